@@ -1,0 +1,141 @@
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+
+/** Everything the service can be told from the environment, parsed and validated once. */
+export interface Config {
+  readonly port: number;
+  readonly listenHost: string;
+  readonly dataDir: string;
+  readonly threads: number;
+  readonly logLevel: LogLevel;
+  readonly hosts: HostConfig;
+  readonly publicUrls: PublicUrls;
+  readonly serve: ServeConfig;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+/** Host names (lower-case, no port) that the router matches a request's Host header against. */
+export interface HostConfig {
+  readonly docs: string;
+  readonly api: string;
+  readonly mcp: string;
+  readonly app: string;
+  /** Sites live at `<name>.<siteDomain>`. */
+  readonly siteDomain: string;
+}
+
+/** Absolute addresses used in responses, e-mails and pages; no trailing slash. */
+export interface PublicUrls {
+  readonly docs: string;
+  readonly api: string;
+  readonly mcp: string;
+  readonly app: string;
+  /** Site address template; `{name}` is replaced by the site name. */
+  readonly site: string;
+}
+
+export interface ServeConfig {
+  /** Byte budget of each HTTP thread's cache of hot file bodies. */
+  readonly cacheBytes: number;
+  /** Files larger than this are streamed from disk instead of cached whole. */
+  readonly streamThresholdBytes: number;
+  /** Longest request URL accepted, in bytes; longer gets 414. */
+  readonly maxUrlBytes: number;
+  readonly appUrl: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+const HOST_PATTERN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+
+/**
+ * Builds the configuration from `PLINTH_*` variables. Collects every problem before failing so an
+ * operator fixes them all in one go; the result is frozen.
+ */
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const problems: string[] = [];
+
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+  const host = (name: string, fallback: string): string => {
+    const value = (env[name] ?? fallback).trim().toLowerCase();
+    if (!HOST_PATTERN.test(value)) problems.push(`${name} must be a host name such as "api.example.com" (got "${env[name]}")`);
+    return value;
+  };
+  const url = (name: string, fallback: string): string => {
+    const value = (env[name] ?? fallback).trim().replace(/\/+$/, '');
+    try {
+      const parsed = new URL(value.replace('{name}', 'x'));
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+    } catch {
+      problems.push(`${name} must be an http(s) address (got "${env[name]}")`);
+    }
+    return value;
+  };
+
+  const port = int('PLINTH_PORT', 8080, 0, 65535);
+  const threads = int('PLINTH_THREADS', availableParallelism(), 1, 256);
+  const listenHost = (env.PLINTH_LISTEN_HOST ?? '0.0.0.0').trim();
+  const dataDir = resolve(env.PLINTH_DATA_DIR?.trim() || './data');
+  const logLevelRaw = (env.PLINTH_LOG_LEVEL ?? 'info').trim().toLowerCase();
+  if (!LOG_LEVELS.includes(logLevelRaw as LogLevel)) {
+    problems.push(`PLINTH_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${env.PLINTH_LOG_LEVEL}")`);
+  }
+  const logLevel = LOG_LEVELS.includes(logLevelRaw as LogLevel) ? (logLevelRaw as LogLevel) : 'info';
+
+  const hosts: HostConfig = {
+    docs: host('PLINTH_DOCS_HOST', 'localhost'),
+    api: host('PLINTH_API_HOST', 'api.localhost'),
+    mcp: host('PLINTH_MCP_HOST', 'mcp.localhost'),
+    app: host('PLINTH_APP_HOST', 'app.localhost'),
+    siteDomain: host('PLINTH_SITE_DOMAIN', 'sites.localhost'),
+  };
+  const named = [hosts.docs, hosts.api, hosts.mcp, hosts.app];
+  if (new Set(named).size !== named.length) problems.push('PLINTH_DOCS_HOST, PLINTH_API_HOST, PLINTH_MCP_HOST and PLINTH_APP_HOST must all differ');
+  if (named.some((h) => h.endsWith(`.${hosts.siteDomain}`))) problems.push('no service host may sit under PLINTH_SITE_DOMAIN');
+
+  // Local defaults carry the port so the addresses we hand out work with no proxy in front.
+  const suffix = port === 80 || port === 0 ? '' : `:${port}`;
+  const publicUrls: PublicUrls = {
+    docs: url('PLINTH_PUBLIC_DOCS_URL', `http://${hosts.docs}${suffix}`),
+    api: url('PLINTH_PUBLIC_API_URL', `http://${hosts.api}${suffix}`),
+    mcp: url('PLINTH_PUBLIC_MCP_URL', `http://${hosts.mcp}${suffix}`),
+    app: url('PLINTH_PUBLIC_APP_URL', `http://${hosts.app}${suffix}`),
+    site: url('PLINTH_PUBLIC_SITE_URL', `http://{name}.${hosts.siteDomain}${suffix}`),
+  };
+  if (!publicUrls.site.includes('{name}')) problems.push('PLINTH_PUBLIC_SITE_URL must contain {name}');
+
+  const serve: ServeConfig = {
+    cacheBytes: int('PLINTH_CACHE_MB', 64, 0, 65536) * 1024 * 1024,
+    streamThresholdBytes: int('PLINTH_STREAM_THRESHOLD_KB', 1024, 16, 1024 * 1024) * 1024,
+    maxUrlBytes: int('PLINTH_MAX_URL_BYTES', 4096, 256, 65536),
+    appUrl: publicUrls.app,
+  };
+
+  if (problems.length > 0) {
+    throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve });
+}
+
+/** The public address of a site, from the configured template. */
+export function siteUrl(urls: PublicUrls, name: string): string {
+  return urls.site.replace('{name}', name);
+}
+
+function deepFreeze<T extends object>(value: T): Readonly<T> {
+  for (const inner of Object.values(value)) {
+    if (inner && typeof inner === 'object') deepFreeze(inner as object);
+  }
+  return Object.freeze(value);
+}

@@ -1,0 +1,31 @@
+/**
+ * Pure rules about paths inside a published site, shared by ingest (what to skip at deploy time)
+ * and serve (what is never served, even if it somehow got into a revision).
+ * Paths here are relative, `/`-separated, with no leading slash.
+ */
+
+const SKIPPED_FILE_NAMES = new Set(['.ds_store', 'thumbs.db']);
+const SKIPPED_FOLDERS = new Set(['.git', 'node_modules']);
+const SKIPPED_SUFFIXES = ['.map', '.pem', '.key'];
+
+/**
+ * True when a path is dropped at deploy time and never served: `.git/`, `node_modules/` at any
+ * depth, `.env*`, `*.map`, `*.pem`, `*.key`, any dotfile or dot-folder except `.well-known/`,
+ * `.DS_Store` and `Thumbs.db`.
+ */
+export function isSkippedPath(path: string): boolean {
+  const segments = path.split('/');
+  const last = segments.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const segment = segments[i]!.toLowerCase();
+    if (i < last && SKIPPED_FOLDERS.has(segment)) return true;
+    if (segment.startsWith('.')) {
+      // `.well-known/` is the one dot-folder a site needs (ACME, security.txt, app links).
+      if (segment === '.well-known' && i < last) continue;
+      return true;
+    }
+  }
+  const name = segments[last]!.toLowerCase();
+  if (SKIPPED_FILE_NAMES.has(name)) return true;
+  return SKIPPED_SUFFIXES.some((suffix) => name.endsWith(suffix));
+}

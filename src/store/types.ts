@@ -1,0 +1,153 @@
+/**
+ * The store's public record shapes and operations. Times are epoch milliseconds; the API edge turns
+ * them into ISO strings. The store throws no ServiceError: absent records are `undefined`, expected
+ * refusals are result objects, and only I/O faults throw.
+ */
+
+export type Plan = 'anonymous' | 'free' | 'prompter' | 'builder' | 'team' | 'company';
+
+/** Stored state; `expired` is never stored, it is decided at read time from `expiresAt`. */
+export type SiteState = 'active' | 'deleted' | 'taken_down';
+
+export interface SiteRecord {
+  /** Immutable internal id (`site_…`); names can change, ids never do. */
+  id: string;
+  /** Current name. */
+  name: string;
+  plan: Plan;
+  state: SiteState;
+  claimed: boolean;
+  accountId?: string;
+  createdAt: number;
+  /** Set for unclaimed anonymous sites. */
+  expiresAt?: number;
+  /** Live revision id (`rev_…`); absent until the first commit. */
+  liveRevision?: string;
+  liveNumber: number;
+  /** Highest revision number handed out so far. */
+  lastNumber: number;
+  siteTokenHash?: string;
+  claimTokenHash?: string;
+  stateChangedAt?: number;
+}
+
+export type Encoding = 'br' | 'gzip';
+
+/** One row of a revision's path index. */
+export interface FileEntry {
+  sha256: string;
+  size: number;
+  /** Content type chosen at ingest (full header value, e.g. `text/html; charset=utf-8`). */
+  type: string;
+  /** Precompressed variants that exist in the blob store, with their sizes. */
+  encodings?: Partial<Record<Encoding, number>>;
+}
+
+export interface ListedFile extends FileEntry {
+  path: string;
+}
+
+export type RevisionKind = 'deploy' | 'patch' | 'rollback';
+
+export interface RevisionRecord {
+  id: string;
+  siteId: string;
+  number: number;
+  createdAt: number;
+  /** Who made it: an account id, `site_token`, or `admin`. */
+  createdBy: string;
+  kind: RevisionKind;
+  rollbackOf?: string;
+  files: number;
+  bytes: number;
+}
+
+/** Fields for a site created in the same transaction as its first revision. */
+export interface NewSite {
+  name: string;
+  plan: Plan;
+  claimed: boolean;
+  accountId?: string;
+  expiresAt?: number;
+  siteTokenHash?: string;
+  claimTokenHash?: string;
+}
+
+export interface CommitInput {
+  /** Existing site name, or the name for `create`. */
+  site: string;
+  /** Create the site in the same transaction. The name must never have been used. */
+  create?: NewSite;
+  /**
+   * Revision the change is based on. For an update it must equal the live revision at commit
+   * time, else the commit fails with `conflict` and changes nothing. `null` means "no check"
+   * (used for create and for administrative commits).
+   */
+  baseRevision: string | null;
+  /** The complete file set of the new revision (path → entry). Paths are already validated. */
+  files: ReadonlyMap<string, FileEntry>;
+  kind: RevisionKind;
+  createdBy: string;
+  rollbackOf?: string;
+}
+
+export type CommitResult =
+  | { ok: true; site: SiteRecord; revision: RevisionRecord }
+  | { ok: false; reason: 'conflict'; liveRevision?: string }
+  | { ok: false; reason: 'not_found' }
+  | { ok: false; reason: 'name_taken' };
+
+export interface RevisionPage {
+  revisions: RevisionRecord[];
+  /** Pass as `before` to get the next page; absent at the end. */
+  nextBefore?: number;
+}
+
+/** Content-addressed blob files: `blobs/<aa>/<bb>/<sha256>` plus `.br` / `.gz` variants. */
+export interface BlobStore {
+  /** Absolute path of a blob (or of one of its precompressed variants). */
+  pathOf(sha256: string, encoding?: Encoding): string;
+  has(sha256: string): boolean;
+  /**
+   * Streams bytes into a temp file (fsynced), hashing on the way, then renames into place unless
+   * a blob with that hash already exists. Never exposes a partial blob.
+   */
+  write(source: AsyncIterable<Uint8Array> | Uint8Array): Promise<{ sha256: string; size: number }>;
+  /**
+   * Writes a blob and, when `compress` is set and compression saves space, its brotli and gzip
+   * variants (made once, here). Returns the path-index entry for it.
+   */
+  putFile(bytes: Uint8Array, type: string, options: { compress: boolean }): Promise<FileEntry>;
+  /** Reads a whole blob (or variant) into memory; for small files only. */
+  readSync(sha256: string, encoding?: Encoding): Buffer;
+  /** Removes temp files left by writers that died, older than `olderThanMs`. */
+  sweepTemp(olderThanMs: number): Promise<number>;
+}
+
+export interface Store {
+  readonly blobs: BlobStore;
+  /** Site by current or former name. A former name returns the record whose `name` is the new one. */
+  getSite(name: string): SiteRecord | undefined;
+  getSiteById(id: string): SiteRecord | undefined;
+  getRevision(revisionId: string): RevisionRecord | undefined;
+  /** One path-index row; synchronous so the serving hot path never awaits. */
+  getFile(revisionId: string, path: string): FileEntry | undefined;
+  /** A revision's files in path order. */
+  listFiles(revisionId: string): ListedFile[];
+  /** Newest first; `before` is an exclusive upper bound on `number`. */
+  listRevisions(siteId: string, options?: { before?: number; limit?: number }): RevisionPage;
+  /** Atomically check the base, write the revision and its path index, move the live pointer. */
+  commitRevision(input: CommitInput): Promise<CommitResult>;
+  /** Records a lifecycle change (deleted, taken down, restored to active). */
+  setSiteState(name: string, state: SiteState): Promise<SiteRecord | undefined>;
+  /** True if the name was ever used by any site (names are never reused). */
+  isNameUsed(name: string): boolean;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** Data directory; LMDB lives in `<dir>/meta`, blobs in `<dir>/blobs`. */
+  dir: string;
+  /** Clock, injectable so tests can move time. */
+  now?: () => number;
+}
