@@ -5,16 +5,20 @@
  */
 
 const SKIPPED_FILE_NAMES = new Set(['.ds_store', 'thumbs.db']);
-const SKIPPED_FOLDERS = new Set(['.git', 'node_modules']);
+// `__MACOSX/` holds the resource forks the macOS Finder adds to every zip it makes.
+const SKIPPED_FOLDERS = new Set(['.git', 'node_modules', '__macosx']);
 const SKIPPED_SUFFIXES = ['.map', '.pem', '.key'];
 
 /**
- * True when a path is dropped at deploy time and never served: `.git/`, `node_modules/` at any
- * depth, `.env*`, `*.map`, `*.pem`, `*.key`, any dotfile or dot-folder except `.well-known/`,
- * `.DS_Store` and `Thumbs.db`.
+ * True when a path is dropped at deploy time and never served: `.git/`, `node_modules/` and
+ * `__MACOSX/` at any depth, `.env*`, `*.map`, `*.pem`, `*.key`, any dotfile or dot-folder except
+ * `.well-known/`, `.DS_Store` and `Thumbs.db`. Matching ignores letter case, because the
+ * archive may come from a case-insensitive file system where `.GIT/` is the same folder.
  */
 export function isSkippedPath(path: string): boolean {
-  const segments = path.split('/');
+  // Ingest rejects `\`, so it never appears in a stored path; splitting on it anyway means a
+  // decoded request such as `a\.env` is still judged by its last real name.
+  const segments = path.split(/[/\\]/);
   const last = segments.length - 1;
   for (let i = 0; i <= last; i++) {
     const segment = segments[i]!.toLowerCase();

@@ -1,0 +1,121 @@
+// Child-process plumbing for the bench: free ports, start/stop by PID, readiness polls, RSS.
+import { spawn } from 'node:child_process';
+import { openSync, closeSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const LOOPBACK = '127.0.0.1';
+
+/** Asks the kernel for a free loopback port (tiny race until the child binds it; fine for a bench). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, LOOPBACK, () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns a child whose stdout/stderr go to `logPath`; rejects `exited` if it dies early. */
+export function startChild(cmd, args, { env, cwd, logPath }) {
+  const fd = openSync(logPath, 'a');
+  const child = spawn(cmd, args, { env: { ...process.env, ...env }, cwd, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  child.exitInfo = null;
+  child.exited = new Promise((resolve) => {
+    child.once('exit', (code, signal) => { child.exitInfo = { code, signal }; resolve(child.exitInfo); });
+  });
+  return child;
+}
+
+/** SIGTERM by PID, SIGKILL after `graceMs`; only ever our own child. */
+export async function stopChild(child, graceMs = 5000) {
+  if (!child || child.exitInfo) return;
+  process.kill(child.pid, 'SIGTERM');
+  const done = await Promise.race([child.exited, sleep(graceMs).then(() => null)]);
+  if (!done && !child.exitInfo) {
+    process.kill(child.pid, 'SIGKILL');
+    await child.exited;
+  }
+}
+
+function canConnect(port) {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: LOOPBACK, port });
+    sock.once('connect', () => { sock.destroy(); resolve(true); });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+/** One request to loopback with an explicit Host header; resolves {status, headers, rawHeaders, body}. */
+export function httpGet(port, host, path, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: LOOPBACK, port, path, method: 'GET', headers: { host, ...headers }, agent: false },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, statusMessage: res.statusMessage, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(5000, () => req.destroy(new Error('request timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Polls until the port accepts AND `GET path` with `host` answers 200, or throws after `timeoutMs`. */
+export async function waitReady(child, port, host, path = '/', timeoutMs = 30000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no connection';
+  while (Date.now() < deadline) {
+    if (child?.exitInfo) throw new Error(`process exited before it was ready (${JSON.stringify(child.exitInfo)})`);
+    if (await canConnect(port)) {
+      try {
+        const res = await httpGet(port, host, path);
+        if (res.status === 200) return;
+        last = `status ${res.status}`;
+      } catch (err) {
+        last = err.message;
+      }
+    }
+    await sleep(100);
+  }
+  throw new Error(`not ready on port ${port} after ${timeoutMs} ms (${last})`);
+}
+
+/** VmRSS and VmHWM (peak) of a PID in bytes, from /proc; covers all its threads. */
+export function readMemory(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** Samples RSS every `everyMs` until stopped; returns {maxRss, hwm, last}. */
+export function sampleMemory(pid, everyMs = 500) {
+  let maxRss = 0;
+  let last = { rss: NaN, hwm: NaN };
+  const take = () => {
+    try { last = readMemory(pid); maxRss = Math.max(maxRss, last.rss); } catch { /* process gone */ }
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return { stop() { clearInterval(timer); take(); return { maxRss, hwm: last.hwm, last: last.rss }; } };
+}
+
+/** Runs a command to completion, capturing stdout+stderr (for wrk and version probes). */
+export function runCapture(cmd, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout: out, stderr: err }));
+  });
+}

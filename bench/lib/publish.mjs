@@ -1,0 +1,65 @@
+// Publishes corpus sites straight into Plinth's store (no HTTP): putFile per file, one commit per site.
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { extname } from 'node:path';
+
+// Used only until dist/content-types.js exists; mirrors the allowlist's answers for the corpus types.
+const FALLBACK_TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+};
+
+/** Plinth's own content-type rule when built, else the fallback map. Returns {typeOf, source}. */
+export async function loadContentTypes(root) {
+  try {
+    const mod = await import(pathToFileURL(join(root, 'dist/content-types.js')).href);
+    if (typeof mod.contentTypeFor === 'function' && typeof mod.contentTypeFor('a.html') === 'string') {
+      return { typeOf: (path) => mod.contentTypeFor(path), source: 'dist/content-types.js' };
+    }
+  } catch { /* not built yet */ }
+  return { typeOf: (path) => FALLBACK_TYPES[extname(path)] ?? 'application/octet-stream', source: 'bench fallback map' };
+}
+
+// Precompressing random PNG bytes only burns time; Plinth serves identity anyway without Accept-Encoding.
+const isCompressible = (type) => /^text\/|javascript|json|svg|xml/.test(type);
+
+/** Opens the store in `dataDir`; `publish(name, files)` commits a new 'builder' site (no badge). */
+export async function openPublisher(root, dataDir, typeOf) {
+  const { openStore } = await import(pathToFileURL(join(root, 'dist/store/index.js')).href);
+  const store = await openStore({ dir: dataDir });
+  return {
+    async publish(name, files) {
+      const entries = new Map();
+      for (const [path, bytes] of files) {
+        const type = typeOf(path);
+        entries.set(path, await store.blobs.putFile(bytes, type, { compress: isCompressible(type) }));
+      }
+      const result = await store.commitRevision({
+        site: name,
+        create: { name, plan: 'builder', claimed: true },
+        baseRevision: null,
+        files: entries,
+        kind: 'deploy',
+        createdBy: 'admin',
+      });
+      if (!result.ok) throw new Error(`commit of ${name} failed: ${result.reason}`);
+      return result;
+    },
+    close: () => store.close(),
+  };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight (overlaps blob fsyncs and LMDB commits). */
+export async function mapLimit(items, limit, fn) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

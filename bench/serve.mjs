@@ -1,0 +1,244 @@
+// Serving bench: Plinth vs nginx (1 worker and one per core) vs a bare uWS ceiling, same corpus,
+// same run, measured with wrk and autocannon. Writes the serve section of bench/RESULTS.md.
+//
+// Env: BENCH_DURATION (s, default 8), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (64),
+//      BENCH_TARGETS (plinth,nginx,ceiling), BENCH_LOADGENS (wrk,autocannon),
+//      BENCH_SITES (10000), BENCH_PAGES (1000), PLINTH_THREADS (cores), BENCH_NGINX_WORKERS (1,<cores>),
+//      BENCH_NO_WRITE=1 to print without touching RESULTS.md.
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MAIN_SITE, makeMainSite, makeSharedSmallFiles, makeSmallSite, pagePath, siteName, writeSite } from './lib/corpus.mjs';
+import { loadContentTypes, mapLimit, openPublisher } from './lib/publish.mjs';
+import { startNginx, writeNginxConfig } from './lib/nginx.mjs';
+import { freePort, httpGet, readMemory, sampleMemory, startChild, stopChild, waitReady } from './lib/proc.mjs';
+import { runWrk } from './lib/wrk.mjs';
+import { runAutocannon } from './lib/autocannon.mjs';
+import { machineInfo, renderSection, writeResultsFile } from './lib/report.mjs';
+
+const benchDir = dirname(fileURLToPath(import.meta.url));
+const root = resolve(benchDir, '..');
+const work = join(benchDir, '.work');
+const sitesDir = join(work, 'sites');
+const dataDir = join(work, 'data');
+
+const env = process.env;
+const list = (v, d) => (v ?? d).split(',').map((s) => s.trim()).filter(Boolean);
+const cores = os.availableParallelism();
+const cfg = {
+  seconds: Number(env.BENCH_DURATION ?? 8),
+  warmup: Number(env.BENCH_WARMUP ?? 2),
+  connections: Number(env.BENCH_CONNECTIONS ?? 64),
+  targets: list(env.BENCH_TARGETS, 'plinth,nginx,ceiling'),
+  gens: list(env.BENCH_LOADGENS, 'wrk,autocannon'),
+  siteCount: Number(env.BENCH_SITES ?? 10000),
+  pageCount: Number(env.BENCH_PAGES ?? 1000),
+  plinthThreads: Number(env.PLINTH_THREADS || cores),
+  nginxWorkers: [...new Set(list(env.BENCH_NGINX_WORKERS, `1,${cores}`).map(Number))],
+};
+const siteDomain = 'sites.localhost';
+const mainHost = `${MAIN_SITE}.${siteDomain}`;
+const log = (...a) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
+
+// Children still running; stopped by PID on any exit path.
+const live = new Set();
+const stopAll = async () => { for (const c of live) await stopChild(c); live.clear(); };
+process.on('SIGINT', () => { stopAll().finally(() => process.exit(130)); });
+
+async function buildCorpus() {
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(sitesDir, { recursive: true });
+  const t0 = Date.now();
+  const main = makeMainSite(cfg.pageCount);
+  writeSite(join(sitesDir, MAIN_SITE), main);
+  const shared = makeSharedSmallFiles();
+  const small = Array.from({ length: cfg.siteCount }, (_, i) => i);
+  for (const i of small) writeSite(join(sitesDir, siteName(i)), makeSmallSite(i, shared));
+  const writeMs = Date.now() - t0;
+  log(`corpus on disk: ${1 + cfg.siteCount} sites in ${writeMs} ms`);
+
+  const types = await loadContentTypes(root);
+  let publishMs = null;
+  if (cfg.targets.includes('plinth')) {
+    if (!existsSync(join(root, 'dist/store/index.js'))) throw new Error('dist/store/index.js missing: run `npm run build`, or set BENCH_TARGETS=nginx,ceiling');
+    const t1 = Date.now();
+    const pub = await openPublisher(root, dataDir, types.typeOf);
+    await pub.publish(MAIN_SITE, main);
+    let done = 0;
+    await mapLimit(small, 32, async (i) => {
+      await pub.publish(siteName(i), makeSmallSite(i, shared));
+      if (++done % 2000 === 0) log(`published ${done}/${cfg.siteCount}`);
+    });
+    await pub.close();
+    publishMs = Date.now() - t1;
+    log(`published into the store in ${publishMs} ms (content types: ${types.source})`);
+  }
+  return { main, shared, types, writeMs, publishMs };
+}
+
+/** Scenarios; `forTarget` gives target-specific request data (the 304 ETag differs per server). */
+function scenarios(corpus) {
+  const host = { Host: mainHost };
+  const lastPage = cfg.pageCount - 1;
+  const lastSite = cfg.siteCount - 1;
+  return [
+    {
+      id: 'page2k', title: '2 KB page `/`', withCeiling: true,
+      forTarget: () => ({ path: '/', headers: host }),
+      checks: [{ host: mainHost, path: '/', body: corpus.main.get('index.html') }],
+    },
+    {
+      id: 'script60k', title: '60 KB script `/app.js`',
+      forTarget: () => ({ path: '/app.js', headers: host }),
+      checks: [{ host: mainHost, path: '/app.js', body: corpus.main.get('app.js') }],
+    },
+    {
+      id: 'pages', title: `${cfg.pageCount.toLocaleString('en-US')}-page rotation`,
+      forTarget: () => ({
+        path: '/', headers: host,
+        wrkScript: { file: 'pages.lua', args: [mainHost, String(cfg.pageCount)] },
+        requests: () => Array.from({ length: cfg.pageCount }, (_, i) => ({ method: 'GET', path: `/${pagePath(i)}` })),
+      }),
+      checks: [0, lastPage].map((i) => ({ host: mainHost, path: `/${pagePath(i)}`, body: corpus.main.get(pagePath(i)) })),
+    },
+    {
+      id: 'sites', title: `many-sites rotation (${cfg.siteCount.toLocaleString('en-US')} hosts, \`/\`)`,
+      forTarget: () => ({
+        path: '/', headers: {},
+        wrkScript: { file: 'sites.lua', args: [siteDomain, String(cfg.siteCount)] },
+        requests: () => Array.from({ length: cfg.siteCount }, (_, i) => ({ method: 'GET', path: '/', headers: { host: `${siteName(i)}.${siteDomain}` } })),
+      }),
+      checks: [0, lastSite].map((i) => ({ host: `${siteName(i)}.${siteDomain}`, path: '/', body: makeSmallSite(i, corpus.shared).get('index.html') })),
+    },
+    {
+      id: 'revalidate', title: '304 revalidation of `/`',
+      forTarget: (t) => ({ path: '/', headers: { ...host, 'If-None-Match': t.etag }, expectStatus: 304 }),
+      checks: [{ host: mainHost, path: '/', status: 304, revalidate: true }],
+    },
+  ];
+}
+
+const headerBytes = (res) => `HTTP/1.1 ${res.status} ${res.statusMessage}\r\n`.length
+  + res.rawHeaders.reduce((n, v, i) => n + (i % 2 ? v.length + 2 : v.length + 2), 0) + 2;
+
+/** Checks a server returns the corpus bytes before it is measured; problems become report notes. */
+async function preflight(target, port, scs, notes) {
+  const first = await httpGet(port, mainHost, '/');
+  target.etag = first.headers.etag;
+  target.headerBytes = headerBytes(first);
+  target.headerNames = first.rawHeaders.filter((_, i) => i % 2 === 0).join(', ');
+  for (const sc of scs) {
+    if (target.id === 'ceiling' && !sc.withCeiling) continue;
+    for (const c of sc.checks) {
+      const res = await httpGet(port, c.host, c.path, c.revalidate ? { 'If-None-Match': target.etag ?? '' } : {});
+      const status = c.status ?? 200;
+      const problem = res.status !== status ? `status ${res.status}, expected ${status}`
+        : c.body && !res.body.equals(c.body) ? `body of ${res.body.length} bytes differs from the corpus file (${c.body.length})` : null;
+      if (problem) {
+        const msg = `check failed on ${target.label}: GET ${c.host}${c.path} → ${problem}`;
+        log(`WARNING ${msg}`);
+        notes.push(msg);
+      }
+    }
+  }
+}
+
+async function measure(target, port, scs, results, commands) {
+  for (const sc of scs) {
+    if (target.id === 'ceiling' && !sc.withCeiling) continue;
+    const scenario = sc.forTarget(target);
+    for (const gen of cfg.gens) {
+      const run = gen === 'wrk'
+        ? (seconds) => runWrk({ port, seconds, connections: cfg.connections, scenario, benchDir })
+        : (seconds) => runAutocannon({ port, seconds, connections: cfg.connections, scenario });
+      if (cfg.warmup > 0) await run(cfg.warmup);
+      const r = await run(cfg.seconds);
+      (results[gen] ??= {})[sc.id] ??= {};
+      results[gen][sc.id][target.id] = r;
+      commands.push(`# ${target.label}, ${sc.id}\n${r.command}`);
+      log(`${gen.padEnd(10)} ${target.label.padEnd(22)} ${sc.id.padEnd(10)} ${Math.round(r.rps).toString().padStart(7)} req/s  ${r.mbps.toFixed(1).padStart(7)} MB/s  p50 ${r.p50} ms  p99 ${r.p99} ms  err ${r.errors}/${r.badStatus}`);
+    }
+  }
+}
+
+async function main() {
+  const started = Date.now();
+  const machine = await machineInfo(root);
+  log(`targets ${cfg.targets.join(',')}; generators ${cfg.gens.join(',')}; ${cfg.seconds}s (+${cfg.warmup}s warm-up) × ${cfg.connections} connections`);
+  const corpus = await buildCorpus();
+  const scs = scenarios(corpus);
+  const results = {};
+  const notes = [];
+  const commands = [`BENCH_DURATION=${cfg.seconds} BENCH_WARMUP=${cfg.warmup} BENCH_TARGETS=${cfg.targets.join(',')} npm run bench:serve`];
+  const labels = {};
+  let memory = null;
+  const targetsInfo = [];
+
+  const nginxTypes = {};
+  for (const ext of ['html', 'css', 'js', 'svg', 'png']) nginxTypes[ext] = corpus.types.typeOf(`x.${ext}`);
+
+  const plan = [];
+  if (cfg.targets.includes('nginx')) for (const w of cfg.nginxWorkers) plan.push({ id: `nginx-${w}`, label: `nginx, ${w} worker${w > 1 ? 's' : ''}`, kind: 'nginx', workers: w });
+  if (cfg.targets.includes('plinth')) plan.push({ id: 'plinth', label: `Plinth, ${cfg.plinthThreads} thread${cfg.plinthThreads > 1 ? 's' : ''}`, kind: 'plinth' });
+  if (cfg.targets.includes('ceiling')) plan.push({ id: 'ceiling', label: 'ceiling (uWS, 1 thread)', kind: 'ceiling' });
+
+  for (const target of plan) {
+    labels[target.id] = target.label;
+    const port = await freePort();
+    let child;
+    if (target.kind === 'nginx') {
+      const conf = writeNginxConfig({ workDir: work, sitesDir, port, workers: target.workers, siteDomain, mainSite: MAIN_SITE, types: nginxTypes });
+      child = startNginx(conf, work);
+      commands.push(`nginx -c ${conf} -p ${work} -e ${join(work, 'nginx-error.log')}   # port ${port}`);
+    } else if (target.kind === 'plinth') {
+      if (!existsSync(join(root, 'dist/main.js'))) throw new Error('dist/main.js missing: run `npm run build`, or set BENCH_TARGETS=nginx,ceiling');
+      const penv = { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_THREADS: String(cfg.plinthThreads), PLINTH_LOG_LEVEL: 'warn' };
+      child = startChild(process.execPath, [join(root, 'dist/main.js')], { env: penv, cwd: root, logPath: join(work, 'plinth.log') });
+      commands.push(`${Object.entries(penv).map(([k, v]) => `${k}=${v}`).join(' ')} node dist/main.js`);
+    } else {
+      const cenv = { CEILING_PORT: String(port), CEILING_BODY: join(sitesDir, MAIN_SITE, 'index.html') };
+      child = startChild(process.execPath, [join(benchDir, 'ceiling.mjs')], { env: cenv, cwd: root, logPath: join(work, 'ceiling.log') });
+      commands.push(`${Object.entries(cenv).map(([k, v]) => `${k}=${v}`).join(' ')} node bench/ceiling.mjs`);
+    }
+    live.add(child);
+    try {
+      await waitReady(child, port, mainHost, '/', 30000);
+      log(`${target.label} ready on 127.0.0.1:${port} (pid ${child.pid})`);
+      await preflight(target, port, scs, notes);
+      const startMem = target.kind === 'plinth' ? readMemory(child.pid) : null;
+      const sampler = target.kind === 'plinth' ? sampleMemory(child.pid) : null;
+      await measure(target, port, scs, results, commands);
+      if (sampler) memory = { ...sampler.stop(), startRss: startMem.rss, threads: cfg.plinthThreads };
+      targetsInfo.push(target);
+    } finally {
+      await stopChild(child);
+      live.delete(child);
+    }
+  }
+
+  const hdr = targetsInfo.map((t) => `${t.label} ${t.headerBytes} B (${t.headerNames})`).join('; ');
+  const setup = [
+    `Corpus (bench/.work, rebuilt each run): site \`${MAIN_SITE}\` with a 2,048 B \`index.html\`, 60 KB \`app.js\`, 200 KB \`hero.png\` and ${cfg.pageCount.toLocaleString('en-US')} pages of 1–3 KB; plus ${cfg.siteCount.toLocaleString('en-US')} sites \`s00000\`… of 5 files (index.html with a unique line, about.html, style.css, app.js, logo.svg). Written in ${(corpus.writeMs / 1000).toFixed(1)} s${corpus.publishMs !== null ? `; published into Plinth's store directly (plan \`builder\`, no badge) in ${(corpus.publishMs / 1000).toFixed(1)} s` : ''}. Content types: ${corpus.types.source}.`,
+    `Servers: Plinth with PLINTH_THREADS=${cfg.plinthThreads} (all cores: ${cores}); nginx ${cfg.nginxWorkers.map((w) => `${w} worker${w > 1 ? 's' : ''}`).join(' and ')} (sendfile, tcp_nopush, open_file_cache max=20000, access_log off, keepalive_requests 100000, reuseport), each scenario compared against the better of the two; the ceiling is \`bench/ceiling.mjs\`, one uWS thread answering the same 2 KB bytes from memory.`,
+    'Fair responses: nginx gets the same Content-Type strings, Cache-Control, X-Content-Type-Options, Referrer-Policy and Vary as Plinth; the ceiling sends the headers Plinth sends for an HTML file. No request carries Accept-Encoding, so every server sends identical identity bytes (checked before measuring).',
+    `Response headers for \`/\`: ${hdr}.`,
+    `Load: ${cfg.connections} keep-alive connections, ${cfg.warmup} s warm-up (discarded) then ${cfg.seconds} s measured per cell, to 127.0.0.1 with the site's Host header. wrk: 1 thread, rotations via bench/wrk/*.lua (prebuilt requests). autocannon ${machine.autocannon}: programmatic, one thread, rotations as \`requests\` arrays; its latency histogram has 1 ms resolution.`,
+    `Load generator and servers share the same ${cores} cores. Total run time ${((Date.now() - started) / 60000).toFixed(1)} min.`,
+  ];
+  const section = renderSection({ machine, setup, results, scenarios: scs, labels, gens: cfg.gens, memory, commands, notes });
+  console.log(`\n${section}\n`);
+  if (env.BENCH_NO_WRITE !== '1') {
+    writeResultsFile(join(benchDir, 'RESULTS.md'), section);
+    log('wrote bench/RESULTS.md (serve section)');
+  }
+}
+
+main().then(
+  () => stopAll(),
+  async (err) => {
+    console.error(err);
+    await stopAll();
+    process.exit(1);
+  },
+);

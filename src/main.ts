@@ -1,0 +1,118 @@
+import { mkdirSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { loadConfig, siteUrl, type Config } from './config.js';
+import { createLogger, type Logger } from './log.js';
+import { openStore } from './store/index.js';
+import { loadNativeUws } from './uws.js';
+
+/**
+ * Composition root of the process: validate config and the native server, prepare the data
+ * directory, start `threads` HTTP threads on one port (SO_REUSEPORT spreads connections), and
+ * stop them cleanly on SIGINT/SIGTERM.
+ */
+
+const STALE_TEMP_MS = 10 * 60 * 1000;
+const STOP_GRACE_MS = 5000;
+
+type ThreadMessage = { type: 'listening'; port: number } | { type: 'failed'; message: string } | { type: 'stopped' };
+
+async function main(): Promise<void> {
+  let config: Readonly<Config>;
+  try {
+    config = loadConfig();
+    loadNativeUws();
+  } catch (err) {
+    process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  const log = createLogger({ level: config.logLevel });
+  log.info({ config: { ...config, serve: { ...config.serve } } }, 'config.loaded');
+
+  mkdirSync(config.dataDir, { recursive: true });
+  const store = await openStore({ dir: config.dataDir });
+  const swept = await store.blobs.sweepTemp(STALE_TEMP_MS);
+  if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');
+  await store.close();
+
+  const threads: Worker[] = [];
+  let port = config.port;
+  for (let index = 0; index < config.threads; index++) {
+    const { worker, boundPort } = await startThread(config, port, index, log);
+    threads.push(worker);
+    port = boundPort;
+  }
+  printBanner(config, port);
+  log.info({ port, threads: threads.length }, 'server.listening');
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'server.stopping');
+    await Promise.all(threads.map((worker) => stopThread(worker)));
+    log.info({}, 'server.stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  for (const worker of threads) {
+    worker.on('exit', (code) => {
+      if (stopping) return;
+      log.error({ code }, 'thread.exited');
+      process.exit(1);
+    });
+  }
+}
+
+function startThread(config: Readonly<Config>, port: number, index: number, log: Logger): Promise<{ worker: Worker; boundPort: number }> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./http-thread.js', import.meta.url), { workerData: { config, port, index } });
+    const onMessage = (message: ThreadMessage): void => {
+      if (message.type === 'listening') {
+        worker.off('message', onMessage);
+        resolve({ worker, boundPort: message.port });
+      } else if (message.type === 'failed') {
+        reject(new Error(message.message));
+      }
+    };
+    worker.on('message', onMessage);
+    worker.once('error', (err) => {
+      log.error({ err, thread: index }, 'thread.failed');
+      reject(err);
+    });
+  });
+}
+
+function stopThread(worker: Worker): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => void worker.terminate().then(() => resolve()), STOP_GRACE_MS);
+    worker.on('message', (message: ThreadMessage) => {
+      if (message.type !== 'stopped') return;
+      clearTimeout(timer);
+      void worker.terminate().then(() => resolve());
+    });
+    worker.postMessage({ type: 'stop' });
+  });
+}
+
+function printBanner(config: Readonly<Config>, port: number): void {
+  const local = (host: string): string => `http://${host}:${port}`;
+  process.stdout.write(
+    [
+      `Plinth is running on port ${port} (${config.threads} HTTP thread${config.threads === 1 ? '' : 's'}).`,
+      `  API        ${local(config.hosts.api)}/v1`,
+      `  Sites      ${local(`<name>.${config.hosts.siteDomain}`)}`,
+      `  App        ${local(config.hosts.app)}`,
+      `  MCP        ${local(config.hosts.mcp)}`,
+      `  Docs       ${local(config.hosts.docs)}`,
+      `  Public site address form: ${siteUrl(config.publicUrls, '<name>')}`,
+      `  Data       ${config.dataDir}`,
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`plinth: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,36 @@
+import type { HostConfig } from '../config.js';
+
+export type HostRoute =
+  | { kind: 'site'; name: string }
+  | { kind: 'api' | 'mcp' | 'app' | 'docs' }
+  | { kind: 'unknown' };
+
+// One DNS label: what a site name can be. Anything else under the site domain is no site.
+const SITE_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * Decides which surface a request is for from its Host header: port stripped, lower-cased, a
+ * trailing dot ignored. `<name>.<site domain>` is a site when `<name>` is a single valid label.
+ */
+export function routeHost(hostHeader: string, hosts: HostConfig): HostRoute {
+  let host = hostHeader.toLowerCase();
+  if (host.startsWith('[')) {
+    const close = host.indexOf(']');
+    host = close === -1 ? host : host.slice(0, close + 1);
+  } else {
+    const colon = host.indexOf(':');
+    if (colon !== -1) host = host.slice(0, colon);
+  }
+  if (host.endsWith('.')) host = host.slice(0, -1);
+
+  const siteDomain = hosts.siteDomain;
+  if (host.length > siteDomain.length + 1 && host.endsWith(siteDomain) && host.charCodeAt(host.length - siteDomain.length - 1) === 46) {
+    const name = host.slice(0, host.length - siteDomain.length - 1);
+    return SITE_LABEL.test(name) ? { kind: 'site', name } : { kind: 'unknown' };
+  }
+  if (host === hosts.api) return { kind: 'api' };
+  if (host === hosts.mcp) return { kind: 'mcp' };
+  if (host === hosts.app) return { kind: 'app' };
+  if (host === hosts.docs) return { kind: 'docs' };
+  return { kind: 'unknown' };
+}

@@ -1,0 +1,108 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readdir, stat, unlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
+import { publishTemp, writeTemp } from './atomic-file.js';
+import type { BlobStore, Encoding, FileEntry } from './types.js';
+
+const brotliAsync = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+
+/** Below this, a variant's framing eats most of the saving and the extra file is not worth it. */
+const MIN_COMPRESS_BYTES = 256;
+/** A variant must save at least 5%, else serving the identity bytes is just as good. */
+const MAX_VARIANT_RATIO = 0.95;
+/** Quality 11 is slow (~1 MB/s); above this size 9 keeps ingest bounded for a small loss. */
+const BROTLI_MAX_QUALITY_BYTES = 1024 * 1024;
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+const SUFFIX: Record<Encoding, string> = { br: '.br', gzip: '.gz' };
+const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
+
+export interface BlobStoreOptions {
+  /** `<dataDir>/blobs`. */
+  dir: string;
+  now: () => number;
+}
+
+export function createBlobStore(options: BlobStoreOptions): BlobStore {
+  const root = resolve(options.dir);
+  const tmpDir = join(root, 'tmp');
+  mkdirSync(tmpDir, { recursive: true });
+
+  function pathOf(sha256: string, encoding?: Encoding): string {
+    // The hash becomes a file path, so anything but 64 hex digits could escape the blob dir.
+    if (!SHA256_HEX.test(sha256)) throw new TypeError(`not a sha256 hex digest: ${sha256}`);
+    const suffix = encoding === undefined ? '' : SUFFIX[encoding];
+    return join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256 + suffix);
+  }
+
+  async function write(source: AsyncIterable<Uint8Array> | Uint8Array) {
+    const temp = await writeTemp(tmpDir, source);
+    await publishTemp(temp.path, pathOf(temp.sha256));
+    return { sha256: temp.sha256, size: temp.size };
+  }
+
+  /** Size of the variant on disk, making it first if it pays off; undefined when it does not. */
+  async function ensureVariant(sha256: string, bytes: Uint8Array, encoding: Encoding) {
+    const path = pathOf(sha256, encoding);
+    // A variant file is never deleted while its blob lives, so its presence means it was worth it.
+    if (existsSync(path)) return (await stat(path)).size;
+    const compressed = await compress(bytes, encoding);
+    if (compressed.byteLength > bytes.byteLength * MAX_VARIANT_RATIO) return undefined;
+    const temp = await writeTemp(tmpDir, compressed);
+    await publishTemp(temp.path, path);
+    return compressed.byteLength;
+  }
+
+  async function putFile(bytes: Uint8Array, type: string, opts: { compress: boolean }): Promise<FileEntry> {
+    const { sha256, size } = await write(bytes);
+    const entry: FileEntry = { sha256, size, type };
+    if (!opts.compress || size < MIN_COMPRESS_BYTES) return entry;
+    const encodings: Partial<Record<Encoding, number>> = {};
+    for (const encoding of ENCODINGS) {
+      const variantSize = await ensureVariant(sha256, bytes, encoding);
+      if (variantSize !== undefined) encodings[encoding] = variantSize;
+    }
+    if (Object.keys(encodings).length > 0) entry.encodings = encodings;
+    return entry;
+  }
+
+  async function sweepTemp(olderThanMs: number): Promise<number> {
+    const cutoff = options.now() - olderThanMs;
+    let removed = 0;
+    for (const name of await readdir(tmpDir)) {
+      const path = join(tmpDir, name);
+      try {
+        if ((await stat(path)).mtimeMs > cutoff) continue;
+        await unlink(path);
+        removed++;
+      } catch (err) {
+        // A writer finishing (rename) or another sweeper got there first.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+    return removed;
+  }
+
+  return {
+    pathOf,
+    has: (sha256) => existsSync(pathOf(sha256)),
+    write,
+    putFile,
+    readSync: (sha256, encoding) => readFileSync(pathOf(sha256, encoding)),
+    sweepTemp,
+  };
+}
+
+function compress(bytes: Uint8Array, encoding: Encoding): Promise<Buffer> {
+  if (encoding === 'gzip') return gzipAsync(bytes, { level: 9 });
+  const quality = bytes.byteLength <= BROTLI_MAX_QUALITY_BYTES ? 11 : 9;
+  return brotliAsync(bytes, {
+    params: {
+      [zlibConstants.BROTLI_PARAM_QUALITY]: quality,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength,
+    },
+  });
+}

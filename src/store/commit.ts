@@ -1,0 +1,79 @@
+import { newId } from './ids.js';
+import { compact, MAX_KEY_BYTES, pathKeyBytes, type MetadataDbs } from './metadata-dbs.js';
+import type { CommitInput, CommitResult, FileEntry, NewSite, RevisionRecord, SiteRecord } from './types.js';
+
+/**
+ * One lmdb-js `transaction()`: every check reads inside the write transaction, so a concurrent
+ * commit from another thread or process is serialised by LMDB's writer lock, and readers see the
+ * old live revision or the new one with all its path rows, never part of it.
+ */
+export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: () => number): Promise<CommitResult> {
+  if (input.create && input.create.name !== input.site) {
+    throw new TypeError(`create.name ${input.create.name} differs from site ${input.site}`);
+  }
+  const revisionId = newId('rev_');
+  const rows: [string, FileEntry][] = [];
+  let bytes = 0;
+  for (const [path, entry] of input.files) {
+    // A put that throws mid-transaction would commit the rows before it, so refuse up front.
+    if (pathKeyBytes(revisionId, path) > MAX_KEY_BYTES) throw new RangeError(`path too long for the index: ${path.slice(0, 80)}…`);
+    rows.push([path, compact({ sha256: entry.sha256, size: entry.size, type: entry.type, encodings: entry.encodings })]);
+    bytes += entry.size;
+  }
+
+  return dbs.env.transaction((): CommitResult => {
+    const createdAt = now();
+    let site: SiteRecord;
+    if (input.create) {
+      if (dbs.names.get(input.site) !== undefined) return { ok: false, reason: 'name_taken' };
+      site = newSiteRecord(input.create, createdAt);
+    } else {
+      const id = dbs.names.get(input.site);
+      const found = id === undefined ? undefined : dbs.sites.get(id);
+      if (!found) return { ok: false, reason: 'not_found' };
+      site = found;
+    }
+    if (input.baseRevision !== null && input.baseRevision !== site.liveRevision) {
+      const liveRevision = site.liveRevision;
+      return liveRevision === undefined ? { ok: false, reason: 'conflict' } : { ok: false, reason: 'conflict', liveRevision };
+    }
+
+    const number = site.lastNumber + 1;
+    const revision: RevisionRecord = compact({
+      id: revisionId,
+      siteId: site.id,
+      number,
+      createdAt,
+      createdBy: input.createdBy,
+      kind: input.kind,
+      rollbackOf: input.rollbackOf,
+      files: rows.length,
+      bytes,
+    });
+    const updated: SiteRecord = { ...site, liveRevision: revisionId, liveNumber: number, lastNumber: number };
+
+    if (input.create) void dbs.names.put(site.name, site.id);
+    void dbs.revisions.put([site.id, number], revision);
+    void dbs.revisionIds.put(revisionId, [site.id, number]);
+    for (const [path, entry] of rows) void dbs.paths.put([revisionId, path], entry);
+    void dbs.sites.put(site.id, updated);
+    return { ok: true, site: updated, revision };
+  });
+}
+
+function newSiteRecord(create: NewSite, createdAt: number): SiteRecord {
+  return compact({
+    id: newId('site_'),
+    name: create.name,
+    plan: create.plan,
+    state: 'active',
+    claimed: create.claimed,
+    accountId: create.accountId,
+    createdAt,
+    expiresAt: create.expiresAt,
+    liveNumber: 0,
+    lastNumber: 0,
+    siteTokenHash: create.siteTokenHash,
+    claimTokenHash: create.claimTokenHash,
+  });
+}

@@ -1,0 +1,60 @@
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { FileEntry, RevisionRecord, SiteRecord } from './types.js';
+
+export type RevisionKey = [siteId: string, number: number];
+export type PathKey = [revisionId: string, path: string];
+
+/** LMDB refuses longer keys; ingest caps paths well below this. */
+export const MAX_KEY_BYTES = 1978;
+
+export interface MetadataDbs {
+  env: RootDatabase;
+  /** site id → record. */
+  sites: Database<SiteRecord, string>;
+  /** Every name ever used → site id, so names are never reused and former names still resolve. */
+  names: Database<string, string>;
+  revisions: Database<RevisionRecord, RevisionKey>;
+  /** revision id → key in `revisions`. */
+  revisionIds: Database<RevisionKey, string>;
+  paths: Database<FileEntry, PathKey>;
+}
+
+export function openMetadataDbs(path: string): MetadataDbs {
+  // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
+  const env = open(path, { noSubdir: false, maxDbs: 32 });
+  return {
+    env,
+    sites: env.openDB<SiteRecord, string>('sites', {}),
+    names: env.openDB<string, string>('names', {}),
+    revisions: env.openDB<RevisionRecord, RevisionKey>('revisions', {}),
+    revisionIds: env.openDB<RevisionKey, string>('revisionIds', {}),
+    paths: env.openDB<FileEntry, PathKey>('paths', {}),
+  };
+}
+
+/**
+ * Exclusive upper bound for every `[revisionId, path]` key. ordered-binary writes an array as its
+ * elements joined by 0x00 and a path as UTF-8, which never contains 0xFF. The obvious
+ * `[revisionId, '\uffff']` would cut off paths starting at U+FFFF or above (emoji: UTF-8 lead
+ * byte 0xF0 > 0xEF). Only valid for ids ordered-binary copies byte for byte; see `isPlainId`.
+ */
+export function pathRangeEnd(revisionId: string): Uint8Array {
+  return Uint8Array.from([...Buffer.from(revisionId, 'latin1'), 0x00, 0xff]);
+}
+
+/** ordered-binary writes strings of 1-63 chars in 0x1c-0x7f as their raw bytes. */
+export function isPlainId(id: string): boolean {
+  return /^[\x1c-\x7f]{1,63}$/.test(id);
+}
+
+/** Encoded size of a `[revisionId, path]` key: escapes add a byte before a leading control character and per char <= 4. */
+export function pathKeyBytes(revisionId: string, path: string): number {
+  let escapes = path.length === 0 || path.charCodeAt(0) < 28 ? 1 : 0;
+  for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) <= 4) escapes++;
+  return Buffer.byteLength(revisionId) + 1 + Buffer.byteLength(path) + escapes;
+}
+
+/** Drops `undefined` fields so stored records round-trip without phantom keys. */
+export function compact<T extends object>(record: T): T {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as T;
+}

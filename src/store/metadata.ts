@@ -1,0 +1,65 @@
+import { commitRevision } from './commit.js';
+import { isPlainId, openMetadataDbs, pathRangeEnd, type MetadataDbs } from './metadata-dbs.js';
+import type { ListedFile, RevisionPage, SiteRecord, SiteState, Store } from './types.js';
+
+const DEFAULT_REVISION_PAGE = 50;
+
+export type Metadata = Omit<Store, 'blobs'>;
+
+/**
+ * The LMDB index. Reads are synchronous `get`s against lmdb-js's cached read transaction, which it
+ * renews each event turn, so a read sees whole commits only.
+ */
+export function openMetadata(path: string, now: () => number): Metadata {
+  const dbs = openMetadataDbs(path);
+
+  function getSite(name: string): SiteRecord | undefined {
+    const id = dbs.names.get(name);
+    return id === undefined ? undefined : dbs.sites.get(id);
+  }
+
+  return {
+    getSite,
+    getSiteById: (id) => dbs.sites.get(id),
+    getRevision(revisionId) {
+      const key = dbs.revisionIds.get(revisionId);
+      return key === undefined ? undefined : dbs.revisions.get(key);
+    },
+    // Too long a key is simply absent (lmdb-js returns undefined), so no length guard is needed here.
+    getFile: (revisionId, path) => dbs.paths.get([revisionId, path]),
+    listFiles: (revisionId) => listFiles(dbs, revisionId),
+    listRevisions(siteId, options = {}): RevisionPage {
+      const limit = options.limit ?? DEFAULT_REVISION_PAGE;
+      const top = options.before === undefined ? Number.MAX_SAFE_INTEGER : options.before - 1;
+      // One extra row tells whether another page exists without a second scan.
+      const range = dbs.revisions.getRange({ start: [siteId, top], end: [siteId], reverse: true, limit: limit + 1 });
+      const rows = Array.from(range, ({ value }) => value);
+      const revisions = rows.slice(0, limit);
+      const last = revisions[revisions.length - 1];
+      return rows.length > limit && last ? { revisions, nextBefore: last.number } : { revisions };
+    },
+    commitRevision: (input) => commitRevision(dbs, input, now),
+    setSiteState: (name, state) => setSiteState(dbs, name, state, now),
+    isNameUsed: (name) => dbs.names.get(name) !== undefined,
+    close: () => dbs.env.close(),
+  };
+}
+
+function listFiles(dbs: MetadataDbs, revisionId: string): ListedFile[] {
+  // Ids we hand out always qualify; anything else cannot name a revision, and the byte-level range
+  // end would be wrong for it.
+  if (!isPlainId(revisionId)) return [];
+  const range = dbs.paths.getRange({ start: [revisionId], end: pathRangeEnd(revisionId) });
+  return Array.from(range, ({ key, value }) => ({ path: key[1], ...value }));
+}
+
+function setSiteState(dbs: MetadataDbs, name: string, state: SiteState, now: () => number) {
+  return dbs.env.transaction((): SiteRecord | undefined => {
+    const id = dbs.names.get(name);
+    const site = id === undefined ? undefined : dbs.sites.get(id);
+    if (!site) return undefined;
+    const updated: SiteRecord = { ...site, state, stateChangedAt: now() };
+    void dbs.sites.put(site.id, updated);
+    return updated;
+  });
+}

@@ -1,0 +1,28 @@
+import { createRequire } from 'node:module';
+import { dirname, sep } from 'node:path';
+import type * as UwsModule from 'uWebSockets.js';
+
+export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Loads uWebSockets.js and proves it is the native binary. The package we depend on silently
+ * swaps in a slow pure-JS server when its binary does not load (wrong Node ABI, platform or libc);
+ * serving at that speed would be a silent outage, so we refuse to start instead.
+ */
+export function loadNativeUws(): typeof UwsModule {
+  const uws = require('uWebSockets.js') as typeof UwsModule;
+  const packageDir = dirname(require.resolve('uWebSockets.js/package.json'));
+  const nativeLoaded = Object.keys(require.cache).some(
+    (file) => file.startsWith(packageDir + sep) && file.endsWith('.node'),
+  );
+  if (!nativeLoaded || process.env.UWS_USE_FALLBACK) {
+    throw new Error(
+      'uWebSockets.js did not load its native binary and fell back to a pure-JavaScript server. ' +
+        `Plinth needs the native build for ${process.platform}-${process.arch} and Node ABI ${process.versions.modules} ` +
+        '(Node 20 on linux-x64 is supported). Reinstall with `npm ci` on a supported platform, and unset UWS_USE_FALLBACK.',
+    );
+  }
+  return uws;
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig, siteUrl } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(8080);
+    expect(config.dataDir.endsWith('/data')).toBe(true);
+    expect(config.threads).toBeGreaterThanOrEqual(1);
+    expect(config.hosts).toEqual({
+      docs: 'localhost',
+      api: 'api.localhost',
+      mcp: 'mcp.localhost',
+      app: 'app.localhost',
+      siteDomain: 'sites.localhost',
+    });
+    expect(config.publicUrls.api).toBe('http://api.localhost:8080');
+    expect(siteUrl(config.publicUrls, 'blue-fox-1234')).toBe('http://blue-fox-1234.sites.localhost:8080');
+    expect(config.serve.appUrl).toBe('http://app.localhost:8080');
+  });
+
+  it('reads every PLINTH_* variable', () => {
+    const config = loadConfig({
+      PLINTH_PORT: '9000',
+      PLINTH_THREADS: '3',
+      PLINTH_DATA_DIR: '/tmp/plinth-x',
+      PLINTH_API_HOST: 'API.Example.com',
+      PLINTH_SITE_DOMAIN: 'example-sites.net',
+      PLINTH_PUBLIC_SITE_URL: 'https://{name}.example-sites.net/',
+      PLINTH_CACHE_MB: '8',
+      PLINTH_LOG_LEVEL: 'warn',
+    });
+    expect(config.port).toBe(9000);
+    expect(config.threads).toBe(3);
+    expect(config.dataDir).toBe('/tmp/plinth-x');
+    expect(config.hosts.api).toBe('api.example.com');
+    expect(config.publicUrls.site).toBe('https://{name}.example-sites.net');
+    expect(config.serve.cacheBytes).toBe(8 * 1024 * 1024);
+    expect(config.logLevel).toBe('warn');
+  });
+
+  it('omits the port from public addresses on port 80', () => {
+    expect(loadConfig({ PLINTH_PORT: '80' }).publicUrls.app).toBe('http://app.localhost');
+  });
+
+  it('returns a frozen object', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.hosts)).toBe(true);
+  });
+
+  it.each([
+    [{ PLINTH_PORT: 'eighty' }, 'PLINTH_PORT'],
+    [{ PLINTH_PORT: '70000' }, 'PLINTH_PORT'],
+    [{ PLINTH_THREADS: '0' }, 'PLINTH_THREADS'],
+    [{ PLINTH_LOG_LEVEL: 'loud' }, 'PLINTH_LOG_LEVEL'],
+    [{ PLINTH_API_HOST: 'bad host' }, 'PLINTH_API_HOST'],
+    [{ PLINTH_APP_HOST: 'api.localhost' }, 'must all differ'],
+    [{ PLINTH_API_HOST: 'api.sites.localhost' }, 'under PLINTH_SITE_DOMAIN'],
+    [{ PLINTH_PUBLIC_SITE_URL: 'https://sites.example.com' }, '{name}'],
+    [{ PLINTH_PUBLIC_APP_URL: 'ftp://app.example.com' }, 'PLINTH_PUBLIC_APP_URL'],
+  ])('rejects %o naming %s', (env, fragment) => {
+    expect(() => loadConfig(env)).toThrow(fragment);
+  });
+
+  it('lists every problem at once', () => {
+    try {
+      loadConfig({ PLINTH_PORT: 'x', PLINTH_THREADS: 'y' });
+      expect.unreachable();
+    } catch (err) {
+      expect(String(err)).toContain('PLINTH_PORT');
+      expect(String(err)).toContain('PLINTH_THREADS');
+    }
+  });
+});

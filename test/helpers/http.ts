@@ -1,0 +1,47 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+
+export interface TestResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  text: string;
+}
+
+export interface TestRequest {
+  port: number;
+  host: string;
+  path?: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/**
+ * One request to 127.0.0.1 with an explicit Host header (`*.localhost` names are not resolved by
+ * Node, and `fetch` would drop the header). No keep-alive, so nothing lingers after a test.
+ */
+export function request(options: TestRequest): Promise<TestResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: options.port,
+        method: options.method ?? 'GET',
+        path: options.path ?? '/',
+        headers: { host: options.host, connection: 'close', ...options.headers },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text: body.toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}

@@ -1,0 +1,41 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { contentTypeFor, isCompressibleType } from '../../src/content-types.js';
+import type { FileEntry, NewSite, Plan, Store } from '../../src/store/index.js';
+
+export function tempDir(prefix = 'plinth-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export type SiteFiles = Record<string, string | Buffer>;
+
+/** Stores the files as blobs (with precompressed variants) and returns the path index. */
+export async function storeFiles(store: Store, files: SiteFiles): Promise<Map<string, FileEntry>> {
+  const entries = new Map<string, FileEntry>();
+  for (const [path, content] of Object.entries(files)) {
+    const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+    const type = contentTypeFor(path);
+    entries.set(path, await store.blobs.putFile(bytes, type, { compress: isCompressibleType(type) }));
+  }
+  return entries;
+}
+
+/** Publishes a new site through the store (the REST deploy path arrives with the deploy issue). */
+export async function publishSite(
+  store: Store,
+  name: string,
+  files: SiteFiles,
+  site: Partial<NewSite> & { plan?: Plan } = {},
+): Promise<{ revision: string }> {
+  const result = await store.commitRevision({
+    site: name,
+    create: { name, plan: site.plan ?? 'builder', claimed: site.claimed ?? true, ...site },
+    baseRevision: null,
+    files: await storeFiles(store, files),
+    kind: 'deploy',
+    createdBy: 'admin',
+  });
+  if (!result.ok) throw new Error(`publish failed: ${result.reason}`);
+  return { revision: result.revision.id };
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { routeHost } from '../../src/serve/host-route.js';
+
+const hosts = loadConfig({}).hosts;
+
+describe('routeHost', () => {
+  it.each([
+    ['blue-fox-1234.sites.localhost', { kind: 'site', name: 'blue-fox-1234' }],
+    ['blue-fox-1234.sites.localhost:8080', { kind: 'site', name: 'blue-fox-1234' }],
+    ['Blue-Fox-1234.SITES.localhost', { kind: 'site', name: 'blue-fox-1234' }],
+    ['blue-fox-1234.sites.localhost.', { kind: 'site', name: 'blue-fox-1234' }],
+    ['a.sites.localhost', { kind: 'site', name: 'a' }],
+    ['api.localhost', { kind: 'api' }],
+    ['api.localhost:8080', { kind: 'api' }],
+    ['mcp.localhost', { kind: 'mcp' }],
+    ['app.localhost', { kind: 'app' }],
+    ['localhost', { kind: 'docs' }],
+    ['localhost:8080', { kind: 'docs' }],
+    ['sites.localhost', { kind: 'unknown' }],
+    ['.sites.localhost', { kind: 'unknown' }],
+    ['a.b.sites.localhost', { kind: 'unknown' }],
+    ['-bad.sites.localhost', { kind: 'unknown' }],
+    ['bad-.sites.localhost', { kind: 'unknown' }],
+    ['under_score.sites.localhost', { kind: 'unknown' }],
+    ['xsites.localhost', { kind: 'unknown' }],
+    [`${'a'.repeat(64)}.sites.localhost`, { kind: 'unknown' }],
+    ['example.com', { kind: 'unknown' }],
+    ['', { kind: 'unknown' }],
+    ['[::1]:8080', { kind: 'unknown' }],
+    ['127.0.0.1:8080', { kind: 'unknown' }],
+  ])('routes %j', (host, expected) => {
+    expect(routeHost(host, hosts)).toEqual(expected);
+  });
+});
