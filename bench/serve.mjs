@@ -3,7 +3,7 @@
 //
 // Env: BENCH_DURATION (s, default 8), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (64),
 //      BENCH_TARGETS (plinth,nginx,ceiling), BENCH_LOADGENS (wrk,autocannon),
-//      BENCH_SITES (10000), BENCH_PAGES (1000), PLINTH_THREADS (cores), BENCH_NGINX_WORKERS (1,<cores>),
+//      BENCH_SCENARIOS (page2k,script60k,pages,sites,revalidate), BENCH_SITES (10000), BENCH_PAGES (1000), PLINTH_THREADS (cores), BENCH_NGINX_WORKERS (1,<cores>),
 //      BENCH_NO_WRITE=1 to print without touching RESULTS.md.
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -156,7 +156,9 @@ async function measure(target, port, scs, results, commands) {
       const r = await run(cfg.seconds);
       (results[gen] ??= {})[sc.id] ??= {};
       results[gen][sc.id][target.id] = r;
-      commands.push(`# ${target.label}, ${sc.id}\n${r.command}`);
+      // Same command for every server bar the port: list each once, with $PORT.
+      const cmd = r.command.replaceAll(`:${port}/`, ':$PORT/');
+      if (!commands.includes(cmd)) commands.push(cmd);
       log(`${gen.padEnd(10)} ${target.label.padEnd(22)} ${sc.id.padEnd(10)} ${Math.round(r.rps).toString().padStart(7)} req/s  ${r.mbps.toFixed(1).padStart(7)} MB/s  p50 ${r.p50} ms  p99 ${r.p99} ms  err ${r.errors}/${r.badStatus}`);
     }
   }
@@ -167,10 +169,11 @@ async function main() {
   const machine = await machineInfo(root);
   log(`targets ${cfg.targets.join(',')}; generators ${cfg.gens.join(',')}; ${cfg.seconds}s (+${cfg.warmup}s warm-up) × ${cfg.connections} connections`);
   const corpus = await buildCorpus();
-  const scs = scenarios(corpus);
+  const scs = scenarios(corpus).filter((sc) => !env.BENCH_SCENARIOS || list(env.BENCH_SCENARIOS, '').includes(sc.id));
   const results = {};
   const notes = [];
   const commands = [`BENCH_DURATION=${cfg.seconds} BENCH_WARMUP=${cfg.warmup} BENCH_TARGETS=${cfg.targets.join(',')} npm run bench:serve`];
+  const servers = [];
   const labels = {};
   let memory = null;
   const targetsInfo = [];
@@ -190,16 +193,16 @@ async function main() {
     if (target.kind === 'nginx') {
       const conf = writeNginxConfig({ workDir: work, sitesDir, port, workers: target.workers, siteDomain, mainSite: MAIN_SITE, types: nginxTypes });
       child = startNginx(conf, work);
-      commands.push(`nginx -c ${conf} -p ${work} -e ${join(work, 'nginx-error.log')}   # port ${port}`);
+      servers.push(`nginx -c ${conf} -p ${work} -e ${join(work, 'nginx-error.log')}`);
     } else if (target.kind === 'plinth') {
       if (!existsSync(join(root, 'dist/main.js'))) throw new Error('dist/main.js missing: run `npm run build`, or set BENCH_TARGETS=nginx,ceiling');
       const penv = { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_THREADS: String(cfg.plinthThreads), PLINTH_LOG_LEVEL: 'warn' };
       child = startChild(process.execPath, [join(root, 'dist/main.js')], { env: penv, cwd: root, logPath: join(work, 'plinth.log') });
-      commands.push(`${Object.entries(penv).map(([k, v]) => `${k}=${v}`).join(' ')} node dist/main.js`);
+      servers.push(`${Object.entries(penv).map(([k, v]) => `${k}=${v}`).join(' ')} node dist/main.js`);
     } else {
       const cenv = { CEILING_PORT: String(port), CEILING_BODY: join(sitesDir, MAIN_SITE, 'index.html') };
       child = startChild(process.execPath, [join(benchDir, 'ceiling.mjs')], { env: cenv, cwd: root, logPath: join(work, 'ceiling.log') });
-      commands.push(`${Object.entries(cenv).map(([k, v]) => `${k}=${v}`).join(' ')} node bench/ceiling.mjs`);
+      servers.push(`${Object.entries(cenv).map(([k, v]) => `${k}=${v}`).join(' ')} node bench/ceiling.mjs`);
     }
     live.add(child);
     try {
@@ -226,7 +229,8 @@ async function main() {
     `Load: ${cfg.connections} keep-alive connections, ${cfg.warmup} s warm-up (discarded) then ${cfg.seconds} s measured per cell, to 127.0.0.1 with the site's Host header. wrk: 1 thread, rotations via bench/wrk/*.lua (prebuilt requests). autocannon ${machine.autocannon}: programmatic, one thread, rotations as \`requests\` arrays; its latency histogram has 1 ms resolution.`,
     `Load generator and servers share the same ${cores} cores. Total run time ${((Date.now() - started) / 60000).toFixed(1)} min.`,
   ];
-  const section = renderSection({ machine, setup, results, scenarios: scs, labels, gens: cfg.gens, memory, commands, notes });
+  const allCommands = [commands[0], '', '# servers (ports are picked free each run; $PORT below)', ...servers, '', '# load, per server (autocannon runs programmatically; shown as the equivalent CLI)', ...commands.slice(1)];
+  const section = renderSection({ machine, setup, results, scenarios: scs, labels, gens: cfg.gens, memory, commands: allCommands, notes });
   console.log(`\n${section}\n`);
   if (env.BENCH_NO_WRITE !== '1') {
     writeResultsFile(join(benchDir, 'RESULTS.md'), section);

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { loadConfig, siteUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
@@ -35,7 +36,8 @@ async function main(): Promise<void> {
   await store.close();
 
   const threads: Worker[] = [];
-  let port = config.port;
+  // uWS does not share a port it was given as 0 between threads, so pick the port first.
+  let port = config.port === 0 ? await findFreePort(config.listenHost) : config.port;
   for (let index = 0; index < config.threads; index++) {
     const { worker, boundPort } = await startThread(config, port, index, log);
     threads.push(worker);
@@ -92,6 +94,17 @@ function stopThread(worker: Worker): Promise<void> {
       void worker.terminate().then(() => resolve());
     });
     worker.postMessage({ type: 'stop' });
+  });
+}
+
+function findFreePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
   });
 }
 

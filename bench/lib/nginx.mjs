@@ -25,7 +25,6 @@ daemon off;
 master_process on;
 user root;
 worker_processes ${workers};
-worker_rlimit_nofile 65536;
 pid ${join(workDir, 'nginx.pid')};
 error_log ${join(workDir, 'nginx-error.log')} warn;
 events { worker_connections 4096; }

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -70,6 +71,9 @@ it('lets exactly one of two threads commit on the same base, every round', async
     const base = before?.liveRevision ?? null;
     workers.forEach((w, i) => w.postMessage({ round, base, marker: (round * 2 + i).toString(16).padStart(64, '0') }));
     await Promise.all([nextResult(), nextResult()]);
+    // lmdb-js keeps this thread's read snapshot until a setTimeout(0) renews it; a worker's commit
+    // can be reported back sooner than that.
+    await sleep(1);
 
     const pair = results.filter((r) => r.round === round);
     const winners = pair.filter((r) => r.ok);

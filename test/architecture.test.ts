@@ -1,0 +1,64 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../src', import.meta.url));
+const AREAS = ['store', 'serve', 'ingest', 'api', 'cli'] as const;
+// Top-level modules every area may use (besides its own folder and node built-ins).
+const SHARED = ['config.ts', 'errors.ts', 'log.ts', 'http.ts', 'uws.ts', 'content-types.ts', 'site-paths.ts'];
+// Which other areas each area may import, always through that area's index.ts.
+const ALLOWED: Record<string, readonly string[]> = {
+  store: [],
+  serve: ['store'],
+  ingest: ['store'],
+  api: ['store', 'ingest'],
+  cli: ['store', 'ingest'],
+};
+// Composition roots: the only files that wire areas together.
+const ROOTS = new Set(['main.ts', 'server.ts', 'http-thread.ts']);
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  );
+}
+
+function localImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/^(?:import|export)\s[^;]*?from\s+'(\.[^']+)'/gms)].map((m) =>
+    relative(SRC, resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts'))),
+  );
+}
+
+const areaOf = (path: string): string | undefined => AREAS.find((area) => path.startsWith(`${area}/`));
+
+describe('module boundaries', () => {
+  const files = sourceFiles(SRC).map((file) => ({ file, path: relative(SRC, file) }));
+
+  it('finds the source tree', () => {
+    expect(files.length).toBeGreaterThan(10);
+  });
+
+  it.each(files.filter(({ path }) => !ROOTS.has(path)).map(({ file, path }) => [path, file]))('%s imports only what its area may', (path, file) => {
+    const area = areaOf(path);
+    for (const target of localImports(file)) {
+      const targetArea = areaOf(target);
+      if (targetArea === area) continue;
+      expect(area, `store imports nothing of ours, but ${path} imports ${target}`).not.toBe('store');
+      if (targetArea === undefined) {
+        expect(SHARED, `${path} imports ${target}`).toContain(target);
+        continue;
+      }
+      expect(area !== undefined && ALLOWED[area]!.includes(targetArea), `${path} may not import ${target}`).toBe(true);
+      expect(target, `${path} must import ${targetArea} through its index.ts`).toBe(`${targetArea}/index.ts`);
+    }
+  });
+
+  it('keeps shared top-level modules free of area imports', () => {
+    for (const { file, path } of files) {
+      if (areaOf(path) || ROOTS.has(path)) continue;
+      for (const target of localImports(file)) expect(areaOf(target), `${path} → ${target}`).toBeUndefined();
+    }
+  });
+});

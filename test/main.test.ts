@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/store/index.js';
+import { request } from './helpers/http.js';
+import { publishSite, tempDir } from './helpers/sites.js';
+
+// Runs the built service as operators do (`npm test` builds first).
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+  output: () => string;
+}
+
+function startMain(env: Record<string, string>): Promise<Started> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no banner in time:\n${out}`)), 15_000);
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString();
+      const match = /running on port (\d+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, port: Number(match[1]), output: () => out });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stderr }));
+  });
+}
+
+describe('plinth process', () => {
+  const dataDir = tempDir();
+  let started: Started;
+
+  beforeAll(async () => {
+    expect(existsSync(MAIN), 'run `npm run build` first (npm test does)').toBe(true);
+    const store = await openStore({ dir: dataDir });
+    await publishSite(store, 'two-threads', { 'index.html': '<h1>served by a thread</h1>' });
+    await store.close();
+    started = await startMain({ PLINTH_PORT: '0', PLINTH_THREADS: '2', PLINTH_DATA_DIR: dataDir, PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_LOG_LEVEL: 'warn' });
+  });
+
+  afterAll(() => {
+    if (started?.child.exitCode === null) started.child.kill('SIGKILL');
+  });
+
+  it('prints its local addresses', () => {
+    expect(started.output()).toContain('2 HTTP threads');
+    expect(started.output()).toContain(`http://api.localhost:${started.port}/v1`);
+    expect(started.output()).toContain(`http://<name>.sites.localhost:${started.port}`);
+  });
+
+  it('serves sites from all threads on one port', async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => request({ port: started.port, host: 'two-threads.sites.localhost' })),
+    );
+    for (const res of responses) {
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('served by a thread');
+    }
+  });
+
+  it('serves a site published while it runs (threads read the shared store)', async () => {
+    const store = await openStore({ dir: dataDir });
+    await publishSite(store, 'published-later', { 'index.html': '<h1>fresh</h1>' });
+    await store.close();
+    const res = await request({ port: started.port, host: 'published-later.sites.localhost' });
+    expect(res.text).toContain('fresh');
+  });
+
+  it('shuts down cleanly on SIGTERM', async () => {
+    const exit = exitOf(started.child);
+    started.child.kill('SIGTERM');
+    expect((await exit).code).toBe(0);
+  });
+});
+
+describe('start-up checks', () => {
+  it('refuses to start on the pure-JS uWS fallback, with a clear message', async () => {
+    const child = spawn(process.execPath, [MAIN], {
+      env: { ...process.env, UWS_USE_FALLBACK: '1', PLINTH_PORT: '0', PLINTH_DATA_DIR: tempDir() },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const { code, stderr } = await exitOf(child);
+    expect(code).toBe(1);
+    expect(stderr).toContain('native binary');
+  });
+
+  it('refuses to start with invalid configuration, listing the problems', async () => {
+    const child = spawn(process.execPath, [MAIN], {
+      env: { ...process.env, PLINTH_PORT: 'eighty', PLINTH_THREADS: 'many', PLINTH_DATA_DIR: tempDir() },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const { code, stderr } = await exitOf(child);
+    expect(code).toBe(1);
+    expect(stderr).toContain('PLINTH_PORT');
+    expect(stderr).toContain('PLINTH_THREADS');
+  });
+});
