@@ -1,7 +1,9 @@
 /**
- * A least-recently-used cache bounded by a byte budget (or, with a weight of 1 per entry, by a
- * count). Each HTTP thread owns its own, so there is no locking; a Map keeps insertion order and a
- * hit re-inserts the key, which makes the first key the least recently used.
+ * A cache bounded by a byte budget (or, with a weight of 1 per entry, by a count) that evicts
+ * approximately least-recently-used entries. Each HTTP thread owns its own, so there is no
+ * locking. A hit only sets a flag ("second chance"): eviction walks from the oldest insert and
+ * moves flagged entries to the back instead of dropping them. That keeps the hot path to one
+ * Map lookup instead of a delete and re-insert per hit.
  */
 export interface LruCache<V> {
   get(key: string): V | undefined;
@@ -11,17 +13,38 @@ export interface LruCache<V> {
   readonly size: number;
 }
 
+interface Slot<V> {
+  value: V;
+  weight: number;
+  used: boolean;
+}
+
 export function createLruCache<V>(budget: number): LruCache<V> {
-  const entries = new Map<string, { value: V; weight: number }>();
+  const entries = new Map<string, Slot<V>>();
   let total = 0;
+
+  const evict = (keep: string): void => {
+    // Each step drops an entry or clears a flag, so this ends within two rounds. The entry just
+    // stored is never the victim of its own insert.
+    for (const [key, slot] of entries) {
+      if (total <= budget) return;
+      entries.delete(key);
+      if (slot.used || key === keep) {
+        slot.used = false;
+        entries.set(key, slot);
+      } else {
+        total -= slot.weight;
+      }
+    }
+    if (total > budget) evict(keep);
+  };
 
   return {
     get(key) {
-      const entry = entries.get(key);
-      if (entry === undefined) return undefined;
-      entries.delete(key);
-      entries.set(key, entry);
-      return entry.value;
+      const slot = entries.get(key);
+      if (slot === undefined) return undefined;
+      slot.used = true;
+      return slot.value;
     },
     set(key, value, weight) {
       if (weight > budget) return;
@@ -30,13 +53,9 @@ export function createLruCache<V>(budget: number): LruCache<V> {
         total -= previous.weight;
         entries.delete(key);
       }
-      entries.set(key, { value, weight });
+      entries.set(key, { value, weight, used: false });
       total += weight;
-      for (const [oldest, entry] of entries) {
-        if (total <= budget) break;
-        entries.delete(oldest);
-        total -= entry.weight;
-      }
+      if (total > budget) evict(key);
     },
     get weight() {
       return total;

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import type { ServeConfig } from '../config.js';
-import { isHtmlType, isCompressibleType } from '../content-types.js';
-import { sendResponse, statusLine, streamFile, type Headers } from '../http.js';
+import { isCompressibleType, isHtmlType } from '../content-types.js';
+import { streamFile, writeResponse, type Headers } from '../http.js';
 import type { Logger } from '../log.js';
 import type { Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import { injectBadge } from './badge.js';
 import { cacheControlFor, matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
 import { createLruCache } from './lru-cache.js';
-import { statusPage } from './pages.js';
+import { statusPage, type StatusPageCode } from './pages.js';
 import { normalizeRequestPath } from './request-path.js';
 import { resolveSitePath } from './resolve.js';
 
@@ -19,6 +20,7 @@ export interface SiteServerOptions {
   /** Public address of a site, for redirects after a rename. */
   siteUrl: (name: string) => string;
   log: Logger;
+  /** Wall clock for expiry decisions; injectable for tests. */
   now?: () => number;
 }
 
@@ -27,11 +29,25 @@ export interface SiteServer {
   handle(res: HttpResponse, req: HttpRequest, siteName: string): void;
 }
 
-/** Where a request URL of one revision leads; revisions are immutable, so this never goes stale. */
+/**
+ * Where one URL of one revision leads, with what the response needs precomputed. Revisions are
+ * immutable, so a target never goes stale while its revision is live.
+ */
 interface Target {
   status: 200 | 404;
   entry?: FileEntry;
+  /** Set when the URL itself is bad (400) or too long (414). */
   error?: 400 | 414;
+  html: boolean;
+  cacheControl: string;
+  encodings: readonly Encoding[];
+}
+
+/** A site record as this thread last read it, with the targets of its live revision. */
+interface CachedSite {
+  site: SiteRecord;
+  checkedAt: number;
+  targets: Map<string, Target>;
 }
 
 /** A body held in memory with its ETag: a cached blob, or a badged page and its compressed forms. */
@@ -40,39 +56,92 @@ interface Body {
   etag: string;
 }
 
-/** What one response carries: in-memory bytes, or a blob file streamed from disk. */
-interface Representation {
-  body?: Body;
-  etag: string;
-  encoding?: Encoding;
-  /** The entry exists in more than one encoding, so caches must key on Accept-Encoding. */
-  varies: boolean;
-  size: number;
-  rangeable: boolean;
-}
-
 interface BadgedPage {
   identity: Body;
   br?: Body;
   gzip?: Body;
 }
 
-const SECURITY_HEADERS: Headers = {
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'strict-origin-when-cross-origin',
-};
-const ALLOW = 'GET, HEAD';
-const MAX_CACHED_TARGETS = 200_000;
 const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
+// Site records are re-read at least this often. Writes made through any thread of this process
+// invalidate at once (store change feed); this bounds writes from other processes (admin CLI).
+const SITE_TTL_MS = 1000;
+const MAX_CACHED_SITES = 100_000;
+const MAX_TARGETS_PER_SITE = 10_000;
 // Badged pages are compressed on first use; past this size the page is served uncompressed
 // rather than holding a serving thread in a long synchronous compression.
 const MAX_BADGE_COMPRESS_BYTES = 2 * 1024 * 1024;
 
+const hasBadge = (site: SiteRecord): boolean => site.plan === 'anonymous' || site.plan === 'free';
+
 export function createSiteServer(options: SiteServerOptions): SiteServer {
   const { store, config, log } = options;
   const now = options.now ?? Date.now;
-  const targets = createLruCache<Target>(MAX_CACHED_TARGETS);
+  const sites = new Map<string, CachedSite>();
   const bodies = createLruCache<Body | BadgedPage>(config.cacheBytes);
+  const encodingChoices = new Map<string, Encoding | undefined>();
+
+  store.onSiteChanged(({ siteId, name }) => {
+    sites.delete(name);
+    // Former names of a renamed site are cached under their own key.
+    for (const [key, cached] of sites) if (cached.site.id === siteId) sites.delete(key);
+  });
+
+  const lookupSite = (name: string): CachedSite | undefined => {
+    const checkedAt = performance.now();
+    let cached = sites.get(name);
+    if (cached !== undefined && checkedAt - cached.checkedAt < SITE_TTL_MS) return cached;
+    const site = store.getSite(name);
+    if (site === undefined) {
+      sites.delete(name);
+      return undefined;
+    }
+    if (cached !== undefined && cached.site.liveRevision === site.liveRevision) {
+      cached.site = site;
+      cached.checkedAt = checkedAt;
+      return cached;
+    }
+    if (sites.size >= MAX_CACHED_SITES) sites.delete(sites.keys().next().value!);
+    cached = { site, checkedAt, targets: new Map() };
+    sites.set(name, cached);
+    return cached;
+  };
+
+  const resolveTarget = (cached: CachedSite, revision: string, url: string): Target => {
+    const normalized = normalizeRequestPath(url, config.maxUrlBytes);
+    let target: Target;
+    if (!normalized.ok) {
+      target = { status: 404, error: normalized.status, html: false, cacheControl: '', encodings: [] };
+    } else {
+      let last: FileEntry | undefined;
+      const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, (path) => {
+        last = store.getFile(revision, path);
+        return last !== undefined;
+      });
+      // `has` is probed last for the path it resolves to, so `last` is that file's entry.
+      const entry = resolution.kind === 'missing' ? undefined : (last ?? store.getFile(revision, resolution.path));
+      target = {
+        status: resolution.status,
+        entry,
+        html: entry !== undefined && isHtmlType(entry.type),
+        cacheControl: entry ? cacheControlFor(entry.type) : '',
+        encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : [],
+      };
+    }
+    if (cached.targets.size >= MAX_TARGETS_PER_SITE) cached.targets.clear();
+    cached.targets.set(url, target);
+    return target;
+  };
+
+  // Browsers send a handful of distinct Accept-Encoding values; parse each once.
+  const chooseEncoding = (acceptEncoding: string, available: readonly Encoding[]): Encoding | undefined => {
+    const key = available.length === 2 ? acceptEncoding : `${available[0]}|${acceptEncoding}`;
+    if (encodingChoices.has(key)) return encodingChoices.get(key);
+    const choice = pickEncoding(acceptEncoding, available);
+    if (encodingChoices.size >= 1000) encodingChoices.clear();
+    encodingChoices.set(key, choice);
+    return choice;
+  };
 
   const readBlob = (entry: FileEntry, encoding: Encoding | undefined): Body => {
     const key = encoding ? `${entry.sha256}.${encoding}` : entry.sha256;
@@ -105,112 +174,115 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     return page;
   };
 
-  const resolveTarget = (revision: string, url: string): Target => {
-    const key = `${revision}\u0000${url}`;
-    let target = targets.get(key);
-    if (target !== undefined) return target;
-    const normalized = normalizeRequestPath(url, config.maxUrlBytes);
-    if (!normalized.ok) {
-      target = { status: 404, error: normalized.status };
-    } else {
-      const found = new Map<string, FileEntry>();
-      const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, (path) => {
-        const entry = store.getFile(revision, path);
-        if (entry) found.set(path, entry);
-        return entry !== undefined;
-      });
-      target =
-        resolution.kind === 'missing'
-          ? { status: 404 }
-          : { status: resolution.status, entry: found.get(resolution.path) ?? store.getFile(revision, resolution.path) };
-    }
-    targets.set(key, target, 1);
-    return target;
-  };
-
-  const sendPage = (res: HttpResponse, status: number, head: boolean, extra: Headers = {}, siteName?: string): void => {
-    const body = statusPage(status as Parameters<typeof statusPage>[0], siteName === undefined ? undefined : { siteName });
+  const sendPage = (res: HttpResponse, status: StatusPageCode | 301, head: boolean, extra: Headers = {}, siteName?: string): void => {
+    const body = status === 301 ? '' : statusPage(status, siteName === undefined ? undefined : { siteName });
     const headers: Headers = {
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': status === 404 ? 'public, max-age=60' : 'no-store',
-      ...SECURITY_HEADERS,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'strict-origin-when-cross-origin',
       ...extra,
     };
-    sendResponse(res, status, headers, body, head);
+    writeResponse(res, status, headers, body, head);
   };
 
-  /** Picks the bytes to send for an entry: badged or not, which encoding, in memory or on disk. */
-  const represent = (req: HttpRequest, site: SiteRecord, entry: FileEntry, rangeRequested: boolean): Representation => {
-    const acceptEncoding = req.getHeader('accept-encoding');
-    if (isHtmlType(entry.type) && (site.plan === 'anonymous' || site.plan === 'free')) {
+  /** Sends a file of the live revision. Synchronous unless the body streams from disk. */
+  const sendTarget = (res: HttpResponse, req: HttpRequest, site: SiteRecord, target: Target, head: boolean): void => {
+    const entry = target.entry!;
+    const ok = target.status === 200;
+
+    // Pick the representation: badged page, precompressed variant or identity bytes.
+    let body: Body | undefined;
+    let encoding: Encoding | undefined;
+    let size: number;
+    let varies: boolean;
+    let rangeHeader = '';
+    if (target.html && hasBadge(site)) {
       const page = badgedPage(entry, site);
-      const available = ENCODINGS.filter((e) => page[e] !== undefined);
-      const encoding = available.length > 0 ? pickEncoding(acceptEncoding, available) : undefined;
-      const body = encoding ? page[encoding]! : page.identity;
-      return { body, etag: body.etag, encoding, varies: available.length > 0, size: body.bytes.byteLength, rangeable: false };
+      varies = page.br !== undefined || page.gzip !== undefined;
+      if (varies) {
+        const acceptEncoding = req.getHeader('accept-encoding');
+        encoding = acceptEncoding === '' ? undefined : chooseEncoding(acceptEncoding, ENCODINGS.filter((e) => page[e] !== undefined));
+      }
+      body = encoding ? page[encoding]! : page.identity;
+      size = body.bytes.byteLength;
+    } else {
+      if (ok && !target.html) rangeHeader = req.getHeader('range');
+      varies = target.encodings.length > 0;
+      // A byte range always addresses the identity bytes.
+      if (varies && rangeHeader === '') {
+        const acceptEncoding = req.getHeader('accept-encoding');
+        encoding = acceptEncoding === '' ? undefined : chooseEncoding(acceptEncoding, target.encodings);
+      }
+      size = encoding ? entry.encodings![encoding]! : entry.size;
+      if (size <= config.streamThresholdBytes) body = readBlob(entry, encoding);
     }
-    const available = entry.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : [];
-    // A byte range always addresses the identity bytes.
-    const encoding = available.length > 0 && !rangeRequested ? pickEncoding(acceptEncoding, available) : undefined;
-    const size = encoding ? entry.encodings![encoding]! : entry.size;
-    const body = size <= config.streamThresholdBytes ? readBlob(entry, encoding) : undefined;
     const etag = body ? body.etag : encoding ? `"${entry.sha256}-${encoding}"` : `"${entry.sha256}"`;
-    return { body, etag, encoding, varies: available.length > 0, size, rangeable: !isHtmlType(entry.type) };
-  };
 
-  const sendEntry = (res: HttpResponse, req: HttpRequest, site: SiteRecord, entry: FileEntry, status: 200 | 404, head: boolean): void => {
-    const rangeHeader = status === 200 ? req.getHeader('range') : '';
-    const rep = represent(req, site, entry, rangeHeader !== '');
-    const headers: Headers = {
-      'Content-Type': entry.type,
-      'Cache-Control': cacheControlFor(entry.type),
-      ...SECURITY_HEADERS,
-    };
-    if (rep.varies) headers.Vary = 'Accept-Encoding';
-    if (status === 200) {
-      headers.ETag = rep.etag;
-      if (rep.rangeable) headers['Accept-Ranges'] = 'bytes';
+    if (ok) {
       const ifNoneMatch = req.getHeader('if-none-match');
-      if (ifNoneMatch !== '' && matchesIfNoneMatch(ifNoneMatch, rep.etag)) {
-        delete headers['Content-Type'];
-        delete headers['Accept-Ranges'];
-        return sendResponse(res, 304, headers, '', true);
+      if (ifNoneMatch !== '' && matchesIfNoneMatch(ifNoneMatch, etag)) {
+        res.writeStatus('304 Not Modified');
+        res.writeHeader('ETag', etag);
+        res.writeHeader('Cache-Control', target.cacheControl);
+        if (varies) res.writeHeader('Vary', 'Accept-Encoding');
+        res.writeHeader('X-Content-Type-Options', 'nosniff');
+        res.writeHeader('Referrer-Policy', 'strict-origin-when-cross-origin');
+        res.endWithoutBody();
+        return;
       }
     }
-    if (rep.encoding) headers['Content-Encoding'] = rep.encoding;
 
     let start = 0;
-    let end = rep.size - 1;
-    let code: number = status;
-    if (rep.rangeable && rangeHeader !== '') {
-      const range = parseRange(rangeHeader, rep.size);
+    let end = size - 1;
+    let status: number = target.status;
+    let contentRange: string | undefined;
+    if (rangeHeader !== '') {
+      const range = parseRange(rangeHeader, size);
       if (range === 'unsatisfiable') {
-        return sendResponse(res, 416, { 'Content-Range': `bytes */${rep.size}`, ...SECURITY_HEADERS }, '', head);
+        return writeResponse(res, 416, {
+          'Content-Range': `bytes */${size}`,
+          'X-Content-Type-Options': 'nosniff',
+          'Referrer-Policy': 'strict-origin-when-cross-origin',
+        }, '', head);
       }
       if (range) {
         start = range.start;
         end = range.end;
-        code = 206;
-        headers['Content-Range'] = `bytes ${start}-${end}/${rep.size}`;
+        status = 206;
+        contentRange = `bytes ${start}-${end}/${size}`;
       }
     }
 
-    if (rep.body) {
-      const whole = start === 0 && end === rep.size - 1;
-      return sendResponse(res, code, headers, whole ? rep.body.bytes : rep.body.bytes.subarray(start, end + 1), head);
+    const headers: Headers = {
+      'Content-Type': entry.type,
+      'Cache-Control': target.cacheControl,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'strict-origin-when-cross-origin',
+    };
+    if (varies) headers.Vary = 'Accept-Encoding';
+    if (ok) headers.ETag = etag;
+    if (ok && !target.html) headers['Accept-Ranges'] = 'bytes';
+    if (encoding) headers['Content-Encoding'] = encoding;
+    if (contentRange) headers['Content-Range'] = contentRange;
+
+    if (body) {
+      const whole = start === 0 && end === size - 1;
+      return writeResponse(res, status, headers, whole ? body.bytes : body.bytes.subarray(start, end + 1), head);
     }
-    if (head) return sendResponse(res, code, headers, '', true, end - start + 1);
-    streamFile(res, { path: store.blobs.pathOf(entry.sha256, rep.encoding), start, end, status: code, headers, log });
+    if (head) return writeResponse(res, status, headers, '', true, end - start + 1);
+    streamFile(res, { path: store.blobs.pathOf(entry.sha256, encoding), start, end, status, headers, log });
   };
 
   const handle = (res: HttpResponse, req: HttpRequest, siteName: string): void => {
     const method = req.getMethod();
     const head = method === 'head';
     try {
-      if (method !== 'get' && !head) return sendPage(res, 405, false, { Allow: ALLOW });
+      if (method !== 'get' && !head) return sendPage(res, 405, false, { Allow: 'GET, HEAD' });
 
-      const site = store.getSite(siteName);
-      if (site === undefined) return sendPage(res, 404, head);
+      const cached = lookupSite(siteName);
+      if (cached === undefined) return sendPage(res, 404, head);
+      const site = cached.site;
       const url = req.getUrl();
       if (site.name !== siteName) {
         const query = req.getQuery();
@@ -221,13 +293,13 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         return sendPage(res, 410, head, {}, siteName);
       }
       if (site.state === 'taken_down') return sendPage(res, 451, head, {}, siteName);
-      if (site.liveRevision === undefined) return sendPage(res, 404, head, {}, siteName);
+      const revision = site.liveRevision;
+      if (revision === undefined) return sendPage(res, 404, head, {}, siteName);
 
-      const target = resolveTarget(site.liveRevision, url);
-      if (target.error) return sendPage(res, target.error, head);
+      const target = cached.targets.get(url) ?? resolveTarget(cached, revision, url);
+      if (target.error !== undefined) return sendPage(res, target.error, head);
       if (target.entry === undefined) return sendPage(res, 404, head, {}, siteName);
-
-      sendEntry(res, req, site, target.entry, target.status, head);
+      sendTarget(res, req, site, target, head);
     } catch (err) {
       log.error({ err, site: siteName }, 'serve.failed');
       sendPage(res, 500, head);
@@ -236,3 +308,4 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
   return { handle };
 }
+

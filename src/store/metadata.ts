@@ -1,4 +1,5 @@
 import { commitRevision } from './commit.js';
+import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type MetadataDbs } from './metadata-dbs.js';
 import type { ListedFile, RevisionPage, SiteRecord, SiteState, Store } from './types.js';
 
@@ -7,11 +8,16 @@ const DEFAULT_REVISION_PAGE = 50;
 export type Metadata = Omit<Store, 'blobs'>;
 
 /**
- * The LMDB index. Reads are synchronous `get`s against lmdb-js's cached read transaction, which it
- * renews each event turn, so a read sees whole commits only.
+ * The LMDB index. Reads are synchronous `get`s against lmdb-js's cached read transaction: one
+ * snapshot per event turn, so reads see whole commits only, and a commit made by another thread
+ * becomes visible here once lmdb-js's setTimeout(0) renews the snapshot.
  */
 export function openMetadata(path: string, now: () => number): Metadata {
   const dbs = openMetadataDbs(path);
+  const changes = createSiteChanges(`plinth:site-changes:${path}`, () => dbs.env.resetReadTxn());
+  const announce = (site: SiteRecord | undefined): void => {
+    if (site) changes.publish({ siteId: site.id, name: site.name });
+  };
 
   function getSite(name: string): SiteRecord | undefined {
     const id = dbs.names.get(name);
@@ -38,10 +44,22 @@ export function openMetadata(path: string, now: () => number): Metadata {
       const last = revisions[revisions.length - 1];
       return rows.length > limit && last ? { revisions, nextBefore: last.number } : { revisions };
     },
-    commitRevision: (input) => commitRevision(dbs, input, now),
-    setSiteState: (name, state) => setSiteState(dbs, name, state, now),
+    async commitRevision(input) {
+      const result = await commitRevision(dbs, input, now);
+      if (result.ok) announce(result.site);
+      return result;
+    },
+    async setSiteState(name, state) {
+      const site = await setSiteState(dbs, name, state, now);
+      announce(site);
+      return site;
+    },
     isNameUsed: (name) => dbs.names.get(name) !== undefined,
-    close: () => dbs.env.close(),
+    onSiteChanged: (listener) => changes.subscribe(listener),
+    async close() {
+      changes.close();
+      await dbs.env.close();
+    },
   };
 }
 

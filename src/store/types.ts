@@ -142,6 +142,12 @@ export interface Store {
   setSiteState(name: string, state: SiteState): Promise<SiteRecord | undefined>;
   /** True if the name was ever used by any site (names are never reused). */
   isNameUsed(name: string): boolean;
+  /**
+   * Calls `listener` whenever a site record changes through any store handle of this process
+   * (commits, state changes): at once in this thread, within a turn in other threads. Returns an
+   * unsubscribe function.
+   */
+  onSiteChanged(listener: (change: { siteId: string; name: string }) => void): () => void;
   close(): Promise<void>;
 }
 

@@ -2,16 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { createLruCache } from '../../src/serve/lru-cache.js';
 
 describe('createLruCache', () => {
-  it('evicts the least recently used entries past the byte budget', () => {
+  it('evicts entries not used since they were stored before recently used ones', () => {
     const cache = createLruCache<string>(10);
     cache.set('a', 'A', 4);
     cache.set('b', 'B', 4);
-    expect(cache.get('a')).toBe('A'); // a is now the most recent
-    cache.set('c', 'C', 4); // over budget: b goes
+    expect(cache.get('a')).toBe('A'); // a gets a second chance
+    cache.set('c', 'C', 4); // over budget: b, never used, goes
     expect(cache.get('b')).toBeUndefined();
     expect(cache.get('a')).toBe('A');
     expect(cache.get('c')).toBe('C');
     expect(cache.weight).toBe(8);
+  });
+
+  it('falls back to insertion order when every entry was used', () => {
+    const cache = createLruCache<string>(8);
+    cache.set('a', 'A', 4);
+    cache.set('b', 'B', 4);
+    cache.get('a');
+    cache.get('b');
+    cache.set('c', 'C', 4);
+    expect(cache.size).toBe(2);
+    expect(cache.weight).toBe(8);
+    expect(cache.get('c')).toBe('C');
   });
 
   it('never stores a value heavier than the whole budget', () => {

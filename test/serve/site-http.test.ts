@@ -198,6 +198,20 @@ describe('site states', () => {
   });
 });
 
+describe('publishing while serving', () => {
+  it('serves a new revision and a state change at once', async () => {
+    const { store } = server;
+    const { revision } = await publishSite(store, 'live-site', { 'index.html': page('Version one') });
+    expect((await get('live-site')).text).toContain('Version one');
+    const files = new Map([['index.html', await store.blobs.putFile(Buffer.from(page('Version two')), 'text/html; charset=utf-8', { compress: true })]]);
+    const next = await store.commitRevision({ site: 'live-site', baseRevision: revision, files, kind: 'deploy', createdBy: 'admin' });
+    expect(next.ok).toBe(true);
+    expect((await get('live-site')).text).toContain('Version two');
+    await store.setSiteState('live-site', 'taken_down');
+    expect((await get('live-site')).status).toBe(451);
+  });
+});
+
 describe('badge', () => {
   it('is inserted before </body> on anonymous sites, with a report link', async () => {
     const res = await get('anon-site');
