@@ -5,6 +5,7 @@ import type { ServeConfig } from '../config.js';
 import { isCompressibleType, isHtmlType } from '../content-types.js';
 import { streamFile, writeResponse, type Headers } from '../http.js';
 import type { Logger } from '../log.js';
+import { hasBadge } from '../plans.js';
 import type { Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import { injectBadge } from './badge.js';
@@ -71,8 +72,6 @@ const MAX_TARGETS_PER_SITE = 10_000;
 // Badged pages are compressed on first use; past this size the page is served uncompressed
 // rather than holding a serving thread in a long synchronous compression.
 const MAX_BADGE_COMPRESS_BYTES = 2 * 1024 * 1024;
-
-const hasBadge = (site: SiteRecord): boolean => site.plan === 'anonymous' || site.plan === 'free';
 
 export function createSiteServer(options: SiteServerOptions): SiteServer {
   const { store, config, log } = options;
@@ -197,7 +196,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     let size: number;
     let varies: boolean;
     let rangeHeader = '';
-    if (target.html && hasBadge(site)) {
+    if (target.html && hasBadge(site.plan)) {
       const page = badgedPage(entry, site);
       varies = page.br !== undefined || page.gzip !== undefined;
       if (varies) {
