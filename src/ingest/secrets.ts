@@ -7,14 +7,16 @@
 //
 // Every quantifier is bounded and every pattern starts with a literal or a single character
 // class, so the work per start position is bounded and a scan is linear in the text length.
+// Wide length ranges (`{20,300}`) have no end boundary: the greedy run then matches at once
+// instead of backtracking through the range when a hostile run is longer than the maximum, and
+// a key-shaped string longer than the format allows is still worth refusing.
 // Findings carry only a line and a rule id: the secret itself never leaves this module.
 
 export interface SecretRule {
   kind: string;
-  // Group 1, when present, is the random part of the key, judged by `isPlaceholder`.
+  // Group 1, when present, is the random part of the key, judged by `isPlaceholder`. Flags may
+  // only be `i`; the scanner compiles its own global copies.
   pattern: RegExp;
-  // The pattern is only tried when the text contains one of these literals (cheap pre-filter).
-  keywords?: readonly string[];
   // Extra check on a match; `end` is the index just past it.
   verify?: (text: string, end: number, match: RegExpExecArray) => boolean;
 }
@@ -29,8 +31,8 @@ const B = '(?<![A-Za-z0-9_])';
 const E = '(?![A-Za-z0-9_])';
 const E_DASH = '(?![A-Za-z0-9_-])';
 
-function rule(kind: string, keywords: readonly string[] | undefined, source: string, more: Partial<SecretRule> = {}): SecretRule {
-  return { kind, pattern: new RegExp(source, 'g'), ...(keywords ? { keywords } : {}), ...more };
+function rule(kind: string, source: string, more: Partial<SecretRule> = {}): SecretRule {
+  return { kind, pattern: new RegExp(source), ...more };
 }
 
 // A real PEM/PGP/PPK key has a long base64 body right after its header; a tutorial showing
@@ -53,92 +55,88 @@ function isDiscordToken(_text: string, _end: number, match: RegExpExecArray): bo
 const AZURITE_KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
 
 export const SECRET_RULES: readonly SecretRule[] = [
-  rule('aws-access-key-id', ['AKIA', 'ASIA', 'ABIA', 'ACCA'], `${B}(?:AKIA|ASIA|ABIA|ACCA)([A-Z0-9]{16})${E}`),
+  rule('aws-access-key-id', `${B}(?:AKIA|ASIA|ABIA|ACCA)([A-Z0-9]{16})${E}`),
   // A bare 40-character base64 string is far too common; only trust it next to its AWS name.
   {
     kind: 'aws-secret-access-key',
-    keywords: ['ecret', 'ECRET'],
-    pattern: /(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,3}(?::|=|:=|=>)\s{0,3}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi,
+    pattern: /(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,3}(?::|=|:=|=>)\s{0,3}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/i,
   },
-  rule('github-token', ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'], `${B}gh[pousr]_([A-Za-z0-9]{36,251})${E}`),
-  rule('github-token', ['github_pat_'], `${B}github_pat_([A-Za-z0-9_]{70,120})${E}`),
-  rule(
-    'gitlab-token',
-    ['glpat-', 'glptt-', 'gldt-', 'glrt-', 'glft-', 'glsoat-', 'glcbt-', 'glimt-', 'glagent-', 'gloas-'],
-    `${B}(?:glpat|glptt|gldt|glrt|glft|glsoat|glcbt|glimt|glagent|gloas)-([A-Za-z0-9_-]{20,300})${E_DASH}`,
-  ),
-  rule('gitlab-token', ['GR1348941'], `${B}GR1348941([A-Za-z0-9_-]{20,300})${E_DASH}`),
-  rule('slack-token', ['xox'], `${B}xox[abeoprs]-([0-9]{1,15}-[A-Za-z0-9-]{10,250})${E_DASH}`),
-  rule('slack-token', ['xapp-'], `${B}xapp-([0-9]-[A-Z0-9]{6,20}-[0-9]{6,20}-[A-Za-z0-9]{20,100})${E}`),
-  rule('slack-webhook-url', ['hooks.slack.com/'], String.raw`hooks\.slack\.com/(?:services|workflows|triggers)/(T[A-Z0-9]{6,12}/[A-Za-z0-9/]{20,120})`),
-  rule('stripe-live-secret-key', ['sk_live_'], `${B}sk_live_([A-Za-z0-9]{24,247})${E}`),
-  rule('stripe-live-restricted-key', ['rk_live_'], `${B}rk_live_([A-Za-z0-9]{24,247})${E}`),
-  rule('webhook-signing-secret', ['whsec_'], `${B}whsec_([A-Za-z0-9+/=]{32,100})`),
-  rule('openai-api-key', ['T3BlbkFJ'], `${B}sk-([A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})${E}`),
-  rule('openai-api-key', ['sk-proj-', 'sk-svcacct-', 'sk-admin-'], `${B}sk-(?:proj|svcacct|admin)-([A-Za-z0-9_-]{40,300})${E_DASH}`),
-  rule('anthropic-api-key', ['sk-ant-'], `${B}sk-ant-(?:api|admin|oat|ort)[0-9]{2}-([A-Za-z0-9_-]{32,200})${E_DASH}`),
-  rule('xai-api-key', ['xai-'], `${B}xai-([A-Za-z0-9]{80})${E}`),
-  rule('groq-api-key', ['gsk_'], `${B}gsk_([A-Za-z0-9]{52})${E}`),
-  rule('perplexity-api-key', ['pplx-'], `${B}pplx-([A-Za-z0-9]{48})${E}`),
-  rule('replicate-api-token', ['r8_'], `${B}r8_([A-Za-z0-9]{37})${E}`),
-  rule('huggingface-token', ['hf_'], `${B}hf_([A-Za-z]{34})${E}`),
-  rule('huggingface-token', ['api_org_'], `${B}api_org_([A-Za-z]{34})${E}`),
-  rule('npm-token', ['npm_'], `${B}npm_([A-Za-z0-9]{36})${E}`),
-  rule('pypi-token', ['pypi-AgEIcHlwaS5vcmc'], `${B}pypi-AgEIcHlwaS5vcmc([A-Za-z0-9_-]{50,1000})${E_DASH}`),
-  rule('sendgrid-api-key', ['SG.'], String.raw`${B}SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})${E_DASH}`),
-  rule('twilio-api-key', ['SK'], `${B}SK([0-9a-fA-F]{32})${E}`),
+  rule('github-token', `${B}gh[pousr]_([A-Za-z0-9]{36,251})${E}`),
+  rule('github-token', `${B}github_pat_([A-Za-z0-9_]{70,120})${E}`),
+  rule('gitlab-token', `${B}(?:glpat|glptt|gldt|glrt|glft|glsoat|glcbt|glimt|glagent|gloas)-([A-Za-z0-9_-]{20,300})`),
+  rule('gitlab-token', `${B}GR1348941([A-Za-z0-9_-]{20,300})`),
+  rule('slack-token', `${B}xox[abeoprs]-([0-9]{1,15}-[A-Za-z0-9-]{10,250})`),
+  rule('slack-token', `${B}xapp-([0-9]-[A-Z0-9]{6,20}-[0-9]{6,20}-[A-Za-z0-9]{20,100})${E}`),
+  rule('slack-webhook-url', String.raw`hooks\.slack\.com/(?:services|workflows|triggers)/(T[A-Z0-9]{6,12}/[A-Za-z0-9/]{20,120})`),
+  rule('stripe-live-secret-key', `${B}sk_live_([A-Za-z0-9]{24,247})${E}`),
+  rule('stripe-live-restricted-key', `${B}rk_live_([A-Za-z0-9]{24,247})${E}`),
+  rule('webhook-signing-secret', `${B}whsec_([A-Za-z0-9+/=]{32,100})`),
+  rule('openai-api-key', `${B}sk-([A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})${E}`),
+  rule('openai-api-key', `${B}sk-(?:proj|svcacct|admin)-([A-Za-z0-9_-]{40,300})`),
+  rule('anthropic-api-key', `${B}sk-ant-(?:api|admin|oat|ort)[0-9]{2}-([A-Za-z0-9_-]{32,200})`),
+  rule('xai-api-key', `${B}xai-([A-Za-z0-9]{80})${E}`),
+  rule('groq-api-key', `${B}gsk_([A-Za-z0-9]{52})${E}`),
+  rule('perplexity-api-key', `${B}pplx-([A-Za-z0-9]{48})${E}`),
+  rule('replicate-api-token', `${B}r8_([A-Za-z0-9]{37})${E}`),
+  rule('huggingface-token', `${B}hf_([A-Za-z]{34})${E}`),
+  rule('huggingface-token', `${B}api_org_([A-Za-z]{34})${E}`),
+  rule('npm-token', `${B}npm_([A-Za-z0-9]{36})${E}`),
+  rule('pypi-token', `${B}pypi-AgEIcHlwaS5vcmc([A-Za-z0-9_-]{50,1000})`),
+  rule('sendgrid-api-key', String.raw`${B}SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})${E_DASH}`),
+  rule('twilio-api-key', `${B}SK([0-9a-fA-F]{32})${E}`),
   // `-` before `key-` is excluded so that `cache-key-<md5>` does not count.
-  rule('mailgun-api-key', ['key-'], `(?<![A-Za-z0-9_-])key-([0-9a-f]{32})${E}`),
+  rule('mailgun-api-key', `(?<![A-Za-z0-9_-])key-([0-9a-f]{32})${E}`),
   {
     kind: 'mailgun-api-key',
-    keywords: ['ailgun', 'AILGUN'],
-    pattern: /mailgun[^\r\n]{0,40}?(?<![0-9a-f])([0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})(?![0-9a-f])/gi,
+    pattern: /mailgun[^\r\n]{0,40}?(?<![0-9a-f])([0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})(?![0-9a-f])/i,
   },
-  rule('mailchimp-api-key', ['-us'], `${B}([0-9a-f]{32})-us[0-9]{1,2}${E}`),
-  rule('discord-bot-token', undefined, String.raw`(?<![A-Za-z0-9_.-])([MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})(?![A-Za-z0-9_.-])`, { verify: isDiscordToken }),
-  rule('discord-webhook-url', ['discord'], String.raw`discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/([0-9]{17,20}/[A-Za-z0-9_-]{60,68})${E_DASH}`),
-  rule('gcp-service-account-key', ['"private_key"'], String.raw`"private_key"\s{0,5}:\s{0,5}"-----BEGIN[ A-Z]{0,40}PRIVATE KEY-----`, { verify: hasKeyBody }),
-  rule('google-oauth-client-secret', ['GOCSPX-'], `${B}GOCSPX-([A-Za-z0-9_-]{28})${E_DASH}`),
-  rule('private-key', ['PRIVATE KEY'], '-{4,5} ?BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}', { verify: hasKeyBody }),
-  rule('private-key', ['PuTTY-User-Key-File-'], 'PuTTY-User-Key-File-[0-9]: ', { verify: hasKeyBody }),
-  rule('age-secret-key', ['AGE-SECRET-KEY-1'], `AGE-SECRET-KEY-1([QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})${E}`),
-  rule('azure-storage-key', ['AccountKey='], String.raw`AccountKey=([A-Za-z0-9+/]{86}==)`, {
+  rule('mailchimp-api-key', `${B}([0-9a-f]{32})-us[0-9]{1,2}${E}`),
+  rule('discord-bot-token', String.raw`(?<![A-Za-z0-9_.-])([MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})(?![A-Za-z0-9_.-])`, { verify: isDiscordToken }),
+  rule('discord-webhook-url', String.raw`discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/([0-9]{17,20}/[A-Za-z0-9_-]{60,68})${E_DASH}`),
+  rule('gcp-service-account-key', String.raw`"private_key"\s{0,5}:\s{0,5}"-----BEGIN[ A-Z]{0,40}PRIVATE KEY-----`, { verify: hasKeyBody }),
+  rule('google-oauth-client-secret', `${B}GOCSPX-([A-Za-z0-9_-]{28})${E_DASH}`),
+  rule('private-key', '-{4,5} ?BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}', { verify: hasKeyBody }),
+  rule('private-key', 'PuTTY-User-Key-File-[0-9]: ', { verify: hasKeyBody }),
+  rule('age-secret-key', `AGE-SECRET-KEY-1([QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})${E}`),
+  rule('azure-storage-key', String.raw`AccountKey=([A-Za-z0-9+/]{86}==)`, {
     verify: (_text, _end, match) => match[1] !== AZURITE_KEY,
   }),
-  rule('azure-shared-access-key', ['SharedAccessKey='], 'SharedAccessKey=([A-Za-z0-9+/]{43}=)'),
-  rule('shopify-token', ['shpat_', 'shpca_', 'shppa_', 'shpss_'], `${B}shp(?:at|ca|pa|ss)_([a-fA-F0-9]{32})${E}`),
-  rule('digitalocean-token', ['_v1_'], `${B}do[opr]_v1_([a-f0-9]{64})${E}`),
-  rule('databricks-token', ['dapi'], `${B}dapi([a-f0-9]{32})(?:-[0-9])?${E}`),
-  rule('square-token', ['EAAA'], `(?<![A-Za-z0-9_+/=-])EAAA([A-Za-z0-9_-]{60})(?![A-Za-z0-9_+/=-])`),
-  rule('square-token', ['sq0atp-', 'sq0csp-'], `${B}sq0(?:atp|csp)-([A-Za-z0-9_-]{22,43})${E_DASH}`),
-  rule('heroku-api-key', ['HRKU-'], `${B}HRKU-AA([A-Za-z0-9_-]{58})${E_DASH}`),
-  rule('postman-api-key', ['PMAK-'], `${B}PMAK-([a-fA-F0-9]{24}-[a-fA-F0-9]{34})${E}`),
-  rule('doppler-token', ['dp.'], String.raw`${B}dp\.(?:pt|st|sa|ct|scim|audit)\.([A-Za-z0-9]{40,44})${E}`),
-  rule('linear-api-key', ['lin_api_'], `${B}lin_api_([A-Za-z0-9]{40})${E}`),
-  rule('vault-token', ['hvs.', 'hvb.'], String.raw`${B}hv[sb]\.([A-Za-z0-9_-]{90,250})${E_DASH}`),
-  rule('atlassian-api-token', ['ATATT3'], `${B}ATATT3([A-Za-z0-9_=-]{150,250})(?![A-Za-z0-9_=-])`),
-  rule('sentry-token', ['sntryu_'], `${B}sntryu_([a-f0-9]{64})${E}`),
-  rule('sentry-token', ['sntrys_eyJ'], `${B}sntrys_(eyJ[A-Za-z0-9_+/=-]{60,500})`),
-  rule('grafana-token', ['glsa_'], `${B}glsa_([A-Za-z0-9]{32}_[A-Fa-f0-9]{8})${E}`),
-  rule('grafana-token', ['glc_eyJ'], `${B}glc_(eyJ[A-Za-z0-9_+/=-]{60,500})`),
-  rule('supabase-token', ['sbp_'], `${B}sbp_([a-f0-9]{40})${E}`),
-  rule('supabase-token', ['sb_secret_'], `${B}sb_secret_([A-Za-z0-9_-]{20,80})${E_DASH}`),
-  rule('cloudflare-origin-ca-key', ['v1.0-'], String.raw`${B}v1\.0-([a-f0-9]{24}-[a-f0-9]{146})${E}`),
-  rule('alibaba-access-key-id', ['LTAI'], `${B}LTAI([A-Za-z0-9]{20})${E}`),
-  rule('mapbox-secret-token', ['sk.eyJ'], String.raw`${B}sk\.(eyJ[A-Za-z0-9_-]{50,400}\.[A-Za-z0-9_-]{20,100})${E_DASH}`),
-  rule('notion-token', ['ntn_'], `${B}ntn_([0-9]{11}[A-Za-z0-9]{35})${E}`),
-  rule('notion-token', ['secret_'], `${B}secret_([A-Za-z0-9]{43})${E}`),
-  rule('airtable-token', ['pat'], String.raw`${B}pat([A-Za-z0-9]{14}\.[a-f0-9]{64})${E}`),
-  rule('braintree-access-token', ['access_token$production$'], String.raw`access_token\$production\$([0-9a-z]{16}\$[0-9a-f]{32})`),
+  rule('azure-shared-access-key', 'SharedAccessKey=([A-Za-z0-9+/]{43}=)'),
+  rule('shopify-token', `${B}shp(?:at|ca|pa|ss)_([a-fA-F0-9]{32})${E}`),
+  rule('digitalocean-token', `${B}do[opr]_v1_([a-f0-9]{64})${E}`),
+  rule('databricks-token', `${B}dapi([a-f0-9]{32})(?:-[0-9])?${E}`),
+  rule('square-token', `(?<![A-Za-z0-9_+/=-])EAAA([A-Za-z0-9_-]{60})(?![A-Za-z0-9_+/=-])`),
+  rule('square-token', `${B}sq0(?:atp|csp)-([A-Za-z0-9_-]{22,43})${E_DASH}`),
+  rule('heroku-api-key', `${B}HRKU-AA([A-Za-z0-9_-]{58})${E_DASH}`),
+  rule('postman-api-key', `${B}PMAK-([a-fA-F0-9]{24}-[a-fA-F0-9]{34})${E}`),
+  rule('doppler-token', String.raw`${B}dp\.(?:pt|st|sa|ct|scim|audit)\.([A-Za-z0-9]{40,44})${E}`),
+  rule('linear-api-key', `${B}lin_api_([A-Za-z0-9]{40})${E}`),
+  rule('vault-token', String.raw`${B}hv[sb]\.([A-Za-z0-9_-]{90,250})`),
+  rule('atlassian-api-token', `${B}ATATT3([A-Za-z0-9_=-]{150,250})`),
+  rule('sentry-token', `${B}sntryu_([a-f0-9]{64})${E}`),
+  rule('sentry-token', `${B}sntrys_(eyJ[A-Za-z0-9_+/=-]{60,500})`),
+  rule('grafana-token', `${B}glsa_([A-Za-z0-9]{32}_[A-Fa-f0-9]{8})${E}`),
+  rule('grafana-token', `${B}glc_(eyJ[A-Za-z0-9_+/=-]{60,500})`),
+  rule('supabase-token', `${B}sbp_([a-f0-9]{40})${E}`),
+  rule('supabase-token', `${B}sb_secret_([A-Za-z0-9_-]{20,80})`),
+  rule('cloudflare-origin-ca-key', String.raw`${B}v1\.0-([a-f0-9]{24}-[a-f0-9]{146})${E}`),
+  rule('alibaba-access-key-id', `${B}LTAI([A-Za-z0-9]{20})${E}`),
+  rule('mapbox-secret-token', String.raw`${B}sk\.(eyJ[A-Za-z0-9_-]{50,400}\.[A-Za-z0-9_-]{20,100})`),
+  rule('notion-token', `${B}ntn_([0-9]{11}[A-Za-z0-9]{35})${E}`),
+  rule('notion-token', `${B}secret_([A-Za-z0-9]{43})${E}`),
+  rule('airtable-token', String.raw`${B}pat([A-Za-z0-9]{14}\.[a-f0-9]{64})${E}`),
+  rule('braintree-access-token', String.raw`access_token\$production\$([0-9a-z]{16}\$[0-9a-f]{32})`),
 ];
 
 const MASK_CHARS = new Set(['x', 'X', '*', '.', '#', '0']);
-const PLACEHOLDER_WORDS = /example|placeholder|your|redacted|dummy|xxxx|\*\*\*/i;
+// Case-sensitive and at least five characters long, so that a random key contains one by chance
+// with a probability under one in a million even at 160 characters.
+const PLACEHOLDER_WORDS = /example|EXAMPLE|placeholder|PLACEHOLDER|redacted|REDACTED|dummy|DUMMY|your[_-]|YOUR[_-]|xxxxx|XXXXX|\*\*\*/;
 
 // Documentation and templates are full of keys that look right but are not: `sk_live_xxxx…`,
 // `AKIAIOSFODNN7EXAMPLE`, `ghp_1234567890abcdef…`. A real key is random, so it has many distinct
-// characters, no mask characters filling half of it, and no long run like `12345678` or `abcdefgh`.
-// A random key fails these tests with a probability far below one in a million.
+// characters, no mask characters filling half of it, no long run like `12345678` or `abcdefgh`,
+// and no short block repeated throughout.
 export function isPlaceholder(secret: string): boolean {
   const distinct = new Set(secret).size;
   if (distinct < Math.min(6, Math.ceil(secret.length / 3))) return true;
@@ -151,20 +149,54 @@ export function isPlaceholder(secret: string): boolean {
     run = secret.charCodeAt(i) === secret.charCodeAt(i - 1) + 1 ? run + 1 : 1;
     if (run >= 8) return true;
   }
+  return isPeriodic(secret);
+}
+
+// `abcabcabc…` or a prefix typed over and over: a short block repeated across the whole string.
+function isPeriodic(secret: string): boolean {
+  for (let period = 1; period <= 16 && period * 2 <= secret.length; period++) {
+    let i = period;
+    while (i < secret.length && secret[i] === secret[i - period]) i++;
+    if (i === secret.length) return true;
+  }
   return false;
 }
 
-function firstMatchIndex(text: string, rule: SecretRule): number {
-  if (rule.keywords && !rule.keywords.some((keyword) => text.includes(keyword))) return -1;
-  const pattern = rule.pattern;
-  pattern.lastIndex = 0;
+function isAccepted(rule: SecretRule, text: string, match: RegExpExecArray): boolean {
+  const secret = match[1];
+  if (secret !== undefined && isPlaceholder(secret)) return false;
+  return rule.verify === undefined || rule.verify(text, match.index + match[0].length, match);
+}
+
+// Scanning happens in two steps. One alternation per flag set (the trigger) finds the first
+// position where any rule's pattern matches at all; most files have none, and this single pass
+// is about 3x faster than one pass per rule (20 MB of minified JS: 0.35 s instead of 1 s). From
+// there each rule scans on its own and skips past its rejected placeholders, which keeps the worst
+// case linear even for text made of near-keys.
+const TRIGGERS = [...new Set(SECRET_RULES.map((rule) => rule.pattern.flags))].map((flags) => {
+  const sources = SECRET_RULES.filter((rule) => rule.pattern.flags === flags).map((rule) => `(?:${rule.pattern.source})`);
+  return new RegExp(sources.join('|'), `${flags}g`);
+});
+const SCANNERS = SECRET_RULES.map((rule) => ({ rule, pattern: new RegExp(rule.pattern.source, `${rule.pattern.flags}g`) }));
+
+function firstCandidate(text: string): number {
+  let first = -1;
+  for (const trigger of TRIGGERS) {
+    trigger.lastIndex = 0;
+    const index = trigger.exec(text)?.index ?? -1;
+    trigger.lastIndex = 0;
+    if (index !== -1 && (first === -1 || index < first)) first = index;
+  }
+  return first;
+}
+
+function firstAccepted(text: string, rule: SecretRule, pattern: RegExp, from: number): number {
+  pattern.lastIndex = from;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    const end = match.index + match[0].length;
-    const secret = match[1];
-    if (secret !== undefined && isPlaceholder(secret)) continue;
-    if (rule.verify && !rule.verify(text, end, match)) continue;
-    pattern.lastIndex = 0;
-    return match.index;
+    if (isAccepted(rule, text, match)) {
+      pattern.lastIndex = 0;
+      return match.index;
+    }
   }
   return -1;
 }
@@ -181,9 +213,11 @@ function lineAt(text: string, index: number): number {
 
 // Returns the earliest finding in the text, or undefined. Never the matched text.
 export function scanForSecrets(text: string): SecretFinding | undefined {
+  const from = firstCandidate(text);
+  if (from === -1) return undefined;
   let best: { index: number; kind: string } | undefined;
-  for (const rule of SECRET_RULES) {
-    const index = firstMatchIndex(text, rule);
+  for (const { rule, pattern } of SCANNERS) {
+    const index = firstAccepted(text, rule, pattern, from);
     if (index !== -1 && (best === undefined || index < best.index)) best = { index, kind: rule.kind };
   }
   return best && { line: lineAt(text, best.index), kind: best.kind };

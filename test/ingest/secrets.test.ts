@@ -201,6 +201,11 @@ describe('scanForSecrets', () => {
     ['dotted words', 'Maaaaaaaaaaaaaaaaaaaaaaaaa.'.repeat(1 << 15)],
     ['one long word after a prefix', `${'ghp_'}${'a'.repeat(1 << 20)}`],
     ['a megabyte of newlines', '\n'.repeat(1 << 20)],
+    ['a key header with a long label', `-----BEGIN ${'A'.repeat(1 << 20)}`],
+    ['repeated mailgun keywords', 'mailgun '.repeat(1 << 17)],
+    ['repeated Discord-like words', `M${'a'.repeat(24)}.abcdef.`.repeat(1 << 15)],
+    ['a megabyte of uppercase', fake(1 << 20, UPPER + DIGITS)],
+    ['repeated webhook paths', 'hooks.slack.com/services/T'.repeat(1 << 15)],
   ])('scans %s in linear time', (_name, text) => {
     const started = performance.now();
     scanForSecrets(text);
@@ -218,7 +223,10 @@ describe('isPlaceholder', () => {
     ['IOSFODNN7EXAMPLE', true],
     ['your-api-key-here-please', true],
     ['1234567890abcdefghijklmnopqrstuvwxyz', true],
-    [`${fake(20)}xxxx${fake(20)}`, true],
+    [`${fake(20)}xxxxx${fake(20)}`, true],
+    [`${fake(20)}Your${fake(20)}`, false],
+    ['glpat-'.repeat(10), true],
+    ['a1B2c3D4e5F6g7H8'.repeat(3), true],
     [fake(36), false],
     [fake(32, HEX), false],
     [fake(16, UPPER + DIGITS), false],
