@@ -11,6 +11,20 @@ export interface Config {
   readonly hosts: HostConfig;
   readonly publicUrls: PublicUrls;
   readonly serve: ServeConfig;
+  readonly deploy: DeployConfig;
+}
+
+export interface DeployConfig {
+  /** Anonymous sites one network (IPv4 /24, IPv6 /64) may create per hour; 0 = no cap. */
+  readonly anonSitesPerHour: number;
+  /** Anonymous deploys (creates and site-token updates) per network per hour; 0 = no cap. */
+  readonly anonDeploysPerHour: number;
+  /** Take the client address from the first X-Forwarded-For hop (only behind a trusted proxy). */
+  readonly trustProxy: boolean;
+  /** Ingest worker threads per HTTP thread; all of them together stay within the core count. */
+  readonly ingestThreads: number;
+  /** Deploys allowed to wait for an ingest worker per HTTP thread before new ones get 503. */
+  readonly ingestQueue: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -115,6 +129,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   };
   if (!publicUrls.site.includes('{name}')) problems.push('PLINTH_PUBLIC_SITE_URL must contain {name}');
 
+  const trustProxyRaw = (env.PLINTH_TRUST_PROXY ?? '0').trim();
+  if (!['0', '1', 'true', 'false', ''].includes(trustProxyRaw)) problems.push(`PLINTH_TRUST_PROXY must be 1 or 0 (got "${env.PLINTH_TRUST_PROXY}")`);
+  const deploy: DeployConfig = {
+    anonSitesPerHour: int('PLINTH_ANON_SITES_PER_HOUR', 10, 0, 1_000_000),
+    anonDeploysPerHour: int('PLINTH_ANON_DEPLOYS_PER_HOUR', 60, 0, 1_000_000),
+    trustProxy: trustProxyRaw === '1' || trustProxyRaw === 'true',
+    ingestThreads: int('PLINTH_INGEST_THREADS', Math.max(1, Math.floor(availableParallelism() / threads)), 1, 64),
+    ingestQueue: int('PLINTH_INGEST_QUEUE', 16, 0, 10_000),
+  };
+
   const serve: ServeConfig = {
     cacheBytes: int('PLINTH_CACHE_MB', 64, 0, 65536) * 1024 * 1024,
     streamThresholdBytes: int('PLINTH_STREAM_THRESHOLD_KB', 1024, 16, 1024 * 1024) * 1024,
@@ -125,7 +149,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (problems.length > 0) {
     throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
-  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve });
+  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve, deploy });
 }
 
 /** The public address of a site, from the configured template. */

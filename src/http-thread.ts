@@ -13,6 +13,9 @@ interface ThreadData {
 const { config, port, index } = workerData as ThreadData;
 const log = createLogger({ level: config.logLevel, base: { thread: index } });
 
+// One request's stray rejection must not take down every connection on this thread.
+process.on('unhandledRejection', (err) => log.error({ err }, 'thread.unhandled_rejection'));
+
 try {
   const server = await startServer({ config, log, port });
   parentPort!.postMessage({ type: 'listening', port: server.port });

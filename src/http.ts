@@ -1,4 +1,5 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
 import { toErrorBody } from './errors.js';
 import type { Logger } from './log.js';
@@ -60,6 +61,7 @@ export function writeResponse(
   body: string | Uint8Array,
   head = false,
   headLength?: number,
+  closeConnection = false,
 ): void {
   // uWS writes "200 OK" itself when no status was written.
   if (status !== 200) res.writeStatus(statusLine(status));
@@ -73,7 +75,7 @@ export function writeResponse(
     res.writeHeader('Content-Length', String(length));
     res.endWithoutBody();
   } else {
-    res.end(body);
+    res.end(body, closeConnection);
   }
 }
 
@@ -85,20 +87,26 @@ export function sendResponse(
   body: string | Uint8Array,
   head = false,
   headLength?: number,
+  closeConnection = false,
 ): void {
   if (isAborted(res)) return;
-  res.cork(() => writeResponse(res, status, headers, body, head, headLength));
+  res.cork(() => writeResponse(res, status, headers, body, head, headLength, closeConnection));
 }
 
-export function sendJson(res: HttpResponse, status: number, body: unknown, headers: Headers = {}, head = false): void {
+export interface SendJsonOptions {
+  head?: boolean;
+  /** Close after answering: the request body was not (fully) read, so the stream is out of step. */
+  closeConnection?: boolean;
+}
+
+export function sendJson(res: HttpResponse, status: number, body: unknown, headers: Headers = {}, options: SendJsonOptions = {}): void {
   const json = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers };
-  sendResponse(res, status, json, JSON.stringify(body), head);
+  sendResponse(res, status, json, JSON.stringify(body), options.head, undefined, options.closeConnection);
 }
 
-export interface SendErrorOptions {
+export interface SendErrorOptions extends SendJsonOptions {
   /** Fields for the log line. */
   context?: Record<string, unknown>;
-  head?: boolean;
 }
 
 /** Maps anything thrown to SPEC 7's body, once; 5xx are logged with their stack, 4xx at debug. */
@@ -106,7 +114,7 @@ export function sendError(res: HttpResponse, err: unknown, log: Logger, options:
   const { status, body, headers, internal } = toErrorBody(err);
   if (internal) log.error({ ...options.context, err }, 'request.failed');
   else log.debug({ ...options.context, code: body.error.code }, 'request.rejected');
-  sendJson(res, status, body, headers, options.head);
+  sendJson(res, status, body, headers, options);
 }
 
 export interface StreamFileOptions {
@@ -188,4 +196,79 @@ export function streamFile(res: HttpResponse, options: StreamFileOptions): void 
       res.cork(() => res.close());
     }
   });
+}
+
+export interface SpoolOptions {
+  /** File to create (must not exist). */
+  path: string;
+  maxBytes: number;
+}
+
+export interface Spool {
+  /** Resolves with the byte count once the whole body is on disk. */
+  done: Promise<number>;
+  /** Stops reading and deletes the file; `done` then rejects. Safe to call more than once. */
+  discard(): void;
+}
+
+export class SpoolError extends Error {
+  constructor(readonly reason: 'too_large' | 'aborted' | 'io', message: string) {
+    super(message);
+  }
+}
+
+/**
+ * Streams a request body into a file. Must be called synchronously in the handler (uWS hands
+ * body chunks only to an `onData` attached before it returns). Counts bytes as they arrive and
+ * stops at the first byte over `maxBytes`; pauses the socket while the disk catches up; removes
+ * the file when the client aborts or the body is refused.
+ */
+export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
+  const file = createWriteStream(options.path, { flags: 'wx' });
+  let received = 0;
+  let settled = false;
+  let resolveDone!: (bytes: number) => void;
+  let rejectDone!: (err: SpoolError) => void;
+  const done = new Promise<number>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
+  // Callers may discard before awaiting; never let that surface as an unhandled rejection.
+  done.catch(() => undefined);
+
+  const fail = (err: SpoolError): void => {
+    if (settled) return;
+    settled = true;
+    file.destroy();
+    void unlink(options.path).catch(() => undefined);
+    rejectDone(err);
+  };
+
+  trackAbort(res, () => fail(new SpoolError('aborted', 'The client closed the connection before the upload finished.')));
+  file.on('error', (err) => fail(new SpoolError('io', err.message)));
+  file.on('finish', () => {
+    if (settled) return;
+    settled = true;
+    resolveDone(received);
+  });
+
+  res.onData((chunk, isLast) => {
+    if (settled) return;
+    received += chunk.byteLength;
+    if (received > options.maxBytes) {
+      fail(new SpoolError('too_large', `The upload is larger than ${options.maxBytes} bytes.`));
+      return;
+    }
+    // The chunk's memory is reused by uWS after this callback returns: copy it.
+    const copy = Buffer.from(chunk.slice(0));
+    if (!file.write(copy)) {
+      res.pause();
+      file.once('drain', () => {
+        if (!isAborted(res)) res.resume();
+      });
+    }
+    if (isLast) file.end();
+  });
+
+  return { done, discard: () => fail(new SpoolError('aborted', 'The upload was discarded.')) };
 }

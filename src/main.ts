@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { loadConfig, siteUrl, type Config } from './config.js';
@@ -30,6 +31,8 @@ async function main(): Promise<void> {
   log.info({ config: { ...config, serve: { ...config.serve } } }, 'config.loaded');
 
   mkdirSync(config.dataDir, { recursive: true });
+  // Uploads spooled by a previous run that died mid-request; no request is in flight yet.
+  rmSync(join(config.dataDir, 'tmp', 'uploads'), { recursive: true, force: true });
   const store = await openStore({ dir: config.dataDir });
   const swept = await store.blobs.sweepTemp(STALE_TEMP_MS);
   if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');

@@ -28,6 +28,9 @@ export const PLAN_LIMITS: Readonly<Record<Plan, Readonly<TierLimits>>> = {
 export const MAX_REQUEST_BYTES = 90 * MB;
 export const MAX_MCP_REQUEST_BYTES = 40 * MB;
 
+/** Decompressed bytes one request may unpack, whatever the plan: bounds a zip bomb's disk use. */
+export const MAX_UNPACKED_BYTES = 1 * GB;
+
 /** Unclaimed anonymous sites live this long. */
 export const ANONYMOUS_LIFETIME_MS = 72 * 3600 * 1000;
 

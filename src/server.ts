@@ -1,7 +1,9 @@
+import { createApi } from './api/index.js';
 import { siteUrl, type Config } from './config.js';
 import { ServiceError } from './errors.js';
 import { sendError } from './http.js';
 import type { Logger } from './log.js';
+import { createIngestPool } from './ingest/index.js';
 import { createSiteServer, routeHost } from './serve/index.js';
 import { openStore, type Store } from './store/index.js';
 import { loadNativeUws, type us_listen_socket } from './uws.js';
@@ -23,6 +25,8 @@ export interface StartServerOptions {
   /** Overrides the listening port (e.g. the port the first thread got for port 0). */
   port?: number;
   now?: () => number;
+  /** Built ingest worker to run (tests point at dist/, since vitest runs src/ directly). */
+  ingestWorkerFile?: string | URL;
 }
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
@@ -36,6 +40,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     log: log.child({ area: 'serve' }),
     now: options.now,
   });
+
+  const ingest = createIngestPool({
+    maxThreads: config.deploy.ingestThreads,
+    maxQueue: config.deploy.ingestQueue,
+    idleTimeoutMs: 30_000,
+    workerFile: options.ingestWorkerFile,
+  });
+  const api = createApi({ store, ingest, config, log: log.child({ area: 'api' }), now: options.now });
 
   const notBuilt = (surface: string): ServiceError =>
     new ServiceError('not_found', `The ${surface} is not available on this server yet.`);
@@ -51,7 +63,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const head = req.getMethod() === 'head';
     switch (route.kind) {
       case 'api':
-        return sendError(res, new ServiceError('not_found', `No endpoint ${req.getCaseSensitiveMethod()} ${req.getUrl()}.`), log, { head });
+        return api.handle(res, req);
       case 'mcp':
         return sendError(res, notBuilt('MCP server'), log, { head });
       case 'app':
@@ -79,6 +91,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       if (closed) return;
       closed = true;
       uws.us_listen_socket_close(listenSocket);
+      await ingest.close();
       await store.close();
     },
   };

@@ -42,6 +42,14 @@ interface Target {
   html: boolean;
   cacheControl: string;
   encodings: readonly Encoding[];
+  /** Header lists for in-memory bodies, built on first use: [identity, br, gzip]. */
+  prepared: (PreparedHeaders | undefined)[];
+}
+
+/** The full header list of one representation as flat name/value pairs, and its ETag. */
+interface PreparedHeaders {
+  flat: string[];
+  etag: string;
 }
 
 /** A site record as this thread last read it, with the targets of its live revision. */
@@ -95,6 +103,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       sites.delete(name);
       return undefined;
     }
+    // Targets depend on the live revision only; badge choice is made per request from the plan.
     if (cached !== undefined && cached.site.liveRevision === site.liveRevision) {
       cached.site = site;
       cached.checkedAt = checkedAt;
@@ -110,7 +119,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const normalized = normalizeRequestPath(url, config.maxUrlBytes);
     let target: Target;
     if (!normalized.ok) {
-      target = { status: 404, error: normalized.status, html: false, cacheControl: '', encodings: [] };
+      target = { status: 404, error: normalized.status, html: false, cacheControl: '', encodings: [], prepared: [] };
     } else {
       let last: FileEntry | undefined;
       const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, (path) => {
@@ -125,6 +134,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         html: entry !== undefined && isHtmlType(entry.type),
         cacheControl: entry ? cacheControlFor(entry.type) : '',
         encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : [],
+        prepared: [],
       };
     }
     if (cached.targets.size >= MAX_TARGETS_PER_SITE) cached.targets.clear();
@@ -185,10 +195,63 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     writeResponse(res, status, headers, body, head);
   };
 
+  /**
+   * The hot path: a whole, unbadged body from memory. Everything but the body is precomputed
+   * per target, so a request costs a few header lookups and no allocation of its own. Returns
+   * false when the request needs the general path (ranges, large files).
+   */
+  const sendPrepared = (res: HttpResponse, req: HttpRequest, target: Target): boolean => {
+    const entry = target.entry!;
+    const ok = target.status === 200;
+    if (ok && !target.html && req.getHeader('range') !== '') return false;
+    let encoding: Encoding | undefined;
+    if (target.encodings.length > 0) {
+      const acceptEncoding = req.getHeader('accept-encoding');
+      if (acceptEncoding !== '') encoding = chooseEncoding(acceptEncoding, target.encodings);
+    }
+    if ((encoding ? entry.encodings![encoding]! : entry.size) > config.streamThresholdBytes) return false;
+
+    const slot = encoding === undefined ? 0 : encoding === 'br' ? 1 : 2;
+    let prepared = target.prepared[slot];
+    if (prepared === undefined) {
+      const etag = encoding ? `"${entry.sha256}-${encoding}"` : `"${entry.sha256}"`;
+      const flat = ['Content-Type', entry.type, 'Cache-Control', target.cacheControl, 'X-Content-Type-Options', 'nosniff', 'Referrer-Policy', 'strict-origin-when-cross-origin'];
+      if (target.encodings.length > 0) flat.push('Vary', 'Accept-Encoding');
+      if (ok) flat.push('ETag', etag);
+      if (ok && !target.html) flat.push('Accept-Ranges', 'bytes');
+      if (encoding) flat.push('Content-Encoding', encoding);
+      prepared = { flat, etag };
+      target.prepared[slot] = prepared;
+    }
+
+    if (ok) {
+      const ifNoneMatch = req.getHeader('if-none-match');
+      if (ifNoneMatch !== '' && (ifNoneMatch === prepared.etag || matchesIfNoneMatch(ifNoneMatch, prepared.etag))) {
+        res.writeStatus('304 Not Modified');
+        res.writeHeader('ETag', prepared.etag);
+        res.writeHeader('Cache-Control', target.cacheControl);
+        if (target.encodings.length > 0) res.writeHeader('Vary', 'Accept-Encoding');
+        res.writeHeader('X-Content-Type-Options', 'nosniff');
+        res.writeHeader('Referrer-Policy', 'strict-origin-when-cross-origin');
+        res.endWithoutBody();
+        return true;
+      }
+    } else {
+      res.writeStatus('404 Not Found');
+    }
+    const body = readBlob(entry, encoding);
+    const flat = prepared.flat;
+    for (let i = 0; i < flat.length; i += 2) res.writeHeader(flat[i]!, flat[i + 1]!);
+    res.end(body.bytes);
+    return true;
+  };
+
   /** Sends a file of the live revision. Synchronous unless the body streams from disk. */
   const sendTarget = (res: HttpResponse, req: HttpRequest, site: SiteRecord, target: Target, head: boolean): void => {
     const entry = target.entry!;
     const ok = target.status === 200;
+
+    if (!head && !(target.html && hasBadge(site.plan)) && sendPrepared(res, req, target)) return;
 
     // Pick the representation: badged page, precompressed variant or identity bytes.
     let body: Body | undefined;

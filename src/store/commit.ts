@@ -52,7 +52,11 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     });
     const updated: SiteRecord = { ...site, liveRevision: revisionId, liveNumber: number, lastNumber: number };
 
-    if (input.create) void dbs.names.put(site.name, site.id);
+    if (input.create) {
+      void dbs.names.put(site.name, site.id);
+      if (site.siteTokenHash) void dbs.tokens.put(site.siteTokenHash, { kind: 'site', siteId: site.id });
+      if (site.claimTokenHash) void dbs.tokens.put(site.claimTokenHash, { kind: 'claim', siteId: site.id });
+    }
     void dbs.revisions.put([site.id, number], revision);
     void dbs.revisionIds.put(revisionId, [site.id, number]);
     for (const [path, entry] of rows) void dbs.paths.put([revisionId, path], entry);

@@ -1,5 +1,5 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { FileEntry, RevisionRecord, SiteRecord } from './types.js';
+import type { FileEntry, RevisionRecord, SiteRecord, TokenRecord } from './types.js';
 
 export type RevisionKey = [siteId: string, number: number];
 export type PathKey = [revisionId: string, path: string];
@@ -17,7 +17,13 @@ export interface MetadataDbs {
   /** revision id → key in `revisions`. */
   revisionIds: Database<RevisionKey, string>;
   paths: Database<FileEntry, PathKey>;
+  /** sha256 of a token → what it grants. Tokens themselves are never stored. */
+  tokens: Database<TokenRecord, string>;
+  /** `[scope, window start]` → hits in that fixed window, for rate caps shared by all threads. */
+  counters: Database<number, CounterKey>;
 }
+
+export type CounterKey = [scope: string, windowStart: number];
 
 export function openMetadataDbs(path: string): MetadataDbs {
   // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
@@ -29,6 +35,8 @@ export function openMetadataDbs(path: string): MetadataDbs {
     revisions: env.openDB<RevisionRecord, RevisionKey>('revisions', {}),
     revisionIds: env.openDB<RevisionKey, string>('revisionIds', {}),
     paths: env.openDB<FileEntry, PathKey>('paths', {}),
+    counters: env.openDB<number, CounterKey>('counters', {}),
+    tokens: env.openDB<TokenRecord, string>('tokens', {}),
   };
 }
 

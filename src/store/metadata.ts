@@ -1,7 +1,7 @@
 import { commitRevision } from './commit.js';
 import { createSiteChanges } from './site-changes.js';
-import { isPlainId, openMetadataDbs, pathRangeEnd, type MetadataDbs } from './metadata-dbs.js';
-import type { ListedFile, RevisionPage, SiteRecord, SiteState, Store } from './types.js';
+import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
+import type { ListedFile, RateCheck, RateResult, RevisionPage, SiteRecord, SiteState, Store } from './types.js';
 
 const DEFAULT_REVISION_PAGE = 50;
 
@@ -55,6 +55,9 @@ export function openMetadata(path: string, now: () => number): Metadata {
       return site;
     },
     isNameUsed: (name) => dbs.names.get(name) !== undefined,
+    findToken: (tokenHash) => dbs.tokens.get(tokenHash),
+    takeRateTokens: (checks) => takeRateTokens(dbs, checks, now()),
+    pruneCounters: (before) => pruneCounters(dbs, before),
     onSiteChanged: (listener) => changes.subscribe(listener),
     async close() {
       changes.close();
@@ -69,6 +72,34 @@ function listFiles(dbs: MetadataDbs, revisionId: string): ListedFile[] {
   if (!isPlainId(revisionId)) return [];
   const range = dbs.paths.getRange({ start: [revisionId], end: pathRangeEnd(revisionId) });
   return Array.from(range, ({ key, value }) => ({ path: key[1], ...value }));
+}
+
+function takeRateTokens(dbs: MetadataDbs, checks: readonly RateCheck[], at: number): Promise<RateResult> {
+  return dbs.env.transaction((): RateResult => {
+    const keys = checks.map((check) => [check.scope, at - (at % check.windowMs)] as CounterKey);
+    let retryAfterMs = 0;
+    checks.forEach((check, i) => {
+      if ((dbs.counters.get(keys[i]!) ?? 0) >= check.limit) {
+        retryAfterMs = Math.max(retryAfterMs, keys[i]![1] + check.windowMs - at);
+      }
+    });
+    if (retryAfterMs > 0) return { allowed: false, retryAfterMs };
+    keys.forEach((key) => void dbs.counters.put(key, (dbs.counters.get(key) ?? 0) + 1));
+    return { allowed: true };
+  });
+}
+
+function pruneCounters(dbs: MetadataDbs, before: number): Promise<number> {
+  return dbs.env.transaction(() => {
+    let removed = 0;
+    for (const { key } of dbs.counters.getRange({ snapshot: false })) {
+      if (key[1] < before) {
+        void dbs.counters.remove(key);
+        removed++;
+      }
+    }
+    return removed;
+  });
 }
 
 function setSiteState(dbs: MetadataDbs, name: string, state: SiteState, now: () => number) {

@@ -103,6 +103,12 @@ export interface RevisionPage {
   nextBefore?: number;
 }
 
+export interface PutFileOptions {
+  compress: boolean;
+  /** Compression effort for the variants; defaults to `'small'`. */
+  quality?: 'fast' | 'small';
+}
+
 /** Content-addressed blob files: `blobs/<aa>/<bb>/<sha256>` plus `.br` / `.gz` variants. */
 export interface BlobStore {
   /** Absolute path of a blob (or of one of its precompressed variants). */
@@ -115,9 +121,10 @@ export interface BlobStore {
   write(source: AsyncIterable<Uint8Array> | Uint8Array): Promise<{ sha256: string; size: number }>;
   /**
    * Writes a blob and, when `compress` is set and compression saves space, its brotli and gzip
-   * variants (made once, here). Returns the path-index entry for it.
+   * variants (made once, here). Returns the path-index entry for it. `quality: 'fast'` (brotli 5,
+   * gzip 4) is for deploys, where time matters; the default `'small'` spends more CPU for size.
    */
-  putFile(bytes: Uint8Array, type: string, options: { compress: boolean }): Promise<FileEntry>;
+  putFile(bytes: Uint8Array, type: string, options: PutFileOptions): Promise<FileEntry>;
   /** Reads a whole blob (or variant) into memory; for small files only. */
   readSync(sha256: string, encoding?: Encoding): Buffer;
   /** Removes temp files left by writers that died, older than `olderThanMs`. */
@@ -140,8 +147,18 @@ export interface Store {
   commitRevision(input: CommitInput): Promise<CommitResult>;
   /** Records a lifecycle change (deleted, taken down, restored to active). */
   setSiteState(name: string, state: SiteState): Promise<SiteRecord | undefined>;
+  /** The record for a token hash (see `hashToken`), if any. */
+  findToken(tokenHash: string): TokenRecord | undefined;
   /** True if the name was ever used by any site (names are never reused). */
   isNameUsed(name: string): boolean;
+  /**
+   * Counts one hit against every check in one transaction, all or nothing: if any check is
+   * already at its limit in the current fixed window, nothing is counted. Shared by all threads
+   * and processes on the data directory.
+   */
+  takeRateTokens(checks: readonly RateCheck[]): Promise<RateResult>;
+  /** Drops counter windows that started before `before` (pass a time past every window's end); returns how many. */
+  pruneCounters(before: number): Promise<number>;
   /**
    * Calls `listener` whenever a site record changes through any store handle of this process
    * (commits, state changes): at once in this thread, within a turn in other threads. Returns an
@@ -150,6 +167,20 @@ export interface Store {
   onSiteChanged(listener: (change: { siteId: string; name: string }) => void): () => void;
   close(): Promise<void>;
 }
+
+/** What a token (looked up by its sha256) grants. */
+export type TokenRecord =
+  | { kind: 'site'; siteId: string }
+  | { kind: 'claim'; siteId: string };
+
+export interface RateCheck {
+  /** What is counted, e.g. `anon-sites:203.0.113.0/24`. */
+  scope: string;
+  limit: number;
+  windowMs: number;
+}
+
+export type RateResult = { allowed: true } | { allowed: false; retryAfterMs: number };
 
 export interface StoreOptions {
   /** Data directory; LMDB lives in `<dir>/meta`, blobs in `<dir>/blobs`. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type CommitInput, type FileEntry, type Store } from '../../src/store/index.js';
+import { tempDir } from '../helpers/sites.js';
 import { markedEntry } from './helpers.js';
 
 let dir: string;
@@ -173,5 +174,27 @@ describe('commitRevision and reads', () => {
     expect(updated).toMatchObject({ state: 'taken_down', stateChangedAt: 9_000_000 });
     expect(store.getSite('stateful')).toEqual(updated);
     expect(await store.setSiteState('missing', 'deleted')).toBeUndefined();
+  });
+});
+
+describe('rate counters', () => {
+  it('counts hits per fixed window, all or nothing, and reports when to retry', async () => {
+    let clock = 10 * 3600_000 + 600_000; // ten minutes into an hour window
+    const store = openStore({ dir: tempDir(), now: () => clock });
+    try {
+      const sites = { scope: 'sites:net', limit: 2, windowMs: 3600_000 };
+      const deploys = { scope: 'deploys:net', limit: 3, windowMs: 3600_000 };
+      expect(await store.takeRateTokens([sites, deploys])).toEqual({ allowed: true });
+      expect(await store.takeRateTokens([sites, deploys])).toEqual({ allowed: true });
+      // The site cap is reached: nothing is counted, not even the deploy.
+      expect(await store.takeRateTokens([sites, deploys])).toEqual({ allowed: false, retryAfterMs: 50 * 60_000 });
+      expect(await store.takeRateTokens([deploys])).toEqual({ allowed: true });
+      expect(await store.takeRateTokens([deploys])).toEqual({ allowed: false, retryAfterMs: 50 * 60_000 });
+      clock += 50 * 60_000;
+      expect(await store.takeRateTokens([sites, deploys])).toEqual({ allowed: true });
+      expect(await store.pruneCounters(clock)).toBe(2);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -1,0 +1,45 @@
+import { ServiceError } from '../errors.js';
+import { sendError } from '../http.js';
+import type { Logger } from '../log.js';
+import type { HttpRequest, HttpResponse } from '../uws.js';
+
+export type RouteHandler = (res: HttpResponse, req: HttpRequest, params: string[]) => void;
+
+export interface Route {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Anchored pattern over the path; capture groups become `params` (percent-decoded). */
+  pattern: RegExp;
+  handle: RouteHandler;
+}
+
+/**
+ * Matches method and path. A path that exists under another method gets 405 with `Allow`; an
+ * unknown path gets 404 — both in SPEC 7's error shape.
+ */
+export function createRouter(routes: readonly Route[], log: Logger): (res: HttpResponse, req: HttpRequest) => void {
+  return (res, req) => {
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const path = req.getUrl();
+    const allowed: string[] = [];
+    for (const route of routes) {
+      const match = route.pattern.exec(path);
+      if (!match) continue;
+      if (route.method !== method) {
+        allowed.push(route.method);
+        continue;
+      }
+      let params: string[];
+      try {
+        params = match.slice(1).map((part) => decodeURIComponent(part ?? ''));
+      } catch {
+        return sendError(res, new ServiceError('bad_request', 'The path has invalid percent-encoding.'), log);
+      }
+      return route.handle(res, req, params);
+    }
+    const head = method === 'HEAD';
+    if (allowed.length > 0) {
+      return sendError(res, new ServiceError('method_not_allowed', `${method} is not supported on ${path}.`, { headers: { Allow: allowed.join(', ') } }), log, { head });
+    }
+    return sendError(res, new ServiceError('not_found', `No endpoint ${method} ${path}.`, { agentMessage: 'The API lives under /v1; see the docs host for its endpoints.' }), log, { head });
+  };
+}

@@ -1,0 +1,270 @@
+// The per-file pipeline shared by tar, zip and inline JSON deploys: path rules, skip rules,
+// limits counted while streaming, the leak guard, the executable block, blob writes, and at the
+// end top-folder stripping and the index.html rule (SPEC 4.1, SPEC 8).
+import { contentTypeFor } from '../content-types.js';
+import { isSkippedPath } from '../site-paths.js';
+import type { BlobStore, FileEntry } from '../store/index.js';
+import { checkArchivePath, findCaseDuplicate, stripCommonTopFolder } from './archive-path.js';
+import { isExecutableFile } from './executables.js';
+import {
+  badRequest,
+  executableBlocked,
+  fileTooLarge,
+  secretFound,
+  siteTooLarge,
+  tooLarge,
+  tooManyFiles,
+  type DeployRejected,
+} from './rejection.js';
+import { looksLikeText, scanForSecrets } from './secrets.js';
+import { storeFile } from './store-file.js';
+import type { IngestedFile, IngestLimits } from './types.js';
+
+export type EntryKind = 'file' | 'directory' | 'symlink' | 'hardlink' | 'device' | 'fifo' | 'other';
+
+/** Entries of any kind (folders and skipped files too); bounds the work a tiny hostile archive can cause. */
+export const MAX_ENTRIES = 200_000;
+/** `isExecutableFile` looks at this many leading bytes. */
+const HEAD_BYTES = 4096;
+/**
+ * Blob writes overlap with reading the next entries (each write waits on fsyncs, not CPU), but
+ * the bytes they hold stay bounded: peak memory is about one file being read plus this.
+ */
+const MAX_PENDING_WRITE_BYTES = 64 * 1024 * 1024;
+const MAX_PENDING_WRITES = 32;
+
+const KIND_NAMES: Record<Exclude<EntryKind, 'file' | 'directory'>, string> = {
+  symlink: 'a symbolic link',
+  hardlink: 'a hard link',
+  device: 'a device file',
+  fifo: 'a named pipe (FIFO)',
+  other: 'not a regular file or folder',
+};
+
+export interface CollectorOptions {
+  blobs: BlobStore;
+  limits: IngestLimits;
+  blockExecutables: boolean;
+}
+
+export interface CollectedSite {
+  files: IngestedFile[];
+  skipped: string[];
+  strippedPrefix?: string;
+}
+
+export interface Collector {
+  /**
+   * Judges an entry from its header alone. Returns the normalised path when the entry's bytes
+   * should be read with `addFile`, or undefined when they are not wanted (folders, skipped
+   * files). Throws `DeployRejected` for entries that fail the whole deploy.
+   */
+  admit(rawPath: string, kind: EntryKind): string | undefined;
+  /** Reads an admitted file, counting bytes as they arrive; stops at the first byte over a limit. */
+  addFile(path: string, chunks: AsyncIterable<Uint8Array>): Promise<void>;
+  /** Checks and stores an admitted file already in memory (inline JSON). */
+  addBytes(path: string, bytes: Uint8Array): Promise<void>;
+  /** Waits for pending blob writes and applies the whole-site rules. */
+  finish(options: { patch: boolean }): Promise<CollectedSite>;
+  /** Waits for pending blob writes, ignoring their outcome (used when the deploy already failed). */
+  settle(): Promise<void>;
+}
+
+// A skipped folder is listed once (`node_modules/`), not with every file inside it: a project
+// archive can hold tens of thousands of them. A neutral probe name tells whether a folder itself
+// is what makes its contents skipped.
+function skippedListing(path: string): string {
+  const segments = path.split('/');
+  for (let i = 1; i < segments.length; i++) {
+    const folder = segments.slice(0, i).join('/');
+    if (isSkippedPath(`${folder}/index.html`)) return `${folder}/`;
+  }
+  return path;
+}
+
+function entryRejected(rawPath: string, kind: Exclude<EntryKind, 'file' | 'directory'>): DeployRejected {
+  return badRequest(`Entry ${JSON.stringify(rawPath)} is ${KIND_NAMES[kind]}; a deploy may only contain regular files and folders.`, {
+    agentMessage: `The archive contains ${rawPath}, which is ${KIND_NAMES[kind]}. Replace it with a copy of the real file (for example with tar's --dereference or zip without --symlinks) or leave it out, then deploy again.`,
+    details: { file: rawPath },
+  });
+}
+
+function pathRejected(rawPath: string, reason: string): DeployRejected {
+  return badRequest(reason, {
+    agentMessage: `The archive contains an unsafe path (${JSON.stringify(rawPath)}). Create the archive from inside the site folder so every path is relative, without ".." or drive letters, then deploy again.`,
+    details: { file: rawPath },
+  });
+}
+
+// `a` as a file and `a/b` as a file cannot both exist on disk or be served unambiguously.
+function findFileFolderClash(paths: readonly string[]): [string, string] | undefined {
+  const files = new Set(paths);
+  for (const path of paths) {
+    for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) {
+      const folder = path.slice(0, slash);
+      if (files.has(folder)) return [folder, path];
+    }
+  }
+  return undefined;
+}
+
+export function createCollector(options: CollectorOptions): Collector {
+  const { blobs, limits, blockExecutables } = options;
+  // Admitted paths in archive order; entries are filled in as their writes finish.
+  const admitted: string[] = [];
+  const seen = new Set<string>();
+  const stored = new Map<string, FileEntry>();
+  const skipped = new Set<string>();
+  let entries = 0;
+  let siteBytes = 0;
+
+  const pending = new Set<Promise<void>>();
+  let pendingBytes = 0;
+  let writeError: { error: unknown } | undefined;
+
+  function admit(rawPath: string, kind: EntryKind): string | undefined {
+    entries++;
+    if (entries > MAX_ENTRIES) {
+      throw tooLarge(`The archive has more than ${MAX_ENTRIES} entries.`, {
+        agentMessage: `The archive has more than ${MAX_ENTRIES} entries (files and folders). Leave out dependency and build folders such as node_modules/ and deploy only the built site.`,
+      });
+    }
+    if (kind === 'directory') {
+      // Folders create nothing, but a hostile name is refused like a file's; `./` is the root.
+      if (/^(?:\.?\/)*\.?$/.test(rawPath)) return undefined;
+      const checked = checkArchivePath(rawPath);
+      if (!checked.ok) throw pathRejected(rawPath, checked.reason);
+      return undefined;
+    }
+    if (kind !== 'file') throw entryRejected(rawPath, kind);
+
+    const checked = checkArchivePath(rawPath);
+    if (!checked.ok) throw pathRejected(rawPath, checked.reason);
+    const path = checked.path;
+    if (isSkippedPath(path)) {
+      skipped.add(skippedListing(path));
+      return undefined;
+    }
+    if (seen.has(path)) {
+      throw badRequest(`Path ${JSON.stringify(path)} appears more than once.`, {
+        agentMessage: `${path} appears more than once in the deploy, so it is unclear which copy to publish. Keep one and deploy again.`,
+        details: { file: path },
+      });
+    }
+    // By name before reading: the bytes of a blocked installer are not even decompressed.
+    if (blockExecutables && isExecutableFile(path, new Uint8Array(0))) throw executableBlocked(path);
+    if (admitted.length >= limits.maxFiles) throw tooManyFiles(limits.maxFiles);
+    seen.add(path);
+    admitted.push(path);
+    return path;
+  }
+
+  async function addFile(path: string, chunks: AsyncIterable<Uint8Array>): Promise<void> {
+    // Never trust a declared size (tar header, zip directory): count what actually arrives and
+    // stop reading at the first byte over a limit, so a bomb costs no more than the limit.
+    const maxBytes = Math.min(limits.maxFileBytes, limits.maxSiteBytes - siteBytes);
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    let headChecked = !blockExecutables;
+    for await (const chunk of chunks) {
+      size += chunk.byteLength;
+      if (size > maxBytes) {
+        throw size > limits.maxFileBytes ? fileTooLarge(path, limits.maxFileBytes) : siteTooLarge(path, limits.maxSiteBytes);
+      }
+      parts.push(chunk);
+      // Refuse a renamed binary from its first bytes rather than after reading all of it.
+      if (!headChecked && size >= HEAD_BYTES) {
+        headChecked = true;
+        if (isExecutableFile(path, Buffer.concat(parts, size).subarray(0, HEAD_BYTES))) throw executableBlocked(path);
+      }
+    }
+    await accept(path, parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
+  }
+
+  async function addBytes(path: string, bytes: Uint8Array): Promise<void> {
+    if (bytes.byteLength > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes);
+    if (siteBytes + bytes.byteLength > limits.maxSiteBytes) throw siteTooLarge(path, limits.maxSiteBytes);
+    await accept(path, bytes);
+  }
+
+  async function accept(path: string, bytes: Uint8Array): Promise<void> {
+    siteBytes += bytes.byteLength;
+    if (blockExecutables && isExecutableFile(path, bytes.subarray(0, HEAD_BYTES))) throw executableBlocked(path);
+    if (looksLikeText(bytes)) {
+      const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+      const finding = scanForSecrets(text);
+      if (finding) throw secretFound(path, finding.line, finding.kind);
+    }
+    await startWrite(path, bytes, contentTypeFor(path));
+  }
+
+  async function startWrite(path: string, bytes: Uint8Array, type: string): Promise<void> {
+    const write: Promise<void> = storeFile(blobs, bytes, type).then(
+      (entry) => void stored.set(path, entry),
+      (error: unknown) => void (writeError ??= { error }),
+    );
+    const tracked = write.finally(() => {
+      pending.delete(tracked);
+      pendingBytes -= bytes.byteLength;
+    });
+    pending.add(tracked);
+    pendingBytes += bytes.byteLength;
+    while (pending.size > 0 && (pending.size >= MAX_PENDING_WRITES || pendingBytes > MAX_PENDING_WRITE_BYTES)) {
+      await Promise.race(pending);
+    }
+    if (writeError) throw writeError.error;
+  }
+
+  async function settle(): Promise<void> {
+    while (pending.size > 0) await Promise.all(pending);
+  }
+
+  async function finish({ patch }: { patch: boolean }): Promise<CollectedSite> {
+    await settle();
+    if (writeError) throw writeError.error;
+
+    const duplicate = findCaseDuplicate(admitted);
+    if (duplicate) {
+      const [first, second] = duplicate;
+      throw badRequest(`Paths ${JSON.stringify(first)} and ${JSON.stringify(second)} differ only in letter case.`, {
+        agentMessage: `${first} and ${second} differ only in letter case, so they would be the same file on Windows and macOS. Rename or remove one of them and deploy again.`,
+        details: { file: second, other: first },
+      });
+    }
+    const clash = findFileFolderClash(admitted);
+    if (clash) {
+      const [file, inside] = clash;
+      throw badRequest(`Path ${JSON.stringify(file)} is both a file and the folder of ${JSON.stringify(inside)}.`, {
+        details: { file, other: inside },
+      });
+    }
+
+    const skippedList = [...skipped];
+    let finalPaths = admitted;
+    let strippedPrefix: string | undefined;
+    let finalSkipped = skippedList;
+    if (!patch) {
+      // SPEC 4.1 rule 2 judges published files only; skipped listings are renamed alongside.
+      const stripped = stripCommonTopFolder([...admitted, ...skippedList]);
+      strippedPrefix = stripped.prefix;
+      finalPaths = stripped.paths.slice(0, admitted.length);
+      finalSkipped = stripped.paths.slice(admitted.length);
+      if (!finalPaths.includes('index.html')) {
+        throw badRequest('index.html is required at the root of the site.', {
+          agentMessage: strippedPrefix
+            ? `The site has no index.html in its top folder (${strippedPrefix}). Add the home page as index.html there and deploy again.`
+            : 'The site has no index.html at its root. Add the home page as index.html in the top folder of the upload (not in a subfolder) and deploy again.',
+        });
+      }
+    }
+
+    const files = admitted.map((path, i): IngestedFile => {
+      const entry = stored.get(path);
+      if (!entry) throw new Error(`ingest: no blob entry for ${path}`);
+      return { path: finalPaths[i]!, ...entry };
+    });
+    return { files, skipped: finalSkipped, ...(strippedPrefix === undefined ? {} : { strippedPrefix }) };
+  }
+
+  return { admit, addFile, addBytes, finish, settle };
+}

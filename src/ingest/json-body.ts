@@ -1,0 +1,199 @@
+// Inline JSON deploys (SPEC 4.2): parse the spooled body, validate it against a schema, decode
+// each file and hand it to the same collector as archive entries. Runs in the worker because a
+// JSON.parse of a 90 MB body would stall an HTTP thread for a noticeable time.
+import { readFile } from 'node:fs/promises';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { checkArchivePath } from './archive-path.js';
+import type { Collector } from './collector.js';
+import { badRequest } from './rejection.js';
+import type { JsonDeployFields } from './types.js';
+
+interface InlineFile {
+  path: string;
+  content: string;
+  encoding?: 'utf8' | 'base64';
+}
+
+interface InlineDeploy extends JsonDeployFields {
+  files: InlineFile[];
+}
+
+export const SITE_NAME_PATTERN = '^[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$';
+
+const SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['files'],
+  properties: {
+    site: { type: 'string', pattern: SITE_NAME_PATTERN },
+    base_revision: { type: 'string', minLength: 1, maxLength: 200 },
+    files: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['path', 'content'],
+        properties: {
+          path: { type: 'string' },
+          content: { type: 'string' },
+          encoding: { enum: ['utf8', 'base64'] },
+        },
+      },
+    },
+    patch: { type: 'boolean' },
+    deleted: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string',
+  array: 'an array',
+  object: 'an object',
+  boolean: 'true or false',
+};
+
+// Compiled on first use, not at import (importing a module does nothing).
+let validator: ValidateFunction | undefined;
+function validate(body: unknown): ErrorObject | undefined {
+  validator ??= new Ajv({ allErrors: false, strict: true }).compile(SCHEMA);
+  return validator(body) ? undefined : (validator.errors?.[0] ?? undefined);
+}
+
+/** `/files/2/encoding` → `files[2].encoding`. */
+function fieldName(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').slice(1);
+  if (child !== undefined) parts.push(child);
+  let name = '';
+  for (const part of parts) {
+    const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
+    name += /^\d+$/.test(key) ? `[${key}]` : name === '' ? key : `.${key}`;
+  }
+  return name;
+}
+
+export function describeSchemaError(error: ErrorObject): string {
+  const field = fieldName(error.instancePath) || 'The body';
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${fieldName(error.instancePath, String(params.missingProperty))} is required.`;
+    case 'additionalProperties': {
+      const name = fieldName(error.instancePath, String(params.additionalProperty));
+      return `${name} is not an allowed field.`;
+    }
+    case 'type':
+      return `${field} must be ${TYPE_WORDS[String(params.type)] ?? String(params.type)}.`;
+    case 'enum':
+      return `${field} must be ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(' or ')}.`;
+    case 'pattern':
+      return field === 'site'
+        ? 'site must be a site name: 2 to 63 lowercase letters, digits and hyphens, not starting or ending with a hyphen.'
+        : `${field} has an invalid format.`;
+    case 'minLength':
+      return `${field} must not be empty.`;
+    case 'maxLength':
+      return `${field} must be at most ${String(params.limit)} characters.`;
+    default:
+      return `${field} ${error.message ?? 'is invalid'}.`;
+  }
+}
+
+// V8 quotes a slice of the input in some messages ("Unexpected token 'x', "...{x" is not valid
+// JSON"); the body may hold a secret key, so the quote is dropped.
+function describeParseError(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const quoted = message.indexOf(', "');
+  return quoted === -1 ? message : message.slice(0, quoted);
+}
+
+// Standard alphabet with padding. Line breaks are allowed because `base64` and MIME tools wrap
+// at 76 columns; anything else (spaces, URL-safe letters, junk) is refused, not skipped, since
+// Buffer.from would silently drop it and publish different bytes.
+// Checked without a repeating group so that a 50 MB string costs one linear scan.
+function isStrictBase64(text: string): boolean {
+  if (text.length % 4 !== 0 || /[^A-Za-z0-9+/=]/.test(text)) return false;
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  return text.indexOf('=') === -1 || text.indexOf('=') === text.length - padding;
+}
+
+function decodeContent(file: InlineFile, index: number): Buffer {
+  if (file.encoding !== 'base64') return Buffer.from(file.content, 'utf8');
+  const compact = file.content.includes('\n') ? file.content.replace(/\r?\n/g, '') : file.content;
+  if (!isStrictBase64(compact)) {
+    throw badRequest(`files[${index}].content is not valid base64.`, {
+      agentMessage: `files[${index}] (${file.path}) says encoding "base64" but its content is not standard base64 (A-Z, a-z, 0-9, +, / with = padding). Encode the file again, or send text with encoding "utf8".`,
+      details: { file: file.path },
+    });
+  }
+  return Buffer.from(compact, 'base64');
+}
+
+function normaliseDeleted(deleted: string[]): string[] {
+  return deleted.map((raw, index) => {
+    const checked = checkArchivePath(raw);
+    if (!checked.ok) throw badRequest(`deleted[${index}]: ${checked.reason}`, { details: { file: raw } });
+    return checked.path;
+  });
+}
+
+async function parseBody(spoolPath: string): Promise<InlineDeploy> {
+  let body: unknown;
+  {
+    // Scoped so the 90 MB string can be collected as soon as it is parsed.
+    const text = await readFile(spoolPath, 'utf8');
+    try {
+      body = JSON.parse(text);
+    } catch (err) {
+      throw badRequest(`Body is not valid JSON: ${describeParseError(err)}`, {
+        agentMessage: 'The request body is not valid JSON. Send {"files":[{"path":"index.html","content":"..."}]} encoded as JSON with Content-Type: application/json.',
+      });
+    }
+  }
+  const error = validate(body);
+  if (error) {
+    throw badRequest(describeSchemaError(error), {
+      agentMessage: 'The JSON body must look like {"files":[{"path":"index.html","content":"<html>…","encoding":"utf8"}], "site"?: "<name>", "base_revision"?: "<revision id>", "patch"?: true, "deleted"?: ["old.html"]}. Fix the field named in the error and retry.',
+    });
+  }
+  return body as InlineDeploy;
+}
+
+export async function readJsonDeploy(spoolPath: string, collector: Collector): Promise<JsonDeployFields> {
+  const body = await parseBody(spoolPath);
+  const patch = body.patch === true;
+  if (body.deleted !== undefined && !patch) {
+    throw badRequest('deleted is only allowed with patch: true.', {
+      agentMessage: 'A full deploy replaces the whole site, so "deleted" has no meaning there. Send "patch": true with "base_revision" to remove files, or leave out the files you no longer want.',
+    });
+  }
+  const deleted = body.deleted === undefined ? undefined : normaliseDeleted(body.deleted);
+
+  const files = body.files;
+  if (deleted !== undefined) {
+    const sent = new Set(files.flatMap((file) => {
+      const checked = checkArchivePath(file.path);
+      return checked.ok ? [checked.path] : [];
+    }));
+    const both = deleted.find((path) => sent.has(path));
+    if (both !== undefined) {
+      throw badRequest(`Path ${JSON.stringify(both)} is both in files and in deleted.`, { details: { file: both } });
+    }
+  }
+
+  for (let i = 0; i < files.length; i++) {
+    const file = files[i]!;
+    const path = collector.admit(file.path, 'file');
+    if (path === undefined) continue;
+    const bytes = decodeContent(file, i);
+    // Drop the decoded string early: the parsed body holds every file's content until then.
+    file.content = '';
+    await collector.addBytes(path, bytes);
+  }
+
+  const fields: JsonDeployFields = {};
+  if (body.site !== undefined) fields.site = body.site;
+  if (body.base_revision !== undefined) fields.base_revision = body.base_revision;
+  if (body.patch !== undefined) fields.patch = body.patch;
+  if (deleted !== undefined) fields.deleted = deleted;
+  return fields;
+}

@@ -1,0 +1,80 @@
+// The bounded Piscina pool in front of `worker.ts`. HTTP threads call `unpack` and never parse
+// archives themselves (DESIGN "Threads").
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { ServiceError } from '../errors.js';
+import type { UnpackResult, UnpackTask } from './types.js';
+
+export interface IngestPoolOptions {
+  /** Worker threads; all pools together should stay within the core count. */
+  maxThreads: number;
+  /** Tasks allowed to wait for a thread; past that `unpack` fails with code `unavailable`. */
+  maxQueue: number;
+  /** An idle thread above `minThreads` exits after this long. */
+  idleTimeoutMs: number;
+  /** Threads kept warm; default 1 (0 starts each burst cold, ~100 ms per thread). */
+  minThreads?: number;
+  /**
+   * The built worker module. Defaults to `worker.js` next to this file, which is right for the
+   * built dist/. Tests run src/ through vitest, which cannot load a TypeScript worker, so they
+   * pass dist/ingest/worker.js here.
+   */
+  workerFile?: string | URL;
+}
+
+export interface IngestPool {
+  /** Rejects with a `ServiceError` coded `unavailable` when the queue is full, with an AbortError on `signal`. */
+  unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult>;
+  close(): Promise<void>;
+  /** Tasks waiting for a thread. */
+  readonly queueSize: number;
+}
+
+function unavailable(): ServiceError {
+  return new ServiceError('unavailable', 'Too many deploys are being processed right now.', {
+    agentMessage: 'The service is busy. Wait a few seconds and retry the same request.',
+    headers: { 'Retry-After': '5' },
+  });
+}
+
+export function createIngestPool(options: IngestPoolOptions): IngestPool {
+  const workerFile = options.workerFile ?? new URL('./worker.js', import.meta.url);
+  const filename = workerFile instanceof URL ? fileURLToPath(workerFile) : workerFile;
+  const maxThreads = Math.max(1, options.maxThreads);
+  const capacity = maxThreads + Math.max(0, options.maxQueue);
+  const piscina = new Piscina<UnpackTask, UnpackResult>({
+    filename,
+    name: 'unpack',
+    minThreads: Math.min(options.minThreads ?? 1, maxThreads),
+    maxThreads,
+    // The cap is enforced below, on tasks in flight, so that "full" does not depend on how
+    // fast threads start; Piscina's own queue only has to hold what that admits.
+    maxQueue: capacity,
+    idleTimeout: options.idleTimeoutMs,
+  });
+  let inFlight = 0;
+
+  async function unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult> {
+    if (inFlight >= capacity) throw unavailable();
+    inFlight++;
+    try {
+      // An abort terminates a running worker mid-task; any blob temp file it leaves behind is
+      // reclaimed by the store's `sweepTemp`, and no index ever points at it.
+      return await piscina.run(task, signal ? { signal } : {});
+    } catch (err) {
+      const message = (err as Error | undefined)?.message ?? '';
+      if (message === 'Task queue is at limit' || message.startsWith('No task queue available')) throw unavailable();
+      throw err;
+    } finally {
+      inFlight--;
+    }
+  }
+
+  return {
+    unpack,
+    close: () => piscina.close(),
+    get queueSize() {
+      return piscina.queueSize;
+    },
+  };
+}

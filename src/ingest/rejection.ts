@@ -1,0 +1,72 @@
+// Expected deploy failures. Deep inside a stream loop the simplest way out is to throw; the worker
+// catches exactly this type at the top and returns its plain `error`, so nothing but real faults
+// ever crosses the thread boundary as a thrown Error.
+import type { IngestError, IngestErrorCode } from './types.js';
+
+export class DeployRejected extends Error {
+  readonly error: IngestError;
+
+  constructor(error: IngestError) {
+    super(error.message);
+    this.name = 'DeployRejected';
+    this.error = error;
+  }
+}
+
+function reject(code: IngestErrorCode, message: string, extra: Omit<IngestError, 'code' | 'message'> = {}): DeployRejected {
+  return new DeployRejected({ code, message, ...extra });
+}
+
+export function badRequest(message: string, extra: Omit<IngestError, 'code' | 'message'> = {}): DeployRejected {
+  return reject('bad_request', message, extra);
+}
+
+export function tooLarge(message: string, extra: Omit<IngestError, 'code' | 'message'> = {}): DeployRejected {
+  return reject('too_large', message, extra);
+}
+
+const MB = 1024 * 1024;
+
+/** `1 MB`, `50 MB`, `5 GB`: limits are whole units in SPEC 8, so no decimals unless needed. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * MB) return `${+(bytes / (1024 * MB)).toFixed(2)} GB`;
+  if (bytes >= MB) return `${+(bytes / MB).toFixed(2)} MB`;
+  return `${+(bytes / 1024).toFixed(2)} KB`;
+}
+
+export function fileTooLarge(file: string, maxFileBytes: number): DeployRejected {
+  const limit = formatBytes(maxFileBytes);
+  return reject('too_large', `File ${JSON.stringify(file)} is larger than the ${limit} per-file limit.`, {
+    agentMessage: `${file} is larger than ${limit}, the largest file this plan can publish. Make it smaller (compress or resize it) or leave it out, then deploy again.`,
+    details: { file, limit: maxFileBytes },
+  });
+}
+
+export function siteTooLarge(file: string, maxSiteBytes: number): DeployRejected {
+  const limit = formatBytes(maxSiteBytes);
+  return reject('too_large', `The site is larger than the ${limit} per-site limit (exceeded at ${JSON.stringify(file)}).`, {
+    agentMessage: `The site's files add up to more than ${limit}, this plan's limit per site. Remove or shrink large files (images, videos) and deploy again, or upgrade the plan.`,
+    details: { file, limit: maxSiteBytes },
+  });
+}
+
+export function tooManyFiles(maxFiles: number): DeployRejected {
+  return reject('too_large', `The site has more than ${maxFiles} files, the per-site limit.`, {
+    agentMessage: `The site has more than ${maxFiles} files, the most this plan allows. Remove files the site does not need (build caches, sources, unused assets) and deploy again.`,
+    details: { limit: maxFiles },
+  });
+}
+
+export function executableBlocked(file: string): DeployRejected {
+  return badRequest(`File ${JSON.stringify(file)} is an executable or installer; anonymous deploys cannot publish those.`, {
+    agentMessage: `Executables and installers can't be published anonymously. Sign in and deploy with an API token to publish ${file}, or leave it out of the site.`,
+    details: { file },
+  });
+}
+
+export function secretFound(file: string, line: number, kind: string): DeployRejected {
+  return reject('blocked_secret', `File ${JSON.stringify(file)} line ${line} contains a secret key (${kind}); nothing was published.`, {
+    agentMessage: `${file} line ${line} contains a secret key (${kind}). Anything published is public, so remove the key from ${file} at line ${line}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
+    details: { file, line, kind },
+  });
+}

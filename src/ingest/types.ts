@@ -1,0 +1,62 @@
+// The plain-data contract between the HTTP side and the ingest worker. Only strings, numbers,
+// booleans, arrays and plain objects: these values cross a thread boundary by structured clone.
+
+export interface IngestLimits {
+  /** Kept files in this request (the HTTP side checks the merged site of a patch). */
+  maxFiles: number;
+  /** Decompressed bytes of one file. */
+  maxFileBytes: number;
+  /** Decompressed bytes of all kept files in this request. */
+  maxSiteBytes: number;
+}
+
+export interface UnpackTask {
+  /** The request body on disk; owned (and deleted) by the HTTP side. */
+  spoolPath: string;
+  /** Data directory; blobs go to `<dataDir>/blobs`. */
+  dataDir: string;
+  /** `json` when the request's Content-Type is application/json; archives are told apart by their bytes. */
+  bodyKind: 'archive' | 'json';
+  limits: IngestLimits;
+  /** SPEC 4.1 rule 7: anonymous deploys may not publish executables or installers. */
+  blockExecutables: boolean;
+}
+
+export interface IngestedFile {
+  /** Final site path (after top-folder stripping). */
+  path: string;
+  sha256: string;
+  size: number;
+  type: string;
+  encodings?: { br?: number; gzip?: number };
+}
+
+/** The fields of an inline JSON body other than `files`, validated. */
+export interface JsonDeployFields {
+  site?: string;
+  base_revision?: string;
+  patch?: boolean;
+  /** Normalised by the same path rules as files. */
+  deleted?: string[];
+}
+
+export type IngestErrorCode = 'bad_request' | 'too_large' | 'blocked_secret';
+
+export interface IngestError {
+  code: IngestErrorCode;
+  message: string;
+  agentMessage?: string;
+  details?: Record<string, unknown>;
+}
+
+export type UnpackResult =
+  | {
+      ok: true;
+      files: IngestedFile[];
+      /** Paths left out by SPEC 4.1 rule 5; a skipped folder is listed once, as `folder/`. */
+      skipped: string[];
+      /** The single top-level folder removed by SPEC 4.1 rule 2, with its trailing `/`. */
+      strippedPrefix?: string;
+      json?: JsonDeployFields;
+    }
+  | { ok: false; error: IngestError };

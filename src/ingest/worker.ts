@@ -1,0 +1,46 @@
+// The Piscina worker: one `unpack` task turns a spooled request body into blobs plus a manifest.
+// It opens only the blob store, never LMDB (only HTTP threads write the index), and returns
+// expected failures as data; a throw here is a real fault (disk full, a bug) and becomes a 500.
+import { openBlobStore, type BlobStore } from '../store/index.js';
+import { createCollector } from './collector.js';
+import { detectArchiveFormat } from './format.js';
+import { readJsonDeploy } from './json-body.js';
+import { DeployRejected } from './rejection.js';
+import { readTar } from './tar-reader.js';
+import type { UnpackResult, UnpackTask } from './types.js';
+import { readZip } from './zip-reader.js';
+
+const blobStores = new Map<string, BlobStore>();
+
+function blobsFor(dataDir: string): BlobStore {
+  let blobs = blobStores.get(dataDir);
+  if (!blobs) {
+    blobs = openBlobStore({ dir: dataDir });
+    blobStores.set(dataDir, blobs);
+  }
+  return blobs;
+}
+
+export async function unpack(task: UnpackTask): Promise<UnpackResult> {
+  const collector = createCollector({
+    blobs: blobsFor(task.dataDir),
+    limits: task.limits,
+    blockExecutables: task.blockExecutables,
+  });
+  try {
+    if (task.bodyKind === 'json') {
+      const json = await readJsonDeploy(task.spoolPath, collector);
+      return { ok: true, ...(await collector.finish({ patch: json.patch === true })), json };
+    }
+    const format = await detectArchiveFormat(task.spoolPath);
+    if (format === 'zip') await readZip(task.spoolPath, collector);
+    else await readTar(task.spoolPath, format === 'tar.gz', collector, task.limits.maxSiteBytes);
+    return { ok: true, ...(await collector.finish({ patch: false })) };
+  } catch (err) {
+    // Piscina must not report the task done while writes still run: the caller may delete the
+    // spool file or shut down the pool right after.
+    await collector.settle();
+    if (err instanceof DeployRejected) return { ok: false, error: err.error };
+    throw err;
+  }
+}

@@ -1,0 +1,116 @@
+// Reads a .zip spool file through the collector. Zip needs random access (the directory is at
+// the end), which is why the HTTP side spools bodies to disk. Entries are read in central
+// directory order; skipped and folder entries are never decompressed.
+import yauzl, { type Entry, type ZipFile } from 'yauzl-promise';
+import type { Collector, EntryKind } from './collector.js';
+import { damagedArchive, guardArchive } from './damaged.js';
+import { emptyArchive } from './format.js';
+import { badRequest } from './rejection.js';
+
+const FORMAT = 'zip';
+const STORED = 0;
+const DEFLATED = 8;
+
+// Unix file type bits of `st_mode`, kept by Info-ZIP and most other writers in the high 16 bits
+// of the external attributes.
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+const S_IFLNK = 0o120000;
+const S_IFCHR = 0o020000;
+const S_IFBLK = 0o060000;
+const S_IFIFO = 0o010000;
+const MSDOS_DIRECTORY = 0x10;
+
+export function zipEntryKind(entry: Pick<Entry, 'filename' | 'externalFileAttributes'>): EntryKind {
+  // The type bits are trusted whatever "version made by" claims: a writer that sets them means them.
+  const type = (entry.externalFileAttributes >>> 16) & S_IFMT;
+  switch (type) {
+    case S_IFLNK:
+      return 'symlink';
+    case S_IFCHR:
+    case S_IFBLK:
+      return 'device';
+    case S_IFIFO:
+      return 'fifo';
+    case 0:
+    case S_IFREG:
+    case S_IFDIR:
+      break;
+    default:
+      return 'other';
+  }
+  if (type === S_IFDIR || entry.filename.endsWith('/') || (type === 0 && (entry.externalFileAttributes & MSDOS_DIRECTORY) !== 0)) {
+    return 'directory';
+  }
+  return 'file';
+}
+
+async function openZip(spoolPath: string): Promise<ZipFile> {
+  try {
+    // Names are judged by our own path rules (with their messages), not yauzl's.
+    return await yauzl.open(spoolPath, { validateFilenames: false, validateEntrySizes: true });
+  } catch (err) {
+    throw damagedArchive(FORMAT, err);
+  }
+}
+
+function unsupportedEntry(path: string, why: string) {
+  return badRequest(`Zip entry ${JSON.stringify(path)} ${why}`, {
+    agentMessage: `${path} in the zip ${why} Create the zip again with standard settings (for example \`zip -r site.zip .\`), without a password, and deploy again.`,
+    details: { file: path },
+  });
+}
+
+// yauzl refuses to close while an entry's file stream is open, and an entry stream destroyed
+// mid-read (a limit hit) releases its file stream a few ticks later, once the pending read lands.
+async function closeZip(zip: ZipFile): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await zip.close();
+      return;
+    } catch (err) {
+      if (attempt >= 200 || !/reading in progress/.test((err as Error).message)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+}
+
+export async function readZip(spoolPath: string, collector: Collector): Promise<void> {
+  const zip = await openZip(spoolPath);
+  let entries = 0;
+  try {
+    while (true) {
+      let entry: Entry | null;
+      try {
+        entry = await zip.readEntry();
+      } catch (err) {
+        throw damagedArchive(FORMAT, err);
+      }
+      if (entry === null) break;
+      entries++;
+      const path = collector.admit(entry.filename, zipEntryKind(entry));
+      if (path === undefined) continue;
+      if (entry.isEncrypted()) throw unsupportedEntry(path, 'is encrypted.');
+      if (entry.compressionMethod !== STORED && entry.compressionMethod !== DEFLATED) {
+        throw unsupportedEntry(path, `uses compression method ${entry.compressionMethod}; only stored and deflate are supported.`);
+      }
+      let stream: NodeJS.ReadableStream & { destroy(): void };
+      try {
+        stream = await entry.openReadStream();
+      } catch (err) {
+        throw damagedArchive(FORMAT, err);
+      }
+      try {
+        // yauzl also checks the inflated length against the declared size and the CRC, but the
+        // collector's own count is what stops a bomb: it aborts at the first byte over a limit.
+        await collector.addFile(path, guardArchive(stream as AsyncIterable<Uint8Array>, FORMAT));
+      } finally {
+        stream.destroy();
+      }
+    }
+  } finally {
+    await closeZip(zip);
+  }
+  if (entries === 0) throw emptyArchive();
+}

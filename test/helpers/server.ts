@@ -1,0 +1,31 @@
+import { fileURLToPath } from 'node:url';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { tempDir } from './sites.js';
+
+/** The built ingest worker: vitest runs src/ directly, but worker threads need JavaScript. */
+export const INGEST_WORKER = fileURLToPath(new URL('../../dist/ingest/worker.js', import.meta.url));
+
+export interface TestServer extends RunningServer {
+  config: Readonly<Config>;
+  dataDir: string;
+}
+
+/** A real server on an ephemeral loopback port with a fresh data directory. */
+export async function startTestServer(env: Record<string, string> = {}, now?: () => number): Promise<TestServer> {
+  const dataDir = tempDir();
+  const config = loadConfig({
+    PLINTH_PORT: '0',
+    PLINTH_THREADS: '1',
+    PLINTH_DATA_DIR: dataDir,
+    PLINTH_LISTEN_HOST: '127.0.0.1',
+    PLINTH_LOG_LEVEL: 'silent',
+    PLINTH_ANON_SITES_PER_HOUR: '0',
+    PLINTH_ANON_DEPLOYS_PER_HOUR: '0',
+    PLINTH_INGEST_THREADS: '1',
+    ...env,
+  });
+  const server = await startServer({ config, log: createLogger({ level: 'silent' }), now, ingestWorkerFile: INGEST_WORKER });
+  return Object.assign(server, { config, dataDir });
+}
