@@ -239,8 +239,12 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
   const fail = (err: SpoolError): void => {
     if (settled) return;
     settled = true;
+    // A stream destroyed while still opening creates the file after this point; delete it
+    // only once the stream has closed.
+    const remove = (): void => void unlink(options.path).catch(() => undefined);
+    if (file.closed) remove();
+    else file.once('close', remove);
     file.destroy();
-    void unlink(options.path).catch(() => undefined);
     rejectDone(err);
   };
 
