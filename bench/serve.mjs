@@ -4,8 +4,9 @@
 // Env: BENCH_DURATION (s, default 8), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (64),
 //      BENCH_TARGETS (plinth,nginx,ceiling), BENCH_LOADGENS (wrk,autocannon),
 //      BENCH_SCENARIOS (page2k,script60k,pages,sites,revalidate), BENCH_SITES (10000), BENCH_PAGES (1000), PLINTH_THREADS (cores), BENCH_NGINX_WORKERS (1,<cores>),
-//      BENCH_NO_WRITE=1 to print without touching RESULTS.md.
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+//      BENCH_ROUNDS (1; >1 reports the median round per cell), BENCH_NO_WRITE=1 to print without
+//      touching RESULTS.md.
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +37,7 @@ const cfg = {
   pageCount: Number(env.BENCH_PAGES ?? 1000),
   plinthThreads: Number(env.PLINTH_THREADS || cores),
   nginxWorkers: [...new Set(list(env.BENCH_NGINX_WORKERS, `1,${cores}`).map(Number))],
+  rounds: Math.max(1, Number(env.BENCH_ROUNDS ?? 1)),
 };
 const siteDomain = 'sites.localhost';
 const mainHost = `${MAIN_SITE}.${siteDomain}`;
@@ -63,7 +65,7 @@ async function buildCorpus() {
   if (cfg.targets.includes('plinth')) {
     if (!existsSync(join(root, 'dist/store/index.js'))) throw new Error('dist/store/index.js missing: run `npm run build`, or set BENCH_TARGETS=nginx,ceiling');
     const t1 = Date.now();
-    const pub = await openPublisher(root, dataDir, types.typeOf);
+    const pub = await openPublisher(root, dataDir, types);
     await pub.publish(MAIN_SITE, main);
     let done = 0;
     await mapLimit(small, 32, async (i) => {
@@ -144,94 +146,123 @@ async function preflight(target, port, scs, notes) {
   }
 }
 
-async function measure(target, port, scs, results, commands) {
-  for (const sc of scs) {
-    if (target.id === 'ceiling' && !sc.withCeiling) continue;
-    const scenario = sc.forTarget(target);
-    for (const gen of cfg.gens) {
-      const run = gen === 'wrk'
-        ? (seconds) => runWrk({ port, seconds, connections: cfg.connections, scenario, benchDir })
-        : (seconds) => runAutocannon({ port, seconds, connections: cfg.connections, scenario });
-      if (cfg.warmup > 0) await run(cfg.warmup);
-      const r = await run(cfg.seconds);
-      (results[gen] ??= {})[sc.id] ??= {};
-      results[gen][sc.id][target.id] = r;
-      // Same command for every server bar the port: list each once, with $PORT.
-      const cmd = r.command.replaceAll(`:${port}/`, ':$PORT/');
-      if (!commands.includes(cmd)) commands.push(cmd);
-      log(`${gen.padEnd(10)} ${target.label.padEnd(22)} ${sc.id.padEnd(10)} ${Math.round(r.rps).toString().padStart(7)} req/s  ${r.mbps.toFixed(1).padStart(7)} MB/s  p50 ${r.p50} ms  p99 ${r.p99} ms  err ${r.errors}/${r.badStatus}`);
-    }
-  }
+/** One warm-up (discarded) then one measured run of a scenario against a target. */
+async function measureCell(target, sc, gen, commands) {
+  const scenario = sc.forTarget(target);
+  const { port } = target;
+  const run = gen === 'wrk'
+    ? (seconds) => runWrk({ port, seconds, connections: cfg.connections, scenario, benchDir })
+    : (seconds) => runAutocannon({ port, seconds, connections: cfg.connections, scenario });
+  if (cfg.warmup > 0) await run(cfg.warmup);
+  const r = await run(cfg.seconds);
+  // Same command for every server bar the port: list each once, with $PORT.
+  const cmd = r.command.replaceAll(`:${port}/`, ':$PORT/');
+  if (!commands.includes(cmd)) commands.push(cmd);
+  log(`${gen.padEnd(10)} ${target.label.padEnd(23)} ${sc.id.padEnd(10)} ${Math.round(r.rps).toString().padStart(7)} req/s ${r.mbps.toFixed(1).padStart(7)} MB/s  p50 ${+r.p50.toFixed(3)} ms  p99 ${+r.p99.toFixed(3)} ms  err ${r.errors}/${r.badStatus}`);
+  return r;
 }
+
+/** Starts one server as a child process on a free port; returns the shell form of its command. */
+async function startTarget(target, nginxTypes) {
+  const port = await freePort();
+  target.port = port;
+  if (target.kind === 'nginx') {
+    const conf = writeNginxConfig({ workDir: work, sitesDir, port, workers: target.workers, siteDomain, mainSite: MAIN_SITE, types: nginxTypes });
+    target.child = startNginx(conf, work);
+    return `nginx -c ${conf} -p ${work} -e ${join(work, 'nginx-error.log')}`;
+  }
+  const [script, tenv, logName] = target.kind === 'plinth'
+    ? [join(root, 'dist/main.js'), { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_THREADS: String(cfg.plinthThreads), PLINTH_LOG_LEVEL: 'warn' }, 'plinth.log']
+    : [join(benchDir, 'ceiling.mjs'), { CEILING_PORT: String(port), CEILING_BODY: join(sitesDir, MAIN_SITE, 'index.html') }, 'ceiling.log'];
+  target.child = startChild(process.execPath, [script], { env: tenv, cwd: root, logPath: join(work, logName) });
+  return `${Object.entries(tenv).map(([k, v]) => `${k}=${v}`).join(' ')} node ${script.slice(root.length + 1)}`;
+}
+
+const median = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor((runs.length - 1) / 2)];
 
 async function main() {
   const started = Date.now();
+  // Other work on these few cores skews every cell; record it so a noisy run is visible.
+  const loadStart = os.loadavg()[0];
+  if (loadStart > 0.5) log(`WARNING load average is ${loadStart.toFixed(2)} before the run: other processes compete for the cores`);
   const machine = await machineInfo(root);
-  log(`targets ${cfg.targets.join(',')}; generators ${cfg.gens.join(',')}; ${cfg.seconds}s (+${cfg.warmup}s warm-up) × ${cfg.connections} connections`);
+  log(`targets ${cfg.targets.join(',')}; generators ${cfg.gens.join(',')}; ${cfg.rounds} round(s) of ${cfg.seconds}s (+${cfg.warmup}s warm-up) × ${cfg.connections} connections`);
+  if (cfg.targets.includes('plinth') && !existsSync(join(root, 'dist/main.js'))) throw new Error('dist/main.js missing: run `npm run build`, or set BENCH_TARGETS=nginx,ceiling');
   const corpus = await buildCorpus();
   const scs = scenarios(corpus).filter((sc) => !env.BENCH_SCENARIOS || list(env.BENCH_SCENARIOS, '').includes(sc.id));
-  const results = {};
   const notes = [];
-  const commands = [`BENCH_DURATION=${cfg.seconds} BENCH_WARMUP=${cfg.warmup} BENCH_TARGETS=${cfg.targets.join(',')} npm run bench:serve`];
+  const commands = [`BENCH_DURATION=${cfg.seconds} BENCH_WARMUP=${cfg.warmup} BENCH_ROUNDS=${cfg.rounds} BENCH_TARGETS=${cfg.targets.join(',')} npm run bench:serve`];
   const servers = [];
-  const labels = {};
-  let memory = null;
-  const targetsInfo = [];
 
   const nginxTypes = {};
   for (const ext of ['html', 'css', 'js', 'svg', 'png']) nginxTypes[ext] = corpus.types.typeOf(`x.${ext}`);
 
   const plan = [];
-  if (cfg.targets.includes('nginx')) for (const w of cfg.nginxWorkers) plan.push({ id: `nginx-${w}`, label: `nginx, ${w} worker${w > 1 ? 's' : ''}`, kind: 'nginx', workers: w });
   if (cfg.targets.includes('plinth')) plan.push({ id: 'plinth', label: `Plinth, ${cfg.plinthThreads} thread${cfg.plinthThreads > 1 ? 's' : ''}`, kind: 'plinth' });
+  if (cfg.targets.includes('nginx')) for (const w of cfg.nginxWorkers) plan.push({ id: `nginx-${w}`, label: `nginx, ${w} worker${w > 1 ? 's' : ''}`, kind: 'nginx', workers: w });
   if (cfg.targets.includes('ceiling')) plan.push({ id: 'ceiling', label: 'ceiling (uWS, 1 thread)', kind: 'ceiling' });
+  const labels = Object.fromEntries(plan.map((t) => [t.id, t.label]));
 
-  for (const target of plan) {
-    labels[target.id] = target.label;
-    const port = await freePort();
-    let child;
-    if (target.kind === 'nginx') {
-      const conf = writeNginxConfig({ workDir: work, sitesDir, port, workers: target.workers, siteDomain, mainSite: MAIN_SITE, types: nginxTypes });
-      child = startNginx(conf, work);
-      servers.push(`nginx -c ${conf} -p ${work} -e ${join(work, 'nginx-error.log')}`);
-    } else if (target.kind === 'plinth') {
-      if (!existsSync(join(root, 'dist/main.js'))) throw new Error('dist/main.js missing: run `npm run build`, or set BENCH_TARGETS=nginx,ceiling');
-      const penv = { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_THREADS: String(cfg.plinthThreads), PLINTH_LOG_LEVEL: 'warn' };
-      child = startChild(process.execPath, [join(root, 'dist/main.js')], { env: penv, cwd: root, logPath: join(work, 'plinth.log') });
-      servers.push(`${Object.entries(penv).map(([k, v]) => `${k}=${v}`).join(' ')} node dist/main.js`);
-    } else {
-      const cenv = { CEILING_PORT: String(port), CEILING_BODY: join(sitesDir, MAIN_SITE, 'index.html') };
-      child = startChild(process.execPath, [join(benchDir, 'ceiling.mjs')], { env: cenv, cwd: root, logPath: join(work, 'ceiling.log') });
-      servers.push(`${Object.entries(cenv).map(([k, v]) => `${k}=${v}`).join(' ')} node bench/ceiling.mjs`);
+  // All servers stay up for the whole run (idle ones cost nothing) so each scenario measures them
+  // back to back: noise from anything else on the machine then hits them alike, not one server.
+  let sampler = null;
+  let sampled = null;
+  let startRss = NaN;
+  const samples = {};
+  try {
+    for (const target of plan) {
+      servers.push(await startTarget(target, nginxTypes));
+      live.add(target.child);
+      await waitReady(target.child, target.port, mainHost, '/', 30000);
+      log(`${target.label} ready on 127.0.0.1:${target.port} (pid ${target.child.pid})`);
+      await preflight(target, target.port, scs, notes);
+      if (target.kind === 'plinth') {
+        startRss = readMemory(target.child.pid).rss;
+        sampler = sampleMemory(target.child.pid);
+      }
     }
-    live.add(child);
-    try {
-      await waitReady(child, port, mainHost, '/', 30000);
-      log(`${target.label} ready on 127.0.0.1:${port} (pid ${child.pid})`);
-      await preflight(target, port, scs, notes);
-      const startMem = target.kind === 'plinth' ? readMemory(child.pid) : null;
-      const sampler = target.kind === 'plinth' ? sampleMemory(child.pid) : null;
-      await measure(target, port, scs, results, commands);
-      if (sampler) memory = { ...sampler.stop(), startRss: startMem.rss, threads: cfg.plinthThreads };
-      targetsInfo.push(target);
-    } finally {
-      await stopChild(child);
-      live.delete(child);
+    for (let round = 0; round < cfg.rounds; round++) {
+      if (cfg.rounds > 1) log(`round ${round + 1}/${cfg.rounds}`);
+      for (const sc of scs) {
+        const targets = plan.filter((t) => t.kind !== 'ceiling' || sc.withCeiling);
+        // Rotate the order each round so no server always goes first (or right after a heavy one).
+        const ordered = targets.map((_, i) => targets[(i + round) % targets.length]);
+        for (const gen of cfg.gens) {
+          for (const target of ordered) {
+            const r = await measureCell(target, sc, gen, commands);
+            ((((samples[gen] ??= {})[sc.id] ??= {})[target.id]) ??= []).push(r);
+          }
+        }
+      }
+    }
+  } finally {
+    if (sampler) sampled = sampler.stop();
+    await stopAll();
+  }
+  // Median round per cell (by req/s); with one round it is that round.
+  const results = {};
+  for (const [gen, bySc] of Object.entries(samples)) {
+    for (const [id, byT] of Object.entries(bySc)) {
+      for (const t of plan) if (byT[t.id]) ((results[gen] ??= {})[id] ??= {})[t.id] = median(byT[t.id]);
     }
   }
+  const memory = sampled ? { ...sampled, startRss, threads: cfg.plinthThreads } : null;
 
-  const hdr = targetsInfo.map((t) => `${t.label} ${t.headerBytes} B (${t.headerNames})`).join('; ');
+  const hdr = plan.map((t) => `${t.label} ${t.headerBytes} B (${t.headerNames})`).join('; ');
   const setup = [
     `Corpus (bench/.work, rebuilt each run): site \`${MAIN_SITE}\` with a 2,048 B \`index.html\`, 60 KB \`app.js\`, 200 KB \`hero.png\` and ${cfg.pageCount.toLocaleString('en-US')} pages of 1–3 KB; plus ${cfg.siteCount.toLocaleString('en-US')} sites \`s00000\`… of 5 files (index.html with a unique line, about.html, style.css, app.js, logo.svg). Written in ${(corpus.writeMs / 1000).toFixed(1)} s${corpus.publishMs !== null ? `; published into Plinth's store directly (plan \`builder\`, no badge) in ${(corpus.publishMs / 1000).toFixed(1)} s` : ''}. Content types: ${corpus.types.source}.`,
     `Servers: Plinth with PLINTH_THREADS=${cfg.plinthThreads} (all cores: ${cores}); nginx ${cfg.nginxWorkers.map((w) => `${w} worker${w > 1 ? 's' : ''}`).join(' and ')} (sendfile, tcp_nopush, open_file_cache max=20000, access_log off, keepalive_requests 100000, reuseport), each scenario compared against the better of the two; the ceiling is \`bench/ceiling.mjs\`, one uWS thread answering the same 2 KB bytes from memory.`,
     'Fair responses: nginx gets the same Content-Type strings, Cache-Control, X-Content-Type-Options, Referrer-Policy and Vary as Plinth; the ceiling sends the headers Plinth sends for an HTML file. No request carries Accept-Encoding, so every server sends identical identity bytes (checked before measuring).',
     `Response headers for \`/\`: ${hdr}.`,
-    `Load: ${cfg.connections} keep-alive connections, ${cfg.warmup} s warm-up (discarded) then ${cfg.seconds} s measured per cell, to 127.0.0.1 with the site's Host header. wrk: 1 thread, rotations via bench/wrk/*.lua (prebuilt requests). autocannon ${machine.autocannon}: programmatic, one thread, rotations as \`requests\` arrays; its latency histogram has 1 ms resolution.`,
-    `Load generator and servers share the same ${cores} cores. Total run time ${((Date.now() - started) / 60000).toFixed(1)} min.`,
+    `Load: ${cfg.connections} keep-alive connections, ${cfg.warmup} s warm-up (discarded) then ${cfg.seconds} s measured per cell${cfg.rounds > 1 ? `, median of ${cfg.rounds} rounds` : ''}; all servers run side by side and each scenario measures them back to back; to 127.0.0.1 with the site's Host header. wrk: 1 thread, rotations via bench/wrk/*.lua (prebuilt requests). autocannon ${machine.autocannon}: programmatic, one thread, rotations as \`requests\` arrays; its latency histogram has 1 ms resolution. With 64 connections on ${cores} shared cores, p99 mostly measures scheduling (server threads and the generator take turns), so it swings between runs.`,
+    `Load generator and servers share the same ${cores} cores. Total run time ${((Date.now() - started) / 60000).toFixed(1)} min. 1-minute load average: ${loadStart.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end (the bench alone keeps 2–3 threads busy).`,
   ];
+  if (loadStart > 0.5) notes.push(`The machine was busy before the run (load average ${loadStart.toFixed(2)}): other processes competed for the cores, so these numbers are noisy. Re-run on an idle machine.`);
   const allCommands = [commands[0], '', '# servers (ports are picked free each run; $PORT below)', ...servers, '', '# load, per server (autocannon runs programmatically; shown as the equivalent CLI)', ...commands.slice(1)];
   const section = renderSection({ machine, setup, results, scenarios: scs, labels, gens: cfg.gens, memory, commands: allCommands, notes });
   console.log(`\n${section}\n`);
+  // Raw numbers (every round) for anyone who wants more than the tables.
+  writeFileSync(join(work, 'serve-results.json'), JSON.stringify({ machine, cfg, samples, memory }, null, 2));
   if (env.BENCH_NO_WRITE !== '1') {
     writeResultsFile(join(benchDir, 'RESULTS.md'), section);
     log('wrote bench/RESULTS.md (serve section)');

@@ -25,7 +25,7 @@ daemon off;
 master_process on;
 user root;
 worker_processes ${workers};
-pid ${join(workDir, 'nginx.pid')};
+pid ${join(workDir, `nginx-${workers}w.pid`)};
 error_log ${join(workDir, 'nginx-error.log')} warn;
 events { worker_connections 4096; }
 http {

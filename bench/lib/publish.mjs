@@ -1,7 +1,6 @@
 // Publishes corpus sites straight into Plinth's store (no HTTP): putFile per file, one commit per site.
 import { pathToFileURL } from 'node:url';
-import { join } from 'node:path';
-import { extname } from 'node:path';
+import { extname, join } from 'node:path';
 
 // Used only until dist/content-types.js exists; mirrors the allowlist's answers for the corpus types.
 const FALLBACK_TYPES = {
@@ -12,22 +11,23 @@ const FALLBACK_TYPES = {
   '.png': 'image/png',
 };
 
-/** Plinth's own content-type rule when built, else the fallback map. Returns {typeOf, source}. */
+// Precompressing random PNG bytes only burns time; Plinth serves identity anyway without Accept-Encoding.
+const fallbackCompressible = (type) => /^text\/|javascript|json|svg|xml/.test(type);
+
+/** Plinth's own content-type rules when built, else the fallback. Returns {typeOf, isCompressible, source}. */
 export async function loadContentTypes(root) {
   try {
     const mod = await import(pathToFileURL(join(root, 'dist/content-types.js')).href);
     if (typeof mod.contentTypeFor === 'function' && typeof mod.contentTypeFor('a.html') === 'string') {
-      return { typeOf: (path) => mod.contentTypeFor(path), source: 'dist/content-types.js' };
+      const isCompressible = typeof mod.isCompressibleType === 'function' ? (t) => mod.isCompressibleType(t) : fallbackCompressible;
+      return { typeOf: (path) => mod.contentTypeFor(path), isCompressible, source: 'dist/content-types.js' };
     }
   } catch { /* not built yet */ }
-  return { typeOf: (path) => FALLBACK_TYPES[extname(path)] ?? 'application/octet-stream', source: 'bench fallback map' };
+  return { typeOf: (path) => FALLBACK_TYPES[extname(path)] ?? 'application/octet-stream', isCompressible: fallbackCompressible, source: 'bench fallback map' };
 }
 
-// Precompressing random PNG bytes only burns time; Plinth serves identity anyway without Accept-Encoding.
-const isCompressible = (type) => /^text\/|javascript|json|svg|xml/.test(type);
-
 /** Opens the store in `dataDir`; `publish(name, files)` commits a new 'builder' site (no badge). */
-export async function openPublisher(root, dataDir, typeOf) {
+export async function openPublisher(root, dataDir, { typeOf, isCompressible }) {
   const { openStore } = await import(pathToFileURL(join(root, 'dist/store/index.js')).href);
   const store = await openStore({ dir: dataDir });
   return {

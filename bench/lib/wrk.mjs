@@ -5,7 +5,7 @@ import { runCapture } from './proc.mjs';
 const TIME_UNITS = { us: 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000 };
 const BYTE_UNITS = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 };
 
-const toMs = (v, unit) => Number(v) * TIME_UNITS[unit];
+const toMs = (v, unit) => Math.round(Number(v) * TIME_UNITS[unit] * 1e6) / 1e6;
 
 /** Parses wrk --latency output into the bench's common result shape (latencies in ms). */
 export function parseWrk(text) {
