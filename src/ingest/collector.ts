@@ -22,14 +22,12 @@ import type { IngestedFile, IngestLimits } from './types.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'hardlink' | 'device' | 'fifo' | 'other';
 
-/** Entries of any kind (folders and skipped files too); bounds the work a tiny hostile archive can cause. */
+// Entries of any kind (folders and skipped files too); bounds the work a tiny hostile archive can cause.
 export const MAX_ENTRIES = 200_000;
-/** `isExecutableFile` looks at this many leading bytes. */
+// `isExecutableFile` looks at this many leading bytes.
 const HEAD_BYTES = 4096;
-/**
- * Blob writes overlap with reading the next entries (each write waits on fsyncs, not CPU), but
- * the bytes they hold stay bounded: peak memory is about one file being read plus this.
- */
+// Blob writes overlap with reading the next entries (each write waits on fsyncs, not CPU), but
+// the bytes they hold stay bounded: peak memory is about one file being read plus this.
 const MAX_PENDING_WRITE_BYTES = 64 * 1024 * 1024;
 const MAX_PENDING_WRITES = 32;
 
@@ -54,19 +52,17 @@ export interface CollectedSite {
 }
 
 export interface Collector {
-  /**
-   * Judges an entry from its header alone. Returns the normalised path when the entry's bytes
-   * should be read with `addFile`, or undefined when they are not wanted (folders, skipped
-   * files). Throws `DeployRejected` for entries that fail the whole deploy.
-   */
+  // Judges an entry from its header alone. Returns the normalised path when the entry's bytes
+  // should be read with `addFile`, or undefined when they are not wanted (folders, skipped
+  // files). Throws `DeployRejected` for entries that fail the whole deploy.
   admit(rawPath: string, kind: EntryKind): string | undefined;
-  /** Reads an admitted file, counting bytes as they arrive; stops at the first byte over a limit. */
+  // Reads an admitted file, counting bytes as they arrive; stops at the first byte over a limit.
   addFile(path: string, chunks: AsyncIterable<Uint8Array>): Promise<void>;
-  /** Checks and stores an admitted file already in memory (inline JSON). */
+  // Checks and stores an admitted file already in memory (inline JSON).
   addBytes(path: string, bytes: Uint8Array): Promise<void>;
-  /** Waits for pending blob writes and applies the whole-site rules. */
+  // Waits for pending blob writes and applies the whole-site rules.
   finish(options: { patch: boolean }): Promise<CollectedSite>;
-  /** Waits for pending blob writes, ignoring their outcome (used when the deploy already failed). */
+  // Waits for pending blob writes, ignoring their outcome (used when the deploy already failed).
   settle(): Promise<void>;
 }
 

@@ -11,7 +11,7 @@ export function damagedArchive(format: string, err: unknown): DeployRejected {
   });
 }
 
-/** Passes items through, turning any error of the source itself into `damagedArchive`. */
+// Passes items through, turning any error of the source itself into `damagedArchive`.
 export async function* guardArchive<T>(source: AsyncIterable<T>, format: string): AsyncGenerator<T> {
   const iterator = source[Symbol.asyncIterator]();
   try {

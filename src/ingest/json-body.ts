@@ -59,7 +59,7 @@ function validate(body: unknown): ErrorObject | undefined {
   return validator(body) ? undefined : (validator.errors?.[0] ?? undefined);
 }
 
-/** `/files/2/encoding` → `files[2].encoding`. */
+// `/files/2/encoding` → `files[2].encoding`.
 function fieldName(instancePath: string, child?: string): string {
   const parts = instancePath.split('/').slice(1);
   if (child !== undefined) parts.push(child);

@@ -27,7 +27,7 @@ export function tooLarge(message: string, extra: Omit<IngestError, 'code' | 'mes
 
 const MB = 1024 * 1024;
 
-/** `1 MB`, `50 MB`, `5 GB`: limits are whole units in SPEC 8, so no decimals unless needed. */
+// `1 MB`, `50 MB`, `5 GB`: limits are whole units in SPEC 8, so no decimals unless needed.
 export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * MB) return `${+(bytes / (1024 * MB)).toFixed(2)} GB`;
   if (bytes >= MB) return `${+(bytes / MB).toFixed(2)} MB`;

@@ -19,12 +19,10 @@ async function sizeIfExists(path: string): Promise<number | undefined> {
   }
 }
 
-/**
- * Redeploys mostly resend files the store already has. Blobs are immutable and addressed by
- * hash, so an existing blob (and its variants) is reused without writing, fsyncing or
- * compressing again. If a compressible blob has no variant yet (it was first stored under a
- * type that is not compressed), `putFile` makes them.
- */
+// Redeploys mostly resend files the store already has. Blobs are immutable and addressed by
+// hash, so an existing blob (and its variants) is reused without writing, fsyncing or
+// compressing again. If a compressible blob has no variant yet (it was first stored under a
+// type that is not compressed), `putFile` makes them.
 async function reuseExisting(blobs: BlobStore, sha256: string, size: number, type: string, compress: boolean) {
   if (!blobs.has(sha256)) return undefined;
   const entry: FileEntry = { sha256, size, type };

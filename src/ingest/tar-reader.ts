@@ -8,12 +8,10 @@ import { damagedArchive, guardArchive } from './damaged.js';
 import { emptyArchive, unsupportedFormat } from './format.js';
 import { DeployRejected, formatBytes, tooLarge } from './rejection.js';
 
-/**
- * Skipped entries (node_modules/, .git/) and tar headers (pax headers may be megabytes each) are
- * decompressed too, since a tar stream cannot seek past them. They cannot make the site larger,
- * but a gzip bomb hiding in them would cost unbounded time, so the whole decompressed stream is
- * capped at the site limit plus this.
- */
+// Skipped entries (node_modules/, .git/) and tar headers (pax headers may be megabytes each) are
+// decompressed too, since a tar stream cannot seek past them. They cannot make the site larger,
+// but a gzip bomb hiding in them would cost unbounded time, so the whole decompressed stream is
+// capped at the site limit plus this.
 export const MAX_EXPANSION_SLACK_BYTES = 1024 * 1024 * 1024;
 const READ_CHUNK_BYTES = 256 * 1024;
 const GUNZIP_CHUNK_BYTES = 64 * 1024;

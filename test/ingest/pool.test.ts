@@ -1,0 +1,91 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIngestPool, type UnpackTask } from '../../src/ingest/index.js';
+import { tempDir } from '../helpers/sites.js';
+import { tarGzWithTool, writeTree } from '../fixtures/archives.js';
+import { builtWorker, MB, TEST_LIMITS } from '../fixtures/ingest-pool.js';
+
+let dir: string;
+let archive: string;
+let bigArchive: string;
+
+beforeAll(() => {
+  dir = tempDir('plinth-ingest-pool-');
+  writeTree(join(dir, 'site'), { 'index.html': '<h1>hi</h1>' });
+  archive = tarGzWithTool(join(dir, 'site'), join(dir, 'site.tgz'));
+  // Big enough to keep a worker busy for a while.
+  const files: Record<string, Buffer> = { 'index.html': Buffer.from('<h1>big</h1>') };
+  for (let i = 0; i < 40; i++) files[`p${i}.txt`] = Buffer.from(`${i} `.repeat(200_000));
+  writeTree(join(dir, 'big'), files);
+  bigArchive = tarGzWithTool(join(dir, 'big'), join(dir, 'big.tgz'));
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function task(spoolPath: string, overrides: Partial<UnpackTask> = {}): UnpackTask {
+  return {
+    spoolPath,
+    dataDir: join(dir, 'data'),
+    bodyKind: 'archive',
+    limits: { ...TEST_LIMITS, maxSiteBytes: 50 * MB },
+    blockExecutables: false,
+    ...overrides,
+  };
+}
+
+describe('ingest pool', () => {
+  it('runs a task in a worker thread and returns its result', async () => {
+    const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
+    try {
+      const result = await pool.unpack(task(archive));
+      expect(result).toMatchObject({ ok: true, files: [{ path: 'index.html', size: 11 }] });
+      expect(pool.queueSize).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('refuses work past its threads plus queue with code unavailable, and finishes the rest', async () => {
+    const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
+    try {
+      const first = pool.unpack(task(bigArchive));
+      const second = pool.unpack(task(bigArchive));
+      const third = pool.unpack(task(archive));
+      await expect(third).rejects.toMatchObject({ code: 'unavailable', status: 503, headers: { 'Retry-After': '5' } });
+      expect((await first).ok).toBe(true);
+      expect((await second).ok).toBe(true);
+      // Capacity is back once tasks finish.
+      expect((await pool.unpack(task(archive))).ok).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('rejects with an AbortError when the caller aborts', async () => {
+    const pool = createIngestPool({ maxThreads: 1, maxQueue: 2, idleTimeoutMs: 1000, workerFile: builtWorker });
+    try {
+      const controller = new AbortController();
+      const running = pool.unpack(task(bigArchive), controller.signal);
+      controller.abort();
+      await expect(running).rejects.toMatchObject({ name: 'AbortError' });
+      // The pool replaces the terminated thread and keeps working.
+      expect((await pool.unpack(task(archive))).ok).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('passes a fault inside the worker on as a thrown error, not as a deploy result', async () => {
+    const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
+    try {
+      const notADir = join(dir, 'plain-file');
+      writeFileSync(notADir, 'x');
+      const failing = pool.unpack(task(archive, { dataDir: join(notADir, 'data') }));
+      await expect(failing).rejects.toThrow(/ENOTDIR|EEXIST/);
+      await expect(failing).rejects.not.toMatchObject({ code: 'unavailable' });
+    } finally {
+      await pool.close();
+    }
+  });
+});
