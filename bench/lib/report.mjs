@@ -110,10 +110,10 @@ export function renderSection({ machine, setup, results, scenarios, labels, gens
   return out.join('\n');
 }
 
-/** Replaces the text between the serve markers (or appends the section) so other benches share the file. */
-export function writeResultsFile(path, section) {
-  const begin = '<!-- serve:begin -->';
-  const end = '<!-- serve:end -->';
+/** Replaces the text between one bench's markers (or appends the section) so benches share the file. */
+export function writeResultsFile(path, section, name = 'serve') {
+  const begin = `<!-- ${name}:begin -->`;
+  const end = `<!-- ${name}:end -->`;
   const block = `${begin}\n${section}\n${end}`;
   let text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmark results\n\nEach bench replaces only its own marked section.\n\n';
   const a = text.indexOf(begin);

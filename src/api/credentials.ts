@@ -1,14 +1,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import { hashToken, type SiteRecord, type Store } from '../store/index.js';
+import { hashToken, type AccountRecord, type SiteRecord, type Store } from '../store/index.js';
 
 /**
  * Who is calling, from `Authorization: Bearer <token>` (SPEC 5). Tokens are looked up by their
- * sha256 only. Account tokens (`pl_`) arrive with accounts; until then no such token is valid.
+ * sha256 only: site tokens (`st_`) and account API tokens (`pl_`); OAuth tokens (`pla_`) are for
+ * the MCP server and get 401 here.
  */
 export type Caller =
   | { kind: 'anonymous' }
-  | { kind: 'site_token'; tokenHash: string; siteId: string };
+  | { kind: 'site_token'; tokenHash: string; siteId: string }
+  | { kind: 'account'; account: AccountRecord };
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -30,6 +32,11 @@ export function identifyCaller(authorization: string | undefined, store: Store):
     const record = store.findToken(hashToken(token));
     if (record?.kind === 'site') return { kind: 'site_token', tokenHash: hashToken(token), siteId: record.siteId };
     throw invalid('This site token is not valid.', 'The site token was not recognised. Check .service.json for the token returned by the deploy that created the site.');
+  }
+  if (token.startsWith('pl_')) {
+    const record = store.findToken(hashToken(token));
+    const account = record?.kind === 'api' ? store.getAccount(record.accountId) : undefined;
+    if (account) return { kind: 'account', account };
   }
   throw invalid('This token is not valid.', 'The token was not recognised. Create an API token in the account settings and send it as "Authorization: Bearer pl_…".');
 }

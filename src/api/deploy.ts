@@ -114,8 +114,9 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       }
 
       const files = assemble(plan!, result, fields.patch === true ? fields.deleted ?? [] : undefined);
-      const body = await publish(plan!, files, result.skipped, fields.patch === true);
+      const { body, revisionId } = await publish(plan!, files, result.skipped, fields.patch === true);
       sendJson(res, 201, body);
+      compressAfterPublish(revisionId, result.pendingVariants);
     }
   };
 
@@ -127,6 +128,9 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
           agentMessage: 'To update the site, send ?site=<name> (JSON: "site") and the live revision as X-Base-Revision (JSON: "base_revision"). Omit the site token to create a new site.',
         });
       }
+      if (caller.kind === 'account') {
+        return { mode: 'create', plan: caller.account.plan, accountId: caller.account.id, createdBy: caller.account.email };
+      }
       return { mode: 'create', plan: 'anonymous', createdBy: 'anonymous' };
     }
     if (caller.kind === 'anonymous') {
@@ -136,17 +140,24 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       });
     }
     const site = store.getSite(siteName);
-    if (site === undefined || caller.siteId !== site.id) {
-      throw new ServiceError('not_found', `There is no site named ${siteName} that this token can see.`);
+    const hidden = new ServiceError('not_found', `There is no site named ${siteName} that this token can see.`);
+    if (site === undefined) throw hidden;
+    const role = caller.kind === 'account' ? store.getRole(site.id, caller.account.id) : undefined;
+    if (caller.kind === 'account' ? role === undefined : caller.siteId !== site.id || !siteTokenMatches(site, caller.tokenHash)) {
+      throw hidden;
     }
-    if (!siteTokenMatches(site, caller.tokenHash)) throw new ServiceError('not_found', `There is no site named ${siteName} that this token can see.`);
     if (site.state === 'deleted') throw new ServiceError('gone', `The site ${siteName} was deleted.`);
     if (isExpired(site, deps.now())) {
       throw new ServiceError('gone', `The site ${siteName} expired on ${iso(site.expiresAt!)}.`, {
         agentMessage: 'Unclaimed sites expire after 72 hours. Deploy again without "site" to publish a new one.',
       });
     }
-    if (site.claimed) {
+    if (role === 'viewer') {
+      throw new ServiceError('forbidden', `Viewers of ${siteName} cannot deploy it.`, {
+        agentMessage: `Your role on ${siteName} is viewer. Ask an owner of the site to make you an editor.`,
+      });
+    }
+    if (caller.kind === 'site_token' && site.claimed) {
       throw new ServiceError('forbidden', `${siteName} has been claimed; its site token can no longer change it.`, {
         agentMessage: 'The site now belongs to an account. Deploy with an API token (pl_…) of an editor or owner of the site.',
       });
@@ -158,7 +169,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       });
     }
     if (base !== site.liveRevision) throw conflict(site);
-    return { mode: 'update', site, base, createdBy: 'site_token' };
+    return { mode: 'update', site, base, createdBy: caller.kind === 'account' ? caller.account.email : 'site_token' };
   }
 
   function conflict(site: SiteRecord): ServiceError {
@@ -191,8 +202,8 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
   async function unpack(caller: Caller, spoolPath: string, json: boolean): Promise<UnpackResult> {
     // The caller's tier bounds the work (a zip bomb stops at it); the target site's tier is
     // checked on the assembled site afterwards.
-    const tier = PLAN_LIMITS.anonymous;
     const anonymous = caller.kind === 'anonymous' || caller.kind === 'site_token';
+    const tier = PLAN_LIMITS[caller.kind === 'account' ? caller.account.plan : 'anonymous'];
     try {
       return await deps.ingest.unpack({
         spoolPath,
@@ -263,8 +274,23 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
     }
   }
 
+  /**
+   * The site is live before its text files have compressed variants: they are made by the pool
+   * right after, recorded on the revision, and picked up by serving threads then.
+   */
+  function compressAfterPublish(revisionId: string, sha256s: string[]): void {
+    if (sha256s.length === 0) return;
+    deps.ingest
+      .compress({ dataDir: config.dataDir, sha256s })
+      .then((made) => store.recordEncodings(revisionId, new Map(Object.entries(made))))
+      .then(
+        (files) => log.debug({ revision: revisionId, files }, 'deploy.compressed'),
+        (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),
+      );
+  }
+
   /** Commits the revision (creating the site when asked) and returns the 201 body. */
-  async function publish(plan: Decision, files: Map<string, FileEntry>, skipped: string[], patch: boolean): Promise<Record<string, unknown>> {
+  async function publish(plan: Decision, files: Map<string, FileEntry>, skipped: string[], patch: boolean): Promise<{ body: Record<string, unknown>; revisionId: string }> {
     if (plan.mode === 'update') {
       const result = await store.commitRevision({
         site: plan.site.name,
@@ -279,12 +305,13 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       }
       log.info({ site: result.site.name, revision: result.revision.id, files: files.size, kind: result.revision.kind }, 'deploy.published');
       const url = siteUrl(config.publicUrls, result.site.name);
-      return {
+      const body = {
         site: deploySiteView(result.site, config.publicUrls),
         revision: deployRevisionView(result.revision),
         skipped,
         agent_message: `Published revision ${result.revision.number} of ${url} (${files.size} files).${skippedNote(skipped)}`,
       };
+      return { body, revisionId: result.revision.id };
     }
 
     const anonymous = plan.plan === 'anonymous';
@@ -329,7 +356,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       } else {
         body.agent_message = `Your site is live at ${url} .${skippedNote(skipped)}`;
       }
-      return body;
+      return { body, revisionId: result.revision.id };
     }
     throw new Error('could not find an unused site name');
   }

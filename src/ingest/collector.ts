@@ -17,7 +17,7 @@ import {
   type DeployRejected,
 } from './rejection.js';
 import { looksLikeText, scanForSecrets } from './secrets.js';
-import { storeFile } from './store-file.js';
+import { storeFile, type StoredFile } from './store-file.js';
 import type { IngestedFile, IngestLimits } from './types.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'hardlink' | 'device' | 'fifo' | 'other';
@@ -49,6 +49,8 @@ export interface CollectedSite {
   files: IngestedFile[];
   skipped: string[];
   strippedPrefix?: string;
+  /** Blobs whose compressed variants are still to be made. */
+  pendingVariants: string[];
 }
 
 export interface Collector {
@@ -109,7 +111,7 @@ export function createCollector(options: CollectorOptions): Collector {
   // Admitted paths in archive order; entries are filled in as their writes finish.
   const admitted: string[] = [];
   const seen = new Set<string>();
-  const stored = new Map<string, FileEntry>();
+  const stored = new Map<string, StoredFile>();
   const skipped = new Set<string>();
   let entries = 0;
   let siteBytes = 0;
@@ -218,6 +220,8 @@ export function createCollector(options: CollectorOptions): Collector {
   async function finish({ patch }: { patch: boolean }): Promise<CollectedSite> {
     await settle();
     if (writeError) throw writeError.error;
+    // Blobs were written without per-file fsyncs; make them durable before anything refers to them.
+    if (stored.size > 0) await blobs.flush();
 
     const duplicate = findCaseDuplicate(admitted);
     if (duplicate) {
@@ -254,12 +258,19 @@ export function createCollector(options: CollectorOptions): Collector {
       }
     }
 
+    const pendingVariants = new Set<string>();
     const files = admitted.map((path, i): IngestedFile => {
-      const entry = stored.get(path);
-      if (!entry) throw new Error(`ingest: no blob entry for ${path}`);
-      return { path: finalPaths[i]!, ...entry };
+      const file = stored.get(path);
+      if (!file) throw new Error(`ingest: no blob entry for ${path}`);
+      if (file.needsVariants) pendingVariants.add(file.entry.sha256);
+      return { path: finalPaths[i]!, ...file.entry };
     });
-    return { files, skipped: finalSkipped, ...(strippedPrefix === undefined ? {} : { strippedPrefix }) };
+    return {
+      files,
+      skipped: finalSkipped,
+      pendingVariants: [...pendingVariants],
+      ...(strippedPrefix === undefined ? {} : { strippedPrefix }),
+    };
   }
 
   return { admit, addFile, addBytes, finish, settle };

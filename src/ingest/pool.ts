@@ -3,7 +3,7 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ServiceError } from '../errors.js';
-import type { UnpackResult, UnpackTask } from './types.js';
+import type { CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
 
 export interface IngestPoolOptions {
   /** Worker threads; all pools together should stay within the core count. */
@@ -25,6 +25,11 @@ export interface IngestPoolOptions {
 export interface IngestPool {
   /** Rejects with a `ServiceError` coded `unavailable` when the queue is full, with an AbortError on `signal`. */
   unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult>;
+  /**
+   * Makes precompressed variants after a deploy went live. Queues behind deploys on the same
+   * threads and is not admission-checked: it is follow-up work of a deploy already admitted.
+   */
+  compress(task: CompressTask): Promise<CompressResult>;
   close(): Promise<void>;
   /** Tasks waiting for a thread. */
   readonly queueSize: number;
@@ -42,7 +47,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   const filename = workerFile instanceof URL ? fileURLToPath(workerFile) : workerFile;
   const maxThreads = Math.max(1, options.maxThreads);
   const capacity = maxThreads + Math.max(0, options.maxQueue);
-  const piscina = new Piscina<UnpackTask, UnpackResult>({
+  const piscina = new Piscina<UnpackTask | CompressTask, UnpackResult | CompressResult>({
     filename,
     name: 'unpack',
     minThreads: Math.min(options.minThreads ?? 1, maxThreads),
@@ -60,7 +65,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     try {
       // An abort terminates a running worker mid-task; any blob temp file it leaves behind is
       // reclaimed by the store's `sweepTemp`, and no index ever points at it.
-      return await piscina.run(task, signal ? { signal } : {});
+      return (await piscina.run(task, signal ? { signal } : {})) as UnpackResult;
     } catch (err) {
       const message = (err as Error | undefined)?.message ?? '';
       if (message === 'Task queue is at limit' || message.startsWith('No task queue available')) throw unavailable();
@@ -72,6 +77,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
 
   return {
     unpack,
+    compress: async (task) => (await piscina.run(task, { name: 'compress' })) as CompressResult,
     close: () => piscina.close(),
     get queueSize() {
       return piscina.queueSize;

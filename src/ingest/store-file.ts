@@ -37,12 +37,23 @@ async function reuseExisting(blobs: BlobStore, sha256: string, size: number, typ
   return entry;
 }
 
-export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: string): Promise<FileEntry> {
+export interface StoredFile {
+  entry: FileEntry;
+  /** Compressible, but its variants do not exist yet: they are made after the commit. */
+  needsVariants: boolean;
+}
+
+/**
+ * Writes the blob without compressing it and without per-file fsyncs (the worker flushes the
+ * whole deploy once). Variants are made after the site is live, so a deploy costs about what
+ * unpacking and hashing cost; until then the file is served uncompressed.
+ */
+export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: string): Promise<StoredFile> {
   const compress = isCompressibleType(type) && bytes.byteLength >= MIN_COMPRESS_BYTES;
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const existing = await reuseExisting(blobs, sha256, bytes.byteLength, type, compress);
-  if (existing) return existing;
-  // Brotli 11 runs at ~1 MB/s, far too slow for a 50 MB deploy that should finish within twice
-  // the time of `tar xzf`; the store's `fast` settings get within ~7% of its size.
-  return blobs.putFile(bytes, type, { compress, quality: 'fast' });
+  if (existing) return { entry: existing, needsVariants: false };
+  if (blobs.has(sha256)) return { entry: { sha256, size: bytes.byteLength, type }, needsVariants: compress };
+  const entry = await blobs.putFile(bytes, type, { compress: false, durable: false });
+  return { entry, needsVariants: compress };
 }

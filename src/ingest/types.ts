@@ -58,5 +58,16 @@ export type UnpackResult =
       /** The single top-level folder removed by SPEC 4.1 rule 2, with its trailing `/`. */
       strippedPrefix?: string;
       json?: JsonDeployFields;
+      /** Blobs to compress once the revision is live (see `CompressTask`). */
+      pendingVariants: string[];
     }
   | { ok: false; error: IngestError };
+
+/** Makes the precompressed variants of stored blobs, after their revision went live. */
+export interface CompressTask {
+  dataDir: string;
+  sha256s: string[];
+}
+
+/** sha256 → sizes of the variants that exist (an empty object when none pays off). */
+export type CompressResult = Record<string, { br?: number; gzip?: number }>;

@@ -7,7 +7,7 @@ import { detectArchiveFormat } from './format.js';
 import { readJsonDeploy } from './json-body.js';
 import { DeployRejected } from './rejection.js';
 import { readTar } from './tar-reader.js';
-import type { UnpackResult, UnpackTask } from './types.js';
+import type { CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
 import { readZip } from './zip-reader.js';
 
 const blobStores = new Map<string, BlobStore>();
@@ -43,4 +43,15 @@ export async function unpack(task: UnpackTask): Promise<UnpackResult> {
     if (err instanceof DeployRejected) return { ok: false, error: err.error };
     throw err;
   }
+}
+
+/** Second task: precompressed variants for blobs of a revision that is already live. */
+export async function compress(task: CompressTask): Promise<CompressResult> {
+  const blobs = blobsFor(task.dataDir);
+  const result: CompressResult = {};
+  for (const sha256 of task.sha256s) {
+    result[sha256] = await blobs.compressBlob(sha256, { quality: 'fast', durable: false });
+  }
+  if (task.sha256s.length > 0) await blobs.flush();
+  return result;
 }

@@ -17,6 +17,7 @@ export interface TempFile {
 export async function writeTemp(
   tmpDir: string,
   source: AsyncIterable<Uint8Array> | Uint8Array,
+  durable = true,
 ): Promise<TempFile> {
   const path = join(tmpDir, `${randomBytes(12).toString('hex')}.tmp`);
   const hash = createHash('sha256');
@@ -29,7 +30,7 @@ export async function writeTemp(
       size += chunk.byteLength;
       await writeAll(handle, chunk);
     }
-    await handle.sync();
+    if (durable) await handle.sync();
   } catch (err) {
     await handle.close().catch(() => undefined);
     await unlink(path).catch(() => undefined);
@@ -43,9 +44,10 @@ export async function writeTemp(
  * Moves a finished temp file to `finalPath` unless something is already there. Content is
  * addressed by hash, so an existing file has the same bytes; if two writers race past the check,
  * the second rename swaps in identical bytes atomically, which readers cannot tell apart.
- * The directory is fsynced so that a committed index never points at a rename lost in a crash.
+ * The directory is fsynced so that a committed index never points at a rename lost in a crash
+ * (unless `durable` is false, when the caller syncs the whole batch itself).
  */
-export async function publishTemp(tempPath: string, finalPath: string): Promise<boolean> {
+export async function publishTemp(tempPath: string, finalPath: string, durable = true): Promise<boolean> {
   if (existsSync(finalPath)) {
     await unlink(tempPath);
     return false;
@@ -53,6 +55,7 @@ export async function publishTemp(tempPath: string, finalPath: string): Promise<
   const dir = dirname(finalPath);
   const created = await mkdir(dir, { recursive: true });
   await rename(tempPath, finalPath);
+  if (!durable) return true;
   await fsyncDir(dir);
   if (created !== undefined) {
     // New fan-out directories are themselves entries that must survive a crash.

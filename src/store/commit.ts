@@ -56,6 +56,10 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
       void dbs.names.put(site.name, site.id);
       if (site.siteTokenHash) void dbs.tokens.put(site.siteTokenHash, { kind: 'site', siteId: site.id });
       if (site.claimTokenHash) void dbs.tokens.put(site.claimTokenHash, { kind: 'claim', siteId: site.id });
+      if (site.accountId) {
+        void dbs.members.put([site.id, site.accountId], { siteId: site.id, accountId: site.accountId, role: 'owner', addedAt: createdAt });
+        void dbs.memberSites.put([site.accountId, site.id], 'owner');
+      }
     }
     void dbs.revisions.put([site.id, number], revision);
     void dbs.revisionIds.put(revisionId, [site.id, number]);

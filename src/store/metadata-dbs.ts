@@ -1,5 +1,5 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { FileEntry, RevisionRecord, SiteRecord, TokenRecord } from './types.js';
+import type { AccountRecord, FileEntry, Membership, RevisionRecord, Role, SiteRecord, TokenRecord } from './types.js';
 
 export type RevisionKey = [siteId: string, number: number];
 export type PathKey = [revisionId: string, path: string];
@@ -19,11 +19,20 @@ export interface MetadataDbs {
   paths: Database<FileEntry, PathKey>;
   /** sha256 of a token → what it grants. Tokens themselves are never stored. */
   tokens: Database<TokenRecord, string>;
+  accounts: Database<AccountRecord, string>;
+  /** Lower-cased e-mail → account id. */
+  accountEmails: Database<string, string>;
+  /** `[siteId, accountId]` → membership; one range scan lists a site's members. */
+  members: Database<Membership, MemberKey>;
+  /** `[accountId, siteId]` → role; one range scan lists an account's sites. */
+  memberSites: Database<Role, MemberSiteKey>;
   /** `[scope, window start]` → hits in that fixed window, for rate caps shared by all threads. */
   counters: Database<number, CounterKey>;
 }
 
 export type CounterKey = [scope: string, windowStart: number];
+export type MemberKey = [siteId: string, accountId: string];
+export type MemberSiteKey = [accountId: string, siteId: string];
 
 export function openMetadataDbs(path: string): MetadataDbs {
   // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
@@ -37,6 +46,10 @@ export function openMetadataDbs(path: string): MetadataDbs {
     paths: env.openDB<FileEntry, PathKey>('paths', {}),
     counters: env.openDB<number, CounterKey>('counters', {}),
     tokens: env.openDB<TokenRecord, string>('tokens', {}),
+    accounts: env.openDB<AccountRecord, string>('accounts', {}),
+    accountEmails: env.openDB<string, string>('accountEmails', {}),
+    members: env.openDB<Membership, MemberKey>('members', {}),
+    memberSites: env.openDB<Role, MemberSiteKey>('memberSites', {}),
   };
 }
 

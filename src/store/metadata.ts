@@ -1,7 +1,8 @@
+import { accountOps } from './accounts.js';
 import { commitRevision } from './commit.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
-import type { ListedFile, RateCheck, RateResult, RevisionPage, SiteRecord, SiteState, Store } from './types.js';
+import type { Encoding, ListedFile, RateCheck, RateResult, RevisionPage, SiteRecord, SiteState, Store } from './types.js';
 
 const DEFAULT_REVISION_PAGE = 50;
 
@@ -25,6 +26,7 @@ export function openMetadata(path: string, now: () => number): Metadata {
   }
 
   return {
+    ...accountOps(dbs, now),
     getSite,
     getSiteById: (id) => dbs.sites.get(id),
     getRevision(revisionId) {
@@ -48,6 +50,13 @@ export function openMetadata(path: string, now: () => number): Metadata {
       const result = await commitRevision(dbs, input, now);
       if (result.ok) announce(result.site);
       return result;
+    },
+    async recordEncodings(revisionId, encodings) {
+      const key = dbs.revisionIds.get(revisionId);
+      if (key === undefined || !isPlainId(revisionId)) return 0;
+      const updated = await recordEncodings(dbs, revisionId, encodings);
+      if (updated > 0) announce(dbs.sites.get(key[0]));
+      return updated;
     },
     async setSiteState(name, state) {
       const site = await setSiteState(dbs, name, state, now);
@@ -99,6 +108,19 @@ function pruneCounters(dbs: MetadataDbs, before: number): Promise<number> {
       }
     }
     return removed;
+  });
+}
+
+function recordEncodings(dbs: MetadataDbs, revisionId: string, encodings: ReadonlyMap<string, Partial<Record<Encoding, number>>>): Promise<number> {
+  return dbs.env.transaction(() => {
+    let updated = 0;
+    for (const { key, value } of dbs.paths.getRange({ start: [revisionId], end: pathRangeEnd(revisionId) })) {
+      const found = encodings.get(value.sha256);
+      if (found === undefined || Object.keys(found).length === 0) continue;
+      void dbs.paths.put(key, { ...value, encodings: { ...value.encodings, ...found } });
+      updated++;
+    }
+    return updated;
   });
 }
 

@@ -67,6 +67,7 @@ export interface NewSite {
   name: string;
   plan: Plan;
   claimed: boolean;
+  /** The owning account; it becomes the site's first owner in the same transaction. */
   accountId?: string;
   expiresAt?: number;
   siteTokenHash?: string;
@@ -107,6 +108,11 @@ export interface PutFileOptions {
   compress: boolean;
   /** Compression effort for the variants; defaults to `'small'`. */
   quality?: 'fast' | 'small';
+  /**
+   * `false` skips the per-file fsyncs: the caller writes a batch and then calls `flush()` once
+   * before anything refers to the blobs. Readers still never see a partial blob (temp + rename).
+   */
+  durable?: boolean;
 }
 
 /** Content-addressed blob files: `blobs/<aa>/<bb>/<sha256>` plus `.br` / `.gz` variants. */
@@ -125,6 +131,13 @@ export interface BlobStore {
    * gzip 4) is for deploys, where time matters; the default `'small'` spends more CPU for size.
    */
   putFile(bytes: Uint8Array, type: string, options: PutFileOptions): Promise<FileEntry>;
+  /**
+   * Makes the precompressed variants of an existing blob (those that save space) and returns the
+   * sizes of the variants that exist. Idempotent.
+   */
+  compressBlob(sha256: string, options?: { quality?: 'fast' | 'small'; durable?: boolean }): Promise<Partial<Record<Encoding, number>>>;
+  /** Makes every blob written with `durable: false` durable, with one filesystem sync. */
+  flush(): Promise<void>;
   /** Reads a whole blob (or variant) into memory; for small files only. */
   readSync(sha256: string, encoding?: Encoding): Buffer;
   /** Removes temp files left by writers that died, older than `olderThanMs`. */
@@ -145,10 +158,26 @@ export interface Store {
   listRevisions(siteId: string, options?: { before?: number; limit?: number }): RevisionPage;
   /** Atomically check the base, write the revision and its path index, move the live pointer. */
   commitRevision(input: CommitInput): Promise<CommitResult>;
+  /**
+   * Records precompressed variants made after a revision was committed, on the rows of that
+   * revision whose blob they belong to, and tells serving threads. Content never changes.
+   */
+  recordEncodings(revisionId: string, encodings: ReadonlyMap<string, Partial<Record<Encoding, number>>>): Promise<number>;
   /** Records a lifecycle change (deleted, taken down, restored to active). */
   setSiteState(name: string, state: SiteState): Promise<SiteRecord | undefined>;
   /** The record for a token hash (see `hashToken`), if any. */
   findToken(tokenHash: string): TokenRecord | undefined;
+  /** A new account; `undefined` when the e-mail address is already registered. */
+  createAccount(input: { email: string; plan: AccountRecord['plan'] }): Promise<AccountRecord | undefined>;
+  getAccount(id: string): AccountRecord | undefined;
+  getAccountByEmail(email: string): AccountRecord | undefined;
+  setAccountPlan(id: string, plan: AccountRecord['plan']): Promise<AccountRecord | undefined>;
+  /** Records an API token by its hash; the token itself is never stored. */
+  addApiToken(input: { accountId: string; tokenHash: string; name: string }): Promise<void>;
+  /** The caller's role on a site, if a member. */
+  getRole(siteId: string, accountId: string): Role | undefined;
+  /** Adds or changes a member's role. */
+  setMember(siteId: string, accountId: string, role: Role): Promise<void>;
   /** True if the name was ever used by any site (names are never reused). */
   isNameUsed(name: string): boolean;
   /**
@@ -171,7 +200,27 @@ export interface Store {
 /** What a token (looked up by its sha256) grants. */
 export type TokenRecord =
   | { kind: 'site'; siteId: string }
-  | { kind: 'claim'; siteId: string };
+  | { kind: 'claim'; siteId: string }
+  | { kind: 'api'; accountId: string; name: string; createdAt: number };
+
+export type Role = 'viewer' | 'editor' | 'owner';
+
+export interface AccountRecord {
+  /** Immutable internal id (`acct_…`). */
+  id: string;
+  /** Lower-cased; unique. */
+  email: string;
+  /** A paid or Free plan; never `anonymous`. */
+  plan: Exclude<Plan, 'anonymous'>;
+  createdAt: number;
+}
+
+export interface Membership {
+  siteId: string;
+  accountId: string;
+  role: Role;
+  addedAt: number;
+}
 
 export interface RateCheck {
   /** What is counted, e.g. `anon-sites:203.0.113.0/24`. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import {
 import { request, type TestResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
+import { hashToken, type AccountRecord } from '../../src/store/index.js';
 
 const HOUR = 3600_000;
 let clock = Date.now();
@@ -508,6 +510,68 @@ describe('limits (SPEC 8)', () => {
     // Let in-flight cleanups finish.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(readdirSync(join(server.dataDir, 'tmp', 'uploads'))).toEqual([]);
+  });
+});
+
+/** An account with an API token, made directly in the store (the admin CLI does the same). */
+async function accountWithToken(plan: AccountRecord['plan'] = 'builder'): Promise<{ account: AccountRecord; token: string }> {
+  const account = await server.store.createAccount({ email: `person${++counter}@example.com`, plan });
+  const token = `pl_${randomBytes(24).toString('base64url')}`;
+  await server.store.addApiToken({ accountId: account!.id, tokenHash: hashToken(token), name: 'test' });
+  return { account: account!, token };
+}
+
+describe('deploys with an API token', () => {
+  it('creates a site in the account: claimed, no expiry, no site token or claim link', async () => {
+    const { account, token } = await accountWithToken('builder');
+    const res = await deploy(tgz({ 'index.html': '<h1>mine</h1>' }), { token });
+    expect(res.status).toBe(201);
+    expect(res.json.site.claimed).toBe(true);
+    expect(res.json.site.expires_at).toBeUndefined();
+    expect(res.json.site_token).toBeUndefined();
+    expect(res.json.claim_url).toBeUndefined();
+    const site = server.store.getSite(res.json.site.name)!;
+    expect(site.plan).toBe('builder');
+    expect(site.accountId).toBe(account.id);
+    expect(server.store.getRole(site.id, account.id)).toBe('owner');
+    // Paid plans get no badge.
+    expect((await visit(res.json.site.name)).text).not.toContain('data-plinth-badge');
+  });
+
+  it('gives Free sites the badge', async () => {
+    const { token } = await accountWithToken('free');
+    const res = await deploy(tgz({ 'index.html': '<body><h1>free</h1></body>' }), { token });
+    expect((await visit(res.json.site.name)).text).toContain('data-plinth-badge');
+  });
+
+  it('applies the plan limits instead of the anonymous ones, and allows executables', async () => {
+    const { token } = await accountWithToken('builder');
+    const res = await deploy(tgz({ 'index.html': 'x', 'big.bin': Buffer.alloc(2 * 1024 * 1024, 3), 'setup.exe': Buffer.from('MZ\x90\x00', 'latin1') }), { token });
+    expect(res.status).toBe(201);
+    expect(res.json.revision.files).toBe(3);
+  });
+
+  it.each([
+    ['owner', 201],
+    ['editor', 201],
+    ['viewer', 403],
+    ['non-member', 404],
+  ] as const)('lets a %s update, or not (%i)', async (role, status) => {
+    const owner = await accountWithToken('builder');
+    const created = await deploy(tgz({ 'index.html': '<h1>team site</h1>' }), { token: owner.token });
+    const siteId = server.store.getSite(created.json.site.name)!.id;
+    let token = owner.token;
+    if (role !== 'owner') {
+      const other = await accountWithToken('free');
+      if (role !== 'non-member') await server.store.setMember(siteId, other.account.id, role);
+      token = other.token;
+    }
+    const res = await deploy(tgz({ 'index.html': '<h1>changed</h1>' }), { site: created.json.site.name, base: created.json.revision.id, token });
+    expect(res.status).toBe(status);
+    if (status !== 201) {
+      expect(res.json.error?.code).toBe(status === 403 ? 'forbidden' : 'not_found');
+      expect((await visit(created.json.site.name)).text).toContain('team site');
+    }
   });
 });
 

@@ -53,18 +53,24 @@ describe('archive formats', () => {
     expect(png).toEqual({ path: 'img/logo.png', sha256: sha256(PNG), size: PNG.byteLength, type: 'image/png' });
   });
 
-  it('stores blobs under their hash, with brotli and gzip variants for compressible files of 1 KB or more', async () => {
+  it('stores blobs under their hash and leaves compression of files of 1 KB or more for after the commit', async () => {
     const result = expectOk(await rig.unpack(tarGzWithTool(siteDir(), rig.file('site.tgz'))));
     const index = result.files.find((f) => f.path === 'index.html')!;
     const blobs = join(rig.dataDir, 'blobs', index.sha256.slice(0, 2), index.sha256.slice(2, 4), index.sha256);
     expect(readFileSync(blobs, 'utf8')).toBe(PAGE);
-    expect(index.encodings?.br).toBeGreaterThan(0);
-    expect(index.encodings?.gzip).toBeGreaterThan(0);
+    // Under 1 KB, and images: no variants wanted.
+    expect(result.pendingVariants).toEqual([index.sha256]);
+
+    const made = await rig.pool.compress({ dataDir: rig.dataDir, sha256s: result.pendingVariants });
+    expect(made[index.sha256]?.br).toBeGreaterThan(0);
+    expect(made[index.sha256]?.gzip).toBeGreaterThan(0);
     expect(brotliDecompressSync(readFileSync(`${blobs}.br`)).toString()).toBe(PAGE);
     expect(gunzipSync(readFileSync(`${blobs}.gz`)).toString()).toBe(PAGE);
-    // Under 1 KB, and images: no variants.
-    expect(result.files.find((f) => f.path === 'css/site.css')!.encodings).toBeUndefined();
-    expect(result.files.find((f) => f.path === 'img/logo.png')!.encodings).toBeUndefined();
+
+    // Deployed again, the variants exist and come with the entry.
+    const again = expectOk(await rig.unpack(tarGzWithTool(siteDir(), rig.file('site.tgz'))));
+    expect(again.files.find((f) => f.path === 'index.html')!.encodings).toEqual(made[index.sha256]);
+    expect(again.pendingVariants).toEqual([]);
   });
 
   it('returns the same entries when the same files are deployed again (blobs are reused)', async () => {

@@ -1,0 +1,228 @@
+// Deploy benchmark (issue 3): end-to-end deploys over HTTP against the floor of this machine
+// (`tar xzf` + `sha256sum` of the same archive), serving p99 with and without a concurrent 90 MB
+// deploy, and Plinth's peak RSS during that deploy. Writes the deploy section of bench/RESULTS.md.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runAutocannon } from './lib/autocannon.mjs';
+import { freePort, sampleMemory, startChild, stopChild, waitReady } from './lib/proc.mjs';
+import { machineInfo, writeResultsFile } from './lib/report.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const work = join(root, 'bench', '.work', 'deploy');
+const runs = Number(process.env.BENCH_DEPLOY_RUNS ?? 3);
+const seconds = Number(process.env.BENCH_DURATION ?? 10);
+const log = (msg) => process.stdout.write(`[deploy-bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+
+// Deterministic filler so runs differ only where a seed says so.
+function noise(bytes, seed) {
+  const out = Buffer.alloc(bytes);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < bytes; i += 4) {
+    x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+    out.writeUInt32LE(x >>> 0, Math.min(i, bytes - 4));
+  }
+  return out;
+}
+
+const WORDS = 'static site publish deploy revision agent archive token serve visitor page style script image font render layout'.split(' ');
+function text(bytes, seed, kind) {
+  let out = '';
+  let i = seed;
+  while (out.length < bytes) {
+    i = (i * 1103515245 + 12345) >>> 0;
+    const word = WORDS[i % WORDS.length];
+    out += kind === 'js' ? `function ${word}${i % 997}(a){return a+${i % 100};}\n` : kind === 'css' ? `.${word}-${i % 97}{margin:${i % 40}px;color:#${(i % 0xffffff).toString(16)}}\n` : `<p class="${word}">${word} ${i % 1000} ${word}</p>\n`;
+  }
+  return `${kind === 'html' ? '<!doctype html><html><body>\n' : ''}${out.slice(0, bytes)}${kind === 'html' ? '</body></html>\n' : ''}`;
+}
+
+/** A site of `files` files and about `bytes` bytes: 40% text (html, css, js), 60% images. */
+function writeSite(dir, files, bytes, seed) {
+  rmSync(dir, { recursive: true, force: true });
+  const textFiles = Math.round(files * 0.4);
+  const imageFiles = files - textFiles;
+  const textBytes = Math.floor((bytes * 0.4) / textFiles);
+  const imageBytes = Math.floor((bytes * 0.6) / imageFiles);
+  const put = (path, content) => {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  };
+  put('index.html', text(textBytes, seed, 'html'));
+  for (let i = 1; i < textFiles; i++) {
+    const kind = ['html', 'css', 'js'][i % 3];
+    put(`${kind === 'html' ? 'pages' : kind}/f${i}.${kind}`, text(textBytes, seed + i, kind));
+  }
+  for (let i = 0; i < imageFiles; i++) put(`img/i${i}.jpg`, Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), noise(imageBytes - 3, seed * 7919 + i)]));
+}
+
+function tarGz(dir, out) {
+  execFileSync('tar', ['czf', out, '-C', dir, '.']);
+  return out;
+}
+
+function time(fn) {
+  const t = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+/** The floor: unpack the same archive with tar and hash every file with sha256sum. */
+function floorMs(archive) {
+  const dir = join(work, 'floor');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir);
+  const ms = time(() => execFileSync('bash', ['-c', `tar xzf '${archive}' -C '${dir}' && find '${dir}' -type f -print0 | xargs -0 sha256sum > /dev/null`]));
+  rmSync(dir, { recursive: true, force: true });
+  return ms;
+}
+
+function post(port, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers: { host: 'api.localhost', 'content-length': body.byteLength, ...headers }, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode, json: JSON.parse(text), ms: Number(process.hrtime.bigint() - started) / 1e6 }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (ms) => `${(ms / 1000).toFixed(2)} s`;
+
+// --- Corpus -----------------------------------------------------------------------------------
+log('building archives');
+const big = [];
+for (let r = 0; r < runs; r++) {
+  writeSite(join(work, 'big-site'), 1000, 50 * 1024 * 1024, 1000 + r);
+  big.push(tarGz(join(work, 'big-site'), join(work, `big-${r}.tgz`)));
+}
+const small = [];
+for (let r = 0; r < runs; r++) {
+  writeSite(join(work, 'small-site'), 100, 1024 * 1024, 5000 + r);
+  small.push(tarGz(join(work, 'small-site'), join(work, `small-${r}.tgz`)));
+}
+// 90 MB of incompressible files: the largest request one deploy may carry.
+rmSync(join(work, 'huge-site'), { recursive: true, force: true });
+mkdirSync(join(work, 'huge-site/img'), { recursive: true });
+writeFileSync(join(work, 'huge-site/index.html'), '<h1>huge</h1>');
+for (let i = 0; i < 60; i++) writeFileSync(join(work, `huge-site/img/b${i}.jpg`), noise(1_450_000, 77 + i));
+const huge = tarGz(join(work, 'huge-site'), join(work, 'huge.tgz'));
+const sizeOf = (p) => statSync(p).size;
+log(`archives: big ${(sizeOf(big[0]) / 1e6).toFixed(1)} MB, small ${(sizeOf(small[0]) / 1e6).toFixed(2)} MB, huge ${(sizeOf(huge) / 1e6).toFixed(1)} MB`);
+
+// --- Plinth -----------------------------------------------------------------------------------
+const dataDir = join(work, 'data');
+const { openStore, hashToken } = await import(join(root, 'dist/store/index.js'));
+const store = openStore({ dir: dataDir });
+const account = await store.createAccount({ email: 'bench@example.com', plan: 'builder' });
+const token = `pl_${randomBytes(24).toString('base64url')}`;
+await store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name: 'bench' });
+await store.close();
+
+const port = await freePort();
+const child = startChild(process.execPath, [join(root, 'dist/main.js')], {
+  env: { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_LOG_LEVEL: 'warn' },
+  cwd: root,
+  logPath: join(work, 'plinth.log'),
+});
+const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/gzip' };
+try {
+  await waitForApi(port);
+
+  const results = [];
+  for (const [label, archives] of [['1,000 files, ~50 MB', big], ['100 files, ~1 MB', small]]) {
+    const floors = archives.map(floorMs);
+    const deploys = [];
+    for (const archive of archives) {
+      const res = await post(port, '/v1/deploy', auth, readFileSync(archive));
+      if (res.status !== 201) throw new Error(`deploy failed: ${res.status} ${JSON.stringify(res.json)}`);
+      deploys.push(res.ms);
+    }
+    // The same archive again: blobs exist already (the common case of a redeploy).
+    const again = await post(port, '/v1/deploy', auth, readFileSync(archives[0]));
+    results.push({ label, bytes: sizeOf(archives[0]), floor: median(floors), deploy: median(deploys), redeploy: again.ms, floors, deploys });
+    log(`${label}: floor ${fmt(median(floors))}, deploy ${fmt(median(deploys))} (${(median(deploys) / median(floors)).toFixed(2)}×), redeploy ${fmt(again.ms)}`);
+  }
+
+  // Serving p99 on a 2 KB page, alone and during a 90 MB deploy.
+  mkdirSync(join(work, 'page-site'), { recursive: true });
+  writeFileSync(join(work, 'page-site/index.html'), `<!doctype html><html><body>${'x'.repeat(2000)}</body></html>`);
+  const site = await post(port, '/v1/deploy', auth, readFileSync(tarGz(join(work, 'page-site'), join(work, 'page.tgz'))));
+  const host = `${site.json.site.name}.sites.localhost`;
+  const scenario = { path: '/', headers: { host } };
+  await runAutocannon({ port, seconds: 2, connections: 32, scenario });
+  const baseline = await runAutocannon({ port, seconds, connections: 32, scenario });
+  const memory = sampleMemory(child.pid, 20);
+  let deploying = true;
+  const deploysDuring = [];
+  const loop = (async () => {
+    while (deploying) deploysDuring.push(await post(port, '/v1/deploy', auth, readFileSync(huge)));
+  })();
+  const during = await runAutocannon({ port, seconds, connections: 32, scenario });
+  deploying = false;
+  await loop;
+  const mem = memory.stop();
+  const hugeOk = deploysDuring.filter((d) => d.status === 201);
+  log(`p99 alone ${baseline.p99} ms, during 90 MB deploys ${during.p99} ms; ${hugeOk.length} deploys of ${(sizeOf(huge) / 1e6).toFixed(1)} MB, peak RSS ${(mem.maxRss / 2 ** 20).toFixed(0)} MiB (HWM ${(mem.hwm / 2 ** 20).toFixed(0)} MiB)`);
+
+  const machine = await machineInfo(root);
+  const verdict = (ok) => (ok ? 'PASS' : 'MISS');
+  const lines = [
+    '## Deploys (`npm run bench:deploy`)',
+    '',
+    `Run ${machine.date}, commit \`${machine.commit}\`, ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.kernel}, Node ${machine.node}.`,
+    '',
+    `Each deploy is a cold create (content never seen by the store) over HTTP with a Builder API token, timed from the first byte sent to the 201; ${runs} distinct archives per size, median shown. The floor is \`tar xzf\` of the same archive followed by \`sha256sum\` of every file. Sites are 40% text (html, css, js) and 60% incompressible images by bytes. Compressed variants of text files are made right after the 201, so they are not in the deploy time.`,
+    '',
+    '| Site | Archive | Floor (tar + sha256sum) | Plinth deploy | Ratio | Target ≤ 2× | Redeploy of the same archive |',
+    '|---|--:|--:|--:|--:|:-:|--:|',
+    ...results.map((r) => `| ${r.label} | ${(r.bytes / 1e6).toFixed(1)} MB | ${fmt(r.floor)} | ${fmt(r.deploy)} | ${(r.deploy / r.floor).toFixed(2)}× | ${verdict(r.deploy <= 2 * r.floor)} | ${fmt(r.redeploy)} |`),
+    '',
+    `Serving a 2 KB page (autocannon, 32 connections, ${seconds} s) while 90 MB deploys (${(sizeOf(huge) / 1e6).toFixed(1)} MB archive, 61 files) ran back to back: ${hugeOk.length} of them completed in the window.`,
+    '',
+    '| | req/s | p50 | p99 | Target |',
+    '|---|--:|--:|--:|:-:|',
+    `| alone | ${Math.round(baseline.rps).toLocaleString('en-US')} | ${baseline.p50} ms | ${baseline.p99} ms | |`,
+    `| during 90 MB deploys | ${Math.round(during.rps).toLocaleString('en-US')} | ${during.p50} ms | ${during.p99} ms | p99 ≤ 2× alone: ${verdict(during.p99 <= 2 * Math.max(baseline.p99, 1))} |`,
+    '',
+    `Plinth RSS during the 90 MB deploys: highest sample ${(mem.maxRss / 2 ** 20).toFixed(0)} MiB (every 20 ms), peak VmHWM ${(mem.hwm / 2 ** 20).toFixed(0)} MiB. Target < 300 MB: ${verdict(mem.hwm < 300 * 1e6)}.`,
+    '',
+    'autocannon measures latency in whole milliseconds; a p99 of 1 ms means under 2 ms.',
+    '',
+    '```',
+    'npm run bench:deploy   # BENCH_DEPLOY_RUNS (default 3), BENCH_DURATION (default 10 s)',
+    `floor: tar xzf <archive> -C <dir> && find <dir> -type f -print0 | xargs -0 sha256sum`,
+    `deploy: POST /v1/deploy (Authorization: Bearer pl_…, body: the .tar.gz) on 127.0.0.1 with Host: api.localhost`,
+    `serving: autocannon -c 32 -d ${seconds} -H 'host: <site>.sites.localhost' http://127.0.0.1:<port>/`,
+    '```',
+  ];
+  if (!process.env.BENCH_NO_WRITE) writeResultsFile(join(root, 'bench/RESULTS.md'), lines.join('\n'), 'deploy');
+  process.stdout.write(`${lines.join('\n')}\n`);
+} finally {
+  await stopChild(child);
+}
+
+async function waitForApi(port) {
+  for (let i = 0; i < 100; i++) {
+    try {
+      const res = await new Promise((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, path: '/v1/deploy', headers: { host: 'api.localhost' }, agent: false }, (r) => { r.resume(); resolve(r.statusCode); });
+        req.on('error', reject);
+        req.end();
+      });
+      if (res === 405) return;
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('Plinth did not start');
+}
