@@ -112,6 +112,26 @@ describe('anonymous create', () => {
     expect((await visit(body.site.name, '/css/site.css')).text).toBe('body{}');
   });
 
+  it('serves text files compressed shortly after the deploy went live', async () => {
+    const css = `${'.rule { margin: 0 auto; padding: 1rem; }\n'.repeat(200)}`;
+    const res = await deploy(tgz({ 'index.html': '<h1>compress me</h1>', 'site.css': css }));
+    expect(res.status).toBe(201);
+    // Live at once, uncompressed if the variants are not there yet…
+    const first = await visit(res.json.site.name, '/site.css');
+    expect(first.text).toBe(css);
+    // …and compressed as soon as the pool has made them.
+    let encoding: string | undefined;
+    for (let i = 0; i < 100 && encoding !== 'br'; i++) {
+      const page = await request({ port: server.port, host: `${res.json.site.name}.sites.localhost`, path: '/site.css', headers: { 'accept-encoding': 'br, gzip' } });
+      encoding = page.headers['content-encoding'] as string | undefined;
+      if (encoding !== 'br') await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(encoding).toBe('br');
+    const file = server.store.listFiles(res.json.revision.id).find((f) => f.path === 'site.css')!;
+    expect(file.encodings?.br).toBeLessThan(css.length);
+    expect(file.encodings?.gzip).toBeLessThan(css.length);
+  });
+
   it('stores only hashes of the site and claim tokens', async () => {
     const res = await deploy(tgz({ 'index.html': 'x' }));
     const site = server.store.getSite(res.json.site.name)!;
