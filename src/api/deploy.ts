@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { mkdirSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -76,6 +77,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
     })();
 
     async function deploy(request: ApiRequest, bodyDone: Promise<number>): Promise<void> {
+      const started = performance.now();
       const caller = identifyCaller(request.headers.authorization, store);
       const json = isJsonBody(request.headers['content-type']);
       const network = networkOf(clientAddress(request.remoteAddress, request.headers['x-forwarded-for'] ?? '', config.deploy.trustProxy));
@@ -90,6 +92,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       }
 
       const bytes = await bodyDone;
+      const uploaded = performance.now();
       if (bytes === 0) {
         throw new ServiceError('bad_request', 'The request body is empty.', {
           agentMessage: 'Send the site as a .tar.gz, .tar or .zip archive in the body, or as JSON {"files": [...]} with Content-Type: application/json.',
@@ -97,6 +100,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       }
 
       const result = await unpack(caller, spoolPath, json);
+      const unpacked = performance.now();
       if (!result.ok) {
         throw new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
       }
@@ -116,6 +120,8 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       const files = assemble(plan!, result, fields.patch === true ? fields.deleted ?? [] : undefined);
       const { body, revisionId } = await publish(plan!, files, result.skipped, fields.patch === true);
       sendJson(res, 201, body);
+      const ms = (from: number, to: number): number => Math.round(to - from);
+      log.info({ revision: revisionId, bytes, files: files.size, uploadMs: ms(started, uploaded), unpackMs: ms(uploaded, unpacked), commitMs: ms(unpacked, performance.now()) }, 'deploy.timing');
       compressAfterPublish(revisionId, result.pendingVariants);
     }
   };

@@ -26,14 +26,16 @@ export interface IngestPool {
   /** Rejects with a `ServiceError` coded `unavailable` when the queue is full, with an AbortError on `signal`. */
   unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult>;
   /**
-   * Makes precompressed variants after a deploy went live. Queues behind deploys on the same
-   * threads and is not admission-checked: it is follow-up work of a deploy already admitted.
+   * Makes precompressed variants after a deploy went live, on a separate single thread; not
+   * admission-checked, as it is follow-up work of a deploy already admitted.
    */
   compress(task: CompressTask): Promise<CompressResult>;
   close(): Promise<void>;
   /** Tasks waiting for a thread. */
   readonly queueSize: number;
 }
+
+const COMPRESS_QUEUE = 64;
 
 function unavailable(): ServiceError {
   return new ServiceError('unavailable', 'Too many deploys are being processed right now.', {
@@ -47,7 +49,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   const filename = workerFile instanceof URL ? fileURLToPath(workerFile) : workerFile;
   const maxThreads = Math.max(1, options.maxThreads);
   const capacity = maxThreads + Math.max(0, options.maxQueue);
-  const piscina = new Piscina<UnpackTask | CompressTask, UnpackResult | CompressResult>({
+  const piscina = new Piscina<UnpackTask, UnpackResult>({
     filename,
     name: 'unpack',
     minThreads: Math.min(options.minThreads ?? 1, maxThreads),
@@ -65,7 +67,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     try {
       // An abort terminates a running worker mid-task; any blob temp file it leaves behind is
       // reclaimed by the store's `sweepTemp`, and no index ever points at it.
-      return (await piscina.run(task, signal ? { signal } : {})) as UnpackResult;
+      return await piscina.run(task, signal ? { signal } : {});
     } catch (err) {
       const message = (err as Error | undefined)?.message ?? '';
       if (message === 'Task queue is at limit' || message.startsWith('No task queue available')) throw unavailable();
@@ -75,10 +77,23 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     }
   }
 
+  // Compression after a deploy has its own single thread, so it never sits in front of the
+  // next deploy; its queue is bounded and anything past it is dropped (files stay uncompressed).
+  const compressor = new Piscina<CompressTask, CompressResult>({
+    filename,
+    name: 'compress',
+    minThreads: 0,
+    maxThreads: 1,
+    maxQueue: COMPRESS_QUEUE,
+    idleTimeout: options.idleTimeoutMs,
+  });
+
   return {
     unpack,
-    compress: async (task) => (await piscina.run(task, { name: 'compress' })) as CompressResult,
-    close: () => piscina.close(),
+    compress: (task) => compressor.run(task),
+    close: async () => {
+      await Promise.all([piscina.close(), compressor.close()]);
+    },
     get queueSize() {
       return piscina.queueSize;
     },

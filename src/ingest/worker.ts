@@ -1,6 +1,7 @@
 // The Piscina worker: one `unpack` task turns a spooled request body into blobs plus a manifest.
 // It opens only the blob store, never LMDB (only HTTP threads write the index), and returns
 // expected failures as data; a throw here is a real fault (disk full, a bug) and becomes a 500.
+import { setPriority } from 'node:os';
 import { openBlobStore, type BlobStore } from '../store/index.js';
 import { createCollector } from './collector.js';
 import { detectArchiveFormat } from './format.js';
@@ -9,6 +10,15 @@ import { DeployRejected } from './rejection.js';
 import { readTar } from './tar-reader.js';
 import type { CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
 import { readZip } from './zip-reader.js';
+
+// Deploy work yields the CPU to serving threads: a visitor's request must not wait behind an
+// unpack. On Linux the nice value is per thread, so this lowers only this worker thread.
+const WORKER_NICE = 10;
+try {
+  setPriority(0, WORKER_NICE);
+} catch {
+  // Not permitted here (some containers); deploys then run at normal priority.
+}
 
 const blobStores = new Map<string, BlobStore>();
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SECRET_RULES, isPlaceholder, looksLikeText, scanForSecrets } from '../../src/ingest/secrets.js';
+import { SECRET_RULES, firstMatchOf, isPlaceholder, looksLikeText, scanForSecrets } from '../../src/ingest/secrets.js';
 
 // Fake keys are assembled at run time from a seeded generator, so this file holds no literal
 // key-shaped strings for repository scanners (or this very leak guard) to trip on.
@@ -63,6 +63,7 @@ const POSITIVES: [string, string, string][] = [
   ['a Mailgun key', `api: "${'key-'}${fake(32, HEX)}"`, 'mailgun-api-key'],
   ['a newer Mailgun key', `MAILGUN_API_KEY=${fake(32, HEX)}-${fake(8, HEX)}-${fake(8, HEX)}`, 'mailgun-api-key'],
   ['a Mailchimp key', `${fake(32, HEX)}${'-us'}21`, 'mailchimp-api-key'],
+  ['a Mailchimp key in a one-digit data centre', `${fake(32, HEX)}${'-us'}7`, 'mailchimp-api-key'],
   ['a Discord bot token', `Bot ${discordId}.${fake(6, URLSAFE)}.${fake(38, URLSAFE)}`, 'discord-bot-token'],
   ['a Discord webhook', `https://${'discord.com/api/webhooks'}/${fake(18, DIGITS)}/${fake(68, URLSAFE)}`, 'discord-webhook-url'],
   ['a Google service account', `{"type": "service_account", ${'"private_key"'}: "${DASHES}BEGIN PRIVATE KEY${DASHES}\\n${fake(64, BASE64)}\\n"}`, 'gcp-service-account-key'],
@@ -93,11 +94,14 @@ const POSITIVES: [string, string, string][] = [
   ['a Sentry user token', `${'sntryu_'}${fake(64, HEX)}`, 'sentry-token'],
   ['a Sentry org token', `${'sntrys_eyJ'}${fake(100, BASE64)}`, 'sentry-token'],
   ['a Grafana service account token', `${'glsa_'}${fake(32)}_${fake(8, HEX)}`, 'grafana-token'],
+  ['a Grafana Cloud token', `${'glc_eyJ'}${fake(120, BASE64)}`, 'grafana-token'],
   ['a Supabase token', `${'sbp_'}${fake(40, HEX)}`, 'supabase-token'],
+  ['a Supabase secret key', `${'sb_secret_'}${fake(31, URLSAFE)}`, 'supabase-token'],
   ['a Cloudflare origin CA key', `${'v1.0-'}${fake(24, HEX)}-${fake(146, HEX)}`, 'cloudflare-origin-ca-key'],
   ['an Alibaba key id', `${'LTAI'}${fake(20)}`, 'alibaba-access-key-id'],
   ['a Mapbox secret token', `${'sk.eyJ'}${fake(60, URLSAFE)}.${fake(22, URLSAFE)}`, 'mapbox-secret-token'],
   ['a Notion token', `${'ntn_'}${fake(11, DIGITS)}${fake(35)}`, 'notion-token'],
+  ['a legacy Notion token', `${'secret_'}${fake(43)}`, 'notion-token'],
   ['an Airtable token', `${'pat'}${fake(14)}.${fake(64, HEX)}`, 'airtable-token'],
   ['a Braintree token', `${'access_token$production$'}${fake(16, LOWER + DIGITS)}$${fake(32, HEX)}`, 'braintree-access-token'],
 ];
@@ -206,10 +210,197 @@ describe('scanForSecrets', () => {
     ['repeated Discord-like words', `M${'a'.repeat(24)}.abcdef.`.repeat(1 << 15)],
     ['a megabyte of uppercase', fake(1 << 20, UPPER + DIGITS)],
     ['repeated webhook paths', 'hooks.slack.com/services/T'.repeat(1 << 15)],
+    ['repeated short keywords', 'aws secret pat hf_ r8_ SKa key- -us1 dapia sk-ant- ----'.repeat(1 << 14)],
   ])('scans %s in linear time', (_name, text) => {
     const started = performance.now();
     scanForSecrets(text);
     expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+// The scanner's answer, computed the straightforward way: each rule's global regex from the
+// start, its first accepted match, the earliest of them (ties to the first rule).
+const REFERENCE_PATTERNS = SECRET_RULES.map((rule) => new RegExp(rule.pattern.source, `${rule.pattern.flags}g`));
+function referenceFirst(text: string, index: number): number {
+  const rule = SECRET_RULES[index]!;
+  const pattern = REFERENCE_PATTERNS[index]!;
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    const secret = match[1];
+    if (secret !== undefined && isPlaceholder(secret)) continue;
+    if (rule.verify === undefined || rule.verify(text, match.index + match[0].length, match)) return match.index;
+  }
+  return -1;
+}
+function referenceScan(text: string): { line: number; kind: string } | undefined {
+  let best: { index: number; kind: string } | undefined;
+  SECRET_RULES.forEach((rule, index) => {
+    const found = referenceFirst(text, index);
+    if (found !== -1 && (best === undefined || found < best.index)) best = { index: found, kind: rule.kind };
+  });
+  if (best === undefined) return undefined;
+  const lines = text.slice(0, best.index).match(/\r\n|\r|\n/g);
+  return { line: (lines?.length ?? 0) + 1, kind: best.kind };
+}
+
+// Random texts for comparing the scanner with the reference: filler that looks like minified web
+// code, with real-format fake keys, placeholders, bare keywords and broken keys at random places.
+let state = 7;
+const random = (n: number): number => {
+  state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+  return (state >>> 8) % n;
+};
+const pick = <T>(items: readonly T[]): T => items[random(items.length)]!;
+const run = (length: number, alphabet: string): string => Array.from({ length }, () => alphabet[random(alphabet.length)]).join('');
+
+const WORDS = [
+  'function', 'return', 'const', 'margin', 'color', 'class', 'path', 'pattern', 'patch', 'secret', 'Secret', 'SECRET',
+  'aws', 'AWS', 'await', 'mailgun', 'MailGun', 'discord', 'discordapp', 'key', 'token', 'glob', 'global', 'gloas',
+  'label', 'skip', 'sk', 'hf', 'r8', 'SK', 'dapi', 'api', 'org', 'pat', 'live', 'us', 'BEGIN', 'PRIVATE', 'KEY',
+  'AccountKey', 'access_token', 'production', 'hooks', 'slack', 'com', 'eyJ', 'v1', 'dp', 'hvs', 'EAAA', 'Object',
+  'Math', 'NaN', 'private_key', 'secret_access_key', 'aws_secret_key', 'SecretAccessKey', 'cache', 'the', 'and',
+];
+// Non-Latin-1 characters whose low byte is a keyword character, and a few others.
+const ODD_CHARS = ['é', '日本', '😀', 'Ł', 'ſ', 'K', 'ı', ...'glsSKAkyp_-.'.split('').map((char) => String.fromCharCode(0x100 | char.charCodeAt(0)))];
+const SEPARATORS = [' ', '.', '-', '_', '"', "'", ':', '=', '/', '\n', '\r\n', '\r', '{', '}', ';', ',', '(', ')', '$', '+', '\\n', ' = ', ': '];
+const ALPHABETS = [ALNUM, HEX, URLSAFE, BASE64, DIGITS, UPPER + DIGITS, LOWER, `${HEX}-`];
+
+function filler(): string {
+  switch (random(9)) {
+    case 0:
+    case 1:
+      return pick(WORDS) + (random(3) === 0 ? run(random(6), ALNUM) : '');
+    case 2:
+      return run(1 + random(70), pick(ALPHABETS));
+    case 3:
+      return `.c-${run(4, LOWER)}{color:#${run(6, HEX)};margin:${random(40)}px}`;
+    case 4:
+      return pick(ODD_CHARS);
+    case 5:
+      return pick(['-----', '----', '------BEGIN ', '-----BEGIN RSA PRIVATE KEY-----\n', '-----END PRIVATE KEY-----', '--']);
+    default:
+      return pick(SEPARATORS);
+  }
+}
+
+// A keyword of the rule with its classes filled in at random, and random case under `i`.
+function keywordOf(rule: (typeof SECRET_RULES)[number]): string {
+  const word = pick(rule.keywords ?? ['xx']);
+  let out = '';
+  for (let i = 0; i < word.length; i++) {
+    let char = word[i]!;
+    if (char === '[') {
+      const close = word.indexOf(']', i + 2);
+      const body = word.slice(i + 1, close).replace(/(.)-(.)/g, (_all, from: string, to: string) =>
+        Array.from({ length: to.charCodeAt(0) - from.charCodeAt(0) + 1 }, (_, k) => String.fromCharCode(from.charCodeAt(0) + k)).join(''),
+      );
+      char = pick([...body]);
+      i = close;
+    }
+    out += rule.pattern.flags.includes('i') && random(2) === 0 ? char.toUpperCase() : char;
+  }
+  return out;
+}
+
+function secretish(): string {
+  const [, positive] = pick(POSITIVES);
+  switch (random(10)) {
+    case 0:
+    case 1:
+      return positive;
+    case 2: // The same format, other random characters.
+      return positive.replace(/[A-Za-z0-9]/g, (char, at: number) =>
+        at < 12 || random(3) !== 0 ? char : pick([...(/[0-9]/.test(char) ? DIGITS : /[a-f]/.test(char) ? HEX : /[a-z]/.test(char) ? LOWER : UPPER)]),
+      );
+    case 3: // Cut short, or with a character changed.
+      return random(2) === 0
+        ? positive.slice(0, random(positive.length))
+        : (() => {
+            const at = random(positive.length);
+            return positive.slice(0, at) + pick([...`${ALNUM}-_.`, ...ODD_CHARS]) + positive.slice(at + 1);
+          })();
+    case 4:
+      return pick(NEGATIVES)[1].slice(0, 2000);
+    case 5: {
+      const rule = pick(SECRET_RULES);
+      const lead = rule.keywordAt ? run(rule.keywordAt, random(2) === 0 ? HEX : ALNUM) : '';
+      return lead + keywordOf(rule) + run(random(120), pick(ALPHABETS));
+    }
+    case 6: // A placeholder run into by a second key of the same kind.
+      return `${keywordOf(pick(SECRET_RULES))}${pick(['example-', 'xxxxxxxxxxxx', 'your-key-', ''])}${positive}`;
+    case 7:
+      return `${Buffer.from(`${10 ** 17 + random(10 ** 9)}`).toString('base64')}.${run(6, URLSAFE)}.${run(27 + random(12), URLSAFE)}`;
+    case 8:
+      return `${run(32, HEX)}-us${random(100)}`;
+    default:
+      return `${pick(WORDS)}${positive}`;
+  }
+}
+
+function randomText(pieces: number): string {
+  let text = '';
+  for (let i = 0; i < pieces; i++) text += random(4) === 0 ? secretish() : filler();
+  return text;
+}
+
+describe('scanForSecrets against a per-rule regex scan', () => {
+  it('scans every rule by its keywords, except the Discord bot token', () => {
+    expect(SECRET_RULES.filter((rule) => !rule.keywords?.length).map((rule) => rule.kind)).toEqual(['discord-bot-token']);
+  });
+
+  it.each(SECRET_RULES.map((rule, index) => [index, rule.kind] as const))('finds the examples for rule %i (%s) by its keywords', (index) => {
+    const texts = POSITIVES.map(([, secret]) => `<p>config</p>\n${secret}\n`).filter((text) => referenceFirst(text, index) !== -1);
+    expect(texts.length).toBeGreaterThan(0);
+    for (const text of texts) expect(firstMatchOf(text, index)).toBe(referenceFirst(text, index));
+  });
+
+  it('agrees on 3000 random texts', () => {
+    let found = 0;
+    for (let i = 0; i < 3000; i++) {
+      const text = randomText(1 + random(80));
+      const expected = referenceScan(text);
+      if (expected !== undefined) found++;
+      expect(scanForSecrets(text), JSON.stringify(text)).toEqual(expected);
+    }
+    expect(found).toBeGreaterThan(1000);
+  });
+
+  it('agrees rule by rule on 200 random texts', () => {
+    for (let i = 0; i < 200; i++) {
+      const text = randomText(1 + random(80));
+      const expected = SECRET_RULES.map((_, index) => referenceFirst(text, index));
+      expect(
+        SECRET_RULES.map((_, index) => firstMatchOf(text, index)),
+        JSON.stringify(text),
+      ).toEqual(expected);
+    }
+  });
+
+  // The scanner reads the text in 32 KB chunks, four characters at a time.
+  it('finds every example at every alignment: at the end of a text, and across 32 KB', () => {
+    for (const [, secret, kind] of POSITIVES) {
+      const starts = [1, 2, 3, 4, 5, 6, 7, 8];
+      for (let d = -4; d <= 4; d++) starts.push(32768 + d, 32768 - secret.length + d);
+      for (const start of starts) {
+        const text = `${' '.repeat(start - 1)}\n${secret}`;
+        expect(scanForSecrets(text), `${kind} at ${start}`).toEqual({ line: 2, kind });
+        expect(scanForSecrets(`${text}\n${' '.repeat(start % 5)}`), `${kind} at ${start}`).toEqual({ line: 2, kind });
+      }
+    }
+  });
+
+  it('agrees on large texts with keys across chunk boundaries', () => {
+    for (let i = 0; i < 30; i++) {
+      let text = '';
+      const size = 40_000 + random(100_000);
+      while (text.length < size) {
+        // Pieces of filler, and now and then a key ending or starting near a multiple of 32K.
+        const boundary = (Math.floor(text.length / 32768) + 1) * 32768;
+        text += random(50) === 0 && boundary - text.length < 400 ? run(boundary - text.length - random(40), LOWER) + secretish() : filler();
+      }
+      expect(scanForSecrets(text)).toEqual(referenceScan(text));
+      expect(SECRET_RULES.map((_, index) => firstMatchOf(text, index))).toEqual(SECRET_RULES.map((_, index) => referenceFirst(text, index)));
+    }
   });
 });
 
