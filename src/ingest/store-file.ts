@@ -53,7 +53,8 @@ export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: strin
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const existing = await reuseExisting(blobs, sha256, bytes.byteLength, type, compress);
   if (existing) return { entry: existing, needsVariants: false };
-  if (blobs.has(sha256)) return { entry: { sha256, size: bytes.byteLength, type }, needsVariants: compress };
-  const entry = await blobs.putFile(bytes, type, { compress: false, durable: false });
-  return { entry, needsVariants: compress };
+  // Synchronous: this worker thread has nothing else to do, and a thousand small files would
+  // otherwise cost thousands of round trips through libuv's shared thread pool.
+  blobs.writeSync(bytes, sha256);
+  return { entry: { sha256, size: bytes.byteLength, type }, needsVariants: compress };
 }

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { readdir, readFile, stat, unlink } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
@@ -85,6 +86,28 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     return entry;
   }
 
+  // Fan-out folders known to exist, so a batch of writes does not stat them again.
+  const knownDirs = new Set<string>();
+
+  function writeSync(bytes: Uint8Array, sha256: string): boolean {
+    const finalPath = pathOf(sha256);
+    if (existsSync(finalPath)) return false;
+    const temp = join(tmpDir, `${randomBytes(12).toString('hex')}.tmp`);
+    try {
+      writeFileSync(temp, bytes, { flag: 'wx', mode: 0o644 });
+      const dir = dirname(finalPath);
+      if (!knownDirs.has(dir)) {
+        mkdirSync(dir, { recursive: true });
+        knownDirs.add(dir);
+      }
+      renameSync(temp, finalPath);
+    } catch (err) {
+      rmSync(temp, { force: true });
+      throw err;
+    }
+    return true;
+  }
+
   async function compressBlob(sha256: string, opts: { quality?: Quality; durable?: boolean } = {}) {
     return makeVariants(sha256, await readFile(pathOf(sha256)), opts.quality ?? 'small', opts.durable ?? true);
   }
@@ -118,6 +141,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     write: (source) => write(source),
     putFile,
     compressBlob,
+    writeSync,
     flush,
     readSync: (sha256, encoding) => readFileSync(pathOf(sha256, encoding)),
     sweepTemp,

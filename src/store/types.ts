@@ -136,7 +136,13 @@ export interface BlobStore {
    * sizes of the variants that exist. Idempotent.
    */
   compressBlob(sha256: string, options?: { quality?: 'fast' | 'small'; durable?: boolean }): Promise<Partial<Record<Encoding, number>>>;
-  /** Makes every blob written with `durable: false` durable, with one filesystem sync. */
+  /**
+   * Writes a blob synchronously and without fsync (temp file + rename, so never partially
+   * visible), for ingest worker threads that own their thread and flush a whole deploy at once
+   * with `flush()`. Returns false when the blob already existed.
+   */
+  writeSync(bytes: Uint8Array, sha256: string): boolean;
+  /** Makes every blob written with `durable: false` (or `writeSync`) durable, with one filesystem sync. */
   flush(): Promise<void>;
   /** Reads a whole blob (or variant) into memory; for small files only. */
   readSync(sha256: string, encoding?: Encoding): Buffer;

@@ -55,6 +55,17 @@ describe('blob store', () => {
     expect(statSync(store.blobs.pathOf(written.sha256)).size).toBe(bytes.length);
   });
 
+  it('writes a blob synchronously for a batch, once per hash, and flushes the batch', async () => {
+    const bytes = randomBytes(50_000);
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    expect(store.blobs.writeSync(bytes, sha)).toBe(true);
+    expect(store.blobs.writeSync(bytes, sha)).toBe(false);
+    await store.blobs.flush();
+    expect(store.blobs.readSync(sha).equals(bytes)).toBe(true);
+    const variants = await store.blobs.compressBlob(sha);
+    expect(variants).toEqual({});
+  });
+
   it('leaves no temp files behind after writes', () => {
     expect(readdirSync(join(dir, 'blobs', 'tmp'))).toEqual([]);
   });
