@@ -11,7 +11,10 @@ export interface IngestLimits {
 }
 
 export interface UnpackTask {
-  /** The request body on disk; owned (and deleted) by the HTTP side. */
+  /**
+   * The request body on disk. The worker deletes it once read (before flushing blobs); the HTTP
+   * side deletes it in every other case.
+   */
   spoolPath: string;
   /** Data directory; blobs go to `<dataDir>/blobs`. */
   dataDir: string;
