@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIngestPool, type UnpackTask } from '../../src/ingest/index.js';
@@ -23,7 +23,12 @@ beforeAll(() => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function task(spoolPath: string, overrides: Partial<UnpackTask> = {}): UnpackTask {
+let spools = 0;
+
+/** Each task gets its own copy of the archive as its spool, as each request does. */
+function task(archivePath: string, overrides: Partial<UnpackTask> = {}): UnpackTask {
+  const spoolPath = join(dir, `${++spools}.spool`);
+  copyFileSync(archivePath, spoolPath);
   return {
     spoolPath,
     dataDir: join(dir, 'data'),
