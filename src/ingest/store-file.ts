@@ -19,24 +19,6 @@ async function sizeIfExists(path: string): Promise<number | undefined> {
   }
 }
 
-// Redeploys mostly resend files the store already has. Blobs are immutable and addressed by
-// hash, so an existing blob (and its variants) is reused without writing, fsyncing or
-// compressing again. If a compressible blob has no variant yet (it was first stored under a
-// type that is not compressed), `putFile` makes them.
-async function reuseExisting(blobs: BlobStore, sha256: string, size: number, type: string, compress: boolean) {
-  if (!blobs.has(sha256)) return undefined;
-  const entry: FileEntry = { sha256, size, type };
-  if (!compress) return entry;
-  const encodings: Partial<Record<Encoding, number>> = {};
-  for (const encoding of ENCODINGS) {
-    const variantSize = await sizeIfExists(blobs.pathOf(sha256, encoding));
-    if (variantSize !== undefined) encodings[encoding] = variantSize;
-  }
-  if (Object.keys(encodings).length === 0) return undefined;
-  entry.encodings = encodings;
-  return entry;
-}
-
 export interface StoredFile {
   entry: FileEntry;
   /** Compressible, but its variants do not exist yet: they are made after the commit. */
@@ -44,17 +26,22 @@ export interface StoredFile {
 }
 
 /**
- * Writes the blob without compressing it and without per-file fsyncs (the worker flushes the
- * whole deploy once). Variants are made after the site is live, so a deploy costs about what
- * unpacking and hashing cost; until then the file is served uncompressed.
+ * Writes the blob synchronously (this worker thread has nothing else to do, and a thousand small
+ * files would otherwise cost thousands of round trips through libuv's shared thread pool),
+ * without compressing it and without per-file fsyncs: the worker flushes the whole deploy once,
+ * and variants are made after the site is live. Redeploys mostly resend files the store already
+ * has; blobs are immutable and addressed by hash, so those are reused with their variants.
  */
 export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: string): Promise<StoredFile> {
   const compress = isCompressibleType(type) && bytes.byteLength >= MIN_COMPRESS_BYTES;
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const existing = await reuseExisting(blobs, sha256, bytes.byteLength, type, compress);
-  if (existing) return { entry: existing, needsVariants: false };
-  // Synchronous: this worker thread has nothing else to do, and a thousand small files would
-  // otherwise cost thousands of round trips through libuv's shared thread pool.
-  blobs.writeSync(bytes, sha256);
-  return { entry: { sha256, size: bytes.byteLength, type }, needsVariants: compress };
+  const entry: FileEntry = { sha256, size: bytes.byteLength, type };
+  if (blobs.writeSync(bytes, sha256) || !compress) return { entry, needsVariants: compress };
+  const encodings: Partial<Record<Encoding, number>> = {};
+  for (const encoding of ENCODINGS) {
+    const variantSize = await sizeIfExists(blobs.pathOf(sha256, encoding));
+    if (variantSize !== undefined) encodings[encoding] = variantSize;
+  }
+  if (Object.keys(encodings).length === 0) return { entry, needsVariants: true };
+  return { entry: { ...entry, encodings }, needsVariants: false };
 }

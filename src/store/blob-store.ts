@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { threadId } from 'node:worker_threads';
 import { execFile } from 'node:child_process';
 import { readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -88,11 +89,14 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
 
   // Fan-out folders known to exist, so a batch of writes does not stat them again.
   const knownDirs = new Set<string>();
+  const tempPrefix = `${process.pid}-${threadId}-${randomBytes(4).toString('hex')}-`;
+  let tempCounter = 0;
 
   function writeSync(bytes: Uint8Array, sha256: string): boolean {
     const finalPath = pathOf(sha256);
     if (existsSync(finalPath)) return false;
-    const temp = join(tmpDir, `${randomBytes(12).toString('hex')}.tmp`);
+    // Unique per process and thread without a syscall; a crash leaves it for `sweepTemp`.
+    const temp = join(tmpDir, `${tempPrefix}${++tempCounter}.tmp`);
     try {
       writeFileSync(temp, bytes, { flag: 'wx', mode: 0o644 });
       const dir = dirname(finalPath);
