@@ -16,6 +16,7 @@ const work = join(root, 'bench', '.work', 'deploy');
 const runs = Number(process.env.BENCH_DEPLOY_RUNS ?? 3);
 const seconds = Number(process.env.BENCH_DURATION ?? 10);
 const IDLE_MS = 3000;
+const WARMUP_S = 1;
 const log = (msg) => process.stdout.write(`[deploy-bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 rmSync(work, { recursive: true, force: true });
@@ -102,13 +103,14 @@ const fmt = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
 // --- Corpus -----------------------------------------------------------------------------------
 log('building archives');
+// Archive 0 of each size warms the server up (JIT of the ingest worker) and is not timed.
 const big = [];
-for (let r = 0; r < runs; r++) {
+for (let r = 0; r <= runs; r++) {
   writeSite(join(work, 'big-site'), 1000, 50 * 1024 * 1024, 1000 + r);
   big.push(tarGz(join(work, 'big-site'), join(work, `big-${r}.tgz`)));
 }
 const small = [];
-for (let r = 0; r < runs; r++) {
+for (let r = 0; r <= runs; r++) {
   writeSite(join(work, 'small-site'), 100, 1024 * 1024, 5000 + r);
   small.push(tarGz(join(work, 'small-site'), join(work, `small-${r}.tgz`)));
 }
@@ -132,7 +134,7 @@ await store.close();
 
 const port = await freePort();
 const child = startChild(process.execPath, [join(root, 'dist/main.js')], {
-  env: { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_LOG_LEVEL: 'warn' },
+  env: { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_LOG_LEVEL: 'info' },
   cwd: root,
   logPath: join(work, 'plinth.log'),
 });
@@ -141,7 +143,8 @@ try {
   await waitForApi(port);
 
   const results = [];
-  for (const [label, archives] of [['1,000 files, ~50 MB', big], ['100 files, ~1 MB', small]]) {
+  for (const [label, [warmup, ...archives]] of [['1,000 files, ~50 MB', big], ['100 files, ~1 MB', small]]) {
+    await post(port, '/v1/deploy', auth, readFileSync(warmup));
     const floors = archives.map(floorMs);
     const deploys = [];
     for (const archive of archives) {
@@ -155,32 +158,84 @@ try {
     // The same archive again: blobs exist already (the common case of a redeploy).
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     const again = await post(port, '/v1/deploy', auth, readFileSync(archives[0]));
-    results.push({ label, bytes: sizeOf(archives[0]), floor: median(floors), deploy: median(deploys), redeploy: again.ms, floors, deploys });
-    log(`${label}: floor ${fmt(median(floors))}, deploy ${fmt(median(deploys))} (${(median(deploys) / median(floors)).toFixed(2)}×), redeploy ${fmt(again.ms)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // let the log line reach the file
+    const phases = readFileSync(join(work, 'plinth.log'), 'utf8').split('\n').filter((line) => line.includes('deploy.timing')).slice(-(archives.length + 1)).map((line) => JSON.parse(line));
+    results.push({ label, bytes: sizeOf(archives[0]), floor: median(floors), deploy: median(deploys), redeploy: again.ms, floors, deploys, phases });
+    log(`${label}: floor ${fmt(median(floors))}, deploy ${fmt(median(deploys))} (${(median(deploys) / median(floors)).toFixed(2)}×), redeploy ${fmt(again.ms)}; phases ${phases.map((p) => `${p.uploadMs}/${p.unpackMs}/${p.commitMs}`).join(' ')}`);
   }
 
-  // Serving p99 on a 2 KB page, alone and during a 90 MB deploy.
+  // Serving p99 on a 2 KB page, alone and during one 90 MB deploy: each "during" window starts
+  // with the deploy's first byte and lasts until it is published, so every sampled request ran
+  // while the deploy was in flight. The deploy comes from another process (nice 19): pushing 90 MB
+  // must not stall autocannon's own event loop, and on a real deployment the uploader's CPU is
+  // not on the server at all.
   mkdirSync(join(work, 'page-site'), { recursive: true });
   writeFileSync(join(work, 'page-site/index.html'), `<!doctype html><html><body>${'x'.repeat(2000)}</body></html>`);
   const site = await post(port, '/v1/deploy', auth, readFileSync(tarGz(join(work, 'page-site'), join(work, 'page.tgz'))));
   const host = `${site.json.site.name}.sites.localhost`;
   const scenario = { path: '/', headers: { host } };
   await runAutocannon({ port, seconds: 2, connections: 32, scenario });
-  const baseline = await runAutocannon({ port, seconds, connections: 32, scenario });
+  const windows = Number(process.env.BENCH_DEPLOY_WINDOWS ?? 5);
+  const alone = [];
+  const during = [];
+  const deployMs = [];
   const memory = sampleMemory(child.pid, 20);
-  // The deploys come from another process, so pushing 90 MB bodies does not stall autocannon's
-  // own event loop (which would show up as server latency).
-  const uploader = startChild(process.execPath, [join(root, 'bench/lib/deploy-loop.mjs'), String(port), token, huge], {
+  for (let w = 0; w < windows; w++) {
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    // Same shape for both: a warm-up left out of the statistics, then a window about as long as
+    // a 90 MB deploy takes.
+    alone.push(await runAutocannon({ port, seconds: 1, connections: 32, scenario, warmupSeconds: WARMUP_S }));
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    let uploader;
+    const deployed = new Promise((resolve) => setTimeout(resolve, WARMUP_S * 1000)).then(() => {
+      uploader = startChild('nice', ['-n', '19', process.execPath, join(root, 'bench/lib/deploy-loop.mjs'), String(port), token, huge, '1'], {
+        env: {},
+        cwd: root,
+        logPath: join(work, `deploy-once-${w}.log`),
+      });
+      return uploader.exited;
+    });
+    const result = await runAutocannon({ port, seconds: 1, connections: 32, scenario, warmupSeconds: WARMUP_S, untilStopped: deployed });
+    await uploader.exited;
+    const line = readFileSync(join(work, `deploy-once-${w}.log`), 'utf8').trim();
+    if (!line.startsWith('201')) throw new Error(`90 MB deploy failed: ${line}`);
+    deployMs.push(Number(line.split(' ')[1]));
+    during.push(result);
+  }
+  const mem = memory.stop();
+  const baseline = { p50: median(alone.map((r) => r.p50)), p99: median(alone.map((r) => r.p99)), rps: median(alone.map((r) => r.rps)) };
+  const whileDeploying = { p50: median(during.map((r) => r.p50)), p99: median(during.map((r) => r.p99)), rps: median(during.map((r) => r.rps)) };
+  log(`p99 alone ${alone.map((r) => r.p99).join('/')} ms, during one 90 MB deploy ${during.map((r) => r.p99).join('/')} ms (deploys ${deployMs.join('/')} ms), peak RSS ${(mem.maxRss / 2 ** 20).toFixed(0)} MiB (HWM ${(mem.hwm / 2 ** 20).toFixed(0)} MiB)`);
+
+  // Control: the same windows against a bare uWS app that discards the same upload.
+  const controlPort = await freePort();
+  const control = startChild(process.execPath, [join(root, 'bench/upload-control.mjs')], { env: { CONTROL_PORT: String(controlPort) }, cwd: root, logPath: join(work, 'control.log') });
+  await waitReady(control, controlPort, 'control', '/');
+  const controlAlone = [];
+  const controlDuring = [];
+  for (let w = 0; w < 3; w++) {
+    controlAlone.push(await runAutocannon({ port: controlPort, seconds: 1, connections: 32, scenario, warmupSeconds: WARMUP_S }));
+    let sender;
+    const sent = new Promise((resolve) => setTimeout(resolve, WARMUP_S * 1000)).then(() => {
+      sender = startChild('nice', ['-n', '19', process.execPath, join(root, 'bench/lib/deploy-loop.mjs'), String(controlPort), 'none', huge, '1'], { env: {}, cwd: root, logPath: join(work, `control-upload-${w}.log`) });
+      return sender.exited;
+    });
+    controlDuring.push(await runAutocannon({ port: controlPort, seconds: 1, connections: 32, scenario, warmupSeconds: WARMUP_S, untilStopped: sent }));
+  }
+  await stopChild(control);
+  log(`control (bare uWS discarding the upload): p99 alone ${controlAlone.map((r) => r.p99).join('/')} ms, during ${controlDuring.map((r) => r.p99).join('/')} ms`);
+
+  // For information: deploys back to back for the whole window (far more than "a" deploy).
+  const loop = startChild('nice', ['-n', '19', process.execPath, join(root, 'bench/lib/deploy-loop.mjs'), String(port), token, huge], {
     env: {},
     cwd: root,
     logPath: join(work, 'deploy-loop.log'),
   });
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const during = await runAutocannon({ port, seconds, connections: 32, scenario });
-  await stopChild(uploader);
-  const mem = memory.stop();
-  const hugeOk = readFileSync(join(work, 'deploy-loop.log'), 'utf8').split('\n').filter((line) => line.startsWith('201'));
-  log(`p99 alone ${baseline.p99} ms, during 90 MB deploys ${during.p99} ms; ${hugeOk.length} deploys of ${(sizeOf(huge) / 1e6).toFixed(1)} MB, peak RSS ${(mem.maxRss / 2 ** 20).toFixed(0)} MiB (HWM ${(mem.hwm / 2 ** 20).toFixed(0)} MiB)`);
+  const sustained = await runAutocannon({ port, seconds, connections: 32, scenario });
+  await stopChild(loop);
+  const sustainedCount = readFileSync(join(work, 'deploy-loop.log'), 'utf8').split('\n').filter((l) => l.startsWith('201')).length;
+  log(`sustained: p99 ${sustained.p99} ms with ${sustainedCount} back-to-back 90 MB deploys in ${seconds} s`);
 
   const machine = await machineInfo(root);
   const verdict = (ok) => (ok ? 'PASS' : 'MISS');
@@ -189,20 +244,29 @@ try {
     '',
     `Run ${machine.date}, commit \`${machine.commit}\`, ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.kernel}, Node ${machine.node}.`,
     '',
-    `Each deploy is a cold create (content never seen by the store) over HTTP with a Builder API token, timed from the first byte sent to the 201, on an idle server (${IDLE_MS / 1000} s after the previous deploy, so its background compression is done); ${runs} distinct archives per size, median shown. The floor is \`tar xzf\` of the same archive followed by \`sha256sum\` of every file. Sites are 40% text (html, css, js) and 60% incompressible images by bytes. Compressed variants of text files are made right after the 201, so they are not in the deploy time.`,
+    `After one untimed warm-up deploy per size, each deploy is a cold create (content never seen by the store) over HTTP with a Builder API token, timed from the first byte sent to the 201, on an idle server (${IDLE_MS / 1000} s after the previous deploy, so its background compression is done); ${runs} distinct archives per size, median shown. The floor is \`tar xzf\` of the same archive followed by \`sha256sum\` of every file. Sites are 40% text (html, css, js) and 60% incompressible images by bytes. Compressed variants of text files are made right after the 201, so they are not in the deploy time.`,
     '',
     '| Site | Archive | Floor (tar + sha256sum) | Plinth deploy | Ratio | Target ≤ 2× | Redeploy of the same archive |',
     '|---|--:|--:|--:|--:|:-:|--:|',
     ...results.map((r) => `| ${r.label} | ${(r.bytes / 1e6).toFixed(1)} MB | ${fmt(r.floor)} | ${fmt(r.deploy)} | ${(r.deploy / r.floor).toFixed(2)}× | ${verdict(r.deploy <= 2 * r.floor)} | ${fmt(r.redeploy)} |`),
     '',
-    `Serving a 2 KB page (autocannon, 32 connections, ${seconds} s) while 90 MB deploys (${(sizeOf(huge) / 1e6).toFixed(1)} MB archive, 61 files) ran back to back: ${hugeOk.length} of them completed in the window.`,
+    'Where the time goes, per deploy above (Plinth\'s `deploy.timing` log: upload = body on disk, unpack = ingest worker, commit = LMDB transaction):',
+    '',
+    ...results.flatMap((r) => r.phases.map((p, i) => `- ${r.label}${i === r.phases.length - 1 ? ' (redeploy)' : ''}: upload ${p.uploadMs} ms, unpack ${p.unpackMs} ms, commit ${p.commitMs} ms; end to end ${Math.round(i === r.phases.length - 1 ? r.redeploy : r.deploys[i])} ms; floor ${i < r.floors.length ? Math.round(r.floors[i]) + ' ms' : '–'}`)),
+    '',
+    `Serving a 2 KB page (autocannon, 32 connections, saturating the 2 cores) in ${windows} windows with one 90 MB deploy each (a ${(sizeOf(huge) / 1e6).toFixed(1)} MB archive of 61 files, taking ${deployMs.map((ms) => `${ms}`).join(', ')} ms; the window runs from its first byte to its 201) and ${windows} 1-second windows without; each window follows a ${WARMUP_S} s warm-up on the same connections that is left out of the statistics; medians of the windows.`,
     '',
     '| | req/s | p50 | p99 | Target |',
     '|---|--:|--:|--:|:-:|',
-    `| alone | ${Math.round(baseline.rps).toLocaleString('en-US')} | ${baseline.p50} ms | ${baseline.p99} ms | |`,
-    `| during 90 MB deploys | ${Math.round(during.rps).toLocaleString('en-US')} | ${during.p50} ms | ${during.p99} ms | p99 ≤ 2× alone: ${verdict(during.p99 <= 2 * Math.max(baseline.p99, 1))} |`,
+    `| alone | ${Math.round(baseline.rps).toLocaleString('en-US')} | ${baseline.p50} ms | ${baseline.p99} ms (windows: ${alone.map((r) => r.p99).join(', ')}) | |`,
+    `| during one 90 MB deploy | ${Math.round(whileDeploying.rps).toLocaleString('en-US')} | ${whileDeploying.p50} ms | ${whileDeploying.p99} ms (windows: ${during.map((r) => r.p99).join(', ')}) | p99 ≤ 2× alone: ${verdict(whileDeploying.p99 <= 2 * Math.max(baseline.p99, 1))} |`,
+    `| for information: ${sustainedCount} back-to-back 90 MB deploys in ${seconds} s | ${Math.round(sustained.rps).toLocaleString('en-US')} | ${sustained.p50} ms | ${sustained.p99} ms | |`,
+    `| control: bare uWS, alone | ${Math.round(median(controlAlone.map((r) => r.rps))).toLocaleString('en-US')} | ${median(controlAlone.map((r) => r.p50))} ms | ${median(controlAlone.map((r) => r.p99))} ms | |`,
+    `| control: bare uWS, receiving the same upload at full speed and discarding it | ${Math.round(median(controlDuring.map((r) => r.rps))).toLocaleString('en-US')} | ${median(controlDuring.map((r) => r.p50))} ms | ${median(controlDuring.map((r) => r.p99))} ms | |`,
     '',
-    `Plinth RSS during the 90 MB deploys: highest sample ${(mem.maxRss / 2 ** 20).toFixed(0)} MiB (every 20 ms), peak VmHWM ${(mem.hwm / 2 ** 20).toFixed(0)} MiB. Target < 300 MB: ${verdict(mem.hwm < 300 * 1e6)}.`,
+    'What limits it: receiving 90 MB over loopback TCP costs kernel CPU on the receiving thread; on these 2 cores, shared with a saturating load generator, that alone moves a page\'s p99 even for a server that discards the bytes (control rows). Plinth therefore reads uploads at a paced 64 MB/s on a thread that is serving more than 2,000 requests per second, and at full speed otherwise: under load a 90 MB deploy takes about 2 s instead of about 1 s, and visitors keep their latency. The deploy-speed rows above ran on an idle server, unpaced.',
+    '',
+    `Plinth RSS over the ${windows} single 90 MB deploys: highest sample ${(mem.maxRss / 2 ** 20).toFixed(0)} MiB (every 20 ms), peak VmHWM ${(mem.hwm / 2 ** 20).toFixed(0)} MiB. Target < 300 MB: ${verdict(mem.hwm < 300 * 1e6)}.`,
     '',
     'autocannon measures latency in whole milliseconds; a p99 of 1 ms means under 2 ms.',
     '',

@@ -2,6 +2,7 @@ import { closeSync, createReadStream, openSync, rmSync, writeSync } from 'node:f
 import { STATUS_CODES } from 'node:http';
 import { toErrorBody } from './errors.js';
 import type { Logger } from './log.js';
+import type { PacedUpload, UploadPacer } from './upload-pacer.js';
 import type { HttpResponse } from './uws.js';
 
 /**
@@ -201,6 +202,8 @@ export interface SpoolOptions {
   /** File to create (must not exist). */
   path: string;
   maxBytes: number;
+  /** Slows intake while the thread is busy serving visitors. */
+  pacer?: UploadPacer;
 }
 
 export interface Spool {
@@ -250,7 +253,12 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
     rejectDone(err);
   };
 
-  trackAbort(res, () => fail(new SpoolError('aborted', 'The client closed the connection before the upload finished.')));
+  let resumeTimer: NodeJS.Timeout | undefined;
+  trackAbort(res, () => {
+    clearTimeout(resumeTimer);
+    fail(new SpoolError('aborted', 'The client closed the connection before the upload finished.'));
+  });
+  const paced: PacedUpload = { due: 0 };
 
   res.onData((chunk, isLast) => {
     if (settled) return;
@@ -266,6 +274,14 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
         settled = true;
         closeFile();
         resolveDone(received);
+        return;
+      }
+      const delay = options.pacer?.delayAfter(paced, chunk.byteLength) ?? 0;
+      if (delay > 1) {
+        res.pause();
+        resumeTimer = setTimeout(() => {
+          if (!isAborted(res) && !settled) res.resume();
+        }, delay);
       }
     } catch (err) {
       fail(new SpoolError('io', (err as Error).message));

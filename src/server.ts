@@ -6,7 +6,13 @@ import type { Logger } from './log.js';
 import { createIngestPool } from './ingest/index.js';
 import { createSiteServer, routeHost } from './serve/index.js';
 import { openStore, type Store } from './store/index.js';
+import { createUploadPacer } from './upload-pacer.js';
 import { loadNativeUws, type us_listen_socket } from './uws.js';
+
+// Uploads yield to visitors: above this serving rate on a thread, its uploads are read at the
+// paced rate (see upload-pacer.ts). A quiet thread reads uploads at full speed.
+const BUSY_REQUESTS_PER_SECOND = 2000;
+const PACED_UPLOAD_BYTES_PER_SECOND = 64 * 1024 * 1024;
 
 /**
  * One HTTP thread's composition: its own store handle, its own uWS app, the Host router in front.
@@ -47,7 +53,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     idleTimeoutMs: 30_000,
     workerFile: options.ingestWorkerFile,
   });
-  const api = createApi({ store, ingest, config, log: log.child({ area: 'api' }), now: options.now });
+  const pacer = createUploadPacer({ busyRequestsPerSecond: BUSY_REQUESTS_PER_SECOND, pacedBytesPerSecond: PACED_UPLOAD_BYTES_PER_SECOND });
+  const api = createApi({ store, ingest, pacer, config, log: log.child({ area: 'api' }), now: options.now });
 
   const notBuilt = (surface: string): ServiceError =>
     new ServiceError('not_found', `The ${surface} is not available on this server yet.`);
@@ -59,7 +66,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
   const app = uws.App().any('/*', (res, req) => {
     const route = routeHost(req.getHeader('host'), config.hosts);
-    if (route.kind === 'site') return sites.handle(res, req, route.name);
+    if (route.kind === 'site') {
+      pacer.noteRequest();
+      return sites.handle(res, req, route.name);
+    }
     const head = req.getMethod() === 'head';
     switch (route.kind) {
       case 'api':
@@ -91,6 +101,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       if (closed) return;
       closed = true;
       uws.us_listen_socket_close(listenSocket);
+      pacer.stop();
       await ingest.close();
       await store.close();
     },

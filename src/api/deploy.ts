@@ -8,6 +8,7 @@ import { ServiceError } from '../errors.js';
 import { isAborted, sendError, sendJson, spoolBody, SpoolError, trackAbort } from '../http.js';
 import type { IngestPool, UnpackResult } from '../ingest/index.js';
 import type { Logger } from '../log.js';
+import type { UploadPacer } from '../upload-pacer.js';
 import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES, MAX_UNPACKED_BYTES, PLAN_LIMITS, type TierLimits } from '../plans.js';
 import { hashToken, type FileEntry, type Plan, type SiteRecord, type Store } from '../store/index.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
@@ -20,6 +21,7 @@ import { deployRevisionView, deploySiteView, iso, isExpired } from './views.js';
 export interface DeployDeps {
   store: Store;
   ingest: IngestPool;
+  pacer?: UploadPacer;
   config: Readonly<Config>;
   log: Logger;
   now: () => number;
@@ -54,7 +56,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       return sendError(res, tooLargeRequest(), log, { closeConnection: true });
     }
     const spoolPath = join(spoolDir, `${randomUUID()}.upload`);
-    const spool = spoolBody(res, { path: spoolPath, maxBytes: MAX_REQUEST_BYTES });
+    const spool = spoolBody(res, { path: spoolPath, maxBytes: MAX_REQUEST_BYTES, pacer: deps.pacer });
     let bodyRead = false;
     spool.done.then(
       () => (bodyRead = true),

@@ -2,6 +2,7 @@
 import type { Config } from '../config.js';
 import type { IngestPool } from '../ingest/index.js';
 import type { Logger } from '../log.js';
+import type { UploadPacer } from '../upload-pacer.js';
 import type { Store } from '../store/index.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import { createDeployHandler } from './deploy.js';
@@ -10,6 +11,8 @@ import { createRouter } from './router.js';
 export interface ApiOptions {
   store: Store;
   ingest: IngestPool;
+  /** Paces uploads while the thread is busy serving. */
+  pacer?: UploadPacer;
   config: Readonly<Config>;
   log: Logger;
   now?: () => number;
