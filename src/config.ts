@@ -25,6 +25,10 @@ export interface DeployConfig {
   readonly ingestThreads: number;
   /** Deploys allowed to wait for an ingest worker per HTTP thread before new ones get 503. */
   readonly ingestQueue: number;
+  /** Upload intake per request while the thread is busy serving, bytes/s; 0 never paces. */
+  readonly pacedUploadBytesPerSecond: number;
+  /** A thread serving more requests per second than this counts as busy. */
+  readonly busyRequestsPerSecond: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -137,6 +141,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     trustProxy: trustProxyRaw === '1' || trustProxyRaw === 'true',
     ingestThreads: int('PLINTH_INGEST_THREADS', Math.max(1, Math.floor(availableParallelism() / threads)), 1, 64),
     ingestQueue: int('PLINTH_INGEST_QUEUE', 16, 0, 10_000),
+    pacedUploadBytesPerSecond: int('PLINTH_UPLOAD_PACE_MB_S', 64, 0, 100_000) * 1024 * 1024,
+    busyRequestsPerSecond: int('PLINTH_UPLOAD_PACE_ABOVE_RPS', 2000, 1, 10_000_000),
   };
 
   const serve: ServeConfig = {

@@ -9,11 +9,6 @@ import { openStore, type Store } from './store/index.js';
 import { createUploadPacer } from './upload-pacer.js';
 import { loadNativeUws, type us_listen_socket } from './uws.js';
 
-// Uploads yield to visitors: above this serving rate on a thread, its uploads are read at the
-// paced rate (see upload-pacer.ts). A quiet thread reads uploads at full speed.
-const BUSY_REQUESTS_PER_SECOND = 2000;
-const PACED_UPLOAD_BYTES_PER_SECOND = 64 * 1024 * 1024;
-
 /**
  * One HTTP thread's composition: its own store handle, its own uWS app, the Host router in front.
  * `main.ts` runs one of these per thread; tests run one in-process on an ephemeral port.
@@ -53,7 +48,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     idleTimeoutMs: 30_000,
     workerFile: options.ingestWorkerFile,
   });
-  const pacer = createUploadPacer({ busyRequestsPerSecond: BUSY_REQUESTS_PER_SECOND, pacedBytesPerSecond: PACED_UPLOAD_BYTES_PER_SECOND });
+  // Uploads yield to visitors on a busy thread (see upload-pacer.ts).
+  const pacer = config.deploy.pacedUploadBytesPerSecond > 0
+    ? createUploadPacer({ busyRequestsPerSecond: config.deploy.busyRequestsPerSecond, pacedBytesPerSecond: config.deploy.pacedUploadBytesPerSecond })
+    : undefined;
   const api = createApi({ store, ingest, pacer, config, log: log.child({ area: 'api' }), now: options.now });
 
   const notBuilt = (surface: string): ServiceError =>
@@ -67,7 +65,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const app = uws.App().any('/*', (res, req) => {
     const route = routeHost(req.getHeader('host'), config.hosts);
     if (route.kind === 'site') {
-      pacer.noteRequest();
+      pacer?.noteRequest();
       return sites.handle(res, req, route.name);
     }
     const head = req.getMethod() === 'head';
@@ -101,7 +99,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       if (closed) return;
       closed = true;
       uws.us_listen_socket_close(listenSocket);
-      pacer.stop();
+      pacer?.stop();
       await ingest.close();
       await store.close();
     },
