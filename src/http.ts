@@ -48,63 +48,48 @@ export function isAborted(res: HttpResponse): boolean {
 
 export type Headers = Record<string, string>;
 
-/** Writes a whole response in one corked write; a no-op if the client has gone. */
+export interface WriteOptions {
+  /** HEAD: headers and length only. */
+  head?: boolean;
+  /** Length to report for HEAD when the body was never loaded. */
+  headLength?: number;
+  /** Close after answering: the request body was not (fully) read, so the stream is out of step. */
+  closeConnection?: boolean;
+}
+
 /**
  * Writes a whole response. Only for code running synchronously inside the uWS handler, which
- * uWS has already corked: corking again there costs a fifth of the throughput. For `HEAD` the
- * body is not sent but its length is reported (`headLength` when the body was never loaded).
+ * uWS has already corked: corking again there costs a fifth of the throughput.
  */
-export function writeResponse(
-  res: HttpResponse,
-  status: number,
-  headers: Headers,
-  body: string | Uint8Array,
-  head = false,
-  headLength?: number,
-  closeConnection = false,
-): void {
+export function writeResponse(res: HttpResponse, status: number, headers: Headers, body: string | Uint8Array, options: WriteOptions = {}): void {
   // uWS writes "200 OK" itself when no status was written.
   if (status !== 200) res.writeStatus(statusLine(status));
   for (const name in headers) res.writeHeader(name, headers[name]!);
   if (status === 304 || status === 204) {
     res.endWithoutBody();
-  } else if (head) {
+  } else if (options.head) {
     // uWS v20.30 aborts on endWithoutBody(length) and would send a body with end() even for
     // HEAD, which breaks keep-alive framing; so the length goes in as a plain header.
-    const length = headLength ?? (typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    const length = options.headLength ?? (typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
     res.writeHeader('Content-Length', String(length));
     res.endWithoutBody();
   } else {
-    res.end(body, closeConnection);
+    res.end(body, options.closeConnection);
   }
 }
 
 /** Writes a whole response after an await: one corked write, skipped if the client has gone. */
-export function sendResponse(
-  res: HttpResponse,
-  status: number,
-  headers: Headers,
-  body: string | Uint8Array,
-  head = false,
-  headLength?: number,
-  closeConnection = false,
-): void {
+export function sendResponse(res: HttpResponse, status: number, headers: Headers, body: string | Uint8Array, options: WriteOptions = {}): void {
   if (isAborted(res)) return;
-  res.cork(() => writeResponse(res, status, headers, body, head, headLength, closeConnection));
+  res.cork(() => writeResponse(res, status, headers, body, options));
 }
 
-export interface SendJsonOptions {
-  head?: boolean;
-  /** Close after answering: the request body was not (fully) read, so the stream is out of step. */
-  closeConnection?: boolean;
-}
-
-export function sendJson(res: HttpResponse, status: number, body: unknown, headers: Headers = {}, options: SendJsonOptions = {}): void {
+export function sendJson(res: HttpResponse, status: number, body: unknown, headers: Headers = {}, options: WriteOptions = {}): void {
   const json = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers };
-  sendResponse(res, status, json, JSON.stringify(body), options.head, undefined, options.closeConnection);
+  sendResponse(res, status, json, JSON.stringify(body), options);
 }
 
-export interface SendErrorOptions extends SendJsonOptions {
+export interface SendErrorOptions extends WriteOptions {
   /** Fields for the log line. */
   context?: Record<string, unknown>;
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { siteUrl, type Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { isAborted, sendError, sendJson, spoolBody, SpoolError, trackAbort } from '../http.js';
-import type { IngestPool, UnpackResult } from '../ingest/index.js';
+import type { IngestPool, JsonDeployFields, UnpackResult } from '../ingest/index.js';
 import type { Logger } from '../log.js';
 import type { UploadPacer } from '../upload-pacer.js';
 import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES, MAX_UNPACKED_BYTES, PLAN_LIMITS, type TierLimits } from '../plans.js';
@@ -85,13 +85,8 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       const network = networkOf(clientAddress(request.remoteAddress, request.headers['x-forwarded-for'] ?? '', config.deploy.trustProxy));
 
       // Archives name their site in the query and header: decide before reading the body.
-      let plan: Decision | undefined;
-      if (!json) {
-        plan = decide(caller, request.query.get('site') ?? undefined, request.headers['x-base-revision']);
-        await takeAnonymousTokens(caller, network, plan.mode === 'create');
-      } else {
-        await takeAnonymousTokens(caller, network, false);
-      }
+      const early = json ? undefined : decide(caller, request.query.get('site') ?? undefined, request.headers['x-base-revision']);
+      await takeAnonymousTokens(caller, network, early?.mode === 'create');
 
       const bytes = await bodyDone;
       const uploaded = performance.now();
@@ -108,25 +103,29 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       }
 
       const fields = result.json ?? {};
-      if (json) {
-        if (fields.deleted && !fields.patch) throw new ServiceError('bad_request', '"deleted" is only allowed with "patch": true.');
-        if (fields.patch && fields.site === undefined) {
-          throw new ServiceError('bad_request', '"patch": true needs "site" and "base_revision".', {
-            agentMessage: 'A patch changes an existing site: send "site" and "base_revision" (the live revision id from GET /v1/sites/<name>).',
-          });
-        }
-        plan = decide(caller, fields.site, fields.base_revision);
-        if (plan.mode === 'create') await takeAnonymousTokens(caller, network, true, false);
-      }
-
-      const files = assemble(plan!, result, fields.patch === true ? fields.deleted ?? [] : undefined);
-      const { body, revisionId } = await publish(plan!, files, result.skipped, fields.patch === true);
+      const decision = early ?? (await decideJson(caller, fields, network));
+      const files = assemble(decision, result, fields.patch === true ? fields.deleted ?? [] : undefined);
+      const { body, revisionId } = await publish(decision, files, result.skipped, fields.patch === true);
       sendJson(res, 201, body);
       const ms = (from: number, to: number): number => Math.round(to - from);
       log.info({ revision: revisionId, bytes, files: files.size, uploadMs: ms(started, uploaded), unpackMs: ms(uploaded, unpacked), commitMs: ms(unpacked, performance.now()) }, 'deploy.timing');
       compressAfterPublish(revisionId, result.pendingVariants);
     }
   };
+
+  /** A JSON body names its site and base inside; decided once the worker has parsed it. */
+  async function decideJson(caller: Caller, fields: JsonDeployFields, network: string): Promise<Decision> {
+    if (fields.deleted && !fields.patch) throw new ServiceError('bad_request', '"deleted" is only allowed with "patch": true.');
+    if (fields.patch && fields.site === undefined) {
+      throw new ServiceError('bad_request', '"patch": true needs "site" and "base_revision".', {
+        agentMessage: 'A patch changes an existing site: send "site" and "base_revision" (the live revision id from GET /v1/sites/<name>).',
+      });
+    }
+    const decision = decide(caller, fields.site, fields.base_revision);
+    // The deploy itself was counted before the body was read; a create also counts as a site.
+    if (decision.mode === 'create') await takeAnonymousTokens(caller, network, true, false);
+    return decision;
+  }
 
   /** Who may do what (SPEC 4.1 table, SPEC 5): throws the matching error. */
   function decide(caller: Caller, siteName: string | undefined, base: string | undefined): Decision {
@@ -236,10 +235,10 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
   }
 
   /** The complete file set of the new revision, checked against the target site's tier. */
-  function assemble(plan: Decision, result: Extract<UnpackResult, { ok: true }>, deleted: string[] | undefined): Map<string, FileEntry> {
+  function assemble(decision: Decision, result: Extract<UnpackResult, { ok: true }>, deleted: string[] | undefined): Map<string, FileEntry> {
     const files = new Map<string, FileEntry>();
-    if (deleted !== undefined && plan.mode === 'update') {
-      for (const file of store.listFiles(plan.base)) {
+    if (deleted !== undefined && decision.mode === 'update') {
+      for (const file of store.listFiles(decision.base)) {
         files.set(file.path, compactEntry(file));
       }
       for (const path of deleted) {
@@ -250,7 +249,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
     }
     for (const file of result.files) files.set(file.path, compactEntry(file));
 
-    checkTier(files, PLAN_LIMITS[plan.mode === 'create' ? plan.plan : plan.site.plan]);
+    checkTier(files, PLAN_LIMITS[decision.mode === 'create' ? decision.plan : decision.site.plan]);
     if (!files.has('index.html')) {
       throw new ServiceError('bad_request', 'The site has no index.html at its root.', {
         agentMessage: 'Every site needs an index.html at the top level of the upload (or inside its single top-level folder).',
@@ -298,18 +297,18 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
   }
 
   /** Commits the revision (creating the site when asked) and returns the 201 body. */
-  async function publish(plan: Decision, files: Map<string, FileEntry>, skipped: string[], patch: boolean): Promise<{ body: Record<string, unknown>; revisionId: string }> {
-    if (plan.mode === 'update') {
+  async function publish(decision: Decision, files: Map<string, FileEntry>, skipped: string[], patch: boolean): Promise<{ body: Record<string, unknown>; revisionId: string }> {
+    if (decision.mode === 'update') {
       const result = await store.commitRevision({
-        site: plan.site.name,
-        baseRevision: plan.base,
+        site: decision.site.name,
+        baseRevision: decision.base,
         files,
         kind: patch ? 'patch' : 'deploy',
-        createdBy: plan.createdBy,
+        createdBy: decision.createdBy,
       });
       if (!result.ok) {
-        if (result.reason === 'conflict') throw conflict(store.getSite(plan.site.name) ?? plan.site);
-        throw new ServiceError('not_found', `There is no site named ${plan.site.name}.`);
+        if (result.reason === 'conflict') throw conflict(store.getSite(decision.site.name) ?? decision.site);
+        throw new ServiceError('not_found', `There is no site named ${decision.site.name}.`);
       }
       log.info({ site: result.site.name, revision: result.revision.id, files: files.size, kind: result.revision.kind }, 'deploy.published');
       const url = siteUrl(config.publicUrls, result.site.name);
@@ -322,7 +321,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       return { body, revisionId: result.revision.id };
     }
 
-    const anonymous = plan.plan === 'anonymous';
+    const anonymous = decision.plan === 'anonymous';
     const siteToken = anonymous ? `st_${randomBytes(24).toString('base64url')}` : undefined;
     const claimToken = anonymous ? `ct_${randomBytes(24).toString('base64url')}` : undefined;
     const expiresAt = anonymous ? deps.now() + ANONYMOUS_LIFETIME_MS : undefined;
@@ -333,9 +332,9 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
         site: name,
         create: {
           name,
-          plan: plan.plan,
+          plan: decision.plan,
           claimed: !anonymous,
-          accountId: plan.accountId,
+          accountId: decision.accountId,
           expiresAt,
           siteTokenHash: siteToken && hashToken(siteToken),
           claimTokenHash: claimToken && hashToken(claimToken),
@@ -343,7 +342,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
         baseRevision: null,
         files,
         kind: 'deploy',
-        createdBy: plan.createdBy,
+        createdBy: decision.createdBy,
       });
       if (!result.ok) continue; // only `name_taken` can happen here: another deploy took the name
       log.info({ site: name, revision: result.revision.id, files: files.size, anonymous }, 'deploy.created');

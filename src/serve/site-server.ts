@@ -218,7 +218,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       'Referrer-Policy': 'strict-origin-when-cross-origin',
       ...extra,
     };
-    writeResponse(res, status, headers, body, head);
+    writeResponse(res, status, headers, body, { head });
   };
 
   /**
@@ -321,7 +321,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
           'Content-Range': `bytes */${size}`,
           'X-Content-Type-Options': 'nosniff',
           'Referrer-Policy': 'strict-origin-when-cross-origin',
-        }, '', head);
+        }, '', { head });
       }
       if (range) {
         start = range.start;
@@ -345,9 +345,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
     if (body) {
       const whole = start === 0 && end === size - 1;
-      return writeResponse(res, status, headers, whole ? body.bytes : body.bytes.subarray(start, end + 1), head);
+      return writeResponse(res, status, headers, whole ? body.bytes : body.bytes.subarray(start, end + 1), { head });
     }
-    if (head) return writeResponse(res, status, headers, '', true, end - start + 1);
+    if (head) return writeResponse(res, status, headers, '', { head, headLength: end - start + 1 });
     streamFile(res, { path: store.blobs.pathOf(entry.sha256, encoding), start, end, status, headers, log });
   };
 
