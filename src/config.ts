@@ -12,6 +12,34 @@ export interface Config {
   readonly publicUrls: PublicUrls;
   readonly serve: ServeConfig;
   readonly deploy: DeployConfig;
+  readonly api: ApiConfig;
+  readonly mail: MailConfig;
+  /** How often the lifecycle sweeper runs (prune history, collect unreferenced blobs); 0 = never. */
+  readonly sweepIntervalMs: number;
+  /** Unreferenced blobs younger than this are kept (longer than any deploy takes). */
+  readonly blobGraceMs: number;
+}
+
+/** Plans an account can have (every plan but `anonymous`). */
+export type AccountPlan = 'free' | 'prompter' | 'builder' | 'team' | 'company';
+
+export interface ApiConfig {
+  /** REST requests one credential (token) may make per minute; 0 = no cap. */
+  readonly ratePerCredentialPerMinute: number;
+  /** REST requests one network (IPv4 /24, IPv6 /64) may make per minute; 0 = no cap. */
+  readonly ratePerNetworkPerMinute: number;
+  /** Sites an account may own, per plan (creating one more gets `429 limit`). */
+  readonly sitesLimit: Readonly<Record<AccountPlan, number>>;
+}
+
+export interface MailConfig {
+  /**
+   * `smtp://[user:pass@]host[:port]` (STARTTLS when offered) or `smtps://…` (TLS from the start);
+   * unset: e-mails are written to `<dataDir>/outbox/` instead. Holds a secret: never log it whole.
+   */
+  readonly smtpUrl?: string;
+  /** The From address of e-mails we send. */
+  readonly from: string;
 }
 
 export interface DeployConfig {
@@ -152,15 +180,55 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     appUrl: publicUrls.app,
   };
 
+  const api: ApiConfig = {
+    ratePerCredentialPerMinute: int('PLINTH_API_RATE_PER_CREDENTIAL', 600, 0, 10_000_000),
+    ratePerNetworkPerMinute: int('PLINTH_API_RATE_PER_NETWORK', 1200, 0, 10_000_000),
+    sitesLimit: {
+      free: int('PLINTH_SITES_LIMIT_FREE', 3, 0, 10_000_000),
+      prompter: int('PLINTH_SITES_LIMIT_PROMPTER', 20, 0, 10_000_000),
+      builder: int('PLINTH_SITES_LIMIT_BUILDER', 100, 0, 10_000_000),
+      team: int('PLINTH_SITES_LIMIT_TEAM', 300, 0, 10_000_000),
+      company: int('PLINTH_SITES_LIMIT_COMPANY', 1000, 0, 10_000_000),
+    },
+  };
+
+  const smtpUrl = env.PLINTH_SMTP_URL?.trim() || undefined;
+  if (smtpUrl !== undefined) {
+    try {
+      const parsed = new URL(smtpUrl);
+      if ((parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') || parsed.hostname === '') throw new Error('scheme');
+    } catch {
+      problems.push('PLINTH_SMTP_URL must look like smtp://user:pass@host:587 or smtps://host:465');
+    }
+  }
+  const mail: MailConfig = {
+    smtpUrl,
+    from: (env.PLINTH_MAIL_FROM ?? '').trim() || `Plinth <no-reply@${hosts.docs}>`,
+  };
+  if (/[\r\n]/.test(mail.from)) problems.push('PLINTH_MAIL_FROM must be one line');
+
   if (problems.length > 0) {
     throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
-  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve, deploy });
+  const sweepIntervalMs = int('PLINTH_SWEEP_INTERVAL_S', 3600, 0, 7 * 24 * 3600) * 1000;
+  const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
+  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, api, mail });
 }
 
 /** The public address of a site, from the configured template. */
 export function siteUrl(urls: PublicUrls, name: string): string {
   return urls.site.replace('{name}', name);
+}
+
+/** The config as it may be logged: the SMTP password replaced by `***`. */
+export function redactConfig(config: Readonly<Config>): Record<string, unknown> {
+  let smtpUrl = config.mail.smtpUrl;
+  if (smtpUrl !== undefined) {
+    const parsed = new URL(smtpUrl);
+    if (parsed.password !== '') parsed.password = '***';
+    smtpUrl = parsed.toString();
+  }
+  return { ...config, mail: { ...config.mail, smtpUrl } };
 }
 
 function deepFreeze<T extends object>(value: T): Readonly<T> {

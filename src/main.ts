@@ -2,9 +2,10 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { loadConfig, siteUrl, type Config } from './config.js';
+import { loadConfig, redactConfig, siteUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { openStore } from './store/index.js';
+import { startSweeper } from './sweeper.js';
 import { loadNativeUws } from './uws.js';
 
 /**
@@ -28,15 +29,15 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const log = createLogger({ level: config.logLevel });
-  log.info({ config: { ...config, serve: { ...config.serve } } }, 'config.loaded');
+  log.info({ config: redactConfig(config) }, 'config.loaded');
 
   mkdirSync(config.dataDir, { recursive: true });
   // Uploads spooled by a previous run that died mid-request; no request is in flight yet.
   rmSync(join(config.dataDir, 'tmp', 'uploads'), { recursive: true, force: true });
+  // The main thread keeps its own store handle for start-up cleanup and the sweeper.
   const store = await openStore({ dir: config.dataDir });
   const swept = await store.blobs.sweepTemp(STALE_TEMP_MS);
   if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');
-  await store.close();
 
   const threads: Worker[] = [];
   // uWS does not share a port it was given as 0 between threads, so pick the port first.
@@ -48,13 +49,19 @@ async function main(): Promise<void> {
   }
   printBanner(config, port);
   log.info({ port, threads: threads.length }, 'server.listening');
+  const stopSweeper =
+    config.sweepIntervalMs > 0
+      ? startSweeper({ store, log: log.child({ area: 'sweeper' }), blobGraceMs: config.blobGraceMs, intervalMs: config.sweepIntervalMs })
+      : () => undefined;
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'server.stopping');
+    stopSweeper();
     await Promise.all(threads.map((worker) => stopThread(worker)));
+    await store.close();
     log.info({}, 'server.stopped');
     process.exit(0);
   };

@@ -1,13 +1,17 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { adminCommand } from './admin.js';
 import { deployCommand } from './deploy.js';
 
 const USAGE = `Usage:
   plinth start                      run the service (same as npm start)
   plinth deploy [dir] [--api URL] [--token TOKEN]
                                     publish a folder; keeps .service.json for the next deploy
+  plinth admin <command>            operator commands on the data directory (accounts, tokens,
+                                    members, takedowns); \`plinth admin help\` lists them
 
-Environment: PLINTH_API_URL (default http://api.localhost:8080), PLINTH_TOKEN.`;
+Environment: PLINTH_API_URL (default http://api.localhost:8080), PLINTH_TOKEN;
+PLINTH_DATA_DIR (default ./data) for admin.`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -28,6 +32,13 @@ async function main(argv: string[]): Promise<number> {
         out: (line) => process.stdout.write(`${line}\n`),
       });
     }
+    case 'admin':
+      return adminCommand({
+        args: rest,
+        env: process.env,
+        out: (text) => process.stdout.write(`${text}\n`),
+        err: (text) => process.stderr.write(`${text}\n`),
+      });
     case undefined:
     case 'help':
     case '--help':

@@ -6,7 +6,7 @@ type AccountOps = Pick<Store, 'createAccount' | 'getAccount' | 'getAccountByEmai
 
 /** Accounts, their API tokens (by hash) and site roles. */
 export function accountOps(dbs: MetadataDbs, now: () => number): AccountOps {
-  const normalise = (email: string): string => email.trim().toLowerCase();
+  const normalise = normaliseEmail;
 
   return {
     createAccount({ email, plan }) {
@@ -45,4 +45,9 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountOps {
       });
     },
   };
+}
+
+/** E-mail addresses are stored trimmed and lower-cased (accounts and invites alike). */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
 }

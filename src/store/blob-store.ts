@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { execFile } from 'node:child_process';
-import { readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
-import type { BlobStore, Encoding, FileEntry, PutFileOptions } from './types.js';
+import type { BlobFile, BlobStore, Encoding, FileEntry, PutFileOptions } from './types.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -28,8 +28,11 @@ const FAST_CHUNK_BYTES = 64 * 1024;
 type Quality = NonNullable<PutFileOptions['quality']>;
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+const FAN_OUT_DIR = /^[0-9a-f]{2}$/;
+const BLOB_FILE = /^([0-9a-f]{64})(\.br|\.gz)?$/;
 const SUFFIX: Record<Encoding, string> = { br: '.br', gzip: '.gz' };
 const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
+const ENCODING_OF: Record<string, Encoding> = { '.br': 'br', '.gz': 'gzip' };
 
 export interface BlobStoreOptions {
   /** `<dataDir>/blobs`. */
@@ -49,9 +52,36 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     return join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256 + suffix);
   }
 
+  /**
+   * Reusing a blob renews its mtime: garbage collection spares unreferenced blobs younger than its
+   * grace period, and a deploy that reuses an old orphan instead of writing it must be covered
+   * until its commit references it. False when there is no such blob.
+   */
+  function touchSync(path: string): boolean {
+    const at = options.now() / 1000;
+    try {
+      utimesSync(path, at, at);
+      return true;
+    } catch (err) {
+      return existsAfterFailedTouch(err);
+    }
+  }
+
+  async function touch(path: string): Promise<boolean> {
+    const at = options.now() / 1000;
+    try {
+      await utimes(path, at, at);
+      return true;
+    } catch (err) {
+      return existsAfterFailedTouch(err);
+    }
+  }
+
   async function write(source: AsyncIterable<Uint8Array> | Uint8Array, durable = true) {
     const temp = await writeTemp(tmpDir, source, durable);
-    await publishTemp(temp.path, pathOf(temp.sha256), durable);
+    const finalPath = pathOf(temp.sha256);
+    if (await touch(finalPath)) await unlink(temp.path);
+    else await publishTemp(temp.path, finalPath, durable);
     return { sha256: temp.sha256, size: temp.size };
   }
 
@@ -94,7 +124,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
 
   function writeSync(bytes: Uint8Array, sha256: string): boolean {
     const finalPath = pathOf(sha256);
-    if (existsSync(finalPath)) return false;
+    if (touchSync(finalPath)) return false;
     // Unique per process and thread without a syscall; a crash leaves it for `sweepTemp`.
     const temp = join(tmpDir, `${tempPrefix}${++tempCounter}.tmp`);
     try {
@@ -139,6 +169,30 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     return removed;
   }
 
+  async function* listBlobFiles(): AsyncIterable<BlobFile> {
+    for (const aa of await readdirIfExists(root)) {
+      if (!FAN_OUT_DIR.test(aa)) continue;
+      for (const bb of await readdirIfExists(join(root, aa))) {
+        if (!FAN_OUT_DIR.test(bb)) continue;
+        const dir = join(root, aa, bb);
+        for (const name of await readdirIfExists(dir)) {
+          const match = BLOB_FILE.exec(name);
+          if (!match || !match[1]!.startsWith(aa + bb)) continue;
+          const path = join(dir, name);
+          let mtimeMs: number;
+          try {
+            mtimeMs = (await stat(path)).mtimeMs;
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+            throw err;
+          }
+          const encoding = match[2] === undefined ? undefined : ENCODING_OF[match[2]];
+          yield encoding === undefined ? { sha256: match[1]!, path, mtimeMs } : { sha256: match[1]!, encoding, path, mtimeMs };
+        }
+      }
+    }
+  }
+
   return {
     pathOf,
     has: (sha256) => existsSync(pathOf(sha256)),
@@ -149,7 +203,25 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     flush,
     readSync: (sha256, encoding) => readFileSync(pathOf(sha256, encoding)),
     sweepTemp,
+    listBlobFiles,
   };
+}
+
+/** Touch failed: absent (false), or present but not ours to touch (true: still reusable). */
+function existsAfterFailedTouch(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return false;
+  if (code === 'EPERM' || code === 'EACCES') return true;
+  throw err;
+}
+
+async function readdirIfExists(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+    throw err;
+  }
 }
 
 /**

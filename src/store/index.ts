@@ -14,7 +14,7 @@ export { hashToken, newId } from './ids.js';
 export function openStore(options: StoreOptions): Store {
   const now = options.now ?? Date.now;
   const blobs = createBlobStore({ dir: join(options.dir, 'blobs'), now });
-  return { blobs, ...openMetadata(join(options.dir, 'meta'), now) };
+  return { blobs, ...openMetadata(join(options.dir, 'meta'), now, blobs) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { AccountRecord, FileEntry, Membership, RevisionRecord, Role, SiteRecord, TokenRecord } from './types.js';
+import type { AccountRecord, Confirmation, FileEntry, InviteRecord, Membership, RevisionRecord, Role, SiteRecord, TokenRecord } from './types.js';
 
 export type RevisionKey = [siteId: string, number: number];
 export type PathKey = [revisionId: string, path: string];
@@ -28,11 +28,16 @@ export interface MetadataDbs {
   memberSites: Database<Role, MemberSiteKey>;
   /** `[scope, window start]` → hits in that fixed window, for rate caps shared by all threads. */
   counters: Database<number, CounterKey>;
+  /** `[siteId, email]` → the pending invite; one per address, a new invite replaces it. */
+  invites: Database<InviteRecord, InviteKey>;
+  /** sha256 of a confirm or approval token → the pending (or decided) two-step action. */
+  confirmations: Database<Confirmation, string>;
 }
 
 export type CounterKey = [scope: string, windowStart: number];
 export type MemberKey = [siteId: string, accountId: string];
 export type MemberSiteKey = [accountId: string, siteId: string];
+export type InviteKey = [siteId: string, email: string];
 
 export function openMetadataDbs(path: string): MetadataDbs {
   // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
@@ -50,6 +55,8 @@ export function openMetadataDbs(path: string): MetadataDbs {
     accountEmails: env.openDB<string, string>('accountEmails', {}),
     members: env.openDB<Membership, MemberKey>('members', {}),
     memberSites: env.openDB<Role, MemberSiteKey>('memberSites', {}),
+    invites: env.openDB<InviteRecord, InviteKey>('invites', {}),
+    confirmations: env.openDB<Confirmation, string>('confirmations', {}),
   };
 }
 
@@ -78,4 +85,12 @@ export function pathKeyBytes(revisionId: string, path: string): number {
 /** Drops `undefined` fields so stored records round-trip without phantom keys. */
 export function compact<T extends object>(record: T): T {
   return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as T;
+}
+
+/**
+ * Range over every key whose first element is `first` (`[siteId, …]`, `[accountId, …]`), with the
+ * same byte-level end as `pathRangeEnd`. Undefined for a non-plain id, which none of our keys has.
+ */
+export function prefixRange(first: string): { start: [string]; end: Uint8Array } | undefined {
+  return isPlainId(first) ? { start: [first], end: pathRangeEnd(first) } : undefined;
 }

@@ -1,8 +1,12 @@
 import { accountOps } from './accounts.js';
 import { commitRevision } from './commit.js';
+import { collectGarbage } from './gc.js';
+import { lifecycleOps } from './lifecycle.js';
+import { membershipOps } from './memberships.js';
+import { pruneRevisions } from './prune.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
-import type { Encoding, ListedFile, RateCheck, RateResult, RevisionPage, SiteRecord, SiteState, Store } from './types.js';
+import type { BlobStore, Encoding, ListedFile, RateCheck, RateResult, RevisionPage, SiteRecord, SiteState, Store } from './types.js';
 
 const DEFAULT_REVISION_PAGE = 50;
 
@@ -13,7 +17,7 @@ export type Metadata = Omit<Store, 'blobs'>;
  * snapshot per event turn, so reads see whole commits only, and a commit made by another thread
  * becomes visible here once lmdb-js's setTimeout(0) renews the snapshot.
  */
-export function openMetadata(path: string, now: () => number): Metadata {
+export function openMetadata(path: string, now: () => number, blobs: BlobStore): Metadata {
   const dbs = openMetadataDbs(path);
   const changes = createSiteChanges(`plinth:site-changes:${path}`, () => dbs.env.resetReadTxn());
   const announce = (site: SiteRecord | undefined): void => {
@@ -27,6 +31,8 @@ export function openMetadata(path: string, now: () => number): Metadata {
 
   return {
     ...accountOps(dbs, now),
+    ...membershipOps(dbs, now),
+    ...lifecycleOps(dbs, now, announce),
     getSite,
     getSiteById: (id) => dbs.sites.get(id),
     getRevision(revisionId) {
@@ -68,6 +74,10 @@ export function openMetadata(path: string, now: () => number): Metadata {
     takeRateTokens: (checks) => takeRateTokens(dbs, checks, now()),
     pruneCounters: (before) => pruneCounters(dbs, before),
     onSiteChanged: (listener) => changes.subscribe(listener),
+    // Not a site change: the live revision is never pruned, and only live content is cached.
+    pruneRevisions: (siteId, before) => pruneRevisions(dbs, siteId, before),
+    listSiteIds: () => Array.from(dbs.sites.getKeys({ snapshot: false })),
+    collectGarbage: (graceMs) => collectGarbage(dbs, blobs, graceMs, now),
     async close() {
       changes.close();
       await dbs.env.close();

@@ -122,7 +122,8 @@ export interface BlobStore {
   has(sha256: string): boolean;
   /**
    * Streams bytes into a temp file (fsynced), hashing on the way, then renames into place unless
-   * a blob with that hash already exists. Never exposes a partial blob.
+   * a blob with that hash already exists (that one's mtime is renewed instead, so garbage
+   * collection's grace period covers reused blobs too). Never exposes a partial blob.
    */
   write(source: AsyncIterable<Uint8Array> | Uint8Array): Promise<{ sha256: string; size: number }>;
   /**
@@ -139,7 +140,7 @@ export interface BlobStore {
   /**
    * Writes a blob synchronously and without fsync (temp file + rename, so never partially
    * visible), for ingest worker threads that own their thread and flush a whole deploy at once
-   * with `flush()`. Returns false when the blob already existed.
+   * with `flush()`. Returns false when the blob already existed (its mtime is renewed, as in `write`).
    */
   writeSync(bytes: Uint8Array, sha256: string): boolean;
   /** Makes every blob written with `durable: false` (or `writeSync`) durable, with one filesystem sync. */
@@ -148,6 +149,16 @@ export interface BlobStore {
   readSync(sha256: string, encoding?: Encoding): Buffer;
   /** Removes temp files left by writers that died, older than `olderThanMs`. */
   sweepTemp(olderThanMs: number): Promise<number>;
+  /** Every blob file and variant (not temp files), in no particular order; for garbage collection. */
+  listBlobFiles(): AsyncIterable<BlobFile>;
+}
+
+export interface BlobFile {
+  sha256: string;
+  /** Set for a precompressed variant. */
+  encoding?: Encoding;
+  path: string;
+  mtimeMs: number;
 }
 
 export interface Store {
@@ -200,8 +211,86 @@ export interface Store {
    * unsubscribe function.
    */
   onSiteChanged(listener: (change: { siteId: string; name: string }) => void): () => void;
+  /**
+   * Sites the account is a member of (deleted ones left out), ordered by site id; `after` is the
+   * last id of the previous page (exclusive). `limit` defaults to 50 and is clamped to 1-200.
+   */
+  listSitesOf(accountId: string, options?: { after?: string; limit?: number }): { sites: Array<{ site: SiteRecord; role: Role }>; nextAfter?: string };
+  /** Sites the account owns, deleted ones left out (for the plan's site limit). */
+  countOwnedSites(accountId: string): number;
+  /** Members of a site with their account e-mail, in account id order. */
+  listMembers(siteId: string): Array<Membership & { email: string }>;
+  /** Removes a member (both indexes) unless they are the site's last owner. */
+  removeMember(siteId: string, accountId: string): Promise<'removed' | 'last_owner' | 'not_member'>;
+  /**
+   * Moves an unclaimed, unexpired anonymous site into the account: owner, plan Free, no expiry;
+   * the claim token is used up and the site token keeps only the right to read the claim.
+   * A used-up (or unknown, or non-claim) token and a deleted site give `not_found`;
+   * `expired` from `expiresAt <= now` on.
+   */
+  claimSite(claimTokenHash: string, accountId: string): Promise<ClaimResult>;
+  /**
+   * Gives a site a new name; the old one keeps resolving to it (serving redirects) and is never
+   * reused. `name` must be the current name of a site that is not deleted (else `not_found`);
+   * `newName` must never have been used by any site (else `name_taken`). The caller validates its form.
+   */
+  renameSite(name: string, newName: string): Promise<{ ok: true; site: SiteRecord } | { ok: false; reason: 'not_found' | 'name_taken' }>;
+  /**
+   * Records a pending, e-mailed invitation (e-mail trimmed and lower-cased); inviting the same
+   * address to the same site again replaces the pending invite.
+   */
+  createInvite(input: Omit<InviteRecord, 'createdAt'>): Promise<InviteRecord>;
+  /** A site's pending invites; those past `expiresAt` are left out. */
+  listInvites(siteId: string): InviteRecord[];
+  /** Stores a short-lived confirmation (member removal, deletion approval) by token hash. */
+  putConfirmation(tokenHash: string, record: Confirmation): Promise<void>;
+  /** The record as stored, also past its `expiresAt`: callers judge expiry (approvals report `expired`). */
+  getConfirmation(tokenHash: string): Confirmation | undefined;
+  /**
+   * Deletes the site if `typedAddress` names it, the approval is pending and not expired. Accepted:
+   * the current name, or `name.<domain…>` with an optional `http(s)://` and trailing `/`,
+   * case-insensitive (the domain is not checked). Checks in order: unknown token or not a
+   * deletion → `not_found`; already approved → `already_decided`; `expiresAt <= now` →
+   * `expired`; address → `wrong_address`. Returns the approval as it ends up.
+   */
+  approveDeletion(approvalTokenHash: string, typedAddress: string): Promise<ApprovalOutcome>;
+  /**
+   * Drops revisions of a site created before `before`, never the live one, with all their path
+   * rows (in bounded transactions); their blobs are left to `collectGarbage`. Returns how many.
+   */
+  pruneRevisions(siteId: string, before: number): Promise<number>;
+  /** Every site id (for the sweeper). */
+  listSiteIds(): string[];
+  /**
+   * Mark and sweep: deletes blob files (and variants) that no revision references and that are
+   * older than `graceMs` (so blobs of deploys still in flight survive). Returns how many went.
+   */
+  collectGarbage(graceMs: number): Promise<number>;
   close(): Promise<void>;
 }
+
+export type ClaimResult =
+  | { ok: true; site: SiteRecord }
+  | { ok: false; reason: 'not_found' | 'already_claimed' | 'expired' };
+
+export interface InviteRecord {
+  siteId: string;
+  email: string;
+  role: Exclude<Role, 'owner'>;
+  tokenHash: string;
+  invitedBy: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** A pending two-step action. */
+export type Confirmation =
+  | { kind: 'remove_member'; siteId: string; accountId: string; requestedBy: string; expiresAt: number }
+  | { kind: 'delete_site'; siteId: string; requestedBy: string; expiresAt: number; status: 'pending' | 'approved'; decidedAt?: number };
+
+export type ApprovalOutcome =
+  | { ok: true; approval: Extract<Confirmation, { kind: 'delete_site' }> }
+  | { ok: false; reason: 'not_found' | 'expired' | 'wrong_address' | 'already_decided' };
 
 /** What a token (looked up by its sha256) grants. */
 export type TokenRecord =

@@ -572,6 +572,24 @@ describe('deploys with an API token', () => {
   });
 
   it.each([
+    ['free', 500, 5],
+    ['builder', 2000, 50],
+  ] as const)('holds a %s site to %i files and %i MB per file (413)', async (plan, maxFiles, maxFileMb) => {
+    const { token } = await accountWithToken(plan);
+    const many: TreeFiles = { 'index.html': 'x' };
+    for (let i = 0; i < maxFiles; i++) many[`f/${i}.txt`] = `${i}`;
+    const tooMany = await deploy(tgz(many), { token });
+    expect(tooMany.status).toBe(413);
+    expect(tooMany.json.error?.code).toBe('too_large');
+    expect(tooMany.json.error?.message).toContain(String(maxFiles));
+
+    const big = await deploy(tgz({ 'index.html': 'x', 'big.bin': Buffer.alloc(maxFileMb * 1024 * 1024 + 1, 5) }), { token });
+    expect(big.status).toBe(413);
+    expect(big.json.error?.details).toMatchObject({ file: 'big.bin' });
+    expect(big.json.agent_message).toContain(`${maxFileMb} MB`);
+  });
+
+  it.each([
     ['owner', 201],
     ['editor', 201],
     ['viewer', 403],

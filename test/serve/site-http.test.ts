@@ -2,11 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import type { RunningServer } from '../../src/server.js';
 import { request } from '../helpers/http.js';
-import { publishSite, tempDir } from '../helpers/sites.js';
+import { startTestServer } from '../helpers/server.js';
+import { publishSite } from '../helpers/sites.js';
 
 const HOUR = 3600_000;
 let clock = Date.now();
@@ -22,15 +21,7 @@ const get = (name: string, path = '/', headers: Record<string, string> = {}, met
   request({ port, host: `${name}.sites.localhost`, path, headers, method });
 
 beforeAll(async () => {
-  const config = loadConfig({
-    PLINTH_PORT: '0',
-    PLINTH_THREADS: '1',
-    PLINTH_DATA_DIR: tempDir(),
-    PLINTH_LISTEN_HOST: '127.0.0.1',
-    PLINTH_STREAM_THRESHOLD_KB: '64',
-    PLINTH_LOG_LEVEL: 'silent',
-  });
-  server = await startServer({ config, log: createLogger({ level: 'silent' }), now: () => clock });
+  server = await startTestServer({ PLINTH_STREAM_THRESHOLD_KB: '64' }, () => clock);
   port = server.port;
   const { store } = server;
 

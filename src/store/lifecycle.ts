@@ -1,0 +1,94 @@
+import { compact, type MetadataDbs } from './metadata-dbs.js';
+import type { ApprovalOutcome, ClaimResult, Confirmation, SiteRecord, Store } from './types.js';
+
+type LifecycleOps = Pick<Store, 'claimSite' | 'renameSite' | 'putConfirmation' | 'getConfirmation' | 'approveDeletion'>;
+type RenameResult = Awaited<ReturnType<Store['renameSite']>>;
+type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
+
+/**
+ * Site record changes outside deploys: claim, rename, approved deletion. Each is one write
+ * transaction whose checks read inside it, so two racing callers cannot both succeed; every
+ * change is announced so per-thread site caches drop the record.
+ */
+export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (site: SiteRecord) => void): LifecycleOps {
+  return {
+    async claimSite(claimTokenHash, accountId) {
+      const result = await dbs.env.transaction((): ClaimResult => {
+        const token = dbs.tokens.get(claimTokenHash);
+        const site = token?.kind === 'claim' ? dbs.sites.get(token.siteId) : undefined;
+        if (!site || site.state === 'deleted') return { ok: false, reason: 'not_found' };
+        if (site.claimed) return { ok: false, reason: 'already_claimed' };
+        const at = now();
+        if (site.expiresAt !== undefined && site.expiresAt <= at) return { ok: false, reason: 'expired' };
+        // The site token record stays: the API lets it read the claim and nothing else once `claimed`.
+        const claimed: SiteRecord = compact({ ...site, claimed: true, accountId, plan: 'free', expiresAt: undefined, claimTokenHash: undefined });
+        void dbs.sites.put(site.id, claimed);
+        void dbs.tokens.remove(claimTokenHash);
+        void dbs.members.put([site.id, accountId], { siteId: site.id, accountId, role: 'owner', addedAt: at });
+        void dbs.memberSites.put([accountId, site.id], 'owner');
+        return { ok: true, site: claimed };
+      });
+      if (result.ok) announce(result.site);
+      return result;
+    },
+
+    async renameSite(name, newName) {
+      const result = await dbs.env.transaction((): RenameResult => {
+        const id = dbs.names.get(name);
+        const site = id === undefined ? undefined : dbs.sites.get(id);
+        // Only the current name renames; a former name merely redirects.
+        if (!site || site.name !== name || site.state === 'deleted') return { ok: false, reason: 'not_found' };
+        // `names` holds every name ever used, former names included, so none is ever handed out twice.
+        if (dbs.names.get(newName) !== undefined) return { ok: false, reason: 'name_taken' };
+        const renamed: SiteRecord = { ...site, name: newName };
+        void dbs.names.put(newName, site.id);
+        void dbs.sites.put(site.id, renamed);
+        return { ok: true, site: renamed };
+      });
+      // One change by site id: serving caches drop every name cached for it, the old one included.
+      if (result.ok) announce(result.site);
+      return result;
+    },
+
+    async putConfirmation(tokenHash, record) {
+      await dbs.confirmations.put(tokenHash, record);
+    },
+    // Expired records are returned as they are: the approvals endpoint reports them as `expired`.
+    getConfirmation: (tokenHash) => dbs.confirmations.get(tokenHash),
+
+    async approveDeletion(approvalTokenHash, typedAddress) {
+      const changed: { site?: SiteRecord } = {};
+      const outcome = await dbs.env.transaction((): ApprovalOutcome => {
+        const approval = dbs.confirmations.get(approvalTokenHash);
+        if (approval?.kind !== 'delete_site') return { ok: false, reason: 'not_found' };
+        // Decided before expired: an approved deletion stays approved after its link lapses.
+        if (approval.status !== 'pending') return { ok: false, reason: 'already_decided' };
+        const at = now();
+        if (approval.expiresAt <= at) return { ok: false, reason: 'expired' };
+        const site = dbs.sites.get(approval.siteId);
+        if (!site) return { ok: false, reason: 'not_found' };
+        if (site.state === 'deleted') return { ok: false, reason: 'already_decided' };
+        if (!namesSite(typedAddress, site.name)) return { ok: false, reason: 'wrong_address' };
+        const deleted: SiteRecord = { ...site, state: 'deleted', stateChangedAt: at };
+        changed.site = deleted;
+        const approved: DeleteApproval = { ...approval, status: 'approved', decidedAt: at };
+        void dbs.sites.put(site.id, deleted);
+        void dbs.confirmations.put(approvalTokenHash, approved);
+        return { ok: true, approval: approved };
+      });
+      if (changed.site) announce(changed.site);
+      return outcome;
+    },
+  };
+}
+
+/**
+ * What a person may type to confirm a deletion: the site's current name, or its address with any
+ * domain after it (`name.example.com`, `https://name.example.com/`), case-insensitive. The store
+ * does not know the site domain, so the domain part is not checked: the name is what identifies
+ * the site, and typing it is the deliberate act the confirmation asks for.
+ */
+export function namesSite(typed: string, name: string): boolean {
+  const match = /^(?:https?:\/\/)?([^./:\s]+)(?:\.[^/\s]+)?\/?$/i.exec(typed.trim());
+  return match !== null && match[1]!.toLowerCase() === name;
+}

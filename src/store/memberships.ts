@@ -1,0 +1,83 @@
+import { normaliseEmail } from './accounts.js';
+import { prefixRange, type MetadataDbs } from './metadata-dbs.js';
+import type { InviteRecord, Membership, Role, SiteRecord, Store } from './types.js';
+
+type MembershipOps = Pick<Store, 'listSitesOf' | 'countOwnedSites' | 'listMembers' | 'removeMember' | 'createInvite' | 'listInvites'>;
+
+const DEFAULT_SITES_PAGE = 50;
+const MAX_SITES_PAGE = 200;
+
+/** Who belongs to which site: both member indexes, and pending invites. */
+export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipOps {
+  /** `[accountId, siteId]` rows of live (not deleted) sites, in site id order, from after `after`. */
+  function* sitesOf(accountId: string, after?: string): Generator<{ site: SiteRecord; role: Role }> {
+    const range = prefixRange(accountId);
+    if (!range) return;
+    const start = after === undefined ? range.start : [accountId, after];
+    // A deleted site keeps its member rows (history, approvals) but is nobody's site any more.
+    for (const { key, value: role } of dbs.memberSites.getRange({ start, end: range.end, exclusiveStart: after !== undefined })) {
+      const site = dbs.sites.get(key[1]);
+      if (site && site.state !== 'deleted') yield { site, role };
+    }
+  }
+
+  return {
+    listSitesOf(accountId, options = {}) {
+      const limit = Math.min(Math.max(1, Math.floor(options.limit ?? DEFAULT_SITES_PAGE)), MAX_SITES_PAGE);
+      const sites: Array<{ site: SiteRecord; role: Role }> = [];
+      // One row past the page tells whether another page exists.
+      for (const entry of sitesOf(accountId, options.after)) {
+        if (sites.length === limit) return { sites, nextAfter: sites[limit - 1]!.site.id };
+        sites.push(entry);
+      }
+      return { sites };
+    },
+    countOwnedSites(accountId) {
+      let owned = 0;
+      for (const { role } of sitesOf(accountId)) if (role === 'owner') owned++;
+      return owned;
+    },
+    listMembers(siteId) {
+      const range = prefixRange(siteId);
+      if (!range) return [];
+      const members: Array<Membership & { email: string }> = [];
+      for (const { value } of dbs.members.getRange(range)) {
+        const account = dbs.accounts.get(value.accountId);
+        if (account) members.push({ ...value, email: account.email });
+      }
+      return members;
+    },
+    removeMember(siteId, accountId) {
+      return dbs.env.transaction((): 'removed' | 'last_owner' | 'not_member' => {
+        const member = dbs.members.get([siteId, accountId]);
+        if (!member) return 'not_member';
+        // Counted inside the write transaction, so two owners removing each other cannot both win.
+        if (member.role === 'owner' && countOwners(dbs, siteId) <= 1) return 'last_owner';
+        void dbs.members.remove([siteId, accountId]);
+        void dbs.memberSites.remove([accountId, siteId]);
+        return 'removed';
+      });
+    },
+    async createInvite(input) {
+      // Normalised like account e-mails, so the invite matches the account that accepts it.
+      const invite: InviteRecord = { ...input, email: normaliseEmail(input.email), createdAt: now() };
+      // Same key for the same address: inviting again replaces the pending invite (and its token).
+      await dbs.invites.put([invite.siteId, invite.email], invite);
+      return invite;
+    },
+    listInvites(siteId) {
+      const range = prefixRange(siteId);
+      if (!range) return [];
+      const at = now();
+      return Array.from(dbs.invites.getRange(range), ({ value }) => value).filter((invite) => invite.expiresAt > at);
+    },
+  };
+}
+
+function countOwners(dbs: MetadataDbs, siteId: string): number {
+  const range = prefixRange(siteId);
+  if (!range) return 0;
+  let owners = 0;
+  for (const { value } of dbs.members.getRange(range)) if (value.role === 'owner') owners++;
+  return owners;
+}

@@ -1,0 +1,62 @@
+import type { Logger } from './log.js';
+import { PLAN_LIMITS } from './plans.js';
+import type { Store } from './store/index.js';
+
+/**
+ * The periodic lifecycle pass (DESIGN "Storage"): expiry itself is decided at read time, so this
+ * only reclaims space. It prunes revisions past each plan's history reach (anonymous sites keep
+ * only their live revision), drops old rate-limit windows, then deletes blobs no revision
+ * references. Blobs newer than the grace period are never collected, which keeps a deploy that
+ * is writing blobs right now (its revision is not committed yet) safe.
+ */
+export interface SweeperOptions {
+  store: Store;
+  log: Logger;
+  /** Blob files younger than this are kept even when unreferenced. */
+  blobGraceMs: number;
+  now?: () => number;
+}
+
+export interface SweepReport {
+  sites: number;
+  prunedRevisions: number;
+  deletedBlobFiles: number;
+  droppedCounterWindows: number;
+}
+
+const DAY_MS = 24 * 3600_000;
+
+export async function sweep(options: SweeperOptions): Promise<SweepReport> {
+  const { store } = options;
+  const now = (options.now ?? Date.now)();
+  let prunedRevisions = 0;
+  const siteIds = store.listSiteIds();
+  for (const siteId of siteIds) {
+    const site = store.getSiteById(siteId);
+    if (!site) continue;
+    // Reach 0 (anonymous): everything but the live revision, which pruning never removes.
+    const before = PLAN_LIMITS[site.plan].historyReachMs === 0 ? now + 1 : now - PLAN_LIMITS[site.plan].historyReachMs;
+    prunedRevisions += await store.pruneRevisions(siteId, before);
+  }
+  const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
+  const deletedBlobFiles = await store.collectGarbage(options.blobGraceMs);
+  const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows };
+  options.log.info({ ...report }, 'sweep.done');
+  return report;
+}
+
+/** Runs `sweep` every `intervalMs` (never two at once); returns a stop function. */
+export function startSweeper(options: SweeperOptions & { intervalMs: number }): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    sweep(options)
+      .catch((err: unknown) => options.log.error({ err }, 'sweep.failed'))
+      .finally(() => {
+        running = false;
+      });
+  }, options.intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
