@@ -194,8 +194,14 @@ export interface SpoolOptions {
 export interface Spool {
   /** Resolves with the byte count once the whole body is on disk. */
   done: Promise<number>;
-  /** Stops reading and deletes the file; `done` then rejects. Safe to call more than once. */
+  /** Stops keeping the body and deletes the file; `done` then rejects. Safe to call more than once. */
   discard(): void;
+  /**
+   * Before answering an error while the body may still be arriving: stops keeping it and reads
+   * on for a little (up to 16 MB or 2 s), like nginx's lingering close. Resolves true when the
+   * client finished sending (the connection can stay open), false when it should be closed.
+   */
+  drain(): Promise<boolean>;
 }
 
 export class SpoolError extends Error {
@@ -204,18 +210,30 @@ export class SpoolError extends Error {
   }
 }
 
+// Closing a socket that still has unread data makes the kernel reset the connection, and the
+// reset can destroy the error response before the client reads it; so the rest of a refused body
+// is read and dropped for a while first. Past these bounds the client is not stopping.
+const DRAIN_BYTES = 16 * 1024 * 1024;
+const DRAIN_MS = 2000;
+
 /**
  * Streams a request body into a file. Must be called synchronously in the handler (uWS hands
  * body chunks only to an `onData` attached before it returns). Counts bytes as they arrive and
- * stops at the first byte over `maxBytes`; removes the file when the client aborts or the body is
- * refused. Each chunk is written synchronously straight from uWS's buffer: a page-cache write of
- * one chunk takes microseconds, and it avoids copying every chunk and queueing up to the whole
- * upload in memory when the disk is slower than the network.
+ * stops keeping them at the first byte over `maxBytes`; removes the file when the client aborts
+ * or the body is refused. Each chunk is written synchronously straight from uWS's buffer: a
+ * page-cache write of one chunk takes microseconds, and it avoids copying every chunk and
+ * queueing up to the whole upload in memory when the disk is slower than the network.
  */
 export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
   let fd: number | undefined = openSync(options.path, 'wx', 0o600);
   let received = 0;
   let settled = false;
+  let ended = false;
+  let aborted = false;
+  let discarded = 0;
+  let drained: ((finished: boolean) => void) | undefined;
+  let drainTimer: NodeJS.Timeout | undefined;
+  let resumeTimer: NodeJS.Timeout | undefined;
   let resolveDone!: (bytes: number) => void;
   let rejectDone!: (err: SpoolError) => void;
   const done = new Promise<number>((resolve, reject) => {
@@ -237,16 +255,29 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
     rmSync(options.path, { force: true });
     rejectDone(err);
   };
+  const finishDrain = (finished: boolean): void => {
+    clearTimeout(drainTimer);
+    drained?.(finished);
+    drained = undefined;
+  };
 
-  let resumeTimer: NodeJS.Timeout | undefined;
   trackAbort(res, () => {
+    aborted = true;
     clearTimeout(resumeTimer);
+    finishDrain(false);
     fail(new SpoolError('aborted', 'The client closed the connection before the upload finished.'));
   });
   const paced: PacedUpload = { due: 0 };
 
   res.onData((chunk, isLast) => {
-    if (settled) return;
+    if (isLast) ended = true;
+    if (settled) {
+      // Refused or discarded: drop the rest, and let a pending drain answer.
+      discarded += chunk.byteLength;
+      if (isLast) finishDrain(true);
+      else if (discarded > DRAIN_BYTES) finishDrain(false);
+      return;
+    }
     received += chunk.byteLength;
     if (received > options.maxBytes) {
       fail(new SpoolError('too_large', `The upload is larger than ${options.maxBytes} bytes.`));
@@ -273,5 +304,19 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
     }
   });
 
-  return { done, discard: () => fail(new SpoolError('aborted', 'The upload was discarded.')) };
+  return {
+    done,
+    discard: () => fail(new SpoolError('aborted', 'The upload was discarded.')),
+    drain() {
+      fail(new SpoolError('aborted', 'The upload was discarded.'));
+      if (ended) return Promise.resolve(true);
+      if (aborted) return Promise.resolve(false);
+      clearTimeout(resumeTimer);
+      res.resume();
+      return new Promise<boolean>((resolve) => {
+        drained = resolve;
+        drainTimer = setTimeout(() => finishDrain(false), DRAIN_MS);
+      });
+    },
+  };
 }

@@ -21,7 +21,7 @@ export function loadNativeUws(): typeof UwsModule {
     throw new Error(
       'uWebSockets.js did not load its native binary and fell back to a pure-JavaScript server. ' +
         `Plinth needs the native build for ${process.platform}-${process.arch} and Node ABI ${process.versions.modules} ` +
-        '(Node 20 on linux-x64 is supported). Reinstall with `npm ci` on a supported platform, and unset UWS_USE_FALLBACK.',
+        '(Node 20 on linux-x64 is supported). Reinstall with `npm install` on a supported platform, and unset UWS_USE_FALLBACK.',
     );
   }
   return uws;

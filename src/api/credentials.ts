@@ -10,7 +10,7 @@ import { hashToken, type AccountRecord, type SiteRecord, type Store } from '../s
 export type Caller =
   | { kind: 'anonymous' }
   | { kind: 'site_token'; tokenHash: string; siteId: string }
-  | { kind: 'account'; account: AccountRecord };
+  | { kind: 'account'; account: AccountRecord; tokenHash: string };
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -34,9 +34,10 @@ export function identifyCaller(authorization: string | undefined, store: Store):
     throw invalid('This site token is not valid.', 'The site token was not recognised. Check .service.json for the token returned by the deploy that created the site.');
   }
   if (token.startsWith('pl_')) {
-    const record = store.findToken(hashToken(token));
+    const tokenHash = hashToken(token);
+    const record = store.findToken(tokenHash);
     const account = record?.kind === 'api' ? store.getAccount(record.accountId) : undefined;
-    if (account) return { kind: 'account', account };
+    if (account) return { kind: 'account', account, tokenHash };
   }
   throw invalid('This token is not valid.', 'The token was not recognised. Create an API token in the account settings and send it as "Authorization: Bearer pl_…".');
 }

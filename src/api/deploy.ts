@@ -9,8 +9,8 @@ import { isAborted, sendError, sendJson, spoolBody, SpoolError, trackAbort } fro
 import type { IngestPool, JsonDeployFields, UnpackResult } from '../ingest/index.js';
 import type { Logger } from '../log.js';
 import type { UploadPacer } from '../upload-pacer.js';
-import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES, MAX_UNPACKED_BYTES, PLAN_LIMITS, type TierLimits } from '../plans.js';
-import { hashToken, type FileEntry, type Plan, type SiteRecord, type Store } from '../store/index.js';
+import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES, MAX_UNPACKED_BYTES, PLAN_LIMITS, PLAN_TITLES, type TierLimits } from '../plans.js';
+import { hashToken, type AccountRecord, type FileEntry, type Plan, type SiteRecord, type Store } from '../store/index.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import { clientAddress, networkOf } from './client-network.js';
 import { identifyCaller, siteTokenMatches, type Caller } from './credentials.js';
@@ -57,11 +57,6 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
     }
     const spoolPath = join(spoolDir, `${randomUUID()}.upload`);
     const spool = spoolBody(res, { path: spoolPath, maxBytes: MAX_REQUEST_BYTES, pacer: deps.pacer });
-    let bodyRead = false;
-    spool.done.then(
-      () => (bodyRead = true),
-      () => undefined,
-    );
     void (async () => {
       try {
         await deploy(request, spool.done);
@@ -69,9 +64,11 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
         if (isAborted(res)) return;
         if (err instanceof SpoolError) {
           if (err.reason === 'aborted') return;
-          err = err.reason === 'too_large' ? tooLargeRequest() : err;
+          if (err.reason === 'too_large') err = tooLargeRequest();
         }
-        sendError(res, err, log, { closeConnection: !bodyRead, context: { route: 'deploy' } });
+        // The body may still be arriving (an early refusal, or one over the size limit).
+        const finished = await spool.drain();
+        sendError(res, err, log, { closeConnection: !finished, context: { route: 'deploy' } });
       } finally {
         spool.discard();
         await unlink(spoolPath).catch(() => undefined);
@@ -136,6 +133,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
         });
       }
       if (caller.kind === 'account') {
+        checkSitesLimit(caller.account);
         return { mode: 'create', plan: caller.account.plan, accountId: caller.account.id, createdBy: caller.account.email };
       }
       return { mode: 'create', plan: 'anonymous', createdBy: 'anonymous' };
@@ -177,6 +175,20 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
     }
     if (base !== site.liveRevision) throw conflict(site);
     return { mode: 'update', site, base, createdBy: caller.kind === 'account' ? caller.account.email : 'site_token' };
+  }
+
+  /**
+   * The plan's number of owned sites (SPEC 8 rule 4). Checked before the upload is read; two
+   * creates racing at the limit may both pass, which costs at most one site over.
+   */
+  function checkSitesLimit(account: AccountRecord): void {
+    const limit = config.api.sitesLimit[account.plan];
+    const used = store.countOwnedSites(account.id);
+    if (used < limit) return;
+    throw new ServiceError('limit', `The ${PLAN_TITLES[account.plan]} plan allows ${limit} sites and this account owns ${used}.`, {
+      agentMessage: `This account already has ${used} of the ${limit} sites its ${PLAN_TITLES[account.plan]} plan allows, so no new site was created. Update an existing site instead (send "site" and its live revision), delete one with DELETE /v1/sites/<name>, or move to a larger plan in the account settings at ${config.publicUrls.app} .`,
+      details: { sites_used: used, sites_limit: limit },
+    });
   }
 
   function conflict(site: SiteRecord): ServiceError {

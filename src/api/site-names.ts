@@ -45,3 +45,28 @@ export function isRandomNameForm(name: string): boolean {
 export function isSiteNameSyntax(name: string): boolean {
   return /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(name);
 }
+
+/**
+ * Names kept for the service's own hosts and for addresses people could mistake for ours.
+ * Renames may not take them; random names never match them (they have the `word-word-NNNN` form).
+ */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set([
+  'api', 'app', 'mcp', 'docs', 'www', 'admin', 'mail', 'status',
+  'assets', 'static', 'cdn', 'support', 'help', 'billing', 'login', 'logout', 'signin', 'signup',
+  'auth', 'oauth', 'account', 'accounts', 'dashboard', 'console', 'settings', 'security',
+  'abuse', 'report', 'smtp', 'imap', 'pop', 'ftp', 'ns1', 'ns2', 'root', 'system',
+  'plinth', 'webmail', 'autodiscover', 'autoconfig',
+  'localhost', 'test', 'example', 'invalid',
+]);
+
+/** Why `name` cannot be chosen on rename (SPEC 4.3), or `undefined` when it can (if unused). */
+export function renameProblem(name: string): string | undefined {
+  if (name.length < 4 || name.length > 63) return 'A site name has 4 to 63 characters.';
+  if (!/^[a-z0-9-]+$/.test(name)) return 'A site name uses only lower-case letters a-z, digits 0-9 and hyphens.';
+  if (name.startsWith('-') || name.endsWith('-')) return 'A site name cannot start or end with a hyphen.';
+  // `ab--…` is the DNS form of internationalised names (xn--…); such labels would not mean what they look like.
+  if (name.slice(2, 4) === '--') return 'A site name cannot have hyphens in its third and fourth characters.';
+  if (isRandomNameForm(name)) return 'Names of the form word-word-NNNN are kept for generated names.';
+  if (RESERVED_NAMES.has(name)) return `${name} is reserved.`;
+  return undefined;
+}

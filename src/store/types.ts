@@ -54,7 +54,7 @@ export interface RevisionRecord {
   siteId: string;
   number: number;
   createdAt: number;
-  /** Who made it: an account id, `site_token`, or `admin`. */
+  /** Who made it: the account's e-mail, `site_token`, `anonymous` or `admin`. */
   createdBy: string;
   kind: RevisionKind;
   rollbackOf?: string;

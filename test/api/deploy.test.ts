@@ -509,6 +509,32 @@ describe('limits (SPEC 8)', () => {
     expect(res.status).toBe(413);
   });
 
+  it('delivers an early refusal to a client still sending its body (no reset)', async () => {
+    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = httpRequest(
+        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/v1/deploy?site=someone-else', headers: { host: 'api.localhost', 'transfer-encoding': 'chunked' }, agent: false },
+        (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+      const chunk = Buffer.alloc(1024 * 1024, 9);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < 10) {
+          sent++;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+    expect(res.status).toBe(401);
+    expect(JSON.parse(res.text).error.code).toBe('unauthorized');
+  });
+
   it('forgets an upload the client abandons half way', async () => {
     await new Promise<void>((resolve) => {
       const req = httpRequest({
