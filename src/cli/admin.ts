@@ -204,7 +204,7 @@ async function changeSiteState(store: Store, name: string, state: 'active' | 'ta
 }
 
 function accountView(account: AccountRecord) {
-  return { id: account.id, email: account.email, plan: PLAN_TITLES[account.plan], created_at: iso(account.createdAt) };
+  return { id: account.id, email: account.email, plan: account.plan, created_at: iso(account.createdAt) };
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();

@@ -65,9 +65,9 @@ describe('plinth admin', () => {
     ]);
     expect(builder.code).toBe(0);
     const account = JSON.parse(builder.stdout) as Record<string, string>;
-    expect(account).toEqual({ id: expect.stringMatching(/^acct_/), email: 'owner@example.com', plan: 'Builder', created_at: expect.any(String) });
+    expect(account).toEqual({ id: expect.stringMatching(/^acct_/), email: 'owner@example.com', plan: 'builder', created_at: expect.any(String) });
     expect(new Date(account.created_at!).toISOString()).toBe(account.created_at);
-    expect(JSON.parse(free.stdout)).toMatchObject({ email: 'viewer@example.com', plan: 'Free' });
+    expect(JSON.parse(free.stdout)).toMatchObject({ email: 'viewer@example.com', plan: 'free' });
 
     expect(server.store.getAccountByEmail('owner@example.com')).toMatchObject({ id: account.id, plan: 'builder' });
 
@@ -113,7 +113,7 @@ describe('plinth admin', () => {
   it('changes an account plan', async () => {
     const result = await plinth('admin', 'account', 'set-plan', '--email', 'viewer@example.com', '--plan', 'Company');
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ email: 'viewer@example.com', plan: 'Company' });
+    expect(JSON.parse(result.stdout)).toMatchObject({ email: 'viewer@example.com', plan: 'company' });
     expect(server.store.getAccountByEmail('viewer@example.com')?.plan).toBe('company');
   });
 
