@@ -13,10 +13,11 @@ import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES, MAX_UNPACKED_BYTES, PLAN_LIMI
 import { hashToken, type AccountRecord, type FileEntry, type Plan, type SiteRecord, type Store } from '../store/index.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import { clientAddress, networkOf } from './client-network.js';
-import { identifyCaller, siteTokenMatches, type Caller } from './credentials.js';
+import { resolveSite } from './access.js';
+import { identifyCaller, type Caller } from './credentials.js';
 import { readRequest, type ApiRequest } from './request.js';
 import { randomSiteName } from './site-names.js';
-import { deployRevisionView, deploySiteView, iso, isExpired } from './views.js';
+import { deployRevisionView, deploySiteView, iso } from './views.js';
 
 export interface DeployDeps {
   store: Store;
@@ -138,43 +139,15 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       }
       return { mode: 'create', plan: 'anonymous', createdBy: 'anonymous' };
     }
-    if (caller.kind === 'anonymous') {
-      throw new ServiceError('unauthorized', `Updating ${siteName} needs its site token or an API token.`, {
-        agentMessage: `Send the site_token returned when ${siteName} was created (see .service.json) as "Authorization: Bearer st_…".`,
-        headers: { 'WWW-Authenticate': 'Bearer' },
-      });
-    }
-    const site = store.getSite(siteName);
-    const hidden = new ServiceError('not_found', `There is no site named ${siteName} that this token can see.`);
-    if (site === undefined) throw hidden;
-    const role = caller.kind === 'account' ? store.getRole(site.id, caller.account.id) : undefined;
-    if (caller.kind === 'account' ? role === undefined : caller.siteId !== site.id || !siteTokenMatches(site, caller.tokenHash)) {
-      throw hidden;
-    }
-    if (site.state === 'deleted') throw new ServiceError('gone', `The site ${siteName} was deleted.`);
-    if (isExpired(site, deps.now())) {
-      throw new ServiceError('gone', `The site ${siteName} expired on ${iso(site.expiresAt!)}.`, {
-        agentMessage: 'Unclaimed sites expire after 72 hours. Deploy again without "site" to publish a new one.',
-      });
-    }
-    if (role === 'viewer') {
-      throw new ServiceError('forbidden', `Viewers of ${siteName} cannot deploy it.`, {
-        agentMessage: `Your role on ${siteName} is viewer. Ask an owner of the site to make you an editor.`,
-      });
-    }
-    if (caller.kind === 'site_token' && site.claimed) {
-      throw new ServiceError('forbidden', `${siteName} has been claimed; its site token can no longer change it.`, {
-        agentMessage: 'The site now belongs to an account. Deploy with an API token (pl_…) of an editor or owner of the site.',
-      });
-    }
-    if (site.state === 'taken_down') throw new ServiceError('forbidden', `${siteName} was taken down for abuse and cannot be changed.`);
+    // The same access rules as every other site endpoint: 401, 404, 410, then 403.
+    const { site, actor } = resolveSite(store, caller, siteName, 'deploy', deps.now(), { mustBeActive: true });
     if (base === undefined || base === '') {
       throw new ServiceError('bad_request', 'An update needs the revision it is based on.', {
         agentMessage: `Get the live revision with GET /v1/sites/${site.name} (field live_revision.id) and send it as the X-Base-Revision header (archives) or "base_revision" (JSON), then retry.`,
       });
     }
     if (base !== site.liveRevision) throw conflict(site);
-    return { mode: 'update', site, base, createdBy: caller.kind === 'account' ? caller.account.email : 'site_token' };
+    return { mode: 'update', site, base, createdBy: actor };
   }
 
   /**
