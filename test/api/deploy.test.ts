@@ -82,6 +82,33 @@ async function expectUnchanged(site: { name: string; revision: string }, marker:
   expect(server.store.getSite(site.name)?.liveRevision).toBe(site.revision);
 }
 
+/** Posts `megabytes` of chunked body with backpressure and resolves with the answer. */
+function chunkedUpload(path: string, megabytes: number): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port: server.port, method: 'POST', path, headers: { host: 'api.localhost', 'transfer-encoding': 'chunked' }, agent: false },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      },
+    );
+    // A write error after the answer arrived is the server closing; the answer decides.
+    req.on('error', () => undefined);
+    const chunk = Buffer.alloc(1024 * 1024, 7);
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < megabytes) {
+        sent++;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+    setTimeout(() => reject(new Error('no answer')), 20_000).unref();
+  });
+}
+
 beforeAll(async () => {
   server = await startTestServer({}, () => clock);
 });
@@ -483,54 +510,12 @@ describe('limits (SPEC 8)', () => {
   });
 
   it('stops a chunked upload at the first byte over 90 MB', async () => {
-    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(
-        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/v1/deploy', headers: { host: 'api.localhost', 'transfer-encoding': 'chunked' }, agent: false },
-        (res) => {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        },
-      );
-      req.on('error', () => undefined);
-      const chunk = Buffer.alloc(1024 * 1024, 7);
-      let sent = 0;
-      const pump = (): void => {
-        while (sent < 95) {
-          sent++;
-          if (!req.write(chunk)) return void req.once('drain', pump);
-        }
-        req.end();
-      };
-      pump();
-      req.on('close', () => undefined);
-      setTimeout(() => reject(new Error('no answer')), 20_000).unref();
-    });
+    const res = await chunkedUpload('/v1/deploy', 95);
     expect(res.status).toBe(413);
   });
 
   it('delivers an early refusal to a client still sending its body (no reset)', async () => {
-    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(
-        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/v1/deploy?site=someone-else', headers: { host: 'api.localhost', 'transfer-encoding': 'chunked' }, agent: false },
-        (response) => {
-          let text = '';
-          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
-        },
-      );
-      req.on('error', reject);
-      const chunk = Buffer.alloc(1024 * 1024, 9);
-      let sent = 0;
-      const pump = (): void => {
-        while (sent < 10) {
-          sent++;
-          if (!req.write(chunk)) return void req.once('drain', pump);
-        }
-        req.end();
-      };
-      pump();
-    });
+    const res = await chunkedUpload('/v1/deploy?site=someone-else', 10);
     expect(res.status).toBe(401);
     expect(JSON.parse(res.text).error.code).toBe('unauthorized');
   });
