@@ -13,7 +13,7 @@ import { createMailer } from './mailer.js';
 import { meEndpoint } from './me.js';
 import { memberEndpoints } from './members.js';
 import { revisionEndpoints } from './revisions.js';
-import { createRouter, type Route } from './router.js';
+import { createRouter, type Route, type RouteHandler, type RouteSpec } from './router.js';
 import { siteEndpoints } from './sites.js';
 
 export interface ApiOptions {
@@ -30,6 +30,26 @@ export interface Api {
   handle(res: HttpResponse, req: HttpRequest): void;
 }
 
+/** Every route of the REST API (SPEC 4): the router serves exactly these, and the docs describe them. */
+export const API_ROUTES: readonly RouteSpec[] = [
+  { method: 'POST', path: '/v1/deploy' },
+  { method: 'GET', path: '/v1/me' },
+  { method: 'GET', path: '/v1/sites' },
+  { method: 'GET', path: '/v1/sites/{name}' },
+  { method: 'DELETE', path: '/v1/sites/{name}' },
+  { method: 'POST', path: '/v1/sites/{name}/rename' },
+  { method: 'GET', path: '/v1/sites/{name}/files' },
+  { method: 'GET', path: '/v1/sites/{name}/files/{path...}' },
+  { method: 'GET', path: '/v1/sites/{name}/revisions' },
+  { method: 'POST', path: '/v1/sites/{name}/rollback' },
+  { method: 'GET', path: '/v1/sites/{name}/members' },
+  { method: 'POST', path: '/v1/sites/{name}/members' },
+  { method: 'DELETE', path: '/v1/sites/{name}/members/{email}' },
+  { method: 'GET', path: '/v1/approvals/{token}' },
+];
+
+export { openApiPath } from './router.js';
+
 export function createApi(options: ApiOptions): Api {
   const now = options.now ?? Date.now;
   const deploy = createDeployHandler({ ...options, now });
@@ -40,23 +60,26 @@ export function createApi(options: ApiOptions): Api {
   const revisions = revisionEndpoints(deps);
   const members = memberEndpoints({ ...deps, mailer });
 
-  const site = '/v1/sites/([^/]+)';
-  const at = (path: string): RegExp => new RegExp(`^${path}/?$`);
-  const routes: Route[] = [
-    { method: 'POST', pattern: at('/v1/deploy'), handle: deploy },
-    { method: 'GET', pattern: at('/v1/me'), handle: endpoint(deps, meEndpoint(deps)) },
-    { method: 'GET', pattern: at('/v1/sites'), handle: endpoint(deps, sites.list) },
-    { method: 'GET', pattern: at(site), handle: endpoint(deps, sites.get) },
-    { method: 'DELETE', pattern: at(site), handle: endpoint(deps, sites.remove) },
-    { method: 'POST', pattern: at(`${site}/rename`), handle: endpoint(deps, sites.rename, { body: true }) },
-    { method: 'GET', pattern: at(`${site}/files`), handle: endpoint(deps, files.list) },
-    { method: 'GET', pattern: new RegExp(`^${site}/files/(.+)$`), handle: endpoint(deps, files.read) },
-    { method: 'GET', pattern: at(`${site}/revisions`), handle: endpoint(deps, revisions.list) },
-    { method: 'POST', pattern: at(`${site}/rollback`), handle: endpoint(deps, revisions.rollback, { body: true }) },
-    { method: 'GET', pattern: at(`${site}/members`), handle: endpoint(deps, members.list) },
-    { method: 'POST', pattern: at(`${site}/members`), handle: endpoint(deps, members.invite, { body: true }) },
-    { method: 'DELETE', pattern: at(`${site}/members/([^/]+)`), handle: endpoint(deps, members.remove) },
-    { method: 'GET', pattern: at('/v1/approvals/([^/]+)'), handle: endpoint(deps, approvalEndpoint(deps)) },
-  ];
+  const handlers: Record<string, RouteHandler> = {
+    'POST /v1/deploy': deploy,
+    'GET /v1/me': endpoint(deps, meEndpoint(deps)),
+    'GET /v1/sites': endpoint(deps, sites.list),
+    'GET /v1/sites/{name}': endpoint(deps, sites.get),
+    'DELETE /v1/sites/{name}': endpoint(deps, sites.remove),
+    'POST /v1/sites/{name}/rename': endpoint(deps, sites.rename, { body: true }),
+    'GET /v1/sites/{name}/files': endpoint(deps, files.list),
+    'GET /v1/sites/{name}/files/{path...}': endpoint(deps, files.read),
+    'GET /v1/sites/{name}/revisions': endpoint(deps, revisions.list),
+    'POST /v1/sites/{name}/rollback': endpoint(deps, revisions.rollback, { body: true }),
+    'GET /v1/sites/{name}/members': endpoint(deps, members.list),
+    'POST /v1/sites/{name}/members': endpoint(deps, members.invite, { body: true }),
+    'DELETE /v1/sites/{name}/members/{email}': endpoint(deps, members.remove),
+    'GET /v1/approvals/{token}': endpoint(deps, approvalEndpoint(deps)),
+  };
+  const routes: Route[] = API_ROUTES.map((spec) => {
+    const handle = handlers[`${spec.method} ${spec.path}`];
+    if (!handle) throw new Error(`no handler for ${spec.method} ${spec.path}`);
+    return { ...spec, handle };
+  });
   return { handle: createRouter(routes, options.log) };
 }

@@ -5,11 +5,34 @@ import type { HttpRequest, HttpResponse } from '../uws.js';
 
 export type RouteHandler = (res: HttpResponse, req: HttpRequest, params: string[]) => void;
 
-export interface Route {
-  method: 'GET' | 'POST' | 'DELETE';
-  /** Anchored pattern over the path; capture groups become `params` (percent-decoded). */
-  pattern: RegExp;
+export type RouteMethod = 'GET' | 'POST' | 'DELETE';
+
+/** A method and path template: `{name}` is one segment; `{path...}` (last only) the rest of the path. */
+export interface RouteSpec {
+  method: RouteMethod;
+  path: string;
+}
+
+export interface Route extends RouteSpec {
   handle: RouteHandler;
+}
+
+/** The template as OpenAPI writes it (`{path...}` → `{path}`). */
+export function openApiPath(template: string): string {
+  return template.replace(/\{(\w+)\.\.\.\}/g, '{$1}');
+}
+
+/** Anchored pattern for a template; a trailing slash is allowed. Parameters become capture groups. */
+export function compileTemplate(template: string): RegExp {
+  const source = template
+    .split(/(\{\w+(?:\.\.\.)?\})/)
+    .map((part) => {
+      if (/^\{\w+\.\.\.\}$/.test(part)) return '(.+)';
+      if (/^\{\w+\}$/.test(part)) return '([^/]+)';
+      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('');
+  return template.includes('...}') ? new RegExp(`^${source}$`) : new RegExp(`^${source}/?$`);
 }
 
 /**
@@ -17,12 +40,13 @@ export interface Route {
  * unknown path gets 404 — both in SPEC 7's error shape.
  */
 export function createRouter(routes: readonly Route[], log: Logger): (res: HttpResponse, req: HttpRequest) => void {
+  const compiled = routes.map((route) => ({ route, pattern: compileTemplate(route.path) }));
   return (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
     const allowed: string[] = [];
-    for (const route of routes) {
-      const match = route.pattern.exec(path);
+    for (const { route, pattern } of compiled) {
+      const match = pattern.exec(path);
       if (!match) continue;
       if (route.method !== method) {
         allowed.push(route.method);
