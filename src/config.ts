@@ -14,6 +14,7 @@ export interface Config {
   readonly deploy: DeployConfig;
   readonly api: ApiConfig;
   readonly mail: MailConfig;
+  readonly app: AppConfig;
   /** How often the lifecycle sweeper runs (prune history, collect unreferenced blobs); 0 = never. */
   readonly sweepIntervalMs: number;
   /** Unreferenced blobs younger than this are kept (longer than any deploy takes). */
@@ -30,6 +31,21 @@ export interface ApiConfig {
   readonly ratePerNetworkPerMinute: number;
   /** Sites an account may own, per plan (creating one more gets `429 limit`). */
   readonly sitesLimit: Readonly<Record<AccountPlan, number>>;
+}
+
+export interface AppConfig {
+  /** Sign-in e-mails one address may be sent per hour; 0 = no cap. */
+  readonly signInPerAddressPerHour: number;
+  /** Sign-in e-mails one network (IPv4 /24, IPv6 /64) may ask for per hour; 0 = no cap. */
+  readonly signInPerNetworkPerHour: number;
+  /** Abuse reports one network may file per hour; 0 = no cap. */
+  readonly reportsPerHour: number;
+  /** Where new abuse reports are e-mailed for the operator; unset: only stored. */
+  readonly abuseEmail?: string;
+  /** Shows the local outbox (sign-in links, invites) at `<app>/outbox`: for local installs only. */
+  readonly outboxPage: boolean;
+  /** Session cookies get `Secure` (the app is served over https). */
+  readonly secureCookies: boolean;
 }
 
 export interface MailConfig {
@@ -207,12 +223,37 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   };
   if (/[\r\n]/.test(mail.from)) problems.push('PLINTH_MAIL_FROM must be one line');
 
+  const abuseEmail = env.PLINTH_ABUSE_EMAIL?.trim() || undefined;
+  if (abuseEmail !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(abuseEmail)) problems.push(`PLINTH_ABUSE_EMAIL must be an e-mail address (got "${abuseEmail}")`);
+  const outboxRaw = (env.PLINTH_OUTBOX_PAGE ?? '').trim();
+  if (!['', '0', '1'].includes(outboxRaw)) problems.push(`PLINTH_OUTBOX_PAGE must be 1 or 0 (got "${outboxRaw}")`);
+  // A local install (no relay, app on a *.localhost address) shows its outbox, so a person can
+  // sign in without a mail server; anywhere else it stays off unless asked for.
+  const appHostname = safeHostname(publicUrls.app);
+  const localApp = appHostname === 'localhost' || appHostname.endsWith('.localhost') || appHostname === '127.0.0.1';
+  const app: AppConfig = {
+    signInPerAddressPerHour: int('PLINTH_SIGNIN_EMAILS_PER_ADDRESS', 5, 0, 1_000_000),
+    signInPerNetworkPerHour: int('PLINTH_SIGNIN_EMAILS_PER_NETWORK', 30, 0, 1_000_000),
+    reportsPerHour: int('PLINTH_REPORTS_PER_HOUR', 10, 0, 1_000_000),
+    abuseEmail,
+    outboxPage: outboxRaw === '' ? smtpUrl === undefined && localApp : outboxRaw === '1',
+    secureCookies: publicUrls.app.startsWith('https:'),
+  };
+
   if (problems.length > 0) {
     throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
   const sweepIntervalMs = int('PLINTH_SWEEP_INTERVAL_S', 3600, 0, 7 * 24 * 3600) * 1000;
   const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
-  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, api, mail });
+  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, api, mail, app });
+}
+
+function safeHostname(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
+  }
 }
 
 /** The public address of a site, from the configured template. */

@@ -5,6 +5,7 @@ import { sendError } from './http.js';
 import type { Logger } from './log.js';
 import { createIngestPool } from './ingest/index.js';
 import { createSiteServer, routeHost } from './serve/index.js';
+import { createMailer, createOperations } from './sites/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createUploadPacer } from './upload-pacer.js';
 import { loadNativeUws, type us_listen_socket } from './uws.js';
@@ -52,7 +53,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const pacer = config.deploy.pacedUploadBytesPerSecond > 0
     ? createUploadPacer({ busyRequestsPerSecond: config.deploy.busyRequestsPerSecond, pacedBytesPerSecond: config.deploy.pacedUploadBytesPerSecond })
     : undefined;
-  const api = createApi({ store, ingest, pacer, config, log: log.child({ area: 'api' }), now: options.now });
+  const now = options.now ?? Date.now;
+  const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
+  // One set of operations behind every surface of this thread.
+  const ops = createOperations({ store, ingest, config, log: log.child({ area: 'sites' }), now, mailer });
+  const api = createApi({ ops, store, pacer, config, log: log.child({ area: 'api' }) });
 
   const notBuilt = (surface: string): ServiceError =>
     new ServiceError('not_found', `The ${surface} is not available on this server yet.`);
@@ -100,6 +105,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closed = true;
       uws.us_listen_socket_close(listenSocket);
       pacer?.stop();
+      mailer.close();
       await ingest.close();
       await store.close();
     },

@@ -4,16 +4,18 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
-const AREAS = ['store', 'serve', 'ingest', 'api', 'cli'] as const;
+const AREAS = ['store', 'serve', 'ingest', 'sites', 'api', 'cli'] as const;
 // Top-level modules every area may use (besides its own folder and node built-ins).
-const SHARED = ['config.ts', 'errors.ts', 'log.ts', 'http.ts', 'uws.ts', 'content-types.ts', 'site-paths.ts', 'plans.ts', 'upload-pacer.ts'];
+const SHARED = ['config.ts', 'errors.ts', 'log.ts', 'http.ts', 'uws.ts', 'content-types.ts', 'site-paths.ts', 'plans.ts', 'upload-pacer.ts', 'client-network.ts'];
 // Which other areas each area may import, always through that area's index.ts.
 const ALLOWED: Record<string, readonly string[]> = {
   store: [],
   serve: ['store'],
   ingest: ['store'],
-  api: ['store', 'ingest'],
-  cli: ['store', 'ingest'],
+  // The operations never reach an edge or uWS; edges reach the store only for read-only views.
+  sites: ['store', 'ingest'],
+  api: ['sites', 'store'],
+  cli: ['sites', 'store', 'ingest'],
 };
 // Composition roots: the only files that wire areas together.
 const ROOTS = new Set(['main.ts', 'server.ts', 'http-thread.ts']);
@@ -52,6 +54,13 @@ describe('module boundaries', () => {
       }
       expect(area !== undefined && ALLOWED[area]!.includes(targetArea), `${path} may not import ${target}`).toBe(true);
       expect(target, `${path} must import ${targetArea} through its index.ts`).toBe(`${targetArea}/index.ts`);
+    }
+  });
+
+  it('keeps the operations free of any transport', () => {
+    for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'sites')) {
+      for (const target of localImports(file)) expect(['http.ts', 'uws.ts', 'upload-pacer.ts'], `${path} → ${target}`).not.toContain(target);
+      expect(readFileSync(file, 'utf8'), path).not.toMatch(/from 'uWebSockets\.js'/);
     }
   });
 

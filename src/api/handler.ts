@@ -2,19 +2,17 @@ import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { isAborted, sendError, sendJson, trackAbort, type Headers } from '../http.js';
 import type { Logger } from '../log.js';
-import type { Store } from '../store/index.js';
+import type { Caller, Operations } from '../sites/index.js';
 import type { HttpResponse } from '../uws.js';
-import { clientAddress, networkOf } from './client-network.js';
-import { identifyCaller, type Caller } from './credentials.js';
+import { clientAddress, networkOf } from '../client-network.js';
 import { readRequest, type ApiRequest } from './request.js';
 import type { RouteHandler } from './router.js';
 
 /** What every endpoint module gets. */
 export interface EndpointDeps {
-  store: Store;
+  ops: Operations;
   config: Readonly<Config>;
   log: Logger;
-  now: () => number;
 }
 
 export interface EndpointContext {
@@ -36,22 +34,26 @@ export interface JsonReply {
 export type Endpoint = (context: EndpointContext) => Promise<JsonReply | undefined>;
 
 const MAX_JSON_BODY_BYTES = 64 * 1024;
-const MINUTE_MS = 60_000;
+
+/** The network a request counts against (IPv4 /24, IPv6 /64; the proxy's hop when trusted). */
+export function requestNetwork(request: ApiRequest, config: Readonly<Config>): string {
+  return networkOf(clientAddress(request.remoteAddress, request.headers['x-forwarded-for'] ?? '', config.deploy.trustProxy));
+}
 
 /**
  * Wraps an endpoint: copies the request out of uWS, starts reading a JSON body when asked (it must
- * be attached before the handler returns), then identifies the caller, takes rate-limit tokens and
+ * be attached before the handler returns), then admits the caller (identity and rate limits) and
  * runs the endpoint, mapping anything thrown to SPEC 7's error body.
  */
 export function endpoint(deps: EndpointDeps, run: Endpoint, options: { body?: boolean } = {}): RouteHandler {
-  const { log } = deps;
+  const { log, ops, config } = deps;
   return (res, req, params) => {
     const request = readRequest(res, req, params);
     trackAbort(res);
     const body = options.body ? readJsonBody(res) : undefined;
     void (async () => {
       try {
-        const caller = await admit(deps, request);
+        const caller = await ops.admission.admit({ authorization: request.headers.authorization, network: requestNetwork(request, config), surface: 'rest' });
         const parsed = body ? await body.done : undefined;
         const reply = await run({ request, caller, body: parsed, res });
         if (reply) sendJson(res, reply.status, reply.body, reply.headers);
@@ -61,41 +63,6 @@ export function endpoint(deps: EndpointDeps, run: Endpoint, options: { body?: bo
       }
     })();
   };
-}
-
-/**
- * Who is calling, after counting the request against the per-network and per-credential limits.
- * A request with a bad token still counts against its network, so guessing is capped too.
- */
-async function admit(deps: EndpointDeps, request: ApiRequest): Promise<Caller> {
-  const { api, deploy } = deps.config;
-  let caller: Caller | undefined;
-  let refused: unknown;
-  try {
-    caller = identifyCaller(request.headers.authorization, deps.store);
-  } catch (err) {
-    refused = err;
-  }
-  const checks = [];
-  if (api.ratePerNetworkPerMinute > 0) {
-    const network = networkOf(clientAddress(request.remoteAddress, request.headers['x-forwarded-for'] ?? '', deploy.trustProxy));
-    checks.push({ scope: `api-network:${network}`, limit: api.ratePerNetworkPerMinute, windowMs: MINUTE_MS });
-  }
-  if (caller && caller.kind !== 'anonymous' && api.ratePerCredentialPerMinute > 0) {
-    checks.push({ scope: `api-credential:${caller.tokenHash}`, limit: api.ratePerCredentialPerMinute, windowMs: MINUTE_MS });
-  }
-  if (checks.length > 0) {
-    const result = await deps.store.takeRateTokens(checks);
-    if (!result.allowed) {
-      const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-      throw new ServiceError('limit', 'Too many API requests; slow down.', {
-        agentMessage: `The API rate limit was reached. Wait ${seconds} seconds (the Retry-After header) before the next request.`,
-        headers: { 'Retry-After': String(seconds) },
-      });
-    }
-  }
-  if (refused !== undefined) throw refused;
-  return caller!;
 }
 
 interface BodyReader {

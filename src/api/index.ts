@@ -1,29 +1,23 @@
 /** The REST API on the API host (SPEC 4). */
 import type { Config } from '../config.js';
-import type { IngestPool } from '../ingest/index.js';
 import type { Logger } from '../log.js';
-import type { UploadPacer } from '../upload-pacer.js';
+import type { Operations } from '../sites/index.js';
 import type { Store } from '../store/index.js';
+import type { UploadPacer } from '../upload-pacer.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
-import { approvalEndpoint } from './approvals.js';
 import { createDeployHandler } from './deploy.js';
-import { fileEndpoints } from './files.js';
-import { endpoint, type EndpointDeps } from './handler.js';
-import { createMailer } from './mailer.js';
-import { meEndpoint } from './me.js';
-import { memberEndpoints } from './members.js';
-import { revisionEndpoints } from './revisions.js';
+import { siteEndpoints } from './endpoints.js';
+import { endpoint, type Endpoint, type EndpointDeps } from './handler.js';
 import { createRouter, type Route, type RouteHandler, type RouteSpec } from './router.js';
-import { siteEndpoints } from './sites.js';
 
 export interface ApiOptions {
+  ops: Operations;
+  /** Read-only use: identifying the bearer of a deploy before its body is read. */
   store: Store;
-  ingest: IngestPool;
   /** Paces uploads while the thread is busy serving. */
   pacer?: UploadPacer;
   config: Readonly<Config>;
   log: Logger;
-  now?: () => number;
 }
 
 export interface Api {
@@ -51,30 +45,27 @@ export const API_ROUTES: readonly RouteSpec[] = [
 export { openApiPath } from './router.js';
 
 export function createApi(options: ApiOptions): Api {
-  const now = options.now ?? Date.now;
-  const deploy = createDeployHandler({ ...options, now });
-  const deps: EndpointDeps = { store: options.store, config: options.config, log: options.log, now };
-  const mailer = createMailer({ config: options.config.mail, dataDir: options.config.dataDir, log: options.log, now });
-  const sites = siteEndpoints(deps);
-  const files = fileEndpoints(deps);
-  const revisions = revisionEndpoints(deps);
-  const members = memberEndpoints({ ...deps, mailer });
+  const deps: EndpointDeps = { ops: options.ops, config: options.config, log: options.log };
+  const deploy = createDeployHandler(options);
+  const e = siteEndpoints(deps);
+  const json = (run: Endpoint): RouteHandler => endpoint(deps, run);
+  const withBody = (run: Endpoint): RouteHandler => endpoint(deps, run, { body: true });
 
   const handlers: Record<string, RouteHandler> = {
     'POST /v1/deploy': deploy,
-    'GET /v1/me': endpoint(deps, meEndpoint(deps)),
-    'GET /v1/sites': endpoint(deps, sites.list),
-    'GET /v1/sites/{name}': endpoint(deps, sites.get),
-    'DELETE /v1/sites/{name}': endpoint(deps, sites.remove),
-    'POST /v1/sites/{name}/rename': endpoint(deps, sites.rename, { body: true }),
-    'GET /v1/sites/{name}/files': endpoint(deps, files.list),
-    'GET /v1/sites/{name}/files/{path...}': endpoint(deps, files.read),
-    'GET /v1/sites/{name}/revisions': endpoint(deps, revisions.list),
-    'POST /v1/sites/{name}/rollback': endpoint(deps, revisions.rollback, { body: true }),
-    'GET /v1/sites/{name}/members': endpoint(deps, members.list),
-    'POST /v1/sites/{name}/members': endpoint(deps, members.invite, { body: true }),
-    'DELETE /v1/sites/{name}/members/{email}': endpoint(deps, members.remove),
-    'GET /v1/approvals/{token}': endpoint(deps, approvalEndpoint(deps)),
+    'GET /v1/me': json(e.me),
+    'GET /v1/sites': json(e.listSites),
+    'GET /v1/sites/{name}': json(e.getSite),
+    'DELETE /v1/sites/{name}': json(e.deleteSite),
+    'POST /v1/sites/{name}/rename': withBody(e.rename),
+    'GET /v1/sites/{name}/files': json(e.listFiles),
+    'GET /v1/sites/{name}/files/{path...}': json(e.readFile),
+    'GET /v1/sites/{name}/revisions': json(e.listRevisions),
+    'POST /v1/sites/{name}/rollback': withBody(e.rollback),
+    'GET /v1/sites/{name}/members': json(e.listMembers),
+    'POST /v1/sites/{name}/members': withBody(e.invite),
+    'DELETE /v1/sites/{name}/members/{email}': json(e.removeMember),
+    'GET /v1/approvals/{token}': json(e.approval),
   };
   const routes: Route[] = API_ROUTES.map((spec) => {
     const handle = handlers[`${spec.method} ${spec.path}`];

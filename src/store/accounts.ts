@@ -1,8 +1,11 @@
 import { newId } from './ids.js';
-import type { MetadataDbs } from './metadata-dbs.js';
-import type { AccountRecord, Store } from './types.js';
+import { compact, prefixRange, type MetadataDbs } from './metadata-dbs.js';
+import type { AccountRecord, ApiTokenInfo, Store } from './types.js';
 
-type AccountOps = Pick<Store, 'createAccount' | 'getAccount' | 'getAccountByEmail' | 'setAccountPlan' | 'addApiToken' | 'getRole' | 'setMember'>;
+type AccountOps = Pick<
+  Store,
+  'createAccount' | 'getAccount' | 'getAccountByEmail' | 'setAccountPlan' | 'addApiToken' | 'listApiTokens' | 'revokeApiToken' | 'touchApiToken' | 'getRole' | 'setMember'
+>;
 
 /** Accounts, their API tokens (by hash) and site roles. */
 export function accountOps(dbs: MetadataDbs, now: () => number): AccountOps {
@@ -33,8 +36,38 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountOps {
         return updated;
       });
     },
-    async addApiToken({ accountId, tokenHash, name }) {
-      await dbs.tokens.put(tokenHash, { kind: 'api', accountId, name, createdAt: now() });
+    addApiToken({ accountId, tokenHash, name }) {
+      return dbs.env.transaction((): ApiTokenInfo => {
+        const info: ApiTokenInfo = { id: newId('tok_'), name, createdAt: now() };
+        void dbs.tokens.put(tokenHash, { kind: 'api', accountId, name, createdAt: info.createdAt, id: info.id });
+        void dbs.accountTokens.put([accountId, info.id], { tokenHash, name, createdAt: info.createdAt });
+        return info;
+      });
+    },
+    listApiTokens(accountId) {
+      const range = prefixRange(accountId);
+      if (!range) return [];
+      const tokens = Array.from(dbs.accountTokens.getRange(range), ({ key, value }) =>
+        compact<ApiTokenInfo>({ id: key[1], name: value.name, createdAt: value.createdAt, lastUsedAt: value.lastUsedAt }),
+      );
+      return tokens.sort((a, b) => a.createdAt - b.createdAt);
+    },
+    revokeApiToken(accountId, tokenId) {
+      return dbs.env.transaction((): boolean => {
+        const row = dbs.accountTokens.get([accountId, tokenId]);
+        if (!row) return false;
+        void dbs.accountTokens.remove([accountId, tokenId]);
+        void dbs.tokens.remove(row.tokenHash);
+        return true;
+      });
+    },
+    async touchApiToken(tokenHash, at) {
+      await dbs.env.transaction(() => {
+        const token = dbs.tokens.get(tokenHash);
+        if (token?.kind !== 'api' || token.id === undefined) return;
+        const row = dbs.accountTokens.get([token.accountId, token.id]);
+        if (row) void dbs.accountTokens.put([token.accountId, token.id], { ...row, lastUsedAt: at });
+      });
     },
     getRole: (siteId, accountId) => dbs.members.get([siteId, accountId])?.role,
     async setMember(siteId, accountId, role) {

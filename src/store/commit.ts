@@ -83,5 +83,6 @@ function newSiteRecord(create: NewSite, createdAt: number): SiteRecord {
     lastNumber: 0,
     siteTokenHash: create.siteTokenHash,
     claimTokenHash: create.claimTokenHash,
+    claimKey: create.claimKey,
   });
 }

@@ -1,7 +1,8 @@
-import { compact, type MetadataDbs } from './metadata-dbs.js';
+import { newId } from './ids.js';
+import { compact, prefixRange, type MetadataDbs } from './metadata-dbs.js';
 import type { ApprovalOutcome, ClaimResult, Confirmation, SiteRecord, Store } from './types.js';
 
-type LifecycleOps = Pick<Store, 'claimSite' | 'renameSite' | 'putConfirmation' | 'getConfirmation' | 'approveDeletion'>;
+type LifecycleOps = Pick<Store, 'claimSite' | 'takeSealedAccountToken' | 'renameSite' | 'putConfirmation' | 'getConfirmation' | 'approveDeletion'>;
 type RenameResult = Awaited<ReturnType<Store['renameSite']>>;
 type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
 
@@ -12,7 +13,7 @@ type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
  */
 export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (site: SiteRecord) => void): LifecycleOps {
   return {
-    async claimSite(claimTokenHash, accountId) {
+    async claimSite(claimTokenHash, accountId, options = {}) {
       const result = await dbs.env.transaction((): ClaimResult => {
         const token = dbs.tokens.get(claimTokenHash);
         const site = token?.kind === 'claim' ? dbs.sites.get(token.siteId) : undefined;
@@ -20,16 +21,39 @@ export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (sit
         if (site.claimed) return { ok: false, reason: 'already_claimed' };
         const at = now();
         if (site.expiresAt !== undefined && site.expiresAt <= at) return { ok: false, reason: 'expired' };
-        // The site token record stays: the API lets it read the claim and nothing else once `claimed`.
-        const claimed: SiteRecord = compact({ ...site, claimed: true, accountId, plan: 'free', expiresAt: undefined, claimTokenHash: undefined });
+        const account = dbs.accounts.get(accountId);
+        if (!account) return { ok: false, reason: 'not_found' };
+        // Counted inside the write transaction, so two claims at the limit cannot both pass.
+        if (options.maxOwnedSites !== undefined && countOwned(dbs, accountId) >= options.maxOwnedSites) return { ok: false, reason: 'over_limit' };
+        // The site takes the account's plan; the site token record stays, so the API lets it
+        // read the claim (and collect a sealed account token) and nothing else once `claimed`.
+        const claimed: SiteRecord = compact({ ...site, claimed: true, accountId, plan: account.plan, expiresAt: undefined, claimTokenHash: undefined, claimKey: undefined });
         void dbs.sites.put(site.id, claimed);
         void dbs.tokens.remove(claimTokenHash);
         void dbs.members.put([site.id, accountId], { siteId: site.id, accountId, role: 'owner', addedAt: at });
         void dbs.memberSites.put([accountId, site.id], 'owner');
-        return { ok: true, site: claimed };
+        let tokenId: string | undefined;
+        const agentToken = options.accountToken;
+        const siteToken = site.siteTokenHash ? dbs.tokens.get(site.siteTokenHash) : undefined;
+        if (agentToken && site.siteTokenHash && siteToken?.kind === 'site') {
+          tokenId = newId('tok_');
+          void dbs.tokens.put(agentToken.tokenHash, { kind: 'api', accountId, name: agentToken.name, createdAt: at, id: tokenId });
+          void dbs.accountTokens.put([accountId, tokenId], { tokenHash: agentToken.tokenHash, name: agentToken.name, createdAt: at });
+          void dbs.tokens.put(site.siteTokenHash, { ...siteToken, sealedAccountToken: agentToken.sealed });
+        }
+        return tokenId === undefined ? { ok: true, site: claimed } : { ok: true, site: claimed, tokenId };
       });
       if (result.ok) announce(result.site);
       return result;
+    },
+
+    takeSealedAccountToken(siteTokenHash) {
+      return dbs.env.transaction((): string | undefined => {
+        const record = dbs.tokens.get(siteTokenHash);
+        if (record?.kind !== 'site' || record.sealedAccountToken === undefined) return undefined;
+        void dbs.tokens.put(siteTokenHash, { kind: 'site', siteId: record.siteId });
+        return record.sealedAccountToken;
+      });
     },
 
     async renameSite(name, newName) {
@@ -80,6 +104,17 @@ export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (sit
       return outcome;
     },
   };
+}
+
+/** Inside a transaction: sites the account owns that are not deleted. */
+function countOwned(dbs: MetadataDbs, accountId: string): number {
+  const range = prefixRange(accountId);
+  if (!range) return 0;
+  let owned = 0;
+  for (const { key, value: role } of dbs.memberSites.getRange(range)) {
+    if (role === 'owner' && dbs.sites.get(key[1])?.state !== 'deleted') owned++;
+  }
+  return owned;
 }
 
 /**

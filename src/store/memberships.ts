@@ -2,7 +2,12 @@ import { normaliseEmail } from './accounts.js';
 import { prefixRange, type MetadataDbs } from './metadata-dbs.js';
 import type { InviteRecord, Membership, Role, SiteRecord, Store } from './types.js';
 
-type MembershipOps = Pick<Store, 'listSitesOf' | 'countOwnedSites' | 'listMembers' | 'removeMember' | 'createInvite' | 'listInvites'>;
+type MembershipOps = Pick<
+  Store,
+  'listSitesOf' | 'countOwnedSites' | 'listMembers' | 'removeMember' | 'createInvite' | 'listInvites' | 'getInviteByToken' | 'acceptInvite' | 'deleteInvite'
+>;
+
+const RANK: Record<Role, number> = { viewer: 0, editor: 1, owner: 2 };
 
 const DEFAULT_SITES_PAGE = 50;
 const MAX_SITES_PAGE = 200;
@@ -55,15 +60,50 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipOp
         if (member.role === 'owner' && countOwners(dbs, siteId) <= 1) return 'last_owner';
         void dbs.members.remove([siteId, accountId]);
         void dbs.memberSites.remove([accountId, siteId]);
+        // A pending invite for the same address would let the person straight back in.
+        const account = dbs.accounts.get(accountId);
+        if (account) removeInvite(dbs, siteId, account.email);
         return 'removed';
       });
     },
-    async createInvite(input) {
+    createInvite(input) {
       // Normalised like account e-mails, so the invite matches the account that accepts it.
       const invite: InviteRecord = { ...input, email: normaliseEmail(input.email), createdAt: now() };
-      // Same key for the same address: inviting again replaces the pending invite (and its token).
-      await dbs.invites.put([invite.siteId, invite.email], invite);
-      return invite;
+      return dbs.env.transaction((): InviteRecord => {
+        // Same key for the same address: inviting again replaces the pending invite and its token.
+        removeInvite(dbs, invite.siteId, invite.email);
+        void dbs.invites.put([invite.siteId, invite.email], invite);
+        void dbs.inviteTokens.put(invite.tokenHash, [invite.siteId, invite.email]);
+        return invite;
+      });
+    },
+    getInviteByToken(tokenHash) {
+      const key = dbs.inviteTokens.get(tokenHash);
+      const invite = key && dbs.invites.get(key);
+      return invite && invite.tokenHash === tokenHash && invite.expiresAt > now() ? invite : undefined;
+    },
+    acceptInvite(tokenHash, accountId) {
+      type Outcome = Awaited<ReturnType<Store['acceptInvite']>>;
+      return dbs.env.transaction((): Outcome => {
+        const key = dbs.inviteTokens.get(tokenHash);
+        const invite = key && dbs.invites.get(key);
+        const site = invite && dbs.sites.get(invite.siteId);
+        if (!invite || invite.tokenHash !== tokenHash || invite.expiresAt <= now() || !site || site.state === 'deleted') {
+          return { ok: false, reason: 'not_found' };
+        }
+        const account = dbs.accounts.get(accountId);
+        if (!account || account.email !== invite.email) return { ok: false, reason: 'wrong_account' };
+        const existing = dbs.members.get([site.id, accountId]);
+        // Accepting never demotes: an owner who accepts an old editor invite stays owner.
+        const role = existing && RANK[existing.role] > RANK[invite.role] ? existing.role : invite.role;
+        void dbs.members.put([site.id, accountId], { siteId: site.id, accountId, role, addedAt: existing?.addedAt ?? now() });
+        void dbs.memberSites.put([accountId, site.id], role);
+        removeInvite(dbs, site.id, invite.email);
+        return { ok: true, invite, role };
+      });
+    },
+    deleteInvite(siteId, email) {
+      return dbs.env.transaction(() => removeInvite(dbs, siteId, normaliseEmail(email)));
     },
     listInvites(siteId) {
       const range = prefixRange(siteId);
@@ -72,6 +112,15 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipOp
       return Array.from(dbs.invites.getRange(range), ({ value }) => value).filter((invite) => invite.expiresAt > at);
     },
   };
+}
+
+/** Inside a write transaction: drops the invite for that address and its token index row. */
+function removeInvite(dbs: MetadataDbs, siteId: string, email: string): boolean {
+  const existing = dbs.invites.get([siteId, email]);
+  if (!existing) return false;
+  void dbs.invites.remove([siteId, email]);
+  if (dbs.inviteTokens.get(existing.tokenHash) !== undefined) void dbs.inviteTokens.remove(existing.tokenHash);
+  return true;
 }
 
 function countOwners(dbs: MetadataDbs, siteId: string): number {

@@ -1,5 +1,5 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { AccountRecord, Confirmation, FileEntry, InviteRecord, Membership, RevisionRecord, Role, SiteRecord, TokenRecord } from './types.js';
+import type { AccountRecord, Confirmation, FileEntry, InviteRecord, Membership, ReportRecord, RevisionRecord, Role, SessionRecord, SignInRecord, SiteRecord, TokenRecord } from './types.js';
 
 export type RevisionKey = [siteId: string, number: number];
 export type PathKey = [revisionId: string, path: string];
@@ -32,16 +32,34 @@ export interface MetadataDbs {
   invites: Database<InviteRecord, InviteKey>;
   /** sha256 of a confirm or approval token → the pending (or decided) two-step action. */
   confirmations: Database<Confirmation, string>;
+  /** sha256 of an invite's accept token → its key in `invites`. */
+  inviteTokens: Database<InviteKey, string>;
+  /** `[accountId, tokenId]` → an API token's listing row; one range scan lists an account's tokens. */
+  accountTokens: Database<AccountTokenRow, AccountTokenKey>;
+  /** sha256 of a session cookie → the session. */
+  sessions: Database<SessionRecord, string>;
+  /** sha256 of a sign-in id → the pending sign-in. */
+  signIns: Database<SignInRecord, string>;
+  /** report id → report. */
+  reports: Database<ReportRecord, string>;
+}
+
+export interface AccountTokenRow {
+  tokenHash: string;
+  name: string;
+  createdAt: number;
+  lastUsedAt?: number;
 }
 
 export type CounterKey = [scope: string, windowStart: number];
 export type MemberKey = [siteId: string, accountId: string];
 export type MemberSiteKey = [accountId: string, siteId: string];
 export type InviteKey = [siteId: string, email: string];
+export type AccountTokenKey = [accountId: string, tokenId: string];
 
 export function openMetadataDbs(path: string): MetadataDbs {
   // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
-  const env = open(path, { noSubdir: false, maxDbs: 32 });
+  const env = open(path, { noSubdir: false, maxDbs: 48 });
   return {
     env,
     sites: env.openDB<SiteRecord, string>('sites', {}),
@@ -57,6 +75,11 @@ export function openMetadataDbs(path: string): MetadataDbs {
     memberSites: env.openDB<Role, MemberSiteKey>('memberSites', {}),
     invites: env.openDB<InviteRecord, InviteKey>('invites', {}),
     confirmations: env.openDB<Confirmation, string>('confirmations', {}),
+    inviteTokens: env.openDB<InviteKey, string>('inviteTokens', {}),
+    accountTokens: env.openDB<AccountTokenRow, AccountTokenKey>('accountTokens', {}),
+    sessions: env.openDB<SessionRecord, string>('sessions', {}),
+    signIns: env.openDB<SignInRecord, string>('signIns', {}),
+    reports: env.openDB<ReportRecord, string>('reports', {}),
   };
 }
 

@@ -28,6 +28,8 @@ export interface SiteRecord {
   lastNumber: number;
   siteTokenHash?: string;
   claimTokenHash?: string;
+  /** Public key derived from the site token, to seal an account token for the claim poll. */
+  claimKey?: string;
   stateChangedAt?: number;
 }
 
@@ -72,6 +74,7 @@ export interface NewSite {
   expiresAt?: number;
   siteTokenHash?: string;
   claimTokenHash?: string;
+  claimKey?: string;
 }
 
 export interface CommitInput {
@@ -190,7 +193,13 @@ export interface Store {
   getAccountByEmail(email: string): AccountRecord | undefined;
   setAccountPlan(id: string, plan: AccountRecord['plan']): Promise<AccountRecord | undefined>;
   /** Records an API token by its hash; the token itself is never stored. */
-  addApiToken(input: { accountId: string; tokenHash: string; name: string }): Promise<void>;
+  addApiToken(input: { accountId: string; tokenHash: string; name: string }): Promise<ApiTokenInfo>;
+  /** The account's API tokens, oldest first (never the tokens themselves). */
+  listApiTokens(accountId: string): ApiTokenInfo[];
+  /** Revokes one of the account's API tokens at once; false when it has no token with that id. */
+  revokeApiToken(accountId: string, tokenId: string): Promise<boolean>;
+  /** Records that a token was used (callers throttle this; it is a write). */
+  touchApiToken(tokenHash: string, at: number): Promise<void>;
   /** The caller's role on a site, if a member. */
   getRole(siteId: string, accountId: string): Role | undefined;
   /** Adds or changes a member's role. */
@@ -228,7 +237,12 @@ export interface Store {
    * A used-up (or unknown, or non-claim) token and a deleted site give `not_found`;
    * `expired` from `expiresAt <= now` on.
    */
-  claimSite(claimTokenHash: string, accountId: string): Promise<ClaimResult>;
+  claimSite(claimTokenHash: string, accountId: string, options?: ClaimOptions): Promise<ClaimResult>;
+  /**
+   * The sealed account token a claim left for the site token's holder, removed as it is read
+   * (the claim poll hands it out once).
+   */
+  takeSealedAccountToken(siteTokenHash: string): Promise<string | undefined>;
   /**
    * Gives a site a new name; the old one keeps resolving to it (serving redirects) and is never
    * reused. `name` must be the current name of a site that is not deleted (else `not_found`);
@@ -242,6 +256,16 @@ export interface Store {
   createInvite(input: Omit<InviteRecord, 'createdAt'>): Promise<InviteRecord>;
   /** A site's pending invites; those past `expiresAt` are left out. */
   listInvites(siteId: string): InviteRecord[];
+  /** The pending, unexpired invite an accept link's token names. */
+  getInviteByToken(tokenHash: string): InviteRecord | undefined;
+  /**
+   * Makes the account a member with the invited role and uses the invite up, in one transaction.
+   * The account's e-mail must be the invited one (`wrong_account`); an expired or used invite,
+   * or a deleted site, gives `not_found`. An existing member keeps the higher of the two roles.
+   */
+  acceptInvite(tokenHash: string, accountId: string): Promise<{ ok: true; invite: InviteRecord; role: Role } | { ok: false; reason: 'not_found' | 'wrong_account' }>;
+  /** Drops the invite for that address (declined, revoked, or its person removed); false if none. */
+  deleteInvite(siteId: string, email: string): Promise<boolean>;
   /** Stores a short-lived confirmation (member removal, deletion approval) by token hash. */
   putConfirmation(tokenHash: string, record: Confirmation): Promise<void>;
   /** The record as stored, also past its `expiresAt`: callers judge expiry (approvals report `expired`). */
@@ -259,6 +283,27 @@ export interface Store {
    * rows (in bounded transactions); their blobs are left to `collectGarbage`. Returns how many.
    */
   pruneRevisions(siteId: string, before: number): Promise<number>;
+  /** A new browser session (by the hash of its cookie value). */
+  createSession(sessionHash: string, record: SessionRecord): Promise<void>;
+  /** The session, if it exists and has not expired. */
+  getSession(sessionHash: string): SessionRecord | undefined;
+  /** Moves a session's expiry (sliding sessions); no-op for an unknown one. */
+  extendSession(sessionHash: string, expiresAt: number): Promise<void>;
+  deleteSession(sessionHash: string): Promise<void>;
+  /** A pending sign-in (e-mailed link and code), by the hash of its id. */
+  createSignIn(idHash: string, record: SignInRecord): Promise<void>;
+  getSignIn(idHash: string): SignInRecord | undefined;
+  /**
+   * Uses a sign-in up, atomically: with `codeHash`, only if it matches (a wrong one counts an
+   * attempt, and `maxAttempts` wrong ones lock the sign-in); without, by its link alone.
+   */
+  useSignIn(idHash: string, check: { codeHash?: string; maxAttempts: number }): Promise<SignInOutcome>;
+  /** Stores an abuse report; returns it with its id. */
+  createReport(input: Omit<ReportRecord, 'id' | 'createdAt' | 'status'>): Promise<ReportRecord>;
+  /** Reports, oldest first; `status` filters. */
+  listReports(options?: { status?: ReportRecord['status'] }): ReportRecord[];
+  /** Marks a report resolved; undefined when unknown. */
+  resolveReport(id: string, note?: string): Promise<ReportRecord | undefined>;
   /** Every site id (for the sweeper). */
   listSiteIds(): string[];
   /**
@@ -269,9 +314,67 @@ export interface Store {
   close(): Promise<void>;
 }
 
+export interface ClaimOptions {
+  /** The claiming account may own at most this many sites (`over_limit` otherwise). */
+  maxOwnedSites?: number;
+  /**
+   * An API token made for the agent that published the site: its record is added with the claim,
+   * and `sealed` (the token encrypted so only the site token's holder can open it) waits on the
+   * site token's record for the next claim poll.
+   */
+  accountToken?: { tokenHash: string; name: string; sealed: string };
+}
+
 export type ClaimResult =
-  | { ok: true; site: SiteRecord }
-  | { ok: false; reason: 'not_found' | 'already_claimed' | 'expired' };
+  | { ok: true; site: SiteRecord; tokenId?: string }
+  | { ok: false; reason: 'not_found' | 'already_claimed' | 'expired' | 'over_limit' };
+
+export interface ApiTokenInfo {
+  /** Public handle (`tok_…`) for listing and revoking; not a credential. */
+  id: string;
+  name: string;
+  createdAt: number;
+  lastUsedAt?: number;
+}
+
+export interface SessionRecord {
+  accountId: string;
+  createdAt: number;
+  expiresAt: number;
+  /** Secret the session's CSRF tokens are derived from. */
+  csrfSecret: string;
+}
+
+export interface SignInRecord {
+  email: string;
+  /** sha256 of the 6-digit code. */
+  codeHash: string;
+  createdAt: number;
+  expiresAt: number;
+  attempts: number;
+  /** App path to return to after signing in. */
+  next?: string;
+  usedAt?: number;
+}
+
+export type SignInOutcome =
+  | { ok: true; signIn: SignInRecord }
+  | { ok: false; reason: 'not_found' | 'expired' | 'used' | 'locked' | 'wrong_code'; attemptsLeft?: number };
+
+export interface ReportRecord {
+  /** `rep_…` */
+  id: string;
+  site: string;
+  reason: 'phishing' | 'malware' | 'spam' | 'copyright' | 'other';
+  details: string;
+  contact?: string;
+  /** Network of the reporter (for abuse of the form itself), never the full address. */
+  network: string;
+  createdAt: number;
+  status: 'open' | 'resolved';
+  resolvedAt?: number;
+  note?: string;
+}
 
 export interface InviteRecord {
   siteId: string;
@@ -294,9 +397,9 @@ export type ApprovalOutcome =
 
 /** What a token (looked up by its sha256) grants. */
 export type TokenRecord =
-  | { kind: 'site'; siteId: string }
+  | { kind: 'site'; siteId: string; sealedAccountToken?: string }
   | { kind: 'claim'; siteId: string }
-  | { kind: 'api'; accountId: string; name: string; createdAt: number };
+  | { kind: 'api'; accountId: string; name: string; createdAt: number; id?: string };
 
 export type Role = 'viewer' | 'editor' | 'owner';
 

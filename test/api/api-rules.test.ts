@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renameProblem, RESERVED_NAMES } from '../../src/api/site-names.js';
+import { renameProblem, RESERVED_NAMES } from '../../src/sites/site-names.js';
 import { loadConfig, redactConfig } from '../../src/config.js';
 
 /** Pure rules of the sites API: names people may choose, and the API's configuration. */

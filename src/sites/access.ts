@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import type { AccountRecord, Role, SiteRecord, Store } from '../store/index.js';
-import { siteTokenMatches, type Caller } from './credentials.js';
+import { siteTokenMatches, unauthorized, type Caller } from './callers.js';
 import { iso, isExpired } from './views.js';
 
 /**
@@ -31,10 +31,6 @@ export interface ResolveOptions {
 const RANK: Record<Role, number> = { viewer: 0, editor: 1, owner: 2 };
 const NEED_ROLE: Record<Need, Role> = { read: 'viewer', deploy: 'editor', admin: 'owner' };
 const NEED_WORDS: Record<Need, string> = { read: 'view', deploy: 'change', admin: 'manage' };
-
-export function unauthorized(message: string, agentMessage?: string): ServiceError {
-  return new ServiceError('unauthorized', message, { agentMessage, headers: { 'WWW-Authenticate': 'Bearer' } });
-}
 
 /** For endpoints about the account itself: an API token (`pl_…`) is required. */
 export function requireAccount(caller: Caller, what: string): AccountRecord {

@@ -3,22 +3,35 @@ import { ServiceError } from '../errors.js';
 import { PLAN_LIMITS } from '../plans.js';
 import type { FileEntry, RevisionRecord, SiteRecord } from '../store/index.js';
 import { resolveSite } from './access.js';
-import { objectBody, type Endpoint, type EndpointDeps } from './handler.js';
-import { decodeCursor, encodeCursor, pageLimit } from './paging.js';
-import { revisionView, siteView } from './views.js';
+import type { Caller } from './callers.js';
+import type { OperationsDeps } from './deps.js';
+import { compactEntry } from './limits.js';
+import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
+import { revisionView, siteView, type RevisionView, type SiteView } from './views.js';
 
-export interface RevisionEndpoints {
-  list: Endpoint;
-  rollback: Endpoint;
+export interface RevisionList {
+  revisions: RevisionView[];
+  next_cursor: string | null;
+}
+
+export interface RollbackResult {
+  site: SiteView;
+  revision: RevisionView;
+  agent_message: string;
+}
+
+export interface RevisionOperations {
+  list(caller: Caller, name: string, page?: PageRequest): RevisionList;
+  rollback(caller: Caller, name: string, revisionId: unknown): Promise<RollbackResult>;
 }
 
 /**
- * `GET /v1/sites/:name/revisions` and `POST /v1/sites/:name/rollback` (SPEC 4.3). Both see only
- * the plan's history reach: the live revision always, older ones while they are younger than the
- * reach (anonymous sites: the live one only). Revisions past it may still be stored until the
- * sweeper prunes them; they are out of reach all the same.
+ * Revision history and rollback (SPEC 4.3). Both see only the plan's history reach: the live
+ * revision always, older ones while they are younger than the reach (anonymous sites: the live
+ * one only). Revisions past it may still be stored until the sweeper prunes them; they are out
+ * of reach all the same.
  */
-export function revisionEndpoints(deps: EndpointDeps): RevisionEndpoints {
+export function revisionOperations(deps: OperationsDeps): RevisionOperations {
   const { store, config, log } = deps;
 
   function inReach(site: SiteRecord, revision: RevisionRecord, now: number): boolean {
@@ -29,19 +42,19 @@ export function revisionEndpoints(deps: EndpointDeps): RevisionEndpoints {
   }
 
   return {
-    async list({ caller, request }) {
+    list(caller, name, page = {}) {
       const now = deps.now();
-      const { site } = resolveSite(store, caller, request.params[0]!, 'read', now);
-      const limit = pageLimit(request.query);
-      const before = decodeCursor(request.query, (position) => /^[1-9]\d{0,15}$/.test(position));
+      const { site } = resolveSite(store, caller, name, 'read', now);
+      const limit = pageLimit(page.limit);
+      const before = decodeCursor(page.cursor, (position) => /^[1-9]\d{0,15}$/.test(position));
       const revisions: RevisionRecord[] = [];
       let cursor = before === undefined ? undefined : Number(before);
       let more = false;
       // Newest first. The live revision is the newest (deploys and rollbacks both make their
       // revision live), so the first other revision past the reach ends the listing.
       scan: while (true) {
-        const page = store.listRevisions(site.id, { before: cursor, limit: limit + 1 });
-        for (const revision of page.revisions) {
+        const found = store.listRevisions(site.id, { before: cursor, limit: limit + 1 });
+        for (const revision of found.revisions) {
           if (!inReach(site, revision, now)) break scan;
           if (revisions.length === limit) {
             more = true;
@@ -49,23 +62,16 @@ export function revisionEndpoints(deps: EndpointDeps): RevisionEndpoints {
           }
           revisions.push(revision);
         }
-        if (page.nextBefore === undefined) break;
-        cursor = page.nextBefore;
+        if (found.nextBefore === undefined) break;
+        cursor = found.nextBefore;
       }
       const last = revisions.at(-1);
-      return {
-        status: 200,
-        body: {
-          revisions: revisions.map(revisionView),
-          next_cursor: more && last ? encodeCursor(last.number) : null,
-        },
-      };
+      return { revisions: revisions.map(revisionView), next_cursor: more && last ? encodeCursor(last.number) : null };
     },
 
-    async rollback({ caller, request, body }) {
+    async rollback(caller, name, wanted) {
       const now = deps.now();
-      const { site, role, actor } = resolveSite(store, caller, request.params[0]!, 'deploy', now, { mustBeActive: true });
-      const wanted = objectBody(body, '{"revision": "rev_…"}').revision;
+      const { site, role, actor } = resolveSite(store, caller, name, 'deploy', now, { mustBeActive: true });
       if (typeof wanted !== 'string' || wanted === '') {
         throw new ServiceError('bad_request', 'The body needs "revision", the id of the revision to make live again.', {
           agentMessage: `List the revisions with GET /v1/sites/${site.name}/revisions and send {"revision": "<id>"}.`,
@@ -78,11 +84,7 @@ export function revisionEndpoints(deps: EndpointDeps): RevisionEndpoints {
         });
       }
       const files = new Map<string, FileEntry>();
-      for (const file of store.listFiles(target.id)) {
-        const entry: FileEntry = { sha256: file.sha256, size: file.size, type: file.type };
-        if (file.encodings && Object.keys(file.encodings).length > 0) entry.encodings = file.encodings;
-        files.set(file.path, entry);
-      }
+      for (const file of store.listFiles(target.id)) files.set(file.path, compactEntry(file));
       const result = await store.commitRevision({
         site: site.name,
         baseRevision: site.liveRevision ?? null,
@@ -101,12 +103,9 @@ export function revisionEndpoints(deps: EndpointDeps): RevisionEndpoints {
       }
       log.info({ site: site.name, revision: result.revision.id, rollbackOf: target.id }, 'site.rolled_back');
       return {
-        status: 201,
-        body: {
-          site: siteView(result.site, role, result.revision, config.publicUrls),
-          revision: revisionView(result.revision),
-          agent_message: `${siteUrl(config.publicUrls, site.name)} now serves the content of revision ${target.number}, published as revision ${result.revision.number}.`,
-        },
+        site: siteView(result.site, role, result.revision, config.publicUrls),
+        revision: revisionView(result.revision),
+        agent_message: `${siteUrl(config.publicUrls, site.name)} now serves the content of revision ${target.number}, published as revision ${result.revision.number}.`,
       };
     },
   };

@@ -1,0 +1,55 @@
+import { ServiceError } from '../errors.js';
+import type { FileEntry, SiteRecord } from '../store/index.js';
+import { resolveSite } from './access.js';
+import type { Caller } from './callers.js';
+import type { OperationsDeps } from './deps.js';
+
+export interface FileList {
+  revision: string;
+  files: Array<{ path: string; size: number; sha256: string }>;
+}
+
+/** One file of the live revision: its row, and where its bytes are. */
+export interface LiveFile {
+  revision: string;
+  path: string;
+  entry: FileEntry;
+  /** Absolute path of the blob on disk (read it, or stream it for large files). */
+  blobPath: string;
+}
+
+export interface FileOperations {
+  list(caller: Caller, name: string): FileList;
+  find(caller: Caller, name: string, path: string): LiveFile;
+}
+
+/** The live revision's files, read back (SPEC 4.3). */
+export function fileOperations(deps: OperationsDeps): FileOperations {
+  const { store } = deps;
+
+  const liveRevision = (site: SiteRecord): string => {
+    if (site.liveRevision === undefined) throw new ServiceError('not_found', `${site.name} has no published revision yet.`);
+    return site.liveRevision;
+  };
+
+  return {
+    list(caller, name) {
+      const { site } = resolveSite(store, caller, name, 'read', deps.now());
+      const revision = liveRevision(site);
+      const files = store.listFiles(revision).map((file) => ({ path: file.path, size: file.size, sha256: file.sha256 }));
+      return { revision, files };
+    },
+
+    find(caller, name, path) {
+      const { site } = resolveSite(store, caller, name, 'read', deps.now());
+      const revision = liveRevision(site);
+      const entry = store.getFile(revision, path);
+      if (entry === undefined) {
+        throw new ServiceError('not_found', `The live revision of ${site.name} has no file ${path}.`, {
+          agentMessage: `List the files with GET /v1/sites/${site.name}/files; paths are relative to the site root, without a leading slash.`,
+        });
+      }
+      return { revision, path, entry, blobPath: store.blobs.pathOf(entry.sha256) };
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * The operations, transport-free: plain inputs (a caller, arguments, a spooled body), plain
+ * results (the JSON shapes of SPEC 2), `ServiceError` for refusals. The REST API, the account
+ * app, the MCP server and the CLI all call these; their edges only translate.
+ */
+import { accountOperations, type AccountOperations } from './account.js';
+import { admission, type Admission } from './admission.js';
+import { claimOperations, type ClaimOperations } from './claims.js';
+import type { OperationsDeps } from './deps.js';
+import { deployOperations, type DeployOperations } from './deploy.js';
+import { fileOperations, type FileOperations } from './files.js';
+import { memberOperations, type MemberOperations } from './members.js';
+import { peopleOperations, type PeopleOperations } from './people.js';
+import { reportOperations, type ReportOperations } from './reports.js';
+import { revisionOperations, type RevisionOperations } from './revisions.js';
+import { siteOperations, type SiteOperations } from './sites.js';
+import { tokenOperations, type TokenOperations } from './tokens.js';
+
+export interface Operations {
+  admission: Admission;
+  deploy: DeployOperations;
+  sites: SiteOperations;
+  files: FileOperations;
+  revisions: RevisionOperations;
+  members: MemberOperations;
+  claims: ClaimOperations;
+  tokens: TokenOperations;
+  account: AccountOperations;
+  reports: ReportOperations;
+  people: PeopleOperations;
+}
+
+/** Builds every operation over one thread's store, ingest pool and mailer. */
+export function createOperations(deps: OperationsDeps): Operations {
+  const tokens = tokenOperations(deps);
+  return {
+    admission: admission(deps, tokens),
+    deploy: deployOperations(deps),
+    sites: siteOperations(deps),
+    files: fileOperations(deps),
+    revisions: revisionOperations(deps),
+    members: memberOperations(deps),
+    claims: claimOperations(deps),
+    tokens,
+    account: accountOperations(deps),
+    reports: reportOperations(deps),
+    people: peopleOperations(deps),
+  };
+}
+
+export type { OperationsDeps } from './deps.js';
+export { identifyBearer, personCaller, unauthorized, type AccountCredential, type Caller, type Surface } from './callers.js';
+export { createMailer, type Mail, type Mailer } from './mailer.js';
+export type { DeployBody, DeployOutcome, DeployRequest, DeployView, PendingDeploy } from './deploy.js';
+export type { ApprovalView, ClaimPoll, DeletionRequest, RenameResult, SiteList } from './sites.js';
+export type { FileList, LiveFile } from './files.js';
+export type { RevisionList, RollbackResult } from './revisions.js';
+export type { InvitePreview, InviteResult, MemberList, RemovalResult } from './members.js';
+export type { ClaimPreview, ClaimResultView } from './claims.js';
+export type { TokenView } from './tokens.js';
+export type { MeView, PlanRow, UsageView } from './account.js';
+export type { Session, StartedSignIn, FinishedSignIn } from './people.js';
+export type { PageRequest } from './paging.js';
+export { REPORT_REASONS, type ReportReason } from './reports.js';
+export { SIGN_IN_LIFETIME_MS, SIGN_IN_MAX_ATTEMPTS, SESSION_LIFETIME_MS } from './people.js';
+export { INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS } from './members.js';
+export { APPROVAL_LIFETIME_MS } from './sites.js';
+export { formatBytes } from './limits.js';
+export { renameProblem, RESERVED_NAMES, isRandomNameForm, isSiteNameSyntax } from './site-names.js';
+export type { SiteView, RevisionView, DeploySiteView } from './views.js';

@@ -1,0 +1,73 @@
+import type { Config } from '../config.js';
+import { ServiceError } from '../errors.js';
+import { PLAN_TITLES, type TierLimits } from '../plans.js';
+import type { AccountRecord, FileEntry, Store } from '../store/index.js';
+
+const MB = 1024 * 1024;
+
+/** Sites an account's plan allows it to own (SPEC 8 rule 4; `PLINTH_SITES_LIMIT_*`). */
+export function sitesLimitOf(config: Readonly<Config>, account: AccountRecord): number {
+  return config.api.sitesLimit[account.plan];
+}
+
+/** The refusal when an account owns all the sites its plan allows. */
+export function sitesLimitError(config: Readonly<Config>, account: AccountRecord, used: number, action: 'create' | 'claim'): ServiceError {
+  const limit = sitesLimitOf(config, account);
+  const plan = PLAN_TITLES[account.plan];
+  const what = action === 'create' ? 'no new site was created' : 'the site was not claimed';
+  return new ServiceError('limit', `The ${plan} plan allows ${limit} sites and this account owns ${used}.`, {
+    agentMessage: `This account already has ${used} of the ${limit} sites its ${plan} plan allows, so ${what}. Update an existing site instead (send "site" and its live revision), delete one with DELETE /v1/sites/<name>, or move to a larger plan in the account settings at ${config.publicUrls.app} .`,
+    details: { sites_used: used, sites_limit: limit },
+  });
+}
+
+/**
+ * The plan's number of owned sites, checked before an upload is read. Two creates racing at the
+ * limit may both pass, which costs at most one site over.
+ */
+export function checkSitesLimit(store: Store, config: Readonly<Config>, account: AccountRecord): void {
+  const used = store.countOwnedSites(account.id);
+  if (used >= sitesLimitOf(config, account)) throw sitesLimitError(config, account, used, 'create');
+}
+
+/** SPEC 8 rules 1 and 3: the whole resulting site against the tier's file and byte limits. */
+export function checkTier(files: ReadonlyMap<string, FileEntry>, tier: TierLimits): void {
+  if (files.size > tier.maxFiles) {
+    throw new ServiceError('too_large', `The site would have ${files.size} files; the limit is ${tier.maxFiles}.`, {
+      agentMessage: `This plan allows ${tier.maxFiles} files per site. Remove files or publish with a larger plan.`,
+    });
+  }
+  let total = 0;
+  for (const [path, entry] of files) {
+    if (entry.size > tier.maxFileBytes) {
+      throw new ServiceError('too_large', `${path} is larger than ${formatBytes(tier.maxFileBytes)}.`, {
+        agentMessage: `This plan allows files up to ${formatBytes(tier.maxFileBytes)}. Shrink ${path} or publish with a larger plan.`,
+        details: { file: path },
+      });
+    }
+    total += entry.size;
+  }
+  if (total > tier.maxSiteBytes) {
+    throw new ServiceError('too_large', `The site would be ${formatBytes(total)}; the limit is ${formatBytes(tier.maxSiteBytes)}.`, {
+      agentMessage: `This plan allows ${formatBytes(tier.maxSiteBytes)} per site. Remove or shrink files, or publish with a larger plan.`,
+    });
+  }
+}
+
+/** A path-index row without empty fields, as a new revision stores it. */
+export function compactEntry(file: FileEntry): FileEntry {
+  const entry: FileEntry = { sha256: file.sha256, size: file.size, type: file.type };
+  if (file.encodings && Object.keys(file.encodings).length > 0) entry.encodings = file.encodings;
+  return entry;
+}
+
+/** `5 MB`, `1.5 GB`, `730 KB` — sizes as people read them (1 MB = 1024 × 1024 bytes). */
+export function formatBytes(bytes: number): string {
+  if (bytes < MB) return `${Math.max(0, Math.round(bytes / 1024))} KB`;
+  const mb = bytes / MB;
+  if (mb >= 1024) {
+    const gb = mb / 1024;
+    return `${Number.isInteger(gb) ? gb : gb.toFixed(1)} GB`;
+  }
+  return `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB`;
+}

@@ -1,0 +1,231 @@
+import { randomBytes } from 'node:crypto';
+import { siteUrl } from '../config.js';
+import { ServiceError } from '../errors.js';
+import { hashToken, type InviteRecord, type Role, type SiteRecord } from '../store/index.js';
+import { checkAlive, requireAccount, resolveSite } from './access.js';
+import type { Caller } from './callers.js';
+import type { OperationsDeps } from './deps.js';
+import { inviteMail } from './mail-templates.js';
+import { iso } from './views.js';
+
+/** Invites wait this long to be accepted. */
+export const INVITE_LIFETIME_MS = 7 * 24 * 3600_000;
+/** The second call of a member removal must come this soon (SPEC 8 rule 6). */
+export const REMOVAL_CONFIRM_MS = 5 * 60_000;
+
+const EMAIL = /^[^\s@<>()[\]",;:\\]{1,64}@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/i;
+const INVITABLE: readonly Role[] = ['editor', 'viewer'];
+
+/** A trimmed, lower-cased e-mail address, or a 400 naming the field. */
+export function parseEmail(value: unknown, field = 'email'): string {
+  const email = typeof value === 'string' ? value.trim().toLowerCase() : '';
+  if (email.length > 254 || !EMAIL.test(email)) {
+    throw new ServiceError('bad_request', `"${field}" must be a valid e-mail address.`, { details: { field } });
+  }
+  return email;
+}
+
+export interface MemberList {
+  members: Array<{ email: string; role: Role }>;
+  invites: Array<{ email: string; role: Role; expires_at: string }>;
+}
+
+export interface InviteResult {
+  invite: { email: string; role: Role; expires_at: string };
+  agent_message: string;
+}
+
+/** What the invite page shows before the person accepts or declines. */
+export interface InvitePreview {
+  site: { name: string; url: string };
+  email: string;
+  role: Role;
+  invited_by: string | null;
+  expires_at: string;
+}
+
+export type RemovalResult =
+  | { confirm_token: string; expires_at: string; member: { email: string; role: Role }; agent_message: string }
+  | { removed: string; agent_message: string };
+
+export interface MemberOperations {
+  list(caller: Caller, name: string): MemberList;
+  invite(caller: Caller, name: string, input: { email: unknown; role: unknown }): Promise<InviteResult>;
+  /** An owner withdraws a pending invite. */
+  revokeInvite(caller: Caller, name: string, email: string): Promise<{ revoked: string }>;
+  /** The invite behind an accept link (404 when unknown, used or expired). */
+  previewInvite(token: string): InvitePreview;
+  /** The invited person (signed in with that address) joins the site. */
+  acceptInvite(caller: Caller, token: string): Promise<{ site: { name: string; url: string }; role: Role }>;
+  /** The invited person says no; the invite is gone. */
+  declineInvite(caller: Caller, token: string): Promise<{ site: { name: string; url: string } }>;
+  /**
+   * Two steps (SPEC 4.3): without `confirm`, a confirmation token valid 5 minutes; with it, the
+   * member is removed (with any pending invite for their address). The last owner stays.
+   */
+  remove(caller: Caller, name: string, email: string, confirm?: string): Promise<RemovalResult>;
+}
+
+/** Members and invitations of a site (SPEC 4.3). */
+export function memberOperations(deps: OperationsDeps): MemberOperations {
+  const { store, config, log, mailer } = deps;
+  const link = (site: SiteRecord): { name: string; url: string } => ({ name: site.name, url: siteUrl(config.publicUrls, site.name) });
+
+  /** The invite behind a token and its (live) site, or 404: used, expired, unknown alike. */
+  function liveInvite(token: string): { invite: InviteRecord; site: SiteRecord } {
+    const invite = typeof token === 'string' && token.startsWith('inv_') ? store.getInviteByToken(hashToken(token)) : undefined;
+    const site = invite && store.getSiteById(invite.siteId);
+    if (!invite || !site || site.state === 'deleted') {
+      throw new ServiceError('not_found', 'This invitation is not valid any more: it was used, withdrawn, or it expired.', {
+        agentMessage: 'Ask an owner of the site to invite you again.',
+      });
+    }
+    checkAlive(site, deps.now());
+    return { invite, site };
+  }
+
+  function wrongAccount(invite: InviteRecord, account: { email: string }): ServiceError {
+    return new ServiceError('forbidden', `This invitation is for ${invite.email}, and you are signed in as ${account.email}.`, {
+      details: { reason: 'wrong_account', invited: invite.email },
+    });
+  }
+
+  return {
+    list(caller, name) {
+      const { site } = resolveSite(store, caller, name, 'read', deps.now(), { accountOnly: true });
+      const members = store
+        .listMembers(site.id)
+        .map((member) => ({ email: member.email, role: member.role }))
+        .sort((a, b) => a.email.localeCompare(b.email));
+      const invites = store.listInvites(site.id).map((invite) => ({ email: invite.email, role: invite.role, expires_at: iso(invite.expiresAt) }));
+      return { members, invites };
+    },
+
+    async invite(caller, name, input) {
+      const { site } = resolveSite(store, caller, name, 'admin', deps.now(), { accountOnly: true });
+      const inviter = requireAccount(caller, 'inviting members');
+      const email = parseEmail(input.email);
+      if (typeof input.role !== 'string' || !INVITABLE.includes(input.role as Role)) {
+        throw new ServiceError('bad_request', 'The body needs "role": "editor" or "viewer".', {
+          agentMessage: 'Invite people as "editor" (may deploy and roll back) or "viewer" (may read the site and its history).',
+          details: { field: 'role' },
+        });
+      }
+      const role = input.role as Exclude<Role, 'owner'>;
+      const existing = store.getAccountByEmail(email);
+      if (existing && store.getRole(site.id, existing.id) !== undefined) {
+        throw new ServiceError('bad_request', `${email} is already a member of ${site.name}.`, { details: { field: 'email' } });
+      }
+      const token = `inv_${randomBytes(24).toString('base64url')}`;
+      const invite = await store.createInvite({
+        siteId: site.id,
+        email,
+        role,
+        tokenHash: hashToken(token),
+        invitedBy: inviter.id,
+        expiresAt: deps.now() + INVITE_LIFETIME_MS,
+      });
+      const acceptUrl = `${config.publicUrls.app}/invites/${token}`;
+      const url = siteUrl(config.publicUrls, site.name);
+      try {
+        await mailer.send(inviteMail({ to: invite.email, inviter: inviter.email, siteName: site.name, siteUrl: url, role, acceptUrl, expiresAt: iso(invite.expiresAt) }));
+      } catch (err) {
+        log.error({ err, site: site.name }, 'mail.failed');
+        throw new ServiceError('unavailable', 'The invite e-mail could not be sent.', {
+          agentMessage: 'Sending the invite e-mail failed. Try the same request again in a minute; a new invite replaces the old one.',
+          headers: { 'Retry-After': '60' },
+        });
+      }
+      log.info({ site: site.name, role }, 'member.invited');
+      return {
+        invite: { email: invite.email, role: invite.role, expires_at: iso(invite.expiresAt) },
+        agent_message: `An invitation to ${url} as ${role} was e-mailed to ${invite.email}; it can be accepted until ${iso(invite.expiresAt)}.`,
+      };
+    },
+
+    async revokeInvite(caller, name, email) {
+      const { site } = resolveSite(store, caller, name, 'admin', deps.now(), { accountOnly: true });
+      const address = email.trim().toLowerCase();
+      if (!(await store.deleteInvite(site.id, address))) {
+        throw new ServiceError('not_found', `There is no pending invitation for ${address} on ${site.name}.`);
+      }
+      log.info({ site: site.name }, 'member.invite_revoked');
+      return { revoked: address };
+    },
+
+    previewInvite(token) {
+      const { invite, site } = liveInvite(token);
+      const inviter = store.getAccount(invite.invitedBy);
+      return { site: link(site), email: invite.email, role: invite.role, invited_by: inviter?.email ?? null, expires_at: iso(invite.expiresAt) };
+    },
+
+    async acceptInvite(caller, token) {
+      const account = requireAccount(caller, 'accepting an invitation');
+      const { invite, site } = liveInvite(token);
+      if (invite.email !== account.email) throw wrongAccount(invite, account);
+      const outcome = await store.acceptInvite(hashToken(token), account.id);
+      if (!outcome.ok) {
+        if (outcome.reason === 'wrong_account') throw wrongAccount(invite, account);
+        liveInvite(token);
+        throw new ServiceError('not_found', 'This invitation is not valid any more.');
+      }
+      log.info({ site: site.name, role: outcome.role }, 'member.joined');
+      return { site: link(site), role: outcome.role };
+    },
+
+    async declineInvite(caller, token) {
+      const account = requireAccount(caller, 'declining an invitation');
+      const { invite, site } = liveInvite(token);
+      if (invite.email !== account.email) throw wrongAccount(invite, account);
+      await store.deleteInvite(site.id, invite.email);
+      log.info({ site: site.name }, 'member.declined');
+      return { site: link(site) };
+    },
+
+    async remove(caller, name, email, confirm) {
+      const now = deps.now();
+      const { site } = resolveSite(store, caller, name, 'admin', now, { accountOnly: true });
+      const requester = requireAccount(caller, 'removing members');
+      const address = email.trim().toLowerCase();
+      const target = store.getAccountByEmail(address);
+      const role = target ? store.getRole(site.id, target.id) : undefined;
+      if (!target || role === undefined) {
+        throw new ServiceError('not_found', `${address} is not a member of ${site.name}.`, {
+          agentMessage: `GET /v1/sites/${site.name}/members lists the members.`,
+        });
+      }
+      const lastOwner = (): ServiceError =>
+        new ServiceError('bad_request', `${address} is the last owner of ${site.name} and cannot be removed.`, {
+          agentMessage: 'Make another member an owner first; a site always keeps at least one owner.',
+        });
+
+      if (confirm === undefined || confirm === '') {
+        if (role === 'owner' && store.listMembers(site.id).filter((m) => m.role === 'owner').length <= 1) throw lastOwner();
+        const token = `rm_${randomBytes(18).toString('base64url')}`;
+        const expiresAt = now + REMOVAL_CONFIRM_MS;
+        await store.putConfirmation(hashToken(token), { kind: 'remove_member', siteId: site.id, accountId: target.id, requestedBy: requester.id, expiresAt });
+        return {
+          confirm_token: token,
+          expires_at: iso(expiresAt),
+          member: { email: address, role },
+          agent_message: `Confirm with the user that ${address} (${role}) should lose access to ${site.name}, then repeat this request with ?confirm=${token} before ${iso(expiresAt)}.`,
+        };
+      }
+
+      const tokenHash = hashToken(confirm);
+      const pending = store.getConfirmation(tokenHash);
+      if (pending?.kind !== 'remove_member' || pending.siteId !== site.id || pending.accountId !== target.id || pending.expiresAt <= now) {
+        throw new ServiceError('bad_request', 'The confirmation token is wrong or expired; nobody was removed.', {
+          agentMessage: `Confirmation tokens last 5 minutes and match one member. Call DELETE /v1/sites/${site.name}/members/${encodeURIComponent(address)} without ?confirm to get a new one.`,
+        });
+      }
+      const outcome = await store.removeMember(site.id, target.id);
+      // Used up either way: a token confirms one removal, once.
+      await store.putConfirmation(tokenHash, { ...pending, expiresAt: 0 });
+      if (outcome === 'last_owner') throw lastOwner();
+      if (outcome === 'not_member') throw new ServiceError('not_found', `${address} is not a member of ${site.name}.`);
+      log.info({ site: site.name }, 'member.removed');
+      return { removed: address, agent_message: `${address} no longer has access to ${site.name}.` };
+    },
+  };
+}

@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import { siteUrl } from '../config.js';
+import { ServiceError } from '../errors.js';
+import { hashToken, type Confirmation, type Role, type SiteRecord } from '../store/index.js';
+import { notFound, requireAccount, resolveSite, visibleSite, checkAlive } from './access.js';
+import type { Caller } from './callers.js';
+import type { OperationsDeps } from './deps.js';
+import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
+import { unsealAccountToken } from './sealed-token.js';
+import { renameProblem } from './site-names.js';
+import { iso, siteView, type SiteView } from './views.js';
+
+/** Deletion approvals wait this long for the person to confirm. */
+export const APPROVAL_LIFETIME_MS = 24 * 3600_000;
+
+export interface SiteList {
+  sites: SiteView[];
+  next_cursor: string | null;
+}
+
+/** The claim poll's answer once the site is claimed (SPEC 2); `account_token` at most once. */
+export interface ClaimPoll {
+  claimed: true;
+  /** An API token of the claiming account for the publishing agent: use it instead of the site token. */
+  account_token?: string;
+}
+
+export interface RenameResult {
+  site: SiteView;
+  previous_name: string;
+  agent_message: string;
+}
+
+export interface DeletionRequest {
+  approve_url: string;
+  approval: { token: string; status: 'pending'; expires_at: string };
+  agent_message: string;
+}
+
+export interface ApprovalView {
+  status: 'pending' | 'approved' | 'expired';
+  site: { name: string; url: string } | null;
+  expires_at: string;
+  deleted_at?: string;
+  approve_url?: string;
+}
+
+type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
+
+export interface SiteOperations {
+  list(caller: Caller, page?: PageRequest): SiteList;
+  /** The site as the caller sees it; for a claimed site's token, the claim poll. */
+  get(caller: Caller, name: string): Promise<SiteView | ClaimPoll>;
+  rename(caller: Caller, name: string, newName: unknown): Promise<RenameResult>;
+  /** Starts a deletion a person must approve on the app (SPEC 4.3); deletes nothing. */
+  requestDeletion(caller: Caller, name: string): Promise<DeletionRequest>;
+  /** Whether a requested deletion happened; the token is the secret. */
+  getApproval(token: string): ApprovalView;
+  /** The approval and its site, for the approval page (404 for an unknown token). */
+  findApproval(token: string): { approval: DeleteApproval; site: SiteRecord | undefined; status: ApprovalView['status'] };
+  /** A signed-in owner of the site confirms by typing its address: the site is deleted. */
+  approveDeletion(caller: Caller, token: string, typedAddress: string): Promise<ApprovalView>;
+}
+
+export function siteOperations(deps: OperationsDeps): SiteOperations {
+  const { store, config, log } = deps;
+  const view = (site: SiteRecord, role: Role): SiteView =>
+    siteView(site, role, site.liveRevision ? store.getRevision(site.liveRevision) : undefined, config.publicUrls);
+  const approveUrl = (token: string): string => `${config.publicUrls.app}/approve/${token}`;
+
+  function approvalStatus(approval: DeleteApproval): ApprovalView['status'] {
+    return approval.status === 'approved' ? 'approved' : approval.expiresAt <= deps.now() ? 'expired' : 'pending';
+  }
+
+  function findApproval(token: string): { approval: DeleteApproval; site: SiteRecord | undefined; status: ApprovalView['status'] } {
+    const approval = store.getConfirmation(hashToken(token));
+    if (approval?.kind !== 'delete_site') {
+      throw new ServiceError('not_found', 'There is no deletion approval with this token.', {
+        agentMessage: 'Use the approval token from the answer to DELETE /v1/sites/<name>, unchanged.',
+      });
+    }
+    return { approval, site: store.getSiteById(approval.siteId), status: approvalStatus(approval) };
+  }
+
+  function approvalView(token: string, approval: DeleteApproval, site: SiteRecord | undefined): ApprovalView {
+    const status = approvalStatus(approval);
+    const result: ApprovalView = {
+      status,
+      site: site ? { name: site.name, url: siteUrl(config.publicUrls, site.name) } : null,
+      expires_at: iso(approval.expiresAt),
+    };
+    if (status === 'approved' && approval.decidedAt !== undefined) result.deleted_at = iso(approval.decidedAt);
+    if (status === 'pending') result.approve_url = approveUrl(token);
+    return result;
+  }
+
+  return {
+    list(caller, page = {}) {
+      const account = requireAccount(caller, 'listing sites');
+      const after = decodeCursor(page.cursor, (id) => /^site_[a-z2-7]+$/.test(id));
+      const found = store.listSitesOf(account.id, { after, limit: pageLimit(page.limit) });
+      return {
+        sites: found.sites.map(({ site, role }) => view(site, role)),
+        next_cursor: found.nextAfter === undefined ? null : encodeCursor(found.nextAfter),
+      };
+    },
+
+    async get(caller, name) {
+      const { site, role } = visibleSite(store, caller, name);
+      checkAlive(site, deps.now());
+      // The claim poll (SPEC 2, 5): once claimed, the site token learns that and nothing more,
+      // except, once, the account token the person chose to give the agent.
+      if (caller.kind === 'site_token' && site.claimed) {
+        const sealed = await store.takeSealedAccountToken(caller.tokenHash);
+        const token = sealed === undefined ? undefined : unsealAccountToken(sealed, caller.token);
+        const poll: ClaimPoll = token === undefined ? { claimed: true } : { claimed: true, account_token: token };
+        return poll;
+      }
+      return view(site, role);
+    },
+
+    async rename(caller, name, wanted) {
+      const { site, role } = resolveSite(store, caller, name, 'deploy', deps.now(), { accountOnly: true, mustBeActive: true });
+      if (typeof wanted !== 'string') throw new ServiceError('bad_request', 'The body needs "name", the new site name.');
+      const problem = renameProblem(wanted);
+      if (problem) {
+        throw new ServiceError('bad_request', `Cannot rename ${site.name} to "${wanted}": ${problem}`, {
+          agentMessage: `${problem} Choose another name: 4-63 characters of a-z, 0-9 and "-", not starting or ending with "-".`,
+          details: { reason: 'invalid_name' },
+        });
+      }
+      const result = await store.renameSite(site.name, wanted);
+      if (!result.ok) {
+        if (result.reason === 'not_found') throw notFound(name);
+        throw new ServiceError('bad_request', `The name ${wanted} is taken or was used before; names are never reused.`, {
+          agentMessage: `${wanted} is not available. Ask the user for another name.`,
+          details: { reason: 'name_taken' },
+        });
+      }
+      log.info({ site: wanted, previous: site.name }, 'site.renamed');
+      const url = siteUrl(config.publicUrls, wanted);
+      return {
+        site: view(result.site, role),
+        previous_name: site.name,
+        agent_message: `The site is now at ${url} . The old address ${siteUrl(config.publicUrls, site.name)} redirects there. Update "site" and "url" in .service.json.`,
+      };
+    },
+
+    async requestDeletion(caller, name) {
+      const { site } = resolveSite(store, caller, name, 'admin', deps.now(), { accountOnly: true });
+      const account = requireAccount(caller, 'deleting a site');
+      const token = `ap_${randomBytes(24).toString('base64url')}`;
+      const expiresAt = deps.now() + APPROVAL_LIFETIME_MS;
+      await store.putConfirmation(hashToken(token), { kind: 'delete_site', siteId: site.id, requestedBy: account.id, expiresAt, status: 'pending' });
+      log.info({ site: site.name }, 'site.delete_requested');
+      return {
+        approve_url: approveUrl(token),
+        approval: { token, status: 'pending', expires_at: iso(expiresAt) },
+        agent_message:
+          `Nothing is deleted yet. To delete ${siteUrl(config.publicUrls, site.name)} permanently, open ${approveUrl(token)} , type the site address and confirm, before ${iso(expiresAt)}. ` +
+          `Check the result with GET /v1/approvals/${token}.`,
+      };
+    },
+
+    getApproval(token) {
+      const { approval, site } = findApproval(token);
+      return approvalView(token, approval, site);
+    },
+
+    findApproval,
+
+    async approveDeletion(caller, token, typedAddress) {
+      const account = requireAccount(caller, 'approving a deletion');
+      const { approval, site } = findApproval(token);
+      // Only an owner of the site may approve, whoever asked for the deletion.
+      if (!site || store.getRole(site.id, account.id) !== 'owner') {
+        throw new ServiceError('forbidden', 'Only an owner of this site can approve its deletion.', {
+          agentMessage: 'Sign in as an owner of the site to approve the deletion.',
+        });
+      }
+      const outcome = await store.approveDeletion(hashToken(token), typedAddress);
+      if (!outcome.ok) {
+        switch (outcome.reason) {
+          case 'wrong_address':
+            throw new ServiceError('bad_request', `That is not the address of ${site.name}; nothing was deleted.`, {
+              details: { field: 'address', reason: 'wrong_address' },
+            });
+          case 'expired':
+            throw new ServiceError('gone', 'This deletion request has expired; nothing was deleted.', { details: { reason: 'expired' } });
+          case 'already_decided':
+            throw new ServiceError('bad_request', 'This deletion was already approved.', { details: { reason: 'already_decided' } });
+          default:
+            throw new ServiceError('not_found', 'There is no deletion approval with this token.');
+        }
+      }
+      log.info({ site: site.name }, 'site.deleted');
+      return approvalView(token, outcome.approval, store.getSiteById(approval.siteId));
+    },
+  };
+}
