@@ -78,8 +78,8 @@ export async function deploySite(store: Store, name: string, files: [string, Fil
 }
 
 /** Creates an account or fails the test. */
-export async function createAccount(store: Store, email: string): Promise<AccountRecord> {
-  const account = await store.createAccount({ email, plan: 'free' });
+export async function createAccount(store: Store, email: string, plan: AccountRecord['plan'] = 'free'): Promise<AccountRecord> {
+  const account = await store.createAccount({ email, plan });
   if (!account) throw new Error(`account ${email} exists`);
   return account;
 }
