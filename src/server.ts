@@ -1,4 +1,5 @@
 import { createApi } from './api/index.js';
+import { createApp } from './app/index.js';
 import { siteUrl, type Config } from './config.js';
 import { ServiceError } from './errors.js';
 import { sendError } from './http.js';
@@ -58,6 +59,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // One set of operations behind every surface of this thread.
   const ops = createOperations({ store, ingest, config, log: log.child({ area: 'sites' }), now, mailer });
   const api = createApi({ ops, store, pacer, config, log: log.child({ area: 'api' }) });
+  const app = createApp({ ops, config, log: log.child({ area: 'app' }) });
 
   const notBuilt = (surface: string): ServiceError =>
     new ServiceError('not_found', `The ${surface} is not available on this server yet.`);
@@ -67,7 +69,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`,
   );
 
-  const app = uws.App().any('/*', (res, req) => {
+  const server = uws.App().any('/*', (res, req) => {
     const route = routeHost(req.getHeader('host'), config.hosts);
     if (route.kind === 'site') {
       pacer?.noteRequest();
@@ -80,7 +82,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       case 'mcp':
         return sendError(res, notBuilt('MCP server'), log, { head });
       case 'app':
-        return sendError(res, notBuilt('account app'), log, { head });
+        return app.handle(res, req);
       case 'docs':
         return sendError(res, notBuilt('documentation site'), log, { head });
       default:
@@ -90,7 +92,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
   const port = options.port ?? config.port;
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-    app.listen(config.listenHost, port, (socket) => {
+    server.listen(config.listenHost, port, (socket) => {
       if (socket) resolve(socket);
       else reject(new Error(`Could not listen on ${config.listenHost}:${port} (is the port in use?)`));
     });

@@ -2,6 +2,9 @@ import { ServiceError } from '../errors.js';
 import { sendError } from '../http.js';
 import type { Logger } from '../log.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
+import { compileTemplate } from '../route-template.js';
+
+export { compileTemplate, openApiPath } from '../route-template.js';
 
 export type RouteHandler = (res: HttpResponse, req: HttpRequest, params: string[]) => void;
 
@@ -15,24 +18,6 @@ export interface RouteSpec {
 
 export interface Route extends RouteSpec {
   handle: RouteHandler;
-}
-
-/** The template as OpenAPI writes it (`{path...}` → `{path}`). */
-export function openApiPath(template: string): string {
-  return template.replace(/\{(\w+)\.\.\.\}/g, '{$1}');
-}
-
-/** Anchored pattern for a template; a trailing slash is allowed. Parameters become capture groups. */
-export function compileTemplate(template: string): RegExp {
-  const source = template
-    .split(/(\{\w+(?:\.\.\.)?\})/)
-    .map((part) => {
-      if (/^\{\w+\.\.\.\}$/.test(part)) return '(.+)';
-      if (/^\{\w+\}$/.test(part)) return '([^/]+)';
-      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    })
-    .join('');
-  return template.includes('...}') ? new RegExp(`^${source}$`) : new RegExp(`^${source}/?$`);
 }
 
 /**

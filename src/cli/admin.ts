@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
 import { PLAN_TITLES } from '../plans.js';
-import { hashToken, openStore, type AccountRecord, type Role, type SiteRecord, type Store } from '../store/index.js';
+import { hashToken, openStore, type AccountRecord, type ReportRecord, type Role, type SiteRecord, type Store } from '../store/index.js';
 
 export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DATA_DIR directly, also while the server runs)
   account create --email E [--plan P]     create an account (default plan Free); prints it as JSON
@@ -11,6 +11,9 @@ export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DA
   member add --site S --email E --role R  add an existing account to a site (viewer, editor, owner)
   site takedown <name>                    take a site down for abuse (serving answers 451)
   site restore <name>                     make a taken-down site active again
+  report list [--status open|resolved|all]
+                                          abuse reports as JSON lines, oldest first (default: open)
+  report resolve <id> [--note TEXT]       mark a report resolved; prints it as JSON
 
 Plans: Free, Prompter, Builder, Team, Company (any case).`;
 
@@ -100,6 +103,24 @@ const COMMANDS: Record<string, Command> = {
     positionals: 1,
     run: (store, _values, [name]) => changeSiteState(store, name!, 'active'),
   },
+  'report list': {
+    options: { status: { type: 'string' } },
+    async run(store, values) {
+      const status = (values.status ?? 'open').toLowerCase();
+      if (!['open', 'resolved', 'all'].includes(status)) throw new UsageError('--status is open, resolved or all');
+      const reports = store.listReports(status === 'all' ? {} : { status: status as 'open' | 'resolved' });
+      return { stdout: reports.map((report) => JSON.stringify(reportView(report))).join('\n'), note: reports.length === 0 ? `no ${status === 'all' ? '' : `${status} `}reports` : undefined };
+    },
+  },
+  'report resolve': {
+    options: { note: { type: 'string' } },
+    positionals: 1,
+    async run(store, values, [id]) {
+      const report = await store.resolveReport(id!.trim(), values.note?.trim() || undefined);
+      if (!report) throw new AdminError(`no report ${id}`);
+      return json(reportView(report));
+    },
+  },
 };
 
 /**
@@ -126,7 +147,7 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
     positionals = parsed.positionals;
     const wanted = command.positionals ?? 0;
     if (positionals.length !== wanted) {
-      throw new UsageError(wanted === 0 ? `unexpected argument "${positionals[0]}"` : `admin ${key} takes exactly one site name`);
+      throw new UsageError(wanted === 0 ? `unexpected argument "${positionals[0]}"` : `admin ${key} takes exactly one ${group === 'report' ? 'report id' : 'site name'}`);
     }
   } catch (err) {
     return usageError(options, err instanceof Error ? err.message : String(err));
@@ -201,6 +222,21 @@ async function changeSiteState(store: Store, name: string, state: 'active' | 'ta
   const updated = await store.setSiteState(site.name, state);
   if (!updated) throw new AdminError(`no site named ${name}`);
   return json({ name: updated.name, state: updated.state, state_changed_at: iso(updated.stateChangedAt ?? Date.now()) });
+}
+
+function reportView(report: ReportRecord) {
+  return {
+    id: report.id,
+    site: report.site,
+    reason: report.reason,
+    details: report.details,
+    contact: report.contact ?? null,
+    network: report.network,
+    status: report.status,
+    created_at: iso(report.createdAt),
+    ...(report.resolvedAt !== undefined ? { resolved_at: iso(report.resolvedAt) } : {}),
+    ...(report.note !== undefined ? { note: report.note } : {}),
+  };
 }
 
 function accountView(account: AccountRecord) {

@@ -61,9 +61,13 @@ export function compactEntry(file: FileEntry): FileEntry {
   return entry;
 }
 
-/** `5 MB`, `1.5 GB`, `730 KB` — sizes as people read them (1 MB = 1024 × 1024 bytes). */
+/** `5 MB`, `1.5 GB`, `730 KB`, `54 bytes` — sizes as people read them (1 MB = 1024 × 1024 bytes). */
 export function formatBytes(bytes: number): string {
-  if (bytes < MB) return `${Math.max(0, Math.round(bytes / 1024))} KB`;
+  if (bytes < 1024) return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`;
+  if (bytes < MB) {
+    const kb = bytes / 1024;
+    return `${kb < 10 && !Number.isInteger(kb) ? kb.toFixed(1) : Math.round(kb)} KB`;
+  }
   const mb = bytes / MB;
   if (mb >= 1024) {
     const gb = mb / 1024;

@@ -56,6 +56,9 @@ export function createMailer(options: MailerOptions): Mailer {
       const stamp = new Date(options.now()).toISOString().replace(/[:.]/g, '-');
       const file = join(outbox, `${stamp}-${mail.to.replace(/[^a-zA-Z0-9@._+-]/g, '_')}-${randomBytes(3).toString('hex')}.eml`);
       await writeFile(file, composed.message as Buffer, { flag: 'wx', mode: 0o600 });
+      // A plain copy beside it for the local outbox page, which has no MIME parser.
+      const plain = { to: mail.to, subject: mail.subject, text: mail.text, date: message.date.toISOString() };
+      await writeFile(file.replace(/\.eml$/, '.json'), JSON.stringify(plain), { flag: 'wx', mode: 0o600 });
       log.info({ to: mail.to, file }, 'mail.written');
     },
     close() {

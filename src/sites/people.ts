@@ -53,6 +53,8 @@ export interface PeopleOperations {
   /** The signed-in person behind a session cookie, extending the session as it is used. */
   resolveSession(cookie: string | undefined): Promise<Session | undefined>;
   endSession(cookie: string): Promise<void>;
+  /** The server's key for tokens of forms shown to people who are not signed in. */
+  formKey(): Promise<string>;
 }
 
 const signInError = (reason: string): ServiceError => {
@@ -158,6 +160,8 @@ export function peopleOperations(deps: OperationsDeps): PeopleOperations {
       }
       return { account, sessionHash, record };
     },
+
+    formKey: () => store.ensureSecret('form-key', () => randomBytes(32).toString('base64url')),
 
     async endSession(cookie) {
       if (typeof cookie === 'string' && cookie.startsWith('ses_')) await store.deleteSession(hashToken(cookie));

@@ -42,6 +42,8 @@ export interface MetadataDbs {
   signIns: Database<SignInRecord, string>;
   /** report id → report. */
   reports: Database<ReportRecord, string>;
+  /** name → server secret (made once). */
+  secrets: Database<string, string>;
 }
 
 export interface AccountTokenRow {
@@ -80,6 +82,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     sessions: env.openDB<SessionRecord, string>('sessions', {}),
     signIns: env.openDB<SignInRecord, string>('signIns', {}),
     reports: env.openDB<ReportRecord, string>('reports', {}),
+    secrets: env.openDB<string, string>('secrets', {}),
   };
 }
 

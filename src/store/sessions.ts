@@ -4,7 +4,7 @@ import type { ReportRecord, SignInOutcome, Store } from './types.js';
 
 type PeopleOps = Pick<
   Store,
-  'createSession' | 'getSession' | 'extendSession' | 'deleteSession' | 'createSignIn' | 'getSignIn' | 'useSignIn' | 'createReport' | 'listReports' | 'resolveReport'
+  'createSession' | 'getSession' | 'extendSession' | 'deleteSession' | 'createSignIn' | 'getSignIn' | 'useSignIn' | 'createReport' | 'listReports' | 'resolveReport' | 'ensureSecret'
 >;
 
 /**
@@ -50,6 +50,19 @@ export function peopleOps(dbs: MetadataDbs, now: () => number): PeopleOps {
         const used = { ...signIn, usedAt: at };
         void dbs.signIns.put(idHash, used);
         return { ok: true, signIn: used };
+      });
+    },
+
+    async ensureSecret(name, make) {
+      const existing = dbs.secrets.get(name);
+      if (existing !== undefined) return existing;
+      // Inside the write lock, so two threads starting at once agree on one value.
+      return dbs.env.transaction((): string => {
+        const raced = dbs.secrets.get(name);
+        if (raced !== undefined) return raced;
+        const value = make();
+        void dbs.secrets.put(name, value);
+        return value;
       });
     },
 

@@ -304,6 +304,11 @@ export interface Store {
   listReports(options?: { status?: ReportRecord['status'] }): ReportRecord[];
   /** Marks a report resolved; undefined when unknown. */
   resolveReport(id: string, note?: string): Promise<ReportRecord | undefined>;
+  /**
+   * A named server secret, made once with `make` and then the same for every thread and process
+   * on the data directory (keys for form tokens and the like).
+   */
+  ensureSecret(name: string, make: () => string): Promise<string>;
   /** Every site id (for the sweeper). */
   listSiteIds(): string[];
   /**

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import type { SerializeOptions } from 'cookie';
+import { html } from 'hono/html';
+import type { Config } from '../config.js';
+import { toErrorBody } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Caller, Operations, Session } from '../sites/index.js';
+import { renderShell, type Html, type ShellOptions } from './layout.js';
+import type { AppRequest } from './request.js';
+import { htmlResponse, redirect, type AppResponse } from './response.js';
+
+export interface AppDeps {
+  ops: Operations;
+  config: Readonly<Config>;
+  log: Logger;
+}
+
+/** Everything a page handler gets for one request. */
+export interface PageContext {
+  request: AppRequest;
+  deps: AppDeps;
+  /** The signed-in person, if any. */
+  person?: Session;
+  /** The caller the operations see: the person, or anonymous. */
+  caller: Caller;
+  /** The client's network, for per-network caps. */
+  network: string;
+  /** The token every form on this page carries. */
+  formToken: string;
+  /** Cookies the answer must set whatever the handler returns (a new form cookie). */
+  cookies: string[];
+}
+
+export type PageHandler = (context: PageContext) => Promise<AppResponse>;
+
+export interface PageRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  handle: PageHandler;
+  /**
+   * `false` for endpoints called by programs rather than our own forms (OAuth token, registration,
+   * revocation): they carry no cookies and no form token, so the cross-site check is moot there.
+   */
+  form?: boolean;
+}
+
+/** Cookie names: the `__Host-` prefix pins them to the app host over https. */
+export function cookieNames(config: Readonly<Config>): { session: string; form: string; signIn: string; newToken: string } {
+  const prefix = config.app.secureCookies ? '__Host-' : '';
+  return { session: `${prefix}plinth_session`, form: `${prefix}plinth_form`, signIn: `${prefix}plinth_signin`, newToken: `${prefix}plinth_new_token` };
+}
+
+/** Host-only, HttpOnly, SameSite=Lax cookies: never sent to the site domain or to other sites' forms. */
+export function cookieOptions(config: Readonly<Config>, maxAgeSeconds: number, path = '/'): SerializeOptions {
+  return { httpOnly: true, sameSite: 'lax', secure: config.app.secureCookies, path, maxAge: maxAgeSeconds };
+}
+
+export function newFormCookie(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/** A page in the shell, with the person's navigation when signed in. */
+export function page(context: PageContext, options: Omit<ShellOptions, 'formToken' | 'email'>, status = 200): AppResponse {
+  return htmlResponse(renderShell({ ...options, formToken: context.formToken, email: context.person?.account.email }), status);
+}
+
+/** Signed out: go and sign in, then come back here. */
+export function toSignIn(context: PageContext): AppResponse {
+  const here = `${context.request.path}${context.request.query.size > 0 ? `?${context.request.query.toString()}` : ''}`;
+  return redirect(`/login?next=${encodeURIComponent(here)}`);
+}
+
+/** A page that explains a refusal (expired link, wrong account…) with a way on. */
+export function messagePage(context: PageContext, status: number, title: string, body: Html | string, next?: { href: string; label: string }): AppResponse {
+  return page(
+    context,
+    {
+      title,
+      body: html`<h1>${title}</h1>
+<div class="message">${body}</div>
+${next ? html`<p><a class="button" href="${next.href}">${next.label}</a></p>` : ''}`,
+    },
+    status,
+  );
+}
+
+/** Any error a handler did not turn into a form message: a plain page with SPEC 7's wording. */
+export function errorPage(context: PageContext, err: unknown): AppResponse {
+  const { status, body, internal } = toErrorBody(err);
+  if (internal) context.deps.log.error({ err, path: context.request.path }, 'app.failed');
+  const titles: Record<number, string> = { 400: 'That did not work', 403: 'Not allowed', 404: 'Page not found', 410: 'No longer available', 413: 'Too large', 429: 'Too many attempts' };
+  return messagePage(context, status, titles[status] ?? 'Something went wrong', html`<p>${body.error.message}</p>`, { href: '/', label: 'Go to your sites' });
+}

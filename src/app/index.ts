@@ -1,0 +1,160 @@
+/** The account web app on the app host (SPEC 1): pages and forms over the operations. */
+import { serialize } from 'cookie';
+import { clientAddress, networkOf } from '../client-network.js';
+import type { Config } from '../config.js';
+import { ServiceError } from '../errors.js';
+import { trackAbort } from '../http.js';
+import type { Logger } from '../log.js';
+import { compileTemplate } from '../route-template.js';
+import { personCaller, type Operations } from '../sites/index.js';
+import type { HttpRequest, HttpResponse } from '../uws.js';
+import { assetRoutes } from './assets.js';
+import { cookieNames, cookieOptions, errorPage, messagePage, newFormCookie, type AppDeps, type PageContext, type PageRoute } from './context.js';
+import { accountRoutes } from './pages/account.js';
+import { approvalRoutes } from './pages/approve.js';
+import { claimRoutes } from './pages/claim.js';
+import { inviteRoutes } from './pages/invite.js';
+import { outboxRoutes } from './pages/outbox.js';
+import { reportRoutes } from './pages/report.js';
+import { signInRoutes } from './pages/sign-in.js';
+import { siteRoutes } from './pages/site.js';
+import { copyRequest, formOf, readBody, type AppRequest } from './request.js';
+import { redirect, writeAppResponse, type AppResponse } from './response.js';
+import { formToken, isCrossSite, pageHeaders, tokensMatch } from './security.js';
+
+export interface AppOptions {
+  ops: Operations;
+  config: Readonly<Config>;
+  log: Logger;
+  /** Extra routes served on the app host (the OAuth authorization server). */
+  extraRoutes?: readonly PageRoute[];
+}
+
+export interface App {
+  handle(res: HttpResponse, req: HttpRequest): void;
+}
+
+export type { PageContext, PageRoute, PageHandler, AppDeps } from './context.js';
+export { page, toSignIn, messagePage } from './context.js';
+export type { AppResponse } from './response.js';
+export { htmlResponse, jsonResponse, redirect } from './response.js';
+export { formOf, jsonOf } from './request.js';
+export { csrfField, timeOf, type Html } from './layout.js';
+
+const MAX_BODY_BYTES = 64 * 1024;
+const FORM_COOKIE_SECONDS = 24 * 3600;
+
+export function createApp(options: AppOptions): App {
+  const deps: AppDeps = { ops: options.ops, config: options.config, log: options.log };
+  const { ops, config, log } = deps;
+  const names = cookieNames(config);
+  const appOrigin = new URL(config.publicUrls.app).origin;
+  const routes = [
+    ...assetRoutes(),
+    ...signInRoutes(deps),
+    ...accountRoutes(deps),
+    ...siteRoutes(deps),
+    ...claimRoutes(deps),
+    ...approvalRoutes(deps),
+    ...inviteRoutes(deps),
+    ...reportRoutes(deps),
+    ...(config.app.outboxPage ? outboxRoutes(deps) : []),
+    ...(options.extraRoutes ?? []),
+  ].map((route) => ({ route, pattern: compileTemplate(route.path) }));
+
+  /** Finds the route; a known path with another method is 405, an unknown one 404. */
+  function match(method: string, path: string): { route?: PageRoute; params: string[]; allowed: string[] } {
+    const allowed: string[] = [];
+    const lookup = method === 'HEAD' ? 'GET' : method;
+    for (const { route, pattern } of routes) {
+      const found = pattern.exec(path);
+      if (!found) continue;
+      if (route.method !== lookup) {
+        allowed.push(route.method);
+        continue;
+      }
+      try {
+        return { route, params: found.slice(1).map((part) => decodeURIComponent(part ?? '')), allowed };
+      } catch {
+        return { params: [], allowed };
+      }
+    }
+    return { params: [], allowed };
+  }
+
+  async function respond(request: AppRequest, route: PageRoute | undefined, allowed: string[]): Promise<AppResponse> {
+    const person = await ops.people.resolveSession(request.cookies[names.session]);
+    const cookies: string[] = [];
+    let token: string;
+    if (person) {
+      token = formToken(person.record.csrfSecret, person.sessionHash);
+    } else {
+      // Signed-out forms (sign-in, report) are bound to a random cookie of this browser.
+      let formCookie = request.cookies[names.form];
+      if (!formCookie || !/^[A-Za-z0-9_-]{32}$/.test(formCookie)) {
+        formCookie = newFormCookie();
+        cookies.push(serialize(names.form, formCookie, cookieOptions(config, FORM_COOKIE_SECONDS)));
+      }
+      token = formToken(await ops.people.formKey(), formCookie);
+    }
+    const context: PageContext = {
+      request,
+      deps,
+      person,
+      caller: person ? personCaller(person.account, person.sessionHash) : { kind: 'anonymous' },
+      network: networkOf(clientAddress(request.remoteAddress, request.headers['x-forwarded-for'] ?? '', config.deploy.trustProxy)),
+      formToken: token,
+      cookies,
+    };
+
+    let response: AppResponse;
+    try {
+      if (!route) {
+        response =
+          allowed.length > 0
+            ? { ...messagePage(context, 405, 'Not allowed here', 'This address does not take that kind of request.'), headers: { Allow: allowed.join(', ') } }
+            : messagePage(context, 404, 'Page not found', 'There is no page at this address.', { href: '/', label: 'Go to your sites' });
+      } else if (route.method === 'POST' && route.form !== false && isCrossSite(request.headers.origin, request.headers.referer, appOrigin)) {
+        log.info({ path: request.path, origin: request.headers.origin }, 'app.cross_site_refused');
+        response = messagePage(context, 403, 'Request refused', 'This form was sent from another site, so nothing was changed.', { href: '/', label: 'Go to your sites' });
+      } else if (route.method === 'POST' && route.form !== false && !tokensMatch(token, formOf(request).get('csrf'))) {
+        response = messagePage(
+          context,
+          403,
+          'This form has expired',
+          'Nothing was changed. Go back, reload the page and try again.',
+          { href: request.path, label: 'Reload the page' },
+        );
+      } else {
+        response = await route.handle(context);
+      }
+    } catch (err) {
+      response = errorPage(context, err);
+    }
+    // Handlers' own headers win (the consent page widens form-action; JSON endpoints set theirs).
+    response.headers = { ...pageHeaders(), ...response.headers };
+    response.cookies.unshift(...cookies);
+    return response;
+  }
+
+  return {
+    handle(res, req) {
+      const copied = copyRequest(res, req);
+      trackAbort(res);
+      const { route, params, allowed } = match(copied.method, copied.path);
+      const body = copied.method === 'POST' ? readBody(res, MAX_BODY_BYTES) : undefined;
+      void (async () => {
+        let response: AppResponse;
+        try {
+          const request: AppRequest = { ...copied, params, body: body ? await body.done : Buffer.alloc(0) };
+          response = await respond(request, route, allowed);
+        } catch (err) {
+          const status = (err as ServiceError).code === 'too_large' ? 413 : 500;
+          if (status === 500) log.error({ err, path: copied.path }, 'app.failed');
+          response = { ...redirect('/'), status, headers: { 'Content-Type': 'text/plain; charset=utf-8', ...pageHeaders() }, body: status === 413 ? 'The form was too large.' : 'Something went wrong on our side.' };
+        }
+        writeAppResponse(res, response, { head: copied.method === 'HEAD', closeConnection: body !== undefined && !body.finished() });
+      })();
+    },
+  };
+}

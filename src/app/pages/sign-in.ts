@@ -1,0 +1,185 @@
+import { serialize } from 'cookie';
+import { html } from 'hono/html';
+import type { AccountRecord } from '../../store/index.js';
+import { SESSION_LIFETIME_MS, SIGN_IN_LIFETIME_MS } from '../../sites/index.js';
+import { cookieNames, cookieOptions, messagePage, page, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import { csrfField, errorSummary, fieldError, invalidAttrs, type FieldError } from '../layout.js';
+import { formOf } from '../request.js';
+import { redirect, type AppResponse } from '../response.js';
+import { safeNext } from '../security.js';
+
+/**
+ * Sign-in by e-mail (no passwords): the address gets a one-time link and a 6-digit code, both
+ * valid 15 minutes. The link opens a page with a button (a GET never signs anyone in, so mail
+ * scanners that follow links do nothing); the code is for a person who reads mail on another
+ * device and types it into the browser that asked. The first sign-in of an address creates a
+ * Free account. Every sign-in starts a new session (no fixation).
+ */
+export function signInRoutes(deps: AppDeps): PageRoute[] {
+  const { ops, config } = deps;
+  const names = cookieNames(config);
+  const minutes = SIGN_IN_LIFETIME_MS / 60_000;
+
+  function loginForm(context: PageContext, values: { email?: string; next?: string }, errors: FieldError[], status = 200): AppResponse {
+    return page(
+      context,
+      {
+        title: 'Sign in',
+        notice: context.request.query.get('signed_out') ? 'You are signed out.' : undefined,
+        body: html`${errorSummary(errors)}
+<h1>Sign in to Plinth</h1>
+<p>Enter your e-mail address. We will send you a link and a 6-digit code to sign in; no password is needed.
+If you have no account yet, this creates a free one.</p>
+<form method="post" action="/login" novalidate>
+  ${csrfField(context.formToken)}
+  ${values.next ? html`<input type="hidden" name="next" value="${values.next}">` : ''}
+  <div class="field">
+    <label for="email">E-mail address</label>
+    ${fieldError(errors, 'email')}
+    <input id="email" name="email" type="email" autocomplete="email" spellcheck="false" required value="${values.email ?? ''}" ${invalidAttrs(errors, 'email')}>
+  </div>
+  <button type="submit">Send me a sign-in link</button>
+</form>`,
+      },
+      status,
+    );
+  }
+
+  function codeForm(context: PageContext, email: string, errors: FieldError[], status = 200): AppResponse {
+    return page(
+      context,
+      {
+        title: 'Check your e-mail',
+        body: html`${errorSummary(errors)}
+<h1>Check your e-mail</h1>
+<p>We sent a sign-in link to <strong>${email}</strong>. Open it on this device to sign in, or enter the 6-digit code from the e-mail here.
+The link and the code work once, for ${minutes} minutes.</p>
+<form method="post" action="/login/code" novalidate>
+  ${csrfField(context.formToken)}
+  <div class="field">
+    <label for="code">6-digit code</label>
+    ${fieldError(errors, 'code')}
+    <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]*" maxlength="7" class="input-short" required ${invalidAttrs(errors, 'code')}>
+  </div>
+  <button type="submit">Sign in</button>
+</form>
+<p><a href="/login">Use another address or send a new link</a></p>`,
+      },
+      status,
+    );
+  }
+
+  /** A new session for the account; any session the browser had is ended first. */
+  async function signedIn(context: PageContext, account: AccountRecord, next: string | undefined): Promise<AppResponse> {
+    const previous = context.request.cookies[names.session];
+    if (previous) await ops.people.endSession(previous);
+    const { cookie } = await ops.people.createSession(account);
+    const response = redirect(safeNext(next) ?? '/');
+    response.cookies.push(serialize(names.session, cookie, cookieOptions(config, SESSION_LIFETIME_MS / 1000)));
+    response.cookies.push(serialize(names.signIn, '', cookieOptions(config, 0, '/login')));
+    return response;
+  }
+
+  const linkProblem = (context: PageContext, message: string): AppResponse =>
+    messagePage(context, 400, 'This sign-in link does not work', html`<p>${message}</p>`, { href: '/login', label: 'Send a new sign-in link' });
+
+  return [
+    {
+      method: 'GET',
+      path: '/login',
+      async handle(context) {
+        const next = safeNext(context.request.query.get('next'));
+        if (context.person) return redirect(next ?? '/');
+        return loginForm(context, { next }, []);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/login',
+      async handle(context) {
+        const form = formOf(context.request);
+        const email = (form.get('email') ?? '').trim();
+        const next = safeNext(form.get('next'));
+        try {
+          const started = await ops.people.startSignIn({ email, next, network: context.network });
+          const response = redirect('/login/check');
+          response.cookies.push(serialize(names.signIn, started.id, cookieOptions(config, minutes * 60, '/login')));
+          return response;
+        } catch (err) {
+          const { code, message } = err as { code?: string; message: string };
+          if (code === 'bad_request') return loginForm(context, { email, next }, [{ field: 'email', message: 'Enter an e-mail address like name@example.com.' }], 400);
+          if (code === 'limit') return loginForm(context, { email, next }, [{ field: 'email', message }], 429);
+          throw err;
+        }
+      },
+    },
+    {
+      method: 'GET',
+      path: '/login/check',
+      async handle(context) {
+        const pending = ops.people.pendingSignIn(context.request.cookies[names.signIn] ?? '');
+        if (!pending) return redirect('/login');
+        return codeForm(context, pending.email, []);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/login/code',
+      async handle(context) {
+        const id = context.request.cookies[names.signIn] ?? '';
+        const pending = ops.people.pendingSignIn(id);
+        if (!pending) return linkProblem(context, 'This sign-in has expired, was used, or was locked after too many wrong codes.');
+        try {
+          const done = await ops.people.finishSignIn({ id, code: formOf(context.request).get('code') ?? '' });
+          return signedIn(context, done.account, done.next);
+        } catch (err) {
+          const { details, message } = err as { details?: { reason?: string }; message: string };
+          if (details?.reason === 'wrong_code') return codeForm(context, pending.email, [{ field: 'code', message }], 400);
+          return linkProblem(context, message);
+        }
+      },
+    },
+    {
+      method: 'GET',
+      path: '/login/verify',
+      async handle(context) {
+        const token = context.request.query.get('token') ?? '';
+        const pending = ops.people.pendingSignIn(token);
+        if (!pending) return linkProblem(context, 'The link has expired (links last 15 minutes), was already used, or was locked after too many wrong codes.');
+        return page(context, {
+          title: 'Sign in',
+          body: html`<h1>Sign in to Plinth</h1>
+<p>You are signing in as <strong>${pending.email}</strong>.</p>
+<form method="post" action="/login/verify">
+  ${csrfField(context.formToken)}
+  <input type="hidden" name="token" value="${token}">
+  <button type="submit">Sign in as ${pending.email}</button>
+</form>`,
+        });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/login/verify',
+      async handle(context) {
+        try {
+          const done = await ops.people.finishSignIn({ id: formOf(context.request).get('token') ?? '' });
+          return signedIn(context, done.account, done.next);
+        } catch (err) {
+          return linkProblem(context, (err as Error).message);
+        }
+      },
+    },
+    {
+      method: 'POST',
+      path: '/logout',
+      async handle(context) {
+        const cookie = context.request.cookies[names.session];
+        if (cookie) await ops.people.endSession(cookie);
+        const response = redirect('/login?signed_out=1');
+        response.cookies.push(serialize(names.session, '', cookieOptions(config, 0)));
+        return response;
+      },
+    },
+  ];
+}

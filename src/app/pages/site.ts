@@ -1,0 +1,294 @@
+import { html } from 'hono/html';
+import { formatBytes, type RevisionView, type SiteView } from '../../sites/index.js';
+import { messagePage, page, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, type FieldError } from '../layout.js';
+import { formOf } from '../request.js';
+import { redirect, type AppResponse } from '../response.js';
+import { planTitle } from './account.js';
+
+/** Form values and errors to show again after a refused rename or invite. */
+interface SiteFormState {
+  errors: FieldError[];
+  rename?: string;
+  inviteEmail?: string;
+  inviteRole?: string;
+}
+
+const RANK = { viewer: 0, editor: 1, owner: 2 } as const;
+
+/** `/sites/<name>`: details, history with rollback, rename, delete, members and invites. */
+export function siteRoutes(deps: AppDeps): PageRoute[] {
+  const { ops } = deps;
+
+  function notice(query: URLSearchParams): string | undefined {
+    switch (query.get('notice')) {
+      case 'rolled_back':
+        return `Rolled back: the content of revision ${query.get('from') ?? ''} is live again as revision ${query.get('number') ?? ''}.`;
+      case 'renamed':
+        return `Renamed. The old address of ${query.get('from') ?? 'the site'} now redirects here.`;
+      case 'invited':
+        return `An invitation was e-mailed to ${query.get('email') ?? ''}.`;
+      case 'invite_revoked':
+        return `The invitation for ${query.get('email') ?? ''} was withdrawn.`;
+      case 'member_removed':
+        return `${query.get('email') ?? 'The member'} no longer has access to this site.`;
+      case 'claimed':
+        return 'The site is yours now: it no longer expires.';
+      case 'joined':
+        return `You joined this site as ${query.get('role') ?? 'a member'}.`;
+      case 'conflict':
+        return 'Someone published this site at the same moment, so nothing was rolled back. Check the revisions and try again.';
+      default:
+        return undefined;
+    }
+  }
+
+  async function sitePage(context: PageContext, name: string, state: SiteFormState = { errors: [] }, status = 200): Promise<AppResponse> {
+    const site = await ops.sites.get(context.caller, name);
+    // Only a claimed site's token gets the claim poll instead of the site; a person never does.
+    if (!('name' in site)) throw new Error('claim poll for a signed-in person');
+    return renderSite(context, site, state, status);
+  }
+
+  function renderSite(context: PageContext, site: SiteView, state: SiteFormState, status: number): AppResponse {
+    const canEdit = RANK[site.role] >= RANK.editor;
+    const isOwner = site.role === 'owner';
+    const revisions = ops.revisions.list(context.caller, site.name, { limit: 50, cursor: context.request.query.get('revisions') ?? undefined });
+    const live = revisions.revisions.find((revision) => revision.id === site.live_revision?.id);
+    const members = ops.members.list(context.caller, site.name);
+    const token = context.formToken;
+    const errors = state.errors;
+
+    const revisionRows = revisions.revisions.map(
+      (revision: RevisionView) => html`<tr>
+  <th scope="row">#${revision.number}${revision.id === site.live_revision?.id ? html` <span class="tag">Live</span>` : ''}</th>
+  <td>${timeOf(revision.created_at)}</td>
+  <td>${revision.created_by}</td>
+  <td>${revision.kind === 'rollback' ? 'rollback' : revision.kind}</td>
+  <td>${fileCount(revision.files)}, ${formatBytes(revision.bytes)}</td>
+  <td>${
+    canEdit && revision.id !== site.live_revision?.id
+      ? html`<form method="post" action="/sites/${site.name}/rollback">${csrfField(token)}<input type="hidden" name="revision" value="${revision.id}"><button type="submit" class="button-secondary">Roll back to revision ${revision.number}</button></form>`
+      : ''
+  }</td>
+</tr>`,
+    );
+    const memberRows = members.members.map(
+      (member) => html`<tr>
+  <th scope="row">${member.email}</th><td>${member.role}</td>
+  <td>${
+    isOwner && member.email !== context.person?.account.email
+      ? html`<form method="post" action="/sites/${site.name}/members/remove">${csrfField(token)}<input type="hidden" name="email" value="${member.email}"><button type="submit" class="button-danger" aria-label="Remove ${member.email}">Remove</button></form>`
+      : ''
+  }</td>
+</tr>`,
+    );
+    const inviteRows = members.invites.map(
+      (invite) => html`<tr>
+  <th scope="row">${invite.email}</th><td>${invite.role} (invited, until ${timeOf(invite.expires_at)})</td>
+  <td>${
+    isOwner
+      ? html`<form method="post" action="/sites/${site.name}/invites/revoke">${csrfField(token)}<input type="hidden" name="email" value="${invite.email}"><button type="submit" class="button-secondary" aria-label="Withdraw invitation for ${invite.email}">Withdraw invitation</button></form>`
+      : ''
+  }</td>
+</tr>`,
+    );
+
+    const body = html`${errorSummary(errors)}
+<p class="breadcrumb"><a href="/">Your sites</a></p>
+<h1>${site.name}</h1>
+<dl class="facts">
+  <dt>Address</dt><dd><a href="${site.url}" rel="noopener">${site.url}</a></dd>
+  <dt>Your role</dt><dd>${site.role}</dd>
+  <dt>Plan</dt><dd>${planTitle(site.plan)}</dd>
+  <dt>Live revision</dt><dd>${site.live_revision ? html`#${site.live_revision.number}, ${timeOf(site.live_revision.created_at)}` : 'None yet'}</dd>
+  <dt>Files</dt><dd>${live ? html`${fileCount(live.files)}, ${formatBytes(live.bytes)}` : '—'}</dd>
+  <dt>Expires</dt><dd>${site.expires_at ? timeOf(site.expires_at) : 'Never'}</dd>
+</dl>
+
+<h2>Revisions</h2>
+<div class="table-wrap" role="region" tabindex="0" aria-label="Revisions of ${site.name}, newest first">
+<table>
+  <caption class="visually-hidden">Revisions of ${site.name}, newest first</caption>
+  <thead><tr><th scope="col">Revision</th><th scope="col">Published</th><th scope="col">By</th><th scope="col">Kind</th><th scope="col">Content</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <tbody>${revisionRows}</tbody>
+</table></div>
+${revisions.next_cursor ? html`<p><a href="/sites/${site.name}?revisions=${revisions.next_cursor}">Older revisions</a></p>` : ''}
+
+<h2>People</h2>
+<div class="table-wrap" role="region" tabindex="0" aria-label="Members and pending invitations">
+<table>
+  <caption class="visually-hidden">Members and pending invitations</caption>
+  <thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <tbody>${memberRows}${inviteRows}</tbody>
+</table></div>
+${
+  isOwner
+    ? html`<h3>Invite someone</h3>
+<form method="post" action="/sites/${site.name}/invites" novalidate class="inline-form">
+  ${csrfField(token)}
+  <div class="field">
+    <label for="invite-email">E-mail address</label>
+    ${fieldError(errors, 'invite-email')}
+    <input id="invite-email" name="email" type="email" autocomplete="off" spellcheck="false" required value="${state.inviteEmail ?? ''}" ${invalidAttrs(errors, 'invite-email')}>
+  </div>
+  <div class="field">
+    <label for="invite-role">Role</label>
+    ${fieldError(errors, 'invite-role')}
+    <select id="invite-role" name="role" ${invalidAttrs(errors, 'invite-role')}>
+      <option value="editor" ${state.inviteRole === 'viewer' ? '' : html`selected`}>Editor: may publish and roll back</option>
+      <option value="viewer" ${state.inviteRole === 'viewer' ? html`selected` : ''}>Viewer: may see the site and its history</option>
+    </select>
+  </div>
+  <button type="submit">Send invitation</button>
+</form>`
+    : ''
+}
+${
+  canEdit
+    ? html`<h2>Rename</h2>
+<form method="post" action="/sites/${site.name}/rename" novalidate>
+  ${csrfField(token)}
+  <div class="field">
+    <label for="rename">New name</label>
+    <p class="hint" id="rename-hint">4 to 63 characters: a–z, 0–9 and hyphens. The old address will redirect to the new one; names are never reused.</p>
+    ${fieldError(errors, 'rename')}
+    <input id="rename" name="name" required spellcheck="false" autocomplete="off" value="${state.rename ?? ''}" aria-describedby="rename-hint" ${invalidAttrs(errors, 'rename')}>
+  </div>
+  <button type="submit">Rename site</button>
+</form>`
+    : ''
+}
+${
+  isOwner
+    ? html`<h2>Delete</h2>
+<p>Deleting is permanent: the address answers “gone” and the name is never given out again. You will be asked to type the address to confirm.</p>
+<form method="post" action="/sites/${site.name}/delete">${csrfField(token)}<button type="submit" class="button-danger">Delete this site…</button></form>`
+    : ''
+}`;
+    return page(context, { title: site.name, current: 'sites', notice: notice(context.request.query), body }, status);
+  }
+
+  /** Runs a form action; a refusal the person can fix is shown on the site page with the field. */
+  async function act(context: PageContext, run: (name: string, form: URLSearchParams) => Promise<AppResponse>, field?: (err: { message: string; details?: Record<string, unknown> }, form: URLSearchParams) => SiteFormState | undefined): Promise<AppResponse> {
+    if (!context.person) return toSignIn(context);
+    const name = context.request.params[0]!;
+    const form = formOf(context.request);
+    try {
+      return await run(name, form);
+    } catch (err) {
+      const error = err as { code?: string; message: string; details?: Record<string, unknown> };
+      const state = field && (error.code === 'bad_request' || error.code === 'not_found') ? field(error, form) : undefined;
+      if (state) return sitePage(context, name, state, 400);
+      if (error.code === 'conflict') return redirect(`/sites/${encodeURIComponent(name)}?notice=conflict`);
+      throw err;
+    }
+  }
+
+  return [
+    {
+      method: 'GET',
+      path: '/sites/{name}',
+      handle: async (context) => (context.person ? sitePage(context, context.request.params[0]!) : toSignIn(context)),
+    },
+    {
+      method: 'POST',
+      path: '/sites/{name}/rollback',
+      handle: (context) =>
+        act(context, async (name, form) => {
+          const result = await ops.revisions.rollback(context.caller, name, form.get('revision') ?? '');
+          const from = result.revision.rollback_of ? ops.revisions.list(context.caller, name, { limit: 200 }).revisions.find((r) => r.id === result.revision.rollback_of)?.number : undefined;
+          return redirect(`/sites/${encodeURIComponent(name)}?notice=rolled_back&number=${result.revision.number}&from=${from ?? ''}`);
+        }),
+    },
+    {
+      method: 'POST',
+      path: '/sites/{name}/rename',
+      handle: (context) =>
+        act(
+          context,
+          async (name, form) => {
+            const result = await ops.sites.rename(context.caller, name, (form.get('name') ?? '').trim());
+            return redirect(`/sites/${encodeURIComponent(result.site.name)}?notice=renamed&from=${encodeURIComponent(result.previous_name)}`);
+          },
+          (err, form) => ({ errors: [{ field: 'rename', message: err.message }], rename: form.get('name') ?? '' }),
+        ),
+    },
+    {
+      method: 'POST',
+      path: '/sites/{name}/delete',
+      handle: (context) =>
+        act(context, async (name) => {
+          const request = await ops.sites.requestDeletion(context.caller, name);
+          return redirect(`/approve/${request.approval.token}`);
+        }),
+    },
+    {
+      method: 'POST',
+      path: '/sites/{name}/invites',
+      handle: (context) =>
+        act(
+          context,
+          async (name, form) => {
+            const result = await ops.members.invite(context.caller, name, { email: form.get('email') ?? '', role: form.get('role') ?? '' });
+            return redirect(`/sites/${encodeURIComponent(name)}?notice=invited&email=${encodeURIComponent(result.invite.email)}`);
+          },
+          (err, form) => ({
+            errors: [{ field: err.details?.field === 'role' ? 'invite-role' : 'invite-email', message: err.message }],
+            inviteEmail: form.get('email') ?? '',
+            inviteRole: form.get('role') ?? '',
+          }),
+        ),
+    },
+    {
+      method: 'POST',
+      path: '/sites/{name}/invites/revoke',
+      handle: (context) =>
+        act(context, async (name, form) => {
+          const result = await ops.members.revokeInvite(context.caller, name, form.get('email') ?? '');
+          return redirect(`/sites/${encodeURIComponent(name)}?notice=invite_revoked&email=${encodeURIComponent(result.revoked)}`);
+        }),
+    },
+    {
+      // Step one of removing a member: a confirmation token, then a page that asks.
+      method: 'POST',
+      path: '/sites/{name}/members/remove',
+      handle: (context) =>
+        act(context, async (name, form) => {
+          const email = form.get('email') ?? '';
+          const confirm = form.get('confirm') ?? undefined;
+          const result = await ops.members.remove(context.caller, name, email, confirm);
+          if ('confirm_token' in result) {
+            return redirect(`/sites/${encodeURIComponent(name)}/members/remove?email=${encodeURIComponent(email)}&confirm=${encodeURIComponent(result.confirm_token)}`);
+          }
+          return redirect(`/sites/${encodeURIComponent(name)}?notice=member_removed&email=${encodeURIComponent(result.removed)}`);
+        }),
+    },
+    {
+      method: 'GET',
+      path: '/sites/{name}/members/remove',
+      async handle(context) {
+        if (!context.person) return toSignIn(context);
+        const name = context.request.params[0]!;
+        const email = context.request.query.get('email') ?? '';
+        const confirm = context.request.query.get('confirm') ?? '';
+        const members = ops.members.list(context.caller, name);
+        const member = members.members.find((m) => m.email === email);
+        if (!member || !confirm) return messagePage(context, 404, 'Not a member', html`<p>${email} is not a member of ${name}.</p>`, { href: `/sites/${name}`, label: `Back to ${name}` });
+        return page(context, {
+          title: `Remove ${email}`,
+          current: 'sites',
+          body: html`<h1>Remove ${email} from ${name}?</h1>
+<p>${email} is ${member.role === 'owner' ? 'an owner' : `a ${member.role}`} of ${name}. Once removed, they can no longer see or change the site. This confirmation expires in 5 minutes.</p>
+<form method="post" action="/sites/${name}/members/remove" class="button-row">
+  ${csrfField(context.formToken)}
+  <input type="hidden" name="email" value="${email}">
+  <input type="hidden" name="confirm" value="${confirm}">
+  <button type="submit" class="button-danger">Remove ${email}</button>
+  <a href="/sites/${name}" class="button-secondary">Cancel</a>
+</form>`,
+        });
+      },
+    },
+  ];
+}

@@ -1,0 +1,79 @@
+import { parse as parseCookies } from 'cookie';
+import { ServiceError } from '../errors.js';
+import type { HttpRequest, HttpResponse } from '../uws.js';
+
+/** What a page handler may use after its first await: copied out of uWS's short-lived request. */
+export interface AppRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  /** Lower-case header names. */
+  headers: Readonly<Record<string, string>>;
+  cookies: Readonly<Record<string, string | undefined>>;
+  remoteAddress: string;
+  /** Values captured by the route template. */
+  params: string[];
+  /** The raw request body (POST only), read before the handler runs. */
+  body: Buffer;
+}
+
+/** A form post's fields (`application/x-www-form-urlencoded`); empty for anything else. */
+export function formOf(request: AppRequest): URLSearchParams {
+  const type = request.headers['content-type'] ?? '';
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) return new URLSearchParams();
+  return new URLSearchParams(request.body.toString('utf8'));
+}
+
+/** A JSON body as an object, or a 400 (used by the OAuth registration endpoint). */
+export function jsonOf(request: AppRequest): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(request.body.toString('utf8'));
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new ServiceError('bad_request', 'The body must be a JSON object.');
+}
+
+export function copyRequest(res: HttpResponse, req: HttpRequest): Omit<AppRequest, 'body' | 'params'> {
+  const headers: Record<string, string> = {};
+  req.forEach((name, value) => {
+    headers[name] = value;
+  });
+  return {
+    method: req.getCaseSensitiveMethod().toUpperCase(),
+    path: req.getUrl(),
+    query: new URLSearchParams(req.getQuery() ?? ''),
+    headers,
+    cookies: parseCookies(headers.cookie ?? ''),
+    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+  };
+}
+
+/**
+ * Collects a small body (forms, OAuth requests). Must be attached synchronously in the handler.
+ * Rejects with `too_large` past `maxBytes` (the rest is dropped).
+ */
+export function readBody(res: HttpResponse, maxBytes: number): { done: Promise<Buffer>; finished(): boolean } {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let finished = false;
+  let failed = false;
+  const done = new Promise<Buffer>((resolve, reject) => {
+    res.onData((chunk, isLast) => {
+      if (isLast) finished = true;
+      if (failed) return;
+      received += chunk.byteLength;
+      if (received > maxBytes) {
+        failed = true;
+        reject(new ServiceError('too_large', `A form can send at most ${Math.round(maxBytes / 1024)} KB.`));
+        return;
+      }
+      // uWS neuters the chunk after this callback: copy it.
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) resolve(Buffer.concat(chunks));
+    });
+  });
+  done.catch(() => undefined);
+  return { done, finished: () => finished };
+}

@@ -1,0 +1,42 @@
+import { isAborted, statusLine } from '../http.js';
+import type { HttpResponse } from '../uws.js';
+
+/** A whole answer of the app host: built by a handler, written once by the edge. */
+export interface AppResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** `Set-Cookie` values, one header each. */
+  cookies: string[];
+  body: string | Buffer;
+}
+
+export function htmlResponse(body: string, status = 200): AppResponse {
+  return { status, headers: { 'Content-Type': 'text/html; charset=utf-8' }, cookies: [], body };
+}
+
+export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): AppResponse {
+  return { status, headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers }, cookies: [], body: JSON.stringify(body) };
+}
+
+/** Post/redirect/get: after a POST, a 303 to the page that shows the result. */
+export function redirect(location: string, status = 303): AppResponse {
+  return { status, headers: { Location: location }, cookies: [], body: '' };
+}
+
+/** Writes the response in one cork, unless the client has gone. */
+export function writeAppResponse(res: HttpResponse, response: AppResponse, options: { head?: boolean; closeConnection?: boolean } = {}): void {
+  if (isAborted(res)) return;
+  res.cork(() => {
+    res.writeStatus(statusLine(response.status));
+    for (const name in response.headers) res.writeHeader(name, response.headers[name]!);
+    for (const cookie of response.cookies) res.writeHeader('Set-Cookie', cookie);
+    if (response.status === 304) {
+      res.endWithoutBody();
+    } else if (options.head) {
+      res.writeHeader('Content-Length', String(Buffer.byteLength(response.body)));
+      res.endWithoutBody();
+    } else {
+      res.end(response.body, options.closeConnection);
+    }
+  });
+}

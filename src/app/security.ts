@@ -1,0 +1,74 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Pure rules of the app host's security: the headers every page carries, the cross-site check on
+ * state-changing requests, form tokens, and where `?next=` may send a person.
+ */
+
+export interface PageHeaderOptions {
+  /** Extra `form-action` sources (the OAuth consent form redirects to the client). */
+  formActions?: readonly string[];
+}
+
+/**
+ * Strict CSP (no inline script or style: the stylesheet and any script are our own files),
+ * no framing, same-origin referrers, no sniffing, and never cached: pages carry per-person data
+ * and form tokens.
+ */
+export function pageHeaders(options: PageHeaderOptions = {}): Record<string, string> {
+  const formAction = ["'self'", ...(options.formActions ?? [])].join(' ');
+  return {
+    'Content-Security-Policy': `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`,
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'same-origin',
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'no-store',
+    'Cross-Origin-Opener-Policy': 'same-origin',
+  };
+}
+
+/**
+ * Whether a state-changing request comes from our own pages. Browsers send `Origin` on every
+ * POST; when a client sends neither `Origin` nor `Referer` (curl, old browsers) the form token
+ * alone decides. `null` (sandboxed or privacy-redirected contexts) counts as foreign.
+ */
+export function isCrossSite(origin: string | undefined, referer: string | undefined, appOrigin: string): boolean {
+  if (origin !== undefined && origin !== '') return origin !== appOrigin;
+  if (referer !== undefined && referer !== '') {
+    try {
+      return new URL(referer).origin !== appOrigin;
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** The token a form carries, bound to a secret (session or server key) and a binding value. */
+export function formToken(key: string, binding: string): string {
+  return createHmac('sha256', key).update(`form:${binding}`).digest('base64url');
+}
+
+export function tokensMatch(expected: string, given: string | null | undefined): boolean {
+  if (typeof given !== 'string') return false;
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * A `?next=` value we may redirect to after sign-in: a path on the app host only. Anything that
+ * could leave it (`//host`, `/\host`, a scheme, control characters) is dropped.
+ */
+export function safeNext(raw: string | null | undefined): string | undefined {
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2048) return undefined;
+  if (!raw.startsWith('/') || raw.startsWith('//') || raw.startsWith('/\\')) return undefined;
+  if (/[\u0000-\u001f\u007f\\]/.test(raw)) return undefined;
+  try {
+    const resolved = new URL(raw, 'http://app.invalid');
+    if (resolved.origin !== 'http://app.invalid') return undefined;
+    return `${resolved.pathname}${resolved.search}`;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,157 @@
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * Browser tests drive Debian's Chromium against a real server over loopback. Chromium resolves
+ * every *.localhost name to 127.0.0.1, so the links the service hands out work as they are; the
+ * server runs on a port chosen up front so those links carry it.
+ */
+
+export const SCREENSHOTS = new URL('../screenshots/', import.meta.url);
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AppServer extends TestServer {
+  appUrl: string;
+  apiUrl: string;
+  siteUrl(name: string): string;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export async function startAppServer(env: Record<string, string> = {}, now?: () => number): Promise<AppServer> {
+  const port = await freePort();
+  const server = await startTestServer({ PLINTH_PORT: String(port), PLINTH_API_RATE_PER_NETWORK: '0', PLINTH_SIGNIN_EMAILS_PER_NETWORK: '0', ...env }, now);
+  return Object.assign(server, {
+    appUrl: `http://app.localhost:${port}`,
+    apiUrl: `http://api.localhost:${port}`,
+    siteUrl: (name: string) => `http://${name}.sites.localhost:${port}`,
+  });
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.PLINTH_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+}
+
+/** A fresh browser profile (own cookies) with a page at the given width; console errors are collected. */
+export async function openPage(browser: Browser, width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  // Refusal pages answer 4xx on purpose, which Chromium logs for the document; what breaks a
+  // page is a failing subresource or a script error, so those are what is collected.
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
+  });
+  page.on('response', (response) => {
+    if (response.status() >= 400 && response.request().resourceType() !== 'document') errors.push(`${response.status()} ${response.url()}`);
+  });
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('dialog', (dialog) => {
+    errors.push(`dialog opened: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  return { context, page, errors };
+}
+
+/** The newest e-mail to `to` in the outbox that arrived after `after` files, parsed. */
+export async function mailTo(server: TestServer, to: string, options: { after?: number; timeoutMs?: number } = {}): Promise<ParsedMail & { file: string }> {
+  const dir = join(server.dataDir, 'outbox');
+  const deadline = Date.now() + (options.timeoutMs ?? 5000);
+  while (Date.now() < deadline) {
+    const files = outboxFiles(server).filter((file) => file.includes(`-${to}-`)).slice(options.after ?? 0);
+    if (files.length > 0) {
+      const file = files[files.length - 1]!;
+      const parsed = await simpleParser(readFileSync(join(dir, file)));
+      return Object.assign(parsed, { file });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no e-mail to ${to} arrived`);
+}
+
+/** The outbox's .eml files, oldest first. */
+export function outboxFiles(server: TestServer): string[] {
+  const dir = join(server.dataDir, 'outbox');
+  try {
+    return readdirSync(dir)
+      .filter((name) => name.endsWith('.eml'))
+      .sort((a, b) => statSync(join(dir, a)).mtimeMs - statSync(join(dir, b)).mtimeMs || a.localeCompare(b));
+  } catch {
+    return [];
+  }
+}
+
+export const countMailTo = (server: TestServer, to: string): number => outboxFiles(server).filter((file) => file.includes(`-${to}-`)).length;
+
+/** The first address in a mail's text part that starts with `prefix`. */
+export function linkIn(mail: ParsedMail, prefix: string): string {
+  const match = (mail.text ?? '').match(new RegExp(`${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\S+`));
+  if (!match) throw new Error(`no ${prefix} link in: ${mail.text}`);
+  return match[0];
+}
+
+/**
+ * Signs in through the real flow: the sign-in form, the e-mailed link, the button on its page.
+ * Starts from wherever the page is if it is already on the sign-in form (after a redirect).
+ */
+export async function signIn(page: Page, server: AppServer, email: string): Promise<void> {
+  if (!page.url().includes('/login')) await page.goto(`${server.appUrl}/login`);
+  const before = countMailTo(server, email);
+  await page.getByLabel('E-mail address').fill(email);
+  await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
+  await expect.poll(() => page.getByRole('heading', { name: 'Check your e-mail' }).count()).toBe(1);
+  const mail = await mailTo(server, email, { after: before });
+  await page.goto(linkIn(mail, `${server.appUrl}/login/verify?token=`));
+  await page.getByRole('button', { name: `Sign in as ${email}` }).click();
+  await page.waitForLoadState('load');
+}
+
+/** Serious or critical axe-core violations on the page, as readable lines. */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, so the page's strict CSP does not block it.
+  await page.evaluate(AXE_SOURCE);
+  const result = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
+    return axe.run(document, { resultTypes: ['violations'] });
+  });
+  return result.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
+}
+
+/**
+ * Looks at the page as a person would at 390 px and 1280 px: saves a screenshot of each width,
+ * and checks accessibility and that nothing overflows sideways at the narrow width.
+ */
+export async function inspectPage(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const original = page.viewportSize() ?? { width: 1280, height: 900 };
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.screenshot({ path: new URL(`${name}-${width}.png`, SCREENSHOTS).pathname, fullPage: true });
+    expect(await accessibilityProblems(page), `${name} at ${width}px`).toEqual([]);
+    if (width === 390) {
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, `${name} scrolls sideways at 390px`).toBeLessThanOrEqual(0);
+    }
+  }
+  await page.setViewportSize(original);
+}

@@ -1,0 +1,326 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, visit } from '../api/api-helpers.js';
+import { inspectPage, launchBrowser, linkIn, mailTo, openPage, signIn, startAppServer, type AppServer } from './browser.js';
+
+/** The account app end to end, as a person uses it: real Chromium, real server, mail from the outbox. */
+
+let server: AppServer;
+let browser: Browser;
+let counter = 0;
+const email = (who: string): string => `${who}-${Date.now().toString(36)}${++counter}@example.com`;
+const PLINTH = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
+
+beforeAll(async () => {
+  server = await startAppServer();
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** An anonymous deploy, as an agent makes it. */
+async function anonymousDeploy(html = '<!doctype html><html lang="en"><head><title>Hi</title></head><body><h1>Hello</h1></body></html>') {
+  const res = await api(server, { method: 'POST', path: '/v1/deploy', body: { files: [{ path: 'index.html', content: html }] } });
+  expect(res.status, res.text).toBe(201);
+  return res.json as { site: { name: string; url: string }; site_token: string; claim_url: string; revision: { id: string } };
+}
+
+/** Signs a new person in and makes an API token through the tokens page; returns both. */
+async function personWithToken(who: string) {
+  const address = email(who);
+  const { context, page } = await openPage(browser);
+  await signIn(page, server, address);
+  await page.goto(`${server.appUrl}/tokens`);
+  await page.getByLabel('Token name').fill('tests');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  const token = (await page.locator('#new-token').textContent())!.trim();
+  return { address, token, context, page };
+}
+
+describe('claiming an anonymous site', () => {
+  it('signs in through the e-mailed link, claims, and the site token learns it', async () => {
+    const deploy = await anonymousDeploy();
+    expect(deploy.claim_url.startsWith(`${server.appUrl}/claim/ct_`)).toBe(true);
+    const address = email('claimer');
+    const { context, page, errors } = await openPage(browser);
+
+    await page.goto(deploy.claim_url);
+    expect(new URL(page.url()).pathname).toBe('/login');
+    await inspectPage(page, 'login');
+    await signIn(page, server, address);
+
+    // Back on the claim page after signing in.
+    expect(page.url()).toBe(deploy.claim_url);
+    await expect.poll(() => page.getByRole('heading', { name: `Claim ${deploy.site.name}` }).count()).toBe(1);
+    await inspectPage(page, 'claim');
+    await page.getByLabel('Let the agent that published this keep updating it').check();
+    await page.getByRole('button', { name: 'Claim this site' }).click();
+
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('The site is yours now');
+    expect(new URL(page.url()).pathname).toBe(`/sites/${deploy.site.name}`);
+    await inspectPage(page, 'site');
+
+    const poll = await api(server, { path: `/v1/sites/${deploy.site.name}`, token: deploy.site_token });
+    expect(poll.status).toBe(200);
+    expect(poll.json).toEqual({ claimed: true, account_token: expect.stringMatching(/^pl_/) });
+    // Handed out once.
+    expect((await api(server, { path: `/v1/sites/${deploy.site.name}`, token: deploy.site_token })).json).toEqual({ claimed: true });
+    // The agent's token works for the account and is listed on /tokens.
+    const me = await api(server, { path: '/v1/me', token: poll.json.account_token });
+    expect(me.json).toMatchObject({ email: address, plan: 'free', sites_used: 1 });
+    await page.goto(`${server.appUrl}/tokens`);
+    await expect.poll(() => page.getByRole('row', { name: new RegExp(`Agent that published ${deploy.site.name}`) }).count()).toBe(1);
+    // The site no longer expires and the site token can do nothing else.
+    expect((await api(server, { path: `/v1/sites/${deploy.site.name}`, token: poll.json.account_token })).json).toMatchObject({ claimed: true, role: 'owner' });
+    expect((await api(server, { path: `/v1/sites/${deploy.site.name}/files`, token: deploy.site_token })).status).toBe(403);
+
+    // The link is used up.
+    await page.goto(deploy.claim_url);
+    await expect.poll(() => page.getByRole('heading', { name: 'This claim link does not work' }).count()).toBe(1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('refuses a claim over the plan’s site limit and changes nothing', async () => {
+    const limited = await startAppServer({ PLINTH_SITES_LIMIT_FREE: '0' });
+    try {
+      const res = await api(limited, { method: 'POST', path: '/v1/deploy', body: { files: [{ path: 'index.html', content: '<h1>x</h1>' }] } });
+      const { context, page } = await openPage(browser);
+      await page.goto(res.json.claim_url);
+      await signIn(page, limited, email('full'));
+      await page.getByRole('button', { name: 'Claim this site' }).click();
+      await expect.poll(() => page.getByRole('heading', { name: 'Your plan has no room for another site' }).count()).toBe(1);
+      const poll = await api(limited, { path: `/v1/sites/${res.json.site.name}`, token: res.json.site_token });
+      expect(poll.json).toMatchObject({ claimed: false, plan: 'anonymous' });
+      await context.close();
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('people', () => {
+  it('invites by e-mail; the invitee signs in and accepts', async () => {
+    const owner = await personWithToken('owner');
+    const created = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [{ path: 'index.html', content: '<h1>team</h1>' }] } });
+    const name = created.json.site.name as string;
+    const invitee = email('invitee');
+
+    await owner.page.goto(`${server.appUrl}/sites/${name}`);
+    await owner.page.getByLabel('E-mail address').fill(invitee);
+    await owner.page.getByLabel('Role').selectOption('editor');
+    await owner.page.getByRole('button', { name: 'Send invitation' }).click();
+    await expect.poll(() => owner.page.getByRole('status').textContent()).toContain(`An invitation was e-mailed to ${invitee}`);
+    await expect.poll(() => owner.page.getByRole('row', { name: new RegExp(invitee) }).count()).toBe(1);
+
+    const mail = await mailTo(server, invitee);
+    expect(mail.subject).toBe(`You are invited to ${name}`);
+    expect(mail.html).toBeTruthy();
+    const accept = linkIn(mail, `${server.appUrl}/invites/inv_`);
+
+    // Someone else signed in sees a clear page, and nothing changes.
+    const stranger = await openPage(browser);
+    await stranger.page.goto(accept);
+    await signIn(stranger.page, server, email('stranger'));
+    await expect.poll(() => stranger.page.getByRole('heading', { name: 'This invitation is for someone else' }).count()).toBe(1);
+    await stranger.context.close();
+
+    const { context, page } = await openPage(browser);
+    await page.goto(accept);
+    await signIn(page, server, invitee);
+    await expect.poll(() => page.getByRole('heading', { name: `Join ${name}?` }).count()).toBe(1);
+    await inspectPage(page, 'invite');
+    await page.getByRole('button', { name: 'Accept the invitation' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('You joined this site as editor');
+
+    const members = await api(server, { path: `/v1/sites/${name}/members`, token: owner.token });
+    expect(members.json.members).toContainEqual({ email: invitee, role: 'editor' });
+    expect(members.json.invites).toEqual([]);
+    await context.close();
+
+    // The owner removes them with the confirm step.
+    await owner.page.goto(`${server.appUrl}/sites/${name}`);
+    await owner.page.getByRole('button', { name: `Remove ${invitee}` }).click();
+    await expect.poll(() => owner.page.getByRole('heading', { name: `Remove ${invitee} from ${name}?` }).count()).toBe(1);
+    await inspectPage(owner.page, 'remove-member');
+    await owner.page.getByRole('button', { name: `Remove ${invitee}` }).click();
+    await expect.poll(() => owner.page.getByRole('status').textContent()).toContain(`${invitee} no longer has access`);
+    expect((await api(server, { path: `/v1/sites/${name}/members`, token: owner.token })).json.members).toEqual([{ email: owner.address, role: 'owner' }]);
+    await owner.context.close();
+  });
+
+  it('removing a member also withdraws their pending invite', async () => {
+    const owner = await personWithToken('owner2');
+    const created = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [{ path: 'index.html', content: '<h1>x</h1>' }] } });
+    const name = created.json.site.name as string;
+    const member = await personWithToken('member');
+    // The member joins as viewer, then gets a second (editor) invite that is still pending.
+    await api(server, { method: 'POST', path: `/v1/sites/${name}/members`, token: owner.token, body: { email: member.address, role: 'viewer' } });
+    const invite = await mailTo(server, member.address);
+    await member.page.goto(linkIn(invite, `${server.appUrl}/invites/inv_`));
+    await member.page.getByRole('button', { name: 'Accept the invitation' }).click();
+    await expect.poll(() => member.page.getByRole('status').textContent()).toContain('joined');
+    await member.context.close();
+    // Inviting an existing member is refused; a pending invite for them can only come from before.
+    const again = await api(server, { method: 'POST', path: `/v1/sites/${name}/members`, token: owner.token, body: { email: member.address, role: 'editor' } });
+    expect(again.status).toBe(400);
+    const first = await api(server, { method: 'DELETE', path: `/v1/sites/${name}/members/${member.address}`, token: owner.token });
+    const removed = await api(server, { method: 'DELETE', path: `/v1/sites/${name}/members/${member.address}?confirm=${first.json.confirm_token}`, token: owner.token });
+    expect(removed.status).toBe(200);
+    const after = await api(server, { path: `/v1/sites/${name}/members`, token: owner.token });
+    expect(after.json.invites).toEqual([]);
+    await owner.context.close();
+  });
+});
+
+describe('deletion approval', () => {
+  it('deletes only after an owner types the address', async () => {
+    const owner = await personWithToken('deleter');
+    const created = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [{ path: 'index.html', content: '<h1>bye</h1>' }] } });
+    const name = created.json.site.name as string;
+    const requested = await api(server, { method: 'DELETE', path: `/v1/sites/${name}`, token: owner.token });
+    expect(requested.status).toBe(202);
+    const approveUrl = requested.json.approve_url as string;
+    expect(approveUrl.startsWith(`${server.appUrl}/approve/ap_`)).toBe(true);
+
+    const { page } = owner;
+    await page.goto(approveUrl);
+    await expect.poll(() => page.getByRole('heading', { name: `Delete ${name}?` }).count()).toBe(1);
+    await inspectPage(page, 'approve');
+    await page.getByLabel(/Type the site's address to confirm/).fill('some-other-site.sites.localhost');
+    await page.getByRole('button', { name: `Delete ${name} permanently` }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain(`That is not the address of ${name}`);
+    expect((await visit(server, name)).status).toBe(200);
+
+    await page.getByLabel(/Type the site's address to confirm/).fill(`${name}.sites.localhost:${new URL(server.appUrl).port}`);
+    await page.getByRole('button', { name: `Delete ${name} permanently` }).click();
+    await expect.poll(() => page.getByRole('heading', { name: `${name} was deleted` }).count()).toBe(1);
+
+    expect((await visit(server, name)).status).toBe(410);
+    expect((await api(server, { path: `/v1/sites/${name}`, token: owner.token })).status).toBe(410);
+    const approval = await api(server, { path: `/v1/approvals/${requested.json.approval.token}` });
+    expect(approval.json).toMatchObject({ status: 'approved', deleted_at: expect.any(String) });
+    await owner.context.close();
+  });
+
+  it('an editor cannot approve, and nothing is deleted', async () => {
+    const owner = await personWithToken('owner3');
+    const created = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [{ path: 'index.html', content: '<h1>keep</h1>' }] } });
+    const name = created.json.site.name as string;
+    const editor = await personWithToken('editor');
+    await api(server, { method: 'POST', path: `/v1/sites/${name}/members`, token: owner.token, body: { email: editor.address, role: 'editor' } });
+    await editor.page.goto(linkIn(await mailTo(server, editor.address), `${server.appUrl}/invites/inv_`));
+    await editor.page.getByRole('button', { name: 'Accept the invitation' }).click();
+    await expect.poll(() => editor.page.getByRole('status').textContent()).toContain('joined');
+    const requested = await api(server, { method: 'DELETE', path: `/v1/sites/${name}`, token: owner.token });
+    await editor.page.goto(requested.json.approve_url);
+    await expect.poll(() => editor.page.getByRole('heading', { name: 'Only an owner can approve this' }).count()).toBe(1);
+    expect((await visit(server, name)).status).toBe(200);
+    await editor.context.close();
+    await owner.context.close();
+  });
+});
+
+describe('API tokens', () => {
+  it('creates a token shown once, which works on /v1/me until it is revoked', async () => {
+    const { address, token, context, page } = await personWithToken('tokens');
+    expect(token).toMatch(/^pl_[A-Za-z0-9_-]{40,}$/);
+    await inspectPage(page, 'tokens');
+    const me = await api(server, { path: '/v1/me', token });
+    expect(me.json).toMatchObject({ email: address, plan: 'free' });
+
+    // Shown once: a reload does not show it again (and creates nothing).
+    await page.reload();
+    expect(await page.locator('#new-token').count()).toBe(0);
+    await expect.poll(() => page.getByRole('row', { name: /tests/ }).count()).toBe(1);
+
+    await page.getByRole('button', { name: 'Revoke tests' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('revoked');
+    expect((await api(server, { path: '/v1/me', token })).status).toBe(401);
+    await context.close();
+  });
+});
+
+describe('site page', () => {
+  it('rolls back and renames', async () => {
+    const { token, context, page } = await personWithToken('roller');
+    const first = await api(server, { method: 'POST', path: '/v1/deploy', token, body: { files: [{ path: 'index.html', content: '<h1>first</h1>' }] } });
+    const name = first.json.site.name as string;
+    await api(server, { method: 'POST', path: '/v1/deploy', token, body: { site: name, base_revision: first.json.revision.id, files: [{ path: 'index.html', content: '<h1>second</h1>' }] } });
+    expect((await visit(server, name)).text).toContain('second');
+
+    await page.goto(`${server.appUrl}/sites/${name}`);
+    await page.getByRole('button', { name: 'Roll back to revision 1' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('the content of revision 1 is live again as revision 3');
+    expect((await visit(server, name)).text).toContain('first');
+
+    const newName = `renamed-${Date.now().toString(36)}`;
+    await page.getByLabel('New name').fill('x');
+    await page.getByRole('button', { name: 'Rename site' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('4 to 63 characters');
+    await inspectPage(page, 'site-error');
+    await page.getByLabel('New name').fill(newName);
+    await page.getByRole('button', { name: 'Rename site' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(newName);
+    expect((await visit(server, newName)).text).toContain('first');
+    const old = await visit(server, name);
+    expect(old.status).toBe(301);
+
+    await page.goto(`${server.appUrl}/`);
+    await inspectPage(page, 'sites');
+    await page.goto(`${server.appUrl}/billing`);
+    await expect.poll(() => page.getByRole('heading', { name: 'Plan and usage' }).count()).toBe(1);
+    await inspectPage(page, 'billing');
+    expect(await page.getByText('No payment is taken on this page').count()).toBe(1);
+    await context.close();
+  });
+
+  it('shows the one-line deploy to a person with no sites', async () => {
+    const { page, context } = await openPage(browser, 390);
+    await signIn(page, server, email('empty'));
+    await expect.poll(() => page.getByText('You have no sites yet').count()).toBe(1);
+    expect(await page.locator('#deploy-command').textContent()).toContain(`${server.apiUrl}/v1/deploy`);
+    await inspectPage(page, 'sites-empty');
+    await context.close();
+  });
+});
+
+describe('reports', () => {
+  it('reports a site from its badge; the operator lists it with the admin CLI', async () => {
+    const deploy = await anonymousDeploy();
+    const { context, page, errors } = await openPage(browser);
+    const visitor = await openPage(browser);
+    await visitor.page.goto(deploy.site.url);
+    // The badge opens the report form in a new tab.
+    const opened = visitor.context.waitForEvent('page');
+    await visitor.page.getByRole('link', { name: 'Report abuse' }).click();
+    const reportPage = await opened;
+    await reportPage.waitForLoadState('load');
+    expect(reportPage.url()).toBe(`${server.appUrl}/report/${deploy.site.name}`);
+    await visitor.context.close();
+    await page.goto(`${server.appUrl}/report/${deploy.site.name}`);
+    await inspectPage(page, 'report');
+    await page.getByRole('button', { name: 'Send report' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('Choose a reason');
+    await page.getByLabel(/^Phishing/).check();
+    await page.getByLabel('Details', { exact: true }).fill('It asks for my bank password. <script>alert(1)</script>');
+    await page.getByLabel('Your e-mail address (optional)').fill('reporter@example.com');
+    await page.getByRole('button', { name: 'Send report' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Thank you for your report' }).count()).toBe(1);
+    expect((await mailTo(server, 'reporter@example.com')).subject).toContain('We received your report');
+
+    const listed = execFileSync(process.execPath, [PLINTH, 'admin', 'report', 'list'], { env: { ...process.env, PLINTH_DATA_DIR: server.dataDir }, encoding: 'utf8' });
+    const reports = listed.trim().split('\n').map((line) => JSON.parse(line) as { id: string; site: string; reason: string; details: string; contact: string });
+    const mine = reports.find((report) => report.site === deploy.site.name);
+    expect(mine).toMatchObject({ reason: 'phishing', contact: 'reporter@example.com', details: expect.stringContaining('bank password') });
+    const resolved = execFileSync(process.execPath, [PLINTH, 'admin', 'report', 'resolve', mine!.id, '--note', 'taken down'], { env: { ...process.env, PLINTH_DATA_DIR: server.dataDir }, encoding: 'utf8' });
+    expect(JSON.parse(resolved)).toMatchObject({ id: mine!.id, status: 'resolved', note: 'taken down' });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { formToken, isCrossSite, pageHeaders, safeNext, tokensMatch } from '../../src/app/security.js';
+
+describe('safeNext', () => {
+  it.each([
+    ['/claim/ct_abc', '/claim/ct_abc'],
+    ['/sites/my-site?tab=members', '/sites/my-site?tab=members'],
+    ['/oauth/authorize?client_id=x&state=y', '/oauth/authorize?client_id=x&state=y'],
+    ['/', '/'],
+    ['//evil.example/x', undefined],
+    ['/\\evil.example', undefined],
+    ['https://evil.example/', undefined],
+    ['javascript:alert(1)', undefined],
+    ['evil.example', undefined],
+    ['/a\nLocation: x', undefined],
+    ['/%2F%2Fevil.example', '/%2F%2Fevil.example'],
+    ['', undefined],
+    [null, undefined],
+    [`/${'a'.repeat(3000)}`, undefined],
+  ])('%j → %j', (raw, expected) => {
+    expect(safeNext(raw)).toBe(expected);
+  });
+});
+
+describe('isCrossSite', () => {
+  const app = 'http://app.localhost:8080';
+  it.each([
+    [app, undefined, false],
+    ['http://evil.example', undefined, true],
+    ['http://app.localhost:9999', undefined, true],
+    ['http://x.sites.localhost:8080', undefined, true],
+    ['null', undefined, true],
+    [undefined, `${app}/sites/x`, false],
+    [undefined, 'http://evil.example/page', true],
+    [undefined, 'not a url', true],
+    [undefined, undefined, false],
+  ])('origin %j referer %j → %j', (origin, referer, expected) => {
+    expect(isCrossSite(origin, referer, app)).toBe(expected);
+  });
+});
+
+describe('form tokens', () => {
+  it('bind a key to a value and compare in constant time', () => {
+    const token = formToken('key', 'session-a');
+    expect(tokensMatch(token, formToken('key', 'session-a'))).toBe(true);
+    expect(tokensMatch(token, formToken('key', 'session-b'))).toBe(false);
+    expect(tokensMatch(token, formToken('other', 'session-a'))).toBe(false);
+    expect(tokensMatch(token, '')).toBe(false);
+    expect(tokensMatch(token, null)).toBe(false);
+  });
+});
+
+describe('page headers', () => {
+  it('forbid inline script, framing and caching', () => {
+    const headers = pageHeaders();
+    expect(headers['Content-Security-Policy']).toContain("script-src 'self'");
+    expect(headers['Content-Security-Policy']).toContain("frame-ancestors 'none'");
+    expect(headers['Content-Security-Policy']).not.toContain('unsafe-inline');
+    expect(headers['Referrer-Policy']).toBe('same-origin');
+    expect(headers['X-Content-Type-Options']).toBe('nosniff');
+    expect(headers['Cache-Control']).toBe('no-store');
+  });
+
+  it('let the consent form post to the client', () => {
+    expect(pageHeaders({ formActions: ['http://127.0.0.1:5555'] })['Content-Security-Policy']).toContain("form-action 'self' http://127.0.0.1:5555;");
+  });
+});
