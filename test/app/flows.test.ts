@@ -324,3 +324,21 @@ describe('reports', () => {
     await context.close();
   });
 });
+
+describe('cross-site forms', () => {
+  it('a page on a published site cannot make a signed-in person create a token', async () => {
+    const { context, page, token } = await personWithToken('target');
+    const before = (await api(server, { path: '/v1/me', token })).json;
+    const attack = `<!doctype html><html lang="en"><head><title>win</title></head><body>
+<form id="f" method="post" action="${server.appUrl}/tokens"><input name="name" value="stolen"><input name="csrf" value="guess"></form>
+<script>document.getElementById('f').submit()</script></body></html>`;
+    const deploy = await api(server, { method: 'POST', path: '/v1/deploy', body: { files: [{ path: 'index.html', content: attack }] } });
+    await page.goto(deploy.json.site.url);
+    await page.waitForURL(`${server.appUrl}/tokens`);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toMatch(/Request refused|This form has expired/);
+    await page.goto(`${server.appUrl}/tokens`);
+    expect(await page.getByRole('row', { name: /stolen/ }).count()).toBe(0);
+    expect((await api(server, { path: '/v1/me', token })).json).toEqual(before);
+    await context.close();
+  });
+});

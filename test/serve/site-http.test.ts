@@ -375,7 +375,14 @@ describe('large files', () => {
 });
 
 describe('other hosts', () => {
-  it.each(['api.localhost', 'app.localhost', 'mcp.localhost', 'localhost', 'example.com'])('%s answers 404 JSON in the error shape', async (host) => {
+  it('app.localhost answers an unknown path with its own 404 page', async () => {
+    const res = await request({ port, host: 'app.localhost', path: '/anything' });
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.text).toContain('Page not found');
+  });
+
+  it.each(['api.localhost', 'mcp.localhost', 'localhost', 'example.com'])('%s answers 404 JSON in the error shape', async (host) => {
     const res = await request({ port, host, path: '/anything' });
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');

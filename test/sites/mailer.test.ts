@@ -70,8 +70,13 @@ describe('without a relay', () => {
     const dataDir = tempDir();
     const mailer = createMailer({ config: { from: 'Plinth <no-reply@localhost>' }, dataDir, log, now });
     await mailer.send(mail);
-    const files = readdirSync(join(dataDir, 'outbox'));
+    const all = readdirSync(join(dataDir, 'outbox'));
+    const files = all.filter((file) => file.endsWith('.eml'));
     expect(files).toHaveLength(1);
+    // A plain copy for the local outbox page sits beside it.
+    const plain = JSON.parse(readFileSync(join(dataDir, 'outbox', files[0]!.replace(/\.eml$/, '.json')), 'utf8'));
+    expect(plain).toMatchObject({ to: 'friend@example.com', subject: 'You are invited to blue-site' });
+    expect(all).toHaveLength(2);
     expect(files[0]).toMatch(/^2026-01-02T03-04-05-000Z-friend@example\.com-[0-9a-f]{6}\.eml$/);
     const parsed = await simpleParser(readFileSync(join(dataDir, 'outbox', files[0]!)));
     expect(parsed.subject).toBe('You are invited to blue-site');

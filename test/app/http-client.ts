@@ -1,0 +1,67 @@
+import { parse as parseCookie } from 'cookie';
+import { request, type TestResponse } from '../helpers/http.js';
+import { linkIn, mailTo, countMailTo, type AppServer } from './browser.js';
+
+/**
+ * A cookie-keeping client for the app host over plain HTTP: what a browser does, without one, for
+ * tests of the security rules. POSTs send the app's own Origin unless told otherwise.
+ */
+export class AppClient {
+  readonly cookies = new Map<string, string>();
+
+  constructor(readonly server: AppServer) {}
+
+  async get(path: string, headers: Record<string, string> = {}): Promise<TestResponse> {
+    return this.send('GET', path, undefined, headers);
+  }
+
+  async post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<TestResponse> {
+    return this.send('POST', path, new URLSearchParams(fields).toString(), { origin: this.server.appUrl, 'content-type': 'application/x-www-form-urlencoded', ...headers });
+  }
+
+  /** The form token of the page at `path` (every form on a page carries the same one). */
+  async formToken(path: string): Promise<string> {
+    const page = await this.get(path);
+    const match = /name="csrf" value="([^"]+)"/.exec(page.text);
+    if (!match) throw new Error(`no form token on ${path}: ${page.status} ${page.text.slice(0, 200)}`);
+    return match[1]!;
+  }
+
+  /** Signs in through the e-mailed link; returns the session cookie's value. */
+  async signIn(email: string): Promise<string> {
+    const before = countMailTo(this.server, email);
+    const started = await this.post('/login', { email, csrf: await this.formToken('/login') });
+    if (started.status !== 303) throw new Error(`sign-in refused: ${started.status} ${started.text.slice(0, 300)}`);
+    const link = linkIn(await mailTo(this.server, email, { after: before }), `${this.server.appUrl}/login/verify?token=`);
+    const token = new URL(link).searchParams.get('token')!;
+    const done = await this.post('/login/verify', { token, csrf: await this.formToken(`/login/verify?token=${token}`) });
+    if (done.status !== 303) throw new Error(`sign-in failed: ${done.status}`);
+    return this.session()!;
+  }
+
+  session(): string | undefined {
+    return this.cookies.get('plinth_session');
+  }
+
+  private async send(method: string, path: string, body: string | undefined, headers: Record<string, string>): Promise<TestResponse> {
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const res = await request({
+      port: this.server.port,
+      host: new URL(this.server.appUrl).host,
+      method,
+      path,
+      body,
+      headers: { ...(cookie ? { cookie } : {}), ...headers },
+    });
+    for (const line of ([] as string[]).concat(res.headers['set-cookie'] ?? [])) {
+      const [pair] = line.split(';');
+      const parsed = parseCookie(pair!);
+      for (const [name, value] of Object.entries(parsed)) {
+        const expired = /max-age=0/i.test(line);
+        if (expired || value === '') this.cookies.delete(name);
+        else if (value !== undefined) this.cookies.set(name, value);
+      }
+    }
+    return res;
+  }
+}
