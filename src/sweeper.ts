@@ -22,6 +22,8 @@ export interface SweepReport {
   prunedRevisions: number;
   deletedBlobFiles: number;
   droppedCounterWindows: number;
+  /** Expired manifests, sessions and sign-ins. */
+  droppedExpired: number;
 }
 
 const DAY_MS = 24 * 3600_000;
@@ -39,8 +41,9 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
     prunedRevisions += await store.pruneRevisions(siteId, before);
   }
   const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
+  const droppedExpired = await store.pruneExpired();
   const deletedBlobFiles = await store.collectGarbage(options.blobGraceMs);
-  const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows };
+  const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows, droppedExpired };
   options.log.info({ ...report }, 'sweep.done');
   return report;
 }

@@ -56,6 +56,7 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
           bodyKind: isJsonBody(request.headers['content-type']) ? 'json' : 'archive',
           site: request.query.get('site') ?? undefined,
           baseRevision: request.headers['x-base-revision'],
+          manifest: request.query.get('manifest') ?? undefined,
         });
         const bytes = await spool.done;
         const outcome = await pending.finish({ spoolPath, bytes });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { sendResponse, streamFile, type Headers } from '../http.js';
-import { objectBody, type Endpoint, type EndpointDeps } from './handler.js';
+import { objectBody, requestNetwork, type Endpoint, type EndpointDeps } from './handler.js';
 
 /**
  * The REST endpoints of SPEC 4.3 and 4.4 other than deploy: each reads its parameters, calls one
@@ -53,6 +53,10 @@ export function siteEndpoints(deps: EndpointDeps) {
       body: await ops.members.remove(caller, request.params[0]!, request.params[1]!, request.query.get('confirm') ?? undefined),
     }),
     approval: async ({ request }) => ({ status: 200, body: ops.sites.getApproval(request.params[0]!) }),
+    manifest: async ({ caller, request, body }) => {
+      const fields = objectBody(body, '{"files": [{"path": "index.html", "size": 123, "sha256": "…"}]}');
+      return { status: 201, body: await ops.deploy.manifest(caller, requestNetwork(request, config), fields) };
+    },
   } satisfies Record<string, Endpoint>;
   return endpoints;
 }

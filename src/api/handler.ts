@@ -45,12 +45,12 @@ export function requestNetwork(request: ApiRequest, config: Readonly<Config>): s
  * be attached before the handler returns), then admits the caller (identity and rate limits) and
  * runs the endpoint, mapping anything thrown to SPEC 7's error body.
  */
-export function endpoint(deps: EndpointDeps, run: Endpoint, options: { body?: boolean } = {}): RouteHandler {
+export function endpoint(deps: EndpointDeps, run: Endpoint, options: { body?: boolean; maxBodyBytes?: number } = {}): RouteHandler {
   const { log, ops, config } = deps;
   return (res, req, params) => {
     const request = readRequest(res, req, params);
     trackAbort(res);
-    const body = options.body ? readJsonBody(res) : undefined;
+    const body = options.body ? readJsonBody(res, options.maxBodyBytes ?? MAX_JSON_BODY_BYTES) : undefined;
     void (async () => {
       try {
         const caller = await ops.admission.admit({ authorization: request.headers.authorization, network: requestNetwork(request, config), surface: 'rest' });
@@ -73,7 +73,7 @@ interface BodyReader {
 }
 
 /** Collects a small JSON body; `too_large` past the cap, `bad_request` for invalid JSON. */
-function readJsonBody(res: HttpResponse): BodyReader {
+function readJsonBody(res: HttpResponse, maxBytes: number): BodyReader {
   const chunks: Buffer[] = [];
   let received = 0;
   let finished = false;
@@ -82,9 +82,9 @@ function readJsonBody(res: HttpResponse): BodyReader {
     res.onData((chunk, isLast) => {
       if (failed) return;
       received += chunk.byteLength;
-      if (received > MAX_JSON_BODY_BYTES) {
+      if (received > maxBytes) {
         failed = true;
-        reject(new ServiceError('too_large', `A request body here can be at most ${MAX_JSON_BODY_BYTES / 1024} KB.`));
+        reject(new ServiceError('too_large', `A request body here can be at most ${Math.round(maxBytes / 1024)} KB.`));
         return;
       }
       // uWS neuters the chunk after this callback: copy it.

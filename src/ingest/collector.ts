@@ -14,11 +14,11 @@ import {
   siteTooLarge,
   tooLarge,
   tooManyFiles,
-  type DeployRejected,
+  DeployRejected,
 } from './rejection.js';
 import { looksLikeText, scanForSecrets } from './secrets.js';
 import { storeFile, type StoredFile } from './store-file.js';
-import type { IngestedFile, IngestLimits } from './types.js';
+import type { IngestedFile, IngestError, IngestLimits } from './types.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'hardlink' | 'device' | 'fifo' | 'other';
 
@@ -106,19 +106,92 @@ function findFileFolderClash(paths: readonly string[]): [string, string] | undef
   return undefined;
 }
 
-export function createCollector(options: CollectorOptions): Collector {
-  const { blobs, limits, blockExecutables } = options;
-  // Admitted paths in archive order; entries are filled in as their writes finish.
+/**
+ * The whole-site path rules of a deploy, after every entry was admitted: no two paths equal but
+ * for case, no file that is also a folder, then (for a full deploy) SPEC 4.1 rule 2's top-folder
+ * strip and rule 3's index.html. Throws `DeployRejected`.
+ */
+function resolvePaths(admitted: string[], skippedList: string[], patch: boolean): { finalPaths: string[]; finalSkipped: string[]; strippedPrefix?: string } {
+  const duplicate = findCaseDuplicate(admitted);
+  if (duplicate) {
+    const [first, second] = duplicate;
+    throw badRequest(`Paths ${JSON.stringify(first)} and ${JSON.stringify(second)} differ only in letter case.`, {
+      agentMessage: `${first} and ${second} differ only in letter case, so they would be the same file on Windows and macOS. Rename or remove one of them and deploy again.`,
+      details: { file: second, other: first },
+    });
+  }
+  const clash = findFileFolderClash(admitted);
+  if (clash) {
+    const [file, inside] = clash;
+    throw badRequest(`Path ${JSON.stringify(file)} is both a file and the folder of ${JSON.stringify(inside)}.`, {
+      details: { file, other: inside },
+    });
+  }
+
+  let finalPaths = admitted;
+  let strippedPrefix: string | undefined;
+  let finalSkipped = skippedList;
+  if (!patch) {
+    // SPEC 4.1 rule 2 judges published files only; skipped listings are renamed alongside.
+    const stripped = stripCommonTopFolder([...admitted, ...skippedList]);
+    strippedPrefix = stripped.prefix;
+    finalPaths = stripped.paths.slice(0, admitted.length);
+    finalSkipped = stripped.paths.slice(admitted.length);
+    if (!finalPaths.includes('index.html')) {
+      throw badRequest('index.html is required at the root of the site.', {
+        agentMessage: strippedPrefix
+          ? `The site has no index.html in its top folder (${strippedPrefix}). Add the home page as index.html there and deploy again.`
+          : 'The site has no index.html at its root. Add the home page as index.html in the top folder of the upload (not in a subfolder) and deploy again.',
+      });
+    }
+  }
+  return { finalPaths, finalSkipped, ...(strippedPrefix === undefined ? {} : { strippedPrefix }) };
+}
+
+export interface CheckedPaths {
+  /** Published paths after the strip, in input order of the kept entries. */
+  paths: string[];
+  /** For each kept path, its index in the input. */
+  from: number[];
+  skipped: string[];
+}
+
+/**
+ * Every path rule of a deploy applied to paths alone (a manifest of a digest deploy, whose
+ * bytes come later): the same admission, skip list, executable names, counts, case and strip
+ * rules as an archive. `partial`: only some files of a site (no strip, no index.html rule).
+ */
+export function checkDeployPaths(
+  rawPaths: readonly string[],
+  options: { maxFiles: number; blockExecutables: boolean; partial: boolean },
+): { ok: true; checked: CheckedPaths } | { ok: false; error: IngestError } {
+  try {
+    return { ok: true, checked: applyPathRules(rawPaths, options) };
+  } catch (err) {
+    if (err instanceof DeployRejected) return { ok: false, error: err.error };
+    throw err;
+  }
+}
+
+function applyPathRules(rawPaths: readonly string[], options: { maxFiles: number; blockExecutables: boolean; partial: boolean }): CheckedPaths {
+  const admission = createPathAdmission(options);
+  const from: number[] = [];
+  rawPaths.forEach((raw, index) => {
+    if (admission.admit(raw, 'file') !== undefined) from.push(index);
+  });
+  const { finalPaths, finalSkipped } = resolvePaths(admission.admitted, admission.skippedPaths(), options.partial);
+  return { paths: finalPaths, from, skipped: finalSkipped };
+}
+
+/**
+ * Entry-by-entry path rules (SPEC 4.1 rules 4, 5, 7 by name; the file count): which entries are
+ * published, which are skipped, and refusals. Shared by the collector and by path-only checks.
+ */
+function createPathAdmission(options: { maxFiles: number; blockExecutables: boolean }) {
   const admitted: string[] = [];
   const seen = new Set<string>();
-  const stored = new Map<string, StoredFile>();
   const skipped = new Set<string>();
   let entries = 0;
-  let siteBytes = 0;
-
-  const pending = new Set<Promise<void>>();
-  let pendingBytes = 0;
-  let writeError: { error: unknown } | undefined;
 
   function admit(rawPath: string, kind: EntryKind): string | undefined {
     entries++;
@@ -150,12 +223,28 @@ export function createCollector(options: CollectorOptions): Collector {
       });
     }
     // By name before reading: the bytes of a blocked installer are not even decompressed.
-    if (blockExecutables && isExecutableFile(path, new Uint8Array(0))) throw executableBlocked(path);
-    if (admitted.length >= limits.maxFiles) throw tooManyFiles(limits.maxFiles);
+    if (options.blockExecutables && isExecutableFile(path, new Uint8Array(0))) throw executableBlocked(path);
+    if (admitted.length >= options.maxFiles) throw tooManyFiles(options.maxFiles);
     seen.add(path);
     admitted.push(path);
     return path;
   }
+
+  return { admit, admitted, skippedPaths: () => [...skipped] };
+}
+
+export function createCollector(options: CollectorOptions): Collector {
+  const { blobs, limits, blockExecutables } = options;
+  const admission = createPathAdmission({ maxFiles: limits.maxFiles, blockExecutables });
+  // Admitted paths in archive order; entries are filled in as their writes finish.
+  const admitted = admission.admitted;
+  const stored = new Map<string, StoredFile>();
+  let siteBytes = 0;
+
+  const pending = new Set<Promise<void>>();
+  let pendingBytes = 0;
+  let writeError: { error: unknown } | undefined;
+  const admit = admission.admit;
 
   async function addFile(path: string, chunks: AsyncIterable<Uint8Array>): Promise<void> {
     // Never trust a declared size (tar header, zip directory): count what actually arrives and
@@ -223,40 +312,7 @@ export function createCollector(options: CollectorOptions): Collector {
     // Blobs were written without per-file fsyncs; make them durable before anything refers to them.
     if (stored.size > 0) await blobs.flush();
 
-    const duplicate = findCaseDuplicate(admitted);
-    if (duplicate) {
-      const [first, second] = duplicate;
-      throw badRequest(`Paths ${JSON.stringify(first)} and ${JSON.stringify(second)} differ only in letter case.`, {
-        agentMessage: `${first} and ${second} differ only in letter case, so they would be the same file on Windows and macOS. Rename or remove one of them and deploy again.`,
-        details: { file: second, other: first },
-      });
-    }
-    const clash = findFileFolderClash(admitted);
-    if (clash) {
-      const [file, inside] = clash;
-      throw badRequest(`Path ${JSON.stringify(file)} is both a file and the folder of ${JSON.stringify(inside)}.`, {
-        details: { file, other: inside },
-      });
-    }
-
-    const skippedList = [...skipped];
-    let finalPaths = admitted;
-    let strippedPrefix: string | undefined;
-    let finalSkipped = skippedList;
-    if (!patch) {
-      // SPEC 4.1 rule 2 judges published files only; skipped listings are renamed alongside.
-      const stripped = stripCommonTopFolder([...admitted, ...skippedList]);
-      strippedPrefix = stripped.prefix;
-      finalPaths = stripped.paths.slice(0, admitted.length);
-      finalSkipped = stripped.paths.slice(admitted.length);
-      if (!finalPaths.includes('index.html')) {
-        throw badRequest('index.html is required at the root of the site.', {
-          agentMessage: strippedPrefix
-            ? `The site has no index.html in its top folder (${strippedPrefix}). Add the home page as index.html there and deploy again.`
-            : 'The site has no index.html at its root. Add the home page as index.html in the top folder of the upload (not in a subfolder) and deploy again.',
-        });
-      }
-    }
+    const { finalPaths, finalSkipped, strippedPrefix } = resolvePaths(admitted, admission.skippedPaths(), patch);
 
     const pendingVariants = new Set<string>();
     const files = admitted.map((path, i): IngestedFile => {

@@ -23,6 +23,11 @@ export interface UnpackTask {
   limits: IngestLimits;
   /** SPEC 4.1 rule 7: anonymous deploys may not publish executables or installers. */
   blockExecutables: boolean;
+  /**
+   * Only some files of a site (the missing contents of a digest deploy): no top-folder strip and
+   * no index.html rule, as for a patch; the whole site is checked once it is assembled.
+   */
+  partial?: boolean;
 }
 
 export interface IngestedFile {

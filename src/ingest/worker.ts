@@ -51,13 +51,13 @@ export async function unpack(task: UnpackTask): Promise<UnpackResult> {
     if (task.bodyKind === 'json') {
       const json = await readJsonDeploy(task.spoolPath, collector);
       dropSpool(task.spoolPath);
-      return { ok: true, ...(await collector.finish({ patch: json.patch === true })), json };
+      return { ok: true, ...(await collector.finish({ patch: json.patch === true || task.partial === true })), json };
     }
     const format = await detectArchiveFormat(task.spoolPath);
     if (format === 'zip') await readZip(task.spoolPath, collector);
     else await readTar(task.spoolPath, format === 'tar.gz', collector, task.limits.maxSiteBytes);
     dropSpool(task.spoolPath);
-    return { ok: true, ...(await collector.finish({ patch: false })) };
+    return { ok: true, ...(await collector.finish({ patch: task.partial === true })) };
   } catch (err) {
     // Piscina must not report the task done while writes still run: the caller may delete the
     // spool file or shut down the pool right after.

@@ -4,20 +4,15 @@ import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import type { JsonDeployFields, UnpackResult } from '../ingest/index.js';
 import { ANONYMOUS_LIFETIME_MS, MAX_UNPACKED_BYTES, PLAN_LIMITS } from '../plans.js';
-import { hashToken, type FileEntry, type Plan, type SiteRecord } from '../store/index.js';
-import { resolveSite } from './access.js';
+import { hashToken, type FileEntry } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
-import { checkSitesLimit, checkTier, compactEntry } from './limits.js';
-import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
+import { deployDecisions, type Decision } from './deploy-decision.js';
+import { checkTier, compactEntry } from './limits.js';
+import { manifestOperations, type ManifestInput, type ManifestView } from './manifest.js';
 import { claimKeyFor } from './sealed-token.js';
 import { randomSiteName } from './site-names.js';
 import { deployRevisionView, deploySiteView, iso, type DeploySiteView } from './views.js';
-
-/** What a deploy will do, decided from the caller, the site and the base revision. */
-type Decision =
-  | { mode: 'create'; plan: Plan; accountId?: string; createdBy: string }
-  | { mode: 'update'; site: SiteRecord; base: string; createdBy: string };
 
 export interface DeployRequest {
   caller: Caller;
@@ -28,6 +23,8 @@ export interface DeployRequest {
   /** For archives, the site and base revision named outside the body; JSON bodies name them inside. */
   site?: string;
   baseRevision?: string;
+  /** Finishes a digest deploy: the body holds only the contents its manifest listed as missing. */
+  manifest?: string;
 }
 
 /** The request body, spooled to a file the caller deletes afterwards. */
@@ -56,6 +53,8 @@ export interface PendingDeploy {
   finish(body: DeployBody, signal?: AbortSignal): Promise<DeployOutcome>;
 }
 
+type UnpackedFiles = Pick<Extract<UnpackResult, { ok: true }>, 'files' | 'pendingVariants'>;
+
 export interface DeployOperations {
   /**
    * Admits a deploy: decides what an archive deploy will do (create or update, 401/403/404/409
@@ -63,6 +62,8 @@ export interface DeployOperations {
    * until `finish`'s single store transaction, so a refused deploy changes nothing.
    */
   begin(request: DeployRequest): Promise<PendingDeploy>;
+  /** First half of a digest deploy: the whole site by hash; answers what must be uploaded. */
+  manifest(caller: Caller, network: string, input: ManifestInput): Promise<ManifestView>;
 }
 
 const NAME_ATTEMPTS = 8;
@@ -70,8 +71,11 @@ const NAME_ATTEMPTS = 8;
 /** `POST /v1/deploy` (SPEC 4.1, 4.2) and the MCP `deploy_site` tool. */
 export function deployOperations(deps: OperationsDeps): DeployOperations {
   const { store, config, log } = deps;
+  const { decide, conflict, takeAnonymousTokens } = deployDecisions(deps);
+  const manifests = manifestOperations(deps);
 
   async function begin(request: DeployRequest): Promise<PendingDeploy> {
+    if (request.manifest !== undefined) return beginFromManifest(request, request.manifest);
     const { caller, network } = request;
     // Archives name their site outside the body: decide before reading it.
     const early = request.bodyKind === 'archive' ? decide(caller, request.site, request.baseRevision) : undefined;
@@ -102,6 +106,42 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     };
   }
 
+  /**
+   * The second half of a digest deploy. Access and the base revision are checked again now (a
+   * 409 comes before the upload is read); the anonymous caps counted the manifest already.
+   */
+  function beginFromManifest(request: DeployRequest, id: string): PendingDeploy {
+    const { record, decision } = manifests.load(request.caller, id);
+    return {
+      async finish(body, signal) {
+        const started = performance.now();
+        let uploaded: UnpackedFiles = { files: [], pendingVariants: [] };
+        if (body.bytes > 0) {
+          const result = await unpack(request.caller, body.spoolPath, request.bodyKind, signal, true);
+          if (!result.ok) {
+            throw new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
+          }
+          const json = result.json ?? {};
+          if (json.site !== undefined || json.base_revision !== undefined || json.patch !== undefined || json.deleted !== undefined) {
+            throw new ServiceError('bad_request', 'With a manifest, the site and base revision come from the manifest; send only "files".');
+          }
+          uploaded = result;
+        } else if (record.missing.length > 0) {
+          throw new ServiceError('bad_request', `The body is empty, but the manifest lists ${record.missing.length} contents to upload.`, {
+            agentMessage: 'Upload the contents listed as "missing" by the manifest as an archive or as JSON {"files": [...]}.',
+          });
+        }
+        const files = manifests.assemble(record, uploaded.files);
+        checkTier(files, PLAN_LIMITS[record.plan]);
+        const outcome = await publish(decision, files, record.skipped, false);
+        await manifests.finished(id);
+        log.info({ revision: outcome.revisionId, uploaded: uploaded.files.length, files: files.size, ms: Math.round(performance.now() - started) }, 'deploy.digest');
+        compressAfterPublish(outcome.revisionId, uploaded.pendingVariants);
+        return outcome;
+      },
+    };
+  }
+
   /** A JSON body names its site and base inside; decided once the worker has parsed it. */
   async function decideJson(caller: Caller, fields: JsonDeployFields, network: string): Promise<Decision> {
     if (fields.deleted && !fields.patch) throw new ServiceError('bad_request', '"deleted" is only allowed with "patch": true.');
@@ -116,47 +156,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     return decision;
   }
 
-  /** Who may do what (SPEC 4.1 table, SPEC 5): throws the matching error. */
-  function decide(caller: Caller, siteName: string | undefined, base: string | undefined): Decision {
-    if (siteName === undefined || siteName === '') {
-      if (caller.kind === 'site_token') {
-        throw new ServiceError('bad_request', 'A site token can only update its own site; name it with ?site=<name>.', {
-          agentMessage: 'To update the site, send ?site=<name> (JSON: "site") and the live revision as X-Base-Revision (JSON: "base_revision"). Omit the site token to create a new site.',
-        });
-      }
-      if (caller.kind === 'account') {
-        checkSitesLimit(store, config, caller.account);
-        return { mode: 'create', plan: caller.account.plan, accountId: caller.account.id, createdBy: caller.account.email };
-      }
-      return { mode: 'create', plan: 'anonymous', createdBy: 'anonymous' };
-    }
-    // The same access rules as every other site operation: 401, 404, 410, then 403.
-    const { site, actor } = resolveSite(store, caller, siteName, 'deploy', deps.now(), { mustBeActive: true });
-    if (base === undefined || base === '') {
-      throw new ServiceError('bad_request', 'An update needs the revision it is based on.', {
-        agentMessage: `Get the live revision with GET /v1/sites/${site.name} (field live_revision.id) and send it as the X-Base-Revision header (archives) or "base_revision" (JSON), then retry.`,
-      });
-    }
-    if (base !== site.liveRevision) throw conflict(site);
-    return { mode: 'update', site, base, createdBy: actor };
-  }
-
-  async function takeAnonymousTokens(caller: Caller, network: string, count: { deploy: boolean; site: boolean }): Promise<void> {
-    if (caller.kind !== 'anonymous' && caller.kind !== 'site_token') return;
-    await takeOrRefuse(
-      store,
-      [
-        count.deploy ? cap(`anon-deploys:${network}`, config.deploy.anonDeploysPerHour, HOUR_MS) : undefined,
-        count.site ? cap(`anon-sites:${network}`, config.deploy.anonSitesPerHour, HOUR_MS) : undefined,
-      ],
-      (seconds) => ({
-        message: 'Too many anonymous deploys from your network this hour.',
-        agentMessage: `Anonymous publishing is capped per network. Try again in ${Math.ceil(seconds / 60)} minutes, or sign in and deploy with an API token.`,
-      }),
-    );
-  }
-
-  async function unpack(caller: Caller, spoolPath: string, bodyKind: DeployRequest['bodyKind'], signal?: AbortSignal): Promise<UnpackResult> {
+  async function unpack(caller: Caller, spoolPath: string, bodyKind: DeployRequest['bodyKind'], signal?: AbortSignal, partial = false): Promise<UnpackResult> {
     // The caller's tier bounds the work (a zip bomb stops at it); the target site's tier is
     // checked on the assembled site afterwards.
     const anonymous = caller.kind === 'anonymous' || caller.kind === 'site_token';
@@ -168,6 +168,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         bodyKind,
         limits: { maxFiles: tier.maxFiles, maxFileBytes: tier.maxFileBytes, maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES) },
         blockExecutables: anonymous,
+        partial,
       },
       signal,
     );
@@ -208,13 +209,6 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         (files) => log.debug({ revision: revisionId, files }, 'deploy.compressed'),
         (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),
       );
-  }
-
-  function conflict(site: SiteRecord): ServiceError {
-    return new ServiceError('conflict', `The site ${site.name} changed since the base revision you sent; nothing was published.`, {
-      agentMessage: `Someone published ${site.name} after your base revision. Fetch the live revision with GET /v1/sites/${site.name}, merge your changes onto it, and retry with it as the base revision.`,
-      details: site.liveRevision ? { live_revision: site.liveRevision } : undefined,
-    });
   }
 
   /** Commits the revision (creating the site when asked). */
@@ -289,7 +283,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     throw new Error('could not find an unused site name');
   }
 
-  return { begin };
+  return { begin, manifest: (caller, network, input) => manifests.create(caller, network, input) };
 }
 
 function skippedNote(skipped: readonly string[]): string {

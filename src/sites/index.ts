@@ -52,6 +52,8 @@ export type { OperationsDeps } from './deps.js';
 export { identifyBearer, personCaller, unauthorized, type AccountCredential, type Caller, type Surface } from './callers.js';
 export { createMailer, type Mail, type Mailer } from './mailer.js';
 export type { DeployBody, DeployOutcome, DeployRequest, DeployView, PendingDeploy } from './deploy.js';
+export type { ManifestInput, ManifestView } from './manifest.js';
+export { MANIFEST_LIFETIME_MS } from './manifest.js';
 export type { ApprovalView, ClaimPoll, DeletionRequest, RenameResult, SiteList } from './sites.js';
 export type { FileList, LiveFile } from './files.js';
 export type { RevisionList, RollbackResult } from './revisions.js';

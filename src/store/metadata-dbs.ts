@@ -1,5 +1,5 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { AccountRecord, Confirmation, FileEntry, InviteRecord, Membership, ReportRecord, RevisionRecord, Role, SessionRecord, SignInRecord, SiteRecord, TokenRecord } from './types.js';
+import type { AccountRecord, Confirmation, FileEntry, InviteRecord, ManifestRecord, Membership, ReportRecord, RevisionRecord, Role, SessionRecord, SignInRecord, SiteRecord, TokenRecord } from './types.js';
 
 export type RevisionKey = [siteId: string, number: number];
 export type PathKey = [revisionId: string, path: string];
@@ -44,6 +44,8 @@ export interface MetadataDbs {
   reports: Database<ReportRecord, string>;
   /** name → server secret (made once). */
   secrets: Database<string, string>;
+  /** manifest id → a digest deploy waiting for its upload. */
+  manifests: Database<ManifestRecord, string>;
 }
 
 export interface AccountTokenRow {
@@ -83,6 +85,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     signIns: env.openDB<SignInRecord, string>('signIns', {}),
     reports: env.openDB<ReportRecord, string>('reports', {}),
     secrets: env.openDB<string, string>('secrets', {}),
+    manifests: env.openDB<ManifestRecord, string>('manifests', {}),
   };
 }
 

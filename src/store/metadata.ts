@@ -72,6 +72,17 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
       return site;
     },
     isNameUsed: (name) => dbs.names.get(name) !== undefined,
+    async putManifest(id, record) {
+      await dbs.manifests.put(id, record);
+    },
+    getManifest(id) {
+      const record = dbs.manifests.get(id);
+      return record && record.expiresAt > now() ? record : undefined;
+    },
+    async deleteManifest(id) {
+      await dbs.manifests.remove(id);
+    },
+    pruneExpired: () => pruneExpired(dbs, now()),
     findToken: (tokenHash) => dbs.tokens.get(tokenHash),
     takeRateTokens: (checks) => takeRateTokens(dbs, checks, now()),
     pruneCounters: (before) => pruneCounters(dbs, before),
@@ -144,5 +155,24 @@ function setSiteState(dbs: MetadataDbs, name: string, state: SiteState, now: () 
     const updated: SiteRecord = { ...site, state, stateChangedAt: now() };
     void dbs.sites.put(site.id, updated);
     return updated;
+  });
+}
+
+/** Expired short-lived records, in one pass per table (sign-ins are kept a day for their "used" answer). */
+function pruneExpired(dbs: MetadataDbs, at: number): Promise<number> {
+  return dbs.env.transaction(() => {
+    let removed = 0;
+    const drop = <K extends string>(db: { getRange(o: object): Iterable<{ key: K; value: { expiresAt: number } }>; remove(key: K): unknown }, graceMs = 0): void => {
+      for (const { key, value } of db.getRange({ snapshot: false })) {
+        if (value.expiresAt + graceMs <= at) {
+          void db.remove(key);
+          removed++;
+        }
+      }
+    };
+    drop(dbs.manifests);
+    drop(dbs.sessions);
+    drop(dbs.signIns, 24 * 3600_000);
+    return removed;
   });
 }

@@ -309,6 +309,13 @@ export interface Store {
    * on the data directory (keys for form tokens and the like).
    */
   ensureSecret(name: string, make: () => string): Promise<string>;
+  /** Stores a digest-deploy manifest until its upload (or its expiry). */
+  putManifest(id: string, record: ManifestRecord): Promise<void>;
+  /** The manifest, unless it expired. */
+  getManifest(id: string): ManifestRecord | undefined;
+  deleteManifest(id: string): Promise<void>;
+  /** Drops expired manifests, sessions and sign-ins (for the sweeper); returns how many. */
+  pruneExpired(): Promise<number>;
   /** Every site id (for the sweeper). */
   listSiteIds(): string[];
   /**
@@ -333,6 +340,27 @@ export interface ClaimOptions {
 export type ClaimResult =
   | { ok: true; site: SiteRecord; tokenId?: string }
   | { ok: false; reason: 'not_found' | 'already_claimed' | 'expired' | 'over_limit' };
+
+/** The first half of a digest deploy: the whole site by hash, and what the caller must still send. */
+export interface ManifestRecord {
+  /** Who may finish it: `account:<id>` or `site_token:<token hash>`. */
+  owner: string;
+  mode: 'create' | 'update';
+  /** For an update: the site (by id, so a rename in between is harmless) and its base revision. */
+  siteId?: string;
+  baseRevision?: string;
+  /** The target site's plan, whose limits the result must meet. */
+  plan: Plan;
+  /** The site as it will be published: final paths, sizes and hashes. */
+  files: Array<{ path: string; size: number; sha256: string }>;
+  skipped: string[];
+  /** Contents the caller already has on this site, reusable without upload. */
+  known: Record<string, { size: number; encodings?: Partial<Record<Encoding, number>> }>;
+  /** Hashes whose bytes must be uploaded. */
+  missing: string[];
+  createdAt: number;
+  expiresAt: number;
+}
 
 export interface ApiTokenInfo {
   /** Public handle (`tok_…`) for listing and revoking; not a credential. */

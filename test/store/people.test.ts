@@ -208,3 +208,23 @@ describe('reports', () => {
     expect(await store.resolveReport('rep_unknown')).toBeUndefined();
   });
 });
+
+describe('pruneExpired', () => {
+  it('drops expired sessions, manifests and day-old sign-ins, and keeps the rest', async () => {
+    const { store: s, clock, close } = await openTestStore('prune-expired');
+    try {
+      const at = clock.now;
+      await s.createSession('old', { accountId: 'acct_x', createdAt: at, expiresAt: at + 10, csrfSecret: 's' });
+      await s.createSession('new', { accountId: 'acct_x', createdAt: at, expiresAt: at + 10_000, csrfSecret: 's' });
+      await s.putManifest('mf_old', { owner: 'account:x', mode: 'create', plan: 'free', files: [], skipped: [], known: {}, missing: [], createdAt: at, expiresAt: at + 10 });
+      await s.createSignIn('si_old', { email: 'a@example.com', codeHash: 'h', createdAt: at, expiresAt: at + 10, attempts: 0 });
+      clock.now = at + 100;
+      expect(await s.pruneExpired()).toBe(2);
+      clock.now = at + 24 * 3600_000 + 100;
+      expect(await s.pruneExpired()).toBe(2);
+      expect(s.getSignIn('si_old')).toBeUndefined();
+    } finally {
+      await close();
+    }
+  });
+});

@@ -1,0 +1,66 @@
+import { ServiceError } from '../errors.js';
+import type { Plan, SiteRecord } from '../store/index.js';
+import { resolveSite } from './access.js';
+import type { Caller } from './callers.js';
+import type { OperationsDeps } from './deps.js';
+import { checkSitesLimit } from './limits.js';
+import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
+
+/** What a deploy will do, decided from the caller, the site and the base revision. */
+export type Decision =
+  | { mode: 'create'; plan: Plan; accountId?: string; createdBy: string }
+  | { mode: 'update'; site: SiteRecord; base: string; createdBy: string };
+
+/** The rules that decide a deploy before its bytes matter: shared by whole and digest deploys. */
+export function deployDecisions(deps: OperationsDeps) {
+  const { store, config } = deps;
+
+  /** Who may do what (SPEC 4.1 table, SPEC 5): throws the matching error. */
+  function decide(caller: Caller, siteName: string | undefined, base: string | undefined): Decision {
+    if (siteName === undefined || siteName === '') {
+      if (caller.kind === 'site_token') {
+        throw new ServiceError('bad_request', 'A site token can only update its own site; name it with ?site=<name>.', {
+          agentMessage: 'To update the site, send ?site=<name> (JSON: "site") and the live revision as X-Base-Revision (JSON: "base_revision"). Omit the site token to create a new site.',
+        });
+      }
+      if (caller.kind === 'account') {
+        checkSitesLimit(store, config, caller.account);
+        return { mode: 'create', plan: caller.account.plan, accountId: caller.account.id, createdBy: caller.account.email };
+      }
+      return { mode: 'create', plan: 'anonymous', createdBy: 'anonymous' };
+    }
+    // The same access rules as every other site operation: 401, 404, 410, then 403.
+    const { site, actor } = resolveSite(store, caller, siteName, 'deploy', deps.now(), { mustBeActive: true });
+    if (base === undefined || base === '') {
+      throw new ServiceError('bad_request', 'An update needs the revision it is based on.', {
+        agentMessage: `Get the live revision with GET /v1/sites/${site.name} (field live_revision.id) and send it as the X-Base-Revision header (archives) or "base_revision" (JSON), then retry.`,
+      });
+    }
+    if (base !== site.liveRevision) throw conflict(site);
+    return { mode: 'update', site, base, createdBy: actor };
+  }
+
+  async function takeAnonymousTokens(caller: Caller, network: string, count: { deploy: boolean; site: boolean }): Promise<void> {
+    if (caller.kind !== 'anonymous' && caller.kind !== 'site_token') return;
+    await takeOrRefuse(
+      store,
+      [
+        count.deploy ? cap(`anon-deploys:${network}`, config.deploy.anonDeploysPerHour, HOUR_MS) : undefined,
+        count.site ? cap(`anon-sites:${network}`, config.deploy.anonSitesPerHour, HOUR_MS) : undefined,
+      ],
+      (seconds) => ({
+        message: 'Too many anonymous deploys from your network this hour.',
+        agentMessage: `Anonymous publishing is capped per network. Try again in ${Math.ceil(seconds / 60)} minutes, or sign in and deploy with an API token.`,
+      }),
+    );
+  }
+
+  function conflict(site: SiteRecord): ServiceError {
+    return new ServiceError('conflict', `The site ${site.name} changed since the base revision you sent; nothing was published.`, {
+      agentMessage: `Someone published ${site.name} after your base revision. Fetch the live revision with GET /v1/sites/${site.name}, merge your changes onto it, and retry with it as the base revision.`,
+      details: site.liveRevision ? { live_revision: site.liveRevision } : undefined,
+    });
+  }
+
+  return { decide, conflict, takeAnonymousTokens };
+}
