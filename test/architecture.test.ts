@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
-const AREAS = ['store', 'serve', 'ingest', 'api', 'cli'] as const;
+const AREAS = ['store', 'serve', 'ingest', 'api', 'cli', 'web', 'docs'] as const;
 // Top-level modules every area may use (besides its own folder and node built-ins).
 const SHARED = ['config.ts', 'errors.ts', 'log.ts', 'http.ts', 'uws.ts', 'content-types.ts', 'site-paths.ts', 'plans.ts', 'upload-pacer.ts'];
 // Which other areas each area may import, always through that area's index.ts.
@@ -14,7 +14,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   ingest: ['store'],
   api: ['store', 'ingest'],
   cli: ['store', 'ingest'],
+  // The shared page kit (layout, stylesheet, security headers) depends on nothing of ours.
+  web: [],
+  docs: ['web'],
 };
+// Surfaces that answer requests or people; none may reach into another.
+const EDGES = ['api', 'mcp', 'app', 'docs', 'cli'];
 // Composition roots: the only files that wire areas together.
 const ROOTS = new Set(['main.ts', 'server.ts', 'http-thread.ts']);
 
@@ -52,6 +57,12 @@ describe('module boundaries', () => {
       }
       expect(area !== undefined && ALLOWED[area]!.includes(targetArea), `${path} may not import ${target}`).toBe(true);
       expect(target, `${path} must import ${targetArea} through its index.ts`).toBe(`${targetArea}/index.ts`);
+    }
+  });
+
+  it.each(EDGES.flatMap((edge) => EDGES.filter((other) => other !== edge).map((other) => [edge, other])))('lets no %s module import %s', (edge, other) => {
+    for (const { file, path } of files.filter(({ path }) => areaOf(path) === edge)) {
+      for (const target of localImports(file)) expect(target.startsWith(`${other}/`), `${path} imports ${target}`).toBe(false);
     }
   });
 
