@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
-const AREAS = ['store', 'serve', 'ingest', 'sites', 'api', 'app', 'cli'] as const;
+const AREAS = ['store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'cli', 'web', 'docs'] as const;
 // Top-level modules every area may use (besides its own folder and node built-ins).
 const SHARED = ['config.ts', 'errors.ts', 'log.ts', 'http.ts', 'uws.ts', 'content-types.ts', 'site-paths.ts', 'plans.ts', 'upload-pacer.ts', 'client-network.ts', 'route-template.ts'];
 // Which other areas each area may import, always through that area's index.ts.
@@ -15,9 +15,15 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The operations never reach an edge or uWS; edges reach the store only for read-only views.
   sites: ['store', 'ingest'],
   api: ['sites', 'store'],
-  app: ['sites', 'store'],
+  app: ['sites', 'store', 'web'],
+  mcp: ['sites', 'store'],
   cli: ['sites', 'store', 'ingest'],
+  // The shared page kit (layout, stylesheet, security headers) depends on nothing of ours.
+  web: [],
+  docs: ['web'],
 };
+// Surfaces that answer requests or people; none may reach into another.
+const EDGES = ['api', 'mcp', 'app', 'docs', 'cli'];
 // Composition roots: the only files that wire areas together.
 const ROOTS = new Set(['main.ts', 'server.ts', 'http-thread.ts']);
 
@@ -62,6 +68,12 @@ describe('module boundaries', () => {
     for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'sites')) {
       for (const target of localImports(file)) expect(['http.ts', 'uws.ts', 'upload-pacer.ts'], `${path} → ${target}`).not.toContain(target);
       expect(readFileSync(file, 'utf8'), path).not.toMatch(/from 'uWebSockets\.js'/);
+    }
+  });
+
+  it.each(EDGES.flatMap((edge) => EDGES.filter((other) => other !== edge).map((other) => [edge, other])))('lets no %s module import %s', (edge, other) => {
+    for (const { file, path } of files.filter(({ path }) => areaOf(path) === edge)) {
+      for (const target of localImports(file)) expect(target.startsWith(`${other}/`), `${path} imports ${target}`).toBe(false);
     }
   });
 
