@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import { toErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Caller, Operations, Session } from '../sites/index.js';
+import type { PageAssets } from '../web/index.js';
 import { renderShell, type Html, type ShellOptions } from './layout.js';
 import type { AppRequest } from './request.js';
 import { htmlResponse, redirect, type AppResponse } from './response.js';
@@ -13,6 +14,8 @@ export interface AppDeps {
   ops: Operations;
   config: Readonly<Config>;
   log: Logger;
+  /** The shared stylesheet, script and icon. */
+  assets: PageAssets;
 }
 
 /** Everything a page handler gets for one request. */
@@ -61,7 +64,7 @@ export function newFormCookie(): string {
 
 /** A page in the shell, with the person's navigation when signed in. */
 export function page(context: PageContext, options: Omit<ShellOptions, 'formToken' | 'email'>, status = 200): AppResponse {
-  return htmlResponse(renderShell({ ...options, formToken: context.formToken, email: context.person?.account.email }), status);
+  return htmlResponse(renderShell(context.deps.assets, { ...options, formToken: context.formToken, email: context.person?.account.email }), status);
 }
 
 /** Signed out: go and sign in, then come back here. */

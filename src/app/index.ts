@@ -6,6 +6,7 @@ import { ServiceError } from '../errors.js';
 import { trackAbort } from '../http.js';
 import type { Logger } from '../log.js';
 import { compileTemplate } from '../route-template.js';
+import { loadPageAssets } from '../web/index.js';
 import { personCaller, type Operations } from '../sites/index.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import { assetRoutes } from './assets.js';
@@ -45,12 +46,12 @@ const MAX_BODY_BYTES = 64 * 1024;
 const FORM_COOKIE_SECONDS = 24 * 3600;
 
 export function createApp(options: AppOptions): App {
-  const deps: AppDeps = { ops: options.ops, config: options.config, log: options.log };
+  const deps: AppDeps = { ops: options.ops, config: options.config, log: options.log, assets: loadPageAssets() };
   const { ops, config, log } = deps;
   const names = cookieNames(config);
   const appOrigin = new URL(config.publicUrls.app).origin;
   const routes = [
-    ...assetRoutes(),
+    ...assetRoutes(deps.assets),
     ...signInRoutes(deps),
     ...accountRoutes(deps),
     ...siteRoutes(deps),

@@ -1,4 +1,5 @@
 import { html } from 'hono/html';
+import { renderPage, type Html, type PageAssets } from '../web/index.js';
 
 /**
  * The page shell and the small components every app page uses. Templates are hono's `html`:
@@ -6,7 +7,8 @@ import { html } from 'hono/html';
  * a site ever is.
  */
 
-export type Html = ReturnType<typeof html>;
+export type { Html, FieldError } from '../web/index.js';
+export { errorSummary, fieldError, invalidAttrs } from '../web/index.js';
 
 export interface ShellOptions {
   title: string;
@@ -23,71 +25,36 @@ export interface ShellOptions {
   description?: string;
 }
 
-export function renderShell(options: ShellOptions): string {
-  const { title, email, formToken, current, notice, body } = options;
-  const link = (href: string, label: string, key: ShellOptions['current']) =>
-    html`<li><a href="${href}" ${current === key ? html`aria-current="page"` : ''}>${label}</a></li>`;
-  return String(html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Plinth</title>
-<meta name="description" content="${options.description ?? 'Plinth account: your sites, people, API tokens and plan.'}">
-<link rel="icon" href="/favicon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/assets/style.css">
-<script src="/assets/app.js" defer></script>
-</head>
-<body>
-<a class="skip-link" href="#main">Skip to main content</a>
-<header class="site-header">
-  <a class="brand" href="/">Plinth</a>
-  ${
-    email
-      ? html`<nav aria-label="Account">
-    <ul class="nav-list">${link('/', 'Sites', 'sites')}${link('/tokens', 'API tokens', 'tokens')}${link('/billing', 'Plan and usage', 'billing')}</ul>
-  </nav>
-  <form class="sign-out" method="post" action="/logout">
+const NAV_HREF = { sites: '/', tokens: '/tokens', billing: '/billing' } as const;
+
+/** An app page in the shared shell, with the account navigation and sign-out when signed in. */
+export function renderShell(assets: PageAssets, options: ShellOptions): string {
+  const { email, formToken, current, notice, body } = options;
+  return renderPage({
+    title: options.title,
+    description: options.description ?? 'Plinth account: your sites, people, API tokens and plan.',
+    assets,
+    nav: email
+      ? {
+          label: 'Account',
+          items: [
+            { href: '/', label: 'Sites' },
+            { href: '/tokens', label: 'API tokens' },
+            { href: '/billing', label: 'Plan and usage' },
+          ],
+          current: current ? NAV_HREF[current] : undefined,
+        }
+      : undefined,
+    headerEnd: email
+      ? html`<form class="sign-out" method="post" action="/logout">
     <input type="hidden" name="csrf" value="${formToken}">
     <span class="who">${email}</span>
     <button type="submit" class="button-link">Sign out</button>
   </form>`
-      : ''
-  }
-</header>
-<main id="main" tabindex="-1">
-${notice ? html`<div class="notice" role="status">${notice}</div>` : ''}
-${body}
-</main>
-<footer class="site-footer"><p>Plinth publishes static sites from a folder.</p></footer>
-</body>
-</html>`);
-}
-
-export interface FieldError {
-  /** The input's id, for the summary's link. */
-  field: string;
-  message: string;
-}
-
-/** GOV.UK-style error summary: a focusable box at the top linking to each field in error. */
-export function errorSummary(errors: readonly FieldError[]): Html | string {
-  if (errors.length === 0) return '';
-  return html`<div class="error-summary" role="alert" aria-labelledby="error-summary-title" tabindex="-1" data-autofocus>
-  <h2 id="error-summary-title">There is a problem</h2>
-  <ul>${errors.map((error) => html`<li><a href="#${error.field}">${error.message}</a></li>`)}</ul>
-</div>`;
-}
-
-/** The message shown next to a field in error (the input refers to it with aria-describedby). */
-export function fieldError(errors: readonly FieldError[], field: string): Html | string {
-  const error = errors.find((e) => e.field === field);
-  return error ? html`<p class="field-error" id="${field}-error"><span class="visually-hidden">Error:</span> ${error.message}</p>` : '';
-}
-
-/** Attributes of an input that may be in error. */
-export function invalidAttrs(errors: readonly FieldError[], field: string): Html | string {
-  return errors.some((e) => e.field === field) ? html`aria-invalid="true" aria-describedby="${field}-error"` : '';
+      : '',
+    main: html`${notice ? html`<div class="notice" role="status">${notice}</div>` : ''}
+${body}`,
+  });
 }
 
 export function csrfField(token: string): Html {

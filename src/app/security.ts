@@ -1,30 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { securityHeaders, type SecurityHeaderOptions } from '../web/index.js';
 
 /**
  * Pure rules of the app host's security: the headers every page carries, the cross-site check on
  * state-changing requests, form tokens, and where `?next=` may send a person.
  */
 
-export interface PageHeaderOptions {
-  /** Extra `form-action` sources (the OAuth consent form redirects to the client). */
-  formActions?: readonly string[];
-}
-
-/**
- * Strict CSP (no inline script or style: the stylesheet and any script are our own files),
- * no framing, same-origin referrers, no sniffing, and never cached: pages carry per-person data
- * and form tokens.
- */
-export function pageHeaders(options: PageHeaderOptions = {}): Record<string, string> {
-  const formAction = ["'self'", ...(options.formActions ?? [])].join(' ');
-  return {
-    'Content-Security-Policy': `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`,
-    'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'same-origin',
-    'X-Content-Type-Options': 'nosniff',
-    'Cache-Control': 'no-store',
-    'Cross-Origin-Opener-Policy': 'same-origin',
-  };
+/** The shared security headers, and never cached: app pages carry per-person data and form tokens. */
+export function pageHeaders(options: SecurityHeaderOptions = {}): Record<string, string> {
+  return { ...securityHeaders(options), 'Cache-Control': 'no-store' };
 }
 
 /**

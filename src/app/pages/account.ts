@@ -33,7 +33,7 @@ export function accountRoutes(deps: AppDeps): PageRoute[] {
         ? html`<h1>Your sites</h1>
 <div class="empty">
   <p>You have no sites yet. Publish a folder with one command, using an API token from <a href="/tokens">API tokens</a>:</p>
-  <pre class="code"><code id="deploy-command">tar czf - -C ./my-site . | curl --data-binary @- -H "Authorization: Bearer pl_…" ${api}/v1/deploy</code></pre>
+  <pre class="code" tabindex="0" aria-label="Deploy command"><code id="deploy-command">tar czf - -C ./my-site . | curl --data-binary @- -H "Authorization: Bearer pl_…" ${api}/v1/deploy</code></pre>
   <p><button type="button" class="button-secondary" data-copy="deploy-command">Copy command</button></p>
   <p>Sites published without a token appear here once you claim them with their claim link.</p>
 </div>`
