@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
 import { PLAN_TITLES } from '../plans.js';
+import { newApiToken } from '../sites/index.js';
 import { hashToken, openStore, type AccountRecord, type ReportRecord, type Role, type SiteRecord, type Store } from '../store/index.js';
 
 export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DATA_DIR directly, also while the server runs)
@@ -35,7 +35,6 @@ const PLANS = Object.keys(PLAN_TITLES).filter((plan): plan is AccountPlan => pla
 const ROLES: readonly Role[] = ['viewer', 'editor', 'owner'];
 // Deliberately loose: one @, no spaces, a dot in the domain. Delivery is the real check.
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
-const API_TOKEN_BYTES = 32;
 
 interface Command {
   options: ParseArgsConfig['options'];
@@ -77,7 +76,7 @@ const COMMANDS: Record<string, Command> = {
     async run(store, values) {
       const account = findAccount(store, values.email);
       const name = values.name?.trim() || 'cli';
-      const token = `pl_${randomBytes(API_TOKEN_BYTES).toString('base64url')}`;
+      const token = newApiToken();
       await store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name });
       return { stdout: token, note: 'Keep this token now: only its hash is stored, so it cannot be shown again.' };
     },

@@ -59,7 +59,7 @@ export type { FileList, LiveFile } from './files.js';
 export type { RevisionList, RollbackResult } from './revisions.js';
 export type { InvitePreview, InviteResult, MemberList, RemovalResult } from './members.js';
 export type { ClaimPreview, ClaimResultView } from './claims.js';
-export type { TokenView } from './tokens.js';
+export { newApiToken, type TokenView } from './tokens.js';
 export type { MeView, PlanRow, UsageView } from './account.js';
 export type { Session, StartedSignIn, FinishedSignIn } from './people.js';
 export type { PageRequest } from './paging.js';

@@ -342,3 +342,46 @@ describe('cross-site forms', () => {
     await context.close();
   });
 });
+
+describe('every other page', () => {
+  it('passes axe-core at 390 and 1280 px and runs nothing it was given', async () => {
+    const address = email('pages');
+    const { context, page, errors } = await openPage(browser);
+    await page.goto(`${server.appUrl}/login`);
+    await page.getByLabel('E-mail address').fill(address);
+    await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Check your e-mail' }).count()).toBe(1);
+    await inspectPage(page, 'login-check');
+    await page.getByLabel('6-digit code').fill('000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('That code is not right');
+    await inspectPage(page, 'login-code-error');
+
+    const mail = await mailTo(server, address);
+    await page.goto(linkIn(mail, `${server.appUrl}/login/verify?token=`));
+    await inspectPage(page, 'login-verify');
+    await page.getByRole('button', { name: `Sign in as ${address}` }).click();
+    await page.waitForLoadState('load');
+
+    await page.goto(`${server.appUrl}/claim/ct_not-a-real-link`);
+    await expect.poll(() => page.getByRole('heading', { name: 'This claim link does not work' }).count()).toBe(1);
+    await inspectPage(page, 'claim-invalid');
+    await page.goto(`${server.appUrl}/no/such/page`);
+    await inspectPage(page, 'not-found');
+    await page.goto(`${server.appUrl}/outbox`);
+    await expect.poll(() => page.getByRole('heading', { name: 'Outbox' }).count()).toBe(1);
+    await inspectPage(page, 'outbox');
+
+    // A hostile token name is shown as text, in a real browser, and runs nothing.
+    await page.goto(`${server.appUrl}/tokens`);
+    await page.getByLabel('Token name').fill('<img src=x onerror=alert(1)><script>alert(2)</script>');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await expect.poll(() => page.getByRole('row', { name: /<img src=x onerror=alert\(1\)>/ }).count()).toBe(1);
+    await page.getByLabel('Token name').fill('');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('A token needs a name');
+    await inspectPage(page, 'tokens-error');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

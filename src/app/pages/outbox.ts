@@ -40,7 +40,7 @@ ${mails.map(
   (mail) => html`<article class="mail">
   <h2>${mail.subject}</h2>
   <p class="hint">To ${mail.to}, ${mail.date}</p>
-  <pre class="mail-text">${linkify(mail.text)}</pre>
+  <div class="mail-text">${linkify(mail.text)}</div>
 </article>`,
 )}`,
         });
