@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import { toErrorBody } from './errors.js';
 import type { Logger } from './log.js';
 import type { PacedUpload, UploadPacer } from './upload-pacer.js';
-import type { HttpResponse } from './uws.js';
+import type { HttpRequest, HttpResponse } from './uws.js';
 
 /**
  * Helpers at the uWS edge shared by every host: status lines, JSON and error writers, and the
@@ -47,6 +47,15 @@ export function isAborted(res: HttpResponse): boolean {
 }
 
 export type Headers = Record<string, string>;
+
+/** A request's headers (lower-case names) and the peer's address, copied out of uWS before any await. */
+export function copyRequestBasics(res: HttpResponse, req: HttpRequest): { headers: Headers; remoteAddress: string } {
+  const headers: Headers = {};
+  req.forEach((name, value) => {
+    headers[name] = value;
+  });
+  return { headers, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() };
+}
 
 export interface WriteOptions {
   /** HEAD: headers and length only. */

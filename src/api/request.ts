@@ -1,3 +1,4 @@
+import { copyRequestBasics } from '../http.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 
 /** What an API handler may use after its first await: copied out of uWS's short-lived request. */
@@ -14,16 +15,13 @@ export interface ApiRequest {
 }
 
 export function readRequest(res: HttpResponse, req: HttpRequest, params: readonly string[]): ApiRequest {
-  const headers: Record<string, string> = {};
-  req.forEach((name, value) => {
-    headers[name] = value;
-  });
+  const { headers, remoteAddress } = copyRequestBasics(res, req);
   return {
     method: req.getCaseSensitiveMethod().toUpperCase(),
     path: req.getUrl(),
     query: new URLSearchParams(req.getQuery() ?? ''),
     headers,
-    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    remoteAddress,
     params,
   };
 }

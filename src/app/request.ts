@@ -1,5 +1,6 @@
 import { parse as parseCookies } from 'cookie';
 import { ServiceError } from '../errors.js';
+import { copyRequestBasics } from '../http.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 
 /** What a page handler may use after its first await: copied out of uWS's short-lived request. */
@@ -36,17 +37,14 @@ export function jsonOf(request: AppRequest): Record<string, unknown> {
 }
 
 export function copyRequest(res: HttpResponse, req: HttpRequest): Omit<AppRequest, 'body' | 'params'> {
-  const headers: Record<string, string> = {};
-  req.forEach((name, value) => {
-    headers[name] = value;
-  });
+  const { headers, remoteAddress } = copyRequestBasics(res, req);
   return {
     method: req.getCaseSensitiveMethod().toUpperCase(),
     path: req.getUrl(),
     query: new URLSearchParams(req.getQuery() ?? ''),
     headers,
     cookies: parseCookies(headers.cookie ?? ''),
-    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    remoteAddress,
   };
 }
 
