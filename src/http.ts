@@ -26,6 +26,27 @@ export function statusLine(status: number): string {
 interface TrackedResponse extends HttpResponse {
   plinthAborted?: boolean;
   plinthOnAbort?: Array<() => void>;
+  /** Answered in full, or aborted: nothing more will be written. */
+  plinthFinished?: boolean;
+  /** The set of a server's unanswered responses this one sits in (see `holdIfUnfinished`). */
+  plinthPending?: Set<HttpResponse>;
+}
+
+function markFinished(res: HttpResponse): void {
+  const tracked = res as TrackedResponse;
+  tracked.plinthFinished = true;
+  tracked.plinthPending?.delete(res);
+}
+
+/**
+ * Called after a handler returned: a response it left unanswered (one that called `trackAbort`)
+ * joins `pending` until it is answered or aborted, so a graceful stop can wait for it.
+ */
+export function holdIfUnfinished(res: HttpResponse, pending: Set<HttpResponse>): void {
+  const tracked = res as TrackedResponse;
+  if (tracked.plinthOnAbort === undefined || tracked.plinthFinished) return;
+  tracked.plinthPending = pending;
+  pending.add(res);
 }
 
 /** Marks the response as asynchronous: remembers aborts and runs `cleanup` hooks when one happens. */
@@ -38,6 +59,7 @@ export function trackAbort(res: HttpResponse, cleanup?: () => void): void {
   tracked.plinthOnAbort = cleanup ? [cleanup] : [];
   res.onAborted(() => {
     tracked.plinthAborted = true;
+    markFinished(res);
     for (const hook of tracked.plinthOnAbort ?? []) hook();
   });
 }
@@ -76,6 +98,7 @@ export function writeResponse(res: HttpResponse, status: number, headers: Header
   } else {
     res.end(body, options.closeConnection);
   }
+  markFinished(res);
 }
 
 /** Writes a whole response after an await: one corked write, skipped if the client has gone. */
@@ -148,6 +171,7 @@ export function streamFile(res: HttpResponse, options: StreamFileOptions): void 
       [ok, done] = res.tryEnd(chunk, totalSize);
     });
     if (done) {
+      markFinished(res);
       stop();
       return true;
     }

@@ -45,18 +45,26 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   return report;
 }
 
-/** Runs `sweep` every `intervalMs` (never two at once); returns a stop function. */
-export function startSweeper(options: SweeperOptions & { intervalMs: number }): () => void {
-  let running = false;
+/**
+ * Runs `sweep` every `intervalMs` (never two at once); returns a stop function that resolves once
+ * a sweep in progress has finished, so the store can be closed under it safely.
+ */
+export function startSweeper(options: SweeperOptions & { intervalMs: number }): () => Promise<void> {
+  let running: Promise<void> | undefined;
   const timer = setInterval(() => {
     if (running) return;
-    running = true;
-    sweep(options)
-      .catch((err: unknown) => options.log.error({ err }, 'sweep.failed'))
+    running = sweep(options)
+      .then(
+        () => undefined,
+        (err: unknown) => options.log.error({ err }, 'sweep.failed'),
+      )
       .finally(() => {
-        running = false;
+        running = undefined;
       });
   }, options.intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }
