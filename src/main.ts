@@ -37,7 +37,8 @@ async function main(): Promise<void> {
   rmSync(join(config.dataDir, 'tmp', 'uploads'), { recursive: true, force: true });
   // The main thread keeps its own store handle for start-up cleanup and the sweeper.
   const store = await openStore({ dir: config.dataDir });
-  const swept = await store.blobs.sweepTemp(STALE_TEMP_MS);
+  // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.
+  const swept = await store.blobs.sweepTemp(STALE_TEMP_MS, { atStartup: true });
   if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');
 
   const threads: Worker[] = [];

@@ -6,7 +6,7 @@ import type { Store } from './store/index.js';
  * The periodic lifecycle pass (DESIGN "Storage"): expiry itself is decided at read time, so this
  * only reclaims space. It prunes revisions past each plan's history reach (anonymous sites keep
  * only their live revision), drops old rate-limit windows, then deletes blobs no revision
- * references. Blobs newer than the grace period are never collected, which keeps a deploy that
+ * references and blob temp files whose writer died. Blobs newer than the grace period are never collected, which keeps a deploy that
  * is writing blobs right now (its revision is not committed yet) safe.
  */
 export interface SweeperOptions {
@@ -22,6 +22,8 @@ export interface SweepReport {
   prunedRevisions: number;
   deletedBlobFiles: number;
   droppedCounterWindows: number;
+  /** Blob temp files of writers that died (a crashed ingest thread, a killed CLI). */
+  deletedTempFiles: number;
 }
 
 const DAY_MS = 24 * 3600_000;
@@ -40,7 +42,8 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   }
   const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
   const deletedBlobFiles = await store.collectGarbage(options.blobGraceMs);
-  const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows };
+  const deletedTempFiles = await store.blobs.sweepTemp(options.blobGraceMs);
+  const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows, deletedTempFiles };
   options.log.info({ ...report }, 'sweep.done');
   return report;
 }
