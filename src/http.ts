@@ -229,8 +229,9 @@ export interface Spool {
 }
 
 export class SpoolError extends Error {
-  constructor(readonly reason: 'too_large' | 'aborted' | 'io', message: string) {
-    super(message);
+  /** `cause` keeps the file system's error (ENOSPC maps to 503 at the edge). */
+  constructor(readonly reason: 'too_large' | 'aborted' | 'io', message: string, options?: { cause?: unknown }) {
+    super(message, options);
   }
 }
 
@@ -324,7 +325,7 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
         }, delay);
       }
     } catch (err) {
-      fail(new SpoolError('io', (err as Error).message));
+      fail(new SpoolError('io', (err as Error).message, { cause: err }));
     }
   });
 

@@ -31,6 +31,9 @@ async function main(): Promise<void> {
   }
   const log = createLogger({ level: config.logLevel });
   log.info({ config: redactConfig(config) }, 'config.loaded');
+  // As on the HTTP threads: one stray rejection (a sweep's write failing on a full disk) must not
+  // take down every site this process serves.
+  process.on('unhandledRejection', (err) => log.error({ err }, 'process.unhandled_rejection'));
 
   mkdirSync(config.dataDir, { recursive: true });
   // Uploads spooled by a previous run that died mid-request; no request is in flight yet.
