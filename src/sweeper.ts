@@ -31,6 +31,7 @@ const DAY_MS = 24 * 3600_000;
 export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const { store } = options;
   const now = (options.now ?? Date.now)();
+  options.log.debug({}, 'sweep.started');
   let prunedRevisions = 0;
   const siteIds = store.listSiteIds();
   for (const siteId of siteIds) {
