@@ -19,6 +19,8 @@ export interface Config {
   readonly sweepIntervalMs: number;
   /** Unreferenced blobs younger than this are kept (longer than any deploy takes). */
   readonly blobGraceMs: number;
+  /** On SIGTERM/SIGINT, how long requests and deploys in flight may take to finish; 0 = stop at once. */
+  readonly stopGraceMs: number;
 }
 
 /** Plans an account can have (every plan but `anonymous`). */
@@ -240,12 +242,15 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     secureCookies: publicUrls.app.startsWith('https:'),
   };
 
+  // Read before the problems are reported, so a bad value here is reported with the rest.
+  const sweepIntervalMs = int('PLINTH_SWEEP_INTERVAL_S', 3600, 0, 7 * 24 * 3600) * 1000;
+  const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
+  const stopGraceMs = int('PLINTH_STOP_GRACE_S', 30, 0, 3600) * 1000;
+
   if (problems.length > 0) {
     throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
-  const sweepIntervalMs = int('PLINTH_SWEEP_INTERVAL_S', 3600, 0, 7 * 24 * 3600) * 1000;
-  const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
-  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, api, mail, app });
+  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, stopGraceMs, api, mail, app });
 }
 
 function safeHostname(url: string): string {

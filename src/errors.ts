@@ -54,9 +54,43 @@ export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_STATUS, value);
 }
 
+/** Errno codes of a full disk or quota, and LMDB's for a map that could not grow. */
+const STORAGE_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'MDB_MAP_FULL']);
+
+/**
+ * What a client is told when a write failed for lack of space: plain data, so an ingest worker
+ * can return it across the thread boundary as it returns any other refusal.
+ */
+export const STORAGE_FULL = {
+  code: 'unavailable',
+  message: 'The server is out of storage space, so nothing was published.',
+  agentMessage:
+    'The service cannot store new files right now because its disk is full. Nothing was published and the live site is unchanged. Retry the same request after the Retry-After delay; if it keeps failing, tell the operator of this service.',
+  details: { reason: 'storage_full' },
+  retryAfterS: 60,
+} as const;
+
+/** True for a failed write whose cause is a full disk, quota or LMDB map, also when it is wrapped as a `cause`. */
+export function isStorageFull(err: unknown): boolean {
+  let candidate = err;
+  for (let depth = 0; depth < 5 && candidate !== null && typeof candidate === 'object'; depth++) {
+    if (STORAGE_FULL_CODES.has(String((candidate as { code?: unknown }).code))) return true;
+    candidate = (candidate as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** Every 503 tells the client when to come back; a full disk takes longer to clear than a busy pool. */
+function retryAfter(code: ErrorCode, details: Record<string, unknown> | undefined, headers: Record<string, string>): Record<string, string> {
+  if (code !== 'unavailable' || headers['Retry-After'] !== undefined) return headers;
+  const seconds = details?.reason === STORAGE_FULL.details.reason ? STORAGE_FULL.retryAfterS : 5;
+  return { ...headers, 'Retry-After': String(seconds) };
+}
+
 /**
  * Maps anything thrown to a status and SPEC 7 body. Matches on `code` rather than `instanceof`
- * because errors may cross threads or module copies. Unknown errors become a generic 500.
+ * because errors may cross threads or module copies. A write that failed on a full disk becomes
+ * `503 unavailable` with `Retry-After`; other unknown errors become a generic 500.
  */
 export function toErrorBody(err: unknown): { status: number; body: ErrorBody; headers: Record<string, string>; internal: boolean } {
   const candidate = err as Partial<ServiceError> | null;
@@ -64,7 +98,16 @@ export function toErrorBody(err: unknown): { status: number; body: ErrorBody; he
     const body: ErrorBody = { error: { code: candidate.code, message: candidate.message } };
     if (candidate.details) body.error.details = candidate.details;
     if (candidate.agentMessage) body.agent_message = candidate.agentMessage;
-    return { status: ERROR_STATUS[candidate.code], body, headers: candidate.headers ?? {}, internal: false };
+    const headers = retryAfter(candidate.code, candidate.details, candidate.headers ?? {});
+    return { status: ERROR_STATUS[candidate.code], body, headers, internal: false };
+  }
+  if (isStorageFull(err)) {
+    // Still logged as an internal failure: the operator has to free space.
+    const body: ErrorBody = {
+      error: { code: STORAGE_FULL.code, message: STORAGE_FULL.message, details: { ...STORAGE_FULL.details } },
+      agent_message: STORAGE_FULL.agentMessage,
+    };
+    return { status: ERROR_STATUS.unavailable, body, headers: { 'Retry-After': String(STORAGE_FULL.retryAfterS) }, internal: true };
   }
   return {
     status: 500,

@@ -10,6 +10,9 @@ interface ThreadData {
   index: number;
 }
 
+/** `stop` starts the graceful stop; `hurry` (a second signal) cuts its grace short. */
+type Command = { type: 'stop' } | { type: 'hurry' };
+
 const { config, port, index } = workerData as ThreadData;
 const log = createLogger({ level: config.logLevel, base: { thread: index } });
 
@@ -18,16 +21,22 @@ process.on('unhandledRejection', (err) => log.error({ err }, 'thread.unhandled_r
 
 try {
   const server = await startServer({ config, log, port });
+  const hurry = new AbortController();
   parentPort!.postMessage({ type: 'listening', port: server.port });
-  parentPort!.on('message', (message: { type: string }) => {
+  parentPort!.on('message', (message: Command) => {
+    if (message.type === 'hurry') return hurry.abort();
     if (message.type !== 'stop') return;
-    server.close().then(
-      () => parentPort!.postMessage({ type: 'stopped' }),
+    server.close({ hurry: hurry.signal }).then(
+      (finished) => parentPort!.postMessage({ type: 'stopped', finished }),
       (err: unknown) => {
         log.error({ err }, 'thread.close_failed');
-        parentPort!.postMessage({ type: 'stopped' });
+        parentPort!.postMessage({ type: 'stopped', finished: false });
       },
-    );
+    ).finally(() => {
+      // Nothing is left on this thread's event loop now (every uWS socket is closed), so the
+      // thread ends by itself. Terminating it instead would tear the loop down under uWS.
+      parentPort!.close();
+    });
   });
 } catch (err) {
   parentPort!.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err) });

@@ -26,6 +26,27 @@ export function statusLine(status: number): string {
 interface TrackedResponse extends HttpResponse {
   plinthAborted?: boolean;
   plinthOnAbort?: Array<() => void>;
+  /** Answered in full, or aborted: nothing more will be written. */
+  plinthFinished?: boolean;
+  /** The set of a server's unanswered responses this one sits in (see `holdIfUnfinished`). */
+  plinthPending?: Set<HttpResponse>;
+}
+
+function markFinished(res: HttpResponse): void {
+  const tracked = res as TrackedResponse;
+  tracked.plinthFinished = true;
+  tracked.plinthPending?.delete(res);
+}
+
+/**
+ * Called after a handler returned: a response it left unanswered (one that called `trackAbort`)
+ * joins `pending` until it is answered or aborted, so a graceful stop can wait for it.
+ */
+export function holdIfUnfinished(res: HttpResponse, pending: Set<HttpResponse>): void {
+  const tracked = res as TrackedResponse;
+  if (tracked.plinthOnAbort === undefined || tracked.plinthFinished) return;
+  tracked.plinthPending = pending;
+  pending.add(res);
 }
 
 /** Marks the response as asynchronous: remembers aborts and runs `cleanup` hooks when one happens. */
@@ -38,6 +59,7 @@ export function trackAbort(res: HttpResponse, cleanup?: () => void): void {
   tracked.plinthOnAbort = cleanup ? [cleanup] : [];
   res.onAborted(() => {
     tracked.plinthAborted = true;
+    markFinished(res);
     for (const hook of tracked.plinthOnAbort ?? []) hook();
   });
 }
@@ -64,6 +86,8 @@ export interface WriteOptions {
   headLength?: number;
   /** Close after answering: the request body was not (fully) read, so the stream is out of step. */
   closeConnection?: boolean;
+  /** `Set-Cookie` values, one header each. */
+  cookies?: readonly string[];
 }
 
 /**
@@ -74,6 +98,7 @@ export function writeResponse(res: HttpResponse, status: number, headers: Header
   // uWS writes "200 OK" itself when no status was written.
   if (status !== 200) res.writeStatus(statusLine(status));
   for (const name in headers) res.writeHeader(name, headers[name]!);
+  if (options.cookies) for (const cookie of options.cookies) res.writeHeader('Set-Cookie', cookie);
   if (status === 304 || status === 204) {
     res.endWithoutBody();
   } else if (options.head) {
@@ -85,6 +110,7 @@ export function writeResponse(res: HttpResponse, status: number, headers: Header
   } else {
     res.end(body, options.closeConnection);
   }
+  markFinished(res);
 }
 
 /** Writes a whole response after an await: one corked write, skipped if the client has gone. */
@@ -157,6 +183,7 @@ export function streamFile(res: HttpResponse, options: StreamFileOptions): void 
       [ok, done] = res.tryEnd(chunk, totalSize);
     });
     if (done) {
+      markFinished(res);
       stop();
       return true;
     }
@@ -214,8 +241,9 @@ export interface Spool {
 }
 
 export class SpoolError extends Error {
-  constructor(readonly reason: 'too_large' | 'aborted' | 'io', message: string) {
-    super(message);
+  /** `cause` keeps the file system's error (ENOSPC maps to 503 at the edge). */
+  constructor(readonly reason: 'too_large' | 'aborted' | 'io', message: string, options?: { cause?: unknown }) {
+    super(message, options);
   }
 }
 
@@ -309,7 +337,7 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
         }, delay);
       }
     } catch (err) {
-      fail(new SpoolError('io', (err as Error).message));
+      fail(new SpoolError('io', (err as Error).message, { cause: err }));
     }
   });
 

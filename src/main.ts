@@ -15,9 +15,10 @@ import { loadNativeUws } from './uws.js';
  */
 
 const STALE_TEMP_MS = 10 * 60 * 1000;
-const STOP_GRACE_MS = 5000;
+// Beyond the grace period, what closing the pool and the store may take before a stop counts as stuck.
+const STOP_SLACK_MS = 15_000;
 
-type ThreadMessage = { type: 'listening'; port: number } | { type: 'failed'; message: string } | { type: 'stopped' };
+type ThreadMessage = { type: 'listening'; port: number } | { type: 'failed'; message: string } | { type: 'stopped'; finished: boolean };
 
 async function main(): Promise<void> {
   let config: Readonly<Config>;
@@ -30,13 +31,17 @@ async function main(): Promise<void> {
   }
   const log = createLogger({ level: config.logLevel });
   log.info({ config: redactConfig(config) }, 'config.loaded');
+  // As on the HTTP threads: one stray rejection (a sweep's write failing on a full disk) must not
+  // take down every site this process serves.
+  process.on('unhandledRejection', (err) => log.error({ err }, 'process.unhandled_rejection'));
 
   mkdirSync(config.dataDir, { recursive: true });
   // Uploads spooled by a previous run that died mid-request; no request is in flight yet.
   rmSync(join(config.dataDir, 'tmp', 'uploads'), { recursive: true, force: true });
   // The main thread keeps its own store handle for start-up cleanup and the sweeper.
   const store = await openStore({ dir: config.dataDir });
-  const swept = await store.blobs.sweepTemp(STALE_TEMP_MS);
+  // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.
+  const swept = await store.blobs.sweepTemp(STALE_TEMP_MS, { atStartup: true });
   if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');
 
   const threads: Worker[] = [];
@@ -52,17 +57,28 @@ async function main(): Promise<void> {
   const stopSweeper =
     config.sweepIntervalMs > 0
       ? startSweeper({ store, log: log.child({ area: 'sweeper' }), blobGraceMs: config.blobGraceMs, intervalMs: config.sweepIntervalMs })
-      : () => undefined;
+      : () => Promise.resolve();
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: the operator does not want to wait out the grace period.
+      log.warn({ signal }, 'server.hurrying');
+      for (const worker of threads) worker.postMessage({ type: 'hurry' });
+      return;
+    }
     stopping = true;
-    log.info({ signal }, 'server.stopping');
-    stopSweeper();
-    await Promise.all(threads.map((worker) => stopThread(worker)));
+    log.info({ signal, graceMs: config.stopGraceMs }, 'server.stopping');
+    const sweepStopped = stopSweeper();
+    const stopped = threads.map((worker) => stopThread(worker));
+    const outcome = await Promise.race([Promise.all(stopped), delay(config.stopGraceMs + STOP_SLACK_MS)]);
+    if (outcome === undefined) {
+      log.error({ graceMs: config.stopGraceMs }, 'server.stop_stuck');
+      process.exit(1);
+    }
+    await sweepStopped;
     await store.close();
-    log.info({}, 'server.stopped');
+    log.info({ cutOff: outcome.filter((finished) => !finished).length }, 'server.stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -95,17 +111,23 @@ function startThread(config: Readonly<Config>, port: number, index: number, log:
   });
 }
 
-function stopThread(worker: Worker): Promise<void> {
+/**
+ * Asks a thread to stop gracefully and resolves when it has ended by itself, with whether all of
+ * its in-flight work finished. Never `terminate()`: tearing down a thread's event loop while uWS
+ * still has sockets on it aborts the whole process.
+ */
+function stopThread(worker: Worker): Promise<boolean> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => void worker.terminate().then(() => resolve()), STOP_GRACE_MS);
+    let finished = false;
     worker.on('message', (message: ThreadMessage) => {
-      if (message.type !== 'stopped') return;
-      clearTimeout(timer);
-      void worker.terminate().then(() => resolve());
+      if (message.type === 'stopped') finished = message.finished;
     });
+    worker.once('exit', () => resolve(finished));
     worker.postMessage({ type: 'stop' });
   });
 }
+
+const delay = (ms: number): Promise<undefined> => new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
 
 function findFreePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -1,15 +1,16 @@
 import { createApi } from './api/index.js';
 import { createApp } from './app/index.js';
 import { siteUrl, type Config } from './config.js';
+import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { ServiceError } from './errors.js';
-import { sendError } from './http.js';
+import { holdIfUnfinished, sendError } from './http.js';
 import type { Logger } from './log.js';
 import { createIngestPool } from './ingest/index.js';
 import { createSiteServer, routeHost } from './serve/index.js';
 import { createMailer, createOperations } from './sites/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createUploadPacer } from './upload-pacer.js';
-import { loadNativeUws, type us_listen_socket } from './uws.js';
+import { closeApp, loadNativeUws, type HttpResponse, type us_listen_socket } from './uws.js';
 
 /**
  * One HTTP thread's composition: its own store handle, its own uWS app, the Host router in front.
@@ -18,8 +19,13 @@ import { loadNativeUws, type us_listen_socket } from './uws.js';
 export interface RunningServer {
   readonly port: number;
   readonly store: Store;
-  /** Stops accepting connections, then closes this thread's store handle. */
-  close(): Promise<void>;
+  /**
+   * Graceful stop: stops accepting connections and refuses new deploys, waits up to `graceMs`
+   * (default: the configured stop grace) for the responses still owed, then makes sure nothing
+   * unfinished publishes, closes every connection, the ingest pool and this thread's store handle.
+   * Resolves true when everything in flight finished, false when the bound cut something off.
+   */
+  close(options?: { graceMs?: number; hurry?: AbortSignal }): Promise<boolean>;
 }
 
 export interface StartServerOptions {
@@ -54,12 +60,21 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const pacer = config.deploy.pacedUploadBytesPerSecond > 0
     ? createUploadPacer({ busyRequestsPerSecond: config.deploy.busyRequestsPerSecond, pacedBytesPerSecond: config.deploy.pacedUploadBytesPerSecond })
     : undefined;
+  // Once a stop has begun and its grace is over, no deploy or rollback may still go live.
+  const commits = gateCommits(store);
   const now = options.now ?? Date.now;
   const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
-  // One set of operations behind every surface of this thread.
-  const ops = createOperations({ store, ingest, config, log: log.child({ area: 'sites' }), now, mailer });
-  const api = createApi({ ops, store, pacer, config, log: log.child({ area: 'api' }) });
-  const app = createApp({ ops, config, log: log.child({ area: 'app' }) });
+  // One set of operations behind every surface of this thread, committing through the gate.
+  const ops = createOperations({ store: commits.store, ingest, config, log: log.child({ area: 'sites' }), now, mailer });
+  const api = createApi({ ops, store: commits.store, pacer, config, log: log.child({ area: 'api' }) });
+  const account = createApp({ ops, config, log: log.child({ area: 'app' }) });
+  // Responses still owed after their handler returned (uploads, deploys, API calls, streamed files).
+  const pending = new Set<HttpResponse>();
+  let stopping = false;
+  const restarting = new ServiceError('unavailable', 'The server is restarting and takes no new deploys.', {
+    agentMessage: 'The server is restarting. Send the same deploy again in a few seconds.',
+    headers: { 'Retry-After': '5' },
+  });
 
   const notBuilt = (surface: string): ServiceError =>
     new ServiceError('not_found', `The ${surface} is not available on this server yet.`);
@@ -69,20 +84,27 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`,
   );
 
-  const server = uws.App().any('/*', (res, req) => {
+  const app = uws.App().any('/*', (res, req) => {
     const route = routeHost(req.getHeader('host'), config.hosts);
     if (route.kind === 'site') {
       pacer?.noteRequest();
-      return sites.handle(res, req, route.name);
+      sites.handle(res, req, route.name);
+      return holdIfUnfinished(res, pending);
     }
     const head = req.getMethod() === 'head';
     switch (route.kind) {
       case 'api':
-        return api.handle(res, req);
+        // A deploy can take long; one arriving during a stop is sent to the next server instead.
+        if (stopping && req.getMethod() === 'post' && req.getUrl() === '/v1/deploy') {
+          return sendError(res, restarting, log, { closeConnection: true });
+        }
+        api.handle(res, req);
+        return holdIfUnfinished(res, pending);
       case 'mcp':
         return sendError(res, notBuilt('MCP server'), log, { head });
       case 'app':
-        return app.handle(res, req);
+        account.handle(res, req);
+        return holdIfUnfinished(res, pending);
       case 'docs':
         return sendError(res, notBuilt('documentation site'), log, { head });
       default:
@@ -92,24 +114,39 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
   const port = options.port ?? config.port;
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-    server.listen(config.listenHost, port, (socket) => {
+    app.listen(config.listenHost, port, (socket) => {
       if (socket) resolve(socket);
       else reject(new Error(`Could not listen on ${config.listenHost}:${port} (is the port in use?)`));
     });
   });
 
-  let closed = false;
+  let closing: Promise<boolean> | undefined;
+  const close = async (graceMs: number, hurry?: AbortSignal): Promise<boolean> => {
+    stopping = true;
+    const deadline = performance.now() + graceMs;
+    uws.us_listen_socket_close(listenSocket);
+    const finished = await waitForEmpty(pending, graceMs, hurry);
+    if (!finished) log.warn({ unfinished: pending.size, graceMs }, 'server.grace_expired');
+    await commits.seal();
+    // Answers of commits that just finished are written on the next turn; let them out.
+    await new Promise((resolve) => setImmediate(resolve));
+    // Every connection still open (idle keep-alive ones, and whatever the grace cut off); no uWS
+    // handle may outlive this, or the thread's event loop cannot close.
+    closeApp(app);
+    pacer?.stop();
+    mailer.close();
+    // Follow-up compression of a published deploy may still run; it gets what is left of the grace.
+    const left = finished && !hurry?.aborted ? deadline - performance.now() : 0;
+    if (!(await settlesWithin(ingest.close(), left))) await ingest.close({ force: true });
+    await store.close();
+    return finished;
+  };
   return {
     port: uws.us_socket_local_port(listenSocket as never),
     store,
-    async close() {
-      if (closed) return;
-      closed = true;
-      uws.us_listen_socket_close(listenSocket);
-      pacer?.stop();
-      mailer.close();
-      await ingest.close();
-      await store.close();
+    close(closeOptions = {}) {
+      closing ??= close(closeOptions.graceMs ?? config.stopGraceMs, closeOptions.hurry);
+      return closing;
     },
   };
 }

@@ -6,7 +6,7 @@ import type { Store } from './store/index.js';
  * The periodic lifecycle pass (DESIGN "Storage"): expiry itself is decided at read time, so this
  * only reclaims space. It prunes revisions past each plan's history reach (anonymous sites keep
  * only their live revision), drops old rate-limit windows, then deletes blobs no revision
- * references. Blobs newer than the grace period are never collected, which keeps a deploy that
+ * references and blob temp files whose writer died. Blobs newer than the grace period are never collected, which keeps a deploy that
  * is writing blobs right now (its revision is not committed yet) safe.
  */
 export interface SweeperOptions {
@@ -24,6 +24,8 @@ export interface SweepReport {
   droppedCounterWindows: number;
   /** Expired manifests, sessions and sign-ins. */
   droppedExpired: number;
+  /** Blob temp files of writers that died (a crashed ingest thread, a killed CLI). */
+  deletedTempFiles: number;
 }
 
 const DAY_MS = 24 * 3600_000;
@@ -31,6 +33,7 @@ const DAY_MS = 24 * 3600_000;
 export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const { store } = options;
   const now = (options.now ?? Date.now)();
+  options.log.debug({}, 'sweep.started');
   let prunedRevisions = 0;
   const siteIds = store.listSiteIds();
   for (const siteId of siteIds) {
@@ -43,23 +46,32 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
   const droppedExpired = await store.pruneExpired();
   const deletedBlobFiles = await store.collectGarbage(options.blobGraceMs);
-  const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows, droppedExpired };
+  const deletedTempFiles = await store.blobs.sweepTemp(options.blobGraceMs);
+  const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows, droppedExpired, deletedTempFiles };
   options.log.info({ ...report }, 'sweep.done');
   return report;
 }
 
-/** Runs `sweep` every `intervalMs` (never two at once); returns a stop function. */
-export function startSweeper(options: SweeperOptions & { intervalMs: number }): () => void {
-  let running = false;
+/**
+ * Runs `sweep` every `intervalMs` (never two at once); returns a stop function that resolves once
+ * a sweep in progress has finished, so the store can be closed under it safely.
+ */
+export function startSweeper(options: SweeperOptions & { intervalMs: number }): () => Promise<void> {
+  let running: Promise<void> | undefined;
   const timer = setInterval(() => {
     if (running) return;
-    running = true;
-    sweep(options)
-      .catch((err: unknown) => options.log.error({ err }, 'sweep.failed'))
+    running = sweep(options)
+      .then(
+        () => undefined,
+        (err: unknown) => options.log.error({ err }, 'sweep.failed'),
+      )
       .finally(() => {
-        running = false;
+        running = undefined;
       });
   }, options.intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }

@@ -26,3 +26,12 @@ export function loadNativeUws(): typeof UwsModule {
   }
   return uws;
 }
+
+/**
+ * Closes every socket of an app: its listen sockets and all connections, idle keep-alive ones
+ * included (their `onAborted` handlers run). uWS v20.30's binary has `App.close()`; its typings
+ * do not declare it.
+ */
+export function closeApp(app: UwsModule.TemplatedApp): void {
+  (app as UwsModule.TemplatedApp & { close(): void }).close();
+}

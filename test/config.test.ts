@@ -39,6 +39,11 @@ describe('loadConfig', () => {
     expect(config.logLevel).toBe('warn');
   });
 
+  it('gives in-flight work 30 seconds on a graceful stop unless told otherwise', () => {
+    expect(loadConfig({}).stopGraceMs).toBe(30_000);
+    expect(loadConfig({ PLINTH_STOP_GRACE_S: '0' }).stopGraceMs).toBe(0);
+  });
+
   it('omits the port from public addresses on port 80', () => {
     expect(loadConfig({ PLINTH_PORT: '80' }).publicUrls.app).toBe('http://app.localhost');
   });
@@ -59,6 +64,9 @@ describe('loadConfig', () => {
     [{ PLINTH_API_HOST: 'api.sites.localhost' }, 'under PLINTH_SITE_DOMAIN'],
     [{ PLINTH_PUBLIC_SITE_URL: 'https://sites.example.com' }, '{name}'],
     [{ PLINTH_PUBLIC_APP_URL: 'ftp://app.example.com' }, 'PLINTH_PUBLIC_APP_URL'],
+    [{ PLINTH_SWEEP_INTERVAL_S: 'hourly' }, 'PLINTH_SWEEP_INTERVAL_S'],
+    [{ PLINTH_BLOB_GRACE_S: '5' }, 'PLINTH_BLOB_GRACE_S'],
+    [{ PLINTH_STOP_GRACE_S: '-1' }, 'PLINTH_STOP_GRACE_S'],
   ])('rejects %o naming %s', (env, fragment) => {
     expect(() => loadConfig(env)).toThrow(fragment);
   });

@@ -37,4 +37,29 @@ describe('toErrorBody', () => {
       expect(mapped.body.error.code).toBe('internal');
     },
   );
+
+  it.each([
+    ['a file system error', Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })],
+    ['a quota error', Object.assign(new Error('EDQUOT'), { code: 'EDQUOT' })],
+    ['a full LMDB map', Object.assign(new Error('LMDB commit failed'), { code: 'MDB_MAP_FULL' })],
+    ['an error caused by one', new Error('upload failed', { cause: Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }) })],
+  ])('answers a full disk (%s) with 503, Retry-After and an agent message', (_, thrown) => {
+    const mapped = toErrorBody(thrown);
+    expect(mapped.status).toBe(503);
+    expect(mapped.headers).toEqual({ 'Retry-After': '60' });
+    expect(mapped.body).toEqual({
+      error: { code: 'unavailable', message: expect.stringContaining('storage'), details: { reason: 'storage_full' } },
+      agent_message: expect.stringContaining('Nothing was published'),
+    });
+    expect(JSON.stringify(mapped.body)).not.toContain('ENOSPC');
+    // The operator still has to hear of it.
+    expect(mapped.internal).toBe(true);
+  });
+
+  it('gives every 503 a Retry-After, longer for a full disk', () => {
+    expect(toErrorBody(new ServiceError('unavailable', 'busy')).headers).toEqual({ 'Retry-After': '5' });
+    const rebuilt = new ServiceError('unavailable', 'full', { details: { reason: 'storage_full' } });
+    expect(toErrorBody(rebuilt).headers).toEqual({ 'Retry-After': '60' });
+    expect(toErrorBody(new ServiceError('unavailable', 'x', { headers: { 'Retry-After': '9' } })).headers).toEqual({ 'Retry-After': '9' });
+  });
 });

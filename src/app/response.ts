@@ -1,4 +1,4 @@
-import { isAborted, statusLine } from '../http.js';
+import { sendResponse } from '../http.js';
 import type { HttpResponse } from '../uws.js';
 
 /** A whole answer of the app host: built by a handler, written once by the edge. */
@@ -23,20 +23,7 @@ export function redirect(location: string, status = 303): AppResponse {
   return { status, headers: { Location: location }, cookies: [], body: '' };
 }
 
-/** Writes the response in one cork, unless the client has gone. */
+/** Writes the response in one cork, unless the client has gone (the shared writer marks it answered). */
 export function writeAppResponse(res: HttpResponse, response: AppResponse, options: { head?: boolean; closeConnection?: boolean } = {}): void {
-  if (isAborted(res)) return;
-  res.cork(() => {
-    res.writeStatus(statusLine(response.status));
-    for (const name in response.headers) res.writeHeader(name, response.headers[name]!);
-    for (const cookie of response.cookies) res.writeHeader('Set-Cookie', cookie);
-    if (response.status === 304) {
-      res.endWithoutBody();
-    } else if (options.head) {
-      res.writeHeader('Content-Length', String(Buffer.byteLength(response.body)));
-      res.endWithoutBody();
-    } else {
-      res.end(response.body, options.closeConnection);
-    }
-  });
+  sendResponse(res, response.status, response.headers, response.body, { ...options, cookies: response.cookies });
 }

@@ -30,7 +30,11 @@ export interface IngestPool {
    * admission-checked, as it is follow-up work of a deploy already admitted.
    */
   compress(task: CompressTask): Promise<CompressResult>;
-  close(): Promise<void>;
+  /**
+   * Lets running and queued tasks finish, then stops the threads; with `force`, stops them at
+   * once (running tasks fail; a blob temp file they leave is swept at the next start).
+   */
+  close(options?: { force?: boolean }): Promise<void>;
   /** Tasks waiting for a thread. */
   readonly queueSize: number;
 }
@@ -91,8 +95,9 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   return {
     unpack,
     compress: (task) => compressor.run(task),
-    close: async () => {
-      await Promise.all([piscina.close(), compressor.close()]);
+    close: async (closeOptions = {}) => {
+      if (closeOptions.force) await Promise.all([piscina.destroy(), compressor.destroy()]);
+      else await Promise.all([piscina.close(), compressor.close()]);
     },
     get queueSize() {
       return piscina.queueSize;

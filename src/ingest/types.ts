@@ -48,7 +48,8 @@ export interface JsonDeployFields {
   deleted?: string[];
 }
 
-export type IngestErrorCode = 'bad_request' | 'too_large' | 'blocked_secret';
+/** `unavailable`: the blobs could not be written because storage is full (see `STORAGE_FULL`). */
+export type IngestErrorCode = 'bad_request' | 'too_large' | 'blocked_secret' | 'unavailable';
 
 export interface IngestError {
   code: IngestErrorCode;

@@ -3,13 +3,14 @@
 // expected failures as data; a throw here is a real fault (disk full, a bug) and becomes a 500.
 import { rmSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { isStorageFull, STORAGE_FULL } from '../errors.js';
 import { openBlobStore, type BlobStore } from '../store/index.js';
 import { createCollector } from './collector.js';
 import { detectArchiveFormat } from './format.js';
 import { readJsonDeploy } from './json-body.js';
 import { DeployRejected } from './rejection.js';
 import { readTar } from './tar-reader.js';
-import type { CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
+import type { CompressResult, CompressTask, IngestError, UnpackResult, UnpackTask } from './types.js';
 import { readZip } from './zip-reader.js';
 
 // Deploy work yields the CPU to serving threads: a visitor's request must not wait behind an
@@ -63,8 +64,15 @@ export async function unpack(task: UnpackTask): Promise<UnpackResult> {
     // spool file or shut down the pool right after.
     await collector.settle();
     if (err instanceof DeployRejected) return { ok: false, error: err.error };
+    // A thrown error reaches the HTTP thread without its `code`, so a full disk travels as data.
+    if (isStorageFull(err)) return { ok: false, error: storageFull() };
     throw err;
   }
+}
+
+function storageFull(): IngestError {
+  const { code, message, agentMessage, details } = STORAGE_FULL;
+  return { code, message, agentMessage, details: { ...details } };
 }
 
 /** Second task: precompressed variants for blobs of a revision that is already live. */

@@ -19,7 +19,8 @@ export async function writeTemp(
   source: AsyncIterable<Uint8Array> | Uint8Array,
   durable = true,
 ): Promise<TempFile> {
-  const path = join(tmpDir, `${randomBytes(12).toString('hex')}.tmp`);
+  // The writer's pid leads the name: once that process is gone, the file is known to be garbage.
+  const path = join(tmpDir, `${process.pid}-${randomBytes(12).toString('hex')}.tmp`);
   const hash = createHash('sha256');
   let size = 0;
   const handle = await open(path, 'wx', 0o644);

@@ -152,13 +152,18 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     await execFileAsync('sync', ['-f', root]);
   }
 
-  async function sweepTemp(olderThanMs: number): Promise<number> {
+  async function sweepTemp(olderThanMs: number, sweepOptions: { atStartup?: boolean } = {}): Promise<number> {
     const cutoff = options.now() - olderThanMs;
     let removed = 0;
     for (const name of await readdir(tmpDir)) {
       const path = join(tmpDir, name);
       try {
-        if ((await stat(path)).mtimeMs > cutoff) continue;
+        const writer = writerPid(name);
+        // A file whose writer process has ended can never be finished: remove it whatever its
+        // age. At start-up our own pid may be a reused one (pid 1 in a container), and nothing
+        // of ours is writing yet.
+        const orphaned = writer !== undefined && ((sweepOptions.atStartup && writer === process.pid) || !isRunning(writer));
+        if (!orphaned && (await stat(path)).mtimeMs > cutoff) continue;
         await unlink(path);
         removed++;
       } catch (err) {
@@ -205,6 +210,22 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     sweepTemp,
     listBlobFiles,
   };
+}
+
+/** Temp files are named `<pid>-…`; undefined for a name that carries no pid. */
+function writerPid(name: string): number | undefined {
+  const match = /^(\d+)-/.exec(name);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** Whether a process with this pid exists (one of another user counts too). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Touch failed: absent (false), or present but not ours to touch (true: still reusable). */

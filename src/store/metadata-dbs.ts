@@ -1,4 +1,5 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { guardCommitFailures } from './commit-failure.js';
 import type { AccountRecord, Confirmation, FileEntry, InviteRecord, ManifestRecord, Membership, ReportRecord, RevisionRecord, Role, SessionRecord, SignInRecord, SiteRecord, TokenRecord } from './types.js';
 
 export type RevisionKey = [siteId: string, number: number];
@@ -64,6 +65,7 @@ export type AccountTokenKey = [accountId: string, tokenId: string];
 export function openMetadataDbs(path: string): MetadataDbs {
   // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
   const env = open(path, { noSubdir: false, maxDbs: 48 });
+  guardCommitFailures(env, path);
   return {
     env,
     sites: env.openDB<SiteRecord, string>('sites', {}),

@@ -150,8 +150,12 @@ export interface BlobStore {
   flush(): Promise<void>;
   /** Reads a whole blob (or variant) into memory; for small files only. */
   readSync(sha256: string, encoding?: Encoding): Buffer;
-  /** Removes temp files left by writers that died, older than `olderThanMs`. */
-  sweepTemp(olderThanMs: number): Promise<number>;
+  /**
+   * Removes temp files left by writers that died: at once when the writing process is gone (with
+   * `atStartup`, also those named after this process's pid, which an earlier process may have had),
+   * otherwise once older than `olderThanMs`. Returns how many went.
+   */
+  sweepTemp(olderThanMs: number, options?: { atStartup?: boolean }): Promise<number>;
   /** Every blob file and variant (not temp files), in no particular order; for garbage collection. */
   listBlobFiles(): AsyncIterable<BlobFile>;
 }

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -99,7 +99,22 @@ it('never exposes a blob whose writer was killed mid-write', async () => {
   expect(files).toEqual([{ path: '/index.html', ...entry }]);
   expect(store.blobs.readSync(entry.sha256)).toEqual(page);
 
+  // The writer's process is gone, so its file goes at once, however young.
+  expect(await store.blobs.sweepTemp(60 * 60 * 1000)).toBe(1);
+  expect(readdirSync(tmp)).toEqual([]);
+});
+
+it('keeps young temp files of running writers and sweeps this pid\'s files only at start-up', async () => {
+  const tmp = join(dir, 'blobs', 'tmp');
+  const ours = join(tmp, `${process.pid}-123abc.tmp`);
+  const parent = join(tmp, `${process.ppid}-456def.tmp`);
+  const unnamed = join(tmp, 'legacy.tmp');
+  for (const path of [ours, parent, unnamed]) writeFileSync(path, 'partial');
   expect(await store.blobs.sweepTemp(60 * 60 * 1000)).toBe(0);
-  expect(await store.blobs.sweepTemp(0)).toBe(1);
+  // An earlier process with our pid (pid 1 in a container) left it: nothing of ours writes yet.
+  expect(await store.blobs.sweepTemp(60 * 60 * 1000, { atStartup: true })).toBe(1);
+  expect(readdirSync(tmp).sort()).toEqual([basename(parent), basename(unnamed)].sort());
+  // Files of live writers, and files without a pid, still go once they are old.
+  expect(await store.blobs.sweepTemp(0)).toBe(2);
   expect(readdirSync(tmp)).toEqual([]);
 });

@@ -1,0 +1,38 @@
+import { request, type TestResponse } from './http.js';
+
+/** `POST /v1/deploy` on a server at `port` (in-process or a spawned `dist/main.js`). */
+export interface DeployCall {
+  body: Buffer | string;
+  /** Defaults to an archive body (no Content-Type); `application/json` for inline files. */
+  contentType?: string;
+  token?: string;
+  site?: string;
+  base?: string;
+  headers?: Record<string, string>;
+}
+
+export interface DeployAnswer extends TestResponse {
+  json: any;
+}
+
+export async function deployTo(port: number, call: DeployCall): Promise<DeployAnswer> {
+  const headers: Record<string, string> = { ...call.headers };
+  if (call.token) headers.authorization = `Bearer ${call.token}`;
+  if (call.base) headers['x-base-revision'] = call.base;
+  if (call.contentType) headers['content-type'] = call.contentType;
+  const path = call.site ? `/v1/deploy?site=${encodeURIComponent(call.site)}` : '/v1/deploy';
+  const res = await request({ port, host: 'api.localhost', method: 'POST', path, headers, body: call.body });
+  let json: unknown;
+  if (String(res.headers['content-type'] ?? '').startsWith('application/json')) json = JSON.parse(res.text);
+  return { ...res, json };
+}
+
+/** A JSON deploy body for `files` (utf8 text, or base64 for bytes). */
+export function jsonDeployBody(files: ReadonlyArray<readonly [string, string | Uint8Array]>, fields: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    ...fields,
+    files: files.map(([path, content]) =>
+      typeof content === 'string' ? { path, content } : { path, content: Buffer.from(content).toString('base64'), encoding: 'base64' },
+    ),
+  });
+}
