@@ -1,5 +1,5 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { AccountRecord, Confirmation, FileEntry, InviteRecord, Membership, ReportRecord, RevisionRecord, Role, SessionRecord, SignInRecord, SiteRecord, TokenRecord } from './types.js';
+import type { AccountRecord, AuthorizationCodeRecord, Confirmation, OAuthClientRecord, OAuthGrantRecord, FileEntry, InviteRecord, Membership, ReportRecord, RevisionRecord, Role, SessionRecord, SignInRecord, SiteRecord, TokenRecord } from './types.js';
 
 export type RevisionKey = [siteId: string, number: number];
 export type PathKey = [revisionId: string, path: string];
@@ -44,6 +44,14 @@ export interface MetadataDbs {
   reports: Database<ReportRecord, string>;
   /** name → server secret (made once). */
   secrets: Database<string, string>;
+  /** client_id → OAuth client. */
+  oauthClients: Database<OAuthClientRecord, string>;
+  /** sha256 of an authorization code → the code's bindings. */
+  oauthCodes: Database<AuthorizationCodeRecord, string>;
+  /** grant id → a person's approval of an MCP app. */
+  oauthGrants: Database<OAuthGrantRecord, string>;
+  /** `[accountId, grantId]` → 1; one range scan lists an account's connected apps. */
+  accountGrants: Database<number, AccountGrantKey>;
 }
 
 export interface AccountTokenRow {
@@ -58,6 +66,7 @@ export type MemberKey = [siteId: string, accountId: string];
 export type MemberSiteKey = [accountId: string, siteId: string];
 export type InviteKey = [siteId: string, email: string];
 export type AccountTokenKey = [accountId: string, tokenId: string];
+export type AccountGrantKey = [accountId: string, grantId: string];
 
 export function openMetadataDbs(path: string): MetadataDbs {
   // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
@@ -83,6 +92,10 @@ export function openMetadataDbs(path: string): MetadataDbs {
     signIns: env.openDB<SignInRecord, string>('signIns', {}),
     reports: env.openDB<ReportRecord, string>('reports', {}),
     secrets: env.openDB<string, string>('secrets', {}),
+    oauthClients: env.openDB<OAuthClientRecord, string>('oauthClients', {}),
+    oauthCodes: env.openDB<AuthorizationCodeRecord, string>('oauthCodes', {}),
+    oauthGrants: env.openDB<OAuthGrantRecord, string>('oauthGrants', {}),
+    accountGrants: env.openDB<number, AccountGrantKey>('accountGrants', {}),
   };
 }
 
