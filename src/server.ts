@@ -1,12 +1,13 @@
 import { createApi } from './api/index.js';
 import { createApp } from './app/index.js';
 import { siteUrl, type Config } from './config.js';
+import { createMcp } from './mcp/index.js';
 import { ServiceError } from './errors.js';
 import { sendError } from './http.js';
 import type { Logger } from './log.js';
 import { createIngestPool } from './ingest/index.js';
 import { createSiteServer, routeHost } from './serve/index.js';
-import { createMailer, createOperations } from './sites/index.js';
+import { createMailer, createOperations, type ClientMetadataFetcher } from './sites/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createUploadPacer } from './upload-pacer.js';
 import { loadNativeUws, type us_listen_socket } from './uws.js';
@@ -30,6 +31,8 @@ export interface StartServerOptions {
   now?: () => number;
   /** Built ingest worker to run (tests point at dist/, since vitest runs src/ directly). */
   ingestWorkerFile?: string | URL;
+  /** Fetches OAuth client metadata documents (tests trust a local https server with it). */
+  fetchClientMetadata?: ClientMetadataFetcher;
 }
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
@@ -57,9 +60,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const now = options.now ?? Date.now;
   const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
   // One set of operations behind every surface of this thread.
-  const ops = createOperations({ store, ingest, config, log: log.child({ area: 'sites' }), now, mailer });
+  const ops = createOperations({ store, ingest, config, log: log.child({ area: 'sites' }), now, mailer, fetchClientMetadata: options.fetchClientMetadata });
   const api = createApi({ ops, store, pacer, config, log: log.child({ area: 'api' }) });
   const app = createApp({ ops, config, log: log.child({ area: 'app' }) });
+  const mcp = createMcp({ ops, config, pacer, log: log.child({ area: 'mcp' }) });
 
   const notBuilt = (surface: string): ServiceError =>
     new ServiceError('not_found', `The ${surface} is not available on this server yet.`);
@@ -80,7 +84,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       case 'api':
         return api.handle(res, req);
       case 'mcp':
-        return sendError(res, notBuilt('MCP server'), log, { head });
+        return mcp.handle(res, req);
       case 'app':
         return app.handle(res, req);
       case 'docs':

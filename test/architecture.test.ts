@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
-const AREAS = ['store', 'serve', 'ingest', 'sites', 'api', 'app', 'cli'] as const;
+const AREAS = ['store', 'serve', 'ingest', 'sites', 'api', 'mcp', 'app', 'cli'] as const;
 // Top-level modules every area may use (besides its own folder and node built-ins).
 const SHARED = ['config.ts', 'errors.ts', 'log.ts', 'http.ts', 'uws.ts', 'content-types.ts', 'site-paths.ts', 'plans.ts', 'upload-pacer.ts', 'client-network.ts', 'route-template.ts'];
 // Which other areas each area may import, always through that area's index.ts.
@@ -15,6 +15,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The operations never reach an edge or uWS; edges reach the store only for read-only views.
   sites: ['store', 'ingest'],
   api: ['sites', 'store'],
+  mcp: ['sites', 'store'],
   app: ['sites', 'store'],
   cli: ['sites', 'store', 'ingest'],
 };

@@ -1,0 +1,329 @@
+/** The remote MCP server on the MCP host (SPEC 1, 5, 8): streamable HTTP at `/` and `/mcp`. */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { clientAddress, networkOf } from '../client-network.js';
+import type { Config } from '../config.js';
+import { ServiceError, toErrorBody } from '../errors.js';
+import { isAborted, sendResponse, spoolBody, SpoolError, trackAbort, type Headers } from '../http.js';
+import type { Logger } from '../log.js';
+import { MAX_MCP_REQUEST_BYTES } from '../plans.js';
+import { OAUTH_SCOPE, type Caller, type Operations } from '../sites/index.js';
+import type { UploadPacer } from '../upload-pacer.js';
+import type { HttpRequest, HttpResponse } from '../uws.js';
+import { splitArguments } from './envelope.js';
+import { isAllowedOrigin, type OriginPolicy } from './origins.js';
+import { compileTools, createToolServer } from './tool-server.js';
+import { toolSpecs, type ToolContext } from './tools.js';
+
+export interface McpOptions {
+  ops: Operations;
+  config: Readonly<Config>;
+  log: Logger;
+  /** Paces large bodies while the thread is busy serving sites. */
+  pacer?: UploadPacer;
+}
+
+export interface McpEdge {
+  handle(res: HttpResponse, req: HttpRequest): void;
+}
+
+export { MAX_READ_FILE_BYTES } from './tools.js';
+
+/** Room for the JSON-RPC framing around 40 MB of files (SPEC 8 rule 2). */
+export const MCP_FRAMING_BYTES = 256 * 1024;
+const MAX_BODY_BYTES = MAX_MCP_REQUEST_BYTES + MCP_FRAMING_BYTES;
+/** Bodies up to this size are read into memory; larger ones are spooled to disk. */
+const IN_MEMORY_BYTES = 1024 * 1024;
+const MB = 1024 * 1024;
+/** A refused body up to this size is read to its end before the answer (see `lingerThen`). */
+const LINGER_MAX_BYTES = 128 * MB;
+const LINGER_MS = 10_000;
+
+const ALLOW_HEADERS = 'authorization, content-type, accept, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name, last-event-id';
+const EXPOSE_HEADERS = 'www-authenticate, mcp-session-id, mcp-protocol-version';
+const PRM_PATH = '/.well-known/oauth-protected-resource';
+const MCP_SCOPE = OAUTH_SCOPE;
+
+export function createMcp(options: McpOptions): McpEdge {
+  const { ops, config, log } = options;
+  const catalogue = compileTools(toolSpecs());
+  const spoolDir = join(config.dataDir, 'tmp', 'uploads');
+  mkdirSync(spoolDir, { recursive: true });
+  const base = config.publicUrls.mcp;
+  // The server is one resource reachable at two paths; each path has its own metadata.
+  const resources = { '/': base, '/mcp': `${base}/mcp` } as const;
+  const policy: OriginPolicy = {
+    own: [config.publicUrls.mcp, config.publicUrls.app, config.publicUrls.docs].map((url) => new URL(url).origin),
+    extra: config.mcp.allowedOrigins,
+  };
+
+  function metadataFor(path: '/' | '/mcp'): Record<string, unknown> {
+    return {
+      resource: resources[path],
+      authorization_servers: [config.publicUrls.app],
+      scopes_supported: [MCP_SCOPE],
+      bearer_methods_supported: ['header'],
+      resource_name: 'Plinth',
+      resource_documentation: config.publicUrls.docs,
+    };
+  }
+  const metadataUrl = (path: '/' | '/mcp'): string => `${base}${PRM_PATH}${path === '/' ? '' : '/mcp'}`;
+
+  function cors(origin: string | undefined): Headers {
+    if (!origin) return {};
+    return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSE_HEADERS, Vary: 'Origin' };
+  }
+
+  return {
+    handle(res, req) {
+      const method = req.getCaseSensitiveMethod().toUpperCase();
+      const path = req.getUrl();
+      const origin = req.getHeader('origin') || undefined;
+
+      if (path === PRM_PATH || path === `${PRM_PATH}/mcp`) {
+        const headers = { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'public, max-age=300' };
+        if (method === 'OPTIONS') return sendEmpty(res, 204, { ...headers, 'Access-Control-Allow-Methods': 'GET, OPTIONS', 'Access-Control-Allow-Headers': ALLOW_HEADERS, 'Access-Control-Max-Age': '600' });
+        if (method !== 'GET' && method !== 'HEAD') return sendRpcError(res, 405, -32000, `${method} is not supported here; use GET.`, { ...headers, Allow: 'GET, OPTIONS' });
+        return sendResponse(res, 200, { 'Content-Type': 'application/json; charset=utf-8', ...headers }, JSON.stringify(metadataFor(path === PRM_PATH ? '/' : '/mcp')), { head: method === 'HEAD' });
+      }
+      if (path !== '/' && path !== '/mcp') {
+        return sendRpcError(res, 404, -32000, `No MCP endpoint at ${path}. The MCP server is at ${base}/mcp (and ${base}/).`);
+      }
+      const endpoint: '/' | '/mcp' = path;
+      if (!isAllowedOrigin(origin, policy)) {
+        log.info({ origin }, 'mcp.origin_refused');
+        return sendRpcError(res, 403, -32000, `Requests from the origin ${origin} are not allowed.`);
+      }
+      if (method === 'OPTIONS') {
+        return sendEmpty(res, 204, {
+          ...cors(origin),
+          'Access-Control-Allow-Methods': 'GET, POST, DELETE, OPTIONS',
+          'Access-Control-Allow-Headers': ALLOW_HEADERS,
+          'Access-Control-Max-Age': '600',
+        });
+      }
+      if (method !== 'POST') {
+        // Stateless: no standalone event stream to GET and no session to DELETE.
+        return sendRpcError(res, 405, -32000, 'This MCP server is stateless: send every message with POST.', { ...cors(origin), Allow: 'POST, OPTIONS' });
+      }
+
+      const headers: Record<string, string> = {};
+      req.forEach((name, value) => {
+        headers[name] = value;
+      });
+      const network = networkOf(clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'] ?? '', config.deploy.trustProxy));
+      trackAbort(res);
+      const declared = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
+      if (declared !== undefined && declared > MAX_BODY_BYTES) {
+        const answer = (finished: boolean): void => sendRpcError(res, 413, -32600, tooLarge().message, cors(origin), { close: !finished, data: dataOf(tooLarge()) });
+        if (declared > LINGER_MAX_BYTES) return answer(false);
+        // Read and drop the body first: closing on unread data resets the connection, and the
+        // reset can destroy the answer before a client that sends its body in one go reads it.
+        return lingerThen(res, answer);
+      }
+      const body = declared !== undefined && declared <= IN_MEMORY_BYTES ? memoryBody(res, IN_MEMORY_BYTES) : fileBody(res, spoolDir, options.pacer);
+      const controller = new AbortController();
+      trackAbort(res, () => controller.abort());
+
+      void (async () => {
+        const cleanup: string[] = [];
+        try {
+          let caller: Caller;
+          try {
+            caller = await ops.admission.admit({
+              authorization: headers.authorization,
+              network,
+              surface: 'mcp',
+              resolveOAuth: (token) => ops.oauth.resolveAccessToken(token, Object.values(resources)),
+            });
+            if (caller.kind === 'anonymous') throw new ServiceError('unauthorized', 'This MCP server needs a token.', { agentMessage: 'Connect with OAuth (the client discovers it from this answer), or send an API token as "Authorization: Bearer pl_…".' });
+          } catch (err) {
+            return await refuse(err, headers.authorization !== undefined && headers.authorization !== '');
+          }
+
+          const received = await body.read();
+          if (received.kind === 'file') cleanup.push(received.path);
+          const message = await parseMessage(received, cleanup);
+          if (message === undefined) return send(400, rpcError(-32700, 'Parse error: the body is not valid JSON.'));
+
+          const context: ToolContext = { ops, caller, network, spoolDir, spooledArguments: message.spooledArguments, signal: controller.signal };
+          const server = createToolServer(catalogue, context, log);
+          const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+          try {
+            await server.connect(transport);
+            const forwarded = new globalThis.Headers();
+            for (const name of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id']) if (headers[name] !== undefined) forwarded.set(name, headers[name]!);
+            const response = await transport.handleRequest(new Request(`${base}${endpoint}`, { method: 'POST', headers: forwarded }), {
+              parsedBody: message.parsed,
+              authInfo: { token: '', clientId: caller.kind === 'account' ? caller.account.id : 'site', scopes: [MCP_SCOPE] },
+            });
+            const out: Headers = { ...cors(origin), 'Cache-Control': 'no-store' };
+            response.headers.forEach((value, name) => {
+              out[name] = value;
+            });
+            const text = response.status === 202 || response.body === null ? '' : await response.text();
+            sendResponse(res, response.status, out, text);
+          } finally {
+            await server.close().catch(() => undefined);
+          }
+        } catch (err) {
+          if (isAborted(res)) return;
+          if (err instanceof SpoolError) {
+            if (err.reason === 'aborted') return;
+            if (err.reason === 'too_large') {
+              const finished = await body.drain();
+              return sendRpcError(res, 413, -32600, tooLarge().message, cors(origin), { close: !finished, data: dataOf(tooLarge()) });
+            }
+          }
+          const { status, body: errorBody, internal } = toErrorBody(err);
+          if (internal) log.error({ err }, 'mcp.failed');
+          const finished = await body.drain();
+          sendRpcError(res, status, -32603, errorBody.error.message, cors(origin), { close: !finished });
+        } finally {
+          body.discard();
+          await Promise.all(cleanup.map((file) => unlink(file).catch(() => undefined)));
+        }
+
+        function send(status: number, payload: unknown, extra: Headers = {}): void {
+          sendResponse(res, status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...cors(origin), ...extra }, JSON.stringify(payload));
+        }
+
+        /** 401 with the discovery pointer (RFC 9728 §5.1), or the admission's own refusal (429). */
+        async function refuse(err: unknown, sentToken: boolean): Promise<void> {
+          const finished = await body.drain();
+          const { status, body: errorBody, headers: extra } = toErrorBody(err);
+          if (status === 401) {
+            const challenge = sentToken
+              ? `Bearer error="invalid_token", error_description="${errorBody.error.message.replace(/"/g, "'")}", resource_metadata="${metadataUrl(endpoint)}", scope="${MCP_SCOPE}"`
+              : `Bearer resource_metadata="${metadataUrl(endpoint)}", scope="${MCP_SCOPE}"`;
+            return sendRpcError(res, 401, -32001, errorBody.error.message, { ...cors(origin), 'WWW-Authenticate': challenge }, { close: !finished, data: dataOf(err) });
+          }
+          sendRpcError(res, status, -32000, errorBody.error.message, { ...cors(origin), ...extra }, { close: !finished, data: dataOf(err) });
+        }
+      })();
+    },
+  };
+}
+
+interface ReceivedBody {
+  kind: 'memory' | 'file';
+  bytes: Buffer | undefined;
+  path: string;
+  size: number;
+}
+
+interface BodySource {
+  read(): Promise<ReceivedBody>;
+  /** Stops keeping the body; resolves true when the client finished sending it. */
+  drain(): Promise<boolean>;
+  discard(): void;
+}
+
+/** A small body, collected in memory (uWS hands chunks only to an `onData` attached at once). */
+function memoryBody(res: HttpResponse, maxBytes: number): BodySource {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let finished = false;
+  let failed = false;
+  const done = new Promise<ReceivedBody>((resolve, reject) => {
+    res.onData((chunk, isLast) => {
+      if (isLast) finished = true;
+      if (failed) return;
+      received += chunk.byteLength;
+      if (received > maxBytes) {
+        failed = true;
+        reject(new SpoolError('too_large', 'The body is larger than it said.'));
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) resolve({ kind: 'memory', bytes: Buffer.concat(chunks), path: '', size: received });
+    });
+  });
+  done.catch(() => undefined);
+  return {
+    read: () => done,
+    drain: async () => finished,
+    discard: () => {
+      failed = true;
+    },
+  };
+}
+
+/** A large body, spooled to a file with the same size cap and pacing as REST uploads. */
+function fileBody(res: HttpResponse, spoolDir: string, pacer: UploadPacer | undefined): BodySource {
+  const path = join(spoolDir, `${randomUUID()}.mcp`);
+  const spool = spoolBody(res, { path, maxBytes: MAX_BODY_BYTES, pacer });
+  return {
+    read: async () => ({ kind: 'file', bytes: undefined, path, size: await spool.done }),
+    drain: () => spool.drain(),
+    discard: () => spool.discard(),
+  };
+}
+
+/**
+ * The parsed message, or undefined for invalid JSON. A large `deploy_site` call is split: its
+ * arguments go to a file of their own, unparsed, for the ingest worker.
+ */
+async function parseMessage(body: ReceivedBody, cleanup: string[]): Promise<{ parsed: unknown; spooledArguments?: { path: string; bytes: number } } | undefined> {
+  const bytes = body.bytes ?? (await readFile(body.path));
+  if (body.kind === 'file') {
+    const split = splitArguments(bytes);
+    const params = split?.envelope.params as { name?: unknown } | undefined;
+    if (split && split.envelope.method === 'tools/call' && params?.name === 'deploy_site') {
+      const argsPath = `${body.path}.arguments.json`;
+      cleanup.push(argsPath);
+      const [start, end] = split.argumentsRange;
+      await writeFile(argsPath, bytes.subarray(start, end), { mode: 0o600, flag: 'wx' });
+      return { parsed: split.envelope, spooledArguments: { path: argsPath, bytes: end - start } };
+    }
+  }
+  try {
+    return { parsed: JSON.parse(bytes.toString('utf8')) };
+  } catch {
+    return undefined;
+  }
+}
+
+function tooLarge(): ServiceError {
+  return new ServiceError('too_large', `One MCP request can carry at most ${MAX_MCP_REQUEST_BYTES / MB} MB.`, {
+    agentMessage: 'The deploy is over 40 MB. Publish the site in parts: deploy_site with some of the files first, then deploy_site with "patch": true for the rest (each call under 40 MB).',
+  });
+}
+
+function dataOf(err: unknown): Record<string, unknown> {
+  const { body } = toErrorBody(err);
+  return { code: body.error.code, ...(body.agent_message ? { agent_message: body.agent_message } : {}) };
+}
+
+function rpcError(code: number, message: string, data?: Record<string, unknown>): unknown {
+  return { jsonrpc: '2.0', id: null, error: { code, message, ...(data ? { data } : {}) } };
+}
+
+function sendRpcError(res: HttpResponse, status: number, code: number, message: string, headers: Headers = {}, options: { close?: boolean; data?: Record<string, unknown> } = {}): void {
+  sendResponse(res, status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers }, JSON.stringify(rpcError(code, message, options.data)), {
+    closeConnection: options.close,
+  });
+}
+
+/** Drops the rest of the body, then answers (closing the connection if the client never finished). */
+function lingerThen(res: HttpResponse, answer: (finished: boolean) => void): void {
+  let done = false;
+  const finish = (finished: boolean): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    answer(finished);
+  };
+  const timer = setTimeout(() => finish(false), LINGER_MS);
+  trackAbort(res, () => clearTimeout(timer));
+  res.onData((_chunk, isLast) => {
+    if (isLast) finish(true);
+  });
+}
+
+function sendEmpty(res: HttpResponse, status: number, headers: Headers): void {
+  sendResponse(res, status, headers, '');
+}
