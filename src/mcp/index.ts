@@ -53,8 +53,10 @@ export function createMcp(options: McpOptions): McpEdge {
   const spoolDir = join(config.dataDir, 'tmp', 'uploads');
   mkdirSync(spoolDir, { recursive: true });
   const base = config.publicUrls.mcp;
-  // The server is one resource reachable at two paths; each path has its own metadata.
-  const resources = { '/': base, '/mcp': `${base}/mcp` } as const;
+  // The server is one resource reachable at two paths; each path has its own metadata. The root
+  // is spelled as URL parsers spell it (with the slash), so clients that compare parsed URLs and
+  // clients that compare strings agree.
+  const resources = { '/': `${base}/`, '/mcp': `${base}/mcp` } as const;
   const policy: OriginPolicy = {
     own: [config.publicUrls.mcp, config.publicUrls.app, config.publicUrls.docs].map((url) => new URL(url).origin),
     extra: config.mcp.allowedOrigins,

@@ -94,7 +94,7 @@ const invalidClient = (description: string): ServiceError =>
 export function oauthOperations(deps: OperationsDeps, options: { fetchClientMetadata?: ClientMetadataFetcher } = {}): OAuthOperations {
   const { store, config, log } = deps;
   const issuer = config.publicUrls.app;
-  const resources = [config.publicUrls.mcp, `${config.publicUrls.mcp}/mcp`];
+  const resources = [`${config.publicUrls.mcp}/`, `${config.publicUrls.mcp}/mcp`];
   const appHost = new URL(issuer).hostname;
   const fetchMetadata =
     options.fetchClientMetadata ??
