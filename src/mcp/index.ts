@@ -74,6 +74,16 @@ export function createMcp(options: McpOptions): McpEdge {
   }
   const metadataUrl = (path: '/' | '/mcp'): string => `${base}${PRM_PATH}${path === '/' ? '' : '/mcp'}`;
 
+  // Large bodies are read back and split one at a time per thread, so however many deploys are
+  // in flight, the thread holds at most one body in memory; the others wait on disk.
+  let splitting: Promise<unknown> = Promise.resolve();
+  function parseInTurn(received: ReceivedBody, cleanup: string[]): ReturnType<typeof parseMessage> {
+    if (received.kind === 'memory') return parseMessage(received, cleanup);
+    const turn = splitting.then(() => parseMessage(received, cleanup));
+    splitting = turn.catch(() => undefined);
+    return turn;
+  }
+
   function cors(origin: string | undefined): Headers {
     if (!origin) return {};
     return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSE_HEADERS, Vary: 'Origin' };
@@ -148,7 +158,7 @@ export function createMcp(options: McpOptions): McpEdge {
 
           const received = await body.read();
           if (received.kind === 'file') cleanup.push(received.path);
-          const message = await parseMessage(received, cleanup);
+          const message = await parseInTurn(received, cleanup);
           if (message === undefined) return send(400, rpcError(-32700, 'Parse error: the body is not valid JSON.'));
 
           const context: ToolContext = { ops, caller, network, spoolDir, spooledArguments: message.spooledArguments, signal: controller.signal };
