@@ -32,7 +32,8 @@ export function splitArguments(body: Buffer): SplitMessage | undefined {
   try {
     return split(body);
   } catch (err) {
-    if (err instanceof NotUnderstood) return undefined;
+    // A broken envelope too: the caller's full parse reports JSON's own error.
+    if (err instanceof NotUnderstood || err instanceof SyntaxError) return undefined;
     throw err;
   }
 }

@@ -17,8 +17,6 @@ export const AUTHORIZATION_CODE_LIFETIME_MS = 60_000;
 export const REFRESH_TOKEN_LIFETIME_MS = 90 * 24 * 3600_000;
 /** A fetched client metadata document is trusted this long before it is fetched again. */
 const CLIENT_METADATA_TTL_MS = 10 * 60_000;
-/** Revoked grants are kept this long (for their tokens to be recognised as revoked), then pruned. */
-export const REVOKED_GRANT_KEEP_MS = 30 * 24 * 3600_000;
 
 /** What an access token allows: everything the account can do, on the MCP server only. */
 export const OAUTH_SCOPE = 'sites';
