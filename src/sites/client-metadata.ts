@@ -51,7 +51,11 @@ export function createClientMetadataFetcher(options: ClientMetadataFetchOptions)
           headers: { accept: 'application/json', 'user-agent': 'Plinth OAuth' },
           timeout: timeoutMs,
           ca: options.ca,
-          lookup: (_host, _opts, callback) => callback(null, pinned.address, pinned.family),
+          // The connection goes to the address checked above, whatever a second lookup would say.
+          lookup: ((_host: string, opts: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+            if (opts.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
+            else callback(null, pinned.address, pinned.family);
+          }) as never,
         },
         (res) => {
           if (res.statusCode !== 200) {
