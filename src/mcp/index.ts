@@ -7,7 +7,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { clientAddress, networkOf } from '../client-network.js';
 import type { Config } from '../config.js';
 import { ServiceError, toErrorBody } from '../errors.js';
-import { isAborted, sendResponse, spoolBody, SpoolError, trackAbort, type Headers } from '../http.js';
+import { isAborted, sendError, sendResponse, spoolBody, SpoolError, trackAbort, type Headers } from '../http.js';
 import type { Logger } from '../log.js';
 import { MAX_MCP_REQUEST_BYTES } from '../plans.js';
 import { OAUTH_SCOPE, type Caller, type Operations } from '../sites/index.js';
@@ -102,7 +102,8 @@ export function createMcp(options: McpOptions): McpEdge {
         return sendResponse(res, 200, { 'Content-Type': 'application/json; charset=utf-8', ...headers }, JSON.stringify(metadataFor(path === PRM_PATH ? '/' : '/mcp')), { head: method === 'HEAD' });
       }
       if (path !== '/' && path !== '/mcp') {
-        return sendRpcError(res, 404, -32000, `No MCP endpoint at ${path}. The MCP server is at ${base}/mcp (and ${base}/).`);
+        // Not an MCP endpoint at all: the service's own error shape, as every host answers.
+        return sendError(res, new ServiceError('not_found', `No MCP endpoint at ${path}. The MCP server is at ${base}/mcp (and ${base}/).`), log, { head: method === 'HEAD' });
       }
       const endpoint: '/' | '/mcp' = path;
       if (!isAllowedOrigin(origin, policy)) {

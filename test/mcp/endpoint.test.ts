@@ -131,7 +131,9 @@ describe('transport', () => {
     expect(JSON.parse(res.text)).toMatchObject({ jsonrpc: '2.0', error: { code: -32600, data: { code: 'too_large' } } });
   });
 
-  it('answers unknown paths with 404', async () => {
-    expect((await rpc(server, { path: '/sse', token: owner.token, body: INITIALIZE })).status).toBe(404);
+  it('answers unknown paths with 404 in the service error shape', async () => {
+    const res = await rpc(server, { path: '/sse', token: owner.token, body: INITIALIZE });
+    expect(res.status).toBe(404);
+    expect(res.json).toMatchObject({ error: { code: 'not_found' } });
   });
 });
