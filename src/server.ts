@@ -111,6 +111,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closed = true;
       uws.us_listen_socket_close(listenSocket);
       pacer?.stop();
+      await mcp.close();
       mailer.close();
       await ingest.close();
       await store.close();

@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo } from '@modelcontextprotocol/server';
 import { clientAddress, networkOf } from '../client-network.js';
 import type { Config } from '../config.js';
 import { ServiceError, toErrorBody } from '../errors.js';
-import { isAborted, sendError, sendResponse, spoolBody, SpoolError, trackAbort, type Headers } from '../http.js';
+import { isAborted, sendError, sendResponse, spoolBody, SpoolError, statusLine, trackAbort, type Headers } from '../http.js';
 import type { Logger } from '../log.js';
 import { MAX_MCP_REQUEST_BYTES } from '../plans.js';
 import { OAUTH_SCOPE, type Caller, type Operations } from '../sites/index.js';
@@ -28,6 +28,8 @@ export interface McpOptions {
 
 export interface McpEdge {
   handle(res: HttpResponse, req: HttpRequest): void;
+  /** Ends in-flight exchanges of the 2026-07-28 era (thread shutdown). */
+  close(): Promise<void>;
 }
 
 export { MAX_READ_FILE_BYTES } from './tools.js';
@@ -38,6 +40,8 @@ const MAX_BODY_BYTES = MAX_MCP_REQUEST_BYTES + MCP_FRAMING_BYTES;
 /** Bodies up to this size are read into memory; larger ones are spooled to disk. */
 const IN_MEMORY_BYTES = 1024 * 1024;
 const MB = 1024 * 1024;
+/** Headers that describe this hop, not the MCP message, and credentials the edge has already used. */
+const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'authorization', 'cookie', 'keep-alive', 'upgrade']);
 /** A refused body up to this size is read to its end before the answer (see `lingerThen`). */
 const LINGER_MAX_BYTES = 128 * MB;
 const LINGER_MS = 10_000;
@@ -50,6 +54,32 @@ const MCP_SCOPE = OAUTH_SCOPE;
 export function createMcp(options: McpOptions): McpEdge {
   const { ops, config, log } = options;
   const catalogue = compileTools(toolSpecs());
+  // Both protocol eras, statelessly. 2026-07-28 requests carry their whole context in each
+  // message and go to the SDK's per-request handler; 2025-era requests get a fresh server and a
+  // fresh transport answering in JSON. Either way a server serves one request only: its caller
+  // and body come in as `authInfo.extra.context`.
+  const serverFor = (authInfo: AuthInfo | undefined) => {
+    const context = (authInfo?.extra as { context?: ToolContext } | undefined)?.context;
+    if (!context) throw new Error('MCP request without its context');
+    return createToolServer(catalogue, context, log);
+  };
+  const modern = createMcpHandler((ctx) => serverFor(ctx.authInfo), {
+    legacy: 'reject',
+    responseMode: 'json',
+    onerror: (err) => log.debug({ err: err.message }, 'mcp.protocol_error'),
+  });
+  async function serveMessage(request: Request, options: { parsedBody: unknown; authInfo: AuthInfo }): Promise<Response> {
+    if (!(await isLegacyRequest(request, options.parsedBody))) return modern.fetch(request, options);
+    const server = serverFor(options.authInfo);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      return await transport.handleRequest(request, options);
+    } finally {
+      await server.close().catch(() => undefined);
+    }
+  }
+
   const spoolDir = join(config.dataDir, 'tmp', 'uploads');
   mkdirSync(spoolDir, { recursive: true });
   const base = config.publicUrls.mcp;
@@ -90,6 +120,7 @@ export function createMcp(options: McpOptions): McpEdge {
   }
 
   return {
+    close: () => modern.close(),
     handle(res, req) {
       const method = req.getCaseSensitiveMethod().toUpperCase();
       const path = req.getUrl();
@@ -163,25 +194,22 @@ export function createMcp(options: McpOptions): McpEdge {
           if (message === undefined) return send(400, rpcError(-32700, 'Parse error: the body is not valid JSON.'));
 
           const context: ToolContext = { ops, caller, network, spoolDir, spooledArguments: message.spooledArguments, signal: controller.signal };
-          const server = createToolServer(catalogue, context, log);
-          const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-          try {
-            await server.connect(transport);
-            const forwarded = new globalThis.Headers();
-            for (const name of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id']) if (headers[name] !== undefined) forwarded.set(name, headers[name]!);
-            const response = await transport.handleRequest(new Request(`${base}${endpoint}`, { method: 'POST', headers: forwarded }), {
-              parsedBody: message.parsed,
-              authInfo: { token: '', clientId: caller.kind === 'account' ? caller.account.id : 'site', scopes: [MCP_SCOPE] },
-            });
-            const out: Headers = { ...cors(origin), 'Cache-Control': 'no-store' };
-            response.headers.forEach((value, name) => {
-              out[name] = value;
-            });
-            const text = response.status === 202 || response.body === null ? '' : await response.text();
-            sendResponse(res, response.status, out, text);
-          } finally {
-            await server.close().catch(() => undefined);
+          const forwarded = new globalThis.Headers();
+          for (const name in headers) if (!HOP_HEADERS.has(name)) forwarded.set(name, headers[name]!);
+          const response = await serveMessage(new Request(`${base}${endpoint}`, { method: 'POST', headers: forwarded, signal: controller.signal }), {
+            parsedBody: message.parsed,
+            // The per-request tool context rides along to the server (see `serverFor`).
+            authInfo: { token: '', clientId: caller.kind === 'account' ? caller.account.id : 'site', scopes: [MCP_SCOPE], extra: { context } },
+          });
+          const out: Headers = { ...cors(origin), 'Cache-Control': 'no-store' };
+          response.headers.forEach((value, name) => {
+            out[name] = value;
+          });
+          if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream') && response.body) {
+            return await streamEvents(res, response, out, controller);
           }
+          const text = response.status === 202 || response.body === null ? '' : await response.text();
+          sendResponse(res, response.status, out, text);
         } catch (err) {
           if (isAborted(res)) return;
           if (err instanceof SpoolError) {
@@ -319,6 +347,29 @@ function sendRpcError(res: HttpResponse, status: number, code: number, message: 
   sendResponse(res, status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers }, JSON.stringify(rpcError(code, message, options.data)), {
     closeConnection: options.close,
   });
+}
+
+/**
+ * An answer that is an event stream (a 2026-07-28 `subscriptions/listen`, or a call whose
+ * handler sent something before its result): relayed as it comes, until either side ends it.
+ */
+async function streamEvents(res: HttpResponse, response: Response, headers: Headers, controller: AbortController): Promise<void> {
+  const reader = response.body!.getReader();
+  controller.signal.addEventListener('abort', () => void reader.cancel().catch(() => undefined), { once: true });
+  if (isAborted(res)) return void reader.cancel();
+  res.cork(() => {
+    res.writeStatus(statusLine(response.status));
+    for (const name in headers) res.writeHeader(name, headers[name]!);
+  });
+  for (;;) {
+    const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+    if (isAborted(res)) return;
+    if (done) {
+      res.cork(() => res.end());
+      return;
+    }
+    res.cork(() => res.write(value));
+  }
 }
 
 /** Drops the rest of the body, then answers (closing the connection if the client never finished). */

@@ -1,5 +1,4 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { ServiceError, toErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -40,11 +39,11 @@ export function compileTools(specs: readonly ToolSpec[]): ToolCatalogue {
 export function createToolServer(catalogue: ToolCatalogue, context: ToolContext, log: Logger): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: catalogue.listing }));
+  server.setRequestHandler('tools/list', async () => ({ tools: catalogue.listing }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
     const tool = catalogue.byName.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}. tools/list names the tools.`);
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}. tools/list names the tools.`);
     const args = request.params.arguments ?? {};
     try {
       // Spooled deploy arguments are checked by the ingest worker against the same schema.

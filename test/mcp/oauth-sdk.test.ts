@@ -23,6 +23,8 @@ let callbackPort: number;
 let lastCallback: URLSearchParams | undefined;
 const clock = { offsetMs: 0 };
 const HOUR_MS = 3600_000;
+/** Chromium on a busy 2-core machine can take a few seconds per page. */
+const POLL = { timeout: 15_000 };
 
 beforeAll(async () => {
   server = await startAppServer({}, () => Date.now() + clock.offsetMs);
@@ -110,12 +112,12 @@ describe('the MCP SDK client connects with OAuth', () => {
     await page.goto(provider.authorizationUrl!.href);
     expect(new URL(page.url()).pathname).toBe('/login');
     await signIn(page, server, email);
-    await expect.poll(() => page.getByRole('heading', { name: 'Connect Test MCP App to Plinth?' }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('heading', { name: 'Connect Test MCP App to Plinth?' }).count(), POLL).toBe(1);
     expect(await page.getByText('127.0.0.1 (this computer)').count()).toBe(1);
     await inspectPage(page, 'oauth-consent');
     lastCallback = undefined;
     await page.getByRole('button', { name: 'Allow Test MCP App' }).click();
-    await expect.poll(() => lastCallback?.get('code') ?? null).toMatch(/^plc_/);
+    await expect.poll(() => lastCallback?.get('code') ?? null, POLL).toMatch(/^plc_/);
     expect(lastCallback!.get('state')).toBe(provider.stateValue);
     expect(lastCallback!.get('iss')).toBe(server.appUrl);
     expect(errors).toEqual([]);
@@ -158,10 +160,10 @@ describe('the MCP SDK client connects with OAuth', () => {
     await signIn(page, server, email);
     await page.goto(`${server.appUrl}/tokens`);
     const row = page.getByRole('row', { name: /Test MCP App/ });
-    await expect.poll(() => row.count()).toBe(1);
+    await expect.poll(() => row.count(), POLL).toBe(1);
     await inspectPage(page, 'tokens-connected-apps');
     await page.getByRole('button', { name: 'Disconnect Test MCP App' }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toContain('The app was disconnected');
+    await expect.poll(() => page.getByRole('status').textContent(), POLL).toContain('The app was disconnected');
     expect(await page.getByRole('row', { name: /Test MCP App/ }).count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
@@ -182,7 +184,7 @@ describe('the MCP SDK client connects with OAuth', () => {
     await page.goto(denied.authorizationUrl!.href);
     lastCallback = undefined;
     await page.getByRole('button', { name: 'Deny' }).click();
-    await expect.poll(() => lastCallback?.get('error') ?? null).toBe('access_denied');
+    await expect.poll(() => lastCallback?.get('error') ?? null, POLL).toBe('access_denied');
     expect(lastCallback!.get('state')).toBe(denied.stateValue);
     expect(lastCallback!.get('code')).toBeNull();
     await context.close();
