@@ -113,6 +113,22 @@ describe('discovery', () => {
   });
 });
 
+describe('cross-origin programs', () => {
+  it('answers CORS preflights and sets no cookie on the endpoints programs call', async () => {
+    for (const path of ['/oauth/token', '/oauth/register', '/oauth/revoke', '/.well-known/oauth-authorization-server']) {
+      const preflight = await loopbackFetch(`${server.appUrl}${path}`, { method: 'OPTIONS', headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST' } });
+      expect(preflight.status, path).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    }
+    const metadata = await loopbackFetch(`${server.appUrl}/.well-known/oauth-authorization-server`);
+    expect(metadata.headers.get('set-cookie')).toBeNull();
+    const token = await loopbackFetch(`${server.appUrl}/oauth/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'password' }) });
+    expect(token.status).toBe(401);
+    expect(await token.json()).toMatchObject({ error: 'invalid_client' });
+    expect(token.headers.get('set-cookie')).toBeNull();
+  });
+});
+
 describe('registration', () => {
   it('registers public clients only, and only https or loopback redirect URIs', async () => {
     const plain = await loopbackFetch(`${server.appUrl}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://example.com/cb'] }) });
