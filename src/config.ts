@@ -15,6 +15,7 @@ export interface Config {
   readonly api: ApiConfig;
   readonly mail: MailConfig;
   readonly app: AppConfig;
+  readonly mcp: McpConfig;
   /** How often the lifecycle sweeper runs (prune history, collect unreferenced blobs); 0 = never. */
   readonly sweepIntervalMs: number;
   /** Unreferenced blobs younger than this are kept (longer than any deploy takes). */
@@ -48,6 +49,16 @@ export interface AppConfig {
   readonly outboxPage: boolean;
   /** Session cookies get `Secure` (the app is served over https). */
   readonly secureCookies: boolean;
+}
+
+export interface McpConfig {
+  /**
+   * Browser origins allowed to call the MCP server besides our own hosts and loopback pages
+   * (`PLINTH_MCP_ALLOWED_ORIGINS`); `*` allows any. Requests without `Origin` are not affected.
+   */
+  readonly allowedOrigins: readonly string[];
+  /** OAuth client registrations one network may make per hour; 0 = no cap. */
+  readonly registrationsPerHour: number;
 }
 
 export interface MailConfig {
@@ -242,6 +253,25 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     secureCookies: publicUrls.app.startsWith('https:'),
   };
 
+  const allowedOrigins: string[] = [];
+  for (const raw of (env.PLINTH_MCP_ALLOWED_ORIGINS ?? '').split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+    if (raw === '*') {
+      allowedOrigins.push('*');
+      continue;
+    }
+    try {
+      const parsed = new URL(raw);
+      if (parsed.origin === 'null' || parsed.origin !== raw.replace(/\/$/, '').toLowerCase()) throw new Error('not an origin');
+      allowedOrigins.push(parsed.origin);
+    } catch {
+      problems.push(`PLINTH_MCP_ALLOWED_ORIGINS must list origins such as https://example.com, or * (got "${raw}")`);
+    }
+  }
+  const mcp: McpConfig = {
+    allowedOrigins,
+    registrationsPerHour: int('PLINTH_OAUTH_REGISTRATIONS_PER_HOUR', 30, 0, 1_000_000),
+  };
+
   // Read before the problems are reported, so a bad value here is reported with the rest.
   const sweepIntervalMs = int('PLINTH_SWEEP_INTERVAL_S', 3600, 0, 7 * 24 * 3600) * 1000;
   const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
@@ -250,7 +280,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (problems.length > 0) {
     throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
-  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, stopGraceMs, api, mail, app });
+  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, stopGraceMs, api, mail, app, mcp });
 }
 
 function safeHostname(url: string): string {

@@ -32,7 +32,8 @@ interface TrackedResponse extends HttpResponse {
   plinthPending?: Set<HttpResponse>;
 }
 
-function markFinished(res: HttpResponse): void {
+/** For writers of their own (event streams): nothing more will be written, a stop need not wait. */
+export function markFinished(res: HttpResponse): void {
   const tracked = res as TrackedResponse;
   tracked.plinthFinished = true;
   tracked.plinthPending?.delete(res);

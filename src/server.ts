@@ -2,12 +2,13 @@ import { createApi } from './api/index.js';
 import { createApp } from './app/index.js';
 import { siteUrl, type Config } from './config.js';
 import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
+import { createMcp } from './mcp/index.js';
 import { ServiceError } from './errors.js';
 import { holdIfUnfinished, sendError } from './http.js';
 import type { Logger } from './log.js';
 import { createIngestPool } from './ingest/index.js';
 import { createSiteServer, routeHost } from './serve/index.js';
-import { createMailer, createOperations } from './sites/index.js';
+import { createMailer, createOperations, type ClientMetadataFetcher } from './sites/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createUploadPacer } from './upload-pacer.js';
 import { closeApp, loadNativeUws, type HttpResponse, type us_listen_socket } from './uws.js';
@@ -36,6 +37,8 @@ export interface StartServerOptions {
   now?: () => number;
   /** Built ingest worker to run (tests point at dist/, since vitest runs src/ directly). */
   ingestWorkerFile?: string | URL;
+  /** Fetches OAuth client metadata documents (tests trust a local https server with it). */
+  fetchClientMetadata?: ClientMetadataFetcher;
 }
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
@@ -65,9 +68,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const now = options.now ?? Date.now;
   const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
   // One set of operations behind every surface of this thread, committing through the gate.
-  const ops = createOperations({ store: commits.store, ingest, config, log: log.child({ area: 'sites' }), now, mailer });
+  const ops = createOperations({ store: commits.store, ingest, config, log: log.child({ area: 'sites' }), now, mailer, fetchClientMetadata: options.fetchClientMetadata });
   const api = createApi({ ops, store: commits.store, pacer, config, log: log.child({ area: 'api' }) });
   const account = createApp({ ops, config, log: log.child({ area: 'app' }) });
+  const mcp = createMcp({ ops, config, pacer, log: log.child({ area: 'mcp' }) });
   // Responses still owed after their handler returned (uploads, deploys, API calls, streamed files).
   const pending = new Set<HttpResponse>();
   let stopping = false;
@@ -101,7 +105,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         api.handle(res, req);
         return holdIfUnfinished(res, pending);
       case 'mcp':
-        return sendError(res, notBuilt('MCP server'), log, { head });
+        mcp.handle(res, req);
+        return holdIfUnfinished(res, pending);
       case 'app':
         account.handle(res, req);
         return holdIfUnfinished(res, pending);
@@ -134,6 +139,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // handle may outlive this, or the thread's event loop cannot close.
     closeApp(app);
     pacer?.stop();
+    await mcp.close();
     mailer.close();
     // Follow-up compression of a published deploy may still run; it gets what is left of the grace.
     const left = finished && !hurry?.aborted ? deadline - performance.now() : 0;

@@ -5,7 +5,7 @@ import type { Store } from './store/index.js';
 /**
  * The periodic lifecycle pass (DESIGN "Storage"): expiry itself is decided at read time, so this
  * only reclaims space. It prunes revisions past each plan's history reach (anonymous sites keep
- * only their live revision), drops old rate-limit windows, then deletes blobs no revision
+ * only their live revision), drops old rate-limit windows and spent OAuth records, then deletes blobs no revision
  * references and blob temp files whose writer died. Blobs newer than the grace period are never collected, which keeps a deploy that
  * is writing blobs right now (its revision is not committed yet) safe.
  */
@@ -26,9 +26,13 @@ export interface SweepReport {
   droppedExpired: number;
   /** Blob temp files of writers that died (a crashed ingest thread, a killed CLI). */
   deletedTempFiles: number;
+  /** Expired OAuth codes and tokens, and OAuth grants revoked more than 30 days ago. */
+  droppedOAuthRecords: number;
 }
 
 const DAY_MS = 24 * 3600_000;
+/** A revoked OAuth grant is kept this long, so its old tokens are still known to be revoked. */
+const REVOKED_GRANT_KEEP_MS = 30 * DAY_MS;
 
 export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const { store } = options;
@@ -45,9 +49,10 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   }
   const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
   const droppedExpired = await store.pruneExpired();
+  const droppedOAuthRecords = await store.pruneOAuth(now - REVOKED_GRANT_KEEP_MS);
   const deletedBlobFiles = await store.collectGarbage(options.blobGraceMs);
   const deletedTempFiles = await store.blobs.sweepTemp(options.blobGraceMs);
-  const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows, droppedExpired, deletedTempFiles };
+  const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows, droppedExpired, droppedOAuthRecords, deletedTempFiles };
   options.log.info({ ...report }, 'sweep.done');
   return report;
 }

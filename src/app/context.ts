@@ -37,7 +37,8 @@ export interface PageContext {
 export type PageHandler = (context: PageContext) => Promise<AppResponse>;
 
 export interface PageRoute {
-  method: 'GET' | 'POST';
+  /** `OPTIONS` only for CORS preflights of the endpoints programs call. */
+  method: 'GET' | 'POST' | 'OPTIONS';
   path: string;
   handle: PageHandler;
   /**

@@ -15,6 +15,8 @@ import { accountRoutes } from './pages/account.js';
 import { approvalRoutes } from './pages/approve.js';
 import { claimRoutes } from './pages/claim.js';
 import { inviteRoutes } from './pages/invite.js';
+import { oauthConsentRoutes } from './pages/oauth.js';
+import { oauthEndpointRoutes } from './oauth-endpoints.js';
 import { outboxRoutes } from './pages/outbox.js';
 import { reportRoutes } from './pages/report.js';
 import { signInRoutes } from './pages/sign-in.js';
@@ -59,6 +61,8 @@ export function createApp(options: AppOptions): App {
     ...approvalRoutes(deps),
     ...inviteRoutes(deps),
     ...reportRoutes(deps),
+    ...oauthConsentRoutes(deps),
+    ...oauthEndpointRoutes(deps),
     ...(config.app.outboxPage ? outboxRoutes(deps) : []),
     ...(options.extraRoutes ?? []),
   ].map((route) => ({ route, pattern: compileTemplate(route.path) }));
@@ -89,6 +93,9 @@ export function createApp(options: AppOptions): App {
     let token: string;
     if (person) {
       token = formToken(person.record.csrfSecret, person.sessionHash);
+    } else if (route?.form === false) {
+      // Endpoints programs call (OAuth token, registration…) show no forms: no form cookie.
+      token = '';
     } else {
       // Signed-out forms (sign-in, report) are bound to a random cookie of this browser.
       let formCookie = request.cookies[names.form];

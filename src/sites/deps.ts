@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { IngestPool } from '../ingest/index.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/index.js';
+import type { ClientMetadataFetcher } from './client-metadata.js';
 import type { Mailer } from './mailer.js';
 
 /** What every operation is built with; edges pass their thread's store and pool. */
@@ -12,4 +13,6 @@ export interface OperationsDeps {
   log: Logger;
   now: () => number;
   mailer: Mailer;
+  /** Fetches OAuth client metadata documents; defaults to the fenced https fetcher. */
+  fetchClientMetadata?: ClientMetadataFetcher;
 }

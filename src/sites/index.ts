@@ -10,6 +10,7 @@ import type { OperationsDeps } from './deps.js';
 import { deployOperations, type DeployOperations } from './deploy.js';
 import { fileOperations, type FileOperations } from './files.js';
 import { memberOperations, type MemberOperations } from './members.js';
+import { oauthOperations, type OAuthOperations } from './oauth.js';
 import { peopleOperations, type PeopleOperations } from './people.js';
 import { reportOperations, type ReportOperations } from './reports.js';
 import { revisionOperations, type RevisionOperations } from './revisions.js';
@@ -28,6 +29,8 @@ export interface Operations {
   account: AccountOperations;
   reports: ReportOperations;
   people: PeopleOperations;
+  /** The OAuth 2.1 authorization server for MCP apps. */
+  oauth: OAuthOperations;
 }
 
 /** Builds every operation over one thread's store, ingest pool and mailer. */
@@ -45,6 +48,7 @@ export function createOperations(deps: OperationsDeps): Operations {
     account: accountOperations(deps),
     reports: reportOperations(deps),
     people: peopleOperations(deps),
+    oauth: oauthOperations(deps, { fetchClientMetadata: deps.fetchClientMetadata }),
   };
 }
 
@@ -70,3 +74,5 @@ export { APPROVAL_LIFETIME_MS } from './sites.js';
 export { formatBytes } from './limits.js';
 export { renameProblem, RESERVED_NAMES, isRandomNameForm, isSiteNameSyntax } from './site-names.js';
 export type { SiteView, RevisionView, DeploySiteView } from './views.js';
+export { OAUTH_PATHS, OAUTH_SCOPE, ACCESS_TOKEN_LIFETIME_MS, AUTHORIZATION_CODE_LIFETIME_MS, type AuthorizationRequest, type ConnectionView, type TokenResponse } from './oauth.js';
+export { createClientMetadataFetcher, type ClientMetadataFetcher, type ClientMetadataFetchOptions } from './client-metadata.js';

@@ -1,6 +1,6 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { guardCommitFailures } from './commit-failure.js';
-import type { AccountRecord, Confirmation, FileEntry, InviteRecord, ManifestRecord, Membership, ReportRecord, RevisionRecord, Role, SessionRecord, SignInRecord, SiteRecord, TokenRecord } from './types.js';
+import type { AccountRecord, AuthorizationCodeRecord, Confirmation, FileEntry, InviteRecord, ManifestRecord, Membership, OAuthClientRecord, OAuthGrantRecord, ReportRecord, RevisionRecord, Role, SessionRecord, SignInRecord, SiteRecord, TokenRecord } from './types.js';
 
 export type RevisionKey = [siteId: string, number: number];
 export type PathKey = [revisionId: string, path: string];
@@ -47,6 +47,14 @@ export interface MetadataDbs {
   secrets: Database<string, string>;
   /** manifest id → a digest deploy waiting for its upload. */
   manifests: Database<ManifestRecord, string>;
+  /** client_id → OAuth client. */
+  oauthClients: Database<OAuthClientRecord, string>;
+  /** sha256 of an authorization code → the code's bindings. */
+  oauthCodes: Database<AuthorizationCodeRecord, string>;
+  /** grant id → a person's approval of an MCP app. */
+  oauthGrants: Database<OAuthGrantRecord, string>;
+  /** `[accountId, grantId]` → 1; one range scan lists an account's connected apps. */
+  accountGrants: Database<number, AccountGrantKey>;
 }
 
 export interface AccountTokenRow {
@@ -61,6 +69,7 @@ export type MemberKey = [siteId: string, accountId: string];
 export type MemberSiteKey = [accountId: string, siteId: string];
 export type InviteKey = [siteId: string, email: string];
 export type AccountTokenKey = [accountId: string, tokenId: string];
+export type AccountGrantKey = [accountId: string, grantId: string];
 
 export function openMetadataDbs(path: string): MetadataDbs {
   // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
@@ -88,6 +97,10 @@ export function openMetadataDbs(path: string): MetadataDbs {
     reports: env.openDB<ReportRecord, string>('reports', {}),
     secrets: env.openDB<string, string>('secrets', {}),
     manifests: env.openDB<ManifestRecord, string>('manifests', {}),
+    oauthClients: env.openDB<OAuthClientRecord, string>('oauthClients', {}),
+    oauthCodes: env.openDB<AuthorizationCodeRecord, string>('oauthCodes', {}),
+    oauthGrants: env.openDB<OAuthGrantRecord, string>('oauthGrants', {}),
+    accountGrants: env.openDB<number, AccountGrantKey>('accountGrants', {}),
   };
 }
 

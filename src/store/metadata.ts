@@ -4,6 +4,7 @@ import { collectGarbage } from './gc.js';
 import { lifecycleOps } from './lifecycle.js';
 import { membershipOps } from './memberships.js';
 import { pruneRevisions } from './prune.js';
+import { oauthOps } from './oauth.js';
 import { peopleOps } from './sessions.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
@@ -35,6 +36,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     ...membershipOps(dbs, now),
     ...lifecycleOps(dbs, now, announce),
     ...peopleOps(dbs, now),
+    ...oauthOps(dbs, now),
     getSite,
     getSiteById: (id) => dbs.sites.get(id),
     getRevision(revisionId) {

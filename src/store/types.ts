@@ -320,6 +320,37 @@ export interface Store {
   deleteManifest(id: string): Promise<void>;
   /** Drops expired manifests, sessions and sign-ins (for the sweeper); returns how many. */
   pruneExpired(): Promise<number>;
+  /** Records (or refreshes) an OAuth client. */
+  putOAuthClient(client: OAuthClientRecord): Promise<void>;
+  getOAuthClient(clientId: string): OAuthClientRecord | undefined;
+  /** A new authorization code, by the hash of the code. */
+  createAuthorizationCode(codeHash: string, record: AuthorizationCodeRecord): Promise<void>;
+  /**
+   * Exchanges a code for a new grant and its first tokens, atomically and once. `check` sees the
+   * code's record (client, redirect URI, PKCE, resource); false burns the code (`mismatch`). A code
+   * already used revokes the grant it was exchanged for (`reused`).
+   */
+  redeemAuthorizationCode(
+    codeHash: string,
+    check: (code: AuthorizationCodeRecord) => boolean,
+    grant: Omit<OAuthGrantRecord, 'accountId' | 'clientId' | 'resource' | 'scope' | 'refreshHash' | 'createdAt'>,
+    tokens: IssuedTokens,
+  ): Promise<CodeRedemption>;
+  /**
+   * Rotates a refresh token: the grant's current refresh token is swapped for new tokens. An older
+   * refresh token of the grant revokes the whole grant (`reused`); `check` (client, resource) false
+   * refuses without rotating.
+   */
+  rotateRefreshToken(refreshHash: string, check: (grant: OAuthGrantRecord) => boolean, tokens: IssuedTokens): Promise<RefreshOutcome>;
+  getOAuthGrant(grantId: string): OAuthGrantRecord | undefined;
+  /** The account's standing grants, oldest first. */
+  listOAuthGrants(accountId: string): OAuthGrantRecord[];
+  /** Revokes a grant (every token it issued stops at once); with `accountId`, only that account's. */
+  revokeOAuthGrant(grantId: string, reason: NonNullable<OAuthGrantRecord['revokedReason']>, accountId?: string): Promise<boolean>;
+  /** Forgets one access token (RFC 7009 revocation of an access token). */
+  removeOAuthToken(tokenHash: string): Promise<void>;
+  /** Drops expired codes and OAuth tokens, and grants revoked before `before`; returns how many. */
+  pruneOAuth(before: number): Promise<number>;
   /** Every site id (for the sweeper). */
   listSiteIds(): string[];
   /**
@@ -436,7 +467,74 @@ export type ApprovalOutcome =
 export type TokenRecord =
   | { kind: 'site'; siteId: string; sealedAccountToken?: string }
   | { kind: 'claim'; siteId: string }
-  | { kind: 'api'; accountId: string; name: string; createdAt: number; id?: string };
+  | { kind: 'api'; accountId: string; name: string; createdAt: number; id?: string }
+  /** An OAuth access (`pla_`) or refresh token: valid while unexpired and its grant stands. */
+  | { kind: 'oauth_access' | 'oauth_refresh'; grantId: string; expiresAt: number };
+
+/** An MCP app that may ask people for access: registered (RFC 7591) or named by its metadata URL. */
+export interface OAuthClientRecord {
+  /** `client_id`: `mcp_…` for registered clients, the https URL of a client metadata document otherwise. */
+  id: string;
+  kind: 'registered' | 'metadata_document';
+  /** Self-asserted by the client; pages say so. */
+  name: string;
+  redirectUris: string[];
+  clientUri?: string;
+  createdAt: number;
+  /** Metadata documents: when the document was last fetched. */
+  fetchedAt?: number;
+}
+
+/** A pending authorization code (stored by its hash), bound to everything the token request must repeat. */
+export interface AuthorizationCodeRecord {
+  clientId: string;
+  accountId: string;
+  redirectUri: string;
+  /** PKCE S256 challenge. */
+  codeChallenge: string;
+  /** RFC 8707 resource the tokens will be for. */
+  resource: string;
+  scope: string;
+  expiresAt: number;
+  usedAt?: number;
+  /** The grant the code was exchanged for (revoked if the code is used again). */
+  grantId?: string;
+}
+
+/** One person's approval of one MCP app: the tokens it holds hang off it, and stop when it goes. */
+export interface OAuthGrantRecord {
+  /** `grant_…` */
+  id: string;
+  accountId: string;
+  clientId: string;
+  clientName: string;
+  /** Host of the redirect URI the approval went to, for people to recognise the app. */
+  redirectHost: string;
+  resource: string;
+  scope: string;
+  createdAt: number;
+  /** Hash of the one refresh token that may be used next; any older one is a replay. */
+  refreshHash: string;
+  lastRefreshedAt?: number;
+  revokedAt?: number;
+  revokedReason?: 'disconnected' | 'refresh_reused' | 'code_reused' | 'revoked';
+}
+
+/** New tokens for a grant, by hash, with their expiry times. */
+export interface IssuedTokens {
+  accessHash: string;
+  accessExpiresAt: number;
+  refreshHash: string;
+  refreshExpiresAt: number;
+}
+
+export type CodeRedemption =
+  | { ok: true; grant: OAuthGrantRecord }
+  | { ok: false; reason: 'not_found' | 'expired' | 'mismatch' | 'reused' };
+
+export type RefreshOutcome =
+  | { ok: true; grant: OAuthGrantRecord }
+  | { ok: false; reason: 'not_found' | 'expired' | 'revoked' | 'mismatch' | 'reused' };
 
 export type Role = 'viewer' | 'editor' | 'owner';
 

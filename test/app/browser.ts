@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import type { StartServerOptions } from '../../src/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -33,9 +34,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startAppServer(env: Record<string, string> = {}, now?: () => number): Promise<AppServer> {
+export async function startAppServer(env: Record<string, string> = {}, now?: () => number, extra: Pick<StartServerOptions, 'fetchClientMetadata'> = {}): Promise<AppServer> {
   const port = await freePort();
-  const server = await startTestServer({ PLINTH_PORT: String(port), PLINTH_API_RATE_PER_NETWORK: '0', PLINTH_SIGNIN_EMAILS_PER_NETWORK: '0', ...env }, now);
+  const server = await startTestServer({ PLINTH_PORT: String(port), PLINTH_API_RATE_PER_NETWORK: '0', PLINTH_SIGNIN_EMAILS_PER_NETWORK: '0', ...env }, now, extra);
   return Object.assign(server, {
     appUrl: `http://app.localhost:${port}`,
     apiUrl: `http://api.localhost:${port}`,

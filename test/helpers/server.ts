@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer, type StartServerOptions } from '../../src/server.js';
 import { tempDir } from './sites.js';
 
 /** The built ingest worker: vitest runs src/ directly, but worker threads need JavaScript. */
@@ -13,7 +13,7 @@ export interface TestServer extends RunningServer {
 }
 
 /** A real server on an ephemeral loopback port with a fresh data directory. */
-export async function startTestServer(env: Record<string, string> = {}, now?: () => number): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, now?: () => number, extra: Pick<StartServerOptions, 'fetchClientMetadata'> = {}): Promise<TestServer> {
   const dataDir = tempDir();
   const config = loadConfig({
     PLINTH_PORT: '0',
@@ -26,6 +26,6 @@ export async function startTestServer(env: Record<string, string> = {}, now?: ()
     PLINTH_INGEST_THREADS: '1',
     ...env,
   });
-  const server = await startServer({ config, log: createLogger({ level: 'silent' }), now, ingestWorkerFile: INGEST_WORKER });
+  const server = await startServer({ config, log: createLogger({ level: 'silent' }), now, ingestWorkerFile: INGEST_WORKER, ...extra });
   return Object.assign(server, { config, dataDir });
 }

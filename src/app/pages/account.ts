@@ -1,7 +1,7 @@
 import { serialize } from 'cookie';
 import { html } from 'hono/html';
 import { ANONYMOUS_LIFETIME_MS, PLAN_LIMITS } from '../../plans.js';
-import { formatBytes, type PlanRow, type SiteView, type TokenView } from '../../sites/index.js';
+import { formatBytes, type ConnectionView, type PlanRow, type SiteView, type TokenView } from '../../sites/index.js';
 import { cookieNames, cookieOptions, page, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { openFlash, sealFlash } from '../flash.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';
@@ -54,7 +54,21 @@ ${list.next_cursor ? html`<p><a href="/?cursor=${list.next_cursor}">More sites</
     const session = context.person!;
     const fresh = openFlash(session.record.csrfSecret, context.request.cookies[names.newToken]);
     const tokens = ops.tokens.list(context.caller);
-    const notice = context.request.query.get('notice') === 'revoked' ? 'The token was revoked. Requests with it are refused from now on.' : undefined;
+    const notices: Record<string, string> = {
+      revoked: 'The token was revoked. Requests with it are refused from now on.',
+      disconnected: 'The app was disconnected. Its access stopped at once; it must ask again to reconnect.',
+    };
+    const notice = notices[context.request.query.get('notice') ?? ''];
+    const apps = ops.oauth.connections(context.caller);
+    const appRows = apps.map(
+      (app: ConnectionView) => html`<tr>
+  <th scope="row">${app.client_name}</th>
+  <td>${app.redirect_host}</td>
+  <td>${timeOf(app.connected_at)}</td>
+  <td>${app.renewed_at ? timeOf(app.renewed_at) : 'Not yet'}</td>
+  <td><form method="post" action="/tokens/apps/${app.id}/disconnect">${csrfField(context.formToken)}<button type="submit" class="button-danger" aria-label="Disconnect ${app.client_name}">Disconnect</button></form></td>
+</tr>`,
+    );
     const rows = tokens.map(
       (token: TokenView) => html`<tr>
   <th scope="row">${token.name}</th>
@@ -96,6 +110,18 @@ ${
   <caption class="visually-hidden">Your API tokens</caption>
   <thead><tr><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${rows}</tbody>
+</table></div>`
+}
+<h2>Connected MCP apps</h2>
+<p>Apps you allowed to use your account through the MCP server (with OAuth, no token to copy). Their access renews itself every hour until you disconnect them.</p>
+${
+  apps.length === 0
+    ? html`<p>No apps are connected.</p>`
+    : html`<div class="table-wrap" role="region" tabindex="0" aria-label="Connected MCP apps">
+<table>
+  <caption class="visually-hidden">Connected MCP apps</caption>
+  <thead><tr><th scope="col">App</th><th scope="col">Returns to</th><th scope="col">Connected</th><th scope="col">Access renewed</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <tbody>${appRows}</tbody>
 </table></div>`
 }`;
     const response = page(context, { title: 'API tokens', current: 'tokens', notice, body }, status);
@@ -185,6 +211,15 @@ ${
         if (!context.person) return toSignIn(context);
         await ops.tokens.revoke(context.caller, context.request.params[0]!);
         return redirect('/tokens?notice=revoked');
+      },
+    },
+    {
+      method: 'POST',
+      path: '/tokens/apps/{id}/disconnect',
+      async handle(context) {
+        if (!context.person) return toSignIn(context);
+        await ops.oauth.disconnect(context.caller, context.request.params[0]!);
+        return redirect('/tokens?notice=disconnected');
       },
     },
     { method: 'GET', path: '/billing', handle: async (context) => (context.person ? billingPage(context) : toSignIn(context)) },

@@ -1,0 +1,394 @@
+/** The remote MCP server on the MCP host (SPEC 1, 5, 8): streamable HTTP at `/` and `/mcp`. */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo } from '@modelcontextprotocol/server';
+import { clientAddress, networkOf } from '../client-network.js';
+import type { Config } from '../config.js';
+import { ServiceError, toErrorBody } from '../errors.js';
+import { isAborted, markFinished, sendError, sendResponse, spoolBody, SpoolError, statusLine, trackAbort, type Headers } from '../http.js';
+import type { Logger } from '../log.js';
+import { MAX_MCP_REQUEST_BYTES } from '../plans.js';
+import { OAUTH_SCOPE, type Caller, type Operations } from '../sites/index.js';
+import type { UploadPacer } from '../upload-pacer.js';
+import type { HttpRequest, HttpResponse } from '../uws.js';
+import { splitArguments } from './envelope.js';
+import { isAllowedOrigin, type OriginPolicy } from './origins.js';
+import { compileTools, createToolServer } from './tool-server.js';
+import { toolSpecs, type ToolContext } from './tools.js';
+
+export interface McpOptions {
+  ops: Operations;
+  config: Readonly<Config>;
+  log: Logger;
+  /** Paces large bodies while the thread is busy serving sites. */
+  pacer?: UploadPacer;
+}
+
+export interface McpEdge {
+  handle(res: HttpResponse, req: HttpRequest): void;
+  /** Ends in-flight exchanges of the 2026-07-28 era (thread shutdown). */
+  close(): Promise<void>;
+}
+
+export { MAX_READ_FILE_BYTES } from './tools.js';
+
+/** Room for the JSON-RPC framing around 40 MB of files (SPEC 8 rule 2). */
+export const MCP_FRAMING_BYTES = 256 * 1024;
+const MAX_BODY_BYTES = MAX_MCP_REQUEST_BYTES + MCP_FRAMING_BYTES;
+/** Bodies up to this size are read into memory; larger ones are spooled to disk. */
+const IN_MEMORY_BYTES = 1024 * 1024;
+const MB = 1024 * 1024;
+/** Headers that describe this hop, not the MCP message, and credentials the edge has already used. */
+const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'authorization', 'cookie', 'keep-alive', 'upgrade']);
+/** A refused body up to this size is read to its end before the answer (see `lingerThen`). */
+const LINGER_MAX_BYTES = 128 * MB;
+const LINGER_MS = 10_000;
+
+const ALLOW_HEADERS = 'authorization, content-type, accept, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name, last-event-id';
+const EXPOSE_HEADERS = 'www-authenticate, mcp-session-id, mcp-protocol-version';
+const PRM_PATH = '/.well-known/oauth-protected-resource';
+const MCP_SCOPE = OAUTH_SCOPE;
+
+export function createMcp(options: McpOptions): McpEdge {
+  const { ops, config, log } = options;
+  const catalogue = compileTools(toolSpecs());
+  // Both protocol eras, statelessly. 2026-07-28 requests carry their whole context in each
+  // message and go to the SDK's per-request handler; 2025-era requests get a fresh server and a
+  // fresh transport answering in JSON. Either way a server serves one request only: its caller
+  // and body come in as `authInfo.extra.context`.
+  const serverFor = (authInfo: AuthInfo | undefined) => {
+    const context = (authInfo?.extra as { context?: ToolContext } | undefined)?.context;
+    if (!context) throw new Error('MCP request without its context');
+    return createToolServer(catalogue, context, log);
+  };
+  const modern = createMcpHandler((ctx) => serverFor(ctx.authInfo), {
+    legacy: 'reject',
+    responseMode: 'json',
+    onerror: (err) => log.debug({ err: err.message }, 'mcp.protocol_error'),
+  });
+  async function serveMessage(request: Request, options: { parsedBody: unknown; authInfo: AuthInfo }): Promise<Response> {
+    if (!(await isLegacyRequest(request, options.parsedBody))) return modern.fetch(request, options);
+    const server = serverFor(options.authInfo);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      return await transport.handleRequest(request, options);
+    } finally {
+      await server.close().catch(() => undefined);
+    }
+  }
+
+  const spoolDir = join(config.dataDir, 'tmp', 'uploads');
+  mkdirSync(spoolDir, { recursive: true });
+  const base = config.publicUrls.mcp;
+  // The server is one resource reachable at two paths; each path has its own metadata. The root
+  // is spelled as URL parsers spell it (with the slash), so clients that compare parsed URLs and
+  // clients that compare strings agree.
+  const resources = { '/': `${base}/`, '/mcp': `${base}/mcp` } as const;
+  const policy: OriginPolicy = {
+    own: [config.publicUrls.mcp, config.publicUrls.app, config.publicUrls.docs].map((url) => new URL(url).origin),
+    extra: config.mcp.allowedOrigins,
+  };
+
+  function metadataFor(path: '/' | '/mcp'): Record<string, unknown> {
+    return {
+      resource: resources[path],
+      authorization_servers: [config.publicUrls.app],
+      scopes_supported: [MCP_SCOPE],
+      bearer_methods_supported: ['header'],
+      resource_name: 'Plinth',
+      resource_documentation: config.publicUrls.docs,
+    };
+  }
+  const metadataUrl = (path: '/' | '/mcp'): string => `${base}${PRM_PATH}${path === '/' ? '' : '/mcp'}`;
+
+  // Large bodies are read back and split one at a time per thread, so however many deploys are
+  // in flight, the thread holds at most one body in memory; the others wait on disk.
+  let splitting: Promise<unknown> = Promise.resolve();
+  function parseInTurn(received: ReceivedBody, cleanup: string[]): ReturnType<typeof parseMessage> {
+    if (received.kind === 'memory') return parseMessage(received, cleanup);
+    const turn = splitting.then(() => parseMessage(received, cleanup));
+    splitting = turn.catch(() => undefined);
+    return turn;
+  }
+
+  function cors(origin: string | undefined): Headers {
+    if (!origin) return {};
+    return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSE_HEADERS, Vary: 'Origin' };
+  }
+
+  return {
+    close: () => modern.close(),
+    handle(res, req) {
+      const method = req.getCaseSensitiveMethod().toUpperCase();
+      const path = req.getUrl();
+      const origin = req.getHeader('origin') || undefined;
+
+      if (path === PRM_PATH || path === `${PRM_PATH}/mcp`) {
+        const headers = { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'public, max-age=300' };
+        if (method === 'OPTIONS') return sendEmpty(res, 204, { ...headers, 'Access-Control-Allow-Methods': 'GET, OPTIONS', 'Access-Control-Allow-Headers': ALLOW_HEADERS, 'Access-Control-Max-Age': '600' });
+        if (method !== 'GET' && method !== 'HEAD') return sendRpcError(res, 405, -32000, `${method} is not supported here; use GET.`, { ...headers, Allow: 'GET, OPTIONS' });
+        return sendResponse(res, 200, { 'Content-Type': 'application/json; charset=utf-8', ...headers }, JSON.stringify(metadataFor(path === PRM_PATH ? '/' : '/mcp')), { head: method === 'HEAD' });
+      }
+      if (path !== '/' && path !== '/mcp') {
+        // Not an MCP endpoint at all: the service's own error shape, as every host answers.
+        return sendError(res, new ServiceError('not_found', `No MCP endpoint at ${path}. The MCP server is at ${base}/mcp (and ${base}/).`), log, { head: method === 'HEAD' });
+      }
+      const endpoint: '/' | '/mcp' = path;
+      if (!isAllowedOrigin(origin, policy)) {
+        log.info({ origin }, 'mcp.origin_refused');
+        return sendRpcError(res, 403, -32000, `Requests from the origin ${origin} are not allowed.`);
+      }
+      if (method === 'OPTIONS') {
+        return sendEmpty(res, 204, {
+          ...cors(origin),
+          'Access-Control-Allow-Methods': 'GET, POST, DELETE, OPTIONS',
+          'Access-Control-Allow-Headers': ALLOW_HEADERS,
+          'Access-Control-Max-Age': '600',
+        });
+      }
+      if (method !== 'POST') {
+        // Stateless: no standalone event stream to GET and no session to DELETE.
+        return sendRpcError(res, 405, -32000, 'This MCP server is stateless: send every message with POST.', { ...cors(origin), Allow: 'POST, OPTIONS' });
+      }
+
+      const headers: Record<string, string> = {};
+      req.forEach((name, value) => {
+        headers[name] = value;
+      });
+      const network = networkOf(clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'] ?? '', config.deploy.trustProxy));
+      trackAbort(res);
+      const declared = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
+      if (declared !== undefined && declared > MAX_BODY_BYTES) {
+        const answer = (finished: boolean): void => sendRpcError(res, 413, -32600, tooLarge().message, cors(origin), { close: !finished, data: dataOf(tooLarge()) });
+        if (declared > LINGER_MAX_BYTES) return answer(false);
+        // Read and drop the body first: closing on unread data resets the connection, and the
+        // reset can destroy the answer before a client that sends its body in one go reads it.
+        return lingerThen(res, answer);
+      }
+      const body = declared !== undefined && declared <= IN_MEMORY_BYTES ? memoryBody(res, IN_MEMORY_BYTES) : fileBody(res, spoolDir, options.pacer);
+      const controller = new AbortController();
+      trackAbort(res, () => controller.abort());
+
+      void (async () => {
+        const cleanup: string[] = [];
+        try {
+          let caller: Caller;
+          try {
+            caller = await ops.admission.admit({
+              authorization: headers.authorization,
+              network,
+              surface: 'mcp',
+              resolveOAuth: (token) => ops.oauth.resolveAccessToken(token, Object.values(resources)),
+            });
+            if (caller.kind === 'anonymous') throw new ServiceError('unauthorized', 'This MCP server needs a token.', { agentMessage: 'Connect with OAuth (the client discovers it from this answer), or send an API token as "Authorization: Bearer pl_…".' });
+          } catch (err) {
+            return await refuse(err, headers.authorization !== undefined && headers.authorization !== '');
+          }
+
+          const received = await body.read();
+          if (received.kind === 'file') cleanup.push(received.path);
+          const message = await parseInTurn(received, cleanup);
+          if (message === undefined) return send(400, rpcError(-32700, 'Parse error: the body is not valid JSON.'));
+
+          const context: ToolContext = { ops, caller, network, spoolDir, spooledArguments: message.spooledArguments, signal: controller.signal };
+          const forwarded = new globalThis.Headers();
+          for (const name in headers) if (!HOP_HEADERS.has(name)) forwarded.set(name, headers[name]!);
+          const response = await serveMessage(new Request(`${base}${endpoint}`, { method: 'POST', headers: forwarded, signal: controller.signal }), {
+            parsedBody: message.parsed,
+            // The per-request tool context rides along to the server (see `serverFor`).
+            authInfo: { token: '', clientId: caller.kind === 'account' ? caller.account.id : 'site', scopes: [MCP_SCOPE], extra: { context } },
+          });
+          const out: Headers = { ...cors(origin), 'Cache-Control': 'no-store' };
+          response.headers.forEach((value, name) => {
+            out[name] = value;
+          });
+          if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream') && response.body) {
+            return await streamEvents(res, response, out, controller);
+          }
+          const text = response.status === 202 || response.body === null ? '' : await response.text();
+          sendResponse(res, response.status, out, text);
+        } catch (err) {
+          if (isAborted(res)) return;
+          if (err instanceof SpoolError) {
+            if (err.reason === 'aborted') return;
+            if (err.reason === 'too_large') {
+              const finished = await body.drain();
+              return sendRpcError(res, 413, -32600, tooLarge().message, cors(origin), { close: !finished, data: dataOf(tooLarge()) });
+            }
+          }
+          const { status, body: errorBody, internal } = toErrorBody(err);
+          if (internal) log.error({ err }, 'mcp.failed');
+          const finished = await body.drain();
+          sendRpcError(res, status, -32603, errorBody.error.message, cors(origin), { close: !finished });
+        } finally {
+          body.discard();
+          await Promise.all(cleanup.map((file) => unlink(file).catch(() => undefined)));
+        }
+
+        function send(status: number, payload: unknown, extra: Headers = {}): void {
+          sendResponse(res, status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...cors(origin), ...extra }, JSON.stringify(payload));
+        }
+
+        /** 401 with the discovery pointer (RFC 9728 §5.1), or the admission's own refusal (429). */
+        async function refuse(err: unknown, sentToken: boolean): Promise<void> {
+          const finished = await body.drain();
+          const { status, body: errorBody, headers: extra } = toErrorBody(err);
+          if (status === 401) {
+            const challenge = sentToken
+              ? `Bearer error="invalid_token", error_description="${errorBody.error.message.replace(/"/g, "'")}", resource_metadata="${metadataUrl(endpoint)}", scope="${MCP_SCOPE}"`
+              : `Bearer resource_metadata="${metadataUrl(endpoint)}", scope="${MCP_SCOPE}"`;
+            return sendRpcError(res, 401, -32001, errorBody.error.message, { ...cors(origin), 'WWW-Authenticate': challenge }, { close: !finished, data: dataOf(err) });
+          }
+          sendRpcError(res, status, -32000, errorBody.error.message, { ...cors(origin), ...extra }, { close: !finished, data: dataOf(err) });
+        }
+      })();
+    },
+  };
+}
+
+interface ReceivedBody {
+  kind: 'memory' | 'file';
+  bytes: Buffer | undefined;
+  path: string;
+  size: number;
+}
+
+interface BodySource {
+  read(): Promise<ReceivedBody>;
+  /** Stops keeping the body; resolves true when the client finished sending it. */
+  drain(): Promise<boolean>;
+  discard(): void;
+}
+
+/** A small body, collected in memory (uWS hands chunks only to an `onData` attached at once). */
+function memoryBody(res: HttpResponse, maxBytes: number): BodySource {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let finished = false;
+  let failed = false;
+  const done = new Promise<ReceivedBody>((resolve, reject) => {
+    res.onData((chunk, isLast) => {
+      if (isLast) finished = true;
+      if (failed) return;
+      received += chunk.byteLength;
+      if (received > maxBytes) {
+        failed = true;
+        reject(new SpoolError('too_large', 'The body is larger than it said.'));
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) resolve({ kind: 'memory', bytes: Buffer.concat(chunks), path: '', size: received });
+    });
+  });
+  done.catch(() => undefined);
+  return {
+    read: () => done,
+    drain: async () => finished,
+    discard: () => {
+      failed = true;
+    },
+  };
+}
+
+/** A large body, spooled to a file with the same size cap and pacing as REST uploads. */
+function fileBody(res: HttpResponse, spoolDir: string, pacer: UploadPacer | undefined): BodySource {
+  const path = join(spoolDir, `${randomUUID()}.mcp`);
+  const spool = spoolBody(res, { path, maxBytes: MAX_BODY_BYTES, pacer });
+  return {
+    read: async () => ({ kind: 'file', bytes: undefined, path, size: await spool.done }),
+    drain: () => spool.drain(),
+    discard: () => spool.discard(),
+  };
+}
+
+/**
+ * The parsed message, or undefined for invalid JSON. A large `deploy_site` call is split: its
+ * arguments go to a file of their own, unparsed, for the ingest worker.
+ */
+async function parseMessage(body: ReceivedBody, cleanup: string[]): Promise<{ parsed: unknown; spooledArguments?: { path: string; bytes: number } } | undefined> {
+  const bytes = body.bytes ?? (await readFile(body.path));
+  if (body.kind === 'file') {
+    const split = splitArguments(bytes);
+    const params = split?.envelope.params as { name?: unknown } | undefined;
+    if (split && split.envelope.method === 'tools/call' && params?.name === 'deploy_site') {
+      const argsPath = `${body.path}.arguments.json`;
+      cleanup.push(argsPath);
+      const [start, end] = split.argumentsRange;
+      await writeFile(argsPath, bytes.subarray(start, end), { mode: 0o600, flag: 'wx' });
+      return { parsed: split.envelope, spooledArguments: { path: argsPath, bytes: end - start } };
+    }
+  }
+  try {
+    return { parsed: JSON.parse(bytes.toString('utf8')) };
+  } catch {
+    return undefined;
+  }
+}
+
+function tooLarge(): ServiceError {
+  return new ServiceError('too_large', `One MCP request can carry at most ${MAX_MCP_REQUEST_BYTES / MB} MB.`, {
+    agentMessage: 'The deploy is over 40 MB. Publish the site in parts: deploy_site with some of the files first, then deploy_site with "patch": true for the rest (each call under 40 MB).',
+  });
+}
+
+function dataOf(err: unknown): Record<string, unknown> {
+  const { body } = toErrorBody(err);
+  return { code: body.error.code, ...(body.agent_message ? { agent_message: body.agent_message } : {}) };
+}
+
+function rpcError(code: number, message: string, data?: Record<string, unknown>): unknown {
+  return { jsonrpc: '2.0', id: null, error: { code, message, ...(data ? { data } : {}) } };
+}
+
+function sendRpcError(res: HttpResponse, status: number, code: number, message: string, headers: Headers = {}, options: { close?: boolean; data?: Record<string, unknown> } = {}): void {
+  sendResponse(res, status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers }, JSON.stringify(rpcError(code, message, options.data)), {
+    closeConnection: options.close,
+  });
+}
+
+/**
+ * An answer that is an event stream (a 2026-07-28 `subscriptions/listen`, or a call whose
+ * handler sent something before its result): relayed as it comes, until either side ends it.
+ */
+async function streamEvents(res: HttpResponse, response: Response, headers: Headers, controller: AbortController): Promise<void> {
+  const reader = response.body!.getReader();
+  controller.signal.addEventListener('abort', () => void reader.cancel().catch(() => undefined), { once: true });
+  if (isAborted(res)) return void reader.cancel();
+  res.cork(() => {
+    res.writeStatus(statusLine(response.status));
+    for (const name in headers) res.writeHeader(name, headers[name]!);
+  });
+  for (;;) {
+    const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+    if (isAborted(res)) return;
+    if (done) {
+      res.cork(() => res.end());
+      markFinished(res);
+      return;
+    }
+    res.cork(() => res.write(value));
+  }
+}
+
+/** Drops the rest of the body, then answers (closing the connection if the client never finished). */
+function lingerThen(res: HttpResponse, answer: (finished: boolean) => void): void {
+  let done = false;
+  const finish = (finished: boolean): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    answer(finished);
+  };
+  const timer = setTimeout(() => finish(false), LINGER_MS);
+  trackAbort(res, () => clearTimeout(timer));
+  res.onData((_chunk, isLast) => {
+    if (isLast) finish(true);
+  });
+}
+
+function sendEmpty(res: HttpResponse, status: number, headers: Headers): void {
+  sendResponse(res, status, headers, '');
+}

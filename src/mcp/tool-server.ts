@@ -1,0 +1,80 @@
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { ServiceError, toErrorBody } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { ToolContext, ToolSpec } from './tools.js';
+
+const SERVER_INFO = { name: 'plinth', title: 'Plinth', version: '0.1.0' };
+
+const INSTRUCTIONS =
+  'Plinth publishes static websites. deploy_site uploads the files of a site (HTML, CSS, JS, images) and returns its live address. ' +
+  'To change a site later, call get_site for its live revision and deploy on top of it (patch: true sends only what changed). ' +
+  'Show the user every agent_message, with its links unchanged.';
+
+/** The tool table compiled once per thread: the MCP listing and an input validator per tool. */
+export interface ToolCatalogue {
+  listing: Tool[];
+  byName: Map<string, { spec: ToolSpec; validate: ValidateFunction }>;
+}
+
+export function compileTools(specs: readonly ToolSpec[]): ToolCatalogue {
+  const ajv = new Ajv({ allErrors: false, strict: false });
+  const byName = new Map<string, { spec: ToolSpec; validate: ValidateFunction }>();
+  for (const spec of specs) byName.set(spec.name, { spec, validate: ajv.compile(spec.inputSchema) });
+  const listing = specs.map((spec) => ({
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    inputSchema: spec.inputSchema as Tool['inputSchema'],
+    outputSchema: spec.outputSchema as Tool['outputSchema'],
+    annotations: { title: spec.title, ...spec.annotations },
+  }));
+  return { listing, byName };
+}
+
+/**
+ * A fresh MCP server for one HTTP request (stateless: nothing of one request can reach another's
+ * response). Tool failures are results with `isError: true` carrying the REST error's words.
+ */
+export function createToolServer(catalogue: ToolCatalogue, context: ToolContext, log: Logger): Server {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+
+  server.setRequestHandler('tools/list', async () => ({ tools: catalogue.listing }));
+
+  server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
+    const tool = catalogue.byName.get(request.params.name);
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}. tools/list names the tools.`);
+    const args = request.params.arguments ?? {};
+    try {
+      // Spooled deploy arguments are checked by the ingest worker against the same schema.
+      const spooled = tool.spec.name === 'deploy_site' && context.spooledArguments !== undefined;
+      if (!spooled && !tool.validate(args)) throw invalidArguments(tool.spec, tool.validate);
+      const result = await tool.spec.run(context, args);
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
+    } catch (err) {
+      return errorResult(err, log, tool.spec.name);
+    }
+  });
+
+  return server;
+}
+
+function invalidArguments(spec: ToolSpec, validate: ValidateFunction): ServiceError {
+  const error = validate.errors?.[0];
+  const where = error?.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'arguments';
+  const what = error?.keyword === 'additionalProperties' ? `has an unknown field "${String((error.params as { additionalProperty?: string }).additionalProperty)}"` : (error?.message ?? 'are invalid');
+  return new ServiceError('bad_request', `${spec.name}: ${where} ${what}.`, {
+    agentMessage: `Check the arguments of ${spec.name} against its input schema (tools/list) and call it again.`,
+  });
+}
+
+/** The REST error's code, message, agent message and details, as a tool result. */
+export function errorResult(err: unknown, log: Logger, tool: string): CallToolResult {
+  const { body, internal } = toErrorBody(err);
+  if (internal) log.error({ err, tool }, 'mcp.tool_failed');
+  else log.debug({ tool, code: body.error.code }, 'mcp.tool_refused');
+  let text = `${body.error.code}: ${body.error.message}`;
+  if (body.agent_message) text += `\n${body.agent_message}`;
+  if (body.error.details) text += `\nDetails: ${JSON.stringify(body.error.details)}`;
+  return { isError: true, content: [{ type: 'text', text }] };
+}

@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ServiceError } from '../errors.js';
+import { formatBytes, type Caller, type Operations } from '../sites/index.js';
+import { deployInput, outputs, page, siteName } from './schemas.js';
+
+/** What one tool call runs with: the caller of this HTTP request and its spooled body, if any. */
+export interface ToolContext {
+  ops: Operations;
+  caller: Caller;
+  network: string;
+  /** Where deploy bodies are spooled for the ingest worker. */
+  spoolDir: string;
+  /**
+   * The `deploy_site` arguments of a large request, left on disk unparsed (see envelope.ts).
+   * When set, the tool's `arguments` object is an empty placeholder.
+   */
+  spooledArguments?: { path: string; bytes: number };
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: false;
+}
+
+export interface ToolSpec {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations;
+  run(context: ToolContext, args: Record<string, unknown>): Promise<unknown>;
+}
+
+/** `read_file` returns whole files inline; larger ones are read from the site or the REST API. */
+export const MAX_READ_FILE_BYTES = 5 * 1024 * 1024;
+
+const reads: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+const changes = (destructive: boolean, idempotent = false): ToolAnnotations => ({ readOnlyHint: false, destructiveHint: destructive, idempotentHint: idempotent, openWorldHint: false });
+
+const input = (properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const pageOf = (args: Record<string, unknown>) => ({ limit: args.limit as number | undefined, cursor: text(args.cursor) });
+
+/**
+ * Every tool of the MCP server. Each is a thin mapping onto one operation, the same one the REST
+ * endpoint calls, so access rules, limits and messages are the REST API's.
+ */
+export function toolSpecs(): ToolSpec[] {
+  return [
+    {
+      name: 'get_account',
+      title: 'Get account',
+      description: 'The account behind the token: e-mail, plan, and how many sites it owns of the number its plan allows. Call it to check the token works and whether a new site fits the plan.',
+      inputSchema: input({}),
+      outputSchema: outputs.account,
+      annotations: reads,
+      run: async ({ ops, caller }) => ops.account.me(caller),
+    },
+    {
+      name: 'list_sites',
+      title: 'List sites',
+      description: 'Sites the account is a member of, with the caller’s role, plan, address and live revision, oldest first. Page with limit and cursor (next_cursor) when next_cursor is not null.',
+      inputSchema: input({ ...page }),
+      outputSchema: outputs.siteList,
+      annotations: reads,
+      run: async ({ ops, caller }, args) => ops.sites.list(caller, pageOf(args)),
+    },
+    {
+      name: 'get_site',
+      title: 'Get site',
+      description: 'One site: its address, plan, the caller’s role and its live revision. Use live_revision.id as base_revision when updating the site with deploy_site.',
+      inputSchema: input({ site: siteName }, ['site']),
+      outputSchema: outputs.siteOrClaim,
+      annotations: reads,
+      run: async ({ ops, caller }, args) => ops.sites.get(caller, String(args.site)),
+    },
+    {
+      name: 'deploy_site',
+      title: 'Deploy site',
+      description:
+        'Publishes a static site from inline files and returns its live address. Without "site" it creates a new site in the account. ' +
+        'To update a site, send "site" and "base_revision" (the live revision id from get_site): a full deploy replaces every file; ' +
+        'with "patch": true only the files sent change, "deleted" removes paths, and everything else is kept. ' +
+        'If someone published in between, the call fails with a conflict: get_site, merge, and retry on the new live revision. ' +
+        'Text files go as utf8, binary files as base64. index.html at the root is required. Files with secret keys are refused (blocked_secret names file and line). ' +
+        'One call carries at most 40 MB: send a larger site as a first deploy followed by patch deploys.',
+      inputSchema: deployInput,
+      outputSchema: outputs.deploy,
+      annotations: changes(true),
+      run: deploy,
+    },
+    {
+      name: 'list_files',
+      title: 'List files',
+      description: 'Every file of the site’s live revision: path, size in bytes and sha256, in path order.',
+      inputSchema: input({ site: siteName }, ['site']),
+      outputSchema: outputs.fileList,
+      annotations: reads,
+      run: async ({ ops, caller }, args) => ops.files.list(caller, String(args.site)),
+    },
+    {
+      name: 'read_file',
+      title: 'Read file',
+      description: `One file of the site’s live revision. Text comes back as utf8, anything else as base64. Files over ${formatBytes(MAX_READ_FILE_BYTES)} are refused: read those from the site’s address.`,
+      inputSchema: input({ site: siteName, path: { type: 'string', minLength: 1, description: 'Path as list_files shows it, e.g. "index.html".' } }, ['site', 'path']),
+      outputSchema: outputs.file,
+      annotations: reads,
+      run: readSiteFile,
+    },
+    {
+      name: 'list_revisions',
+      title: 'List revisions',
+      description: 'The site’s revisions, newest first, within its plan’s history reach: id, number, author, time, files, bytes and kind (deploy, patch, rollback). Page with limit and cursor.',
+      inputSchema: input({ site: siteName, ...page }, ['site']),
+      outputSchema: outputs.revisionList,
+      annotations: reads,
+      run: async ({ ops, caller }, args) => ops.revisions.list(caller, String(args.site), pageOf(args)),
+    },
+    {
+      name: 'rollback_site',
+      title: 'Roll back site',
+      description: 'Makes an earlier revision live again, as a new revision with the next number (nothing is lost: the current content stays in the history). Needs the editor or owner role.',
+      inputSchema: input({ site: siteName, revision: { type: 'string', minLength: 1, description: 'Revision id (rev_…) from list_revisions.' } }, ['site', 'revision']),
+      outputSchema: outputs.rollback,
+      annotations: changes(false),
+      run: async ({ ops, caller }, args) => ops.revisions.rollback(caller, String(args.site), args.revision),
+    },
+    {
+      name: 'rename_site',
+      title: 'Rename site',
+      description: 'Gives the site a new name and address: 4-63 characters of a-z, 0-9 and "-", not in the random word-word-NNNN form, and never used before. The old address redirects to the new one. Needs the editor or owner role.',
+      inputSchema: input({ site: siteName, name: { type: 'string', minLength: 1, maxLength: 63, description: 'The new name.' } }, ['site', 'name']),
+      outputSchema: outputs.rename,
+      annotations: changes(false),
+      run: async ({ ops, caller }, args) => ops.sites.rename(caller, String(args.site), args.name),
+    },
+    {
+      name: 'delete_site',
+      title: 'Delete site',
+      description: 'Asks for the site to be deleted. Nothing is deleted yet: the answer has an approve_url where an owner must confirm by typing the site’s address. Give that link to the user. Needs the owner role.',
+      inputSchema: input({ site: siteName }, ['site']),
+      outputSchema: outputs.deletion,
+      annotations: changes(true),
+      run: async ({ ops, caller }, args) => ops.sites.requestDeletion(caller, String(args.site)),
+    },
+    {
+      name: 'list_members',
+      title: 'List members',
+      description: 'People who can reach the site with their roles (viewer, editor, owner), and pending invitations.',
+      inputSchema: input({ site: siteName }, ['site']),
+      outputSchema: outputs.members,
+      annotations: reads,
+      run: async ({ ops, caller }, args) => ops.members.list(caller, String(args.site)),
+    },
+    {
+      name: 'invite_member',
+      title: 'Invite member',
+      description: 'E-mails an invitation to join the site as editor (may deploy and roll back) or viewer (may read the site and its history). Inviting the same address again replaces the pending invitation. Needs the owner role.',
+      inputSchema: input(
+        { site: siteName, email: { type: 'string', minLength: 3, maxLength: 254, description: 'Address to invite.' }, role: { type: 'string', enum: ['editor', 'viewer'] } },
+        ['site', 'email', 'role'],
+      ),
+      outputSchema: outputs.invite,
+      annotations: changes(false),
+      run: async ({ ops, caller }, args) => ops.members.invite(caller, String(args.site), { email: args.email, role: args.role }),
+    },
+    {
+      name: 'remove_member',
+      title: 'Remove member',
+      description:
+        'Takes a member’s access away, in two steps. Call it without "confirm": the answer has a confirm_token and nobody is removed yet. ' +
+        'Check with the user, then call again with "confirm": <confirm_token> within 5 minutes to remove the member. Needs the owner role; the last owner cannot be removed.',
+      inputSchema: input(
+        {
+          site: siteName,
+          email: { type: 'string', minLength: 3, maxLength: 254, description: 'The member’s address.' },
+          confirm: { type: 'string', description: 'The confirm_token from the first call.' },
+        },
+        ['site', 'email'],
+      ),
+      outputSchema: outputs.removal,
+      annotations: changes(true),
+      run: async ({ ops, caller }, args) => ops.members.remove(caller, String(args.site), String(args.email), text(args.confirm)),
+    },
+  ];
+}
+
+/** SPEC 4.2 through the same deploy operation, ingest pool and checks as `POST /v1/deploy`. */
+async function deploy(context: ToolContext, args: Record<string, unknown>): Promise<unknown> {
+  const { ops, caller, network, signal } = context;
+  let spool = context.spooledArguments;
+  let written: string | undefined;
+  try {
+    if (spool === undefined) {
+      written = join(context.spoolDir, `${randomUUID()}.mcp.json`);
+      const json = JSON.stringify(args);
+      await writeFile(written, json, { mode: 0o600, flag: 'wx' });
+      spool = { path: written, bytes: Buffer.byteLength(json) };
+    }
+    const pending = await ops.deploy.begin({ caller, network, bodyKind: 'json' });
+    const outcome = await pending.finish({ spoolPath: spool.path, bytes: spool.bytes }, signal);
+    return outcome.view;
+  } finally {
+    if (written !== undefined) await unlink(written).catch(() => undefined);
+  }
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+const TEXT_TYPE = /^(text\/|application\/([a-z.+-]*\+)?(json|xml|javascript)\b|image\/svg\+xml)/i;
+
+async function readSiteFile({ ops, caller }: ToolContext, args: Record<string, unknown>): Promise<unknown> {
+  const name = String(args.site);
+  const file = ops.files.find(caller, name, String(args.path).replace(/^\/+/, ''));
+  if (file.entry.size > MAX_READ_FILE_BYTES) {
+    throw new ServiceError('too_large', `${file.path} is ${formatBytes(file.entry.size)}; read_file returns files up to ${formatBytes(MAX_READ_FILE_BYTES)}.`, {
+      agentMessage: `Fetch ${file.path} from the site’s address instead, or with GET /v1/sites/${name}/files/${file.path} on the REST API.`,
+      details: { file: file.path },
+    });
+  }
+  const bytes = await readFile(file.blobPath);
+  let content: string | undefined;
+  let encoding: 'utf8' | 'base64' = 'utf8';
+  if (TEXT_TYPE.test(file.entry.type)) {
+    try {
+      content = decoder.decode(bytes);
+    } catch {
+      // Declared as text but not UTF-8: the bytes go as they are.
+    }
+  }
+  if (content === undefined) {
+    content = bytes.toString('base64');
+    encoding = 'base64';
+  }
+  return { site: name, path: file.path, revision: file.revision, size: file.entry.size, sha256: file.entry.sha256, content_type: file.entry.type, encoding, content };
+}

@@ -1,0 +1,215 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
+import { startAppServer, type AppServer } from '../app/browser.js';
+import { connectClient, structured, textOf } from './mcp-helpers.js';
+
+/**
+ * Every tool through the MCP SDK's own client over streamable HTTP, with an API token, against the
+ * real server: the same operations, checks and ingest pool as the REST API.
+ */
+
+let server: AppServer;
+let owner: TestAccount;
+let client: Client;
+let mcpUrl: string;
+const MB = 1024 * 1024;
+
+beforeAll(async () => {
+  server = await startAppServer();
+  mcpUrl = `http://mcp.localhost:${server.port}/mcp`;
+  owner = await accountWithToken(server.store, 'builder');
+  client = await connectClient(mcpUrl, owner.token);
+});
+
+afterAll(async () => {
+  await client?.close();
+  await server?.close();
+});
+
+const page = (title: string): string => `<!doctype html><html lang="en"><head><title>${title}</title></head><body><h1>${title}</h1></body></html>`;
+
+async function deploy(args: Record<string, unknown>, as = client) {
+  return as.callTool({ name: 'deploy_site', arguments: args });
+}
+
+describe('tool listing', () => {
+  it('lists every tool with a title, description, schemas and annotations', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(
+      ['delete_site', 'deploy_site', 'get_account', 'get_site', 'invite_member', 'list_files', 'list_members', 'list_revisions', 'list_sites', 'read_file', 'remove_member', 'rename_site', 'rollback_site'].sort(),
+    );
+    for (const tool of tools) {
+      expect(tool.title, tool.name).toBeTruthy();
+      expect(tool.description!.length, tool.name).toBeGreaterThan(40);
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type, tool.name).toBe('object');
+      expect(tool.annotations).toMatchObject({ openWorldHint: false });
+      expect(typeof tool.annotations?.readOnlyHint).toBe('boolean');
+      expect(typeof tool.annotations?.destructiveHint).toBe('boolean');
+      expect(typeof tool.annotations?.idempotentHint).toBe('boolean');
+    }
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect(byName.get('list_files')!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+    expect(byName.get('deploy_site')!.annotations).toMatchObject({ readOnlyHint: false });
+    expect(byName.get('remove_member')!.annotations).toMatchObject({ destructiveHint: true });
+  });
+
+  it('reports the server and its protocol revision', async () => {
+    expect(client.getServerVersion()).toMatchObject({ name: 'plinth' });
+    expect(client.getInstructions()).toContain('deploy_site');
+  });
+});
+
+describe('sites through MCP', () => {
+  let name: string;
+  let first: string;
+
+  it('deploys a new site into the account and returns the same JSON as text', async () => {
+    const result = await deploy({ files: [{ path: 'index.html', content: page('Home') }, { path: 'about.html', content: page('About') }, { path: 'logo.png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]).toString('base64'), encoding: 'base64' }] });
+    const view = structured<{ site: { name: string; url: string; claimed: boolean }; revision: { id: string; number: number; files: number }; agent_message: string }>(result);
+    expect(view.site.claimed).toBe(true);
+    expect(view.revision).toMatchObject({ number: 1, files: 3 });
+    expect(JSON.parse(textOf(result))).toEqual(view);
+    name = view.site.name;
+    first = view.revision.id;
+  });
+
+  it('reads the account, the site list and the site', async () => {
+    expect(structured(await client.callTool({ name: 'get_account', arguments: {} }))).toMatchObject({ email: owner.account.email, plan: 'builder', sites_used: 1 });
+    const list = structured<{ sites: Array<{ name: string }>; next_cursor: string | null }>(await client.callTool({ name: 'list_sites', arguments: { limit: 10 } }));
+    expect(list.sites.map((site) => site.name)).toContain(name);
+    expect(structured(await client.callTool({ name: 'get_site', arguments: { site: name } }))).toMatchObject({ name, role: 'owner', live_revision: { id: first, number: 1 } });
+  });
+
+  it('lists and reads files, text as utf8 and binary as base64', async () => {
+    const files = structured<{ revision: string; files: Array<{ path: string }> }>(await client.callTool({ name: 'list_files', arguments: { site: name } }));
+    expect(files.revision).toBe(first);
+    expect(files.files.map((file) => file.path)).toEqual(['about.html', 'index.html', 'logo.png']);
+    expect(structured(await client.callTool({ name: 'read_file', arguments: { site: name, path: 'about.html' } }))).toMatchObject({ encoding: 'utf8', content: page('About'), revision: first });
+    expect(structured(await client.callTool({ name: 'read_file', arguments: { site: name, path: 'logo.png' } }))).toMatchObject({
+      encoding: 'base64',
+      content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]).toString('base64'),
+    });
+    const missing = await client.callTool({ name: 'read_file', arguments: { site: name, path: 'nope.html' } });
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toMatch(/^not_found: /);
+  });
+
+  it('applies a patch deploy on top of the live revision', async () => {
+    const result = await deploy({ site: name, base_revision: first, patch: true, files: [{ path: 'contact.html', content: page('Contact') }], deleted: ['about.html'] });
+    const view = structured<{ revision: { id: string; number: number; files: number } }>(result);
+    expect(view.revision).toMatchObject({ number: 2, files: 3 });
+    const files = structured<{ files: Array<{ path: string }> }>(await client.callTool({ name: 'list_files', arguments: { site: name } }));
+    expect(files.files.map((file) => file.path)).toEqual(['contact.html', 'index.html', 'logo.png']);
+    const revisions = structured<{ revisions: Array<{ number: number; kind: string }> }>(await client.callTool({ name: 'list_revisions', arguments: { site: name } }));
+    expect(revisions.revisions.map((revision) => [revision.number, revision.kind])).toEqual([
+      [2, 'patch'],
+      [1, 'deploy'],
+    ]);
+  });
+
+  it('refuses a deploy on a stale base with the conflict and how to rebase', async () => {
+    const result = await deploy({ site: name, base_revision: first, patch: true, files: [{ path: 'late.html', content: page('Late') }] });
+    expect(result.isError).toBe(true);
+    const text = textOf(result);
+    expect(text).toMatch(/^conflict: The site .* changed since the base revision/);
+    expect(text).toContain('Fetch the live revision');
+    expect(text).toContain('live_revision');
+  });
+
+  it('refuses a file with a secret key, naming the file and line', async () => {
+    const live = structured<{ live_revision: { id: string } }>(await client.callTool({ name: 'get_site', arguments: { site: name } }));
+    const key = ['AKIA', 'Z7QW3ERT5YUI8OPL'].join('');
+    const result = await deploy({ site: name, base_revision: live.live_revision.id, patch: true, files: [{ path: 'js/config.js', content: `// settings\nconst region = "eu";\nconst id = "${key}";\n` }] });
+    expect(result.isError).toBe(true);
+    const text = textOf(result);
+    expect(text).toMatch(/^blocked_secret: /);
+    expect(text).toContain('js/config.js');
+    expect(text).toContain('line 3');
+    expect(text).not.toContain(key);
+  });
+
+  it('refuses arguments that do not fit the input schema as a tool error', async () => {
+    const result = await client.callTool({ name: 'rollback_site', arguments: { site: name } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^bad_request: rollback_site: .*revision/);
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
+  });
+
+  it('rolls back and renames', async () => {
+    const rolled = structured<{ revision: { number: number; kind: string; rollback_of: string } }>(await client.callTool({ name: 'rollback_site', arguments: { site: name, revision: first } }));
+    expect(rolled.revision).toMatchObject({ number: 3, kind: 'rollback', rollback_of: first });
+    const files = structured<{ files: Array<{ path: string }> }>(await client.callTool({ name: 'list_files', arguments: { site: name } }));
+    expect(files.files.map((file) => file.path)).toEqual(['about.html', 'index.html', 'logo.png']);
+
+    const wanted = `mcp-renamed-${Date.now().toString(36)}`;
+    const renamed = structured<{ site: { name: string }; previous_name: string }>(await client.callTool({ name: 'rename_site', arguments: { site: name, name: wanted } }));
+    expect(renamed).toMatchObject({ site: { name: wanted }, previous_name: name });
+    name = wanted;
+    const bad = await client.callTool({ name: 'rename_site', arguments: { site: name, name: 'ab' } });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toMatch(/^bad_request: Cannot rename/);
+  });
+
+  it('manages members: invite, list, two-step removal', async () => {
+    const editor = await accountWithToken(server.store, 'free');
+    const invited = structured<{ invite: { email: string; role: string } }>(await client.callTool({ name: 'invite_member', arguments: { site: name, email: editor.account.email, role: 'editor' } }));
+    expect(invited.invite).toMatchObject({ email: editor.account.email, role: 'editor' });
+    const listed = structured<{ members: Array<{ email: string; role: string }>; invites: Array<{ email: string }> }>(await client.callTool({ name: 'list_members', arguments: { site: name } }));
+    expect(listed.members).toEqual([{ email: owner.account.email, role: 'owner' }]);
+    expect(listed.invites.map((invite) => invite.email)).toEqual([editor.account.email]);
+
+    // Make the person a member, as accepting the e-mailed invitation would.
+    await server.store.setMember(server.store.getSite(name)!.id, editor.account.id, 'editor');
+    const first = structured<{ confirm_token: string; member: { email: string } }>(await client.callTool({ name: 'remove_member', arguments: { site: name, email: editor.account.email } }));
+    expect(first.confirm_token).toMatch(/^rm_/);
+    expect(server.store.getRole(server.store.getSite(name)!.id, editor.account.id)).toBe('editor');
+    const wrong = await client.callTool({ name: 'remove_member', arguments: { site: name, email: editor.account.email, confirm: 'rm_wrong' } });
+    expect(wrong.isError).toBe(true);
+    const second = structured<{ removed: string }>(await client.callTool({ name: 'remove_member', arguments: { site: name, email: editor.account.email, confirm: first.confirm_token } }));
+    expect(second.removed).toBe(editor.account.email);
+    expect(server.store.getRole(server.store.getSite(name)!.id, editor.account.id)).toBeUndefined();
+  });
+
+  it('asks for a deletion and returns the approval link; nothing is deleted', async () => {
+    const result = structured<{ approve_url: string; approval: { status: string } }>(await client.callTool({ name: 'delete_site', arguments: { site: name } }));
+    expect(result.approve_url.startsWith(`${server.appUrl}/approve/ap_`)).toBe(true);
+    expect(result.approval.status).toBe('pending');
+    expect(server.store.getSite(name)!.state).toBe('active');
+  });
+
+  it('holds a viewer to reading', async () => {
+    const viewer = await accountWithToken(server.store, 'free');
+    await server.store.setMember(server.store.getSite(name)!.id, viewer.account.id, 'viewer');
+    const viewerClient = await connectClient(mcpUrl, viewer.token);
+    try {
+      expect(structured(await viewerClient.callTool({ name: 'get_site', arguments: { site: name } }))).toMatchObject({ role: 'viewer' });
+      const refused = await deploy({ site: name, base_revision: 'rev_x', files: [{ path: 'index.html', content: 'x' }] }, viewerClient);
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(/^forbidden: Your role on .* is viewer/);
+    } finally {
+      await viewerClient.close();
+    }
+  });
+});
+
+describe('large deploys', () => {
+  it('publishes a deploy of several MB (spooled, parsed by the ingest worker)', async () => {
+    const big = Buffer.alloc(3 * MB, 7).toString('base64');
+    const result = await deploy({ files: [{ path: 'index.html', content: page('Big') }, { path: 'data.bin', content: big, encoding: 'base64' }] });
+    const view = structured<{ revision: { files: number; bytes: number } }>(result);
+    expect(view.revision.files).toBe(2);
+    expect(view.revision.bytes).toBeGreaterThan(3 * MB);
+  });
+
+  it('refuses a request over 40 MB with 413', async () => {
+    const huge = 'x'.repeat(41 * MB);
+    const error = await deploy({ files: [{ path: 'index.html', content: huge }] }).then(
+      () => undefined,
+      (err: unknown) => err as Error & { code?: number },
+    );
+    expect(error, 'the call must fail').toBeDefined();
+    expect(String(error!.message)).toMatch(/413|40 MB/);
+  });
+});
