@@ -18,7 +18,7 @@ import {
 } from './rejection.js';
 import { looksLikeText, scanForSecrets } from './secrets.js';
 import { storeFile, type StoredFile } from './store-file.js';
-import type { IngestedFile, IngestError, IngestLimits } from './types.js';
+import type { FileReference, IngestedFile, IngestError, IngestLimits } from './types.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'hardlink' | 'device' | 'fifo' | 'other';
 
@@ -47,6 +47,8 @@ export interface CollectorOptions {
 
 export interface CollectedSite {
   files: IngestedFile[];
+  /** Files sent by size and sha256 only (digest deploys); the caller resolves their content. */
+  references?: FileReference[];
   skipped: string[];
   strippedPrefix?: string;
   /** Blobs whose compressed variants are still to be made. */
@@ -62,6 +64,8 @@ export interface Collector {
   addFile(path: string, chunks: AsyncIterable<Uint8Array>): Promise<void>;
   // Checks and stores an admitted file already in memory (inline JSON).
   addBytes(path: string, bytes: Uint8Array): Promise<void>;
+  // An admitted file sent by size and sha256 only: counted against the limits, content resolved later.
+  addReference(path: string, sha256: string, size: number): void;
   // Waits for pending blob writes and applies the whole-site rules.
   finish(options: { patch: boolean }): Promise<CollectedSite>;
   // Waits for pending blob writes, ignoring their outcome (used when the deploy already failed).
@@ -239,6 +243,7 @@ export function createCollector(options: CollectorOptions): Collector {
   // Admitted paths in archive order; entries are filled in as their writes finish.
   const admitted = admission.admitted;
   const stored = new Map<string, StoredFile>();
+  const referenced = new Map<string, { sha256: string; size: number }>();
   let siteBytes = 0;
 
   const pending = new Set<Promise<void>>();
@@ -272,6 +277,13 @@ export function createCollector(options: CollectorOptions): Collector {
     if (bytes.byteLength > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes);
     if (siteBytes + bytes.byteLength > limits.maxSiteBytes) throw siteTooLarge(path, limits.maxSiteBytes);
     await accept(path, bytes);
+  }
+
+  function addReference(path: string, sha256: string, size: number): void {
+    if (size > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes);
+    if (siteBytes + size > limits.maxSiteBytes) throw siteTooLarge(path, limits.maxSiteBytes);
+    siteBytes += size;
+    referenced.set(path, { sha256, size });
   }
 
   async function accept(path: string, bytes: Uint8Array): Promise<void> {
@@ -315,19 +327,24 @@ export function createCollector(options: CollectorOptions): Collector {
     const { finalPaths, finalSkipped, strippedPrefix } = resolvePaths(admitted, admission.skippedPaths(), patch);
 
     const pendingVariants = new Set<string>();
-    const files = admitted.map((path, i): IngestedFile => {
+    const files: IngestedFile[] = [];
+    const references: FileReference[] = [];
+    admitted.forEach((path, i) => {
+      const reference = referenced.get(path);
+      if (reference) return void references.push({ path: finalPaths[i]!, ...reference });
       const file = stored.get(path);
       if (!file) throw new Error(`ingest: no blob entry for ${path}`);
       if (file.needsVariants) pendingVariants.add(file.entry.sha256);
-      return { path: finalPaths[i]!, ...file.entry };
+      files.push({ path: finalPaths[i]!, ...file.entry });
     });
     return {
       files,
+      ...(references.length > 0 ? { references } : {}),
       skipped: finalSkipped,
       pendingVariants: [...pendingVariants],
       ...(strippedPrefix === undefined ? {} : { strippedPrefix }),
     };
   }
 
-  return { admit, addFile, addBytes, finish, settle };
+  return { admit, addFile, addBytes, addReference, finish, settle };
 }

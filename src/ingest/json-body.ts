@@ -8,10 +8,20 @@ import type { Collector } from './collector.js';
 import { badRequest } from './rejection.js';
 import type { JsonDeployFields } from './types.js';
 
-interface InlineFile {
-  path: string;
-  content: string;
-  encoding?: 'utf8' | 'base64';
+/** A file with its content, or (digest deploys) only its size and sha256 for content the site has. */
+type InlineFile = { path: string; content: string; encoding?: 'utf8' | 'base64' } | { path: string; sha256: string; size: number };
+
+/** Each item carries its content, or (only) the sha256 and size of content the site already has. */
+function checkItemForm(file: Record<string, unknown>, index: number): void {
+  const hasContent = file.content !== undefined;
+  const isReference = file.sha256 !== undefined && file.size !== undefined;
+  const partial = file.sha256 !== undefined || file.size !== undefined;
+  if (hasContent === isReference || (hasContent && partial)) {
+    throw badRequest(`files[${index}] needs either "content", or "sha256" and "size" (for content the site already has), not both.`, {
+      agentMessage: 'Send each file as {"path", "content", "encoding"?}, or, for content the site already has, as {"path", "sha256", "size"} from list_files.',
+      details: { index },
+    });
+  }
 }
 
 interface InlineDeploy extends JsonDeployFields {
@@ -32,11 +42,13 @@ const SCHEMA = {
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['path', 'content'],
+        required: ['path'],
         properties: {
           path: { type: 'string' },
           content: { type: 'string' },
           encoding: { enum: ['utf8', 'base64'] },
+          sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+          size: { type: 'integer', minimum: 0 },
         },
       },
     },
@@ -86,6 +98,7 @@ export function describeSchemaError(error: ErrorObject): string {
     case 'enum':
       return `${field} must be ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(' or ')}.`;
     case 'pattern':
+      if (field.endsWith('.sha256')) return `${field} must be 64 lower-case hex digits.`;
       return field === 'site'
         ? 'site must be a site name: 2 to 63 lowercase letters, digits and hyphens, not starting or ending with a hyphen.'
         : `${field} has an invalid format.`;
@@ -116,7 +129,7 @@ function isStrictBase64(text: string): boolean {
   return text.indexOf('=') === -1 || text.indexOf('=') === text.length - padding;
 }
 
-function decodeContent(file: InlineFile, index: number): Buffer {
+function decodeContent(file: Extract<InlineFile, { content: string }>, index: number): Buffer {
   if (file.encoding !== 'base64') return Buffer.from(file.content, 'utf8');
   const compact = file.content.includes('\n') ? file.content.replace(/\r?\n/g, '') : file.content;
   if (!isStrictBase64(compact)) {
@@ -182,8 +195,13 @@ export async function readJsonDeploy(spoolPath: string, collector: Collector): P
 
   for (let i = 0; i < files.length; i++) {
     const file = files[i]!;
+    checkItemForm(file as Record<string, unknown>, i);
     const path = collector.admit(file.path, 'file');
     if (path === undefined) continue;
+    if (!('content' in file)) {
+      collector.addReference(path, file.sha256, file.size);
+      continue;
+    }
     const bytes = decodeContent(file, i);
     // Drop the decoded string early: the parsed body holds every file's content until then.
     file.content = '';

@@ -39,6 +39,13 @@ export interface IngestedFile {
   encodings?: { br?: number; gzip?: number };
 }
 
+/** A file sent by size and sha256 only, for content the site already has (digest deploys). */
+export interface FileReference {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
 /** The fields of an inline JSON body other than `files`, validated. */
 export interface JsonDeployFields {
   site?: string;
@@ -62,6 +69,8 @@ export type UnpackResult =
   | {
       ok: true;
       files: IngestedFile[];
+      /** Files sent by size and sha256 only; the HTTP side resolves them or refuses the deploy. */
+      references?: FileReference[];
       /** Paths left out by SPEC 4.1 rule 5; a skipped folder is listed once, as `folder/`. */
       skipped: string[];
       /** The single top-level folder removed by SPEC 4.1 rule 2, with its trailing `/`. */

@@ -122,14 +122,18 @@ export const deployInput = object(
   {
     files: {
       type: 'array',
-      description: 'Every file of the site (or, with patch, only the changed ones). index.html at the root is required.',
+      description:
+        'Every file of the site (or, with patch, only the changed ones). index.html at the root is required. ' +
+        'Each file carries "content"; or, for content the site already has (unchanged since an earlier revision), only "sha256" and "size" as list_files shows them, so a redeploy sends only what changed.',
       items: object(
         {
           path: str('Path relative to the site root, e.g. "index.html" or "css/site.css".'),
-          content: str('The file content: text as is (encoding utf8) or base64 for binary files.'),
+          content: str('The file content: text as is (encoding utf8) or base64 for binary files. Omit it when sending sha256 and size.'),
           encoding: { type: 'string', enum: ['utf8', 'base64'], description: 'utf8 (default) or base64.' },
+          sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Instead of content: the sha256 of content this site already has (from list_files).' },
+          size: { type: 'integer', minimum: 0, description: 'With sha256: the size in bytes of that content.' },
         },
-        ['path', 'content'],
+        ['path'],
         { additionalProperties: false },
       ),
     },

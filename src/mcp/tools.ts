@@ -95,7 +95,8 @@ export function toolSpecs(): ToolSpec[] {
         'To update a site, send "site" and "base_revision" (the live revision id from get_site): a full deploy replaces every file; ' +
         'with "patch": true only the files sent change, "deleted" removes paths, and everything else is kept. ' +
         'If someone published in between, the call fails with a conflict: get_site, merge, and retry on the new live revision. ' +
-        'Text files go as utf8, binary files as base64. index.html at the root is required. Files with secret keys are refused (blocked_secret names file and line). ' +
+        'Text files go as utf8, binary files as base64. To redeploy without resending unchanged files, give those as {path, sha256, size} from list_files instead of content (only content this site already has). ' +
+        'index.html at the root is required. Files with secret keys are refused (blocked_secret names file and line). ' +
         'One call carries at most 40 MB: send a larger site as a first deploy followed by patch deploys.',
       inputSchema: deployInput,
       outputSchema: outputs.deploy,

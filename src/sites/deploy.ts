@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
-import type { JsonDeployFields, UnpackResult } from '../ingest/index.js';
+import type { FileReference, JsonDeployFields, UnpackResult } from '../ingest/index.js';
 import { ANONYMOUS_LIFETIME_MS, MAX_UNPACKED_BYTES, PLAN_LIMITS } from '../plans.js';
 import { hashToken, type FileEntry } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
 import { checkTier, compactEntry } from './limits.js';
-import { manifestOperations, type ManifestInput, type ManifestView } from './manifest.js';
+import { entryAt, manifestOperations, reusableContents, type ManifestInput, type ManifestView } from './manifest.js';
 import { claimKeyFor } from './sealed-token.js';
 import { randomSiteName } from './site-names.js';
 import { deployRevisionView, deploySiteView, iso, type DeploySiteView } from './views.js';
@@ -125,6 +125,9 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
           if (json.site !== undefined || json.base_revision !== undefined || json.patch !== undefined || json.deleted !== undefined) {
             throw new ServiceError('bad_request', 'With a manifest, the site and base revision come from the manifest; send only "files".');
           }
+          if (result.references !== undefined) {
+            throw new ServiceError('bad_request', 'The upload of a manifest carries contents only; the manifest already names the rest by sha256.');
+          }
           uploaded = result;
         } else if (record.missing.length > 0) {
           throw new ServiceError('bad_request', `The body is empty, but the manifest lists ${record.missing.length} contents to upload.`, {
@@ -186,6 +189,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       }
     }
     for (const file of result.files) files.set(file.path, compactEntry(file));
+    for (const [path, entry] of resolveReferences(decision, result.references ?? [])) files.set(path, entry);
 
     checkTier(files, PLAN_LIMITS[decision.mode === 'create' ? decision.plan : decision.site.plan]);
     if (!files.has('index.html')) {
@@ -194,6 +198,36 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       });
     }
     return files;
+  }
+
+  /**
+   * Files sent by size and sha256 only (a one-request digest deploy): each must be content of
+   * this site's own recent revisions, so a reference never confirms what others have stored.
+   */
+  function resolveReferences(decision: Decision, references: readonly FileReference[]): Map<string, FileEntry> {
+    const entries = new Map<string, FileEntry>();
+    if (references.length === 0) return entries;
+    const known = decision.mode === 'update' ? reusableContents(store, decision.site, deps.now()) : {};
+    const missing: string[] = [];
+    for (const reference of references) {
+      const had = known[reference.sha256];
+      if (!had) {
+        missing.push(reference.path);
+        continue;
+      }
+      if (had.size !== reference.size) {
+        throw new ServiceError('bad_request', `${reference.path}: size ${reference.size} does not match the content with that sha256 (${had.size} bytes).`, { details: { file: reference.path } });
+      }
+      entries.set(reference.path, entryAt(reference.path, reference.sha256, had));
+    }
+    if (missing.length > 0) {
+      const shown = missing.slice(0, 10).join(', ');
+      throw new ServiceError('bad_request', `${missing.length} files were sent by sha256 only, but this site has no such content, for example ${missing[0]}.`, {
+        agentMessage: `Send these files with their content instead of sha256 and size: ${shown}${missing.length > 10 ? ` and ${missing.length - 10} more` : ''}. Only contents of this site's own recent revisions can be sent by sha256.`,
+        details: { file: missing[0], missing: missing.slice(0, 100) },
+      });
+    }
+    return entries;
   }
 
   /**

@@ -3,7 +3,7 @@ import { contentTypeFor, isCompressibleType } from '../content-types.js';
 import { ServiceError } from '../errors.js';
 import { checkDeployPaths, type IngestedFile } from '../ingest/index.js';
 import { PLAN_LIMITS } from '../plans.js';
-import type { FileEntry, ManifestRecord, SiteRecord } from '../store/index.js';
+import type { FileEntry, ManifestRecord, SiteRecord, Store } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
@@ -64,24 +64,6 @@ export function manifestOperations(deps: OperationsDeps) {
     });
   }
 
-  /** Contents of the site's recent revisions (the live one first): what an update may reuse. */
-  function reusable(site: SiteRecord): ManifestRecord['known'] {
-    const known: ManifestRecord['known'] = {};
-    const remember = (entry: FileEntry): void => {
-      known[entry.sha256] ??= entry.encodings ? { size: entry.size, encodings: entry.encodings } : { size: entry.size };
-    };
-    if (site.liveRevision) for (const file of store.listFiles(site.liveRevision)) remember(file);
-    const reach = PLAN_LIMITS[site.plan].historyReachMs;
-    if (reach > 0) {
-      const since = deps.now() - reach;
-      for (const revision of store.listRevisions(site.id, { limit: REUSABLE_REVISIONS }).revisions) {
-        if (revision.id === site.liveRevision || revision.createdAt < since) continue;
-        for (const file of store.listFiles(revision.id)) remember(file);
-      }
-    }
-    return known;
-  }
-
   return {
     /** Describes the site to publish; answers what must be uploaded. Counts as a deploy for the anonymous caps. */
     async create(caller: Caller, network: string, input: ManifestInput): Promise<ManifestView> {
@@ -97,7 +79,7 @@ export function manifestOperations(deps: OperationsDeps) {
       checkTier(new Map(files.map((file) => [file.path, { sha256: file.sha256, size: file.size, type: '' }])), PLAN_LIMITS[plan]);
       await takeAnonymousTokens(caller, network, { deploy: true, site: decision.mode === 'create' });
 
-      const known = decision.mode === 'update' ? reusable(decision.site) : {};
+      const known = decision.mode === 'update' ? reusableContents(store, decision.site, deps.now()) : {};
       const missing = new Map<string, number>();
       for (const file of files) {
         const had = known[file.sha256];
@@ -181,16 +163,11 @@ export function manifestOperations(deps: OperationsDeps) {
       }
       const files = new Map<string, FileEntry>();
       for (const file of record.files) {
-        const type = contentTypeFor(file.path);
-        const fresh = arrived.get(file.sha256);
-        const source = fresh ?? record.known[file.sha256]!;
+        const source = arrived.get(file.sha256) ?? record.known[file.sha256]!;
         if (source.size !== file.size) {
           throw new ServiceError('bad_request', `${file.path}: the manifest says ${file.size} bytes, the content has ${source.size}.`, { details: { file: file.path } });
         }
-        const entry: FileEntry = { sha256: file.sha256, size: file.size, type };
-        // Variants belong to the bytes; they are served only for types worth compressing.
-        if (source.encodings && Object.keys(source.encodings).length > 0 && isCompressibleType(type)) entry.encodings = source.encodings;
-        files.set(file.path, entry);
+        files.set(file.path, entryAt(file.path, file.sha256, source));
       }
       return files;
     },
@@ -199,6 +176,36 @@ export function manifestOperations(deps: OperationsDeps) {
       await store.deleteManifest(id);
     },
   };
+}
+
+/**
+ * Contents of the site's recent revisions (the live one first, then up to 20 more within the
+ * plan's history reach): what a digest deploy of this site may reuse without an upload.
+ */
+export function reusableContents(store: Store, site: SiteRecord, now: number): ManifestRecord['known'] {
+  const known: ManifestRecord['known'] = {};
+  const remember = (entry: FileEntry): void => {
+    known[entry.sha256] ??= entry.encodings ? { size: entry.size, encodings: entry.encodings } : { size: entry.size };
+  };
+  if (site.liveRevision) for (const file of store.listFiles(site.liveRevision)) remember(file);
+  const reach = PLAN_LIMITS[site.plan].historyReachMs;
+  if (reach > 0) {
+    const since = now - reach;
+    for (const revision of store.listRevisions(site.id, { limit: REUSABLE_REVISIONS }).revisions) {
+      if (revision.id === site.liveRevision || revision.createdAt < since) continue;
+      for (const file of store.listFiles(revision.id)) remember(file);
+    }
+  }
+  return known;
+}
+
+/** The path-index row of reused or fresh content at a path: the type follows the path. */
+export function entryAt(path: string, sha256: string, source: { size: number; encodings?: FileEntry['encodings'] }): FileEntry {
+  const type = contentTypeFor(path);
+  const entry: FileEntry = { sha256, size: source.size, type };
+  // Variants belong to the bytes; they are served only for types worth compressing.
+  if (source.encodings && Object.keys(source.encodings).length > 0 && isCompressibleType(type)) entry.encodings = source.encodings;
+  return entry;
 }
 
 export type ManifestOperations = ReturnType<typeof manifestOperations>;

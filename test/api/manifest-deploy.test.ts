@@ -220,3 +220,46 @@ describe('every check of a normal deploy', () => {
     expect((await visit(server, done.json.site.name)).text).toContain('home fresh');
   });
 });
+
+describe('inline JSON deploys with files by reference', () => {
+  const ref = (path: string, content: string) => ({ path, size: Buffer.byteLength(content), sha256: sha(content) });
+
+  it('sends only changed contents in one request; unchanged files go by sha256 and size', async () => {
+    const v1 = site(20);
+    const first = await publish(owner.token, v1);
+    const files = Object.entries(v1).map(([path, content]) => (path === 'pages/page-3.html' ? { path, content: '<p>page 3, new</p>' } : ref(path, content)));
+    const res = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { site: first.name, base_revision: first.revision, files } });
+    expect(res.status, res.text).toBe(201);
+    expect(res.json.revision.files).toBe(Object.keys(v1).length);
+    expect((await visit(server, first.name, '/pages/page-3.html')).text).toContain('page 3, new');
+    expect((await visit(server, first.name, '/pages/page-4.html')).text).toContain('page 4 of the site');
+  });
+
+  it('refuses references to content the site does not have, naming the files', async () => {
+    const other = await accountWithToken(server.store, 'builder');
+    await publish(other.token, { 'index.html': '<h1>x</h1>', 'theirs.html': '<p>their secret page</p>' });
+    const mine = await publish(owner.token, { 'index.html': '<h1>mine</h1>' });
+    const res = await api(server, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: { site: mine.name, base_revision: mine.revision, files: [ref('index.html', '<h1>mine</h1>'), ref('copy.html', '<p>their secret page</p>')] },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.error.details).toMatchObject({ file: 'copy.html', missing: ['copy.html'] });
+    expect(res.json.agent_message).toContain('Send these files with their content');
+    // A new site has nothing to reference.
+    const create = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [ref('index.html', '<h1>mine</h1>')] } });
+    expect(create.status).toBe(400);
+  });
+
+  it.each([
+    ['both content and sha256', { path: 'a.html', content: 'x', sha256: 'a'.repeat(64), size: 1 }],
+    ['sha256 without size', { path: 'a.html', sha256: 'a'.repeat(64) }],
+    ['a bad sha256', { path: 'a.html', sha256: 'nothex', size: 1 }],
+  ])('refuses an item with %s', async (_label, item) => {
+    const res = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [{ path: 'index.html', content: 'i' }, item] } });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe('bad_request');
+  });
+});

@@ -109,6 +109,22 @@ describe('sites through MCP', () => {
     ]);
   });
 
+  it('redeploys sending only what changed: unchanged files by sha256 and size from list_files', async () => {
+    const created = structured<{ site: { name: string }; revision: { id: string } }>(
+      await deploy({ files: [{ path: 'index.html', content: page('Digest') }, { path: 'big.html', content: page('x'.repeat(50_000)) }] }),
+    );
+    const listed = structured<{ files: Array<{ path: string; sha256: string; size: number }> }>(await client.callTool({ name: 'list_files', arguments: { site: created.site.name } }));
+    const unchanged = listed.files.filter((file) => file.path === 'big.html').map(({ path, sha256, size }) => ({ path, sha256, size }));
+    const result = await deploy({ site: created.site.name, base_revision: created.revision.id, files: [{ path: 'index.html', content: page('Digest v2') }, ...unchanged] });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    const after = structured<{ files: Array<{ path: string; sha256: string }> }>(await client.callTool({ name: 'list_files', arguments: { site: created.site.name } }));
+    expect(after.files.find((file) => file.path === 'big.html')?.sha256).toBe(unchanged[0]!.sha256);
+    // Content the site never had cannot be sent by reference.
+    const missing = await deploy({ site: created.site.name, base_revision: structured<{ revision: { id: string } }>(result).revision.id, files: [{ path: 'index.html', content: 'x' }, { path: 'other.html', sha256: 'c'.repeat(64), size: 10 }] });
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toContain('other.html');
+  });
+
   it('refuses a deploy on a stale base with the conflict and how to rebase', async () => {
     const result = await deploy({ site: name, base_revision: first, patch: true, files: [{ path: 'late.html', content: page('Late') }] });
     expect(result.isError).toBe(true);
