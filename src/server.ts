@@ -1,5 +1,6 @@
 import { createApi } from './api/index.js';
 import { siteUrl, type Config } from './config.js';
+import { createDocs } from './docs/index.js';
 import { ServiceError } from './errors.js';
 import { sendError } from './http.js';
 import type { Logger } from './log.js';
@@ -53,6 +54,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ? createUploadPacer({ busyRequestsPerSecond: config.deploy.busyRequestsPerSecond, pacedBytesPerSecond: config.deploy.pacedUploadBytesPerSecond })
     : undefined;
   const api = createApi({ store, ingest, pacer, config, log: log.child({ area: 'api' }), now: options.now });
+  const docs = createDocs({ config, log: log.child({ area: 'docs' }) });
 
   const notBuilt = (surface: string): ServiceError =>
     new ServiceError('not_found', `The ${surface} is not available on this server yet.`);
@@ -77,7 +79,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       case 'app':
         return sendError(res, notBuilt('account app'), log, { head });
       case 'docs':
-        return sendError(res, notBuilt('documentation site'), log, { head });
+        return docs.handle(res, req);
       default:
         return sendError(res, unknownHost, log, { head });
     }
