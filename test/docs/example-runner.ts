@@ -20,7 +20,8 @@ import { marked, type Token } from 'marked';
  *   standard output when it made no HTTP call (text lines).
  * - A line `NAME=sample   # from .json.path` sets NAME from the last JSON answer; the sample
  *   then stands for the real value in later expected output.
- * - In expected output, `…` matches any text, and any ISO 8601 time matches any other.
+ * - In expected output, `…` matches any text, any ISO 8601 time matches any other, and a
+ *   generated site name (`sunny-otter-4821`) in a JSON answer stands for the name the server made.
  * - `<!-- schema: Name -->` before a ```json block that is not an output: it must validate
  *   against that OpenAPI component schema. `<!-- skip: why -->` before a ```sh block: not run
  *   (not allowed for blocks that call curl).
@@ -232,6 +233,7 @@ export function valueAt(json: unknown, path: string): unknown {
   return value;
 }
 
+const GENERATED_NAME = /^[a-z]+-[a-z]+-\d{4}$/;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** Sample values in the guides mapped to the values of this run. */
@@ -258,6 +260,10 @@ export function matchesText(expected: string, actual: string, bindings: Bindings
 
 /** Differences between a documented JSON value and a real one; empty when they match. */
 export function compareJson(expected: unknown, actual: unknown, bindings: Bindings, at = '$'): string[] {
+  // A generated site name shown in an answer stands for the one the server generated.
+  if (typeof expected === 'string' && typeof actual === 'string' && GENERATED_NAME.test(expected) && GENERATED_NAME.test(actual) && !bindings.has(expected)) {
+    bindings.set(expected, actual);
+  }
   if (typeof expected === 'string') {
     return typeof actual === 'string' && matchesText(expected, actual, bindings) ? [] : [`${at}: documented ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
   }
