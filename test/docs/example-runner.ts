@@ -296,6 +296,11 @@ export function compareText(expected: string, actual: string, bindings: Bindings
   const want = expected.replace(/\n+$/, '').split('\n');
   const got = actual.replace(/\n+$/, '').split('\n');
   if (want.length !== got.length) return [`documented ${want.length} lines of output, got ${got.length}:\n${actual}`];
+  for (const [i, line] of want.entries()) {
+    const sample = /\b[a-z]+-[a-z]+-\d{4}\b/.exec(line)?.[0];
+    const actual = /\b[a-z]+-[a-z]+-\d{4}\b/.exec(got[i]!)?.[0];
+    if (sample && actual && !bindings.has(sample)) bindings.set(sample, actual);
+  }
   return want.flatMap((line, i) => (matchesText(line, got[i]!, bindings) ? [] : [`line ${i + 1}: documented ${JSON.stringify(line)}, got ${JSON.stringify(got[i])}`]));
 }
 
