@@ -3,6 +3,7 @@ import { createApp } from './app/index.js';
 import { siteUrl, type Config } from './config.js';
 import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { createMcp } from './mcp/index.js';
+import { createDocs } from './docs/index.js';
 import { ServiceError } from './errors.js';
 import { holdIfUnfinished, sendError } from './http.js';
 import type { Logger } from './log.js';
@@ -79,6 +80,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     agentMessage: 'The server is restarting. Send the same deploy again in a few seconds.',
     headers: { 'Retry-After': '5' },
   });
+  const docs = createDocs({ config, log: log.child({ area: 'docs' }) });
 
   const notBuilt = (surface: string): ServiceError =>
     new ServiceError('not_found', `The ${surface} is not available on this server yet.`);
@@ -111,7 +113,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         account.handle(res, req);
         return holdIfUnfinished(res, pending);
       case 'docs':
-        return sendError(res, notBuilt('documentation site'), log, { head });
+        return docs.handle(res, req);
       default:
         return sendError(res, unknownHost, log, { head });
     }

@@ -1,101 +1,99 @@
-import { existsSync } from 'node:fs';
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
-import { request as requestTls } from 'node:https';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { callApi, type ApiAnswer } from './api-client.js';
+import { formatBytes, progressBar, reportFailure, type CommandIo } from './output.js';
 import { packFolder } from './pack.js';
+import { readState, writeState, type ServiceState } from './state.js';
 
-/** What an agent keeps between sessions (SPEC 2 "Project state file"). */
-interface ServiceState {
-  site: string;
-  url: string;
-  revision: string;
-  site_token?: string;
-}
-
-export interface DeployCommandOptions {
+export interface DeployCommandOptions extends Partial<CommandIo> {
   dir: string;
   apiUrl: string;
+  /** An API token (`pl_…`); without one, the site token in `.service.json` is used. */
   token?: string;
   out: (line: string) => void;
 }
 
-const STATE_FILE = '.service.json';
+interface DeployAnswer {
+  site: { name: string; url: string; claimed: boolean };
+  revision: { id: string; number: number };
+  site_token?: string;
+  claim_url?: string;
+  agent_message?: string;
+}
 
 /**
  * `plinth deploy [dir]`: packs the folder, publishes it, and keeps `.service.json` (kept out of
  * git) so the next run updates the same site on top of the revision it last published.
  */
 export async function deployCommand(options: DeployCommandOptions): Promise<number> {
+  const io: CommandIo = { out: options.out, err: options.err ?? options.out, status: options.status, json: options.json };
   const dir = resolve(options.dir);
-  const statePath = join(dir, STATE_FILE);
-  const state = existsSync(statePath) ? (JSON.parse(await readFile(statePath, 'utf8')) as ServiceState) : undefined;
-  const body = await packFolder(dir);
+  const state = await readState(dir);
 
-  const headers: Record<string, string> = { 'Content-Type': 'application/gzip' };
+  io.status?.(`Packing ${options.dir}…`);
+  const packed = await packFolder(dir);
+  io.status?.(`Packed ${packed.files} files (${formatBytes(packed.bytes)}) into ${formatBytes(packed.archive.byteLength)}`);
+
   const token = options.token ?? state?.site_token;
-  if (token) headers.Authorization = `Bearer ${token}`;
-  let path = '/v1/deploy';
+  const headers: Record<string, string> = { 'Content-Type': 'application/gzip' };
+  let path = 'v1/deploy';
   if (state) {
     path += `?site=${encodeURIComponent(state.site)}`;
     headers['X-Base-Revision'] = state.revision;
   }
-  const response = await post(new URL(path, options.apiUrl), headers, body);
-  const json = JSON.parse(response.text) as Record<string, unknown> & {
-    site?: { name: string; url: string };
-    revision?: { id: string; number: number };
-    site_token?: string;
-    error?: { code: string; message: string };
-    agent_message?: string;
-  };
-  if (response.status !== 201 || !json.site || !json.revision) {
-    options.out(`Deploy failed (${response.status} ${json.error?.code ?? ''}): ${json.error?.message ?? response.text}`);
-    if (json.agent_message) options.out(json.agent_message);
-    return 1;
-  }
+  const answer = await callApi({
+    apiUrl: options.apiUrl,
+    method: 'POST',
+    path,
+    token,
+    headers,
+    body: packed.archive,
+    onUpload: (sent, total) => {
+      io.status?.(sent < total ? `Uploading ${progressBar(sent, total)} ${formatBytes(sent)} / ${formatBytes(total)}` : 'Publishing…');
+    },
+  });
+  io.status?.(undefined);
 
-  const next: ServiceState = { site: json.site.name, url: json.site.url, revision: json.revision.id };
-  const siteToken = json.site_token ?? state?.site_token;
-  if (siteToken) next.site_token = siteToken;
-  await writeFile(statePath, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
-  await ignoreInGit(dir);
-  options.out(`Published revision ${json.revision.number}: ${json.site.url}`);
-  if (json.agent_message) options.out(json.agent_message);
+  if (answer.status !== 201) {
+    if (answer.status === 403 && state && !options.token && state.site_token && (await isClaimed(options.apiUrl, state))) {
+      return claimedSite(io, state, options.dir);
+    }
+    return reportFailure(io, 'Deploy', answer);
+  }
+  const result = answer.json as unknown as DeployAnswer;
+  const next: ServiceState = { site: result.site.name, url: result.site.url, revision: result.revision.id };
+  // A site token is kept while it still works: the site is unclaimed and no API token was used.
+  const siteToken = result.site_token ?? (options.token ? undefined : state?.site_token);
+  if (siteToken && !result.site.claimed) next.site_token = siteToken;
+  await writeState(dir, next);
+
+  if (io.json) {
+    io.out(JSON.stringify(answer.json, null, 2));
+    return 0;
+  }
+  io.out(`Published revision ${result.revision.number}: ${result.site.url}`);
+  if (result.agent_message) io.out(result.agent_message);
   return 0;
 }
 
-async function ignoreInGit(dir: string): Promise<void> {
-  const gitignore = join(dir, '.gitignore');
-  const current = existsSync(gitignore) ? await readFile(gitignore, 'utf8') : '';
-  if (current.split(/\r?\n/).some((line) => line.trim() === STATE_FILE || line.trim() === `/${STATE_FILE}`)) return;
-  await appendFile(gitignore, `${current === '' || current.endsWith('\n') ? '' : '\n'}${STATE_FILE}\n`);
+async function isClaimed(apiUrl: string, state: ServiceState): Promise<boolean> {
+  let poll: ApiAnswer;
+  try {
+    poll = await callApi({ apiUrl, method: 'GET', path: `v1/sites/${encodeURIComponent(state.site)}`, token: state.site_token });
+  } catch {
+    return false;
+  }
+  return poll.status === 200 && poll.json?.claimed === true;
 }
 
-/**
- * POST with Node's own client. Browsers and curl send every `*.localhost` name to loopback
- * (RFC 6761) but Node's resolver does not, so those connect to 127.0.0.1 with the Host header.
- */
-function post(url: URL, headers: Record<string, string>, body: Buffer): Promise<{ status: number; text: string }> {
-  const send = url.protocol === 'https:' ? requestTls : request;
-  const local = url.hostname === 'localhost' || url.hostname.endsWith('.localhost');
-  return new Promise((resolvePost, reject) => {
-    const req = send(
-      {
-        protocol: url.protocol,
-        host: local ? '127.0.0.1' : url.hostname,
-        port: url.port || (url.protocol === 'https:' ? 443 : 80),
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        headers: { ...headers, Host: url.host, 'Content-Length': String(body.byteLength) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolvePost({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+/** The site token stops working once a person claims the site; say what to do instead. */
+function claimedSite(io: CommandIo, state: ServiceState, dir: string): number {
+  const message =
+    `${state.site} has been claimed: it belongs to an account now, so the site token in .service.json no longer works. ` +
+    `Sign in to that account, create an API token in its settings, then run: plinth deploy ${dir} --token pl_… (or set PLINTH_TOKEN).`;
+  if (io.json) {
+    io.out(JSON.stringify({ error: { code: 'forbidden', message }, site: state.site, claimed: true }, null, 2));
+  } else {
+    io.err(`Deploy failed: ${message}`);
+  }
+  return 1;
 }

@@ -4,10 +4,19 @@ import { createGzip } from 'node:zlib';
 import tarStream from 'tar-stream';
 
 // Folders never worth uploading; the server would skip them anyway, this just sends less.
-const NEVER_SENT = new Set(['.git', 'node_modules', '.service.json']);
+const NEVER_SENT = new Set(['.git', 'node_modules', '.service.json', '.gitignore']);
+
+export interface PackedFolder {
+  archive: Buffer;
+  files: number;
+  /** Bytes of the files before compression. */
+  bytes: number;
+}
 
 /** Packs a folder into a .tar.gz in memory (regular files only; links are not followed). */
-export async function packFolder(root: string): Promise<Buffer> {
+export async function packFolder(root: string): Promise<PackedFolder> {
+  let files = 0;
+  let bytes = 0;
   const pack = tarStream.pack();
   const gzip = createGzip();
   const chunks: Buffer[] = [];
@@ -30,6 +39,8 @@ export async function packFolder(root: string): Promise<Buffer> {
       else if (info.isFile()) {
         const name = relative(root, path).split(sep).join('/');
         const content = await readFile(path);
+        files++;
+        bytes += content.byteLength;
         await new Promise<void>((resolve, reject) => pack.entry({ name, size: content.byteLength, mode: 0o644 }, content, (err) => (err ? reject(err) : resolve())));
       }
     }
@@ -37,5 +48,5 @@ export async function packFolder(root: string): Promise<Buffer> {
   await walk(root);
   pack.finalize();
   await done;
-  return Buffer.concat(chunks);
+  return { archive: Buffer.concat(chunks), files, bytes };
 }

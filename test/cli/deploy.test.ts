@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployCommand } from '../../src/cli/deploy.js';
@@ -6,6 +9,10 @@ import { writeTree } from '../fixtures/archives.js';
 import { request } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
+import { accountWithToken } from '../api/api-helpers.js';
+import { hashToken } from '../../src/store/index.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
 
 let server: TestServer;
 
@@ -49,5 +56,107 @@ describe('plinth deploy', () => {
     const lines: string[] = [];
     expect(await deployCommand({ dir, apiUrl: `http://api.localhost:${server.port}`, out: (line) => lines.push(line) })).toBe(1);
     expect(lines.join('\n')).toContain('400 bad_request');
+  });
+});
+
+describe('plinth deploy, as people and scripts use it', () => {
+  const apiUrl = () => `http://api.localhost:${server.port}`;
+
+  it('shows packing and upload progress on a terminal, and ends by clearing it', async () => {
+    const dir = tempDir('plinth-cli-');
+    writeTree(dir, { 'index.html': '<h1>progress</h1>', 'big.txt': randomBytes(300_000).toString('base64') });
+    const status: Array<string | undefined> = [];
+    const lines: string[] = [];
+    expect(await deployCommand({ dir, apiUrl: apiUrl(), out: (line) => lines.push(line), status: (line) => status.push(line) })).toBe(0);
+    expect(status[0]).toMatch(/^Packing /);
+    expect(status.some((line) => line?.startsWith('Uploading ['))).toBe(true);
+    expect(status.at(-1)).toBeUndefined();
+    expect(lines[0]).toMatch(/^Published revision 1: http:\/\//);
+  });
+
+  it('prints the API answer with --json', async () => {
+    const dir = tempDir('plinth-cli-');
+    writeTree(dir, { 'index.html': '<h1>json</h1>' });
+    const lines: string[] = [];
+    expect(await deployCommand({ dir, apiUrl: apiUrl(), json: true, out: (line) => lines.push(line) })).toBe(0);
+    const answer = JSON.parse(lines.join('\n'));
+    expect(answer.site.name).toMatch(/^[a-z]+-[a-z]+-\d{4}$/);
+    expect(answer.site_token).toMatch(/^st_/);
+  });
+
+  it('tells the person to use an API token once the site was claimed, then deploys with one', async () => {
+    const dir = tempDir('plinth-cli-');
+    writeTree(dir, { 'index.html': '<h1>mine</h1>' });
+    const lines: string[] = [];
+    await deployCommand({ dir, apiUrl: apiUrl(), json: true, out: (line) => lines.push(line) });
+    const created = JSON.parse(lines.join('\n')) as { claim_url: string };
+    const { account, token } = await accountWithToken(server.store, 'builder');
+    const claimToken = created.claim_url.split('/').pop()!;
+    expect((await server.store.claimSite(hashToken(claimToken), account.id)).ok).toBe(true);
+
+    const errors: string[] = [];
+    expect(await deployCommand({ dir, apiUrl: apiUrl(), out: () => undefined, err: (line) => errors.push(line) })).toBe(1);
+    expect(errors.join('\n')).toContain('has been claimed');
+    expect(errors.join('\n')).toContain('--token pl_');
+
+    expect(await deployCommand({ dir, apiUrl: apiUrl(), token, out: () => undefined })).toBe(0);
+    const state = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8'));
+    expect(state.site_token).toBeUndefined();
+  });
+});
+
+describe('plinth sites, revisions and rollback', () => {
+  // Asynchronous: the server under test runs in this process and must keep answering.
+  const run = (args: string[], env: Record<string, string> = {}): Promise<{ status: number; stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      execFile(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, PLINTH_API_URL: `http://api.localhost:${server.port}`, ...env } }, (err, stdout, stderr) => {
+        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
+    });
+
+  it('lists, rolls back by number, and keeps .service.json on the new revision', async () => {
+    const { token } = await accountWithToken(server.store, 'builder');
+    const dir = tempDir('plinth-cli-');
+    writeTree(dir, { 'index.html': '<h1>one</h1>' });
+    expect((await run(['deploy', dir], { PLINTH_TOKEN: token })).status).toBe(0);
+    writeTree(dir, { 'index.html': '<h1>two</h1>' });
+    const second = await run(['deploy', dir], { PLINTH_TOKEN: token });
+    expect(second.status).toBe(0);
+    expect(second.stderr).toBe('');
+    expect(second.stdout).toMatch(/^Published revision 2: /);
+
+    const revisions = JSON.parse((await run(['revisions', dir, '--json'], { PLINTH_TOKEN: token })).stdout) as { revisions: Array<{ number: number }> };
+    expect(revisions.revisions.map((r) => r.number)).toEqual([2, 1]);
+    const rollback = await run(['rollback', '1', dir], { PLINTH_TOKEN: token });
+    expect(rollback.status).toBe(0);
+    expect(rollback.stdout).toContain('Rolled back: revision 3 is live');
+    const state = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string; revision: string };
+    const page = await request({ port: server.port, host: `${state.site}.sites.localhost` });
+    expect(page.text).toContain('one');
+    const sites = JSON.parse((await run(['sites', '--json'], { PLINTH_TOKEN: token })).stdout) as { sites: Array<{ name: string }> };
+    expect(sites.sites.map((site) => site.name)).toEqual([state.site]);
+    // The next deploy builds on the rollback: no conflict.
+    expect((await run(['deploy', dir], { PLINTH_TOKEN: token })).status).toBe(0);
+  });
+
+  it.each([
+    [['rollback'], 2],
+    [['sites'], 2],
+    [['deploy', 'a', 'b'], 2],
+    [['frobnicate'], 2],
+    [['deploy', '--bogus'], 2],
+    [['revisions', '/nonexistent-folder'], 2],
+  ])('exits %j with status %i and the usage', async (args, status) => {
+    const result = await run(args, { PLINTH_TOKEN: '' });
+    expect(result.status).toBe(status);
+    expect(result.stderr).toContain('Usage:');
+  });
+
+  it('exits 1 when the API cannot be reached', async () => {
+    const dir = tempDir('plinth-cli-');
+    writeTree(dir, { 'index.html': 'x' });
+    const result = await run(['deploy', dir, '--api', 'http://127.0.0.1:9']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('could not reach the API');
   });
 });

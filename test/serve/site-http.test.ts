@@ -382,12 +382,18 @@ describe('other hosts', () => {
     expect(res.text).toContain('Page not found');
   });
 
-  it.each(['api.localhost', 'mcp.localhost', 'localhost', 'example.com'])('%s answers 404 JSON in the error shape', async (host) => {
+  it.each(['api.localhost', 'mcp.localhost', 'example.com'])('%s answers 404 JSON in the error shape', async (host) => {
     const res = await request({ port, host, path: '/anything' });
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     const body = JSON.parse(res.text) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('not_found');
     expect(body.error.message.length).toBeGreaterThan(0);
+  });
+
+  it('localhost (the docs host) answers an unknown page with a 404 page', async () => {
+    const res = await request({ port, host: 'localhost', path: '/anything' });
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
   });
 });

@@ -1,0 +1,111 @@
+import type { Config } from '../config.js';
+import { ERROR_STATUS } from '../errors.js';
+import { ANONYMOUS_LIFETIME_MS, hasBadge, MAX_MCP_REQUEST_BYTES, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES } from '../plans.js';
+
+/**
+ * The numbers the guides quote, from the constants and configuration the code runs with: a guide
+ * writes `{{max_request_mb}}` and never a number of its own, so a changed limit changes the docs.
+ */
+
+/**
+ * Lifetimes and page sizes the REST edge defines. The docs area may not import the API, so they
+ * are restated here; test/docs/facts.test.ts fails when they drift from the API's own constants.
+ */
+export const API_FACTS = {
+  approvalLifetimeMs: 24 * 3600_000,
+  inviteLifetimeMs: 7 * 24 * 3600_000,
+  removalConfirmMs: 5 * 60_000,
+  defaultPage: 50,
+  maxPage: 200,
+  maxJsonBodyBytes: 64 * 1024,
+} as const;
+
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+const KB = 1024;
+const MB = 1024 * KB;
+const GB = 1024 * MB;
+
+type AccountPlan = Exclude<keyof typeof PLAN_LIMITS, 'anonymous'>;
+const ACCOUNT_PLANS: readonly AccountPlan[] = ['free', 'prompter', 'builder', 'team', 'company'];
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= GB && bytes % GB === 0) return `${bytes / GB} GB`;
+  if (bytes >= MB && bytes % MB === 0) return `${bytes / MB} MB`;
+  if (bytes >= KB && bytes % KB === 0) return `${bytes / KB} KB`;
+  return `${bytes} bytes`;
+}
+
+export function formatDuration(ms: number): string {
+  if (ms === 0) return 'the live revision only';
+  if (ms % (365 * DAY) === 0) return ms === 365 * DAY ? '1 year' : `${ms / (365 * DAY)} years`;
+  if (ms % DAY === 0) return ms === DAY ? '1 day' : `${ms / DAY} days`;
+  if (ms % HOUR === 0) return ms === HOUR ? '1 hour' : `${ms / HOUR} hours`;
+  return ms === 60_000 ? '1 minute' : `${ms / 60_000} minutes`;
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+const capOrOff = (n: number, unit: string): string => (n === 0 ? 'no cap' : `${count(n)} ${unit}`);
+
+/** Every placeholder a guide may use, with its value for this configuration. */
+export function docFacts(config: Readonly<Config>): Record<string, string> {
+  const anon = PLAN_LIMITS.anonymous;
+  const facts: Record<string, string> = {
+    anon_lifetime_hours: String(ANONYMOUS_LIFETIME_MS / HOUR),
+    anon_max_files: count(anon.maxFiles),
+    anon_max_file: formatBytes(anon.maxFileBytes),
+    anon_max_site: formatBytes(anon.maxSiteBytes),
+    max_request_mb: String(MAX_REQUEST_BYTES / MB),
+    max_mcp_request_mb: String(MAX_MCP_REQUEST_BYTES / MB),
+    anon_sites_per_hour: capOrOff(config.deploy.anonSitesPerHour, 'new sites per hour'),
+    anon_deploys_per_hour: capOrOff(config.deploy.anonDeploysPerHour, 'deploys per hour'),
+    api_rate_per_credential: capOrOff(config.api.ratePerCredentialPerMinute, 'requests per minute'),
+    api_rate_per_network: capOrOff(config.api.ratePerNetworkPerMinute, 'requests per minute'),
+    approval_lifetime: formatDuration(API_FACTS.approvalLifetimeMs),
+    invite_lifetime: formatDuration(API_FACTS.inviteLifetimeMs),
+    removal_confirm: formatDuration(API_FACTS.removalConfirmMs),
+    page_default: String(API_FACTS.defaultPage),
+    page_max: String(API_FACTS.maxPage),
+    json_body_kb: String(API_FACTS.maxJsonBodyBytes / KB),
+    error_codes: Object.keys(ERROR_STATUS).length.toString(),
+    plan_limits_table: planLimitsTable(config),
+    history_reach_list: historyReachList(),
+  };
+  for (const plan of ACCOUNT_PLANS) {
+    facts[`sites_limit_${plan}`] = count(config.api.sitesLimit[plan]);
+    facts[`history_${plan}`] = formatDuration(PLAN_LIMITS[plan].historyReachMs);
+  }
+  return facts;
+}
+
+function planLimitsTable(config: Readonly<Config>): string {
+  const rows = [
+    '| Plan | Sites | Files per site | Per file | Per site | History reach | Expiry | Badge |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  const anon = PLAN_LIMITS.anonymous;
+  rows.push(`| No account | 1 per deploy | ${count(anon.maxFiles)} | ${formatBytes(anon.maxFileBytes)} | ${formatBytes(anon.maxSiteBytes)} | ${formatDuration(anon.historyReachMs)} | ${ANONYMOUS_LIFETIME_MS / HOUR} hours unless claimed | ${hasBadge('anonymous') ? 'yes' : 'no'} |`);
+  for (const plan of ACCOUNT_PLANS) {
+    const limits = PLAN_LIMITS[plan];
+    const perSite = plan === 'free' ? formatBytes(limits.maxSiteBytes) : `${formatBytes(limits.maxSiteBytes)} (all its storage)`;
+    const badge = hasBadge(plan) ? 'yes' : 'no';
+    rows.push(`| ${PLAN_TITLES[plan]} | ${count(config.api.sitesLimit[plan])} | ${count(limits.maxFiles)} | ${formatBytes(limits.maxFileBytes)} | ${perSite} | ${formatDuration(limits.historyReachMs)} | none | ${badge} |`);
+  }
+  return rows.join('\n');
+}
+
+function historyReachList(): string {
+  return [
+    `- No account: ${formatDuration(PLAN_LIMITS.anonymous.historyReachMs)}`,
+    ...ACCOUNT_PLANS.map((plan) => `- ${PLAN_TITLES[plan]}: ${formatDuration(PLAN_LIMITS[plan].historyReachMs)}`),
+  ].join('\n');
+}
+
+/** Replaces `{{name}}` placeholders; an unknown name is an error, so a typo cannot ship. */
+export function fillFacts(text: string, facts: Readonly<Record<string, string>>, source: string): string {
+  return text.replace(/\{\{\s*([a-z0-9_]+)\s*\}\}/g, (_whole, name: string) => {
+    const value = facts[name];
+    if (value === undefined) throw new Error(`${source}: unknown placeholder {{${name}}}`);
+    return value;
+  });
+}

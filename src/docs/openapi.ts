@@ -1,0 +1,434 @@
+import type { Config } from '../config.js';
+import { ERROR_STATUS } from '../errors.js';
+import { MAX_REQUEST_BYTES, PLAN_LIMITS } from '../plans.js';
+import { API_FACTS, formatDuration } from './facts.js';
+
+/**
+ * The OpenAPI 3.1 description of the REST API (`/openapi.json`). Written by hand, like the guides;
+ * test/docs/openapi.test.ts holds it to the router's route table both ways, validates it as
+ * OpenAPI 3.1, and checks live answers against its schemas. Response objects forbid properties
+ * they do not list, so a field the API adds without documenting it fails those checks.
+ */
+
+type Schema = Record<string, unknown>;
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const response = (name: string): Schema => ({ $ref: `#/components/responses/${name}` });
+const json = (schema: Schema, description: string, extra: Schema = {}): Schema => ({ description, content: { 'application/json': { schema } }, ...extra });
+const object = (properties: Record<string, Schema>, required: string[] = Object.keys(properties), extra: Schema = {}): Schema => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+  ...extra,
+});
+const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
+const int = (description?: string, extra: Schema = {}): Schema => ({ type: 'integer', minimum: 0, ...(description ? { description } : {}), ...extra });
+const time = (description?: string): Schema => str(description, { format: 'date-time' });
+
+const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
+const PLANS = Object.keys(PLAN_LIMITS);
+const ROLES = ['viewer', 'editor', 'owner'];
+
+const nameParam: Schema = { name: 'name', in: 'path', required: true, description: 'Site name.', schema: str(undefined, { pattern: SITE_NAME }) };
+const pageParams: Schema[] = [
+  { name: 'limit', in: 'query', required: false, description: `Items per page, 1–${API_FACTS.maxPage}.`, schema: int(undefined, { minimum: 1, maximum: API_FACTS.maxPage, default: API_FACTS.defaultPage }) },
+  { name: 'cursor', in: 'query', required: false, description: '`next_cursor` of the previous page, unchanged. Omit for the first page.', schema: str(undefined, { pattern: '^[A-Za-z0-9_-]+$' }) },
+];
+
+// Errors every call may get: a rate limit, a fault on our side.
+const COMMON_ERRORS = { '429': response('Limit'), '500': response('Internal') };
+const SITE_READ_ERRORS = { '401': response('Unauthorized'), '403': response('Forbidden'), '404': response('NotFound'), '410': response('Gone'), ...COMMON_ERRORS };
+
+const SITE_TOKEN = { siteToken: [] };
+const API_TOKEN = { apiToken: [] };
+
+function schemas(): Record<string, Schema> {
+  const revisionRef = {
+    id: str('Revision id.', { pattern: '^rev_' }),
+    number: int('Starts at 1; every deploy, patch or rollback gets the next number.', { minimum: 1 }),
+    created_at: time(),
+    created_by: str('The deploying account\'s e-mail, `site_token`, `anonymous` (first anonymous deploy) or `admin`.'),
+  };
+  const deploySite = {
+    name: str('Site name.', { pattern: SITE_NAME }),
+    url: str('The site\'s public address.', { format: 'uri' }),
+    claimed: { type: 'boolean', description: 'False for an unclaimed anonymous site.' },
+    expires_at: time('Only for unclaimed anonymous sites.'),
+  };
+  return {
+    Error: object(
+      {
+        error: object(
+          {
+            code: { type: 'string', enum: Object.keys(ERROR_STATUS), description: 'Stable error code (see the errors guide).' },
+            message: str('What went wrong, for people.'),
+            details: { type: 'object', description: 'Structured facts, e.g. `{file, line, kind}` for `blocked_secret`, `{reason}` for a refused name, `{live_revision}` for `conflict`.' },
+          },
+          ['code', 'message'],
+        ),
+        agent_message: str('What the calling agent should do or tell its user next. Pass it on in the user\'s language with links, codes, numbers and dates unchanged.'),
+      },
+      ['error'],
+    ),
+    DeploySite: object(deploySite, ['name', 'url', 'claimed']),
+    DeployRevision: object({ id: revisionRef.id, number: revisionRef.number, files: int('File count.'), bytes: int('Total size in bytes.') }),
+    DeployResult: object(
+      {
+        site: ref('DeploySite'),
+        revision: ref('DeployRevision'),
+        site_token: str('Only on an anonymous create: the credential for updating this site until it is claimed. Shown once.', { pattern: '^st_' }),
+        claim_url: str('Only on an anonymous create: the page where a signed-in person claims the site.', { format: 'uri' }),
+        skipped: { type: 'array', items: str(), description: 'Paths left out on purpose (`.git/`, `node_modules/`, `.env*`, …).' },
+        agent_message: str(),
+      },
+      ['site', 'revision', 'skipped', 'agent_message'],
+    ),
+    JsonDeploy: object(
+      {
+        site: str('Site to update; omit to create a new site.', { pattern: SITE_NAME }),
+        base_revision: str('Live revision id the change is based on; required with `site`.', { pattern: '^rev_' }),
+        files: {
+          type: 'array',
+          items: object(
+            { path: str('Path relative to the site root.'), content: str('File content.'), encoding: { type: 'string', enum: ['utf8', 'base64'], default: 'utf8' } },
+            ['path', 'content'],
+          ),
+        },
+        patch: { type: 'boolean', default: false, description: 'Keep every file of `base_revision` that is not sent or deleted.' },
+        deleted: { type: 'array', items: str(), description: 'Paths to remove; only with `patch`.' },
+      },
+      ['files'],
+    ),
+    RevisionRef: object(revisionRef),
+    Site: object(
+      {
+        ...deploySite,
+        plan: { type: 'string', enum: PLANS, description: 'Plan id, lower case.' },
+        role: { type: 'string', enum: ROLES, description: 'The caller\'s role; a site token counts as owner of its unclaimed site.' },
+        live_revision: { oneOf: [ref('RevisionRef'), { type: 'null' }], description: '`null` only for a site that never published.' },
+        badge: { type: 'boolean', description: 'Whether pages carry the Plinth badge.' },
+      },
+      ['name', 'url', 'claimed', 'plan', 'role', 'live_revision', 'badge'],
+    ),
+    ClaimPoll: object({ claimed: { const: true } }, ['claimed'], { description: 'What a site token learns once its site was claimed.' }),
+    SiteList: object({ sites: { type: 'array', items: ref('Site') }, next_cursor: { type: ['string', 'null'] } }),
+    FileList: object({
+      revision: revisionRef.id,
+      files: { type: 'array', items: object({ path: str(), size: int(), sha256: str(undefined, { pattern: '^[0-9a-f]{64}$' }) }) },
+    }),
+    Revision: object(
+      {
+        ...revisionRef,
+        files: int('File count.'),
+        bytes: int('Total size in bytes.'),
+        kind: { type: 'string', enum: ['deploy', 'patch', 'rollback'] },
+        rollback_of: str('For a rollback: the revision whose files it restored.', { pattern: '^rev_' }),
+      },
+      ['id', 'number', 'created_at', 'created_by', 'files', 'bytes', 'kind'],
+    ),
+    RevisionList: object({ revisions: { type: 'array', items: ref('Revision') }, next_cursor: { type: ['string', 'null'] } }),
+    RollbackResult: object({ site: ref('Site'), revision: ref('Revision'), agent_message: str() }),
+    RenameResult: object({ site: ref('Site'), previous_name: str(), agent_message: str() }),
+    DeletionRequest: object({
+      approve_url: str('The page where a person confirms the deletion.', { format: 'uri' }),
+      approval: object({ token: str(undefined, { pattern: '^ap_' }), status: { const: 'pending' }, expires_at: time() }),
+      agent_message: str(),
+    }),
+    Approval: object(
+      {
+        status: { type: 'string', enum: ['pending', 'approved', 'expired'] },
+        site: { oneOf: [object({ name: str(), url: str(undefined, { format: 'uri' }) }), { type: 'null' }] },
+        expires_at: time(),
+        approve_url: str('While pending.', { format: 'uri' }),
+        deleted_at: time('Once approved.'),
+      },
+      ['status', 'site', 'expires_at'],
+    ),
+    MemberList: object({
+      members: { type: 'array', items: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ROLES } }) },
+      invites: { type: 'array', items: ref('Invite') },
+    }),
+    Invite: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ['editor', 'viewer'] }, expires_at: time() }),
+    InviteResult: object({ invite: ref('Invite'), agent_message: str() }),
+    RemovalConfirmation: object({
+      confirm_token: str(`Repeat the request with \`?confirm=<token>\` within ${formatDuration(API_FACTS.removalConfirmMs)}.`, { pattern: '^rm_' }),
+      expires_at: time(),
+      member: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ROLES } }),
+      agent_message: str(),
+    }),
+    RemovalDone: object({ removed: str(undefined, { format: 'email' }), agent_message: str() }),
+    Me: object({
+      email: str(undefined, { format: 'email' }),
+      plan: { type: 'string', enum: PLANS.filter((plan) => plan !== 'anonymous') },
+      sites_used: int('Sites the account owns.'),
+      sites_limit: int('Sites its plan allows.'),
+    }),
+  };
+}
+
+function responses(): Record<string, Schema> {
+  const error = (description: string, extra: Schema = {}): Schema => json(ref('Error'), description, extra);
+  const retryAfter = { headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } } };
+  return {
+    BadRequest: error('`bad_request`: a bad archive, body or parameter; the message names it.'),
+    Unauthorized: error('`unauthorized`: no credential, or an unknown one.', { headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } } }),
+    Forbidden: error('`forbidden`: the credential or role cannot do this (e.g. the site token of a claimed site).'),
+    NotFound: error('`not_found`: no such site (or one this credential cannot see), file or revision.'),
+    Conflict: error('`conflict`: the base revision is not the live one; nothing was published.'),
+    Gone: error('`gone`: the site expired or was deleted.'),
+    TooLarge: error(`\`too_large\`: over a plan limit, or a request over ${MAX_REQUEST_BYTES / 1024 / 1024} MB.`),
+    BlockedSecret: error('`blocked_secret`: the leak guard found a secret key; `details` is `{file, line, kind}`.'),
+    Limit: error('`limit`: a plan limit or rate limit.', retryAfter),
+    Internal: error('`internal`: something failed on our side; retry later.'),
+    Unavailable: error('`unavailable`: busy (or the e-mail relay failed); retry after `Retry-After`.', retryAfter),
+  };
+}
+
+function paths(): Record<string, Schema> {
+  const ops: Record<string, Record<string, Schema>> = {
+    '/v1/deploy': {
+      post: {
+        operationId: 'deploy',
+        summary: 'Publish a site (create or update)',
+        description:
+          'The body is an archive (`.tar.gz`, `.tgz`, `.tar`, `.zip`, recognised by its bytes) or JSON (`Content-Type: application/json`). ' +
+          'Without `site` it creates a site: anonymous without a credential (it expires unless claimed), in the account with an API token. ' +
+          'With `site` it updates that site, which needs its site token or an editor\'s API token and the live revision as `X-Base-Revision` (JSON: `base_revision`); a stale base is `409` and publishes nothing. ' +
+          `One request carries at most ${MAX_REQUEST_BYTES / 1024 / 1024} MB.`,
+        tags: ['Deploy'],
+        security: [{}, SITE_TOKEN, API_TOKEN],
+        parameters: [
+          { name: 'site', in: 'query', required: false, description: 'Site to update (archives; JSON bodies name it inside).', schema: str(undefined, { pattern: SITE_NAME }) },
+          { name: 'X-Base-Revision', in: 'header', required: false, description: 'Live revision id the update is based on; required with `site`.', schema: str(undefined, { pattern: '^rev_' }) },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'application/gzip': { schema: { type: 'string', contentMediaType: 'application/gzip' } },
+            'application/zip': { schema: { type: 'string', contentMediaType: 'application/zip' } },
+            'application/x-tar': { schema: { type: 'string', contentMediaType: 'application/x-tar' } },
+            'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
+            'application/json': { schema: ref('JsonDeploy') },
+          },
+        },
+        responses: {
+          '201': json(ref('DeployResult'), 'Published: the new revision is live.'),
+          '400': response('BadRequest'),
+          '401': response('Unauthorized'),
+          '403': response('Forbidden'),
+          '404': response('NotFound'),
+          '409': response('Conflict'),
+          '410': response('Gone'),
+          '413': response('TooLarge'),
+          '422': response('BlockedSecret'),
+          ...COMMON_ERRORS,
+          '503': response('Unavailable'),
+        },
+      },
+    },
+    '/v1/me': {
+      get: {
+        operationId: 'getMe',
+        summary: 'The account behind the API token',
+        tags: ['Account'],
+        security: [API_TOKEN],
+        responses: { '200': json(ref('Me'), 'The account and its site allowance.'), '401': response('Unauthorized'), '403': response('Forbidden'), ...COMMON_ERRORS },
+      },
+    },
+    '/v1/sites': {
+      get: {
+        operationId: 'listSites',
+        summary: 'Sites the caller is a member of',
+        description: 'Oldest first. Follow `next_cursor` until it is `null`.',
+        tags: ['Sites'],
+        security: [API_TOKEN],
+        parameters: pageParams,
+        responses: { '200': json(ref('SiteList'), 'A page of sites.'), '400': response('BadRequest'), '401': response('Unauthorized'), '403': response('Forbidden'), ...COMMON_ERRORS },
+      },
+    },
+    '/v1/sites/{name}': {
+      get: {
+        operationId: 'getSite',
+        summary: 'One site (and the claim poll for a site token)',
+        description: 'With the site token of a claimed site the answer is `{"claimed": true}` and nothing else: store the site under the account and use an API token from then on.',
+        tags: ['Sites'],
+        security: [SITE_TOKEN, API_TOKEN],
+        parameters: [nameParam],
+        responses: { '200': json({ oneOf: [ref('Site'), ref('ClaimPoll')] }, 'The site.'), '401': response('Unauthorized'), '404': response('NotFound'), '410': response('Gone'), ...COMMON_ERRORS },
+      },
+      delete: {
+        operationId: 'deleteSite',
+        summary: 'Ask for a site\'s deletion',
+        description: `Owners only. Nothing is deleted yet: a person confirms on \`approve_url\` within ${formatDuration(API_FACTS.approvalLifetimeMs)}. Poll \`GET /v1/approvals/{token}\`.`,
+        tags: ['Sites'],
+        security: [API_TOKEN],
+        parameters: [nameParam],
+        responses: { '202': json(ref('DeletionRequest'), 'Deletion requested; waiting for the person\'s approval.'), ...SITE_READ_ERRORS },
+      },
+    },
+    '/v1/sites/{name}/rename': {
+      post: {
+        operationId: 'renameSite',
+        summary: 'Give a site a new name',
+        description: 'Editors and owners, API token only. The old address then redirects to the new one, and the old name is never given out again.',
+        tags: ['Sites'],
+        security: [API_TOKEN],
+        parameters: [nameParam],
+        requestBody: { required: true, content: { 'application/json': { schema: object({ name: str('4–63 characters of a-z, 0-9 and -.', { minLength: 4, maxLength: 63 }) }) } } },
+        responses: { '200': json(ref('RenameResult'), 'Renamed.'), '400': response('BadRequest'), '413': response('TooLarge'), ...SITE_READ_ERRORS },
+      },
+    },
+    '/v1/sites/{name}/files': {
+      get: {
+        operationId: 'listFiles',
+        summary: 'Files of the live revision',
+        tags: ['Files'],
+        security: [SITE_TOKEN, API_TOKEN],
+        parameters: [nameParam],
+        responses: { '200': json(ref('FileList'), 'Every file, in path order.'), ...SITE_READ_ERRORS },
+      },
+    },
+    '/v1/sites/{name}/files/{path}': {
+      get: {
+        operationId: 'readFile',
+        summary: 'One file of the live revision, raw',
+        tags: ['Files'],
+        security: [SITE_TOKEN, API_TOKEN],
+        parameters: [nameParam, { name: 'path', in: 'path', required: true, description: 'Path relative to the site root; may contain `/`.', schema: str() }],
+        responses: {
+          '200': {
+            description: 'The file\'s bytes with its stored content type.',
+            headers: {
+              'X-Revision': { description: 'The live revision the file was read from.', schema: str(undefined, { pattern: '^rev_' }) },
+              ETag: { description: 'Strong ETag: the file\'s sha256.', schema: str() },
+            },
+            content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+          },
+          ...SITE_READ_ERRORS,
+        },
+      },
+    },
+    '/v1/sites/{name}/revisions': {
+      get: {
+        operationId: 'listRevisions',
+        summary: 'Revisions within the plan\'s history reach',
+        description: `Newest first. History reach: ${Object.entries(PLAN_LIMITS).map(([plan, limits]) => `${plan} ${formatDuration(limits.historyReachMs)}`).join(', ')}; the live revision is always listed.`,
+        tags: ['Revisions'],
+        security: [SITE_TOKEN, API_TOKEN],
+        parameters: [nameParam, ...pageParams],
+        responses: { '200': json(ref('RevisionList'), 'A page of revisions.'), '400': response('BadRequest'), ...SITE_READ_ERRORS },
+      },
+    },
+    '/v1/sites/{name}/rollback': {
+      post: {
+        operationId: 'rollback',
+        summary: 'Make an earlier revision live again',
+        description: 'The chosen revision\'s files become a new revision with the next number. Site token while unclaimed, editor or owner.',
+        tags: ['Revisions'],
+        security: [SITE_TOKEN, API_TOKEN],
+        parameters: [nameParam],
+        requestBody: { required: true, content: { 'application/json': { schema: object({ revision: str('Revision id to restore.', { pattern: '^rev_' }) }) } } },
+        responses: { '201': json(ref('RollbackResult'), 'Rolled back.'), '400': response('BadRequest'), '409': response('Conflict'), '413': response('TooLarge'), ...SITE_READ_ERRORS },
+      },
+    },
+    '/v1/sites/{name}/members': {
+      get: {
+        operationId: 'listMembers',
+        summary: 'Members and pending invites',
+        tags: ['Members'],
+        security: [API_TOKEN],
+        parameters: [nameParam],
+        responses: { '200': json(ref('MemberList'), 'Members by e-mail, then invites.'), ...SITE_READ_ERRORS },
+      },
+      post: {
+        operationId: 'inviteMember',
+        summary: 'Invite someone by e-mail',
+        description: `Owners only. The invite is valid ${formatDuration(API_FACTS.inviteLifetimeMs)}; inviting again replaces it.`,
+        tags: ['Members'],
+        security: [API_TOKEN],
+        parameters: [nameParam],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ['editor', 'viewer'] } }) } },
+        },
+        responses: { '201': json(ref('InviteResult'), 'Invited; the e-mail is on its way.'), '400': response('BadRequest'), '413': response('TooLarge'), ...SITE_READ_ERRORS, '503': response('Unavailable') },
+      },
+    },
+    '/v1/sites/{name}/members/{email}': {
+      delete: {
+        operationId: 'removeMember',
+        summary: 'Remove a member (two calls)',
+        description: `Owners only. Without \`confirm\` the answer is a confirmation token; repeat the request with \`?confirm=<token>\` within ${formatDuration(API_FACTS.removalConfirmMs)}. The last owner cannot be removed.`,
+        tags: ['Members'],
+        security: [API_TOKEN],
+        parameters: [
+          nameParam,
+          { name: 'email', in: 'path', required: true, description: 'The member\'s e-mail address.', schema: str(undefined, { format: 'email' }) },
+          { name: 'confirm', in: 'query', required: false, description: 'The `confirm_token` of the first call.', schema: str(undefined, { pattern: '^rm_' }) },
+        ],
+        responses: {
+          '200': json({ oneOf: [ref('RemovalConfirmation'), ref('RemovalDone')] }, 'First call: a confirmation token. Second call: removed.'),
+          '400': response('BadRequest'),
+          ...SITE_READ_ERRORS,
+        },
+      },
+    },
+    '/v1/approvals/{token}': {
+      get: {
+        operationId: 'getApproval',
+        summary: 'Whether a requested deletion happened',
+        description: 'No credential needed: the token is the secret. (A credential that is sent must be valid.)',
+        tags: ['Sites'],
+        security: [{}],
+        parameters: [{ name: 'token', in: 'path', required: true, description: 'The approval token from `DELETE /v1/sites/{name}`.', schema: str(undefined, { pattern: '^ap_' }) }],
+        responses: { '200': json(ref('Approval'), 'The approval\'s state.'), '401': response('Unauthorized'), '404': response('NotFound'), ...COMMON_ERRORS },
+      },
+    },
+  };
+  return ops;
+}
+
+export function openApiDocument(config: Readonly<Config>): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    info: {
+      title: 'Plinth REST API',
+      version: '1',
+      summary: 'Publish a static website from a folder and manage it.',
+      description:
+        `Guides: ${config.publicUrls.docs}/llms.txt (Markdown for agents), ${config.publicUrls.docs}/sites-api . ` +
+        'Every error has the body `{"error": {"code", "message", "details"?}, "agent_message"?}`.',
+    },
+    servers: [{ url: config.publicUrls.api }],
+    tags: [
+      { name: 'Deploy', description: 'Publishing.' },
+      { name: 'Sites' },
+      { name: 'Files' },
+      { name: 'Revisions' },
+      { name: 'Members' },
+      { name: 'Account' },
+    ],
+    security: [API_TOKEN],
+    paths: paths(),
+    components: {
+      schemas: schemas(),
+      responses: responses(),
+      securitySchemes: {
+        siteToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'st_…',
+          description: 'Site token, returned once by an anonymous deploy. Updates, reads and rolls back its one site until the site is claimed; afterwards it only answers the claim poll.',
+        },
+        apiToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'pl_…',
+          description: 'API token of an account. Everything the account may do, with the caller\'s role on each site. (OAuth tokens `pla_…` are for the MCP server; REST answers them 401.)',
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDocsSite } from '../../src/docs/index.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * Every docs page in Chromium at a phone's and a laptop's width: no console errors (a CSP
+ * violation is one), no sideways scrolling on the phone, no axe-core WCAG A/AA violations.
+ * Screenshots go to test/screenshots/ (ignored by git) for a person to look at.
+ */
+
+const SHOTS = fileURLToPath(new URL('../screenshots/', import.meta.url));
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let server: TestServer;
+let browser: Browser;
+let page: Page;
+const errors: string[] = [];
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  server = await startTestServer({ PLINTH_PUBLIC_DOCS_URL: 'http://localhost' });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  page = await browser.newPage();
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (err) => errors.push(err.message));
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const pages = buildDocsSite((await import('../../src/config.js')).loadConfig({})).paths().filter((path) => !/\.(md|txt|json)$/.test(path));
+
+describe('docs pages in Chromium', () => {
+  it.each(pages)('%s renders cleanly at 390 px and 1280 px', async (path) => {
+    for (const width of [390, 1280]) {
+      errors.length = 0;
+      await page.setViewportSize({ width, height: 900 });
+      const response = await page.goto(`http://localhost:${server.port}${path}`, { waitUntil: 'load' });
+      expect(response?.status()).toBe(200);
+      const name = path === '/' ? 'index' : path.slice(1);
+      await page.screenshot({ path: `${SHOTS}docs-${name}-${width}.png`, fullPage: true });
+      expect(errors, `${path} at ${width} px`).toEqual([]);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, `${path} scrolls sideways at ${width} px`).toBeLessThanOrEqual(0);
+      await page.evaluate(AXE);
+      const violations = await page.evaluate(async () => {
+        const axe = (globalThis as unknown as { axe: { run(options: unknown): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
+        const result = await axe.run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+        return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+      });
+      expect(violations, `${path} at ${width} px`).toEqual([]);
+    }
+  });
+
+  it('lets a keyboard user skip to the content and see where the focus is', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`http://localhost:${server.port}/agent-guide`);
+    await page.keyboard.press('Tab');
+    const skip = page.getByRole('link', { name: 'Skip to main content' });
+    await expect.poll(() => skip.evaluate((el) => el === document.activeElement)).toBe(true);
+    const outline = await skip.evaluate((el) => getComputedStyle(el).outlineStyle);
+    expect(outline).not.toBe('none');
+    await expect.poll(() => page.getByRole('navigation', { name: 'On this page' }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole('button', { name: 'Copy this code' }).count()).toBeGreaterThan(3);
+  });
+});
