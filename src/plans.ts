@@ -24,6 +24,9 @@ export const PLAN_LIMITS: Readonly<Record<Plan, Readonly<TierLimits>>> = {
   company: { maxFiles: 5000, maxFileBytes: 50 * MB, maxSiteBytes: 150 * GB, historyReachMs: 730 * DAY },
 };
 
+/** A JSON request body other than a deploy (rename, rollback, invite…) is at most this large. */
+export const MAX_JSON_BODY_BYTES = 64 * 1024;
+
 /** One request carries at most this much (SPEC 8 rule 2); through MCP, less. */
 export const MAX_REQUEST_BYTES = 90 * MB;
 export const MAX_MCP_REQUEST_BYTES = 40 * MB;

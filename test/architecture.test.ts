@@ -20,7 +20,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: ['sites', 'store', 'ingest'],
   // The shared page kit (layout, stylesheet, security headers) depends on nothing of ours.
   web: [],
-  docs: ['web'],
+  docs: ['web', 'sites'],
 };
 // Surfaces that answer requests or people; none may reach into another.
 const EDGES = ['api', 'mcp', 'app', 'docs', 'cli'];

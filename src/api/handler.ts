@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { isAborted, sendError, sendJson, trackAbort, type Headers } from '../http.js';
 import type { Logger } from '../log.js';
+import { MAX_JSON_BODY_BYTES } from '../plans.js';
 import type { Caller, Operations } from '../sites/index.js';
 import type { HttpResponse } from '../uws.js';
 import { clientAddress, networkOf } from '../client-network.js';
@@ -33,7 +34,6 @@ export interface JsonReply {
 /** `undefined` means the endpoint has answered itself. */
 export type Endpoint = (context: EndpointContext) => Promise<JsonReply | undefined>;
 
-const MAX_JSON_BODY_BYTES = 64 * 1024;
 
 /** The network a request counts against (IPv4 /24, IPv6 /64; the proxy's hop when trusted). */
 export function requestNetwork(request: ApiRequest, config: Readonly<Config>): string {

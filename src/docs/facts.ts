@@ -1,24 +1,12 @@
 import type { Config } from '../config.js';
 import { ERROR_STATUS } from '../errors.js';
-import { ANONYMOUS_LIFETIME_MS, hasBadge, MAX_MCP_REQUEST_BYTES, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES } from '../plans.js';
+import { ANONYMOUS_LIFETIME_MS, hasBadge, MAX_JSON_BODY_BYTES, MAX_MCP_REQUEST_BYTES, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES } from '../plans.js';
+import { APPROVAL_LIFETIME_MS, DEFAULT_PAGE, INVITE_LIFETIME_MS, MANIFEST_LIFETIME_MS, MAX_PAGE, REMOVAL_CONFIRM_MS } from '../sites/index.js';
 
 /**
  * The numbers the guides quote, from the constants and configuration the code runs with: a guide
  * writes `{{max_request_mb}}` and never a number of its own, so a changed limit changes the docs.
  */
-
-/**
- * Lifetimes and page sizes the REST edge defines. The docs area may not import the API, so they
- * are restated here; test/docs/facts.test.ts fails when they drift from the API's own constants.
- */
-export const API_FACTS = {
-  approvalLifetimeMs: 24 * 3600_000,
-  inviteLifetimeMs: 7 * 24 * 3600_000,
-  removalConfirmMs: 5 * 60_000,
-  defaultPage: 50,
-  maxPage: 200,
-  maxJsonBodyBytes: 64 * 1024,
-} as const;
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -61,12 +49,13 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     anon_deploys_per_hour: capOrOff(config.deploy.anonDeploysPerHour, 'deploys per hour'),
     api_rate_per_credential: capOrOff(config.api.ratePerCredentialPerMinute, 'requests per minute'),
     api_rate_per_network: capOrOff(config.api.ratePerNetworkPerMinute, 'requests per minute'),
-    approval_lifetime: formatDuration(API_FACTS.approvalLifetimeMs),
-    invite_lifetime: formatDuration(API_FACTS.inviteLifetimeMs),
-    removal_confirm: formatDuration(API_FACTS.removalConfirmMs),
-    page_default: String(API_FACTS.defaultPage),
-    page_max: String(API_FACTS.maxPage),
-    json_body_kb: String(API_FACTS.maxJsonBodyBytes / KB),
+    approval_lifetime: formatDuration(APPROVAL_LIFETIME_MS),
+    invite_lifetime: formatDuration(INVITE_LIFETIME_MS),
+    removal_confirm: formatDuration(REMOVAL_CONFIRM_MS),
+    page_default: String(DEFAULT_PAGE),
+    page_max: String(MAX_PAGE),
+    json_body_kb: String(MAX_JSON_BODY_BYTES / KB),
+    manifest_lifetime: formatDuration(MANIFEST_LIFETIME_MS),
     error_codes: Object.keys(ERROR_STATUS).length.toString(),
     plan_limits_table: planLimitsTable(config),
     history_reach_list: historyReachList(),

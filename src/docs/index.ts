@@ -7,7 +7,7 @@ import { buildDocsSite, type DocsSite } from './site.js';
 
 export { buildDocsSite, pickEncoding, prefersMarkdown, type DocsRequest, type DocsResponse, type DocsSite } from './site.js';
 export { openApiDocument } from './openapi.js';
-export { API_FACTS, docFacts } from './facts.js';
+export { docFacts } from './facts.js';
 export { GUIDE_DIR, type Guide } from './guides.js';
 
 export interface DocsHost {

@@ -1,7 +1,8 @@
 import type { Config } from '../config.js';
 import { ERROR_STATUS } from '../errors.js';
 import { MAX_REQUEST_BYTES, PLAN_LIMITS } from '../plans.js';
-import { API_FACTS, formatDuration } from './facts.js';
+import { APPROVAL_LIFETIME_MS, DEFAULT_PAGE, INVITE_LIFETIME_MS, MANIFEST_LIFETIME_MS, MAX_PAGE, REMOVAL_CONFIRM_MS } from '../sites/index.js';
+import { formatDuration } from './facts.js';
 
 /**
  * The OpenAPI 3.1 description of the REST API (`/openapi.json`). Written by hand, like the guides;
@@ -13,6 +14,7 @@ import { API_FACTS, formatDuration } from './facts.js';
 type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const SHA256 = '^[0-9a-f]{64}$';
 const response = (name: string): Schema => ({ $ref: `#/components/responses/${name}` });
 const json = (schema: Schema, description: string, extra: Schema = {}): Schema => ({ description, content: { 'application/json': { schema } }, ...extra });
 const object = (properties: Record<string, Schema>, required: string[] = Object.keys(properties), extra: Schema = {}): Schema => ({
@@ -32,7 +34,7 @@ const ROLES = ['viewer', 'editor', 'owner'];
 
 const nameParam: Schema = { name: 'name', in: 'path', required: true, description: 'Site name.', schema: str(undefined, { pattern: SITE_NAME }) };
 const pageParams: Schema[] = [
-  { name: 'limit', in: 'query', required: false, description: `Items per page, 1–${API_FACTS.maxPage}.`, schema: int(undefined, { minimum: 1, maximum: API_FACTS.maxPage, default: API_FACTS.defaultPage }) },
+  { name: 'limit', in: 'query', required: false, description: `Items per page, 1–${MAX_PAGE}.`, schema: int(undefined, { minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE }) },
   { name: 'cursor', in: 'query', required: false, description: '`next_cursor` of the previous page, unchanged. Omit for the first page.', schema: str(undefined, { pattern: '^[A-Za-z0-9_-]+$' }) },
 ];
 
@@ -90,10 +92,22 @@ function schemas(): Record<string, Schema> {
         base_revision: str('Live revision id the change is based on; required with `site`.', { pattern: '^rev_' }),
         files: {
           type: 'array',
-          items: object(
-            { path: str('Path relative to the site root.'), content: str('File content.'), encoding: { type: 'string', enum: ['utf8', 'base64'], default: 'utf8' } },
-            ['path', 'content'],
-          ),
+          items: {
+            oneOf: [
+              object(
+                { path: str('Path relative to the site root.'), content: str('File content.'), encoding: { type: 'string', enum: ['utf8', 'base64'], default: 'utf8' } },
+                ['path', 'content'],
+              ),
+              object(
+                {
+                  path: str('Path relative to the site root.'),
+                  sha256: str('For content this site already has (as `GET /v1/sites/{name}/files` lists it): its sha256 instead of the content.', { pattern: SHA256 }),
+                  size: int('Size of that content in bytes.'),
+                },
+                ['path', 'sha256', 'size'],
+              ),
+            ],
+          },
         },
         patch: { type: 'boolean', default: false, description: 'Keep every file of `base_revision` that is not sent or deleted.' },
         deleted: { type: 'array', items: str(), description: 'Paths to remove; only with `patch`.' },
@@ -111,7 +125,31 @@ function schemas(): Record<string, Schema> {
       },
       ['name', 'url', 'claimed', 'plan', 'role', 'live_revision', 'badge'],
     ),
-    ClaimPoll: object({ claimed: { const: true } }, ['claimed'], { description: 'What a site token learns once its site was claimed.' }),
+    ClaimPoll: object(
+      {
+        claimed: { const: true },
+        account_token: str('Once, if the person who claimed the site let its publishing agent keep updating it: an API token of their account for the agent.', { pattern: '^pl_' }),
+      },
+      ['claimed'],
+      { description: 'What a site token learns once its site was claimed.' },
+    ),
+    Manifest: object(
+      {
+        site: str('Site to update; omit to create a new site.', { pattern: SITE_NAME }),
+        base_revision: str('Live revision id the change is based on; required with `site`.', { pattern: '^rev_' }),
+        files: { type: 'array', minItems: 1, items: object({ path: str('Path relative to the site root.'), size: int('Size in bytes.'), sha256: str(undefined, { pattern: SHA256 }) }) },
+      },
+      ['files'],
+    ),
+    ManifestResult: object({
+      manifest: str('Finish the deploy with `POST /v1/deploy?manifest=<this>`.', { pattern: '^mf_' }),
+      missing: { type: 'array', items: str(undefined, { pattern: SHA256 }), description: 'sha256 of every content to upload, each once.' },
+      missing_bytes: int('Bytes to upload.'),
+      files: int('Files of the site to publish.'),
+      skipped: { type: 'array', items: str(), description: 'Paths left out on purpose.' },
+      expires_at: str(undefined, { format: 'date-time' }),
+      agent_message: str(),
+    }),
     SiteList: object({ sites: { type: 'array', items: ref('Site') }, next_cursor: { type: ['string', 'null'] } }),
     FileList: object({
       revision: revisionRef.id,
@@ -152,7 +190,7 @@ function schemas(): Record<string, Schema> {
     Invite: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ['editor', 'viewer'] }, expires_at: time() }),
     InviteResult: object({ invite: ref('Invite'), agent_message: str() }),
     RemovalConfirmation: object({
-      confirm_token: str(`Repeat the request with \`?confirm=<token>\` within ${formatDuration(API_FACTS.removalConfirmMs)}.`, { pattern: '^rm_' }),
+      confirm_token: str(`Repeat the request with \`?confirm=<token>\` within ${formatDuration(REMOVAL_CONFIRM_MS)}.`, { pattern: '^rm_' }),
       expires_at: time(),
       member: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ROLES } }),
       agent_message: str(),
@@ -201,6 +239,13 @@ function paths(): Record<string, Schema> {
         parameters: [
           { name: 'site', in: 'query', required: false, description: 'Site to update (archives; JSON bodies name it inside).', schema: str(undefined, { pattern: SITE_NAME }) },
           { name: 'X-Base-Revision', in: 'header', required: false, description: 'Live revision id the update is based on; required with `site`.', schema: str(undefined, { pattern: '^rev_' }) },
+          {
+            name: 'manifest',
+            in: 'query',
+            required: false,
+            description: 'Finishes a digest deploy: the body holds only the contents the manifest listed as missing (or is empty when none are). The site and base come from the manifest.',
+            schema: str(undefined, { pattern: '^mf_' }),
+          },
         ],
         requestBody: {
           required: true,
@@ -222,6 +267,31 @@ function paths(): Record<string, Schema> {
           '410': response('Gone'),
           '413': response('TooLarge'),
           '422': response('BlockedSecret'),
+          ...COMMON_ERRORS,
+          '503': response('Unavailable'),
+        },
+      },
+    },
+    '/v1/deploy/manifest': {
+      post: {
+        operationId: 'deployManifest',
+        summary: 'Describe a deploy by hash; learn what to upload',
+        description:
+          'The first half of a digest deploy: the whole site by path, size and sha256. The answer lists the contents the service lacks; upload only those with `POST /v1/deploy?manifest=…`. ' +
+          "Only contents of this site's own recent revisions count as present, so a manifest never confirms content stored elsewhere. " +
+          `Every check of a deploy that needs no bytes runs here (access, the base revision, paths, skips, executable names, plan limits, index.html). A manifest lasts ${formatDuration(MANIFEST_LIFETIME_MS)} and is used once.`,
+        tags: ['Deploy'],
+        security: [{}, SITE_TOKEN, API_TOKEN],
+        requestBody: { required: true, content: { 'application/json': { schema: ref('Manifest') } } },
+        responses: {
+          '201': json(ref('ManifestResult'), 'What to upload.'),
+          '400': response('BadRequest'),
+          '401': response('Unauthorized'),
+          '403': response('Forbidden'),
+          '404': response('NotFound'),
+          '409': response('Conflict'),
+          '410': response('Gone'),
+          '413': response('TooLarge'),
           ...COMMON_ERRORS,
           '503': response('Unavailable'),
         },
@@ -260,7 +330,7 @@ function paths(): Record<string, Schema> {
       delete: {
         operationId: 'deleteSite',
         summary: 'Ask for a site\'s deletion',
-        description: `Owners only. Nothing is deleted yet: a person confirms on \`approve_url\` within ${formatDuration(API_FACTS.approvalLifetimeMs)}. Poll \`GET /v1/approvals/{token}\`.`,
+        description: `Owners only. Nothing is deleted yet: a person confirms on \`approve_url\` within ${formatDuration(APPROVAL_LIFETIME_MS)}. Poll \`GET /v1/approvals/{token}\`.`,
         tags: ['Sites'],
         security: [API_TOKEN],
         parameters: [nameParam],
@@ -344,7 +414,7 @@ function paths(): Record<string, Schema> {
       post: {
         operationId: 'inviteMember',
         summary: 'Invite someone by e-mail',
-        description: `Owners only. The invite is valid ${formatDuration(API_FACTS.inviteLifetimeMs)}; inviting again replaces it.`,
+        description: `Owners only. The invite is valid ${formatDuration(INVITE_LIFETIME_MS)}; inviting again replaces it.`,
         tags: ['Members'],
         security: [API_TOKEN],
         parameters: [nameParam],
@@ -359,7 +429,7 @@ function paths(): Record<string, Schema> {
       delete: {
         operationId: 'removeMember',
         summary: 'Remove a member (two calls)',
-        description: `Owners only. Without \`confirm\` the answer is a confirmation token; repeat the request with \`?confirm=<token>\` within ${formatDuration(API_FACTS.removalConfirmMs)}. The last owner cannot be removed.`,
+        description: `Owners only. Without \`confirm\` the answer is a confirmation token; repeat the request with \`?confirm=<token>\` within ${formatDuration(REMOVAL_CONFIRM_MS)}. The last owner cannot be removed.`,
         tags: ['Members'],
         security: [API_TOKEN],
         parameters: [

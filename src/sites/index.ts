@@ -66,7 +66,7 @@ export type { ClaimPreview, ClaimResultView } from './claims.js';
 export { newApiToken, type TokenView } from './tokens.js';
 export type { MeView, PlanRow, UsageView } from './account.js';
 export type { Session, StartedSignIn, FinishedSignIn } from './people.js';
-export type { PageRequest } from './paging.js';
+export { DEFAULT_PAGE, MAX_PAGE, type PageRequest } from './paging.js';
 export { REPORT_REASONS, type ReportReason } from './reports.js';
 export { SIGN_IN_LIFETIME_MS, SIGN_IN_MAX_ATTEMPTS, SESSION_LIFETIME_MS } from './people.js';
 export { INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS } from './members.js';

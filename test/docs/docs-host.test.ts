@@ -3,10 +3,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ERROR_STATUS } from '../../src/errors.js';
-import { API_FACTS, buildDocsSite, GUIDE_DIR, pickEncoding, prefersMarkdown } from '../../src/docs/index.js';
-import { INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS } from '../../src/api/members.js';
-import { DEFAULT_PAGE, MAX_PAGE } from '../../src/api/paging.js';
-import { APPROVAL_LIFETIME_MS } from '../../src/api/sites.js';
+import { buildDocsSite, GUIDE_DIR, pickEncoding, prefersMarkdown } from '../../src/docs/index.js';
 import { request } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -175,15 +172,6 @@ describe('docs content', () => {
     expect(readFileSync(new URL('index.md', GUIDE_DIR), 'utf8')).toMatch(/^---\ntitle: /);
   });
 
-  it('quotes the lifetimes and page sizes the API uses', () => {
-    expect(API_FACTS).toMatchObject({
-      approvalLifetimeMs: APPROVAL_LIFETIME_MS,
-      inviteLifetimeMs: INVITE_LIFETIME_MS,
-      removalConfirmMs: REMOVAL_CONFIRM_MS,
-      defaultPage: DEFAULT_PAGE,
-      maxPage: MAX_PAGE,
-    });
-  });
 });
 
 describe('negotiation rules', () => {
