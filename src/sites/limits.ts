@@ -16,7 +16,7 @@ export function sitesLimitError(config: Readonly<Config>, account: AccountRecord
   const plan = PLAN_TITLES[account.plan];
   const what = action === 'create' ? 'no new site was created' : 'the site was not claimed';
   return new ServiceError('limit', `The ${plan} plan allows ${limit} sites and this account owns ${used}.`, {
-    agentMessage: `This account already has ${used} of the ${limit} sites its ${plan} plan allows, so ${what}. Update an existing site instead (send "site" and its live revision), delete one with DELETE /v1/sites/<name>, or move to a larger plan in the account settings at ${config.publicUrls.app} .`,
+    agentMessage: `This account already has ${used} of the ${limit} sites its ${plan} plan allows, so ${what}. Update an existing site instead (send "site" and its live revision), delete one with DELETE /v1/sites/<name>, or ask the operator of this service for a larger plan (usage and plans: ${config.publicUrls.app}/billing ).`,
     details: { sites_used: used, sites_limit: limit },
   });
 }
