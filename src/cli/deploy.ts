@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { callApi, type ApiAnswer } from './api-client.js';
 import { formatBytes, progressBar, reportFailure, type CommandIo } from './output.js';
-import { packFolder } from './pack.js';
+import { packFiles, readFolder, type FolderFile } from './pack.js';
 import { readState, writeState, type ServiceState } from './state.js';
 
 export interface DeployCommandOptions extends Partial<CommandIo> {
@@ -9,6 +9,8 @@ export interface DeployCommandOptions extends Partial<CommandIo> {
   apiUrl: string;
   /** An API token (`pl_…`); without one, the site token in `.service.json` is used. */
   token?: string;
+  /** Upload the whole folder even for a redeploy (no digest). */
+  full?: boolean;
   out: (line: string) => void;
 }
 
@@ -28,29 +30,13 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   const io: CommandIo = { out: options.out, err: options.err ?? options.out, status: options.status, json: options.json };
   const dir = resolve(options.dir);
   const state = await readState(dir);
-
-  io.status?.(`Packing ${options.dir}…`);
-  const packed = await packFolder(dir);
-  io.status?.(`Packed ${packed.files} files (${formatBytes(packed.bytes)}) into ${formatBytes(packed.archive.byteLength)}`);
-
   const token = options.token ?? state?.site_token;
-  const headers: Record<string, string> = { 'Content-Type': 'application/gzip' };
-  let path = 'v1/deploy';
-  if (state) {
-    path += `?site=${encodeURIComponent(state.site)}`;
-    headers['X-Base-Revision'] = state.revision;
-  }
-  const answer = await callApi({
-    apiUrl: options.apiUrl,
-    method: 'POST',
-    path,
-    token,
-    headers,
-    body: packed.archive,
-    onUpload: (sent, total) => {
-      io.status?.(sent < total ? `Uploading ${progressBar(sent, total)} ${formatBytes(sent)} / ${formatBytes(total)}` : 'Publishing…');
-    },
-  });
+
+  io.status?.(`Reading ${options.dir}…`);
+  const files = await readFolder(dir);
+  // A redeploy sends only what changed; a new site has nothing to reuse, so it sends everything.
+  let answer = state && !options.full ? await digestDeploy(options, io, state, token, files) : undefined;
+  answer ??= await fullDeploy(options, io, state, token, files);
   io.status?.(undefined);
 
   if (answer.status !== 201) {
@@ -73,6 +59,52 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   io.out(`Published revision ${result.revision.number}: ${result.site.url}`);
   if (result.agent_message) io.out(result.agent_message);
   return 0;
+}
+
+const showUpload = (io: CommandIo) => (sent: number, total: number): void => {
+  io.status?.(sent < total ? `Uploading ${progressBar(sent, total)} ${formatBytes(sent)} / ${formatBytes(total)}` : 'Publishing…');
+};
+
+/** The whole folder as one archive (a new site, `--full`, or a server without digest deploys). */
+async function fullDeploy(options: DeployCommandOptions, io: CommandIo, state: ServiceState | undefined, token: string | undefined, files: FolderFile[]): Promise<ApiAnswer> {
+  const packed = await packFiles(files);
+  io.status?.(`Packed ${packed.files} files (${formatBytes(packed.bytes)}) into ${formatBytes(packed.archive.byteLength)}`);
+  const headers: Record<string, string> = { 'Content-Type': 'application/gzip' };
+  let path = 'v1/deploy';
+  if (state) {
+    path += `?site=${encodeURIComponent(state.site)}`;
+    headers['X-Base-Revision'] = state.revision;
+  }
+  return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, headers, body: packed.archive, onUpload: showUpload(io) });
+}
+
+/**
+ * A redeploy by digest: the manifest (every file's path, size and sha256) tells which contents
+ * the site lacks, and only those are uploaded. `undefined` when the server has no such route.
+ */
+async function digestDeploy(options: DeployCommandOptions, io: CommandIo, state: ServiceState, token: string | undefined, files: FolderFile[]): Promise<ApiAnswer | undefined> {
+  io.status?.(`Checking which of ${files.length} files changed…`);
+  const manifest = await callApi({
+    apiUrl: options.apiUrl,
+    method: 'POST',
+    path: 'v1/deploy/manifest',
+    token,
+    headers: { 'Content-Type': 'application/json' },
+    body: Buffer.from(JSON.stringify({ site: state.site, base_revision: state.revision, files: files.map((file) => ({ path: file.path, size: file.content.byteLength, sha256: file.sha256 })) })),
+  });
+  if (manifest.status === 404 && manifest.json?.error?.message?.startsWith('No endpoint')) return undefined;
+  if (manifest.status !== 201) return manifest;
+  const missing = new Set((manifest.json?.missing as string[] | undefined) ?? []);
+  // Each missing content once, at one of its paths.
+  const upload = files.filter((file) => missing.delete(file.sha256));
+  const path = `v1/deploy?manifest=${encodeURIComponent(String(manifest.json?.manifest))}`;
+  if (upload.length === 0) {
+    io.status?.('Nothing changed in the files; publishing…');
+    return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, body: Buffer.alloc(0) });
+  }
+  const packed = await packFiles(upload);
+  io.status?.(`${upload.length} of ${files.length} files changed (${formatBytes(packed.bytes)}); packed into ${formatBytes(packed.archive.byteLength)}`);
+  return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, headers: { 'Content-Type': 'application/gzip' }, body: packed.archive, onUpload: showUpload(io) });
 }
 
 async function isClaimed(apiUrl: string, state: ServiceState): Promise<boolean> {

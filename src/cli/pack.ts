@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { createGzip } from 'node:zlib';
@@ -6,6 +7,13 @@ import tarStream from 'tar-stream';
 // Folders never worth uploading; the server would skip them anyway, this just sends less.
 const NEVER_SENT = new Set(['.git', 'node_modules', '.service.json', '.gitignore']);
 
+export interface FolderFile {
+  /** Path relative to the folder, with `/`. */
+  path: string;
+  content: Buffer;
+  sha256: string;
+}
+
 export interface PackedFolder {
   archive: Buffer;
   files: number;
@@ -13,10 +21,29 @@ export interface PackedFolder {
   bytes: number;
 }
 
-/** Packs a folder into a .tar.gz in memory (regular files only; links are not followed). */
-export async function packFolder(root: string): Promise<PackedFolder> {
-  let files = 0;
-  let bytes = 0;
+/** The folder's regular files in path order (links are not followed), read into memory. */
+export async function readFolder(root: string): Promise<FolderFile[]> {
+  const files: FolderFile[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const entry of entries) {
+      if (NEVER_SENT.has(entry.name)) continue;
+      const path = join(dir, entry.name);
+      const info = await lstat(path);
+      if (info.isDirectory()) await walk(path);
+      else if (info.isFile()) {
+        const content = await readFile(path);
+        files.push({ path: relative(root, path).split(sep).join('/'), content, sha256: createHash('sha256').update(content).digest('hex') });
+      }
+    }
+  };
+  await walk(root);
+  return files;
+}
+
+/** Packs files into a .tar.gz in memory. */
+export async function packFiles(files: readonly FolderFile[]): Promise<PackedFolder> {
   const pack = tarStream.pack();
   const gzip = createGzip();
   const chunks: Buffer[] = [];
@@ -27,26 +54,17 @@ export async function packFolder(root: string): Promise<PackedFolder> {
     pack.on('error', reject);
   });
   pack.pipe(gzip);
-
-  const walk = async (dir: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true });
-    entries.sort((a, b) => (a.name < b.name ? -1 : 1));
-    for (const entry of entries) {
-      if (NEVER_SENT.has(entry.name)) continue;
-      const path = join(dir, entry.name);
-      const info = await lstat(path);
-      if (info.isDirectory()) await walk(path);
-      else if (info.isFile()) {
-        const name = relative(root, path).split(sep).join('/');
-        const content = await readFile(path);
-        files++;
-        bytes += content.byteLength;
-        await new Promise<void>((resolve, reject) => pack.entry({ name, size: content.byteLength, mode: 0o644 }, content, (err) => (err ? reject(err) : resolve())));
-      }
-    }
-  };
-  await walk(root);
+  let bytes = 0;
+  for (const file of files) {
+    bytes += file.content.byteLength;
+    await new Promise<void>((resolve, reject) => pack.entry({ name: file.path, size: file.content.byteLength, mode: 0o644 }, file.content, (err) => (err ? reject(err) : resolve())));
+  }
   pack.finalize();
   await done;
-  return { archive: Buffer.concat(chunks), files, bytes };
+  return { archive: Buffer.concat(chunks), files: files.length, bytes };
+}
+
+/** Packs a whole folder into a .tar.gz in memory. */
+export async function packFolder(root: string): Promise<PackedFolder> {
+  return packFiles(await readFolder(root));
 }

@@ -8,7 +8,8 @@ import { revisionsCommand, rollbackCommand, sitesCommand, UsageError } from './s
 
 const USAGE = `Usage:
   plinth deploy [dir]               publish a folder (default: the current one); keeps .service.json
-                                    so the next deploy updates the same site
+                                    so the next deploy updates the same site, sending only the
+                                    files that changed (--full sends them all)
   plinth sites                      list the sites your API token reaches
   plinth revisions [dir]            list the revisions of the folder's site (* marks yours)
   plinth rollback <revision> [dir]  make an earlier revision (number or rev_… id) live again
@@ -21,10 +22,11 @@ Options:
   --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions and rollback
                  otherwise use the site token in .service.json)
   --json         print the API's JSON answer (for scripts)
+  --full         deploy: upload every file, not only the changed ones
 
 Exit status: 0 done, 1 refused by the service (the reason is printed), 2 wrong usage.`;
 
-const OPTIONS = { api: { type: 'string' }, token: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+const OPTIONS = { api: { type: 'string' }, token: { type: 'string' }, json: { type: 'boolean' }, full: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -75,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'deploy':
-        return await deployCommand({ ...io, dir: positionals[0] ?? '.', apiUrl, token });
+        return await deployCommand({ ...io, dir: positionals[0] ?? '.', apiUrl, token, full: values.full === true });
       case 'sites':
         return await sitesCommand({ ...io, dir: '.', apiUrl, token });
       case 'revisions':

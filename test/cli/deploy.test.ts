@@ -68,10 +68,40 @@ describe('plinth deploy, as people and scripts use it', () => {
     const status: Array<string | undefined> = [];
     const lines: string[] = [];
     expect(await deployCommand({ dir, apiUrl: apiUrl(), out: (line) => lines.push(line), status: (line) => status.push(line) })).toBe(0);
-    expect(status[0]).toMatch(/^Packing /);
+    expect(status[0]).toMatch(/^Reading /);
+    expect(status.some((line) => line?.startsWith('Packed '))).toBe(true);
     expect(status.some((line) => line?.startsWith('Uploading ['))).toBe(true);
     expect(status.at(-1)).toBeUndefined();
     expect(lines[0]).toMatch(/^Published revision 1: http:\/\//);
+  });
+
+  it('redeploys sending only the files that changed', async () => {
+    const dir = tempDir('plinth-cli-');
+    const big = randomBytes(400_000).toString('base64');
+    writeTree(dir, { 'index.html': '<h1>v1</h1>', 'big.txt': big, 'css/site.css': 'body{}' });
+    expect(await deployCommand({ dir, apiUrl: apiUrl(), out: () => undefined })).toBe(0);
+
+    writeTree(dir, { 'index.html': '<h1>v2</h1>' });
+    const status: Array<string | undefined> = [];
+    const lines: string[] = [];
+    expect(await deployCommand({ dir, apiUrl: apiUrl(), out: (line) => lines.push(line), status: (line) => status.push(line) })).toBe(0);
+    expect(status).toContain('Checking which of 3 files changed…');
+    const changed = status.find((line) => line?.includes(' files changed ('));
+    expect(changed).toMatch(/^1 of 3 files changed \(11 B\)/);
+    expect(lines[0]).toMatch(/^Published revision 2: /);
+    const state = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string };
+    expect((await request({ port: server.port, host: `${state.site}.sites.localhost` })).text).toContain('v2');
+    expect((await request({ port: server.port, host: `${state.site}.sites.localhost`, path: '/big.txt' })).text).toBe(big);
+
+    // Nothing changed: nothing is uploaded, and a new revision is still published.
+    status.length = 0;
+    expect(await deployCommand({ dir, apiUrl: apiUrl(), out: () => undefined, status: (line) => status.push(line) })).toBe(0);
+    expect(status).toContain('Nothing changed in the files; publishing…');
+
+    // --full uploads the whole folder.
+    status.length = 0;
+    expect(await deployCommand({ dir, apiUrl: apiUrl(), out: () => undefined, status: (line) => status.push(line), full: true })).toBe(0);
+    expect(status.some((line) => line?.startsWith('Packed 3 files'))).toBe(true);
   });
 
   it('prints the API answer with --json', async () => {
