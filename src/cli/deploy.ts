@@ -33,7 +33,7 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   const token = options.token ?? state?.site_token;
 
   io.status?.(`Reading ${options.dir}…`);
-  const files = await readFolder(dir);
+  const files = readFolder(dir);
   // A redeploy sends only what changed; a new site has nothing to reuse, so it sends everything.
   let answer = state && !options.full ? await digestDeploy(options, io, state, token, files) : undefined;
   answer ??= await fullDeploy(options, io, state, token, files);

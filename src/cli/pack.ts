@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { createGzip } from 'node:zlib';
 import tarStream from 'tar-stream';
@@ -21,24 +21,27 @@ export interface PackedFolder {
   bytes: number;
 }
 
-/** The folder's regular files in path order (links are not followed), read into memory. */
-export async function readFolder(root: string): Promise<FolderFile[]> {
+/**
+ * The folder's regular files in path order (links are not followed), read into memory.
+ * Synchronous reads on purpose: the command has nothing else to do meanwhile, and for a folder
+ * of many small files they take about half the time of the thread-pool round trips.
+ */
+export function readFolder(root: string): FolderFile[] {
   const files: FolderFile[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true });
+  const walk = (dir: string): void => {
+    const entries = readdirSync(dir, { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : 1));
     for (const entry of entries) {
       if (NEVER_SENT.has(entry.name)) continue;
       const path = join(dir, entry.name);
-      const info = await lstat(path);
-      if (info.isDirectory()) await walk(path);
-      else if (info.isFile()) {
-        const content = await readFile(path);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile()) {
+        const content = readFileSync(path);
         files.push({ path: relative(root, path).split(sep).join('/'), content, sha256: createHash('sha256').update(content).digest('hex') });
       }
     }
   };
-  await walk(root);
+  walk(root);
   return files;
 }
 

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { adminCommand } from './admin.js';
 import { UnreachableError } from './api-client.js';
 import { deployCommand } from './deploy.js';
 import { terminalStatus, type CommandIo } from './output.js';
@@ -31,6 +30,8 @@ const OPTIONS = { api: { type: 'string' }, token: { type: 'string' }, json: { ty
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'admin') {
+    // Loaded on demand: the admin commands open the store, which agents' deploys never need.
+    const { adminCommand } = await import('./admin.js');
     return adminCommand({
       args: rest,
       env: process.env,
