@@ -57,7 +57,7 @@ export function createDeployHandler(deps: DeployDeps): (res: HttpResponse, req: 
       return sendError(res, tooLargeRequest(), log, { closeConnection: true });
     }
     const spoolPath = join(spoolDir, `${randomUUID()}.upload`);
-    const spool = spoolBody(res, { path: spoolPath, maxBytes: MAX_REQUEST_BYTES, pacer: deps.pacer });
+    const spool = spoolBody(res, { path: spoolPath, maxBytes: MAX_REQUEST_BYTES, pacer: deps.pacer, deadlineMs: config.deploy.uploadTimeoutMs });
     void (async () => {
       try {
         await deploy(request, spool.done);
