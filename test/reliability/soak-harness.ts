@@ -74,7 +74,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
     }),
   );
   const pid = main.child.pid!;
-  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  // The server closes a keep-alive connection after about 10 s idle (uWS); like any client that
+  // reuses connections, this one must drop idle ones sooner, or a request sent just as the server
+  // closes one fails (the usual keep-alive race, not a server fault).
+  const agent = new Agent({ keepAlive: true, maxSockets: 16, timeout: 5000 });
   const figures: SoakFigures = {
     durationS: options.durationS,
     sites: siteCount,
@@ -126,7 +129,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
   }
 
   // ---- the busy sites: deployed to every second, read through the API, rolled back ----------
-  const busy: Array<{ name: string; token: string; live: string; anonymous: boolean; revisions: string[] }> = [];
+  // `locked`: a deploy or rollback to it is under way (a second one would get a 409, rightly).
+  const busy: Array<{ name: string; token: string; live: string; anonymous: boolean; revisions: string[]; locked: boolean }> = [];
   for (let i = 0; i < busySiteCount; i++) {
     const anonymous = i % 2 === 0;
     const files = generateFiles(random, `busy-${i}`, { maxFiles: 6 });
@@ -136,7 +140,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
       body: Buffer.from(jsonDeployBody([...files])),
     });
     if (answer.status !== 201) throw new Error(`could not create a busy site: ${answer.status} ${answer.body.toString('utf8')}`);
-    busy.push({ name: answer.json.site.name, token: anonymous ? answer.json.site_token : token, live: answer.json.revision.id, anonymous, revisions: [answer.json.revision.id] });
+    busy.push({ name: answer.json.site.name, token: anonymous ? answer.json.site_token : token, live: answer.json.revision.id, anonymous, revisions: [answer.json.revision.id], locked: false });
   }
 
   const started = performance.now();
@@ -167,7 +171,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
     let n = 0;
     while (running()) {
       const tick = sleep(1000);
-      const site = busy[n % busy.length]!;
+      let site = busy[n % busy.length]!;
+      if (site.locked) site = busy[(n + 1) % busy.length]!;
+      site.locked = true;
       const files = generateFiles(random, `soak-${n}`, { maxFiles: 6 });
       const format = n % 3;
       const auth = { authorization: `Bearer ${site.token}` };
@@ -180,6 +186,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
         site.live = answer.json.revision.id;
         site.revisions.push(site.live);
       }
+      site.locked = false;
       figures.requests.deploys++;
       n++;
       await tick;
@@ -197,8 +204,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
       figures.requests.apiReads++;
       // Rollbacks every 5 s, on account sites (anonymous ones keep only their live revision).
       if (n % 25 === 0) {
-        const target = busy.filter((b) => !b.anonymous && b.revisions.length > 1)[0];
+        const target = busy.find((b) => !b.anonymous && !b.locked && b.revisions.length > 1);
         if (target) {
+          target.locked = true;
           const back = target.revisions[target.revisions.length - 2]!;
           const rolled = await call('api.localhost', `/v1/sites/${target.name}/rollback`, {
             method: 'POST',
@@ -210,6 +218,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
             target.live = rolled.json.revision.id;
             target.revisions.push(target.live);
           }
+          target.locked = false;
           figures.requests.rollbacks++;
         }
       }
