@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
+import { backupCommand } from './backup.js';
 import { PLAN_TITLES } from '../plans.js';
 import { hashToken, openStore, type AccountRecord, type Role, type SiteRecord, type Store } from '../store/index.js';
 
@@ -11,6 +12,8 @@ export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DA
   member add --site S --email E --role R  add an existing account to a site (viewer, editor, owner)
   site takedown <name>                    take a site down for abuse (serving answers 451)
   site restore <name>                     make a taken-down site active again
+  backup <dir>                            copy a consistent snapshot (index + blobs) into an empty folder
+  restore <dir>                           restore a backup into an empty PLINTH_DATA_DIR (server stopped)
 
 Plans: Free, Prompter, Builder, Team, Company (any case).`;
 
@@ -113,6 +116,9 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
   if (group === 'help' || group === '--help' || group === '-h') {
     options.out(ADMIN_USAGE);
     return 0;
+  }
+  if (group === 'backup' || group === 'restore') {
+    return backupCommand({ command: group, args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
   }
   const key = `${group} ${action ?? ''}`;
   const command = COMMANDS[key];

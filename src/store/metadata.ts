@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { accountOps } from './accounts.js';
 import { commitRevision } from './commit.js';
 import { collectGarbage } from './gc.js';
@@ -78,6 +79,12 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     pruneRevisions: (siteId, before) => pruneRevisions(dbs, siteId, before),
     listSiteIds: () => Array.from(dbs.sites.getKeys({ snapshot: false })),
     collectGarbage: (graceMs) => collectGarbage(dbs, blobs, graceMs, now),
+    async snapshot(dir) {
+      mkdirSync(dir, { recursive: true });
+      // mdb_env_copy2 with MDB_CP_COMPACT: reads one snapshot, writes only the pages in use, into
+      // `<dir>/data.mdb` (the environment has a folder of its own, so the copy is a folder too).
+      await dbs.env.backup(dir, true);
+    },
     async close() {
       changes.close();
       await dbs.env.close();
