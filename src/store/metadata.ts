@@ -55,7 +55,13 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     },
     async commitRevision(input) {
       const result = await commitRevision(dbs, input, now);
-      if (result.ok) announce(result.site);
+      if (result.ok) {
+        announce(result.site);
+        // lmdb-js resolves a commit once it is visible and syncs it to disk just after
+        // (overlappingSync). A deploy is answered only once it is durable, so that an
+        // acknowledged revision survives a power cut too, not just a crash of the process.
+        await dbs.env.flushed;
+      }
       return result;
     },
     async recordEncodings(revisionId, encodings) {
