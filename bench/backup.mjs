@@ -3,7 +3,7 @@
 // Result: bench/results/backup-<N>.json and a line for bench/RELIABILITY.md.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -98,4 +98,5 @@ try {
   );
 } finally {
   await stopChild(server);
+  rmSync(work, { recursive: true, force: true });
 }

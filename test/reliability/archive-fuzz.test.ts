@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkArchivePath } from '../../src/ingest/archive-path.js';
@@ -103,6 +103,7 @@ describe('mutated archives', () => {
       await Promise.all(Array.from({ length: 8 }, lane));
     } finally {
       await pool.close();
+      rmSync(dir, { recursive: true, force: true });
     }
     durations.sort((a, b) => a - b);
     Object.assign(figures, {

@@ -116,6 +116,9 @@ describe('plinth admin backup and restore', () => {
     }
     expect(files).toBeGreaterThan(50);
     expect(deploysWhileBackingUp).toBeGreaterThan(0);
+    await Promise.all(mains.map((main) => killMain(main)));
+    mains = [];
+    for (const dir of [live, restored, join(backup, '..')]) rmSync(dir, { recursive: true, force: true });
     recordFigures('backup', { backup: report, restore: restoreReport, filesCompared: files, deploysWhileBackingUp, sitesAtEnd: sites.length });
   }, 120_000);
 

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await killMain(main);
+  rmSync(dataDir, { recursive: true, force: true });
   recordFigures('hostile-clients', figures);
 });
 

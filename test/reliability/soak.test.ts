@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { tempDir } from '../helpers/sites.js';
 import { recordFigures } from './figures.js';
@@ -12,7 +13,9 @@ const mean = (samples: SoakSample[], pick: (s: SoakSample) => number): number =>
 it(
   `serves mixed load for ${durationS} s with no failure and flat memory and descriptors`,
   async () => {
-    const figures = await runSoak({ dataDir: tempDir('plinth-soak-'), durationS, visitsPerSecond: full ? 600 : 400, progress: (line) => console.log(`[soak] ${line}`) });
+    const dataDir = tempDir('plinth-soak-');
+    const figures = await runSoak({ dataDir, durationS, visitsPerSecond: full ? 600 : 400, progress: (line) => console.log(`[soak] ${line}`) });
+    rmSync(dataDir, { recursive: true, force: true });
     // Windows compared: the full run compares its last minute with its second minute; the short
     // one its last third with its middle third (the first part holds warm-up: caches, JIT, pools).
     const at = (from: number, to: number): SoakSample[] => figures.samples.filter((s) => s.atS > from && s.atS <= to);
@@ -24,7 +27,8 @@ it(
 
     expect(figures.failureExamples).toEqual([]);
     expect(figures.serverErrors).toBe(0);
-    expect(figures.requests.deploys).toBeGreaterThanOrEqual(durationS - 5);
+    // One deploy a second, each waited for: a slow one delays the next.
+    expect(figures.requests.deploys).toBeGreaterThanOrEqual(durationS * 0.9);
     expect(rssGrowth).toBeLessThan(full ? 0.1 : 0.25);
     expect(Math.abs(fdGrowth)).toBeLessThanOrEqual(full ? 0.1 * mean(early, (s) => s.openFds) : 20);
     expect(figures.swept.prunedRevisions).toBeGreaterThan(0);
