@@ -86,6 +86,8 @@ export interface DeployConfig {
   readonly pacedUploadBytesPerSecond: number;
   /** A thread serving more requests per second than this counts as busy. */
   readonly busyRequestsPerSecond: number;
+  /** A deploy's whole body must arrive within this long; 0 = no bound (uWS's 16 KB/s floor still applies). */
+  readonly uploadTimeoutMs: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -200,6 +202,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     ingestQueue: int('PLINTH_INGEST_QUEUE', 16, 0, 10_000),
     pacedUploadBytesPerSecond: int('PLINTH_UPLOAD_PACE_MB_S', 64, 0, 100_000) * 1024 * 1024,
     busyRequestsPerSecond: int('PLINTH_UPLOAD_PACE_ABOVE_RPS', 2000, 1, 10_000_000),
+    uploadTimeoutMs: int('PLINTH_UPLOAD_TIMEOUT_S', 600, 0, 24 * 3600) * 1000,
   };
 
   const serve: ServeConfig = {

@@ -226,6 +226,12 @@ export interface SpoolOptions {
   maxBytes: number;
   /** Slows intake while the thread is busy serving visitors. */
   pacer?: UploadPacer;
+  /**
+   * The whole body must have arrived within this long, else it is refused (400). uWS already cuts
+   * a body slower than 16 KB/s after 10 s; this bounds a trickle just above that, which could
+   * otherwise hold a connection and a spool file for hours. 0 or absent: no bound.
+   */
+  deadlineMs?: number;
 }
 
 export interface Spool {
@@ -242,9 +248,18 @@ export interface Spool {
 }
 
 export class SpoolError extends Error {
+  /** Set for a refusal that maps straight to SPEC 7 (`too_slow`: 400 bad_request). */
+  readonly code?: 'bad_request';
+  readonly agentMessage?: string;
+
   /** `cause` keeps the file system's error (ENOSPC maps to 503 at the edge). */
-  constructor(readonly reason: 'too_large' | 'aborted' | 'io', message: string, options?: { cause?: unknown }) {
+  constructor(readonly reason: 'too_large' | 'too_slow' | 'aborted' | 'io', message: string, options?: { cause?: unknown }) {
     super(message, options);
+    if (reason === 'too_slow') {
+      this.code = 'bad_request';
+      this.agentMessage =
+        'The upload arrived too slowly and was stopped, so nothing was published. Send it again over a faster connection, or publish a large site in parts: a first deploy, then patch deploys (JSON with "patch": true).';
+    }
   }
 }
 
@@ -272,6 +287,7 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
   let drained: ((finished: boolean) => void) | undefined;
   let drainTimer: NodeJS.Timeout | undefined;
   let resumeTimer: NodeJS.Timeout | undefined;
+  let deadlineTimer: NodeJS.Timeout | undefined;
   let resolveDone!: (bytes: number) => void;
   let rejectDone!: (err: SpoolError) => void;
   const done = new Promise<number>((resolve, reject) => {
@@ -289,6 +305,7 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
   const fail = (err: SpoolError): void => {
     if (settled) return;
     settled = true;
+    clearTimeout(deadlineTimer);
     closeFile();
     rmSync(options.path, { force: true });
     rejectDone(err);
@@ -306,6 +323,10 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
     fail(new SpoolError('aborted', 'The client closed the connection before the upload finished.'));
   });
   const paced: PacedUpload = { due: 0 };
+  const deadlineMs = options.deadlineMs ?? 0;
+  if (deadlineMs > 0) {
+    deadlineTimer = setTimeout(() => fail(new SpoolError('too_slow', `The upload did not finish within ${Math.round(deadlineMs / 1000)} seconds.`)), deadlineMs);
+  }
 
   res.onData((chunk, isLast) => {
     if (isLast) ended = true;
@@ -326,6 +347,7 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
       for (let offset = 0; offset < bytes.byteLength; ) offset += writeSync(fd!, bytes, offset);
       if (isLast) {
         settled = true;
+        clearTimeout(deadlineTimer);
         closeFile();
         resolveDone(received);
         return;

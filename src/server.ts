@@ -28,6 +28,15 @@ export interface RunningServer {
    * Resolves true when everything in flight finished, false when the bound cut something off.
    */
   close(options?: { graceMs?: number; hurry?: AbortSignal }): Promise<boolean>;
+  /** Counters of this thread, for tests and benchmarks. */
+  stats(): ServerStats;
+}
+
+export interface ServerStats {
+  /** Deploys handed to the ingest pool so far. */
+  ingestTasks: number;
+  /** Responses still owed after their handler returned (uploads, deploys, API calls, streamed files). */
+  unanswered: number;
 }
 
 export interface StartServerOptions {
@@ -156,5 +165,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closing ??= close(closeOptions.graceMs ?? config.stopGraceMs, closeOptions.hurry);
       return closing;
     },
+    stats: () => ({ ingestTasks: ingest.unpacksStarted, unanswered: pending.size }),
   };
 }

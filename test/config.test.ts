@@ -44,6 +44,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ PLINTH_STOP_GRACE_S: '0' }).stopGraceMs).toBe(0);
   });
 
+  it('bounds an upload to 10 minutes unless told otherwise (0: no bound)', () => {
+    expect(loadConfig({}).deploy.uploadTimeoutMs).toBe(600_000);
+    expect(loadConfig({ PLINTH_UPLOAD_TIMEOUT_S: '0' }).deploy.uploadTimeoutMs).toBe(0);
+  });
+
   it('omits the port from public addresses on port 80', () => {
     expect(loadConfig({ PLINTH_PORT: '80' }).publicUrls.app).toBe('http://app.localhost');
   });

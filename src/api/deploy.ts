@@ -45,7 +45,7 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
       return sendError(res, tooLargeRequest(), log, { closeConnection: true });
     }
     const spoolPath = join(spoolDir, `${randomUUID()}.upload`);
-    const spool = spoolBody(res, { path: spoolPath, maxBytes: MAX_REQUEST_BYTES, pacer: deps.pacer });
+    const spool = spoolBody(res, { path: spoolPath, maxBytes: MAX_REQUEST_BYTES, pacer: deps.pacer, deadlineMs: config.deploy.uploadTimeoutMs });
     void (async () => {
       try {
         const caller = identifyBearer(request.headers.authorization, deps.store, 'rest');

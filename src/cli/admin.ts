@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
+import { backupCommand } from './backup.js';
 import { PLAN_TITLES } from '../plans.js';
 import { newApiToken } from '../sites/index.js';
 import { hashToken, openStore, type AccountRecord, type ReportRecord, type Role, type SiteRecord, type Store } from '../store/index.js';
@@ -14,6 +15,8 @@ export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DA
   report list [--status open|resolved|all]
                                           abuse reports as JSON lines, oldest first (default: open)
   report resolve <id> [--note TEXT]       mark a report resolved; prints it as JSON
+  backup <dir>                            copy a consistent snapshot (index + blobs) into an empty folder
+  restore <dir>                           restore a backup into an empty PLINTH_DATA_DIR (server stopped)
 
 Plans: Free, Prompter, Builder, Team, Company (any case).`;
 
@@ -133,6 +136,9 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
   if (group === 'help' || group === '--help' || group === '-h') {
     options.out(ADMIN_USAGE);
     return 0;
+  }
+  if (group === 'backup' || group === 'restore') {
+    return backupCommand({ command: group, args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
   }
   const key = `${group} ${action ?? ''}`;
   const command = COMMANDS[key];

@@ -37,6 +37,8 @@ export interface IngestPool {
   close(options?: { force?: boolean }): Promise<void>;
   /** Tasks waiting for a thread. */
   readonly queueSize: number;
+  /** Unpack tasks admitted since the pool started (refused ones not counted). */
+  readonly unpacksStarted: number;
 }
 
 const COMPRESS_QUEUE = 64;
@@ -64,10 +66,12 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     idleTimeout: options.idleTimeoutMs,
   });
   let inFlight = 0;
+  let unpacksStarted = 0;
 
   async function unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult> {
     if (inFlight >= capacity) throw unavailable();
     inFlight++;
+    unpacksStarted++;
     try {
       // An abort terminates a running worker mid-task; any blob temp file it leaves behind is
       // reclaimed by the store's `sweepTemp`, and no index ever points at it.
@@ -101,6 +105,9 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     },
     get queueSize() {
       return piscina.queueSize;
+    },
+    get unpacksStarted() {
+      return unpacksStarted;
     },
   };
 }

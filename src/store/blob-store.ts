@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { execFile } from 'node:child_process';
 import { readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
@@ -198,8 +198,40 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     }
   }
 
+  // One file per pin, named after its process, so a pin of a process that died holds nothing.
+  const pinDir = join(root, 'pins');
+
+  function pin(): () => void {
+    mkdirSync(pinDir, { recursive: true });
+    const path = join(pinDir, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    writeFileSync(path, '', { flag: 'wx' });
+    const release = (): void => {
+      process.off('exit', release);
+      rmSync(path, { force: true });
+    };
+    process.once('exit', release);
+    return release;
+  }
+
+  function isPinned(): boolean {
+    let names: string[];
+    try {
+      names = readdirSync(pinDir);
+    } catch {
+      return false;
+    }
+    return names.some((name) => {
+      const pid = writerPid(name);
+      if (pid !== undefined && isRunning(pid)) return true;
+      rmSync(join(pinDir, name), { force: true });
+      return false;
+    });
+  }
+
   return {
     pathOf,
+    pin,
+    isPinned,
     has: (sha256) => existsSync(pathOf(sha256)),
     write: (source) => write(source),
     putFile,

@@ -22,6 +22,8 @@ import type { BlobStore } from './types.js';
  * Fan-out folders are never removed: `writeSync` remembers which ones exist.
  */
 export async function collectGarbage(dbs: MetadataDbs, blobs: BlobStore, graceMs: number, now: () => number): Promise<number> {
+  // A backup is copying the blobs of its snapshot; the next sweep collects instead.
+  if (blobs.isPinned()) return 0;
   const referenced = new Set<string>();
   for (const { value } of dbs.paths.getRange({ snapshot: false })) referenced.add(value.sha256);
 
@@ -38,6 +40,8 @@ export async function collectGarbage(dbs: MetadataDbs, blobs: BlobStore, graceMs
   let deleted = 0;
   for (const group of unreferenced.values()) {
     if (group.newestMs > cutoff) continue;
+    // Checked again before each delete: a backup may have started since the mark.
+    if (blobs.isPinned()) break;
     for (const path of group.paths) {
       try {
         await unlink(path);

@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { accountOps } from './accounts.js';
 import { commitRevision } from './commit.js';
 import { collectGarbage } from './gc.js';
@@ -58,7 +59,13 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     },
     async commitRevision(input) {
       const result = await commitRevision(dbs, input, now);
-      if (result.ok) announce(result.site);
+      if (result.ok) {
+        announce(result.site);
+        // lmdb-js resolves a commit once it is visible and syncs it to disk just after
+        // (overlappingSync). A deploy is answered only once it is durable, so that an
+        // acknowledged revision survives a power cut too, not just a crash of the process.
+        await dbs.env.flushed;
+      }
       return result;
     },
     async recordEncodings(revisionId, encodings) {
@@ -93,6 +100,12 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     pruneRevisions: (siteId, before) => pruneRevisions(dbs, siteId, before),
     listSiteIds: () => Array.from(dbs.sites.getKeys({ snapshot: false })),
     collectGarbage: (graceMs) => collectGarbage(dbs, blobs, graceMs, now),
+    async snapshot(dir) {
+      mkdirSync(dir, { recursive: true });
+      // mdb_env_copy2 with MDB_CP_COMPACT: reads one snapshot, writes only the pages in use, into
+      // `<dir>/data.mdb` (the environment has a folder of its own, so the copy is a folder too).
+      await dbs.env.backup(dir, true);
+    },
     async close() {
       changes.close();
       await dbs.env.close();

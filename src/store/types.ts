@@ -158,6 +158,14 @@ export interface BlobStore {
   sweepTemp(olderThanMs: number, options?: { atStartup?: boolean }): Promise<number>;
   /** Every blob file and variant (not temp files), in no particular order; for garbage collection. */
   listBlobFiles(): AsyncIterable<BlobFile>;
+  /**
+   * Keeps garbage collection, in every process on this data directory, from deleting any blob
+   * until the returned function is called (or this process ends): a backup copies the blobs of
+   * a snapshot that may stop referencing them while it runs.
+   */
+  pin(): () => void;
+  /** True while some running process holds a pin. */
+  isPinned(): boolean;
 }
 
 export interface BlobFile {
@@ -358,6 +366,11 @@ export interface Store {
    * older than `graceMs` (so blobs of deploys still in flight survive). Returns how many went.
    */
   collectGarbage(graceMs: number): Promise<number>;
+  /**
+   * Writes a consistent, compacted copy of the LMDB environment as `<dir>/data.mdb` (the folder is
+   * created) while other threads and processes go on writing: the state of one committed transaction.
+   */
+  snapshot(dir: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { tempDir } from '../helpers/sites.js';
 import { runChaos } from './chaos-harness.js';
@@ -12,7 +13,9 @@ const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31
 it(
   'loses nothing acknowledged and half-publishes nothing when killed at any instant',
   async () => {
-    const figures = await runChaos({ dataDir: tempDir('plinth-chaos-'), kills, minDeploys, seed, progress: (line) => console.log(`[chaos] ${line}`) });
+    const dataDir = tempDir('plinth-chaos-');
+    const figures = await runChaos({ dataDir, kills, minDeploys, seed, progress: (line) => console.log(`[chaos] ${line}`) });
+    rmSync(dataDir, { recursive: true, force: true });
     recordFigures(process.env.CHAOS_KILLS ? 'chaos' : 'chaos-fast', { ...figures });
     expect(figures.failures).toEqual([]);
     expect(figures.kills).toBeGreaterThanOrEqual(kills);

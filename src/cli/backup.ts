@@ -1,0 +1,39 @@
+import { resolve } from 'node:path';
+import { loadConfig } from '../config.js';
+import { backupDataDir, restoreDataDir } from '../store/index.js';
+
+export interface BackupCommandOptions {
+  command: 'backup' | 'restore';
+  /** The positional arguments after the command. */
+  args: readonly string[];
+  env: Record<string, string | undefined>;
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+/**
+ * `plinth admin backup <dir>` copies a consistent snapshot of $PLINTH_DATA_DIR (the LMDB index and
+ * the blobs it references) while the server runs; `plinth admin restore <dir>` puts one into an
+ * empty $PLINTH_DATA_DIR. Both print a JSON report. Exit 2 for wrong arguments, 1 for a refusal.
+ */
+export async function backupCommand(options: BackupCommandOptions): Promise<number> {
+  if (options.args.length !== 1 || options.args[0]!.startsWith('-')) {
+    options.err(`plinth: admin ${options.command} takes exactly one folder\nUsage: plinth admin ${options.command} <dir>`);
+    return 2;
+  }
+  const dir = resolve(options.args[0]!);
+  const { dataDir } = loadConfig(options.env);
+  try {
+    if (options.command === 'backup') {
+      const report = await backupDataDir({ dataDir, target: dir });
+      options.out(JSON.stringify({ backup: dir, ...report }, null, 2));
+    } else {
+      const report = await restoreDataDir({ backup: dir, dataDir });
+      options.out(JSON.stringify({ restored: dataDir, from: dir, ...report }, null, 2));
+    }
+    return 0;
+  } catch (err) {
+    options.err(`plinth: ${options.command} failed: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}

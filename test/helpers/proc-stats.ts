@@ -1,0 +1,22 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Resident memory of a process, in bytes (Linux /proc). */
+export function rssBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/** Open file descriptors of a process (sockets, files, pipes). */
+export function openFds(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+/** Resolves once `ready()` holds, polling every `everyMs`; false if `timeoutMs` passed first. */
+export async function waitUntil(ready: () => boolean, timeoutMs: number, everyMs = 100): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ready()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  return true;
+}
