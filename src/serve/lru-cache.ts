@@ -9,6 +9,7 @@ export interface LruCache<V> {
   get(key: string): V | undefined;
   /** Stores a value unless its weight alone exceeds the budget. */
   set(key: string, value: V, weight: number): void;
+  delete(key: string): void;
   readonly weight: number;
   readonly size: number;
 }
@@ -56,6 +57,12 @@ export function createLruCache<V>(budget: number): LruCache<V> {
       entries.set(key, { value, weight, used: false });
       total += weight;
       if (total > budget) evict(key);
+    },
+    delete(key) {
+      const slot = entries.get(key);
+      if (slot === undefined) return;
+      total -= slot.weight;
+      entries.delete(key);
     },
     get weight() {
       return total;

@@ -114,10 +114,29 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   const bodies = createLruCache<Body | BadgedPage>(config.cacheBytes);
   const encodingChoices = new Map<string, Encoding | undefined>();
 
+  // Bodies of a revision that is no longer live would otherwise sit in the cache until the byte
+  // budget pushes them out, so a site deployed to all day fills every thread's budget with
+  // superseded pages. Content another site shares is just read again on its next request.
+  const forgetBodies = (cached: CachedSite): void => {
+    for (const target of cached.targets.values()) {
+      const sha256 = target.entry?.sha256;
+      if (sha256 === undefined) continue;
+      bodies.delete(sha256);
+      for (const encoding of ENCODINGS) bodies.delete(`${sha256}.${encoding}`);
+      bodies.delete(`badge:${sha256}:${cached.site.name}`);
+    }
+  };
+
+  const forgetSite = (key: string, cached: CachedSite): void => {
+    sites.delete(key);
+    forgetBodies(cached);
+  };
+
   store.onSiteChanged(({ siteId, name }) => {
-    sites.delete(name);
+    const named = sites.get(name);
+    if (named !== undefined) forgetSite(name, named);
     // Former names of a renamed site are cached under their own key.
-    for (const [key, cached] of sites) if (cached.site.id === siteId) sites.delete(key);
+    for (const [key, cached] of sites) if (cached.site.id === siteId) forgetSite(key, cached);
   });
 
   const lookupSite = (name: string): CachedSite | undefined => {
@@ -135,6 +154,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       cached.checkedAt = checkedAt;
       return cached;
     }
+    // A live revision changed by another process (admin CLI) is noticed here, not by the feed.
+    if (cached !== undefined) forgetBodies(cached);
     if (sites.size >= MAX_CACHED_SITES) sites.delete(sites.keys().next().value!);
     cached = { site, checkedAt, targets: new Map() };
     sites.set(name, cached);

@@ -40,4 +40,17 @@ describe('createLruCache', () => {
     expect(cache.weight).toBe(6);
     expect(cache.get('a')).toBe('two');
   });
+
+  it('deletes a key and gives its weight back; deleting a missing key changes nothing', () => {
+    const cache = createLruCache<string>(10);
+    cache.set('a', 'one', 6);
+    cache.set('b', 'two', 3);
+    cache.delete('a');
+    cache.delete('missing');
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.weight).toBe(3);
+    expect(cache.size).toBe(1);
+    cache.set('c', 'three', 7);
+    expect(cache.get('b')).toBe('two');
+  });
 });
