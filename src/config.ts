@@ -131,6 +131,15 @@ const HOST_PATTERN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-
  * Builds the configuration from `PLINTH_*` variables. Collects every problem before failing so an
  * operator fixes them all in one go; the result is frozen.
  */
+/**
+ * HTTP threads when PLINTH_THREADS is unset: one per core but one. The spare core runs what is
+ * not serving (the main thread's commits and sweeps, the ingest pool, TLS or a proxy in front)
+ * so visitors' threads are never preempted by it; measured in bench/RESULTS.md.
+ */
+export function defaultHttpThreads(cores: number): number {
+  return Math.max(1, cores - 1);
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const problems: string[] = [];
 
@@ -161,7 +170,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   };
 
   const port = int('PLINTH_PORT', 8080, 0, 65535);
-  const threads = int('PLINTH_THREADS', availableParallelism(), 1, 256);
+  const threads = int('PLINTH_THREADS', defaultHttpThreads(availableParallelism()), 1, 256);
   const listenHost = (env.PLINTH_LISTEN_HOST ?? '0.0.0.0').trim();
   const dataDir = resolve(env.PLINTH_DATA_DIR?.trim() || './data');
   const logLevelRaw = (env.PLINTH_LOG_LEVEL ?? 'info').trim().toLowerCase();
@@ -207,7 +216,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 
   const serve: ServeConfig = {
     cacheBytes: int('PLINTH_CACHE_MB', 64, 0, 65536) * 1024 * 1024,
-    streamThresholdBytes: int('PLINTH_STREAM_THRESHOLD_KB', 1024, 16, 1024 * 1024) * 1024,
+    streamThresholdBytes: int('PLINTH_STREAM_THRESHOLD_KB', 16 * 1024, 16, 1024 * 1024) * 1024,
     maxUrlBytes: int('PLINTH_MAX_URL_BYTES', 4096, 256, 65536),
     appUrl: publicUrls.app,
   };

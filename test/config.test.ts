@@ -1,12 +1,25 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, siteUrl } from '../src/config.js';
+import { defaultHttpThreads, loadConfig, siteUrl } from '../src/config.js';
+
+describe('defaultHttpThreads', () => {
+  it.each([
+    [1, 1],
+    [2, 1],
+    [4, 3],
+    [8, 7],
+    [64, 63],
+  ])('%i cores → %i HTTP threads (one core left for commits, sweeps and ingest)', (cores, threads) => {
+    expect(defaultHttpThreads(cores)).toBe(threads);
+  });
+});
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
     expect(config.port).toBe(8080);
     expect(config.dataDir.endsWith('/data')).toBe(true);
-    expect(config.threads).toBeGreaterThanOrEqual(1);
+    expect(config.threads).toBe(defaultHttpThreads(availableParallelism()));
     expect(config.hosts).toEqual({
       docs: 'localhost',
       api: 'api.localhost',
