@@ -138,6 +138,33 @@ export function sendError(res: HttpResponse, err: unknown, log: Logger, options:
   sendJson(res, status, body, headers, options);
 }
 
+/**
+ * Ends a response with a body held in memory (a cached file) without letting uWS copy it: `end`
+ * would buffer whatever the socket does not take at once, a copy per slow client; `tryEnd` sends
+ * what fits, and the rest goes from `onWritable` out of the same buffer. Call it from the request
+ * handler, after the status and headers are written.
+ */
+export function endFromMemory(res: HttpResponse, body: Buffer): void {
+  const start = res.getWriteOffset();
+  const [ok, done] = res.tryEnd(body, body.byteLength);
+  if (done) {
+    markFinished(res);
+    return;
+  }
+  if (ok) return;
+  trackAbort(res);
+  res.onWritable((offset) => {
+    if (isAborted(res)) return true;
+    let sent = false;
+    res.cork(() => {
+      const [ok, done] = res.tryEnd(body.subarray(offset - start), body.byteLength);
+      if (done) markFinished(res);
+      sent = ok;
+    });
+    return sent;
+  });
+}
+
 export interface StreamFileOptions {
   path: string;
   /** First byte to send, inclusive. */

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import type { ServeConfig } from '../config.js';
 import { isCompressibleType, isHtmlType } from '../content-types.js';
-import { streamFile, writeResponse, type Headers } from '../http.js';
+import { endFromMemory, statusLine, streamFile, writeResponse, type Headers } from '../http.js';
 import type { Logger } from '../log.js';
 import { hasBadge } from '../plans.js';
 import type { Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
@@ -85,6 +85,9 @@ const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 const SITE_TTL_MS = 1000;
 const MAX_CACHED_SITES = 100_000;
 const MAX_TARGETS_PER_SITE = 10_000;
+// Cached bodies up to this size go out with `end` (uWS may copy what the socket does not take at
+// once, a small cost); larger ones are sent from the cached buffer with backpressure instead.
+const END_COPY_MAX_BYTES = 64 * 1024;
 // Badged pages are compressed on first use; past this size the page is served uncompressed
 // rather than holding a serving thread in a long synchronous compression.
 const MAX_BADGE_COMPRESS_BYTES = 2 * 1024 * 1024;
@@ -278,7 +281,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     }
     const body = readBlob(entry, encoding);
     res.writeHeader('Content-Type', prepared.full);
-    res.end(body.bytes);
+    if (body.bytes.byteLength <= END_COPY_MAX_BYTES) res.end(body.bytes);
+    else endFromMemory(res, body.bytes);
     return true;
   };
 
@@ -366,7 +370,11 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
     if (body) {
       const whole = start === 0 && end === size - 1;
-      return writeResponse(res, status, headers, whole ? body.bytes : body.bytes.subarray(start, end + 1), { head });
+      const bytes = whole ? body.bytes : body.bytes.subarray(start, end + 1);
+      if (head || bytes.byteLength <= END_COPY_MAX_BYTES) return writeResponse(res, status, headers, bytes, { head });
+      if (status !== 200) res.writeStatus(statusLine(status));
+      for (const name in headers) res.writeHeader(name, headers[name]!);
+      return endFromMemory(res, bytes);
     }
     if (head) return writeResponse(res, status, headers, '', { head, headLength: end - start + 1 });
     streamFile(res, { path: store.blobs.pathOf(entry.sha256, encoding), start, end, status, headers, log });
