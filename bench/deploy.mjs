@@ -122,7 +122,7 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 200)); // let the log line reach the file
     const phases = readFileSync(join(work, 'plinth.log'), 'utf8').split('\n').filter((line) => line.includes('deploy.timing')).slice(-(archives.length + 1)).map((line) => JSON.parse(line));
     results.push({ label, bytes: sizeOf(archives[0]), floor: median(floors), deploy: median(deploys), redeploy: again.ms, floors, deploys, phases });
-    log(`${label}: floor ${fmt(median(floors))}, deploy ${fmt(median(deploys))} (${(median(deploys) / median(floors)).toFixed(2)}×), redeploy ${fmt(again.ms)}; phases ${phases.map((p) => `${p.uploadMs}/${p.unpackMs}/${p.commitMs}`).join(' ')}`);
+    log(`${label}: floor ${fmt(median(floors))}, deploy ${fmt(median(deploys))} (${(median(deploys) / median(floors)).toFixed(2)}×), redeploy ${fmt(again.ms)}; phases ${phases.map((p) => `${p.uploadMs ?? "–"}/${p.unpackMs}/${p.commitMs}`).join(' ')}`);
   }
 
   // Serving p99 on a 2 KB page, alone and during one 90 MB deploy: each "during" window starts
@@ -204,7 +204,7 @@ try {
     '',
     'Where the time goes, per deploy above (Plinth\'s `deploy.timing` log: upload = body on disk, unpack = ingest worker, commit = LMDB transaction):',
     '',
-    ...results.flatMap((r) => r.phases.map((p, i) => `- ${r.label}${i === r.phases.length - 1 ? ' (redeploy)' : ''}: upload ${p.uploadMs} ms, unpack ${p.unpackMs} ms, commit ${p.commitMs} ms; end to end ${Math.round(i === r.phases.length - 1 ? r.redeploy : r.deploys[i])} ms; floor ${i < r.floors.length ? Math.round(r.floors[i]) + ' ms' : '–'}`)),
+    ...results.flatMap((r) => r.phases.map((p, i) => `- ${r.label}${i === r.phases.length - 1 ? ' (redeploy)' : ''}: upload ${p.uploadMs ?? "–"} ms, unpack ${p.unpackMs} ms, commit ${p.commitMs} ms; end to end ${Math.round(i === r.phases.length - 1 ? r.redeploy : r.deploys[i])} ms; floor ${i < r.floors.length ? Math.round(r.floors[i]) + ' ms' : '–'}`)),
     '',
     `Serving a 2 KB page (autocannon, 32 connections, saturating the 2 cores) in ${windows} windows with one 90 MB deploy each (a ${(sizeOf(huge) / 1e6).toFixed(1)} MB archive of 61 files, taking ${deployMs.map((ms) => `${ms}`).join(', ')} ms; the window runs from its first byte to its 201) and ${windows} 1-second windows without; each window follows a ${WARMUP_S} s warm-up on the same connections that is left out of the statistics; medians of the windows.`,
     '',

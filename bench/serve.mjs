@@ -3,7 +3,9 @@
 //
 // Env: BENCH_DURATION (s, default 8), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (64),
 //      BENCH_TARGETS (plinth,nginx,ceiling), BENCH_LOADGENS (wrk,autocannon),
-//      BENCH_SCENARIOS (page2k,script60k,pages,sites,revalidate), BENCH_SITES (10000), BENCH_PAGES (1000), PLINTH_THREADS (cores), BENCH_NGINX_WORKERS (1,<cores>),
+//      BENCH_SCENARIOS (page2k,script60k,image200k,file5m,file50m,pages,sites,revalidate),
+//      BENCH_SITES (10000), BENCH_PAGES (1000), PLINTH_THREADS (unset: Plinth's default),
+//      BENCH_NGINX_WORKERS (1,<cores>),
 //      BENCH_ROUNDS (1; >1 reports the median round per cell), BENCH_NO_WRITE=1 to print without
 //      touching RESULTS.md.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { MAIN_SITE, makeMainSite, makeSharedSmallFiles, makeSmallSite, pagePath, siteName, writeSite } from './lib/corpus.mjs';
 import { loadContentTypes, mapLimit, openPublisher } from './lib/publish.mjs';
 import { startNginx, writeNginxConfig } from './lib/nginx.mjs';
-import { freePort, httpGet, readMemory, sampleMemory, startChild, stopChild, waitReady } from './lib/proc.mjs';
+import { startLighttpd, writeLighttpdConfig } from './lib/lighttpd.mjs';
+import { ensureTools, freePort, httpGet, readMemory, sampleMemory, startChild, stopChild, waitReady } from './lib/proc.mjs';
 import { runWrk } from './lib/wrk.mjs';
 import { runAutocannon } from './lib/autocannon.mjs';
 import { machineInfo, renderSection, writeResultsFile } from './lib/report.mjs';
@@ -31,11 +34,12 @@ const cfg = {
   seconds: Number(env.BENCH_DURATION ?? 8),
   warmup: Number(env.BENCH_WARMUP ?? 2),
   connections: Number(env.BENCH_CONNECTIONS ?? 64),
-  targets: list(env.BENCH_TARGETS, 'plinth,nginx,ceiling'),
+  targets: list(env.BENCH_TARGETS, 'plinth,nginx,lighttpd,ceiling'),
   gens: list(env.BENCH_LOADGENS, 'wrk,autocannon'),
   siteCount: Number(env.BENCH_SITES ?? 10000),
   pageCount: Number(env.BENCH_PAGES ?? 1000),
-  plinthThreads: Number(env.PLINTH_THREADS || cores),
+  // Unset: measured as a new user runs it, with the thread count Plinth picks by itself.
+  plinthThreads: env.PLINTH_THREADS ? Number(env.PLINTH_THREADS) : undefined,
   nginxWorkers: [...new Set(list(env.BENCH_NGINX_WORKERS, `1,${cores}`).map(Number))],
   rounds: Math.max(1, Number(env.BENCH_ROUNDS ?? 1)),
 };
@@ -96,6 +100,22 @@ function scenarios(corpus) {
       checks: [{ host: mainHost, path: '/app.js', body: corpus.main.get('app.js') }],
     },
     {
+      id: 'image200k', title: '200 KB image `/hero.png`',
+      forTarget: () => ({ path: '/hero.png', headers: host }),
+      checks: [{ host: mainHost, path: '/hero.png', body: corpus.main.get('hero.png') }],
+    },
+    {
+      id: 'file5m', title: '5 MB video `/media/clip.mp4`',
+      forTarget: () => ({ path: '/media/clip.mp4', headers: host }),
+      checks: [{ host: mainHost, path: '/media/clip.mp4', body: corpus.main.get('media/clip.mp4') }],
+    },
+    {
+      // 64 clients each pulling 50 MB would only measure wrk's 2 s timeout; 4 is a few downloads.
+      id: 'file50m', title: '50 MB video `/media/film.mp4` (4 connections)', connections: 4,
+      forTarget: () => ({ path: '/media/film.mp4', headers: host }),
+      checks: [{ host: mainHost, path: '/media/film.mp4', body: corpus.main.get('media/film.mp4') }],
+    },
+    {
       id: 'pages', title: `${cfg.pageCount.toLocaleString('en-US')}-page rotation`,
       forTarget: () => ({
         path: '/', headers: host,
@@ -105,6 +125,8 @@ function scenarios(corpus) {
       checks: [0, lastPage].map((i) => ({ host: mainHost, path: `/${pagePath(i)}`, body: corpus.main.get(pagePath(i)) })),
     },
     {
+      // lighttpd's evhost answers a share of a fast host rotation with 403, so it sits this one out.
+      skip: ['lighttpd'],
       id: 'sites', title: `many-sites rotation (${cfg.siteCount.toLocaleString('en-US')} hosts, \`/\`)`,
       forTarget: () => ({
         path: '/', headers: {},
@@ -131,7 +153,7 @@ async function preflight(target, port, scs, notes) {
   target.headerBytes = headerBytes(first);
   target.headerNames = first.rawHeaders.filter((_, i) => i % 2 === 0).join(', ');
   for (const sc of scs) {
-    if (target.id === 'ceiling' && !sc.withCeiling) continue;
+    if ((target.id === 'ceiling' && !sc.withCeiling) || sc.skip?.includes(target.kind)) continue;
     for (const c of sc.checks) {
       const res = await httpGet(port, c.host, c.path, c.revalidate ? { 'If-None-Match': target.etag ?? '' } : {});
       const status = c.status ?? 200;
@@ -151,8 +173,8 @@ async function measureCell(target, sc, gen, commands) {
   const scenario = sc.forTarget(target);
   const { port } = target;
   const run = gen === 'wrk'
-    ? (seconds) => runWrk({ port, seconds, connections: cfg.connections, scenario, benchDir })
-    : (seconds) => runAutocannon({ port, seconds, connections: cfg.connections, scenario });
+    ? (seconds) => runWrk({ port, seconds, connections: sc.connections ?? cfg.connections, scenario, benchDir })
+    : (seconds) => runAutocannon({ port, seconds, connections: sc.connections ?? cfg.connections, scenario });
   if (cfg.warmup > 0) await run(cfg.warmup);
   const r = await run(cfg.seconds);
   // Same command for every server bar the port: list each once, with $PORT.
@@ -171,11 +193,22 @@ async function startTarget(target, nginxTypes) {
     target.child = startNginx(conf, work);
     return `nginx -c ${conf} -p ${work} -e ${join(work, 'nginx-error.log')}`;
   }
+  if (target.kind === 'lighttpd') {
+    const conf = writeLighttpdConfig({ workDir: work, sitesDir, port, siteDomain, mainSite: MAIN_SITE, types: nginxTypes });
+    target.child = startLighttpd(conf, work);
+    return `lighttpd -D -f ${conf}`;
+  }
   const [script, tenv, logName] = target.kind === 'plinth'
-    ? [join(root, 'dist/main.js'), { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_THREADS: String(cfg.plinthThreads), PLINTH_LOG_LEVEL: 'warn' }, 'plinth.log']
+    ? [join(root, 'dist/main.js'), { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, ...(cfg.plinthThreads ? { PLINTH_THREADS: String(cfg.plinthThreads) } : {}), PLINTH_LOG_LEVEL: 'warn' }, 'plinth.log']
     : [join(benchDir, 'ceiling.mjs'), { CEILING_PORT: String(port), CEILING_BODY: join(sitesDir, MAIN_SITE, 'index.html') }, 'ceiling.log'];
   target.child = startChild(process.execPath, [script], { env: tenv, cwd: root, logPath: join(work, logName) });
   return `${Object.entries(tenv).map(([k, v]) => `${k}=${v}`).join(' ')} node ${script.slice(root.length + 1)}`;
+}
+
+/** The HTTP thread count Plinth picks with no PLINTH_THREADS, from its own config code. */
+async function defaultThreads() {
+  const { loadConfig } = await import(new URL('../dist/config.js', import.meta.url).href);
+  return loadConfig({}).threads;
 }
 
 const median = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor((runs.length - 1) / 2)];
@@ -185,6 +218,7 @@ async function main() {
   // Other work on these few cores skews every cell; record it so a noisy run is visible.
   const loadStart = os.loadavg()[0];
   if (loadStart > 0.5) log(`WARNING load average is ${loadStart.toFixed(2)} before the run: other processes compete for the cores`);
+  await ensureTools();
   const machine = await machineInfo(root);
   log(`targets ${cfg.targets.join(',')}; generators ${cfg.gens.join(',')}; ${cfg.rounds} round(s) of ${cfg.seconds}s (+${cfg.warmup}s warm-up) × ${cfg.connections} connections`);
   if (cfg.targets.includes('plinth') && !existsSync(join(root, 'dist/main.js'))) throw new Error('dist/main.js missing: run `npm run build`, or set BENCH_TARGETS=nginx,ceiling');
@@ -195,11 +229,14 @@ async function main() {
   const servers = [];
 
   const nginxTypes = {};
-  for (const ext of ['html', 'css', 'js', 'svg', 'png']) nginxTypes[ext] = corpus.types.typeOf(`x.${ext}`);
+  for (const ext of ['html', 'css', 'js', 'svg', 'png', 'mp4']) nginxTypes[ext] = corpus.types.typeOf(`x.${ext}`);
 
   const plan = [];
-  if (cfg.targets.includes('plinth')) plan.push({ id: 'plinth', label: `Plinth, ${cfg.plinthThreads} thread${cfg.plinthThreads > 1 ? 's' : ''}`, kind: 'plinth' });
+  const threads = cfg.plinthThreads ?? (await defaultThreads());
+  const threadLabel = `${threads} thread${threads > 1 ? 's' : ''}`;
+  if (cfg.targets.includes('plinth')) plan.push({ id: 'plinth', label: cfg.plinthThreads ? `Plinth, ${threadLabel}` : `Plinth, default (${threadLabel})`, kind: 'plinth' });
   if (cfg.targets.includes('nginx')) for (const w of cfg.nginxWorkers) plan.push({ id: `nginx-${w}`, label: `nginx, ${w} worker${w > 1 ? 's' : ''}`, kind: 'nginx', workers: w });
+  if (cfg.targets.includes('lighttpd')) plan.push({ id: 'lighttpd', label: 'lighttpd', kind: 'lighttpd' });
   if (cfg.targets.includes('ceiling')) plan.push({ id: 'ceiling', label: 'ceiling (uWS, 1 thread)', kind: 'ceiling' });
   const labels = Object.fromEntries(plan.map((t) => [t.id, t.label]));
 
@@ -224,7 +261,7 @@ async function main() {
     for (let round = 0; round < cfg.rounds; round++) {
       if (cfg.rounds > 1) log(`round ${round + 1}/${cfg.rounds}`);
       for (const sc of scs) {
-        const targets = plan.filter((t) => t.kind !== 'ceiling' || sc.withCeiling);
+        const targets = plan.filter((t) => (t.kind !== 'ceiling' || sc.withCeiling) && !sc.skip?.includes(t.kind));
         // Rotate the order each round so no server always goes first (or right after a heavy one).
         const ordered = targets.map((_, i) => targets[(i + round) % targets.length]);
         for (const gen of cfg.gens) {
@@ -246,12 +283,12 @@ async function main() {
       for (const t of plan) if (byT[t.id]) ((results[gen] ??= {})[id] ??= {})[t.id] = median(byT[t.id]);
     }
   }
-  const memory = sampled ? { ...sampled, startRss, threads: cfg.plinthThreads } : null;
+  const memory = sampled ? { ...sampled, startRss, threads } : null;
 
   const hdr = plan.map((t) => `${t.label} ${t.headerBytes} B (${t.headerNames})`).join('; ');
   const setup = [
     `Corpus (bench/.work, rebuilt each run): site \`${MAIN_SITE}\` with a 2,048 B \`index.html\`, 60 KB \`app.js\`, 200 KB \`hero.png\` and ${cfg.pageCount.toLocaleString('en-US')} pages of 1–3 KB; plus ${cfg.siteCount.toLocaleString('en-US')} sites \`s00000\`… of 5 files (index.html with a unique line, about.html, style.css, app.js, logo.svg). Written in ${(corpus.writeMs / 1000).toFixed(1)} s${corpus.publishMs !== null ? `; published into Plinth's store directly (plan \`builder\`, no badge) in ${(corpus.publishMs / 1000).toFixed(1)} s` : ''}. Content types: ${corpus.types.source}.`,
-    `Servers: Plinth with PLINTH_THREADS=${cfg.plinthThreads} (all cores: ${cores}); nginx ${cfg.nginxWorkers.map((w) => `${w} worker${w > 1 ? 's' : ''}`).join(' and ')} (sendfile, tcp_nopush, open_file_cache max=20000, access_log off, keepalive_requests 100000, reuseport), each scenario compared against the better of the two; the ceiling is \`bench/ceiling.mjs\`, one uWS thread answering the same 2 KB bytes from memory.`,
+    `Servers: Plinth with ${cfg.plinthThreads ? `PLINTH_THREADS=${cfg.plinthThreads}` : `its default settings (${threadLabel} on ${cores} cores)`}; lighttpd ${machine.lighttpd} (one process, sendfile, same headers and host routing); nginx ${cfg.nginxWorkers.map((w) => `${w} worker${w > 1 ? 's' : ''}`).join(' and ')} (sendfile, tcp_nopush, open_file_cache max=20000, access_log off, keepalive_requests 100000, reuseport), each scenario compared against the better of the two; the ceiling is \`bench/ceiling.mjs\`, one uWS thread answering the same 2 KB bytes from memory.`,
     'Fair responses: nginx gets the same Content-Type strings, Cache-Control, X-Content-Type-Options, Referrer-Policy and Vary as Plinth; the ceiling sends the headers Plinth sends for an HTML file. No request carries Accept-Encoding, so every server sends identical identity bytes (checked before measuring).',
     `Response headers for \`/\`: ${hdr}.`,
     `Load: ${cfg.connections} keep-alive connections, ${cfg.warmup} s warm-up (discarded) then ${cfg.seconds} s measured per cell${cfg.rounds > 1 ? `, median of ${cfg.rounds} rounds` : ''}; all servers run side by side and each scenario measures them back to back; to 127.0.0.1 with the site's Host header. wrk: 1 thread, rotations via bench/wrk/*.lua (prebuilt requests). autocannon ${machine.autocannon}: programmatic, one thread, rotations as \`requests\` arrays; its latency histogram has 1 ms resolution. With 64 connections on ${cores} shared cores, p99 mostly measures scheduling (server threads and the generator take turns), so it swings between runs.`,

@@ -47,13 +47,26 @@ function png(bytes, rand) {
   return buf;
 }
 
-/** bench-main: 2 KB index.html, 60 KB app.js, 200 KB hero.png, `pageCount` pages of 1–3 KB. */
+/** Incompressible bytes of a video file, filled fast (32-bit words). */
+function media(bytes, seed) {
+  const words = new Uint32Array(Math.ceil(bytes / 4));
+  const rand = mulberry32(seed);
+  for (let i = 0; i < words.length; i++) words[i] = rand() * 4294967296;
+  return Buffer.from(words.buffer, 0, bytes);
+}
+
+/**
+ * bench-main: 2 KB index.html, 60 KB app.js, 200 KB hero.png, a 5 MB and a 50 MB video,
+ * `pageCount` pages of 1–3 KB.
+ */
 export function makeMainSite(pageCount) {
   const rand = mulberry32(42);
   const files = new Map();
   files.set('index.html', htmlPage('Bench main', 'The 2 KB page.', 2048, rand));
   files.set('app.js', script(60 * 1024, rand));
   files.set('hero.png', png(200 * 1024, rand));
+  files.set('media/clip.mp4', media(5 * 1024 * 1024, 5));
+  files.set('media/film.mp4', media(50 * 1024 * 1024, 50));
   files.set('style.css', Buffer.from('body{font:16px/1.5 system-ui;margin:2rem auto;max-width:40rem}\nh1{font-size:2rem}\n'));
   for (let i = 0; i < pageCount; i++) {
     files.set(pagePath(i), htmlPage(`Page ${i}`, `Page number ${i}.`, 1024 + Math.floor(rand() * 2048), rand));

@@ -119,3 +119,24 @@ export function runCapture(cmd, args, opts = {}) {
     child.once('exit', (code) => resolve({ code, stdout: out, stderr: err }));
   });
 }
+
+/**
+ * Installs the reference servers and wrk from Debian packages when one is missing (the bench
+ * needs them side by side in the same run). Needs root, as on the benchmark machines.
+ */
+export async function ensureTools(commands = { nginx: 'nginx', lighttpd: 'lighttpd', wrk: 'wrk' }) {
+  const missing = [];
+  for (const [command, pkg] of Object.entries(commands)) {
+    const { code } = await runCapture('sh', ['-c', `command -v ${command}`]);
+    if (code !== 0) missing.push(pkg);
+  }
+  if (missing.length === 0) return;
+  console.log(`[bench] installing ${missing.join(', ')} (apt-get)`);
+  const run = (args) => runCapture('apt-get', args, { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  let result = await run(['install', '-y', '--no-install-recommends', ...missing]);
+  if (result.code !== 0) {
+    await run(['update']);
+    result = await run(['install', '-y', '--no-install-recommends', ...missing]);
+  }
+  if (result.code !== 0) throw new Error(`could not install ${missing.join(', ')}: ${result.stderr.slice(-500)}\nInstall them (apt-get install -y ${missing.join(' ')}) and run again.`);
+}
