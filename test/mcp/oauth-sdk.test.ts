@@ -31,7 +31,10 @@ beforeAll(async () => {
   browser = await launchBrowser();
   // The app's loopback redirect URI (RFC 8252): where the browser lands with the code.
   callback = createServer((req, res) => {
-    lastCallback = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+    // Only the redirect itself counts: the browser's later /favicon.ico request to the same
+    // origin must not replace the parameters the test reads.
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname === '/callback') lastCallback = url.searchParams;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<!doctype html><html lang="en"><head><title>Done</title></head><body><p>You can close this window.</p></body></html>');
   });
