@@ -236,11 +236,12 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
    */
   function compressAfterPublish(revisionId: string, sha256s: string[]): void {
     if (sha256s.length === 0) return;
+    const started = performance.now();
     deps.ingest
       .compress({ dataDir: config.dataDir, sha256s })
       .then((made) => store.recordEncodings(revisionId, new Map(Object.entries(made))))
       .then(
-        (files) => log.debug({ revision: revisionId, files }, 'deploy.compressed'),
+        (files) => log.info({ revision: revisionId, files, compressMs: Math.round(performance.now() - started) }, 'deploy.compressed'),
         (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),
       );
   }
