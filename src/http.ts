@@ -165,6 +165,52 @@ export function endFromMemory(res: HttpResponse, body: Buffer): void {
   });
 }
 
+/** A small request body being collected in memory. */
+export interface CollectedBody {
+  /** The whole body; rejects with `tooLarge()` once more than `maxBytes` arrived. */
+  done: Promise<Buffer>;
+  /** True once the client finished sending (the connection can be kept). */
+  finished(): boolean;
+  /** Stops keeping chunks; the rest of the body is read and dropped. */
+  discard(): void;
+}
+
+/**
+ * Collects a small body (JSON, forms, MCP messages). Must be attached synchronously in the
+ * handler: uWS hands chunks only to an `onData` attached at once. Past the cap the rest is
+ * drained and dropped, so the connection stays usable.
+ */
+export function collectBody(res: HttpResponse, maxBytes: number, tooLarge: () => Error): CollectedBody {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let finished = false;
+  let dropped = false;
+  const done = new Promise<Buffer>((resolve, reject) => {
+    res.onData((chunk, isLast) => {
+      if (isLast) finished = true;
+      if (dropped) return;
+      received += chunk.byteLength;
+      if (received > maxBytes) {
+        dropped = true;
+        reject(tooLarge());
+        return;
+      }
+      // uWS neuters the chunk after this callback: copy it.
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) resolve(Buffer.concat(chunks));
+    });
+  });
+  // The caller may fail before awaiting the body; never an unhandled rejection.
+  done.catch(() => undefined);
+  return {
+    done,
+    finished: () => finished,
+    discard: () => {
+      dropped = true;
+    },
+  };
+}
+
 export interface StreamFileOptions {
   path: string;
   /** First byte to send, inclusive. */

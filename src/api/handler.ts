@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { isAborted, sendError, sendJson, trackAbort, type Headers } from '../http.js';
+import { collectBody, isAborted, sendError, sendJson, trackAbort, type Headers } from '../http.js';
 import type { Logger } from '../log.js';
 import { MAX_JSON_BODY_BYTES } from '../plans.js';
 import type { Caller, Operations } from '../sites/index.js';
@@ -74,35 +74,19 @@ interface BodyReader {
 
 /** Collects a small JSON body; `too_large` past the cap, `bad_request` for invalid JSON. */
 function readJsonBody(res: HttpResponse, maxBytes: number): BodyReader {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  let finished = false;
-  let failed = false;
-  const done = new Promise<unknown>((resolve, reject) => {
-    res.onData((chunk, isLast) => {
-      if (failed) return;
-      received += chunk.byteLength;
-      if (received > maxBytes) {
-        failed = true;
-        reject(new ServiceError('too_large', `A request body here can be at most ${Math.round(maxBytes / 1024)} KB.`));
-        return;
-      }
-      // uWS neuters the chunk after this callback: copy it.
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (!isLast) return;
-      finished = true;
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (text.trim() === '') return resolve(undefined);
-      try {
-        resolve(JSON.parse(text));
-      } catch {
-        reject(new ServiceError('bad_request', 'The request body is not valid JSON.', { agentMessage: 'Send a JSON object with Content-Type: application/json.' }));
-      }
-    });
+  const body = collectBody(res, maxBytes, () => new ServiceError('too_large', `A request body here can be at most ${Math.round(maxBytes / 1024)} KB.`));
+  const done = body.done.then((bytes) => {
+    const text = bytes.toString('utf8');
+    if (text.trim() === '') return undefined;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new ServiceError('bad_request', 'The request body is not valid JSON.', { agentMessage: 'Send a JSON object with Content-Type: application/json.' });
+    }
   });
   // The endpoint may fail before awaiting the body; never an unhandled rejection.
   done.catch(() => undefined);
-  return { done, finished: () => finished };
+  return { done, finished: body.finished };
 }
 
 /** The JSON body as an object, or a 400 naming what was expected. */

@@ -1,6 +1,6 @@
 import { parse as parseCookies } from 'cookie';
 import { ServiceError } from '../errors.js';
-import { copyRequestBasics } from '../http.js';
+import { collectBody, copyRequestBasics, type CollectedBody } from '../http.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 
 /** What a page handler may use after its first await: copied out of uWS's short-lived request. */
@@ -48,30 +48,7 @@ export function copyRequest(res: HttpResponse, req: HttpRequest): Omit<AppReques
   };
 }
 
-/**
- * Collects a small body (forms, OAuth requests). Must be attached synchronously in the handler.
- * Rejects with `too_large` past `maxBytes` (the rest is dropped).
- */
-export function readBody(res: HttpResponse, maxBytes: number): { done: Promise<Buffer>; finished(): boolean } {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  let finished = false;
-  let failed = false;
-  const done = new Promise<Buffer>((resolve, reject) => {
-    res.onData((chunk, isLast) => {
-      if (isLast) finished = true;
-      if (failed) return;
-      received += chunk.byteLength;
-      if (received > maxBytes) {
-        failed = true;
-        reject(new ServiceError('too_large', `A form can send at most ${Math.round(maxBytes / 1024)} KB.`));
-        return;
-      }
-      // uWS neuters the chunk after this callback: copy it.
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) resolve(Buffer.concat(chunks));
-    });
-  });
-  done.catch(() => undefined);
-  return { done, finished: () => finished };
+/** Collects a small body (forms, OAuth requests). Must be attached synchronously in the handler. */
+export function readBody(res: HttpResponse, maxBytes: number): CollectedBody {
+  return collectBody(res, maxBytes, () => new ServiceError('too_large', `A form can send at most ${Math.round(maxBytes / 1024)} KB.`));
 }

@@ -7,7 +7,7 @@ import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTrans
 import { clientAddress, networkOf } from '../client-network.js';
 import type { Config } from '../config.js';
 import { ServiceError, toErrorBody } from '../errors.js';
-import { isAborted, markFinished, sendError, sendResponse, spoolBody, SpoolError, statusLine, trackAbort, type Headers } from '../http.js';
+import { collectBody, isAborted, markFinished, sendError, sendResponse, spoolBody, SpoolError, statusLine, trackAbort, type Headers } from '../http.js';
 import type { Logger } from '../log.js';
 import { MAX_MCP_REQUEST_BYTES } from '../plans.js';
 import { OAUTH_SCOPE, type Caller, type Operations } from '../sites/index.js';
@@ -263,33 +263,13 @@ interface BodySource {
   discard(): void;
 }
 
-/** A small body, collected in memory (uWS hands chunks only to an `onData` attached at once). */
+/** A small body, collected in memory. */
 function memoryBody(res: HttpResponse, maxBytes: number): BodySource {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  let finished = false;
-  let failed = false;
-  const done = new Promise<ReceivedBody>((resolve, reject) => {
-    res.onData((chunk, isLast) => {
-      if (isLast) finished = true;
-      if (failed) return;
-      received += chunk.byteLength;
-      if (received > maxBytes) {
-        failed = true;
-        reject(new SpoolError('too_large', 'The body is larger than it said.'));
-        return;
-      }
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) resolve({ kind: 'memory', bytes: Buffer.concat(chunks), path: '', size: received });
-    });
-  });
-  done.catch(() => undefined);
+  const body = collectBody(res, maxBytes, () => new SpoolError('too_large', 'The body is larger than it said.'));
   return {
-    read: () => done,
-    drain: async () => finished,
-    discard: () => {
-      failed = true;
-    },
+    read: () => body.done.then((bytes): ReceivedBody => ({ kind: 'memory', bytes, path: '', size: bytes.byteLength })),
+    drain: async () => body.finished(),
+    discard: body.discard,
   };
 }
 
