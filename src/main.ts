@@ -92,9 +92,21 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * Young-generation cap of an HTTP thread's V8 heap. Left to itself V8 grows each thread's young
+ * generation to 48 MB under steady traffic and gives it back only at an occasional memory-reducing
+ * GC, so resident memory saw-toothed by about 35 MB per thread. Serving allocates little that
+ * outlives a request, so a 12 MB cap (4 MB semi-spaces) costs a few more cheap scavenges and keeps
+ * memory flat.
+ */
+const HTTP_THREAD_YOUNG_GEN_MB = 12;
+
 function startThread(config: Readonly<Config>, port: number, index: number, log: Logger): Promise<{ worker: Worker; boundPort: number }> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./http-thread.js', import.meta.url), { workerData: { config, port, index } });
+    const worker = new Worker(new URL('./http-thread.js', import.meta.url), {
+      workerData: { config, port, index },
+      resourceLimits: { maxYoungGenerationSizeMb: HTTP_THREAD_YOUNG_GEN_MB },
+    });
     const onMessage = (message: ThreadMessage): void => {
       if (message.type === 'listening') {
         worker.off('message', onMessage);
