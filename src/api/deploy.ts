@@ -38,6 +38,7 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
   mkdirSync(spoolDir, { recursive: true });
 
   return (res, req) => {
+    const arrived = performance.now();
     const request = readRequest(res, req, []);
     trackAbort(res);
     const declared = request.headers['content-length'];
@@ -59,7 +60,7 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
           manifest: request.query.get('manifest') ?? undefined,
         });
         const bytes = await spool.done;
-        const outcome = await pending.finish({ spoolPath, bytes });
+        const outcome = await pending.finish({ spoolPath, bytes, uploadMs: Math.round(performance.now() - arrived) });
         sendJson(res, 201, outcome.view);
       } catch (err) {
         if (isAborted(res)) return;

@@ -31,6 +31,8 @@ export interface DeployRequest {
 export interface DeployBody {
   spoolPath: string;
   bytes: number;
+  /** How long the body took to arrive, for the timing log. */
+  uploadMs?: number;
 }
 
 /** The SPEC 4.1 response body. */
@@ -99,7 +101,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         const files = assemble(decision, result, fields.patch === true ? fields.deleted ?? [] : undefined);
         const outcome = await publish(decision, files, result.skipped, fields.patch === true);
         const ms = (from: number, to: number): number => Math.round(to - from);
-        log.info({ revision: outcome.revisionId, bytes: body.bytes, files: files.size, unpackMs: ms(started, unpacked), commitMs: ms(unpacked, performance.now()) }, 'deploy.timing');
+        log.info({ revision: outcome.revisionId, bytes: body.bytes, files: files.size, uploadMs: body.uploadMs, unpackMs: ms(started, unpacked), commitMs: ms(unpacked, performance.now()) }, 'deploy.timing');
         compressAfterPublish(outcome.revisionId, result.pendingVariants);
         return outcome;
       },
