@@ -10,6 +10,9 @@ export interface LruCache<V> {
   /** Stores a value unless its weight alone exceeds the budget. */
   set(key: string, value: V, weight: number): void;
   delete(key: string): void;
+  /** Adds `delta` to a stored entry's weight (a value that grew), evicting others if needed. */
+  adjust(key: string, delta: number): void;
+  values(): IterableIterator<V>;
   readonly weight: number;
   readonly size: number;
 }
@@ -29,6 +32,8 @@ export function createLruCache<V>(budget: number): LruCache<V> {
     // stored is never the victim of its own insert.
     for (const [key, slot] of entries) {
       if (total <= budget) return;
+      // Only the entry being kept is left: it may stay over budget until something else is stored.
+      if (entries.size === 1 && key === keep) return;
       entries.delete(key);
       if (slot.used || key === keep) {
         slot.used = false;
@@ -63,6 +68,16 @@ export function createLruCache<V>(budget: number): LruCache<V> {
       if (slot === undefined) return;
       total -= slot.weight;
       entries.delete(key);
+    },
+    adjust(key, delta) {
+      const slot = entries.get(key);
+      if (slot === undefined) return;
+      slot.weight += delta;
+      total += delta;
+      if (total > budget) evict(key);
+    },
+    *values() {
+      for (const slot of entries.values()) yield slot.value;
     },
     get weight() {
       return total;

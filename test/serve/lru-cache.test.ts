@@ -53,4 +53,37 @@ describe('createLruCache', () => {
     cache.set('c', 'three', 7);
     expect(cache.get('b')).toBe('two');
   });
+
+  it('grows an entry with adjust and evicts others to stay within budget, never the grown one', () => {
+    const cache = createLruCache<string>(10);
+    cache.set('a', 'A', 3);
+    cache.set('b', 'B', 3);
+    cache.adjust('b', 5); // b now weighs 8: a goes
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.get('b')).toBe('B');
+    expect(cache.weight).toBe(8);
+    cache.adjust('b', 10); // alone and over budget: kept until something else is stored
+    expect(cache.get('b')).toBe('B');
+    expect(cache.weight).toBe(18);
+    cache.set('c', 'C', 2);
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.weight).toBe(2);
+  });
+
+  it('gives weight back with a negative adjust; adjusting a missing key changes nothing', () => {
+    const cache = createLruCache<string>(10);
+    cache.set('a', 'A', 8);
+    cache.adjust('a', -6);
+    cache.adjust('missing', 100);
+    expect(cache.weight).toBe(2);
+    cache.set('b', 'B', 8);
+    expect(cache.get('a')).toBe('A');
+  });
+
+  it('lists its values, and deleting while listing is safe', () => {
+    const cache = createLruCache<string>(100);
+    for (const key of ['a', 'b', 'c']) cache.set(key, key.toUpperCase(), 1);
+    for (const value of cache.values()) if (value === 'B') cache.delete('b');
+    expect([...cache.values()]).toEqual(['A', 'C']);
+  });
 });
