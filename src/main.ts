@@ -52,8 +52,6 @@ async function main(): Promise<void> {
     threads.push(worker);
     port = boundPort;
   }
-  printBanner(config, port);
-  log.info({ port, threads: threads.length }, 'server.listening');
   const stopSweeper =
     config.sweepIntervalMs > 0
       ? startSweeper({ store, log: log.child({ area: 'sweeper' }), blobGraceMs: config.blobGraceMs, intervalMs: config.sweepIntervalMs })
@@ -90,6 +88,9 @@ async function main(): Promise<void> {
       process.exit(1);
     });
   }
+  // Announced only once a stop signal would be handled: tools start sending (and stopping) at the banner.
+  printBanner(config, port);
+  log.info({ port, threads: threads.length }, 'server.listening');
 }
 
 /**

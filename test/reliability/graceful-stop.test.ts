@@ -49,6 +49,15 @@ afterEach(() => killMain(main));
 describe('graceful stop (SIGTERM)', () => {
   beforeAll(() => undefined);
 
+  it('handles a SIGTERM sent the moment the banner appears', async () => {
+    // Tools start using (and stopping) the server at the banner, so the handler must already be in place.
+    for (let i = 0; i < 3; i++) {
+      main = await startMain(mainEnv(tempDir('plinth-stop-at-banner-')));
+      main.child.kill('SIGTERM');
+      expect(await main.exited).toEqual({ code: 0, signal: null });
+    }
+  });
+
   it('lets a deploy that is uploading finish and publish, then exits 0', async () => {
     const f = await fixture();
     main = await startMain(mainEnv(f.dataDir, { PLINTH_STOP_GRACE_S: String(GRACE_S) }));
