@@ -139,29 +139,50 @@ export function sendError(res: HttpResponse, err: unknown, log: Logger, options:
 }
 
 /**
+ * Most bytes of one in-memory body handed to the kernel per event-loop turn. Without a bound a
+ * 5 MB file goes out in one `send` as large as the socket buffer allows (up to 4 MB on loopback),
+ * and connections that became writable later wait behind it; nginx bounds `sendfile` the same way.
+ */
+const MEMORY_SLICE_BYTES = 1024 * 1024;
+
+/**
  * Ends a response with a body held in memory (a cached file) without letting uWS copy it: `end`
  * would buffer whatever the socket does not take at once, a copy per slow client; `tryEnd` sends
- * what fits, and the rest goes from `onWritable` out of the same buffer. Call it from the request
- * handler, after the status and headers are written.
+ * what fits, and the rest goes from `onWritable` out of the same buffer. Bodies over one slice go
+ * out a slice per turn, so a few large files cannot starve other connections. Call it from the
+ * request handler, after the status and headers are written.
  */
 export function endFromMemory(res: HttpResponse, body: Buffer): void {
+  const total = body.byteLength;
   const start = res.getWriteOffset();
-  const [ok, done] = res.tryEnd(body, body.byteLength);
-  if (done) {
-    markFinished(res);
-    return;
-  }
-  if (ok) return;
+  let finished = false;
+  // Sends the next slice from `sent` bytes in; true when the socket took all of it.
+  const sendFrom = (sent: number): boolean => {
+    const [ok, done] = res.tryEnd(total - sent > MEMORY_SLICE_BYTES ? body.subarray(sent, sent + MEMORY_SLICE_BYTES) : body.subarray(sent), total);
+    if (done) {
+      finished = true;
+      markFinished(res);
+    } else if (ok) {
+      // All of the slice went out and no writable event will come: continue next turn.
+      setImmediate(nextTurn);
+    }
+    return ok;
+  };
+  const nextTurn = (): void => {
+    if (finished || isAborted(res)) return;
+    res.cork(() => void sendFrom(res.getWriteOffset() - start));
+  };
+
+  sendFrom(0);
+  if (finished) return;
   trackAbort(res);
   res.onWritable((offset) => {
-    if (isAborted(res)) return true;
-    let sent = false;
+    if (finished || isAborted(res)) return true;
+    let ok = false;
     res.cork(() => {
-      const [ok, done] = res.tryEnd(body.subarray(offset - start), body.byteLength);
-      if (done) markFinished(res);
-      sent = ok;
+      ok = sendFrom(offset - start);
     });
-    return sent;
+    return ok;
   });
 }
 
