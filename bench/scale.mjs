@@ -24,6 +24,7 @@ if (COUNTS.some((n) => !Number.isInteger(n) || n < 0)) throw new Error(`SCALE_CO
 const BATCH = Number(process.env.SCALE_BATCH ?? 500);
 // Requests in flight during the visits, over as many keep-alive connections.
 const CONCURRENCY = Number(process.env.SCALE_CONCURRENCY ?? 32);
+const PROBES = Number(process.env.SCALE_PROBES ?? 100_000);
 // The default site domain (PLINTH_SITE_DOMAIN, src/config.ts).
 const SITE_DOMAIN = 'sites.localhost';
 const SEGMENTS = 10;
@@ -188,7 +189,22 @@ function startServer(dataDir, logPath) {
 }
 
 /** Visits every site's index page once, `CONCURRENCY` at a time; every answer must be 200 with its page. */
-async function visitAll(port, count) {
+function visitAll(port, count) {
+  return visit(port, count, (i) => ({ host: `${siteName(i)}.${SITE_DOMAIN}`, path: '/', status: 200, body: indexPage(i) }));
+}
+
+/**
+ * `count` requests for distinct made-up paths of 1,000 characters spread over the sites, as a
+ * client probing random URLs would send: each is resolved (a 404) and may be cached by the
+ * server, so this shows whether that memory is bounded.
+ */
+function probeRandomPaths(port, count, sites) {
+  const filler = 'x'.repeat(980);
+  return visit(port, count, (i) => ({ host: `${siteName(i % sites)}.${SITE_DOMAIN}`, path: `/${i.toString(36).padStart(8, '0')}-${filler}.png`, status: 404 }));
+}
+
+/** Sends `count` requests, `CONCURRENCY` at a time; `target(i)` names each and what must come back. */
+async function visit(port, count, target) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY, timeout: 5000 });
   const latencies = new Float64Array(count);
   const failures = [];
@@ -196,22 +212,23 @@ async function visitAll(port, count) {
   const get = (i) =>
     new Promise((resolve) => {
       const started = performance.now();
-      const req = http.request({ host: '127.0.0.1', port, path: '/', agent, headers: { host: `${siteName(i)}.${SITE_DOMAIN}` } }, (res) => {
+      const want = target(i);
+      const req = http.request({ host: '127.0.0.1', port, path: want.path, agent, headers: { host: want.host } }, (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
         res.on('end', () => {
           latencies[i] = performance.now() - started;
-          if (res.statusCode !== 200) failures.push(`${siteName(i)}: status ${res.statusCode}`);
-          else if (!Buffer.concat(chunks).equals(indexPage(i))) failures.push(`${siteName(i)}: wrong body`);
+          if (res.statusCode !== want.status) failures.push(`${want.host}: status ${res.statusCode}`);
+          else if (want.body && !Buffer.concat(chunks).equals(want.body)) failures.push(`${want.host}: wrong body`);
           resolve();
         });
         res.on('error', (err) => {
-          failures.push(`${siteName(i)}: ${err.message}`);
+          failures.push(`${want.host}: ${err.message}`);
           resolve();
         });
       });
       req.on('error', (err) => {
-        failures.push(`${siteName(i)}: ${err.message}`);
+        failures.push(`${want.host}: ${err.message}`);
         resolve();
       });
       req.end();
@@ -266,6 +283,9 @@ async function measure(count) {
     const warm = await visitAll(port, count);
     const afterWarm = memoryOf(pid);
     if (count > 0) log(`  warm visits: ${warm.requestsPerSecond} req/s, p99 ${warm.p99Ms} ms, ${warm.failures} failed; RSS ${(afterWarm.rss / MiB).toFixed(1)} MiB`);
+    const probes = count > 0 ? await probeRandomPaths(port, PROBES, count) : null;
+    const afterProbes = count > 0 ? memoryOf(pid) : null;
+    if (probes) log(`  ${PROBES.toLocaleString('en-US')} random 1,000-character paths: ${probes.requestsPerSecond} req/s, ${probes.failures} failed; RSS ${(afterProbes.rss / MiB).toFixed(1)} MiB`);
 
     const stopStarted = performance.now();
     server.child.kill('SIGTERM');
@@ -279,9 +299,10 @@ async function measure(count) {
       populate: populate_,
       disk: { lmdbBytes: lmdb.bytes, lmdbAllocatedBytes: lmdb.allocatedBytes, blobFiles: blobs.files, blobBytes: blobs.bytes, blobAllocatedBytes: blobs.allocatedBytes },
       startup: { bannerMs: Math.round(bannerMs), threads },
-      memory: { afterStart, afterCold, afterWarm },
+      memory: { afterStart, afterCold, afterWarm, afterProbes },
       cold,
       warm,
+      probes,
       stop: { ms: stopMs, code: exit.code },
     };
   } finally {
@@ -300,14 +321,14 @@ const perSite = (b) => (b === null ? '–' : `${(b / 1024).toFixed(1)} KiB`);
 
 function tables(runs) {
   const rows = [];
-  rows.push('| Sites | Publish (store) | LMDB file | Blobs on disk | Start-up to banner | RSS after start | RSS after 1st visits (cold) | RSS after 2nd visits (warm) | RSS per site, cold / warm |');
-  rows.push('|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  rows.push(`| Sites | Publish (store) | LMDB file | Blobs on disk | Start-up to banner | RSS after start | RSS after 1st visits (cold) | RSS after 2nd visits (warm) | RSS after ${n0(PROBES)} random paths | RSS per site, cold / warm |`);
+  rows.push('|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of runs) {
     const m = r.memory;
     const publish = r.sites === 0 ? '–' : `${(r.populate.ms / 1000).toFixed(1)} s, ${n0(r.populate.sitesPerSecond)} sites/s`;
     const split = (x) => `${mib(x.rss)} MiB (${mib(x.anon)} anon + ${mib(x.file)} file)`;
     rows.push(
-      `| ${n0(r.sites)} | ${publish} | ${mib(r.disk.lmdbBytes)} MiB | ${n0(r.disk.blobFiles)} files, ${mib(r.disk.blobAllocatedBytes)} MiB | ${n0(r.startup.bannerMs)} ms | ${split(m.afterStart)} | ${r.sites === 0 ? '–' : split(m.afterCold)} | ${r.sites === 0 ? '–' : split(m.afterWarm)} | ${perSite(r.rssPerSiteBytes.cold)} / ${perSite(r.rssPerSiteBytes.warm)} |`,
+      `| ${n0(r.sites)} | ${publish} | ${mib(r.disk.lmdbBytes)} MiB | ${n0(r.disk.blobFiles)} files, ${mib(r.disk.blobAllocatedBytes)} MiB | ${n0(r.startup.bannerMs)} ms | ${split(m.afterStart)} | ${r.sites === 0 ? '–' : split(m.afterCold)} | ${r.sites === 0 ? '–' : split(m.afterWarm)} | ${m.afterProbes ? split(m.afterProbes) : '–'} | ${perSite(r.rssPerSiteBytes.cold)} / ${perSite(r.rssPerSiteBytes.warm)} |`,
     );
   }
   const visits = ['| Sites | 1st visits (cold): req/s | p50 | p99 | max | 2nd visits (warm): req/s | p50 | p99 | max | failed | Stop (SIGTERM) |', '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|'];

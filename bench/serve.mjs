@@ -5,7 +5,10 @@
 //      BENCH_TARGETS (plinth,nginx,ceiling), BENCH_LOADGENS (wrk,autocannon),
 //      BENCH_SCENARIOS (page2k,script60k,image200k,file5m,file50m,pages,sites,revalidate),
 //      BENCH_SITES (10000), BENCH_PAGES (1000), PLINTH_THREADS (unset: Plinth's default),
-//      BENCH_NGINX_WORKERS (1,<cores>),
+//      BENCH_PLINTH_THREADS (a list such as 1,2,3: one Plinth per count, side by side; the first
+//      is the one the ratios use), BENCH_NGINX_WORKERS (1,<cores>),
+//      BENCH_SERVER_CPUS / BENCH_LOADGEN_CPUS (taskset lists, e.g. 0 and 1: servers on one core,
+//      wrk on the other, to simulate a smaller machine),
 //      BENCH_ROUNDS (1; >1 reports the median round per cell), BENCH_NO_WRITE=1 to print without
 //      touching RESULTS.md.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +33,8 @@ const dataDir = join(work, 'data');
 const env = process.env;
 const list = (v, d) => (v ?? d).split(',').map((s) => s.trim()).filter(Boolean);
 const cores = os.availableParallelism();
+// Cores the servers may use: all of them, or the BENCH_SERVER_CPUS set.
+const serverCores = process.env.BENCH_SERVER_CPUS ? cpuCount(process.env.BENCH_SERVER_CPUS) : cores;
 const cfg = {
   seconds: Number(env.BENCH_DURATION ?? 8),
   warmup: Number(env.BENCH_WARMUP ?? 2),
@@ -40,7 +45,10 @@ const cfg = {
   pageCount: Number(env.BENCH_PAGES ?? 1000),
   // Unset: measured as a new user runs it, with the thread count Plinth picks by itself.
   plinthThreads: env.PLINTH_THREADS ? Number(env.PLINTH_THREADS) : undefined,
-  nginxWorkers: [...new Set(list(env.BENCH_NGINX_WORKERS, `1,${cores}`).map(Number))],
+  plinthThreadList: list(env.BENCH_PLINTH_THREADS, '').map(Number),
+  serverCpus: env.BENCH_SERVER_CPUS || undefined,
+  loadgenCpus: env.BENCH_LOADGEN_CPUS || undefined,
+  nginxWorkers: [...new Set(list(env.BENCH_NGINX_WORKERS, `1,${serverCores}`).map(Number))],
   rounds: Math.max(1, Number(env.BENCH_ROUNDS ?? 1)),
 };
 const siteDomain = 'sites.localhost';
@@ -173,7 +181,7 @@ async function measureCell(target, sc, gen, commands) {
   const scenario = sc.forTarget(target);
   const { port } = target;
   const run = gen === 'wrk'
-    ? (seconds) => runWrk({ port, seconds, connections: sc.connections ?? cfg.connections, scenario, benchDir })
+    ? (seconds) => runWrk({ port, seconds, connections: sc.connections ?? cfg.connections, scenario, benchDir, cpus: cfg.loadgenCpus })
     : (seconds) => runAutocannon({ port, seconds, connections: sc.connections ?? cfg.connections, scenario });
   if (cfg.warmup > 0) await run(cfg.warmup);
   const r = await run(cfg.seconds);
@@ -190,25 +198,34 @@ async function startTarget(target, nginxTypes) {
   target.port = port;
   if (target.kind === 'nginx') {
     const conf = writeNginxConfig({ workDir: work, sitesDir, port, workers: target.workers, siteDomain, mainSite: MAIN_SITE, types: nginxTypes });
-    target.child = startNginx(conf, work);
+    target.child = startNginx(conf, work, cfg.serverCpus);
     return `nginx -c ${conf} -p ${work} -e ${join(work, 'nginx-error.log')}`;
   }
   if (target.kind === 'lighttpd') {
     const conf = writeLighttpdConfig({ workDir: work, sitesDir, port, siteDomain, mainSite: MAIN_SITE, types: nginxTypes });
-    target.child = startLighttpd(conf, work);
+    target.child = startLighttpd(conf, work, cfg.serverCpus);
     return `lighttpd -D -f ${conf}`;
   }
   const [script, tenv, logName] = target.kind === 'plinth'
-    ? [join(root, 'dist/main.js'), { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, ...(cfg.plinthThreads ? { PLINTH_THREADS: String(cfg.plinthThreads) } : {}), PLINTH_LOG_LEVEL: 'warn' }, 'plinth.log']
+    ? [join(root, 'dist/main.js'), { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, ...(target.threads ? { PLINTH_THREADS: String(target.threads) } : {}), PLINTH_LOG_LEVEL: 'warn' }, `${target.id}.log`]
     : [join(benchDir, 'ceiling.mjs'), { CEILING_PORT: String(port), CEILING_BODY: join(sitesDir, MAIN_SITE, 'index.html') }, 'ceiling.log'];
-  target.child = startChild(process.execPath, [script], { env: tenv, cwd: root, logPath: join(work, logName) });
+  target.child = startChild(process.execPath, [script], { env: tenv, cwd: root, logPath: join(work, logName), cpus: cfg.serverCpus });
   return `${Object.entries(tenv).map(([k, v]) => `${k}=${v}`).join(' ')} node ${script.slice(root.length + 1)}`;
 }
 
 /** The HTTP thread count Plinth picks with no PLINTH_THREADS, from its own config code. */
-async function defaultThreads() {
-  const { loadConfig } = await import(new URL('../dist/config.js', import.meta.url).href);
-  return loadConfig({}).threads;
+async function defaultThreads(cpus) {
+  const { defaultHttpThreads, loadConfig } = await import(new URL('../dist/config.js', import.meta.url).href);
+  // Pinned with taskset, Plinth sees only those cores (libuv reads the affinity mask).
+  return cpus ? defaultHttpThreads(cpuCount(cpus)) : loadConfig({}).threads;
+}
+
+/** Cores in a taskset list such as `0`, `0,1` or `0-3`. */
+function cpuCount(cpus) {
+  return cpus.split(',').reduce((n, part) => {
+    const [a, b] = part.split('-').map(Number);
+    return n + (b === undefined ? 1 : b - a + 1);
+  }, 0);
 }
 
 const median = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor((runs.length - 1) / 2)];
@@ -232,9 +249,15 @@ async function main() {
   for (const ext of ['html', 'css', 'js', 'svg', 'png', 'mp4']) nginxTypes[ext] = corpus.types.typeOf(`x.${ext}`);
 
   const plan = [];
-  const threads = cfg.plinthThreads ?? (await defaultThreads());
+  const threads = cfg.plinthThreads ?? (await defaultThreads(cfg.serverCpus));
   const threadLabel = `${threads} thread${threads > 1 ? 's' : ''}`;
-  if (cfg.targets.includes('plinth')) plan.push({ id: 'plinth', label: cfg.plinthThreads ? `Plinth, ${threadLabel}` : `Plinth, default (${threadLabel})`, kind: 'plinth' });
+  if (cfg.targets.includes('plinth')) {
+    if (cfg.plinthThreadList.length > 0) {
+      cfg.plinthThreadList.forEach((n, i) => plan.push({ id: i === 0 ? 'plinth' : `plinth-${n}`, label: `Plinth, ${n} thread${n > 1 ? 's' : ''}${n === threads ? ' (default)' : ''}`, kind: 'plinth', threads: n }));
+    } else {
+      plan.push({ id: 'plinth', label: cfg.plinthThreads ? `Plinth, ${threadLabel}` : `Plinth, default (${threadLabel})`, kind: 'plinth', threads: cfg.plinthThreads });
+    }
+  }
   if (cfg.targets.includes('nginx')) for (const w of cfg.nginxWorkers) plan.push({ id: `nginx-${w}`, label: `nginx, ${w} worker${w > 1 ? 's' : ''}`, kind: 'nginx', workers: w });
   if (cfg.targets.includes('lighttpd')) plan.push({ id: 'lighttpd', label: 'lighttpd', kind: 'lighttpd' });
   if (cfg.targets.includes('ceiling')) plan.push({ id: 'ceiling', label: 'ceiling (uWS, 1 thread)', kind: 'ceiling' });
@@ -288,11 +311,11 @@ async function main() {
   const hdr = plan.map((t) => `${t.label} ${t.headerBytes} B (${t.headerNames})`).join('; ');
   const setup = [
     `Corpus (bench/.work, rebuilt each run): site \`${MAIN_SITE}\` with a 2,048 B \`index.html\`, 60 KB \`app.js\`, 200 KB \`hero.png\` and ${cfg.pageCount.toLocaleString('en-US')} pages of 1–3 KB; plus ${cfg.siteCount.toLocaleString('en-US')} sites \`s00000\`… of 5 files (index.html with a unique line, about.html, style.css, app.js, logo.svg). Written in ${(corpus.writeMs / 1000).toFixed(1)} s${corpus.publishMs !== null ? `; published into Plinth's store directly (plan \`builder\`, no badge) in ${(corpus.publishMs / 1000).toFixed(1)} s` : ''}. Content types: ${corpus.types.source}.`,
-    `Servers: Plinth with ${cfg.plinthThreads ? `PLINTH_THREADS=${cfg.plinthThreads}` : `its default settings (${threadLabel} on ${cores} cores)`}; lighttpd ${machine.lighttpd} (one process, sendfile, same headers and host routing); nginx ${cfg.nginxWorkers.map((w) => `${w} worker${w > 1 ? 's' : ''}`).join(' and ')} (sendfile, tcp_nopush, open_file_cache max=20000, access_log off, keepalive_requests 100000, reuseport), each scenario compared against the better of the two; the ceiling is \`bench/ceiling.mjs\`, one uWS thread answering the same 2 KB bytes from memory.`,
+    `Servers: Plinth with ${cfg.plinthThreads ? `PLINTH_THREADS=${cfg.plinthThreads}` : `its default settings (${threadLabel} on ${serverCores} core${serverCores > 1 ? 's' : ''})`}; lighttpd ${machine.lighttpd} (one process, sendfile, same headers and host routing); nginx ${cfg.nginxWorkers.map((w) => `${w} worker${w > 1 ? 's' : ''}`).join(' and ')} (sendfile, tcp_nopush, open_file_cache max=20000, access_log off, keepalive_requests 100000, reuseport), each scenario compared against the better of the two; the ceiling is \`bench/ceiling.mjs\`, one uWS thread answering the same 2 KB bytes from memory.`,
     'Fair responses: nginx gets the same Content-Type strings, Cache-Control, X-Content-Type-Options, Referrer-Policy and Vary as Plinth; the ceiling sends the headers Plinth sends for an HTML file. No request carries Accept-Encoding, so every server sends identical identity bytes (checked before measuring).',
     `Response headers for \`/\`: ${hdr}.`,
     `Load: ${cfg.connections} keep-alive connections, ${cfg.warmup} s warm-up (discarded) then ${cfg.seconds} s measured per cell${cfg.rounds > 1 ? `, median of ${cfg.rounds} rounds` : ''}; all servers run side by side and each scenario measures them back to back; to 127.0.0.1 with the site's Host header. wrk: 1 thread, rotations via bench/wrk/*.lua (prebuilt requests). autocannon ${machine.autocannon}: programmatic, one thread, rotations as \`requests\` arrays; its latency histogram has 1 ms resolution. With 64 connections on ${cores} shared cores, p99 mostly measures scheduling (server threads and the generator take turns), so it swings between runs.`,
-    `Load generator and servers share the same ${cores} cores. Total run time ${((Date.now() - started) / 60000).toFixed(1)} min. 1-minute load average: ${loadStart.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end (the bench alone keeps 2–3 threads busy).`,
+    `${cfg.serverCpus ? `Servers pinned to CPU ${cfg.serverCpus} and the load generator to CPU ${cfg.loadgenCpus ?? 'any'} (taskset).` : `Load generator and servers share the same ${cores} cores.`} Total run time ${((Date.now() - started) / 60000).toFixed(1)} min. 1-minute load average: ${loadStart.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end (the bench alone keeps 2–3 threads busy).`,
   ];
   if (loadStart > 0.5) notes.push(`The machine was busy before the run (load average ${loadStart.toFixed(2)}): other processes competed for the cores, so these numbers are noisy. Re-run on an idle machine.`);
   const allCommands = [commands[0], '', '# servers (ports are picked free each run; $PORT below)', ...servers, '', '# load, per server (autocannon runs programmatically; shown as the equivalent CLI)', ...commands.slice(1)];

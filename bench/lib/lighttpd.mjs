@@ -40,6 +40,6 @@ $HTTP["url"] =~ "(\\.html|/)$" {
 }
 
 /** Starts lighttpd in the foreground (-D) so the child PID is the server; stop it by PID. */
-export function startLighttpd(confPath, workDir) {
-  return startChild('lighttpd', ['-D', '-f', confPath], { logPath: join(workDir, 'lighttpd-stdout.log') });
+export function startLighttpd(confPath, workDir, cpus) {
+  return startChild('lighttpd', ['-D', '-f', confPath], { logPath: join(workDir, 'lighttpd-stdout.log'), cpus });
 }

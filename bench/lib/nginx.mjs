@@ -71,8 +71,9 @@ ${typeLines}
 }
 
 /** Starts nginx in the foreground (daemon off) so the child PID is the master; stop it by PID. */
-export function startNginx(confPath, workDir) {
+export function startNginx(confPath, workDir, cpus) {
   return startChild('nginx', ['-c', confPath, '-p', workDir, '-e', join(workDir, 'nginx-error.log')], {
     logPath: join(workDir, 'nginx-stdout.log'),
+    cpus,
   });
 }

@@ -19,10 +19,12 @@ export function freePort() {
   });
 }
 
-/** Spawns a child whose stdout/stderr go to `logPath`; rejects `exited` if it dies early. */
-export function startChild(cmd, args, { env, cwd, logPath }) {
+/** Spawns a child whose stdout/stderr go to `logPath` (pinned to `cpus`, a taskset list, if given). */
+export function startChild(cmd, args, { env, cwd, logPath, cpus }) {
   const fd = openSync(logPath, 'a');
-  const child = spawn(cmd, args, { env: { ...process.env, ...env }, cwd, stdio: ['ignore', fd, fd] });
+  // taskset execs the command, so the PID stays the server's own.
+  const [file, argv] = cpus ? ['taskset', ['-c', cpus, cmd, ...args]] : [cmd, args];
+  const child = spawn(file, argv, { env: { ...process.env, ...env }, cwd, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   child.exitInfo = null;
   child.exited = new Promise((resolve) => {

@@ -48,9 +48,10 @@ export function wrkArgs({ port, seconds, connections, scenario, benchDir }) {
 
 export async function runWrk(opts) {
   const args = wrkArgs(opts);
-  const { code, stdout, stderr } = await runCapture('wrk', args);
+  const [file, argv] = opts.cpus ? ['taskset', ['-c', opts.cpus, 'wrk', ...args]] : ['wrk', args];
+  const { code, stdout, stderr } = await runCapture(file, argv);
   if (code !== 0) throw new Error(`wrk exited ${code}: ${stderr || stdout}`);
-  return { ...parseWrk(stdout), command: `wrk ${args.map(shellQuote).join(' ')}`, raw: stdout };
+  return { ...parseWrk(stdout), command: `${opts.cpus ? `taskset -c ${opts.cpus} ` : ''}wrk ${args.map(shellQuote).join(' ')}`, raw: stdout };
 }
 
 export function shellQuote(s) {
