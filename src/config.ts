@@ -218,7 +218,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 
   const serve: ServeConfig = {
     cacheBytes: int('PLINTH_CACHE_MB', 64, 0, 65536) * 1024 * 1024,
-    siteCacheBytes: int('PLINTH_SITE_CACHE_MB', 32, 0, 65536) * 1024 * 1024,
+    siteCacheBytes: int('PLINTH_SITE_CACHE_MB', 64, 0, 65536) * 1024 * 1024,
     streamThresholdBytes: int('PLINTH_STREAM_THRESHOLD_KB', 16 * 1024, 16, 1024 * 1024) * 1024,
     maxUrlBytes: int('PLINTH_MAX_URL_BYTES', 4096, 256, 65536),
     appUrl: publicUrls.app,
