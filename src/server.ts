@@ -8,7 +8,7 @@ import { ServiceError } from './errors.js';
 import { holdIfUnfinished, sendError } from './http.js';
 import type { Logger } from './log.js';
 import { createIngestPool } from './ingest/index.js';
-import { createSiteServer, routeHost } from './serve/index.js';
+import { createSiteServer, routeHost, type SiteCacheStats } from './serve/index.js';
 import { createMailer, createOperations, type ClientMetadataFetcher } from './sites/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createUploadPacer } from './upload-pacer.js';
@@ -37,6 +37,7 @@ export interface ServerStats {
   ingestTasks: number;
   /** Responses still owed after their handler returned (uploads, deploys, API calls, streamed files). */
   unanswered: number;
+  cache: SiteCacheStats;
 }
 
 export interface StartServerOptions {
@@ -165,6 +166,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closing ??= close(closeOptions.graceMs ?? config.stopGraceMs, closeOptions.hurry);
       return closing;
     },
-    stats: () => ({ ingestTasks: ingest.unpacksStarted, unanswered: pending.size }),
+    stats: () => ({ ingestTasks: ingest.unpacksStarted, unanswered: pending.size, cache: sites.cacheStats() }),
   };
 }

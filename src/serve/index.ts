@@ -1,3 +1,3 @@
 /** Published-site serving: Host routing and the site request handler. */
-export { createSiteServer, type SiteServer, type SiteServerOptions } from './site-server.js';
+export { createSiteServer, type SiteCacheStats, type SiteServer, type SiteServerOptions } from './site-server.js';
 export { routeHost, type HostRoute } from './host-route.js';

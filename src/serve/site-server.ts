@@ -28,6 +28,15 @@ export interface SiteServerOptions {
 export interface SiteServer {
   /** Answers one request for the site `siteName` (already taken from the Host header). */
   handle(res: HttpResponse, req: HttpRequest, siteName: string): void;
+  /** What this thread's caches hold, against their budgets. */
+  cacheStats(): SiteCacheStats;
+}
+
+export interface SiteCacheStats {
+  bodyBytes: number;
+  sites: number;
+  /** Estimated bytes of cached site records and resolved URLs. */
+  siteBytes: number;
 }
 
 /**
@@ -428,6 +437,6 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     }
   };
 
-  return { handle };
+  return { handle, cacheStats: () => ({ bodyBytes: bodies.weight, sites: sites.size, siteBytes: sites.weight }) };
 }
 

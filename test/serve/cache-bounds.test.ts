@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { afterEach, expect, it } from 'vitest';
+import { request } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { publishSite } from '../helpers/sites.js';
+
+// Regressions found by the soak and the scale bench: what a thread caches stays within bounds.
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const get = (site: string, path = '/') => request({ port: server!.port, host: `${site}.sites.localhost`, path });
+
+it('drops the cached bodies of a revision once the site moves on', async () => {
+  server = await startTestServer();
+  const first = randomBytes(2 * 1024 * 1024);
+  const { revision } = await publishSite(server.store, 'moving', { 'index.html': '<p>one</p>', 'video.mp4': first });
+  expect((await get('moving', '/video.mp4')).body.equals(first)).toBe(true);
+  expect(server.stats().cache.bodyBytes).toBeGreaterThanOrEqual(first.byteLength);
+
+  const files = new Map([['index.html', await server.store.blobs.putFile(Buffer.from('<p>two</p>'), 'text/html; charset=utf-8', { compress: false })]]);
+  expect((await server.store.commitRevision({ site: 'moving', baseRevision: revision, files, kind: 'deploy', createdBy: 'admin' })).ok).toBe(true);
+  expect((await get('moving')).text).toContain('two');
+  expect(server.stats().cache.bodyBytes).toBeLessThan(first.byteLength);
+});
+
+it('keeps site records and resolved URLs within PLINTH_SITE_CACHE_MB, however many sites and paths are asked for', async () => {
+  server = await startTestServer({ PLINTH_SITE_CACHE_MB: '1' });
+  const names = Array.from({ length: 40 }, (_, i) => `many-${i}`);
+  for (const name of names) await publishSite(server.store, name, { 'index.html': `<p>${name}</p>` });
+  const long = 'p'.repeat(900);
+  for (let i = 0; i < 1200; i++) {
+    const name = names[i % names.length]!;
+    const res = await get(name, `/${i}-${long}.png`);
+    expect(res.status).toBe(404);
+  }
+  const { cache } = server.stats();
+  expect(cache.siteBytes).toBeLessThanOrEqual(1024 * 1024);
+  // The budget was reached and trimmed, not merely unused: ~2 KB per path over 1,200 paths.
+  expect(cache.siteBytes).toBeGreaterThan(512 * 1024);
+  for (const name of names.slice(0, 5)) expect((await get(name)).text).toContain(name);
+});
