@@ -2,14 +2,14 @@
 // count (0, 10,000 and 100,000 by default; SCALE_COUNTS=1000,10000 for a quick run) a fresh data
 // directory is filled through the store (as an operator's import would), the real server is started
 // on it with its default settings, and every site's index page is visited twice over loopback
-// (cold, then warm), each answer checked. Writes bench/results/scale.json and the scale section of
+// (cold, then warm), then 100,000 random long paths are asked for (SCALE_PROBES), each answer
+// checked. Writes bench/results/scale.json and the scale section of
 // bench/RESULTS.md (BENCH_NO_WRITE=1 skips both). Usage: npm run bench:scale
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { contentTypeFor } from '../dist/content-types.js';
 import { openStore } from '../dist/store/index.js';
@@ -272,9 +272,6 @@ async function measure(count) {
     const { port, threads, bannerMs } = await server.ready;
     const pid = server.child.pid;
     const afterStart = memoryOf(pid);
-    // main.ts arms its SIGTERM handler just after printing the banner; a signal in that gap ends
-    // the process with the default action (seen 4 times in 10 with a SIGTERM sent at the banner).
-    await sleep(1000);
     log(`  server up in ${Math.round(bannerMs)} ms (${threads} HTTP thread${threads === 1 ? '' : 's'}), RSS ${(afterStart.rss / MiB).toFixed(1)} MiB`);
 
     const cold = await visitAll(port, count);
@@ -385,7 +382,7 @@ const threads = runs[0]?.startup.threads;
 const section = [
   '## Scale: sites and memory (`npm run bench:scale`)',
   '',
-  `Run ${machine.date}, commit \`${machine.commit}\`: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.kernel}, Node ${machine.node}; a shared VM with another long test running beside it. Load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(', ')}.`,
+  `Run ${machine.date}, commit \`${machine.commit}\`: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.kernel}, Node ${machine.node}. Load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(', ')}.`,
   '',
   `For each count a fresh data directory is filled through the store (\`openStore\`, \`blobs.putFile\` without a sync per file, one \`blobs.flush()\` and ${BATCH} concurrent \`commitRevision\`s per batch of ${BATCH} sites): 3 files per site (index.html unique to the site, style.css and about.html shared by 20 and 100 sites), ${n0(bytesPerSite)} bytes per site, plan \`builder\` (no badge), no compressed variants. Then \`node dist/main.js\` starts with its default settings (${threads} HTTP thread${threads === 1 ? '' : 's'} on ${machine.cores} cores, \`PLINTH_CACHE_MB\` ${process.env.PLINTH_CACHE_MB ?? 64}) and every site's \`/\` is fetched twice with \`Host: <name>.${SITE_DOMAIN}\`, ${CONCURRENCY} requests in flight over keep-alive connections, each answer checked (200 and the site's own bytes). RSS is VmRSS of the whole process (/proc/<pid>/status), split into anonymous memory (JavaScript heaps, caches, native buffers) and mapped file pages (the node binary, about 53 MiB, and the LMDB map: page cache the kernel can reclaim); per site = (RSS after the visits − RSS of the empty server after start) / sites. "Cold" means the server's caches were empty; the files were still in the OS page cache from publishing. The visit rates are bounded by the Node client on the same 2 cores; \`npm run bench:serve\` measures serving throughput.`,
   '',
