@@ -276,7 +276,8 @@ async function main() {
       await waitReady(target.child, target.port, mainHost, '/', 30000);
       log(`${target.label} ready on 127.0.0.1:${target.port} (pid ${target.child.pid})`);
       await preflight(target, target.port, scs, notes);
-      if (target.kind === 'plinth') {
+      // Memory is sampled for the Plinth the ratios use (the first, when several run).
+      if (target.id === 'plinth') {
         startRss = readMemory(target.child.pid).rss;
         sampler = sampleMemory(target.child.pid);
       }
