@@ -7,6 +7,10 @@
  */
 export interface LruCache<V> {
   get(key: string): V | undefined;
+  /** Like `get`, but returns the stored entry itself, for a caller that keeps it to skip the lookup. */
+  entry(key: string): LruEntry<V> | undefined;
+  /** The value of a kept entry, marked as used; undefined once it was evicted, replaced or deleted. */
+  use(entry: LruEntry<V>): V | undefined;
   /** Stores a value unless its weight alone exceeds the budget. */
   set(key: string, value: V, weight: number): void;
   delete(key: string): void;
@@ -17,8 +21,13 @@ export interface LruCache<V> {
   readonly size: number;
 }
 
+/** A stored entry. Its value is dropped when it leaves the cache, so keeping one holds no memory. */
+export interface LruEntry<V> {
+  readonly value: V | undefined;
+}
+
 interface Slot<V> {
-  value: V;
+  value: V | undefined;
   weight: number;
   used: boolean;
 }
@@ -40,6 +49,7 @@ export function createLruCache<V>(budget: number): LruCache<V> {
         entries.set(key, slot);
       } else {
         total -= slot.weight;
+        slot.value = undefined;
       }
     }
     if (total > budget) evict(keep);
@@ -52,11 +62,22 @@ export function createLruCache<V>(budget: number): LruCache<V> {
       slot.used = true;
       return slot.value;
     },
+    entry(key) {
+      const slot = entries.get(key);
+      if (slot !== undefined) slot.used = true;
+      return slot;
+    },
+    use(entry) {
+      const slot = entry as Slot<V>;
+      if (slot.value !== undefined) slot.used = true;
+      return slot.value;
+    },
     set(key, value, weight) {
       if (weight > budget) return;
       const previous = entries.get(key);
       if (previous) {
         total -= previous.weight;
+        previous.value = undefined;
         entries.delete(key);
       }
       entries.set(key, { value, weight, used: false });
@@ -67,6 +88,7 @@ export function createLruCache<V>(budget: number): LruCache<V> {
       const slot = entries.get(key);
       if (slot === undefined) return;
       total -= slot.weight;
+      slot.value = undefined;
       entries.delete(key);
     },
     adjust(key, delta) {
@@ -77,7 +99,7 @@ export function createLruCache<V>(budget: number): LruCache<V> {
       if (total > budget) evict(key);
     },
     *values() {
-      for (const slot of entries.values()) yield slot.value;
+      for (const slot of entries.values()) yield slot.value!;
     },
     get weight() {
       return total;

@@ -10,7 +10,7 @@ import type { Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import { injectBadge } from './badge.js';
 import { cacheControlFor, matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
-import { createLruCache } from './lru-cache.js';
+import { createLruCache, type LruEntry } from './lru-cache.js';
 import { statusPage, type StatusPageCode } from './pages.js';
 import { normalizeRequestPath } from './request-path.js';
 import { resolveSitePath } from './resolve.js';
@@ -53,6 +53,8 @@ interface Target {
   encodings: readonly Encoding[];
   /** Header lists for in-memory bodies, built on first use: [identity, br, gzip]. */
   prepared: (PreparedHeaders | undefined)[];
+  /** The body cache's entries for the same three, kept to skip a lookup per request. */
+  held: (LruEntry<Body | BadgedPage> | undefined)[];
 }
 
 /**
@@ -188,7 +190,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const normalized = normalizeRequestPath(url, config.maxUrlBytes);
     let target: Target;
     if (!normalized.ok) {
-      target = { status: 404, error: normalized.status, html: false, cacheControl: '', encodings: [], prepared: [] };
+      target = { status: 404, error: normalized.status, html: false, cacheControl: '', encodings: [], prepared: [], held: [] };
     } else {
       let last: FileEntry | undefined;
       const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, (path) => {
@@ -204,6 +206,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         cacheControl: entry ? cacheControlFor(entry.type) : '',
         encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : [],
         prepared: [],
+        held: [],
       };
     }
     if (cached.targets.size >= MAX_TARGETS_PER_SITE) {
@@ -227,14 +230,27 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     return choice;
   };
 
+  const bodyKey = (entry: FileEntry, encoding: Encoding | undefined): string =>
+    encoding ? `${entry.sha256}.${encoding}` : entry.sha256;
+
   const readBlob = (entry: FileEntry, encoding: Encoding | undefined): Body => {
-    const key = encoding ? `${entry.sha256}.${encoding}` : entry.sha256;
+    const key = bodyKey(entry, encoding);
     let body = bodies.get(key) as Body | undefined;
     if (body === undefined) {
       const bytes = store.blobs.readSync(entry.sha256, encoding);
       body = { bytes, etag: encoding ? `"${entry.sha256}-${encoding}"` : `"${entry.sha256}"` };
       bodies.set(key, body, bytes.byteLength);
     }
+    return body;
+  };
+
+  /** `readBlob` for one of a target's representations, through the cache entry the target keeps. */
+  const readHeldBlob = (target: Target, slot: number, encoding: Encoding | undefined): Body => {
+    const held = target.held[slot];
+    const kept = held === undefined ? undefined : (bodies.use(held) as Body | undefined);
+    if (kept !== undefined) return kept;
+    const body = readBlob(target.entry!, encoding);
+    target.held[slot] = bodies.entry(bodyKey(target.entry!, encoding));
     return body;
   };
 
@@ -284,7 +300,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       const acceptEncoding = req.getHeader('accept-encoding');
       if (acceptEncoding !== '') encoding = chooseEncoding(acceptEncoding, target.encodings);
     }
-    if ((encoding ? entry.encodings![encoding]! : entry.size) > config.streamThresholdBytes) return false;
+    const size = encoding ? entry.encodings![encoding]! : entry.size;
+    if (size > config.streamThresholdBytes) return false;
 
     const slot = encoding === undefined ? 0 : encoding === 'br' ? 1 : 2;
     let prepared = target.prepared[slot];
@@ -304,9 +321,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     } else {
       res.writeStatus('404 Not Found');
     }
-    const body = readBlob(entry, encoding);
+    const body = readHeldBlob(target, slot, encoding);
     res.writeHeader('Content-Type', prepared.full);
-    if (body.bytes.byteLength <= END_COPY_MAX_BYTES) res.end(body.bytes);
+    if (size <= END_COPY_MAX_BYTES) res.end(body.bytes);
     else endFromMemory(res, body.bytes);
     return true;
   };

@@ -86,4 +86,39 @@ describe('createLruCache', () => {
     for (const value of cache.values()) if (value === 'B') cache.delete('b');
     expect([...cache.values()]).toEqual(['A', 'C']);
   });
+
+  it('hands out entries whose value is gone once evicted, replaced or deleted', () => {
+    const cache = createLruCache<string>(8);
+    cache.set('a', 'A', 4);
+    cache.set('b', 'B', 4);
+    cache.set('c', 'C', 4);
+    const a = cache.entry('a');
+    const b = cache.entry('b');
+    const c = cache.entry('c');
+    expect(a).toBeUndefined(); // evicted by c: never used
+    expect(cache.use(b!)).toBe('B');
+    cache.set('d', 'D', 4); // b and c were both used: the older, b, loses its flag first and goes
+    expect(cache.use(b!)).toBeUndefined();
+    expect(b!.value).toBeUndefined(); // holds no memory for the keeper
+    expect(cache.use(c!)).toBe('C');
+    cache.set('c', 'C2', 4);
+    expect(cache.use(c!)).toBeUndefined();
+    const d = cache.entry('d')!;
+    cache.delete('d');
+    expect(cache.use(d)).toBeUndefined();
+    expect(cache.entry('missing')).toBeUndefined();
+  });
+
+  it('counts use through a kept entry as a hit for eviction', () => {
+    const cache = createLruCache<string>(12);
+    cache.set('a', 'A', 4);
+    const a = cache.entry('a')!;
+    for (const key of ['b', 'c', 'd', 'e', 'f']) cache.set(key, key.toUpperCase(), 4);
+    // a's flag was spent keeping it once; now it is the oldest entry and unused.
+    expect([...cache.values()]).toEqual(['A', 'E', 'F']);
+    cache.use(a);
+    cache.set('g', 'G', 4);
+    expect(cache.use(a)).toBe('A');
+    expect(cache.get('e')).toBeUndefined();
+  });
 });
