@@ -139,26 +139,30 @@ export function sendError(res: HttpResponse, err: unknown, log: Logger, options:
 }
 
 /**
- * Most bytes of one in-memory body handed to the kernel per event-loop turn. Without a bound a
- * 5 MB file goes out in one `send` as large as the socket buffer allows (up to 4 MB on loopback),
- * and connections that became writable later wait behind it; nginx bounds `sendfile` the same way.
+ * In-memory bodies up to this size go to the kernel in one `send`, as far as the socket takes it.
+ * Larger ones go out one slice per event-loop turn: handed over whole (up to 4 MB per socket on
+ * loopback), they would keep the other connections waiting and leave megabytes queued in socket
+ * buffers, gone cold in the CPU caches by the time the client reads them. With 64 connections
+ * fetching a 5 MB file, 64 KB slices served 20% more requests than 1 MB slices, with fewer
+ * stragglers; smaller slices for a 200 KB body cost 15–25% (more turns per response).
  */
-const MEMORY_SLICE_BYTES = 1024 * 1024;
+const MEMORY_WHOLE_MAX_BYTES = 1024 * 1024;
+const MEMORY_SLICE_BYTES = 64 * 1024;
 
 /**
  * Ends a response with a body held in memory (a cached file) without letting uWS copy it: `end`
  * would buffer whatever the socket does not take at once, a copy per slow client; `tryEnd` sends
- * what fits, and the rest goes from `onWritable` out of the same buffer. Bodies over one slice go
- * out a slice per turn, so a few large files cannot starve other connections. Call it from the
+ * what fits, and the rest goes from `onWritable` out of the same buffer. Call it from the
  * request handler, after the status and headers are written.
  */
 export function endFromMemory(res: HttpResponse, body: Buffer): void {
   const total = body.byteLength;
   const start = res.getWriteOffset();
+  const slice = total <= MEMORY_WHOLE_MAX_BYTES ? total : MEMORY_SLICE_BYTES;
   let finished = false;
   // Sends the next slice from `sent` bytes in; true when the socket took all of it.
   const sendFrom = (sent: number): boolean => {
-    const [ok, done] = res.tryEnd(total - sent > MEMORY_SLICE_BYTES ? body.subarray(sent, sent + MEMORY_SLICE_BYTES) : body.subarray(sent), total);
+    const [ok, done] = res.tryEnd(total - sent > slice ? body.subarray(sent, sent + slice) : body.subarray(sent), total);
     if (done) {
       finished = true;
       markFinished(res);

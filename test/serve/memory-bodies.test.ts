@@ -8,7 +8,9 @@ import { publishSite } from '../helpers/sites.js';
 
 // Files under the stream threshold are cached whole and sent from that buffer; past 64 KB with
 // backpressure (tryEnd + onWritable) instead of letting uWS copy what the socket cannot take.
+// Bodies up to 1 MB go out in one send as far as the socket takes it; larger ones 64 KB a turn.
 const big = randomBytes(12 * 1024 * 1024 + 77);
+const medium = randomBytes(300 * 1024 + 5);
 let server: RunningServer;
 let port: number;
 
@@ -33,7 +35,7 @@ function slowGet(path: string, pauseMs: number): Promise<Buffer> {
 beforeAll(async () => {
   server = await startTestServer({});
   port = server.port;
-  await publishSite(server.store, 'mem-site', { 'index.html': '<p>home</p>', 'big.bin': big });
+  await publishSite(server.store, 'mem-site', { 'index.html': '<p>home</p>', 'big.bin': big, 'medium.bin': medium });
 });
 
 afterAll(async () => {
@@ -53,6 +55,14 @@ describe('large bodies from memory', () => {
   it('finishes for readers that stall first, several at once', async () => {
     const bodies = await Promise.all([slowGet('/big.bin', 300), slowGet('/big.bin', 150), slowGet('/big.bin', 0)]);
     for (const body of bodies) expect(body.equals(big)).toBe(true);
+  });
+
+  it('sends a body under the slicing size whole, also to readers that stall first', async () => {
+    const res = await get('/medium.bin');
+    expect(res.body.equals(medium)).toBe(true);
+    const bodies = await Promise.all([slowGet('/medium.bin', 200), slowGet('/medium.bin', 0), slowGet('/big.bin', 100)]);
+    expect(bodies[0]!.equals(medium) && bodies[1]!.equals(medium)).toBe(true);
+    expect(bodies[2]!.equals(big)).toBe(true);
   });
 
   it('sends a large range of a cached file with backpressure', async () => {
