@@ -7,9 +7,9 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runAutocannon } from './lib/autocannon.mjs';
 import { freePort, sampleMemory, startChild, stopChild, waitReady } from './lib/proc.mjs';
 import { machineInfo, writeResultsFile } from './lib/report.mjs';
+import { runWrk } from './lib/wrk.mjs';
 import { noise, writeSite } from './lib/site-gen.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -18,6 +18,9 @@ const runs = Number(process.env.BENCH_DEPLOY_RUNS ?? 3);
 const seconds = Number(process.env.BENCH_DURATION ?? 10);
 const IDLE_MS = 3000;
 const WARMUP_S = 1;
+// Serving load during the deploy windows: the serving bench's generator and shape.
+const CONNECTIONS = 64;
+const ALONE_S = 2;
 const log = (msg) => process.stdout.write(`[deploy-bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 rmSync(work, { recursive: true, force: true });
@@ -62,15 +65,16 @@ const fmt = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
 // --- Corpus -----------------------------------------------------------------------------------
 log('building archives');
-// Archive 0 of each size warms the server up (JIT of the ingest worker) and is not timed.
+// Archive 0 of each size warms the server up (JIT of the ingest worker) and is not timed. File i
+// of a site takes seed + i, so seeds lie far apart: no archive may repeat another's content.
 const big = [];
 for (let r = 0; r <= runs; r++) {
-  writeSite(join(work, 'big-site'), 1000, 50 * 1024 * 1024, 1000 + r);
+  writeSite(join(work, 'big-site'), 1000, 50 * 1024 * 1024, 10_000 * (r + 1));
   big.push(tarGz(join(work, 'big-site'), join(work, `big-${r}.tgz`)));
 }
 const small = [];
 for (let r = 0; r <= runs; r++) {
-  writeSite(join(work, 'small-site'), 100, 1024 * 1024, 5000 + r);
+  writeSite(join(work, 'small-site'), 100, 1024 * 1024, 10_000 * (r + 1) + 5000);
   small.push(tarGz(join(work, 'small-site'), join(work, `small-${r}.tgz`)));
 }
 // 90 MB of incompressible files: the largest request one deploy may carry.
@@ -104,7 +108,8 @@ try {
   await waitForApi(port);
 
   const results = [];
-  for (const [label, [warmup, ...archives]] of [['1,000 files, ~50 MB', big], ['100 files, ~1 MB', small]]) {
+  // Issue 11 asks ≤ 1.3× for the 1,000-file site; the small one keeps the first goal of 2×.
+  for (const [label, [warmup, ...archives], target] of [['1,000 files, ~50 MB', big, 1.3], ['100 files, ~1 MB', small, 2]]) {
     await post(port, '/v1/deploy', auth, readFileSync(warmup));
     const floors = archives.map(floorMs);
     const deploys = [];
@@ -121,21 +126,21 @@ try {
     const again = await post(port, '/v1/deploy', auth, readFileSync(archives[0]));
     await new Promise((resolve) => setTimeout(resolve, 200)); // let the log line reach the file
     const phases = readFileSync(join(work, 'plinth.log'), 'utf8').split('\n').filter((line) => line.includes('deploy.timing')).slice(-(archives.length + 1)).map((line) => JSON.parse(line));
-    results.push({ label, bytes: sizeOf(archives[0]), floor: median(floors), deploy: median(deploys), redeploy: again.ms, floors, deploys, phases });
+    results.push({ label, target, bytes: sizeOf(archives[0]), floor: median(floors), deploy: median(deploys), redeploy: again.ms, floors, deploys, phases });
     log(`${label}: floor ${fmt(median(floors))}, deploy ${fmt(median(deploys))} (${(median(deploys) / median(floors)).toFixed(2)}×), redeploy ${fmt(again.ms)}; phases ${phases.map((p) => `${p.uploadMs ?? "–"}/${p.unpackMs}/${p.commitMs}`).join(' ')}`);
   }
 
-  // Serving p99 on a 2 KB page, alone and during one 90 MB deploy: each "during" window starts
-  // with the deploy's first byte and lasts until it is published, so every sampled request ran
-  // while the deploy was in flight. The deploy comes from another process (nice 19): pushing 90 MB
-  // must not stall autocannon's own event loop, and on a real deployment the uploader's CPU is
-  // not on the server at all.
+  // Serving p99 on a 2 KB page, alone and during one 90 MB deploy, measured with wrk (microsecond
+  // latencies). Each "during" window starts with the uploader and ends with the deploy's 201, so
+  // nearly every sampled request ran while the deploy was in flight. The deploy comes from another
+  // process (nice 19): on a real deployment the uploader's CPU is not on the server at all.
   mkdirSync(join(work, 'page-site'), { recursive: true });
   writeFileSync(join(work, 'page-site/index.html'), `<!doctype html><html><body>${'x'.repeat(2000)}</body></html>`);
   const site = await post(port, '/v1/deploy', auth, readFileSync(tarGz(join(work, 'page-site'), join(work, 'page.tgz'))));
   const host = `${site.json.site.name}.sites.localhost`;
   const scenario = { path: '/', headers: { host } };
-  await runAutocannon({ port, seconds: 2, connections: 32, scenario });
+  const serve = (options) => runWrk({ port, connections: CONNECTIONS, scenario, benchDir: join(root, 'bench'), ...options });
+  await serve({ seconds: 2 });
   const windows = Number(process.env.BENCH_DEPLOY_WINDOWS ?? 5);
   /** Windows without and with one 90 MB deploy, on the server now running. */
   async function measureWindows(tag) {
@@ -145,18 +150,14 @@ try {
     const memory = sampleMemory(child.pid, 20);
     for (let w = 0; w < windows; w++) {
       await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
-      // Same shape for both: a warm-up left out of the statistics, then a window about as long
-      // as a 90 MB deploy takes.
-      alone.push(await runAutocannon({ port, seconds: 1, connections: 32, scenario, warmupSeconds: WARMUP_S }));
+      // Same shape for both: a warm-up run first, then a window about as long as a 90 MB deploy.
+      await serve({ seconds: WARMUP_S });
+      alone.push(await serve({ seconds: ALONE_S }));
       await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
-      let uploader;
+      await serve({ seconds: WARMUP_S });
       const logPath = join(work, `deploy-once-${tag}-${w}.log`);
-      const deployed = new Promise((resolve) => setTimeout(resolve, WARMUP_S * 1000)).then(() => {
-        uploader = startChild('nice', ['-n', '19', process.execPath, join(root, 'bench/lib/deploy-loop.mjs'), String(port), token, huge, '1'], { env: {}, cwd: root, logPath });
-        return uploader.exited;
-      });
-      const result = await runAutocannon({ port, seconds: 1, connections: 32, scenario, warmupSeconds: WARMUP_S, untilStopped: deployed });
-      await uploader.exited;
+      const uploader = startChild('nice', ['-n', '19', process.execPath, join(root, 'bench/lib/deploy-loop.mjs'), String(port), token, huge, '1'], { env: {}, cwd: root, logPath });
+      const result = await serve({ untilStopped: uploader.exited });
       const line = readFileSync(logPath, 'utf8').trim();
       if (!line.startsWith('201')) throw new Error(`90 MB deploy failed: ${line}`);
       deployMs.push(Number(line.split(' ')[1]));
@@ -177,7 +178,7 @@ try {
     logPath: join(work, 'deploy-loop.log'),
   });
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const sustained = await runAutocannon({ port, seconds, connections: 32, scenario });
+  const sustained = await serve({ seconds });
   await stopChild(loop);
   const sustainedCount = readFileSync(join(work, 'deploy-loop.log'), 'utf8').split('\n').filter((l) => l.startsWith('201')).length;
   log(`sustained: p99 ${sustained.p99} ms with ${sustainedCount} back-to-back 90 MB deploys in ${seconds} s`);
@@ -186,11 +187,12 @@ try {
   await stopChild(child);
   child = startPlinth({ PLINTH_UPLOAD_PACE_MB_S: '0' });
   await waitForApi(port);
-  await runAutocannon({ port, seconds: 2, connections: 32, scenario });
+  await serve({ seconds: 2 });
   const unpaced = await measureWindows('unpaced');
 
   const machine = await machineInfo(root);
   const verdict = (ok) => (ok ? 'PASS' : 'MISS');
+  const ms = (value) => (value < 10 ? `${value.toFixed(2)} ms` : `${Math.round(value)} ms`);
   const lines = [
     '## Deploys (`npm run bench:deploy`)',
     '',
@@ -198,35 +200,33 @@ try {
     '',
     `After one untimed warm-up deploy per size, each deploy is a cold create (content never seen by the store) over HTTP with a Builder API token, timed from the first byte sent to the 201, on an idle server (${IDLE_MS / 1000} s after the previous deploy, so its background compression is done); ${runs} distinct archives per size, median shown. The floor is \`tar xzf\` of the same archive followed by \`sha256sum\` of every file. Sites are 40% text (html, css, js) and 60% incompressible images by bytes. Compressed variants of text files are made right after the 201, so they are not in the deploy time.`,
     '',
-    '| Site | Archive | Floor (tar + sha256sum) | Plinth deploy | Ratio | Target ≤ 2× | Redeploy of the same archive |',
+    '| Site | Archive | Floor (tar + sha256sum) | Plinth deploy | Ratio | Target | Redeploy of the same archive |',
     '|---|--:|--:|--:|--:|:-:|--:|',
-    ...results.map((r) => `| ${r.label} | ${(r.bytes / 1e6).toFixed(1)} MB | ${fmt(r.floor)} | ${fmt(r.deploy)} | ${(r.deploy / r.floor).toFixed(2)}× | ${verdict(r.deploy <= 2 * r.floor)} | ${fmt(r.redeploy)} |`),
+    ...results.map((r) => `| ${r.label} | ${(r.bytes / 1e6).toFixed(1)} MB | ${fmt(r.floor)} | ${fmt(r.deploy)} | ${(r.deploy / r.floor).toFixed(2)}× | ≤ ${r.target}×: ${verdict(r.deploy <= r.target * r.floor)} | ${fmt(r.redeploy)} |`),
     '',
     'Where the time goes, per deploy above (Plinth\'s `deploy.timing` log: upload = body on disk, unpack = ingest worker, commit = LMDB transaction):',
     '',
     ...results.flatMap((r) => r.phases.map((p, i) => `- ${r.label}${i === r.phases.length - 1 ? ' (redeploy)' : ''}: upload ${p.uploadMs ?? "–"} ms, unpack ${p.unpackMs} ms, commit ${p.commitMs} ms; end to end ${Math.round(i === r.phases.length - 1 ? r.redeploy : r.deploys[i])} ms; floor ${i < r.floors.length ? Math.round(r.floors[i]) + ' ms' : '–'}`)),
     '',
-    `Serving a 2 KB page (autocannon, 32 connections, saturating the 2 cores) in ${windows} windows with one 90 MB deploy each (a ${(sizeOf(huge) / 1e6).toFixed(1)} MB archive of 61 files, taking ${deployMs.map((ms) => `${ms}`).join(', ')} ms; the window runs from its first byte to its 201) and ${windows} 1-second windows without; each window follows a ${WARMUP_S} s warm-up on the same connections that is left out of the statistics; medians of the windows.`,
+    `Serving a 2 KB page (\`wrk -t1 -c${CONNECTIONS}\`, as in the serving bench, saturating the 2 cores; latencies in microseconds) in ${windows} windows with one 90 MB deploy each (a ${(sizeOf(huge) / 1e6).toFixed(1)} MB archive of 61 files, taking ${deployMs.map((ms) => `${ms}`).join(', ')} ms; the window runs from the uploader's start to the 201) and ${windows} ${ALONE_S}-second windows without; each window follows a ${WARMUP_S} s warm-up run; medians of the windows.`,
     '',
     '| | req/s | p50 | p99 | Target |',
     '|---|--:|--:|--:|:-:|',
-    `| alone | ${Math.round(baseline.rps).toLocaleString('en-US')} | ${baseline.p50} ms | ${baseline.p99} ms (windows: ${baseline.all.join(', ')}) | |`,
-    `| during one 90 MB deploy | ${Math.round(whileDeploying.rps).toLocaleString('en-US')} | ${whileDeploying.p50} ms | ${whileDeploying.p99} ms (windows: ${whileDeploying.all.join(', ')}) | p99 ≤ 2× alone: ${verdict(whileDeploying.p99 <= 2 * Math.max(baseline.p99, 1))} |`,
-    `| for information: ${sustainedCount} back-to-back 90 MB deploys in ${seconds} s | ${Math.round(sustained.rps).toLocaleString('en-US')} | ${sustained.p50} ms | ${sustained.p99} ms | |`,
-    `| for comparison, upload pacing off (PLINTH_UPLOAD_PACE_MB_S=0): alone | ${Math.round(unpaced.baseline.rps).toLocaleString('en-US')} | ${unpaced.baseline.p50} ms | ${unpaced.baseline.p99} ms (windows: ${unpaced.baseline.all.join(', ')}) | |`,
-    `| for comparison, upload pacing off: during one 90 MB deploy (${unpaced.deployMs.join(', ')} ms) | ${Math.round(unpaced.whileDeploying.rps).toLocaleString('en-US')} | ${unpaced.whileDeploying.p50} ms | ${unpaced.whileDeploying.p99} ms (windows: ${unpaced.whileDeploying.all.join(', ')}) | |`,
+    `| alone | ${Math.round(baseline.rps).toLocaleString('en-US')} | ${ms(baseline.p50)} | ${ms(baseline.p99)} (windows: ${baseline.all.map(ms).join(', ')}) | |`,
+    `| during one 90 MB deploy | ${Math.round(whileDeploying.rps).toLocaleString('en-US')} | ${ms(whileDeploying.p50)} | ${ms(whileDeploying.p99)} (windows: ${whileDeploying.all.map(ms).join(', ')}) | p99 ≤ 2× alone (${(whileDeploying.p99 / baseline.p99).toFixed(2)}×): ${verdict(whileDeploying.p99 <= 2 * baseline.p99)} |`,
+    `| for information: ${sustainedCount} back-to-back 90 MB deploys in ${seconds} s | ${Math.round(sustained.rps).toLocaleString('en-US')} | ${ms(sustained.p50)} | ${ms(sustained.p99)} | |`,
+    `| for comparison, upload pacing off (PLINTH_UPLOAD_PACE_MB_S=0): alone | ${Math.round(unpaced.baseline.rps).toLocaleString('en-US')} | ${ms(unpaced.baseline.p50)} | ${ms(unpaced.baseline.p99)} (windows: ${unpaced.baseline.all.map(ms).join(', ')}) | |`,
+    `| for comparison, upload pacing off: during one 90 MB deploy (${unpaced.deployMs.join(', ')} ms) | ${Math.round(unpaced.whileDeploying.rps).toLocaleString('en-US')} | ${ms(unpaced.whileDeploying.p50)} | ${ms(unpaced.whileDeploying.p99)} (windows: ${unpaced.whileDeploying.all.map(ms).join(', ')}) | ${(unpaced.whileDeploying.p99 / unpaced.baseline.p99).toFixed(2)}× alone |`,
     '',
-    'Upload pacing: while a thread serves more than 2,000 requests/s it reads uploads at 64 MB/s (`PLINTH_UPLOAD_PACE_MB_S`), so a 90 MB deploy under load takes about 2 s instead of about 1 s and the CPU that receiving it costs the serving thread is spread out; a quiet thread reads at full speed (the deploy-speed rows ran on an idle server). Receiving 90 MB over loopback TCP costs kernel CPU on the receiving thread even for a bare uWS app that discards the bytes. At autocannon\'s 1 ms resolution, the difference pacing makes is within run-to-run noise on this machine: compare the two pairs of rows.',
+    `Upload pacing: while a thread serves more than 2,000 requests/s it reads uploads at 64 MB/s (\`PLINTH_UPLOAD_PACE_MB_S\`), so a 90 MB deploy under load takes about 2 s instead of about 1 s and the CPU that receiving it costs the serving thread is spread out; a quiet thread reads at full speed (the deploy-speed rows ran on an idle server). Receiving 90 MB over loopback TCP costs kernel CPU on the receiving thread even for a bare uWS app that discards the bytes. In this run pacing kept the p99 during a deploy at ${(whileDeploying.p99 / baseline.p99).toFixed(2)}× its baseline, against ${(unpaced.whileDeploying.p99 / unpaced.baseline.p99).toFixed(2)}× without.`,
     '',
     `Plinth RSS over the ${windows} single 90 MB deploys: highest sample ${(mem.maxRss / 2 ** 20).toFixed(0)} MiB (every 20 ms), peak VmHWM ${(mem.hwm / 2 ** 20).toFixed(0)} MiB. Target < 300 MB: ${verdict(mem.hwm < 300 * 1e6)}.`,
-    '',
-    'autocannon measures latency in whole milliseconds; a p99 of 1 ms means under 2 ms.',
     '',
     '```',
     'npm run bench:deploy   # BENCH_DEPLOY_RUNS (default 3), BENCH_DURATION (default 10 s)',
     `floor: tar xzf <archive> -C <dir> && find <dir> -type f -print0 | xargs -0 sha256sum`,
     `deploy: POST /v1/deploy (Authorization: Bearer pl_…, body: the .tar.gz) on 127.0.0.1 with Host: api.localhost`,
-    `serving: autocannon -c 32 -d ${seconds} -H 'host: <site>.sites.localhost' http://127.0.0.1:<port>/`,
+    `serving: wrk -t1 -c${CONNECTIONS} -d${ALONE_S}s --latency -H 'host: <site>.sites.localhost' http://127.0.0.1:<port>/   (during a deploy: stopped with SIGINT at its 201)`,
     '```',
   ];
   if (!process.env.BENCH_NO_WRITE) writeResultsFile(join(root, 'bench/RESULTS.md'), lines.join('\n'), 'deploy');

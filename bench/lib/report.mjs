@@ -85,6 +85,13 @@ export function checkTargets(gen, results) {
   checks.push({ name: '50 MB file against nginx sendfile (reported, no goal)', value: big && bigNginx ? x(ratio(big.rps, bigNginx.rps)) : 'n/a', pass: null });
   const c = r.page2k?.ceiling;
   checks.push({ name: '2 KB page: req/s ≥ 85% of the ceiling', value: p && c ? `${(100 * p.rps / c.rps).toFixed(1)}%` : 'n/a', pass: p && c ? p.rps >= 0.85 * c.rps : null });
+  // A bare uWS thread answering any path with 2 KB bounds what a uWS server can reach on a rotation.
+  for (const [id, title] of [['pages', 'page rotation'], ['sites', 'many-sites rotation']]) {
+    const rc = r[id]?.ceiling;
+    const rp = r[id]?.plinth;
+    const rn = r[id] && bestNginx(r[id]);
+    checks.push({ name: `${title}: Plinth ÷ ceiling, and the ceiling ÷ best nginx (reported, no goal)`, value: rc && rp && rn ? `${(100 * rp.rps / rc.rps).toFixed(1)}%, ${x(ratio(rc.rps, rn.rps))}` : 'n/a', pass: null });
+  }
   const errs = Object.values(r).map((t) => t.plinth).filter(Boolean).reduce((a, t) => a + t.errors + t.badStatus, 0);
   checks.push({ name: 'Plinth: no errors or unexpected statuses', value: String(errs), pass: Object.values(r).some((t) => t.plinth) ? errs === 0 : null });
   return checks;
