@@ -84,6 +84,9 @@ writeFileSync(join(work, 'huge-site/index.html'), '<h1>huge</h1>');
 for (let i = 0; i < 60; i++) writeFileSync(join(work, `huge-site/img/b${i}.jpg`), noise(1_450_000, 77 + i));
 const huge = tarGz(join(work, 'huge-site'), join(work, 'huge.tgz'));
 const sizeOf = (p) => statSync(p).size;
+// Plinth makes each deploy durable with one syncfs of the data directory's filesystem: the
+// hundreds of megabytes just written here must not be flushed on the first timed deploy's clock.
+execFileSync('sync');
 log(`archives: big ${(sizeOf(big[0]) / 1e6).toFixed(1)} MB, small ${(sizeOf(small[0]) / 1e6).toFixed(2)} MB, huge ${(sizeOf(huge) / 1e6).toFixed(1)} MB`);
 
 // --- Plinth -----------------------------------------------------------------------------------
