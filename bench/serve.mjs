@@ -243,7 +243,7 @@ async function main() {
   const corpus = await buildCorpus();
   const scs = scenarios(corpus).filter((sc) => !env.BENCH_SCENARIOS || list(env.BENCH_SCENARIOS, '').includes(sc.id));
   const notes = [];
-  const commands = [`BENCH_DURATION=${cfg.seconds} BENCH_WARMUP=${cfg.warmup} BENCH_ROUNDS=${cfg.rounds} BENCH_TARGETS=${cfg.targets.join(',')} npm run bench:serve`];
+  const commands = [`BENCH_DURATION=${cfg.seconds} BENCH_WARMUP=${cfg.warmup} BENCH_ROUNDS=${cfg.rounds} BENCH_TARGETS=${cfg.targets.join(',')} BENCH_LOADGENS=${cfg.gens.join(',')} npm run bench:serve`];
   const servers = [];
 
   const nginxTypes = {};
