@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
+import { isRunning } from './processes.js';
 import type { BlobFile, BlobStore, Encoding, FileEntry, PutFileOptions } from './types.js';
 
 const execFileAsync = promisify(execFile);
@@ -250,15 +251,6 @@ function writerPid(name: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** Whether a process with this pid exists (one of another user counts too). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Touch failed: absent (false), or present but not ours to touch (true: still reusable). */
 function existsAfterFailedTouch(err: unknown): boolean {

@@ -29,6 +29,11 @@ export interface MetadataDbs {
   memberSites: Database<Role, MemberSiteKey>;
   /** `[scope, window start]` → hits in that fixed window, for rate caps shared by all threads. */
   counters: Database<number, CounterKey>;
+  /**
+   * pid → a value that changes whenever that process changed a site record: how servers learn of
+   * changes made by other processes (the admin CLI), which the in-process feed cannot reach.
+   */
+  siteMarks: Database<string, number>;
   /** `[siteId, email]` → the pending invite; one per address, a new invite replaces it. */
   invites: Database<InviteRecord, InviteKey>;
   /** sha256 of a confirm or approval token → the pending (or decided) two-step action. */
@@ -83,6 +88,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     revisionIds: env.openDB<RevisionKey, string>('revisionIds', {}),
     paths: env.openDB<FileEntry, PathKey>('paths', {}),
     counters: env.openDB<number, CounterKey>('counters', {}),
+    siteMarks: env.openDB<string, number>('siteMarks', {}),
     tokens: env.openDB<TokenRecord, string>('tokens', {}),
     accounts: env.openDB<AccountRecord, string>('accounts', {}),
     accountEmails: env.openDB<string, string>('accountEmails', {}),

@@ -7,6 +7,7 @@ import { membershipOps } from './memberships.js';
 import { pruneRevisions } from './prune.js';
 import { oauthOps } from './oauth.js';
 import { peopleOps } from './sessions.js';
+import { isRunning } from './processes.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
 import type { BlobStore, Encoding, ListedFile, RateCheck, RateResult, RevisionPage, SiteRecord, SiteState, Store } from './types.js';
@@ -23,8 +24,22 @@ export type Metadata = Omit<Store, 'blobs'>;
 export function openMetadata(path: string, now: () => number, blobs: BlobStore): Metadata {
   const dbs = openMetadataDbs(path);
   const changes = createSiteChanges(`plinth:site-changes:${path}`, () => dbs.env.resetReadTxn());
+  // Threads of this process hear of a change on the feed; other processes see this process's
+  // mark move. Marks of processes that have ended are dropped, so the table stays a few rows.
+  let marks = 0;
+  const markWrites = new Set<Promise<unknown>>();
+  const mark = (): void => {
+    const write = dbs.siteMarks.put(process.pid, `${Date.now()}.${++marks}`).catch(() => undefined);
+    markWrites.add(write);
+    void write.finally(() => markWrites.delete(write));
+  };
+  for (const pid of dbs.siteMarks.getKeys({ snapshot: false })) {
+    if (pid !== process.pid && !isRunning(pid)) void dbs.siteMarks.remove(pid).catch(() => undefined);
+  }
   const announce = (site: SiteRecord | undefined): void => {
-    if (site) changes.publish({ siteId: site.id, name: site.name });
+    if (!site) return;
+    changes.publish({ siteId: site.id, name: site.name });
+    mark();
   };
 
   function getSite(name: string): SiteRecord | undefined {
@@ -96,6 +111,11 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     takeRateTokens: (checks) => takeRateTokens(dbs, checks, now()),
     pruneCounters: (before) => pruneCounters(dbs, before),
     onSiteChanged: (listener) => changes.subscribe(listener),
+    siteChangesElsewhere() {
+      let marksOfOthers = '';
+      for (const { key, value } of dbs.siteMarks.getRange()) if (key !== process.pid) marksOfOthers += `${key}=${value};`;
+      return marksOfOthers;
+    },
     // Not a site change: the live revision is never pruned, and only live content is cached.
     pruneRevisions: (siteId, before) => pruneRevisions(dbs, siteId, before),
     listSiteIds: () => Array.from(dbs.sites.getKeys({ snapshot: false })),
@@ -108,10 +128,13 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     },
     async close() {
       changes.close();
+      // A CLI process exits right after its change: its mark must be written first.
+      await Promise.all(markWrites);
       await dbs.env.close();
     },
   };
 }
+
 
 function listFiles(dbs: MetadataDbs, revisionId: string): ListedFile[] {
   // Ids we hand out always qualify; anything else cannot name a revision, and the byte-level range

@@ -233,6 +233,11 @@ export interface Store {
    */
   onSiteChanged(listener: (change: { siteId: string; name: string }) => void): () => void;
   /**
+   * A value that changes whenever another process (the admin CLI) changes a site record, which
+   * `onSiteChanged` does not report. Cheap enough to poll about once a second.
+   */
+  siteChangesElsewhere(): string;
+  /**
    * Sites the account is a member of (deleted ones left out), ordered by site id; `after` is the
    * last id of the previous page (exclusive). `limit` defaults to 50 and is clamped to 1-200.
    */

@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -54,5 +57,30 @@ describe('site change feed', () => {
       worker.postMessage('close');
       await once(worker, 'exit');
     }
+  });
+
+  it('marks changes made by another process, not those made in this one, and forgets ended processes', async () => {
+    const dir = tempDir();
+    store = openStore({ dir });
+    const first = await store.commitRevision({
+      site: 'feed-c', create: { name: 'feed-c', plan: 'free', claimed: true }, baseRevision: null,
+      files: new Map([['index.html', markedEntry(1)]]), kind: 'deploy', createdBy: 'admin',
+    });
+    if (!first.ok) throw new Error('setup failed');
+    const before = store.siteChangesElsewhere();
+    await store.setSiteState('feed-c', 'taken_down');
+    expect(store.siteChangesElsewhere()).toBe(before);
+
+    await promisify(execFile)(process.execPath, [fileURLToPath(fixture('set-state.mjs')), dir, 'feed-c', 'active']);
+    await new Promise((resolve) => setTimeout(resolve, 10)); // lmdb-js renews its read snapshot
+    const after = store.siteChangesElsewhere();
+    expect(after).not.toBe(before);
+    expect(store.getSite('feed-c')?.state).toBe('active');
+
+    // The other process has exited: the next store opened drops its mark.
+    const again = openStore({ dir });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(again.siteChangesElsewhere()).toBe('');
+    await again.close();
   });
 });
