@@ -50,7 +50,12 @@ function trickle(first: string, piece: string, everyMs: number): Promise<{ close
     let answer = '';
     const socket = connect(main.port, '127.0.0.1', () => socket.write(first));
     const timer = piece === '' ? undefined : setInterval(() => !socket.destroyed && socket.write(piece), everyMs);
-    socket.on('data', (data: Buffer) => (answer += data.toString('latin1')));
+    socket.on('data', (data: Buffer) => {
+      // A client that is being answered stops sending. One that kept writing would meet the reset
+      // of the closed connection with the answer possibly still unread, and lose it.
+      clearInterval(timer);
+      answer += data.toString('latin1');
+    });
     socket.on('error', () => undefined);
     socket.on('close', () => {
       clearInterval(timer);
