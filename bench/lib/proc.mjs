@@ -109,8 +109,12 @@ export function sampleMemory(pid, everyMs = 500) {
   return { stop() { clearInterval(timer); take(); return { maxRss, hwm: last.hwm, last: last.rss }; } };
 }
 
-/** Runs a command to completion, capturing stdout+stderr (for wrk and version probes). */
-export function runCapture(cmd, args, opts = {}) {
+/**
+ * Runs a command to completion, capturing stdout+stderr (for wrk and version probes). With
+ * `until`, the command is interrupted (SIGINT) once that promise settles, and an exit by that
+ * signal counts as code 0: wrk prints its full report when interrupted.
+ */
+export function runCapture(cmd, args, { until, ...opts } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
     let out = '';
@@ -118,7 +122,11 @@ export function runCapture(cmd, args, opts = {}) {
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { err += d; });
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout: out, stderr: err }));
+    child.once('exit', (code, signal) => resolve({ code: until && signal === 'SIGINT' ? 0 : code, stdout: out, stderr: err }));
+    if (until) {
+      const stop = () => child.kill('SIGINT');
+      until.then(stop, stop);
+    }
   });
 }
 

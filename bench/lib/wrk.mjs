@@ -1,5 +1,4 @@
 // wrk runner: keep-alive, one thread, N connections; parses its text report.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { runCapture } from './proc.mjs';
 
@@ -54,23 +53,9 @@ export function wrkArgs({ port, seconds, connections, scenario, benchDir }) {
 export async function runWrk(opts) {
   const args = wrkArgs(opts.untilStopped ? { ...opts, seconds: 3600 } : opts);
   const [file, argv] = opts.cpus ? ['taskset', ['-c', opts.cpus, 'wrk', ...args]] : ['wrk', args];
-  const { code, stdout, stderr } = opts.untilStopped ? await captureUntil(file, argv, opts.untilStopped) : await runCapture(file, argv);
+  const { code, stdout, stderr } = await runCapture(file, argv, { until: opts.untilStopped });
   if (code !== 0) throw new Error(`wrk exited ${code}: ${stderr || stdout}`);
   return { ...parseWrk(stdout), command: `${opts.cpus ? `taskset -c ${opts.cpus} ` : ''}wrk ${args.map(shellQuote).join(' ')}`, raw: stdout };
-}
-
-function captureUntil(cmd, args, stopped) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
-    child.once('error', reject);
-    child.once('exit', (code, signal) => resolve({ code: signal === 'SIGINT' ? 0 : code, stdout: out, stderr: err }));
-    const stop = () => child.kill('SIGINT');
-    stopped.then(stop, stop);
-  });
 }
 
 export function shellQuote(s) {
