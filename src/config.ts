@@ -41,6 +41,8 @@ export interface AppConfig {
   readonly signInPerAddressPerHour: number;
   /** Sign-in e-mails one network (IPv4 /24, IPv6 /64) may ask for per hour; 0 = no cap. */
   readonly signInPerNetworkPerHour: number;
+  /** Sign-in codes that may be tried for one address per day, right or wrong; 0 = no cap. */
+  readonly signInCodesPerAddressPerDay: number;
   /** Abuse reports one network may file per hour; 0 = no cap. */
   readonly reportsPerHour: number;
   /** Where new abuse reports are e-mailed for the operator; unset: only stored. */
@@ -262,6 +264,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const app: AppConfig = {
     signInPerAddressPerHour: int('PLINTH_SIGNIN_EMAILS_PER_ADDRESS', 5, 0, 1_000_000),
     signInPerNetworkPerHour: int('PLINTH_SIGNIN_EMAILS_PER_NETWORK', 30, 0, 1_000_000),
+    signInCodesPerAddressPerDay: int('PLINTH_SIGNIN_CODES_PER_ADDRESS', 20, 0, 1_000_000),
     reportsPerHour: int('PLINTH_REPORTS_PER_HOUR', 10, 0, 1_000_000),
     abuseEmail,
     outboxPage: outboxRaw === '' ? smtpUrl === undefined && localApp : outboxRaw === '1',

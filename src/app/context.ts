@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { SerializeOptions } from 'cookie';
+import { serialize, type SerializeOptions } from 'cookie';
 import { html } from 'hono/html';
 import type { Config } from '../config.js';
 import { toErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Caller, Operations, Session } from '../sites/index.js';
 import type { PageAssets } from '../web/index.js';
+import { FLASH_MAX_AGE_SECONDS, sealFlash, type Flash } from './flash.js';
 import { renderShell, type Html, type ShellOptions } from './layout.js';
 import type { AppRequest } from './request.js';
 import { htmlResponse, redirect, type AppResponse } from './response.js';
@@ -32,6 +33,8 @@ export interface PageContext {
   formToken: string;
   /** Cookies the answer must set whatever the handler returns (a new form cookie). */
   cookies: string[];
+  /** What the page before asked this one to show once (see `redirectWithFlash`). */
+  flash?: Flash;
 }
 
 export type PageHandler = (context: PageContext) => Promise<AppResponse>;
@@ -49,23 +52,48 @@ export interface PageRoute {
 }
 
 /** Cookie names: the `__Host-` prefix pins them to the app host over https. */
-export function cookieNames(config: Readonly<Config>): { session: string; form: string; signIn: string; newToken: string } {
+export function cookieNames(config: Readonly<Config>): { session: string; form: string; signIn: string; flash: string } {
   const prefix = config.app.secureCookies ? '__Host-' : '';
-  return { session: `${prefix}plinth_session`, form: `${prefix}plinth_form`, signIn: `${prefix}plinth_signin`, newToken: `${prefix}plinth_new_token` };
+  return { session: `${prefix}plinth_session`, form: `${prefix}plinth_form`, signIn: `${prefix}plinth_signin`, flash: `${prefix}plinth_flash` };
 }
 
-/** Host-only, HttpOnly, SameSite=Lax cookies: never sent to the site domain or to other sites' forms. */
-export function cookieOptions(config: Readonly<Config>, maxAgeSeconds: number, path = '/'): SerializeOptions {
-  return { httpOnly: true, sameSite: 'lax', secure: config.app.secureCookies, path, maxAge: maxAgeSeconds };
+/**
+ * Host-only, HttpOnly, SameSite=Lax cookies: never sent to the site domain or to other sites'
+ * forms. Every cookie has `Path=/`: browsers refuse a `__Host-` cookie with any other path.
+ */
+export function cookieOptions(config: Readonly<Config>, maxAgeSeconds: number): SerializeOptions {
+  return { httpOnly: true, sameSite: 'lax', secure: config.app.secureCookies, path: '/', maxAge: maxAgeSeconds };
 }
 
 export function newFormCookie(): string {
   return randomBytes(24).toString('base64url');
 }
 
-/** A page in the shell, with the person's navigation when signed in. */
+/**
+ * A page in the shell, with the person's navigation when signed in. A flash from the page before
+ * is shown here (its notice, unless the page has its own) and then dropped.
+ */
 export function page(context: PageContext, options: Omit<ShellOptions, 'formToken' | 'email'>, status = 200): AppResponse {
-  return htmlResponse(renderShell(context.deps.assets, { ...options, formToken: context.formToken, email: context.person?.account.email }), status);
+  const notice = options.notice ?? context.flash?.notice;
+  const response = htmlResponse(renderShell(context.deps.assets, { ...options, notice, formToken: context.formToken, email: context.person?.account.email }), status);
+  if (context.flash) response.cookies.push(serialize(cookieNames(context.deps.config).flash, '', cookieOptions(context.deps.config, 0)));
+  return response;
+}
+
+/** The key a flash is sealed with: the session's secret, or the server's form key signed out. */
+export async function flashKey(context: PageContext, signedOut = false): Promise<string> {
+  return context.person && !signedOut ? context.person.record.csrfSecret : context.deps.ops.people.formKey();
+}
+
+/**
+ * Post/redirect/get with something to show once on the page it lands on. `signedOut` seals it
+ * for the browser's next, signed-out request (after sign-out).
+ */
+export async function redirectWithFlash(context: PageContext, location: string, flash: Flash, options: { signedOut?: boolean } = {}): Promise<AppResponse> {
+  const response = redirect(location);
+  const sealed = sealFlash(await flashKey(context, options.signedOut), flash);
+  response.cookies.push(serialize(cookieNames(context.deps.config).flash, sealed, cookieOptions(context.deps.config, FLASH_MAX_AGE_SECONDS)));
+  return response;
 }
 
 /** Signed out: go and sign in, then come back here. */

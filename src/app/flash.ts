@@ -1,29 +1,41 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
- * A value shown once on the page a POST redirects to (a new API token), carried in a short-lived
- * cookie encrypted with a key from the session's secret: no server state, and useless to anyone
- * but that session.
+ * What one page shows once after a POST redirects to it: a notice, or a new API token. It is
+ * carried in a short-lived cookie encrypted with a key from the session's secret (or, signed
+ * out, the server's form key): no server state, nothing any other browser can read or forge,
+ * and never in the URL, where anyone could write a link that makes Plinth say their words.
  */
-
-function keyOf(sessionSecret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(sessionSecret), Buffer.alloc(0), Buffer.from('plinth flash'), 32));
+export interface Flash {
+  notice?: string;
+  /** A new API token, shown once. */
+  token?: string;
 }
 
-export function sealFlash(sessionSecret: string, value: string): string {
+/** A flash outlives the redirect that carries it by this much, at most. */
+export const FLASH_MAX_AGE_SECONDS = 300;
+
+function keyOf(secret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(secret), Buffer.alloc(0), Buffer.from('plinth flash'), 32));
+}
+
+export function sealFlash(secret: string, flash: Flash): string {
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', keyOf(sessionSecret), iv);
-  const body = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
+  const cipher = createCipheriv('aes-256-gcm', keyOf(secret), iv);
+  const body = Buffer.concat([cipher.update(JSON.stringify(flash), 'utf8'), cipher.final()]);
   return [iv, body, cipher.getAuthTag()].map((part) => part.toString('base64url')).join('.');
 }
 
-export function openFlash(sessionSecret: string, sealed: string | undefined): string | undefined {
+export function openFlash(secret: string, sealed: string | undefined): Flash | undefined {
   const parts = (sealed ?? '').split('.').map((part) => Buffer.from(part, 'base64url'));
   if (parts.length !== 3) return undefined;
   try {
-    const decipher = createDecipheriv('aes-256-gcm', keyOf(sessionSecret), parts[0]!);
+    const decipher = createDecipheriv('aes-256-gcm', keyOf(secret), parts[0]!);
     decipher.setAuthTag(parts[2]!);
-    return Buffer.concat([decipher.update(parts[1]!), decipher.final()]).toString('utf8');
+    const value: unknown = JSON.parse(Buffer.concat([decipher.update(parts[1]!), decipher.final()]).toString('utf8'));
+    if (value === null || typeof value !== 'object') return undefined;
+    const { notice, token } = value as Record<string, unknown>;
+    return { ...(typeof notice === 'string' ? { notice } : {}), ...(typeof token === 'string' ? { token } : {}) };
   } catch {
     return undefined;
   }

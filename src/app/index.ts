@@ -23,6 +23,7 @@ import { signInRoutes } from './pages/sign-in.js';
 import { siteRoutes } from './pages/site.js';
 import { copyRequest, formOf, readBody, type AppRequest } from './request.js';
 import { redirect, writeAppResponse, type AppResponse } from './response.js';
+import { openFlash } from './flash.js';
 import { formToken, isCrossSite, pageHeaders, tokensMatch } from './security.js';
 
 export interface AppOptions {
@@ -105,10 +106,14 @@ export function createApp(options: AppOptions): App {
       }
       token = formToken(await ops.people.formKey(), formCookie);
     }
+    const flashCookie = request.cookies[names.flash];
+    const flash = flashCookie ? openFlash(person ? person.record.csrfSecret : await ops.people.formKey(), flashCookie) : undefined;
     const context: PageContext = {
       request,
       deps,
       person,
+      // A flash that does not open (another session's, forged, expired key) is simply dropped.
+      flash: flashCookie ? (flash ?? {}) : undefined,
       caller: person ? personCaller(person.account, person.sessionHash) : { kind: 'anonymous' },
       network: networkOf(clientAddress(request.remoteAddress, request.headers['x-forwarded-for'] ?? '', config.deploy.trustProxy)),
       formToken: token,

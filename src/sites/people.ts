@@ -1,10 +1,10 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import { hashToken, type AccountRecord, type SessionRecord } from '../store/index.js';
+import { hashToken, sameHash, type AccountRecord, type SessionRecord, type SignInProof } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
 import { signInMail } from './mail-templates.js';
 import { parseEmail } from './members.js';
-import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
+import { cap, DAY_MS, HOUR_MS, takeOrRefuse } from './rate.js';
 
 /** A sign-in link and code work this long, once. */
 export const SIGN_IN_LIFETIME_MS = 15 * 60_000;
@@ -16,8 +16,11 @@ export const SESSION_LIFETIME_MS = 30 * 24 * 3600_000;
 const SESSION_REFRESH_MS = 24 * 3600_000;
 
 export interface StartedSignIn {
-  /** Secret id (`si_…`): in the e-mailed link, and in a cookie of the browser that asked. */
-  id: string;
+  /**
+   * The asking browser's secret (`sb_…`), for its cookie. It is not the link's secret: alone it
+   * finishes nothing, and with the e-mailed code it finishes the sign-in in that browser.
+   */
+  browserSecret: string;
   email: string;
   expiresAt: number;
 }
@@ -43,12 +46,16 @@ export interface PeopleOperations {
    */
   startSignIn(input: { email: unknown; next?: string; network: string }): Promise<StartedSignIn>;
   /**
-   * Uses the sign-in up (by its link, or by its code from the browser that asked) and returns the
-   * account, creating a Free account on an address's first sign-in.
+   * Uses the sign-in up, by the e-mailed link's secret alone or by the asking browser's secret
+   * with the e-mailed code, and returns the account, creating a Free account on an address's
+   * first sign-in. Code attempts are capped per address (`PLINTH_SIGNIN_CODES_PER_ADDRESS`).
    */
-  finishSignIn(input: { id: string; code?: string }): Promise<FinishedSignIn>;
-  /** The pending sign-in's address, for the page that asks for the code (undefined when gone). */
-  pendingSignIn(id: string): { email: string; next?: string } | undefined;
+  finishSignIn(input: SignInAnswer): Promise<FinishedSignIn>;
+  /**
+   * The pending sign-in's address, for the page that asks for the code (by the browser's secret)
+   * or the page the link opens (by the link's secret); undefined when gone or not matching.
+   */
+  pendingSignIn(secret: { link: string } | { browser: string }): { email: string; next?: string } | undefined;
   createSession(account: AccountRecord): Promise<{ cookie: string; record: SessionRecord }>;
   /** The signed-in person behind a session cookie, extending the session as it is used. */
   resolveSession(cookie: string | undefined): Promise<Session | undefined>;
@@ -56,6 +63,24 @@ export interface PeopleOperations {
   /** The server's key for tokens of forms shown to people who are not signed in. */
   formKey(): Promise<string>;
 }
+
+/** What a person sends to finish a sign-in. */
+export type SignInAnswer = { link: string } | { browser: string; code: string };
+
+const LINK_PREFIX = 'sl_';
+const BROWSER_PREFIX = 'sb_';
+
+/**
+ * A sign-in secret is `<prefix><id>.<secret>`: the id finds the record, the secret is compared
+ * with the hash kept for that kind of proof. The link and the browser get different secrets.
+ */
+function splitSecret(value: unknown, prefix: string): { id: string; secretHash: string } | undefined {
+  if (typeof value !== 'string' || value.length > 200 || !value.startsWith(prefix)) return undefined;
+  const match = /^([A-Za-z0-9_-]{16,64})\.([A-Za-z0-9_-]{32,64})$/.exec(value.slice(prefix.length));
+  return match ? { id: match[1]!, secretHash: hashToken(match[2]!) } : undefined;
+}
+
+const randomPart = (bytes: number): string => randomBytes(bytes).toString('base64url');
 
 const signInError = (reason: string): ServiceError => {
   const messages: Record<string, string> = {
@@ -85,12 +110,23 @@ export function peopleOperations(deps: OperationsDeps): PeopleOperations {
           agentMessage: `Sign-in e-mails are capped per address and per network. Try again in ${Math.ceil(seconds / 60)} minutes.`,
         }),
       );
-      const id = `si_${randomBytes(24).toString('base64url')}`;
+      const id = randomPart(16);
+      const linkSecret = randomPart(32);
+      const browserSecret = randomPart(32);
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
       const createdAt = deps.now();
       const expiresAt = createdAt + SIGN_IN_LIFETIME_MS;
-      await store.createSignIn(hashToken(id), { email, codeHash: hashToken(code), createdAt, expiresAt, attempts: 0, ...(input.next ? { next: input.next } : {}) });
-      const link = `${config.publicUrls.app}/login/verify?token=${id}`;
+      await store.createSignIn(id, {
+        email,
+        linkHash: hashToken(linkSecret),
+        browserHash: hashToken(browserSecret),
+        codeHash: hashToken(code),
+        createdAt,
+        expiresAt,
+        attempts: 0,
+        ...(input.next ? { next: input.next } : {}),
+      });
+      const link = `${config.publicUrls.app}/login/verify?token=${LINK_PREFIX}${id}.${linkSecret}`;
       try {
         await mailer.send(signInMail({ to: email, link, code, minutes: SIGN_IN_LIFETIME_MS / 60_000 }));
       } catch (err) {
@@ -98,18 +134,30 @@ export function peopleOperations(deps: OperationsDeps): PeopleOperations {
         throw new ServiceError('unavailable', 'The sign-in e-mail could not be sent. Please try again in a minute.', { headers: { 'Retry-After': '60' } });
       }
       log.info({}, 'signin.started');
-      return { id, email, expiresAt };
+      return { browserSecret: `${BROWSER_PREFIX}${id}.${browserSecret}`, email, expiresAt };
     },
 
-    async finishSignIn({ id, code }) {
-      if (typeof id !== 'string' || !id.startsWith('si_')) throw signInError('not_found');
-      if (code !== undefined && !/^\d{6}$/.test(code.replace(/\s/g, ''))) {
-        throw new ServiceError('bad_request', 'The code has 6 digits.', { details: { field: 'code', reason: 'wrong_code' } });
+    async finishSignIn(answer) {
+      const byLink = 'link' in answer;
+      const secret = byLink ? splitSecret(answer.link, LINK_PREFIX) : splitSecret(answer.browser, BROWSER_PREFIX);
+      if (!secret) throw signInError('not_found');
+      let proof: SignInProof;
+      if (byLink) {
+        proof = { kind: 'link', secretHash: secret.secretHash };
+      } else {
+        const code = typeof answer.code === 'string' ? answer.code.replace(/\s/g, '') : '';
+        if (!/^\d{6}$/.test(code)) throw new ServiceError('bad_request', 'The code has 6 digits.', { details: { field: 'code', reason: 'wrong_code' } });
+        const pending = store.getSignIn(secret.id);
+        // Only the browser that asked spends the address's budget of codes.
+        if (pending?.browserHash !== undefined && sameHash(pending.browserHash, secret.secretHash)) {
+          await takeOrRefuse(store, [cap(`signin-code:${pending.email}`, config.app.signInCodesPerAddressPerDay, DAY_MS)], (seconds) => ({
+            message: `Too many codes were tried for this address today; open the link in the e-mail instead, or try again in ${Math.ceil(seconds / 3600)} hours.`,
+            agentMessage: 'Sign-in codes are capped per address per day. Open the link in the sign-in e-mail instead.',
+          }));
+        }
+        proof = { kind: 'browser', secretHash: secret.secretHash, codeHash: hashToken(code) };
       }
-      const outcome = await store.useSignIn(hashToken(id), {
-        codeHash: code === undefined ? undefined : hashToken(code.replace(/\s/g, '')),
-        maxAttempts: SIGN_IN_MAX_ATTEMPTS,
-      });
+      const outcome = await store.useSignIn(secret.id, { proof, maxAttempts: SIGN_IN_MAX_ATTEMPTS });
       if (!outcome.ok) {
         if (outcome.reason === 'wrong_code') {
           const left = outcome.attemptsLeft ?? 0;
@@ -127,14 +175,18 @@ export function peopleOperations(deps: OperationsDeps): PeopleOperations {
         created = account !== undefined;
       }
       if (!account) throw new Error('account creation failed');
-      log.info({ account: account.id, created }, 'signin.finished');
+      log.info({ account: account.id, created, by: byLink ? 'link' : 'code' }, 'signin.finished');
       return { account, created, ...(next ? { next } : {}) };
     },
 
-    pendingSignIn(id) {
-      if (typeof id !== 'string' || !id.startsWith('si_')) return undefined;
-      const signIn = store.getSignIn(hashToken(id));
-      if (!signIn || signIn.usedAt !== undefined || signIn.expiresAt <= deps.now() || signIn.attempts >= SIGN_IN_MAX_ATTEMPTS) return undefined;
+    pendingSignIn(which) {
+      const byLink = 'link' in which;
+      const secret = byLink ? splitSecret(which.link, LINK_PREFIX) : splitSecret(which.browser, BROWSER_PREFIX);
+      const signIn = secret && store.getSignIn(secret.id);
+      if (!secret || !signIn) return undefined;
+      const expected = byLink ? signIn.linkHash : signIn.browserHash;
+      if (expected === undefined || !sameHash(expected, secret.secretHash)) return undefined;
+      if (signIn.usedAt !== undefined || signIn.expiresAt <= deps.now() || signIn.attempts >= SIGN_IN_MAX_ATTEMPTS) return undefined;
       return { email: signIn.email, ...(signIn.next ? { next: signIn.next } : {}) };
     },
 

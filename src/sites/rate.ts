@@ -3,6 +3,7 @@ import type { RateCheck, Store } from '../store/index.js';
 
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3600_000;
+export const DAY_MS = 24 * HOUR_MS;
 
 /** One cap: `limit` hits per `windowMs` on `scope`; a limit of 0 means no cap. */
 export function cap(scope: string, limit: number, windowMs: number): RateCheck | undefined {

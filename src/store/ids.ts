@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 const ID_RANDOM_BYTES = 16;
@@ -6,6 +6,13 @@ const ID_RANDOM_BYTES = 16;
 /** sha256 hex of a token; tokens themselves are never stored. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Whether two token hashes are equal, compared in constant time. */
+export function sameHash(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 /** `prefix` followed by 128 random bits in lowercase base32 (26 characters). */

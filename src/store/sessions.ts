@@ -1,4 +1,4 @@
-import { newId } from './ids.js';
+import { newId, sameHash } from './ids.js';
 import type { MetadataDbs } from './metadata-dbs.js';
 import type { ReportRecord, SignInOutcome, Store } from './types.js';
 
@@ -30,25 +30,27 @@ export function peopleOps(dbs: MetadataDbs, now: () => number): PeopleOps {
       await dbs.sessions.remove(sessionHash);
     },
 
-    async createSignIn(idHash, record) {
-      await dbs.signIns.put(idHash, record);
+    async createSignIn(id, record) {
+      await dbs.signIns.put(id, record);
     },
-    getSignIn: (idHash) => dbs.signIns.get(idHash),
-    useSignIn(idHash, check) {
+    getSignIn: (id) => dbs.signIns.get(id),
+    useSignIn(id, { proof, maxAttempts }) {
       return dbs.env.transaction((): SignInOutcome => {
-        const signIn = dbs.signIns.get(idHash);
-        if (!signIn) return { ok: false, reason: 'not_found' };
+        const signIn = dbs.signIns.get(id);
+        // Records written before sign-ins had two secrets have no hashes: they match nothing.
+        const expected = proof.kind === 'link' ? signIn?.linkHash : signIn?.browserHash;
+        if (!signIn || expected === undefined || !sameHash(expected, proof.secretHash)) return { ok: false, reason: 'not_found' };
         if (signIn.usedAt !== undefined) return { ok: false, reason: 'used' };
-        if (signIn.attempts >= check.maxAttempts) return { ok: false, reason: 'locked' };
+        if (signIn.attempts >= maxAttempts) return { ok: false, reason: 'locked' };
         const at = now();
         if (signIn.expiresAt <= at) return { ok: false, reason: 'expired' };
-        if (check.codeHash !== undefined && check.codeHash !== signIn.codeHash) {
+        if (proof.kind === 'browser' && !sameHash(signIn.codeHash, proof.codeHash)) {
           const attempts = signIn.attempts + 1;
-          void dbs.signIns.put(idHash, { ...signIn, attempts });
-          return attempts >= check.maxAttempts ? { ok: false, reason: 'locked' } : { ok: false, reason: 'wrong_code', attemptsLeft: check.maxAttempts - attempts };
+          void dbs.signIns.put(id, { ...signIn, attempts });
+          return attempts >= maxAttempts ? { ok: false, reason: 'locked' } : { ok: false, reason: 'wrong_code', attemptsLeft: maxAttempts - attempts };
         }
         const used = { ...signIn, usedAt: at };
-        void dbs.signIns.put(idHash, used);
+        void dbs.signIns.put(id, used);
         return { ok: true, signIn: used };
       });
     },

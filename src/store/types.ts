@@ -307,14 +307,16 @@ export interface Store {
   /** Moves a session's expiry (sliding sessions); no-op for an unknown one. */
   extendSession(sessionHash: string, expiresAt: number): Promise<void>;
   deleteSession(sessionHash: string): Promise<void>;
-  /** A pending sign-in (e-mailed link and code), by the hash of its id. */
-  createSignIn(idHash: string, record: SignInRecord): Promise<void>;
-  getSignIn(idHash: string): SignInRecord | undefined;
+  /** A pending sign-in (e-mailed link and code), by its id; its secrets are kept as hashes. */
+  createSignIn(id: string, record: SignInRecord): Promise<void>;
+  getSignIn(id: string): SignInRecord | undefined;
   /**
-   * Uses a sign-in up, atomically: with `codeHash`, only if it matches (a wrong one counts an
-   * attempt, and `maxAttempts` wrong ones lock the sign-in); without, by its link alone.
+   * Uses a sign-in up, atomically, with one of its two proofs: the e-mailed link's secret, or
+   * the asking browser's secret together with the code (a wrong code counts an attempt, and
+   * `maxAttempts` wrong ones lock the sign-in). A proof whose secret does not match is
+   * `not_found`, exactly like an unknown id.
    */
-  useSignIn(idHash: string, check: { codeHash?: string; maxAttempts: number }): Promise<SignInOutcome>;
+  useSignIn(id: string, check: { proof: SignInProof; maxAttempts: number }): Promise<SignInOutcome>;
   /** Stores an abuse report; returns it with its id. */
   createReport(input: Omit<ReportRecord, 'id' | 'createdAt' | 'status'>): Promise<ReportRecord>;
   /** Reports, oldest first; `status` filters. */
@@ -433,6 +435,10 @@ export interface SessionRecord {
 
 export interface SignInRecord {
   email: string;
+  /** sha256 of the secret in the e-mailed link. */
+  linkHash: string;
+  /** sha256 of the secret in the cookie of the browser that asked (useless without the code). */
+  browserHash: string;
   /** sha256 of the 6-digit code. */
   codeHash: string;
   createdAt: number;
@@ -442,6 +448,9 @@ export interface SignInRecord {
   next?: string;
   usedAt?: number;
 }
+
+/** What finishes a sign-in: the link's secret alone, or the browser's secret and the code. */
+export type SignInProof = { kind: 'link'; secretHash: string } | { kind: 'browser'; secretHash: string; codeHash: string };
 
 export type SignInOutcome =
   | { ok: true; signIn: SignInRecord }

@@ -8,6 +8,8 @@ import { linkIn, mailTo, countMailTo, type AppServer } from './browser.js';
  */
 export class AppClient {
   readonly cookies = new Map<string, string>();
+  /** Every `Set-Cookie` line this client was sent, in order. */
+  readonly setCookieLines: string[] = [];
 
   constructor(readonly server: AppServer) {}
 
@@ -27,20 +29,36 @@ export class AppClient {
     return match[1]!;
   }
 
+  /**
+   * Asks for a sign-in e-mail from this browser; returns what the mailbox receives (the link's
+   * token and the code). The browser keeps only its own sign-in cookie.
+   */
+  async startSignIn(email: string, fields: Record<string, string> = {}): Promise<{ token: string; code: string }> {
+    const before = countMailTo(this.server, email);
+    const started = await this.post('/login', { email, ...fields, csrf: await this.formToken('/login') });
+    if (started.status !== 303) throw new Error(`sign-in refused: ${started.status} ${started.text.slice(0, 300)}`);
+    const mail = await mailTo(this.server, email, { after: before });
+    const token = new URL(linkIn(mail, `${this.server.appUrl}/login/verify?token=`)).searchParams.get('token')!;
+    const code = /code on the sign-in page: (\d{6})/.exec(mail.text ?? '')![1]!;
+    return { token, code };
+  }
+
   /** Signs in through the e-mailed link; returns the session cookie's value. */
   async signIn(email: string): Promise<string> {
-    const before = countMailTo(this.server, email);
-    const started = await this.post('/login', { email, csrf: await this.formToken('/login') });
-    if (started.status !== 303) throw new Error(`sign-in refused: ${started.status} ${started.text.slice(0, 300)}`);
-    const link = linkIn(await mailTo(this.server, email, { after: before }), `${this.server.appUrl}/login/verify?token=`);
-    const token = new URL(link).searchParams.get('token')!;
+    const { token } = await this.startSignIn(email);
     const done = await this.post('/login/verify', { token, csrf: await this.formToken(`/login/verify?token=${token}`) });
     if (done.status !== 303) throw new Error(`sign-in failed: ${done.status}`);
     return this.session()!;
   }
 
+  /** The session cookie's value (plain or `__Host-` name). */
   session(): string | undefined {
-    return this.cookies.get('plinth_session');
+    return this.cookies.get('plinth_session') ?? this.cookies.get('__Host-plinth_session');
+  }
+
+  /** The browser's pending sign-in cookie (plain or `__Host-` name). */
+  signInCookie(): string | undefined {
+    return this.cookies.get('plinth_signin') ?? this.cookies.get('__Host-plinth_signin');
   }
 
   private async send(method: string, path: string, body: string | undefined, headers: Record<string, string>): Promise<TestResponse> {
@@ -54,6 +72,7 @@ export class AppClient {
       headers: { ...(cookie ? { cookie } : {}), ...headers },
     });
     for (const line of ([] as string[]).concat(res.headers['set-cookie'] ?? [])) {
+      this.setCookieLines.push(line);
       const [pair] = line.split(';');
       const parsed = parseCookie(pair!);
       for (const [name, value] of Object.entries(parsed)) {

@@ -162,38 +162,63 @@ describe('sessions', () => {
 });
 
 describe('sign-ins', () => {
-  const base = () => ({ email: 'x@example.com', codeHash: hashToken('123456'), createdAt: t.clock.now, expiresAt: t.clock.now + 15 * 60_000, attempts: 0 });
+  const LINK = hashToken('link-secret');
+  const BROWSER = hashToken('browser-secret');
+  const CODE = hashToken('123456');
+  const base = () => ({ email: 'x@example.com', linkHash: LINK, browserHash: BROWSER, codeHash: CODE, createdAt: t.clock.now, expiresAt: t.clock.now + 15 * 60_000, attempts: 0 });
+  const byLink = (secretHash = LINK) => ({ proof: { kind: 'link' as const, secretHash }, maxAttempts: 5 });
+  const byBrowser = (codeHash: string, secretHash = BROWSER) => ({ proof: { kind: 'browser' as const, secretHash, codeHash }, maxAttempts: 5 });
 
   it.each([
-    ['the link alone', undefined, { ok: true }],
-    ['the right code', hashToken('123456'), { ok: true }],
-    ['a wrong code', hashToken('000000'), { ok: false, reason: 'wrong_code', attemptsLeft: 4 }],
-  ])('is used by %s', async (_label, codeHash, expected) => {
+    ['the link secret alone', byLink(), { ok: true }],
+    ['the browser secret and the right code', byBrowser(CODE), { ok: true }],
+    ['the browser secret and a wrong code', byBrowser(hashToken('000000')), { ok: false, reason: 'wrong_code', attemptsLeft: 4 }],
+    ['the browser secret offered as the link secret', byLink(BROWSER), { ok: false, reason: 'not_found' }],
+    ['the link secret offered as the browser secret', byBrowser(CODE, LINK), { ok: false, reason: 'not_found' }],
+    ['the code hash offered as the link secret', byLink(CODE), { ok: false, reason: 'not_found' }],
+    ['an unknown secret with the right code', byBrowser(CODE, hashToken('guess')), { ok: false, reason: 'not_found' }],
+  ])('is used by %s', async (_label, check, expected) => {
     const id = unique('si');
     await store.createSignIn(id, base());
-    expect(await store.useSignIn(id, { codeHash, maxAttempts: 5 })).toMatchObject(expected);
+    expect(await store.useSignIn(id, check)).toMatchObject(expected);
   });
 
-  it('works once', async () => {
+  it('does not count a wrong code sent with a wrong browser secret', async () => {
     const id = unique('si');
     await store.createSignIn(id, base());
-    expect((await store.useSignIn(id, { maxAttempts: 5 })).ok).toBe(true);
-    expect(await store.useSignIn(id, { maxAttempts: 5 })).toEqual({ ok: false, reason: 'used' });
+    await store.useSignIn(id, byBrowser(hashToken('000000'), hashToken('guess')));
+    expect(store.getSignIn(id)?.attempts).toBe(0);
   });
 
-  it('locks after five wrong codes, even for the right one', async () => {
+  it('works once, by either proof', async () => {
     const id = unique('si');
     await store.createSignIn(id, base());
-    for (let i = 0; i < 4; i++) expect((await store.useSignIn(id, { codeHash: 'bad', maxAttempts: 5 })).ok).toBe(false);
-    expect(await store.useSignIn(id, { codeHash: 'bad', maxAttempts: 5 })).toEqual({ ok: false, reason: 'locked' });
-    expect(await store.useSignIn(id, { codeHash: hashToken('123456'), maxAttempts: 5 })).toEqual({ ok: false, reason: 'locked' });
+    expect((await store.useSignIn(id, byLink())).ok).toBe(true);
+    expect(await store.useSignIn(id, byLink())).toEqual({ ok: false, reason: 'used' });
+    expect(await store.useSignIn(id, byBrowser(CODE))).toEqual({ ok: false, reason: 'used' });
+  });
+
+  it('locks after five wrong codes, even for the right code and for the link', async () => {
+    const id = unique('si');
+    await store.createSignIn(id, base());
+    for (let i = 0; i < 4; i++) expect((await store.useSignIn(id, byBrowser('bad'))).ok).toBe(false);
+    expect(await store.useSignIn(id, byBrowser('bad'))).toEqual({ ok: false, reason: 'locked' });
+    expect(await store.useSignIn(id, byBrowser(CODE))).toEqual({ ok: false, reason: 'locked' });
+    expect(await store.useSignIn(id, byLink())).toEqual({ ok: false, reason: 'locked' });
   });
 
   it('expires', async () => {
     const id = unique('si');
     await store.createSignIn(id, base());
     t.clock.now += 15 * 60_000;
-    expect(await store.useSignIn(id, { maxAttempts: 5 })).toEqual({ ok: false, reason: 'expired' });
+    expect(await store.useSignIn(id, byLink())).toEqual({ ok: false, reason: 'expired' });
+  });
+
+  it('matches nothing for a record kept from before sign-ins had two secrets', async () => {
+    const id = unique('si');
+    const { linkHash: _l, browserHash: _b, ...old } = base();
+    await store.createSignIn(id, old as ReturnType<typeof base>);
+    expect(await store.useSignIn(id, byLink())).toEqual({ ok: false, reason: 'not_found' });
   });
 });
 
@@ -217,7 +242,7 @@ describe('pruneExpired', () => {
       await s.createSession('old', { accountId: 'acct_x', createdAt: at, expiresAt: at + 10, csrfSecret: 's' });
       await s.createSession('new', { accountId: 'acct_x', createdAt: at, expiresAt: at + 10_000, csrfSecret: 's' });
       await s.putManifest('mf_old', { owner: 'account:x', mode: 'create', plan: 'free', files: [], skipped: [], known: {}, missing: [], createdAt: at, expiresAt: at + 10 });
-      await s.createSignIn('si_old', { email: 'a@example.com', codeHash: 'h', createdAt: at, expiresAt: at + 10, attempts: 0 });
+      await s.createSignIn('si_old', { email: 'a@example.com', linkHash: 'l', browserHash: 'b', codeHash: 'h', createdAt: at, expiresAt: at + 10, attempts: 0 });
       clock.now = at + 100;
       expect(await s.pruneExpired()).toBe(2);
       clock.now = at + 24 * 3600_000 + 100;

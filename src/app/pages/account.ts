@@ -1,9 +1,7 @@
-import { serialize } from 'cookie';
 import { html } from 'hono/html';
 import { ANONYMOUS_LIFETIME_MS, PLAN_LIMITS } from '../../plans.js';
 import { formatBytes, type ConnectionView, type PlanRow, type SiteView, type TokenView } from '../../sites/index.js';
-import { cookieNames, cookieOptions, page, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
-import { openFlash, sealFlash } from '../flash.js';
+import { page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
@@ -11,7 +9,6 @@ import { redirect, type AppResponse } from '../response.js';
 /** The signed-in person's own pages: their sites, API tokens, and plan with usage. */
 export function accountRoutes(deps: AppDeps): PageRoute[] {
   const { ops, config } = deps;
-  const names = cookieNames(config);
   const api = config.publicUrls.api;
 
   function sitesPage(context: PageContext): AppResponse {
@@ -46,19 +43,12 @@ export function accountRoutes(deps: AppDeps): PageRoute[] {
 </table>
 </div>
 ${list.next_cursor ? html`<p><a href="/?cursor=${list.next_cursor}">More sites</a></p>` : ''}`;
-    const declined = context.request.query.get('notice') === 'declined' ? `You declined the invitation to ${context.request.query.get('site') ?? 'the site'}.` : undefined;
-    return page(context, { title: 'Your sites', current: 'sites', notice: declined, body });
+    return page(context, { title: 'Your sites', current: 'sites', body });
   }
 
   function tokensPage(context: PageContext, errors: FieldError[] = [], name = '', status = 200): AppResponse {
-    const session = context.person!;
-    const fresh = openFlash(session.record.csrfSecret, context.request.cookies[names.newToken]);
+    const fresh = context.flash?.token;
     const tokens = ops.tokens.list(context.caller);
-    const notices: Record<string, string> = {
-      revoked: 'The token was revoked. Requests with it are refused from now on.',
-      disconnected: 'The app was disconnected. Its access stopped at once; it must ask again to reconnect.',
-    };
-    const notice = notices[context.request.query.get('notice') ?? ''];
     const apps = ops.oauth.connections(context.caller);
     const appRows = apps.map(
       (app: ConnectionView) => html`<tr>
@@ -124,9 +114,7 @@ ${
   <tbody>${appRows}</tbody>
 </table></div>`
 }`;
-    const response = page(context, { title: 'API tokens', current: 'tokens', notice, body }, status);
-    if (fresh) response.cookies.push(serialize(names.newToken, '', cookieOptions(config, 0, '/tokens')));
-    return response;
+    return page(context, { title: 'API tokens', current: 'tokens', body }, status);
   }
 
   function billingPage(context: PageContext): AppResponse {
@@ -195,9 +183,7 @@ ${
         const name = formOf(context.request).get('name') ?? '';
         try {
           const created = await ops.tokens.create(context.caller, name);
-          const response = redirect('/tokens');
-          response.cookies.push(serialize(names.newToken, sealFlash(context.person.record.csrfSecret, created.token), cookieOptions(config, 300, '/tokens')));
-          return response;
+          return redirectWithFlash(context, '/tokens', { token: created.token });
         } catch (err) {
           if ((err as { code?: string }).code !== 'bad_request') throw err;
           return tokensPage(context, [{ field: 'name', message: (err as Error).message }], name, 400);
@@ -210,7 +196,7 @@ ${
       async handle(context) {
         if (!context.person) return toSignIn(context);
         await ops.tokens.revoke(context.caller, context.request.params[0]!);
-        return redirect('/tokens?notice=revoked');
+        return redirectWithFlash(context, '/tokens', { notice: 'The token was revoked. Requests with it are refused from now on.' });
       },
     },
     {
@@ -219,7 +205,7 @@ ${
       async handle(context) {
         if (!context.person) return toSignIn(context);
         await ops.oauth.disconnect(context.caller, context.request.params[0]!);
-        return redirect('/tokens?notice=disconnected');
+        return redirectWithFlash(context, '/tokens', { notice: 'The app was disconnected. Its access stopped at once; it must ask again to reconnect.' });
       },
     },
     { method: 'GET', path: '/billing', handle: async (context) => (context.person ? billingPage(context) : toSignIn(context)) },

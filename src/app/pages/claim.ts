@@ -1,9 +1,9 @@
 import { html } from 'hono/html';
 import { formatBytes } from '../../sites/index.js';
-import { messagePage, page, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, fileCount, timeOf } from '../layout.js';
 import { formOf } from '../request.js';
-import { redirect, type AppResponse } from '../response.js';
+import type { AppResponse } from '../response.js';
 
 /**
  * `/claim/ct_…` (SPEC 3): a signed-in person moves an anonymous site into their account. Signed
@@ -74,7 +74,7 @@ export function claimRoutes(deps: AppDeps): PageRoute[] {
         if (!context.person) return toSignIn(context);
         try {
           const result = await ops.claims.claim(context.caller, context.request.params[0]!, { giveAgentToken: formOf(context.request).get('agent_token') === 'yes' });
-          return redirect(`/sites/${encodeURIComponent(result.site.name)}?notice=claimed`);
+          return redirectWithFlash(context, `/sites/${encodeURIComponent(result.site.name)}`, { notice: 'The site is yours now: it no longer expires.' });
         } catch (err) {
           return refusal(context, err);
         }

@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { messagePage, page, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, timeOf } from '../layout.js';
 import { redirect, type AppResponse } from '../response.js';
 
@@ -59,7 +59,7 @@ ${invite.role === 'editor' ? 'Editors may publish and roll back the site.' : 'Vi
         if (!context.person) return toSignIn(context);
         try {
           const joined = await ops.members.acceptInvite(context.caller, context.request.params[0]!);
-          return redirect(`/sites/${encodeURIComponent(joined.site.name)}?notice=joined&role=${joined.role}`);
+          return redirectWithFlash(context, `/sites/${encodeURIComponent(joined.site.name)}`, { notice: `You joined this site as ${joined.role}.` });
         } catch (err) {
           if ((err as { code?: string }).code === 'forbidden') return redirect(`/invites/${context.request.params[0]!}`);
           return gone(context, (err as Error).message);
@@ -73,7 +73,7 @@ ${invite.role === 'editor' ? 'Editors may publish and roll back the site.' : 'Vi
         if (!context.person) return toSignIn(context);
         try {
           const declined = await ops.members.declineInvite(context.caller, context.request.params[0]!);
-          return redirect(`/?notice=declined&site=${encodeURIComponent(declined.site.name)}`);
+          return redirectWithFlash(context, '/', { notice: `You declined the invitation to ${declined.site.name}.` });
         } catch (err) {
           if ((err as { code?: string }).code === 'forbidden') return redirect(`/invites/${context.request.params[0]!}`);
           return gone(context, (err as Error).message);

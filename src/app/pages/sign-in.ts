@@ -2,7 +2,7 @@ import { serialize } from 'cookie';
 import { html } from 'hono/html';
 import type { AccountRecord } from '../../store/index.js';
 import { SESSION_LIFETIME_MS, SIGN_IN_LIFETIME_MS } from '../../sites/index.js';
-import { cookieNames, cookieOptions, messagePage, page, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import { cookieNames, cookieOptions, messagePage, page, redirectWithFlash, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
@@ -13,7 +13,9 @@ import { safeNext } from '../security.js';
  * valid 15 minutes. The link opens a page with a button (a GET never signs anyone in, so mail
  * scanners that follow links do nothing); the code is for a person who reads mail on another
  * device and types it into the browser that asked. The first sign-in of an address creates a
- * Free account. Every sign-in starts a new session (no fixation).
+ * Free account. Every sign-in starts a new session (no fixation). The link and the asking
+ * browser's cookie hold two different secrets: the cookie alone signs nobody in, so a browser
+ * that asks for someone else's address cannot finish without that mailbox's code.
  */
 export function signInRoutes(deps: AppDeps): PageRoute[] {
   const { ops, config } = deps;
@@ -25,7 +27,6 @@ export function signInRoutes(deps: AppDeps): PageRoute[] {
       context,
       {
         title: 'Sign in',
-        notice: context.request.query.get('signed_out') ? 'You are signed out.' : undefined,
         body: html`${errorSummary(errors)}
 <h1>Sign in to Plinth</h1>
 <p>Enter your e-mail address. We will send you a link and a 6-digit code to sign in; no password is needed.
@@ -76,7 +77,7 @@ The link and the code work once, for ${minutes} minutes.</p>
     const { cookie } = await ops.people.createSession(account);
     const response = redirect(safeNext(next) ?? '/');
     response.cookies.push(serialize(names.session, cookie, cookieOptions(config, SESSION_LIFETIME_MS / 1000)));
-    response.cookies.push(serialize(names.signIn, '', cookieOptions(config, 0, '/login')));
+    response.cookies.push(serialize(names.signIn, '', cookieOptions(config, 0)));
     return response;
   }
 
@@ -103,7 +104,7 @@ The link and the code work once, for ${minutes} minutes.</p>
         try {
           const started = await ops.people.startSignIn({ email, next, network: context.network });
           const response = redirect('/login/check');
-          response.cookies.push(serialize(names.signIn, started.id, cookieOptions(config, minutes * 60, '/login')));
+          response.cookies.push(serialize(names.signIn, started.browserSecret, cookieOptions(config, minutes * 60)));
           return response;
         } catch (err) {
           const { code, message } = err as { code?: string; message: string };
@@ -117,7 +118,7 @@ The link and the code work once, for ${minutes} minutes.</p>
       method: 'GET',
       path: '/login/check',
       async handle(context) {
-        const pending = ops.people.pendingSignIn(context.request.cookies[names.signIn] ?? '');
+        const pending = ops.people.pendingSignIn({ browser: context.request.cookies[names.signIn] ?? '' });
         if (!pending) return redirect('/login');
         return codeForm(context, pending.email, []);
       },
@@ -126,15 +127,16 @@ The link and the code work once, for ${minutes} minutes.</p>
       method: 'POST',
       path: '/login/code',
       async handle(context) {
-        const id = context.request.cookies[names.signIn] ?? '';
-        const pending = ops.people.pendingSignIn(id);
+        const browser = context.request.cookies[names.signIn] ?? '';
+        const pending = ops.people.pendingSignIn({ browser });
         if (!pending) return linkProblem(context, 'This sign-in has expired, was used, or was locked after too many wrong codes.');
         try {
-          const done = await ops.people.finishSignIn({ id, code: formOf(context.request).get('code') ?? '' });
+          const done = await ops.people.finishSignIn({ browser, code: formOf(context.request).get('code') ?? '' });
           return signedIn(context, done.account, done.next);
         } catch (err) {
-          const { details, message } = err as { details?: { reason?: string }; message: string };
+          const { code, details, message } = err as { code?: string; details?: { reason?: string }; message: string };
           if (details?.reason === 'wrong_code') return codeForm(context, pending.email, [{ field: 'code', message }], 400);
+          if (code === 'limit') return codeForm(context, pending.email, [{ field: 'code', message }], 429);
           return linkProblem(context, message);
         }
       },
@@ -144,7 +146,7 @@ The link and the code work once, for ${minutes} minutes.</p>
       path: '/login/verify',
       async handle(context) {
         const token = context.request.query.get('token') ?? '';
-        const pending = ops.people.pendingSignIn(token);
+        const pending = ops.people.pendingSignIn({ link: token });
         if (!pending) return linkProblem(context, 'The link has expired (links last 15 minutes), was already used, or was locked after too many wrong codes.');
         return page(context, {
           title: 'Sign in',
@@ -163,7 +165,7 @@ The link and the code work once, for ${minutes} minutes.</p>
       path: '/login/verify',
       async handle(context) {
         try {
-          const done = await ops.people.finishSignIn({ id: formOf(context.request).get('token') ?? '' });
+          const done = await ops.people.finishSignIn({ link: formOf(context.request).get('token') ?? '' });
           return signedIn(context, done.account, done.next);
         } catch (err) {
           return linkProblem(context, (err as Error).message);
@@ -176,7 +178,7 @@ The link and the code work once, for ${minutes} minutes.</p>
       async handle(context) {
         const cookie = context.request.cookies[names.session];
         if (cookie) await ops.people.endSession(cookie);
-        const response = redirect('/login?signed_out=1');
+        const response = await redirectWithFlash(context, '/login', { notice: 'You are signed out.' }, { signedOut: true });
         response.cookies.push(serialize(names.session, '', cookieOptions(config, 0)));
         return response;
       },

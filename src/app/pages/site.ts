@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import { formatBytes, type RevisionView, type SiteView } from '../../sites/index.js';
-import { messagePage, page, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
@@ -16,32 +16,11 @@ interface SiteFormState {
 
 const RANK = { viewer: 0, editor: 1, owner: 2 } as const;
 
+const siteHref = (name: string): string => `/sites/${encodeURIComponent(name)}`;
+
 /** `/sites/<name>`: details, history with rollback, rename, delete, members and invites. */
 export function siteRoutes(deps: AppDeps): PageRoute[] {
   const { ops } = deps;
-
-  function notice(query: URLSearchParams): string | undefined {
-    switch (query.get('notice')) {
-      case 'rolled_back':
-        return `Rolled back: the content of revision ${query.get('from') ?? ''} is live again as revision ${query.get('number') ?? ''}.`;
-      case 'renamed':
-        return `Renamed. The old address of ${query.get('from') ?? 'the site'} now redirects here.`;
-      case 'invited':
-        return `An invitation was e-mailed to ${query.get('email') ?? ''}.`;
-      case 'invite_revoked':
-        return `The invitation for ${query.get('email') ?? ''} was withdrawn.`;
-      case 'member_removed':
-        return `${query.get('email') ?? 'The member'} no longer has access to this site.`;
-      case 'claimed':
-        return 'The site is yours now: it no longer expires.';
-      case 'joined':
-        return `You joined this site as ${query.get('role') ?? 'a member'}.`;
-      case 'conflict':
-        return 'Someone published this site at the same moment, so nothing was rolled back. Check the revisions and try again.';
-      default:
-        return undefined;
-    }
-  }
 
   async function sitePage(context: PageContext, name: string, state: SiteFormState = { errors: [] }, status = 200): Promise<AppResponse> {
     const site = await ops.sites.get(context.caller, name);
@@ -166,7 +145,7 @@ ${
 <form method="post" action="/sites/${site.name}/delete">${csrfField(token)}<button type="submit" class="button-danger">Delete this site…</button></form>`
     : ''
 }`;
-    return page(context, { title: site.name, current: 'sites', notice: notice(context.request.query), body }, status);
+    return page(context, { title: site.name, current: 'sites', body }, status);
   }
 
   /** Runs a form action; a refusal the person can fix is shown on the site page with the field. */
@@ -180,7 +159,9 @@ ${
       const error = err as { code?: string; message: string; details?: Record<string, unknown> };
       const state = field && (error.code === 'bad_request' || error.code === 'not_found') ? field(error, form) : undefined;
       if (state) return sitePage(context, name, state, 400);
-      if (error.code === 'conflict') return redirect(`/sites/${encodeURIComponent(name)}?notice=conflict`);
+      if (error.code === 'conflict') {
+        return redirectWithFlash(context, siteHref(name), { notice: 'Someone published this site at the same moment, so nothing was rolled back. Check the revisions and try again.' });
+      }
       throw err;
     }
   }
@@ -198,7 +179,7 @@ ${
         act(context, async (name, form) => {
           const result = await ops.revisions.rollback(context.caller, name, form.get('revision') ?? '');
           const from = result.revision.rollback_of ? ops.revisions.list(context.caller, name, { limit: 200 }).revisions.find((r) => r.id === result.revision.rollback_of)?.number : undefined;
-          return redirect(`/sites/${encodeURIComponent(name)}?notice=rolled_back&number=${result.revision.number}&from=${from ?? ''}`);
+          return redirectWithFlash(context, siteHref(name), { notice: `Rolled back: the content of revision ${from ?? ''} is live again as revision ${result.revision.number}.` });
         }),
     },
     {
@@ -209,7 +190,7 @@ ${
           context,
           async (name, form) => {
             const result = await ops.sites.rename(context.caller, name, (form.get('name') ?? '').trim());
-            return redirect(`/sites/${encodeURIComponent(result.site.name)}?notice=renamed&from=${encodeURIComponent(result.previous_name)}`);
+            return redirectWithFlash(context, siteHref(result.site.name), { notice: `Renamed. The old address of ${result.previous_name} now redirects here.` });
           },
           (err, form) => ({ errors: [{ field: 'rename', message: err.message }], rename: form.get('name') ?? '' }),
         ),
@@ -231,7 +212,7 @@ ${
           context,
           async (name, form) => {
             const result = await ops.members.invite(context.caller, name, { email: form.get('email') ?? '', role: form.get('role') ?? '' });
-            return redirect(`/sites/${encodeURIComponent(name)}?notice=invited&email=${encodeURIComponent(result.invite.email)}`);
+            return redirectWithFlash(context, siteHref(name), { notice: `An invitation was e-mailed to ${result.invite.email}.` });
           },
           (err, form) => ({
             errors: [{ field: err.details?.field === 'role' ? 'invite-role' : 'invite-email', message: err.message }],
@@ -246,7 +227,7 @@ ${
       handle: (context) =>
         act(context, async (name, form) => {
           const result = await ops.members.revokeInvite(context.caller, name, form.get('email') ?? '');
-          return redirect(`/sites/${encodeURIComponent(name)}?notice=invite_revoked&email=${encodeURIComponent(result.revoked)}`);
+          return redirectWithFlash(context, siteHref(name), { notice: `The invitation for ${result.revoked} was withdrawn.` });
         }),
     },
     {
@@ -261,7 +242,7 @@ ${
           if ('confirm_token' in result) {
             return redirect(`/sites/${encodeURIComponent(name)}/members/remove?email=${encodeURIComponent(email)}&confirm=${encodeURIComponent(result.confirm_token)}`);
           }
-          return redirect(`/sites/${encodeURIComponent(name)}?notice=member_removed&email=${encodeURIComponent(result.removed)}`);
+          return redirectWithFlash(context, siteHref(name), { notice: `${result.removed} no longer has access to this site.` });
         }),
     },
     {
