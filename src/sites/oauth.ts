@@ -96,7 +96,7 @@ export function oauthOperations(deps: OperationsDeps, options: { fetchClientMeta
   const appHost = new URL(issuer).hostname;
   const fetchMetadata =
     options.fetchClientMetadata ??
-    createClientMetadataFetcher({ allowLoopback: appHost === 'localhost' || appHost.endsWith('.localhost') || appHost === '127.0.0.1' });
+    createClientMetadataFetcher({ allowLoopback: appHost === 'localhost' || appHost.endsWith('.localhost') || appHost === '127.0.0.1', log });
 
   /** The client behind a `client_id`: registered, or fetched from its metadata document URL. */
   async function clientFor(clientId: string): Promise<OAuthClientRecord | undefined> {
