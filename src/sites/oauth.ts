@@ -309,7 +309,9 @@ export function oauthOperations(deps: OperationsDeps, options: { fetchClientMeta
             }
             return refusal === undefined;
           },
-          { id: newId('grant_'), clientName: client.name, redirectHost: new URL(redirectUri).host },
+          // The grant is made only when redirect_uri equals the code's, a URL checked at
+          // authorization; until then it is the client's text and may be no URL at all.
+          { id: newId('grant_'), clientName: client.name, redirectHost: URL.canParse(redirectUri) ? new URL(redirectUri).host : '' },
           tokens.issued,
         );
         if (!outcome.ok) {
