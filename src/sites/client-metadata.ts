@@ -1,15 +1,22 @@
-import { lookup } from 'node:dns/promises';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { request } from 'node:https';
+import { isIP } from 'node:net';
 import { ServiceError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { isFetchableAddress } from './oauth-rules.js';
 
 /**
  * Fetches an OAuth Client ID Metadata Document (the `client_id` is an https URL whose JSON names
- * the client and its redirect URIs). The URL comes from whoever starts an authorization, so the
- * fetch is fenced: https only, no redirects, a few seconds, a small body, and only to public
- * addresses — the address is checked after resolving and the connection goes to that checked
- * address, so a name cannot resolve to a public address for the check and a private one for the
- * connection.
+ * the client and its redirect URIs). The URL comes from whoever starts an authorization, signed in
+ * or not, so the fetch is fenced: https only, no redirects, a few seconds, a small body, and only
+ * to public addresses. The name is resolved once, every address it has is checked, and the
+ * connection is made to the checked address itself, so a name cannot resolve to a public address
+ * for the check and a private one for the connection.
+ *
+ * Every failure, from an unresolvable name to a body that is not JSON, gives the caller the same
+ * message: distinct ones ("connection refused", "did not answer", "answered 404") would let anyone
+ * probe which internal addresses and ports are open through this server. The reason goes to the
+ * debug log.
  */
 
 export interface ClientMetadataFetchOptions {
@@ -19,6 +26,10 @@ export interface ClientMetadataFetchOptions {
   maxBytes?: number;
   /** Extra trusted certificate authorities (tests with a local https server). */
   ca?: string | Buffer;
+  /** Where the reason of a refused fetch is written, at debug level. */
+  log?: Logger;
+  /** Resolves a host name to all its addresses; `dns.lookup` unless a test stands in for DNS. */
+  lookup?: (host: string) => Promise<readonly { address: string; family: number }[]>;
 }
 
 export type ClientMetadataFetcher = (url: string) => Promise<Record<string, unknown>>;
@@ -26,41 +37,55 @@ export type ClientMetadataFetcher = (url: string) => Promise<Record<string, unkn
 export const CLIENT_METADATA_MAX_BYTES = 64 * 1024;
 export const CLIENT_METADATA_TIMEOUT_MS = 5000;
 
-const refused = (message: string): ServiceError => new ServiceError('bad_request', `The client metadata document could not be used: ${message}`, { details: { oauth_error: 'invalid_client' } });
+/** The one answer for every failed fetch; says what a working document looks like, not what failed. */
+export const CLIENT_METADATA_UNAVAILABLE =
+  'The client metadata document at the client_id URL could not be fetched. It must be served over https from a public address, answer 200 without redirects within 5 seconds, and be a JSON object of at most 64 KB.';
+
+const unavailable = (): ServiceError => new ServiceError('bad_request', CLIENT_METADATA_UNAVAILABLE, { details: { oauth_error: 'invalid_client' } });
+
+const resolveAll = (host: string): Promise<readonly { address: string; family: number }[]> => dnsLookup(host, { all: true });
 
 export function createClientMetadataFetcher(options: ClientMetadataFetchOptions): ClientMetadataFetcher {
   const timeoutMs = options.timeoutMs ?? CLIENT_METADATA_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? CLIENT_METADATA_MAX_BYTES;
+  const lookup = options.lookup ?? resolveAll;
 
-  return async (raw) => {
+  async function fetchDocument(raw: string): Promise<Record<string, unknown>> {
     const url = new URL(raw);
-    if (url.protocol !== 'https:') throw refused('it must be served over https.');
+    if (url.protocol !== 'https:') throw new Error('not https');
+    // The URL parser has already turned IPv4 in any spelling (`127.1`, `0x7f.1`, `2130706433`)
+    // into dotted decimal and IPv6 into its compressed hex form; the brackets go for the resolver.
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    const found = await lookup(host, { all: true }).catch(() => []);
-    if (found.length === 0) throw refused(`${url.hostname} does not resolve.`);
-    // Every address must be public: otherwise a name with one public and one private address
+    const found = await lookup(host).catch((err: unknown) => {
+      throw new Error(`lookup failed (${(err as Error).message})`);
+    });
+    if (found.length === 0) throw new Error('no addresses');
+    // Every address must be fetchable: otherwise a name with one public and one internal address
     // could still lead inside.
-    if (!found.every((entry) => isFetchableAddress(entry.address, options.allowLoopback))) throw refused(`${url.hostname} is not a public address.`);
-    const pinned = found[0]!;
+    const refused = found.find((entry) => !isFetchableAddress(entry.address, options.allowLoopback));
+    if (refused) throw new Error(`address ${refused.address} is not fetchable`);
+    const pinned = found[0]!.address;
 
     const text = await new Promise<string>((resolve, reject) => {
       const req = request(
-        url,
         {
+          // An IP literal as host: Node connects to it without a second lookup, so the connection
+          // goes to the address checked above whatever the name resolves to a moment later.
+          host: pinned,
+          port: url.port === '' ? 443 : Number(url.port),
+          path: `${url.pathname}${url.search}`,
           method: 'GET',
-          headers: { accept: 'application/json', 'user-agent': 'Plinth OAuth' },
-          timeout: timeoutMs,
+          headers: { host: url.host, accept: 'application/json', 'user-agent': 'Plinth OAuth' },
+          // The certificate is checked against the name in the URL (SNI may not carry an IP).
+          ...(isIP(host) === 0 ? { servername: host } : {}),
           ca: options.ca,
-          // The connection goes to the address checked above, whatever a second lookup would say.
-          lookup: ((_host: string, opts: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-            if (opts.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
-            else callback(null, pinned.address, pinned.family);
-          }) as never,
+          // A fresh connection each time: none is kept for, or taken from, other requests.
+          agent: false,
         },
         (res) => {
           if (res.statusCode !== 200) {
             res.resume();
-            reject(refused(`${raw} answered ${res.statusCode} (redirects are not followed).`));
+            reject(new Error(`answered ${res.statusCode} (redirects are not followed)`));
             return;
           }
           const chunks: Buffer[] = [];
@@ -69,7 +94,7 @@ export function createClientMetadataFetcher(options: ClientMetadataFetchOptions)
             size += chunk.byteLength;
             if (size > maxBytes) {
               req.destroy();
-              reject(refused(`it is larger than ${maxBytes} bytes.`));
+              reject(new Error(`larger than ${maxBytes} bytes`));
               return;
             }
             chunks.push(chunk);
@@ -80,19 +105,28 @@ export function createClientMetadataFetcher(options: ClientMetadataFetchOptions)
       );
       const timer = setTimeout(() => {
         req.destroy();
-        reject(refused(`${raw} did not answer within ${timeoutMs} ms.`));
+        reject(new Error(`no answer within ${timeoutMs} ms`));
       }, timeoutMs);
       req.on('close', () => clearTimeout(timer));
-      req.on('error', (err) => reject(err instanceof ServiceError ? err : refused(`${raw} could not be fetched (${err.message}).`)));
+      req.on('error', (err) => reject(new Error(`connection to ${pinned} failed (${err.message})`)));
       req.end();
     });
     let document: unknown;
     try {
       document = JSON.parse(text);
     } catch {
-      throw refused('it is not JSON.');
+      throw new Error('not JSON');
     }
-    if (document === null || typeof document !== 'object' || Array.isArray(document)) throw refused('it is not a JSON object.');
+    if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new Error('not a JSON object');
     return document as Record<string, unknown>;
+  }
+
+  return async (raw) => {
+    try {
+      return await fetchDocument(raw);
+    } catch (err) {
+      options.log?.debug({ client_id: raw, reason: (err as Error).message }, 'oauth.client_metadata_unavailable');
+      throw unavailable();
+    }
   };
 }

@@ -75,4 +75,4 @@ export { formatBytes } from './limits.js';
 export { renameProblem, RESERVED_NAMES, isRandomNameForm, isSiteNameSyntax } from './site-names.js';
 export type { SiteView, RevisionView, DeploySiteView } from './views.js';
 export { OAUTH_PATHS, OAUTH_SCOPE, ACCESS_TOKEN_LIFETIME_MS, AUTHORIZATION_CODE_LIFETIME_MS, type AuthorizationRequest, type ConnectionView, type TokenResponse } from './oauth.js';
-export { createClientMetadataFetcher, type ClientMetadataFetcher, type ClientMetadataFetchOptions } from './client-metadata.js';
+export { CLIENT_METADATA_UNAVAILABLE, createClientMetadataFetcher, type ClientMetadataFetcher, type ClientMetadataFetchOptions } from './client-metadata.js';

@@ -96,7 +96,7 @@ export function oauthOperations(deps: OperationsDeps, options: { fetchClientMeta
   const appHost = new URL(issuer).hostname;
   const fetchMetadata =
     options.fetchClientMetadata ??
-    createClientMetadataFetcher({ allowLoopback: appHost === 'localhost' || appHost.endsWith('.localhost') || appHost === '127.0.0.1' });
+    createClientMetadataFetcher({ allowLoopback: appHost === 'localhost' || appHost.endsWith('.localhost') || appHost === '127.0.0.1', log });
 
   /** The client behind a `client_id`: registered, or fetched from its metadata document URL. */
   async function clientFor(clientId: string): Promise<OAuthClientRecord | undefined> {
@@ -309,7 +309,9 @@ export function oauthOperations(deps: OperationsDeps, options: { fetchClientMeta
             }
             return refusal === undefined;
           },
-          { id: newId('grant_'), clientName: client.name, redirectHost: new URL(redirectUri).host },
+          // The grant is made only when redirect_uri equals the code's, a URL checked at
+          // authorization; until then it is the client's text and may be no URL at all.
+          { id: newId('grant_'), clientName: client.name, redirectHost: URL.canParse(redirectUri) ? new URL(redirectUri).host : '' },
           tokens.issued,
         );
         if (!outcome.ok) {

@@ -1,61 +1,51 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClientMetadataFetcher, type ClientMetadataFetcher } from '../../src/sites/index.js';
+import { createLogger } from '../../src/log.js';
+import { CLIENT_METADATA_UNAVAILABLE, createClientMetadataFetcher, type ClientMetadataFetcher, type ClientMetadataFetchOptions } from '../../src/sites/index.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
+import { METADATA_REDIRECT_URI as redirectUri, startMetadataServer, type MetadataServer } from '../helpers/metadata-server.js';
 import { tempDir } from '../helpers/sites.js';
 import { loopbackFetch } from '../mcp/loopback-fetch.js';
 
 /**
  * Client ID Metadata Documents: a real https server on loopback (with a certificate made for the
  * test) serves the documents; the fetcher's fences are checked, then a whole authorization with a
- * URL as client_id.
+ * URL as client_id. DNS is the one thing stood in for (`lookup`), and only with loopback answers.
  */
 
 let dir: string;
-let cert: Buffer;
-let https: Server;
+let metadata: MetadataServer;
 let base: string;
+let closedPort: number;
 let fetcher: ClientMetadataFetcher;
-const redirectUri = 'http://127.0.0.1:7777/callback';
+const logged: { event: string; reason?: string; client_id?: string }[] = [];
+const log = createLogger({ level: 'debug', write: (line) => logged.push(JSON.parse(line)) });
+
+const fetcherWith = (options: Partial<ClientMetadataFetchOptions> = {}): ClientMetadataFetcher =>
+  createClientMetadataFetcher({ allowLoopback: true, ca: metadata.cert, timeoutMs: 500, log, ...options });
+
+/** A port nothing listens on (taken, then let go). */
+async function freedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 beforeAll(async () => {
   dir = tempDir('plinth-cimd-');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-  cert = readFileSync(join(dir, 'cert.pem'));
-  https = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
-    const path = req.url ?? '/';
-    if (path === '/client.json') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ client_id: `${base}/client.json`, client_name: 'Metadata App', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' }));
-    } else if (path === '/other-id.json') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ client_id: 'https://elsewhere.example/client.json', redirect_uris: [redirectUri] }));
-    } else if (path === '/redirect.json') {
-      res.writeHead(302, { location: '/client.json' });
-      res.end();
-    } else if (path === '/big.json') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ padding: 'x'.repeat(100 * 1024) }));
-    } else if (path === '/slow.json') {
-      // Never answers.
-    } else {
-      res.writeHead(200, { 'content-type': 'text/html' });
-      res.end('<h1>not json</h1>');
-    }
-  });
-  await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
-  base = `https://localhost:${(https.address() as { port: number }).port}`;
-  fetcher = createClientMetadataFetcher({ allowLoopback: true, ca: cert, timeoutMs: 500 });
+  metadata = await startMetadataServer(dir);
+  base = `https://localhost:${metadata.port}`;
+  closedPort = await freedPort();
+  fetcher = fetcherWith();
 });
 
 afterAll(async () => {
-  https?.closeAllConnections();
-  await new Promise((resolve) => https?.close(resolve));
+  await metadata?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -64,22 +54,77 @@ describe('fetching a client metadata document', () => {
     expect(await fetcher(`${base}/client.json`)).toMatchObject({ client_name: 'Metadata App', redirect_uris: [redirectUri] });
   });
 
-  it.each([
-    ['a redirect', '/redirect.json', /302/],
-    ['a body over the size limit', '/big.json', /larger than/],
-    ['a server that does not answer in time', '/slow.json', /did not answer/],
-    ['a body that is not JSON', '/page', /not JSON/],
-  ])('refuses %s', async (_name, path, message) => {
-    await expect(fetcher(`${base}${path}`)).rejects.toThrow(message);
+  it('fetches from an IP literal, checking the certificate against that address', async () => {
+    expect(await fetcher(`https://127.0.0.1:${metadata.port}/client.json`)).toMatchObject({ client_id: `https://127.0.0.1:${metadata.port}/client.json` });
+    expect(metadata.requests.at(-1)).toMatchObject({ host: `127.0.0.1:${metadata.port}`, servername: false });
   });
 
-  it('refuses loopback addresses unless the server itself runs on localhost', async () => {
-    const strict = createClientMetadataFetcher({ allowLoopback: false, ca: cert, timeoutMs: 500 });
-    await expect(strict(`${base}/client.json`)).rejects.toThrow(/not a public address/);
+  it('connects to the address it checked, with no second lookup of the name', async () => {
+    // DNS rebinding: the name answers 127.0.0.1 first, then something else. The server listens on
+    // 127.0.0.1 only, so a connection made after a second lookup would fail.
+    const answers = ['127.0.0.1', '127.0.0.2'];
+    let lookups = 0;
+    const pinned = fetcherWith({ lookup: async () => [{ address: answers[Math.min(lookups++, 1)]!, family: 4 }] });
+    const before = metadata.connections();
+    expect(await pinned(`https://localhost:${metadata.port}/client.json`)).toMatchObject({ client_name: 'Metadata App' });
+    expect(lookups).toBe(1);
+    expect(metadata.connections()).toBe(before + 1);
+    // The name still travels, for the certificate and the virtual host.
+    expect(metadata.requests.at(-1)).toMatchObject({ host: `localhost:${metadata.port}`, servername: 'localhost', localAddress: '127.0.0.1' });
   });
 
-  it('refuses anything but https', async () => {
-    await expect(fetcher(`http://localhost:1/client.json`)).rejects.toThrow(/https/);
+  it('connects to the name’s address, not to what the system resolver says for it', async () => {
+    // The stand-in DNS says localhost is 127.0.0.2, where nothing listens; /etc/hosts says
+    // 127.0.0.1, where the document is. Refused means the connection went where it was checked.
+    const before = metadata.connections();
+    const elsewhere = fetcherWith({ lookup: async () => [{ address: '127.0.0.2', family: 4 }] });
+    await expect(elsewhere(`${base}/client.json`)).rejects.toThrow(CLIENT_METADATA_UNAVAILABLE);
+    expect(metadata.connections()).toBe(before);
+    expect(logged.at(-1)?.reason).toMatch(/connection to 127\.0\.0\.2 failed/);
+  });
+
+  // Every failure gets the same message, so the answer cannot tell an open port from a closed one
+  // or a refused address from a slow one; the reason is only in the debug log.
+  it.each<[string, () => string, Partial<ClientMetadataFetchOptions>, RegExp]>([
+    ['a redirect', () => `${base}/redirect.json`, {}, /answered 302/],
+    ['a 404', () => `${base}/missing.json`, {}, /answered 404/],
+    ['a body over the size limit', () => `${base}/big.json`, {}, /larger than 65536 bytes/],
+    ['a server that does not answer in time', () => `${base}/slow.json`, {}, /no answer within 500 ms/],
+    ['a body that is not JSON', () => `${base}/page`, {}, /not JSON/],
+    ['a JSON array', () => `${base}/array.json`, {}, /not a JSON object/],
+    ['a closed port', () => `https://127.0.0.1:${closedPort}/client.json`, {}, /connection to 127\.0\.0\.1 failed \(connect ECONNREFUSED/],
+    ['plain http', () => `http://localhost:${metadata.port}/client.json`, {}, /not https/],
+    ['not a URL', () => 'https://', {}, /Invalid URL/],
+    ['loopback on an install that is not on localhost', () => `${base}/client.json`, { allowLoopback: false }, /address 127\.0\.0\.1 is not fetchable/],
+    ['a mapped loopback address on such an install', () => `https://[::ffff:127.0.0.1]:${metadata.port}/client.json`, { allowLoopback: false }, /address ::ffff:7f00:1 is not fetchable/],
+    // The stand-in DNS fails for a name /etc/hosts knows, so no query leaves the machine whatever happens.
+    ['a name that does not resolve', () => `${base}/client.json`, { lookup: () => Promise.reject(new Error('getaddrinfo ENOTFOUND localhost')) }, /lookup failed \(getaddrinfo ENOTFOUND/],
+    ['a name with no addresses', () => `${base}/client.json`, { lookup: async () => [] }, /no addresses/],
+    [
+      'a name with one internal address among fetchable ones',
+      () => `${base}/client.json`,
+      { lookup: async () => [{ address: '127.0.0.1', family: 4 }, { address: '10.0.0.1', family: 4 }] },
+      /address 10\.0\.0\.1 is not fetchable/,
+    ],
+  ])('refuses %s with the one generic message', async (_name, url, options, reason) => {
+    const before = logged.length;
+    const err = await fetcherWith(options)(url()).then(
+      () => undefined,
+      (e: unknown) => e as { code: string; message: string; details: unknown },
+    );
+    expect(err).toMatchObject({ code: 'bad_request', message: CLIENT_METADATA_UNAVAILABLE, details: { oauth_error: 'invalid_client' } });
+    const entry = logged.slice(before).find((line) => line.event === 'oauth.client_metadata_unavailable');
+    expect(entry, 'the reason is logged').toMatchObject({ level: 'debug', client_id: url() });
+    expect(entry?.reason).toMatch(reason);
+  });
+
+  it('makes no connection for an address it refuses', async () => {
+    const before = metadata.connections();
+    const strict = fetcherWith({ allowLoopback: false });
+    for (const host of ['localhost', '127.0.0.1', '127.1', '2130706433', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]']) {
+      await expect(strict(`https://${host}:${metadata.port}/client.json`)).rejects.toThrow(CLIENT_METADATA_UNAVAILABLE);
+    }
+    expect(metadata.connections()).toBe(before);
   });
 });
 
