@@ -149,12 +149,12 @@ function takeRateTokens(dbs: MetadataDbs, checks: readonly RateCheck[], at: numb
     const keys = checks.map((check) => [check.scope, at - (at % check.windowMs)] as CounterKey);
     let retryAfterMs = 0;
     checks.forEach((check, i) => {
-      if ((dbs.counters.get(keys[i]!) ?? 0) >= check.limit) {
+      if ((dbs.counters.get(keys[i]!) ?? 0) + (check.hits ?? 1) > check.limit) {
         retryAfterMs = Math.max(retryAfterMs, keys[i]![1] + check.windowMs - at);
       }
     });
     if (retryAfterMs > 0) return { allowed: false, retryAfterMs };
-    keys.forEach((key) => void dbs.counters.put(key, (dbs.counters.get(key) ?? 0) + 1));
+    keys.forEach((key, i) => void dbs.counters.put(key, (dbs.counters.get(key) ?? 0) + (checks[i]!.hits ?? 1)));
     return { allowed: true };
   });
 }

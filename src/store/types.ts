@@ -219,9 +219,9 @@ export interface Store {
   /** True if the name was ever used by any site (names are never reused). */
   isNameUsed(name: string): boolean;
   /**
-   * Counts one hit against every check in one transaction, all or nothing: if any check is
-   * already at its limit in the current fixed window, nothing is counted. Shared by all threads
-   * and processes on the data directory.
+   * Counts each check's hits (one unless it says `hits`) in one transaction, all or nothing: if
+   * any check's window has no room for its hits, nothing is counted. Shared by all threads and
+   * processes on the data directory.
    */
   takeRateTokens(checks: readonly RateCheck[]): Promise<RateResult>;
   /** Drops counter windows that started before `before` (pass a time past every window's end); returns how many. */
@@ -587,6 +587,8 @@ export interface RateCheck {
   scope: string;
   limit: number;
   windowMs: number;
+  /** How many hits this take counts (default 1): a JSON-RPC batch counts each of its calls. */
+  hits?: number;
 }
 
 export type RateResult = { allowed: true } | { allowed: false; retryAfterMs: number };

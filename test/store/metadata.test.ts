@@ -197,4 +197,22 @@ describe('rate counters', () => {
       await store.close();
     }
   });
+
+  it('takes several hits at once only when all of them fit, in every check', async () => {
+    const clock = 3600_000; // the start of a minute window
+    const store = openStore({ dir: tempDir(), now: () => clock });
+    try {
+      const credential = { scope: 'credential:c', limit: 5, windowMs: 60_000 };
+      const network = { scope: 'network:n', limit: 10, windowMs: 60_000 };
+      expect(await store.takeRateTokens([credential, network])).toEqual({ allowed: true });
+      expect(await store.takeRateTokens([{ ...credential, hits: 3 }, { ...network, hits: 3 }])).toEqual({ allowed: true });
+      // One hit is left on the credential: a take of two is refused and counts nothing anywhere.
+      expect(await store.takeRateTokens([{ ...credential, hits: 2 }, { ...network, hits: 2 }])).toEqual({ allowed: false, retryAfterMs: 60_000 });
+      expect(await store.takeRateTokens([{ ...network, hits: 6 }])).toEqual({ allowed: true });
+      expect(await store.takeRateTokens([credential])).toEqual({ allowed: true });
+      expect(await store.takeRateTokens([credential])).toEqual({ allowed: false, retryAfterMs: 60_000 });
+    } finally {
+      await store.close();
+    }
+  });
 });
