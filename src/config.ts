@@ -61,6 +61,11 @@ export interface McpConfig {
   readonly allowedOrigins: readonly string[];
   /** OAuth client registrations one network may make per hour; 0 = no cap. */
   readonly registrationsPerHour: number;
+  /**
+   * Messages one JSON-RPC batch may carry (protocol 2025-03-26, the one revision with batches);
+   * 0 = no cap of ours, leaving the SDK's own 100.
+   */
+  readonly maxBatchMessages: number;
 }
 
 export interface MailConfig {
@@ -288,6 +293,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const mcp: McpConfig = {
     allowedOrigins,
     registrationsPerHour: int('PLINTH_OAUTH_REGISTRATIONS_PER_HOUR', 30, 0, 1_000_000),
+    // The SDK's transport refuses more than 100 whatever is set here, so more cannot be promised.
+    maxBatchMessages: int('PLINTH_MCP_MAX_BATCH', 20, 0, 100),
   };
 
   // Read before the problems are reported, so a bad value here is reported with the rest.

@@ -62,6 +62,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ PLINTH_UPLOAD_TIMEOUT_S: '0' }).deploy.uploadTimeoutMs).toBe(0);
   });
 
+  it('caps an MCP batch at 20 messages unless told otherwise (0: only the SDK\'s own 100)', () => {
+    expect(loadConfig({}).mcp.maxBatchMessages).toBe(20);
+    expect(loadConfig({ PLINTH_MCP_MAX_BATCH: '0' }).mcp.maxBatchMessages).toBe(0);
+    expect(loadConfig({ PLINTH_MCP_MAX_BATCH: '100' }).mcp.maxBatchMessages).toBe(100);
+  });
+
   it('omits the port from public addresses on port 80', () => {
     expect(loadConfig({ PLINTH_PORT: '80' }).publicUrls.app).toBe('http://app.localhost');
   });
@@ -85,6 +91,7 @@ describe('loadConfig', () => {
     [{ PLINTH_SWEEP_INTERVAL_S: 'hourly' }, 'PLINTH_SWEEP_INTERVAL_S'],
     [{ PLINTH_BLOB_GRACE_S: '5' }, 'PLINTH_BLOB_GRACE_S'],
     [{ PLINTH_STOP_GRACE_S: '-1' }, 'PLINTH_STOP_GRACE_S'],
+    [{ PLINTH_MCP_MAX_BATCH: '101' }, 'PLINTH_MCP_MAX_BATCH'],
   ])('rejects %o naming %s', (env, fragment) => {
     expect(() => loadConfig(env)).toThrow(fragment);
   });

@@ -49,6 +49,8 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     anon_deploys_per_hour: capOrOff(config.deploy.anonDeploysPerHour, 'deploys per hour'),
     api_rate_per_credential: capOrOff(config.api.ratePerCredentialPerMinute, 'requests per minute'),
     api_rate_per_network: capOrOff(config.api.ratePerNetworkPerMinute, 'requests per minute'),
+    // 0 lifts our cap, not the SDK's: its transport serves at most 100 messages per batch.
+    mcp_max_batch: count(config.mcp.maxBatchMessages || 100),
     approval_lifetime: formatDuration(APPROVAL_LIFETIME_MS),
     invite_lifetime: formatDuration(INVITE_LIFETIME_MS),
     removal_confirm: formatDuration(REMOVAL_CONFIRM_MS),

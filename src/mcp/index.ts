@@ -13,6 +13,7 @@ import { MAX_MCP_REQUEST_BYTES } from '../plans.js';
 import { OAUTH_SCOPE, type Caller, type Operations } from '../sites/index.js';
 import type { UploadPacer } from '../upload-pacer.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
+import { judgeBatch } from './batch.js';
 import { splitArguments } from './envelope.js';
 import { isAllowedOrigin, type OriginPolicy } from './origins.js';
 import { compileTools, createToolServer } from './tool-server.js';
@@ -192,6 +193,15 @@ export function createMcp(options: McpOptions): McpEdge {
           if (received.kind === 'file') cleanup.push(received.path);
           const message = await parseInTurn(received, cleanup);
           if (message === undefined) return send(400, rpcError(-32700, 'Parse error: the body is not valid JSON.'));
+          if (Array.isArray(message.parsed)) {
+            // Decided here, before the SDK sees the batch: its transport serves any batch of up to
+            // 100 messages whatever revision the client speaks.
+            const verdict = judgeBatch(message.parsed, headers['mcp-protocol-version']?.trim(), config.mcp.maxBatchMessages);
+            if (!verdict.ok) {
+              log.debug({ messages: message.parsed.length }, 'mcp.batch_refused');
+              return send(400, rpcError(-32600, verdict.message));
+            }
+          }
 
           const context: ToolContext = { ops, caller, network, spoolDir, spooledArguments: message.spooledArguments, signal: controller.signal };
           const forwarded = new globalThis.Headers();
