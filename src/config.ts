@@ -28,9 +28,9 @@ export interface Config {
 export type AccountPlan = 'free' | 'prompter' | 'builder' | 'team' | 'company';
 
 export interface ApiConfig {
-  /** REST requests one credential (token) may make per minute; 0 = no cap. */
+  /** REST and MCP requests one credential (token) may make per minute (each message of an MCP batch counts); 0 = no cap. */
   readonly ratePerCredentialPerMinute: number;
-  /** REST requests one network (IPv4 /24, IPv6 /64) may make per minute; 0 = no cap. */
+  /** REST and MCP requests one network (IPv4 /24, IPv6 /64) may make per minute, batches as above; 0 = no cap. */
   readonly ratePerNetworkPerMinute: number;
   /** Sites an account may own, per plan (creating one more gets `429 limit`). */
   readonly sitesLimit: Readonly<Record<AccountPlan, number>>;

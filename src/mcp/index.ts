@@ -201,6 +201,12 @@ export function createMcp(options: McpOptions): McpEdge {
               log.debug({ messages: message.parsed.length }, 'mcp.batch_refused');
               return send(400, rpcError(-32600, verdict.message));
             }
+            // Every message of a batch is a call the rate limits count, not one per HTTP request.
+            try {
+              await ops.admission.admitBatch({ caller, network, calls: verdict.calls });
+            } catch (err) {
+              return await refuse(err, true);
+            }
           }
 
           const context: ToolContext = { ops, caller, network, spoolDir, spooledArguments: message.spooledArguments, signal: controller.signal };

@@ -1,4 +1,5 @@
-import type { AccountRecord } from '../store/index.js';
+import { ServiceError } from '../errors.js';
+import type { AccountRecord, RateCheck } from '../store/index.js';
 import { identifyBearer, type Caller, type Surface } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { cap, MINUTE_MS, takeOrRefuse } from './rate.js';
@@ -14,6 +15,14 @@ export interface AdmitInput {
   resolveOAuth?: (token: string) => AccountRecord | undefined;
 }
 
+export interface BatchInput {
+  /** The caller `admit` returned for the request carrying the batch. */
+  caller: Caller;
+  network: string;
+  /** How many messages the batch carries. */
+  calls: number;
+}
+
 export interface Admission {
   /**
    * Who is calling, after counting the request against the per-network and per-credential
@@ -21,10 +30,23 @@ export interface Admission {
    * network, so guessing tokens is capped too.
    */
   admit(input: AdmitInput): Promise<Caller>;
+  /**
+   * Counts a JSON-RPC batch as the calls it carries: `admit` counted its request as one, this
+   * counts the other `calls - 1` against the same limits, all or none, else `429 limit`.
+   */
+  admitBatch(input: BatchInput): Promise<void>;
 }
 
 export function admission(deps: OperationsDeps, tokens: TokenOperations): Admission {
   const { store, config } = deps;
+
+  function capsOf(network: string, caller: Caller | undefined): Array<RateCheck | undefined> {
+    return [
+      cap(`api-network:${network}`, config.api.ratePerNetworkPerMinute, MINUTE_MS),
+      caller && caller.kind !== 'anonymous' ? cap(`api-credential:${caller.tokenHash}`, config.api.ratePerCredentialPerMinute, MINUTE_MS) : undefined,
+    ];
+  }
+
   return {
     async admit(input) {
       let caller: Caller | undefined;
@@ -34,20 +56,34 @@ export function admission(deps: OperationsDeps, tokens: TokenOperations): Admiss
       } catch (err) {
         refused = err;
       }
-      await takeOrRefuse(
-        store,
-        [
-          cap(`api-network:${input.network}`, config.api.ratePerNetworkPerMinute, MINUTE_MS),
-          caller && caller.kind !== 'anonymous' ? cap(`api-credential:${caller.tokenHash}`, config.api.ratePerCredentialPerMinute, MINUTE_MS) : undefined,
-        ],
-        (seconds) => ({
-          message: 'Too many API requests; slow down.',
-          agentMessage: `The API rate limit was reached. Wait ${seconds} seconds (the Retry-After header) before the next request.`,
-        }),
-      );
+      await takeOrRefuse(store, capsOf(input.network, caller), (seconds) => ({
+        message: 'Too many API requests; slow down.',
+        agentMessage: `The API rate limit was reached. Wait ${seconds} seconds (the Retry-After header) before the next request.`,
+      }));
       if (refused !== undefined) throw refused;
       tokens.noteUse(caller!);
       return caller!;
+    },
+
+    async admitBatch({ caller, network, calls }) {
+      if (calls <= 1) return;
+      const caps = capsOf(network, caller);
+      // Waiting would not help a batch larger than a whole minute's allowance: say so, without
+      // a Retry-After that would send the client round again.
+      const smallest = Math.min(...caps.map((check) => check?.limit ?? Infinity));
+      if (calls > smallest) {
+        throw new ServiceError('limit', `A batch of ${calls} calls is more than the ${smallest} requests a minute allowed.`, {
+          agentMessage: `Each message of a batch counts as one request. Send at most ${smallest} messages in a batch, or one message per request.`,
+        });
+      }
+      await takeOrRefuse(
+        store,
+        caps.map((check) => check && { ...check, hits: calls - 1 }),
+        (seconds) => ({
+          message: `Too many API requests for a batch of ${calls} calls; slow down.`,
+          agentMessage: `The API rate limit was reached: each message of a batch counts as one request. Wait ${seconds} seconds (the Retry-After header), or send fewer messages.`,
+        }),
+      );
     },
   };
 }

@@ -70,3 +70,62 @@ describe('JSON-RPC batches', () => {
     expect((await rpc(server, { token: caller.token, body: [note, note, note] })).status).toBe(202);
   });
 });
+
+describe('JSON-RPC batches against the rate limits', () => {
+  // Its own server, with low caps and a clock the tests move to a fresh minute window each.
+  let clock = Date.now();
+  let limited: TestServer;
+  beforeAll(async () => {
+    limited = await startTestServer({ PLINTH_API_RATE_PER_CREDENTIAL: '5', PLINTH_API_RATE_PER_NETWORK: '8' }, () => clock);
+  });
+  afterAll(() => limited?.close());
+  const nextWindow = (): void => {
+    clock = (Math.floor(clock / 60_000) + 1) * 60_000;
+  };
+  const call = (token: string, body: unknown) => rpc(limited, { token, body });
+  const owned = (who: TestAccount): number => limited.store.countOwnedSites(who.account.id);
+
+  it('counts each call of a batch against the credential: over the budget, 429 and not one call run', async () => {
+    nextWindow();
+    const alice = await accountWithToken(limited.store);
+    expect((await call(alice.token, list(1))).status).toBe(200); // 1 of 5
+    // 1 (the request) + 4 more would make 6: refused whole, and only the request counted.
+    const over = await call(alice.token, deploys(5));
+    expect(over.status).toBe(429);
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(over.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(over.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'limit' } } });
+    expect(over.json.error.data.agent_message).toContain('each message of a batch counts');
+    expect(owned(alice)).toBe(0);
+    // 2 used: a batch of 3 fits exactly, and then nothing more does.
+    const fits = await call(alice.token, deploys(3));
+    expect(fits.status).toBe(200);
+    expect(owned(alice)).toBe(3);
+    expect((await call(alice.token, list(2))).status).toBe(429);
+  });
+
+  it('counts each call of a batch against the network, whoever’s credential it carries', async () => {
+    nextWindow();
+    const [alice, bob] = [await accountWithToken(limited.store), await accountWithToken(limited.store)];
+    expect((await call(alice.token, deploys(4))).status).toBe(200); // network 4 of 8
+    // Bob's credential has room for 5, the network for only 4 more.
+    const over = await call(bob.token, deploys(5));
+    expect(over.status).toBe(429);
+    expect(over.headers['retry-after']).toBeDefined();
+    expect(owned(bob)).toBe(0);
+    expect((await call(bob.token, deploys(3))).status).toBe(200); // network 8 of 8 (the refused request counted 1)
+    expect(owned(bob)).toBe(3);
+  });
+
+  it('refuses a batch larger than a whole minute’s allowance without a Retry-After to wait for', async () => {
+    nextWindow();
+    const alice = await accountWithToken(limited.store);
+    const never = await call(alice.token, deploys(6));
+    expect(never.status).toBe(429);
+    expect(never.headers['retry-after']).toBeUndefined();
+    expect(never.json).toMatchObject({ error: { data: { code: 'limit' } } });
+    expect(never.json.error.message).toBe('A batch of 6 calls is more than the 5 requests a minute allowed.');
+    expect(owned(alice)).toBe(0);
+    expect((await call(alice.token, list(1))).status).toBe(200);
+  });
+});
