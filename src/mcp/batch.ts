@@ -32,6 +32,10 @@ export function judgeBatch(members: readonly unknown[], headerRevision: string |
   // The spec's own rule for 2025-03-26: initialization happens before anything can be batched.
   if (members.some((member) => (member as { method?: unknown }).method === 'initialize')) return { ok: false, message: 'initialize must not be part of a JSON-RPC batch.' };
   if (maxMessages > 0 && members.length > maxMessages) return { ok: false, message: `A JSON-RPC batch may carry at most ${maxMessages} messages: send the rest in another request.` };
+  // The SDK pairs answers with requests by id: a repeated id runs every call but answers one.
+  const requests = (members as ReadonlyArray<Record<string, unknown>>).filter((member) => 'method' in member && 'id' in member);
+  const ids = requests.map((request) => JSON.stringify(request.id));
+  if (new Set(ids).size !== ids.length) return { ok: false, message: 'Every request in a JSON-RPC batch needs an id of its own.' };
   return { ok: true, calls: members.length };
 }
 

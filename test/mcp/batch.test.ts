@@ -47,6 +47,9 @@ describe('judgeBatch', () => {
     ['empty, in a revision without batches', [], '2025-06-18', 20, /not supported in protocol revision 2025-06-18/],
     ['a nested batch', [[call(1)]], undefined, 20, /^Every member of a JSON-RPC batch must be a JSON-RPC message object/],
     ['numbers, strings and null', [1, 'x', null], undefined, 20, /^Every member/],
+    ['a repeated id', [call(1), note, call(1)], undefined, 20, /^Every request in a JSON-RPC batch needs an id of its own/],
+    ['ids 1 and "1" (different ids)', [call(1), { ...call(1), id: '1' }], undefined, 20, 2],
+    ['a response beside a request with its id (no request of ours to answer)', [call(1), { jsonrpc: '2.0', id: 1, result: {} }], undefined, 20, 2],
     ['one past the cap', many(21), '2025-03-26', 20, /^A JSON-RPC batch may carry at most 20 messages/],
     ['far past the cap', many(5000), undefined, 20, /at most 20 messages/],
   ])('%s', (_, members, header, max, expected) => {

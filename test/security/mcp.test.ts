@@ -40,6 +40,7 @@ describe('JSON-RPC batches', () => {
     ['empty', [], {}, /./],
     ['nested arrays', [[deploy(1)], [deploy(2)]], {}, /./],
     ['numbers, strings and null', [1, 'deploy_site', null], {}, /./],
+    ['the same id twice (both calls would run, one be answered)', [deploy(1), deploy(1)], { 'mcp-protocol-version': '2025-03-26' }, /id of its own/],
     ['one past the cap of 20', deploys(21), { 'mcp-protocol-version': '2025-03-26' }, /at most 20 messages/],
     ['far past the SDK’s own 100', deploys(101), {}, /at most 20 messages/],
   ])('refuses a batch: %s, with 400 Invalid Request and nothing done', async (_, body, headers, message) => {
