@@ -76,6 +76,7 @@ const CREDENTIALS: ReadonlyArray<[kind: string, answer: Answer, headers: (w: Wor
   ['an empty bearer', 'invalid', () => ({ authorization: 'Bearer ' }), 'team'],
   ['"Bearer" twice', 'invalid', () => ({ authorization: `Bearer Bearer ${owner.token}` }), 'team'],
   ['two tokens in one header', 'invalid', () => ({ authorization: `Bearer ${viewer.token} ${owner.token}` }), 'team'],
+  ["two Authorization headers, the second the owner's", 'invalid', () => ({ authorization: [`Bearer ${viewer.token}`, `Bearer ${owner.token}`] }), 'team'],
   ['a 64 KB bearer', 'invalid', () => bearer(`pl_${'A'.repeat(64 * 1024)}`), 'team'],
   ['an unknown site token', 'invalid', () => bearer(`st_${randomBytes(24).toString('base64url')}`), 'team'],
   ['an unknown API token', 'invalid', () => bearer(`pl_${randomBytes(32).toString('base64url')}`), 'team'],
@@ -439,6 +440,20 @@ describe('REST: every credential × every endpoint', () => {
     row.operation.effect?.(before, res.json, w);
     expect(after).toEqual(before);
     row.operation.check?.(res.json, w, row.answer as Column);
+  });
+
+  it.each([
+    ["an unknown token, then the owner's", () => [`Bearer pl_${randomBytes(24).toString('base64url')}`, `Bearer ${owner.token}`]],
+    ["the owner's token, then an unknown one", () => [`Bearer ${owner.token}`, `Bearer pl_${randomBytes(24).toString('base64url')}`]],
+    ["the owner's token twice", () => [`Bearer ${owner.token}`, `Bearer ${owner.token}`]],
+  ])('refuses two Authorization headers (%s) with 401, not whichever came last', async (_what, values) => {
+    const res = await send({ path: '/v1/me' }, { authorization: values() });
+    expectRefusal(res, 401);
+    const w = await world('team');
+    const before = snapshot(w);
+    const deploy = await send(OPERATIONS['POST /v1/deploy (JSON, update)']!.call(w), { authorization: values() });
+    expectRefusal(deploy, 401);
+    expect(snapshot(w)).toEqual(before);
   });
 
   it('tells an OAuth caller on REST to use the MCP server', async () => {
