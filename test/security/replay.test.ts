@@ -457,6 +457,22 @@ describe('deploy manifests', () => {
     expect(revisionsOf(t.name)).toBe(2);
   });
 
+  it('finished twice at the same moment (an update): one publishes, the other gets 404', async () => {
+    const t = await team();
+    const id = await manifest(t.owner.token, { site: t.name, base_revision: siteNamed(t.name).liveRevision, files: describeIndex('race') });
+    const answers = await Promise.all([finish(id, t.owner.token, 'race'), finish(id, t.owner.token, 'race')]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 404]);
+    expect(revisionsOf(t.name)).toBe(2);
+  });
+
+  it('finished many times at the same moment (a new anonymous site): one site, the rest 404', async () => {
+    const sitesBefore = server.store.listSiteIds().length;
+    const id = await manifest(undefined, { files: describeIndex('anonymous race') });
+    const answers = await Promise.all([1, 2, 3, 4, 5].map(() => finish(id, undefined, 'anonymous race')));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 404, 404, 404, 404]);
+    expect(server.store.listSiteIds().length).toBe(sitesBefore + 1);
+  });
+
   it('finished by another caller: 404, and it still works for its maker', async () => {
     const t = await team();
     const id = await manifest(t.owner.token, { site: t.name, base_revision: siteNamed(t.name).liveRevision, files: describeIndex('mine') });
