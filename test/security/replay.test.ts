@@ -405,6 +405,16 @@ describe('member-removal confirmations', () => {
     expect(isMember(t.name, t.viewer)).toBe(true);
   });
 
+  it('used by another owner: refused (400), and it still works for the owner who asked', async () => {
+    const t = await team();
+    const { confirm_token: confirm } = (await removal(t.name, t.viewer, t.owner.token)).json;
+    const other = await removal(t.name, t.viewer, t.coOwner.token, confirm);
+    expect(other.status).toBe(400);
+    expect(isMember(t.name, t.viewer)).toBe(true);
+    expect((await removal(t.name, t.viewer, t.owner.token, confirm)).status).toBe(200);
+    expect(isMember(t.name, t.viewer)).toBe(false);
+  });
+
   it('used by the member it removes: 403, and the member stays', async () => {
     const t = await team();
     const { confirm_token: confirm } = (await removal(t.name, t.editor, t.owner.token)).json;
