@@ -71,7 +71,7 @@ describe('claim links', () => {
     const alice = await person();
     const first = await submit(alice.browser, site.claimPath);
     expect(first.status).toBe(303);
-    expect(first.headers.location).toBe(`/sites/${site.name}?notice=claimed`);
+    expect(first.headers.location).toBe(`/sites/${site.name}`);
     const again = await submit(alice.browser, site.claimPath);
     expect(again.status).toBe(404);
     expect(again.text).toContain('This claim link does not work');
