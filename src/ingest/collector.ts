@@ -244,7 +244,8 @@ export function createCollector(options: CollectorOptions): Collector {
   const stored = new Map<string, StoredFile>();
   const referenced = new Map<string, { sha256: string; size: number }>();
   let siteBytes = 0;
-  const leakGuard = createLeakGuard();
+  // Compressed files are scanned as what they expand to, within the limits they would meet uncompressed.
+  const leakGuard = createLeakGuard({ maxFileBytes: limits.maxFileBytes, maxExpandedBytes: limits.maxSiteBytes });
 
   const pending = new Set<Promise<void>>();
   let pendingBytes = 0;
