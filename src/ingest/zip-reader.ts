@@ -103,9 +103,10 @@ async function closeZip(zip: ZipFile): Promise<void> {
 
 export async function readZip(spoolPath: string, collector: Collector): Promise<void> {
   const zip = await openZip(spoolPath);
-  const file = await open(spoolPath, 'r');
+  let file: FileHandle | undefined;
   let entries = 0;
   try {
+    file = await open(spoolPath, 'r');
     while (true) {
       let entry: Entry | null;
       try {
@@ -138,7 +139,7 @@ export async function readZip(spoolPath: string, collector: Collector): Promise<
       }
     }
   } finally {
-    await file.close();
+    await file?.close();
     await closeZip(zip);
   }
   if (entries === 0) throw emptyArchive();
