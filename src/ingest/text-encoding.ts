@@ -102,6 +102,7 @@ function utf16ByNulPattern(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | undefin
     if (bytes[i + 1] === 0) oddZeros++;
   }
   const units = length / 2;
+  if (units === 0) return undefined;
   if (oddZeros * 16 >= units && evenZeros * 16 <= oddZeros) return 'utf-16le';
   if (evenZeros * 16 >= units && oddZeros * 16 <= evenZeros) return 'utf-16be';
   return undefined;
@@ -128,7 +129,8 @@ function markLength(bytes: Uint8Array, encoding: TextEncoding): number {
 /**
  * The encoding of a text file, or undefined for a binary one: a byte-order mark (UTF-32 before
  * UTF-16, whose mark it starts with), else UTF-16 recognised by its NULs, else 8-bit text by
- * `looksLikeText`. A file with a mark still has to read as text in that encoding.
+ * `looksLikeText`. A file with a mark still has to read as text in that encoding; random bytes
+ * after a mark do (as rare CJK characters), which costs a scan and nothing else.
  */
 export function detectTextEncoding(bytes: Uint8Array): TextEncoding | undefined {
   for (const encoding of ['utf-32le', 'utf-32be', 'utf-16le', 'utf-16be'] as const) {

@@ -69,6 +69,7 @@ describe('detectTextEncoding', () => {
     ['a WOFF2 font', WOFF2, undefined],
     ['gzip data', GZIP, undefined],
     ['16-bit audio', WAV, undefined],
+    ['a single NUL byte', Uint8Array.from([0]), undefined],
     ['a NUL in 8-bit text', Uint8Array.from([...encode('a = 1\n'.repeat(50)), 0, ...encode('b = 2\n')]), undefined],
   ].map(([name, bytes, expected]) => [name, expected ?? 'binary', bytes, expected] as const))('reads %s as %s', (_name, _shown, bytes, expected) => {
     expect(detectTextEncoding(bytes)).toBe(expected);
