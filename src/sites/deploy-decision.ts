@@ -19,8 +19,9 @@ export function deployDecisions(deps: OperationsDeps) {
   function decide(caller: Caller, siteName: string | undefined, base: string | undefined): Decision {
     if (siteName === undefined || siteName === '') {
       if (caller.kind === 'site_token') {
-        throw new ServiceError('bad_request', 'A site token can only update its own site; name it with ?site=<name>.', {
-          agentMessage: 'To update the site, send ?site=<name> (JSON: "site") and the live revision as X-Base-Revision (JSON: "base_revision"). Omit the site token to create a new site.',
+        // SPEC 5: a credential that lacks the right is 403, whatever the request would have done.
+        throw new ServiceError('forbidden', 'A site token cannot create a site; it only updates its own site, named with ?site=<name>.', {
+          agentMessage: 'To update the site, send ?site=<name> (JSON: "site") and the live revision as X-Base-Revision (JSON: "base_revision"). To create a new site, send no token (anonymous) or an API token.',
         });
       }
       if (caller.kind === 'account') {

@@ -366,10 +366,11 @@ describe('updates', () => {
     }
   });
 
-  it('refuses a site token without a site name', async () => {
+  it('refuses a site token without a site name: it cannot create a site (403)', async () => {
     const site = await createSite('lonely');
     const res = await deploy(tgz({ 'index.html': 'x' }), { token: site.token });
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(403);
+    expect(res.json.error.code).toBe('forbidden');
     expect(res.json.agent_message).toContain('?site=');
   });
 });

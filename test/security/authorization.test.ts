@@ -161,7 +161,7 @@ function checkCreated(body: any, _w: World, answer: Column): void {
 const OPERATIONS: Record<string, Operation> = {
   'POST /v1/deploy (archive, create)': {
     call: () => ({ method: 'POST', path: '/v1/deploy', raw: tgzBytes([['index.html', page]]) }),
-    statuses: [201, 400, 400, 400, 400, 201, 201, 201, 201],
+    statuses: [201, 403, 403, 403, 403, 201, 201, 201, 201],
     effect: created,
     check: checkCreated,
   },
@@ -172,7 +172,7 @@ const OPERATIONS: Record<string, Operation> = {
   },
   'POST /v1/deploy (JSON, create)': {
     call: () => ({ method: 'POST', path: '/v1/deploy', json: { files: inline } }),
-    statuses: [201, 400, 400, 400, 400, 201, 201, 201, 201],
+    statuses: [201, 403, 403, 403, 403, 201, 201, 201, 201],
     effect: created,
     check: checkCreated,
   },
