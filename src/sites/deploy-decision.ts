@@ -3,12 +3,12 @@ import type { Plan, SiteRecord } from '../store/index.js';
 import { resolveSite } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
-import { checkSitesLimit } from './limits.js';
+import { checkSitesLimit, sitesLimitOf } from './limits.js';
 import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
 
 /** What a deploy will do, decided from the caller, the site and the base revision. */
 export type Decision =
-  | { mode: 'create'; plan: Plan; accountId?: string; createdBy: string }
+  | { mode: 'create'; plan: Plan; accountId?: string; maxOwnedSites?: number; createdBy: string }
   | { mode: 'update'; site: SiteRecord; base: string; createdBy: string };
 
 /** The rules that decide a deploy before its bytes matter: shared by whole and digest deploys. */
@@ -25,8 +25,15 @@ export function deployDecisions(deps: OperationsDeps) {
         });
       }
       if (caller.kind === 'account') {
+        // Checked now, before the upload is read, and again inside the commit (racing creates).
         checkSitesLimit(store, config, caller.account);
-        return { mode: 'create', plan: caller.account.plan, accountId: caller.account.id, createdBy: caller.account.email };
+        return {
+          mode: 'create',
+          plan: caller.account.plan,
+          accountId: caller.account.id,
+          maxOwnedSites: sitesLimitOf(config, caller.account),
+          createdBy: caller.account.email,
+        };
       }
       return { mode: 'create', plan: 'anonymous', createdBy: 'anonymous' };
     }

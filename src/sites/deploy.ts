@@ -8,7 +8,7 @@ import { hashToken, type FileEntry } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
-import { checkTier, compactEntry } from './limits.js';
+import { checkTier, compactEntry, sitesLimitError } from './limits.js';
 import { entryAt, manifestOperations, reusableContents, type ManifestInput, type ManifestView } from './manifest.js';
 import { claimKeyFor } from './sealed-token.js';
 import { randomSiteName } from './site-names.js';
@@ -288,6 +288,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
           plan: decision.plan,
           claimed: !anonymous,
           accountId: decision.accountId,
+          ...(decision.maxOwnedSites !== undefined ? { maxOwnedSites: decision.maxOwnedSites } : {}),
           expiresAt,
           siteTokenHash: siteToken && hashToken(siteToken),
           claimTokenHash: claimToken && hashToken(claimToken),
@@ -298,7 +299,11 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         kind: 'deploy',
         createdBy: decision.createdBy,
       });
-      if (!result.ok) continue; // only `name_taken` can happen here: another deploy took the name
+      if (!result.ok && result.reason === 'over_limit') {
+        const account = store.getAccount(decision.accountId!)!;
+        throw sitesLimitError(config, account, store.countOwnedSites(account.id), 'create');
+      }
+      if (!result.ok) continue; // `name_taken`: another deploy took the name
       log.info({ site: name, revision: result.revision.id, files: files.size, anonymous }, 'deploy.created');
       const url = siteUrl(config.publicUrls, name);
       const base = { site: deploySiteView(result.site, config.publicUrls), revision: deployRevisionView(result.revision) };

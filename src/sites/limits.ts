@@ -22,8 +22,8 @@ export function sitesLimitError(config: Readonly<Config>, account: AccountRecord
 }
 
 /**
- * The plan's number of owned sites, checked before an upload is read. Two creates racing at the
- * limit may both pass, which costs at most one site over.
+ * The plan's number of owned sites, checked before an upload is read so a refused create costs
+ * no upload; the commit counts again inside its transaction, so racing creates cannot pass it.
  */
 export function checkSitesLimit(store: Store, config: Readonly<Config>, account: AccountRecord): void {
   const used = store.countOwnedSites(account.id);

@@ -1,4 +1,5 @@
 import { newId } from './ids.js';
+import { countOwned } from './memberships.js';
 import { compact, MAX_KEY_BYTES, pathKeyBytes, type MetadataDbs } from './metadata-dbs.js';
 import type { CommitInput, CommitResult, FileEntry, NewSite, RevisionRecord, SiteRecord } from './types.js';
 
@@ -26,6 +27,8 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     let site: SiteRecord;
     if (input.create) {
       if (dbs.names.get(input.site) !== undefined) return { ok: false, reason: 'name_taken' };
+      const { accountId, maxOwnedSites } = input.create;
+      if (accountId !== undefined && maxOwnedSites !== undefined && countOwned(dbs, accountId) >= maxOwnedSites) return { ok: false, reason: 'over_limit' };
       site = newSiteRecord(input.create, createdAt);
     } else {
       const id = dbs.names.get(input.site);

@@ -1,5 +1,6 @@
 import { newId } from './ids.js';
-import { compact, prefixRange, type MetadataDbs } from './metadata-dbs.js';
+import { countOwned } from './memberships.js';
+import { compact, type MetadataDbs } from './metadata-dbs.js';
 import type { ApprovalOutcome, ClaimResult, Confirmation, SiteRecord, Store } from './types.js';
 
 type LifecycleOps = Pick<Store, 'claimSite' | 'takeSealedAccountToken' | 'renameSite' | 'putConfirmation' | 'getConfirmation' | 'approveDeletion'>;
@@ -107,16 +108,6 @@ export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (sit
 }
 
 /** Inside a transaction: sites the account owns that are not deleted. */
-function countOwned(dbs: MetadataDbs, accountId: string): number {
-  const range = prefixRange(accountId);
-  if (!range) return 0;
-  let owned = 0;
-  for (const { key, value: role } of dbs.memberSites.getRange(range)) {
-    if (role === 'owner' && dbs.sites.get(key[1])?.state !== 'deleted') owned++;
-  }
-  return owned;
-}
-
 /**
  * What a person may type to confirm a deletion: the site's current name, or its address with any
  * domain after it (`name.example.com`, `https://name.example.com/`), case-insensitive. The store

@@ -12,6 +12,20 @@ const RANK: Record<Role, number> = { viewer: 0, editor: 1, owner: 2 };
 const DEFAULT_SITES_PAGE = 50;
 const MAX_SITES_PAGE = 200;
 
+/**
+ * Live (not deleted) sites the account owns. Called inside write transactions too (create,
+ * claim), where the count is what makes two racing callers at a plan's limit unable to both pass.
+ */
+export function countOwned(dbs: MetadataDbs, accountId: string): number {
+  const range = prefixRange(accountId);
+  if (!range) return 0;
+  let owned = 0;
+  for (const { key, value: role } of dbs.memberSites.getRange(range)) {
+    if (role === 'owner' && dbs.sites.get(key[1])?.state !== 'deleted') owned++;
+  }
+  return owned;
+}
+
 /** Who belongs to which site: both member indexes, and pending invites. */
 export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipOps {
   /** `[accountId, siteId]` rows of live (not deleted) sites, in site id order, from after `after`. */
@@ -37,11 +51,7 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipOp
       }
       return { sites };
     },
-    countOwnedSites(accountId) {
-      let owned = 0;
-      for (const { role } of sitesOf(accountId)) if (role === 'owner') owned++;
-      return owned;
-    },
+    countOwnedSites: (accountId) => countOwned(dbs, accountId),
     listMembers(siteId) {
       const range = prefixRange(siteId);
       if (!range) return [];

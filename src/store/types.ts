@@ -71,6 +71,8 @@ export interface NewSite {
   claimed: boolean;
   /** The owning account; it becomes the site's first owner in the same transaction. */
   accountId?: string;
+  /** Sites `accountId` may own: counted inside the transaction (`over_limit` when reached). */
+  maxOwnedSites?: number;
   expiresAt?: number;
   siteTokenHash?: string;
   claimTokenHash?: string;
@@ -99,7 +101,8 @@ export type CommitResult =
   | { ok: true; site: SiteRecord; revision: RevisionRecord }
   | { ok: false; reason: 'conflict'; liveRevision?: string }
   | { ok: false; reason: 'not_found' }
-  | { ok: false; reason: 'name_taken' };
+  | { ok: false; reason: 'name_taken' }
+  | { ok: false; reason: 'over_limit' };
 
 export interface RevisionPage {
   revisions: RevisionRecord[];

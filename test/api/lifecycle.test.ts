@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken, type Plan } from '../../src/store/index.js';
+import { tgzBytes } from '../helpers/archive-bytes.js';
+import { deployTo } from '../helpers/deploy-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, unique, visit } from './api-helpers.js';
 
@@ -453,6 +455,15 @@ describe('account', () => {
     expect(over.status).toBe(429);
     expect(over.json.error.code).toBe('limit');
     expect(over.json.agent_message).toContain('2');
+    expect((await api(server, { path: '/v1/me', token: person.token })).json).toMatchObject({ sites_used: 2, sites_limit: 2 });
+  });
+
+  it('lets only as many racing creates through as the plan has sites left', async () => {
+    const person = await accountWithToken(server.store, 'free');
+    // Archives are admitted before their body is read, so all six pass the early count.
+    const archive = tgzBytes([['index.html', 'race']]);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => deployTo(server.port, { body: archive, token: person.token })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 429, 429, 429, 429]);
     expect((await api(server, { path: '/v1/me', token: person.token })).json).toMatchObject({ sites_used: 2, sites_limit: 2 });
   });
 
