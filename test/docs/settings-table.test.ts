@@ -158,6 +158,11 @@ describe('the settings table (docs/operating.md)', () => {
     expect(rows.map((row) => row.name).sort()).toEqual([...readBy.keys()].sort());
   });
 
+  it('names in the operating guide every other environment variable src/ reads', () => {
+    const others = new Set(sources.flatMap(({ text }) => [...text.matchAll(/process\.env\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!)).filter((name) => !name.startsWith('PLINTH_')));
+    expect([...others].filter((name) => !guide.includes(`\`${name}\``))).toEqual([]);
+  });
+
   it('names in src/ (messages and comments too) only variables that exist', () => {
     expect([...mentioned].filter((name) => !readBy.has(name)).sort()).toEqual([]);
   });
