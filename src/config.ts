@@ -61,6 +61,8 @@ export interface McpConfig {
   readonly allowedOrigins: readonly string[];
   /** OAuth client registrations one network may make per hour; 0 = no cap. */
   readonly registrationsPerHour: number;
+  /** Client metadata documents one network may make the server fetch per hour; 0 = no cap. */
+  readonly metadataFetchesPerHour: number;
   /**
    * Messages one JSON-RPC batch may carry (protocol 2025-03-26, the one revision with batches);
    * 0 = no cap of ours, leaving the SDK's own 100.
@@ -293,6 +295,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const mcp: McpConfig = {
     allowedOrigins,
     registrationsPerHour: int('PLINTH_OAUTH_REGISTRATIONS_PER_HOUR', 30, 0, 1_000_000),
+    metadataFetchesPerHour: int('PLINTH_OAUTH_METADATA_FETCHES_PER_NETWORK', 60, 0, 1_000_000),
     // The SDK's transport refuses more than 100 whatever is set here, so more cannot be promised.
     maxBatchMessages: int('PLINTH_MCP_MAX_BATCH', 20, 0, 100),
   };

@@ -16,6 +16,8 @@ export interface ApiRequest {
 
 export function readRequest(res: HttpResponse, req: HttpRequest, params: readonly string[]): ApiRequest {
   const { headers, remoteAddress } = copyRequestBasics(res, req);
+  const authorization = repeatedAuthorization(req);
+  if (authorization !== undefined) headers.authorization = authorization;
   return {
     method: req.getCaseSensitiveMethod().toUpperCase(),
     path: req.getUrl(),
@@ -24,4 +26,17 @@ export function readRequest(res: HttpResponse, req: HttpRequest, params: readonl
     remoteAddress,
     params,
   };
+}
+
+/**
+ * Repeated `Authorization` lines, combined as RFC 9110 §5.3 combines any repeated field: into
+ * one comma-separated value, which no scheme accepts, so the request gets 401. Keeping only one
+ * of them would let the credential we act on differ from the one a proxy in front checked.
+ */
+function repeatedAuthorization(req: HttpRequest): string | undefined {
+  const values: string[] = [];
+  req.forEach((name, value) => {
+    if (name === 'authorization') values.push(value);
+  });
+  return values.length > 1 ? values.join(', ') : undefined;
 }

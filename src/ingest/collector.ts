@@ -10,13 +10,12 @@ import {
   badRequest,
   executableBlocked,
   fileTooLarge,
-  secretFound,
   siteTooLarge,
   tooLarge,
   tooManyFiles,
   DeployRejected,
 } from './rejection.js';
-import { looksLikeText, scanForSecrets } from './secrets.js';
+import { createLeakGuard } from './leak-guard.js';
 import { storeFile, type StoredFile } from './store-file.js';
 import type { FileReference, IngestedFile, IngestError, IngestLimits } from './types.js';
 
@@ -245,6 +244,8 @@ export function createCollector(options: CollectorOptions): Collector {
   const stored = new Map<string, StoredFile>();
   const referenced = new Map<string, { sha256: string; size: number }>();
   let siteBytes = 0;
+  // Compressed files are scanned as what they expand to, within the limits they would meet uncompressed.
+  const leakGuard = createLeakGuard({ maxFileBytes: limits.maxFileBytes, maxExpandedBytes: limits.maxSiteBytes });
 
   const pending = new Set<Promise<void>>();
   let pendingBytes = 0;
@@ -289,11 +290,7 @@ export function createCollector(options: CollectorOptions): Collector {
   async function accept(path: string, bytes: Uint8Array): Promise<void> {
     siteBytes += bytes.byteLength;
     if (blockExecutables && isExecutableFile(path, bytes.subarray(0, HEAD_BYTES))) throw executableBlocked(path);
-    if (looksLikeText(bytes)) {
-      const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-      const finding = scanForSecrets(text);
-      if (finding) throw secretFound(path, finding.line, finding.kind);
-    }
+    leakGuard.check(path, bytes);
     await startWrite(path, bytes, contentTypeFor(path));
   }
 

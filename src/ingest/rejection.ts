@@ -64,9 +64,36 @@ export function executableBlocked(file: string): DeployRejected {
   });
 }
 
-export function secretFound(file: string, line: number, kind: string): DeployRejected {
-  return reject('blocked_secret', `File ${JSON.stringify(file)} line ${line} contains a secret key (${kind}); nothing was published.`, {
-    agentMessage: `${file} line ${line} contains a secret key (${kind}). Anything published is public, so remove the key from ${file} at line ${line}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
+export function secretFound(file: string, line: number, kind: string, compressed = false): DeployRejected {
+  // In a compressed file the line is one of the decompressed text, which is what the user edits.
+  const where = compressed ? `${file} line ${line} (once decompressed)` : `${file} line ${line}`;
+  return reject('blocked_secret', `File ${JSON.stringify(file)} line ${line}${compressed ? ' (once decompressed)' : ''} contains a secret key (${kind}); nothing was published.`, {
+    agentMessage: `${where} contains a secret key (${kind}). Anything published is public, so remove the key from ${file}${compressed ? "'s original file" : ''} at line ${line}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
     details: { file, line, kind },
+  });
+}
+
+// A compressed file is scanned as what it expands to, so that must fit the limits its
+// uncompressed form would have to (see leak-guard.ts).
+export function expandsTooLarge(file: string, maxFileBytes: number): DeployRejected {
+  const limit = formatBytes(maxFileBytes);
+  return reject('too_large', `File ${JSON.stringify(file)} expands to more than the ${limit} per-file limit when decompressed.`, {
+    agentMessage: `${file} is compressed and expands to more than ${limit}, the largest file this plan can publish. Compressed files are checked for secret keys as what they expand to, so they must fit the limit once decompressed. Make it smaller or leave it out, then deploy again.`,
+    details: { file, limit: maxFileBytes },
+  });
+}
+
+export function expandedSiteTooLarge(file: string, maxExpandedBytes: number): DeployRejected {
+  const limit = formatBytes(maxExpandedBytes);
+  return reject('too_large', `The site's compressed files expand to more than ${limit} in total (exceeded at ${JSON.stringify(file)}).`, {
+    agentMessage: `The compressed files in the site (.gz, .br and other gzip data) expand to more than ${limit} together, this deploy's limit. Compressed files are checked for secret keys as what they expand to. Leave some of them out (the service compresses text files itself) and deploy again.`,
+    details: { file, limit: maxExpandedBytes },
+  });
+}
+
+export function uncheckableCompressedFile(file: string, why: string): DeployRejected {
+  return badRequest(`File ${JSON.stringify(file)} ${why}, so it cannot be checked for secret keys.`, {
+    agentMessage: `${file} ${why}, so it cannot be checked for secret keys. Compress the original file again (for example with \`gzip -k\`) or leave it out, then deploy again.`,
+    details: { file },
   });
 }

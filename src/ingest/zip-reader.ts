@@ -1,6 +1,7 @@
 // Reads a .zip spool file through the collector. Zip needs random access (the directory is at
 // the end), which is why the HTTP side spools bodies to disk. Entries are read in central
 // directory order; skipped and folder entries are never decompressed.
+import { open, type FileHandle } from 'node:fs/promises';
 import yauzl, { type Entry, type ZipFile } from 'yauzl-promise';
 import type { Collector, EntryKind } from './collector.js';
 import { damagedArchive, guardArchive } from './damaged.js';
@@ -10,6 +11,9 @@ import { badRequest } from './rejection.js';
 const FORMAT = 'zip';
 const STORED = 0;
 const DEFLATED = 8;
+const LOCAL_HEADER_BYTES = 30;
+const UTF8_NAME_FLAG = 0x800;
+const ENCRYPTED_FLAG = 0x1;
 
 // Unix file type bits of `st_mode`, kept by Info-ZIP and most other writers in the high 16 bits
 // of the external attributes.
@@ -62,6 +66,27 @@ function unsupportedEntry(path: string, why: string) {
   });
 }
 
+// What the local header in front of an entry's data says, where it disagrees with the central
+// directory, or undefined. Readers that go by the central directory (this one, `unzip`) and those
+// that stream the local headers (`unzip` of a pipe, many scanners and proxies) then see different
+// files in one archive: a classic way past a check made by the other kind of tool. yauzl reads
+// only the lengths there, so the comparison is made here. Sizes and CRC are not compared: with a
+// data descriptor (flag bit 3) the local header legitimately leaves them zero.
+async function localHeaderMismatch(file: FileHandle, entry: Entry): Promise<string | undefined> {
+  const header = Buffer.alloc(LOCAL_HEADER_BYTES + entry.filenameLength);
+  const { bytesRead } = await file.read(header, 0, header.length, entry.fileHeaderOffset);
+  if (bytesRead < LOCAL_HEADER_BYTES) return 'is cut off';
+  if (header.readUInt16LE(26) !== entry.filenameLength) return 'disagrees with the central directory on the name';
+  // The central name as stored: exact for UTF-8 names and for ASCII ones; a legacy code page name
+  // with other characters is compared by length only.
+  const stored =
+    (entry.generalPurposeBitFlag & UTF8_NAME_FLAG) !== 0 ? Buffer.from(entry.filename, 'utf8') : /^[\x20-\x7e]*$/.test(entry.filename) ? Buffer.from(entry.filename, 'latin1') : undefined;
+  if (stored !== undefined && !stored.equals(header.subarray(LOCAL_HEADER_BYTES, bytesRead))) return 'disagrees with the central directory on the name';
+  if (header.readUInt16LE(8) !== entry.compressionMethod) return 'disagrees with the central directory on the compression method';
+  if ((header.readUInt16LE(6) & ENCRYPTED_FLAG) !== (entry.generalPurposeBitFlag & ENCRYPTED_FLAG)) return 'disagrees with the central directory on encryption';
+  return undefined;
+}
+
 // yauzl refuses to close while an entry's file stream is open, and an entry stream destroyed
 // mid-read (a limit hit) releases its file stream a few ticks later, once the pending read lands.
 async function closeZip(zip: ZipFile): Promise<void> {
@@ -78,8 +103,10 @@ async function closeZip(zip: ZipFile): Promise<void> {
 
 export async function readZip(spoolPath: string, collector: Collector): Promise<void> {
   const zip = await openZip(spoolPath);
+  let file: FileHandle | undefined;
   let entries = 0;
   try {
+    file = await open(spoolPath, 'r');
     while (true) {
       let entry: Entry | null;
       try {
@@ -95,6 +122,8 @@ export async function readZip(spoolPath: string, collector: Collector): Promise<
       if (entry.compressionMethod !== STORED && entry.compressionMethod !== DEFLATED) {
         throw unsupportedEntry(path, `uses compression method ${entry.compressionMethod}; only stored and deflate are supported.`);
       }
+      const mismatch = await localHeaderMismatch(file, entry);
+      if (mismatch !== undefined) throw damagedArchive(FORMAT, new Error(`the local header of ${JSON.stringify(entry.filename)} ${mismatch}`));
       let stream: NodeJS.ReadableStream & { destroy(): void };
       try {
         stream = await entry.openReadStream();
@@ -110,6 +139,7 @@ export async function readZip(spoolPath: string, collector: Collector): Promise<
       }
     }
   } finally {
+    await file?.close();
     await closeZip(zip);
   }
   if (entries === 0) throw emptyArchive();

@@ -157,7 +157,9 @@ export function createMcp(options: McpOptions): McpEdge {
 
       const headers: Record<string, string> = {};
       req.forEach((name, value) => {
-        headers[name] = value;
+        // Repeated Authorization lines combine as RFC 9110 §5.3 says, into a value no scheme
+        // accepts (401): never whichever came last, which a proxy in front may not have checked.
+        headers[name] = name === 'authorization' && name in headers ? `${headers[name]}, ${value}` : value;
       });
       const network = networkOf(clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'] ?? '', config.deploy.trustProxy));
       trackAbort(res);

@@ -138,8 +138,9 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         }
         const files = manifests.assemble(record, uploaded.files);
         checkTier(files, PLAN_LIMITS[record.plan]);
+        // A refused upload above leaves the manifest for a corrected one; from here it is spent.
+        await manifests.take(id);
         const outcome = await publish(decision, files, record.skipped, false);
-        await manifests.finished(id);
         log.info({ revision: outcome.revisionId, uploaded: uploaded.files.length, files: files.size, ms: Math.round(performance.now() - started) }, 'deploy.digest');
         compressAfterPublish(outcome.revisionId, uploaded.pendingVariants);
         return outcome;

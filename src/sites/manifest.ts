@@ -126,11 +126,7 @@ export function manifestOperations(deps: OperationsDeps) {
     /** The manifest a deploy finishes, if this caller made it (404 otherwise, used or expired alike). */
     load(caller: Caller, id: string): { record: ManifestRecord; decision: Decision } {
       const record = typeof id === 'string' && id.startsWith('mf_') ? store.getManifest(id) : undefined;
-      if (!record || record.owner !== ownerOf(caller)) {
-        throw new ServiceError('not_found', 'There is no such manifest for this caller; it may have expired (manifests last an hour) or been used.', {
-          agentMessage: 'Send the manifest again with POST /v1/deploy/manifest, then upload what it answers as missing.',
-        });
-      }
+      if (!record || record.owner !== ownerOf(caller)) throw manifestNotFound();
       // Access and the base are checked again: both may have changed since the manifest.
       const site = record.siteId === undefined ? undefined : store.getSiteById(record.siteId);
       if (record.mode === 'update' && !site) throw new ServiceError('not_found', 'The site of this manifest no longer exists.');
@@ -172,8 +168,13 @@ export function manifestOperations(deps: OperationsDeps) {
       return files;
     },
 
-    async finished(id: string): Promise<void> {
-      await store.deleteManifest(id);
+    /**
+     * Uses the manifest up, just before its deploy publishes: of any finishes racing each other,
+     * only the one whose delete removed it may go on (404 for the rest), so one manifest never
+     * publishes twice or creates a second site.
+     */
+    async take(id: string): Promise<void> {
+      if (!(await store.deleteManifest(id))) throw manifestNotFound();
     },
   };
 }
@@ -206,6 +207,12 @@ export function entryAt(path: string, sha256: string, source: { size: number; en
   // Variants belong to the bytes; they are served only for types worth compressing.
   if (source.encodings && Object.keys(source.encodings).length > 0 && isCompressibleType(type)) entry.encodings = source.encodings;
   return entry;
+}
+
+function manifestNotFound(): ServiceError {
+  return new ServiceError('not_found', 'There is no such manifest for this caller; it may have expired (manifests last an hour) or been used.', {
+    agentMessage: 'Send the manifest again with POST /v1/deploy/manifest, then upload what it answers as missing.',
+  });
 }
 
 export type ManifestOperations = ReturnType<typeof manifestOperations>;

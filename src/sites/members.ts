@@ -214,9 +214,17 @@ export function memberOperations(deps: OperationsDeps): MemberOperations {
 
       const tokenHash = hashToken(confirm);
       const pending = store.getConfirmation(tokenHash);
-      if (pending?.kind !== 'remove_member' || pending.siteId !== site.id || pending.accountId !== target.id || pending.expiresAt <= now) {
+      // The second step repeats the first: same site, same member, same owner asking. Another
+      // owner who got hold of the token has not confirmed anything and asks for their own.
+      if (
+        pending?.kind !== 'remove_member' ||
+        pending.siteId !== site.id ||
+        pending.accountId !== target.id ||
+        pending.requestedBy !== requester.id ||
+        pending.expiresAt <= now
+      ) {
         throw new ServiceError('bad_request', 'The confirmation token is wrong or expired; nobody was removed.', {
-          agentMessage: `Confirmation tokens last 5 minutes and match one member. Call DELETE /v1/sites/${site.name}/members/${encodeURIComponent(address)} without ?confirm to get a new one.`,
+          agentMessage: `Confirmation tokens last 5 minutes and match one member and the owner who asked. Call DELETE /v1/sites/${site.name}/members/${encodeURIComponent(address)} without ?confirm to get a new one.`,
         });
       }
       const outcome = await store.removeMember(site.id, target.id);

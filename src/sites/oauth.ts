@@ -67,7 +67,7 @@ export interface OAuthOperations {
    * with `details.redirect` may be reported to the client's redirect URI, the others (unknown
    * client, unregistered redirect URI) only to the person.
    */
-  checkAuthorization(params: URLSearchParams): Promise<AuthorizationRequest>;
+  checkAuthorization(params: URLSearchParams, network: string): Promise<AuthorizationRequest>;
   /** The person allowed the app: a code for it, as the URL to send the browser to. */
   approve(caller: Caller, request: AuthorizationRequest): Promise<string>;
   /** Where to send the browser with an error (RFC 6749 §4.1.2.1, with `iss` of RFC 9207). */
@@ -99,13 +99,19 @@ export function oauthOperations(deps: OperationsDeps, options: { fetchClientMeta
     createClientMetadataFetcher({ allowLoopback: appHost === 'localhost' || appHost.endsWith('.localhost') || appHost === '127.0.0.1', log });
 
   /** The client behind a `client_id`: registered, or fetched from its metadata document URL. */
-  async function clientFor(clientId: string): Promise<OAuthClientRecord | undefined> {
+  async function clientFor(clientId: string, network: string): Promise<OAuthClientRecord | undefined> {
     if (!isClientMetadataUrl(clientId)) {
       const client = store.getOAuthClient(clientId);
       return client?.kind === 'registered' ? client : undefined;
     }
     const cached = store.getOAuthClient(clientId);
     if (cached?.kind === 'metadata_document' && cached.fetchedAt !== undefined && cached.fetchedAt > deps.now() - CLIENT_METADATA_TTL_MS) return cached;
+    // Anyone may make the server fetch a URL of theirs, before signing in: capped per network so
+    // the server cannot be used to send a flood of requests elsewhere.
+    await takeOrRefuse(store, [cap(`oauth-metadata-fetch:${network}`, config.mcp.metadataFetchesPerHour, HOUR_MS)], (seconds) => ({
+      message: `Too many app descriptions were fetched for this network; try again in ${Math.ceil(seconds / 60)} minutes.`,
+      agentMessage: `Client metadata document fetches are capped per network. Try again in ${Math.ceil(seconds / 60)} minutes.`,
+    }));
     const document = await fetchMetadata(clientId);
     if (document.client_id !== clientId) throw oauthError('invalid_client', 'The client metadata document must name its own URL as client_id.');
     const redirectUris = document.redirect_uris;
@@ -227,9 +233,9 @@ export function oauthOperations(deps: OperationsDeps, options: { fetchClientMeta
       };
     },
 
-    async checkAuthorization(params) {
+    async checkAuthorization(params, network) {
       const clientId = params.get('client_id') ?? '';
-      const client = clientId === '' ? undefined : await clientFor(clientId);
+      const client = clientId === '' ? undefined : await clientFor(clientId, network);
       if (!client) throw oauthError('invalid_client', 'The app that sent you here is not registered with Plinth.');
       const redirectUri = params.get('redirect_uri') ?? '';
       if (redirectUri === '' || !redirectUriMatches(redirectUri, client.redirectUris)) {

@@ -103,9 +103,14 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
       const record = dbs.manifests.get(id);
       return record && record.expiresAt > now() ? record : undefined;
     },
-    async deleteManifest(id) {
-      await dbs.manifests.remove(id);
-    },
+    // Checked inside the write transaction (a bare remove reports true whether or not the
+    // manifest was there), so of two racing deletes exactly one gets true.
+    deleteManifest: (id) =>
+      dbs.env.transaction((): boolean => {
+        if (dbs.manifests.get(id) === undefined) return false;
+        void dbs.manifests.remove(id);
+        return true;
+      }),
     pruneExpired: () => pruneExpired(dbs, now()),
     findToken: (tokenHash) => dbs.tokens.get(tokenHash),
     takeRateTokens: (checks) => takeRateTokens(dbs, checks, now()),

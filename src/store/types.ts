@@ -332,7 +332,8 @@ export interface Store {
   putManifest(id: string, record: ManifestRecord): Promise<void>;
   /** The manifest, unless it expired. */
   getManifest(id: string): ManifestRecord | undefined;
-  deleteManifest(id: string): Promise<void>;
+  /** Removes the manifest; true only for the one call that removed it (a manifest is used once). */
+  deleteManifest(id: string): Promise<boolean>;
   /** Drops expired manifests, sessions and sign-ins (for the sweeper); returns how many. */
   pruneExpired(): Promise<number>;
   /** Records (or refreshes) an OAuth client. */

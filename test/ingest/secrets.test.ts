@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SECRET_RULES, firstMatchOf, isPlaceholder, looksLikeText, scanForSecrets } from '../../src/ingest/secrets.js';
+import { SECRET_RULES, firstMatchOf, isPlaceholder, scanForSecrets } from '../../src/ingest/secrets.js';
 
 // Fake keys are assembled at run time from a seeded generator, so this file holds no literal
 // key-shaped strings for repository scanners (or this very leak guard) to trip on.
@@ -423,25 +423,5 @@ describe('isPlaceholder', () => {
     [fake(16, UPPER + DIGITS), false],
   ])('judges %j as placeholder: %s', (secret, expected) => {
     expect(isPlaceholder(secret)).toBe(expected);
-  });
-});
-
-describe('looksLikeText', () => {
-  const encode = (value: string): Uint8Array => new TextEncoder().encode(value);
-  it.each([
-    ['ASCII', encode('<!doctype html><p>hi</p>\n'), true],
-    ['UTF-8 with accents and emoji', encode('café 日本 😀\r\n'.repeat(100)), true],
-    ['an empty file', new Uint8Array(), true],
-    ['tabs and ANSI colours', encode('\tx\u001b[31mred\u001b[0m\f'), true],
-    ['Latin-1 text', Uint8Array.from([...encode('caf'), 0xe9, ...encode(' cr'), 0xe8, ...encode('me br'), 0xfb, ...encode('l'), 0xe9, 0x2e]), true],
-    ['a NUL byte', Uint8Array.from([0x61, 0x00, 0x62]), false],
-    ['a PNG header', Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]), false],
-    ['UTF-16 text', Uint8Array.from([0xff, 0xfe, 0x68, 0x00, 0x69, 0x00]), false],
-    ['random high bytes', Uint8Array.from({ length: 4096 }, (_, i) => 0x80 + ((i * 37) % 0x7f)), false],
-    ['control characters', Uint8Array.from({ length: 100 }, (_, i) => 1 + (i % 7)), false],
-    ['a NUL after 8 KB', Uint8Array.from([...encode('a'.repeat(8192)), 0]), true],
-    ['a character cut at 8 KB', Uint8Array.from([...encode('a'.repeat(8191)), ...encode('é')]), true],
-  ])('judges %s as text: %s', (_name, bytes, expected) => {
-    expect(looksLikeText(bytes)).toBe(expected);
   });
 });

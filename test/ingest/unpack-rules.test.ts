@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, tarFromEntries, tarGzWithTool, writeTree, zipFromEntries, zipWithTool, type TarEntrySpec } from '../fixtures/archives.js';
 import { createIngestRig, expectError, expectOk, type IngestRig } from '../fixtures/ingest-pool.js';
@@ -138,6 +139,35 @@ describe('entries that fail the whole deploy (SPEC 4.1 rule 4)', () => {
     const error = expectError(await rig.unpack(zip));
     expect(error).toMatchObject({ code: 'bad_request', details: { file: 'index.html' } });
     expect(error.message).toMatch(/encrypted/);
+  });
+});
+
+describe('zip entries whose local header disagrees with the central directory', () => {
+  // Readers that stream local headers and readers that use the central directory would see
+  // different files; the archive is refused instead of published as one reading of it.
+  it.each([
+    ['another name', { localName: '../../evil.html' }, /on the name/],
+    ['a name of another length', { localName: 'about.htm' }, /on the name/],
+    ['another compression method', { localMethod: 8 }, /on the compression method/],
+  ])('rejects an entry whose local header gives %s', async (_what, local, pattern) => {
+    const zip = await zipFromEntries(rig.file('mismatch.zip'), [
+      { name: 'index.html', data: Buffer.from(PAGE) },
+      { name: 'about.html', data: Buffer.from('<p>about</p>'), ...local },
+    ]);
+    const error = expectError(await rig.unpack(zip));
+    expect(error.code).toBe('bad_request');
+    expect(error.message).toMatch(pattern);
+    expect(error.message).toContain('"about.html"');
+  });
+
+  it('accepts local sizes left zero, as `zip` writing to a pipe does (data descriptors)', async () => {
+    const dir = rig.file('site');
+    writeTree(dir, { 'index.html': PAGE, 'about.html': '<p>about</p>' });
+    const zip = rig.file('piped.zip');
+    const { execFileSync } = await import('node:child_process');
+    writeFileSync(zip, execFileSync('sh', ['-c', 'zip -q - index.html about.html | cat'], { cwd: dir }));
+    expect(readFileSync(zip).readUInt16LE(6) & 0x8).toBe(0x8);
+    expect(expectOk(await rig.unpack(zip)).files.map((file) => file.path).sort()).toEqual(['about.html', 'index.html']);
   });
 });
 

@@ -1,7 +1,9 @@
 import { posix } from 'node:path';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkArchivePath, MAX_PATH_BYTES } from '../../src/ingest/archive-path.js';
+import { createLeakGuard } from '../../src/ingest/leak-guard.js';
 import { isPlaceholder, scanForSecrets } from '../../src/ingest/secrets.js';
 import { normalizeRequestPath } from '../../src/serve/request-path.js';
 import { resolveSitePath } from '../../src/serve/resolve.js';
@@ -172,6 +174,44 @@ describe('the secret scanner', () => {
       const line = at % (lines.length + 1);
       const text = [...lines.slice(0, line), `token = "${secret.key}"`, ...lines.slice(line)].join(eol);
       expect(scanForSecrets(text)).toEqual({ line: line + 1, kind: secret.kind });
+    });
+  });
+
+  it('finds a planted key on its line whatever the file is encoded or compressed in', () => {
+    const spell = (text: string, spelling: string): Buffer => {
+      const wide = (mark: boolean, order: 'le' | 'be'): Buffer => {
+        const bytes = Buffer.from(`${mark ? '\ufeff' : ''}${text}`, 'utf16le');
+        return order === 'le' ? bytes : bytes.swap16();
+      };
+      const utf32 = (order: 'le' | 'be'): Buffer => {
+        const points = [0xfeff, ...[...text].map((char) => char.codePointAt(0)!)];
+        const out = Buffer.alloc(points.length * 4);
+        points.forEach((point, i) => (order === 'le' ? out.writeUInt32LE(point, 4 * i) : out.writeUInt32BE(point, 4 * i)));
+        return out;
+      };
+      const [encoding, compression] = spelling.split('+');
+      const bytes =
+        encoding === 'utf-8' ? Buffer.from(text)
+        : encoding === 'utf-8-bom' ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])
+        : encoding === 'utf-32le' ? utf32('le')
+        : encoding === 'utf-32be' ? utf32('be')
+        : wide(encoding!.endsWith('-bom'), encoding!.startsWith('utf-16le') ? 'le' : 'be');
+      return compression === 'gzip' ? gzipSync(bytes) : compression === 'br' ? brotliCompressSync(bytes) : bytes;
+    };
+    const spellings = ['utf-8', 'utf-8-bom', 'utf-16le', 'utf-16le-bom', 'utf-16be', 'utf-16be-bom', 'utf-32le', 'utf-32be'].flatMap((encoding) => [encoding, `${encoding}+gzip`, `${encoding}+br`]);
+    const planted = keyFrom(KEY_CHARS, 16).map((body) => ({ key: `AKIA${body}`, body }));
+    check(fc.tuple(prose, planted, fc.nat(), fc.constantFrom('\n', '\r\n'), fc.constantFrom(...spellings)), ([lines, secret, at, eol, spelling]) => {
+      if (isPlaceholder(secret.body)) return;
+      const line = at % (lines.length + 1);
+      const text = [...lines.slice(0, line), `key = "${secret.key}"`, ...lines.slice(line)].join(eol);
+      const path = spelling.endsWith('+br') ? 'config.txt.br' : 'config.txt';
+      let found: unknown;
+      try {
+        createLeakGuard({ maxFileBytes: 1 << 20, maxExpandedBytes: 1 << 30 }).check(path, spell(text, spelling));
+      } catch (err) {
+        found = (err as { error?: { details?: unknown } }).error?.details;
+      }
+      expect(found, spelling).toEqual({ file: path, line: line + 1, kind: 'aws-access-key-id' });
     });
   });
 

@@ -313,3 +313,29 @@ describe('tokens taken to the wrong place', () => {
     expect(await mcpStatus(access)).toBe(401);
   });
 });
+
+describe('making the server fetch for you', () => {
+  it('caps the metadata documents one network may make the server fetch per hour', async () => {
+    const fetched: string[] = [];
+    // Stands in for the network fetch (it is outside the process); the cap sits before it.
+    const capped = await startAppServer({ PLINTH_OAUTH_METADATA_FETCHES_PER_NETWORK: '2' }, undefined, {
+      fetchClientMetadata: async (url) => {
+        fetched.push(url);
+        return { client_id: url, client_name: 'Fetched', redirect_uris: [redirectUri] };
+      },
+    });
+    try {
+      const visitor = new AppClient(capped);
+      const statuses: number[] = [];
+      for (const path of ['/a.json', '/b.json', '/c.json', '/a.json']) {
+        const query = new URLSearchParams({ response_type: 'code', client_id: `https://apps.example${path}`, redirect_uri: redirectUri, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' });
+        statuses.push((await visitor.get(`/oauth/authorize?${query}`)).status);
+      }
+      // Two fetches, then 429; a document already fetched is used from the cache without a fetch.
+      expect(statuses).toEqual([303, 303, 429, 303]);
+      expect(fetched).toEqual(['https://apps.example/a.json', 'https://apps.example/b.json']);
+    } finally {
+      await capped.close();
+    }
+  });
+});

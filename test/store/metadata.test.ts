@@ -175,6 +175,14 @@ describe('commitRevision and reads', () => {
     expect(store.getSite('stateful')).toEqual(updated);
     expect(await store.setSiteState('missing', 'deleted')).toBeUndefined();
   });
+
+  it('deletes a manifest for exactly one of two racing deletes', async () => {
+    const record = { owner: 'anonymous', mode: 'create' as const, plan: 'anonymous' as const, files: [], skipped: [], known: {}, missing: [], createdAt: clock, expiresAt: clock + 3600_000 };
+    await store.putManifest('mf_race', record);
+    expect(await Promise.all([store.deleteManifest('mf_race'), store.deleteManifest('mf_race')])).toEqual([true, false]);
+    expect(store.getManifest('mf_race')).toBeUndefined();
+    expect(await store.deleteManifest('mf_never')).toBe(false);
+  });
 });
 
 describe('rate counters', () => {

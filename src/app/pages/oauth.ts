@@ -20,7 +20,7 @@ export function oauthConsentRoutes(deps: AppDeps): PageRoute[] {
   /** The checked request, or the answer for a request that cannot go on. */
   async function check(context: PageContext, params: URLSearchParams): Promise<AuthorizationRequest | AppResponse> {
     try {
-      return await ops.oauth.checkAuthorization(params);
+      return await ops.oauth.checkAuthorization(params, context.network);
     } catch (err) {
       const error = err as { code?: string; message: string; details?: { oauth_error?: string; redirect?: boolean; redirect_uri?: string; state?: string } };
       if (error.details?.redirect && error.details.redirect_uri) {

@@ -1,0 +1,116 @@
+// The leak guard (SPEC 4.1 rule 6) for one file: the bytes as they are, and what they decompress
+// to, each decoded as text (text-encoding.ts) and scanned (secrets.ts). A key in `config.js.gz`,
+// `logo.svgz` or a gzip file without an extension is published as surely as one in plain text:
+// anyone who downloads it can unpack it. Runs in the ingest worker, on bytes already in memory.
+import { brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
+import { DeployRejected, expandedSiteTooLarge, expandsTooLarge, secretFound, uncheckableCompressedFile } from './rejection.js';
+import { scanForSecrets } from './secrets.js';
+import { decodeText } from './text-encoding.js';
+
+// A file and one compressed file inside it (`a.js.gz.gz`, a `.br` holding gzip data) are
+// unwrapped. A third layer of gzip is refused rather than published unscanned: no tool makes one
+// by accident.
+const MAX_LAYERS = 2;
+
+export interface LeakGuardOptions {
+  /** What one compressed file may expand to: the per-file limit, as if it had been sent uncompressed. */
+  maxFileBytes: number;
+  /** What the compressed files of one deploy may expand to together: the deploy's site limit. */
+  maxExpandedBytes: number;
+}
+
+export interface LeakGuard {
+  /** Throws `DeployRejected` for a secret, a compressed file too large to scan, or gzip data that cannot be read. */
+  check(path: string, bytes: Uint8Array): void;
+}
+
+// gzip by its magic bytes and deflate method (RFC 1952), whatever the file is called.
+function isGzip(bytes: Uint8Array): boolean {
+  return bytes.length >= 3 && bytes[0] === 0x1f && bytes[1] === 0x8b && bytes[2] === 8;
+}
+
+// Brotli has no magic bytes, so only the name tells.
+const isBrotliName = (path: string): boolean => /\.br$/i.test(path);
+
+const isTooLarge = (err: unknown): boolean => (err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE';
+
+export function createLeakGuard(options: LeakGuardOptions): LeakGuard {
+  let expandedBytes = 0;
+
+  // How much the next decompression may produce, and the refusal for going past it. zlib stops
+  // at `maxOutputLength`, so a bomb costs no more than the limit.
+  function allowance(path: string): { bytes: number; refuse: () => DeployRejected } {
+    const left = options.maxExpandedBytes - expandedBytes;
+    return options.maxFileBytes <= left
+      ? { bytes: options.maxFileBytes, refuse: () => expandsTooLarge(path, options.maxFileBytes) }
+      : { bytes: left, refuse: () => expandedSiteTooLarge(path, options.maxExpandedBytes) };
+  }
+
+  function expand(path: string, decompress: (maxOutputLength: number) => Buffer): Buffer {
+    const allowed = allowance(path);
+    let out: Buffer;
+    try {
+      out = decompress(Math.max(1, allowed.bytes));
+    } catch (err) {
+      if (isTooLarge(err)) throw allowed.refuse();
+      throw err;
+    }
+    if (out.byteLength > allowed.bytes) throw allowed.refuse();
+    expandedBytes += out.byteLength;
+    return out;
+  }
+
+  function gunzip(path: string, bytes: Uint8Array): Buffer {
+    return expand(path, (maxOutputLength) => {
+      try {
+        // Every member of a multi-member file. A truncated file gives what it holds (as `zcat`
+        // would) instead of an error; damaged data or trailing garbage cannot be read to the
+        // end, so it is refused rather than published half checked.
+        return gunzipSync(bytes, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength });
+      } catch (err) {
+        if (isTooLarge(err)) throw err;
+        throw uncheckableCompressedFile(path, `holds gzip data that cannot be decompressed (${(err as Error).message})`);
+      }
+    });
+  }
+
+  // Undefined when the bytes are not brotli: a file may be called `.br` for other reasons, and its
+  // raw bytes are scanned anyway.
+  function unbrotli(path: string, bytes: Uint8Array): Buffer | undefined {
+    try {
+      return expand(path, (maxOutputLength) => brotliDecompressSync(bytes, { finishFlush: constants.BROTLI_OPERATION_FLUSH, maxOutputLength }));
+    } catch (err) {
+      if (err instanceof DeployRejected) throw err;
+      return undefined;
+    }
+  }
+
+  function scan(path: string, bytes: Uint8Array, compressed: boolean): void {
+    const text = decodeText(bytes);
+    if (text === undefined) return;
+    const finding = scanForSecrets(text);
+    if (finding) throw secretFound(path, finding.line, finding.kind, compressed);
+  }
+
+  function check(path: string, bytes: Uint8Array): void {
+    let content = bytes;
+    let layers = 0;
+    if (!isGzip(content)) scan(path, content, false);
+    if (isBrotliName(path)) {
+      const inner = unbrotli(path, content);
+      if (inner !== undefined) {
+        content = inner;
+        layers++;
+        if (!isGzip(content)) scan(path, content, true);
+      }
+    }
+    while (isGzip(content)) {
+      if (layers === MAX_LAYERS) throw uncheckableCompressedFile(path, 'is compressed more than twice (gzip inside gzip)');
+      content = gunzip(path, content);
+      layers++;
+      if (!isGzip(content)) scan(path, content, true);
+    }
+  }
+
+  return { check };
+}

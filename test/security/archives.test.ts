@@ -1,0 +1,247 @@
+// The deploy surface's hostile inputs (SPEC 4.1 rules 4 and 6, SPEC 8), run against the real
+// server: each row is an attack with the answer it must get. First the leak guard against keys
+// spelled so that an 8-bit scan would not see them (UTF-16, UTF-32, gzip, brotli), in every body
+// format; then the archive tricks that must be refused whatever the files hold. Keys are assembled
+// at run time so this file holds none.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tarBytes, tgzBytes, zipBytes, type ArchiveFiles } from '../helpers/archive-bytes.js';
+import { deployTo, jsonDeployBody, type DeployAnswer, type DeployCall } from '../helpers/deploy-client.js';
+import { request } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { tempDir } from '../helpers/sites.js';
+import { tarFromEntries, writeTree, zipFromEntries, type TarEntrySpec, type ZipEntrySpec } from '../fixtures/archives.js';
+
+const KEY = ['AKIA', 'Q3EGV7XM', 'JS2PLN5R'].join('');
+const DASHES = '-'.repeat(5);
+const MB = 1024 * 1024;
+const INDEX = '<!doctype html><h1>guarded</h1>\n';
+
+let server: TestServer;
+// A live anonymous site that the hostile updates are aimed at; none of them may change it.
+let site: { name: string; token: string; revision: string };
+const work = tempDir('plinth-security-archives-');
+let counter = 0;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  const created = await deployTo(server.port, { body: tgzBytes([['index.html', INDEX]]) });
+  expect(created.status).toBe(201);
+  site = { name: created.json.site.name, token: created.json.site_token, revision: created.json.revision.id };
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+// ---- spellings of a file holding a key -------------------------------------------------------
+
+// The key on line 3, with the Windows line ends PowerShell writes.
+const CONFIG = `# deploy settings\r\nregion = "eu-west-1"\r\naws_access_key_id = ${KEY}\r\n`;
+let seed = 77;
+function base64(length: number): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  let out = '';
+  for (let i = 0; i < length; i++) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    out += alphabet[(seed >>> 16) % 64];
+  }
+  return out;
+}
+// A private key block from line 2 to line 6.
+const PEM = `# build key\r\n${DASHES}BEGIN OPENSSH PRIVATE KEY${DASHES}\r\n${base64(70)}\r\n${base64(70)}\r\n${base64(30)}\r\n${DASHES}END OPENSSH PRIVATE KEY${DASHES}\r\n`;
+// Lines that do not compress to nothing, so that half of the compressed data is half of the text.
+const LOG = Array.from({ length: 3000 }, (_, i) => `${i} GET /page/${(i * 7919) % 1000} 200\n`).join('');
+
+function utf16(text: string, order: 'le' | 'be', mark = true): Buffer {
+  const body = Buffer.from(`${mark ? '\ufeff' : ''}${text}`, 'utf16le');
+  return order === 'le' ? body : body.swap16();
+}
+function utf32(text: string, order: 'le' | 'be'): Buffer {
+  const points = [0xfeff, ...[...text].map((char) => char.codePointAt(0)!)];
+  const out = Buffer.alloc(points.length * 4);
+  points.forEach((point, i) => (order === 'le' ? out.writeUInt32LE(point, 4 * i) : out.writeUInt32BE(point, 4 * i)));
+  return out;
+}
+const gzip = (bytes: Uint8Array | string): Buffer => gzipSync(bytes);
+const halfOf = (bytes: Buffer): Buffer => bytes.subarray(0, bytes.length >> 1);
+
+const SPELLINGS: Array<[attack: string, path: string, bytes: Buffer, line: number, kind: string]> = [
+  ['UTF-16LE with a byte-order mark (PowerShell)', 'config.txt', utf16(CONFIG, 'le'), 3, 'aws-access-key-id'],
+  ['UTF-16BE with a byte-order mark', 'config.txt', utf16(CONFIG, 'be'), 3, 'aws-access-key-id'],
+  ['UTF-16LE without a mark', 'config.txt', utf16(CONFIG, 'le', false), 3, 'aws-access-key-id'],
+  ['UTF-16BE without a mark', 'config.txt', utf16(CONFIG, 'be', false), 3, 'aws-access-key-id'],
+  ['UTF-8 with a byte-order mark', 'config.txt', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(CONFIG)]), 3, 'aws-access-key-id'],
+  ['UTF-32LE with a byte-order mark', 'config.txt', utf32(CONFIG, 'le'), 3, 'aws-access-key-id'],
+  ['UTF-32BE with a byte-order mark', 'config.txt', utf32(CONFIG, 'be'), 3, 'aws-access-key-id'],
+  ['a private key across lines in UTF-16LE', 'keys/build.txt', utf16(PEM, 'le'), 2, 'private-key'],
+  ['gzip named .js.gz', 'assets/a.js.gz', gzip(CONFIG), 3, 'aws-access-key-id'],
+  ['gzip named .svgz', 'logo.svgz', gzip(`<svg xmlns="http://www.w3.org/2000/svg">\n<!-- generated -->\n<desc>${KEY}</desc>\n</svg>\n`), 3, 'aws-access-key-id'],
+  ['gzip without an extension', 'download', gzip(CONFIG), 3, 'aws-access-key-id'],
+  ['multi-member gzip, the key in the second member', 'logs/app.log.gz', Buffer.concat([gzip('one\ntwo\n'), gzip(CONFIG)]), 5, 'aws-access-key-id'],
+  ['gzip of UTF-16LE', 'config.txt.gz', gzip(utf16(CONFIG, 'le')), 3, 'aws-access-key-id'],
+  ['brotli named .br', 'assets/a.js.br', brotliCompressSync(`${CONFIG}${LOG}`), 3, 'aws-access-key-id'],
+  ['gzip inside gzip', 'assets/a.js.gz.gz', gzip(gzip(CONFIG)), 3, 'aws-access-key-id'],
+  ['truncated gzip, the key before the cut', 'logs/old.log.gz', halfOf(gzip(`${CONFIG}${LOG}`)), 3, 'aws-access-key-id'],
+];
+
+type Format = 'tar.gz' | 'zip' | 'json';
+const FORMATS: Format[] = ['tar.gz', 'zip', 'json'];
+
+// Each attack is judged on its own: an update is based on whatever revision is live before it.
+const live = (): string => server.store.getSite(site.name)!.liveRevision!;
+const asUpdate = (): typeof site => ({ ...site, revision: live() });
+
+function bodyIn(format: Format, files: ArchiveFiles, update?: typeof site): DeployCall {
+  const target = update ? { token: update.token } : {};
+  if (format === 'json') {
+    const fields = update ? { site: update.name, base_revision: update.revision } : {};
+    // Bytes go as base64, as a client must send them.
+    return { body: jsonDeployBody(files.map(([path, content]) => [path, typeof content === 'string' ? content : Buffer.from(content)]), fields), contentType: 'application/json', ...target };
+  }
+  const body = format === 'zip' ? zipBytes(files) : tgzBytes(files);
+  return { body, ...target, ...(update ? { site: update.name, base: update.revision } : {}) };
+}
+
+function expectNoKey(answer: DeployAnswer): void {
+  expect(answer.text).not.toContain(KEY);
+  expect(answer.text).not.toContain(KEY.slice(4));
+  expect(answer.text).not.toContain(Buffer.from(KEY).toString('base64').slice(0, 16));
+}
+
+const visit = (name: string, path: string) => request({ port: server.port, host: `${name}.sites.localhost`, path });
+
+/** The live site still serves its one revision, and the hostile file is not in it. */
+async function expectSiteUnchanged(revision: string, path: string, bytes: Buffer): Promise<void> {
+  expect(live()).toBe(revision);
+  expect(server.store.getFile(revision, path)).toBeUndefined();
+  const page = await visit(site.name, `/${path}`);
+  expect(page.body.equals(bytes)).toBe(false);
+  expect(page.text).not.toContain(KEY);
+}
+
+describe('the leak guard against hostile spellings of a key', () => {
+  const rows = SPELLINGS.flatMap(([attack, path, bytes, line, kind]) => FORMATS.map((format) => [attack, format, path, bytes, line, kind] as const));
+
+  it.each(rows)('refuses %s sent as %s: 422 with {file, line, kind}, the key never echoed, nothing published', async (_attack, format, path, bytes, line, kind) => {
+    const files: ArchiveFiles = [['index.html', INDEX], [path, bytes]];
+    const sites = server.store.listSiteIds().length;
+    const created = await deployTo(server.port, bodyIn(format, files));
+    expect(created.status).toBe(422);
+    expect(created.json.error).toMatchObject({ code: 'blocked_secret', details: { file: path, line, kind } });
+    expectNoKey(created);
+    expect(server.store.listSiteIds()).toHaveLength(sites);
+
+    const before = asUpdate();
+    const updated = await deployTo(server.port, bodyIn(format, files, before));
+    expect(updated.status).toBe(422);
+    expect(updated.json.error).toMatchObject({ code: 'blocked_secret', details: { file: path, line, kind } });
+    expectNoKey(updated);
+    await expectSiteUnchanged(before.revision, path, bytes);
+  });
+
+  it.each<[string, string, Buffer, number, string]>([
+    ['a gzip bomb (.svgz expanding past the 1 MB file limit)', 'logo.svgz', gzip(Buffer.alloc(4 * MB, 0x20)), 413, 'too_large'],
+    ['a brotli bomb', 'assets/app.js.br', brotliCompressSync(Buffer.alloc(4 * MB, 0x20)), 413, 'too_large'],
+    ['gzip inside gzip inside gzip', 'assets/a.js.gz.gz.gz', gzip(gzip(gzip(CONFIG))), 400, 'bad_request'],
+    ['gzip data that is damaged after the key', 'assets/a.js.gz', (() => {
+      const bytes = gzip(`${CONFIG}${LOG}`);
+      bytes.fill(0xff, bytes.length - 400, bytes.length - 300);
+      return bytes;
+    })(), 400, 'bad_request'],
+  ])('refuses %s, naming the file, in every format', async (_attack, path, bytes, status, code) => {
+    for (const format of FORMATS) {
+      const files: ArchiveFiles = [['index.html', INDEX], [path, bytes]];
+      const before = asUpdate();
+      const answer = await deployTo(server.port, bodyIn(format, files, before));
+      expect(answer.status, format).toBe(status);
+      expect(answer.json.error, format).toMatchObject({ code, details: { file: path } });
+      expectNoKey(answer);
+      await expectSiteUnchanged(before.revision, path, bytes);
+    }
+  });
+
+  it.each<[string, string, Buffer]>([
+    ['a PNG image', 'img/dot.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0])],
+    ['UTF-16 text without a key', 'notes.txt', utf16('# notes\r\nnothing secret here\r\n', 'le')],
+    ['gzip without a key', 'assets/a.js.gz', gzip(`console.log("hello");\n${LOG}`)],
+    ['brotli without a key', 'assets/a.js.br', brotliCompressSync(`console.log("hello");\n${LOG}`)],
+  ])('still publishes %s', async (_what, path, bytes) => {
+    for (const format of FORMATS) {
+      const answer = await deployTo(server.port, bodyIn(format, [['index.html', INDEX], [path, bytes]]));
+      expect(answer.status, format).toBe(201);
+      expect((await visit(answer.json.site.name, `/${path}`)).body.equals(bytes), format).toBe(true);
+    }
+  });
+});
+
+// ---- archive tricks ---------------------------------------------------------------------------
+// Symlinks, hard links, devices, FIFOs, `../`, absolute and drive paths, case duplicates, a tar
+// entry declaring 10 GB and a zip bomb are in test/api/deploy.test.ts with this shape; these are
+// the rest.
+
+async function tarGz(entries: TarEntrySpec[]): Promise<Buffer> {
+  return readFileSync(await tarFromEntries(join(work, `t-${++counter}.tgz`), [{ name: 'index.html', content: INDEX }, ...entries]));
+}
+async function zip(entries: ZipEntrySpec[]): Promise<Buffer> {
+  return readFileSync(await zipFromEntries(join(work, `z-${++counter}.zip`), [{ name: 'index.html', data: Buffer.from(INDEX) }, ...entries]));
+}
+const json = (files: Array<{ path: string; content: string }>): DeployCall => ({
+  body: JSON.stringify({ files: [{ path: 'index.html', content: INDEX }, ...files] }),
+  contentType: 'application/json',
+});
+
+const ARCHIVE_ATTACKS: Array<[attack: string, make: () => Promise<DeployCall>, status: number, code: string, says: RegExp]> = [
+  ['a path nested past the 1,024-byte cap (tar, pax record)', async () => ({ body: await tarGz([{ name: `${'a/'.repeat(520)}x.html`, content: 'x' }]) }), 400, 'bad_request', /longer than 1024 bytes/],
+  ['a path nested past the 1,024-byte cap (zip)', async () => ({ body: await zip([{ name: `${'a/'.repeat(520)}x.html`, data: Buffer.from('x') }]) }), 400, 'bad_request', /longer than 1024 bytes/],
+  ['a folder name over 255 bytes', async () => ({ body: await tarGz([{ name: `${'n'.repeat(300)}/x.html`, content: 'x' }]) }), 400, 'bad_request', /longer than 255 bytes/],
+  ['`..` hidden in a long (pax) tar path', async () => ({ body: await tarGz([{ name: `${'d/'.repeat(60)}../../${'e/'.repeat(10)}${'../'.repeat(70)}x.html`, content: 'x' }]) }), 400, 'bad_request', /climbs out/],
+  ['an absolute zip path', async () => ({ body: await zip([{ name: '/etc/cron.d/x', data: Buffer.from('x') }]) }), 400, 'bad_request', /absolute/],
+  ['a NUL in a zip name', async () => ({ body: await zip([{ name: 'a.html\u0000.png', data: Buffer.from('x') }]) }), 400, 'bad_request', /control character/],
+  ['`../` in an inline JSON path', async () => json([{ path: '../escape.html', content: 'x' }]), 400, 'bad_request', /climbs out/],
+  ['an absolute inline JSON path', async () => json([{ path: '/etc/passwd', content: 'x' }]), 400, 'bad_request', /absolute/],
+  ['a device entry in a zip', async () => ({ body: await zip([{ name: 'dev/null', data: Buffer.alloc(0), unixMode: 0o020644 }]) }), 400, 'bad_request', /device/],
+  ['a FIFO in a zip', async () => ({ body: await zip([{ name: 'pipe', data: Buffer.alloc(0), unixMode: 0o010644 }]) }), 400, 'bad_request', /named pipe/],
+  ['the same path twice in a zip', async () => ({ body: await zip([{ name: 'a.html', data: Buffer.from('1') }, { name: 'a.html', data: Buffer.from('2') }]) }), 400, 'bad_request', /more than once/],
+  ['paths equal apart from Unicode form (NFC and NFD)', async () => ({ body: await tarGz([{ name: 'caf\u00e9.html', content: '1' }, { name: 'cafe\u0301.html', content: '2' }]) }), 400, 'bad_request', /letter case/],
+  ['paths equal apart from case, in inline JSON', async () => json([{ path: 'About.html', content: '1' }, { path: 'about.html', content: '2' }]), 400, 'bad_request', /letter case/],
+  ['a zip entry whose local header names another file', async () => ({ body: await zip([{ name: 'about.html', data: Buffer.from('x'), localName: '../../evil.html' }]) }), 400, 'bad_request', /local header of "about.html" disagrees with the central directory on the name/],
+  ['a zip entry whose local header gives another compression method', async () => ({ body: await zip([{ name: 'about.html', data: Buffer.from('x'), localMethod: 8 }]) }), 400, 'bad_request', /on the compression method/],
+  ['a zip entry declaring 4 GB that holds 1 KB', async () => ({ body: await zip([{ name: 'big.bin', data: Buffer.alloc(1024, 1), method: 'deflate', declaredSize: 0xffffffff }]) }), 400, 'bad_request', /damaged/],
+  ['a zip entry inflating far past the 1 KB it declares', async () => ({ body: await zip([{ name: 'small.txt', zeros: 64 * MB, declaredSize: 1024 }]) }), 400, 'bad_request', /damaged/],
+  ['a zip bomb of entries each under the file limit', async () => ({ body: await zip([{ name: 'z0.bin', zeros: 900 * 1024 }, { name: 'z1.bin', zeros: 900 * 1024 }]) }), 413, 'too_large', /per-site limit/],
+  ['a gzip bomb inside a tar entry', async () => ({ body: await tarGz([{ name: 'zeros.txt', content: Buffer.alloc(64 * MB) }]) }), 413, 'too_large', /per-file limit/],
+  ['an encrypted zip entry (zip -P)', async () => {
+    const dir = join(work, `enc-${++counter}`);
+    writeTree(dir, { 'index.html': INDEX, 'secret.txt': CONFIG });
+    execFileSync('zip', ['-q', '-P', 'hunter2', 'site.zip', 'index.html', 'secret.txt'], { cwd: dir });
+    return { body: readFileSync(join(dir, 'site.zip')) };
+  }, 400, 'bad_request', /encrypted/],
+  ['an uncompressed tar with a symlink', async () => {
+    const files = tarBytes([['index.html', INDEX]]);
+    const link = readFileSync(await tarFromEntries(join(work, `l-${++counter}.tar`), [{ name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }], { gzip: false }));
+    return { body: Buffer.concat([files.subarray(0, files.length - 1024), link]) };
+  }, 400, 'bad_request', /symbolic link/],
+];
+
+describe('archive tricks', () => {
+  it.each(ARCHIVE_ATTACKS)('refuses %s, creating no site', async (_attack, make, status, code, says) => {
+    const call = await make();
+    const sites = server.store.listSiteIds().length;
+    const answer = await deployTo(server.port, call);
+    expect(answer.status).toBe(status);
+    expect(answer.json.error?.code).toBe(code);
+    expect(answer.json.error?.message, answer.json.error?.message).toMatch(says);
+    expect(server.store.listSiteIds()).toHaveLength(sites);
+  });
+
+  it('publishes a path nested 500 folders deep: depth is bounded by the 1,024-byte path cap, not on its own', async () => {
+    const deep = `${'a/'.repeat(500)}x.txt`;
+    const answer = await deployTo(server.port, { body: await tarGz([{ name: deep, content: 'deep' }]) });
+    expect(answer.status).toBe(201);
+    expect((await visit(answer.json.site.name, `/${deep}`)).text).toBe('deep');
+  });
+});
