@@ -16,6 +16,25 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * What each code means, in one line of Markdown: the "Meaning" column of docs/errors.md, which a
+ * test holds equal to this. Widen a line here when a code gains a new cause.
+ */
+export const ERROR_MEANING: Readonly<Record<ErrorCode, string>> = {
+  bad_request: 'Bad archive, body or parameter',
+  unauthorized: 'Missing or invalid token',
+  forbidden: 'The token or role cannot do this',
+  not_found: 'No such site, file, revision, member, invite, token or endpoint, or one this credential cannot see',
+  method_not_allowed: 'The path exists, not with this method',
+  conflict: 'Stale `X-Base-Revision` or `base_revision`, or another deploy landed first; nothing was changed',
+  gone: 'The site expired or was deleted, or a deletion approval expired',
+  too_large: 'A size or count limit is exceeded',
+  blocked_secret: 'The leak guard found a secret key',
+  limit: 'Plan limit or rate limit',
+  internal: 'Something failed on our side',
+  unavailable: 'The deploy queue is full, the server is stopping or out of storage space, or an e-mail could not be sent',
+};
+
 export interface ServiceErrorOptions {
   agentMessage?: string;
   details?: Record<string, unknown>;

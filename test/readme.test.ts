@@ -1,19 +1,79 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../src/errors.js';
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+/**
+ * The README is short: what Plinth is, one deploy, the quick start, hosts, layout, how to test and
+ * benchmark, and links. Every other fact has its home in docs/ or bench/, so the README must not
+ * copy their tables, and its layout must match src/.
+ */
+
+const root = new URL('../', import.meta.url);
+const rootDir = fileURLToPath(root);
+const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');
+const readme = read('README.md');
+const guides = readdirSync(new URL('docs/', root)).filter((file) => file.endsWith('.md'));
 
 describe('README', () => {
-  it('has an error table that matches the error catalogue', () => {
-    const rows = [...readme.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]);
-    expect(Object.fromEntries(rows)).toEqual(ERROR_STATUS);
+  it('stays short', () => {
+    expect(readme.split('\n').length).toBeLessThanOrEqual(200);
   });
 
-  it('documents every PLINTH_* variable the config reads', () => {
-    const source = readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8');
-    const used = new Set([...source.matchAll(/'(PLINTH_[A-Z_]+)'/g)].map((m) => m[1]!));
-    used.add('PLINTH_LISTEN_HOST').add('PLINTH_DATA_DIR').add('PLINTH_LOG_LEVEL');
-    for (const name of used) expect(readme, name).toContain(`\`${name}\``);
+  it('repeats no row of a table in docs/', () => {
+    const rows = new Set(
+      guides.flatMap((file) =>
+        read(`docs/${file}`)
+          .split('\n')
+          .filter((line) => line.startsWith('|') && !/^\|[-:| ]+\|$/.test(line)),
+      ),
+    );
+    expect(readme.split('\n').filter((line) => rows.has(line))).toEqual([]);
+  });
+
+  it('holds neither the settings table nor the error table', () => {
+    const codes = Object.keys(ERROR_STATUS);
+    const offending = readme.split('\n').filter((line) => /^\| `PLINTH_/.test(line) || codes.some((code) => line.startsWith(`| \`${code}\` |`)));
+    expect(offending).toEqual([]);
+  });
+
+  it('quotes no benchmark figures: they live in bench/', () => {
+    expect(readme.match(/\d[\d,.]*\s?(?:req\/s|k req|ms\b|MiB|×|%)/g) ?? []).toEqual([]);
+  });
+
+  it('links every guide in docs/', () => {
+    const linked = new Set([...readme.matchAll(/\]\(docs\/([a-z0-9-]+\.md)(?:#[^)]*)?\)/g)].map((m) => m[1]));
+    expect(guides.filter((file) => !linked.has(file))).toEqual([]);
+  });
+
+  it('names every test and benchmark script of package.json', () => {
+    const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
+    const wanted = scripts.filter((name) => /^(test|bench:|reliability$|chaos$|soak$)/.test(name));
+    expect(wanted.filter((name) => !readme.includes(name === 'test' ? 'npm test' : `npm run ${name}`))).toEqual([]);
+  });
+
+  describe('project layout', () => {
+    const block = /## Project layout\n+```text\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const named = [...block.matchAll(/^(src\/\S*)/gm)].map((m) => m[1]!);
+
+    const directories = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .flatMap((entry) => [join(dir, entry.name), ...directories(join(dir, entry.name))]);
+
+    it('names only paths that exist: folders as folders, files as files', () => {
+      expect(named.length).toBeGreaterThan(5);
+      for (const path of named) {
+        const full = join(rootDir, path);
+        expect(existsSync(full), path).toBe(true);
+        expect(statSync(full).isDirectory(), `${path}: a folder ends in /, a file does not`).toBe(path.endsWith('/'));
+      }
+    });
+
+    it('names every folder under src/', () => {
+      const all = directories(join(rootDir, 'src')).map((dir) => `${relative(rootDir, dir).split('\\').join('/')}/`);
+      expect(all.filter((dir) => !named.includes(dir)).sort()).toEqual([]);
+    });
   });
 });

@@ -1,7 +1,20 @@
 import type { Config } from '../config.js';
 import { ERROR_STATUS } from '../errors.js';
 import { ANONYMOUS_LIFETIME_MS, hasBadge, MAX_JSON_BODY_BYTES, MAX_MCP_REQUEST_BYTES, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES } from '../plans.js';
-import { APPROVAL_LIFETIME_MS, DEFAULT_PAGE, INVITE_LIFETIME_MS, MANIFEST_LIFETIME_MS, MAX_PAGE, REMOVAL_CONFIRM_MS } from '../sites/index.js';
+import {
+  ACCESS_TOKEN_LIFETIME_MS,
+  APPROVAL_LIFETIME_MS,
+  AUTHORIZATION_CODE_LIFETIME_MS,
+  DEFAULT_PAGE,
+  INVITE_LIFETIME_MS,
+  MANIFEST_LIFETIME_MS,
+  MAX_PAGE,
+  REMOVAL_CONFIRM_MS,
+  RESERVED_NAMES,
+  SESSION_LIFETIME_MS,
+  SIGN_IN_LIFETIME_MS,
+  SIGN_IN_MAX_ATTEMPTS,
+} from '../sites/index.js';
 
 /**
  * The numbers the guides quote, from the constants and configuration the code runs with: a guide
@@ -58,8 +71,14 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     page_max: String(MAX_PAGE),
     json_body_kb: String(MAX_JSON_BODY_BYTES / KB),
     manifest_lifetime: formatDuration(MANIFEST_LIFETIME_MS),
+    sign_in_lifetime: formatDuration(SIGN_IN_LIFETIME_MS),
+    sign_in_max_attempts: String(SIGN_IN_MAX_ATTEMPTS),
+    session_lifetime: formatDuration(SESSION_LIFETIME_MS),
+    oauth_access_lifetime: formatDuration(ACCESS_TOKEN_LIFETIME_MS),
+    oauth_code_lifetime: formatDuration(AUTHORIZATION_CODE_LIFETIME_MS),
     error_codes: Object.keys(ERROR_STATUS).length.toString(),
     plan_limits_table: planLimitsTable(config),
+    reserved_names: [...RESERVED_NAMES].map((name) => `\`${name}\``).join(', '),
     history_reach_list: historyReachList(),
   };
   for (const plan of ACCOUNT_PLANS) {

@@ -13,7 +13,7 @@ export function llmsTxt(guides: readonly Guide[], docsUrl: string): string {
     '',
     `> ${landing?.summary ?? 'Plinth publishes a static website from an uploaded folder.'}`,
     '',
-    'Start with the agent guide: it covers publishing, keeping `.service.json`, handing the claim link to your user, updating without a conflict, rolling back and every error code. All links below are Markdown.',
+    'Start with the agent guide: it covers publishing, keeping `.service.json`, handing the claim link to your user, updating without a conflict and rolling back; the errors page lists every error code and what to do. All links below are Markdown.',
     '',
   ];
   const groups = sections(guides).map(({ section, guides: list }) => ({

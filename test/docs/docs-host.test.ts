@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { ERROR_STATUS } from '../../src/errors.js';
 import { buildDocsSite, GUIDE_DIR, pickEncoding, prefersMarkdown } from '../../src/docs/index.js';
 import { request } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -152,18 +151,6 @@ describe('docs content', () => {
     expect(md).toContain('https://sunny-otter-4821.example.site');
     expect(md).not.toMatch(/localhost:8080/);
     expect(custom.respond({ method: 'GET', path: '/llms.txt' }).body.toString()).toContain('https://docs.example.com/agent-guide.md');
-  });
-
-  it('documents every error code of the catalogue in the errors guide, with its status', () => {
-    const md = site.respond({ method: 'GET', path: '/errors.md' }).body.toString();
-    const rows = [...md.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]);
-    expect(Object.fromEntries(rows)).toEqual(ERROR_STATUS);
-  });
-
-  it('documents every PLINTH_* setting in the operating guide', () => {
-    const md = site.respond({ method: 'GET', path: '/operating.md' }).body.toString();
-    const source = readFileSync(new URL('../../src/config.ts', import.meta.url), 'utf8');
-    for (const [, name] of source.matchAll(/'(PLINTH_[A-Z_]+)'/g)) expect(md, name).toContain(`\`${name}\``);
   });
 
   it('has a title, summary and section for every guide, and an agent guide, quick start and errors page', () => {
