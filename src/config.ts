@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { normaliseEmail, type AccountPlan } from './rules/index.js';
 
 /** Everything the service can be told from the environment, parsed and validated once. */
 export interface Config {
@@ -23,9 +24,6 @@ export interface Config {
   /** On SIGTERM/SIGINT, how long requests and deploys in flight may take to finish; 0 = stop at once. */
   readonly stopGraceMs: number;
 }
-
-/** Plans an account can have (every plan but `anonymous`). */
-export type AccountPlan = 'free' | 'prompter' | 'builder' | 'team' | 'company';
 
 export interface ApiConfig {
   /** REST and MCP requests one credential (token) may make per minute (each message of an MCP batch counts); 0 = no cap. */
@@ -261,7 +259,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (/[\r\n]/.test(mail.from)) problems.push('PLINTH_MAIL_FROM must be one line');
 
   const abuseEmail = env.PLINTH_ABUSE_EMAIL?.trim() || undefined;
-  if (abuseEmail !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(abuseEmail)) problems.push(`PLINTH_ABUSE_EMAIL must be an e-mail address (got "${abuseEmail}")`);
+  if (abuseEmail !== undefined && normaliseEmail(abuseEmail) === undefined) problems.push(`PLINTH_ABUSE_EMAIL must be an e-mail address (got "${abuseEmail}")`);
   const outboxRaw = (env.PLINTH_OUTBOX_PAGE ?? '').trim();
   if (!['', '0', '1'].includes(outboxRaw)) problems.push(`PLINTH_OUTBOX_PAGE must be 1 or 0 (got "${outboxRaw}")`);
   // A local install (no relay, app on a *.localhost address) shows its outbox, so a person can

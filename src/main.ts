@@ -5,8 +5,8 @@ import { Worker } from 'node:worker_threads';
 import { loadConfig, redactConfig, siteUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { openStore } from './store/index.js';
-import { startSweeper } from './sweeper.js';
-import { loadNativeUws } from './uws.js';
+import { startSweeper } from './runtime/sweeper.js';
+import { loadNativeUws } from './http/index.js';
 
 /**
  * Composition root of the process: validate config and the native server, prepare the data
@@ -104,7 +104,7 @@ const HTTP_THREAD_YOUNG_GEN_MB = 12;
 
 function startThread(config: Readonly<Config>, port: number, index: number, log: Logger): Promise<{ worker: Worker; boundPort: number }> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./http-thread.js', import.meta.url), {
+    const worker = new Worker(new URL('./runtime/http-thread.js', import.meta.url), {
       workerData: { config, port, index },
       resourceLimits: { maxYoungGenerationSizeMb: HTTP_THREAD_YOUNG_GEN_MB },
     });

@@ -4,28 +4,34 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
-const AREAS = ['store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'cli', 'web', 'docs'] as const;
-// Top-level modules every area may use (besides its own folder and node built-ins).
-const SHARED = ['config.ts', 'errors.ts', 'log.ts', 'http.ts', 'uws.ts', 'content-types.ts', 'site-paths.ts', 'plans.ts', 'upload-pacer.ts', 'client-network.ts', 'route-template.ts'];
+const AREAS = ['rules', 'http', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'cli', 'web', 'docs', 'runtime'] as const;
+// The root modules every area may use (besides its own folder and node built-ins).
+const SHARED = ['config.ts', 'errors.ts', 'log.ts'];
 // Which other areas each area may import, always through that area's index.ts.
 const ALLOWED: Record<string, readonly string[]> = {
-  store: [],
-  serve: ['store'],
-  ingest: ['store'],
+  // Pure domain rules (plans, roles, content types, paths, e-mail, expiry): nothing of ours.
+  rules: [],
+  // The uWS edge kit: request copies, routing, bodies, writers.
+  http: ['rules'],
+  store: ['rules'],
+  serve: ['store', 'http', 'rules'],
+  ingest: ['store', 'rules'],
   // The operations never reach an edge or uWS; edges reach the store only for read-only views.
-  sites: ['store', 'ingest'],
-  api: ['sites', 'store'],
-  app: ['sites', 'store', 'web'],
-  mcp: ['sites', 'store'],
-  cli: ['sites', 'store', 'ingest'],
+  sites: ['store', 'ingest', 'rules'],
+  api: ['sites', 'store', 'http', 'rules'],
+  app: ['sites', 'store', 'web', 'http', 'rules'],
+  mcp: ['sites', 'store', 'http', 'rules'],
+  cli: ['sites', 'store', 'ingest', 'rules'],
   // The shared page kit (layout, stylesheet, security headers) depends on nothing of ours.
   web: [],
-  docs: ['web', 'sites'],
+  docs: ['web', 'sites', 'http', 'rules'],
+  // Process wiring: starts threads and composes every area.
+  runtime: ['rules', 'http', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
 };
 // Surfaces that answer requests or people; none may reach into another.
 const EDGES = ['api', 'mcp', 'app', 'docs', 'cli'];
-// Composition roots: the only files that wire areas together.
-const ROOTS = new Set(['main.ts', 'server.ts', 'http-thread.ts']);
+// The composition root: the only root file that wires areas together.
+const ROOTS = new Set(['main.ts']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -54,7 +60,7 @@ describe('module boundaries', () => {
     for (const target of localImports(file)) {
       const targetArea = areaOf(target);
       if (targetArea === area) continue;
-      expect(area, `store imports nothing of ours, but ${path} imports ${target}`).not.toBe('store');
+      expect(area === 'rules', `rules import nothing of ours, but ${path} imports ${target}`).toBe(false);
       if (targetArea === undefined) {
         expect(SHARED, `${path} imports ${target}`).toContain(target);
         continue;
@@ -66,7 +72,7 @@ describe('module boundaries', () => {
 
   it('keeps the operations free of any transport', () => {
     for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'sites')) {
-      for (const target of localImports(file)) expect(['http.ts', 'uws.ts', 'upload-pacer.ts'], `${path} → ${target}`).not.toContain(target);
+      for (const target of localImports(file)) expect(target.startsWith('http/'), `${path} → ${target}`).toBe(false);
       expect(readFileSync(file, 'utf8'), path).not.toMatch(/from 'uWebSockets\.js'/);
     }
   });
@@ -77,11 +83,15 @@ describe('module boundaries', () => {
     }
   });
 
-  it('keeps shared top-level modules free of area imports (types of the store aside)', () => {
+  it('keeps the root modules free of area imports (the rules aside)', () => {
     for (const { file, path } of files) {
       if (areaOf(path) || ROOTS.has(path)) continue;
-      for (const target of localImports(file, { valuesOnly: true })) expect(areaOf(target), `${path} → ${target}`).toBeUndefined();
-      for (const target of localImports(file)) expect(['store/index.ts', undefined], `${path} → ${target}`).toContain(areaOf(target) && target);
+      for (const target of localImports(file)) expect(['rules/index.ts', undefined], `${path} → ${target}`).toContain(areaOf(target) && target);
     }
+  });
+
+  it('leaves only the composition root and the shared modules at the root of src/', () => {
+    const loose = files.filter(({ path }) => !path.includes('/')).map(({ path }) => path);
+    expect(loose.sort()).toEqual([...ROOTS, ...SHARED].sort());
   });
 });

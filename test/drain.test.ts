@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { gateCommits, settlesWithin, waitForEmpty } from '../src/drain.js';
+import { gateCommits, settlesWithin, waitForEmpty } from '../src/runtime/drain.js';
 import { openStore } from '../src/store/index.js';
 import { storeFiles, tempDir } from './helpers/sites.js';
 

@@ -4,13 +4,13 @@ import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { isAborted, sendError, sendJson, spoolBody, SpoolError, trackAbort } from '../http.js';
+import { isAborted, sendError, sendJson, spoolBody, SpoolError, trackAbort } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { MAX_REQUEST_BYTES } from '../plans.js';
+import { MAX_REQUEST_BYTES } from '../rules/index.js';
 import { identifyBearer, type Operations } from '../sites/index.js';
 import type { Store } from '../store/index.js';
-import type { UploadPacer } from '../upload-pacer.js';
-import type { HttpRequest, HttpResponse } from '../uws.js';
+import type { UploadPacer } from '../http/index.js';
+import type { HttpRequest, HttpResponse } from '../http/index.js';
 import { requestNetwork } from './handler.js';
 import { readRequest } from './request.js';
 

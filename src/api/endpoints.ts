@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { sendResponse, streamFile, type Headers } from '../http.js';
+import { sendResponse, streamFile, type Headers } from '../http/index.js';
 import { objectBody, requestNetwork, type Endpoint, type EndpointDeps } from './handler.js';
 
 /**

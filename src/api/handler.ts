@@ -1,11 +1,11 @@
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { collectBody, isAborted, sendError, sendJson, trackAbort, type Headers } from '../http.js';
+import { collectBody, isAborted, sendError, sendJson, trackAbort, type Headers } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { MAX_JSON_BODY_BYTES } from '../plans.js';
+import { MAX_JSON_BODY_BYTES } from '../rules/index.js';
 import type { Caller, Operations } from '../sites/index.js';
-import type { HttpResponse } from '../uws.js';
-import { clientAddress, networkOf } from '../client-network.js';
+import type { HttpResponse } from '../http/index.js';
+import { clientAddress, networkOf } from '../http/index.js';
 import { readRequest, type ApiRequest } from './request.js';
 import type { RouteHandler } from './router.js';
 

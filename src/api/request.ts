@@ -1,5 +1,5 @@
-import { copyRequestBasics } from '../http.js';
-import type { HttpRequest, HttpResponse } from '../uws.js';
+import { copyRequestBasics } from '../http/index.js';
+import type { HttpRequest, HttpResponse } from '../http/index.js';
 
 /** What an API handler may use after its first await: copied out of uWS's short-lived request. */
 export interface ApiRequest {

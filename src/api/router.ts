@@ -1,10 +1,10 @@
 import { ServiceError } from '../errors.js';
-import { sendError } from '../http.js';
+import { sendError } from '../http/index.js';
 import type { Logger } from '../log.js';
-import type { HttpRequest, HttpResponse } from '../uws.js';
-import { compileTemplate } from '../route-template.js';
+import type { HttpRequest, HttpResponse } from '../http/index.js';
+import { compileTemplate } from '../http/index.js';
 
-export { compileTemplate, openApiPath } from '../route-template.js';
+export { compileTemplate, openApiPath } from '../http/index.js';
 
 export type RouteHandler = (res: HttpResponse, req: HttpRequest, params: string[]) => void;
 

@@ -1,14 +1,14 @@
 /** The account web app on the app host (SPEC 1): pages and forms over the operations. */
 import { serialize } from 'cookie';
-import { clientAddress, networkOf } from '../client-network.js';
+import { clientAddress, networkOf } from '../http/index.js';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { trackAbort } from '../http.js';
+import { trackAbort } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { compileTemplate } from '../route-template.js';
+import { compileTemplate } from '../http/index.js';
 import { loadPageAssets } from '../web/index.js';
 import { personCaller, type Operations } from '../sites/index.js';
-import type { HttpRequest, HttpResponse } from '../uws.js';
+import type { HttpRequest, HttpResponse } from '../http/index.js';
 import { assetRoutes } from './assets.js';
 import { cookieNames, cookieOptions, errorPage, messagePage, newFormCookie, type AppDeps, type PageContext, type PageRoute } from './context.js';
 import { accountRoutes } from './pages/account.js';

@@ -1,7 +1,7 @@
 import { parse as parseCookies } from 'cookie';
 import { ServiceError } from '../errors.js';
-import { collectBody, copyRequestBasics, type CollectedBody } from '../http.js';
-import type { HttpRequest, HttpResponse } from '../uws.js';
+import { collectBody, copyRequestBasics, type CollectedBody } from '../http/index.js';
+import type { HttpRequest, HttpResponse } from '../http/index.js';
 
 /** What a page handler may use after its first await: copied out of uWS's short-lived request. */
 export interface AppRequest {

@@ -1,5 +1,5 @@
-import { sendResponse } from '../http.js';
-import type { HttpResponse } from '../uws.js';
+import { sendResponse } from '../http/index.js';
+import type { HttpResponse } from '../http/index.js';
 
 /** A whole answer of the app host: built by a handler, written once by the edge. */
 export interface AppResponse {

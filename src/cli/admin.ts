@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
 import { backupCommand } from './backup.js';
-import { PLAN_TITLES } from '../plans.js';
+import { PLAN_TITLES } from '../rules/index.js';
 import { newApiToken } from '../sites/index.js';
 import { hashToken, openStore, type AccountRecord, type ReportRecord, type Role, type SiteRecord, type Store } from '../store/index.js';
 

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { ERROR_STATUS } from '../errors.js';
-import { ANONYMOUS_LIFETIME_MS, hasBadge, MAX_JSON_BODY_BYTES, MAX_MCP_REQUEST_BYTES, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES } from '../plans.js';
+import { ACCOUNT_PLANS, ANONYMOUS_LIFETIME_MS, hasBadge, MAX_JSON_BODY_BYTES, MAX_MCP_REQUEST_BYTES, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES } from '../rules/index.js';
 import {
   ACCESS_TOKEN_LIFETIME_MS,
   APPROVAL_LIFETIME_MS,
@@ -27,8 +27,6 @@ const KB = 1024;
 const MB = 1024 * KB;
 const GB = 1024 * MB;
 
-type AccountPlan = Exclude<keyof typeof PLAN_LIMITS, 'anonymous'>;
-const ACCOUNT_PLANS: readonly AccountPlan[] = ['free', 'prompter', 'builder', 'team', 'company'];
 
 export function formatBytes(bytes: number): string {
   if (bytes >= GB && bytes % GB === 0) return `${bytes / GB} GB`;

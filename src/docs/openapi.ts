@@ -1,36 +1,23 @@
 import type { Config } from '../config.js';
 import { ERROR_STATUS } from '../errors.js';
-import { MAX_REQUEST_BYTES, PLAN_LIMITS } from '../plans.js';
-import { APPROVAL_LIFETIME_MS, DEFAULT_PAGE, INVITE_LIFETIME_MS, MANIFEST_LIFETIME_MS, MAX_PAGE, REMOVAL_CONFIRM_MS } from '../sites/index.js';
+import { MAX_REQUEST_BYTES, PLAN_LIMITS } from '../rules/index.js';
+import { APPROVAL_LIFETIME_MS, DEFAULT_PAGE, INVITE_LIFETIME_MS, MANIFEST_LIFETIME_MS, MAX_PAGE, REMOVAL_CONFIRM_MS, schema, SHAPES, type Schema } from '../sites/index.js';
 import { formatDuration } from './facts.js';
 
 /**
- * The OpenAPI 3.1 description of the REST API (`/openapi.json`). Written by hand, like the guides;
+ * The OpenAPI 3.1 description of the REST API (`/openapi.json`): the paths written here, the
+ * bodies and answers taken from sites/shapes.ts, where the operations' JSON is defined once;
  * test/docs/openapi.test.ts holds it to the router's route table both ways, validates it as
  * OpenAPI 3.1, and checks live answers against its schemas. Response objects forbid properties
  * they do not list, so a field the API adds without documenting it fails those checks.
  */
 
-type Schema = Record<string, unknown>;
-
-const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const SHA256 = '^[0-9a-f]{64}$';
+const { int, object, str } = schema;
+const ref = (name: keyof typeof SHAPES): Schema => ({ $ref: `#/components/schemas/${name}` });
 const response = (name: string): Schema => ({ $ref: `#/components/responses/${name}` });
-const json = (schema: Schema, description: string, extra: Schema = {}): Schema => ({ description, content: { 'application/json': { schema } }, ...extra });
-const object = (properties: Record<string, Schema>, required: string[] = Object.keys(properties), extra: Schema = {}): Schema => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-  ...extra,
-});
-const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
-const int = (description?: string, extra: Schema = {}): Schema => ({ type: 'integer', minimum: 0, ...(description ? { description } : {}), ...extra });
-const time = (description?: string): Schema => str(description, { format: 'date-time' });
+const json = (body: Schema, description: string, extra: Schema = {}): Schema => ({ description, content: { 'application/json': { schema: body } }, ...extra });
 
 const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
-const PLANS = Object.keys(PLAN_LIMITS);
-const ROLES = ['viewer', 'editor', 'owner'];
 
 const nameParam: Schema = { name: 'name', in: 'path', required: true, description: 'Site name.', schema: str(undefined, { pattern: SITE_NAME }) };
 const pageParams: Schema[] = [
@@ -44,166 +31,6 @@ const SITE_READ_ERRORS = { '401': response('Unauthorized'), '403': response('For
 
 const SITE_TOKEN = { siteToken: [] };
 const API_TOKEN = { apiToken: [] };
-
-function schemas(): Record<string, Schema> {
-  const revisionRef = {
-    id: str('Revision id.', { pattern: '^rev_' }),
-    number: int('Starts at 1; every deploy, patch or rollback gets the next number.', { minimum: 1 }),
-    created_at: time(),
-    created_by: str('The deploying account\'s e-mail, `site_token`, `anonymous` (first anonymous deploy) or `admin`.'),
-  };
-  const deploySite = {
-    name: str('Site name.', { pattern: SITE_NAME }),
-    url: str('The site\'s public address.', { format: 'uri' }),
-    claimed: { type: 'boolean', description: 'False for an unclaimed anonymous site.' },
-    expires_at: time('Only for unclaimed anonymous sites.'),
-  };
-  return {
-    Error: object(
-      {
-        error: object(
-          {
-            code: { type: 'string', enum: Object.keys(ERROR_STATUS), description: 'Stable error code (see the errors guide).' },
-            message: str('What went wrong, for people.'),
-            details: { type: 'object', description: 'Structured facts, e.g. `{file, line, kind}` for `blocked_secret`, `{reason}` for a refused name, `{live_revision}` for `conflict`.' },
-          },
-          ['code', 'message'],
-        ),
-        agent_message: str('What the calling agent should do or tell its user next. Pass it on in the user\'s language with links, codes, numbers and dates unchanged.'),
-      },
-      ['error'],
-    ),
-    DeploySite: object(deploySite, ['name', 'url', 'claimed']),
-    DeployRevision: object({ id: revisionRef.id, number: revisionRef.number, files: int('File count.'), bytes: int('Total size in bytes.') }),
-    DeployResult: object(
-      {
-        site: ref('DeploySite'),
-        revision: ref('DeployRevision'),
-        site_token: str('Only on an anonymous create: the credential for updating this site until it is claimed. Shown once.', { pattern: '^st_' }),
-        claim_url: str('Only on an anonymous create: the page where a signed-in person claims the site.', { format: 'uri' }),
-        skipped: { type: 'array', items: str(), description: 'Paths left out on purpose (`.git/`, `node_modules/`, `.env*`, …).' },
-        agent_message: str(),
-      },
-      ['site', 'revision', 'skipped', 'agent_message'],
-    ),
-    JsonDeploy: object(
-      {
-        site: str('Site to update; omit to create a new site.', { pattern: SITE_NAME }),
-        base_revision: str('Live revision id the change is based on; required with `site`.', { pattern: '^rev_' }),
-        files: {
-          type: 'array',
-          items: {
-            oneOf: [
-              object(
-                { path: str('Path relative to the site root.'), content: str('File content.'), encoding: { type: 'string', enum: ['utf8', 'base64'], default: 'utf8' } },
-                ['path', 'content'],
-              ),
-              object(
-                {
-                  path: str('Path relative to the site root.'),
-                  sha256: str('For content this site already has (as `GET /v1/sites/{name}/files` lists it): its sha256 instead of the content.', { pattern: SHA256 }),
-                  size: int('Size of that content in bytes.'),
-                },
-                ['path', 'sha256', 'size'],
-              ),
-            ],
-          },
-        },
-        patch: { type: 'boolean', default: false, description: 'Keep every file of `base_revision` that is not sent or deleted.' },
-        deleted: { type: 'array', items: str(), description: 'Paths to remove; only with `patch`.' },
-      },
-      ['files'],
-    ),
-    RevisionRef: object(revisionRef),
-    Site: object(
-      {
-        ...deploySite,
-        plan: { type: 'string', enum: PLANS, description: 'Plan id, lower case.' },
-        role: { type: 'string', enum: ROLES, description: 'The caller\'s role; a site token counts as owner of its unclaimed site.' },
-        live_revision: { oneOf: [ref('RevisionRef'), { type: 'null' }], description: '`null` only for a site that never published.' },
-        badge: { type: 'boolean', description: 'Whether pages carry the Plinth badge.' },
-      },
-      ['name', 'url', 'claimed', 'plan', 'role', 'live_revision', 'badge'],
-    ),
-    ClaimPoll: object(
-      {
-        claimed: { const: true },
-        account_token: str('Once, if the person who claimed the site let its publishing agent keep updating it: an API token of their account for the agent.', { pattern: '^pl_' }),
-      },
-      ['claimed'],
-      { description: 'What a site token learns once its site was claimed.' },
-    ),
-    Manifest: object(
-      {
-        site: str('Site to update; omit to create a new site.', { pattern: SITE_NAME }),
-        base_revision: str('Live revision id the change is based on; required with `site`.', { pattern: '^rev_' }),
-        files: { type: 'array', minItems: 1, items: object({ path: str('Path relative to the site root.'), size: int('Size in bytes.'), sha256: str(undefined, { pattern: SHA256 }) }) },
-      },
-      ['files'],
-    ),
-    ManifestResult: object({
-      manifest: str('Finish the deploy with `POST /v1/deploy?manifest=<this>`.', { pattern: '^mf_' }),
-      missing: { type: 'array', items: str(undefined, { pattern: SHA256 }), description: 'sha256 of every content to upload, each once.' },
-      missing_bytes: int('Bytes to upload.'),
-      files: int('Files of the site to publish.'),
-      skipped: { type: 'array', items: str(), description: 'Paths left out on purpose.' },
-      expires_at: str(undefined, { format: 'date-time' }),
-      agent_message: str(),
-    }),
-    SiteList: object({ sites: { type: 'array', items: ref('Site') }, next_cursor: { type: ['string', 'null'] } }),
-    FileList: object({
-      revision: revisionRef.id,
-      files: { type: 'array', items: object({ path: str(), size: int(), sha256: str(undefined, { pattern: '^[0-9a-f]{64}$' }) }) },
-    }),
-    Revision: object(
-      {
-        ...revisionRef,
-        files: int('File count.'),
-        bytes: int('Total size in bytes.'),
-        kind: { type: 'string', enum: ['deploy', 'patch', 'rollback'] },
-        rollback_of: str('For a rollback: the revision whose files it restored.', { pattern: '^rev_' }),
-      },
-      ['id', 'number', 'created_at', 'created_by', 'files', 'bytes', 'kind'],
-    ),
-    RevisionList: object({ revisions: { type: 'array', items: ref('Revision') }, next_cursor: { type: ['string', 'null'] } }),
-    RollbackResult: object({ site: ref('Site'), revision: ref('Revision'), agent_message: str() }),
-    RenameResult: object({ site: ref('Site'), previous_name: str(), agent_message: str() }),
-    DeletionRequest: object({
-      approve_url: str('The page where a person confirms the deletion.', { format: 'uri' }),
-      approval: object({ token: str(undefined, { pattern: '^ap_' }), status: { const: 'pending' }, expires_at: time() }),
-      agent_message: str(),
-    }),
-    Approval: object(
-      {
-        status: { type: 'string', enum: ['pending', 'approved', 'expired'] },
-        site: { oneOf: [object({ name: str(), url: str(undefined, { format: 'uri' }) }), { type: 'null' }] },
-        expires_at: time(),
-        approve_url: str('While pending.', { format: 'uri' }),
-        deleted_at: time('Once approved.'),
-      },
-      ['status', 'site', 'expires_at'],
-    ),
-    MemberList: object({
-      members: { type: 'array', items: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ROLES } }) },
-      invites: { type: 'array', items: ref('Invite') },
-    }),
-    Invite: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ['editor', 'viewer'] }, expires_at: time() }),
-    InviteResult: object({ invite: ref('Invite'), agent_message: str() }),
-    RemovalConfirmation: object({
-      confirm_token: str(`Repeat the request with \`?confirm=<token>\` within ${formatDuration(REMOVAL_CONFIRM_MS)}.`, { pattern: '^rm_' }),
-      expires_at: time(),
-      member: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ROLES } }),
-      agent_message: str(),
-    }),
-    RemovalDone: object({ removed: str(undefined, { format: 'email' }), agent_message: str() }),
-    Me: object({
-      email: str(undefined, { format: 'email' }),
-      plan: { type: 'string', enum: PLANS.filter((plan) => plan !== 'anonymous') },
-      sites_used: int('Sites the account owns.'),
-      sites_limit: int('Sites its plan allows.'),
-    }),
-  };
-}
 
 function responses(): Record<string, Schema> {
   const error = (description: string, extra: Schema = {}): Schema => json(ref('Error'), description, extra);
@@ -483,7 +310,7 @@ export function openApiDocument(config: Readonly<Config>): Record<string, unknow
     security: [API_TOKEN],
     paths: paths(),
     components: {
-      schemas: schemas(),
+      schemas: SHAPES,
       responses: responses(),
       securitySchemes: {
         siteToken: {

@@ -3,7 +3,7 @@
 // ever a key, but the same names are later written by the CLI and shown to users, so anything
 // that could mean "somewhere else" on some operating system is refused rather than repaired.
 
-import { isSkippedPath } from '../site-paths.js';
+import { isSkippedPath } from '../rules/index.js';
 
 export type ArchivePathResult = { ok: true; path: string } | { ok: false; reason: string };
 

@@ -1,7 +1,7 @@
 // Writes one accepted file to the blob store and returns its path-index entry.
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { isCompressibleType } from '../content-types.js';
+import { isCompressibleType } from '../rules/index.js';
 import type { BlobStore, Encoding, FileEntry } from '../store/index.js';
 
 // Below 1 KB a precompressed variant saves a few hundred bytes at most, while each variant costs

@@ -3,7 +3,7 @@
  * If-None-Match (§13.1.2) and Cache-Control (SPEC 4.5.4). Pure string logic so the edge code stays
  * a thin sequence of lookups and writes.
  */
-import { isHtmlType } from '../content-types.js';
+import { isHtmlType } from '../rules/index.js';
 
 export type ByteRange = { start: number; end: number };
 export type Encoding = 'br' | 'gzip';

@@ -4,7 +4,7 @@
  * first hit wins, so the usual cases cost one call (`style.css`, `/`, `about/`) or two (`about`
  * served by `about.html`).
  */
-import { isSkippedPath } from '../site-paths.js';
+import { isSkippedPath } from '../rules/index.js';
 
 export type Resolution =
   | { kind: 'file'; path: string; status: 200 }

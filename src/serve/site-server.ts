@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import type { ServeConfig } from '../config.js';
-import { isCompressibleType, isHtmlType } from '../content-types.js';
-import { endFromMemory, statusLine, streamFile, writeResponse, type Headers } from '../http.js';
+import { isCompressibleType, isHtmlType } from '../rules/index.js';
+import { endFromMemory, statusLine, streamFile, writeResponse, type Headers } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { hasBadge } from '../plans.js';
+import { hasBadge, isExpired } from '../rules/index.js';
 import type { Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
-import type { HttpRequest, HttpResponse } from '../uws.js';
+import type { HttpRequest, HttpResponse } from '../http/index.js';
 import { injectBadge } from './badge.js';
 import { cacheControlFor, matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
@@ -452,7 +452,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         const location = `${options.siteUrl(site.name)}${url}${query ? `?${query}` : ''}`;
         return sendPage(res, 301, head, { Location: location, 'Cache-Control': 'public, max-age=300' });
       }
-      if (site.state === 'deleted' || (site.expiresAt !== undefined && !site.claimed && site.expiresAt <= now())) {
+      if (site.state === 'deleted' || isExpired(site, now())) {
         return sendPage(res, 410, head, {}, siteName);
       }
       if (site.state === 'taken_down') return sendPage(res, 451, head, {}, siteName);

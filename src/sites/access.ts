@@ -1,7 +1,8 @@
 import { ServiceError } from '../errors.js';
+import { hasRole, isExpired, SITE_ACTIONS, type SiteAction } from '../rules/index.js';
 import type { AccountRecord, Role, SiteRecord, Store } from '../store/index.js';
 import { siteTokenMatches, unauthorized, type Caller } from './callers.js';
-import { iso, isExpired } from './views.js';
+import { iso } from './views.js';
 
 /**
  * Who may do what to a site (SPEC 3, 4.3, 5), in one place. The order of the checks is the
@@ -9,9 +10,6 @@ import { iso, isExpired } from './views.js';
  * exists); deleted or expired → 410; a claimed site's token, a site token where account
  * credentials are needed, or too small a role → 403.
  */
-
-/** `read`: view the site and its history; `deploy`: also roll back; `admin`: invite, rename, delete. */
-export type Need = 'read' | 'deploy' | 'admin';
 
 export interface SiteAccess {
   site: SiteRecord;
@@ -21,16 +19,31 @@ export interface SiteAccess {
   actor: string;
 }
 
-export interface ResolveOptions {
-  /** Site tokens are refused (403) even before the claim. */
-  accountOnly?: boolean;
-  /** Refuse (403) when the site was taken down for abuse: its content and name are frozen. */
-  mustBeActive?: boolean;
-}
+/**
+ * Each thing a caller may do to a site, with what it takes (SPEC 4.3 roles, SPEC 5 credentials):
+ * the least role, whether a site token is refused even before the claim, and whether a site
+ * taken down for abuse (content and name frozen) refuses it.
+ */
+const ACTIONS: Readonly<Record<SiteAction, ActionRule>> = {
+  read: { role: 'viewer' },
+  list_members: { role: 'viewer', accountOnly: true },
+  deploy: { role: 'editor', mustBeActive: true },
+  rollback: { role: 'editor', mustBeActive: true },
+  rename: { role: 'editor', accountOnly: true, mustBeActive: true },
+  delete: { role: 'owner', accountOnly: true },
+  manage_members: { role: 'owner', accountOnly: true },
+};
 
-const RANK: Record<Role, number> = { viewer: 0, editor: 1, owner: 2 };
-const NEED_ROLE: Record<Need, Role> = { read: 'viewer', deploy: 'editor', admin: 'owner' };
-const NEED_WORDS: Record<Need, string> = { read: 'view', deploy: 'change', admin: 'manage' };
+type ActionRule = { role: Role; accountOnly?: boolean; mustBeActive?: boolean };
+const ACTION_WORDS: Record<Role, string> = { viewer: 'view', editor: 'change', owner: 'manage' };
+
+/**
+ * What the caller may do to this site right now, in `SITE_ACTIONS` order: the same rules
+ * `resolveSite` enforces, for pages and agents that show or plan actions.
+ */
+export function permissionsOf(caller: Caller, site: SiteRecord, role: Role): SiteAction[] {
+  return SITE_ACTIONS.filter((action) => refusal(caller, site, role, action) === undefined);
+}
 
 /** For endpoints about the account itself: an API token (`pl_…`) is required. */
 export function requireAccount(caller: Caller, what: string): AccountRecord {
@@ -50,35 +63,44 @@ export function notFound(name: string): ServiceError {
 }
 
 /**
- * The site and the caller's role, or the error SPEC 5 prescribes. A site token that has been
- * claimed is refused here: its one remaining call, `GET /v1/sites/:name`, checks `visibleSite`.
+ * The site and the caller's role, or the error SPEC 5 prescribes for `action`. A site token that
+ * has been claimed is refused here: its one remaining call, `GET /v1/sites/:name`, checks
+ * `visibleSite`.
  */
-export function resolveSite(store: Store, caller: Caller, name: string, need: Need, now: number, options: ResolveOptions = {}): SiteAccess {
+export function resolveSite(store: Store, caller: Caller, name: string, action: SiteAction, now: number): SiteAccess {
   const { site, role } = visibleSite(store, caller, name);
   checkAlive(site, now);
+  const refused = refusal(caller, site, role, action);
+  if (refused) throw refused;
+  const actor = caller.kind === 'account' ? caller.account.email : 'site_token';
+  return { site, role, actor };
+}
+
+/** Why a caller who can see a live site may not do `action` to it (403), or undefined. */
+function refusal(caller: Caller, site: SiteRecord, role: Role, action: SiteAction): ServiceError | undefined {
+  const rule = ACTIONS[action];
   if (caller.kind === 'site_token') {
     if (site.claimed) {
-      throw new ServiceError('forbidden', `${site.name} has been claimed; its site token can now only report that.`, {
+      return new ServiceError('forbidden', `${site.name} has been claimed; its site token can now only report that.`, {
         agentMessage: 'The site now belongs to an account. Use an API token (pl_…) of a member of the site instead of the site token.',
       });
     }
-    if (options.accountOnly) {
-      throw new ServiceError('forbidden', 'This needs account credentials; a site token cannot do it.', {
+    if (rule.accountOnly) {
+      return new ServiceError('forbidden', 'This needs account credentials; a site token cannot do it.', {
         agentMessage: 'Claim the site with the claim link first, then use an API token (pl_…) from the account settings.',
       });
     }
   }
-  if (RANK[role] < RANK[NEED_ROLE[need]]) {
-    const needed = NEED_ROLE[need] === 'owner' ? 'an owner' : 'an editor or owner';
-    throw new ServiceError('forbidden', `Your role on ${site.name} is ${role}; only ${needed} can ${NEED_WORDS[need]} it this way.`, {
+  if (!hasRole(role, rule.role)) {
+    const needed = rule.role === 'owner' ? 'an owner' : 'an editor or owner';
+    return new ServiceError('forbidden', `Your role on ${site.name} is ${role}; only ${needed} can ${ACTION_WORDS[rule.role]} it this way.`, {
       agentMessage: `Your role on ${site.name} is ${role}. Ask an owner of the site to do this, or to make you ${needed === 'an owner' ? 'an owner' : 'an editor'}.`,
     });
   }
-  if (options.mustBeActive && site.state === 'taken_down') {
-    throw new ServiceError('forbidden', `${site.name} was taken down for abuse and cannot be changed.`);
+  if (rule.mustBeActive && site.state === 'taken_down') {
+    return new ServiceError('forbidden', `${site.name} was taken down for abuse and cannot be changed.`);
   }
-  const actor = caller.kind === 'account' ? caller.account.email : 'site_token';
-  return { site, role, actor };
+  return undefined;
 }
 
 /** The site if the caller may see it at all (404 otherwise), with the caller's role. */

@@ -1,17 +1,13 @@
-import { siteUrl, type AccountPlan } from '../config.js';
-import { PLAN_LIMITS, PLAN_TITLES } from '../plans.js';
+import { siteUrl } from '../config.js';
+import { ACCOUNT_PLANS, PLAN_LIMITS, PLAN_TITLES, type AccountPlan } from '../rules/index.js';
 import type { AccountRecord } from '../store/index.js';
 import { requireAccount } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { sitesLimitOf } from './limits.js';
+import type { MeView as MeShape } from './shapes.js';
 
-export interface MeView {
-  email: string;
-  plan: AccountPlan;
-  sites_used: number;
-  sites_limit: number;
-}
+export type MeView = MeShape;
 
 export interface PlanRow {
   id: AccountPlan;
@@ -34,7 +30,6 @@ export interface UsageView {
   plans: PlanRow[];
 }
 
-const ACCOUNT_PLANS: readonly AccountPlan[] = ['free', 'prompter', 'builder', 'team', 'company'];
 const DAY_MS = 24 * 3600_000;
 
 export interface AccountOperations {

@@ -1,5 +1,6 @@
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { isExpired } from '../rules/index.js';
 import { hashToken, type SiteRecord } from '../store/index.js';
 import { requireAccount } from './access.js';
 import type { Caller } from './callers.js';
@@ -7,7 +8,7 @@ import type { OperationsDeps } from './deps.js';
 import { sitesLimitError, sitesLimitOf } from './limits.js';
 import { sealAccountToken } from './sealed-token.js';
 import { newApiToken } from './tokens.js';
-import { iso, isExpired } from './views.js';
+import { iso } from './views.js';
 
 /** What the claim page shows before the person claims. */
 export interface ClaimPreview {

@@ -38,7 +38,7 @@ export function deployDecisions(deps: OperationsDeps) {
       return { mode: 'create', plan: 'anonymous', createdBy: 'anonymous' };
     }
     // The same access rules as every other site operation: 401, 404, 410, then 403.
-    const { site, actor } = resolveSite(store, caller, siteName, 'deploy', deps.now(), { mustBeActive: true });
+    const { site, actor } = resolveSite(store, caller, siteName, 'deploy', deps.now());
     if (base === undefined || base === '') {
       throw new ServiceError('bad_request', 'An update needs the revision it is based on.', {
         agentMessage: `Get the live revision with GET /v1/sites/${site.name} (field live_revision.id) and send it as the X-Base-Revision header (archives) or "base_revision" (JSON), then retry.`,

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import type { FileReference, JsonDeployFields, UnpackResult } from '../ingest/index.js';
-import { ANONYMOUS_LIFETIME_MS, MAX_UNPACKED_BYTES, PLAN_LIMITS } from '../plans.js';
+import { ANONYMOUS_LIFETIME_MS, MAX_UNPACKED_BYTES, PLAN_LIMITS } from '../rules/index.js';
 import { hashToken, type FileEntry } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
@@ -12,7 +12,8 @@ import { checkTier, compactEntry, sitesLimitError } from './limits.js';
 import { entryAt, manifestOperations, reusableContents, type ManifestInput, type ManifestView } from './manifest.js';
 import { claimKeyFor } from './sealed-token.js';
 import { randomSiteName } from './site-names.js';
-import { deployRevisionView, deploySiteView, iso, type DeploySiteView } from './views.js';
+import type { DeploySiteView, DeployView as DeployShape } from './shapes.js';
+import { deployRevisionView, deploySiteView, iso } from './views.js';
 
 export interface DeployRequest {
   caller: Caller;
@@ -36,14 +37,7 @@ export interface DeployBody {
 }
 
 /** The SPEC 4.1 response body. */
-export interface DeployView {
-  site: DeploySiteView;
-  revision: { id: string; number: number; files: number; bytes: number };
-  site_token?: string;
-  claim_url?: string;
-  skipped: string[];
-  agent_message: string;
-}
+export type DeployView = DeployShape;
 
 export interface DeployOutcome {
   view: DeployView;

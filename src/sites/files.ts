@@ -3,11 +3,9 @@ import type { FileEntry, SiteRecord } from '../store/index.js';
 import { resolveSite } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
+import type { FileListView } from './shapes.js';
 
-export interface FileList {
-  revision: string;
-  files: Array<{ path: string; size: number; sha256: string }>;
-}
+export type FileList = FileListView;
 
 /** One file of the live revision: its row, and where its bytes are. */
 export interface LiveFile {

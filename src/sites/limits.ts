@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { PLAN_TITLES, type TierLimits } from '../plans.js';
+import { PLAN_TITLES, type TierLimits } from '../rules/index.js';
 import type { AccountRecord, FileEntry, Store } from '../store/index.js';
 
 const MB = 1024 * 1024;

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { contentTypeFor, isCompressibleType } from '../content-types.js';
+import { contentTypeFor, isCompressibleType } from '../rules/index.js';
 import { ServiceError } from '../errors.js';
 import { checkDeployPaths, type IngestedFile } from '../ingest/index.js';
-import { PLAN_LIMITS } from '../plans.js';
+import { PLAN_LIMITS } from '../rules/index.js';
 import type { FileEntry, ManifestRecord, SiteRecord, Store } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
 import { checkTier, formatBytes } from './limits.js';
+import type { ManifestView as ManifestShape } from './shapes.js';
 import { iso } from './views.js';
 
 /**
@@ -30,16 +31,7 @@ export interface ManifestInput {
   files?: unknown;
 }
 
-export interface ManifestView {
-  manifest: string;
-  /** sha256 of every content to upload (each once, whatever number of paths share it). */
-  missing: string[];
-  missing_bytes: number;
-  files: number;
-  skipped: string[];
-  expires_at: string;
-  agent_message: string;
-}
+export type ManifestView = ManifestShape;
 
 const ownerOf = (caller: Caller): string =>
   caller.kind === 'account' ? `account:${caller.account.id}` : caller.kind === 'site_token' ? `site_token:${caller.tokenHash}` : 'anonymous';

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { normaliseEmail } from '../rules/index.js';
 import { hashToken, type InviteRecord, type Role, type SiteRecord } from '../store/index.js';
 import { checkAlive, requireAccount, resolveSite } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { inviteMail } from './mail-templates.js';
+import type { InviteView, MemberListView, RemovalView } from './shapes.js';
 import { iso } from './views.js';
 
 /** Invites wait this long to be accepted. */
@@ -13,27 +15,18 @@ export const INVITE_LIFETIME_MS = 7 * 24 * 3600_000;
 /** The second call of a member removal must come this soon (SPEC 8 rule 6). */
 export const REMOVAL_CONFIRM_MS = 5 * 60_000;
 
-const EMAIL = /^[^\s@<>()[\]",;:\\]{1,64}@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/i;
 const INVITABLE: readonly Role[] = ['editor', 'viewer'];
 
 /** A trimmed, lower-cased e-mail address, or a 400 naming the field. */
 export function parseEmail(value: unknown, field = 'email'): string {
-  const email = typeof value === 'string' ? value.trim().toLowerCase() : '';
-  if (email.length > 254 || !EMAIL.test(email)) {
-    throw new ServiceError('bad_request', `"${field}" must be a valid e-mail address.`, { details: { field } });
-  }
+  const email = normaliseEmail(value);
+  if (email === undefined) throw new ServiceError('bad_request', `"${field}" must be a valid e-mail address.`, { details: { field } });
   return email;
 }
 
-export interface MemberList {
-  members: Array<{ email: string; role: Role }>;
-  invites: Array<{ email: string; role: Role; expires_at: string }>;
-}
+export type MemberList = MemberListView;
 
-export interface InviteResult {
-  invite: { email: string; role: Role; expires_at: string };
-  agent_message: string;
-}
+export type InviteResult = InviteView;
 
 /** What the invite page shows before the person accepts or declines. */
 export interface InvitePreview {
@@ -44,9 +37,7 @@ export interface InvitePreview {
   expires_at: string;
 }
 
-export type RemovalResult =
-  | { confirm_token: string; expires_at: string; member: { email: string; role: Role }; agent_message: string }
-  | { removed: string; agent_message: string };
+export type RemovalResult = RemovalView;
 
 export interface MemberOperations {
   list(caller: Caller, name: string): MemberList;
@@ -92,7 +83,7 @@ export function memberOperations(deps: OperationsDeps): MemberOperations {
 
   return {
     list(caller, name) {
-      const { site } = resolveSite(store, caller, name, 'read', deps.now(), { accountOnly: true });
+      const { site } = resolveSite(store, caller, name, 'list_members', deps.now());
       const members = store
         .listMembers(site.id)
         .map((member) => ({ email: member.email, role: member.role }))
@@ -102,7 +93,7 @@ export function memberOperations(deps: OperationsDeps): MemberOperations {
     },
 
     async invite(caller, name, input) {
-      const { site } = resolveSite(store, caller, name, 'admin', deps.now(), { accountOnly: true });
+      const { site } = resolveSite(store, caller, name, 'manage_members', deps.now());
       const inviter = requireAccount(caller, 'inviting members');
       const email = parseEmail(input.email);
       if (typeof input.role !== 'string' || !INVITABLE.includes(input.role as Role)) {
@@ -144,7 +135,7 @@ export function memberOperations(deps: OperationsDeps): MemberOperations {
     },
 
     async revokeInvite(caller, name, email) {
-      const { site } = resolveSite(store, caller, name, 'admin', deps.now(), { accountOnly: true });
+      const { site } = resolveSite(store, caller, name, 'manage_members', deps.now());
       const address = email.trim().toLowerCase();
       if (!(await store.deleteInvite(site.id, address))) {
         throw new ServiceError('not_found', `There is no pending invitation for ${address} on ${site.name}.`);
@@ -184,7 +175,7 @@ export function memberOperations(deps: OperationsDeps): MemberOperations {
 
     async remove(caller, name, email, confirm) {
       const now = deps.now();
-      const { site } = resolveSite(store, caller, name, 'admin', now, { accountOnly: true });
+      const { site } = resolveSite(store, caller, name, 'manage_members', now);
       const requester = requireAccount(caller, 'removing members');
       const address = email.trim().toLowerCase();
       const target = store.getAccountByEmail(address);

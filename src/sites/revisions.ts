@@ -1,24 +1,18 @@
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { PLAN_LIMITS } from '../plans.js';
+import { PLAN_LIMITS } from '../rules/index.js';
 import type { FileEntry, RevisionRecord, SiteRecord } from '../store/index.js';
-import { resolveSite } from './access.js';
+import { permissionsOf, resolveSite } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { compactEntry } from './limits.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
-import { revisionView, siteView, type RevisionView, type SiteView } from './views.js';
+import type { RevisionListView, RevisionView, RollbackView } from './shapes.js';
+import { revisionView, siteView } from './views.js';
 
-export interface RevisionList {
-  revisions: RevisionView[];
-  next_cursor: string | null;
-}
+export type RevisionList = RevisionListView;
 
-export interface RollbackResult {
-  site: SiteView;
-  revision: RevisionView;
-  agent_message: string;
-}
+export type RollbackResult = RollbackView;
 
 export interface RevisionOperations {
   list(caller: Caller, name: string, page?: PageRequest): RevisionList;
@@ -71,7 +65,7 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
 
     async rollback(caller, name, wanted) {
       const now = deps.now();
-      const { site, role, actor } = resolveSite(store, caller, name, 'deploy', now, { mustBeActive: true });
+      const { site, role, actor } = resolveSite(store, caller, name, 'rollback', now);
       if (typeof wanted !== 'string' || wanted === '') {
         throw new ServiceError('bad_request', 'The body needs "revision", the id of the revision to make live again.', {
           agentMessage: `List the revisions with GET /v1/sites/${site.name}/revisions and send {"revision": "<id>"}.`,
@@ -103,7 +97,7 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
       }
       log.info({ site: site.name, revision: result.revision.id, rollbackOf: target.id }, 'site.rolled_back');
       return {
-        site: siteView(result.site, role, result.revision, config.publicUrls),
+        site: siteView(result.site, role, permissionsOf(caller, result.site, role), result.revision, config.publicUrls),
         revision: revisionView(result.revision),
         agent_message: `${siteUrl(config.publicUrls, site.name)} now serves the content of revision ${target.number}, published as revision ${result.revision.number}.`,
       };

@@ -2,48 +2,26 @@ import { randomBytes } from 'node:crypto';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { hashToken, type Confirmation, type Role, type SiteRecord } from '../store/index.js';
-import { notFound, requireAccount, resolveSite, visibleSite, checkAlive } from './access.js';
+import { checkAlive, notFound, permissionsOf, requireAccount, resolveSite, visibleSite } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
 import { unsealAccountToken } from './sealed-token.js';
 import { renameProblem } from './site-names.js';
-import { iso, siteView, type SiteView } from './views.js';
+import type { ApprovalView, ClaimPollView, DeletionView, RenameView, SiteListView, SiteView } from './shapes.js';
+import { iso, siteView } from './views.js';
 
 /** Deletion approvals wait this long for the person to confirm. */
 export const APPROVAL_LIFETIME_MS = 24 * 3600_000;
 
-export interface SiteList {
-  sites: SiteView[];
-  next_cursor: string | null;
-}
+export type SiteList = SiteListView;
 
-/** The claim poll's answer once the site is claimed (SPEC 2); `account_token` at most once. */
-export interface ClaimPoll {
-  claimed: true;
-  /** An API token of the claiming account for the publishing agent: use it instead of the site token. */
-  account_token?: string;
-}
+export type ClaimPoll = ClaimPollView;
 
-export interface RenameResult {
-  site: SiteView;
-  previous_name: string;
-  agent_message: string;
-}
+export type RenameResult = RenameView;
 
-export interface DeletionRequest {
-  approve_url: string;
-  approval: { token: string; status: 'pending'; expires_at: string };
-  agent_message: string;
-}
+export type DeletionRequest = DeletionView;
 
-export interface ApprovalView {
-  status: 'pending' | 'approved' | 'expired';
-  site: { name: string; url: string } | null;
-  expires_at: string;
-  deleted_at?: string;
-  approve_url?: string;
-}
 
 type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
 
@@ -64,8 +42,8 @@ export interface SiteOperations {
 
 export function siteOperations(deps: OperationsDeps): SiteOperations {
   const { store, config, log } = deps;
-  const view = (site: SiteRecord, role: Role): SiteView =>
-    siteView(site, role, site.liveRevision ? store.getRevision(site.liveRevision) : undefined, config.publicUrls);
+  const view = (caller: Caller, site: SiteRecord, role: Role): SiteView =>
+    siteView(site, role, permissionsOf(caller, site, role), site.liveRevision ? store.getRevision(site.liveRevision) : undefined, config.publicUrls);
   const approveUrl = (token: string): string => `${config.publicUrls.app}/approve/${token}`;
 
   function approvalStatus(approval: DeleteApproval): ApprovalView['status'] {
@@ -100,7 +78,7 @@ export function siteOperations(deps: OperationsDeps): SiteOperations {
       const after = decodeCursor(page.cursor, (id) => /^site_[a-z2-7]+$/.test(id));
       const found = store.listSitesOf(account.id, { after, limit: pageLimit(page.limit) });
       return {
-        sites: found.sites.map(({ site, role }) => view(site, role)),
+        sites: found.sites.map(({ site, role }) => view(caller, site, role)),
         next_cursor: found.nextAfter === undefined ? null : encodeCursor(found.nextAfter),
       };
     },
@@ -116,11 +94,11 @@ export function siteOperations(deps: OperationsDeps): SiteOperations {
         const poll: ClaimPoll = token === undefined ? { claimed: true } : { claimed: true, account_token: token };
         return poll;
       }
-      return view(site, role);
+      return view(caller, site, role);
     },
 
     async rename(caller, name, wanted) {
-      const { site, role } = resolveSite(store, caller, name, 'deploy', deps.now(), { accountOnly: true, mustBeActive: true });
+      const { site, role } = resolveSite(store, caller, name, 'rename', deps.now());
       if (typeof wanted !== 'string') throw new ServiceError('bad_request', 'The body needs "name", the new site name.');
       const problem = renameProblem(wanted);
       if (problem) {
@@ -140,14 +118,14 @@ export function siteOperations(deps: OperationsDeps): SiteOperations {
       log.info({ site: wanted, previous: site.name }, 'site.renamed');
       const url = siteUrl(config.publicUrls, wanted);
       return {
-        site: view(result.site, role),
+        site: view(caller, result.site, role),
         previous_name: site.name,
         agent_message: `The site is now at ${url} . The old address ${siteUrl(config.publicUrls, site.name)} redirects there. Update "site" and "url" in .service.json.`,
       };
     },
 
     async requestDeletion(caller, name) {
-      const { site } = resolveSite(store, caller, name, 'admin', deps.now(), { accountOnly: true });
+      const { site } = resolveSite(store, caller, name, 'delete', deps.now());
       const account = requireAccount(caller, 'deleting a site');
       const token = `ap_${randomBytes(24).toString('base64url')}`;
       const expiresAt = deps.now() + APPROVAL_LIFETIME_MS;

@@ -9,11 +9,10 @@ type AccountOps = Pick<
 
 /** Accounts, their API tokens (by hash) and site roles. */
 export function accountOps(dbs: MetadataDbs, now: () => number): AccountOps {
-  const normalise = normaliseEmail;
 
   return {
     createAccount({ email, plan }) {
-      const key = normalise(email);
+      const key = emailKey(email);
       return dbs.env.transaction((): AccountRecord | undefined => {
         if (dbs.accountEmails.get(key) !== undefined) return undefined;
         const account: AccountRecord = { id: newId('acct_'), email: key, plan, createdAt: now() };
@@ -24,7 +23,7 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountOps {
     },
     getAccount: (id) => dbs.accounts.get(id),
     getAccountByEmail(email) {
-      const id = dbs.accountEmails.get(normalise(email));
+      const id = dbs.accountEmails.get(emailKey(email));
       return id === undefined ? undefined : dbs.accounts.get(id);
     },
     setAccountPlan(id, plan) {
@@ -81,6 +80,7 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountOps {
 }
 
 /** E-mail addresses are stored trimmed and lower-cased (accounts and invites alike). */
-export function normaliseEmail(email: string): string {
+/** Accounts and invites are found by the address as typed, trimmed and lower-cased. */
+export function emailKey(email: string): string {
   return email.trim().toLowerCase();
 }

@@ -1,3 +1,4 @@
+import { isExpired } from '../rules/index.js';
 import { newId } from './ids.js';
 import { countOwned } from './memberships.js';
 import { compact, type MetadataDbs } from './metadata-dbs.js';
@@ -21,7 +22,7 @@ export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (sit
         if (!site || site.state === 'deleted') return { ok: false, reason: 'not_found' };
         if (site.claimed) return { ok: false, reason: 'already_claimed' };
         const at = now();
-        if (site.expiresAt !== undefined && site.expiresAt <= at) return { ok: false, reason: 'expired' };
+        if (isExpired(site, at)) return { ok: false, reason: 'expired' };
         const account = dbs.accounts.get(accountId);
         if (!account) return { ok: false, reason: 'not_found' };
         // Counted inside the write transaction, so two claims at the limit cannot both pass.

@@ -1,4 +1,5 @@
-import { normaliseEmail } from './accounts.js';
+import { strongerRole } from '../rules/index.js';
+import { emailKey } from './accounts.js';
 import { prefixRange, type MetadataDbs } from './metadata-dbs.js';
 import type { InviteRecord, Membership, Role, SiteRecord, Store } from './types.js';
 
@@ -7,7 +8,6 @@ type MembershipOps = Pick<
   'listSitesOf' | 'countOwnedSites' | 'listMembers' | 'removeMember' | 'createInvite' | 'listInvites' | 'getInviteByToken' | 'acceptInvite' | 'deleteInvite'
 >;
 
-const RANK: Record<Role, number> = { viewer: 0, editor: 1, owner: 2 };
 
 const DEFAULT_SITES_PAGE = 50;
 const MAX_SITES_PAGE = 200;
@@ -78,7 +78,7 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipOp
     },
     createInvite(input) {
       // Normalised like account e-mails, so the invite matches the account that accepts it.
-      const invite: InviteRecord = { ...input, email: normaliseEmail(input.email), createdAt: now() };
+      const invite: InviteRecord = { ...input, email: emailKey(input.email), createdAt: now() };
       return dbs.env.transaction((): InviteRecord => {
         // Same key for the same address: inviting again replaces the pending invite and its token.
         removeInvite(dbs, invite.siteId, invite.email);
@@ -105,7 +105,7 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipOp
         if (!account || account.email !== invite.email) return { ok: false, reason: 'wrong_account' };
         const existing = dbs.members.get([site.id, accountId]);
         // Accepting never demotes: an owner who accepts an old editor invite stays owner.
-        const role = existing && RANK[existing.role] > RANK[invite.role] ? existing.role : invite.role;
+        const role = existing ? strongerRole(existing.role, invite.role) : invite.role;
         void dbs.members.put([site.id, accountId], { siteId: site.id, accountId, role, addedAt: existing?.addedAt ?? now() });
         void dbs.memberSites.put([accountId, site.id], role);
         removeInvite(dbs, site.id, invite.email);
@@ -113,7 +113,7 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipOp
       });
     },
     deleteInvite(siteId, email) {
-      return dbs.env.transaction(() => removeInvite(dbs, siteId, normaliseEmail(email)));
+      return dbs.env.transaction(() => removeInvite(dbs, siteId, emailKey(email)));
     },
     listInvites(siteId) {
       const range = prefixRange(siteId);

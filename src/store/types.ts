@@ -4,7 +4,9 @@
  * refusals are result objects, and only I/O faults throw.
  */
 
-export type Plan = 'anonymous' | 'free' | 'prompter' | 'builder' | 'team' | 'company';
+import type { Plan, Role } from '../rules/index.js';
+
+export type { Plan, Role };
 
 /** Stored state; `expired` is never stored, it is decided at read time from `expiresAt`. */
 export type SiteState = 'active' | 'deleted' | 'taken_down';
@@ -567,7 +569,6 @@ export type RefreshOutcome =
   | { ok: true; grant: OAuthGrantRecord }
   | { ok: false; reason: 'not_found' | 'expired' | 'revoked' | 'mismatch' | 'reused' };
 
-export type Role = 'viewer' | 'editor' | 'owner';
 
 export interface AccountRecord {
   /** Immutable internal id (`acct_…`). */

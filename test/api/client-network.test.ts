@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientAddress, networkOf } from '../../src/client-network.js';
+import { clientAddress, networkOf } from '../../src/http/index.js';
 
 describe('networkOf', () => {
   it.each([

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { expect } from 'vitest';
-import type { StartServerOptions } from '../../src/server.js';
+import type { StartServerOptions } from '../../src/runtime/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { startServer, type RunningServer, type StartServerOptions } from '../../src/server.js';
+import { startServer, type RunningServer, type StartServerOptions } from '../../src/runtime/server.js';
 import { tempDir } from './sites.js';
 
 /** The built ingest worker: vitest runs src/ directly, but worker threads need JavaScript. */

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { contentTypeFor, isCompressibleType } from '../../src/content-types.js';
+import { contentTypeFor, isCompressibleType } from '../../src/rules/index.js';
 import type { FileEntry, NewSite, Plan, Store } from '../../src/store/index.js';
 
 export function tempDir(prefix = 'plinth-test-'): string {

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkArchivePath } from '../../src/ingest/archive-path.js';
 import { createIngestPool, type UnpackResult } from '../../src/ingest/index.js';
 import { openBlobStore, type BlobStore } from '../../src/store/index.js';
-import { isSkippedPath } from '../../src/site-paths.js';
+import { isSkippedPath } from '../../src/rules/index.js';
 import { builtWorker } from '../fixtures/ingest-pool.js';
 import { api } from '../api/api-helpers.js';
 import { deployTo } from '../helpers/deploy-client.js';

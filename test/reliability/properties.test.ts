@@ -7,7 +7,7 @@ import { createLeakGuard } from '../../src/ingest/leak-guard.js';
 import { isPlaceholder, scanForSecrets } from '../../src/ingest/secrets.js';
 import { normalizeRequestPath } from '../../src/serve/request-path.js';
 import { resolveSitePath } from '../../src/serve/resolve.js';
-import { isSkippedPath } from '../../src/site-paths.js';
+import { isSkippedPath } from '../../src/rules/index.js';
 
 // Property tests for the pure rules every request and every archive entry passes through. Seeded
 // (FC_SEED replays a failure; fast-check prints the seed and the shrunk counterexample).

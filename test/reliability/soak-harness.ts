@@ -6,7 +6,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { contentTypeFor } from '../../src/content-types.js';
+import { contentTypeFor } from '../../src/rules/index.js';
 import { hashToken, openStore, type FileEntry } from '../../src/store/index.js';
 import { tgzBytes, zipBytes } from '../helpers/archive-bytes.js';
 import { jsonDeployBody } from '../helpers/deploy-client.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningServer } from '../../src/server.js';
+import type { RunningServer } from '../../src/runtime/server.js';
 import { request } from '../helpers/http.js';
 import { startTestServer } from '../helpers/server.js';
 import { publishSite } from '../helpers/sites.js';

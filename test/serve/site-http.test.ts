@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningServer } from '../../src/server.js';
+import type { RunningServer } from '../../src/runtime/server.js';
 import { request } from '../helpers/http.js';
 import { startTestServer } from '../helpers/server.js';
 import { publishSite } from '../helpers/sites.js';

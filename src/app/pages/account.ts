@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { ANONYMOUS_LIFETIME_MS, PLAN_LIMITS } from '../../plans.js';
+import { ANONYMOUS_LIFETIME_MS, PLAN_LIMITS } from '../../rules/index.js';
 import { formatBytes, type ConnectionView, type PlanRow, type SiteView, type TokenView } from '../../sites/index.js';
 import { page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';

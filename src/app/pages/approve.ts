@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import type { Config } from '../../config.js';
+import type { SiteView } from '../../sites/index.js';
 import { messagePage, page, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, timeOf, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';
@@ -27,8 +28,9 @@ export function approvalRoutes(deps: AppDeps): PageRoute[] {
     if (state === 'expired') {
       return messagePage(context, 410, 'This deletion request has expired', html`<p>Nothing was deleted: ${name} stays online. Ask for the deletion again if it is still wanted.</p>`, { href: '/', label: 'Go to your sites' });
     }
-    const role = site ? await roleOf(context, site.name) : undefined;
-    if (role !== 'owner') {
+    const seen = site ? await siteAsSeen(context, site.name) : undefined;
+    const role = seen?.role;
+    if (!seen?.permissions.includes('delete')) {
       return messagePage(context, 403, 'Only an owner can approve this', html`<p>Deleting ${name} needs the approval of one of its owners. You are signed in as ${context.person!.account.email}${role ? html`, a ${role} of the site` : ''}. Nothing was deleted.</p>`, { href: '/', label: 'Go to your sites' });
     }
     const address = siteAddress(config, site!.name);
@@ -54,11 +56,11 @@ The request expires ${timeOf(new Date(approval.expiresAt).toISOString())}.</p>
     );
   }
 
-  /** The person's role on the site, or undefined when they are not a member. */
-  async function roleOf(context: PageContext, name: string): Promise<string | undefined> {
+  /** The site as the signed-in person sees it, or undefined when they cannot see it at all. */
+  async function siteAsSeen(context: PageContext, name: string): Promise<SiteView | undefined> {
     try {
       const site = await ops.sites.get(context.caller, name);
-      return 'role' in site ? site.role : undefined;
+      return 'role' in site ? site : undefined;
     } catch {
       return undefined;
     }

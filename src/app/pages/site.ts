@@ -1,4 +1,5 @@
 import { html } from 'hono/html';
+import type { SiteAction } from '../../rules/index.js';
 import { formatBytes, type RevisionView, type SiteView } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, type FieldError } from '../layout.js';
@@ -14,8 +15,6 @@ interface SiteFormState {
   inviteRole?: string;
 }
 
-const RANK = { viewer: 0, editor: 1, owner: 2 } as const;
-
 const siteHref = (name: string): string => `/sites/${encodeURIComponent(name)}`;
 
 /** `/sites/<name>`: details, history with rollback, rename, delete, members and invites. */
@@ -30,8 +29,7 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
   }
 
   function renderSite(context: PageContext, site: SiteView, state: SiteFormState, status: number): AppResponse {
-    const canEdit = RANK[site.role] >= RANK.editor;
-    const isOwner = site.role === 'owner';
+    const may = (action: SiteAction): boolean => site.permissions.includes(action);
     const revisions = ops.revisions.list(context.caller, site.name, { limit: 50, cursor: context.request.query.get('revisions') ?? undefined });
     const live = revisions.revisions.find((revision) => revision.id === site.live_revision?.id);
     const members = ops.members.list(context.caller, site.name);
@@ -46,7 +44,7 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
   <td>${revision.kind === 'rollback' ? 'rollback' : revision.kind}</td>
   <td>${fileCount(revision.files)}, ${formatBytes(revision.bytes)}</td>
   <td>${
-    canEdit && revision.id !== site.live_revision?.id
+    may('rollback') && revision.id !== site.live_revision?.id
       ? html`<form method="post" action="/sites/${site.name}/rollback">${csrfField(token)}<input type="hidden" name="revision" value="${revision.id}"><button type="submit" class="button-secondary">Roll back to revision ${revision.number}</button></form>`
       : ''
   }</td>
@@ -56,7 +54,7 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
       (member) => html`<tr>
   <th scope="row">${member.email}</th><td>${member.role}</td>
   <td>${
-    isOwner && member.email !== context.person?.account.email
+    may('manage_members') && member.email !== context.person?.account.email
       ? html`<form method="post" action="/sites/${site.name}/members/remove">${csrfField(token)}<input type="hidden" name="email" value="${member.email}"><button type="submit" class="button-danger" aria-label="Remove ${member.email}">Remove</button></form>`
       : ''
   }</td>
@@ -66,7 +64,7 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
       (invite) => html`<tr>
   <th scope="row">${invite.email}</th><td>${invite.role} (invited, until ${timeOf(invite.expires_at)})</td>
   <td>${
-    isOwner
+    may('manage_members')
       ? html`<form method="post" action="/sites/${site.name}/invites/revoke">${csrfField(token)}<input type="hidden" name="email" value="${invite.email}"><button type="submit" class="button-secondary" aria-label="Withdraw invitation for ${invite.email}">Withdraw invitation</button></form>`
       : ''
   }</td>
@@ -102,7 +100,7 @@ ${revisions.next_cursor ? html`<p><a href="/sites/${site.name}?revisions=${revis
   <tbody>${memberRows}${inviteRows}</tbody>
 </table></div>
 ${
-  isOwner
+  may('manage_members')
     ? html`<h3>Invite someone</h3>
 <form method="post" action="/sites/${site.name}/invites" novalidate class="inline-form">
   ${csrfField(token)}
@@ -124,7 +122,7 @@ ${
     : ''
 }
 ${
-  canEdit
+  may('rename')
     ? html`<h2>Rename</h2>
 <form method="post" action="/sites/${site.name}/rename" novalidate>
   ${csrfField(token)}
@@ -139,7 +137,7 @@ ${
     : ''
 }
 ${
-  isOwner
+  may('delete')
     ? html`<h2>Delete</h2>
 <p>Deleting is permanent: the address answers “gone” and the name is never given out again. You will be asked to type the address to confirm.</p>
 <form method="post" action="/sites/${site.name}/delete">${csrfField(token)}<button type="submit" class="button-danger">Delete this site…</button></form>`

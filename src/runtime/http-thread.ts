@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Config } from './config.js';
-import { createLogger } from './log.js';
+import type { Config } from '../config.js';
+import { createLogger } from '../log.js';
 import { startServer } from './server.js';
 
 /** Entry point of one HTTP worker thread: serve until the main thread says stop. */

@@ -1,6 +1,6 @@
-import type { Logger } from './log.js';
-import { PLAN_LIMITS } from './plans.js';
-import type { Store } from './store/index.js';
+import type { Logger } from '../log.js';
+import { PLAN_LIMITS } from '../rules/index.js';
+import type { Store } from '../store/index.js';
 
 /**
  * The periodic lifecycle pass (DESIGN "Storage"): expiry itself is decided at read time, so this

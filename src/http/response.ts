@@ -1,7 +1,7 @@
 import { closeSync, createReadStream, openSync, rmSync, writeSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
-import { toErrorBody } from './errors.js';
-import type { Logger } from './log.js';
+import { toErrorBody } from '../errors.js';
+import type { Logger } from '../log.js';
 import type { PacedUpload, UploadPacer } from './upload-pacer.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 

@@ -1,4 +1,15 @@
-import type { Plan } from './store/index.js';
+/** Every plan a site can have; anonymous sites have no account. SPEC 2 names the rest. */
+export const PLANS = ['anonymous', 'free', 'prompter', 'builder', 'team', 'company'] as const;
+export type Plan = (typeof PLANS)[number];
+/** The plans an account can have. */
+export type AccountPlan = Exclude<Plan, 'anonymous'>;
+export const ACCOUNT_PLANS: readonly AccountPlan[] = PLANS.filter((plan): plan is AccountPlan => plan !== 'anonymous');
+
+/** An account plan named in any case (`Builder`, `builder`), or undefined. */
+export function parseAccountPlan(raw: unknown): AccountPlan | undefined {
+  const plan = typeof raw === 'string' ? raw.trim().toLowerCase() : '';
+  return (ACCOUNT_PLANS as readonly string[]).includes(plan) ? (plan as AccountPlan) : undefined;
+}
 
 /** Size and count limits of one tier (SPEC 8). */
 export interface TierLimits {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServiceError } from './errors.js';
-import type { Store } from './store/index.js';
+import { ServiceError } from '../errors.js';
+import type { Store } from '../store/index.js';
 
 /**
  * Pieces of a graceful stop for one HTTP thread: wait (bounded) for the responses still owed,

@@ -1,0 +1,11 @@
+/**
+ * Domain rules every area shares: plans and their limits, content types, site paths, roles,
+ * e-mail syntax, expiry. Pure values and functions that import nothing of ours, so the store,
+ * serving, ingest and the operations can all use the one home of each rule.
+ */
+export * from './content-types.js';
+export * from './email.js';
+export * from './expiry.js';
+export * from './plans.js';
+export * from './roles.js';
+export * from './site-paths.js';

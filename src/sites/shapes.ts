@@ -1,0 +1,241 @@
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { ACCOUNT_PLANS, PLANS, ROLES, SITE_ACTIONS } from '../rules/index.js';
+import { REMOVAL_CONFIRM_MS } from './members.js';
+import { arrayOf, bool, constant, enumOf, int, nullable, object, str, time, type JsonOf, type StringSchema } from './schema-kit.js';
+
+/**
+ * The JSON the operations answer (SPEC 2 and 4), each shape written once as a JSON Schema. The
+ * TypeScript types of the views are derived from these schemas (`JsonOf`), the MCP tools'
+ * output schemas are these schemas, and the OpenAPI document lists them as its components, so
+ * a field added here is typed, validated and documented at once. Objects allow no property they
+ * do not list: the contract tests check live answers against them.
+ */
+
+const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
+const SHA256 = '^[0-9a-f]{64}$';
+const revisionId = (description = 'Revision id.'): StringSchema => str(description, { pattern: '^rev_' });
+const nextCursor = nullable(str('Pass it as `cursor` for the next page.'), '`null` on the last page.');
+const email = (description?: string): StringSchema => str(description, { format: 'email' });
+
+const revisionRefProperties = {
+  id: revisionId(),
+  number: int('Starts at 1; every deploy, patch or rollback gets the next number.', { minimum: 1 }),
+  created_at: time(),
+  created_by: str("The deploying account's e-mail, `site_token`, `anonymous` (first anonymous deploy) or `admin`."),
+};
+const deploySiteProperties = {
+  name: str('Site name.', { pattern: SITE_NAME }),
+  url: str("The site's public address.", { format: 'uri' }),
+  claimed: bool('False for an unclaimed anonymous site.'),
+  expires_at: time('Only for unclaimed anonymous sites.'),
+};
+
+export const RevisionRef = object(revisionRefProperties);
+export const DeploySite = object(deploySiteProperties, ['name', 'url', 'claimed']);
+export const DeployRevision = object({ id: revisionRefProperties.id, number: revisionRefProperties.number, files: int('File count.'), bytes: int('Total size in bytes.') });
+
+export const Site = object(
+  {
+    ...deploySiteProperties,
+    plan: enumOf(PLANS, 'Plan id, lower case.'),
+    role: enumOf(ROLES, "The caller's role; a site token counts as owner of its unclaimed site."),
+    permissions: arrayOf(enumOf(SITE_ACTIONS), "What the caller may do to the site now, given its role, its kind of credential and the site's state."),
+    live_revision: nullable(RevisionRef, '`null` only for a site that never published.'),
+    badge: bool('Whether pages carry the Plinth badge.'),
+  },
+  ['name', 'url', 'claimed', 'plan', 'role', 'permissions', 'live_revision', 'badge'],
+);
+
+export const ClaimPoll = object(
+  {
+    claimed: constant(true),
+    account_token: str('Once, if the person who claimed the site let its publishing agent keep updating it: an API token of their account for the agent.', { pattern: '^pl_' }),
+  },
+  ['claimed'],
+  'What a site token learns once its site was claimed.',
+);
+
+export const DeployResult = object(
+  {
+    site: DeploySite,
+    revision: DeployRevision,
+    site_token: str('Only on an anonymous create: the credential for updating this site until it is claimed. Shown once.', { pattern: '^st_' }),
+    claim_url: str('Only on an anonymous create: the page where a signed-in person claims the site.', { format: 'uri' }),
+    skipped: arrayOf(str(), 'Paths left out on purpose (`.git/`, `node_modules/`, `.env*`, …).'),
+    agent_message: str(),
+  },
+  ['site', 'revision', 'skipped', 'agent_message'],
+);
+
+export const ManifestResult = object({
+  manifest: str('Finish the deploy with `POST /v1/deploy?manifest=<this>`.', { pattern: '^mf_' }),
+  missing: arrayOf(str(undefined, { pattern: SHA256 }), 'sha256 of every content to upload, each once.'),
+  missing_bytes: int('Bytes to upload.'),
+  files: int('Files of the site to publish.'),
+  skipped: arrayOf(str(), 'Paths left out on purpose.'),
+  expires_at: time(),
+  agent_message: str(),
+});
+
+export const SiteList = object({ sites: arrayOf(Site), next_cursor: nextCursor });
+
+export const FileList = object({
+  revision: revisionId('The live revision the list is of.'),
+  files: arrayOf(object({ path: str(), size: int(), sha256: str(undefined, { pattern: SHA256 }) })),
+});
+
+export const Revision = object(
+  {
+    ...revisionRefProperties,
+    files: int('File count.'),
+    bytes: int('Total size in bytes.'),
+    kind: enumOf(['deploy', 'patch', 'rollback']),
+    rollback_of: revisionId('For a rollback: the revision whose files it restored.'),
+  },
+  ['id', 'number', 'created_at', 'created_by', 'files', 'bytes', 'kind'],
+);
+
+export const RevisionList = object({ revisions: arrayOf(Revision), next_cursor: nextCursor });
+export const RollbackResult = object({ site: Site, revision: Revision, agent_message: str() });
+export const RenameResult = object({ site: Site, previous_name: str(), agent_message: str() });
+
+export const DeletionRequest = object({
+  approve_url: str('The page where a person confirms the deletion.', { format: 'uri' }),
+  approval: object({ token: str(undefined, { pattern: '^ap_' }), status: constant('pending'), expires_at: time() }),
+  agent_message: str(),
+});
+
+export const Approval = object(
+  {
+    status: enumOf(['pending', 'approved', 'expired']),
+    site: nullable(object({ name: str(), url: str(undefined, { format: 'uri' }) })),
+    expires_at: time(),
+    approve_url: str('While pending.', { format: 'uri' }),
+    deleted_at: time('Once approved.'),
+  },
+  ['status', 'site', 'expires_at'],
+);
+
+export const Invite = object({ email: email(), role: enumOf(['editor', 'viewer']), expires_at: time() });
+export const MemberList = object({ members: arrayOf(object({ email: email(), role: enumOf(ROLES) })), invites: arrayOf(Invite) });
+export const InviteResult = object({ invite: Invite, agent_message: str() });
+export const RemovalConfirmation = object({
+  confirm_token: str(`Repeat the request with \`?confirm=<token>\` within ${REMOVAL_CONFIRM_MS / 60_000} minutes.`, { pattern: '^rm_' }),
+  expires_at: time(),
+  member: object({ email: email(), role: enumOf(ROLES) }),
+  agent_message: str(),
+});
+export const RemovalDone = object({ removed: email(), agent_message: str() });
+
+export const Me = object({
+  email: email(),
+  plan: enumOf(ACCOUNT_PLANS),
+  sites_used: int('Sites the account owns.'),
+  sites_limit: int('Sites its plan allows.'),
+});
+
+/** SPEC 7's error body. */
+export const ErrorBody = object(
+  {
+    error: object(
+      {
+        code: enumOf(ERROR_CODES, 'Stable error code (see the errors guide).'),
+        message: str('What went wrong, for people.'),
+        details: { type: 'object', description: 'Structured facts, e.g. `{file, line, kind}` for `blocked_secret`, `{reason}` for a refused name, `{live_revision}` for `conflict`.' },
+      },
+      ['code', 'message'],
+    ),
+    agent_message: str("What the calling agent should do or tell its user next. Pass it on in the user's language with links, codes, numbers and dates unchanged."),
+  },
+  ['error'],
+);
+
+const fileInBody = {
+  path: str('Path relative to the site root, e.g. "index.html" or "css/site.css".'),
+  sha256: str('For content this site already has (as its file list shows it): its sha256 instead of the content.', { pattern: SHA256 }),
+  size: int('With sha256: the size of that content in bytes.'),
+};
+const siteInBody = str('Site to update; omit to create a new site.', { minLength: 1, maxLength: 63 });
+const baseInBody = revisionId('For updates: the live revision id (`live_revision.id` of the site) the change is based on.');
+
+/** SPEC 4.2's inline-files deploy body (REST `POST /v1/deploy` with JSON, MCP `deploy_site`). */
+export const JsonDeploy = object(
+  {
+    files: arrayOf(
+      object(
+        {
+          path: fileInBody.path,
+          content: str('The file content: text as is (encoding utf8) or base64 for binary files. Omit it when sending sha256 and size.'),
+          encoding: enumOf(['utf8', 'base64'], 'utf8 (default) or base64.'),
+          sha256: fileInBody.sha256,
+          size: fileInBody.size,
+        },
+        ['path'],
+      ),
+      'Every file of the site (or, with patch, only the changed ones); index.html at the root is required. Each file carries its content, or for content the site already has, only sha256 and size, so a redeploy sends only what changed.',
+    ),
+    site: siteInBody,
+    base_revision: baseInBody,
+    patch: bool('true: files holds only changed files; everything else of base_revision is kept.'),
+    deleted: arrayOf(str(), 'With patch: paths to remove.'),
+  },
+  ['files'],
+);
+
+/** The first half of a digest deploy: the whole site by path, size and sha256. */
+export const ManifestRequest = object(
+  {
+    site: siteInBody,
+    base_revision: baseInBody,
+    files: { ...arrayOf(object({ path: fileInBody.path, size: int('Size in bytes.'), sha256: str(undefined, { pattern: SHA256 }) })), minItems: 1 },
+  },
+  ['files'],
+);
+
+/** Every named shape, as the OpenAPI document's components list them. */
+export const SHAPES = {
+  Error: ErrorBody,
+  JsonDeploy,
+  Manifest: ManifestRequest,
+  RevisionRef,
+  DeploySite,
+  DeployRevision,
+  DeployResult,
+  ManifestResult,
+  Site,
+  ClaimPoll,
+  SiteList,
+  FileList,
+  Revision,
+  RevisionList,
+  RollbackResult,
+  RenameResult,
+  DeletionRequest,
+  Approval,
+  Invite,
+  MemberList,
+  InviteResult,
+  RemovalConfirmation,
+  RemovalDone,
+  Me,
+} as const;
+
+export type DeploySiteView = JsonOf<typeof DeploySite>;
+export type RevisionRefView = JsonOf<typeof RevisionRef>;
+export type SiteView = JsonOf<typeof Site>;
+export type RevisionView = JsonOf<typeof Revision>;
+export type DeployView = JsonOf<typeof DeployResult>;
+export type ManifestView = JsonOf<typeof ManifestResult>;
+export type SiteListView = JsonOf<typeof SiteList>;
+export type ClaimPollView = JsonOf<typeof ClaimPoll>;
+export type FileListView = JsonOf<typeof FileList>;
+export type RevisionListView = JsonOf<typeof RevisionList>;
+export type RollbackView = JsonOf<typeof RollbackResult>;
+export type RenameView = JsonOf<typeof RenameResult>;
+export type DeletionView = JsonOf<typeof DeletionRequest>;
+export type ApprovalView = JsonOf<typeof Approval>;
+export type MemberListView = JsonOf<typeof MemberList>;
+export type InviteView = JsonOf<typeof InviteResult>;
+export type RemovalView = JsonOf<typeof RemovalConfirmation> | JsonOf<typeof RemovalDone>;
+export type MeView = JsonOf<typeof Me>;
