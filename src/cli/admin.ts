@@ -1,9 +1,11 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
+import { createLogger } from '../log.js';
+import { ACCOUNT_PLANS, PLAN_TITLES } from '../rules/index.js';
+import { createMailer, operatorOperations, type OperatorOperations } from '../sites/index.js';
+import { openStore } from '../store/index.js';
 import { backupCommand } from './backup.js';
-import { PLAN_TITLES } from '../rules/index.js';
-import { newApiToken } from '../sites/index.js';
-import { hashToken, openStore, type AccountRecord, type ReportRecord, type Role, type SiteRecord, type Store } from '../store/index.js';
+import { UsageError } from './usage.js';
 
 export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DATA_DIR directly, also while the server runs)
   account create --email E [--plan P]     create an account (default plan Free); prints it as JSON
@@ -18,7 +20,7 @@ export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DA
   backup <dir>                            copy a consistent snapshot (index + blobs) into an empty folder
   restore <dir>                           restore a backup into an empty PLINTH_DATA_DIR (server stopped)
 
-Plans: Free, Prompter, Builder, Team, Company (any case).`;
+Plans: ${ACCOUNT_PLANS.map((plan) => PLAN_TITLES[plan]).join(', ')} (any case).`;
 
 export interface AdminCommandOptions {
   args: readonly string[];
@@ -28,21 +30,10 @@ export interface AdminCommandOptions {
   err: (line: string) => void;
 }
 
-/** Wrong arguments: the caller prints the usage text and exits 2. */
-class UsageError extends Error {}
-/** A refused operation (unknown account, duplicate e-mail…): exit 1. */
-class AdminError extends Error {}
-
-type AccountPlan = AccountRecord['plan'];
-const PLANS = Object.keys(PLAN_TITLES).filter((plan): plan is AccountPlan => plan !== 'anonymous');
-const ROLES: readonly Role[] = ['viewer', 'editor', 'owner'];
-// Deliberately loose: one @, no spaces, a dot in the domain. Delivery is the real check.
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
-
 interface Command {
   options: ParseArgsConfig['options'];
   positionals?: number;
-  run(store: Store, values: Record<string, string | undefined>, positionals: string[]): Promise<Output>;
+  run(ops: OperatorOperations, values: Record<string, string | undefined>, positionals: string[]): Promise<Output>;
 }
 
 /** What a command prints: `stdout` is the result, `note` goes to stderr for the person. */
@@ -52,83 +43,59 @@ interface Output {
 }
 
 const json = (value: unknown): Output => ({ stdout: JSON.stringify(value, null, 2) });
+const REPORT_STATUSES = ['open', 'resolved', 'all'] as const;
 
+/** Each command parses its arguments and calls one operator operation; the rules live there. */
 const COMMANDS: Record<string, Command> = {
   'account create': {
     options: { email: { type: 'string' }, plan: { type: 'string' } },
-    async run(store, values) {
-      const email = parseEmail(values.email);
-      const plan = values.plan === undefined ? 'free' : parsePlan(values.plan);
-      const account = await store.createAccount({ email, plan });
-      if (!account) throw new AdminError(`an account with e-mail ${email} already exists`);
-      return json(accountView(account));
-    },
+    run: async (ops, values) => json(await ops.createAccount({ email: required(values.email, '--email'), plan: values.plan })),
   },
   'account set-plan': {
     options: { email: { type: 'string' }, plan: { type: 'string' } },
-    async run(store, values) {
-      const account = findAccount(store, values.email);
-      const plan = parsePlan(required(values.plan, '--plan'));
-      const updated = await store.setAccountPlan(account.id, plan);
-      if (!updated) throw new AdminError(`no account with e-mail ${account.email}`);
-      return json(accountView(updated));
-    },
+    run: async (ops, values) => json(await ops.setPlan({ email: required(values.email, '--email'), plan: required(values.plan, '--plan') })),
   },
   'token create': {
     options: { email: { type: 'string' }, name: { type: 'string' } },
-    async run(store, values) {
-      const account = findAccount(store, values.email);
-      const name = values.name?.trim() || 'cli';
-      const token = newApiToken();
-      await store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name });
+    async run(ops, values) {
+      const { token } = await ops.createToken({ email: required(values.email, '--email'), name: values.name?.trim() || undefined });
       return { stdout: token, note: 'Keep this token now: only its hash is stored, so it cannot be shown again.' };
     },
   },
   'member add': {
     options: { site: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } },
-    async run(store, values) {
-      const site = findSite(store, required(values.site, '--site'));
-      const account = findAccount(store, values.email);
-      const role = parseRole(required(values.role, '--role'));
-      if (site.state === 'deleted') throw new AdminError(`site ${site.name} was deleted`);
-      await store.setMember(site.id, account.id, role);
-      return json({ site: site.name, email: account.email, role });
-    },
+    run: async (ops, values) => json(await ops.addMember({ site: required(values.site, '--site'), email: required(values.email, '--email'), role: required(values.role, '--role') })),
   },
   'site takedown': {
     options: {},
     positionals: 1,
-    run: (store, _values, [name]) => changeSiteState(store, name!, 'taken_down'),
+    run: async (ops, _values, [name]) => json(await ops.setSiteState(name, 'taken_down')),
   },
   'site restore': {
     options: {},
     positionals: 1,
-    run: (store, _values, [name]) => changeSiteState(store, name!, 'active'),
+    run: async (ops, _values, [name]) => json(await ops.setSiteState(name, 'active')),
   },
   'report list': {
     options: { status: { type: 'string' } },
-    async run(store, values) {
+    async run(ops, values) {
       const status = (values.status ?? 'open').toLowerCase();
-      if (!['open', 'resolved', 'all'].includes(status)) throw new UsageError('--status is open, resolved or all');
-      const reports = store.listReports(status === 'all' ? {} : { status: status as 'open' | 'resolved' });
-      return { stdout: reports.map((report) => JSON.stringify(reportView(report))).join('\n'), note: reports.length === 0 ? `no ${status === 'all' ? '' : `${status} `}reports` : undefined };
+      if (!(REPORT_STATUSES as readonly string[]).includes(status)) throw new UsageError('--status is open, resolved or all');
+      const reports = ops.listReports(status as (typeof REPORT_STATUSES)[number]);
+      return { stdout: reports.map((report) => JSON.stringify(report)).join('\n'), note: reports.length === 0 ? `no ${status === 'all' ? '' : `${status} `}reports` : undefined };
     },
   },
   'report resolve': {
     options: { note: { type: 'string' } },
     positionals: 1,
-    async run(store, values, [id]) {
-      const report = await store.resolveReport(id!.trim(), values.note?.trim() || undefined);
-      if (!report) throw new AdminError(`no report ${id}`);
-      return json(reportView(report));
-    },
+    run: async (ops, values, [id]) => json(await ops.resolveReport(id, values.note)),
   },
 };
 
 /**
  * `plinth admin …`: operator commands on the data directory. LMDB allows several processes on one
- * environment, so this works while the server runs; the serving threads' site cache expires
- * within a second, so a takedown shows there shortly after.
+ * environment, so this works while the server runs; serving threads see a change the next time
+ * they check the store's change marks (within a second).
  */
 export async function adminCommand(options: AdminCommandOptions): Promise<number> {
   const [group, action, ...rest] = options.args;
@@ -158,17 +125,21 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
     return usageError(options, err instanceof Error ? err.message : String(err));
   }
 
-  const { dataDir } = loadConfig(options.env);
-  const store = openStore({ dir: dataDir });
+  const config = loadConfig(options.env);
+  const log = createLogger({ level: 'silent' });
+  const store = openStore({ dir: config.dataDir });
+  const ops = operatorOperations({ store, config, log, now: Date.now, mailer: createMailer({ config: config.mail, dataDir: config.dataDir, log, now: Date.now }) });
   try {
-    const output = await command.run(store, values, positionals);
+    const output = await command.run(ops, values, positionals);
     options.out(output.stdout);
     if (output.note !== undefined) options.err(output.note);
     return 0;
-  } catch (err) {
+  } catch (err: unknown) {
     if (err instanceof UsageError) return usageError(options, err.message);
-    if (err instanceof AdminError) {
-      options.err(`plinth: ${err.message}`);
+    // A refusal of the operation (unknown account, duplicate e-mail, a deleted site…): exit 1.
+    const code = (err as { code?: string }).code;
+    if (code !== undefined && code !== 'internal') {
+      options.err(`plinth: ${(err as Error).message}`);
       return 1;
     }
     throw err;
@@ -186,66 +157,3 @@ function required(value: string | undefined, flag: string): string {
   if (value === undefined || value.trim() === '') throw new UsageError(`${flag} is required`);
   return value.trim();
 }
-
-function parseEmail(raw: string | undefined): string {
-  const email = required(raw, '--email').toLowerCase();
-  if (email.length > 254 || !EMAIL_PATTERN.test(email)) throw new AdminError(`"${raw}" is not a valid e-mail address`);
-  return email;
-}
-
-function parsePlan(raw: string): AccountPlan {
-  const plan = raw.trim().toLowerCase();
-  if (!(PLANS as readonly string[]).includes(plan)) {
-    throw new AdminError(`unknown plan "${raw}"; plans: ${PLANS.map((p) => PLAN_TITLES[p]).join(', ')}`);
-  }
-  return plan as AccountPlan;
-}
-
-function parseRole(raw: string): Role {
-  const role = raw.toLowerCase();
-  if (!(ROLES as readonly string[]).includes(role)) throw new AdminError(`unknown role "${raw}"; roles: ${ROLES.join(', ')}`);
-  return role as Role;
-}
-
-function findAccount(store: Store, raw: string | undefined): AccountRecord {
-  const email = required(raw, '--email');
-  const account = store.getAccountByEmail(email);
-  if (!account) throw new AdminError(`no account with e-mail ${email}`);
-  return account;
-}
-
-function findSite(store: Store, name: string): SiteRecord {
-  const site = store.getSite(name.trim().toLowerCase());
-  if (!site) throw new AdminError(`no site named ${name}`);
-  return site;
-}
-
-async function changeSiteState(store: Store, name: string, state: 'active' | 'taken_down'): Promise<Output> {
-  const site = findSite(store, name);
-  // A deleted site stays deleted: restoring it here would bring back a site its owner removed.
-  if (site.state === 'deleted') throw new AdminError(`site ${site.name} was deleted`);
-  const updated = await store.setSiteState(site.name, state);
-  if (!updated) throw new AdminError(`no site named ${name}`);
-  return json({ name: updated.name, state: updated.state, state_changed_at: iso(updated.stateChangedAt ?? Date.now()) });
-}
-
-function reportView(report: ReportRecord) {
-  return {
-    id: report.id,
-    site: report.site,
-    reason: report.reason,
-    details: report.details,
-    contact: report.contact ?? null,
-    network: report.network,
-    status: report.status,
-    created_at: iso(report.createdAt),
-    ...(report.resolvedAt !== undefined ? { resolved_at: iso(report.resolvedAt) } : {}),
-    ...(report.note !== undefined ? { note: report.note } : {}),
-  };
-}
-
-function accountView(account: AccountRecord) {
-  return { id: account.id, email: account.email, plan: account.plan, created_at: iso(account.createdAt) };
-}
-
-const iso = (ms: number): string => new Date(ms).toISOString();

@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { UnreachableError } from './api-client.js';
 import { deployCommand } from './deploy.js';
 import { terminalStatus, type CommandIo } from './output.js';
-import { revisionsCommand, rollbackCommand, sitesCommand, UsageError } from './site-commands.js';
+import { revisionsCommand, rollbackCommand, sitesCommand } from './site-commands.js';
+import { UsageError } from './usage.js';
 
 const USAGE = `Usage:
   plinth deploy [dir]               publish a folder (default: the current one); keeps .service.json

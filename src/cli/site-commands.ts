@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { callApi } from './api-client.js';
 import { reportFailure, type CommandIo } from './output.js';
 import { readState, writeState, type ServiceState } from './state.js';
+import { UsageError } from './usage.js';
 
 /** `plinth sites`, `plinth revisions`, `plinth rollback <revision>`: the folder's site, from the terminal. */
 
@@ -31,7 +32,6 @@ interface RevisionRow {
 }
 
 /** Thrown for wrong use (no site here, no token): printed with the usage, exit 2. */
-export class UsageError extends Error {}
 
 export async function sitesCommand(options: SiteCommandOptions): Promise<number> {
   if (!options.token) throw new UsageError('plinth sites needs an API token: --token pl_… or PLINTH_TOKEN');

@@ -69,6 +69,7 @@ export type { MeView, PlanRow, UsageView } from './account.js';
 export type { Session, StartedSignIn, FinishedSignIn } from './people.js';
 export { DEFAULT_PAGE, MAX_PAGE, type PageRequest } from './paging.js';
 export { REPORT_REASONS, type ReportReason } from './reports.js';
+export { operatorOperations, type AccountView, type OperatorOperations, type ReportView, type SiteStateView } from './operator.js';
 export { SIGN_IN_LIFETIME_MS, SIGN_IN_MAX_ATTEMPTS, SESSION_LIFETIME_MS } from './people.js';
 export { INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS } from './members.js';
 export { APPROVAL_LIFETIME_MS } from './sites.js';

@@ -27,7 +27,7 @@ export interface ReportOperations {
 }
 
 /** Abuse reports, stored for the operator (`plinth admin report …`). */
-export function reportOperations(deps: OperationsDeps): ReportOperations {
+export function reportOperations(deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'mailer'>): ReportOperations {
   const { store, config, log, mailer } = deps;
 
   return {

@@ -91,9 +91,9 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
       return updated;
     },
     async setSiteState(name, state) {
-      const site = await setSiteState(dbs, name, state, now);
-      announce(site);
-      return site;
+      const result = await setSiteState(dbs, name, state, now);
+      if (result.ok) announce(result.site);
+      return result;
     },
     isNameUsed: (name) => dbs.names.get(name) !== undefined,
     async putManifest(id, record) {
@@ -191,13 +191,15 @@ function recordEncodings(dbs: MetadataDbs, revisionId: string, encodings: Readon
 }
 
 function setSiteState(dbs: MetadataDbs, name: string, state: SiteState, now: () => number) {
-  return dbs.env.transaction((): SiteRecord | undefined => {
+  return dbs.env.transaction((): Awaited<ReturnType<Store['setSiteState']>> => {
     const id = dbs.names.get(name);
     const site = id === undefined ? undefined : dbs.sites.get(id);
-    if (!site) return undefined;
+    if (!site) return { ok: false, reason: 'not_found' };
+    // Deletion is final: its name is never reused and its owner chose it.
+    if (site.state === 'deleted') return { ok: false, reason: 'deleted' };
     const updated: SiteRecord = { ...site, state, stateChangedAt: now() };
     void dbs.sites.put(site.id, updated);
-    return updated;
+    return { ok: true, site: updated };
   });
 }
 

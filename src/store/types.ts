@@ -200,8 +200,8 @@ export interface Store {
    * revision whose blob they belong to, and tells serving threads. Content never changes.
    */
   recordEncodings(revisionId: string, encodings: ReadonlyMap<string, Partial<Record<Encoding, number>>>): Promise<number>;
-  /** Records a lifecycle change (deleted, taken down, restored to active). */
-  setSiteState(name: string, state: SiteState): Promise<SiteRecord | undefined>;
+  /** Records a lifecycle change (taken down, restored to active); a deleted site stays deleted. */
+  setSiteState(name: string, state: SiteState): Promise<{ ok: true; site: SiteRecord } | { ok: false; reason: 'not_found' | 'deleted' }>;
   /** The record for a token hash (see `hashToken`), if any. */
   findToken(tokenHash: string): TokenRecord | undefined;
   /** A new account; `undefined` when the e-mail address is already registered. */

@@ -73,7 +73,7 @@ describe('plinth admin', () => {
 
     const duplicate = await plinth('admin', 'account', 'create', '--email', 'owner@example.com', '--plan', 'Team');
     expect(duplicate).toMatchObject({ code: 1, stdout: '' });
-    expect(duplicate.stderr).toMatch(/^plinth: an account with e-mail owner@example.com already exists\n$/);
+    expect(duplicate.stderr).toMatch(/^plinth: An account with e-mail owner@example.com already exists.\n$/);
     expect(server.store.getAccountByEmail('owner@example.com')?.plan).toBe('builder');
   });
 
@@ -85,7 +85,7 @@ describe('plinth admin', () => {
     ]);
     expect(badEmail).toMatchObject({ code: 1, stderr: expect.stringContaining('plinth: "not-an-address" is not a valid e-mail address') });
     expect(badPlan).toMatchObject({ code: 1, stderr: expect.stringContaining('Free, Prompter, Builder, Team, Company') });
-    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'plinth: no account with e-mail nobody@example.com\n' });
+    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'plinth: There is no account with e-mail nobody@example.com.\n' });
     expect(server.store.getAccountByEmail('x@example.com')).toBeUndefined();
   });
 
@@ -127,8 +127,8 @@ describe('plinth admin', () => {
     expect(JSON.parse(added.stdout)).toEqual({ site: 'team-site', email: 'viewer@example.com', role: 'viewer' });
     const site = server.store.getSite('team-site')!;
     expect(server.store.getRole(site.id, server.store.getAccountByEmail('viewer@example.com')!.id)).toBe('viewer');
-    expect(noSite).toMatchObject({ code: 1, stderr: 'plinth: no site named no-such-site\n' });
-    expect(noAccount).toMatchObject({ code: 1, stderr: 'plinth: no account with e-mail nobody@example.com\n' });
+    expect(noSite).toMatchObject({ code: 1, stderr: 'plinth: There is no site named no-such-site.\n' });
+    expect(noAccount).toMatchObject({ code: 1, stderr: 'plinth: There is no account with e-mail nobody@example.com.\n' });
   });
 
   it('takes a site down (451 on the running server within 1.5 s) and restores it', async () => {
@@ -145,7 +145,37 @@ describe('plinth admin', () => {
     expect(await statusWithin('team-site', 200, 1500)).toBe(200);
 
     const unknown = await plinth('admin', 'site', 'takedown', 'no-such-site');
-    expect(unknown).toMatchObject({ code: 1, stderr: 'plinth: no site named no-such-site\n' });
+    expect(unknown).toMatchObject({ code: 1, stderr: 'plinth: There is no site named no-such-site.\n' });
+  });
+
+  it('keeps a deleted site deleted: no restore, no new members', async () => {
+    await publishSite(server.store, 'gone-site', { 'index.html': '<h1>gone</h1>' });
+    await server.store.setSiteState('gone-site', 'deleted');
+    const [restore, member] = await Promise.all([
+      plinth('admin', 'site', 'restore', 'gone-site'),
+      plinth('admin', 'member', 'add', '--site', 'gone-site', '--email', 'viewer@example.com', '--role', 'viewer'),
+    ]);
+    expect(restore).toMatchObject({ code: 1, stdout: '', stderr: 'plinth: The site gone-site was deleted.\n' });
+    expect(member).toMatchObject({ code: 1, stdout: '', stderr: 'plinth: The site gone-site was deleted.\n' });
+    expect(server.store.getSite('gone-site')?.state).toBe('deleted');
+    expect((await serving('gone-site')).status).toBe(410);
+  });
+
+  it('lists abuse reports and resolves one', async () => {
+    const report = await server.store.createReport({ site: 'team-site', reason: 'spam', details: 'ads everywhere', network: '203.0.113.0/24' });
+    const open = await plinth('admin', 'report', 'list');
+    expect(open.code).toBe(0);
+    const listed = open.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(listed).toContainEqual(expect.objectContaining({ id: report.id, site: 'team-site', reason: 'spam', status: 'open', contact: null }));
+
+    const resolved = await plinth('admin', 'report', 'resolve', report.id, '--note', 'warned the owner');
+    expect(resolved.code).toBe(0);
+    expect(JSON.parse(resolved.stdout)).toMatchObject({ id: report.id, status: 'resolved', note: 'warned the owner', resolved_at: expect.any(String) });
+    expect((await plinth('admin', 'report', 'list')).stdout).not.toContain(report.id);
+    expect((await plinth('admin', 'report', 'list', '--status', 'resolved')).stdout).toContain(report.id);
+
+    const unknown = await plinth('admin', 'report', 'resolve', 'rep_nope');
+    expect(unknown).toMatchObject({ code: 1, stderr: 'plinth: There is no report rep_nope.\n' });
   });
 
   it.each([
