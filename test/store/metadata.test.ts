@@ -167,13 +167,16 @@ describe('commitRevision and reads', () => {
     await expect(store.commitRevision(deploy('long-path', fits.revision.id, [[`${longest}y`, markedEntry(4)]]))).rejects.toThrow(RangeError);
   });
 
-  it('records a state change with its time', async () => {
+  it('records a state change with its time; a deleted site stays deleted', async () => {
     await createSite('stateful');
     clock = 9_000_000;
     const updated = await store.setSiteState('stateful', 'taken_down');
-    expect(updated).toMatchObject({ state: 'taken_down', stateChangedAt: 9_000_000 });
-    expect(store.getSite('stateful')).toEqual(updated);
-    expect(await store.setSiteState('missing', 'deleted')).toBeUndefined();
+    expect(updated).toMatchObject({ ok: true, site: { state: 'taken_down', stateChangedAt: 9_000_000 } });
+    expect(store.getSite('stateful')).toEqual(updated.ok && updated.site);
+    expect(await store.setSiteState('missing', 'deleted')).toEqual({ ok: false, reason: 'not_found' });
+    expect((await store.setSiteState('stateful', 'deleted')).ok).toBe(true);
+    expect(await store.setSiteState('stateful', 'active')).toEqual({ ok: false, reason: 'deleted' });
+    expect(store.getSite('stateful')?.state).toBe('deleted');
   });
 
   it('deletes a manifest for exactly one of two racing deletes', async () => {
