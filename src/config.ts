@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { normaliseEmail, type AccountPlan } from './rules/index.js';
 
 /** Everything the service can be told from the environment, parsed and validated once. */
@@ -7,6 +7,8 @@ export interface Config {
   readonly port: number;
   readonly listenHost: string;
   readonly dataDir: string;
+  /** Where request bodies are spooled while they arrive (`<dataDir>/tmp/uploads`); emptied at start. */
+  readonly spoolDir: string;
   readonly threads: number;
   readonly logLevel: LogLevel;
   readonly hosts: HostConfig;
@@ -306,7 +308,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (problems.length > 0) {
     throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
-  return deepFreeze({ port, listenHost, dataDir, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, stopGraceMs, api, mail, app, mcp });
+  const spoolDir = join(dataDir, 'tmp', 'uploads');
+  return deepFreeze({ port, listenHost, dataDir, spoolDir, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, stopGraceMs, api, mail, app, mcp });
 }
 
 function safeHostname(url: string): string {

@@ -37,7 +37,7 @@ async function main(): Promise<void> {
 
   mkdirSync(config.dataDir, { recursive: true });
   // Uploads spooled by a previous run that died mid-request; no request is in flight yet.
-  rmSync(join(config.dataDir, 'tmp', 'uploads'), { recursive: true, force: true });
+  rmSync(config.spoolDir, { recursive: true, force: true });
   // The main thread keeps its own store handle for start-up cleanup and the sweeper.
   const store = await openStore({ dir: config.dataDir });
   // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.

@@ -4,13 +4,11 @@ import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { isAborted, sendError, sendJson, spoolBody, SpoolError, trackAbort } from '../http/index.js';
+import { type HttpRequest, type HttpResponse, isAborted, sendError, sendJson, spoolBody, SpoolError, trackAbort, type UploadPacer } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { MAX_REQUEST_BYTES } from '../rules/index.js';
 import { identifyBearer, type Operations } from '../sites/index.js';
 import type { Store } from '../store/index.js';
-import type { UploadPacer } from '../http/index.js';
-import type { HttpRequest, HttpResponse } from '../http/index.js';
 import { requestNetwork } from './handler.js';
 import { readRequest } from './request.js';
 
@@ -34,7 +32,7 @@ const isJsonBody = (contentType: string | undefined): boolean => /^application\/
  */
 export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, req: HttpRequest) => void {
   const { ops, config, log } = deps;
-  const spoolDir = join(config.dataDir, 'tmp', 'uploads');
+  const spoolDir = config.spoolDir;
   mkdirSync(spoolDir, { recursive: true });
 
   return (res, req) => {

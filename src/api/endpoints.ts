@@ -31,7 +31,9 @@ export function siteEndpoints(deps: EndpointDeps) {
         'X-Content-Type-Options': 'nosniff',
         'Content-Security-Policy': "default-src 'none'; sandbox",
       };
-      if (file.entry.size <= config.serve.streamThresholdBytes) {
+      if (request.method === 'HEAD') {
+        sendResponse(res, 200, headers, '', { head: true, headLength: file.entry.size });
+      } else if (file.entry.size <= config.serve.streamThresholdBytes) {
         sendResponse(res, 200, headers, readFileSync(file.blobPath));
       } else {
         streamFile(res, { path: file.blobPath, start: 0, end: file.entry.size - 1, status: 200, headers, log });

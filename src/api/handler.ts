@@ -1,11 +1,9 @@
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { collectBody, isAborted, sendError, sendJson, trackAbort, type Headers } from '../http/index.js';
+import { clientNetwork, collectBody, isAborted, sendError, sendJson, trackAbort, type Headers, type HttpResponse } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { MAX_JSON_BODY_BYTES } from '../rules/index.js';
 import type { Caller, Operations } from '../sites/index.js';
-import type { HttpResponse } from '../http/index.js';
-import { clientAddress, networkOf } from '../http/index.js';
 import { readRequest, type ApiRequest } from './request.js';
 import type { RouteHandler } from './router.js';
 
@@ -37,7 +35,7 @@ export type Endpoint = (context: EndpointContext) => Promise<JsonReply | undefin
 
 /** The network a request counts against (IPv4 /24, IPv6 /64; the proxy's hop when trusted). */
 export function requestNetwork(request: ApiRequest, config: Readonly<Config>): string {
-  return networkOf(clientAddress(request.remoteAddress, request.headers['x-forwarded-for'] ?? '', config.deploy.trustProxy));
+  return clientNetwork(request, config.deploy.trustProxy);
 }
 
 /**
@@ -56,10 +54,10 @@ export function endpoint(deps: EndpointDeps, run: Endpoint, options: { body?: bo
         const caller = await ops.admission.admit({ authorization: request.headers.authorization, network: requestNetwork(request, config), surface: 'rest' });
         const parsed = body ? await body.done : undefined;
         const reply = await run({ request, caller, body: parsed, res });
-        if (reply) sendJson(res, reply.status, reply.body, reply.headers);
+        if (reply) sendJson(res, reply.status, reply.body, reply.headers, { head: request.method === 'HEAD' });
       } catch (err) {
         if (isAborted(res)) return;
-        sendError(res, err, log, { closeConnection: body !== undefined && !body.finished(), context: { path: request.path } });
+        sendError(res, err, log, { head: request.method === 'HEAD', closeConnection: body !== undefined && !body.finished(), context: { path: request.path } });
       }
     })();
   };

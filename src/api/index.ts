@@ -3,12 +3,11 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Operations } from '../sites/index.js';
 import type { Store } from '../store/index.js';
-import type { UploadPacer } from '../http/index.js';
-import type { HttpRequest, HttpResponse } from '../http/index.js';
+import type { HttpRequest, HttpResponse, UploadPacer } from '../http/index.js';
 import { createDeployHandler } from './deploy.js';
 import { siteEndpoints } from './endpoints.js';
 import { endpoint, type Endpoint, type EndpointDeps } from './handler.js';
-import { createRouter, type Route, type RouteHandler, type RouteSpec } from './router.js';
+import { createDispatch, type Route, type RouteHandler, type RouteSpec } from './router.js';
 
 export interface ApiOptions {
   ops: Operations;
@@ -43,7 +42,6 @@ export const API_ROUTES: readonly RouteSpec[] = [
   { method: 'GET', path: '/v1/approvals/{token}' },
 ];
 
-export { openApiPath } from './router.js';
 
 export function createApi(options: ApiOptions): Api {
   const deps: EndpointDeps = { ops: options.ops, config: options.config, log: options.log };
@@ -75,5 +73,5 @@ export function createApi(options: ApiOptions): Api {
     if (!handle) throw new Error(`no handler for ${spec.method} ${spec.path}`);
     return { ...spec, handle };
   });
-  return { handle: createRouter(routes, options.log) };
+  return { handle: createDispatch(routes, options.log) };
 }

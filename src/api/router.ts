@@ -1,16 +1,12 @@
 import { ServiceError } from '../errors.js';
-import { sendError } from '../http/index.js';
+import { createRouter, sendError, type HttpRequest, type HttpResponse } from '../http/index.js';
 import type { Logger } from '../log.js';
-import type { HttpRequest, HttpResponse } from '../http/index.js';
-import { compileTemplate } from '../http/index.js';
-
-export { compileTemplate, openApiPath } from '../http/index.js';
 
 export type RouteHandler = (res: HttpResponse, req: HttpRequest, params: string[]) => void;
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE';
 
-/** A method and path template: `{name}` is one segment; `{path...}` (last only) the rest of the path. */
+/** A method and path template (see http/router.ts). */
 export interface RouteSpec {
   method: RouteMethod;
   path: string;
@@ -21,34 +17,27 @@ export interface Route extends RouteSpec {
 }
 
 /**
- * Matches method and path. A path that exists under another method gets 405 with `Allow`; an
- * unknown path gets 404 — both in SPEC 7's error shape.
+ * The API's dispatch over the shared router: a path that exists under another method gets 405
+ * with `Allow`, an unknown path 404, a parameter that is not valid percent-encoding 400, all in
+ * SPEC 7's error shape.
  */
-export function createRouter(routes: readonly Route[], log: Logger): (res: HttpResponse, req: HttpRequest) => void {
-  const compiled = routes.map((route) => ({ route, pattern: compileTemplate(route.path) }));
+export function createDispatch(routes: readonly Route[], log: Logger): (res: HttpResponse, req: HttpRequest) => void {
+  const router = createRouter<RouteHandler>();
+  for (const route of routes) router.add(route.method, route.path, route.handle);
   return (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
-    const allowed: string[] = [];
-    for (const { route, pattern } of compiled) {
-      const match = pattern.exec(path);
-      if (!match) continue;
-      if (route.method !== method) {
-        allowed.push(route.method);
-        continue;
-      }
-      let params: string[];
-      try {
-        params = match.slice(1).map((part) => decodeURIComponent(part ?? ''));
-      } catch {
-        return sendError(res, new ServiceError('bad_request', 'The path has invalid percent-encoding.'), log);
-      }
-      return route.handle(res, req, params);
-    }
+    const found = router.match(method, path);
     const head = method === 'HEAD';
-    if (allowed.length > 0) {
-      return sendError(res, new ServiceError('method_not_allowed', `${method} is not supported on ${path}.`, { headers: { Allow: allowed.join(', ') } }), log, { head });
+    switch (found.kind) {
+      case 'found':
+        return found.handler(res, req, found.params);
+      case 'bad_encoding':
+        return sendError(res, new ServiceError('bad_request', 'The path has invalid percent-encoding.'), log, { head });
+      case 'method_not_allowed':
+        return sendError(res, new ServiceError('method_not_allowed', `${method} is not supported on ${path}.`, { headers: { Allow: found.allowed.join(', ') } }), log, { head });
+      case 'not_found':
+        return sendError(res, new ServiceError('not_found', `No endpoint ${method} ${path}.`, { agentMessage: 'The API lives under /v1; see the docs host for its endpoints.' }), log, { head });
     }
-    return sendError(res, new ServiceError('not_found', `No endpoint ${method} ${path}.`, { agentMessage: 'The API lives under /v1; see the docs host for its endpoints.' }), log, { head });
   };
 }

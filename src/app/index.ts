@@ -1,14 +1,11 @@
 /** The account web app on the app host (SPEC 1): pages and forms over the operations. */
 import { serialize } from 'cookie';
-import { clientAddress, networkOf } from '../http/index.js';
 import type { Config } from '../config.js';
-import { ServiceError } from '../errors.js';
-import { trackAbort } from '../http/index.js';
+import { toErrorBody } from '../errors.js';
+import { clientNetwork, copyRequest, createRouter, trackAbort, type HttpRequest, type HttpResponse, type RouteMatch } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { compileTemplate } from '../http/index.js';
-import { loadPageAssets } from '../web/index.js';
 import { personCaller, type Operations } from '../sites/index.js';
-import type { HttpRequest, HttpResponse } from '../http/index.js';
+import { loadPageAssets } from '../web/index.js';
 import { assetRoutes } from './assets.js';
 import { cookieNames, cookieOptions, errorPage, messagePage, newFormCookie, type AppDeps, type PageContext, type PageRoute } from './context.js';
 import { accountRoutes } from './pages/account.js';
@@ -21,7 +18,7 @@ import { outboxRoutes } from './pages/outbox.js';
 import { reportRoutes } from './pages/report.js';
 import { signInRoutes } from './pages/sign-in.js';
 import { siteRoutes } from './pages/site.js';
-import { copyRequest, formOf, readBody, type AppRequest } from './request.js';
+import { cookiesOf, formOf, readBody, type AppRequest } from './request.js';
 import { redirect, writeAppResponse, type AppResponse } from './response.js';
 import { openFlash } from './flash.js';
 import { formToken, isCrossSite, pageHeaders, tokensMatch } from './security.js';
@@ -66,29 +63,12 @@ export function createApp(options: AppOptions): App {
     ...oauthEndpointRoutes(deps),
     ...(config.app.outboxPage ? outboxRoutes(deps) : []),
     ...(options.extraRoutes ?? []),
-  ].map((route) => ({ route, pattern: compileTemplate(route.path) }));
+  ];
+  const router = createRouter<PageRoute>();
+  for (const route of routes) router.add(route.method, route.path, route);
 
-  /** Finds the route; a known path with another method is 405, an unknown one 404. */
-  function match(method: string, path: string): { route?: PageRoute; params: string[]; allowed: string[] } {
-    const allowed: string[] = [];
-    const lookup = method === 'HEAD' ? 'GET' : method;
-    for (const { route, pattern } of routes) {
-      const found = pattern.exec(path);
-      if (!found) continue;
-      if (route.method !== lookup) {
-        allowed.push(route.method);
-        continue;
-      }
-      try {
-        return { route, params: found.slice(1).map((part) => decodeURIComponent(part ?? '')), allowed };
-      } catch {
-        return { params: [], allowed };
-      }
-    }
-    return { params: [], allowed };
-  }
-
-  async function respond(request: AppRequest, route: PageRoute | undefined, allowed: string[]): Promise<AppResponse> {
+  async function respond(request: AppRequest, found: RouteMatch<PageRoute>): Promise<AppResponse> {
+    const route = found.kind === 'found' ? found.handler : undefined;
     const person = await ops.people.resolveSession(request.cookies[names.session]);
     const cookies: string[] = [];
     let token: string;
@@ -115,18 +95,19 @@ export function createApp(options: AppOptions): App {
       // A flash that does not open (another session's, forged, expired key) is simply dropped.
       flash: flashCookie ? (flash ?? {}) : undefined,
       caller: person ? personCaller(person.account, person.sessionHash) : { kind: 'anonymous' },
-      network: networkOf(clientAddress(request.remoteAddress, request.headers['x-forwarded-for'] ?? '', config.deploy.trustProxy)),
+      network: clientNetwork(request, config.deploy.trustProxy),
       formToken: token,
       cookies,
     };
 
     let response: AppResponse;
     try {
-      if (!route) {
-        response =
-          allowed.length > 0
-            ? { ...messagePage(context, 405, 'Not allowed here', 'This address does not take that kind of request.'), headers: { Allow: allowed.join(', ') } }
-            : messagePage(context, 404, 'Page not found', 'There is no page at this address.', { href: '/', label: 'Go to your sites' });
+      if (found.kind === 'method_not_allowed') {
+        response = { ...messagePage(context, 405, 'Not allowed here', 'This address does not take that kind of request.'), headers: { Allow: found.allowed.join(', ') } };
+      } else if (found.kind === 'bad_encoding') {
+        response = messagePage(context, 400, 'That address does not work', 'Part of this address is not valid percent-encoding.', { href: '/', label: 'Go to your sites' });
+      } else if (!route) {
+        response = messagePage(context, 404, 'Page not found', 'There is no page at this address.', { href: '/', label: 'Go to your sites' });
       } else if (route.method === 'POST' && route.form !== false && isCrossSite(request.headers.origin, request.headers.referer, appOrigin)) {
         log.info({ path: request.path, origin: request.headers.origin }, 'app.cross_site_refused');
         response = messagePage(context, 403, 'Request refused', 'This form was sent from another site, so nothing was changed.', { href: '/', label: 'Go to your sites' });
@@ -154,17 +135,19 @@ export function createApp(options: AppOptions): App {
     handle(res, req) {
       const copied = copyRequest(res, req);
       trackAbort(res);
-      const { route, params, allowed } = match(copied.method, copied.path);
+      const found = router.match(copied.method, copied.path);
       const body = copied.method === 'POST' ? readBody(res, MAX_BODY_BYTES) : undefined;
       void (async () => {
         let response: AppResponse;
         try {
-          const request: AppRequest = { ...copied, params, body: body ? await body.done : Buffer.alloc(0) };
-          response = await respond(request, route, allowed);
+          const params = found.kind === 'found' ? found.params : [];
+          const request: AppRequest = { ...copied, cookies: cookiesOf(copied), params, body: body ? await body.done : Buffer.alloc(0) };
+          response = await respond(request, found);
         } catch (err) {
-          const status = (err as ServiceError).code === 'too_large' ? 413 : 500;
-          if (status === 500) log.error({ err, path: copied.path }, 'app.failed');
-          response = { ...redirect('/'), status, headers: { 'Content-Type': 'text/plain; charset=utf-8', ...pageHeaders() }, body: status === 413 ? 'The form was too large.' : 'Something went wrong on our side.' };
+          // Only reading the body fails here (too large, or the client went); pages handle the rest.
+          const { status, body: error, internal } = toErrorBody(err);
+          if (internal) log.error({ err, path: copied.path }, 'app.failed');
+          response = { status, headers: { 'Content-Type': 'text/plain; charset=utf-8', ...pageHeaders() }, cookies: [], body: error.error.message };
         }
         writeAppResponse(res, response, { head: copied.method === 'HEAD', closeConnection: body !== undefined && !body.finished() });
       })();

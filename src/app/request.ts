@@ -1,17 +1,10 @@
 import { parse as parseCookies } from 'cookie';
 import { ServiceError } from '../errors.js';
-import { collectBody, copyRequestBasics, type CollectedBody } from '../http/index.js';
-import type { HttpRequest, HttpResponse } from '../http/index.js';
+import { collectBody, type CollectedBody, type HttpResponse, type RequestCopy } from '../http/index.js';
 
-/** What a page handler may use after its first await: copied out of uWS's short-lived request. */
-export interface AppRequest {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  /** Lower-case header names. */
-  headers: Readonly<Record<string, string>>;
+/** What a page handler may use after its first await. */
+export interface AppRequest extends RequestCopy {
   cookies: Readonly<Record<string, string | undefined>>;
-  remoteAddress: string;
   /** Values captured by the route template. */
   params: string[];
   /** The raw request body (POST only), read before the handler runs. */
@@ -36,16 +29,9 @@ export function jsonOf(request: AppRequest): Record<string, unknown> {
   throw new ServiceError('bad_request', 'The body must be a JSON object.');
 }
 
-export function copyRequest(res: HttpResponse, req: HttpRequest): Omit<AppRequest, 'body' | 'params'> {
-  const { headers, remoteAddress } = copyRequestBasics(res, req);
-  return {
-    method: req.getCaseSensitiveMethod().toUpperCase(),
-    path: req.getUrl(),
-    query: new URLSearchParams(req.getQuery() ?? ''),
-    headers,
-    cookies: parseCookies(headers.cookie ?? ''),
-    remoteAddress,
-  };
+/** The request's cookies, parsed once. */
+export function cookiesOf(request: RequestCopy): AppRequest['cookies'] {
+  return parseCookies(request.headers.cookie ?? '');
 }
 
 /** Collects a small body (forms, OAuth requests). Must be attached synchronously in the handler. */

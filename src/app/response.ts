@@ -1,5 +1,4 @@
-import { sendResponse } from '../http/index.js';
-import type { HttpResponse } from '../http/index.js';
+import { type HttpResponse, sendResponse } from '../http/index.js';
 
 /** A whole answer of the app host: built by a handler, written once by the edge. */
 export interface AppResponse {

@@ -1,8 +1,7 @@
 /** The docs host (SPEC 1): guides as pages and Markdown, the agent guide, `llms.txt`, OpenAPI. */
 import type { Config } from '../config.js';
-import { writeResponse } from '../http/index.js';
+import { type HttpRequest, type HttpResponse, writeResponse } from '../http/index.js';
 import type { Logger } from '../log.js';
-import type { HttpRequest, HttpResponse } from '../http/index.js';
 import { buildDocsSite, type DocsSite } from './site.js';
 
 export { buildDocsSite, pickEncoding, prefersMarkdown, type DocsRequest, type DocsResponse, type DocsSite } from './site.js';

@@ -3,7 +3,11 @@
  * readers and writers, abort tracking, upload pacing and the client's network.
  */
 export * from './client-network.js';
-export * from './response.js';
-export * from './route-template.js';
+export * from './abort.js';
+export * from './read-body.js';
+export * from './request.js';
+export * from './respond.js';
+export * from './send-body.js';
+export * from './router.js';
 export * from './upload-pacer.js';
 export * from './uws.js';

@@ -1,8 +1,7 @@
 // The per-file pipeline shared by tar, zip and inline JSON deploys: path rules, skip rules,
 // limits counted while streaming, the leak guard, the executable block, blob writes, and at the
 // end top-folder stripping and the index.html rule (SPEC 4.1, SPEC 8).
-import { contentTypeFor } from '../rules/index.js';
-import { isSkippedPath } from '../rules/index.js';
+import { contentTypeFor, isSkippedPath } from '../rules/index.js';
 import type { BlobStore, FileEntry } from '../store/index.js';
 import { checkArchivePath, findCaseDuplicate, stripCommonTopFolder } from './archive-path.js';
 import { isExecutableFile } from './executables.js';

@@ -4,15 +4,12 @@ import { mkdirSync } from 'node:fs';
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo } from '@modelcontextprotocol/server';
-import { clientAddress, networkOf } from '../http/index.js';
+import { clientNetwork, collectBody, copyRequest, isAborted, markFinished, sendError, sendResponse, spoolBody, SpoolError, statusLine, trackAbort, type Headers, type HttpRequest, type HttpResponse, type UploadPacer } from '../http/index.js';
 import type { Config } from '../config.js';
 import { ServiceError, toErrorBody } from '../errors.js';
-import { collectBody, isAborted, markFinished, sendError, sendResponse, spoolBody, SpoolError, statusLine, trackAbort, type Headers } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { MAX_MCP_REQUEST_BYTES } from '../rules/index.js';
 import { OAUTH_SCOPE, type Caller, type Operations } from '../sites/index.js';
-import type { UploadPacer } from '../http/index.js';
-import type { HttpRequest, HttpResponse } from '../http/index.js';
 import { judgeBatch } from './batch.js';
 import { splitArguments } from './envelope.js';
 import { isAllowedOrigin, type OriginPolicy } from './origins.js';
@@ -81,7 +78,7 @@ export function createMcp(options: McpOptions): McpEdge {
     }
   }
 
-  const spoolDir = join(config.dataDir, 'tmp', 'uploads');
+  const spoolDir = config.spoolDir;
   mkdirSync(spoolDir, { recursive: true });
   const base = config.publicUrls.mcp;
   // The server is one resource reachable at two paths; each path has its own metadata. The root
@@ -155,13 +152,9 @@ export function createMcp(options: McpOptions): McpEdge {
         return sendRpcError(res, 405, -32000, 'This MCP server is stateless: send every message with POST.', { ...cors(origin), Allow: 'POST, OPTIONS' });
       }
 
-      const headers: Record<string, string> = {};
-      req.forEach((name, value) => {
-        // Repeated Authorization lines combine as RFC 9110 §5.3 says, into a value no scheme
-        // accepts (401): never whichever came last, which a proxy in front may not have checked.
-        headers[name] = name === 'authorization' && name in headers ? `${headers[name]}, ${value}` : value;
-      });
-      const network = networkOf(clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'] ?? '', config.deploy.trustProxy));
+      const copied = copyRequest(res, req);
+      const headers = copied.headers;
+      const network = clientNetwork(copied, config.deploy.trustProxy);
       trackAbort(res);
       const declared = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
       if (declared !== undefined && declared > MAX_BODY_BYTES) {

@@ -5,14 +5,12 @@ import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { createMcp } from '../mcp/index.js';
 import { createDocs } from '../docs/index.js';
 import { ServiceError } from '../errors.js';
-import { holdIfUnfinished, sendError } from '../http/index.js';
+import { closeApp, createUploadPacer, holdIfUnfinished, type HttpResponse, loadNativeUws, sendError, type us_listen_socket } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
 import { createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
 import { openStore, type Store } from '../store/index.js';
-import { createUploadPacer } from '../http/index.js';
-import { closeApp, loadNativeUws, type HttpResponse, type us_listen_socket } from '../http/index.js';
 
 /**
  * One HTTP thread's composition: its own store handle, its own uWS app, the Host router in front.

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { contentTypeFor, isCompressibleType } from '../rules/index.js';
+import { contentTypeFor, isCompressibleType, PLAN_LIMITS } from '../rules/index.js';
 import { ServiceError } from '../errors.js';
 import { checkDeployPaths, type IngestedFile } from '../ingest/index.js';
-import { PLAN_LIMITS } from '../rules/index.js';
 import type { FileEntry, ManifestRecord, SiteRecord, Store } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';

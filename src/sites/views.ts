@@ -1,7 +1,6 @@
 import { siteUrl, type PublicUrls } from '../config.js';
-import { hasBadge } from '../rules/index.js';
+import { hasBadge, type SiteAction } from '../rules/index.js';
 import type { RevisionRecord, Role, SiteRecord } from '../store/index.js';
-import type { SiteAction } from '../rules/index.js';
 import type { DeploySiteView, DeployView, RevisionRefView, RevisionView, SiteView } from './shapes.js';
 
 /** Records turned into the JSON shapes of shapes.ts, in one place so every endpoint spells fields the same way. */

@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { API_ROUTES } from '../../src/api/index.js';
-import { compileTemplate } from '../../src/api/router.js';
+import { compileTemplate, openApiPath as openApiPathOf } from '../../src/http/index.js';
 
 /** Checks real answers against the OpenAPI document's schemas (ajv, JSON Schema 2020-12). */
 export interface ResponseChecker {
@@ -27,7 +27,7 @@ export function responseChecker(document: Record<string, any>): ResponseChecker 
       const key = `${match.route.method} ${match.route.path}`;
       if (!seen.has(key)) seen.set(key, new Set());
       seen.get(key)!.add(status);
-      const openApiPath = match.route.path.replace(/\{(\w+)\.\.\.\}/g, '{$1}');
+      const openApiPath = openApiPathOf(match.route.path);
       const operation = document.paths[openApiPath]?.[method.toLowerCase()];
       if (!operation) return [`${key}: not in the OpenAPI document`];
       let responseKey = String(status);

@@ -1,0 +1,216 @@
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { isAborted, trackAbort } from './abort.js';
+import type { PacedUpload, UploadPacer } from './upload-pacer.js';
+import type { HttpResponse } from './uws.js';
+
+/**
+ * Reading request bodies. uWS hands chunks only to an `onData` attached before the handler
+ * returns, so both readers must be called synchronously there.
+ */
+
+/** A small request body being collected in memory. */
+export interface CollectedBody {
+  /** The whole body; rejects with `tooLarge()` once more than `maxBytes` arrived. */
+  done: Promise<Buffer>;
+  /** True once the client finished sending (the connection can be kept). */
+  finished(): boolean;
+  /** Stops keeping chunks; the rest of the body is read and dropped. */
+  discard(): void;
+}
+
+/**
+ * Collects a small body (JSON, forms, MCP messages). Must be attached synchronously in the
+ * handler: uWS hands chunks only to an `onData` attached at once. Past the cap the rest is
+ * drained and dropped, so the connection stays usable.
+ */
+export function collectBody(res: HttpResponse, maxBytes: number, tooLarge: () => Error): CollectedBody {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let finished = false;
+  let dropped = false;
+  const done = new Promise<Buffer>((resolve, reject) => {
+    res.onData((chunk, isLast) => {
+      if (isLast) finished = true;
+      if (dropped) return;
+      received += chunk.byteLength;
+      if (received > maxBytes) {
+        dropped = true;
+        reject(tooLarge());
+        return;
+      }
+      // uWS neuters the chunk after this callback: copy it.
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) resolve(Buffer.concat(chunks));
+    });
+  });
+  // The caller may fail before awaiting the body; never an unhandled rejection.
+  done.catch(() => undefined);
+  return {
+    done,
+    finished: () => finished,
+    discard: () => {
+      dropped = true;
+    },
+  };
+}
+
+export interface SpoolOptions {
+  /** File to create (must not exist). */
+  path: string;
+  maxBytes: number;
+  /** Slows intake while the thread is busy serving visitors. */
+  pacer?: UploadPacer;
+  /**
+   * The whole body must have arrived within this long, else it is refused (400). uWS already cuts
+   * a body slower than 16 KB/s after 10 s; this bounds a trickle just above that, which could
+   * otherwise hold a connection and a spool file for hours. 0 or absent: no bound.
+   */
+  deadlineMs?: number;
+}
+
+export interface Spool {
+  /** Resolves with the byte count once the whole body is on disk. */
+  done: Promise<number>;
+  /** Stops keeping the body and deletes the file; `done` then rejects. Safe to call more than once. */
+  discard(): void;
+  /**
+   * Before answering an error while the body may still be arriving: stops keeping it and reads
+   * on for a little (up to 16 MB or 2 s), like nginx's lingering close. Resolves true when the
+   * client finished sending (the connection can stay open), false when it should be closed.
+   */
+  drain(): Promise<boolean>;
+}
+
+export class SpoolError extends Error {
+  /** Set for a refusal that maps straight to SPEC 7 (`too_slow`: 400 bad_request). */
+  readonly code?: 'bad_request';
+  readonly agentMessage?: string;
+
+  /** `cause` keeps the file system's error (ENOSPC maps to 503 at the edge). */
+  constructor(readonly reason: 'too_large' | 'too_slow' | 'aborted' | 'io', message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    if (reason === 'too_slow') {
+      this.code = 'bad_request';
+      this.agentMessage =
+        'The upload arrived too slowly and was stopped, so nothing was published. Send it again over a faster connection, or publish a large site in parts: a first deploy, then patch deploys (JSON with "patch": true).';
+    }
+  }
+}
+
+// Closing a socket that still has unread data makes the kernel reset the connection, and the
+// reset can destroy the error response before the client reads it; so the rest of a refused body
+// is read and dropped for a while first. Past these bounds the client is not stopping.
+const DRAIN_BYTES = 16 * 1024 * 1024;
+const DRAIN_MS = 2000;
+
+/**
+ * Streams a request body into a file. Must be called synchronously in the handler (uWS hands
+ * body chunks only to an `onData` attached before it returns). Counts bytes as they arrive and
+ * stops keeping them at the first byte over `maxBytes`; removes the file when the client aborts
+ * or the body is refused. Each chunk is written synchronously straight from uWS's buffer: a
+ * page-cache write of one chunk takes microseconds, and it avoids copying every chunk and
+ * queueing up to the whole upload in memory when the disk is slower than the network.
+ */
+export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
+  let fd: number | undefined = openSync(options.path, 'wx', 0o600);
+  let received = 0;
+  let settled = false;
+  let ended = false;
+  let aborted = false;
+  let discarded = 0;
+  let drained: ((finished: boolean) => void) | undefined;
+  let drainTimer: NodeJS.Timeout | undefined;
+  let resumeTimer: NodeJS.Timeout | undefined;
+  let deadlineTimer: NodeJS.Timeout | undefined;
+  let resolveDone!: (bytes: number) => void;
+  let rejectDone!: (err: SpoolError) => void;
+  const done = new Promise<number>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
+  // Callers may discard before awaiting; never let that surface as an unhandled rejection.
+  done.catch(() => undefined);
+
+  const closeFile = (): void => {
+    if (fd === undefined) return;
+    closeSync(fd);
+    fd = undefined;
+  };
+  const fail = (err: SpoolError): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(deadlineTimer);
+    closeFile();
+    rmSync(options.path, { force: true });
+    rejectDone(err);
+  };
+  const finishDrain = (finished: boolean): void => {
+    clearTimeout(drainTimer);
+    drained?.(finished);
+    drained = undefined;
+  };
+
+  trackAbort(res, () => {
+    aborted = true;
+    clearTimeout(resumeTimer);
+    finishDrain(false);
+    fail(new SpoolError('aborted', 'The client closed the connection before the upload finished.'));
+  });
+  const paced: PacedUpload = { due: 0 };
+  const deadlineMs = options.deadlineMs ?? 0;
+  if (deadlineMs > 0) {
+    deadlineTimer = setTimeout(() => fail(new SpoolError('too_slow', `The upload did not finish within ${Math.round(deadlineMs / 1000)} seconds.`)), deadlineMs);
+  }
+
+  res.onData((chunk, isLast) => {
+    if (isLast) ended = true;
+    if (settled) {
+      // Refused or discarded: drop the rest, and let a pending drain answer.
+      discarded += chunk.byteLength;
+      if (isLast) finishDrain(true);
+      else if (discarded > DRAIN_BYTES) finishDrain(false);
+      return;
+    }
+    received += chunk.byteLength;
+    if (received > options.maxBytes) {
+      fail(new SpoolError('too_large', `The upload is larger than ${options.maxBytes} bytes.`));
+      return;
+    }
+    try {
+      const bytes = new Uint8Array(chunk);
+      for (let offset = 0; offset < bytes.byteLength; ) offset += writeSync(fd!, bytes, offset);
+      if (isLast) {
+        settled = true;
+        clearTimeout(deadlineTimer);
+        closeFile();
+        resolveDone(received);
+        return;
+      }
+      const delay = options.pacer?.delayAfter(paced, chunk.byteLength) ?? 0;
+      if (delay > 1) {
+        res.pause();
+        resumeTimer = setTimeout(() => {
+          if (!isAborted(res) && !settled) res.resume();
+        }, delay);
+      }
+    } catch (err) {
+      fail(new SpoolError('io', (err as Error).message, { cause: err }));
+    }
+  });
+
+  return {
+    done,
+    discard: () => fail(new SpoolError('aborted', 'The upload was discarded.')),
+    drain() {
+      fail(new SpoolError('aborted', 'The upload was discarded.'));
+      if (ended) return Promise.resolve(true);
+      if (aborted) return Promise.resolve(false);
+      clearTimeout(resumeTimer);
+      res.resume();
+      return new Promise<boolean>((resolve) => {
+        drained = resolve;
+        drainTimer = setTimeout(() => finishDrain(false), DRAIN_MS);
+      });
+    },
+  };
+}
