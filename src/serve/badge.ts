@@ -1,15 +1,25 @@
 /**
  * The "Published with Plinth / Report" pill on Anonymous and Free sites (SPEC 4.5.6). Plain HTML
  * with inline styles and no script: a site's CSP or scripts cannot be broken by it, and it works
- * with JavaScript off. Inline `style` attributes (with `all:initial`) beat the site's stylesheets
- * without needing a class name the site might also use.
+ * with JavaScript off.
+ *
+ * A site's stylesheet cannot restyle it: every inline declaration is `!important`, on the pill
+ * and on each child, and starts from `all:initial`. An important declaration in a style
+ * attribute beats every author style sheet rule, important or not, layered or not (CSS Cascade
+ * 5, element-attached styles), and `all` resets what the site might set through inheritance, an
+ * animation or a transition. What a site can still do is in docs/serving.md.
  */
 import { escapeHtml } from './html-escape.js';
 
 export type BadgeOptions = { siteName: string; reportUrl: string };
 
-const FONT = "font:500 12px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif";
-const PILL_STYLE = [
+// Generic families only: a site's @font-face can claim any named family ('Segoe UI', Roboto…)
+// and give it blank glyphs, but not `system-ui` or `sans-serif`.
+const FONT = 'font:500 12px/1.4 system-ui,sans-serif';
+
+const important = (declarations: string[]): string => declarations.map((declaration) => `${declaration} !important`).join(';');
+
+const PILL_STYLE = important([
   'all:initial',
   'position:fixed',
   'right:12px',
@@ -25,9 +35,9 @@ const PILL_STYLE = [
   'color:#fff',
   FONT,
   'box-shadow:0 1px 4px rgba(0,0,0,.3)',
-].join(';');
-const TEXT_STYLE = `all:initial;color:inherit;${FONT}`;
-const LINK_STYLE = `all:initial;color:#9cd4ff;text-decoration:underline;cursor:pointer;${FONT}`;
+]);
+const TEXT_STYLE = important(['all:initial', 'color:inherit', FONT]);
+const LINK_STYLE = important(['all:initial', 'color:#9cd4ff', 'text-decoration:underline', 'cursor:pointer', FONT]);
 
 function badgeHtml({ siteName, reportUrl }: BadgeOptions): string {
   const name = escapeHtml(siteName);

@@ -54,8 +54,9 @@ describe('injectBadge', () => {
     ['the report link text', '>Report abuse</a>'],
     ['nofollow noopener', 'rel="nofollow noopener"'],
     ['a new tab', 'target="_blank"'],
-    ['fixed positioning', 'position:fixed'],
-    ['the bottom-right corner', 'right:12px;bottom:12px'],
+    ['fixed positioning', 'position:fixed !important'],
+    ['the bottom-right corner', 'right:12px !important;bottom:12px !important'],
+    ['the highest z-index', 'z-index:2147483647 !important'],
     ['the published-with text', 'Published with Plinth'],
   ])('contains %s', (_name, fragment) => {
     expect(inject('<body></body>')).toContain(fragment);
@@ -68,6 +69,22 @@ describe('injectBadge', () => {
     ['a javascript: URL', /javascript:/i],
   ])('contains no %s', (_name, pattern) => {
     expect(inject('<body></body>')).not.toMatch(pattern);
+  });
+
+  it('marks every inline declaration !important and starts each element from all:initial', () => {
+    const styles = [...inject('<body></body>').matchAll(/ style="([^"]*)"/g)].map((m) => m[1]!);
+    expect(styles).toHaveLength(3);
+    for (const style of styles) {
+      const declarations = style.split(';');
+      expect(declarations[0]).toBe('all:initial !important');
+      for (const declaration of declarations) expect(declaration).toMatch(/^[a-z-]+:[^;]+ !important$/);
+    }
+  });
+
+  it('names no font family a site could redefine with @font-face', () => {
+    for (const [, families] of inject('<body></body>').matchAll(/font:[^;]*?px\/[\d.]+ ([^;!]*)/g)) {
+      expect(families!.trim().split(',')).toEqual(['system-ui', 'sans-serif']);
+    }
   });
 
   it.each([
