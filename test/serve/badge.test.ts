@@ -58,8 +58,13 @@ function badgeRendered(text: string, scriptingEnabled: boolean, reportUrl = OPTI
 
 /** The text a browser parses from served bytes: BOM sniffed (it wins over the charset), else UTF-8. */
 function decodeServed(bytes: Buffer): string {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return bytes.toString('utf16le', 2);
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return Buffer.from(bytes.subarray(2)).swap16().toString('utf16le');
+  const utf16 = (le: Buffer): string => le.toString('utf16le', 0, le.length - (le.length % 2)) + (le.length % 2 ? '\uFFFD' : '');
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return utf16(bytes.subarray(2));
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) {
+    const be = bytes.subarray(2);
+    const even = Buffer.from(be.subarray(0, be.length - (be.length % 2))).swap16();
+    return utf16(be.length % 2 ? Buffer.concat([even, be.subarray(-1)]) : even);
+  }
   return new TextDecoder('utf-8').decode(bytes);
 }
 
@@ -341,6 +346,20 @@ describe('injectBadge on random tag soup', () => {
         const text = decodeServed(out);
         expect(badgeRendered(text, true), text).toBe(true);
         insertedPart(page, out);
+      }),
+      { seed, numRuns: runs },
+    );
+  });
+
+  it(`never throws on arbitrary bytes, and always inserts the badge (seed ${seed})`, () => {
+    const bytes = fc.oneof(
+      fc.uint8Array({ maxLength: 2048 }),
+      fc.tuple(fc.constantFrom([0xff, 0xfe], [0xfe, 0xff], [0xef, 0xbb, 0xbf]), fc.uint8Array({ maxLength: 512 })).map(([bom, rest]) => Uint8Array.from([...bom, ...rest])),
+    );
+    fc.assert(
+      fc.property(bytes, (raw) => {
+        const out = injectBadge(Buffer.from(raw), OPTIONS);
+        expect(decodeServed(out)).toContain(MARK);
       }),
       { seed, numRuns: runs },
     );
