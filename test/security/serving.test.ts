@@ -93,6 +93,12 @@ const STRUCTURE_ATTACKS: Array<[string, string]> = [
   ['an uppercase hidden div', `<BODY>${CONTENT}<DIV HIDDEN><P>x</BODY></HTML>`],
 ];
 
+/** Markup that leaves elements open only when <noscript> content is parsed, with JavaScript off. */
+const NOSCRIPT_ATTACKS: Array<[string, string]> = [
+  ['a hidden div opened inside noscript', `<body>${CONTENT}<noscript><div hidden></noscript></body></html>`],
+  ['a hidden div inside noscript inside an open div', `<body><div>${CONTENT}<noscript><div hidden></noscript></body></html>`],
+];
+
 /** Pages whose bytes make the browser pick another encoding than the charset we send. */
 const ENCODING_ATTACKS: Array<[string, Buffer]> = [
   ['a UTF-16LE page', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`<body>${CONTENT}</body>`, 'utf16le')])],
@@ -115,6 +121,7 @@ beforeAll(async () => {
     ...CSS_ATTACKS.map(([, css], i) => [fileOf('css', i), styled(css, `<div id="cover"></div>${CONTENT}`)] as const),
     ...STRUCTURE_ATTACKS.map(([, html], i) => [fileOf('structure', i), html] as const),
     ...ENCODING_ATTACKS.map(([, bytes], i) => [fileOf('encoding', i), bytes] as const),
+    ...NOSCRIPT_ATTACKS.map(([, html], i) => [fileOf('noscript', i), html] as const),
   ]);
   other = await deployAnonymous([
     ['index.html', '<!DOCTYPE html><title>Other</title><p>SITE-B-ONLY home</p>'],
@@ -134,9 +141,9 @@ afterAll(async () => {
  * the accessibility tree, a box of readable size inside the viewport, nothing painted over its
  * centre, visible and opaque all the way up, with text of a readable size and colour.
  */
-async function reportLink(path: string): Promise<string> {
-  await page.goto(`${server.siteUrl(hostile)}${path}`);
-  const links = page.getByRole('link', { name: 'Report abuse' });
+async function reportLink(path: string, visitor: Page = page): Promise<string> {
+  await visitor.goto(`${server.siteUrl(hostile)}${path}`);
+  const links = visitor.getByRole('link', { name: 'Report abuse' });
   if ((await links.count()) === 0) return 'no "Report abuse" link';
   return links.first().evaluate((link: Element) => {
     const box = link.getBoundingClientRect();
@@ -174,6 +181,15 @@ describe('the badge on a hostile page, as Chromium shows it', () => {
 
   it.each(ENCODING_ATTACKS.map(([name], i) => [name, i] as const))('survives %s', async (_name, i) => {
     expect(await reportLink(`/${fileOf('encoding', i)}`)).toBe('shown');
+  });
+
+  it.each(NOSCRIPT_ATTACKS.map(([name], i) => [name, i] as const))('survives %s, with JavaScript off', async (_name, i) => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    try {
+      expect(await reportLink(`/${fileOf('noscript', i)}`, await context.newPage())).toBe('shown');
+    } finally {
+      await context.close();
+    }
   });
 
   it('links to a report page on the app host, which answers whatever the site does', async () => {
