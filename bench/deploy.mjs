@@ -25,6 +25,7 @@ import { machineInfo, writeResultsFile } from './lib/report.mjs';
 import { runWrk } from './lib/wrk.mjs';
 import { formatSummary, median, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
 import { noise, writeSite } from './lib/site-gen.mjs';
+import { floorMs, tarGz } from './lib/archive.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const work = join(root, 'bench', '.work', 'deploy');
@@ -39,27 +40,6 @@ const log = (msg) => process.stdout.write(`[deploy-bench ${new Date().toISOStrin
 
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
-
-function tarGz(dir, out) {
-  execFileSync('tar', ['czf', out, '-C', dir, '.']);
-  return out;
-}
-
-function time(fn) {
-  const t = process.hrtime.bigint();
-  fn();
-  return Number(process.hrtime.bigint() - t) / 1e6;
-}
-
-/** The floor: unpack the same archive with tar and hash every file with sha256sum. */
-function floorMs(archive) {
-  const dir = join(work, 'floor');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir);
-  const ms = time(() => execFileSync('bash', ['-c', `tar xzf '${archive}' -C '${dir}' && find '${dir}' -type f -print0 | xargs -0 sha256sum > /dev/null`]));
-  rmSync(dir, { recursive: true, force: true });
-  return ms;
-}
 
 function post(port, path, headers, body) {
   return new Promise((resolve, reject) => {
@@ -144,7 +124,7 @@ try {
     // Each arm runs on an idle machine: the previous deploy's background compression is done.
     const [floors, deploys] = await runRounds(['floor', 'deploy'], archives.length, async (arm, round) => {
       await sleep(IDLE_MS);
-      if (arm === 'floor') return floorMs(archives[round]);
+      if (arm === 'floor') return floorMs(archives[round], work);
       const res = await post(port, '/v1/deploy', auth, readFileSync(archives[round]));
       if (res.status !== 201) throw new Error(`deploy failed: ${res.status} ${JSON.stringify(res.json)}`);
       return res.ms;

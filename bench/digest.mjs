@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startChild, stopChild, waitReady } from './lib/proc.mjs';
 import { machineInfo, writeResultsFile } from './lib/report.mjs';
 import { text, writeSite } from './lib/site-gen.mjs';
+import { tarGz } from './lib/archive.mjs';
 import { formatSummary, median, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -86,8 +87,7 @@ try {
   const site = join(work, 'site');
   log(`writing a ${FILES}-file, ${BYTES / 1024 / 1024} MB site`);
   writeSite(site, FILES, BYTES, 42);
-  execFileSync('tar', ['czf', join(work, 'site.tar.gz'), '-C', site, '.']);
-  const archiveBytes = statSync(join(work, 'site.tar.gz')).size;
+  const archiveBytes = statSync(tarGz(site, join(work, 'site.tar.gz'))).size;
 
   await deploy(site, clientEnv);
   proxy.take();
