@@ -21,7 +21,7 @@ import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, sampleMemory, startChild, stopChild, waitReady } from './lib/proc.mjs';
-import { machineInfo, writeResultsFile } from './lib/report.mjs';
+import { machineInfo, publishSection } from './lib/report.mjs';
 import { runWrk } from './lib/wrk.mjs';
 import { formatSummary, median, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
 import { noise, writeSite } from './lib/site-gen.mjs';
@@ -230,8 +230,7 @@ try {
     `serving: wrk -t1 -c${CONNECTIONS} -d${ALONE_S}s --latency -H 'host: <site>.sites.localhost' http://127.0.0.1:<port>/   (during a deploy: stopped with SIGINT at its 201)`,
     '```',
   ];
-  if (!process.env.BENCH_NO_WRITE) writeResultsFile(join(root, 'bench/RESULTS.md'), lines.join('\n'), 'deploy');
-  process.stdout.write(`${lines.join('\n')}\n`);
+  publishSection(lines.join('\n'), 'deploy');
 } finally {
   for (const server of servers) await stopChild(server.child);
 }

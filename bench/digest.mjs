@@ -12,7 +12,7 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startChild, stopChild, waitReady } from './lib/proc.mjs';
-import { machineInfo, writeResultsFile } from './lib/report.mjs';
+import { machineInfo, publishSection } from './lib/report.mjs';
 import { text, writeSite } from './lib/site-gen.mjs';
 import { tarGz } from './lib/archive.mjs';
 import { formatSummary, median, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
@@ -125,8 +125,7 @@ try {
     `| Digest takes < 0.2× a full deploy's time (median of rounds) | ${formatSummary(timeShare, (r) => `${r.toFixed(3)}×`)} | ${timeShare.median < 0.2 ? 'met' : 'NOT met'} |`,
     '',
   ].join('\n');
-  process.stdout.write(`${section}\n`);
-  if (!process.env.BENCH_NO_WRITE) writeResultsFile(join(root, 'bench', 'RESULTS.md'), section, 'digest');
+  publishSection(section, 'digest');
 } finally {
   await proxy?.close();
   await stopChild(child, 35_000);

@@ -17,7 +17,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { floorMs, tarGz } from './lib/archive.mjs';
-import { machineInfo, writeResultsFile } from './lib/report.mjs';
+import { machineInfo, publishSection } from './lib/report.mjs';
 import { formatSummary, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
 import { writeSite } from './lib/site-gen.mjs';
 
@@ -84,11 +84,7 @@ try {
     `${process.env.BENCH_ROUNDS ? `BENCH_ROUNDS=${rounds} ` : ''}npm run bench:ingest`,
     '```',
   ].join('\n');
-  console.log(`\n${section}\n`);
-  if (process.env.BENCH_NO_WRITE !== '1') {
-    writeResultsFile(join(benchDir, 'RESULTS.md'), section, 'ingest');
-    log('wrote bench/RESULTS.md (ingest section)');
-  }
+  publishSection(section, 'ingest');
 } finally {
   await pool.close();
   rmSync(work, { recursive: true, force: true });

@@ -40,7 +40,7 @@ import { startLighttpd, writeLighttpdConfig } from './lib/lighttpd.mjs';
 import { ensureTools, freePort, httpGet, readMemory, sampleMemory, startChild, stopChild, waitReady } from './lib/proc.mjs';
 import { runWrk, shellQuote } from './lib/wrk.mjs';
 import { runAutocannon } from './lib/autocannon.mjs';
-import { machineInfo, renderSection, summarizeCells, writeResultsFile } from './lib/report.mjs';
+import { machineInfo, publishSection, renderSection, summarizeCells } from './lib/report.mjs';
 import { rotate } from './lib/rounds.mjs';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -387,13 +387,9 @@ async function main() {
   if (loadStart > 0.5) notes.push(`The machine was busy before the run (load average ${loadStart.toFixed(2)}): other processes competed for the cores, so these numbers are noisy. Re-run on an idle machine.`);
   const allCommands = [commands[0], '', '# servers (ports are picked free each run; $PORT below)', ...servers, '', '# load, per server (autocannon runs programmatically; shown as the equivalent CLI)', ...commands.slice(1)];
   const section = renderSection({ machine, setup, cells, scenarios: scs, labels, gens: cfg.gens, memory, commands: allCommands, notes });
-  console.log(`\n${section}\n`);
   // Raw numbers (every round) for anyone who wants more than the tables.
   writeFileSync(join(work, 'serve-results.json'), JSON.stringify({ machine, cfg, labels, samples, memory }, null, 2));
-  if (env.BENCH_NO_WRITE !== '1') {
-    writeResultsFile(join(benchDir, 'RESULTS.md'), section);
-    log('wrote bench/RESULTS.md (serve section)');
-  }
+  publishSection(section, 'serve');
 }
 
 main().then(

@@ -20,7 +20,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCapture } from './lib/proc.mjs';
-import { machineInfo, summarizeCells, writeResultsFile } from './lib/report.mjs';
+import { machineInfo, publishSection, summarizeCells } from './lib/report.mjs';
 import { formatSummary } from './lib/rounds.mjs';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -91,11 +91,7 @@ async function main() {
     '',
     'Machines with 4 and 8 cores cannot be simulated here: taskset only takes cores away.',
   ].join('\n');
-  console.log(`\n${section}\n`);
-  if (process.env.BENCH_NO_WRITE !== '1') {
-    writeResultsFile(join(benchDir, 'RESULTS.md'), section, 'threads');
-    log('wrote bench/RESULTS.md (threads section)');
-  }
+  publishSection(section, 'threads');
 }
 
 main().catch((err) => {

@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { runCapture } from './proc.mjs';
 import { formatSummary, median, pairedRatio, summarize } from './rounds.mjs';
 
@@ -161,6 +162,17 @@ export function renderSection({ machine, setup, cells, scenarios, labels, gens, 
   if (notes.length) out.push('### Notes', '', ...notes.map((n) => `- ${n}`), '');
   out.push('### Commands', '', '```', ...commands, '```');
   return out.join('\n');
+}
+
+/** Whether this run only prints: BENCH_NO_WRITE set to anything but 0 leaves RESULTS.md alone. */
+export const noWrite = () => Boolean(process.env.BENCH_NO_WRITE) && process.env.BENCH_NO_WRITE !== '0';
+
+/** Prints a bench's section, then writes it into bench/RESULTS.md (between its markers) unless `noWrite()`. */
+export function publishSection(section, name) {
+  console.log(`\n${section}\n`);
+  if (noWrite()) return;
+  writeResultsFile(fileURLToPath(new URL('../RESULTS.md', import.meta.url)), section, name);
+  console.log(`wrote bench/RESULTS.md (${name} section)`);
 }
 
 /** Replaces the text between one bench's markers (or appends the section) so benches share the file. */
