@@ -36,8 +36,29 @@ const htmlHeaders = [
   ['Vary', 'Accept-Encoding'],
 ];
 
+// Past this size a body goes out as Plinth sends it (src/http.ts endFromMemory): tryEnd, and
+// the rest from the socket's writable event, so uWS never copies the unsent part into its own
+// buffer. Up to it, one end(), as Plinth does.
+const END_COPY_MAX_BYTES = 64 * 1024;
+
+/** Sends `body` without uWS copying what the socket did not take at once. */
+function sendWithoutCopy(res, body) {
+  const total = body.byteLength;
+  const start = res.getWriteOffset();
+  let done = false;
+  const from = (sent) => {
+    const [ok, finished] = res.tryEnd(body.subarray(sent), total);
+    done = finished;
+    return ok;
+  };
+  from(0);
+  if (done) return;
+  res.onAborted(() => { done = true; });
+  res.onWritable((offset) => (done ? true : from(offset - start)));
+}
+
 /**
- * A synchronous handler for fixed bytes (no cork needed: uWS corks inside the handler itself).
+ * A handler for fixed bytes (no cork needed: it answers inside the handler, which uWS corks).
  * All headers go out in one native call, as one latin1 block after the first header's name: the
  * way Plinth writes its prepared headers (src/serve/site-server.ts), so the ceiling is never
  * slower than Plinth's own fast path at the one thing both must do.
@@ -49,8 +70,9 @@ function fixed(status, headers, bytes) {
   return (res) => {
     if (!ok) res.writeStatus(status);
     res.writeHeader(first, block);
-    if (bytes) res.end(bytes);
-    else res.endWithoutBody();
+    if (!bytes) res.endWithoutBody();
+    else if (bytes.byteLength <= END_COPY_MAX_BYTES) res.end(bytes);
+    else sendWithoutCopy(res, bytes);
   };
 }
 
