@@ -1,6 +1,8 @@
 // How long `plinth admin backup` and `restore` take for a data directory of N sites (default
 // 10,000), with the server running on it. Usage: npm run bench:backup [-- --sites 10000]
 // Result: bench/results/backup-<N>.json and a line for bench/RELIABILITY.md.
+// It compares nothing (a backup and a restore are two operations, not alternatives), so it
+// measures each once rather than in interleaved rounds (lib/rounds.mjs).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

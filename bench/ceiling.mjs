@@ -1,7 +1,15 @@
-// The ceiling: a bare uWS app on ONE thread answering a fixed body from memory, the most one Node
-// thread can serve. It sends the same headers Plinth sends for an HTML file, so only the work
-// Plinth does per request (routing, lookups) separates the two.
-// Usage: CEILING_PORT=9000 [CEILING_BODY=path/to/index.html] node bench/ceiling.mjs
+// The ceiling: a bare uWS app on ONE thread answering fixed bodies from memory, the most one Node
+// thread can serve. It sends the same headers Plinth sends for the same file, so only the work
+// Plinth does per request (routing, lookups, the If-None-Match check) separates the two.
+//
+// Every path not named below gets CEILING_BODY (2 KB by default) as HTML, so the ceiling also
+// bounds rotations over many pages or hosts. CEILING_ROUTES (JSON) adds exact paths, each matched
+// by uWS's own router, so a route costs the ceiling no JavaScript lookup:
+//   [{ "path": "/app.js", "file": "…/app.js", "headers": [["Content-Type", "…"], …] },
+//    { "path": "/not-modified", "status": "304 Not Modified", "file": "…/index.html", "headers": […] }]
+// The ETag is the file's sha256, as Plinth's. A route with a status other than 200 sends no body:
+// "304 Not Modified" for every request, without reading If-None-Match.
+// Usage: CEILING_PORT=9000 [CEILING_BODY=path/to/index.html] [CEILING_ROUTES=[…]] node bench/ceiling.mjs
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -18,28 +26,69 @@ if (!Object.keys(require.cache).some((f) => f.startsWith(pkgDir + sep) && f.ends
 
 const port = Number(process.env.CEILING_PORT ?? 9000);
 const body = process.env.CEILING_BODY ? readFileSync(process.env.CEILING_BODY) : Buffer.alloc(2048, 'x');
-const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
+const etagOf = (bytes) => `"${createHash('sha256').update(bytes).digest('hex')}"`;
+const htmlHeaders = [
+  ['Content-Type', 'text/html; charset=utf-8'],
+  ['Cache-Control', 'public, max-age=60'],
+  ['ETag', etagOf(body)],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['Referrer-Policy', 'strict-origin-when-cross-origin'],
+  ['Vary', 'Accept-Encoding'],
+];
 
-uws
-  .App()
-  .any('/*', (res) => {
-    // Synchronous answer: no cork needed, uWS corks inside the handler itself.
-    res
-      .writeStatus('200 OK')
-      .writeHeader('Content-Type', 'text/html; charset=utf-8')
-      .writeHeader('Cache-Control', 'public, max-age=60')
-      .writeHeader('ETag', etag)
-      .writeHeader('X-Content-Type-Options', 'nosniff')
-      .writeHeader('Referrer-Policy', 'strict-origin-when-cross-origin')
-      .writeHeader('Vary', 'Accept-Encoding')
-      .end(body);
-  })
-  .listen('127.0.0.1', port, (token) => {
-    if (!token) {
-      console.error(`ceiling: cannot listen on 127.0.0.1:${port}`);
-      process.exit(1);
-    }
-    console.log(`ceiling: ${body.length} bytes on http://127.0.0.1:${port}`);
-  });
+// Past this size a body goes out as Plinth sends it (src/http.ts endFromMemory): tryEnd, and
+// the rest from the socket's writable event, so uWS never copies the unsent part into its own
+// buffer. Up to it, one end(), as Plinth does.
+const END_COPY_MAX_BYTES = 64 * 1024;
+
+/** Sends `body` without uWS copying what the socket did not take at once. */
+function sendWithoutCopy(res, body) {
+  const total = body.byteLength;
+  const start = res.getWriteOffset();
+  let done = false;
+  const from = (sent) => {
+    const [ok, finished] = res.tryEnd(body.subarray(sent), total);
+    done = finished;
+    return ok;
+  };
+  from(0);
+  if (done) return;
+  res.onAborted(() => { done = true; });
+  res.onWritable((offset) => (done ? true : from(offset - start)));
+}
+
+/**
+ * A handler for fixed bytes (no cork needed: it answers inside the handler, which uWS corks).
+ * All headers go out in one native call, as one latin1 block after the first header's name: the
+ * way Plinth writes its prepared headers (src/serve/site-server.ts), so the ceiling is never
+ * slower than Plinth's own fast path at the one thing both must do.
+ */
+function fixed(status, headers, bytes) {
+  const [[first, value], ...rest] = headers;
+  const block = Buffer.from([value, ...rest.map(([name, v]) => `${name}: ${v}`)].join('\r\n'), 'latin1');
+  const ok = status === '200 OK';
+  return (res) => {
+    if (!ok) res.writeStatus(status);
+    res.writeHeader(first, block);
+    if (!bytes) res.endWithoutBody();
+    else if (bytes.byteLength <= END_COPY_MAX_BYTES) res.end(bytes);
+    else sendWithoutCopy(res, bytes);
+  };
+}
+
+const app = uws.App();
+for (const route of JSON.parse(process.env.CEILING_ROUTES ?? '[]')) {
+  const bytes = route.file ? readFileSync(route.file) : null;
+  const status = route.status ?? '200 OK';
+  const headers = bytes ? [...route.headers, ['ETag', etagOf(bytes)]] : route.headers;
+  app.get(route.path, fixed(status, headers, status === '200 OK' ? bytes : null));
+}
+app.any('/*', fixed('200 OK', htmlHeaders, body)).listen('127.0.0.1', port, (token) => {
+  if (!token) {
+    console.error(`ceiling: cannot listen on 127.0.0.1:${port}`);
+    process.exit(1);
+  }
+  console.log(`ceiling: ${body.length} bytes on http://127.0.0.1:${port}`);
+});
 
 process.on('SIGTERM', () => process.exit(0));

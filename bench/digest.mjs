@@ -2,14 +2,20 @@
 // file by the real client (`plinth deploy`), against a full redeploy of the same folder
 // (`plinth deploy --full`). Bytes are counted on the wire by a loopback proxy between the client
 // and the server; times are the client's wall clock. Writes the digest section of RESULTS.md.
+//
+// What is compared, and how: full against digest redeploys on one server, one of each per round
+// (BENCH_DIGEST_ROUNDS, default 3), in an order that alternates each round (see lib/rounds.mjs);
+// the time ratio is taken within each round, then its median reported. About 1 min.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startChild, stopChild, waitReady } from './lib/proc.mjs';
-import { machineInfo, writeResultsFile } from './lib/report.mjs';
+import { machineInfo, publishSection } from './lib/report.mjs';
 import { text, writeSite } from './lib/site-gen.mjs';
+import { tarGz } from './lib/archive.mjs';
+import { formatSummary, median, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const work = join(root, 'bench', '.work', 'digest');
@@ -53,11 +59,6 @@ function countingProxy(targetPort) {
   });
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
 /** Runs `plinth deploy`; asynchronously, since the counting proxy lives in this process. */
 async function deploy(dir, env, args = []) {
   const started = process.hrtime.bigint();
@@ -86,29 +87,24 @@ try {
   const site = join(work, 'site');
   log(`writing a ${FILES}-file, ${BYTES / 1024 / 1024} MB site`);
   writeSite(site, FILES, BYTES, 42);
-  execFileSync('tar', ['czf', join(work, 'site.tar.gz'), '-C', site, '.']);
-  const archiveBytes = statSync(join(work, 'site.tar.gz')).size;
+  const archiveBytes = statSync(tarGz(site, join(work, 'site.tar.gz'))).size;
 
   await deploy(site, clientEnv);
   proxy.take();
-  const full = [];
-  const digest = [];
-  for (let round = 0; round < rounds; round++) {
-    // One changed page each time, so every deploy publishes something new.
-    writeFileSync(join(site, 'pages', 'f3.html'), text(20_000, 1000 + round * 2, 'html'));
-    const fullMs = await deploy(site, clientEnv, ['--full']);
-    full.push({ ms: fullMs, bytes: proxy.take() });
-    writeFileSync(join(site, 'pages', 'f3.html'), text(20_000, 1001 + round * 2, 'html'));
-    const digestMs = await deploy(site, clientEnv);
-    digest.push({ ms: digestMs, bytes: proxy.take() });
-    log(`round ${round + 1}: full ${Math.round(fullMs)} ms / ${full.at(-1).bytes} B, digest ${Math.round(digestMs)} ms / ${digest.at(-1).bytes} B`);
-  }
+  // One changed page before every deploy (an even seed before a full one, odd before a digest
+  // one), so each publishes something new whichever goes first.
+  const [full, digest] = await runRounds(['full', 'digest'], rounds, async (kind, round) => {
+    writeFileSync(join(site, 'pages', 'f3.html'), text(20_000, 1000 + round * 2 + (kind === 'digest' ? 1 : 0), 'html'));
+    const ms = await deploy(site, clientEnv, kind === 'full' ? ['--full'] : []);
+    const bytes = proxy.take();
+    log(`round ${round + 1}: ${kind} ${Math.round(ms)} ms / ${bytes} B`);
+    return { ms, bytes };
+  });
 
-  const fullMs = median(full.map((r) => r.ms));
-  const digestMs = median(digest.map((r) => r.ms));
+  const msCell = (runs) => formatSummary(summarize(runs.map((r) => r.ms)), (ms) => `${Math.round(ms)} ms`);
   const digestBytes = median(digest.map((r) => r.bytes));
   const byteShare = digestBytes / archiveBytes;
-  const timeShare = digestMs / fullMs;
+  const timeShare = pairedRatio(digest.map((r) => r.ms), full.map((r) => r.ms));
   const machine = await machineInfo(root);
   const load = (await import('node:os')).loadavg().map((value) => value.toFixed(2)).join(', ');
   const section = [
@@ -116,21 +112,20 @@ try {
     '',
     `Run ${machine.date}, commit \`${machine.commit}\`, ${machine.cores} cores, Node ${machine.node}, load average at the end ${load}.`,
     '',
-    `A ${FILES}-file, ${BYTES / 1024 / 1024} MB site (its .tar.gz: ${(archiveBytes / 1024 / 1024).toFixed(1)} MB) is redeployed with one changed 20 KB page by the real client, \`plinth deploy\`, with the default settings: once with \`--full\` (the whole folder as one archive) and once as a digest deploy (a manifest of sizes and sha256, then only the missing content). Bytes are what the client sent, counted on the wire by a loopback proxy (request headers and the manifest included); times are the client's wall clock, reading and hashing the folder included. Median of ${rounds} rounds.`,
+    `A ${FILES}-file, ${BYTES / 1024 / 1024} MB site (its .tar.gz: ${(archiveBytes / 1024 / 1024).toFixed(1)} MB) is redeployed with one changed 20 KB page by the real client, \`plinth deploy\`, with the default settings: once with \`--full\` (the whole folder as one archive) and once as a digest deploy (a manifest of sizes and sha256, then only the missing content). Bytes are what the client sent, counted on the wire by a loopback proxy (request headers and the manifest included); times are the client's wall clock, reading and hashing the folder included. ${rounds} rounds, each with one full and one digest redeploy in an order that alternates each round; medians of the rounds, and the time ratio taken within each round, then its median (range in brackets).`,
     '',
-    '| Redeploy | Time | Bytes sent | Share of the archive |',
+    '| Redeploy | Time, median (range) | Bytes sent, median | Share of the archive |',
     '|---|--:|--:|--:|',
-    `| \`plinth deploy --full\` | ${Math.round(fullMs)} ms | ${median(full.map((r) => r.bytes)).toLocaleString('en-US')} | ${((median(full.map((r) => r.bytes)) / archiveBytes) * 100).toFixed(1)} % |`,
-    `| \`plinth deploy\` (digest) | ${Math.round(digestMs)} ms | ${digestBytes.toLocaleString('en-US')} | ${(byteShare * 100).toFixed(2)} % |`,
+    `| \`plinth deploy --full\` | ${msCell(full)} | ${median(full.map((r) => r.bytes)).toLocaleString('en-US')} | ${((median(full.map((r) => r.bytes)) / archiveBytes) * 100).toFixed(1)} % |`,
+    `| \`plinth deploy\` (digest) | ${msCell(digest)} | ${digestBytes.toLocaleString('en-US')} | ${(byteShare * 100).toFixed(2)} % |`,
     '',
     `| Target | Value | Verdict |`,
     '|---|--:|:-:|',
     `| Digest sends < 2 % of the archive's bytes | ${(byteShare * 100).toFixed(2)} % | ${byteShare < 0.02 ? 'met' : 'NOT met'} |`,
-    `| Digest takes < 0.2× a full deploy's time | ${timeShare.toFixed(3)}× | ${timeShare < 0.2 ? 'met' : 'NOT met'} |`,
+    `| Digest takes < 0.2× a full deploy's time (median of rounds) | ${formatSummary(timeShare, (r) => `${r.toFixed(3)}×`)} | ${timeShare.median < 0.2 ? 'met' : 'NOT met'} |`,
     '',
   ].join('\n');
-  process.stdout.write(`${section}\n`);
-  writeResultsFile(join(root, 'bench', 'RESULTS.md'), section, 'digest');
+  publishSection(section, 'digest');
 } finally {
   await proxy?.close();
   await stopChild(child, 35_000);

@@ -2,6 +2,12 @@
 // and several at once, against the same server idle. Run with `npm run bench:mcp` (builds first).
 // Plinth runs as a child process with one HTTP thread and one ingest worker; the bench talks
 // JSON-RPC over loopback to the MCP host (set to 127.0.0.1) with an API token.
+//
+// What is compared, and how: MCP against REST deploys of the same files, on memory (RSS growth
+// over idle), which the machine's load does not move the way it moves timings. So this bench does
+// not interleave rounds (lib/rounds.mjs): each transport gets a fresh server, since the figure
+// is growth from a known idle state and a second round on the same server would start from
+// another heap. The times it prints are for information and are not compared.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';

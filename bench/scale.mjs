@@ -1,10 +1,19 @@
 // How Plinth's start-up and memory grow with the number of published sites (issue 11). For each
 // count (0, 10,000 and 100,000 by default; SCALE_COUNTS=1000,10000 for a quick run) a fresh data
-// directory is filled through the store (as an operator's import would), the real server is started
-// on it with its default settings, and every site's index page is visited twice over loopback
-// (cold, then warm), then 100,000 random long paths are asked for (SCALE_PROBES), each answer
-// checked. Writes bench/results/scale.json and the scale section of
-// bench/RESULTS.md (BENCH_NO_WRITE=1 skips both). Usage: npm run bench:scale
+// directory is filled through the store (as an operator's import would). Writes
+// bench/results/scale.json and the scale section of bench/RESULTS.md (BENCH_NO_WRITE=1 skips
+// both). Usage: npm run bench:scale
+//
+// What is compared, and how: the site counts, against each other (memory and start-up of N
+// sites against the empty server). Memory (RSS) does not drift with the machine's load, but the
+// timings do, so they are taken in rounds over all counts, in an order rotated each round (see
+// lib/rounds.mjs): SCALE_STARTUP_ROUNDS (3) start-ups to the banner and stops per data directory;
+// then every count's server runs side by side on its own port, each site's index page is visited
+// once cold (a first visit can only happen once: one pass per server, in count order), then in
+// SCALE_WARM_ROUNDS (3) warm rounds, then 100,000 random long paths are asked for (SCALE_PROBES),
+// every answer checked. Timings are medians of the rounds with their range. Publishing each
+// count is one pass, its rate reported per segment. About 5 min with the default counts (the
+// start-up and warm rounds add about a minute to the single pass each had before).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -13,7 +22,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { contentTypeFor } from '../dist/content-types.js';
 import { openStore } from '../dist/store/index.js';
-import { machineInfo, writeResultsFile } from './lib/report.mjs';
+import { machineInfo, noWrite, publishSection } from './lib/report.mjs';
+import { formatSummary, median, runRounds, summarize } from './lib/rounds.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(root, 'dist', 'main.js');
@@ -25,6 +35,8 @@ const BATCH = Number(process.env.SCALE_BATCH ?? 500);
 // Requests in flight during the visits, over as many keep-alive connections.
 const CONCURRENCY = Number(process.env.SCALE_CONCURRENCY ?? 32);
 const PROBES = Number(process.env.SCALE_PROBES ?? 100_000);
+const STARTUP_ROUNDS = Number(process.env.SCALE_STARTUP_ROUNDS ?? 3);
+const WARM_ROUNDS = Number(process.env.SCALE_WARM_ROUNDS ?? 3);
 // The default site domain (PLINTH_SITE_DOMAIN, src/config.ts).
 const SITE_DOMAIN = 'sites.localhost';
 const SEGMENTS = 10;
@@ -255,59 +267,115 @@ async function visit(port, count, target) {
   };
 }
 
-// ---- one count --------------------------------------------------------------------------------
-async function measure(count) {
+// ---- the counts, side by side ---------------------------------------------------------------
+/** A fresh data directory filled with `count` sites; nothing runs on it yet. */
+async function prepare(count) {
   const work = mkdtempSync(join(os.tmpdir(), 'plinth-bench-scale-'));
   const dataDir = join(work, 'data');
   mkdirSync(dataDir);
-  let server;
-  try {
-    log(`${count.toLocaleString('en-US')} sites: publishing through the store into ${dataDir}`);
-    const populate_ = await populate(dataDir, count);
-    const lmdb = fileStat(join(dataDir, 'meta', 'data.mdb'));
-    const blobs = blobStats(join(dataDir, 'blobs'));
-    log(`  populate ${(populate_.ms / 1000).toFixed(1)} s (blobs ${(populate_.blobsMs / 1000).toFixed(1)} s, flushes ${(populate_.flushMs / 1000).toFixed(1)} s, commits ${(populate_.commitsMs / 1000).toFixed(1)} s); LMDB ${(lmdb.bytes / MiB).toFixed(1)} MiB, ${blobs.files.toLocaleString('en-US')} blob files of ${(blobs.bytes / MiB).toFixed(1)} MiB (${(blobs.allocatedBytes / MiB).toFixed(1)} MiB allocated)`);
+  log(`${count.toLocaleString('en-US')} sites: publishing through the store into ${dataDir}`);
+  const populate_ = await populate(dataDir, count);
+  const lmdb = fileStat(join(dataDir, 'meta', 'data.mdb'));
+  const blobs = blobStats(join(dataDir, 'blobs'));
+  log(`  populate ${(populate_.ms / 1000).toFixed(1)} s (blobs ${(populate_.blobsMs / 1000).toFixed(1)} s, flushes ${(populate_.flushMs / 1000).toFixed(1)} s, commits ${(populate_.commitsMs / 1000).toFixed(1)} s); LMDB ${(lmdb.bytes / MiB).toFixed(1)} MiB, ${blobs.files.toLocaleString('en-US')} blob files of ${(blobs.bytes / MiB).toFixed(1)} MiB (${(blobs.allocatedBytes / MiB).toFixed(1)} MiB allocated)`);
+  return {
+    sites: count,
+    work,
+    dataDir,
+    populate: populate_,
+    disk: { lmdbBytes: lmdb.bytes, lmdbAllocatedBytes: lmdb.allocatedBytes, blobFiles: blobs.files, blobBytes: blobs.bytes, blobAllocatedBytes: blobs.allocatedBytes },
+  };
+}
 
-    server = startServer(dataDir, join(work, 'server.log'));
-    const { port, threads, bannerMs } = await server.ready;
-    const pid = server.child.pid;
-    const afterStart = memoryOf(pid);
-    log(`  server up in ${Math.round(bannerMs)} ms (${threads} HTTP thread${threads === 1 ? '' : 's'}), RSS ${(afterStart.rss / MiB).toFixed(1)} MiB`);
+/** SIGTERM, then the time to exit; throws unless the exit is clean. */
+async function stop(server, logPath) {
+  const started = performance.now();
+  server.child.kill('SIGTERM');
+  const exit = await server.exited;
+  const ms = Math.round(performance.now() - started);
+  server.writeLog();
+  if (exit.code !== 0) throw new Error(`server exited with ${exit.code ?? exit.signal} after SIGTERM (log: ${logPath})`);
+  return { ms, code: exit.code };
+}
 
-    const cold = await visitAll(port, count);
-    const afterCold = memoryOf(pid);
-    if (count > 0) log(`  cold visits: ${cold.requestsPerSecond} req/s, p99 ${cold.p99Ms} ms, ${cold.failures} failed; RSS ${(afterCold.rss / MiB).toFixed(1)} MiB`);
-    const warm = await visitAll(port, count);
-    const afterWarm = memoryOf(pid);
-    if (count > 0) log(`  warm visits: ${warm.requestsPerSecond} req/s, p99 ${warm.p99Ms} ms, ${warm.failures} failed; RSS ${(afterWarm.rss / MiB).toFixed(1)} MiB`);
-    const probes = count > 0 ? await probeRandomPaths(port, PROBES, count) : null;
-    const afterProbes = count > 0 ? memoryOf(pid) : null;
-    if (probes) log(`  ${PROBES.toLocaleString('en-US')} random 1,000-character paths: ${probes.requestsPerSecond} req/s, ${probes.failures} failed; RSS ${(afterProbes.rss / MiB).toFixed(1)} MiB`);
-
-    const stopStarted = performance.now();
-    server.child.kill('SIGTERM');
-    const exit = await server.exited;
-    const stopMs = Math.round(performance.now() - stopStarted);
-    server.writeLog();
-    if (exit.code !== 0) throw new Error(`server exited with ${exit.code ?? exit.signal} after SIGTERM (log: ${join(work, 'server.log')})`);
-    log(`  stopped in ${stopMs} ms (exit 0)`);
-    return {
-      sites: count,
-      populate: populate_,
-      disk: { lmdbBytes: lmdb.bytes, lmdbAllocatedBytes: lmdb.allocatedBytes, blobFiles: blobs.files, blobBytes: blobs.bytes, blobAllocatedBytes: blobs.allocatedBytes },
-      startup: { bannerMs: Math.round(bannerMs), threads },
-      memory: { afterStart, afterCold, afterWarm, afterProbes },
-      cold,
-      warm,
-      probes,
-      stop: { ms: stopMs, code: exit.code },
-    };
-  } finally {
-    if (server && server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
+/** One start to the banner and one stop on each data directory per round, the counts in a rotated order. */
+async function startupRounds(all) {
+  const byCount = await runRounds(all, STARTUP_ROUNDS, async (run, round) => {
+    const logPath = join(run.work, 'startup.log');
+    const server = startServer(run.dataDir, logPath);
+    try {
+      const { threads, bannerMs } = await server.ready;
+      const stopped = await stop(server, logPath);
+      log(`  start-up round ${round + 1}, ${n0(run.sites)} sites: banner in ${Math.round(bannerMs)} ms, stopped in ${stopped.ms} ms`);
+      return { bannerMs: Math.round(bannerMs), stopMs: stopped.ms, threads };
+    } finally {
+      await kill(server);
     }
-    rmSync(work, { recursive: true, force: true });
+  });
+  all.forEach((run, i) => {
+    const rounds = byCount[i];
+    run.startup = { bannerMs: summarize(rounds.map((r) => r.bannerMs)), stopMs: summarize(rounds.map((r) => r.stopMs)), threads: rounds[0].threads, rounds };
+  });
+}
+
+/**
+ * Every count's server at once, each on its own port: memory after start, after one cold visit
+ * of every site, after WARM_ROUNDS warm visits (interleaved across the servers, rotated each
+ * round), and after the random paths; then each is stopped.
+ */
+async function visitSideBySide(all) {
+  const live = [];
+  try {
+    for (const run of all) {
+      const server = startServer(run.dataDir, join(run.work, 'server.log'));
+      live.push({ run, server });
+      Object.assign(run, { port: (await server.ready).port, pid: server.child.pid });
+      run.memory = { afterStart: memoryOf(run.pid) };
+      log(`  ${n0(run.sites)} sites: server up on port ${run.port}, RSS ${(run.memory.afterStart.rss / MiB).toFixed(1)} MiB`);
+    }
+    const visited = all.filter((run) => run.sites > 0);
+    // A first visit finds empty caches only once: one pass per server, in count order.
+    for (const run of visited) {
+      run.cold = await visitAll(run.port, run.sites);
+      run.memory.afterCold = memoryOf(run.pid);
+      log(`  ${n0(run.sites)} sites, cold visits: ${run.cold.requestsPerSecond} req/s, p99 ${run.cold.p99Ms} ms, ${run.cold.failures} failed; RSS ${(run.memory.afterCold.rss / MiB).toFixed(1)} MiB`);
+    }
+    const warm = await runRounds(visited, WARM_ROUNDS, async (run, round) => {
+      const result = await visitAll(run.port, run.sites);
+      log(`  warm round ${round + 1}, ${n0(run.sites)} sites: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms, ${result.failures} failed`);
+      return result;
+    });
+    visited.forEach((run, i) => {
+      const rounds = warm[i];
+      run.warm = {
+        requestsPerSecond: summarize(rounds.map((r) => r.requestsPerSecond)),
+        p50Ms: median(rounds.map((r) => r.p50Ms)),
+        p99Ms: median(rounds.map((r) => r.p99Ms)),
+        maxMs: Math.max(...rounds.map((r) => r.maxMs)),
+        failures: rounds.reduce((a, r) => a + r.failures, 0),
+        rounds,
+      };
+      run.memory.afterWarm = memoryOf(run.pid);
+    });
+    for (const run of visited) {
+      run.probes = await probeRandomPaths(run.port, PROBES, run.sites);
+      run.memory.afterProbes = memoryOf(run.pid);
+      log(`  ${n0(run.sites)} sites, ${n0(PROBES)} random 1,000-character paths: ${run.probes.requestsPerSecond} req/s, ${run.probes.failures} failed; RSS ${(run.memory.afterProbes.rss / MiB).toFixed(1)} MiB`);
+    }
+    for (const { run, server } of live) {
+      run.stop = await stop(server, join(run.work, 'server.log'));
+      log(`  ${n0(run.sites)} sites: stopped in ${run.stop.ms} ms (exit 0)`);
+    }
+  } finally {
+    for (const { server } of live) await kill(server);
+  }
+}
+
+/** SIGKILL for a server still running (a failed run); nothing for one that exited. */
+async function kill(server) {
+  if (server.child.exitCode === null && server.child.signalCode === null) {
+    server.child.kill('SIGKILL');
+    await server.exited;
   }
 }
 
@@ -318,21 +386,21 @@ const perSite = (b) => (b === null ? '–' : `${(b / 1024).toFixed(1)} KiB`);
 
 function tables(runs) {
   const rows = [];
-  rows.push(`| Sites | Publish (store) | LMDB file | Blobs on disk | Start-up to banner | RSS after start | RSS after 1st visits (cold) | RSS after 2nd visits (warm) | RSS after ${n0(PROBES)} random paths | RSS per site, cold / warm |`);
+  rows.push(`| Sites | Publish (store) | LMDB file | Blobs on disk | Start-up to banner, median (range) | RSS after start | RSS after the cold visits | RSS after the warm rounds | RSS after ${n0(PROBES)} random paths | RSS per site, cold / warm |`);
   rows.push('|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of runs) {
     const m = r.memory;
     const publish = r.sites === 0 ? '–' : `${(r.populate.ms / 1000).toFixed(1)} s, ${n0(r.populate.sitesPerSecond)} sites/s`;
     const split = (x) => `${mib(x.rss)} MiB (${mib(x.anon)} anon + ${mib(x.file)} file)`;
     rows.push(
-      `| ${n0(r.sites)} | ${publish} | ${mib(r.disk.lmdbBytes)} MiB | ${n0(r.disk.blobFiles)} files, ${mib(r.disk.blobAllocatedBytes)} MiB | ${n0(r.startup.bannerMs)} ms | ${split(m.afterStart)} | ${r.sites === 0 ? '–' : split(m.afterCold)} | ${r.sites === 0 ? '–' : split(m.afterWarm)} | ${m.afterProbes ? split(m.afterProbes) : '–'} | ${perSite(r.rssPerSiteBytes.cold)} / ${perSite(r.rssPerSiteBytes.warm)} |`,
+      `| ${n0(r.sites)} | ${publish} | ${mib(r.disk.lmdbBytes)} MiB | ${n0(r.disk.blobFiles)} files, ${mib(r.disk.blobAllocatedBytes)} MiB | ${formatSummary(r.startup.bannerMs, (v) => `${n0(v)} ms`)} | ${split(m.afterStart)} | ${r.sites === 0 ? '–' : split(m.afterCold)} | ${r.sites === 0 ? '–' : split(m.afterWarm)} | ${m.afterProbes ? split(m.afterProbes) : '–'} | ${perSite(r.rssPerSiteBytes.cold)} / ${perSite(r.rssPerSiteBytes.warm)} |`,
     );
   }
-  const visits = ['| Sites | 1st visits (cold): req/s | p50 | p99 | max | 2nd visits (warm): req/s | p50 | p99 | max | failed | Stop (SIGTERM) |', '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|'];
+  const visits = [`| Sites | cold visits: req/s | p50 | p99 | max | ${WARM_ROUNDS} warm rounds: req/s, median (range) | p50, median | p99, median | max | failed | Stop after the visits (SIGTERM) |`, '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|'];
   for (const r of runs) {
     if (r.sites === 0) continue;
     const ms = (x) => (x === null ? '–' : `${x.toFixed(2)} ms`);
-    visits.push(`| ${n0(r.sites)} | ${n0(r.cold.requestsPerSecond)} | ${ms(r.cold.p50Ms)} | ${ms(r.cold.p99Ms)} | ${ms(r.cold.maxMs)} | ${n0(r.warm.requestsPerSecond)} | ${ms(r.warm.p50Ms)} | ${ms(r.warm.p99Ms)} | ${ms(r.warm.maxMs)} | ${r.cold.failures + r.warm.failures} | ${n0(r.stop.ms)} ms, exit ${r.stop.code} |`);
+    visits.push(`| ${n0(r.sites)} | ${n0(r.cold.requestsPerSecond)} | ${ms(r.cold.p50Ms)} | ${ms(r.cold.p99Ms)} | ${ms(r.cold.maxMs)} | ${formatSummary(r.warm.requestsPerSecond, n0)} | ${ms(r.warm.p50Ms)} | ${ms(r.warm.p99Ms)} | ${ms(r.warm.maxMs)} | ${r.cold.failures + r.warm.failures} | ${n0(r.stop.ms)} ms, exit ${r.stop.code} |`);
   }
   return { memory: rows.join('\n'), visits: visits.join('\n') };
 }
@@ -340,7 +408,19 @@ function tables(runs) {
 const machine = await machineInfo(root);
 const startedAt = performance.now();
 const runs = [];
-for (const count of COUNTS) runs.push(await measure(count));
+try {
+  for (const count of COUNTS) runs.push(await prepare(count));
+  log(`start-ups: ${STARTUP_ROUNDS} rounds over ${runs.length} data directories`);
+  await startupRounds(runs);
+  log('all servers side by side: visits and memory');
+  await visitSideBySide(runs);
+} finally {
+  for (const run of runs) rmSync(run.work, { recursive: true, force: true });
+}
+for (const run of runs) {
+  delete run.work;
+  delete run.dataDir;
+}
 
 // RSS per site: over the empty server's RSS right after start (no sites, no visits).
 const empty = runs.find((r) => r.sites === 0);
@@ -384,7 +464,7 @@ const section = [
   '',
   `Run ${machine.date}, commit \`${machine.commit}\`: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.kernel}, Node ${machine.node}. Load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(', ')}.`,
   '',
-  `For each count a fresh data directory is filled through the store (\`openStore\`, \`blobs.putFile\` without a sync per file, one \`blobs.flush()\` and ${BATCH} concurrent \`commitRevision\`s per batch of ${BATCH} sites): 3 files per site (index.html unique to the site, style.css and about.html shared by 20 and 100 sites), ${n0(bytesPerSite)} bytes per site, plan \`builder\` (no badge), no compressed variants. Then \`node dist/main.js\` starts with its default settings (${threads} HTTP thread${threads === 1 ? '' : 's'} on ${machine.cores} cores, \`PLINTH_CACHE_MB\` ${process.env.PLINTH_CACHE_MB ?? 64}) and every site's \`/\` is fetched twice with \`Host: <name>.${SITE_DOMAIN}\`, ${CONCURRENCY} requests in flight over keep-alive connections, each answer checked (200 and the site's own bytes). RSS is VmRSS of the whole process (/proc/<pid>/status), split into anonymous memory (JavaScript heaps, caches, native buffers) and mapped file pages (the node binary, about 53 MiB, and the LMDB map: page cache the kernel can reclaim); per site = (RSS after the visits − RSS of the empty server after start) / sites. "Cold" means the server's caches were empty; the files were still in the OS page cache from publishing. The visit rates are bounded by the Node client on the same 2 cores; \`npm run bench:serve\` measures serving throughput.`,
+  `For each count a fresh data directory is filled through the store (\`openStore\`, \`blobs.putFile\` without a sync per file, one \`blobs.flush()\` and ${BATCH} concurrent \`commitRevision\`s per batch of ${BATCH} sites): 3 files per site (index.html unique to the site, style.css and about.html shared by 20 and 100 sites), ${n0(bytesPerSite)} bytes per site, plan \`builder\` (no badge), no compressed variants. Then \`node dist/main.js\` runs with its default settings (${threads} HTTP thread${threads === 1 ? '' : 's'} on ${machine.cores} cores, \`PLINTH_CACHE_MB\` ${process.env.PLINTH_CACHE_MB ?? 64}). Start-up: ${STARTUP_ROUNDS} rounds, each starting (to the banner) and stopping the server once on every data directory, the counts in an order rotated each round. Then one server per count runs, side by side on its own port, and every site's \`/\` is fetched with \`Host: <name>.${SITE_DOMAIN}\`, ${CONCURRENCY} requests in flight over keep-alive connections, each answer checked (200 and the site's own bytes): once cold, server after server, then in ${WARM_ROUNDS} warm rounds that visit each server in turn, in an order rotated each round. Timings are medians of the rounds with their range. RSS is VmRSS of the whole process (/proc/<pid>/status), split into anonymous memory (JavaScript heaps, caches, native buffers) and mapped file pages (the node binary, about 53 MiB, and the LMDB map: page cache the kernel can reclaim); per site = (RSS after the visits − RSS of the empty server after start) / sites. "Cold" means the server's caches were empty; the files were still in the OS page cache from publishing. The visit rates are bounded by the Node client on the same 2 cores; \`npm run bench:serve\` measures serving throughput.`,
   '',
   memory,
   '',
@@ -397,10 +477,9 @@ const section = [
   '```',
 ].join('\n');
 
-console.log(`\n${section}\n`);
-if (!process.env.BENCH_NO_WRITE) {
+publishSection(section, 'scale');
+if (!noWrite()) {
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });
   writeFileSync(join(root, 'bench', 'results', 'scale.json'), `${JSON.stringify(result, null, 2)}\n`);
-  writeResultsFile(join(root, 'bench', 'RESULTS.md'), section, 'scale');
-  log('wrote bench/results/scale.json and the scale section of bench/RESULTS.md');
+  log('wrote bench/results/scale.json');
 }

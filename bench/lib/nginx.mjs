@@ -40,7 +40,9 @@ ${typeLines}
   tcp_nodelay on;
   keepalive_timeout 65s;
   keepalive_requests 100000;
-  open_file_cache max=20000 inactive=60s;
+  # Each server idles for minutes while the bench measures the others (bench/serve.mjs rounds);
+  # Plinth's caches do not expire with time, so nginx's should not either.
+  open_file_cache max=20000 inactive=1h;
   open_file_cache_valid 60s;
   open_file_cache_errors on;
   client_body_temp_path ${tmp}/body;

@@ -1,15 +1,33 @@
 /**
- * The "Published with Plinth / Report" pill on Anonymous and Free sites (SPEC 4.5.6). Plain HTML
- * with inline styles and no script: a site's CSP or scripts cannot be broken by it, and it works
- * with JavaScript off. Inline `style` attributes (with `all:initial`) beat the site's stylesheets
- * without needing a class name the site might also use.
+ * The "Published with Plinth / Report abuse" pill on Anonymous and Free sites (SPEC 4.5.6). Plain
+ * HTML with inline styles and no script: a site's CSP or scripts cannot be broken by it, and it
+ * works with JavaScript off.
+ *
+ * Two ways a site could make it disappear without script are closed here:
+ * - Its stylesheet. Every inline declaration is `!important`, on the pill and on each child, and
+ *   starts from `all:initial`: an important declaration in a style attribute beats every author
+ *   style sheet rule, important or not, layered or not (CSS Cascade 5, element-attached styles),
+ *   and `all` resets what the site might set through inheritance, an animation or a transition.
+ * - Its markup. The badge goes where a browser's parser really puts it into <body>, not where a
+ *   string search finds `</body>` (which may be inside a comment, a <textarea>, or an element
+ *   left open that hides its content); see badge-placement.ts and badge-check.ts.
+ * What a site can still do (script, a CSP without inline styles, hiding or shrinking body,
+ * painting over it) is in docs/serving.md.
  */
+import { badgeTree, showsBadge } from './badge-check.js';
+import { proposePlacements, type Placement } from './badge-placement.js';
 import { escapeHtml } from './html-escape.js';
+import { readPageText, type PageText } from './page-text.js';
 
 export type BadgeOptions = { siteName: string; reportUrl: string };
 
-const FONT = "font:500 12px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif";
-const PILL_STYLE = [
+// Generic families only: a site's @font-face can claim any named family ('Segoe UI', Roboto…)
+// and give it blank glyphs, but not `system-ui` or `sans-serif`.
+const FONT = 'font:500 12px/1.4 system-ui,sans-serif';
+
+const important = (declarations: string[]): string => declarations.map((declaration) => `${declaration} !important`).join(';');
+
+const PILL_STYLE = important([
   'all:initial',
   'position:fixed',
   'right:12px',
@@ -25,9 +43,9 @@ const PILL_STYLE = [
   'color:#fff',
   FONT,
   'box-shadow:0 1px 4px rgba(0,0,0,.3)',
-].join(';');
-const TEXT_STYLE = `all:initial;color:inherit;${FONT}`;
-const LINK_STYLE = `all:initial;color:#9cd4ff;text-decoration:underline;cursor:pointer;${FONT}`;
+]);
+const TEXT_STYLE = important(['all:initial', 'color:inherit', FONT]);
+const LINK_STYLE = important(['all:initial', 'color:#9cd4ff', 'text-decoration:underline', 'cursor:pointer', FONT]);
 
 function badgeHtml({ siteName, reportUrl }: BadgeOptions): string {
   const name = escapeHtml(siteName);
@@ -40,44 +58,103 @@ function badgeHtml({ siteName, reportUrl }: BadgeOptions): string {
   );
 }
 
-const CLOSE_TAG_START = '</';
-const BODY = 'body';
-
-function isTagEnd(byte: number | undefined): boolean {
-  // `</body>`, `</body >`, `</body\n>`; also end of input for a truncated page.
-  return (
-    byte === undefined ||
-    byte === 0x3e /* > */ ||
-    byte === 0x2f /* / */ ||
-    byte === 0x20 ||
-    byte === 0x09 ||
-    byte === 0x0a ||
-    byte === 0x0c ||
-    byte === 0x0d
-  );
-}
+// `</body` followed by what ends a tag name (or the end of input, where the tag is dropped).
+const BODY_END_TAG = /<\/body(?=[\t\n\f\r />]|$)/gi;
 
 /**
- * Byte offset of the last `</body` (any case), or -1. Searching backwards from the end finds the
- * real closing tag even when `</body>` appears earlier inside a comment, string or script, and
- * uses the native `lastIndexOf` so a large page costs a few scans, not a byte loop.
+ * Text offset of the last `</body` (any case), or undefined. In a well-formed page this is the
+ * real end of body, found without parsing; whether it is real is then checked by parsing.
  */
-function lastBodyCloseOffset(html: Buffer): number {
-  let from = html.length;
-  while (from >= 0) {
-    const at = html.lastIndexOf(CLOSE_TAG_START, from);
-    if (at === -1) return -1;
-    const name = html.toString('latin1', at + 2, at + 2 + BODY.length).toLowerCase();
-    if (name === BODY && isTagEnd(html[at + 2 + BODY.length])) return at;
-    from = at - 1;
-  }
-  return -1;
+function lastBodyCloseOffset(text: string): number | undefined {
+  let last: number | undefined;
+  for (const match of text.matchAll(BODY_END_TAG)) last = match.index;
+  return last;
+}
+
+function splice(html: Buffer, page: PageText, markup: string, at: Placement): Buffer {
+  const byte = page.byteOffset(at.offset);
+  return Buffer.concat([html.subarray(0, byte), page.encode(at.closers + markup), html.subarray(byte)]);
+}
+
+// Work per page is bounded: each attempt parses the whole page, on the HTTP thread (once per
+// page and site: site-server.ts caches the result). A usual page needs one parse, one with
+// <noscript> or <select> two or three, a hostile one three to five; pages built to defeat every
+// placement (noscript games on top of a frameset or a shadow root) can need more. So attempts
+// stop after this many characters parsed, or 16 parses, but a page gets at least 3 parses (for
+// a 5 MB page, the first proposal is checked); past the budget the first proposal is served.
+const PARSE_BUDGET_CHARS = 16 * 1024 * 1024;
+const MAX_PARSES = 16;
+const MIN_PARSES = 3;
+
+interface Candidate {
+  key: string;
+  result: Buffer;
 }
 
 export function injectBadge(html: Buffer, options: BadgeOptions): Buffer {
-  const badge = Buffer.from(badgeHtml(options), 'utf8');
-  const at = lastBodyCloseOffset(html);
-  // Without `</body>` the browser still places trailing content inside the body.
-  if (at === -1) return Buffer.concat([html, badge]);
-  return Buffer.concat([html.subarray(0, at), badge, html.subarray(at)]);
+  const markup = badgeHtml(options);
+  const badge = badgeTree(markup);
+  const page = readPageText(html);
+  // With scripting off, <noscript> content is markup rather than text and can leave elements
+  // open; pages without the word parse the same either way, so only pages with it pay twice.
+  const noscript = /<noscript/i.test(page.text);
+  const budget = Math.min(MAX_PARSES, Math.max(MIN_PARSES, Math.floor(PARSE_BUDGET_CHARS / Math.max(page.text.length, 1))));
+  let parses = 0;
+  const propose = (text: string, scriptingEnabled: boolean): Placement[] => {
+    parses += 1;
+    return proposePlacements(text, scriptingEnabled);
+  };
+  const keyOf = (placement: Placement): string => `${placement.offset}:${placement.closers}`;
+  const at = (placement: Placement): Candidate => ({ key: keyOf(placement), result: splice(html, page, markup, placement) });
+  let bestGuess: Buffer | undefined;
+
+  function* candidates(): Generator<Candidate> {
+    // The usual page: straight before its last </body>, one parse to confirm. Not with a
+    // <select> in it: parse5 and browsers may disagree about select content, which only the
+    // proposals allow for (badge-placement.ts).
+    if (!/<select/i.test(page.text)) yield at({ offset: lastBodyCloseOffset(page.text) ?? page.text.length, closers: '' });
+    const proposals = propose(page.text, true);
+    bestGuess = proposals[0] === undefined ? undefined : at(proposals[0]).result;
+    for (const on of proposals) yield at(on);
+    // With scripting off the same spot may need other closers. Extra end tags are ignored by the
+    // parse that does not need them, so both sets together are tried too.
+    const off = noscript ? propose(page.text, false) : [];
+    for (const on of proposals) {
+      for (const other of off) {
+        if (other.offset !== on.offset || other.closers === on.closers) continue;
+        yield at({ offset: on.offset, closers: on.closers + other.closers });
+        yield at({ offset: on.offset, closers: other.closers + on.closers });
+      }
+    }
+    for (const other of off) yield at(other);
+    // Inserting the badge can change how the rest parses (before a <frameset>, the rest becomes
+    // body content, where a <template shadowrootmode> makes body a shadow host), so place again
+    // in each result; the first badge stays, unrendered, in the bytes.
+    for (const first of proposals) {
+      const { key, result } = at(first);
+      const again = readPageText(result);
+      for (const placement of propose(again.text, true)) {
+        yield { key: `${key}|${keyOf(placement)}`, result: splice(result, again, markup, placement) };
+      }
+    }
+  }
+
+  const tried = new Set<string>();
+  let scriptingOnly: Buffer | undefined;
+  for (const { key, result } of candidates()) {
+    if (parses >= budget) break;
+    if (tried.has(key)) continue;
+    tried.add(key);
+    const text = readPageText(result).text;
+    parses += 1;
+    if (!showsBadge(text, badge, true)) continue;
+    if (!noscript) return result;
+    parses += 1;
+    if (showsBadge(text, badge, false)) return result;
+    // Browsers parse with scripting on unless a visitor turned JavaScript off: that view
+    // decides when no placement satisfies both.
+    scriptingOnly ??= result;
+  }
+  // Without a placement that passes (none is known to exist), the first proposal is the best guess.
+  return scriptingOnly ?? bestGuess ?? splice(html, page, markup, { offset: page.text.length, closers: '' });
 }

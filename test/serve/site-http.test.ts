@@ -220,10 +220,11 @@ describe('badge', () => {
     expect(res.text).toContain('data-plinth-badge');
   });
 
-  it('goes before the last </body> on Free sites', async () => {
+  it('goes before the real </body> on Free sites, not into the comment after it that holds one', async () => {
     const res = await get('free-site');
-    expect(res.text.indexOf('data-plinth-badge')).toBeGreaterThan(res.text.indexOf('</body>'));
-    expect(res.text.indexOf('data-plinth-badge')).toBeLessThan(res.text.lastIndexOf('</body>'));
+    expect(res.text.indexOf('data-plinth-badge')).toBeGreaterThan(res.text.indexOf('one'));
+    expect(res.text.indexOf('data-plinth-badge')).toBeLessThan(res.text.indexOf('</body>'));
+    expect(res.text.endsWith('</div></body><!-- </body> --></html>')).toBe(true);
   });
 
   it('is not added to paid sites or to non-HTML files', async () => {
