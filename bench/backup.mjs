@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../dist/store/index.js';
-import { contentTypeFor } from '../dist/content-types.js';
+import { contentTypeFor } from '../dist/rules/index.js';
 import { freePort, startChild, stopChild, waitReady } from './lib/proc.mjs';
 
 const { values } = parseArgs({ options: { sites: { type: 'string', default: '10000' } } });

@@ -20,7 +20,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { contentTypeFor } from '../dist/content-types.js';
+import { contentTypeFor } from '../dist/rules/index.js';
 import { openStore } from '../dist/store/index.js';
 import { machineInfo, noWrite, publishSection } from './lib/report.mjs';
 import { formatSummary, median, runRounds, summarize } from './lib/rounds.mjs';

@@ -2,7 +2,7 @@
 import { pathToFileURL } from 'node:url';
 import { extname, join } from 'node:path';
 
-// Used only until dist/content-types.js exists; mirrors the allowlist's answers for the corpus types.
+// Used only until dist/rules/index.js exists; mirrors the allowlist's answers for the corpus types.
 const FALLBACK_TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -17,10 +17,10 @@ const fallbackCompressible = (type) => /^text\/|javascript|json|svg|xml/.test(ty
 /** Plinth's own content-type rules when built, else the fallback. Returns {typeOf, isCompressible, source}. */
 export async function loadContentTypes(root) {
   try {
-    const mod = await import(pathToFileURL(join(root, 'dist/content-types.js')).href);
+    const mod = await import(pathToFileURL(join(root, 'dist/rules/index.js')).href);
     if (typeof mod.contentTypeFor === 'function' && typeof mod.contentTypeFor('a.html') === 'string') {
       const isCompressible = typeof mod.isCompressibleType === 'function' ? (t) => mod.isCompressibleType(t) : fallbackCompressible;
-      return { typeOf: (path) => mod.contentTypeFor(path), isCompressible, source: 'dist/content-types.js' };
+      return { typeOf: (path) => mod.contentTypeFor(path), isCompressible, source: 'dist/rules/index.js' };
     }
   } catch { /* not built yet */ }
   return { typeOf: (path) => FALLBACK_TYPES[extname(path)] ?? 'application/octet-stream', isCompressible: fallbackCompressible, source: 'bench fallback map' };
