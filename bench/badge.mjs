@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse } from 'parse5';
-import { injectBadge } from '../dist/serve/badge.js';
+import { injectBadge } from '../dist/badge/index.js';
 import { machineInfo, writeResultsFile } from './lib/report.mjs';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } });

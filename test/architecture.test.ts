@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
-const AREAS = ['rules', 'http', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'cli', 'web', 'docs', 'runtime'] as const;
+const AREAS = ['rules', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'cli', 'web', 'docs', 'runtime'] as const;
 // The root modules every area may use (besides its own folder and node built-ins).
 const SHARED = ['config.ts', 'errors.ts', 'log.ts'];
 // Which other areas each area may import, always through that area's index.ts.
@@ -13,9 +13,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   rules: [],
   // The uWS edge kit: request copies, routing, bodies, writers.
   http: ['rules'],
+  // Placing the badge in a page: CPU work that both serving threads and ingest workers run.
+  badge: ['rules'],
   store: ['rules'],
-  serve: ['store', 'http', 'rules'],
-  ingest: ['store', 'rules'],
+  serve: ['store', 'http', 'rules', 'badge'],
+  ingest: ['store', 'rules', 'badge'],
   // The operations never reach an edge or uWS; edges reach the store only for read-only views.
   sites: ['store', 'ingest', 'rules'],
   api: ['sites', 'store', 'http', 'rules'],
@@ -26,7 +28,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   web: [],
   docs: ['web', 'sites', 'http', 'rules'],
   // Process wiring: starts threads and composes every area.
-  runtime: ['rules', 'http', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
+  runtime: ['rules', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
 };
 // Surfaces that answer requests or people; none may reach into another.
 const EDGES = ['api', 'mcp', 'app', 'docs', 'cli'];

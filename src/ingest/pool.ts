@@ -3,7 +3,8 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ServiceError } from '../errors.js';
-import type { CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
+import type { BadgedPage } from '../badge/index.js';
+import type { BadgeTask, CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
 
 export interface IngestPoolOptions {
   /** Worker threads; all pools together should stay within the core count. */
@@ -31,6 +32,11 @@ export interface IngestPool {
    */
   compress(task: CompressTask): Promise<CompressResult>;
   /**
+   * Builds a badged page (badge placed, compressed forms) on a thread of its own, so a serving
+   * thread never spends a large page's parse; undefined when its queue is full.
+   */
+  badgePage(task: BadgeTask): Promise<BadgedPage> | undefined;
+  /**
    * Lets running and queued tasks finish, then stops the threads; with `force`, stops them at
    * once (running tasks fail; a blob temp file they leave is swept at the next start).
    */
@@ -42,6 +48,7 @@ export interface IngestPool {
 }
 
 const COMPRESS_QUEUE = 64;
+const BADGE_QUEUE = 64;
 
 function unavailable(): ServiceError {
   return new ServiceError('unavailable', 'Too many deploys are being processed right now.', {
@@ -96,12 +103,24 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     idleTimeout: options.idleTimeoutMs,
   });
 
+  // Badged pages have a lane of their own: a visitor waits for one, and must not wait behind a
+  // deploy's compression.
+  const badger = new Piscina<BadgeTask, BadgedPage>({
+    filename,
+    name: 'badge',
+    minThreads: 0,
+    maxThreads: 1,
+    maxQueue: BADGE_QUEUE,
+    idleTimeout: options.idleTimeoutMs,
+  });
+
   return {
     unpack,
     compress: (task) => compressor.run(task),
+    badgePage: (task) => (badger.queueSize >= BADGE_QUEUE ? undefined : badger.run(task).then(asBuffers)),
     close: async (closeOptions = {}) => {
-      if (closeOptions.force) await Promise.all([piscina.destroy(), compressor.destroy()]);
-      else await Promise.all([piscina.close(), compressor.close()]);
+      if (closeOptions.force) await Promise.all([piscina.destroy(), compressor.destroy(), badger.destroy()]);
+      else await Promise.all([piscina.close(), compressor.close(), badger.close()]);
     },
     get queueSize() {
       return piscina.queueSize;
@@ -110,4 +129,11 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
       return unpacksStarted;
     },
   };
+}
+
+/** Buffers come back from the worker as plain Uint8Arrays; serving wants Buffers. */
+function asBuffers(page: BadgedPage): BadgedPage {
+  const buffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const body = (form: { bytes: Uint8Array; etag: string } | undefined) => form && { bytes: buffer(form.bytes), etag: form.etag };
+  return { identity: body(page.identity)!, ...(page.br ? { br: body(page.br)! } : {}), ...(page.gzip ? { gzip: body(page.gzip)! } : {}) };
 }

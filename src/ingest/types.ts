@@ -89,3 +89,12 @@ export interface CompressTask {
 
 /** sha256 → sizes of the variants that exist (an empty object when none pays off). */
 export type CompressResult = Record<string, { br?: number; gzip?: number }>;
+
+/** A page of a site with a badge, to be served with it (see badge/page.ts). */
+export interface BadgeTask {
+  /** The page's bytes as stored. */
+  source: Uint8Array;
+  siteName: string;
+  reportUrl: string;
+  compress: boolean;
+}

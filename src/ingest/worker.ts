@@ -3,6 +3,7 @@
 // expected failures as data; a throw here is a real fault (disk full, a bug) and becomes a 500.
 import { rmSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { buildBadgedPage, type BadgedPage } from '../badge/index.js';
 import { isStorageFull, STORAGE_FULL } from '../errors.js';
 import { openBlobStore, type BlobStore } from '../store/index.js';
 import { createCollector } from './collector.js';
@@ -10,7 +11,7 @@ import { detectArchiveFormat } from './format.js';
 import { readJsonDeploy } from './json-body.js';
 import { DeployRejected } from './rejection.js';
 import { readTar } from './tar-reader.js';
-import type { CompressResult, CompressTask, IngestError, UnpackResult, UnpackTask } from './types.js';
+import type { BadgeTask, CompressResult, CompressTask, IngestError, UnpackResult, UnpackTask } from './types.js';
 import { readZip } from './zip-reader.js';
 
 // Deploy work yields the CPU to serving threads: a visitor's request must not wait behind an
@@ -76,6 +77,12 @@ function storageFull(): IngestError {
 }
 
 /** Second task: precompressed variants for blobs of a revision that is already live. */
+/** Places the badge in a page and compresses the result, off the serving thread. */
+export function badge(task: BadgeTask): BadgedPage {
+  const source = Buffer.from(task.source.buffer, task.source.byteOffset, task.source.byteLength);
+  return buildBadgedPage(source, { siteName: task.siteName, reportUrl: task.reportUrl, compress: task.compress });
+}
+
 export async function compress(task: CompressTask): Promise<CompressResult> {
   const blobs = blobsFor(task.dataDir);
   const result: CompressResult = {};

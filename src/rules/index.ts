@@ -6,6 +6,7 @@
 export * from './content-types.js';
 export * from './email.js';
 export * from './expiry.js';
+export * from './html-escape.js';
 export * from './plans.js';
 export * from './roles.js';
 export * from './site-paths.js';

@@ -54,19 +54,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const { config, log } = options;
   const uws = loadNativeUws();
   const store = await openStore({ dir: config.dataDir, now: options.now });
+  const ingest = createIngestPool({
+    maxThreads: config.deploy.ingestThreads,
+    maxQueue: config.deploy.ingestQueue,
+    idleTimeoutMs: 30_000,
+    workerFile: options.ingestWorkerFile,
+  });
   const sites = createSiteServer({
     store,
     config: config.serve,
     siteUrl: (name) => siteUrl(config.publicUrls, name),
     log: log.child({ area: 'serve' }),
     now: options.now,
-  });
-
-  const ingest = createIngestPool({
-    maxThreads: config.deploy.ingestThreads,
-    maxQueue: config.deploy.ingestQueue,
-    idleTimeoutMs: 30_000,
-    workerFile: options.ingestWorkerFile,
+    buildBadgedPage: (source, badge) => ingest.badgePage({ source, ...badge }),
   });
   // Uploads yield to visitors on a busy thread (see upload-pacer.ts).
   const pacer = config.deploy.pacedUploadBytesPerSecond > 0

@@ -3,7 +3,7 @@
  * (SPEC 4.5.2, 4.5.7). Self-contained: inline CSS, no script, no fonts or images to fetch, so they
  * render under any network condition and leak no request to third parties.
  */
-import { escapeHtml } from './html-escape.js';
+import { escapeHtml } from '../rules/index.js';
 
 export type StatusPageCode = 400 | 404 | 405 | 410 | 414 | 416 | 451 | 500 | 503;
 export type StatusPageOptions = { siteName?: string };

@@ -42,3 +42,26 @@ it('keeps site records and resolved URLs within PLINTH_SITE_CACHE_MB, however ma
   expect(cache.siteBytes).toBeGreaterThan(512 * 1024);
   for (const name of names.slice(0, 5)) expect((await get(name)).text).toContain(name);
 });
+
+it('builds a large badged page in a worker, once for visitors asking at the same time, and a small one at once', async () => {
+  server = await startTestServer();
+  // About 300 KB of markup: too long to parse while serving.
+  const large = `<!doctype html><title>big</title><body>${'<p>lorem ipsum <b>dolor</b> sit amet</p>\n'.repeat(7000)}</body>`;
+  await publishSite(server.store, 'free-big', { 'index.html': large, 'small.html': '<body><p>small</p></body>' }, { plan: 'free' });
+
+  const answers = await Promise.all(Array.from({ length: 5 }, () => get('free-big')));
+  for (const answer of answers) {
+    expect(answer.status).toBe(200);
+    expect(answer.text.match(/data-plinth-badge/g)?.length).toBe(1);
+    expect(answer.text.indexOf('data-plinth-badge')).toBeLessThan(answer.text.lastIndexOf('</body>'));
+  }
+  expect(new Set(answers.map((answer) => answer.headers.etag)).size).toBe(1);
+  expect(server.stats().cache.badgedPagesBuiltElsewhere).toBe(1);
+
+  const small = await get('free-big', '/small.html');
+  expect(small.text).toContain('data-plinth-badge');
+  expect(server.stats().cache.badgedPagesBuiltElsewhere).toBe(1);
+  // Built once: later visits come from the cache.
+  expect((await get('free-big')).headers.etag).toBe(answers[0]!.headers.etag);
+  expect(server.stats().cache.badgedPagesBuiltElsewhere).toBe(1);
+});

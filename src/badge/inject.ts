@@ -14,9 +14,9 @@
  * What a site can still do (script, a CSP without inline styles, hiding or shrinking body,
  * painting over it) is in docs/serving.md.
  */
-import { badgeTree, showsBadge } from './badge-check.js';
-import { proposePlacements, type Placement } from './badge-placement.js';
-import { escapeHtml } from './html-escape.js';
+import { badgeTree, showsBadge } from './check.js';
+import { proposePlacements, type Placement } from './placement.js';
+import { escapeHtml } from '../rules/index.js';
 import { readPageText, type PageText } from './page-text.js';
 
 export type BadgeOptions = { siteName: string; reportUrl: string };

@@ -1,9 +1,9 @@
 import { existsSync, utimesSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../src/log.js';
-import { openStore, type FileEntry, type Store } from '../src/store/index.js';
-import { sweep } from '../src/runtime/sweeper.js';
-import { tempDir } from './helpers/sites.js';
+import { createLogger } from '../../src/log.js';
+import { openStore, type FileEntry, type Store } from '../../src/store/index.js';
+import { sweep } from '../../src/runtime/sweeper.js';
+import { tempDir } from '../helpers/sites.js';
 
 const DAY = 24 * 3600_000;
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { parse, type DefaultTreeAdapterTypes as T } from 'parse5';
 import { describe, expect, it } from 'vitest';
-import { injectBadge } from '../../src/serve/badge.js';
+import { injectBadge } from '../../src/badge/index.js';
 
 const OPTIONS = { siteName: 'my-site', reportUrl: 'https://plinth.example/report/my-site' };
 const MARK = '<div data-plinth-badge';

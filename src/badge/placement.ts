@@ -14,7 +14,7 @@
  * these are proposals, in order of preference.
  */
 import { InsertionMode, Parser, Token, Tokenizer, TokenizerMode, html, type DefaultTreeAdapterMap } from 'parse5';
-import { hasShadowRootMode } from './badge-check.js';
+import { hasShadowRootMode } from './check.js';
 
 type Element = DefaultTreeAdapterMap['element'];
 const $ = html.TAG_ID;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createUploadPacer } from '../src/http/index.js';
+import { createUploadPacer } from '../../src/http/index.js';
 
 describe('upload pacer', () => {
   afterEach(() => {

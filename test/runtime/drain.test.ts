@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { gateCommits, settlesWithin, waitForEmpty } from '../src/runtime/drain.js';
-import { openStore } from '../src/store/index.js';
-import { storeFiles, tempDir } from './helpers/sites.js';
+import { gateCommits, settlesWithin, waitForEmpty } from '../../src/runtime/drain.js';
+import { openStore } from '../../src/store/index.js';
+import { storeFiles, tempDir } from '../helpers/sites.js';
 
 describe('graceful-stop helpers', () => {
   const store = openStore({ dir: tempDir() });

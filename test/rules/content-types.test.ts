@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentTypeFor, isCompressibleType, isHtmlType } from '../src/rules/index.js';
+import { contentTypeFor, isCompressibleType, isHtmlType } from '../../src/rules/index.js';
 
 describe('contentTypeFor', () => {
   it.each([

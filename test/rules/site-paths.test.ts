@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSkippedPath } from '../src/rules/index.js';
+import { isSkippedPath } from '../../src/rules/index.js';
 
 describe('isSkippedPath', () => {
   it.each([

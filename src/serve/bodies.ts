@@ -1,0 +1,124 @@
+import { buildBadgedPage, type BadgedPage, type BadgeOptions } from '../badge/index.js';
+import type { ServeConfig } from '../config.js';
+import { isCompressibleType } from '../rules/index.js';
+import type { Encoding, FileEntry, Store } from '../store/index.js';
+import { blobEtag } from './headers.js';
+import { createLruCache, type LruEntry } from './lru-cache.js';
+import { ENCODINGS, type CachedSite, type Target } from './site-cache.js';
+
+/**
+ * Step three of serving a request: the body, held in memory within a byte budget. A stored blob
+ * (or one of its precompressed forms), or a page of a site with a badge, built once per page and
+ * site: small pages at once, larger ones in a worker thread while the serving thread goes on.
+ */
+
+/** A body held in memory with its ETag. */
+export interface Body {
+  bytes: Buffer;
+  etag: string;
+}
+
+/** Builds a badged page off this thread; undefined when that is not possible now (queue full). */
+export type BadgedPageBuilder = (source: Buffer, options: BadgeOptions & { compress: boolean }) => Promise<BadgedPage> | undefined;
+
+export interface BodyCache {
+  /** A blob's bytes for this representation of a target (the target keeps its cache entry). */
+  held(target: Target, encoding: Encoding | undefined): Body;
+  /** A blob's bytes, from the cache or the store. */
+  blob(entry: FileEntry, encoding: Encoding | undefined): Body;
+  /** The page with its badge: at once when cached or small, else once a worker has built it. */
+  badged(entry: FileEntry, options: BadgeOptions): BadgedPage | Promise<BadgedPage>;
+  /** Drops the bodies of a site's targets (its live revision changed or it went away). */
+  forget(cached: CachedSite): void;
+  readonly weight: number;
+  /** Badged pages a worker built so far. */
+  readonly builtElsewhere: number;
+}
+
+// Pages up to this size get their badge on the serving thread (a few ms at most); larger ones
+// would hold it for up to a second for 5 MB of hostile markup, so a worker builds them.
+const BADGE_INLINE_MAX_BYTES = 64 * 1024;
+
+const bodyKey = (sha256: string, encoding: Encoding | undefined): string => (encoding ? `${sha256}.${encoding}` : sha256);
+const badgeKey = (sha256: string, siteName: string): string => `badge:${sha256}:${siteName}`;
+const slotOf = (encoding: Encoding | undefined): number => (encoding === undefined ? 0 : encoding === 'br' ? 1 : 2);
+
+export function createBodyCache(store: Store, config: ServeConfig, buildOffThread?: BadgedPageBuilder): BodyCache {
+  const bodies = createLruCache<Body | BadgedPage>(config.cacheBytes);
+  // Pages being built, so that visitors asking at once wait for one build.
+  const building = new Map<string, Promise<BadgedPage>>();
+  let builtElsewhere = 0;
+
+  const blob = (entry: FileEntry, encoding: Encoding | undefined): Body => {
+    const key = bodyKey(entry.sha256, encoding);
+    let body = bodies.get(key) as Body | undefined;
+    if (body === undefined) {
+      const bytes = store.blobs.readSync(entry.sha256, encoding);
+      body = { bytes, etag: blobEtag(entry.sha256, encoding) };
+      bodies.set(key, body, bytes.byteLength);
+    }
+    return body;
+  };
+
+  const keep = (key: string, page: BadgedPage): BadgedPage => {
+    bodies.set(key, page, page.identity.bytes.byteLength + (page.br?.bytes.byteLength ?? 0) + (page.gzip?.bytes.byteLength ?? 0));
+    return page;
+  };
+
+  return {
+    blob,
+
+    held(target, encoding) {
+      const slot = slotOf(encoding);
+      const held = target.held[slot];
+      const kept = held === undefined ? undefined : (bodies.use(held as LruEntry<Body | BadgedPage>) as Body | undefined);
+      if (kept !== undefined) return kept;
+      const body = blob(target.entry!, encoding);
+      target.held[slot] = bodies.entry(bodyKey(target.entry!.sha256, encoding));
+      return body;
+    },
+
+    badged(entry, options) {
+      const key = badgeKey(entry.sha256, options.siteName);
+      const cached = bodies.get(key) as BadgedPage | undefined;
+      if (cached !== undefined) return cached;
+      const pending = building.get(key);
+      if (pending !== undefined) return pending;
+      const source = store.blobs.readSync(entry.sha256);
+      const build = { ...options, compress: isCompressibleType(entry.type) };
+      const offThread = source.byteLength > BADGE_INLINE_MAX_BYTES ? buildOffThread?.(source, build) : undefined;
+      if (offThread === undefined) return keep(key, buildBadgedPage(source, build));
+      // A worker that fails (the pool stopping) leaves the page to this thread: never unbadged.
+      const done = offThread
+        .then((page) => {
+          builtElsewhere++;
+          return page;
+        })
+        .catch(() => buildBadgedPage(source, build))
+        .then((page) => keep(key, page))
+        .finally(() => building.delete(key));
+      building.set(key, done);
+      return done;
+    },
+
+    // Bodies of a revision that is no longer live would otherwise sit in the cache until the byte
+    // budget pushes them out, so a site deployed to all day fills every thread's budget with
+    // superseded pages. Content another site shares is just read again on its next request.
+    forget(cached) {
+      for (const target of cached.targets.values()) {
+        const sha256 = target.entry?.sha256;
+        if (sha256 === undefined) continue;
+        bodies.delete(sha256);
+        for (const encoding of ENCODINGS) bodies.delete(bodyKey(sha256, encoding));
+        bodies.delete(badgeKey(sha256, cached.site.name));
+      }
+    },
+
+    get weight() {
+      return bodies.weight;
+    },
+    get builtElsewhere() {
+      return builtElsewhere;
+    },
+  };
+}

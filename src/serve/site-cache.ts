@@ -1,0 +1,175 @@
+import { performance } from 'node:perf_hooks';
+import type { ServeConfig } from '../config.js';
+import { isHtmlType } from '../rules/index.js';
+import type { Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
+import { cacheControlFor } from './http-rules.js';
+import { createLruCache, type LruEntry } from './lru-cache.js';
+import { normalizeRequestPath } from './request-path.js';
+import { resolveSitePath } from './resolve.js';
+
+/**
+ * Steps one and two of serving a request: the site (its record, as this thread last read it) and
+ * the target (where a URL of its live revision leads), both cached per thread within a byte
+ * budget and forgotten when the site changes.
+ */
+
+export const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
+
+/**
+ * Where one URL of one revision leads, with what the response needs precomputed. Revisions are
+ * immutable, so a target never goes stale while its revision is live.
+ */
+export interface Target {
+  status: 200 | 404;
+  entry?: FileEntry;
+  /** Set when the URL itself is bad (400) or too long (414). */
+  error?: 400 | 414;
+  html: boolean;
+  cacheControl: string;
+  encodings: readonly Encoding[];
+  /** Header blocks for in-memory bodies, built on first use: [identity, br, gzip]. */
+  prepared: (PreparedHeaders | undefined)[];
+  /** The body cache's entries for the same three, kept to skip a lookup per request. */
+  held: (LruEntry<object> | undefined)[];
+}
+
+/** A representation's headers as one `writeHeader` value each (see headers.ts `joinAfterFirst`). */
+export interface PreparedHeaders {
+  /** For 200/404 with a body: everything after "Content-Type: ". */
+  full: Buffer;
+  /** For 304: everything after "ETag: ". */
+  notModified: Buffer;
+  etag: string;
+}
+
+/** A site record as this thread last read it, with the targets of its live revision. */
+export interface CachedSite {
+  /** Key in the site cache (the name it was asked for). */
+  key: string;
+  site: SiteRecord;
+  /** Read before this many changes by other processes were seen: re-read on its next request. */
+  epoch: number;
+  targets: Map<string, Target>;
+}
+
+export interface SiteCache {
+  /** The site asked for by name (a former name finds the renamed site), or undefined. */
+  lookup(name: string): CachedSite | undefined;
+  /** Where `url` leads in the site's live revision `revision`. */
+  target(cached: CachedSite, revision: string, url: string): Target;
+  readonly size: number;
+  readonly weight: number;
+}
+
+// Writes made through any thread of this process invalidate cached site records at once (store
+// change feed). Writes by other processes (admin CLI) move their mark in the store, checked this
+// often; then every cached record is re-read on its next request. Re-reading each record on a
+// timer instead cost a 10,000-site rotation 30% of its throughput.
+const ELSEWHERE_CHECK_MS = 1000;
+const MAX_TARGETS_PER_SITE = 10_000;
+// Estimated memory of a cached site record (with its Map) and of one resolved URL (Target,
+// FileEntry, prepared header buffers) besides the URL itself, from bench:scale: about 2 KB of live
+// heap per cached site, and 2.3 KB per cached 1,000-character path.
+const SITE_WEIGHT = 2048;
+const TARGET_WEIGHT = 1280;
+
+/** `forget` runs for every cached site dropped because it changed (its bodies go with it). */
+export function createSiteCache(store: Store, config: ServeConfig, forget: (cached: CachedSite) => void): SiteCache {
+  // Within a byte budget: without one, random paths across many sites would each hold memory
+  // until restart.
+  const sites = createLruCache<CachedSite>(config.siteCacheBytes);
+
+  const forgetSite = (cached: CachedSite): void => {
+    if (sites.get(cached.key) === cached) sites.delete(cached.key);
+    forget(cached);
+  };
+
+  // Resolved URLs count against the site cache's budget with their site.
+  const charge = (cached: CachedSite, bytes: number): void => sites.adjust(cached.key, bytes);
+
+  store.onSiteChanged(({ siteId, name }) => {
+    const named = sites.get(name);
+    if (named !== undefined) forgetSite(named);
+    // Former names of a renamed site are cached under their own key.
+    for (const cached of sites.values()) if (cached.site.id === siteId) forgetSite(cached);
+  });
+
+  let epoch = 0;
+  let elsewhere = store.siteChangesElsewhere();
+  let elsewhereCheckedAt = performance.now();
+
+  return {
+    lookup(name) {
+      const checkedAt = performance.now();
+      if (checkedAt - elsewhereCheckedAt >= ELSEWHERE_CHECK_MS) {
+        elsewhereCheckedAt = checkedAt;
+        const marks = store.siteChangesElsewhere();
+        if (marks !== elsewhere) {
+          elsewhere = marks;
+          epoch++;
+        }
+      }
+      let cached = sites.get(name);
+      if (cached !== undefined && cached.epoch === epoch) return cached;
+      const site = store.getSite(name);
+      if (site === undefined) {
+        if (cached !== undefined) forgetSite(cached);
+        return undefined;
+      }
+      // Targets depend on the live revision only; badge choice is made per request from the plan.
+      if (cached !== undefined && cached.site.liveRevision === site.liveRevision) {
+        cached.site = site;
+        cached.epoch = epoch;
+        return cached;
+      }
+      // A live revision changed by another process (admin CLI) is noticed here, not by the feed.
+      if (cached !== undefined) forgetSite(cached);
+      cached = { key: name, site, epoch, targets: new Map() };
+      sites.set(name, cached, SITE_WEIGHT + name.length);
+      return cached;
+    },
+
+    target(cached, revision, url) {
+      const known = cached.targets.get(url);
+      if (known !== undefined) return known;
+      const normalized = normalizeRequestPath(url, config.maxUrlBytes);
+      let target: Target;
+      if (!normalized.ok) {
+        target = { status: 404, error: normalized.status, html: false, cacheControl: '', encodings: [], prepared: [], held: [] };
+      } else {
+        let last: FileEntry | undefined;
+        const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, (path) => {
+          last = store.getFile(revision, path);
+          return last !== undefined;
+        });
+        // `has` is probed last for the path it resolves to, so `last` is that file's entry.
+        const entry = resolution.kind === 'missing' ? undefined : (last ?? store.getFile(revision, resolution.path));
+        target = {
+          status: resolution.status,
+          entry,
+          html: entry !== undefined && isHtmlType(entry.type),
+          cacheControl: entry ? cacheControlFor(entry.type) : '',
+          encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : [],
+          prepared: [],
+          held: [],
+        };
+      }
+      if (cached.targets.size >= MAX_TARGETS_PER_SITE) {
+        let freed = 0;
+        for (const key of cached.targets.keys()) freed += TARGET_WEIGHT + key.length;
+        cached.targets.clear();
+        charge(cached, -freed);
+      }
+      cached.targets.set(url, target);
+      charge(cached, TARGET_WEIGHT + url.length);
+      return target;
+    },
+
+    get size() {
+      return sites.size;
+    },
+    get weight() {
+      return sites.weight;
+    },
+  };
+}
