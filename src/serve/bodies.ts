@@ -1,10 +1,10 @@
 import { buildBadgedPage, type BadgedPage, type BadgeOptions } from '../badge/index.js';
 import type { ServeConfig } from '../config.js';
 import { isCompressibleType } from '../rules/index.js';
-import type { Encoding, FileEntry, Store } from '../store/index.js';
+import type { Encoding, FileEntry } from '../store/index.js';
 import { blobEtag } from './headers.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
-import { ENCODINGS, type CachedSite, type Target } from './site-cache.js';
+import { ENCODINGS, type CachedSite, type SiteReader, type Target } from './site-cache.js';
 
 /**
  * Step three of serving a request: the body, held in memory within a byte budget. A stored blob
@@ -43,7 +43,7 @@ const bodyKey = (sha256: string, encoding: Encoding | undefined): string => (enc
 const badgeKey = (sha256: string, siteName: string): string => `badge:${sha256}:${siteName}`;
 const slotOf = (encoding: Encoding | undefined): number => (encoding === undefined ? 0 : encoding === 'br' ? 1 : 2);
 
-export function createBodyCache(store: Store, config: ServeConfig, buildOffThread?: BadgedPageBuilder): BodyCache {
+export function createBodyCache(store: SiteReader, config: ServeConfig, buildOffThread?: BadgedPageBuilder): BodyCache {
   const bodies = createLruCache<Body | BadgedPage>(config.cacheBytes);
   // Pages being built, so that visitors asking at once wait for one build.
   const building = new Map<string, Promise<BadgedPage>>();

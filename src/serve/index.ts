@@ -1,3 +1,4 @@
 /** Published-site serving: Host routing and the site request handler. */
 export { createSiteServer, type SiteCacheStats, type SiteServer, type SiteServerOptions } from './site-server.js';
+export type { SiteReader } from './site-cache.js';
 export { routeHost, type HostRoute } from './host-route.js';

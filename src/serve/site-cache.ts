@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ServeConfig } from '../config.js';
 import { isHtmlType } from '../rules/index.js';
-import type { Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
+import type { BlobStore, Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
 import { cacheControlFor } from './http-rules.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
 import { normalizeRequestPath } from './request-path.js';
@@ -12,6 +12,12 @@ import { resolveSitePath } from './resolve.js';
  * the target (where a URL of its live revision leads), both cached per thread within a byte
  * budget and forgotten when the site changes.
  */
+
+/**
+ * All that serving reads of the store: a site by name, a file of a revision by path, blob bytes,
+ * and the feed of site changes. Synchronous reads only; the hot path never awaits.
+ */
+export type SiteReader = Pick<Store, 'getSite' | 'getFile' | 'onSiteChanged' | 'siteChangesElsewhere'> & { readonly blobs: Pick<BlobStore, 'readSync' | 'pathOf'> };
 
 export const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 
@@ -74,7 +80,7 @@ const SITE_WEIGHT = 2048;
 const TARGET_WEIGHT = 1280;
 
 /** `forget` runs for every cached site dropped because it changed (its bodies go with it). */
-export function createSiteCache(store: Store, config: ServeConfig, forget: (cached: CachedSite) => void): SiteCache {
+export function createSiteCache(store: SiteReader, config: ServeConfig, forget: (cached: CachedSite) => void): SiteCache {
   // Within a byte budget: without one, random paths across many sites would each hold memory
   // until restart.
   const sites = createLruCache<CachedSite>(config.siteCacheBytes);

@@ -3,15 +3,15 @@ import type { ServeConfig } from '../config.js';
 import { endFromMemory, isAborted, statusLine, streamFile, trackAbort, writeResponse, type Headers, type HttpRequest, type HttpResponse } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { hasBadge, isExpired } from '../rules/index.js';
-import type { Encoding, FileEntry, Store } from '../store/index.js';
+import type { Encoding, FileEntry } from '../store/index.js';
 import { createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
 import { blobEtag, fileHeaders, joinAfterFirst, notModifiedHeaders, pageHeaders, SECURITY_HEADERS, type FileAnswer, type HeaderList } from './headers.js';
 import { matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
 import { statusPage, type StatusPageCode } from './pages.js';
-import { createSiteCache, ENCODINGS, type CachedSite, type PreparedHeaders, type Target } from './site-cache.js';
+import { createSiteCache, ENCODINGS, type CachedSite, type PreparedHeaders, type SiteReader, type Target } from './site-cache.js';
 
 export interface SiteServerOptions {
-  store: Store;
+  store: SiteReader;
   config: ServeConfig;
   /** Public address of a site, for redirects after a rename. */
   siteUrl: (name: string) => string;

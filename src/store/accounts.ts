@@ -1,14 +1,30 @@
 import { newId } from './ids.js';
 import { compact, prefixRange, type MetadataDbs } from './metadata-dbs.js';
-import type { AccountRecord, ApiTokenInfo, Store } from './types.js';
-
-type AccountOps = Pick<
-  Store,
-  'createAccount' | 'getAccount' | 'getAccountByEmail' | 'setAccountPlan' | 'addApiToken' | 'listApiTokens' | 'revokeApiToken' | 'touchApiToken' | 'getRole' | 'setMember'
->;
+import type { AccountRecord, ApiTokenInfo, Role } from './types.js';
 
 /** Accounts, their API tokens (by hash) and site roles. */
-export function accountOps(dbs: MetadataDbs, now: () => number): AccountOps {
+export interface AccountRecords {
+  /** A new account; `undefined` when the e-mail address is already registered. */
+  createAccount(input: { email: string; plan: AccountRecord['plan'] }): Promise<AccountRecord | undefined>;
+  getAccount(id: string): AccountRecord | undefined;
+  getAccountByEmail(email: string): AccountRecord | undefined;
+  setAccountPlan(id: string, plan: AccountRecord['plan']): Promise<AccountRecord | undefined>;
+  /** Records an API token by its hash; the token itself is never stored. */
+  addApiToken(input: { accountId: string; tokenHash: string; name: string }): Promise<ApiTokenInfo>;
+  /** The account's API tokens, oldest first (never the tokens themselves). */
+  listApiTokens(accountId: string): ApiTokenInfo[];
+  /** Revokes one of the account's API tokens at once; false when it has no token with that id. */
+  revokeApiToken(accountId: string, tokenId: string): Promise<boolean>;
+  /** Records that a token was used (callers throttle this; it is a write). */
+  touchApiToken(tokenHash: string, at: number): Promise<void>;
+  /** The caller's role on a site, if a member. */
+  getRole(siteId: string, accountId: string): Role | undefined;
+  /** Adds or changes a member's role. */
+  setMember(siteId: string, accountId: string, role: Role): Promise<void>;
+}
+
+/** Accounts, their API tokens (by hash) and site roles. */
+export function accountOps(dbs: MetadataDbs, now: () => number): AccountRecords {
 
   return {
     createAccount({ email, plan }) {

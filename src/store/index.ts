@@ -1,4 +1,10 @@
 export type * from './types.js';
+export type { AccountRecords } from './accounts.js';
+export type { LifecycleRecords } from './lifecycle.js';
+export type { MembershipRecords } from './memberships.js';
+export type { SiteRecords } from './metadata.js';
+export type { OAuthRecords } from './oauth.js';
+export type { PeopleRecords } from './sessions.js';
 export { hashToken, newId, sameHash } from './ids.js';
 export { openBlobStore, openStore } from './open.js';
 export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } from './backup.js';

@@ -2,9 +2,41 @@ import { isExpired } from '../rules/index.js';
 import { newId } from './ids.js';
 import { countOwned } from './memberships.js';
 import { compact, type MetadataDbs } from './metadata-dbs.js';
-import type { ApprovalOutcome, ClaimResult, Confirmation, SiteRecord, Store } from './types.js';
+import type { ApprovalOutcome, ClaimOptions, ClaimResult, Confirmation, SiteRecord, Store } from './types.js';
 
-type LifecycleOps = Pick<Store, 'claimSite' | 'takeSealedAccountToken' | 'renameSite' | 'putConfirmation' | 'getConfirmation' | 'approveDeletion'>;
+/** Site changes outside deploys: claim, rename, approved deletion and confirmations. */
+export interface LifecycleRecords {
+  /**
+   * Moves an unclaimed, unexpired anonymous site into the account: owner, plan Free, no expiry;
+   * the claim token is used up and the site token keeps only the right to read the claim.
+   * A used-up (or unknown, or non-claim) token and a deleted site give `not_found`;
+   * `expired` from `expiresAt <= now` on.
+   */
+  claimSite(claimTokenHash: string, accountId: string, options?: ClaimOptions): Promise<ClaimResult>;
+  /**
+   * The sealed account token a claim left for the site token's holder, removed as it is read
+   * (the claim poll hands it out once).
+   */
+  takeSealedAccountToken(siteTokenHash: string): Promise<string | undefined>;
+  /**
+   * Gives a site a new name; the old one keeps resolving to it (serving redirects) and is never
+   * reused. `name` must be the current name of a site that is not deleted (else `not_found`);
+   * `newName` must never have been used by any site (else `name_taken`). The caller validates its form.
+   */
+  renameSite(name: string, newName: string): Promise<{ ok: true; site: SiteRecord } | { ok: false; reason: 'not_found' | 'name_taken' }>;
+  /** Stores a short-lived confirmation (member removal, deletion approval) by token hash. */
+  putConfirmation(tokenHash: string, record: Confirmation): Promise<void>;
+  /** The record as stored, also past its `expiresAt`: callers judge expiry (approvals report `expired`). */
+  getConfirmation(tokenHash: string): Confirmation | undefined;
+  /**
+   * Deletes the site if `typedAddress` names it, the approval is pending and not expired. Accepted:
+   * the current name, or `name.<domain…>` with an optional `http(s)://` and trailing `/`,
+   * case-insensitive (the domain is not checked). Checks in order: unknown token or not a
+   * deletion → `not_found`; already approved → `already_decided`; `expiresAt <= now` →
+   * `expired`; address → `wrong_address`. Returns the approval as it ends up.
+   */
+  approveDeletion(approvalTokenHash: string, typedAddress: string): Promise<ApprovalOutcome>;
+}
 type RenameResult = Awaited<ReturnType<Store['renameSite']>>;
 type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
 
@@ -13,7 +45,7 @@ type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
  * transaction whose checks read inside it, so two racing callers cannot both succeed; every
  * change is announced so per-thread site caches drop the record.
  */
-export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (site: SiteRecord) => void): LifecycleOps {
+export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (site: SiteRecord) => void): LifecycleRecords {
   return {
     async claimSite(claimTokenHash, accountId, options = {}) {
       const result = await dbs.env.transaction((): ClaimResult => {

@@ -3,10 +3,37 @@ import { emailKey } from './accounts.js';
 import { prefixRange, type MetadataDbs } from './metadata-dbs.js';
 import type { InviteRecord, Membership, Role, SiteRecord, Store } from './types.js';
 
-type MembershipOps = Pick<
-  Store,
-  'listSitesOf' | 'countOwnedSites' | 'listMembers' | 'removeMember' | 'createInvite' | 'listInvites' | 'getInviteByToken' | 'acceptInvite' | 'deleteInvite'
->;
+/** Who belongs to which site, and pending invites. */
+export interface MembershipRecords {
+  /**
+   * Sites the account is a member of (deleted ones left out), ordered by site id; `after` is the
+   * last id of the previous page (exclusive). `limit` defaults to 50 and is clamped to 1-200.
+   */
+  listSitesOf(accountId: string, options?: { after?: string; limit?: number }): { sites: Array<{ site: SiteRecord; role: Role }>; nextAfter?: string };
+  /** Sites the account owns, deleted ones left out (for the plan's site limit). */
+  countOwnedSites(accountId: string): number;
+  /** Members of a site with their account e-mail, in account id order. */
+  listMembers(siteId: string): Array<Membership & { email: string }>;
+  /** Removes a member (both indexes) unless they are the site's last owner. */
+  removeMember(siteId: string, accountId: string): Promise<'removed' | 'last_owner' | 'not_member'>;
+  /**
+   * Records a pending, e-mailed invitation (e-mail trimmed and lower-cased); inviting the same
+   * address to the same site again replaces the pending invite.
+   */
+  createInvite(input: Omit<InviteRecord, 'createdAt'>): Promise<InviteRecord>;
+  /** A site's pending invites; those past `expiresAt` are left out. */
+  listInvites(siteId: string): InviteRecord[];
+  /** The pending, unexpired invite an accept link's token names. */
+  getInviteByToken(tokenHash: string): InviteRecord | undefined;
+  /**
+   * Makes the account a member with the invited role and uses the invite up, in one transaction.
+   * The account's e-mail must be the invited one (`wrong_account`); an expired or used invite,
+   * or a deleted site, gives `not_found`. An existing member keeps the higher of the two roles.
+   */
+  acceptInvite(tokenHash: string, accountId: string): Promise<{ ok: true; invite: InviteRecord; role: Role } | { ok: false; reason: 'not_found' | 'wrong_account' }>;
+  /** Drops the invite for that address (declined, revoked, or its person removed); false if none. */
+  deleteInvite(siteId: string, email: string): Promise<boolean>;
+}
 
 
 const DEFAULT_SITES_PAGE = 50;
@@ -27,7 +54,7 @@ export function countOwned(dbs: MetadataDbs, accountId: string): number {
 }
 
 /** Who belongs to which site: both member indexes, and pending invites. */
-export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipOps {
+export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipRecords {
   /** `[accountId, siteId]` rows of live (not deleted) sites, in site id order, from after `after`. */
   function* sitesOf(accountId: string, after?: string): Generator<{ site: SiteRecord; role: Role }> {
     const range = prefixRange(accountId);

@@ -10,9 +10,82 @@ import { peopleOps } from './sessions.js';
 import { isRunning } from './processes.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
-import type { BlobStore, Encoding, ListedFile, RateCheck, RateResult, RevisionPage, SiteRecord, SiteState, Store } from './types.js';
+import type { BlobStore, CommitInput, CommitResult, Encoding, FileEntry, ListedFile, ManifestRecord, RateCheck, RateResult, RevisionPage, RevisionRecord, SiteRecord, SiteState, Store, TokenRecord } from './types.js';
 
 const DEFAULT_REVISION_PAGE = 50;
+
+/** Sites, revisions and their path index, site tokens, names, rate counters, manifests, the change feed and upkeep. */
+export interface SiteRecords {
+  readonly blobs: BlobStore;
+  /** Site by current or former name. A former name returns the record whose `name` is the new one. */
+  getSite(name: string): SiteRecord | undefined;
+  getSiteById(id: string): SiteRecord | undefined;
+  getRevision(revisionId: string): RevisionRecord | undefined;
+  /** One path-index row; synchronous so the serving hot path never awaits. */
+  getFile(revisionId: string, path: string): FileEntry | undefined;
+  /** A revision's files in path order. */
+  listFiles(revisionId: string): ListedFile[];
+  /** Newest first; `before` is an exclusive upper bound on `number`. */
+  listRevisions(siteId: string, options?: { before?: number; limit?: number }): RevisionPage;
+  /** Atomically check the base, write the revision and its path index, move the live pointer. */
+  commitRevision(input: CommitInput): Promise<CommitResult>;
+  /**
+   * Records precompressed variants made after a revision was committed, on the rows of that
+   * revision whose blob they belong to, and tells serving threads. Content never changes.
+   */
+  recordEncodings(revisionId: string, encodings: ReadonlyMap<string, Partial<Record<Encoding, number>>>): Promise<number>;
+  /** Records a lifecycle change (taken down, restored to active); a deleted site stays deleted. */
+  setSiteState(name: string, state: SiteState): Promise<{ ok: true; site: SiteRecord } | { ok: false; reason: 'not_found' | 'deleted' }>;
+  /** The record for a token hash (see `hashToken`), if any. */
+  findToken(tokenHash: string): TokenRecord | undefined;
+  /** True if the name was ever used by any site (names are never reused). */
+  isNameUsed(name: string): boolean;
+  /**
+   * Counts each check's hits (one unless it says `hits`) in one transaction, all or nothing: if
+   * any check's window has no room for its hits, nothing is counted. Shared by all threads and
+   * processes on the data directory.
+   */
+  takeRateTokens(checks: readonly RateCheck[]): Promise<RateResult>;
+  /** Drops counter windows that started before `before` (pass a time past every window's end); returns how many. */
+  pruneCounters(before: number): Promise<number>;
+  /**
+   * Calls `listener` whenever a site record changes through any store handle of this process
+   * (commits, state changes): at once in this thread, within a turn in other threads. Returns an
+   * unsubscribe function.
+   */
+  onSiteChanged(listener: (change: { siteId: string; name: string }) => void): () => void;
+  /**
+   * A value that changes whenever another process (the admin CLI) changes a site record, which
+   * `onSiteChanged` does not report. Cheap enough to poll about once a second.
+   */
+  siteChangesElsewhere(): string;
+  /**
+   * Drops revisions of a site created before `before`, never the live one, with all their path
+   * rows (in bounded transactions); their blobs are left to `collectGarbage`. Returns how many.
+   */
+  pruneRevisions(siteId: string, before: number): Promise<number>;
+  /** Stores a digest-deploy manifest until its upload (or its expiry). */
+  putManifest(id: string, record: ManifestRecord): Promise<void>;
+  /** The manifest, unless it expired. */
+  getManifest(id: string): ManifestRecord | undefined;
+  /** Removes the manifest; true only for the one call that removed it (a manifest is used once). */
+  deleteManifest(id: string): Promise<boolean>;
+  /** Drops expired manifests, sessions and sign-ins (for the sweeper); returns how many. */
+  pruneExpired(): Promise<number>;
+  /** Every site id (for the sweeper). */
+  listSiteIds(): string[];
+  /**
+   * Mark and sweep: deletes blob files (and variants) that no revision references and that are
+   * older than `graceMs` (so blobs of deploys still in flight survive). Returns how many went.
+   */
+  collectGarbage(graceMs: number): Promise<number>;
+  /**
+   * Writes a consistent, compacted copy of the LMDB environment as `<dir>/data.mdb` (the folder is
+   * created) while other threads and processes go on writing: the state of one committed transaction.
+   */
+  snapshot(dir: string): Promise<void>;
+  close(): Promise<void>;
+}
 
 export type Metadata = Omit<Store, 'blobs'>;
 

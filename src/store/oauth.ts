@@ -1,27 +1,48 @@
 import { newId } from './ids.js';
 import { prefixRange, type MetadataDbs } from './metadata-dbs.js';
-import type { OAuthGrantRecord, Store } from './types.js';
+import type { AuthorizationCodeRecord, CodeRedemption, IssuedTokens, OAuthClientRecord, OAuthGrantRecord, RefreshOutcome } from './types.js';
 
-type OAuthOps = Pick<
-  Store,
-  | 'putOAuthClient'
-  | 'getOAuthClient'
-  | 'createAuthorizationCode'
-  | 'redeemAuthorizationCode'
-  | 'rotateRefreshToken'
-  | 'getOAuthGrant'
-  | 'listOAuthGrants'
-  | 'revokeOAuthGrant'
-  | 'removeOAuthToken'
-  | 'pruneOAuth'
->;
+/** OAuth clients, codes and grants of the authorization server. */
+export interface OAuthRecords {
+  /** Records (or refreshes) an OAuth client. */
+  putOAuthClient(client: OAuthClientRecord): Promise<void>;
+  getOAuthClient(clientId: string): OAuthClientRecord | undefined;
+  /** A new authorization code, by the hash of the code. */
+  createAuthorizationCode(codeHash: string, record: AuthorizationCodeRecord): Promise<void>;
+  /**
+   * Exchanges a code for a new grant and its first tokens, atomically and once. `check` sees the
+   * code's record (client, redirect URI, PKCE, resource); false burns the code (`mismatch`). A code
+   * already used revokes the grant it was exchanged for (`reused`).
+   */
+  redeemAuthorizationCode(
+    codeHash: string,
+    check: (code: AuthorizationCodeRecord) => boolean,
+    grant: Omit<OAuthGrantRecord, 'accountId' | 'clientId' | 'resource' | 'scope' | 'refreshHash' | 'createdAt'>,
+    tokens: IssuedTokens,
+  ): Promise<CodeRedemption>;
+  /**
+   * Rotates a refresh token: the grant's current refresh token is swapped for new tokens. An older
+   * refresh token of the grant revokes the whole grant (`reused`); `check` (client, resource) false
+   * refuses without rotating.
+   */
+  rotateRefreshToken(refreshHash: string, check: (grant: OAuthGrantRecord) => boolean, tokens: IssuedTokens): Promise<RefreshOutcome>;
+  getOAuthGrant(grantId: string): OAuthGrantRecord | undefined;
+  /** The account's standing grants, oldest first. */
+  listOAuthGrants(accountId: string): OAuthGrantRecord[];
+  /** Revokes a grant (every token it issued stops at once); with `accountId`, only that account's. */
+  revokeOAuthGrant(grantId: string, reason: NonNullable<OAuthGrantRecord['revokedReason']>, accountId?: string): Promise<boolean>;
+  /** Forgets one access token (RFC 7009 revocation of an access token). */
+  removeOAuthToken(tokenHash: string): Promise<void>;
+  /** Drops expired codes and OAuth tokens, and grants revoked before `before`; returns how many. */
+  pruneOAuth(before: number): Promise<number>;
+}
 
 /**
  * What the OAuth authorization server keeps: clients, single-use codes, and grants (one per
  * approval) whose access and refresh tokens live in `tokens` by hash. A token is good only while
  * its grant stands, so revoking a grant stops all its tokens in one write.
  */
-export function oauthOps(dbs: MetadataDbs, now: () => number): OAuthOps {
+export function oauthOps(dbs: MetadataDbs, now: () => number): OAuthRecords {
   /** Marks a grant revoked and forgets its current refresh token. Inside a transaction. */
   function revokeInTxn(grant: OAuthGrantRecord, reason: NonNullable<OAuthGrantRecord['revokedReason']>): void {
     if (grant.revokedAt !== undefined) return;

@@ -1,17 +1,44 @@
 import { newId, sameHash } from './ids.js';
 import type { MetadataDbs } from './metadata-dbs.js';
-import type { ReportRecord, SignInOutcome, Store } from './types.js';
+import type { ReportRecord, SessionRecord, SignInOutcome, SignInProof, SignInRecord } from './types.js';
 
-type PeopleOps = Pick<
-  Store,
-  'createSession' | 'getSession' | 'extendSession' | 'deleteSession' | 'createSignIn' | 'getSignIn' | 'useSignIn' | 'createReport' | 'listReports' | 'resolveReport' | 'ensureSecret'
->;
+/** Browser sessions, pending sign-ins, abuse reports and server secrets. */
+export interface PeopleRecords {
+  /** A new browser session (by the hash of its cookie value). */
+  createSession(sessionHash: string, record: SessionRecord): Promise<void>;
+  /** The session, if it exists and has not expired. */
+  getSession(sessionHash: string): SessionRecord | undefined;
+  /** Moves a session's expiry (sliding sessions); no-op for an unknown one. */
+  extendSession(sessionHash: string, expiresAt: number): Promise<void>;
+  deleteSession(sessionHash: string): Promise<void>;
+  /** A pending sign-in (e-mailed link and code), by its id; its secrets are kept as hashes. */
+  createSignIn(id: string, record: SignInRecord): Promise<void>;
+  getSignIn(id: string): SignInRecord | undefined;
+  /**
+   * Uses a sign-in up, atomically, with one of its two proofs: the e-mailed link's secret, or
+   * the asking browser's secret together with the code (a wrong code counts an attempt, and
+   * `maxAttempts` wrong ones lock the sign-in). A proof whose secret does not match is
+   * `not_found`, exactly like an unknown id.
+   */
+  useSignIn(id: string, check: { proof: SignInProof; maxAttempts: number }): Promise<SignInOutcome>;
+  /** Stores an abuse report; returns it with its id. */
+  createReport(input: Omit<ReportRecord, 'id' | 'createdAt' | 'status'>): Promise<ReportRecord>;
+  /** Reports, oldest first; `status` filters. */
+  listReports(options?: { status?: ReportRecord['status'] }): ReportRecord[];
+  /** Marks a report resolved; undefined when unknown. */
+  resolveReport(id: string, note?: string): Promise<ReportRecord | undefined>;
+  /**
+   * A named server secret, made once with `make` and then the same for every thread and process
+   * on the data directory (keys for form tokens and the like).
+   */
+  ensureSecret(name: string, make: () => string): Promise<string>;
+}
 
 /**
  * What the account app keeps for people: browser sessions and pending sign-ins (both by the hash
  * of their secret), and abuse reports. Expiry is judged here at read time, as for sites.
  */
-export function peopleOps(dbs: MetadataDbs, now: () => number): PeopleOps {
+export function peopleOps(dbs: MetadataDbs, now: () => number): PeopleRecords {
   return {
     async createSession(sessionHash, record) {
       await dbs.sessions.put(sessionHash, record);

@@ -5,6 +5,12 @@
  */
 
 import type { Plan, Role } from '../rules/index.js';
+import type { AccountRecords } from './accounts.js';
+import type { LifecycleRecords } from './lifecycle.js';
+import type { MembershipRecords } from './memberships.js';
+import type { SiteRecords } from './metadata.js';
+import type { OAuthRecords } from './oauth.js';
+import type { PeopleRecords } from './sessions.js';
 
 export type { Plan, Role };
 
@@ -181,211 +187,11 @@ export interface BlobFile {
   mtimeMs: number;
 }
 
-export interface Store {
-  readonly blobs: BlobStore;
-  /** Site by current or former name. A former name returns the record whose `name` is the new one. */
-  getSite(name: string): SiteRecord | undefined;
-  getSiteById(id: string): SiteRecord | undefined;
-  getRevision(revisionId: string): RevisionRecord | undefined;
-  /** One path-index row; synchronous so the serving hot path never awaits. */
-  getFile(revisionId: string, path: string): FileEntry | undefined;
-  /** A revision's files in path order. */
-  listFiles(revisionId: string): ListedFile[];
-  /** Newest first; `before` is an exclusive upper bound on `number`. */
-  listRevisions(siteId: string, options?: { before?: number; limit?: number }): RevisionPage;
-  /** Atomically check the base, write the revision and its path index, move the live pointer. */
-  commitRevision(input: CommitInput): Promise<CommitResult>;
-  /**
-   * Records precompressed variants made after a revision was committed, on the rows of that
-   * revision whose blob they belong to, and tells serving threads. Content never changes.
-   */
-  recordEncodings(revisionId: string, encodings: ReadonlyMap<string, Partial<Record<Encoding, number>>>): Promise<number>;
-  /** Records a lifecycle change (taken down, restored to active); a deleted site stays deleted. */
-  setSiteState(name: string, state: SiteState): Promise<{ ok: true; site: SiteRecord } | { ok: false; reason: 'not_found' | 'deleted' }>;
-  /** The record for a token hash (see `hashToken`), if any. */
-  findToken(tokenHash: string): TokenRecord | undefined;
-  /** A new account; `undefined` when the e-mail address is already registered. */
-  createAccount(input: { email: string; plan: AccountRecord['plan'] }): Promise<AccountRecord | undefined>;
-  getAccount(id: string): AccountRecord | undefined;
-  getAccountByEmail(email: string): AccountRecord | undefined;
-  setAccountPlan(id: string, plan: AccountRecord['plan']): Promise<AccountRecord | undefined>;
-  /** Records an API token by its hash; the token itself is never stored. */
-  addApiToken(input: { accountId: string; tokenHash: string; name: string }): Promise<ApiTokenInfo>;
-  /** The account's API tokens, oldest first (never the tokens themselves). */
-  listApiTokens(accountId: string): ApiTokenInfo[];
-  /** Revokes one of the account's API tokens at once; false when it has no token with that id. */
-  revokeApiToken(accountId: string, tokenId: string): Promise<boolean>;
-  /** Records that a token was used (callers throttle this; it is a write). */
-  touchApiToken(tokenHash: string, at: number): Promise<void>;
-  /** The caller's role on a site, if a member. */
-  getRole(siteId: string, accountId: string): Role | undefined;
-  /** Adds or changes a member's role. */
-  setMember(siteId: string, accountId: string, role: Role): Promise<void>;
-  /** True if the name was ever used by any site (names are never reused). */
-  isNameUsed(name: string): boolean;
-  /**
-   * Counts each check's hits (one unless it says `hits`) in one transaction, all or nothing: if
-   * any check's window has no room for its hits, nothing is counted. Shared by all threads and
-   * processes on the data directory.
-   */
-  takeRateTokens(checks: readonly RateCheck[]): Promise<RateResult>;
-  /** Drops counter windows that started before `before` (pass a time past every window's end); returns how many. */
-  pruneCounters(before: number): Promise<number>;
-  /**
-   * Calls `listener` whenever a site record changes through any store handle of this process
-   * (commits, state changes): at once in this thread, within a turn in other threads. Returns an
-   * unsubscribe function.
-   */
-  onSiteChanged(listener: (change: { siteId: string; name: string }) => void): () => void;
-  /**
-   * A value that changes whenever another process (the admin CLI) changes a site record, which
-   * `onSiteChanged` does not report. Cheap enough to poll about once a second.
-   */
-  siteChangesElsewhere(): string;
-  /**
-   * Sites the account is a member of (deleted ones left out), ordered by site id; `after` is the
-   * last id of the previous page (exclusive). `limit` defaults to 50 and is clamped to 1-200.
-   */
-  listSitesOf(accountId: string, options?: { after?: string; limit?: number }): { sites: Array<{ site: SiteRecord; role: Role }>; nextAfter?: string };
-  /** Sites the account owns, deleted ones left out (for the plan's site limit). */
-  countOwnedSites(accountId: string): number;
-  /** Members of a site with their account e-mail, in account id order. */
-  listMembers(siteId: string): Array<Membership & { email: string }>;
-  /** Removes a member (both indexes) unless they are the site's last owner. */
-  removeMember(siteId: string, accountId: string): Promise<'removed' | 'last_owner' | 'not_member'>;
-  /**
-   * Moves an unclaimed, unexpired anonymous site into the account: owner, plan Free, no expiry;
-   * the claim token is used up and the site token keeps only the right to read the claim.
-   * A used-up (or unknown, or non-claim) token and a deleted site give `not_found`;
-   * `expired` from `expiresAt <= now` on.
-   */
-  claimSite(claimTokenHash: string, accountId: string, options?: ClaimOptions): Promise<ClaimResult>;
-  /**
-   * The sealed account token a claim left for the site token's holder, removed as it is read
-   * (the claim poll hands it out once).
-   */
-  takeSealedAccountToken(siteTokenHash: string): Promise<string | undefined>;
-  /**
-   * Gives a site a new name; the old one keeps resolving to it (serving redirects) and is never
-   * reused. `name` must be the current name of a site that is not deleted (else `not_found`);
-   * `newName` must never have been used by any site (else `name_taken`). The caller validates its form.
-   */
-  renameSite(name: string, newName: string): Promise<{ ok: true; site: SiteRecord } | { ok: false; reason: 'not_found' | 'name_taken' }>;
-  /**
-   * Records a pending, e-mailed invitation (e-mail trimmed and lower-cased); inviting the same
-   * address to the same site again replaces the pending invite.
-   */
-  createInvite(input: Omit<InviteRecord, 'createdAt'>): Promise<InviteRecord>;
-  /** A site's pending invites; those past `expiresAt` are left out. */
-  listInvites(siteId: string): InviteRecord[];
-  /** The pending, unexpired invite an accept link's token names. */
-  getInviteByToken(tokenHash: string): InviteRecord | undefined;
-  /**
-   * Makes the account a member with the invited role and uses the invite up, in one transaction.
-   * The account's e-mail must be the invited one (`wrong_account`); an expired or used invite,
-   * or a deleted site, gives `not_found`. An existing member keeps the higher of the two roles.
-   */
-  acceptInvite(tokenHash: string, accountId: string): Promise<{ ok: true; invite: InviteRecord; role: Role } | { ok: false; reason: 'not_found' | 'wrong_account' }>;
-  /** Drops the invite for that address (declined, revoked, or its person removed); false if none. */
-  deleteInvite(siteId: string, email: string): Promise<boolean>;
-  /** Stores a short-lived confirmation (member removal, deletion approval) by token hash. */
-  putConfirmation(tokenHash: string, record: Confirmation): Promise<void>;
-  /** The record as stored, also past its `expiresAt`: callers judge expiry (approvals report `expired`). */
-  getConfirmation(tokenHash: string): Confirmation | undefined;
-  /**
-   * Deletes the site if `typedAddress` names it, the approval is pending and not expired. Accepted:
-   * the current name, or `name.<domain…>` with an optional `http(s)://` and trailing `/`,
-   * case-insensitive (the domain is not checked). Checks in order: unknown token or not a
-   * deletion → `not_found`; already approved → `already_decided`; `expiresAt <= now` →
-   * `expired`; address → `wrong_address`. Returns the approval as it ends up.
-   */
-  approveDeletion(approvalTokenHash: string, typedAddress: string): Promise<ApprovalOutcome>;
-  /**
-   * Drops revisions of a site created before `before`, never the live one, with all their path
-   * rows (in bounded transactions); their blobs are left to `collectGarbage`. Returns how many.
-   */
-  pruneRevisions(siteId: string, before: number): Promise<number>;
-  /** A new browser session (by the hash of its cookie value). */
-  createSession(sessionHash: string, record: SessionRecord): Promise<void>;
-  /** The session, if it exists and has not expired. */
-  getSession(sessionHash: string): SessionRecord | undefined;
-  /** Moves a session's expiry (sliding sessions); no-op for an unknown one. */
-  extendSession(sessionHash: string, expiresAt: number): Promise<void>;
-  deleteSession(sessionHash: string): Promise<void>;
-  /** A pending sign-in (e-mailed link and code), by its id; its secrets are kept as hashes. */
-  createSignIn(id: string, record: SignInRecord): Promise<void>;
-  getSignIn(id: string): SignInRecord | undefined;
-  /**
-   * Uses a sign-in up, atomically, with one of its two proofs: the e-mailed link's secret, or
-   * the asking browser's secret together with the code (a wrong code counts an attempt, and
-   * `maxAttempts` wrong ones lock the sign-in). A proof whose secret does not match is
-   * `not_found`, exactly like an unknown id.
-   */
-  useSignIn(id: string, check: { proof: SignInProof; maxAttempts: number }): Promise<SignInOutcome>;
-  /** Stores an abuse report; returns it with its id. */
-  createReport(input: Omit<ReportRecord, 'id' | 'createdAt' | 'status'>): Promise<ReportRecord>;
-  /** Reports, oldest first; `status` filters. */
-  listReports(options?: { status?: ReportRecord['status'] }): ReportRecord[];
-  /** Marks a report resolved; undefined when unknown. */
-  resolveReport(id: string, note?: string): Promise<ReportRecord | undefined>;
-  /**
-   * A named server secret, made once with `make` and then the same for every thread and process
-   * on the data directory (keys for form tokens and the like).
-   */
-  ensureSecret(name: string, make: () => string): Promise<string>;
-  /** Stores a digest-deploy manifest until its upload (or its expiry). */
-  putManifest(id: string, record: ManifestRecord): Promise<void>;
-  /** The manifest, unless it expired. */
-  getManifest(id: string): ManifestRecord | undefined;
-  /** Removes the manifest; true only for the one call that removed it (a manifest is used once). */
-  deleteManifest(id: string): Promise<boolean>;
-  /** Drops expired manifests, sessions and sign-ins (for the sweeper); returns how many. */
-  pruneExpired(): Promise<number>;
-  /** Records (or refreshes) an OAuth client. */
-  putOAuthClient(client: OAuthClientRecord): Promise<void>;
-  getOAuthClient(clientId: string): OAuthClientRecord | undefined;
-  /** A new authorization code, by the hash of the code. */
-  createAuthorizationCode(codeHash: string, record: AuthorizationCodeRecord): Promise<void>;
-  /**
-   * Exchanges a code for a new grant and its first tokens, atomically and once. `check` sees the
-   * code's record (client, redirect URI, PKCE, resource); false burns the code (`mismatch`). A code
-   * already used revokes the grant it was exchanged for (`reused`).
-   */
-  redeemAuthorizationCode(
-    codeHash: string,
-    check: (code: AuthorizationCodeRecord) => boolean,
-    grant: Omit<OAuthGrantRecord, 'accountId' | 'clientId' | 'resource' | 'scope' | 'refreshHash' | 'createdAt'>,
-    tokens: IssuedTokens,
-  ): Promise<CodeRedemption>;
-  /**
-   * Rotates a refresh token: the grant's current refresh token is swapped for new tokens. An older
-   * refresh token of the grant revokes the whole grant (`reused`); `check` (client, resource) false
-   * refuses without rotating.
-   */
-  rotateRefreshToken(refreshHash: string, check: (grant: OAuthGrantRecord) => boolean, tokens: IssuedTokens): Promise<RefreshOutcome>;
-  getOAuthGrant(grantId: string): OAuthGrantRecord | undefined;
-  /** The account's standing grants, oldest first. */
-  listOAuthGrants(accountId: string): OAuthGrantRecord[];
-  /** Revokes a grant (every token it issued stops at once); with `accountId`, only that account's. */
-  revokeOAuthGrant(grantId: string, reason: NonNullable<OAuthGrantRecord['revokedReason']>, accountId?: string): Promise<boolean>;
-  /** Forgets one access token (RFC 7009 revocation of an access token). */
-  removeOAuthToken(tokenHash: string): Promise<void>;
-  /** Drops expired codes and OAuth tokens, and grants revoked before `before`; returns how many. */
-  pruneOAuth(before: number): Promise<number>;
-  /** Every site id (for the sweeper). */
-  listSiteIds(): string[];
-  /**
-   * Mark and sweep: deletes blob files (and variants) that no revision references and that are
-   * older than `graceMs` (so blobs of deploys still in flight survive). Returns how many went.
-   */
-  collectGarbage(graceMs: number): Promise<number>;
-  /**
-   * Writes a consistent, compacted copy of the LMDB environment as `<dir>/data.mdb` (the folder is
-   * created) while other threads and processes go on writing: the state of one committed transaction.
-   */
-  snapshot(dir: string): Promise<void>;
-  close(): Promise<void>;
-}
+/**
+ * The whole store, one record family per module (each family's contract sits next to its
+ * implementation). Areas that need less ask for less: serving takes serve's `SiteReader`.
+ */
+export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords;
 
 export interface ClaimOptions {
   /** The claiming account may own at most this many sites (`over_limit` otherwise). */
