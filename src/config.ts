@@ -9,6 +9,11 @@ export interface Config {
   readonly dataDir: string;
   /** Where request bodies are spooled while they arrive (`<dataDir>/tmp/uploads`); emptied at start. */
   readonly spoolDir: string;
+  /**
+   * `UWS_USE_FALLBACK` is set: uWebSockets.js would swap in its slow pure-JavaScript server, so
+   * Plinth refuses to start (see http/uws.ts).
+   */
+  readonly uwsFallbackRequested: boolean;
   readonly threads: number;
   readonly logLevel: LogLevel;
   readonly hosts: HostConfig;
@@ -309,7 +314,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
   const spoolDir = join(dataDir, 'tmp', 'uploads');
-  return deepFreeze({ port, listenHost, dataDir, spoolDir, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, stopGraceMs, api, mail, app, mcp });
+  const uwsFallbackRequested = (env.UWS_USE_FALLBACK ?? '') !== '';
+  return deepFreeze({ port, listenHost, dataDir, spoolDir, uwsFallbackRequested, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, stopGraceMs, api, mail, app, mcp });
 }
 
 function safeHostname(url: string): string {
@@ -341,4 +347,19 @@ function deepFreeze<T extends object>(value: T): Readonly<T> {
     if (inner && typeof inner === 'object') deepFreeze(inner as object);
   }
   return Object.freeze(value);
+}
+
+/** The `plinth` command's own settings: it is a client of the API, not the server. */
+export interface CliSettings {
+  /** `PLINTH_API_URL`; an empty value counts as unset. */
+  apiUrl: string;
+  /** `PLINTH_TOKEN`; an empty value counts as unset. */
+  token?: string;
+}
+
+export const DEFAULT_CLI_API_URL = 'http://api.localhost:8080';
+
+export function loadCliSettings(env: Record<string, string | undefined> = process.env): CliSettings {
+  const token = env.PLINTH_TOKEN?.trim() || undefined;
+  return { apiUrl: env.PLINTH_API_URL?.trim() || DEFAULT_CLI_API_URL, ...(token ? { token } : {}) };
 }

@@ -1,5 +1,4 @@
 import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { loadConfig, redactConfig, siteUrl, type Config } from './config.js';
@@ -24,7 +23,7 @@ async function main(): Promise<void> {
   let config: Readonly<Config>;
   try {
     config = loadConfig();
-    loadNativeUws();
+    loadNativeUws({ fallbackRequested: config.uwsFallbackRequested });
   } catch (err) {
     process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);

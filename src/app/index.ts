@@ -19,7 +19,7 @@ import { reportRoutes } from './pages/report.js';
 import { signInRoutes } from './pages/sign-in.js';
 import { siteRoutes } from './pages/site.js';
 import { cookiesOf, formOf, readBody, type AppRequest } from './request.js';
-import { redirect, writeAppResponse, type AppResponse } from './response.js';
+import { writeAppResponse, type AppResponse } from './response.js';
 import { openFlash } from './flash.js';
 import { formToken, isCrossSite, pageHeaders, tokensMatch } from './security.js';
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { DEFAULT_CLI_API_URL, loadCliSettings } from '../config.js';
 import { UnreachableError } from './api-client.js';
 import { deployCommand } from './deploy.js';
 import { terminalStatus, type CommandIo } from './output.js';
@@ -18,7 +19,7 @@ const USAGE = `Usage:
                                     members, takedowns); \`plinth admin help\` lists them
 
 Options:
-  --api URL      the API (default $PLINTH_API_URL, else http://api.localhost:8080)
+  --api URL      the API (default $PLINTH_API_URL, else ${DEFAULT_CLI_API_URL})
   --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions and rollback
                  otherwise use the site token in .service.json)
   --json         print the API's JSON answer (for scripts)
@@ -70,8 +71,9 @@ async function main(argv: string[]): Promise<number> {
     status: tty ? terminalStatus(process.stderr) : undefined,
     json,
   };
-  const apiUrl = values.api ?? process.env.PLINTH_API_URL ?? 'http://api.localhost:8080';
-  const token = values.token ?? (process.env.PLINTH_TOKEN || undefined);
+  const settings = loadCliSettings();
+  const apiUrl = values.api ?? settings.apiUrl;
+  const token = values.token ?? settings.token;
   const wanted: Record<string, [number, number]> = { deploy: [0, 1], sites: [0, 0], revisions: [0, 1], rollback: [1, 2] };
   const [min, max] = wanted[command]!;
   if (positionals.length < min || positionals.length > max) return usage(command === 'rollback' ? 'rollback needs the revision: plinth rollback <number or rev_…> [dir]' : `too many arguments for ${command}`);

@@ -1,5 +1,4 @@
 import type { Config } from '../config.js';
-import { ERROR_STATUS } from '../errors.js';
 import { MAX_REQUEST_BYTES, PLAN_LIMITS } from '../rules/index.js';
 import { APPROVAL_LIFETIME_MS, DEFAULT_PAGE, INVITE_LIFETIME_MS, MANIFEST_LIFETIME_MS, MAX_PAGE, REMOVAL_CONFIRM_MS, schema, SHAPES, type Schema } from '../sites/index.js';
 import { formatDuration } from './facts.js';

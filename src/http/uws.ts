@@ -11,13 +11,13 @@ const require = createRequire(import.meta.url);
  * swaps in a slow pure-JS server when its binary does not load (wrong Node ABI, platform or libc);
  * serving at that speed would be a silent outage, so we refuse to start instead.
  */
-export function loadNativeUws(): typeof UwsModule {
+export function loadNativeUws(options: { fallbackRequested: boolean }): typeof UwsModule {
   const uws = require('uWebSockets.js') as typeof UwsModule;
   const packageDir = dirname(require.resolve('uWebSockets.js/package.json'));
   const nativeLoaded = Object.keys(require.cache).some(
     (file) => file.startsWith(packageDir + sep) && file.endsWith('.node'),
   );
-  if (!nativeLoaded || process.env.UWS_USE_FALLBACK) {
+  if (!nativeLoaded || options.fallbackRequested) {
     throw new Error(
       'uWebSockets.js did not load its native binary and fell back to a pure-JavaScript server. ' +
         `Plinth needs the native build for ${process.platform}-${process.arch} and Node ABI ${process.versions.modules} ` +

@@ -2,7 +2,7 @@
 // limits counted while streaming, the leak guard, the executable block, blob writes, and at the
 // end top-folder stripping and the index.html rule (SPEC 4.1, SPEC 8).
 import { contentTypeFor, isSkippedPath } from '../rules/index.js';
-import type { BlobStore, FileEntry } from '../store/index.js';
+import type { BlobStore } from '../store/index.js';
 import { checkArchivePath, findCaseDuplicate, stripCommonTopFolder } from './archive-path.js';
 import { isExecutableFile } from './executables.js';
 import {

@@ -1,6 +1,6 @@
 // The leak guard's scanner (SPEC 4.1 rule 6): finds the first secret in a text with the rules of
 // secret-patterns.ts. Findings carry only a line and a rule id: the secret never leaves it.
-import { SECRET_RULES, isAccepted, type SecretFinding, type SecretRule } from './secret-patterns.js';
+import { SECRET_RULES, isAccepted, type SecretFinding } from './secret-patterns.js';
 
 export { SECRET_RULES, isPlaceholder, type SecretFinding, type SecretRule } from './secret-patterns.js';
 

@@ -52,7 +52,7 @@ export interface StartServerOptions {
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config, log } = options;
-  const uws = loadNativeUws();
+  const uws = loadNativeUws({ fallbackRequested: config.uwsFallbackRequested });
   const store = await openStore({ dir: config.dataDir, now: options.now });
   const ingest = createIngestPool({
     maxThreads: config.deploy.ingestThreads,
@@ -89,9 +89,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     headers: { 'Retry-After': '5' },
   });
   const docs = createDocs({ config, log: log.child({ area: 'docs' }) });
-
-  const notBuilt = (surface: string): ServiceError =>
-    new ServiceError('not_found', `The ${surface} is not available on this server yet.`);
 
   const unknownHost = new ServiceError(
     'not_found',

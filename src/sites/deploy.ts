@@ -12,7 +12,7 @@ import { checkTier, compactEntry, sitesLimitError } from './limits.js';
 import { entryAt, manifestOperations, reusableContents, type ManifestInput, type ManifestView } from './manifest.js';
 import { claimKeyFor } from './sealed-token.js';
 import { randomSiteName } from './site-names.js';
-import type { DeploySiteView, DeployView as DeployShape } from './shapes.js';
+import type { DeployView as DeployShape } from './shapes.js';
 import { deployRevisionView, deploySiteView, iso } from './views.js';
 
 export interface DeployRequest {

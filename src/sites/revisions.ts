@@ -7,7 +7,7 @@ import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { compactEntry } from './limits.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
-import type { RevisionListView, RevisionView, RollbackView } from './shapes.js';
+import type { RevisionListView, RollbackView } from './shapes.js';
 import { revisionView, siteView } from './views.js';
 
 export type RevisionList = RevisionListView;

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadCliSettings, loadConfig } from '../../src/config.js';
 
 /**
  * The settings table in docs/operating.md is the one list of environment variables. Every column
@@ -62,8 +62,12 @@ for (const { path, text } of sources) {
 const rows = settingRows(guide);
 const byName = new Map(rows.map((row) => [row.name, row]));
 const configSource = sources.find((file) => /export function loadConfig\b/.test(file.text))!.text;
-/** Rows of variables the server reads; the rest are read only by the `plinth` command (src/cli/). */
-const serverRows = rows.filter((row) => [...(readBy.get(row.name) ?? [])].some((path) => !path.startsWith('cli/')));
+/** Variables only the `plinth` command reads (config.ts loadCliSettings). */
+const CLI_ONLY = new Set(
+  [...(configSource.slice(configSource.indexOf('export function loadCliSettings')).matchAll(/\benv\.(PLINTH_[A-Z0-9_]+)/g))].map((m) => m[1]!),
+);
+/** Rows of variables the server reads; the rest are read only by the `plinth` command. */
+const serverRows = rows.filter((row) => !CLI_ONLY.has(row.name));
 
 type Env = Record<string, string>;
 /** Environment for defaults that depend on other settings: none of its values is a default. */
@@ -191,6 +195,19 @@ describe('the settings table (docs/operating.md)', () => {
   it('says of every variable the server does not read that only the plinth command reads it', () => {
     for (const row of rows.filter((r) => !serverRows.includes(r))) {
       expect(row.meaning, row.name).toMatch(/^Read by the `plinth` command, not the server/);
+    }
+  });
+
+  it('finds the variables only the plinth command reads', () => {
+    expect([...CLI_ONLY].sort()).toEqual(['PLINTH_API_URL', 'PLINTH_TOKEN']);
+  });
+
+  it("states the plinth command's defaults as loadCliSettings applies them", () => {
+    for (const row of rows.filter((r) => CLI_ONLY.has(r.name))) {
+      const field = row.name === 'PLINTH_API_URL' ? 'apiUrl' : 'token';
+      const applied = loadCliSettings({})[field];
+      expect(applied, row.name).toBe(row.default === 'unset' ? undefined : statedDefault(row.default, {}));
+      expect(loadCliSettings({ [row.name]: '' })[field], `${row.name} empty counts as unset`).toBe(applied);
     }
   });
 
