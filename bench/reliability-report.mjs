@@ -89,9 +89,9 @@ function soakSection() {
     '',
     'What the soak and the scale bench found, all fixed:',
     '',
-    '- Serving threads kept the bodies of superseded revisions until the 64 MB body budget pushed them out: RSS grew 29 % over 10 minutes. Bodies of a site\'s old revision now leave the cache when the site changes (`test/serve/cache-bounds.test.ts`).',
+    '- Serving threads kept the bodies of superseded revisions until the 64 MB body budget pushed them out: RSS grew 29 % over 10 minutes. Bodies of a site\'s old revision now leave the cache when the site changes (`test/serve/cache-bounds.http.test.ts`).',
     '- Each HTTP thread\'s V8 young generation grew to 48 MB under steady traffic and shrank only at an occasional memory-reducing GC (seen with `--trace-gc`: committed heap swinging between 33 and 69 MB per thread), a sawtooth of about 60 MB in RSS. HTTP threads now cap it at 12 MB (`src/main.ts`); committed heap then stays within 38–45 MB per thread, and the soak\'s own RSS bound guards it. What remains is a slow rise over the first five minutes (caches and old generations filling) and a plateau.',
-    '- The scale bench (`npm run bench:scale`) found that cached site records and resolved URLs were bounded only by counts (100,000 sites × 10,000 URLs per thread), so random URLs grew memory without a practical limit. They now live in an LRU with a byte budget, `PLINTH_SITE_CACHE_MB` (`test/serve/cache-bounds.test.ts`).',
+    '- The scale bench (`npm run bench:scale`) found that cached site records and resolved URLs were bounded only by counts (100,000 sites × 10,000 URLs per thread), so random URLs grew memory without a practical limit. They now live in an LRU with a byte budget, `PLINTH_SITE_CACHE_MB` (`test/serve/cache-bounds.http.test.ts`).',
   );
   const curve = (full ?? fast).samples;
   const step = Math.max(1, Math.round(curve.length / 20));

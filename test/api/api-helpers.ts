@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hashToken, type AccountRecord, type FileEntry, type Plan, type Role, type Store } from '../../src/store/index.js';
-import { request, type TestResponse } from '../helpers/http.js';
+import { type ApiCall, type ApiResponse, callApi, request, type TestResponse } from '../helpers/http.js';
 import { publishSite, storeFiles, type SiteFiles } from '../helpers/sites.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -68,34 +68,10 @@ export async function commitFiles(store: Store, name: string, files: SiteFiles, 
   return { id: result.revision.id, number: result.revision.number };
 }
 
-export interface ApiCall {
-  method?: string;
-  path: string;
-  token?: string;
-  body?: unknown;
-  /** A body sent as it is (no JSON encoding). */
-  raw?: string;
-  headers?: Record<string, string>;
-}
-
-export interface ApiResponse extends TestResponse {
-  json: any;
-}
+export type { ApiCall, ApiResponse } from '../helpers/http.js';
 
 /** One call to the API host; `json` is the parsed body (or undefined for a non-JSON answer). */
-export async function api(server: TestServer, call: ApiCall): Promise<ApiResponse> {
-  const headers: Record<string, string> = { ...call.headers };
-  if (call.token) headers.authorization = `Bearer ${call.token}`;
-  let body: string | undefined = call.raw;
-  if (call.body !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(call.body);
-  }
-  const res = await request({ port: server.port, host: 'api.localhost', method: call.method ?? 'GET', path: call.path, headers, body });
-  let json: unknown;
-  if (String(res.headers['content-type'] ?? '').startsWith('application/json')) json = JSON.parse(res.text);
-  return { ...res, json };
-}
+export const api = (server: TestServer, call: ApiCall): Promise<ApiResponse> => callApi(server.port, call);
 
 /** A request to a published site on the serving host. */
 export const visit = (server: TestServer, name: string, path = '/'): Promise<TestResponse> =>

@@ -1,4 +1,4 @@
-import { request, type TestResponse } from './http.js';
+import { callApi, type ApiResponse } from './http.js';
 
 /** `POST /v1/deploy` on a server at `port` (in-process or a spawned `dist/main.js`). */
 export interface DeployCall {
@@ -11,20 +11,14 @@ export interface DeployCall {
   headers?: Record<string, string>;
 }
 
-export interface DeployAnswer extends TestResponse {
-  json: any;
-}
+export type DeployAnswer = ApiResponse;
 
-export async function deployTo(port: number, call: DeployCall): Promise<DeployAnswer> {
+export function deployTo(port: number, call: DeployCall): Promise<DeployAnswer> {
   const headers: Record<string, string> = { ...call.headers };
-  if (call.token) headers.authorization = `Bearer ${call.token}`;
   if (call.base) headers['x-base-revision'] = call.base;
   if (call.contentType) headers['content-type'] = call.contentType;
   const path = call.site ? `/v1/deploy?site=${encodeURIComponent(call.site)}` : '/v1/deploy';
-  const res = await request({ port, host: 'api.localhost', method: 'POST', path, headers, body: call.body });
-  let json: unknown;
-  if (String(res.headers['content-type'] ?? '').startsWith('application/json')) json = JSON.parse(res.text);
-  return { ...res, json };
+  return callApi(port, { method: 'POST', path, token: call.token, headers, raw: call.body });
 }
 
 /** A JSON deploy body for `files` (utf8 text, or base64 for bytes). */

@@ -45,3 +45,33 @@ export function request(options: TestRequest): Promise<TestResponse> {
     req.end(options.body);
   });
 }
+
+export interface ApiCall {
+  method?: string;
+  path: string;
+  token?: string;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** A body sent as it is (an archive, or text that is not JSON). */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse extends TestResponse {
+  /** The parsed body, or undefined for an answer that is not JSON. */
+  json: any;
+}
+
+/** One call to the API host of a server at `port` (in-process or a spawned `dist/main.js`). */
+export async function callApi(port: number, call: ApiCall): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...call.headers };
+  if (call.token) headers.authorization = `Bearer ${call.token}`;
+  let body = call.raw;
+  if (call.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(call.body);
+  }
+  const res = await request({ port, host: 'api.localhost', method: call.method ?? 'GET', path: call.path, headers, body });
+  const json: unknown = String(res.headers['content-type'] ?? '').startsWith('application/json') ? JSON.parse(res.text) : undefined;
+  return { ...res, json };
+}

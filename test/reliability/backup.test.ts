@@ -7,6 +7,7 @@ import { hashToken, openStore } from '../../src/store/index.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
 import { request } from '../helpers/http.js';
+import { waitUntil } from '../helpers/proc-stats.js';
 import { tempDir } from '../helpers/sites.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
 import { recordFigures } from './figures.js';
@@ -73,11 +74,13 @@ describe('plinth admin backup and restore', () => {
       }
     })();
 
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Deploys are under way before the backup starts, and go on after it ends.
+    expect(await waitUntil(() => deploysDuringBackup >= 2, 20_000, 20)).toBe(true);
     const startedAt = deploysDuringBackup;
     const backedUp = await plinth(live, 'backup', backup);
     const deploysWhileBackingUp = deploysDuringBackup - startedAt;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const endedAt = deploysDuringBackup;
+    expect(await waitUntil(() => deploysDuringBackup >= endedAt + 2, 20_000, 20)).toBe(true);
     deploying = false;
     await deployer;
     expect(backedUp.stderr).toBe('');

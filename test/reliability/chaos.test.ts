@@ -8,7 +8,8 @@ import { recordFigures } from './figures.js';
 // (see bench/RELIABILITY.md). CHAOS_SEED replays a run's choice of operations.
 const kills = Number(process.env.CHAOS_KILLS ?? 12);
 const minDeploys = Number(process.env.CHAOS_DEPLOYS ?? 40);
-const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+// A fixed default, so every run of the suite is the same run; CHAOS_SEED explores others.
+const seed = Number(process.env.CHAOS_SEED ?? 20261125);
 
 it(
   'loses nothing acknowledged and half-publishes nothing when killed at any instant',

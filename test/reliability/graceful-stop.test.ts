@@ -1,9 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { readdirSync } from 'node:fs';
 import { Agent } from 'node:http';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { accountSite, accountWithToken } from '../api/api-helpers.js';
 import { request } from '../helpers/http.js';
+import { waitUntil } from '../helpers/proc-stats.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
 import { tempDir } from '../helpers/sites.js';
 import { slowUpload, splitBody } from '../helpers/slow-client.js';
@@ -46,6 +48,16 @@ function startUpdate(main: MainProcess, f: Fixture, body: Buffer, agent?: Agent)
 let main: MainProcess | undefined;
 afterEach(() => killMain(main));
 
+/** The server has the upload in hand: its spool file exists. */
+async function untilSpooling(f: Fixture): Promise<void> {
+  expect(await waitUntil(() => readdirSync(join(f.dataDir, 'tmp', 'uploads')).length > 0, 5000, 20)).toBe(true);
+}
+
+/** The server has taken the signal and is stopping. */
+async function untilStopping(process: MainProcess): Promise<void> {
+  expect(await waitUntil(() => process.output().includes('server.stopping'), 5000, 20)).toBe(true);
+}
+
 describe('graceful stop (SIGTERM)', () => {
   beforeAll(() => undefined);
 
@@ -65,9 +77,9 @@ describe('graceful stop (SIGTERM)', () => {
     const [first, rest] = splitBody(body, 20);
     const upload = startUpdate(main, f, body);
     upload.write(first);
-    await sleep(200);
+    await untilSpooling(f);
     main.child.kill('SIGTERM');
-    await sleep(300);
+    await untilStopping(main);
     upload.end(rest);
 
     const answer = await upload.outcome;
@@ -87,7 +99,7 @@ describe('graceful stop (SIGTERM)', () => {
     const body = updateBody(f, '<h1>never published</h1>');
     const upload = startUpdate(main, f, body);
     upload.write(body.subarray(0, 10));
-    await sleep(200);
+    await untilSpooling(f);
     const stoppedAt = Date.now();
     main.child.kill('SIGTERM');
     // A client that never finishes its upload: one byte every 200 ms.
@@ -139,11 +151,18 @@ describe('graceful stop (SIGTERM)', () => {
       const body = updateBody(f, '<h1>slow</h1>');
       const holder = startUpdate(main, f, body);
       holder.write(body.subarray(0, 10));
-      await sleep(200);
+      await untilSpooling(f);
       main.child.kill('SIGTERM');
-      await sleep(300);
+      await untilStopping(main);
 
-      await expect(request({ port: main.port, host: `${f.site}.sites.localhost` })).rejects.toThrow(/ECONNREFUSED|ECONNRESET/);
+      // New connections are refused once the threads have closed their listen sockets.
+      const newConnection = (): Promise<string> => request({ port: main!.port, host: `${f.site}.sites.localhost` }).then(() => '', (err: Error) => err.message);
+      let refusedError = '';
+      for (const deadline = Date.now() + 5000; refusedError === '' && Date.now() < deadline; ) {
+        refusedError = await newConnection();
+        if (refusedError === '') await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(refusedError).toMatch(/ECONNREFUSED|ECONNRESET/);
       const late = startUpdate(main, f, updateBody(f, '<h1>late</h1>'), agent);
       late.end(updateBody(f, '<h1>late</h1>'));
       const refused = await late.outcome;

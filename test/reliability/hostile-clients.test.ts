@@ -27,7 +27,14 @@ beforeAll(async () => {
   await publishSite(store, 'big-file', { 'index.html': '<h1>hi</h1>', 'big.bin': Buffer.alloc(BIG_FILE_BYTES, 7) });
   await store.close();
   main = await startMain(mainEnv(dataDir, { PLINTH_UPLOAD_TIMEOUT_S: String(UPLOAD_TIMEOUT_S) }));
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // The baseline once start-up has settled: two readings in a row agree.
+  let last = -1;
+  await waitUntil(() => {
+    const now = openFds(main.child.pid!);
+    const settled = now === last;
+    last = now;
+    return settled;
+  }, 5000, 100);
   baselineFds = openFds(main.child.pid!);
 });
 

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,19 @@ export interface TestStore {
   /** The store's clock; tests move it. */
   clock: { now: number };
   close(): Promise<void>;
+}
+
+/**
+ * The store a test file shares: opened before its tests, closed and removed after them. Its
+ * fields are there once the tests run.
+ */
+export function useTestStore(prefix: string, startMs?: number): TestStore {
+  const handle = {} as TestStore;
+  beforeAll(async () => {
+    Object.assign(handle, await openTestStore(prefix, startMs));
+  });
+  afterAll(() => handle.close());
+  return handle;
 }
 
 /** A real store in a fresh temp dir, with a clock the test moves. */

@@ -1,34 +1,26 @@
 import { existsSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Encoding, FileEntry, RevisionRecord, SiteRecord, Store } from '../../src/store/index.js';
-import { createSite, deploySite, markedEntry, openTestStore, type TestStore } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Encoding, FileEntry, RevisionRecord, SiteRecord } from '../../src/store/index.js';
+import { createSite, deploySite, markedEntry, useTestStore } from './helpers.js';
 
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;
 const VARIANTS: readonly Encoding[] = ['br', 'gzip'];
 
-let t: TestStore;
-let store: Store;
-
-beforeAll(async () => {
-  // Blob mtimes come from the real clock, so the store's clock starts from it too.
-  t = await openTestStore('prune-gc', Date.now());
-  store = t.store;
-});
-
-afterAll(() => t.close());
+// Blob mtimes come from the real clock, so the store's clock starts from it too.
+const t = useTestStore('prune-gc', Date.now());
 
 /** A compressible page stored as a blob with its brotli and gzip variants. */
 async function page(label: string): Promise<FileEntry> {
-  const entry = await store.blobs.putFile(Buffer.from(`<p>${label}</p>\n`.repeat(100)), 'text/html; charset=utf-8', { compress: true, quality: 'fast' });
+  const entry = await t.store.blobs.putFile(Buffer.from(`<p>${label}</p>\n`.repeat(100)), 'text/html; charset=utf-8', { compress: true, quality: 'fast' });
   expect(Object.keys(entry.encodings ?? {}).sort()).toEqual(['br', 'gzip']);
   return entry;
 }
 
 /** The blob file and every variant of it that exists. */
 function filesOf(entry: FileEntry): string[] {
-  return [store.blobs.pathOf(entry.sha256), ...VARIANTS.map((e) => store.blobs.pathOf(entry.sha256, e))].filter((p) => existsSync(p));
+  return [t.store.blobs.pathOf(entry.sha256), ...VARIANTS.map((e) => t.store.blobs.pathOf(entry.sha256, e))].filter((p) => existsSync(p));
 }
 
 /** Sets the mtime of a blob and its variants to `ms` before the store's now. */
@@ -48,55 +40,55 @@ describe('pruneRevisions', () => {
     for (const label of ['first', 'second', 'third', 'shared', 'neighbour-old', 'neighbour-live']) blobs[label] = await page(label);
     const start = t.clock.now;
     t.clock.now = start - 3 * DAY_MS;
-    const created = await createSite(store, 'pruned-site', {}, [['/index.html', blobs.first!], ['/shared.html', blobs.shared!]]);
+    const created = await createSite(t.store, 'pruned-site', {}, [['/index.html', blobs.first!], ['/shared.html', blobs.shared!]]);
     site = created.site;
-    const neighbour = await createSite(store, 'neighbour-site', {}, [['/index.html', blobs['neighbour-old']!]]);
+    const neighbour = await createSite(t.store, 'neighbour-site', {}, [['/index.html', blobs['neighbour-old']!]]);
     neighbourOld = neighbour.revision;
     t.clock.now = start - 2 * DAY_MS;
-    const second = await deploySite(store, 'pruned-site', [['/index.html', blobs.second!], ['/shared.html', blobs.shared!]]);
-    await deploySite(store, 'neighbour-site', [['/index.html', blobs['neighbour-live']!]]);
+    const second = await deploySite(t.store, 'pruned-site', [['/index.html', blobs.second!], ['/shared.html', blobs.shared!]]);
+    await deploySite(t.store, 'neighbour-site', [['/index.html', blobs['neighbour-live']!]]);
     t.clock.now = start - DAY_MS;
-    live = await deploySite(store, 'pruned-site', [['/index.html', blobs.third!], ['/shared.html', blobs.shared!]]);
+    live = await deploySite(t.store, 'pruned-site', [['/index.html', blobs.third!], ['/shared.html', blobs.shared!]]);
     t.clock.now = start;
     old = [created.revision, second];
   });
 
   it('drops revisions created before the cut-off with all their path rows', async () => {
-    expect(await store.pruneRevisions(site.id, live.createdAt)).toBe(2);
+    expect(await t.store.pruneRevisions(site.id, live.createdAt)).toBe(2);
     for (const revision of old) {
-      expect(store.getRevision(revision.id)).toBeUndefined();
-      expect(store.listFiles(revision.id)).toEqual([]);
-      expect(store.getFile(revision.id, '/index.html')).toBeUndefined();
+      expect(t.store.getRevision(revision.id)).toBeUndefined();
+      expect(t.store.listFiles(revision.id)).toEqual([]);
+      expect(t.store.getFile(revision.id, '/index.html')).toBeUndefined();
     }
-    expect(store.listRevisions(site.id).revisions).toEqual([live]);
-    expect(store.listFiles(live.id).map((f) => f.path)).toEqual(['/index.html', '/shared.html']);
+    expect(t.store.listRevisions(site.id).revisions).toEqual([live]);
+    expect(t.store.listFiles(live.id).map((f) => f.path)).toEqual(['/index.html', '/shared.html']);
   });
 
   it('never drops the live revision, however old', async () => {
-    expect(await store.pruneRevisions(site.id, t.clock.now + DAY_MS)).toBe(0);
-    expect(store.getSite('pruned-site')?.liveRevision).toBe(live.id);
-    expect(store.getRevision(live.id)).toEqual(live);
-    expect(store.listFiles(live.id)).toHaveLength(2);
+    expect(await t.store.pruneRevisions(site.id, t.clock.now + DAY_MS)).toBe(0);
+    expect(t.store.getSite('pruned-site')?.liveRevision).toBe(live.id);
+    expect(t.store.getRevision(live.id)).toEqual(live);
+    expect(t.store.listFiles(live.id)).toHaveLength(2);
   });
 
   it('leaves other sites alone', () => {
-    expect(store.getRevision(neighbourOld.id)).toEqual(neighbourOld);
-    expect(store.listFiles(neighbourOld.id)).toHaveLength(1);
+    expect(t.store.getRevision(neighbourOld.id)).toEqual(neighbourOld);
+    expect(t.store.listFiles(neighbourOld.id)).toHaveLength(1);
   });
 
   it('answers 0 for an unknown site', async () => {
-    expect(await store.pruneRevisions('site_none', t.clock.now)).toBe(0);
+    expect(await t.store.pruneRevisions('site_none', t.clock.now)).toBe(0);
   });
 
   it('removes path rows past one batch (2,500 rows)', async () => {
     const rows: [string, FileEntry][] = Array.from({ length: 2500 }, (_, i) => [`/f/${String(i).padStart(5, '0')}.txt`, markedEntry(i + 1)]);
     t.clock.now -= HOUR_MS;
-    const { site: big, revision } = await createSite(store, 'big-site', {}, rows);
+    const { site: big, revision } = await createSite(t.store, 'big-site', {}, rows);
     t.clock.now += HOUR_MS;
-    await deploySite(store, 'big-site', [['/index.html', markedEntry(1)]]);
-    expect(await store.pruneRevisions(big.id, t.clock.now)).toBe(1);
-    expect(store.listFiles(revision.id)).toEqual([]);
-    expect(store.listRevisions(big.id).revisions).toHaveLength(1);
+    await deploySite(t.store, 'big-site', [['/index.html', markedEntry(1)]]);
+    expect(await t.store.pruneRevisions(big.id, t.clock.now)).toBe(1);
+    expect(t.store.listFiles(revision.id)).toEqual([]);
+    expect(t.store.listRevisions(big.id).revisions).toHaveLength(1);
   });
 
   describe('collectGarbage', () => {
@@ -105,21 +97,21 @@ describe('pruneRevisions', () => {
       const gone = [...filesOf(blobs.first!), ...filesOf(blobs.second!)];
       expect(gone).toHaveLength(6);
 
-      expect(await store.collectGarbage(HOUR_MS)).toBe(6);
+      expect(await t.store.collectGarbage(HOUR_MS)).toBe(6);
 
       for (const path of gone) expect(existsSync(path)).toBe(false);
       // Live (third, shared), and a retained non-live revision of another site (neighbour-old).
       for (const label of ['third', 'shared', 'neighbour-old', 'neighbour-live']) expect(filesOf(blobs[label]!)).toHaveLength(3);
-      expect(store.blobs.readSync(blobs.third!.sha256, 'br').byteLength).toBe(blobs.third!.encodings!.br);
+      expect(t.store.blobs.readSync(blobs.third!.sha256, 'br').byteLength).toBe(blobs.third!.encodings!.br);
     });
 
     it('keeps unreferenced blobs newer than the grace period (a deploy in flight)', async () => {
       const inFlight = await page('in-flight');
-      expect(await store.collectGarbage(HOUR_MS)).toBe(0);
+      expect(await t.store.collectGarbage(HOUR_MS)).toBe(0);
       expect(filesOf(inFlight)).toHaveLength(3);
 
       age(inFlight, HOUR_MS + 1);
-      expect(await store.collectGarbage(HOUR_MS)).toBe(3);
+      expect(await t.store.collectGarbage(HOUR_MS)).toBe(3);
       expect(filesOf(inFlight)).toEqual([]);
     });
 
@@ -127,30 +119,30 @@ describe('pruneRevisions', () => {
       const entry = await page('fresh-variant');
       age(entry, 2 * HOUR_MS);
       const now = t.clock.now / 1000;
-      utimesSync(store.blobs.pathOf(entry.sha256, 'br'), now, now);
-      expect(await store.collectGarbage(HOUR_MS)).toBe(0);
+      utimesSync(t.store.blobs.pathOf(entry.sha256, 'br'), now, now);
+      expect(await t.store.collectGarbage(HOUR_MS)).toBe(0);
       expect(filesOf(entry)).toHaveLength(3);
       age(entry, 2 * HOUR_MS);
-      expect(await store.collectGarbage(HOUR_MS)).toBe(3);
+      expect(await t.store.collectGarbage(HOUR_MS)).toBe(3);
     });
 
     it('keeps an old orphan that a deploy reuses instead of writing (writeSync renews it)', async () => {
       const bytes = Buffer.from('<p>reused by a deploy</p>\n'.repeat(50));
-      const entry = await store.blobs.putFile(bytes, 'text/html; charset=utf-8', { compress: true, quality: 'fast' });
+      const entry = await t.store.blobs.putFile(bytes, 'text/html; charset=utf-8', { compress: true, quality: 'fast' });
       age(entry, 2 * HOUR_MS);
-      expect(store.blobs.writeSync(bytes, entry.sha256)).toBe(false);
-      expect(await store.collectGarbage(HOUR_MS)).toBe(0);
+      expect(t.store.blobs.writeSync(bytes, entry.sha256)).toBe(false);
+      expect(await t.store.collectGarbage(HOUR_MS)).toBe(0);
       expect(filesOf(entry)).toHaveLength(3);
     });
 
     it('keeps an old orphan that an async write reuses', async () => {
       const bytes = Buffer.from('reused through write()');
-      const { sha256 } = await store.blobs.write(bytes);
+      const { sha256 } = await t.store.blobs.write(bytes);
       const at = (t.clock.now - 2 * HOUR_MS) / 1000;
-      utimesSync(store.blobs.pathOf(sha256), at, at);
-      expect((await store.blobs.write(bytes)).sha256).toBe(sha256);
-      expect(await store.collectGarbage(HOUR_MS)).toBe(0);
-      expect(store.blobs.has(sha256)).toBe(true);
+      utimesSync(t.store.blobs.pathOf(sha256), at, at);
+      expect((await t.store.blobs.write(bytes)).sha256).toBe(sha256);
+      expect(await t.store.collectGarbage(HOUR_MS)).toBe(0);
+      expect(t.store.blobs.has(sha256)).toBe(true);
     });
 
     it('leaves temp files and foreign files to others', async () => {
@@ -161,15 +153,15 @@ describe('pruneRevisions', () => {
         writeFileSync(path, 'x');
         utimesSync(path, at, at);
       }
-      expect(await store.collectGarbage(HOUR_MS)).toBe(0);
+      expect(await t.store.collectGarbage(HOUR_MS)).toBe(0);
       expect(existsSync(temp) && existsSync(stray)).toBe(true);
     });
 
     it('lists every blob file and variant once', async () => {
       const listed: string[] = [];
-      for await (const file of store.blobs.listBlobFiles()) {
+      for await (const file of t.store.blobs.listBlobFiles()) {
         listed.push(file.path);
-        expect(file.path).toBe(store.blobs.pathOf(file.sha256, file.encoding));
+        expect(file.path).toBe(t.store.blobs.pathOf(file.sha256, file.encoding));
         expect(file.mtimeMs).toBeGreaterThan(0);
       }
       expect(new Set(listed).size).toBe(listed.length);
@@ -180,9 +172,9 @@ describe('pruneRevisions', () => {
 
 describe('listSiteIds', () => {
   it('lists every site id, deleted ones included', async () => {
-    const ids = store.listSiteIds();
-    const { site } = await createSite(store, 'listed-site');
-    await store.setSiteState('listed-site', 'deleted');
-    expect(store.listSiteIds()).toEqual([...ids, site.id].sort());
+    const ids = t.store.listSiteIds();
+    const { site } = await createSite(t.store, 'listed-site');
+    await t.store.setSiteState('listed-site', 'deleted');
+    expect(t.store.listSiteIds()).toEqual([...ids, site.id].sort());
   });
 });

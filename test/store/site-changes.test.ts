@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { tempDir } from '../helpers/sites.js';
 import { assertBuilt, fixture, markedEntry } from './helpers.js';
+import { waitUntil } from '../helpers/proc-stats.js';
 
 describe('site change feed', () => {
   let store: Store;
@@ -72,15 +73,13 @@ describe('site change feed', () => {
     expect(store.siteChangesElsewhere()).toBe(before);
 
     await promisify(execFile)(process.execPath, [fileURLToPath(fixture('set-state.mjs')), dir, 'feed-c', 'active']);
-    await new Promise((resolve) => setTimeout(resolve, 10)); // lmdb-js renews its read snapshot
-    const after = store.siteChangesElsewhere();
-    expect(after).not.toBe(before);
+    // Seen once lmdb-js renews its read snapshot.
+    expect(await waitUntil(() => store.siteChangesElsewhere() !== before, 2000, 5)).toBe(true);
     expect(store.getSite('feed-c')?.state).toBe('active');
 
     // The other process has exited: the next store opened drops its mark.
     const again = openStore({ dir });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(again.siteChangesElsewhere()).toBe('');
+    expect(await waitUntil(() => again.siteChangesElsewhere() === '', 2000, 5)).toBe(true);
     await again.close();
   });
 });

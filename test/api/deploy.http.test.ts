@@ -15,6 +15,7 @@ import {
   type TreeFiles,
 } from '../fixtures/archives.js';
 import { request, type TestResponse } from '../helpers/http.js';
+import { waitUntil } from '../helpers/proc-stats.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import { hashToken, type AccountRecord } from '../../src/store/index.js';
@@ -147,13 +148,9 @@ describe('anonymous create', () => {
     const first = await visit(res.json.site.name, '/site.css');
     expect(first.text).toBe(css);
     // …and compressed as soon as the pool has made them.
-    let encoding: string | undefined;
-    for (let i = 0; i < 100 && encoding !== 'br'; i++) {
-      const page = await request({ port: server.port, host: `${res.json.site.name}.sites.localhost`, path: '/site.css', headers: { 'accept-encoding': 'br, gzip' } });
-      encoding = page.headers['content-encoding'] as string | undefined;
-      if (encoding !== 'br') await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(encoding).toBe('br');
+    const withBr = (): Promise<boolean> =>
+      request({ port: server.port, host: `${res.json.site.name}.sites.localhost`, path: '/site.css', headers: { 'accept-encoding': 'br, gzip' } }).then((page) => page.headers['content-encoding'] === 'br');
+    expect(await waitUntil(withBr, 5000, 20)).toBe(true);
     const file = server.store.listFiles(res.json.revision.id).find((f) => f.path === 'site.css')!;
     expect(file.encodings?.br).toBeLessThan(css.length);
     expect(file.encodings?.gzip).toBeLessThan(css.length);
@@ -522,26 +519,23 @@ describe('limits (SPEC 8)', () => {
   });
 
   it('forgets an upload the client abandons half way', async () => {
-    await new Promise<void>((resolve) => {
-      const req = httpRequest({
-        host: '127.0.0.1', port: server.port, method: 'POST', path: '/v1/deploy',
-        headers: { host: 'api.localhost', 'content-length': String(10 * 1024 * 1024) }, agent: false,
-      });
-      req.on('error', () => resolve());
-      req.write(Buffer.alloc(2 * 1024 * 1024, 1), () => setTimeout(() => {
-        req.destroy();
-        resolve();
-      }, 100));
+    const spooled = (): string[] => readdirSync(join(server.dataDir, 'tmp', 'uploads'));
+    const req = httpRequest({
+      host: '127.0.0.1', port: server.port, method: 'POST', path: '/v1/deploy',
+      headers: { host: 'api.localhost', 'content-length': String(10 * 1024 * 1024) }, agent: false,
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(readdirSync(join(server.dataDir, 'tmp', 'uploads'))).toEqual([]);
+    req.on('error', () => undefined);
+    req.write(Buffer.alloc(2 * 1024 * 1024, 1));
+    // The server is spooling it; then the client goes away.
+    expect(await waitUntil(() => spooled().length > 0, 5000, 10)).toBe(true);
+    req.destroy();
+    expect(await waitUntil(() => spooled().length === 0, 5000, 10)).toBe(true);
     expect((await deploy(tgz({ 'index.html': 'still fine' }))).status).toBe(201);
   });
 
   it('leaves no spooled upload behind, whatever happened', async () => {
-    // Let in-flight cleanups finish.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(readdirSync(join(server.dataDir, 'tmp', 'uploads'))).toEqual([]);
+    // In-flight cleanups finish soon after their requests do.
+    expect(await waitUntil(() => readdirSync(join(server.dataDir, 'tmp', 'uploads')).length === 0, 5000, 10)).toBe(true);
   });
 });
 

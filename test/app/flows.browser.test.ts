@@ -343,45 +343,77 @@ describe('cross-site forms', () => {
   });
 });
 
-describe('every other page', () => {
-  it('passes axe-core at 390 and 1280 px and runs nothing it was given', async () => {
-    const address = email('pages');
-    const { context, page, errors } = await openPage(browser);
+describe('every other page, one step at a time', () => {
+  // One person's browser walks through the pages no flow above shows; each test is one page, and
+  // each page passes axe-core at 390 and 1280 px (inspectPage) and runs nothing it was given.
+  const address = email('pages');
+  let session: Awaited<ReturnType<typeof openPage>>;
+  beforeAll(async () => {
+    session = await openPage(browser);
+  });
+  afterAll(async () => {
+    expect(session.errors).toEqual([]);
+    await session.context.close();
+  });
+
+  it('the check-your-e-mail page', async () => {
+    const { page } = session;
     await page.goto(`${server.appUrl}/login`);
     await page.getByLabel('E-mail address').fill(address);
     await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
     await expect.poll(() => page.getByRole('heading', { name: 'Check your e-mail' }).count()).toBe(1);
     await inspectPage(page, 'login-check');
+  });
+
+  it('a wrong code, with its error next to the field', async () => {
+    const { page } = session;
     await page.getByLabel('6-digit code').fill('000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('That code is not right');
     await inspectPage(page, 'login-code-error');
+  });
 
-    const mail = await mailTo(server, address);
-    await page.goto(linkIn(mail, `${server.appUrl}/login/verify?token=`));
+  it("the e-mailed link's page", async () => {
+    const { page } = session;
+    await page.goto(linkIn(await mailTo(server, address), `${server.appUrl}/login/verify?token=`));
     await inspectPage(page, 'login-verify');
     await page.getByRole('button', { name: `Sign in as ${address}` }).click();
     await page.waitForLoadState('load');
+  });
 
+  it('a claim link that does not work', async () => {
+    const { page } = session;
     await page.goto(`${server.appUrl}/claim/ct_not-a-real-link`);
     await expect.poll(() => page.getByRole('heading', { name: 'This claim link does not work' }).count()).toBe(1);
     await inspectPage(page, 'claim-invalid');
+  });
+
+  it('a page that does not exist', async () => {
+    const { page } = session;
     await page.goto(`${server.appUrl}/no/such/page`);
     await inspectPage(page, 'not-found');
+  });
+
+  it('the outbox', async () => {
+    const { page } = session;
     await page.goto(`${server.appUrl}/outbox`);
     await expect.poll(() => page.getByRole('heading', { name: 'Outbox' }).count()).toBe(1);
     await inspectPage(page, 'outbox');
+  });
 
-    // A hostile token name is shown as text, in a real browser, and runs nothing.
+  it('a hostile token name, shown as text', async () => {
+    const { page } = session;
     await page.goto(`${server.appUrl}/tokens`);
     await page.getByLabel('Token name').fill('<img src=x onerror=alert(1)><script>alert(2)</script>');
     await page.getByRole('button', { name: 'Create token' }).click();
     await expect.poll(() => page.getByRole('row', { name: /<img src=x onerror=alert\(1\)>/ }).count()).toBe(1);
+  });
+
+  it('a refused token name, with its error next to the field', async () => {
+    const { page } = session;
     await page.getByLabel('Token name').fill('');
     await page.getByRole('button', { name: 'Create token' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('A token needs a name');
     await inspectPage(page, 'tokens-error');
-    expect(errors).toEqual([]);
-    await context.close();
   });
 });

@@ -1,0 +1,33 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Every test file sits in the vitest project its contents need (vitest.config.ts): one that
+ * starts Chromium is `*.browser.test.ts`, one that starts the server is `*.http.test.ts` (or a
+ * browser test), and the unit project starts neither, so `--project unit` stays fast.
+ */
+
+const TEST = fileURLToPath(new URL('.', import.meta.url));
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? testFiles(join(dir, entry.name)) : entry.name.endsWith('.test.ts') ? [join(dir, entry.name)] : [],
+  );
+}
+
+const files = testFiles(TEST)
+  .map((file) => relative(TEST, file))
+  .filter((path) => !path.startsWith('reliability/'));
+const STARTS_BROWSER = /\blaunchBrowser\(|chromium\.launch\(/;
+const STARTS_SERVER = /\b(startTestServer|startAppServer|startMain|startServer)\(/;
+
+describe('test projects', () => {
+  it.each(files.map((path) => [path]))('%s is in the project it needs', (path) => {
+    const text = readFileSync(join(TEST, path), 'utf8');
+    if (STARTS_BROWSER.test(text)) expect(path).toMatch(/\.browser\.test\.ts$/);
+    else if (STARTS_SERVER.test(text)) expect(path).toMatch(/\.(http|browser)\.test\.ts$/);
+    else expect(path).not.toMatch(/\.(http|browser)\.test\.ts$/);
+  });
+});
