@@ -25,12 +25,15 @@ const restoredDir = join(work, 'restored');
 // A small deterministic generator: sites of 4-9 files, HTML and CSS text, some images, a few
 // assets shared by many sites (as template sites share a framework), about 60 KB per site.
 let state = 12345;
-const rand = () => ((state = (state * 1103515245 + 12345) >>> 0) / 4294967296);
+const rand = () => (state = (state * 1103515245 + 12345) >>> 0) / 4294967296;
 const text = (bytes, tag) => Buffer.from(`<!-- ${tag} -->\n${'lorem ipsum dolor sit amet '.repeat(Math.ceil(bytes / 27))}`.slice(0, bytes));
 const shared = Array.from({ length: 20 }, (_, i) => text(30_000, `framework-${i}`));
 
 function siteFiles(i) {
-  const files = [['index.html', text(2000 + Math.floor(rand() * 8000), `site ${i}`)], ['css/theme.css', shared[i % shared.length]]];
+  const files = [
+    ['index.html', text(2000 + Math.floor(rand() * 8000), `site ${i}`)],
+    ['css/theme.css', shared[i % shared.length]],
+  ];
   const extra = 2 + Math.floor(rand() * 6);
   for (let f = 0; f < extra; f++) {
     if (rand() < 0.4) files.push([`img/p${f}.jpg`, randomBytes(2000 + Math.floor(rand() * 30_000))]);
@@ -49,7 +52,14 @@ async function populate() {
       const rows = new Map();
       for (const [path, bytes] of siteFiles(i)) rows.set(path, await store.blobs.putFile(bytes, contentTypeFor(path), { compress: false, durable: false }));
       const name = `bench-site-${i}`;
-      const result = await store.commitRevision({ site: name, create: { name, plan: 'builder', claimed: true }, baseRevision: null, files: rows, kind: 'deploy', createdBy: 'admin' });
+      const result = await store.commitRevision({
+        site: name,
+        create: { name, plan: 'builder', claimed: true },
+        baseRevision: null,
+        files: rows,
+        kind: 'deploy',
+        createdBy: 'admin',
+      });
       if (!result.ok) throw new Error(result.reason);
     }
   };
@@ -62,10 +72,15 @@ async function populate() {
 function plinth(env, ...args) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    execFile(process.execPath, [join(root, 'dist/cli/plinth.js'), 'admin', ...args], { env: { ...process.env, ...env }, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${args.join(' ')} failed: ${stderr}`));
-      else resolve({ ms: Math.round(performance.now() - started), report: JSON.parse(stdout) });
-    });
+    execFile(
+      process.execPath,
+      [join(root, 'dist/cli/plinth.js'), 'admin', ...args],
+      { env: { ...process.env, ...env }, maxBuffer: 1 << 20 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`${args.join(' ')} failed: ${stderr}`));
+        else resolve({ ms: Math.round(performance.now() - started), report: JSON.parse(stdout) });
+      },
+    );
   });
 }
 

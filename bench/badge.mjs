@@ -18,7 +18,8 @@ const ROUNDS = Number(values.rounds);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const OPTIONS = { siteName: 'bench-site', reportUrl: 'http://app.localhost:8080/report/bench-site' };
 
-const ROW = '<div class="row"><p>Lorem ipsum <b>dolor</b> sit amet, <a href="/x">consectetur</a> adipiscing elit &amp; more text.</p><img src="a.png" alt=""></div>\n';
+const ROW =
+  '<div class="row"><p>Lorem ipsum <b>dolor</b> sit amet, <a href="/x">consectetur</a> adipiscing elit &amp; more text.</p><img src="a.png" alt=""></div>\n';
 function page(bytes, { extra = '', tail = '' } = {}) {
   let body = '';
   while (body.length < bytes) body += ROW;
@@ -31,7 +32,12 @@ const KINDS = {
   'with `<select>`': (bytes) => page(bytes, { extra: '<form><select><option>a<option>b</select></form>' }),
   'hostile (unclosed `<div hidden>`)': (bytes) => page(bytes, { tail: '<div hidden><p>' }),
 };
-const SIZES = [['20 KB', 20_000], ['200 KB', 200_000], ['1 MB', 1_000_000], ['5 MB', 5_000_000]];
+const SIZES = [
+  ['20 KB', 20_000],
+  ['200 KB', 200_000],
+  ['1 MB', 1_000_000],
+  ['5 MB', 5_000_000],
+];
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 function time(fn) {
@@ -62,12 +68,16 @@ const f = (n) => `${n < 10 ? n.toFixed(1) : Math.round(n)} ms`;
 const section = [
   '## Badge placement (`npm run bench:badge`)',
   '',
-  `Run ${machine.date}, commit \`${machine.commit}\`, ${machine.cores} cores (${machine.cpu}), Node ${machine.node}, load average at the end ${loadavg().map((n) => n.toFixed(2)).join(', ')}. Median of ${ROUNDS} rounds after three warm-up runs, in one process.`,
+  `Run ${machine.date}, commit \`${machine.commit}\`, ${machine.cores} cores (${machine.cpu}), Node ${machine.node}, load average at the end ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(', ')}. Median of ${ROUNDS} rounds after three warm-up runs, in one process.`,
   '',
   'Time for `injectBadge` on one page, paid on the HTTP thread the first time the page is served to a visitor of an Anonymous or Free site (the result is cached per page and site). One parse with parse5 is the unit: a well-formed page needs one, a page with `<noscript>` two (scripting on and off), one with `<select>` two (a recorded parse, then the check), one with both three, a hostile page three (the one-parse try, the recorded parse, the check) and at most 16 or 16 MB of parsing (badge.ts).',
   '',
   `| Page | One parse5 parse | ${Object.keys(KINDS).join(' | ')} |`,
-  `|---|--:|${Object.keys(KINDS).map(() => '--:').join('|')}|`,
+  `|---|--:|${Object.keys(KINDS)
+    .map(() => '--:')
+    .join('|')}|`,
   ...rows.map(([label, ...ms]) => `| ${label} | ${ms.map(f).join(' | ')} |`),
   '',
   '### Commands',

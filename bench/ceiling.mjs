@@ -53,7 +53,9 @@ function sendWithoutCopy(res, body) {
   };
   from(0);
   if (done) return;
-  res.onAborted(() => { done = true; });
+  res.onAborted(() => {
+    done = true;
+  });
   res.onWritable((offset) => (done ? true : from(offset - start)));
 }
 

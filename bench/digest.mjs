@@ -72,15 +72,28 @@ async function deploy(dir, env, args = []) {
 
 const port = await freePort();
 const dataDir = join(work, 'data');
-const serverEnv = { PLINTH_PORT: String(port), PLINTH_DATA_DIR: dataDir, PLINTH_LOG_LEVEL: 'warn', PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_SWEEP_INTERVAL_S: '0' };
+const serverEnv = {
+  PLINTH_PORT: String(port),
+  PLINTH_DATA_DIR: dataDir,
+  PLINTH_LOG_LEVEL: 'warn',
+  PLINTH_LISTEN_HOST: '127.0.0.1',
+  PLINTH_SWEEP_INTERVAL_S: '0',
+};
 const child = startChild(process.execPath, [join(root, 'dist', 'main.js')], { env: serverEnv, cwd: root, logPath: join(work, 'plinth.log') });
 let proxy;
 try {
   await waitReady(child, port, 'localhost', '/');
   proxy = await countingProxy(port);
   const adminEnv = { ...process.env, PLINTH_DATA_DIR: dataDir };
-  execFileSync(process.execPath, [PLINTH, 'admin', 'account', 'create', '--email', 'bench@example.com', '--plan', 'builder'], { env: adminEnv, stdio: 'ignore' });
-  const token = execFileSync(process.execPath, [PLINTH, 'admin', 'token', 'create', '--email', 'bench@example.com'], { env: adminEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  execFileSync(process.execPath, [PLINTH, 'admin', 'account', 'create', '--email', 'bench@example.com', '--plan', 'builder'], {
+    env: adminEnv,
+    stdio: 'ignore',
+  });
+  const token = execFileSync(process.execPath, [PLINTH, 'admin', 'token', 'create', '--email', 'bench@example.com'], {
+    env: adminEnv,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
   // The client talks to the proxy; the Host header still names the API host.
   const clientEnv = { ...process.env, PLINTH_API_URL: `http://api.localhost:${proxy.port}`, PLINTH_TOKEN: token };
 
@@ -104,9 +117,15 @@ try {
   const msCell = (runs) => formatSummary(summarize(runs.map((r) => r.ms)), (ms) => `${Math.round(ms)} ms`);
   const digestBytes = median(digest.map((r) => r.bytes));
   const byteShare = digestBytes / archiveBytes;
-  const timeShare = pairedRatio(digest.map((r) => r.ms), full.map((r) => r.ms));
+  const timeShare = pairedRatio(
+    digest.map((r) => r.ms),
+    full.map((r) => r.ms),
+  );
   const machine = await machineInfo(root);
-  const load = (await import('node:os')).loadavg().map((value) => value.toFixed(2)).join(', ');
+  const load = (await import('node:os'))
+    .loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ');
   const section = [
     '## Digest redeploys (`npm run bench:deploy`, digest part)',
     '',

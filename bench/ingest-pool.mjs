@@ -70,7 +70,10 @@ try {
   const section = [
     '## Ingest: the worker alone (`npm run bench:ingest`)',
     '',
-    `Run ${machine.date}, commit \`${machine.commit}\`, ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(', ')}.`,
+    `Run ${machine.date}, commit \`${machine.commit}\`, ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load average at the end ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ')}.`,
     '',
     `A 1,000-file, ~50 MB site (40% text, 60% incompressible images by bytes; its .tar.gz ${(archiveBytes / 1e6).toFixed(1)} MB) unpacked by the ingest pool (one worker thread, called in-process: no HTTP, no LMDB commit) after one untimed warm-up unpack, against the floor of \`tar xzf\` + \`sha256sum\` of every file. ${rounds} rounds, each measuring the three arms once in an order rotated each round, after a \`sync\`; medians of the rounds with their range, and "÷ floor" taken within each round, then its median.`,
     '',

@@ -25,14 +25,16 @@ const CONCURRENT = 4;
 /** One deploy_site call of about 38 MB (four 7 MB binary files as base64, and an index page). */
 function body(seed) {
   const files = [{ path: 'index.html', content: `<h1>bench ${seed}</h1>` }];
-  for (let i = 0; i < FILES; i++) files.push({ path: `data/${i}.bin`, content: Buffer.alloc(FILE_BYTES, (seed * 7 + i) % 251).toString('base64'), encoding: 'base64' });
+  for (let i = 0; i < FILES; i++)
+    files.push({ path: `data/${i}.bin`, content: Buffer.alloc(FILE_BYTES, (seed * 7 + i) % 251).toString('base64'), encoding: 'base64' });
   return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: seed, method: 'tools/call', params: { name: 'deploy_site', arguments: { files } } }));
 }
 
 /** The same files as a REST JSON deploy (SPEC 4.2), for comparison. */
 function restBody(seed) {
   const files = [{ path: 'index.html', content: `<h1>bench ${seed}</h1>` }];
-  for (let i = 0; i < FILES; i++) files.push({ path: `data/${i}.bin`, content: Buffer.alloc(FILE_BYTES, (seed * 7 + i) % 251).toString('base64'), encoding: 'base64' });
+  for (let i = 0; i < FILES; i++)
+    files.push({ path: `data/${i}.bin`, content: Buffer.alloc(FILE_BYTES, (seed * 7 + i) % 251).toString('base64'), encoding: 'base64' });
   return Buffer.from(JSON.stringify({ files }));
 }
 
@@ -41,7 +43,20 @@ function post(port, token, payload, rest = false) {
     const started = performance.now();
     const target = rest ? { host: 'api.localhost', path: '/v1/deploy' } : { host: '127.0.0.1', path: '/mcp' };
     const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: target.path, agent: false, headers: { host: target.host, authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': payload.length } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: target.path,
+        agent: false,
+        headers: {
+          host: target.host,
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': payload.length,
+        },
+      },
       (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
@@ -98,7 +113,9 @@ async function measure(kind) {
 }
 
 const size = body(1).length;
-const lines = [`deploy_site bodies of ${mib(size)} (${FILES} files of ${mib(FILE_BYTES)} as base64), each run on a fresh server with 1 HTTP thread and 1 ingest worker, Node ${process.version}.`];
+const lines = [
+  `deploy_site bodies of ${mib(size)} (${FILES} files of ${mib(FILE_BYTES)} as base64), each run on a fresh server with 1 HTTP thread and 1 ingest worker, Node ${process.version}.`,
+];
 for (const kind of ['mcp', 'rest']) {
   const r = await measure(kind);
   const label = kind === 'mcp' ? 'MCP deploy_site' : 'REST POST /v1/deploy (JSON, same files)';

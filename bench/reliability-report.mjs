@@ -23,21 +23,45 @@ const notRun = (command) => `_Not run yet: \`${command}\` records it._`;
 function chaosSection() {
   const full = load('chaos');
   const fast = load('chaos-fast');
-  const lines = ['## SIGKILL at any instant', '', 'Test: `test/reliability/chaos.test.ts` (harness `chaos-harness.ts`). Deploys of every kind (archives and JSON, new sites, updates, patches, rollbacks) run while the real server is killed with `SIGKILL` on a timer, mid-upload, mid-ingest or commit, and right as a sweep starts; after each restart on the same data directory every revision is checked whole, every blob row present and (sampled) hashed, leftovers gone, and every site serving exactly an acknowledged revision (or the cut-off one that committed).', ''];
+  const lines = [
+    '## SIGKILL at any instant',
+    '',
+    'Test: `test/reliability/chaos.test.ts` (harness `chaos-harness.ts`). Deploys of every kind (archives and JSON, new sites, updates, patches, rollbacks) run while the real server is killed with `SIGKILL` on a timer, mid-upload, mid-ingest or commit, and right as a sweep starts; after each restart on the same data directory every revision is checked whole, every blob row present and (sampled) hashed, leftovers gone, and every site serving exactly an acknowledged revision (or the cut-off one that committed).',
+    '',
+  ];
   const row = (label, f) =>
-    `| ${label} | ${n(f.kills)} (${Object.entries(f.killsByMode).map(([k, v]) => `${k} ${v}`).join(', ')}) | ${n(f.deploysSent)} | ${n(f.acknowledged)} / ${n(f.committedUnacknowledged)} / ${n(f.notCommitted)} | ${n(f.checks.total)} | ${n(f.leftoversFoundAfterKill.uploads + f.leftoversFoundAfterKill.blobTemp)} → ${n(f.leftoversAfterRestart)} | ${s(f.restartMs.median)} | ${f.failures.length} |`;
-  lines.push('| Run | Kills (by moment) | Deploys sent | Acknowledged / committed unanswered / not committed | Checks | Leftover files after a kill → after restart | Restart (median) | Failures |', '|---|--:|--:|--:|--:|--:|--:|--:|');
+    `| ${label} | ${n(f.kills)} (${Object.entries(f.killsByMode)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(
+        ', ',
+      )}) | ${n(f.deploysSent)} | ${n(f.acknowledged)} / ${n(f.committedUnacknowledged)} / ${n(f.notCommitted)} | ${n(f.checks.total)} | ${n(f.leftoversFoundAfterKill.uploads + f.leftoversFoundAfterKill.blobTemp)} → ${n(f.leftoversAfterRestart)} | ${s(f.restartMs.median)} | ${f.failures.length} |`;
+  lines.push(
+    '| Run | Kills (by moment) | Deploys sent | Acknowledged / committed unanswered / not committed | Checks | Leftover files after a kill → after restart | Restart (median) | Failures |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
+  );
   if (full) lines.push(row(`\`npm run chaos\` (${ran(full)}, seed ${full.seed})`, full));
   if (fast) lines.push(row(`\`npm test\` short form (${ran(fast)}, seed ${fast.seed})`, fast));
   if (!full && !fast) lines.push('', notRun('npm run chaos'));
-  if (full) lines.push('', `Checks in the long run: ${Object.entries(full.checks).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${n(v)}`).join(', ')}.`);
+  if (full)
+    lines.push(
+      '',
+      `Checks in the long run: ${Object.entries(full.checks)
+        .filter(([k]) => k !== 'total')
+        .map(([k, v]) => `${k} ${n(v)}`)
+        .join(', ')}.`,
+    );
   return lines;
 }
 
 function diskSection() {
   const disk = load('disk-full');
   const map = load('lmdb-map');
-  const lines = ['## Disk full', '', 'Test: `test/reliability/disk-full.test.ts`, the data directory on a real tmpfs filled to the last byte at each stage a deploy writes.', ''];
+  const lines = [
+    '## Disk full',
+    '',
+    'Test: `test/reliability/disk-full.test.ts`, the data directory on a real tmpfs filled to the last byte at each stage a deploy writes.',
+    '',
+  ];
   if (!disk) return [...lines, notRun('npm run reliability')];
   lines.push(
     '| Stage that runs out of space | Answer | Detail |',
@@ -48,7 +72,11 @@ function diskSection() {
     '',
     `Nothing was half-published, existing sites kept serving, and the first deploy after space was freed succeeded after ${disk.firstDeployAfterFreeingMs} ms; ${n(disk.rowsCheckedAfter)} rows were checked afterwards (${ran(disk)}).`,
   );
-  if (map) lines.push('', `LMDB's map grows by itself: ${n(map.rows)} rows written past the initial map size left a ${MB(map.dataMdbBytes)} \`data.mdb\`, readable and whole (${ran(map)}).`);
+  if (map)
+    lines.push(
+      '',
+      `LMDB's map grows by itself: ${n(map.rows)} rows written past the initial map size left a ${MB(map.dataMdbBytes)} \`data.mdb\`, readable and whole (${ran(map)}).`,
+    );
   return lines;
 }
 
@@ -77,7 +105,12 @@ function hostileSection() {
 function soakSection() {
   const full = load('soak');
   const fast = load('soak-fast');
-  const lines = ['## Soak', '', 'Test: `test/reliability/soak.test.ts` (harness `soak-harness.ts`): visitors on 1,000 sites, a deploy every second, API reads and rollbacks, with the sweeper collecting history; RSS, open descriptors, LMDB size and blob files sampled every 10 s. The full run compares its last minute with its second minute; the short one its last third with its middle third.', ''];
+  const lines = [
+    '## Soak',
+    '',
+    'Test: `test/reliability/soak.test.ts` (harness `soak-harness.ts`): visitors on 1,000 sites, a deploy every second, API reads and rollbacks, with the sweeper collecting history; RSS, open descriptors, LMDB size and blob files sampled every 10 s. The full run compares its last minute with its second minute; the short one its last third with its middle third.',
+    '',
+  ];
   // The goals the soak test asserts: RSS within 10 % (full run) or 25 % (short run).
   const row = (label, f, bound) =>
     `| ${label} | ${f.durationS} s | ${n(f.requests.total)} (${n(f.requests.visits)} visits, ${n(f.requests.deploys)} deploys, ${n(f.requests.apiReads)} API reads, ${n(f.requests.rollbacks)} rollbacks) | ${f.failures} / ${f.serverErrors} | ${(f.rssGrowth * 100).toFixed(1)} % (goal < ${bound} %: ${f.rssGrowth * 100 < bound ? 'met' : 'missed'}) | ${Number(f.fdGrowth).toFixed(1)} | ${n(f.swept.prunedRevisions)} revisions, ${n(f.swept.deletedBlobFiles)} blob files |`;
@@ -89,13 +122,19 @@ function soakSection() {
     '',
     'What the soak and the scale bench found, all fixed:',
     '',
-    '- Serving threads kept the bodies of superseded revisions until the 64 MB body budget pushed them out: RSS grew 29 % over 10 minutes. Bodies of a site\'s old revision now leave the cache when the site changes (`test/serve/cache-bounds.http.test.ts`).',
-    '- Each HTTP thread\'s V8 young generation grew to 48 MB under steady traffic and shrank only at an occasional memory-reducing GC (seen with `--trace-gc`: committed heap swinging between 33 and 69 MB per thread), a sawtooth of about 60 MB in RSS. HTTP threads now cap it at 12 MB (`src/main.ts`); committed heap then stays within 38–45 MB per thread, and the soak\'s own RSS bound guards it. What remains is a slow rise over the first five minutes (caches and old generations filling) and a plateau.',
+    "- Serving threads kept the bodies of superseded revisions until the 64 MB body budget pushed them out: RSS grew 29 % over 10 minutes. Bodies of a site's old revision now leave the cache when the site changes (`test/serve/cache-bounds.http.test.ts`).",
+    "- Each HTTP thread's V8 young generation grew to 48 MB under steady traffic and shrank only at an occasional memory-reducing GC (seen with `--trace-gc`: committed heap swinging between 33 and 69 MB per thread), a sawtooth of about 60 MB in RSS. HTTP threads now cap it at 12 MB (`src/main.ts`); committed heap then stays within 38–45 MB per thread, and the soak's own RSS bound guards it. What remains is a slow rise over the first five minutes (caches and old generations filling) and a plateau.",
     '- The scale bench (`npm run bench:scale`) found that cached site records and resolved URLs were bounded only by counts (100,000 sites × 10,000 URLs per thread), so random URLs grew memory without a practical limit. They now live in an LRU with a byte budget, `PLINTH_SITE_CACHE_MB` (`test/serve/cache-bounds.http.test.ts`).',
   );
   const curve = (full ?? fast).samples;
   const step = Math.max(1, Math.round(curve.length / 20));
-  lines.push('', `RSS curve of the ${full ? 'full' : 'short'} run (every ${step * 10} s):`, '', '| t | RSS | Descriptors | LMDB | Blob files | Visitor p99 |', '|--:|--:|--:|--:|--:|--:|');
+  lines.push(
+    '',
+    `RSS curve of the ${full ? 'full' : 'short'} run (every ${step * 10} s):`,
+    '',
+    '| t | RSS | Descriptors | LMDB | Blob files | Visitor p99 |',
+    '|--:|--:|--:|--:|--:|--:|',
+  );
   for (const sample of curve.filter((_, i) => i % step === step - 1 || i === curve.length - 1)) {
     lines.push(`| ${sample.atS} s | ${MB(sample.rssBytes)} | ${sample.openFds} | ${MB(sample.lmdbBytes)} | ${n(sample.blobFiles)} | ${sample.p99Ms} ms |`);
   }
@@ -104,10 +143,25 @@ function soakSection() {
 
 function fuzzSection() {
   const f = load('archive-fuzz');
-  const lines = ['## Fuzzing', '', 'Property tests (`test/reliability/properties.test.ts`, fast-check) for request-path resolution, archive path validation, the skip rules and the secret scanner. Mutation fuzzing (`archive-fuzz.test.ts`): tar, tgz and zip archives truncated, bit-flipped and with lengths changed, seeded and reproducible, through the real ingest pool and over HTTP.', ''];
+  const lines = [
+    '## Fuzzing',
+    '',
+    'Property tests (`test/reliability/properties.test.ts`, fast-check) for request-path resolution, archive path validation, the skip rules and the secret scanner. Mutation fuzzing (`archive-fuzz.test.ts`): tar, tgz and zip archives truncated, bit-flipped and with lengths changed, seeded and reproducible, through the real ingest pool and over HTTP.',
+    '',
+  ];
   if (!f) return [...lines, notRun('npm run reliability')];
   lines.push(
-    `Seed ${f.seed}: ${n(f.cases)} cases (${Object.entries(f.byKind).map(([k, v]) => `${k} ${n(v)}`).join(', ')}) in ${f.seconds} s; outcomes ${Object.entries(f.outcomes).map(([k, v]) => `${k} ${n(v)}`).join(', ')}; ${f.failures} failures (crash, hang, unsafe path or bad blob). Per case p50 ${f.caseMs.p50} ms, p99 ${f.caseMs.p99} ms, max ${f.caseMs.max} ms. Over HTTP: ${n(f.http.cases)} cases, statuses ${Object.entries(f.http.statuses).map(([k, v]) => `${k} × ${n(v)}`).join(', ')}, ${f.http.failures} failures (${ran(f)}).`,
+    `Seed ${f.seed}: ${n(f.cases)} cases (${Object.entries(f.byKind)
+      .map(([k, v]) => `${k} ${n(v)}`)
+      .join(', ')}) in ${f.seconds} s; outcomes ${Object.entries(f.outcomes)
+      .map(([k, v]) => `${k} ${n(v)}`)
+      .join(
+        ', ',
+      )}; ${f.failures} failures (crash, hang, unsafe path or bad blob). Per case p50 ${f.caseMs.p50} ms, p99 ${f.caseMs.p99} ms, max ${f.caseMs.max} ms. Over HTTP: ${n(f.http.cases)} cases, statuses ${Object.entries(
+      f.http.statuses,
+    )
+      .map(([k, v]) => `${k} × ${n(v)}`)
+      .join(', ')}, ${f.http.failures} failures (${ran(f)}).`,
   );
   return lines;
 }
@@ -115,9 +169,21 @@ function fuzzSection() {
 function backupSection() {
   const test = load('backup');
   const big = load('backup-10000');
-  const lines = ['## Backups', '', '`test/reliability/backup.test.ts` backs up while deploys go on, restores into an empty data directory, and serves every site of the snapshot byte for byte from the restored copy. `npm run bench:backup` times 10,000 sites.', ''];
-  if (test) lines.push(`Test: ${n(test.backup.sites)} sites, ${n(test.backup.blobs)} blobs backed up in ${test.backup.ms} ms with ${test.deploysWhileBackingUp} deploys running; restored in ${test.restore.ms} ms; ${n(test.filesCompared)} files compared byte for byte (${ran(test)}).`, '');
-  if (big) lines.push(`10,000 sites (${n(big.backup.blobs)} blobs, ${MB(big.backup.blobBytes)} plus a ${MB(big.backup.lmdbBytes)} index): backup ${s(big.backup.wallMs)}, restore ${s(big.restore.wallMs)} (run ${big.date.slice(0, 16).replace('T', ' ')} UTC, Node ${big.node}).`);
+  const lines = [
+    '## Backups',
+    '',
+    '`test/reliability/backup.test.ts` backs up while deploys go on, restores into an empty data directory, and serves every site of the snapshot byte for byte from the restored copy. `npm run bench:backup` times 10,000 sites.',
+    '',
+  ];
+  if (test)
+    lines.push(
+      `Test: ${n(test.backup.sites)} sites, ${n(test.backup.blobs)} blobs backed up in ${test.backup.ms} ms with ${test.deploysWhileBackingUp} deploys running; restored in ${test.restore.ms} ms; ${n(test.filesCompared)} files compared byte for byte (${ran(test)}).`,
+      '',
+    );
+  if (big)
+    lines.push(
+      `10,000 sites (${n(big.backup.blobs)} blobs, ${MB(big.backup.blobBytes)} plus a ${MB(big.backup.lmdbBytes)} index): backup ${s(big.backup.wallMs)}, restore ${s(big.restore.wallMs)} (run ${big.date.slice(0, 16).replace('T', ' ')} UTC, Node ${big.node}).`,
+    );
   if (!test && !big) lines.push(notRun('npm run bench:backup'));
   return lines;
 }

@@ -46,14 +46,20 @@ const log = (msg) => process.stdout.write(`[scale ${new Date().toISOString().sli
 // ---- content: three small files per site, only index.html unique to the site ------------------
 const filler = 'Plinth publishes a static website from an uploaded folder and serves it at its own address. ';
 const styles = Array.from({ length: 20 }, (_, v) =>
-  Buffer.from(`/* theme ${v} */\n${Array.from({ length: 24 }, (_, k) => `.c${v}-${k} { margin: ${k}px; padding: ${v}px; color: #${(v * 4099 + k * 131).toString(16).padStart(6, '0').slice(0, 6)}; }`).join('\n')}\n`),
+  Buffer.from(
+    `/* theme ${v} */\n${Array.from({ length: 24 }, (_, k) => `.c${v}-${k} { margin: ${k}px; padding: ${v}px; color: #${(v * 4099 + k * 131).toString(16).padStart(6, '0').slice(0, 6)}; }`).join('\n')}\n`,
+  ),
 );
 const abouts = Array.from({ length: 100 }, (_, v) =>
-  Buffer.from(`<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>About ${v}</title><link rel="stylesheet" href="/style.css"></head>\n<body><h1>About us (${v})</h1>\n<p>${filler.repeat(14)}</p>\n</body></html>\n`),
+  Buffer.from(
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>About ${v}</title><link rel="stylesheet" href="/style.css"></head>\n<body><h1>About us (${v})</h1>\n<p>${filler.repeat(14)}</p>\n</body></html>\n`,
+  ),
 );
 const siteName = (i) => `scale-${i}`;
 const indexPage = (i) =>
-  Buffer.from(`<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${siteName(i)}</title><link rel="stylesheet" href="/style.css"></head>\n<body><h1>Welcome to ${siteName(i)}</h1>\n<p>${filler.repeat(20)}</p>\n<p>Site number ${i}. <a href="/about">About</a></p>\n</body></html>\n`);
+  Buffer.from(
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${siteName(i)}</title><link rel="stylesheet" href="/style.css"></head>\n<body><h1>Welcome to ${siteName(i)}</h1>\n<p>${filler.repeat(20)}</p>\n<p>Site number ${i}. <a href="/about">About</a></p>\n</body></html>\n`,
+  );
 const siteFiles = (i) => [
   ['index.html', indexPage(i)],
   ['style.css', styles[i % styles.length]],
@@ -79,7 +85,8 @@ async function populate(dataDir, count) {
       const rows = await Promise.all(
         ids.map(async (i) => {
           const files = new Map();
-          for (const [path, bytes] of siteFiles(i)) files.set(path, await store.blobs.putFile(bytes, contentTypeFor(path), { compress: false, durable: false }));
+          for (const [path, bytes] of siteFiles(i))
+            files.set(path, await store.blobs.putFile(bytes, contentTypeFor(path), { compress: false, durable: false }));
           return files;
         }),
       );
@@ -107,7 +114,9 @@ async function populate(dataDir, count) {
       if (to - segmentFrom >= segmentSize || to === count) {
         const ms = performance.now() - segmentStart;
         segments.push({ from: segmentFrom, to, ms: Math.round(ms), sitesPerSecond: Math.round(((to - segmentFrom) * 1000) / ms) });
-        log(`  published ${to.toLocaleString('en-US')} / ${count.toLocaleString('en-US')} (${segments.at(-1).sitesPerSecond} sites/s for the last ${(to - segmentFrom).toLocaleString('en-US')})`);
+        log(
+          `  published ${to.toLocaleString('en-US')} / ${count.toLocaleString('en-US')} (${segments.at(-1).sitesPerSecond} sites/s for the last ${(to - segmentFrom).toLocaleString('en-US')})`,
+        );
         segmentStart = performance.now();
         segmentFrom = to;
       }
@@ -277,13 +286,21 @@ async function prepare(count) {
   const populate_ = await populate(dataDir, count);
   const lmdb = fileStat(join(dataDir, 'meta', 'data.mdb'));
   const blobs = blobStats(join(dataDir, 'blobs'));
-  log(`  populate ${(populate_.ms / 1000).toFixed(1)} s (blobs ${(populate_.blobsMs / 1000).toFixed(1)} s, flushes ${(populate_.flushMs / 1000).toFixed(1)} s, commits ${(populate_.commitsMs / 1000).toFixed(1)} s); LMDB ${(lmdb.bytes / MiB).toFixed(1)} MiB, ${blobs.files.toLocaleString('en-US')} blob files of ${(blobs.bytes / MiB).toFixed(1)} MiB (${(blobs.allocatedBytes / MiB).toFixed(1)} MiB allocated)`);
+  log(
+    `  populate ${(populate_.ms / 1000).toFixed(1)} s (blobs ${(populate_.blobsMs / 1000).toFixed(1)} s, flushes ${(populate_.flushMs / 1000).toFixed(1)} s, commits ${(populate_.commitsMs / 1000).toFixed(1)} s); LMDB ${(lmdb.bytes / MiB).toFixed(1)} MiB, ${blobs.files.toLocaleString('en-US')} blob files of ${(blobs.bytes / MiB).toFixed(1)} MiB (${(blobs.allocatedBytes / MiB).toFixed(1)} MiB allocated)`,
+  );
   return {
     sites: count,
     work,
     dataDir,
     populate: populate_,
-    disk: { lmdbBytes: lmdb.bytes, lmdbAllocatedBytes: lmdb.allocatedBytes, blobFiles: blobs.files, blobBytes: blobs.bytes, blobAllocatedBytes: blobs.allocatedBytes },
+    disk: {
+      lmdbBytes: lmdb.bytes,
+      lmdbAllocatedBytes: lmdb.allocatedBytes,
+      blobFiles: blobs.files,
+      blobBytes: blobs.bytes,
+      blobAllocatedBytes: blobs.allocatedBytes,
+    },
   };
 }
 
@@ -338,7 +355,9 @@ async function visitSideBySide(all) {
     for (const run of visited) {
       run.cold = await visitAll(run.port, run.sites);
       run.memory.afterCold = memoryOf(run.pid);
-      log(`  ${n0(run.sites)} sites, cold visits: ${run.cold.requestsPerSecond} req/s, p99 ${run.cold.p99Ms} ms, ${run.cold.failures} failed; RSS ${(run.memory.afterCold.rss / MiB).toFixed(1)} MiB`);
+      log(
+        `  ${n0(run.sites)} sites, cold visits: ${run.cold.requestsPerSecond} req/s, p99 ${run.cold.p99Ms} ms, ${run.cold.failures} failed; RSS ${(run.memory.afterCold.rss / MiB).toFixed(1)} MiB`,
+      );
     }
     const warm = await runRounds(visited, WARM_ROUNDS, async (run, round) => {
       const result = await visitAll(run.port, run.sites);
@@ -360,7 +379,9 @@ async function visitSideBySide(all) {
     for (const run of visited) {
       run.probes = await probeRandomPaths(run.port, PROBES, run.sites);
       run.memory.afterProbes = memoryOf(run.pid);
-      log(`  ${n0(run.sites)} sites, ${n0(PROBES)} random 1,000-character paths: ${run.probes.requestsPerSecond} req/s, ${run.probes.failures} failed; RSS ${(run.memory.afterProbes.rss / MiB).toFixed(1)} MiB`);
+      log(
+        `  ${n0(run.sites)} sites, ${n0(PROBES)} random 1,000-character paths: ${run.probes.requestsPerSecond} req/s, ${run.probes.failures} failed; RSS ${(run.memory.afterProbes.rss / MiB).toFixed(1)} MiB`,
+      );
     }
     for (const { run, server } of live) {
       run.stop = await stop(server, join(run.work, 'server.log'));
@@ -386,7 +407,9 @@ const perSite = (b) => (b === null ? '–' : `${(b / 1024).toFixed(1)} KiB`);
 
 function tables(runs) {
   const rows = [];
-  rows.push(`| Sites | Publish (store) | LMDB file | Blobs on disk | Start-up to banner, median (range) | RSS after start | RSS after the cold visits | RSS after the warm rounds | RSS after ${n0(PROBES)} random paths | RSS per site, cold / warm |`);
+  rows.push(
+    `| Sites | Publish (store) | LMDB file | Blobs on disk | Start-up to banner, median (range) | RSS after start | RSS after the cold visits | RSS after the warm rounds | RSS after ${n0(PROBES)} random paths | RSS per site, cold / warm |`,
+  );
   rows.push('|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of runs) {
     const m = r.memory;
@@ -396,11 +419,16 @@ function tables(runs) {
       `| ${n0(r.sites)} | ${publish} | ${mib(r.disk.lmdbBytes)} MiB | ${n0(r.disk.blobFiles)} files, ${mib(r.disk.blobAllocatedBytes)} MiB | ${formatSummary(r.startup.bannerMs, (v) => `${n0(v)} ms`)} | ${split(m.afterStart)} | ${r.sites === 0 ? '–' : split(m.afterCold)} | ${r.sites === 0 ? '–' : split(m.afterWarm)} | ${m.afterProbes ? split(m.afterProbes) : '–'} | ${perSite(r.rssPerSiteBytes.cold)} / ${perSite(r.rssPerSiteBytes.warm)} |`,
     );
   }
-  const visits = [`| Sites | cold visits: req/s | p50 | p99 | max | ${WARM_ROUNDS} warm rounds: req/s, median (range) | p50, median | p99, median | max | failed | Stop after the visits (SIGTERM) |`, '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|'];
+  const visits = [
+    `| Sites | cold visits: req/s | p50 | p99 | max | ${WARM_ROUNDS} warm rounds: req/s, median (range) | p50, median | p99, median | max | failed | Stop after the visits (SIGTERM) |`,
+    '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ];
   for (const r of runs) {
     if (r.sites === 0) continue;
     const ms = (x) => (x === null ? '–' : `${x.toFixed(2)} ms`);
-    visits.push(`| ${n0(r.sites)} | ${n0(r.cold.requestsPerSecond)} | ${ms(r.cold.p50Ms)} | ${ms(r.cold.p99Ms)} | ${ms(r.cold.maxMs)} | ${formatSummary(r.warm.requestsPerSecond, n0)} | ${ms(r.warm.p50Ms)} | ${ms(r.warm.p99Ms)} | ${ms(r.warm.maxMs)} | ${r.cold.failures + r.warm.failures} | ${n0(r.stop.ms)} ms, exit ${r.stop.code} |`);
+    visits.push(
+      `| ${n0(r.sites)} | ${n0(r.cold.requestsPerSecond)} | ${ms(r.cold.p50Ms)} | ${ms(r.cold.p99Ms)} | ${ms(r.cold.maxMs)} | ${formatSummary(r.warm.requestsPerSecond, n0)} | ${ms(r.warm.p50Ms)} | ${ms(r.warm.p99Ms)} | ${ms(r.warm.maxMs)} | ${r.cold.failures + r.warm.failures} | ${n0(r.stop.ms)} ms, exit ${r.stop.code} |`,
+    );
   }
   return { memory: rows.join('\n'), visits: visits.join('\n') };
 }
@@ -428,7 +456,10 @@ for (const r of runs) {
   r.rssPerSiteBytes =
     r.sites === 0 || !empty
       ? { cold: null, warm: null }
-      : { cold: Math.round((r.memory.afterCold.rss - empty.memory.afterStart.rss) / r.sites), warm: Math.round((r.memory.afterWarm.rss - empty.memory.afterStart.rss) / r.sites) };
+      : {
+          cold: Math.round((r.memory.afterCold.rss - empty.memory.afterStart.rss) / r.sites),
+          warm: Math.round((r.memory.afterWarm.rss - empty.memory.afterStart.rss) / r.sites),
+        };
 }
 const counted = runs.filter((r) => r.sites > 0).sort((a, b) => a.sites - b.sites);
 const marginal =
@@ -442,7 +473,16 @@ const marginal =
 
 const result = {
   bench: 'scale',
-  machine: { cpu: machine.cpu, cores: machine.cores, memoryGiB: Number(machine.memoryGiB), kernel: machine.kernel, node: machine.node, commit: machine.commit, date: machine.date, loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))) },
+  machine: {
+    cpu: machine.cpu,
+    cores: machine.cores,
+    memoryGiB: Number(machine.memoryGiB),
+    kernel: machine.kernel,
+    node: machine.node,
+    commit: machine.commit,
+    date: machine.date,
+    loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
+  },
   settings: {
     counts: COUNTS,
     filesPerSite: 3,
@@ -462,7 +502,10 @@ const threads = runs[0]?.startup.threads;
 const section = [
   '## Scale: sites and memory (`npm run bench:scale`)',
   '',
-  `Run ${machine.date}, commit \`${machine.commit}\`: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.kernel}, Node ${machine.node}. Load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(', ')}.`,
+  `Run ${machine.date}, commit \`${machine.commit}\`: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.kernel}, Node ${machine.node}. Load average at the end ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')}.`,
   '',
   `For each count a fresh data directory is filled through the store (\`openStore\`, \`blobs.putFile\` without a sync per file, one \`blobs.flush()\` and ${BATCH} concurrent \`commitRevision\`s per batch of ${BATCH} sites): 3 files per site (index.html unique to the site, style.css and about.html shared by 20 and 100 sites), ${n0(bytesPerSite)} bytes per site, plan \`builder\` (no badge), no compressed variants. Then \`node dist/main.js\` runs with its default settings (${threads} HTTP thread${threads === 1 ? '' : 's'} on ${machine.cores} cores, \`PLINTH_CACHE_MB\` ${process.env.PLINTH_CACHE_MB ?? 64}). Start-up: ${STARTUP_ROUNDS} rounds, each starting (to the banner) and stopping the server once on every data directory, the counts in an order rotated each round. Then one server per count runs, side by side on its own port, and every site's \`/\` is fetched with \`Host: <name>.${SITE_DOMAIN}\`, ${CONCURRENCY} requests in flight over keep-alive connections, each answer checked (200 and the site's own bytes): once cold, server after server, then in ${WARM_ROUNDS} warm rounds that visit each server in turn, in an order rotated each round. Timings are medians of the rounds with their range. RSS is VmRSS of the whole process (/proc/<pid>/status), split into anonymous memory (JavaScript heaps, caches, native buffers) and mapped file pages (the node binary, about 53 MiB, and the LMDB map: page cache the kernel can reclaim); per site = (RSS after the visits − RSS of the empty server after start) / sites. "Cold" means the server's caches were empty; the files were still in the OS page cache from publishing. The visit rates are bounded by the Node client on the same 2 cores; \`npm run bench:serve\` measures serving throughput.`,
   '',
@@ -470,7 +513,9 @@ const section = [
   '',
   visits,
   '',
-  marginal ? `Between ${n0(marginal.between[0])} and ${n0(marginal.between[1])} sites, after the warm visits, each further site cost ${perSite(marginal.rss)} of RSS (${perSite(marginal.anon)} anonymous, ${perSite(marginal.file)} mapped file).` : '',
+  marginal
+    ? `Between ${n0(marginal.between[0])} and ${n0(marginal.between[1])} sites, after the warm visits, each further site cost ${perSite(marginal.rss)} of RSS (${perSite(marginal.anon)} anonymous, ${perSite(marginal.file)} mapped file).`
+    : '',
   '',
   '```',
   `${process.env.SCALE_COUNTS ? `SCALE_COUNTS=${process.env.SCALE_COUNTS} ` : ''}npm run bench:scale`,

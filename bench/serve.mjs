@@ -51,7 +51,11 @@ const sitesDir = join(work, 'sites');
 const dataDir = join(work, 'data');
 
 const env = process.env;
-const list = (v, d) => (v ?? d).split(',').map((s) => s.trim()).filter(Boolean);
+const list = (v, d) =>
+  (v ?? d)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 const cores = os.availableParallelism();
 // Cores the servers may use: all of them, or the BENCH_SERVER_CPUS set.
 const serverCores = process.env.BENCH_SERVER_CPUS ? cpuCount(process.env.BENCH_SERVER_CPUS) : cores;
@@ -79,8 +83,13 @@ const log = (...a) => console.log(`[bench ${new Date().toISOString().slice(11, 1
 
 // Children still running; stopped by PID on any exit path.
 const live = new Set();
-const stopAll = async () => { for (const c of live) await stopChild(c); live.clear(); };
-process.on('SIGINT', () => { stopAll().finally(() => process.exit(130)); });
+const stopAll = async () => {
+  for (const c of live) await stopChild(c);
+  live.clear();
+};
+process.on('SIGINT', () => {
+  stopAll().finally(() => process.exit(130));
+});
 
 async function buildCorpus() {
   rmSync(work, { recursive: true, force: true });
@@ -120,17 +129,20 @@ function scenarios(corpus) {
   const lastSite = cfg.siteCount - 1;
   return [
     {
-      id: 'page2k', title: '2 KB page `/`',
+      id: 'page2k',
+      title: '2 KB page `/`',
       forTarget: () => ({ path: '/', headers: host }),
       checks: [{ host: mainHost, path: '/', body: corpus.main.get('index.html') }],
     },
     {
-      id: 'script60k', title: '60 KB script `/app.js`',
+      id: 'script60k',
+      title: '60 KB script `/app.js`',
       forTarget: () => ({ path: '/app.js', headers: host }),
       checks: [{ host: mainHost, path: '/app.js', body: corpus.main.get('app.js') }],
     },
     {
-      id: 'image200k', title: '200 KB image `/hero.png`',
+      id: 'image200k',
+      title: '200 KB image `/hero.png`',
       forTarget: () => ({ path: '/hero.png', headers: host }),
       checks: [{ host: mainHost, path: '/hero.png', body: corpus.main.get('hero.png') }],
     },
@@ -138,23 +150,31 @@ function scenarios(corpus) {
       // Plinth streams these in slices, so a bare uWS answer from memory is no bound for them: the
       // ceiling sits the two large files out. So does autocannon: one Node thread taking 64
       // bodies of 5 MB at once completes next to none within a 2 s round.
-      skip: ['ceiling'], gens: ['wrk'],
-      id: 'file5m', title: '5 MB video `/media/clip.mp4`',
+      skip: ['ceiling'],
+      gens: ['wrk'],
+      id: 'file5m',
+      title: '5 MB video `/media/clip.mp4`',
       forTarget: () => ({ path: '/media/clip.mp4', headers: host }),
       checks: [{ host: mainHost, path: '/media/clip.mp4', body: corpus.main.get('media/clip.mp4') }],
     },
     {
       // 64 clients each pulling 50 MB would only measure wrk's 2 s timeout; 4 is a few downloads.
-      skip: ['ceiling'], gens: ['wrk'],
-      id: 'file50m', title: '50 MB video `/media/film.mp4` (4 connections)', connections: 4,
+      skip: ['ceiling'],
+      gens: ['wrk'],
+      id: 'file50m',
+      title: '50 MB video `/media/film.mp4` (4 connections)',
+      connections: 4,
       forTarget: () => ({ path: '/media/film.mp4', headers: host }),
       checks: [{ host: mainHost, path: '/media/film.mp4', body: corpus.main.get('media/film.mp4') }],
     },
     {
       // The ceiling answers its 2 KB for every path: what uWS and this generator allow a rotation.
-      id: 'pages', title: `${cfg.pageCount.toLocaleString('en-US')}-page rotation`, ceilingAnyBody: true,
+      id: 'pages',
+      title: `${cfg.pageCount.toLocaleString('en-US')}-page rotation`,
+      ceilingAnyBody: true,
       forTarget: () => ({
-        path: '/', headers: host,
+        path: '/',
+        headers: host,
         wrkScript: { file: 'pages.lua', args: [mainHost, String(cfg.pageCount)] },
         requests: () => Array.from({ length: cfg.pageCount }, (_, i) => ({ method: 'GET', path: `/${pagePath(i)}` })),
       }),
@@ -163,9 +183,12 @@ function scenarios(corpus) {
     {
       // lighttpd's evhost answers a share of a fast host rotation with 403, so it sits this one out.
       skip: ['lighttpd'],
-      id: 'sites', title: `many-sites rotation (${cfg.siteCount.toLocaleString('en-US')} hosts, \`/\`)`, ceilingAnyBody: true,
+      id: 'sites',
+      title: `many-sites rotation (${cfg.siteCount.toLocaleString('en-US')} hosts, \`/\`)`,
+      ceilingAnyBody: true,
       forTarget: () => ({
-        path: '/', headers: {},
+        path: '/',
+        headers: {},
         wrkScript: { file: 'sites.lua', args: [siteDomain, String(cfg.siteCount)] },
         requests: () => Array.from({ length: cfg.siteCount }, (_, i) => ({ method: 'GET', path: '/', headers: { host: `${siteName(i)}.${siteDomain}` } })),
       }),
@@ -173,15 +196,16 @@ function scenarios(corpus) {
     },
     {
       // The ceiling answers 304 on a path of its own, without reading If-None-Match.
-      id: 'revalidate', title: '304 revalidation of `/`',
+      id: 'revalidate',
+      title: '304 revalidation of `/`',
       forTarget: (t) => ({ path: t.kind === 'ceiling' ? CEILING_304 : '/', headers: { ...host, 'If-None-Match': t.etag }, expectStatus: 304 }),
       checks: [{ host: mainHost, path: '/', status: 304, revalidate: true }],
     },
   ];
 }
 
-const headerBytes = (res) => `HTTP/1.1 ${res.status} ${res.statusMessage}\r\n`.length
-  + res.rawHeaders.reduce((n, v, i) => n + (i % 2 ? v.length + 2 : v.length + 2), 0) + 2;
+const headerBytes = (res) =>
+  `HTTP/1.1 ${res.status} ${res.statusMessage}\r\n`.length + res.rawHeaders.reduce((n, v, i) => n + (i % 2 ? v.length + 2 : v.length + 2), 0) + 2;
 
 /**
  * Checks a server returns the corpus bytes before it is measured; problems become report notes.
@@ -200,14 +224,23 @@ async function preflight(target, port, scs, notes) {
       const path = c.revalidate ? sc.forTarget(target).path : c.path;
       const res = await httpGet(port, c.host, path, c.revalidate ? { 'If-None-Match': target.etag ?? '' } : {});
       const status = c.status ?? 200;
-      const problem = res.status !== status ? `status ${res.status}, expected ${status}`
-        : c.body && !res.body.equals(c.body) ? `body of ${res.body.length} bytes differs from the corpus file (${c.body.length})` : null;
+      const problem =
+        res.status !== status
+          ? `status ${res.status}, expected ${status}`
+          : c.body && !res.body.equals(c.body)
+            ? `body of ${res.body.length} bytes differs from the corpus file (${c.body.length})`
+            : null;
       if (problem) {
         const msg = `check failed on ${target.label}: GET ${c.host}${path} → ${problem}`;
         log(`WARNING ${msg}`);
         notes.push(msg);
       }
-      target.checked[sc.id] ??= res.rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase()).filter((h) => !SERVER_OWN_HEADERS.has(h)).sort().join(', ');
+      target.checked[sc.id] ??= res.rawHeaders
+        .filter((_, i) => i % 2 === 0)
+        .map((h) => h.toLowerCase())
+        .filter((h) => !SERVER_OWN_HEADERS.has(h))
+        .sort()
+        .join(', ');
     }
   }
 }
@@ -234,9 +267,10 @@ async function measureCell(target, sc, gen, seconds, commands) {
   const scenario = sc.forTarget(target);
   const { port } = target;
   const connections = sc.connections ?? cfg.connections;
-  const r = gen === 'wrk'
-    ? await runWrk({ port, seconds, connections, scenario, benchDir, cpus: cfg.loadgenCpus })
-    : await runAutocannon({ port, seconds, connections, scenario });
+  const r =
+    gen === 'wrk'
+      ? await runWrk({ port, seconds, connections, scenario, benchDir, cpus: cfg.loadgenCpus })
+      : await runAutocannon({ port, seconds, connections, scenario });
   if (!commands) return r;
   // Same command for every server bar the port: list each once, with $PORT.
   const cmd = r.command.replaceAll(`:${port}/`, ':$PORT/');
@@ -254,7 +288,11 @@ function ceilingRoutes(types) {
     ['Referrer-Policy', 'strict-origin-when-cross-origin'],
     ...(types.isCompressible(types.typeOf(name)) ? [['Vary', 'Accept-Encoding']] : []),
   ];
-  const asset = (name) => ({ path: `/${name}`, file: file(name), headers: [['Content-Type', types.typeOf(name)], ...common(name), ['Accept-Ranges', 'bytes']] });
+  const asset = (name) => ({
+    path: `/${name}`,
+    file: file(name),
+    headers: [['Content-Type', types.typeOf(name)], ...common(name), ['Accept-Ranges', 'bytes']],
+  });
   return [asset('app.js'), asset('hero.png'), { path: CEILING_304, status: '304 Not Modified', file: file('index.html'), headers: common('index.html') }];
 }
 
@@ -272,11 +310,28 @@ async function startTarget(target, nginxTypes, types) {
     target.child = startLighttpd(conf, work, cfg.serverCpus);
     return `lighttpd -D -f ${conf}`;
   }
-  const [script, tenv, logName] = target.kind === 'plinth'
-    ? [join(root, 'dist/main.js'), { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, ...(target.threads ? { PLINTH_THREADS: String(target.threads) } : {}), PLINTH_LOG_LEVEL: 'warn' }, `${target.id}.log`]
-    : [join(benchDir, 'ceiling.mjs'), { CEILING_PORT: String(port), CEILING_BODY: join(sitesDir, MAIN_SITE, 'index.html'), CEILING_ROUTES: JSON.stringify(ceilingRoutes(types)) }, 'ceiling.log'];
+  const [script, tenv, logName] =
+    target.kind === 'plinth'
+      ? [
+          join(root, 'dist/main.js'),
+          {
+            PLINTH_PORT: String(port),
+            PLINTH_LISTEN_HOST: '127.0.0.1',
+            PLINTH_DATA_DIR: dataDir,
+            ...(target.threads ? { PLINTH_THREADS: String(target.threads) } : {}),
+            PLINTH_LOG_LEVEL: 'warn',
+          },
+          `${target.id}.log`,
+        ]
+      : [
+          join(benchDir, 'ceiling.mjs'),
+          { CEILING_PORT: String(port), CEILING_BODY: join(sitesDir, MAIN_SITE, 'index.html'), CEILING_ROUTES: JSON.stringify(ceilingRoutes(types)) },
+          'ceiling.log',
+        ];
   target.child = startChild(process.execPath, [script], { env: tenv, cwd: root, logPath: join(work, logName), cpus: cfg.serverCpus });
-  return `${Object.entries(tenv).map(([k, v]) => `${k}=${shellQuote(v)}`).join(' ')} node ${script.slice(root.length + 1)}`;
+  return `${Object.entries(tenv)
+    .map(([k, v]) => `${k}=${shellQuote(v)}`)
+    .join(' ')} node ${script.slice(root.length + 1)}`;
 }
 
 /** The HTTP thread count Plinth picks with no PLINTH_THREADS, from its own config code. */
@@ -301,12 +356,17 @@ async function main() {
   if (loadStart > 0.5) log(`WARNING load average is ${loadStart.toFixed(2)} before the run: other processes compete for the cores`);
   await ensureTools();
   const machine = await machineInfo(root);
-  log(`targets ${cfg.targets.join(',')}; generators ${cfg.gens.join(',')}; a ${cfg.warmup}s warm-up pass, then ${cfg.rounds} round(s) of ${cfg.seconds}s per cell × ${cfg.connections} connections`);
-  if (cfg.targets.includes('plinth') && !existsSync(join(root, 'dist/main.js'))) throw new Error('dist/main.js missing: run `npm run build`, or set BENCH_TARGETS=nginx,ceiling');
+  log(
+    `targets ${cfg.targets.join(',')}; generators ${cfg.gens.join(',')}; a ${cfg.warmup}s warm-up pass, then ${cfg.rounds} round(s) of ${cfg.seconds}s per cell × ${cfg.connections} connections`,
+  );
+  if (cfg.targets.includes('plinth') && !existsSync(join(root, 'dist/main.js')))
+    throw new Error('dist/main.js missing: run `npm run build`, or set BENCH_TARGETS=nginx,ceiling');
   const corpus = await buildCorpus();
   const scs = scenarios(corpus).filter((sc) => !env.BENCH_SCENARIOS || list(env.BENCH_SCENARIOS, '').includes(sc.id));
   const notes = [];
-  const commands = [`BENCH_DURATION=${cfg.seconds} BENCH_WARMUP=${cfg.warmup} BENCH_ROUNDS=${cfg.rounds} BENCH_TARGETS=${cfg.targets.join(',')} BENCH_LOADGENS=${cfg.gens.join(',')} npm run bench:serve`];
+  const commands = [
+    `BENCH_DURATION=${cfg.seconds} BENCH_WARMUP=${cfg.warmup} BENCH_ROUNDS=${cfg.rounds} BENCH_TARGETS=${cfg.targets.join(',')} BENCH_LOADGENS=${cfg.gens.join(',')} npm run bench:serve`,
+  ];
   const servers = [];
 
   const nginxTypes = {};
@@ -317,12 +377,25 @@ async function main() {
   const threadLabel = `${threads} thread${threads > 1 ? 's' : ''}`;
   if (cfg.targets.includes('plinth')) {
     if (cfg.plinthThreadList.length > 0) {
-      cfg.plinthThreadList.forEach((n, i) => plan.push({ id: i === 0 ? 'plinth' : `plinth-${n}`, label: `Plinth, ${n} thread${n > 1 ? 's' : ''}${n === threads ? ' (default)' : ''}`, kind: 'plinth', threads: n }));
+      cfg.plinthThreadList.forEach((n, i) =>
+        plan.push({
+          id: i === 0 ? 'plinth' : `plinth-${n}`,
+          label: `Plinth, ${n} thread${n > 1 ? 's' : ''}${n === threads ? ' (default)' : ''}`,
+          kind: 'plinth',
+          threads: n,
+        }),
+      );
     } else {
-      plan.push({ id: 'plinth', label: cfg.plinthThreads ? `Plinth, ${threadLabel}` : `Plinth, default (${threadLabel})`, kind: 'plinth', threads: cfg.plinthThreads });
+      plan.push({
+        id: 'plinth',
+        label: cfg.plinthThreads ? `Plinth, ${threadLabel}` : `Plinth, default (${threadLabel})`,
+        kind: 'plinth',
+        threads: cfg.plinthThreads,
+      });
     }
   }
-  if (cfg.targets.includes('nginx')) for (const w of cfg.nginxWorkers) plan.push({ id: `nginx-${w}`, label: `nginx, ${w} worker${w > 1 ? 's' : ''}`, kind: 'nginx', workers: w });
+  if (cfg.targets.includes('nginx'))
+    for (const w of cfg.nginxWorkers) plan.push({ id: `nginx-${w}`, label: `nginx, ${w} worker${w > 1 ? 's' : ''}`, kind: 'nginx', workers: w });
   if (cfg.targets.includes('lighttpd')) plan.push({ id: 'lighttpd', label: 'lighttpd', kind: 'lighttpd' });
   if (cfg.targets.includes('ceiling')) plan.push({ id: 'ceiling', label: 'ceiling (uWS, 1 thread)', kind: 'ceiling' });
   const labels = Object.fromEntries(plan.map((t) => [t.id, t.label]));
@@ -362,7 +435,9 @@ async function main() {
           for (const target of rotate(cellsOf(sc), round)) {
             const r = await measureCell(target, sc, gen, cfg.seconds, commands);
             (((samples[gen] ??= {})[sc.id] ??= {})[target.id] ??= [])[round] = r;
-            log(`${gen.padEnd(10)} ${target.label.padEnd(23)} ${sc.id.padEnd(10)} ${Math.round(r.rps).toString().padStart(7)} req/s ${r.mbps.toFixed(1).padStart(7)} MB/s  p50 ${+r.p50.toFixed(3)} ms  p99 ${+r.p99.toFixed(3)} ms  err ${r.errors}/${r.badStatus}`);
+            log(
+              `${gen.padEnd(10)} ${target.label.padEnd(23)} ${sc.id.padEnd(10)} ${Math.round(r.rps).toString().padStart(7)} req/s ${r.mbps.toFixed(1).padStart(7)} MB/s  p50 ${+r.p50.toFixed(3)} ms  p99 ${+r.p99.toFixed(3)} ms  err ${r.errors}/${r.badStatus}`,
+            );
           }
         }
       }
@@ -387,8 +462,19 @@ async function main() {
     `Load: ${cfg.connections} keep-alive connections to 127.0.0.1 with the site's Host header. All servers run side by side for the whole run. ${cfg.warmup > 0 ? `A warm-up pass of ${cfg.warmup} s per cell (discarded), then` : 'No warm-up pass;'} ${cfg.rounds} round${cfg.rounds > 1 ? 's' : ''}: each round measures every server once per scenario and generator for ${cfg.seconds} s, one after the other, in an order rotated each round (A, B, C, then B, C, A …). Each cell shows the median of its rounds and their range; ratios are taken within a round and their median shown, never a ratio of medians. wrk: 1 thread, rotations via bench/wrk/*.lua (prebuilt requests). autocannon ${machine.autocannon}: programmatic, one thread, rotations as \`requests\` arrays, not on the 5 MB and 50 MB files (one Node thread completes next to none of them in a ${cfg.seconds} s round); its latency histogram has 1 ms resolution. With 64 connections on ${cores} shared cores, p99 mostly measures scheduling (server threads and the generator take turns), so it swings between runs.`,
     `${cfg.serverCpus ? `Servers pinned to CPU ${cfg.serverCpus} and the load generator to CPU ${cfg.loadgenCpus ?? 'any'} (taskset).` : `Load generator and servers share the same ${cores} cores.`} Total run time ${((Date.now() - started) / 60000).toFixed(1)} min. 1-minute load average: ${loadStart.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end (the bench alone keeps 2–3 threads busy).`,
   ];
-  if (loadStart > 0.5) notes.push(`The machine was busy before the run (load average ${loadStart.toFixed(2)}): other processes competed for the cores, so these numbers are noisy. Re-run on an idle machine.`);
-  const allCommands = [commands[0], '', '# servers (ports are picked free each run; $PORT below)', ...servers, '', '# load, per server (autocannon runs programmatically; shown as the equivalent CLI)', ...commands.slice(1)];
+  if (loadStart > 0.5)
+    notes.push(
+      `The machine was busy before the run (load average ${loadStart.toFixed(2)}): other processes competed for the cores, so these numbers are noisy. Re-run on an idle machine.`,
+    );
+  const allCommands = [
+    commands[0],
+    '',
+    '# servers (ports are picked free each run; $PORT below)',
+    ...servers,
+    '',
+    '# load, per server (autocannon runs programmatically; shown as the equivalent CLI)',
+    ...commands.slice(1),
+  ];
   const section = renderSection({ machine, setup, cells, scenarios: scs, labels, gens: cfg.gens, memory, commands: allCommands, notes });
   // Raw numbers (every round) for anyone who wants more than the tables.
   writeFileSync(join(work, 'serve-results.json'), JSON.stringify({ machine, cfg, labels, samples, memory }, null, 2));

@@ -74,7 +74,9 @@ async function main() {
       for (const [id, c] of Object.entries(cell.byTarget)) {
         // Of the nginx runs only the better one (by median) is listed, as the ratios use the better one of each round.
         if (id.startsWith('nginx') && id !== cell.bestNginx) continue;
-        rows.push(`| ${shape.cores} | ${FILES[sc] ?? sc} | ${raw.labels[id]} | ${formatSummary(c.rps, k)} | ${formatSummary(c.p99, msf)} | ${c.vsNginx ? formatSummary(c.vsNginx, x) : ''} | ${c.ofCeiling ? formatSummary(c.ofCeiling, pct) : ''} |`);
+        rows.push(
+          `| ${shape.cores} | ${FILES[sc] ?? sc} | ${raw.labels[id]} | ${formatSummary(c.rps, k)} | ${formatSummary(c.p99, msf)} | ${c.vsNginx ? formatSummary(c.vsNginx, x) : ''} | ${c.ofCeiling ? formatSummary(c.ofCeiling, pct) : ''} |`,
+        );
       }
     }
   }

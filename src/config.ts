@@ -284,7 +284,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   };
 
   const allowedOrigins: string[] = [];
-  for (const raw of (env.PLINTH_MCP_ALLOWED_ORIGINS ?? '').split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+  for (const raw of (env.PLINTH_MCP_ALLOWED_ORIGINS ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')) {
     if (raw === '*') {
       allowedOrigins.push('*');
       continue;
@@ -315,7 +318,26 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
   const spoolDir = join(dataDir, 'tmp', 'uploads');
   const uwsFallbackRequested = (env.UWS_USE_FALLBACK ?? '') !== '';
-  return deepFreeze({ port, listenHost, dataDir, spoolDir, uwsFallbackRequested, threads, logLevel, hosts, publicUrls, serve, deploy, sweepIntervalMs, blobGraceMs, stopGraceMs, api, mail, app, mcp });
+  return deepFreeze({
+    port,
+    listenHost,
+    dataDir,
+    spoolDir,
+    uwsFallbackRequested,
+    threads,
+    logLevel,
+    hosts,
+    publicUrls,
+    serve,
+    deploy,
+    sweepIntervalMs,
+    blobGraceMs,
+    stopGraceMs,
+    api,
+    mail,
+    app,
+    mcp,
+  });
 }
 
 function safeHostname(url: string): string {

@@ -62,7 +62,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ PLINTH_UPLOAD_TIMEOUT_S: '0' }).deploy.uploadTimeoutMs).toBe(0);
   });
 
-  it('caps an MCP batch at 20 messages unless told otherwise (0: only the SDK\'s own 100)', () => {
+  it("caps an MCP batch at 20 messages unless told otherwise (0: only the SDK's own 100)", () => {
     expect(loadConfig({}).mcp.maxBatchMessages).toBe(20);
     expect(loadConfig({ PLINTH_MCP_MAX_BATCH: '0' }).mcp.maxBatchMessages).toBe(0);
     expect(loadConfig({ PLINTH_MCP_MAX_BATCH: '100' }).mcp.maxBatchMessages).toBe(100);

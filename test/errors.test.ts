@@ -27,16 +27,13 @@ describe('toErrorBody', () => {
     expect(toErrorBody(plain).status).toBe(409);
   });
 
-  it.each([new Error('ENOENT: /secret/path'), 'a string', null, { code: 'nope', message: 'x' }])(
-    'hides unknown errors behind a generic 500 (%s)',
-    (thrown) => {
-      const mapped = toErrorBody(thrown);
-      expect(mapped.status).toBe(500);
-      expect(mapped.internal).toBe(true);
-      expect(JSON.stringify(mapped.body)).not.toContain('secret');
-      expect(mapped.body.error.code).toBe('internal');
-    },
-  );
+  it.each([new Error('ENOENT: /secret/path'), 'a string', null, { code: 'nope', message: 'x' }])('hides unknown errors behind a generic 500 (%s)', (thrown) => {
+    const mapped = toErrorBody(thrown);
+    expect(mapped.status).toBe(500);
+    expect(mapped.internal).toBe(true);
+    expect(JSON.stringify(mapped.body)).not.toContain('secret');
+    expect(mapped.body.error.code).toBe('internal');
+  });
 
   it.each([
     ['a file system error', Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })],

@@ -68,9 +68,7 @@ describe('plinth process', () => {
   });
 
   it('serves sites from all threads on one port', async () => {
-    const responses = await Promise.all(
-      Array.from({ length: 20 }, () => request({ port: started.port, host: 'two-threads.sites.localhost' })),
-    );
+    const responses = await Promise.all(Array.from({ length: 20 }, () => request({ port: started.port, host: 'two-threads.sites.localhost' })));
     for (const res of responses) {
       expect(res.status).toBe(200);
       expect(res.text).toContain('served by a thread');

@@ -42,6 +42,8 @@ export async function runAutocannon({ port, seconds, connections, scenario, over
     p99: r.latency.p99,
     errors: r.errors + r.timeouts,
     badStatus: responses - good,
-    command: `autocannon -c ${connections} -d ${seconds}${overallRate ? ` --overallRate ${overallRate}` : ''}${Object.entries(scenario.headers ?? {}).map(([k, v]) => ` -H '${k}: ${v}'`).join('')}${scenario.requests ? ' (requests: rotation array)' : ''} ${opts.url}`,
+    command: `autocannon -c ${connections} -d ${seconds}${overallRate ? ` --overallRate ${overallRate}` : ''}${Object.entries(scenario.headers ?? {})
+      .map(([k, v]) => ` -H '${k}: ${v}'`)
+      .join('')}${scenario.requests ? ' (requests: rotation array)' : ''} ${opts.url}`,
   };
 }

@@ -16,7 +16,10 @@ function mulberry32(seed) {
   };
 }
 
-const WORDS = 'static site publish folder address serve cache header request page script style image font token deploy revision blob content hash index route thread worker kernel socket buffer stream'.split(' ');
+const WORDS =
+  'static site publish folder address serve cache header request page script style image font token deploy revision blob content hash index route thread worker kernel socket buffer stream'.split(
+    ' ',
+  );
 
 function prose(rand, bytes) {
   let s = '';
@@ -81,7 +84,9 @@ export function makeSharedSmallFiles() {
     'about.html': htmlPage('About', 'About this site.', 1000, rand),
     'style.css': Buffer.from(`:root{--fg:#222;--bg:#fff}\nbody{color:var(--fg);background:var(--bg);font:16px/1.5 system-ui}\n/* ${prose(rand, 800)} */\n`),
     'app.js': script(2048, rand),
-    'logo.svg': Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64"><rect width="64" height="64" rx="12" fill="#2b6cb0"/><path d="M16 44h32v4H16zM20 20h24v20H20z" fill="#fff"/></svg>\n'),
+    'logo.svg': Buffer.from(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64"><rect width="64" height="64" rx="12" fill="#2b6cb0"/><path d="M16 44h32v4H16zM20 20h24v20H20z" fill="#fff"/></svg>\n',
+    ),
   };
 }
 

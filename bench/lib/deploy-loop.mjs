@@ -14,9 +14,18 @@ while (!stopping && left-- > 0) {
   const started = Date.now();
   const status = await new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port: Number(port), method: 'POST', path: '/v1/deploy', agent: false,
-        headers: { host: 'api.localhost', ...(token === 'none' ? {} : { authorization: `Bearer ${token}` }), 'content-length': body.byteLength } },
-      (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); },
+      {
+        host: '127.0.0.1',
+        port: Number(port),
+        method: 'POST',
+        path: '/v1/deploy',
+        agent: false,
+        headers: { host: 'api.localhost', ...(token === 'none' ? {} : { authorization: `Bearer ${token}` }), 'content-length': body.byteLength },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      },
     );
     req.on('error', reject);
     req.end(body);

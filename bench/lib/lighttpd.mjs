@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { startChild } from './proc.mjs';
 
 export function writeLighttpdConfig({ workDir, sitesDir, port, siteDomain, mainSite, types }) {
-  const mime = Object.entries(types).map(([ext, type]) => `  ".${ext}" => "${type}"`).join(',\n');
+  const mime = Object.entries(types)
+    .map(([ext, type]) => `  ".${ext}" => "${type}"`)
+    .join(',\n');
   const domainRe = siteDomain.replace(/\./g, '\\.');
   const conf = `# Written by bench/serve.mjs; recreated every run.
 server.modules = ("mod_evhost", "mod_setenv")

@@ -11,7 +11,9 @@ import { startChild } from './proc.mjs';
 export function writeNginxConfig({ workDir, sitesDir, port, workers, siteDomain, mainSite, types }) {
   const tmp = join(workDir, 'tmp');
   mkdirSync(tmp, { recursive: true });
-  const typeLines = Object.entries(types).map(([ext, type]) => `    "${type}" ${ext};`).join('\n');
+  const typeLines = Object.entries(types)
+    .map(([ext, type]) => `    "${type}" ${ext};`)
+    .join('\n');
   const domainRe = siteDomain.replace(/\./g, '\\.');
   const headers = `
     index index.html;

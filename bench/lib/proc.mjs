@@ -28,7 +28,10 @@ export function startChild(cmd, args, { env, cwd, logPath, cpus }) {
   closeSync(fd);
   child.exitInfo = null;
   child.exited = new Promise((resolve) => {
-    child.once('exit', (code, signal) => { child.exitInfo = { code, signal }; resolve(child.exitInfo); });
+    child.once('exit', (code, signal) => {
+      child.exitInfo = { code, signal };
+      resolve(child.exitInfo);
+    });
   });
   return child;
 }
@@ -47,7 +50,10 @@ export async function stopChild(child, graceMs = 5000) {
 function canConnect(port) {
   return new Promise((resolve) => {
     const sock = net.connect({ host: LOOPBACK, port });
-    sock.once('connect', () => { sock.destroy(); resolve(true); });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
     sock.once('error', () => resolve(false));
   });
 }
@@ -55,15 +61,14 @@ function canConnect(port) {
 /** One request to loopback with an explicit Host header; resolves {status, headers, rawHeaders, body}. */
 export function httpGet(port, host, path, headers = {}) {
   return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: LOOPBACK, port, path, method: 'GET', headers: { host, ...headers }, agent: false },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, statusMessage: res.statusMessage, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      },
-    );
+    const req = http.request({ host: LOOPBACK, port, path, method: 'GET', headers: { host, ...headers }, agent: false }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode, statusMessage: res.statusMessage, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', reject);
+    });
     req.setTimeout(5000, () => req.destroy(new Error('request timed out')));
     req.on('error', reject);
     req.end();
@@ -102,11 +107,22 @@ export function sampleMemory(pid, everyMs = 500) {
   let maxRss = 0;
   let last = { rss: NaN, hwm: NaN };
   const take = () => {
-    try { last = readMemory(pid); maxRss = Math.max(maxRss, last.rss); } catch { /* process gone */ }
+    try {
+      last = readMemory(pid);
+      maxRss = Math.max(maxRss, last.rss);
+    } catch {
+      /* process gone */
+    }
   };
   take();
   const timer = setInterval(take, everyMs);
-  return { stop() { clearInterval(timer); take(); return { maxRss, hwm: last.hwm, last: last.rss }; } };
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return { maxRss, hwm: last.hwm, last: last.rss };
+    },
+  };
 }
 
 /**
@@ -119,8 +135,12 @@ export function runCapture(cmd, args, { until, ...opts } = {}) {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
     child.once('error', reject);
     child.once('exit', (code, signal) => resolve({ code: until && signal === 'SIGINT' ? 0 : code, stdout: out, stderr: err }));
     if (until) {
@@ -148,5 +168,8 @@ export async function ensureTools(commands = { nginx: 'nginx', lighttpd: 'lightt
     await run(['update']);
     result = await run(['install', '-y', '--no-install-recommends', ...missing]);
   }
-  if (result.code !== 0) throw new Error(`could not install ${missing.join(', ')}: ${result.stderr.slice(-500)}\nInstall them (apt-get install -y ${missing.join(' ')}) and run again.`);
+  if (result.code !== 0)
+    throw new Error(
+      `could not install ${missing.join(', ')}: ${result.stderr.slice(-500)}\nInstall them (apt-get install -y ${missing.join(' ')}) and run again.`,
+    );
 }

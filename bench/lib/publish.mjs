@@ -22,7 +22,9 @@ export async function loadContentTypes(root) {
       const isCompressible = typeof mod.isCompressibleType === 'function' ? (t) => mod.isCompressibleType(t) : fallbackCompressible;
       return { typeOf: (path) => mod.contentTypeFor(path), isCompressible, source: 'dist/rules/index.js' };
     }
-  } catch { /* not built yet */ }
+  } catch {
+    /* not built yet */
+  }
   return { typeOf: (path) => FALLBACK_TYPES[extname(path)] ?? 'application/octet-stream', isCompressible: fallbackCompressible, source: 'bench fallback map' };
 }
 

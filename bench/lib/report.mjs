@@ -12,7 +12,9 @@ export async function machineInfo(root) {
     try {
       const { stdout, stderr } = await runCapture(cmd, args, { cwd: root });
       return (stdout + stderr).trim().split('\n')[0];
-    } catch { return 'n/a'; }
+    } catch {
+      return 'n/a';
+    }
   };
   const dirty = (await first('git', ['status', '--porcelain'])) ? ' (uncommitted changes)' : '';
   const require = createRequire(import.meta.url);
@@ -90,7 +92,9 @@ export function resultsTable(gen, cells, scenarios, labels) {
     if (!cell) continue;
     for (const [id, c] of Object.entries(cell.byTarget)) {
       const label = labels[id] + (id === cell.bestNginx ? ' (best nginx)' : '');
-      rows.push(`| ${sc.title} | ${label} | ${f0(c.rps.median)} | ${range(c.rps, f0)} | ${f1(c.mbps)} | ${msg(c.p50)} | ${msg(c.p99.median)} | ${range(c.p99, msg)} | ${c.errors} / ${c.badStatus} | ${c.vsNginx ? formatSummary(c.vsNginx, x) : ''} | ${c.ofCeiling ? formatSummary(c.ofCeiling, pct) : ''} |`);
+      rows.push(
+        `| ${sc.title} | ${label} | ${f0(c.rps.median)} | ${range(c.rps, f0)} | ${f1(c.mbps)} | ${msg(c.p50)} | ${msg(c.p99.median)} | ${range(c.p99, msg)} | ${c.errors} / ${c.badStatus} | ${c.vsNginx ? formatSummary(c.vsNginx, x) : ''} | ${c.ofCeiling ? formatSummary(c.ofCeiling, pct) : ''} |`,
+      );
     }
   }
   return rows.join('\n');
@@ -115,19 +119,32 @@ export function checkTargets(gen, cells) {
   const p = r.page2k?.byTarget.plinth;
   const one = r.page2k?.byTarget['nginx-1'];
   const p99 = p && one ? pairedRatio(runsOf('page2k', 'plinth', 'p99'), runsOf('page2k', 'nginx-1', 'p99')) : null;
-  checks.push({ name: "2 KB page: p99 ≤ nginx 1 worker's (median of the per-round ratio ≤ 1)", value: p99 ? `${ms(p.p99.median, gen)} vs ${ms(one.p99.median, gen)}; ${formatSummary(p99, x)}` : 'n/a', pass: p99?.n ? p99.median <= 1 : null });
+  checks.push({
+    name: "2 KB page: p99 ≤ nginx 1 worker's (median of the per-round ratio ≤ 1)",
+    value: p99 ? `${ms(p.p99.median, gen)} vs ${ms(one.p99.median, gen)}; ${formatSummary(p99, x)}` : 'n/a',
+    pass: p99?.n ? p99.median <= 1 : null,
+  });
   const light = p && r.page2k?.byTarget.lighttpd ? pairedRatio(runsOf('page2k', 'plinth', 'rps'), runsOf('page2k', 'lighttpd', 'rps')) : null;
   checks.push({ name: '2 KB page: within 10 % of lighttpd (≥ 0.9×)', value: formatSummary(light, x), pass: light?.n ? light.median >= 0.9 : null });
   vsNginx('file50m', '50 MB file against nginx sendfile', null);
   const c = p?.ofCeiling;
   checks.push({ name: '2 KB page: req/s ≥ 85% of the ceiling', value: formatSummary(c, pct), pass: c?.n ? c.median >= 0.85 : null });
   // A bare uWS thread answering any path with 2 KB bounds what a uWS server can reach on a rotation.
-  for (const [id, title] of [['pages', 'page rotation'], ['sites', 'many-sites rotation']]) {
+  for (const [id, title] of [
+    ['pages', 'page rotation'],
+    ['sites', 'many-sites rotation'],
+  ]) {
     const rp = r[id]?.byTarget.plinth?.ofCeiling;
     const cn = r[id]?.bestNginxRps && r[id].byTarget.ceiling ? pairedRatio(runsOf(id, 'ceiling', 'rps'), r[id].bestNginxRps) : null;
-    checks.push({ name: `${title}: Plinth ÷ ceiling, and the ceiling ÷ best nginx (reported, no goal)`, value: rp && cn ? `${formatSummary(rp, pct)}; ${formatSummary(cn, x)}` : 'n/a', pass: null });
+    checks.push({
+      name: `${title}: Plinth ÷ ceiling, and the ceiling ÷ best nginx (reported, no goal)`,
+      value: rp && cn ? `${formatSummary(rp, pct)}; ${formatSummary(cn, x)}` : 'n/a',
+      pass: null,
+    });
   }
-  const plinths = Object.values(r).map((cell) => cell.byTarget.plinth).filter(Boolean);
+  const plinths = Object.values(r)
+    .map((cell) => cell.byTarget.plinth)
+    .filter(Boolean);
   const errs = plinths.reduce((a, t) => a + t.errors + t.badStatus, 0);
   checks.push({ name: 'Plinth: no errors or unexpected statuses', value: String(errs), pass: plinths.length ? errs === 0 : null });
   return checks;
@@ -148,17 +165,31 @@ export function renderSection({ machine, setup, cells, scenarios, labels, gens, 
   out.push('## Serving: Plinth vs nginx and lighttpd vs a bare uWS ceiling (`npm run bench:serve`)', '');
   out.push(`Run ${machine.date}, commit \`${machine.commit}\`.`, '');
   out.push('| CPU | Cores | Memory | Kernel | Node | nginx | lighttpd | wrk | autocannon |', '|---|--:|--:|---|---|---|---|---|---|');
-  out.push(`| ${machine.cpu} | ${machine.cores} | ${machine.memoryGiB} GiB | ${machine.kernel} | ${machine.node} | ${machine.nginx} | ${machine.lighttpd} | ${machine.wrk} | ${machine.autocannon} |`, '');
+  out.push(
+    `| ${machine.cpu} | ${machine.cores} | ${machine.memoryGiB} GiB | ${machine.kernel} | ${machine.node} | ${machine.nginx} | ${machine.lighttpd} | ${machine.wrk} | ${machine.autocannon} |`,
+    '',
+  );
   out.push('### Set-up', '', ...setup.map((s) => `- ${s}`), '');
   out.push('### Goals (issue 11)', '');
-  out.push('wrk decides: autocannon runs in one Node thread on the same 2 cores and saturates before a fast server does, so its ratios understate the servers\' differences.', '');
-  out.push('Every ratio is taken within a round (both servers measured seconds apart) and the median of those per-round ratios is shown, with their range in brackets.', '');
+  out.push(
+    "wrk decides: autocannon runs in one Node thread on the same 2 cores and saturates before a fast server does, so its ratios understate the servers' differences.",
+    '',
+  );
+  out.push(
+    'Every ratio is taken within a round (both servers measured seconds apart) and the median of those per-round ratios is shown, with their range in brackets.',
+    '',
+  );
   out.push(targetsTable(cells, gens), '');
   for (const gen of gens) {
     out.push(`### ${gen}`, '', resultsTable(gen, cells, scenarios, labels), '');
   }
   out.push('### Plinth memory', '');
-  out.push(memory ? `RSS after start ${mib(memory.startRss)}, highest sampled during load ${mib(memory.maxRss)}, at the end ${mib(memory.last)}, peak (VmHWM) ${mib(memory.hwm)}; ${memory.threads} HTTP threads.` : 'Plinth was not run.', '');
+  out.push(
+    memory
+      ? `RSS after start ${mib(memory.startRss)}, highest sampled during load ${mib(memory.maxRss)}, at the end ${mib(memory.last)}, peak (VmHWM) ${mib(memory.hwm)}; ${memory.threads} HTTP threads.`
+      : 'Plinth was not run.',
+    '',
+  );
   if (notes.length) out.push('### Notes', '', ...notes.map((n) => `- ${n}`), '');
   out.push('### Commands', '', '```', ...commands, '```');
   return out.join('\n');

@@ -7,7 +7,9 @@ export function noise(bytes, seed) {
   const out = Buffer.alloc(bytes);
   let x = seed >>> 0 || 1;
   for (let i = 0; i < bytes; i += 4) {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
     out.writeUInt32LE(x >>> 0, Math.min(i, bytes - 4));
   }
   return out;
@@ -21,7 +23,12 @@ export function text(bytes, seed, kind) {
   while (out.length < bytes) {
     i = (i * 1103515245 + 12345) >>> 0;
     const word = WORDS[i % WORDS.length];
-    out += kind === 'js' ? `function ${word}${i % 997}(a){return a+${i % 100};}\n` : kind === 'css' ? `.${word}-${i % 97}{margin:${i % 40}px;color:#${(i % 0xffffff).toString(16)}}\n` : `<p class="${word}">${word} ${i % 1000} ${word}</p>\n`;
+    out +=
+      kind === 'js'
+        ? `function ${word}${i % 997}(a){return a+${i % 100};}\n`
+        : kind === 'css'
+          ? `.${word}-${i % 97}{margin:${i % 40}px;color:#${(i % 0xffffff).toString(16)}}\n`
+          : `<p class="${word}">${word} ${i % 1000} ${word}</p>\n`;
   }
   return `${kind === 'html' ? '<!doctype html><html><body>\n' : ''}${out.slice(0, bytes)}${kind === 'html' ? '</body></html>\n' : ''}`;
 }

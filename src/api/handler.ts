@@ -32,7 +32,6 @@ export interface JsonReply {
 /** `undefined` means the endpoint has answered itself. */
 export type Endpoint = (context: EndpointContext) => Promise<JsonReply | undefined>;
 
-
 /** The network a request counts against (IPv4 /24, IPv6 /64; the proxy's hop when trusted). */
 export function requestNetwork(request: ApiRequest, config: Readonly<Config>): string {
   return clientNetwork(request, config.deploy.trustProxy);

@@ -42,7 +42,6 @@ export const API_ROUTES: readonly RouteSpec[] = [
   { method: 'GET', path: '/v1/approvals/{token}' },
 ];
 
-
 export function createApi(options: ApiOptions): Api {
   const deps: EndpointDeps = { ops: options.ops, config: options.config, log: options.log };
   const deploy = createDeployHandler(options);

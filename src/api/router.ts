@@ -35,9 +35,19 @@ export function createDispatch(routes: readonly Route[], log: Logger): (res: Htt
       case 'bad_encoding':
         return sendError(res, new ServiceError('bad_request', 'The path has invalid percent-encoding.'), log, { head });
       case 'method_not_allowed':
-        return sendError(res, new ServiceError('method_not_allowed', `${method} is not supported on ${path}.`, { headers: { Allow: found.allowed.join(', ') } }), log, { head });
+        return sendError(
+          res,
+          new ServiceError('method_not_allowed', `${method} is not supported on ${path}.`, { headers: { Allow: found.allowed.join(', ') } }),
+          log,
+          { head },
+        );
       case 'not_found':
-        return sendError(res, new ServiceError('not_found', `No endpoint ${method} ${path}.`, { agentMessage: 'The API lives under /v1; see the docs host for its endpoints.' }), log, { head });
+        return sendError(
+          res,
+          new ServiceError('not_found', `No endpoint ${method} ${path}.`, { agentMessage: 'The API lives under /v1; see the docs host for its endpoints.' }),
+          log,
+          { head },
+        );
     }
   };
 }

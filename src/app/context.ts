@@ -75,7 +75,10 @@ export function newFormCookie(): string {
  */
 export function page(context: PageContext, options: Omit<ShellOptions, 'formToken' | 'email'>, status = 200): AppResponse {
   const notice = options.notice ?? context.flash?.notice;
-  const response = htmlResponse(renderShell(context.deps.assets, { ...options, notice, formToken: context.formToken, email: context.person?.account.email }), status);
+  const response = htmlResponse(
+    renderShell(context.deps.assets, { ...options, notice, formToken: context.formToken, email: context.person?.account.email }),
+    status,
+  );
   if (context.flash) response.cookies.push(serialize(cookieNames(context.deps.config).flash, '', cookieOptions(context.deps.config, 0)));
   return response;
 }
@@ -120,6 +123,13 @@ ${next ? html`<p><a class="button" href="${next.href}">${next.label}</a></p>` : 
 export function errorPage(context: PageContext, err: unknown): AppResponse {
   const { status, body, internal } = toErrorBody(err);
   if (internal) context.deps.log.error({ err, path: context.request.path }, 'app.failed');
-  const titles: Record<number, string> = { 400: 'That did not work', 403: 'Not allowed', 404: 'Page not found', 410: 'No longer available', 413: 'Too large', 429: 'Too many attempts' };
+  const titles: Record<number, string> = {
+    400: 'That did not work',
+    403: 'Not allowed',
+    404: 'Page not found',
+    410: 'No longer available',
+    413: 'Too large',
+    429: 'Too many attempts',
+  };
   return messagePage(context, status, titles[status] ?? 'Something went wrong', html`<p>${body.error.message}</p>`, { href: '/', label: 'Go to your sites' });
 }

@@ -103,22 +103,28 @@ export function createApp(options: AppOptions): App {
     let response: AppResponse;
     try {
       if (found.kind === 'method_not_allowed') {
-        response = { ...messagePage(context, 405, 'Not allowed here', 'This address does not take that kind of request.'), headers: { Allow: found.allowed.join(', ') } };
+        response = {
+          ...messagePage(context, 405, 'Not allowed here', 'This address does not take that kind of request.'),
+          headers: { Allow: found.allowed.join(', ') },
+        };
       } else if (found.kind === 'bad_encoding') {
-        response = messagePage(context, 400, 'That address does not work', 'Part of this address is not valid percent-encoding.', { href: '/', label: 'Go to your sites' });
+        response = messagePage(context, 400, 'That address does not work', 'Part of this address is not valid percent-encoding.', {
+          href: '/',
+          label: 'Go to your sites',
+        });
       } else if (!route) {
         response = messagePage(context, 404, 'Page not found', 'There is no page at this address.', { href: '/', label: 'Go to your sites' });
       } else if (route.method === 'POST' && route.form !== false && isCrossSite(request.headers.origin, request.headers.referer, appOrigin)) {
         log.info({ path: request.path, origin: request.headers.origin }, 'app.cross_site_refused');
-        response = messagePage(context, 403, 'Request refused', 'This form was sent from another site, so nothing was changed.', { href: '/', label: 'Go to your sites' });
+        response = messagePage(context, 403, 'Request refused', 'This form was sent from another site, so nothing was changed.', {
+          href: '/',
+          label: 'Go to your sites',
+        });
       } else if (route.method === 'POST' && route.form !== false && !tokensMatch(token, formOf(request).get('csrf'))) {
-        response = messagePage(
-          context,
-          403,
-          'This form has expired',
-          'Nothing was changed. Go back, reload the page and try again.',
-          { href: request.path, label: 'Reload the page' },
-        );
+        response = messagePage(context, 403, 'This form has expired', 'Nothing was changed. Go back, reload the page and try again.', {
+          href: request.path,
+          label: 'Reload the page',
+        });
       } else {
         response = await route.handle(context);
       }

@@ -26,12 +26,21 @@ function oauthErrorResponse(err: unknown): AppResponse {
   if (internal) throw err;
   const details = body.error.details as { oauth_error?: string } | undefined;
   const error = details?.oauth_error ?? (status === 429 ? 'slow_down' : 'invalid_request');
-  return jsonResponse({ error, error_description: body.error.message }, error === 'invalid_client' ? 401 : status === 429 ? 429 : 400, { ...CORS, ...NO_STORE, ...headers });
+  return jsonResponse({ error, error_description: body.error.message }, error === 'invalid_client' ? 401 : status === 429 ? 429 : 400, {
+    ...CORS,
+    ...NO_STORE,
+    ...headers,
+  });
 }
 
 export function oauthEndpointRoutes(deps: AppDeps): PageRoute[] {
   const { ops } = deps;
-  const preflight = (path: string): PageRoute => ({ method: 'OPTIONS', path, form: false, handle: async () => ({ status: 204, headers: CORS, cookies: [], body: '' }) });
+  const preflight = (path: string): PageRoute => ({
+    method: 'OPTIONS',
+    path,
+    form: false,
+    handle: async () => ({ status: 204, headers: CORS, cookies: [], body: '' }),
+  });
 
   const routes: PageRoute[] = [
     ...METADATA_PATHS.flatMap((path): PageRoute[] => [

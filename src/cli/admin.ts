@@ -64,7 +64,8 @@ const COMMANDS: Record<string, Command> = {
   },
   'member add': {
     options: { site: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } },
-    run: async (ops, values) => json(await ops.addMember({ site: required(values.site, '--site'), email: required(values.email, '--email'), role: required(values.role, '--role') })),
+    run: async (ops, values) =>
+      json(await ops.addMember({ site: required(values.site, '--site'), email: required(values.email, '--email'), role: required(values.role, '--role') })),
   },
   'site takedown': {
     options: {},
@@ -82,7 +83,10 @@ const COMMANDS: Record<string, Command> = {
       const status = (values.status ?? 'open').toLowerCase();
       if (!(REPORT_STATUSES as readonly string[]).includes(status)) throw new UsageError('--status is open, resolved or all');
       const reports = ops.listReports(status as (typeof REPORT_STATUSES)[number]);
-      return { stdout: reports.map((report) => JSON.stringify(report)).join('\n'), note: reports.length === 0 ? `no ${status === 'all' ? '' : `${status} `}reports` : undefined };
+      return {
+        stdout: reports.map((report) => JSON.stringify(report)).join('\n'),
+        note: reports.length === 0 ? `no ${status === 'all' ? '' : `${status} `}reports` : undefined,
+      };
     },
   },
   'report resolve': {
@@ -119,7 +123,9 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
     positionals = parsed.positionals;
     const wanted = command.positionals ?? 0;
     if (positionals.length !== wanted) {
-      throw new UsageError(wanted === 0 ? `unexpected argument "${positionals[0]}"` : `admin ${key} takes exactly one ${group === 'report' ? 'report id' : 'site name'}`);
+      throw new UsageError(
+        wanted === 0 ? `unexpected argument "${positionals[0]}"` : `admin ${key} takes exactly one ${group === 'report' ? 'report id' : 'site name'}`,
+      );
     }
   } catch (err) {
     return usageError(options, err instanceof Error ? err.message : String(err));
@@ -128,7 +134,13 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
   const config = loadConfig(options.env);
   const log = createLogger({ level: 'silent' });
   const store = openStore({ dir: config.dataDir });
-  const ops = operatorOperations({ store, config, log, now: Date.now, mailer: createMailer({ config: config.mail, dataDir: config.dataDir, log, now: Date.now }) });
+  const ops = operatorOperations({
+    store,
+    config,
+    log,
+    now: Date.now,
+    mailer: createMailer({ config: config.mail, dataDir: config.dataDir, log, now: Date.now }),
+  });
   try {
     const output = await command.run(ops, values, positionals);
     options.out(output.stdout);

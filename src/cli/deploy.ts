@@ -61,12 +61,20 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   return 0;
 }
 
-const showUpload = (io: CommandIo) => (sent: number, total: number): void => {
-  io.status?.(sent < total ? `Uploading ${progressBar(sent, total)} ${formatBytes(sent)} / ${formatBytes(total)}` : 'Publishing…');
-};
+const showUpload =
+  (io: CommandIo) =>
+  (sent: number, total: number): void => {
+    io.status?.(sent < total ? `Uploading ${progressBar(sent, total)} ${formatBytes(sent)} / ${formatBytes(total)}` : 'Publishing…');
+  };
 
 /** The whole folder as one archive (a new site, `--full`, or a server without digest deploys). */
-async function fullDeploy(options: DeployCommandOptions, io: CommandIo, state: ServiceState | undefined, token: string | undefined, files: FolderFile[]): Promise<ApiAnswer> {
+async function fullDeploy(
+  options: DeployCommandOptions,
+  io: CommandIo,
+  state: ServiceState | undefined,
+  token: string | undefined,
+  files: FolderFile[],
+): Promise<ApiAnswer> {
   const packed = await packFiles(files);
   io.status?.(`Packed ${packed.files} files (${formatBytes(packed.bytes)}) into ${formatBytes(packed.archive.byteLength)}`);
   const headers: Record<string, string> = { 'Content-Type': 'application/gzip' };
@@ -82,7 +90,13 @@ async function fullDeploy(options: DeployCommandOptions, io: CommandIo, state: S
  * A redeploy by digest: the manifest (every file's path, size and sha256) tells which contents
  * the site lacks, and only those are uploaded. `undefined` when the server has no such route.
  */
-async function digestDeploy(options: DeployCommandOptions, io: CommandIo, state: ServiceState, token: string | undefined, files: FolderFile[]): Promise<ApiAnswer | undefined> {
+async function digestDeploy(
+  options: DeployCommandOptions,
+  io: CommandIo,
+  state: ServiceState,
+  token: string | undefined,
+  files: FolderFile[],
+): Promise<ApiAnswer | undefined> {
   io.status?.(`Checking which of ${files.length} files changed…`);
   const manifest = await callApi({
     apiUrl: options.apiUrl,
@@ -90,7 +104,13 @@ async function digestDeploy(options: DeployCommandOptions, io: CommandIo, state:
     path: 'v1/deploy/manifest',
     token,
     headers: { 'Content-Type': 'application/json' },
-    body: Buffer.from(JSON.stringify({ site: state.site, base_revision: state.revision, files: files.map((file) => ({ path: file.path, size: file.content.byteLength, sha256: file.sha256 })) })),
+    body: Buffer.from(
+      JSON.stringify({
+        site: state.site,
+        base_revision: state.revision,
+        files: files.map((file) => ({ path: file.path, size: file.content.byteLength, sha256: file.sha256 })),
+      }),
+    ),
   });
   if (manifest.status === 404 && manifest.json?.error?.message?.startsWith('No endpoint')) return undefined;
   if (manifest.status !== 201) return manifest;
@@ -104,7 +124,15 @@ async function digestDeploy(options: DeployCommandOptions, io: CommandIo, state:
   }
   const packed = await packFiles(upload);
   io.status?.(`${upload.length} of ${files.length} files changed (${formatBytes(packed.bytes)}); packed into ${formatBytes(packed.archive.byteLength)}`);
-  return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, headers: { 'Content-Type': 'application/gzip' }, body: packed.archive, onUpload: showUpload(io) });
+  return callApi({
+    apiUrl: options.apiUrl,
+    method: 'POST',
+    path,
+    token,
+    headers: { 'Content-Type': 'application/gzip' },
+    body: packed.archive,
+    onUpload: showUpload(io),
+  });
 }
 
 async function isClaimed(apiUrl: string, state: ServiceState): Promise<boolean> {

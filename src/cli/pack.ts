@@ -60,7 +60,9 @@ export async function packFiles(files: readonly FolderFile[]): Promise<PackedFol
   let bytes = 0;
   for (const file of files) {
     bytes += file.content.byteLength;
-    await new Promise<void>((resolve, reject) => pack.entry({ name: file.path, size: file.content.byteLength, mode: 0o644 }, file.content, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      pack.entry({ name: file.path, size: file.content.byteLength, mode: 0o644 }, file.content, (err) => (err ? reject(err) : resolve())),
+    );
   }
   pack.finalize();
   await done;

@@ -27,7 +27,13 @@ Options:
 
 Exit status: 0 done, 1 refused by the service (the reason is printed), 2 wrong usage.`;
 
-const OPTIONS = { api: { type: 'string' }, token: { type: 'string' }, json: { type: 'boolean' }, full: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+const OPTIONS = {
+  api: { type: 'string' },
+  token: { type: 'string' },
+  json: { type: 'boolean' },
+  full: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -76,7 +82,8 @@ async function main(argv: string[]): Promise<number> {
   const token = values.token ?? settings.token;
   const wanted: Record<string, [number, number]> = { deploy: [0, 1], sites: [0, 0], revisions: [0, 1], rollback: [1, 2] };
   const [min, max] = wanted[command]!;
-  if (positionals.length < min || positionals.length > max) return usage(command === 'rollback' ? 'rollback needs the revision: plinth rollback <number or rev_…> [dir]' : `too many arguments for ${command}`);
+  if (positionals.length < min || positionals.length > max)
+    return usage(command === 'rollback' ? 'rollback needs the revision: plinth rollback <number or rev_…> [dir]' : `too many arguments for ${command}`);
 
   try {
     switch (command) {

@@ -38,7 +38,12 @@ export async function sitesCommand(options: SiteCommandOptions): Promise<number>
   const sites: SiteRow[] = [];
   let cursor: string | null = null;
   do {
-    const answer = await callApi({ apiUrl: options.apiUrl, method: 'GET', path: `v1/sites?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token: options.token });
+    const answer = await callApi({
+      apiUrl: options.apiUrl,
+      method: 'GET',
+      path: `v1/sites?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      token: options.token,
+    });
     if (answer.status !== 200) return reportFailure(options, 'Listing sites', answer);
     const page = answer.json as unknown as { sites: SiteRow[]; next_cursor: string | null };
     sites.push(...page.sites);
@@ -52,7 +57,11 @@ export async function sitesCommand(options: SiteCommandOptions): Promise<number>
     options.out('No sites yet. Publish one with: plinth deploy <folder>');
     return 0;
   }
-  printTable(options, ['SITE', 'REVISION', 'ROLE', 'PLAN', 'ADDRESS'], sites.map((site) => [site.name, site.live_revision ? String(site.live_revision.number) : '-', site.role, site.plan, site.url]));
+  printTable(
+    options,
+    ['SITE', 'REVISION', 'ROLE', 'PLAN', 'ADDRESS'],
+    sites.map((site) => [site.name, site.live_revision ? String(site.live_revision.number) : '-', site.role, site.plan, site.url]),
+  );
   return 0;
 }
 

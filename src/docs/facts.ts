@@ -1,6 +1,15 @@
 import type { Config } from '../config.js';
 import { ERROR_STATUS } from '../errors.js';
-import { ACCOUNT_PLANS, ANONYMOUS_LIFETIME_MS, hasBadge, MAX_JSON_BODY_BYTES, MAX_MCP_REQUEST_BYTES, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES } from '../rules/index.js';
+import {
+  ACCOUNT_PLANS,
+  ANONYMOUS_LIFETIME_MS,
+  hasBadge,
+  MAX_JSON_BODY_BYTES,
+  MAX_MCP_REQUEST_BYTES,
+  MAX_REQUEST_BYTES,
+  PLAN_LIMITS,
+  PLAN_TITLES,
+} from '../rules/index.js';
 import {
   ACCESS_TOKEN_LIFETIME_MS,
   APPROVAL_LIFETIME_MS,
@@ -26,7 +35,6 @@ const DAY = 24 * HOUR;
 const KB = 1024;
 const MB = 1024 * KB;
 const GB = 1024 * MB;
-
 
 export function formatBytes(bytes: number): string {
   if (bytes >= GB && bytes % GB === 0) return `${bytes / GB} GB`;
@@ -87,17 +95,18 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
 }
 
 function planLimitsTable(config: Readonly<Config>): string {
-  const rows = [
-    '| Plan | Sites | Files per site | Per file | Per site | History reach | Expiry | Badge |',
-    '|---|---|---|---|---|---|---|---|',
-  ];
+  const rows = ['| Plan | Sites | Files per site | Per file | Per site | History reach | Expiry | Badge |', '|---|---|---|---|---|---|---|---|'];
   const anon = PLAN_LIMITS.anonymous;
-  rows.push(`| No account | 1 per deploy | ${count(anon.maxFiles)} | ${formatBytes(anon.maxFileBytes)} | ${formatBytes(anon.maxSiteBytes)} | ${formatDuration(anon.historyReachMs)} | ${ANONYMOUS_LIFETIME_MS / HOUR} hours unless claimed | ${hasBadge('anonymous') ? 'yes' : 'no'} |`);
+  rows.push(
+    `| No account | 1 per deploy | ${count(anon.maxFiles)} | ${formatBytes(anon.maxFileBytes)} | ${formatBytes(anon.maxSiteBytes)} | ${formatDuration(anon.historyReachMs)} | ${ANONYMOUS_LIFETIME_MS / HOUR} hours unless claimed | ${hasBadge('anonymous') ? 'yes' : 'no'} |`,
+  );
   for (const plan of ACCOUNT_PLANS) {
     const limits = PLAN_LIMITS[plan];
     const perSite = plan === 'free' ? formatBytes(limits.maxSiteBytes) : `${formatBytes(limits.maxSiteBytes)} (all its storage)`;
     const badge = hasBadge(plan) ? 'yes' : 'no';
-    rows.push(`| ${PLAN_TITLES[plan]} | ${count(config.api.sitesLimit[plan])} | ${count(limits.maxFiles)} | ${formatBytes(limits.maxFileBytes)} | ${perSite} | ${formatDuration(limits.historyReachMs)} | none | ${badge} |`);
+    rows.push(
+      `| ${PLAN_TITLES[plan]} | ${count(config.api.sitesLimit[plan])} | ${count(limits.maxFiles)} | ${formatBytes(limits.maxFileBytes)} | ${perSite} | ${formatDuration(limits.historyReachMs)} | none | ${badge} |`,
+    );
   }
   return rows.join('\n');
 }

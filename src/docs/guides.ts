@@ -52,7 +52,9 @@ const LOCAL_URLS: ReadonlyArray<[string, keyof PublicUrls]> = [
 
 export function loadGuides(options: { facts: Readonly<Record<string, string>>; urls: PublicUrls; dir?: URL }): Guide[] {
   const dir = options.dir ?? GUIDE_DIR;
-  const files = readdirSync(dir).filter((name) => name.endsWith('.md')).sort();
+  const files = readdirSync(dir)
+    .filter((name) => name.endsWith('.md'))
+    .sort();
   const guides = files.map((file) => parseGuide(file, readFileSync(new URL(file, dir), 'utf8'), options.facts, options.urls));
   return guides.sort((a, b) => a.order - b.order || a.slug.localeCompare(b.slug));
 }

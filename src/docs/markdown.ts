@@ -17,8 +17,7 @@ export interface RenderedMarkdown {
   toc: TocEntry[];
 }
 
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** GitHub-style heading ids: lower case, punctuation dropped, spaces to hyphens. */
 export function slugify(text: string): string {

@@ -1,6 +1,16 @@
 import type { Config } from '../config.js';
 import { MAX_REQUEST_BYTES, PLAN_LIMITS } from '../rules/index.js';
-import { APPROVAL_LIFETIME_MS, DEFAULT_PAGE, INVITE_LIFETIME_MS, MANIFEST_LIFETIME_MS, MAX_PAGE, REMOVAL_CONFIRM_MS, schema, SHAPES, type Schema } from '../sites/index.js';
+import {
+  APPROVAL_LIFETIME_MS,
+  DEFAULT_PAGE,
+  INVITE_LIFETIME_MS,
+  MANIFEST_LIFETIME_MS,
+  MAX_PAGE,
+  REMOVAL_CONFIRM_MS,
+  schema,
+  SHAPES,
+  type Schema,
+} from '../sites/index.js';
 import { formatDuration } from './facts.js';
 
 /**
@@ -20,13 +30,31 @@ const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
 
 const nameParam: Schema = { name: 'name', in: 'path', required: true, description: 'Site name.', schema: str(undefined, { pattern: SITE_NAME }) };
 const pageParams: Schema[] = [
-  { name: 'limit', in: 'query', required: false, description: `Items per page, 1–${MAX_PAGE}.`, schema: int(undefined, { minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE }) },
-  { name: 'cursor', in: 'query', required: false, description: '`next_cursor` of the previous page, unchanged. Omit for the first page.', schema: str(undefined, { pattern: '^[A-Za-z0-9_-]+$' }) },
+  {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: `Items per page, 1–${MAX_PAGE}.`,
+    schema: int(undefined, { minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE }),
+  },
+  {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description: '`next_cursor` of the previous page, unchanged. Omit for the first page.',
+    schema: str(undefined, { pattern: '^[A-Za-z0-9_-]+$' }),
+  },
 ];
 
 // Errors every call may get: a rate limit, a fault on our side.
 const COMMON_ERRORS = { '429': response('Limit'), '500': response('Internal') };
-const SITE_READ_ERRORS = { '401': response('Unauthorized'), '403': response('Forbidden'), '404': response('NotFound'), '410': response('Gone'), ...COMMON_ERRORS };
+const SITE_READ_ERRORS = {
+  '401': response('Unauthorized'),
+  '403': response('Forbidden'),
+  '404': response('NotFound'),
+  '410': response('Gone'),
+  ...COMMON_ERRORS,
+};
 
 const SITE_TOKEN = { siteToken: [] };
 const API_TOKEN = { apiToken: [] };
@@ -36,7 +64,9 @@ function responses(): Record<string, Schema> {
   const retryAfter = { headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } } };
   return {
     BadRequest: error('`bad_request`: a bad archive, body or parameter; the message names it.'),
-    Unauthorized: error('`unauthorized`: no credential, or an unknown one.', { headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } } }),
+    Unauthorized: error('`unauthorized`: no credential, or an unknown one.', {
+      headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } },
+    }),
     Forbidden: error('`forbidden`: the credential or role cannot do this (e.g. the site token of a claimed site).'),
     NotFound: error('`not_found`: no such site (or one this credential cannot see), file or revision.'),
     Conflict: error('`conflict`: the base revision is not the live one; nothing was published.'),
@@ -58,18 +88,31 @@ function paths(): Record<string, Schema> {
         description:
           'The body is an archive (`.tar.gz`, `.tgz`, `.tar`, `.zip`, recognised by its bytes) or JSON (`Content-Type: application/json`). ' +
           'Without `site` it creates a site: anonymous without a credential (it expires unless claimed), in the account with an API token. ' +
-          'With `site` it updates that site, which needs its site token or an editor\'s API token and the live revision as `X-Base-Revision` (JSON: `base_revision`); a stale base is `409` and publishes nothing. ' +
+          "With `site` it updates that site, which needs its site token or an editor's API token and the live revision as `X-Base-Revision` (JSON: `base_revision`); a stale base is `409` and publishes nothing. " +
           `One request carries at most ${MAX_REQUEST_BYTES / 1024 / 1024} MB.`,
         tags: ['Deploy'],
         security: [{}, SITE_TOKEN, API_TOKEN],
         parameters: [
-          { name: 'site', in: 'query', required: false, description: 'Site to update (archives; JSON bodies name it inside).', schema: str(undefined, { pattern: SITE_NAME }) },
-          { name: 'X-Base-Revision', in: 'header', required: false, description: 'Live revision id the update is based on; required with `site`.', schema: str(undefined, { pattern: '^rev_' }) },
+          {
+            name: 'site',
+            in: 'query',
+            required: false,
+            description: 'Site to update (archives; JSON bodies name it inside).',
+            schema: str(undefined, { pattern: SITE_NAME }),
+          },
+          {
+            name: 'X-Base-Revision',
+            in: 'header',
+            required: false,
+            description: 'Live revision id the update is based on; required with `site`.',
+            schema: str(undefined, { pattern: '^rev_' }),
+          },
           {
             name: 'manifest',
             in: 'query',
             required: false,
-            description: 'Finishes a digest deploy: the body holds only the contents the manifest listed as missing (or is empty when none are). The site and base come from the manifest.',
+            description:
+              'Finishes a digest deploy: the body holds only the contents the manifest listed as missing (or is empty when none are). The site and base come from the manifest.',
             schema: str(undefined, { pattern: '^mf_' }),
           },
         ],
@@ -129,7 +172,12 @@ function paths(): Record<string, Schema> {
         summary: 'The account behind the API token',
         tags: ['Account'],
         security: [API_TOKEN],
-        responses: { '200': json(ref('Me'), 'The account and its site allowance.'), '401': response('Unauthorized'), '403': response('Forbidden'), ...COMMON_ERRORS },
+        responses: {
+          '200': json(ref('Me'), 'The account and its site allowance.'),
+          '401': response('Unauthorized'),
+          '403': response('Forbidden'),
+          ...COMMON_ERRORS,
+        },
       },
     },
     '/v1/sites': {
@@ -140,27 +188,40 @@ function paths(): Record<string, Schema> {
         tags: ['Sites'],
         security: [API_TOKEN],
         parameters: pageParams,
-        responses: { '200': json(ref('SiteList'), 'A page of sites.'), '400': response('BadRequest'), '401': response('Unauthorized'), '403': response('Forbidden'), ...COMMON_ERRORS },
+        responses: {
+          '200': json(ref('SiteList'), 'A page of sites.'),
+          '400': response('BadRequest'),
+          '401': response('Unauthorized'),
+          '403': response('Forbidden'),
+          ...COMMON_ERRORS,
+        },
       },
     },
     '/v1/sites/{name}': {
       get: {
         operationId: 'getSite',
         summary: 'One site (and the claim poll for a site token)',
-        description: 'With the site token of a claimed site the answer is `{"claimed": true}` and nothing else: store the site under the account and use an API token from then on.',
+        description:
+          'With the site token of a claimed site the answer is `{"claimed": true}` and nothing else: store the site under the account and use an API token from then on.',
         tags: ['Sites'],
         security: [SITE_TOKEN, API_TOKEN],
         parameters: [nameParam],
-        responses: { '200': json({ oneOf: [ref('Site'), ref('ClaimPoll')] }, 'The site.'), '401': response('Unauthorized'), '404': response('NotFound'), '410': response('Gone'), ...COMMON_ERRORS },
+        responses: {
+          '200': json({ oneOf: [ref('Site'), ref('ClaimPoll')] }, 'The site.'),
+          '401': response('Unauthorized'),
+          '404': response('NotFound'),
+          '410': response('Gone'),
+          ...COMMON_ERRORS,
+        },
       },
       delete: {
         operationId: 'deleteSite',
-        summary: 'Ask for a site\'s deletion',
+        summary: "Ask for a site's deletion",
         description: `Owners only. Nothing is deleted yet: a person confirms on \`approve_url\` within ${formatDuration(APPROVAL_LIFETIME_MS)}. Poll \`GET /v1/approvals/{token}\`.`,
         tags: ['Sites'],
         security: [API_TOKEN],
         parameters: [nameParam],
-        responses: { '202': json(ref('DeletionRequest'), 'Deletion requested; waiting for the person\'s approval.'), ...SITE_READ_ERRORS },
+        responses: { '202': json(ref('DeletionRequest'), "Deletion requested; waiting for the person's approval."), ...SITE_READ_ERRORS },
       },
     },
     '/v1/sites/{name}/rename': {
@@ -171,7 +232,10 @@ function paths(): Record<string, Schema> {
         tags: ['Sites'],
         security: [API_TOKEN],
         parameters: [nameParam],
-        requestBody: { required: true, content: { 'application/json': { schema: object({ name: str('4–63 characters of a-z, 0-9 and -.', { minLength: 4, maxLength: 63 }) }) } } },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: object({ name: str('4–63 characters of a-z, 0-9 and -.', { minLength: 4, maxLength: 63 }) }) } },
+        },
         responses: { '200': json(ref('RenameResult'), 'Renamed.'), '400': response('BadRequest'), '413': response('TooLarge'), ...SITE_READ_ERRORS },
       },
     },
@@ -194,10 +258,10 @@ function paths(): Record<string, Schema> {
         parameters: [nameParam, { name: 'path', in: 'path', required: true, description: 'Path relative to the site root; may contain `/`.', schema: str() }],
         responses: {
           '200': {
-            description: 'The file\'s bytes with its stored content type.',
+            description: "The file's bytes with its stored content type.",
             headers: {
               'X-Revision': { description: 'The live revision the file was read from.', schema: str(undefined, { pattern: '^rev_' }) },
-              ETag: { description: 'Strong ETag: the file\'s sha256.', schema: str() },
+              ETag: { description: "Strong ETag: the file's sha256.", schema: str() },
             },
             content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
           },
@@ -208,8 +272,10 @@ function paths(): Record<string, Schema> {
     '/v1/sites/{name}/revisions': {
       get: {
         operationId: 'listRevisions',
-        summary: 'Revisions within the plan\'s history reach',
-        description: `Newest first. History reach: ${Object.entries(PLAN_LIMITS).map(([plan, limits]) => `${plan} ${formatDuration(limits.historyReachMs)}`).join(', ')}; the live revision is always listed.`,
+        summary: "Revisions within the plan's history reach",
+        description: `Newest first. History reach: ${Object.entries(PLAN_LIMITS)
+          .map(([plan, limits]) => `${plan} ${formatDuration(limits.historyReachMs)}`)
+          .join(', ')}; the live revision is always listed.`,
         tags: ['Revisions'],
         security: [SITE_TOKEN, API_TOKEN],
         parameters: [nameParam, ...pageParams],
@@ -220,12 +286,21 @@ function paths(): Record<string, Schema> {
       post: {
         operationId: 'rollback',
         summary: 'Make an earlier revision live again',
-        description: 'The chosen revision\'s files become a new revision with the next number. Site token while unclaimed, editor or owner.',
+        description: "The chosen revision's files become a new revision with the next number. Site token while unclaimed, editor or owner.",
         tags: ['Revisions'],
         security: [SITE_TOKEN, API_TOKEN],
         parameters: [nameParam],
-        requestBody: { required: true, content: { 'application/json': { schema: object({ revision: str('Revision id to restore.', { pattern: '^rev_' }) }) } } },
-        responses: { '201': json(ref('RollbackResult'), 'Rolled back.'), '400': response('BadRequest'), '409': response('Conflict'), '413': response('TooLarge'), ...SITE_READ_ERRORS },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: object({ revision: str('Revision id to restore.', { pattern: '^rev_' }) }) } },
+        },
+        responses: {
+          '201': json(ref('RollbackResult'), 'Rolled back.'),
+          '400': response('BadRequest'),
+          '409': response('Conflict'),
+          '413': response('TooLarge'),
+          ...SITE_READ_ERRORS,
+        },
       },
     },
     '/v1/sites/{name}/members': {
@@ -246,9 +321,17 @@ function paths(): Record<string, Schema> {
         parameters: [nameParam],
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ['editor', 'viewer'] } }) } },
+          content: {
+            'application/json': { schema: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ['editor', 'viewer'] } }) },
+          },
         },
-        responses: { '201': json(ref('InviteResult'), 'Invited; the e-mail is on its way.'), '400': response('BadRequest'), '413': response('TooLarge'), ...SITE_READ_ERRORS, '503': response('Unavailable') },
+        responses: {
+          '201': json(ref('InviteResult'), 'Invited; the e-mail is on its way.'),
+          '400': response('BadRequest'),
+          '413': response('TooLarge'),
+          ...SITE_READ_ERRORS,
+          '503': response('Unavailable'),
+        },
       },
     },
     '/v1/sites/{name}/members/{email}': {
@@ -260,7 +343,7 @@ function paths(): Record<string, Schema> {
         security: [API_TOKEN],
         parameters: [
           nameParam,
-          { name: 'email', in: 'path', required: true, description: 'The member\'s e-mail address.', schema: str(undefined, { format: 'email' }) },
+          { name: 'email', in: 'path', required: true, description: "The member's e-mail address.", schema: str(undefined, { format: 'email' }) },
           { name: 'confirm', in: 'query', required: false, description: 'The `confirm_token` of the first call.', schema: str(undefined, { pattern: '^rm_' }) },
         ],
         responses: {
@@ -277,8 +360,16 @@ function paths(): Record<string, Schema> {
         description: 'No credential needed: the token is the secret. (A credential that is sent must be valid.)',
         tags: ['Sites'],
         security: [{}],
-        parameters: [{ name: 'token', in: 'path', required: true, description: 'The approval token from `DELETE /v1/sites/{name}`.', schema: str(undefined, { pattern: '^ap_' }) }],
-        responses: { '200': json(ref('Approval'), 'The approval\'s state.'), '401': response('Unauthorized'), '404': response('NotFound'), ...COMMON_ERRORS },
+        parameters: [
+          {
+            name: 'token',
+            in: 'path',
+            required: true,
+            description: 'The approval token from `DELETE /v1/sites/{name}`.',
+            schema: str(undefined, { pattern: '^ap_' }),
+          },
+        ],
+        responses: { '200': json(ref('Approval'), "The approval's state."), '401': response('Unauthorized'), '404': response('NotFound'), ...COMMON_ERRORS },
       },
     },
   };
@@ -316,13 +407,15 @@ export function openApiDocument(config: Readonly<Config>): Record<string, unknow
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'st_…',
-          description: 'Site token, returned once by an anonymous deploy. Updates, reads and rolls back its one site until the site is claimed; afterwards it only answers the claim poll.',
+          description:
+            'Site token, returned once by an anonymous deploy. Updates, reads and rolls back its one site until the site is claimed; afterwards it only answers the claim poll.',
         },
         apiToken: {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'pl_…',
-          description: 'API token of an account. Everything the account may do, with the caller\'s role on each site. (OAuth tokens `pla_…` are for the MCP server; REST answers them 401.)',
+          description:
+            "API token of an account. Everything the account may do, with the caller's role on each site. (OAuth tokens `pla_…` are for the MCP server; REST answers them 401.)",
         },
       },
     },

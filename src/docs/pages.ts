@@ -55,9 +55,10 @@ function tableOfContents(guide: Guide): Html | string {
   return html`<nav class="toc" aria-label="On this page">
   <h2>On this page</h2>
   <ul>${items.map(
-    (item) => html`<li><a href="#${item.id}">${item.text}</a>${
-      item.children.length > 0 ? html`<ul>${item.children.map((child) => html`<li><a href="#${child.id}">${child.text}</a></li>`)}</ul>` : ''
-    }</li>`,
+    (item) =>
+      html`<li><a href="#${item.id}">${item.text}</a>${
+        item.children.length > 0 ? html`<ul>${item.children.map((child) => html`<li><a href="#${child.id}">${child.text}</a></li>`)}</ul>` : ''
+      }</li>`,
   )}</ul>
 </nav>`;
 }

@@ -83,7 +83,11 @@ export function buildDocsSite(config: Readonly<Config>, options: { assets?: Page
     paths: () => [...resources.keys()],
     respond(request) {
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        return { status: 405, headers: { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }, body: Buffer.from('The docs can only be read, with GET or HEAD.\n') };
+        return {
+          status: 405,
+          headers: { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' },
+          body: Buffer.from('The docs can only be read, with GET or HEAD.\n'),
+        };
       }
       const asset = assets.respond(request.path, request.ifNoneMatch);
       if (asset) return asset;

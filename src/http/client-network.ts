@@ -28,7 +28,10 @@ export function networkOf(address: string): string {
     const [hi, lo] = [groups[6]!, groups[7]!];
     return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.0/24`;
   }
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 /** Eight 16-bit groups of a valid IPv6 address (zone id dropped, embedded IPv4 folded in). */

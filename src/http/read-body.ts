@@ -87,7 +87,11 @@ export class SpoolError extends Error {
   readonly agentMessage?: string;
 
   /** `cause` keeps the file system's error (ENOSPC maps to 503 at the edge). */
-  constructor(readonly reason: 'too_large' | 'too_slow' | 'aborted' | 'io', message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly reason: 'too_large' | 'too_slow' | 'aborted' | 'io',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     if (reason === 'too_slow') {
       this.code = 'bad_request';
@@ -159,7 +163,10 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
   const paced: PacedUpload = { due: 0 };
   const deadlineMs = options.deadlineMs ?? 0;
   if (deadlineMs > 0) {
-    deadlineTimer = setTimeout(() => fail(new SpoolError('too_slow', `The upload did not finish within ${Math.round(deadlineMs / 1000)} seconds.`)), deadlineMs);
+    deadlineTimer = setTimeout(
+      () => fail(new SpoolError('too_slow', `The upload did not finish within ${Math.round(deadlineMs / 1000)} seconds.`)),
+      deadlineMs,
+    );
   }
 
   res.onData((chunk, isLast) => {
@@ -178,7 +185,7 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
     }
     try {
       const bytes = new Uint8Array(chunk);
-      for (let offset = 0; offset < bytes.byteLength; ) offset += writeSync(fd!, bytes, offset);
+      for (let offset = 0; offset < bytes.byteLength;) offset += writeSync(fd!, bytes, offset);
       if (isLast) {
         settled = true;
         clearTimeout(deadlineTimer);

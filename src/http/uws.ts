@@ -14,9 +14,7 @@ const require = createRequire(import.meta.url);
 export function loadNativeUws(options: { fallbackRequested: boolean }): typeof UwsModule {
   const uws = require('uWebSockets.js') as typeof UwsModule;
   const packageDir = dirname(require.resolve('uWebSockets.js/package.json'));
-  const nativeLoaded = Object.keys(require.cache).some(
-    (file) => file.startsWith(packageDir + sep) && file.endsWith('.node'),
-  );
+  const nativeLoaded = Object.keys(require.cache).some((file) => file.startsWith(packageDir + sep) && file.endsWith('.node'));
   if (!nativeLoaded || options.fallbackRequested) {
     throw new Error(
       'uWebSockets.js did not load its native binary and fell back to a pure-JavaScript server. ' +

@@ -5,15 +5,7 @@ import { contentTypeFor, isSkippedPath } from '../rules/index.js';
 import type { BlobStore } from '../store/index.js';
 import { checkArchivePath, findCaseDuplicate, stripCommonTopFolder } from './archive-path.js';
 import { isExecutableFile } from './executables.js';
-import {
-  badRequest,
-  executableBlocked,
-  fileTooLarge,
-  siteTooLarge,
-  tooLarge,
-  tooManyFiles,
-  DeployRejected,
-} from './rejection.js';
+import { badRequest, executableBlocked, fileTooLarge, siteTooLarge, tooLarge, tooManyFiles, DeployRejected } from './rejection.js';
 import { createLeakGuard } from './leak-guard.js';
 import { storeFile, type StoredFile } from './store-file.js';
 import type { FileReference, IngestedFile, IngestError, IngestLimits } from './types.js';

@@ -3,8 +3,30 @@
 // name (scripts and installers whose formats have no reliable magic number).
 
 const BLOCKED_EXTENSIONS = new Set([
-  'exe', 'dll', 'msi', 'msix', 'msp', 'appx', 'dmg', 'pkg', 'deb', 'rpm', 'apk', 'ipa', 'appimage',
-  'bat', 'cmd', 'ps1', 'vbs', 'vbe', 'wsf', 'hta', 'lnk', 'cpl', 'jar', 'scr',
+  'exe',
+  'dll',
+  'msi',
+  'msix',
+  'msp',
+  'appx',
+  'dmg',
+  'pkg',
+  'deb',
+  'rpm',
+  'apk',
+  'ipa',
+  'appimage',
+  'bat',
+  'cmd',
+  'ps1',
+  'vbs',
+  'vbe',
+  'wsf',
+  'hta',
+  'lnk',
+  'cpl',
+  'jar',
+  'scr',
 ]);
 
 // Mach-O thin binaries in both byte orders and widths, then fat (universal) binaries. `cafebabe`

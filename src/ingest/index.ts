@@ -1,5 +1,17 @@
 export { createIngestPool, type IngestPool, type IngestPoolOptions } from './pool.js';
-export type { BadgeTask, CompressResult, CompressTask, FileReference, IngestedFile, IngestError, IngestErrorCode, IngestLimits, JsonDeployFields, UnpackResult, UnpackTask } from './types.js';
+export type {
+  BadgeTask,
+  CompressResult,
+  CompressTask,
+  FileReference,
+  IngestedFile,
+  IngestError,
+  IngestErrorCode,
+  IngestLimits,
+  JsonDeployFields,
+  UnpackResult,
+  UnpackTask,
+} from './types.js';
 export { checkArchivePath, MAX_PATH_BYTES, type ArchivePathResult } from './archive-path.js';
 export { SITE_NAME_PATTERN } from './json-body.js';
 export { checkDeployPaths, type CheckedPaths } from './collector.js';

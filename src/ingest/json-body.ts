@@ -158,14 +158,16 @@ async function parseBody(spoolPath: string): Promise<InlineDeploy> {
       body = JSON.parse(text);
     } catch (err) {
       throw badRequest(`Body is not valid JSON: ${describeParseError(err)}`, {
-        agentMessage: 'The request body is not valid JSON. Send {"files":[{"path":"index.html","content":"..."}]} encoded as JSON with Content-Type: application/json.',
+        agentMessage:
+          'The request body is not valid JSON. Send {"files":[{"path":"index.html","content":"..."}]} encoded as JSON with Content-Type: application/json.',
       });
     }
   }
   const error = validate(body);
   if (error) {
     throw badRequest(describeSchemaError(error), {
-      agentMessage: 'The JSON body must look like {"files":[{"path":"index.html","content":"<html>…","encoding":"utf8"}], "site"?: "<name>", "base_revision"?: "<revision id>", "patch"?: true, "deleted"?: ["old.html"]}. Fix the field named in the error and retry.',
+      agentMessage:
+        'The JSON body must look like {"files":[{"path":"index.html","content":"<html>…","encoding":"utf8"}], "site"?: "<name>", "base_revision"?: "<revision id>", "patch"?: true, "deleted"?: ["old.html"]}. Fix the field named in the error and retry.',
     });
   }
   return body as InlineDeploy;
@@ -176,17 +178,20 @@ export async function readJsonDeploy(spoolPath: string, collector: Collector): P
   const patch = body.patch === true;
   if (body.deleted !== undefined && !patch) {
     throw badRequest('deleted is only allowed with patch: true.', {
-      agentMessage: 'A full deploy replaces the whole site, so "deleted" has no meaning there. Send "patch": true with "base_revision" to remove files, or leave out the files you no longer want.',
+      agentMessage:
+        'A full deploy replaces the whole site, so "deleted" has no meaning there. Send "patch": true with "base_revision" to remove files, or leave out the files you no longer want.',
     });
   }
   const deleted = body.deleted === undefined ? undefined : normaliseDeleted(body.deleted);
 
   const files = body.files;
   if (deleted !== undefined) {
-    const sent = new Set(files.flatMap((file) => {
-      const checked = checkArchivePath(file.path);
-      return checked.ok ? [checked.path] : [];
-    }));
+    const sent = new Set(
+      files.flatMap((file) => {
+        const checked = checkArchivePath(file.path);
+        return checked.ok ? [checked.path] : [];
+      }),
+    );
     const both = deleted.find((path) => sent.has(path));
     if (both !== undefined) {
       throw badRequest(`Path ${JSON.stringify(both)} is both in files and in deleted.`, { details: { file: both } });

@@ -67,10 +67,14 @@ export function executableBlocked(file: string): DeployRejected {
 export function secretFound(file: string, line: number, kind: string, compressed = false): DeployRejected {
   // In a compressed file the line is one of the decompressed text, which is what the user edits.
   const where = compressed ? `${file} line ${line} (once decompressed)` : `${file} line ${line}`;
-  return reject('blocked_secret', `File ${JSON.stringify(file)} line ${line}${compressed ? ' (once decompressed)' : ''} contains a secret key (${kind}); nothing was published.`, {
-    agentMessage: `${where} contains a secret key (${kind}). Anything published is public, so remove the key from ${file}${compressed ? "'s original file" : ''} at line ${line}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
-    details: { file, line, kind },
-  });
+  return reject(
+    'blocked_secret',
+    `File ${JSON.stringify(file)} line ${line}${compressed ? ' (once decompressed)' : ''} contains a secret key (${kind}); nothing was published.`,
+    {
+      agentMessage: `${where} contains a secret key (${kind}). Anything published is public, so remove the key from ${file}${compressed ? "'s original file" : ''} at line ${line}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
+      details: { file, line, kind },
+    },
+  );
 }
 
 // A compressed file is scanned as what it expands to, so that must fit the limits its

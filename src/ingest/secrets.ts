@@ -69,8 +69,27 @@ const COMMON_PAIRS = (
   'ni fe ok vi iz bu ld tc gi yn sa rg ba wa cr nf uf au ze tt du ob do ax pp wi iv ee eg nv mb bo up ev rl hr ua'
 ).split(' ');
 const PAIR_COUNTS: Record<string, number> = {
-  '-0': 500, '00': 450, '.a': 370, '..': 220, 'a-': 230, '--': 200, '/a': 200, 'a"': 200, '"a': 200, 'a.': 190,
-  'a=': 190, '__': 170, '0a': 65, 'a0': 65, '-a': 40, '.0': 40, '0.': 50, 'Aa': 35, '_a': 35, 'aA': 32, 'AA': 30,
+  '-0': 500,
+  '00': 450,
+  '.a': 370,
+  '..': 220,
+  'a-': 230,
+  '--': 200,
+  '/a': 200,
+  'a"': 200,
+  '"a': 200,
+  'a.': 190,
+  'a=': 190,
+  __: 170,
+  '0a': 65,
+  a0: 65,
+  '-a': 40,
+  '.0': 40,
+  '0.': 50,
+  Aa: 35,
+  _a: 35,
+  aA: 32,
+  AA: 30,
 };
 function pairCost(first: string, second: string): number {
   const kind = (char: string): string => (/[a-z]/.test(char) ? 'a' : /[A-Z]/.test(char) ? 'A' : /[0-9]/.test(char) ? '0' : char);
@@ -140,10 +159,12 @@ SECRET_RULES.forEach((rule, index) => {
       shifts.push(shift);
       maxLead = Math.max(maxLead, at + shift);
       const piece = shift + 2 < sets.length ? shift : shift - 1;
-      for (const x of sets[piece]!) for (const y of sets[piece + 1]!) for (const z of sets[piece + 2]!) {
-        const trigram = trigramIndex(x.charCodeAt(0), y.charCodeAt(0), z.charCodeAt(0));
-        TRIGRAMS[trigram >>> 5]! |= 1 << (trigram & 31);
-      }
+      for (const x of sets[piece]!)
+        for (const y of sets[piece + 1]!)
+          for (const z of sets[piece + 2]!) {
+            const trigram = trigramIndex(x.charCodeAt(0), y.charCodeAt(0), z.charCodeAt(0));
+            TRIGRAMS[trigram >>> 5]! |= 1 << (trigram & 31);
+          }
       for (const x of sets[shift]!) for (const y of sets[shift + 1]!) addPair(x, y, piece === shift ? 1 : 2, { keyword, shift });
     }
   }

@@ -58,9 +58,11 @@ export async function readTar(spoolPath: string, gzipped: boolean, collector: Co
       expandedBytes += chunk.byteLength;
       if (expandedBytes > maxExpandedBytes) {
         const limit = formatBytes(maxExpandedBytes);
-        fail(tooLarge(`The archive expands to more than ${limit}.`, {
-          agentMessage: `The archive expands to more than ${limit} when decompressed. Deploy only the built site, without dependency folders such as node_modules/.`,
-        }));
+        fail(
+          tooLarge(`The archive expands to more than ${limit}.`, {
+            agentMessage: `The archive expands to more than ${limit} when decompressed. Deploy only the built site, without dependency folders such as node_modules/.`,
+          }),
+        );
       }
     });
     source.pipe(gunzip).pipe(extract);

@@ -80,7 +80,11 @@ async function localHeaderMismatch(file: FileHandle, entry: Entry): Promise<stri
   // The central name as stored: exact for UTF-8 names and for ASCII ones; a legacy code page name
   // with other characters is compared by length only.
   const stored =
-    (entry.generalPurposeBitFlag & UTF8_NAME_FLAG) !== 0 ? Buffer.from(entry.filename, 'utf8') : /^[\x20-\x7e]*$/.test(entry.filename) ? Buffer.from(entry.filename, 'latin1') : undefined;
+    (entry.generalPurposeBitFlag & UTF8_NAME_FLAG) !== 0
+      ? Buffer.from(entry.filename, 'utf8')
+      : /^[\x20-\x7e]*$/.test(entry.filename)
+        ? Buffer.from(entry.filename, 'latin1')
+        : undefined;
   if (stored !== undefined && !stored.equals(header.subarray(LOCAL_HEADER_BYTES, bytesRead))) return 'disagrees with the central directory on the name';
   if (header.readUInt16LE(8) !== entry.compressionMethod) return 'disagrees with the central directory on the compression method';
   if ((header.readUInt16LE(6) & ENCRYPTED_FLAG) !== (entry.generalPurposeBitFlag & ENCRYPTED_FLAG)) return 'disagrees with the central directory on encryption';

@@ -26,12 +26,15 @@ export type BatchVerdict = { ok: true; calls: number } | { ok: false; message: s
 export function judgeBatch(members: readonly unknown[], headerRevision: string | undefined, maxMessages: number): BatchVerdict {
   const revisions = [headerRevision ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION, ...members.map(revisionOf)];
   const forbidding = revisions.find((revision) => revision !== undefined && !allowsBatches(revision));
-  if (forbidding !== undefined) return { ok: false, message: `JSON-RPC batching is not supported in ${nameOf(forbidding)} (only in ${BATCH_REVISION}): send one message per request.` };
+  if (forbidding !== undefined)
+    return { ok: false, message: `JSON-RPC batching is not supported in ${nameOf(forbidding)} (only in ${BATCH_REVISION}): send one message per request.` };
   if (members.length === 0) return { ok: false, message: 'An empty JSON-RPC batch is not a request.' };
   if (!members.every(isPlainObject)) return { ok: false, message: 'Every member of a JSON-RPC batch must be a JSON-RPC message object.' };
   // The spec's own rule for 2025-03-26: initialization happens before anything can be batched.
-  if (members.some((member) => (member as { method?: unknown }).method === 'initialize')) return { ok: false, message: 'initialize must not be part of a JSON-RPC batch.' };
-  if (maxMessages > 0 && members.length > maxMessages) return { ok: false, message: `A JSON-RPC batch may carry at most ${maxMessages} messages: send the rest in another request.` };
+  if (members.some((member) => (member as { method?: unknown }).method === 'initialize'))
+    return { ok: false, message: 'initialize must not be part of a JSON-RPC batch.' };
+  if (maxMessages > 0 && members.length > maxMessages)
+    return { ok: false, message: `A JSON-RPC batch may carry at most ${maxMessages} messages: send the rest in another request.` };
   // The SDK pairs answers with requests by id: a repeated id runs every call but answers one.
   const requests = (members as ReadonlyArray<Record<string, unknown>>).filter((member) => 'method' in member && 'id' in member);
   const ids = requests.map((request) => JSON.stringify(request.id));

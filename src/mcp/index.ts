@@ -4,7 +4,23 @@ import { mkdirSync } from 'node:fs';
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo } from '@modelcontextprotocol/server';
-import { clientNetwork, collectBody, copyRequest, isAborted, markFinished, sendError, sendResponse, spoolBody, SpoolError, statusLine, trackAbort, type Headers, type HttpRequest, type HttpResponse, type UploadPacer } from '../http/index.js';
+import {
+  clientNetwork,
+  collectBody,
+  copyRequest,
+  isAborted,
+  markFinished,
+  sendError,
+  sendResponse,
+  spoolBody,
+  SpoolError,
+  statusLine,
+  trackAbort,
+  type Headers,
+  type HttpRequest,
+  type HttpResponse,
+  type UploadPacer,
+} from '../http/index.js';
 import type { Config } from '../config.js';
 import { ServiceError, toErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -126,13 +142,28 @@ export function createMcp(options: McpOptions): McpEdge {
 
       if (path === PRM_PATH || path === `${PRM_PATH}/mcp`) {
         const headers = { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'public, max-age=300' };
-        if (method === 'OPTIONS') return sendEmpty(res, 204, { ...headers, 'Access-Control-Allow-Methods': 'GET, OPTIONS', 'Access-Control-Allow-Headers': ALLOW_HEADERS, 'Access-Control-Max-Age': '600' });
-        if (method !== 'GET' && method !== 'HEAD') return sendRpcError(res, 405, -32000, `${method} is not supported here; use GET.`, { ...headers, Allow: 'GET, OPTIONS' });
-        return sendResponse(res, 200, { 'Content-Type': 'application/json; charset=utf-8', ...headers }, JSON.stringify(metadataFor(path === PRM_PATH ? '/' : '/mcp')), { head: method === 'HEAD' });
+        if (method === 'OPTIONS')
+          return sendEmpty(res, 204, {
+            ...headers,
+            'Access-Control-Allow-Methods': 'GET, OPTIONS',
+            'Access-Control-Allow-Headers': ALLOW_HEADERS,
+            'Access-Control-Max-Age': '600',
+          });
+        if (method !== 'GET' && method !== 'HEAD')
+          return sendRpcError(res, 405, -32000, `${method} is not supported here; use GET.`, { ...headers, Allow: 'GET, OPTIONS' });
+        return sendResponse(
+          res,
+          200,
+          { 'Content-Type': 'application/json; charset=utf-8', ...headers },
+          JSON.stringify(metadataFor(path === PRM_PATH ? '/' : '/mcp')),
+          { head: method === 'HEAD' },
+        );
       }
       if (path !== '/' && path !== '/mcp') {
         // Not an MCP endpoint at all: the service's own error shape, as every host answers.
-        return sendError(res, new ServiceError('not_found', `No MCP endpoint at ${path}. The MCP server is at ${base}/mcp (and ${base}/).`), log, { head: method === 'HEAD' });
+        return sendError(res, new ServiceError('not_found', `No MCP endpoint at ${path}. The MCP server is at ${base}/mcp (and ${base}/).`), log, {
+          head: method === 'HEAD',
+        });
       }
       const endpoint: '/' | '/mcp' = path;
       if (!isAllowedOrigin(origin, policy)) {
@@ -158,7 +189,8 @@ export function createMcp(options: McpOptions): McpEdge {
       trackAbort(res);
       const declared = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
       if (declared !== undefined && declared > MAX_BODY_BYTES) {
-        const answer = (finished: boolean): void => sendRpcError(res, 413, -32600, tooLarge().message, cors(origin), { close: !finished, data: dataOf(tooLarge()) });
+        const answer = (finished: boolean): void =>
+          sendRpcError(res, 413, -32600, tooLarge().message, cors(origin), { close: !finished, data: dataOf(tooLarge()) });
         if (declared > LINGER_MAX_BYTES) return answer(false);
         // Read and drop the body first: closing on unread data resets the connection, and the
         // reset can destroy the answer before a client that sends its body in one go reads it.
@@ -179,7 +211,10 @@ export function createMcp(options: McpOptions): McpEdge {
               surface: 'mcp',
               resolveOAuth: (token) => ops.oauth.resolveAccessToken(token, Object.values(resources)),
             });
-            if (caller.kind === 'anonymous') throw new ServiceError('unauthorized', 'This MCP server needs a token.', { agentMessage: 'Connect with OAuth (the client discovers it from this answer), or send an API token as "Authorization: Bearer pl_…".' });
+            if (caller.kind === 'anonymous')
+              throw new ServiceError('unauthorized', 'This MCP server needs a token.', {
+                agentMessage: 'Connect with OAuth (the client discovers it from this answer), or send an API token as "Authorization: Bearer pl_…".',
+              });
           } catch (err) {
             return await refuse(err, headers.authorization !== undefined && headers.authorization !== '');
           }
@@ -240,7 +275,12 @@ export function createMcp(options: McpOptions): McpEdge {
         }
 
         function send(status: number, payload: unknown, extra: Headers = {}): void {
-          sendResponse(res, status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...cors(origin), ...extra }, JSON.stringify(payload));
+          sendResponse(
+            res,
+            status,
+            { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...cors(origin), ...extra },
+            JSON.stringify(payload),
+          );
         }
 
         /** 401 with the discovery pointer (RFC 9728 §5.1), or the admission's own refusal (429). */
@@ -251,7 +291,14 @@ export function createMcp(options: McpOptions): McpEdge {
             const challenge = sentToken
               ? `Bearer error="invalid_token", error_description="${errorBody.error.message.replace(/"/g, "'")}", resource_metadata="${metadataUrl(endpoint)}", scope="${MCP_SCOPE}"`
               : `Bearer resource_metadata="${metadataUrl(endpoint)}", scope="${MCP_SCOPE}"`;
-            return sendRpcError(res, 401, -32001, errorBody.error.message, { ...cors(origin), 'WWW-Authenticate': challenge }, { close: !finished, data: dataOf(err) });
+            return sendRpcError(
+              res,
+              401,
+              -32001,
+              errorBody.error.message,
+              { ...cors(origin), 'WWW-Authenticate': challenge },
+              { close: !finished, data: dataOf(err) },
+            );
           }
           sendRpcError(res, status, -32000, errorBody.error.message, { ...cors(origin), ...extra }, { close: !finished, data: dataOf(err) });
         }
@@ -299,7 +346,10 @@ function fileBody(res: HttpResponse, spoolDir: string, pacer: UploadPacer | unde
  * The parsed message, or undefined for invalid JSON. A large `deploy_site` call is split: its
  * arguments go to a file of their own, unparsed, for the ingest worker.
  */
-async function parseMessage(body: ReceivedBody, cleanup: string[]): Promise<{ parsed: unknown; spooledArguments?: { path: string; bytes: number } } | undefined> {
+async function parseMessage(
+  body: ReceivedBody,
+  cleanup: string[],
+): Promise<{ parsed: unknown; spooledArguments?: { path: string; bytes: number } } | undefined> {
   const bytes = body.bytes ?? (await readFile(body.path));
   if (body.kind === 'file') {
     const split = splitArguments(bytes);
@@ -321,7 +371,8 @@ async function parseMessage(body: ReceivedBody, cleanup: string[]): Promise<{ pa
 
 function tooLarge(): ServiceError {
   return new ServiceError('too_large', `One MCP request can carry at most ${MAX_MCP_REQUEST_BYTES / MB} MB.`, {
-    agentMessage: 'The deploy is over 40 MB. Publish the site in parts: deploy_site with some of the files first, then deploy_site with "patch": true for the rest (each call under 40 MB).',
+    agentMessage:
+      'The deploy is over 40 MB. Publish the site in parts: deploy_site with some of the files first, then deploy_site with "patch": true for the rest (each call under 40 MB).',
   });
 }
 
@@ -334,10 +385,23 @@ function rpcError(code: number, message: string, data?: Record<string, unknown>)
   return { jsonrpc: '2.0', id: null, error: { code, message, ...(data ? { data } : {}) } };
 }
 
-function sendRpcError(res: HttpResponse, status: number, code: number, message: string, headers: Headers = {}, options: { close?: boolean; data?: Record<string, unknown> } = {}): void {
-  sendResponse(res, status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers }, JSON.stringify(rpcError(code, message, options.data)), {
-    closeConnection: options.close,
-  });
+function sendRpcError(
+  res: HttpResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Headers = {},
+  options: { close?: boolean; data?: Record<string, unknown> } = {},
+): void {
+  sendResponse(
+    res,
+    status,
+    { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
+    JSON.stringify(rpcError(code, message, options.data)),
+    {
+      closeConnection: options.close,
+    },
+  );
 }
 
 /**

@@ -7,7 +7,6 @@ const { int, object, str } = schema;
  * 4), defined once in sites/shapes.ts, since both come from the same operations.
  */
 
-
 export const siteName = {
   type: 'string',
   minLength: 1,

@@ -62,7 +62,10 @@ export function createToolServer(catalogue: ToolCatalogue, context: ToolContext,
 function invalidArguments(spec: ToolSpec, validate: ValidateFunction): ServiceError {
   const error = validate.errors?.[0];
   const where = error?.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'arguments';
-  const what = error?.keyword === 'additionalProperties' ? `has an unknown field "${String((error.params as { additionalProperty?: string }).additionalProperty)}"` : (error?.message ?? 'are invalid');
+  const what =
+    error?.keyword === 'additionalProperties'
+      ? `has an unknown field "${String((error.params as { additionalProperty?: string }).additionalProperty)}"`
+      : (error?.message ?? 'are invalid');
   return new ServiceError('bad_request', `${spec.name}: ${where} ${what}.`, {
     agentMessage: `Check the arguments of ${spec.name} against its input schema (tools/list) and call it again.`,
   });

@@ -42,7 +42,12 @@ export interface ToolSpec {
 export const MAX_READ_FILE_BYTES = 5 * 1024 * 1024;
 
 const reads: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-const changes = (destructive: boolean, idempotent = false): ToolAnnotations => ({ readOnlyHint: false, destructiveHint: destructive, idempotentHint: idempotent, openWorldHint: false });
+const changes = (destructive: boolean, idempotent = false): ToolAnnotations => ({
+  readOnlyHint: false,
+  destructiveHint: destructive,
+  idempotentHint: idempotent,
+  openWorldHint: false,
+});
 
 const input = (properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> => ({
   type: 'object',
@@ -63,7 +68,8 @@ export function toolSpecs(): ToolSpec[] {
     {
       name: 'get_account',
       title: 'Get account',
-      description: 'The account behind the token: e-mail, plan, and how many sites it owns of the number its plan allows. Call it to check the token works and whether a new site fits the plan.',
+      description:
+        'The account behind the token: e-mail, plan, and how many sites it owns of the number its plan allows. Call it to check the token works and whether a new site fits the plan.',
       inputSchema: input({}),
       outputSchema: outputs.account,
       annotations: reads,
@@ -72,7 +78,8 @@ export function toolSpecs(): ToolSpec[] {
     {
       name: 'list_sites',
       title: 'List sites',
-      description: 'Sites the account is a member of, with the caller’s role, plan, address and live revision, oldest first. Page with limit and cursor (next_cursor) when next_cursor is not null.',
+      description:
+        'Sites the account is a member of, with the caller’s role, plan, address and live revision, oldest first. Page with limit and cursor (next_cursor) when next_cursor is not null.',
       inputSchema: input({ ...page }),
       outputSchema: outputs.siteList,
       annotations: reads,
@@ -81,7 +88,8 @@ export function toolSpecs(): ToolSpec[] {
     {
       name: 'get_site',
       title: 'Get site',
-      description: 'One site: its address, plan, the caller’s role and its live revision. Use live_revision.id as base_revision when updating the site with deploy_site.',
+      description:
+        'One site: its address, plan, the caller’s role and its live revision. Use live_revision.id as base_revision when updating the site with deploy_site.',
       inputSchema: input({ site: siteName }, ['site']),
       outputSchema: outputs.siteOrClaim,
       annotations: reads,
@@ -116,7 +124,10 @@ export function toolSpecs(): ToolSpec[] {
       name: 'read_file',
       title: 'Read file',
       description: `One file of the site’s live revision. Text comes back as utf8, anything else as base64. Files over ${formatBytes(MAX_READ_FILE_BYTES)} are refused: read those from the site’s address.`,
-      inputSchema: input({ site: siteName, path: { type: 'string', minLength: 1, description: 'Path as list_files shows it, e.g. "index.html".' } }, ['site', 'path']),
+      inputSchema: input({ site: siteName, path: { type: 'string', minLength: 1, description: 'Path as list_files shows it, e.g. "index.html".' } }, [
+        'site',
+        'path',
+      ]),
       outputSchema: outputs.file,
       annotations: reads,
       run: readSiteFile,
@@ -124,7 +135,8 @@ export function toolSpecs(): ToolSpec[] {
     {
       name: 'list_revisions',
       title: 'List revisions',
-      description: 'The site’s revisions, newest first, within its plan’s history reach: id, number, author, time, files, bytes and kind (deploy, patch, rollback). Page with limit and cursor.',
+      description:
+        'The site’s revisions, newest first, within its plan’s history reach: id, number, author, time, files, bytes and kind (deploy, patch, rollback). Page with limit and cursor.',
       inputSchema: input({ site: siteName, ...page }, ['site']),
       outputSchema: outputs.revisionList,
       annotations: reads,
@@ -133,8 +145,12 @@ export function toolSpecs(): ToolSpec[] {
     {
       name: 'rollback_site',
       title: 'Roll back site',
-      description: 'Makes an earlier revision live again, as a new revision with the next number (nothing is lost: the current content stays in the history). Needs the editor or owner role.',
-      inputSchema: input({ site: siteName, revision: { type: 'string', minLength: 1, description: 'Revision id (rev_…) from list_revisions.' } }, ['site', 'revision']),
+      description:
+        'Makes an earlier revision live again, as a new revision with the next number (nothing is lost: the current content stays in the history). Needs the editor or owner role.',
+      inputSchema: input({ site: siteName, revision: { type: 'string', minLength: 1, description: 'Revision id (rev_…) from list_revisions.' } }, [
+        'site',
+        'revision',
+      ]),
       outputSchema: outputs.rollback,
       annotations: changes(false),
       run: async ({ ops, caller }, args) => ops.revisions.rollback(caller, String(args.site), args.revision),
@@ -142,7 +158,8 @@ export function toolSpecs(): ToolSpec[] {
     {
       name: 'rename_site',
       title: 'Rename site',
-      description: 'Gives the site a new name and address: 4-63 characters of a-z, 0-9 and "-", not in the random word-word-NNNN form, and never used before. The old address redirects to the new one. Needs the editor or owner role.',
+      description:
+        'Gives the site a new name and address: 4-63 characters of a-z, 0-9 and "-", not in the random word-word-NNNN form, and never used before. The old address redirects to the new one. Needs the editor or owner role.',
       inputSchema: input({ site: siteName, name: { type: 'string', minLength: 1, maxLength: 63, description: 'The new name.' } }, ['site', 'name']),
       outputSchema: outputs.rename,
       annotations: changes(false),
@@ -151,7 +168,8 @@ export function toolSpecs(): ToolSpec[] {
     {
       name: 'delete_site',
       title: 'Delete site',
-      description: 'Asks for the site to be deleted. Nothing is deleted yet: the answer has an approve_url where an owner must confirm by typing the site’s address. Give that link to the user. Needs the owner role.',
+      description:
+        'Asks for the site to be deleted. Nothing is deleted yet: the answer has an approve_url where an owner must confirm by typing the site’s address. Give that link to the user. Needs the owner role.',
       inputSchema: input({ site: siteName }, ['site']),
       outputSchema: outputs.deletion,
       annotations: changes(true),
@@ -169,9 +187,14 @@ export function toolSpecs(): ToolSpec[] {
     {
       name: 'invite_member',
       title: 'Invite member',
-      description: 'E-mails an invitation to join the site as editor (may deploy and roll back) or viewer (may read the site and its history). Inviting the same address again replaces the pending invitation. Needs the owner role.',
+      description:
+        'E-mails an invitation to join the site as editor (may deploy and roll back) or viewer (may read the site and its history). Inviting the same address again replaces the pending invitation. Needs the owner role.',
       inputSchema: input(
-        { site: siteName, email: { type: 'string', minLength: 3, maxLength: 254, description: 'Address to invite.' }, role: { type: 'string', enum: ['editor', 'viewer'] } },
+        {
+          site: siteName,
+          email: { type: 'string', minLength: 3, maxLength: 254, description: 'Address to invite.' },
+          role: { type: 'string', enum: ['editor', 'viewer'] },
+        },
         ['site', 'email', 'role'],
       ),
       outputSchema: outputs.invite,
@@ -245,5 +268,14 @@ async function readSiteFile({ ops, caller }: ToolContext, args: Record<string, u
     content = bytes.toString('base64');
     encoding = 'base64';
   }
-  return { site: name, path: file.path, revision: file.revision, size: file.entry.size, sha256: file.entry.sha256, content_type: file.entry.type, encoding, content };
+  return {
+    site: name,
+    path: file.path,
+    revision: file.revision,
+    size: file.entry.size,
+    sha256: file.entry.sha256,
+    content_type: file.entry.type,
+    encoding,
+    content,
+  };
 }

@@ -12,19 +12,54 @@ const OCTET_STREAM = 'application/octet-stream';
 // hand-maintain registry strings; membership in this list is the security decision.
 const ALLOWED_EXTENSIONS = [
   // web pages, styles, scripts, data
-  'html', 'htm', 'css', 'js', 'mjs', 'json', 'webmanifest',
+  'html',
+  'htm',
+  'css',
+  'js',
+  'mjs',
+  'json',
+  'webmanifest',
   // text
-  'txt', 'md', 'csv', 'xml', 'rss', 'atom', 'ics', 'vtt',
+  'txt',
+  'md',
+  'csv',
+  'xml',
+  'rss',
+  'atom',
+  'ics',
+  'vtt',
   // images
-  'png', 'jpg', 'jpeg', 'gif', 'webp', 'avif', 'svg', 'ico', 'bmp',
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'webp',
+  'avif',
+  'svg',
+  'ico',
+  'bmp',
   // fonts
-  'woff', 'woff2', 'ttf', 'otf',
+  'woff',
+  'woff2',
+  'ttf',
+  'otf',
   // audio
-  'mp3', 'ogg', 'oga', 'wav', 'm4a', 'flac', 'aac', 'opus',
+  'mp3',
+  'ogg',
+  'oga',
+  'wav',
+  'm4a',
+  'flac',
+  'aac',
+  'opus',
   // video
-  'mp4', 'webm', 'ogv', 'mov',
+  'mp4',
+  'webm',
+  'ogv',
+  'mov',
   // documents and code
-  'pdf', 'wasm',
+  'pdf',
+  'wasm',
 ] as const;
 
 // Where the registry answer is not what browsers expect: `.cjs` maps to `application/node`, which
@@ -82,14 +117,7 @@ function essenceOf(type: string): string {
 
 // Formats that are not already compressed. Images, woff/woff2, audio and video carry their own
 // compression, so gzip/br would cost CPU for no gain; ttf/otf, ico and bmp are raw tables/pixels.
-const COMPRESSIBLE_BINARY = new Set([
-  'application/wasm',
-  'font/ttf',
-  'font/otf',
-  'image/bmp',
-  'image/vnd.microsoft.icon',
-  'image/x-icon',
-]);
+const COMPRESSIBLE_BINARY = new Set(['application/wasm', 'font/ttf', 'font/otf', 'image/bmp', 'image/vnd.microsoft.icon', 'image/x-icon']);
 
 export function isCompressibleType(type: string): boolean {
   const essence = essenceOf(type);

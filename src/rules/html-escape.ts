@@ -13,8 +13,5 @@ const ENTITIES: Readonly<Record<string, string>> = {
 };
 
 export function escapeHtml(text: string): string {
-  return text.replace(
-    /[&<>"']|[^\x00-\x7f]/gu,
-    (char) => ENTITIES[char] ?? `&#x${char.codePointAt(0)!.toString(16)};`,
-  );
+  return text.replace(/[&<>"']|[^\x00-\x7f]/gu, (char) => ENTITIES[char] ?? `&#x${char.codePointAt(0)!.toString(16)};`);
 }

@@ -24,7 +24,10 @@ export async function waitForEmpty(pending: ReadonlySet<unknown>, graceMs: numbe
 
 /** True when `work` settles within `ms` (it keeps running either way). */
 export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  const settled = work.then(() => true, () => true);
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
   const timer = new AbortController();
   try {
     return await Promise.race([settled, sleep(Math.max(0, ms), false, { signal: timer.signal }).catch(() => false)]);

@@ -26,17 +26,20 @@ try {
   parentPort!.on('message', (message: Command) => {
     if (message.type === 'hurry') return hurry.abort();
     if (message.type !== 'stop') return;
-    server.close({ hurry: hurry.signal }).then(
-      (finished) => parentPort!.postMessage({ type: 'stopped', finished }),
-      (err: unknown) => {
-        log.error({ err }, 'thread.close_failed');
-        parentPort!.postMessage({ type: 'stopped', finished: false });
-      },
-    ).finally(() => {
-      // Nothing is left on this thread's event loop now (every uWS socket is closed), so the
-      // thread ends by itself. Terminating it instead would tear the loop down under uWS.
-      parentPort!.close();
-    });
+    server
+      .close({ hurry: hurry.signal })
+      .then(
+        (finished) => parentPort!.postMessage({ type: 'stopped', finished }),
+        (err: unknown) => {
+          log.error({ err }, 'thread.close_failed');
+          parentPort!.postMessage({ type: 'stopped', finished: false });
+        },
+      )
+      .finally(() => {
+        // Nothing is left on this thread's event loop now (every uWS socket is closed), so the
+        // thread ends by itself. Terminating it instead would tear the loop down under uWS.
+        parentPort!.close();
+      });
   });
 } catch (err) {
   parentPort!.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err) });

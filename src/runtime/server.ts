@@ -69,15 +69,24 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     buildBadgedPage: (source, badge) => ingest.badgePage({ source, ...badge }),
   });
   // Uploads yield to visitors on a busy thread (see upload-pacer.ts).
-  const pacer = config.deploy.pacedUploadBytesPerSecond > 0
-    ? createUploadPacer({ busyRequestsPerSecond: config.deploy.busyRequestsPerSecond, pacedBytesPerSecond: config.deploy.pacedUploadBytesPerSecond })
-    : undefined;
+  const pacer =
+    config.deploy.pacedUploadBytesPerSecond > 0
+      ? createUploadPacer({ busyRequestsPerSecond: config.deploy.busyRequestsPerSecond, pacedBytesPerSecond: config.deploy.pacedUploadBytesPerSecond })
+      : undefined;
   // Once a stop has begun and its grace is over, no deploy or rollback may still go live.
   const commits = gateCommits(store);
   const now = options.now ?? Date.now;
   const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
   // One set of operations behind every surface of this thread, committing through the gate.
-  const ops = createOperations({ store: commits.store, ingest, config, log: log.child({ area: 'sites' }), now, mailer, fetchClientMetadata: options.fetchClientMetadata });
+  const ops = createOperations({
+    store: commits.store,
+    ingest,
+    config,
+    log: log.child({ area: 'sites' }),
+    now,
+    mailer,
+    fetchClientMetadata: options.fetchClientMetadata,
+  });
   const api = createApi({ ops, store: commits.store, pacer, config, log: log.child({ area: 'api' }) });
   const account = createApp({ ops, config, log: log.child({ area: 'app' }) });
   const mcp = createMcp({ ops, config, pacer, log: log.child({ area: 'mcp' }) });
@@ -90,10 +99,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   const docs = createDocs({ config, log: log.child({ area: 'docs' }) });
 
-  const unknownHost = new ServiceError(
-    'not_found',
-    `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`,
-  );
+  const unknownHost = new ServiceError('not_found', `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`);
 
   const app = uws.App().any('/*', (res, req) => {
     const route = routeHost(req.getHeader('host'), config.hosts);

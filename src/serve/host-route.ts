@@ -1,9 +1,6 @@
 import type { HostConfig } from '../config.js';
 
-export type HostRoute =
-  | { kind: 'site'; name: string }
-  | { kind: 'api' | 'mcp' | 'app' | 'docs' }
-  | { kind: 'unknown' };
+export type HostRoute = { kind: 'site'; name: string } | { kind: 'api' | 'mcp' | 'app' | 'docs' } | { kind: 'unknown' };
 
 // One DNS label: what a site name can be. Anything else under the site domain is no site.
 const SITE_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

@@ -16,10 +16,7 @@ const RANGE_SPEC = /^(\d*)-(\d*)$/;
  * it does not support (multiple ranges, other units) or cannot parse. Only a well-formed range
  * that starts past the end earns a 416.
  */
-export function parseRange(
-  header: string | undefined,
-  size: number,
-): ByteRange | 'unsatisfiable' | undefined {
+export function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | undefined {
   if (header === undefined) return undefined;
   const equals = header.indexOf('=');
   if (equals === -1 || header.slice(0, equals).trim().toLowerCase() !== 'bytes') return undefined;
@@ -79,10 +76,7 @@ const PREFERENCE: readonly Encoding[] = ['br', 'gzip'];
  * The best encoding both sides have, or `undefined` for identity. No header means identity here:
  * the RFC allows any coding, but old clients and tools that omit it often cannot decode one.
  */
-export function pickEncoding(
-  acceptEncoding: string | undefined,
-  available: readonly Encoding[],
-): Encoding | undefined {
+export function pickEncoding(acceptEncoding: string | undefined, available: readonly Encoding[]): Encoding | undefined {
   if (acceptEncoding === undefined || available.length === 0) return undefined;
   const weights = parseAcceptEncoding(acceptEncoding);
   const wildcard = weights.get('*') ?? 0;

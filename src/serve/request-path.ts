@@ -4,9 +4,7 @@
  * `%2e%2e%2f` and `..%5c` style traversals get through.
  */
 
-export type RequestPath =
-  | { ok: true; path: string; trailingSlash: boolean }
-  | { ok: false; status: 400 | 414 };
+export type RequestPath = { ok: true; path: string; trailingSlash: boolean } | { ok: false; status: 400 | 414 };
 
 const BAD_REQUEST = { ok: false, status: 400 } as const;
 

@@ -30,11 +30,7 @@ function hasExtension(path: string, trailingSlash: boolean): boolean {
   return name.lastIndexOf('.') > 0;
 }
 
-export function resolveSitePath(
-  path: string,
-  trailingSlash: boolean,
-  has: (path: string) => boolean,
-): Resolution {
+export function resolveSitePath(path: string, trailingSlash: boolean, has: (path: string) => boolean): Resolution {
   // Skipped paths (`.git/…`, `.env`, `*.map`, …) should never be in a revision; if one slipped in,
   // it is still not served. They get the site's 404 page but never the SPA shell: a 200 for
   // `/.env` or `/.git/config` makes security scanners report a leak that is not there.

@@ -17,7 +17,9 @@ import { resolveSitePath } from './resolve.js';
  * All that serving reads of the store: a site by name, a file of a revision by path, blob bytes,
  * and the feed of site changes. Synchronous reads only; the hot path never awaits.
  */
-export type SiteReader = Pick<Store, 'getSite' | 'getFile' | 'onSiteChanged' | 'siteChangesElsewhere'> & { readonly blobs: Pick<BlobStore, 'readSync' | 'pathOf'> };
+export type SiteReader = Pick<Store, 'getSite' | 'getFile' | 'onSiteChanged' | 'siteChangesElsewhere'> & {
+  readonly blobs: Pick<BlobStore, 'readSync' | 'pathOf'>;
+};
 
 export const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 

@@ -1,6 +1,16 @@
 import type { BadgedPage } from '../badge/index.js';
 import type { ServeConfig } from '../config.js';
-import { endFromMemory, isAborted, statusLine, streamFile, trackAbort, writeResponse, type Headers, type HttpRequest, type HttpResponse } from '../http/index.js';
+import {
+  endFromMemory,
+  isAborted,
+  statusLine,
+  streamFile,
+  trackAbort,
+  writeResponse,
+  type Headers,
+  type HttpRequest,
+  type HttpResponse,
+} from '../http/index.js';
 import type { Logger } from '../log.js';
 import { hasBadge, isExpired } from '../rules/index.js';
 import type { Encoding, FileEntry } from '../store/index.js';
@@ -140,7 +150,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     let status: number = target.status;
     if (asked.range !== '') {
       const range = parseRange(asked.range, size);
-      if (range === 'unsatisfiable') return writeResponse(res, 416, recordOf([['Content-Range', `bytes */${size}`], ...SECURITY_HEADERS]), '', { head: asked.head });
+      if (range === 'unsatisfiable')
+        return writeResponse(res, 416, recordOf([['Content-Range', `bytes */${size}`], ...SECURITY_HEADERS]), '', { head: asked.head });
       if (range) {
         ({ start, end } = range);
         status = 206;
@@ -211,7 +222,12 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
       const badged = target.html && hasBadge(site.plan);
       if (!head && !badged && sendPrepared(res, req, target)) return;
-      const asked: Asked = { head, acceptEncoding: req.getHeader('accept-encoding'), ifNoneMatch: req.getHeader('if-none-match'), range: req.getHeader('range') };
+      const asked: Asked = {
+        head,
+        acceptEncoding: req.getHeader('accept-encoding'),
+        ifNoneMatch: req.getHeader('if-none-match'),
+        range: req.getHeader('range'),
+      };
       if (!badged) return sendFile(res, target, asked);
 
       const page = bodies.badged(entry, { siteName: site.name, reportUrl: reportUrl(site.name) });

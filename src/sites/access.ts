@@ -106,7 +106,10 @@ function refusal(caller: Caller, site: SiteRecord, role: Role, action: SiteActio
 /** The site if the caller may see it at all (404 otherwise), with the caller's role. */
 export function visibleSite(store: Store, caller: Caller, name: string): { site: SiteRecord; role: Role } {
   if (caller.kind === 'anonymous') {
-    throw unauthorized(`Reading or changing ${name} needs its site token or an API token.`, `Send the site_token of ${name} (see .service.json) or an API token as "Authorization: Bearer <token>".`);
+    throw unauthorized(
+      `Reading or changing ${name} needs its site token or an API token.`,
+      `Send the site_token of ${name} (see .service.json) or an API token as "Authorization: Bearer <token>".`,
+    );
   }
   const site = store.getSite(name);
   if (site === undefined) throw notFound(name);

@@ -48,13 +48,19 @@ export function identifyBearer(
     }
     const account = resolveOAuth?.(token);
     if (account) return { kind: 'account', account, tokenHash: hashToken(token), credential: 'oauth' };
-    throw unauthorized('This access token is not valid or has expired.', 'The OAuth access token expired or was revoked. Refresh it, or connect the app again.');
+    throw unauthorized(
+      'This access token is not valid or has expired.',
+      'The OAuth access token expired or was revoked. Refresh it, or connect the app again.',
+    );
   }
   if (token.startsWith('st_')) {
     const tokenHash = hashToken(token);
     const record = store.findToken(tokenHash);
     if (record?.kind === 'site') return { kind: 'site_token', tokenHash, siteId: record.siteId, token };
-    throw unauthorized('This site token is not valid.', 'The site token was not recognised. Check .service.json for the token returned by the deploy that created the site.');
+    throw unauthorized(
+      'This site token is not valid.',
+      'The site token was not recognised. Check .service.json for the token returned by the deploy that created the site.',
+    );
   }
   if (token.startsWith('pl_')) {
     const tokenHash = hashToken(token);
@@ -62,7 +68,10 @@ export function identifyBearer(
     const account = record?.kind === 'api' ? store.getAccount(record.accountId) : undefined;
     if (account) return { kind: 'account', account, tokenHash, credential: 'api_token' };
   }
-  throw unauthorized('This token is not valid.', 'The token was not recognised. Create an API token in the account settings and send it as "Authorization: Bearer pl_…".');
+  throw unauthorized(
+    'This token is not valid.',
+    'The token was not recognised. Create an API token in the account settings and send it as "Authorization: Bearer pl_…".',
+  );
 }
 
 /** A signed-in person of the account app; `sessionHash` identifies the session for rate limits. */

@@ -21,7 +21,8 @@ export function deployDecisions(deps: OperationsDeps) {
       if (caller.kind === 'site_token') {
         // SPEC 5: a credential that lacks the right is 403, whatever the request would have done.
         throw new ServiceError('forbidden', 'A site token cannot create a site; it only updates its own site, named with ?site=<name>.', {
-          agentMessage: 'To update the site, send ?site=<name> (JSON: "site") and the live revision as X-Base-Revision (JSON: "base_revision"). To create a new site, send no token (anonymous) or an API token.',
+          agentMessage:
+            'To update the site, send ?site=<name> (JSON: "site") and the live revision as X-Base-Revision (JSON: "base_revision"). To create a new site, send no token (anonymous) or an API token.',
         });
       }
       if (caller.kind === 'account') {

@@ -92,10 +92,20 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         }
         const fields = result.json ?? {};
         const decision = early ?? (await decideJson(caller, fields, network));
-        const files = assemble(decision, result, fields.patch === true ? fields.deleted ?? [] : undefined);
+        const files = assemble(decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
         const outcome = await publish(decision, files, result.skipped, fields.patch === true);
         const ms = (from: number, to: number): number => Math.round(to - from);
-        log.info({ revision: outcome.revisionId, bytes: body.bytes, files: files.size, uploadMs: body.uploadMs, unpackMs: ms(started, unpacked), commitMs: ms(unpacked, performance.now()) }, 'deploy.timing');
+        log.info(
+          {
+            revision: outcome.revisionId,
+            bytes: body.bytes,
+            files: files.size,
+            uploadMs: body.uploadMs,
+            unpackMs: ms(started, unpacked),
+            commitMs: ms(unpacked, performance.now()),
+          },
+          'deploy.timing',
+        );
         compressAfterPublish(outcome.revisionId, result.pendingVariants);
         return outcome;
       },
@@ -135,7 +145,10 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         // A refused upload above leaves the manifest for a corrected one; from here it is spent.
         await manifests.take(id);
         const outcome = await publish(decision, files, record.skipped, false);
-        log.info({ revision: outcome.revisionId, uploaded: uploaded.files.length, files: files.size, ms: Math.round(performance.now() - started) }, 'deploy.digest');
+        log.info(
+          { revision: outcome.revisionId, uploaded: uploaded.files.length, files: files.size, ms: Math.round(performance.now() - started) },
+          'deploy.digest',
+        );
         compressAfterPublish(outcome.revisionId, uploaded.pendingVariants);
         return outcome;
       },
@@ -213,7 +226,9 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         continue;
       }
       if (had.size !== reference.size) {
-        throw new ServiceError('bad_request', `${reference.path}: size ${reference.size} does not match the content with that sha256 (${had.size} bytes).`, { details: { file: reference.path } });
+        throw new ServiceError('bad_request', `${reference.path}: size ${reference.size} does not match the content with that sha256 (${had.size} bytes).`, {
+          details: { file: reference.path },
+        });
       }
       entries.set(reference.path, entryAt(reference.path, reference.sha256, had));
     }

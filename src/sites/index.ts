@@ -79,5 +79,13 @@ export type { DeploySiteView, RevisionView, SiteView } from './shapes.js';
 export { SHAPES } from './shapes.js';
 export * as schema from './schema-kit.js';
 export type { JsonOf, Schema } from './schema-kit.js';
-export { OAUTH_PATHS, OAUTH_SCOPE, ACCESS_TOKEN_LIFETIME_MS, AUTHORIZATION_CODE_LIFETIME_MS, type AuthorizationRequest, type ConnectionView, type TokenResponse } from './oauth.js';
+export {
+  OAUTH_PATHS,
+  OAUTH_SCOPE,
+  ACCESS_TOKEN_LIFETIME_MS,
+  AUTHORIZATION_CODE_LIFETIME_MS,
+  type AuthorizationRequest,
+  type ConnectionView,
+  type TokenResponse,
+} from './oauth.js';
 export { CLIENT_METADATA_UNAVAILABLE, createClientMetadataFetcher, type ClientMetadataFetcher, type ClientMetadataFetchOptions } from './client-metadata.js';

@@ -43,7 +43,15 @@ export function signInMail(input: { to: string; link: string; code: string; minu
   };
 }
 
-export function inviteMail(input: { to: string; inviter: string; siteName: string; siteUrl: string; role: string; acceptUrl: string; expiresAt: string }): Mail {
+export function inviteMail(input: {
+  to: string;
+  inviter: string;
+  siteName: string;
+  siteUrl: string;
+  role: string;
+  acceptUrl: string;
+  expiresAt: string;
+}): Mail {
   const { to, inviter, siteName, siteUrl, role, acceptUrl, expiresAt } = input;
   return {
     to,

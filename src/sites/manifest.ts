@@ -42,14 +42,24 @@ export function manifestOperations(deps: OperationsDeps) {
   function parseFiles(raw: unknown): Array<{ path: string; size: number; sha256: string }> {
     if (!Array.isArray(raw) || raw.length === 0) {
       throw new ServiceError('bad_request', '"files" must be a non-empty array of {path, size, sha256}.', {
-        agentMessage: 'Send {"files": [{"path": "index.html", "size": 1234, "sha256": "<64 hex digits>"}, …], "site"?: "<name>", "base_revision"?: "<revision id>"} describing every file of the site.',
+        agentMessage:
+          'Send {"files": [{"path": "index.html", "size": 1234, "sha256": "<64 hex digits>"}, …], "site"?: "<name>", "base_revision"?: "<revision id>"} describing every file of the site.',
       });
     }
     return raw.map((item: unknown, index) => {
       const entry = (item ?? {}) as Record<string, unknown>;
       const { path, size, sha256 } = entry;
-      if (typeof path !== 'string' || typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0 || typeof sha256 !== 'string' || !SHA256.test(sha256)) {
-        throw new ServiceError('bad_request', `files[${index}] must be {path: string, size: whole number of bytes, sha256: 64 lower-case hex digits}.`, { details: { index } });
+      if (
+        typeof path !== 'string' ||
+        typeof size !== 'number' ||
+        !Number.isSafeInteger(size) ||
+        size < 0 ||
+        typeof sha256 !== 'string' ||
+        !SHA256.test(sha256)
+      ) {
+        throw new ServiceError('bad_request', `files[${index}] must be {path: string, size: whole number of bytes, sha256: 64 lower-case hex digits}.`, {
+          details: { index },
+        });
       }
       return { path, size, sha256 };
     });
@@ -64,8 +74,12 @@ export function manifestOperations(deps: OperationsDeps) {
       const raw = parseFiles(input.files);
       const anonymous = caller.kind !== 'account';
       const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
-      const checked = checkDeployPaths(raw.map((file) => file.path), { maxFiles: PLAN_LIMITS[plan].maxFiles, blockExecutables: anonymous, partial: false });
-      if (!checked.ok) throw new ServiceError(checked.error.code, checked.error.message, { agentMessage: checked.error.agentMessage, details: checked.error.details });
+      const checked = checkDeployPaths(
+        raw.map((file) => file.path),
+        { maxFiles: PLAN_LIMITS[plan].maxFiles, blockExecutables: anonymous, partial: false },
+      );
+      if (!checked.ok)
+        throw new ServiceError(checked.error.code, checked.error.message, { agentMessage: checked.error.agentMessage, details: checked.error.details });
       const files = checked.checked.paths.map((path, i) => ({ ...raw[checked.checked.from[i]!]!, path }));
       checkTier(new Map(files.map((file) => [file.path, { sha256: file.sha256, size: file.size, type: '' }])), PLAN_LIMITS[plan]);
       await takeAnonymousTokens(caller, network, { deploy: true, site: decision.mode === 'create' });
@@ -75,7 +89,9 @@ export function manifestOperations(deps: OperationsDeps) {
       for (const file of files) {
         const had = known[file.sha256];
         if (had && had.size !== file.size) {
-          throw new ServiceError('bad_request', `${file.path}: size ${file.size} does not match the content with that sha256 (${had.size} bytes).`, { details: { file: file.path } });
+          throw new ServiceError('bad_request', `${file.path}: size ${file.size} does not match the content with that sha256 (${had.size} bytes).`, {
+            details: { file: file.path },
+          });
         }
         if (!had) missing.set(file.sha256, file.size);
       }
@@ -152,7 +168,9 @@ export function manifestOperations(deps: OperationsDeps) {
       for (const file of record.files) {
         const source = arrived.get(file.sha256) ?? record.known[file.sha256]!;
         if (source.size !== file.size) {
-          throw new ServiceError('bad_request', `${file.path}: the manifest says ${file.size} bytes, the content has ${source.size}.`, { details: { file: file.path } });
+          throw new ServiceError('bad_request', `${file.path}: the manifest says ${file.size} bytes, the content has ${source.size}.`, {
+            details: { file: file.path },
+          });
         }
         files.set(file.path, entryAt(file.path, file.sha256, source));
       }

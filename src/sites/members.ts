@@ -119,7 +119,9 @@ export function memberOperations(deps: OperationsDeps): MemberOperations {
       const acceptUrl = `${config.publicUrls.app}/invites/${token}`;
       const url = siteUrl(config.publicUrls, site.name);
       try {
-        await mailer.send(inviteMail({ to: invite.email, inviter: inviter.email, siteName: site.name, siteUrl: url, role, acceptUrl, expiresAt: iso(invite.expiresAt) }));
+        await mailer.send(
+          inviteMail({ to: invite.email, inviter: inviter.email, siteName: site.name, siteUrl: url, role, acceptUrl, expiresAt: iso(invite.expiresAt) }),
+        );
       } catch (err) {
         log.error({ err, site: site.name }, 'mail.failed');
         throw new ServiceError('unavailable', 'The invite e-mail could not be sent.', {

@@ -46,7 +46,13 @@ export function redirectUriMatches(requested: string, registered: readonly strin
   return registered.some((candidate) => {
     try {
       const known = new URL(candidate);
-      return isLoopbackRedirect(known) && known.protocol === asked.protocol && known.hostname === asked.hostname && known.pathname === asked.pathname && known.search === asked.search;
+      return (
+        isLoopbackRedirect(known) &&
+        known.protocol === asked.protocol &&
+        known.hostname === asked.hostname &&
+        known.pathname === asked.pathname &&
+        known.search === asked.search
+      );
     } catch {
       return false;
     }

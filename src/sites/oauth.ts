@@ -5,7 +5,16 @@ import { requireAccount } from './access.js';
 import type { Caller } from './callers.js';
 import { createClientMetadataFetcher, type ClientMetadataFetcher } from './client-metadata.js';
 import type { OperationsDeps } from './deps.js';
-import { isClientMetadataUrl, isCodeChallenge, isCodeVerifier, isLoopbackRedirect, matchResource, redirectUriMatches, redirectUriProblem, s256 } from './oauth-rules.js';
+import {
+  isClientMetadataUrl,
+  isCodeChallenge,
+  isCodeVerifier,
+  isLoopbackRedirect,
+  matchResource,
+  redirectUriMatches,
+  redirectUriProblem,
+  s256,
+} from './oauth-rules.js';
 import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
 import { iso } from './views.js';
 
@@ -86,8 +95,7 @@ export interface OAuthOperations {
 const oauthError = (error: string, description: string, redirect = false): ServiceError =>
   new ServiceError('bad_request', description, { details: { oauth_error: error, ...(redirect ? { redirect: true } : {}) } });
 
-const invalidClient = (description: string): ServiceError =>
-  new ServiceError('unauthorized', description, { details: { oauth_error: 'invalid_client' } });
+const invalidClient = (description: string): ServiceError => new ServiceError('unauthorized', description, { details: { oauth_error: 'invalid_client' } });
 
 export function oauthOperations(deps: OperationsDeps, options: { fetchClientMetadata?: ClientMetadataFetcher } = {}): OAuthOperations {
   const { store, config, log } = deps;
@@ -133,14 +141,23 @@ export function oauthOperations(deps: OperationsDeps, options: { fetchClientMeta
     return client;
   }
 
-  function newTokens(): { access: string; refresh: string; issued: { accessHash: string; accessExpiresAt: number; refreshHash: string; refreshExpiresAt: number } } {
+  function newTokens(): {
+    access: string;
+    refresh: string;
+    issued: { accessHash: string; accessExpiresAt: number; refreshHash: string; refreshExpiresAt: number };
+  } {
     const access = `pla_${randomBytes(32).toString('base64url')}`;
     const refresh = `plr_${randomBytes(32).toString('base64url')}`;
     const now = deps.now();
     return {
       access,
       refresh,
-      issued: { accessHash: hashToken(access), accessExpiresAt: now + ACCESS_TOKEN_LIFETIME_MS, refreshHash: hashToken(refresh), refreshExpiresAt: now + REFRESH_TOKEN_LIFETIME_MS },
+      issued: {
+        accessHash: hashToken(access),
+        accessExpiresAt: now + ACCESS_TOKEN_LIFETIME_MS,
+        refreshHash: hashToken(refresh),
+        refreshExpiresAt: now + REFRESH_TOKEN_LIFETIME_MS,
+      },
     };
   }
 
@@ -243,7 +260,9 @@ export function oauthOperations(deps: OperationsDeps, options: { fetchClientMeta
       }
       const state = params.get('state') ?? undefined;
       const redirect = (error: string, description: string): ServiceError =>
-        new ServiceError('bad_request', description, { details: { oauth_error: error, redirect: true, redirect_uri: redirectUri, ...(state !== undefined ? { state } : {}) } });
+        new ServiceError('bad_request', description, {
+          details: { oauth_error: error, redirect: true, redirect_uri: redirectUri, ...(state !== undefined ? { state } : {}) },
+        });
       if (params.get('response_type') !== 'code') throw redirect('unsupported_response_type', 'Only response_type=code is supported.');
       const challenge = params.get('code_challenge');
       if (params.get('code_challenge_method') !== 'S256' || !isCodeChallenge(challenge)) {
@@ -295,7 +314,8 @@ export function oauthOperations(deps: OperationsDeps, options: { fetchClientMeta
         const verifier = form.get('code_verifier');
         const redirectUri = form.get('redirect_uri') ?? '';
         if (code === '') throw oauthError('invalid_request', 'code is required.');
-        if (!isCodeVerifier(verifier)) throw oauthError('invalid_request', 'code_verifier is required: 43-128 characters of A-Z, a-z, 0-9, "-", ".", "_", "~".');
+        if (!isCodeVerifier(verifier))
+          throw oauthError('invalid_request', 'code_verifier is required: 43-128 characters of A-Z, a-z, 0-9, "-", ".", "_", "~".');
         const client = store.getOAuthClient(clientId);
         if (!client) throw invalidClient('Unknown client_id.');
         const tokens = newTokens();
@@ -323,7 +343,10 @@ export function oauthOperations(deps: OperationsDeps, options: { fetchClientMeta
         if (!outcome.ok) {
           if (outcome.reason === 'mismatch' && refusal) throw refusal;
           if (outcome.reason === 'reused') log.warn({ client: clientId }, 'oauth.code_reused');
-          throw oauthError('invalid_grant', outcome.reason === 'expired' ? 'The code expired (codes live 60 seconds).' : 'The code is not valid (unknown or already used).');
+          throw oauthError(
+            'invalid_grant',
+            outcome.reason === 'expired' ? 'The code expired (codes live 60 seconds).' : 'The code is not valid (unknown or already used).',
+          );
         }
         log.info({ grant: outcome.grant.id, client: clientId }, 'oauth.tokens_issued');
         return tokenResponse(tokens.access, tokens.refresh, outcome.grant.scope);
@@ -414,6 +437,9 @@ function connectionView(grant: OAuthGrantRecord): ConnectionView {
 /** A client's self-chosen name, one line and short, or undefined. */
 function cleanName(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  const name = value.replace(/[\u0000-\u001f\u007f]/g, '').replace(/\s+/g, ' ').trim();
+  const name = value
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return name === '' ? undefined : name.slice(0, 80);
 }

@@ -51,7 +51,12 @@ export interface ReportView {
   note?: string;
 }
 
-const accountView = (account: AccountRecord): AccountView => ({ id: account.id, email: account.email, plan: account.plan as AccountPlan, created_at: iso(account.createdAt) });
+const accountView = (account: AccountRecord): AccountView => ({
+  id: account.id,
+  email: account.email,
+  plan: account.plan as AccountPlan,
+  created_at: iso(account.createdAt),
+});
 
 function reportView(report: ReportRecord): ReportView {
   return {
@@ -77,14 +82,17 @@ function emailOf(raw: unknown): string {
 function planOf(raw: unknown): AccountPlan {
   const plan = parseAccountPlan(raw);
   if (plan === undefined) {
-    throw new ServiceError('bad_request', `Unknown plan "${String(raw ?? '')}"; plans: ${ACCOUNT_PLANS.map((p) => PLAN_TITLES[p]).join(', ')}.`, { details: { field: 'plan' } });
+    throw new ServiceError('bad_request', `Unknown plan "${String(raw ?? '')}"; plans: ${ACCOUNT_PLANS.map((p) => PLAN_TITLES[p]).join(', ')}.`, {
+      details: { field: 'plan' },
+    });
   }
   return plan;
 }
 
 function roleOf(raw: unknown): Role {
   const role = parseRole(raw);
-  if (role === undefined) throw new ServiceError('bad_request', `Unknown role "${String(raw ?? '')}"; roles: ${ROLES.join(', ')}.`, { details: { field: 'role' } });
+  if (role === undefined)
+    throw new ServiceError('bad_request', `Unknown role "${String(raw ?? '')}"; roles: ${ROLES.join(', ')}.`, { details: { field: 'role' } });
   return role;
 }
 

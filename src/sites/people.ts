@@ -193,7 +193,12 @@ export function peopleOperations(deps: OperationsDeps): PeopleOperations {
     async createSession(account) {
       const cookie = `ses_${randomBytes(32).toString('base64url')}`;
       const now = deps.now();
-      const record: SessionRecord = { accountId: account.id, createdAt: now, expiresAt: now + SESSION_LIFETIME_MS, csrfSecret: randomBytes(32).toString('base64url') };
+      const record: SessionRecord = {
+        accountId: account.id,
+        createdAt: now,
+        expiresAt: now + SESSION_LIFETIME_MS,
+        csrfSecret: randomBytes(32).toString('base64url'),
+      };
       await store.createSession(hashToken(cookie), record);
       return { cookie, record };
     },

@@ -53,7 +53,8 @@ export function reportOperations(deps: Pick<OperationsDeps, 'store' | 'config' |
       // The report is stored either way; mail is a courtesy that must not lose it.
       const mails = [];
       if (contact) mails.push(reportReceiptMail({ to: contact, siteUrl: url, reason: report.reason, reportId: report.id }));
-      if (config.app.abuseEmail) mails.push(reportNoticeMail({ to: config.app.abuseEmail, siteUrl: url, reason: report.reason, reportId: report.id, details, contact }));
+      if (config.app.abuseEmail)
+        mails.push(reportNoticeMail({ to: config.app.abuseEmail, siteUrl: url, reason: report.reason, reportId: report.id, details, contact }));
       for (const mail of mails) await mailer.send(mail).catch((err: unknown) => log.warn({ err, report: report.id }, 'mail.failed'));
       return report;
     },

@@ -60,7 +60,10 @@ export type JsonOf<S> = S extends { readonly oneOf: readonly (infer O)[] }
               : S extends { readonly type: 'array'; readonly items: infer I }
                 ? JsonOf<I>[]
                 : S extends { readonly type: 'object'; readonly properties: infer P; readonly required: readonly (infer R)[] }
-                  ? Flatten<{ -readonly [K in keyof P as K extends R ? K : never]: JsonOf<P[K]> } & { -readonly [K in keyof P as K extends R ? never : K]?: JsonOf<P[K]> }>
+                  ? Flatten<
+                      { -readonly [K in keyof P as K extends R ? K : never]: JsonOf<P[K]> } & {
+                        -readonly [K in keyof P as K extends R ? never : K]?: JsonOf<P[K]>;
+                      }
+                    >
                   : unknown;
 type Flatten<T> = { [K in keyof T]: T[K] };
-

@@ -33,7 +33,12 @@ const deploySiteProperties = {
 
 export const RevisionRef = object(revisionRefProperties);
 export const DeploySite = object(deploySiteProperties, ['name', 'url', 'claimed']);
-export const DeployRevision = object({ id: revisionRefProperties.id, number: revisionRefProperties.number, files: int('File count.'), bytes: int('Total size in bytes.') });
+export const DeployRevision = object({
+  id: revisionRefProperties.id,
+  number: revisionRefProperties.number,
+  files: int('File count.'),
+  bytes: int('Total size in bytes.'),
+});
 
 export const Site = object(
   {
@@ -50,7 +55,9 @@ export const Site = object(
 export const ClaimPoll = object(
   {
     claimed: constant(true),
-    account_token: str('Once, if the person who claimed the site let its publishing agent keep updating it: an API token of their account for the agent.', { pattern: '^pl_' }),
+    account_token: str('Once, if the person who claimed the site let its publishing agent keep updating it: an API token of their account for the agent.', {
+      pattern: '^pl_',
+    }),
   },
   ['claimed'],
   'What a site token learns once its site was claimed.',
@@ -142,11 +149,16 @@ export const ErrorBody = object(
       {
         code: enumOf(ERROR_CODES, 'Stable error code (see the errors guide).'),
         message: str('What went wrong, for people.'),
-        details: { type: 'object', description: 'Structured facts, e.g. `{file, line, kind}` for `blocked_secret`, `{reason}` for a refused name, `{live_revision}` for `conflict`.' },
+        details: {
+          type: 'object',
+          description: 'Structured facts, e.g. `{file, line, kind}` for `blocked_secret`, `{reason}` for a refused name, `{live_revision}` for `conflict`.',
+        },
       },
       ['code', 'message'],
     ),
-    agent_message: str("What the calling agent should do or tell its user next. Pass it on in the user's language with links, codes, numbers and dates unchanged."),
+    agent_message: str(
+      "What the calling agent should do or tell its user next. Pass it on in the user's language with links, codes, numbers and dates unchanged.",
+    ),
   },
   ['error'],
 );

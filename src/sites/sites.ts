@@ -22,7 +22,6 @@ export type RenameResult = RenameView;
 
 export type DeletionRequest = DeletionView;
 
-
 type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
 
 export interface SiteOperations {

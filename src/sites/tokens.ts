@@ -37,7 +37,9 @@ export function newApiToken(): string {
 export function parseTokenName(value: unknown): string {
   const name = typeof value === 'string' ? value.replace(/\s+/g, ' ').trim() : '';
   if (name === '' || name.length > MAX_NAME_LENGTH) {
-    throw new ServiceError('bad_request', `A token needs a name of 1 to ${MAX_NAME_LENGTH} characters, such as "laptop" or "CI".`, { details: { field: 'name' } });
+    throw new ServiceError('bad_request', `A token needs a name of 1 to ${MAX_NAME_LENGTH} characters, such as "laptop" or "CI".`, {
+      details: { field: 'name' },
+    });
   }
   return name;
 }

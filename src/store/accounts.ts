@@ -25,7 +25,6 @@ export interface AccountRecords {
 
 /** Accounts, their API tokens (by hash) and site roles. */
 export function accountOps(dbs: MetadataDbs, now: () => number): AccountRecords {
-
   return {
     createAccount({ email, plan }) {
       const key = emailKey(email);

@@ -14,11 +14,7 @@ export interface TempFile {
  * only ever lives under `tmpDir`, so a writer that dies mid-way leaves nothing that looks like a
  * blob; `sweepTemp` reclaims it.
  */
-export async function writeTemp(
-  tmpDir: string,
-  source: AsyncIterable<Uint8Array> | Uint8Array,
-  durable = true,
-): Promise<TempFile> {
+export async function writeTemp(tmpDir: string, source: AsyncIterable<Uint8Array> | Uint8Array, durable = true): Promise<TempFile> {
   // The writer's pid leads the name: once that process is gone, the file is known to be garbage.
   const path = join(tmpDir, `${process.pid}-${randomBytes(12).toString('hex')}.tmp`);
   const hash = createHash('sha256');

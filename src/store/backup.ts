@@ -115,7 +115,8 @@ export async function restoreDataDir(options: { backup: string; dataDir: string 
   // The blob store alone: no LMDB environment exists here until the index is copied in at the end.
   const target = openBlobStore({ dir: dataDir });
   let blobBytes = 0;
-  const from = (sha256: string, encoding?: Encoding): string => join(backup, 'blobs', sha256.slice(0, 2), sha256.slice(2, 4), sha256 + (encoding === undefined ? '' : encoding === 'br' ? '.br' : '.gz'));
+  const from = (sha256: string, encoding?: Encoding): string =>
+    join(backup, 'blobs', sha256.slice(0, 2), sha256.slice(2, 4), sha256 + (encoding === undefined ? '' : encoding === 'br' ? '.br' : '.gz'));
   await inParallel(blobs, async (blob) => {
     const source = from(blob.sha256);
     if ((await sha256Of(source)) !== blob.sha256) throw new Error(`blob ${blob.sha256} in the backup does not match its hash`);

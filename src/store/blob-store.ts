@@ -251,7 +251,6 @@ function writerPid(name: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-
 /** Touch failed: absent (false), or present but not ours to touch (true: still reusable). */
 function existsAfterFailedTouch(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code;

@@ -61,7 +61,15 @@ export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (sit
         if (options.maxOwnedSites !== undefined && countOwned(dbs, accountId) >= options.maxOwnedSites) return { ok: false, reason: 'over_limit' };
         // The site takes the account's plan; the site token record stays, so the API lets it
         // read the claim (and collect a sealed account token) and nothing else once `claimed`.
-        const claimed: SiteRecord = compact({ ...site, claimed: true, accountId, plan: account.plan, expiresAt: undefined, claimTokenHash: undefined, claimKey: undefined });
+        const claimed: SiteRecord = compact({
+          ...site,
+          claimed: true,
+          accountId,
+          plan: account.plan,
+          expiresAt: undefined,
+          claimTokenHash: undefined,
+          claimKey: undefined,
+        });
         void dbs.sites.put(site.id, claimed);
         void dbs.tokens.remove(claimTokenHash);
         void dbs.members.put([site.id, accountId], { siteId: site.id, accountId, role: 'owner', addedAt: at });

@@ -30,11 +30,13 @@ export interface MembershipRecords {
    * The account's e-mail must be the invited one (`wrong_account`); an expired or used invite,
    * or a deleted site, gives `not_found`. An existing member keeps the higher of the two roles.
    */
-  acceptInvite(tokenHash: string, accountId: string): Promise<{ ok: true; invite: InviteRecord; role: Role } | { ok: false; reason: 'not_found' | 'wrong_account' }>;
+  acceptInvite(
+    tokenHash: string,
+    accountId: string,
+  ): Promise<{ ok: true; invite: InviteRecord; role: Role } | { ok: false; reason: 'not_found' | 'wrong_account' }>;
   /** Drops the invite for that address (declined, revoked, or its person removed); false if none. */
   deleteInvite(siteId: string, email: string): Promise<boolean>;
 }
-
 
 const DEFAULT_SITES_PAGE = 50;
 const MAX_SITES_PAGE = 200;

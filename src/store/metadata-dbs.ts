@@ -1,6 +1,23 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { guardCommitFailures } from './commit-failure.js';
-import type { AccountRecord, AuthorizationCodeRecord, Confirmation, FileEntry, InviteRecord, ManifestRecord, Membership, OAuthClientRecord, OAuthGrantRecord, ReportRecord, RevisionRecord, Role, SessionRecord, SignInRecord, SiteRecord, TokenRecord } from './types.js';
+import type {
+  AccountRecord,
+  AuthorizationCodeRecord,
+  Confirmation,
+  FileEntry,
+  InviteRecord,
+  ManifestRecord,
+  Membership,
+  OAuthClientRecord,
+  OAuthGrantRecord,
+  ReportRecord,
+  RevisionRecord,
+  Role,
+  SessionRecord,
+  SignInRecord,
+  SiteRecord,
+  TokenRecord,
+} from './types.js';
 
 export type RevisionKey = [siteId: string, number: number];
 export type PathKey = [revisionId: string, path: string];

@@ -10,7 +10,23 @@ import { peopleOps } from './sessions.js';
 import { isRunning } from './processes.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
-import type { BlobStore, CommitInput, CommitResult, Encoding, FileEntry, ListedFile, ManifestRecord, RateCheck, RateResult, RevisionPage, RevisionRecord, SiteRecord, SiteState, Store, TokenRecord } from './types.js';
+import type {
+  BlobStore,
+  CommitInput,
+  CommitResult,
+  Encoding,
+  FileEntry,
+  ListedFile,
+  ManifestRecord,
+  RateCheck,
+  RateResult,
+  RevisionPage,
+  RevisionRecord,
+  SiteRecord,
+  SiteState,
+  Store,
+  TokenRecord,
+} from './types.js';
 
 const DEFAULT_REVISION_PAGE = 50;
 
@@ -213,7 +229,6 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
   };
 }
 
-
 function listFiles(dbs: MetadataDbs, revisionId: string): ListedFile[] {
   // Ids we hand out always qualify; anything else cannot name a revision, and the byte-level range
   // end would be wrong for it.
@@ -280,7 +295,10 @@ function setSiteState(dbs: MetadataDbs, name: string, state: SiteState, now: () 
 function pruneExpired(dbs: MetadataDbs, at: number): Promise<number> {
   return dbs.env.transaction(() => {
     let removed = 0;
-    const drop = <K extends string>(db: { getRange(o: object): Iterable<{ key: K; value: { expiresAt: number } }>; remove(key: K): unknown }, graceMs = 0): void => {
+    const drop = <K extends string>(
+      db: { getRange(o: object): Iterable<{ key: K; value: { expiresAt: number } }>; remove(key: K): unknown },
+      graceMs = 0,
+    ): void => {
       for (const { key, value } of db.getRange({ snapshot: false })) {
         if (value.expiresAt + graceMs <= at) {
           void db.remove(key);

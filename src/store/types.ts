@@ -204,9 +204,7 @@ export interface ClaimOptions {
   accountToken?: { tokenHash: string; name: string; sealed: string };
 }
 
-export type ClaimResult =
-  | { ok: true; site: SiteRecord; tokenId?: string }
-  | { ok: false; reason: 'not_found' | 'already_claimed' | 'expired' | 'over_limit' };
+export type ClaimResult = { ok: true; site: SiteRecord; tokenId?: string } | { ok: false; reason: 'not_found' | 'already_claimed' | 'expired' | 'over_limit' };
 
 /** The first half of a digest deploy: the whole site by hash, and what the caller must still send. */
 export interface ManifestRecord {
@@ -265,8 +263,7 @@ export interface SignInRecord {
 export type SignInProof = { kind: 'link'; secretHash: string } | { kind: 'browser'; secretHash: string; codeHash: string };
 
 export type SignInOutcome =
-  | { ok: true; signIn: SignInRecord }
-  | { ok: false; reason: 'not_found' | 'expired' | 'used' | 'locked' | 'wrong_code'; attemptsLeft?: number };
+  { ok: true; signIn: SignInRecord } | { ok: false; reason: 'not_found' | 'expired' | 'used' | 'locked' | 'wrong_code'; attemptsLeft?: number };
 
 export interface ReportRecord {
   /** `rep_…` */
@@ -299,8 +296,7 @@ export type Confirmation =
   | { kind: 'delete_site'; siteId: string; requestedBy: string; expiresAt: number; status: 'pending' | 'approved'; decidedAt?: number };
 
 export type ApprovalOutcome =
-  | { ok: true; approval: Extract<Confirmation, { kind: 'delete_site' }> }
-  | { ok: false; reason: 'not_found' | 'expired' | 'wrong_address' | 'already_decided' };
+  { ok: true; approval: Extract<Confirmation, { kind: 'delete_site' }> } | { ok: false; reason: 'not_found' | 'expired' | 'wrong_address' | 'already_decided' };
 
 /** What a token (looked up by its sha256) grants. */
 export type TokenRecord =
@@ -367,14 +363,9 @@ export interface IssuedTokens {
   refreshExpiresAt: number;
 }
 
-export type CodeRedemption =
-  | { ok: true; grant: OAuthGrantRecord }
-  | { ok: false; reason: 'not_found' | 'expired' | 'mismatch' | 'reused' };
+export type CodeRedemption = { ok: true; grant: OAuthGrantRecord } | { ok: false; reason: 'not_found' | 'expired' | 'mismatch' | 'reused' };
 
-export type RefreshOutcome =
-  | { ok: true; grant: OAuthGrantRecord }
-  | { ok: false; reason: 'not_found' | 'expired' | 'revoked' | 'mismatch' | 'reused' };
-
+export type RefreshOutcome = { ok: true; grant: OAuthGrantRecord } | { ok: false; reason: 'not_found' | 'expired' | 'revoked' | 'mismatch' | 'reused' };
 
 export interface AccountRecord {
   /** Immutable internal id (`acct_…`). */

@@ -149,7 +149,9 @@ describe('anonymous create', () => {
     expect(first.text).toBe(css);
     // …and compressed as soon as the pool has made them.
     const withBr = (): Promise<boolean> =>
-      request({ port: server.port, host: `${res.json.site.name}.sites.localhost`, path: '/site.css', headers: { 'accept-encoding': 'br, gzip' } }).then((page) => page.headers['content-encoding'] === 'br');
+      request({ port: server.port, host: `${res.json.site.name}.sites.localhost`, path: '/site.css', headers: { 'accept-encoding': 'br, gzip' } }).then(
+        (page) => page.headers['content-encoding'] === 'br',
+      );
     expect(await waitUntil(withBr, 5000, 20)).toBe(true);
     const file = server.store.listFiles(res.json.revision.id).find((f) => f.path === 'site.css')!;
     expect(file.encodings?.br).toBeLessThan(css.length);
@@ -165,8 +167,24 @@ describe('anonymous create', () => {
   });
 
   it.each([
-    ['.tar', () => { const dir = join(work, `t-${++counter}`); mkdirSync(dir); writeTree(dir, { 'index.html': 'tar ok' }); return readFileSync(tarWithTool(dir, join(work, `t-${counter}.tar`))); }],
-    ['.zip', () => { const dir = join(work, `z-${++counter}`); mkdirSync(dir); writeTree(dir, { 'index.html': 'zip ok' }); return readFileSync(zipWithTool(dir, join(work, `z-${counter}.zip`))); }],
+    [
+      '.tar',
+      () => {
+        const dir = join(work, `t-${++counter}`);
+        mkdirSync(dir);
+        writeTree(dir, { 'index.html': 'tar ok' });
+        return readFileSync(tarWithTool(dir, join(work, `t-${counter}.tar`)));
+      },
+    ],
+    [
+      '.zip',
+      () => {
+        const dir = join(work, `z-${++counter}`);
+        mkdirSync(dir);
+        writeTree(dir, { 'index.html': 'zip ok' });
+        return readFileSync(zipWithTool(dir, join(work, `z-${counter}.zip`)));
+      },
+    ],
   ])('accepts a %s archive detected from its bytes', async (_kind, make) => {
     const res = await deploy(make(), { contentType: 'application/octet-stream' });
     expect(res.status).toBe(201);
@@ -334,7 +352,12 @@ describe('updates', () => {
   ])('refuses an update with %s', async (_what, token, status, code) => {
     const site = await createSite(`auth ${code}`);
     const headers: Record<string, string> = token === 'not-a-bearer' ? { authorization: 'Basic abc' } : {};
-    const res = await deploy(tgz({ 'index.html': 'x' }), { site: site.name, base: site.revision, token: token === 'not-a-bearer' ? undefined : token, headers });
+    const res = await deploy(tgz({ 'index.html': 'x' }), {
+      site: site.name,
+      base: site.revision,
+      token: token === 'not-a-bearer' ? undefined : token,
+      headers,
+    });
     expect(res.status).toBe(status);
     expect(res.json.error?.code).toBe(code);
     expect(res.headers['www-authenticate']).toBe('Bearer');
@@ -374,16 +397,117 @@ describe('updates', () => {
 
 describe('rules that reject the whole deploy (SPEC 4.1 rule 4), on a live site', () => {
   const hostile: Array<[string, () => Promise<Buffer>, string]> = [
-    ['a symlink', async () => readFileSync(await tarFromEntries(join(work, `h-${++counter}.tgz`), [{ name: 'index.html', content: 'x' }, { name: 'link', type: 'symlink', linkname: '/etc/passwd' }])), 'link'],
-    ['a hard link', async () => readFileSync(await tarFromEntries(join(work, `h-${++counter}.tgz`), [{ name: 'index.html', content: 'x' }, { name: 'hard', type: 'link', linkname: 'index.html' }])), 'hard'],
-    ['a device', async () => readFileSync(await tarFromEntries(join(work, `h-${++counter}.tgz`), [{ name: 'index.html', content: 'x' }, { name: 'dev', type: 'character-device' }])), 'dev'],
-    ['a FIFO', async () => readFileSync(await tarFromEntries(join(work, `h-${++counter}.tgz`), [{ name: 'index.html', content: 'x' }, { name: 'pipe', type: 'fifo' }])), 'pipe'],
-    ['a ../ path', async () => readFileSync(await tarFromEntries(join(work, `h-${++counter}.tgz`), [{ name: 'index.html', content: 'x' }, { name: '../escape.html', content: 'x' }])), '../escape.html'],
-    ['a backslash ..\\ path', async () => readFileSync(await zipFromEntries(join(work, `h-${++counter}.zip`), [{ name: 'index.html', data: Buffer.from('x') }, { name: 'a\\..\\..\\evil.html', data: Buffer.from('x') }])), 'evil.html'],
-    ['an absolute path', async () => readFileSync(await tarFromEntries(join(work, `h-${++counter}.tgz`), [{ name: 'index.html', content: 'x' }, { name: '/etc/cron.d/x', content: 'x' }])), '/etc/cron.d/x'],
-    ['a Windows drive path', async () => readFileSync(await zipFromEntries(join(work, `h-${++counter}.zip`), [{ name: 'index.html', data: Buffer.from('x') }, { name: 'C:\\Windows\\x.dll', data: Buffer.from('x') }])), 'C:'],
-    ['a zip symlink', async () => readFileSync(await zipFromEntries(join(work, `h-${++counter}.zip`), [{ name: 'index.html', data: Buffer.from('x') }, { name: 'ln', data: Buffer.from('/etc/passwd'), unixMode: 0o120777 }])), 'ln'],
-    ['paths equal apart from case', async () => readFileSync(await zipFromEntries(join(work, `h-${++counter}.zip`), [{ name: 'index.html', data: Buffer.from('x') }, { name: 'About.html', data: Buffer.from('x') }, { name: 'about.html', data: Buffer.from('y') }])), 'about.html'],
+    [
+      'a symlink',
+      async () =>
+        readFileSync(
+          await tarFromEntries(join(work, `h-${++counter}.tgz`), [
+            { name: 'index.html', content: 'x' },
+            { name: 'link', type: 'symlink', linkname: '/etc/passwd' },
+          ]),
+        ),
+      'link',
+    ],
+    [
+      'a hard link',
+      async () =>
+        readFileSync(
+          await tarFromEntries(join(work, `h-${++counter}.tgz`), [
+            { name: 'index.html', content: 'x' },
+            { name: 'hard', type: 'link', linkname: 'index.html' },
+          ]),
+        ),
+      'hard',
+    ],
+    [
+      'a device',
+      async () =>
+        readFileSync(
+          await tarFromEntries(join(work, `h-${++counter}.tgz`), [
+            { name: 'index.html', content: 'x' },
+            { name: 'dev', type: 'character-device' },
+          ]),
+        ),
+      'dev',
+    ],
+    [
+      'a FIFO',
+      async () =>
+        readFileSync(
+          await tarFromEntries(join(work, `h-${++counter}.tgz`), [
+            { name: 'index.html', content: 'x' },
+            { name: 'pipe', type: 'fifo' },
+          ]),
+        ),
+      'pipe',
+    ],
+    [
+      'a ../ path',
+      async () =>
+        readFileSync(
+          await tarFromEntries(join(work, `h-${++counter}.tgz`), [
+            { name: 'index.html', content: 'x' },
+            { name: '../escape.html', content: 'x' },
+          ]),
+        ),
+      '../escape.html',
+    ],
+    [
+      'a backslash ..\\ path',
+      async () =>
+        readFileSync(
+          await zipFromEntries(join(work, `h-${++counter}.zip`), [
+            { name: 'index.html', data: Buffer.from('x') },
+            { name: 'a\\..\\..\\evil.html', data: Buffer.from('x') },
+          ]),
+        ),
+      'evil.html',
+    ],
+    [
+      'an absolute path',
+      async () =>
+        readFileSync(
+          await tarFromEntries(join(work, `h-${++counter}.tgz`), [
+            { name: 'index.html', content: 'x' },
+            { name: '/etc/cron.d/x', content: 'x' },
+          ]),
+        ),
+      '/etc/cron.d/x',
+    ],
+    [
+      'a Windows drive path',
+      async () =>
+        readFileSync(
+          await zipFromEntries(join(work, `h-${++counter}.zip`), [
+            { name: 'index.html', data: Buffer.from('x') },
+            { name: 'C:\\Windows\\x.dll', data: Buffer.from('x') },
+          ]),
+        ),
+      'C:',
+    ],
+    [
+      'a zip symlink',
+      async () =>
+        readFileSync(
+          await zipFromEntries(join(work, `h-${++counter}.zip`), [
+            { name: 'index.html', data: Buffer.from('x') },
+            { name: 'ln', data: Buffer.from('/etc/passwd'), unixMode: 0o120777 },
+          ]),
+        ),
+      'ln',
+    ],
+    [
+      'paths equal apart from case',
+      async () =>
+        readFileSync(
+          await zipFromEntries(join(work, `h-${++counter}.zip`), [
+            { name: 'index.html', data: Buffer.from('x') },
+            { name: 'About.html', data: Buffer.from('x') },
+            { name: 'about.html', data: Buffer.from('y') },
+          ]),
+        ),
+      'about.html',
+    ],
   ];
 
   it.each(hostile)('refuses %s, naming it, and leaves the live site unchanged', async (_what, make, named) => {
@@ -483,7 +607,12 @@ describe('limits (SPEC 8)', () => {
   });
 
   it('stops a zip bomb at the first byte over the limit', async () => {
-    const bomb = readFileSync(await zipFromEntries(join(work, `bomb-${++counter}.zip`), [{ name: 'index.html', data: Buffer.from('x') }, { name: 'zeros.bin', zeros: 200 * 1024 * 1024 }]));
+    const bomb = readFileSync(
+      await zipFromEntries(join(work, `bomb-${++counter}.zip`), [
+        { name: 'index.html', data: Buffer.from('x') },
+        { name: 'zeros.bin', zeros: 200 * 1024 * 1024 },
+      ]),
+    );
     expect(bomb.length).toBeLessThan(1024 * 1024);
     const res = await deploy(bomb);
     expect(res.status).toBe(413);
@@ -493,7 +622,14 @@ describe('limits (SPEC 8)', () => {
   it('refuses a Content-Length over 90 MB before reading the body', async () => {
     const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = httpRequest(
-        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/v1/deploy', headers: { host: 'api.localhost', 'content-length': String(91 * 1024 * 1024) }, agent: false },
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          method: 'POST',
+          path: '/v1/deploy',
+          headers: { host: 'api.localhost', 'content-length': String(91 * 1024 * 1024) },
+          agent: false,
+        },
         (res) => {
           let text = '';
           res.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -521,8 +657,12 @@ describe('limits (SPEC 8)', () => {
   it('forgets an upload the client abandons half way', async () => {
     const spooled = (): string[] => readdirSync(join(server.dataDir, 'tmp', 'uploads'));
     const req = httpRequest({
-      host: '127.0.0.1', port: server.port, method: 'POST', path: '/v1/deploy',
-      headers: { host: 'api.localhost', 'content-length': String(10 * 1024 * 1024) }, agent: false,
+      host: '127.0.0.1',
+      port: server.port,
+      method: 'POST',
+      path: '/v1/deploy',
+      headers: { host: 'api.localhost', 'content-length': String(10 * 1024 * 1024) },
+      agent: false,
     });
     req.on('error', () => undefined);
     req.write(Buffer.alloc(2 * 1024 * 1024, 1));
@@ -572,7 +712,9 @@ describe('deploys with an API token', () => {
 
   it('applies the plan limits instead of the anonymous ones, and allows executables', async () => {
     const { token } = await accountWithToken('builder');
-    const res = await deploy(tgz({ 'index.html': 'x', 'big.bin': Buffer.alloc(2 * 1024 * 1024, 3), 'setup.exe': Buffer.from('MZ\x90\x00', 'latin1') }), { token });
+    const res = await deploy(tgz({ 'index.html': 'x', 'big.bin': Buffer.alloc(2 * 1024 * 1024, 3), 'setup.exe': Buffer.from('MZ\x90\x00', 'latin1') }), {
+      token,
+    });
     expect(res.status).toBe(201);
     expect(res.json.revision.files).toBe(3);
   });

@@ -148,7 +148,13 @@ describe('rename', () => {
   it('refuses a body that is not JSON, or none', async () => {
     const owner = await accountWithToken(server.store, 'builder');
     const site = await accountSite(server.store, owner);
-    const res = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/rename`, token: owner.token, headers: { 'content-type': 'application/json' }, raw: '{"name": ' });
+    const res = await api(server, {
+      method: 'POST',
+      path: `/v1/sites/${site.name}/rename`,
+      token: owner.token,
+      headers: { 'content-type': 'application/json' },
+      raw: '{"name": ',
+    });
     expect(res.status).toBe(400);
     expect(res.json.error.message).toContain('JSON');
     const empty = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/rename`, token: owner.token });
@@ -199,9 +205,16 @@ describe('member removal in two steps', () => {
   it('refuses a token made for another member', async () => {
     const owner = await accountWithToken(server.store, 'team');
     const [a, b] = [await accountWithToken(server.store, 'free'), await accountWithToken(server.store, 'free')];
-    const site = await accountSite(server.store, owner, [[a, 'viewer'], [b, 'viewer']]);
+    const site = await accountSite(server.store, owner, [
+      [a, 'viewer'],
+      [b, 'viewer'],
+    ]);
     const forA = await api(server, { method: 'DELETE', path: `/v1/sites/${site.name}/members/${a.account.email}`, token: owner.token });
-    const onB = await api(server, { method: 'DELETE', path: `/v1/sites/${site.name}/members/${b.account.email}?confirm=${forA.json.confirm_token}`, token: owner.token });
+    const onB = await api(server, {
+      method: 'DELETE',
+      path: `/v1/sites/${site.name}/members/${b.account.email}?confirm=${forA.json.confirm_token}`,
+      token: owner.token,
+    });
     expect(onB.status).toBe(400);
     expect(server.store.getRole(site.id, b.account.id)).toBe('viewer');
   });
@@ -220,7 +233,9 @@ describe('member removal in two steps', () => {
     expect(first.status).toBe(200);
     const done = await api(server, { method: 'DELETE', path: `${self}?confirm=${first.json.confirm_token}`, token: owner.token });
     expect(done.status).toBe(200);
-    expect((await api(server, { path: `/v1/sites/${site.name}/members`, token: second.token })).json.members).toEqual([{ email: second.account.email, role: 'owner' }]);
+    expect((await api(server, { path: `/v1/sites/${site.name}/members`, token: second.token })).json.members).toEqual([
+      { email: second.account.email, role: 'owner' },
+    ]);
   });
 
   it('answers 404 for an address that is not a member', async () => {
@@ -393,7 +408,12 @@ describe('invites', () => {
     const owner = await accountWithToken(server.store, 'team');
     const site = await accountSite(server.store, owner);
     const email = `${unique('friend')}@example.com`;
-    const res = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/members`, token: owner.token, body: { email: email.toUpperCase(), role: 'editor' } });
+    const res = await api(server, {
+      method: 'POST',
+      path: `/v1/sites/${site.name}/members`,
+      token: owner.token,
+      body: { email: email.toUpperCase(), role: 'editor' },
+    });
     expect(res.status, res.text).toBe(201);
     expect(res.json.invite).toEqual({ email, role: 'editor', expires_at: new Date(clock + 7 * DAY).toISOString() });
 
@@ -436,7 +456,12 @@ describe('invites', () => {
     const owner = await accountWithToken(server.store, 'team');
     const viewer = await accountWithToken(server.store, 'free');
     const site = await accountSite(server.store, owner, [[viewer, 'viewer']]);
-    const res = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/members`, token: owner.token, body: { email: viewer.account.email, role: 'editor' } });
+    const res = await api(server, {
+      method: 'POST',
+      path: `/v1/sites/${site.name}/members`,
+      token: owner.token,
+      body: { email: viewer.account.email, role: 'editor' },
+    });
     expect(res.status).toBe(400);
   });
 });
@@ -447,7 +472,12 @@ describe('account', () => {
     const other = await accountWithToken(server.store, 'builder');
     // A site where the person is only an editor does not count.
     await accountSite(server.store, other, [[person, 'editor']]);
-    expect((await api(server, { path: '/v1/me', token: person.token })).json).toEqual({ email: person.account.email, plan: 'free', sites_used: 0, sites_limit: 2 });
+    expect((await api(server, { path: '/v1/me', token: person.token })).json).toEqual({
+      email: person.account.email,
+      plan: 'free',
+      sites_used: 0,
+      sites_limit: 2,
+    });
     const files = [{ path: 'index.html', content: 'mine', encoding: 'utf8' }];
     for (let i = 0; i < 2; i++) {
       expect((await api(server, { method: 'POST', path: '/v1/deploy', token: person.token, body: { files } })).status).toBe(201);

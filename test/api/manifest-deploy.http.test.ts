@@ -18,7 +18,8 @@ afterAll(async () => {
 });
 
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
-const describeFiles = (files: Record<string, string>) => Object.entries(files).map(([path, content]) => ({ path, size: Buffer.byteLength(content), sha256: sha(content) }));
+const describeFiles = (files: Record<string, string>) =>
+  Object.entries(files).map(([path, content]) => ({ path, size: Buffer.byteLength(content), sha256: sha(content) }));
 const inline = (files: Record<string, string>) => ({ files: Object.entries(files).map(([path, content]) => ({ path, content })) });
 
 function site(count: number, marker = 'v1'): Record<string, string> {
@@ -88,7 +89,12 @@ describe('redeploy of a changed site', () => {
 
   it('reuses contents of earlier revisions within the history reach', async () => {
     const first = await publish(owner.token, site(2, 'old'));
-    const second = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { site: first.name, base_revision: first.revision, ...inline(site(2, 'new')) } });
+    const second = await api(server, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: { site: first.name, base_revision: first.revision, ...inline(site(2, 'new')) },
+    });
     const back = await manifest(owner.token, { site: first.name, base_revision: second.json.revision.id, files: describeFiles(site(2, 'old')) });
     expect(back.json.missing).toEqual([]);
   });
@@ -101,7 +107,11 @@ describe('what a manifest may never reveal', () => {
     await publish(other.token, { 'index.html': '<h1>theirs</h1>', 'private.html': secretPage });
     const mine = await publish(owner.token, { 'index.html': '<h1>mine</h1>' });
 
-    const m = await manifest(owner.token, { site: mine.name, base_revision: mine.revision, files: describeFiles({ 'index.html': '<h1>mine</h1>', 'copy.html': secretPage }) });
+    const m = await manifest(owner.token, {
+      site: mine.name,
+      base_revision: mine.revision,
+      files: describeFiles({ 'index.html': '<h1>mine</h1>', 'copy.html': secretPage }),
+    });
     expect(m.status).toBe(201);
     expect(m.json.missing).toEqual([sha(secretPage)]);
     // Claiming to have it without sending it fails.
@@ -134,7 +144,12 @@ describe('every check of a normal deploy', () => {
   it('409 for a stale base, at the manifest and again at the upload', async () => {
     const first = await publish(owner.token, site(1));
     const m = await manifest(owner.token, { site: first.name, base_revision: first.revision, files: describeFiles(site(1, 'x')) });
-    await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { site: first.name, base_revision: first.revision, ...inline(site(1, 'y')) } });
+    await api(server, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: { site: first.name, base_revision: first.revision, ...inline(site(1, 'y')) },
+    });
     const late = await upload(owner.token, m.json.manifest, { 'index.html': '<h1>home x</h1>' });
     expect(late.status).toBe(409);
     expect((await visit(server, first.name)).text).toContain('home y');
@@ -170,7 +185,11 @@ describe('every check of a normal deploy', () => {
     const wrong = await upload(owner.token, m.json.manifest, { 'a.html': '<p>something else</p>' });
     expect(wrong.status).toBe(400);
     expect(wrong.json.error.message).toContain('not one the manifest asked for');
-    const m2 = await manifest(owner.token, { site: first.name, base_revision: first.revision, files: [...describeFiles(site(1)), { path: 'b.html', size: 999, sha256: sha('<p>b</p>') }] });
+    const m2 = await manifest(owner.token, {
+      site: first.name,
+      base_revision: first.revision,
+      files: [...describeFiles(site(1)), { path: 'b.html', size: 999, sha256: sha('<p>b</p>') }],
+    });
     const lying = await upload(owner.token, m2.json.manifest, { 'b.html': '<p>b</p>' });
     expect(lying.status).toBe(400);
     expect(lying.json.error.message).toContain('the manifest says 999 bytes');

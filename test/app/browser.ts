@@ -34,9 +34,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startAppServer(env: Record<string, string> = {}, now?: () => number, extra: Pick<StartServerOptions, 'fetchClientMetadata'> = {}): Promise<AppServer> {
+export async function startAppServer(
+  env: Record<string, string> = {},
+  now?: () => number,
+  extra: Pick<StartServerOptions, 'fetchClientMetadata'> = {},
+): Promise<AppServer> {
   const port = await freePort();
-  const server = await startTestServer({ PLINTH_PORT: String(port), PLINTH_API_RATE_PER_NETWORK: '0', PLINTH_SIGNIN_EMAILS_PER_NETWORK: '0', ...env }, now, extra);
+  const server = await startTestServer(
+    { PLINTH_PORT: String(port), PLINTH_API_RATE_PER_NETWORK: '0', PLINTH_SIGNIN_EMAILS_PER_NETWORK: '0', ...env },
+    now,
+    extra,
+  );
   return Object.assign(server, {
     appUrl: `http://app.localhost:${port}`,
     apiUrl: `http://api.localhost:${port}`,
@@ -47,7 +55,15 @@ export async function startAppServer(env: Record<string, string> = {}, now?: () 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.PLINTH_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-dev-shm-usage',
+    ],
   });
 }
 
@@ -77,7 +93,9 @@ export async function mailTo(server: TestServer, to: string, options: { after?: 
   const dir = join(server.dataDir, 'outbox');
   const deadline = Date.now() + (options.timeoutMs ?? 5000);
   while (Date.now() < deadline) {
-    const files = outboxFiles(server).filter((file) => file.includes(`-${to}-`)).slice(options.after ?? 0);
+    const files = outboxFiles(server)
+      .filter((file) => file.includes(`-${to}-`))
+      .slice(options.after ?? 0);
     if (files.length > 0) {
       const file = files[files.length - 1]!;
       const parsed = await simpleParser(readFileSync(join(dir, file)));
@@ -130,7 +148,16 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol, so the page's strict CSP does not block it.
   await page.evaluate(AXE_SOURCE);
   const result = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run: (
+            context: Document,
+            options: object,
+          ) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }>;
+        };
+      }
+    ).axe;
     return axe.run(document, { resultTypes: ['violations'] });
   });
   return result.violations

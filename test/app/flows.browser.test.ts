@@ -107,7 +107,12 @@ describe('claiming an anonymous site', () => {
 describe('people', () => {
   it('invites by e-mail; the invitee signs in and accepts', async () => {
     const owner = await personWithToken('owner');
-    const created = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [{ path: 'index.html', content: '<h1>team</h1>' }] } });
+    const created = await api(server, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: { files: [{ path: 'index.html', content: '<h1>team</h1>' }] },
+    });
     const name = created.json.site.name as string;
     const invitee = email('invitee');
 
@@ -156,7 +161,12 @@ describe('people', () => {
 
   it('removing a member also withdraws their pending invite', async () => {
     const owner = await personWithToken('owner2');
-    const created = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [{ path: 'index.html', content: '<h1>x</h1>' }] } });
+    const created = await api(server, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: { files: [{ path: 'index.html', content: '<h1>x</h1>' }] },
+    });
     const name = created.json.site.name as string;
     const member = await personWithToken('member');
     // The member joins as viewer, then gets a second (editor) invite that is still pending.
@@ -170,7 +180,11 @@ describe('people', () => {
     const again = await api(server, { method: 'POST', path: `/v1/sites/${name}/members`, token: owner.token, body: { email: member.address, role: 'editor' } });
     expect(again.status).toBe(400);
     const first = await api(server, { method: 'DELETE', path: `/v1/sites/${name}/members/${member.address}`, token: owner.token });
-    const removed = await api(server, { method: 'DELETE', path: `/v1/sites/${name}/members/${member.address}?confirm=${first.json.confirm_token}`, token: owner.token });
+    const removed = await api(server, {
+      method: 'DELETE',
+      path: `/v1/sites/${name}/members/${member.address}?confirm=${first.json.confirm_token}`,
+      token: owner.token,
+    });
     expect(removed.status).toBe(200);
     const after = await api(server, { path: `/v1/sites/${name}/members`, token: owner.token });
     expect(after.json.invites).toEqual([]);
@@ -181,7 +195,12 @@ describe('people', () => {
 describe('deletion approval', () => {
   it('deletes only after an owner types the address', async () => {
     const owner = await personWithToken('deleter');
-    const created = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [{ path: 'index.html', content: '<h1>bye</h1>' }] } });
+    const created = await api(server, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: { files: [{ path: 'index.html', content: '<h1>bye</h1>' }] },
+    });
     const name = created.json.site.name as string;
     const requested = await api(server, { method: 'DELETE', path: `/v1/sites/${name}`, token: owner.token });
     expect(requested.status).toBe(202);
@@ -210,7 +229,12 @@ describe('deletion approval', () => {
 
   it('an editor cannot approve, and nothing is deleted', async () => {
     const owner = await personWithToken('owner3');
-    const created = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [{ path: 'index.html', content: '<h1>keep</h1>' }] } });
+    const created = await api(server, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: { files: [{ path: 'index.html', content: '<h1>keep</h1>' }] },
+    });
     const name = created.json.site.name as string;
     const editor = await personWithToken('editor');
     await api(server, { method: 'POST', path: `/v1/sites/${name}/members`, token: owner.token, body: { email: editor.address, role: 'editor' } });
@@ -251,7 +275,12 @@ describe('site page', () => {
     const { token, context, page } = await personWithToken('roller');
     const first = await api(server, { method: 'POST', path: '/v1/deploy', token, body: { files: [{ path: 'index.html', content: '<h1>first</h1>' }] } });
     const name = first.json.site.name as string;
-    await api(server, { method: 'POST', path: '/v1/deploy', token, body: { site: name, base_revision: first.json.revision.id, files: [{ path: 'index.html', content: '<h1>second</h1>' }] } });
+    await api(server, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token,
+      body: { site: name, base_revision: first.json.revision.id, files: [{ path: 'index.html', content: '<h1>second</h1>' }] },
+    });
     expect((await visit(server, name)).text).toContain('second');
 
     await page.goto(`${server.appUrl}/sites/${name}`);
@@ -314,11 +343,20 @@ describe('reports', () => {
     await expect.poll(() => page.getByRole('heading', { name: 'Thank you for your report' }).count()).toBe(1);
     expect((await mailTo(server, 'reporter@example.com')).subject).toContain('We received your report');
 
-    const listed = execFileSync(process.execPath, [PLINTH, 'admin', 'report', 'list'], { env: { ...process.env, PLINTH_DATA_DIR: server.dataDir }, encoding: 'utf8' });
-    const reports = listed.trim().split('\n').map((line) => JSON.parse(line) as { id: string; site: string; reason: string; details: string; contact: string });
+    const listed = execFileSync(process.execPath, [PLINTH, 'admin', 'report', 'list'], {
+      env: { ...process.env, PLINTH_DATA_DIR: server.dataDir },
+      encoding: 'utf8',
+    });
+    const reports = listed
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; site: string; reason: string; details: string; contact: string });
     const mine = reports.find((report) => report.site === deploy.site.name);
     expect(mine).toMatchObject({ reason: 'phishing', contact: 'reporter@example.com', details: expect.stringContaining('bank password') });
-    const resolved = execFileSync(process.execPath, [PLINTH, 'admin', 'report', 'resolve', mine!.id, '--note', 'taken down'], { env: { ...process.env, PLINTH_DATA_DIR: server.dataDir }, encoding: 'utf8' });
+    const resolved = execFileSync(process.execPath, [PLINTH, 'admin', 'report', 'resolve', mine!.id, '--note', 'taken down'], {
+      env: { ...process.env, PLINTH_DATA_DIR: server.dataDir },
+      encoding: 'utf8',
+    });
     expect(JSON.parse(resolved)).toMatchObject({ id: mine!.id, status: 'resolved', note: 'taken down' });
     expect(errors).toEqual([]);
     await context.close();

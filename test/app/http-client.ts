@@ -18,7 +18,11 @@ export class AppClient {
   }
 
   async post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<TestResponse> {
-    return this.send('POST', path, new URLSearchParams(fields).toString(), { origin: this.server.appUrl, 'content-type': 'application/x-www-form-urlencoded', ...headers });
+    return this.send('POST', path, new URLSearchParams(fields).toString(), {
+      origin: this.server.appUrl,
+      'content-type': 'application/x-www-form-urlencoded',
+      ...headers,
+    });
   }
 
   /** The form token of the page at `path` (every form on a page carries the same one). */

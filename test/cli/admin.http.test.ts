@@ -21,11 +21,8 @@ let server: TestServer;
 
 function plinth(...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { ...process.env, PLINTH_DATA_DIR: server.dataDir } },
-      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, PLINTH_DATA_DIR: server.dataDir } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -43,9 +40,7 @@ async function statusWithin(name: string, status: number, ms: number): Promise<n
 }
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)],
-  );
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)]));
 }
 
 beforeAll(async () => {
@@ -165,7 +160,10 @@ describe('plinth admin', () => {
     const report = await server.store.createReport({ site: 'team-site', reason: 'spam', details: 'ads everywhere', network: '203.0.113.0/24' });
     const open = await plinth('admin', 'report', 'list');
     expect(open.code).toBe(0);
-    const listed = open.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const listed = open.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(listed).toContainEqual(expect.objectContaining({ id: report.id, site: 'team-site', reason: 'spam', status: 'open', contact: null }));
 
     const resolved = await plinth('admin', 'report', 'resolve', report.id, '--note', 'warned the owner');

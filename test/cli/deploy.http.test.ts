@@ -139,9 +139,14 @@ describe('plinth sites, revisions and rollback', () => {
   // Asynchronous: the server under test runs in this process and must keep answering.
   const run = (args: string[], env: Record<string, string> = {}): Promise<{ status: number; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      execFile(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, PLINTH_API_URL: `http://api.localhost:${server.port}`, ...env } }, (err, stdout, stderr) => {
-        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        { encoding: 'utf8', env: { ...process.env, PLINTH_API_URL: `http://api.localhost:${server.port}`, ...env } },
+        (err, stdout, stderr) => {
+          resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+        },
+      );
     });
 
   it('lists, rolls back by number, and keeps .service.json on the new revision', async () => {

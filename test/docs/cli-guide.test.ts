@@ -20,16 +20,16 @@ describe('the CLI guide (docs/cli.md)', () => {
   it('lists every command of plinth --help, and no other', () => {
     const commands = [...help.matchAll(/^ {2}plinth ([a-z]+)/gm)].map((m) => m[1]!);
     expect(commands.length).toBeGreaterThan(4);
-    const documented = firstCells(cliGuide).filter((cell) => cell.startsWith('plinth ')).map((cell) => cell.split(' ')[1]!);
+    const documented = firstCells(cliGuide)
+      .filter((cell) => cell.startsWith('plinth '))
+      .map((cell) => cell.split(' ')[1]!);
     expect(documented.sort()).toEqual([...new Set(commands)].sort());
   });
 
   it('lists every option of plinth --help with the default --help states', () => {
     const options = new Map([...help.matchAll(/^ {2}--([a-z]+)[^\n]*?(?:\(default ([^;)]+)[;)])?$/gm)].map((m) => [m[1]!, m[2]]));
     expect(options.size).toBeGreaterThan(2);
-    const rows = new Map(
-      [...cliGuide.matchAll(/^\| `--([a-z]+)[^`]*` \| ([^\n]+) \|$/gm)].map((m) => [m[1]!, m[2]!]),
-    );
+    const rows = new Map([...cliGuide.matchAll(/^\| `--([a-z]+)[^`]*` \| ([^\n]+) \|$/gm)].map((m) => [m[1]!, m[2]!]));
     expect([...rows.keys()].sort()).toEqual([...options.keys()].sort());
     for (const [option, fallback] of options) {
       if (fallback === undefined) continue;

@@ -144,7 +144,12 @@ describe('docs content', () => {
 
   it('shows a deployment its own public addresses', () => {
     const custom = buildDocsSite(
-      loadConfig({ PLINTH_PUBLIC_API_URL: 'https://api.example.com', PLINTH_PUBLIC_SITE_URL: 'https://{name}.example.site', PLINTH_PUBLIC_DOCS_URL: 'https://docs.example.com', PLINTH_PUBLIC_APP_URL: 'https://app.example.com' }),
+      loadConfig({
+        PLINTH_PUBLIC_API_URL: 'https://api.example.com',
+        PLINTH_PUBLIC_SITE_URL: 'https://{name}.example.site',
+        PLINTH_PUBLIC_DOCS_URL: 'https://docs.example.com',
+        PLINTH_PUBLIC_APP_URL: 'https://app.example.com',
+      }),
     );
     const md = custom.respond({ method: 'GET', path: '/agent-guide.md' }).body.toString();
     expect(md).toContain('https://api.example.com/v1/deploy');
@@ -155,10 +160,11 @@ describe('docs content', () => {
 
   it('has a title, summary and section for every guide, and an agent guide, quick start and errors page', () => {
     const slugs = site.guides.map((guide) => guide.slug);
-    expect(slugs).toEqual(expect.arrayContaining(['index', 'agent-guide', 'quick-start', 'publishing', 'sites-api', 'serving', 'authentication', 'errors', 'limits', 'operating']));
+    expect(slugs).toEqual(
+      expect.arrayContaining(['index', 'agent-guide', 'quick-start', 'publishing', 'sites-api', 'serving', 'authentication', 'errors', 'limits', 'operating']),
+    );
     expect(readFileSync(new URL('index.md', GUIDE_DIR), 'utf8')).toMatch(/^---\ntitle: /);
   });
-
 });
 
 describe('negotiation rules', () => {

@@ -32,15 +32,22 @@ describe('the error table (docs/errors.md)', () => {
     expect(rows.map((cells) => cells[0])).toEqual(codes.map((code) => `\`${code}\``));
   });
 
-  it.each(rows.map((cells) => [cells[0]!.replace(/`/g, '') as ErrorCode, cells] as const))('%s: status and meaning are the catalogue’s, and it says what to do', (code, cells) => {
-    expect(cells).toHaveLength(4);
-    expect(Number(cells[1])).toBe(ERROR_STATUS[code]);
-    expect(cells[2]).toBe(ERROR_MEANING[code]);
-    expect(cells[3]!.length, 'what to do').toBeGreaterThan(10);
-  });
+  it.each(rows.map((cells) => [cells[0]!.replace(/`/g, '') as ErrorCode, cells] as const))(
+    '%s: status and meaning are the catalogue’s, and it says what to do',
+    (code, cells) => {
+      expect(cells).toHaveLength(4);
+      expect(Number(cells[1])).toBe(ERROR_STATUS[code]);
+      expect(cells[2]).toBe(ERROR_MEANING[code]);
+      expect(cells[3]!.length, 'what to do').toBeGreaterThan(10);
+    },
+  );
 
   it('exists once: no other guide has a row for an error code', () => {
-    const others = [...readdirSync(new URL('docs/', root)).filter((file) => file.endsWith('.md') && file !== 'errors.md').map((file) => `docs/${file}`)];
+    const others = [
+      ...readdirSync(new URL('docs/', root))
+        .filter((file) => file.endsWith('.md') && file !== 'errors.md')
+        .map((file) => `docs/${file}`),
+    ];
     for (const file of others) expect(errorRows(read(file)), file).toEqual([]);
   });
 });

@@ -89,7 +89,10 @@ export class ShellSession {
   private output = '';
   private waiter: (() => void) | undefined;
 
-  constructor(readonly workDir: string, options: { port: number; dataDir: string }) {
+  constructor(
+    readonly workDir: string,
+    options: { port: number; dataDir: string },
+  ) {
     const shimDir = join(workDir, '.shims');
     this.captureDir = join(workDir, '.captures');
     this.outDir = join(workDir, '.out');
@@ -213,7 +216,11 @@ PLINTH_API_URL="\${api//localhost:8080/localhost:$PLINTH_TEST_PORT}" exec node "
 if [ "$1" = plinth ]; then shift; exec plinth "$@"; fi
 echo "the guides run only 'npx plinth'" >&2; exit 91
 `;
-  for (const [name, text] of [['curl', curl], ['plinth', plinth], ['npx', npx]] as const) {
+  for (const [name, text] of [
+    ['curl', curl],
+    ['plinth', plinth],
+    ['npx', npx],
+  ] as const) {
     writeFileSync(join(dir, name), text);
     chmodSync(join(dir, name), 0o755);
   }
@@ -221,12 +228,20 @@ echo "the guides run only 'npx plinth'" >&2; exit 91
 
 /** `NAME=sample   # from .path.to.field` lines of a block. */
 export function captureLines(code: string): Array<{ line: string; name: string; sample: string; path: string }> {
-  return [...code.matchAll(/^([A-Z_][A-Z0-9_]*)=(\S*)[ \t]+# from (\.[A-Za-z0-9_.[\]]+)[ \t]*$/gm)].map((m) => ({ line: m[0], name: m[1]!, sample: m[2]!, path: m[3]! }));
+  return [...code.matchAll(/^([A-Z_][A-Z0-9_]*)=(\S*)[ \t]+# from (\.[A-Za-z0-9_.[\]]+)[ \t]*$/gm)].map((m) => ({
+    line: m[0],
+    name: m[1]!,
+    sample: m[2]!,
+    path: m[3]!,
+  }));
 }
 
 export function valueAt(json: unknown, path: string): unknown {
   let value = json;
-  for (const part of path.slice(1).split('.').flatMap((segment) => segment.split(/\[(\d+)\]/).filter((p) => p !== ''))) {
+  for (const part of path
+    .slice(1)
+    .split('.')
+    .flatMap((segment) => segment.split(/\[(\d+)\]/).filter((p) => p !== ''))) {
     if (value === null || typeof value !== 'object') return undefined;
     value = (value as Record<string, unknown>)[part];
   }
@@ -265,7 +280,9 @@ export function compareJson(expected: unknown, actual: unknown, bindings: Bindin
     bindings.set(expected, actual);
   }
   if (typeof expected === 'string') {
-    return typeof actual === 'string' && matchesText(expected, actual, bindings) ? [] : [`${at}: documented ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
+    return typeof actual === 'string' && matchesText(expected, actual, bindings)
+      ? []
+      : [`${at}: documented ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
   }
   if (expected === null || typeof expected !== 'object') {
     return expected === actual ? [] : [`${at}: documented ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
@@ -301,7 +318,9 @@ export function compareText(expected: string, actual: string, bindings: Bindings
     const actual = /\b[a-z]+-[a-z]+-\d{4}\b/.exec(got[i]!)?.[0];
     if (sample && actual && !bindings.has(sample)) bindings.set(sample, actual);
   }
-  return want.flatMap((line, i) => (matchesText(line, got[i]!, bindings) ? [] : [`line ${i + 1}: documented ${JSON.stringify(line)}, got ${JSON.stringify(got[i])}`]));
+  return want.flatMap((line, i) =>
+    matchesText(line, got[i]!, bindings) ? [] : [`line ${i + 1}: documented ${JSON.stringify(line)}, got ${JSON.stringify(got[i])}`],
+  );
 }
 
 /** An ```http block: a status line, then `Name: value` lines that must be present (values as text patterns). */
@@ -323,5 +342,7 @@ export function compareHttp(expected: string, call: HttpCall, bindings: Bindings
 }
 
 export function listGuideFiles(dir: URL): string[] {
-  return readdirSync(dir).filter((name) => name.endsWith('.md')).sort();
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.md'))
+    .sort();
 }

@@ -42,7 +42,9 @@ let checker: ReturnType<typeof responseChecker> | undefined;
 const counts = { blocks: 0, calls: 0, outputs: 0, schemaExamples: 0, skipped: 0 };
 
 afterAll(() => {
-  console.info(`examples: ${counts.blocks} shell blocks run, ${counts.calls} HTTP calls, ${counts.outputs} outputs compared, ${counts.schemaExamples} JSON examples checked against schemas, ${counts.skipped} blocks not run`);
+  console.info(
+    `examples: ${counts.blocks} shell blocks run, ${counts.calls} HTTP calls, ${counts.outputs} outputs compared, ${counts.schemaExamples} JSON examples checked against schemas, ${counts.skipped} blocks not run`,
+  );
 });
 
 describe('guide examples', () => {
@@ -85,7 +87,8 @@ describe('guide examples', () => {
           expect(result.exitCode, `${context}\nexit status`).toBe(block.note.expectExit ?? 0);
           result.calls.forEach((call, i) => {
             const isLast = i === result.calls.length - 1;
-            if (isLast && block.note.expectStatus !== undefined) expect(call.status, `${context}\nstatus of ${call.method} ${call.url}`).toBe(block.note.expectStatus);
+            if (isLast && block.note.expectStatus !== undefined)
+              expect(call.status, `${context}\nstatus of ${call.method} ${call.url}`).toBe(block.note.expectStatus);
             else expect(call.status >= 200 && call.status < 400, `${context}\n${call.method} ${call.url} answered ${call.status}: ${call.body}`).toBe(true);
             const url = new URL(call.url);
             if (url.hostname === 'api.localhost') {

@@ -10,7 +10,13 @@ import { slugify } from '../../src/docs/markdown.js';
  */
 
 const rootDir = fileURLToPath(new URL('../../', import.meta.url));
-const files = ['README.md', 'SECURITY.md', ...readdirSync(join(rootDir, 'docs')).filter((file) => file.endsWith('.md')).map((file) => `docs/${file}`)];
+const files = [
+  'README.md',
+  'SECURITY.md',
+  ...readdirSync(join(rootDir, 'docs'))
+    .filter((file) => file.endsWith('.md'))
+    .map((file) => `docs/${file}`),
+];
 /** Served by the docs host beside the guides, not files in docs/. */
 const DOCS_HOST_FILES = new Set(['llms.txt', 'llms-full.txt', 'openapi.json']);
 

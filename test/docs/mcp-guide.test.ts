@@ -10,7 +10,11 @@ const documented = [...guide.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]!)
 describe('MCP guide', () => {
   it('lists every tool the server serves, and no other', () => {
     expect(documented.length).toBeGreaterThan(0);
-    expect([...documented].sort()).toEqual(toolSpecs().map((tool) => tool.name).sort());
+    expect([...documented].sort()).toEqual(
+      toolSpecs()
+        .map((tool) => tool.name)
+        .sort(),
+    );
   });
 
   it("states each tool's annotations in the Hints column", () => {
@@ -25,7 +29,11 @@ describe('MCP guide', () => {
 
   it('names the REST twin of each tool as a route the API has', async () => {
     const { API_ROUTES } = await import('../../src/api/index.js');
-    const routes = new Set(API_ROUTES.map((route) => `${route.method} ${route.path.replace(/\{(\w+)(\.\.\.)?\}/g, (_m, name: string, rest?: string) => (rest ? '<path>' : `:${name}`))}`));
+    const routes = new Set(
+      API_ROUTES.map(
+        (route) => `${route.method} ${route.path.replace(/\{(\w+)(\.\.\.)?\}/g, (_m, name: string, rest?: string) => (rest ? '<path>' : `:${name}`))}`,
+      ),
+    );
     for (const [, twin] of guide.matchAll(/^\| `[a-z_]+` \| [^|]+ \| `([A-Z]+ [^`]+)` \|/gm)) {
       expect(routes, twin).toContain(twin);
     }

@@ -22,7 +22,11 @@ describe('OpenAPI document', () => {
   it('documents every route the router serves, and no route it does not', () => {
     const routed = API_ROUTES.map((route) => `${route.method} ${openApiPath(route.path)}`).sort();
     const documented = Object.entries(document.paths as Record<string, Record<string, unknown>>)
-      .flatMap(([path, item]) => Object.keys(item).filter((key) => METHODS.includes(key)).map((method) => `${method.toUpperCase()} ${path}`))
+      .flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((key) => METHODS.includes(key))
+          .map((method) => `${method.toUpperCase()} ${path}`),
+      )
       .sort();
     expect(documented).toEqual(routed);
   });
@@ -31,7 +35,10 @@ describe('OpenAPI document', () => {
     for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
       const inPath = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
       for (const method of Object.keys(item)) {
-        const declared = (item[method].parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name).sort();
+        const declared = (item[method].parameters ?? [])
+          .filter((p: any) => p.in === 'path')
+          .map((p: any) => p.name)
+          .sort();
         expect(declared, `${method} ${path}`).toEqual(inPath);
       }
     }
@@ -46,7 +53,10 @@ describe('OpenAPI document', () => {
         ids.add(operation.operationId);
         expect(operation.security, `${method} ${path}`).toBeInstanceOf(Array);
         const statuses = Object.keys(operation.responses);
-        expect(statuses.some((status) => status.startsWith('2')), `${method} ${path}`).toBe(true);
+        expect(
+          statuses.some((status) => status.startsWith('2')),
+          `${method} ${path}`,
+        ).toBe(true);
         for (const status of statuses.filter((s) => Number(s) >= 400)) {
           expect(operation.responses[status].$ref, `${method} ${path} ${status}`).toMatch(/^#\/components\/responses\//);
         }

@@ -39,7 +39,9 @@ afterAll(async () => {
   await server?.close();
 });
 
-const pages = buildDocsSite((await import('../../src/config.js')).loadConfig({})).paths().filter((path) => !/\.(md|txt|json)$/.test(path));
+const pages = buildDocsSite((await import('../../src/config.js')).loadConfig({}))
+  .paths()
+  .filter((path) => !/\.(md|txt|json)$/.test(path));
 
 describe('docs pages in Chromium', () => {
   it.each(pages)('%s renders cleanly at 390 px and 1280 px', async (path) => {
@@ -55,9 +57,17 @@ describe('docs pages in Chromium', () => {
       expect(overflow, `${path} scrolls sideways at ${width} px`).toBeLessThanOrEqual(0);
       await page.evaluate(AXE);
       const violations = await page.evaluate(async () => {
-        const axe = (globalThis as unknown as { axe: { run(options: unknown): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
+        const axe = (
+          globalThis as unknown as { axe: { run(options: unknown): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> } }
+        ).axe;
         const result = await axe.run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-        return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+        return result.violations.map(
+          (v) =>
+            `${v.id}: ${v.nodes
+              .map((n) => n.target.join(' '))
+              .slice(0, 3)
+              .join(', ')}`,
+        );
       });
       expect(violations, `${path} at ${width} px`).toEqual([]);
     }

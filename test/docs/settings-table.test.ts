@@ -64,7 +64,7 @@ const byName = new Map(rows.map((row) => [row.name, row]));
 const configSource = sources.find((file) => /export function loadConfig\b/.test(file.text))!.text;
 /** Variables only the `plinth` command reads (config.ts loadCliSettings). */
 const CLI_ONLY = new Set(
-  [...(configSource.slice(configSource.indexOf('export function loadCliSettings')).matchAll(/\benv\.(PLINTH_[A-Z0-9_]+)/g))].map((m) => m[1]!),
+  [...configSource.slice(configSource.indexOf('export function loadCliSettings')).matchAll(/\benv\.(PLINTH_[A-Z0-9_]+)/g)].map((m) => m[1]!),
 );
 /** Rows of variables the server reads; the rest are read only by the `plinth` command. */
 const serverRows = rows.filter((row) => !CLI_ONLY.has(row.name));
@@ -122,7 +122,9 @@ function statedDefault(cell: string, env: Env): string | undefined {
   const literal = /^`([^`]*)`$/.exec(cell);
   expect(literal ?? RULES[cell], `default "${cell}" is a \`value\`, "unset", or a rule this test knows`).toBeTruthy();
   if (!literal) return RULES[cell]!.find((rule) => JSON.stringify(rule.env) === JSON.stringify(env))?.value;
-  return literal[1]!.replace(/<port>/g, env.PLINTH_PORT ?? '8080').replace(/<(PLINTH_[A-Z_]+)>/g, (_m, other: string) => env[other] ?? statedDefault(byName.get(other)!.default, {})!);
+  return literal[1]!
+    .replace(/<port>/g, env.PLINTH_PORT ?? '8080')
+    .replace(/<(PLINTH_[A-Z_]+)>/g, (_m, other: string) => env[other] ?? statedDefault(byName.get(other)!.default, {})!);
 }
 
 /** The config field a variable feeds, from `field: int('PLINTH_X'` or `const field = int('PLINTH_X'` in src/config.ts. */
@@ -153,8 +155,16 @@ const accepts = (env: Env): boolean => {
 
 describe('the settings table (docs/operating.md)', () => {
   it('exists once: no other guide has a row for a PLINTH_* variable', () => {
-    const others = [...readdirSync(new URL('docs/', root)).filter((file) => file.endsWith('.md') && file !== 'operating.md').map((file) => `docs/${file}`)];
-    for (const file of others) expect(settingRows(read(file)).map((row) => row.name), file).toEqual([]);
+    const others = [
+      ...readdirSync(new URL('docs/', root))
+        .filter((file) => file.endsWith('.md') && file !== 'operating.md')
+        .map((file) => `docs/${file}`),
+    ];
+    for (const file of others)
+      expect(
+        settingRows(read(file)).map((row) => row.name),
+        file,
+      ).toEqual([]);
     expect(new Set(rows.map((row) => row.name)).size, 'each variable has one row').toBe(rows.length);
   });
 
@@ -163,7 +173,9 @@ describe('the settings table (docs/operating.md)', () => {
   });
 
   it('names in the operating guide every other environment variable src/ reads', () => {
-    const others = new Set(sources.flatMap(({ text }) => [...text.matchAll(/process\.env\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!)).filter((name) => !name.startsWith('PLINTH_')));
+    const others = new Set(
+      sources.flatMap(({ text }) => [...text.matchAll(/process\.env\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!)).filter((name) => !name.startsWith('PLINTH_')),
+    );
     expect([...others].filter((name) => !guide.includes(`\`${name}\``))).toEqual([]);
   });
 

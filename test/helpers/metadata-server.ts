@@ -27,7 +27,23 @@ export const METADATA_REDIRECT_URI = 'http://127.0.0.1:7777/callback';
 export async function startMetadataServer(dir: string, addresses: readonly string[] = ['127.0.0.1']): Promise<MetadataServer> {
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
     { stdio: 'ignore' },
   );
   const cert = readFileSync(join(dir, 'cert.pem'));
@@ -46,7 +62,8 @@ export async function startMetadataServer(dir: string, addresses: readonly strin
     };
     // Whatever spelling of the address reached it, the document names the URL it was asked for.
     const self = `https://${req.headers.host}${path}`;
-    if (path === '/client.json') json({ client_id: self, client_name: 'Metadata App', redirect_uris: [METADATA_REDIRECT_URI], token_endpoint_auth_method: 'none' });
+    if (path === '/client.json')
+      json({ client_id: self, client_name: 'Metadata App', redirect_uris: [METADATA_REDIRECT_URI], token_endpoint_auth_method: 'none' });
     else if (path === '/other-id.json') json({ client_id: 'https://elsewhere.example/client.json', redirect_uris: [METADATA_REDIRECT_URI] });
     else if (path === '/array.json') json([self]);
     else if (path === '/big.json') json({ client_id: self, padding: 'x'.repeat(100 * 1024) });

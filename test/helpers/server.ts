@@ -13,7 +13,11 @@ export interface TestServer extends RunningServer {
 }
 
 /** A real server on an ephemeral loopback port with a fresh data directory. */
-export async function startTestServer(env: Record<string, string> = {}, now?: () => number, extra: Pick<StartServerOptions, 'fetchClientMetadata'> = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  now?: () => number,
+  extra: Pick<StartServerOptions, 'fetchClientMetadata'> = {},
+): Promise<TestServer> {
   const dataDir = tempDir();
   const config = loadConfig({
     PLINTH_PORT: '0',

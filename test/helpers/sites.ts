@@ -22,12 +22,7 @@ export async function storeFiles(store: Store, files: SiteFiles): Promise<Map<st
 }
 
 /** Publishes a new site through the store (the REST deploy path arrives with the deploy issue). */
-export async function publishSite(
-  store: Store,
-  name: string,
-  files: SiteFiles,
-  site: Partial<NewSite> & { plan?: Plan } = {},
-): Promise<{ revision: string }> {
+export async function publishSite(store: Store, name: string, files: SiteFiles, site: Partial<NewSite> & { plan?: Plan } = {}): Promise<{ revision: string }> {
   const result = await store.commitRevision({
     site: name,
     create: { name, plan: site.plan ?? 'builder', claimed: site.claimed ?? true, ...site },

@@ -119,12 +119,14 @@ describe('stripCommonTopFolder', () => {
     ['one folder', ['site/index.html', 'site/css/a.css'], 'site/', ['index.html', 'css/a.css']],
     ['a single file in a folder', ['dist/index.html'], 'dist/', ['index.html']],
     ['only one level', ['a/b/index.html', 'a/b/c.css'], 'a/', ['b/index.html', 'b/c.css']],
-    ['Finder junk beside the folder', ['site/index.html', '__MACOSX/site/._index.html', '.DS_Store'], 'site/',
-      ['index.html', '__MACOSX/site/._index.html', '.DS_Store']],
-    ['a repository beside the folder', ['.git/config', 'public/index.html', 'Thumbs.db'], 'public/',
-      ['.git/config', 'index.html', 'Thumbs.db']],
-    ['skipped files inside the folder', ['site/index.html', 'site/.DS_Store', 'site/app.js.map'], 'site/',
-      ['index.html', '.DS_Store', 'app.js.map']],
+    [
+      'Finder junk beside the folder',
+      ['site/index.html', '__MACOSX/site/._index.html', '.DS_Store'],
+      'site/',
+      ['index.html', '__MACOSX/site/._index.html', '.DS_Store'],
+    ],
+    ['a repository beside the folder', ['.git/config', 'public/index.html', 'Thumbs.db'], 'public/', ['.git/config', 'index.html', 'Thumbs.db']],
+    ['skipped files inside the folder', ['site/index.html', 'site/.DS_Store', 'site/app.js.map'], 'site/', ['index.html', '.DS_Store', 'app.js.map']],
     ['a folder with a dot inside its name', ['my.site/index.html'], 'my.site/', ['index.html']],
   ])('strips %s', (_name, paths, prefix, stripped) => {
     expect(stripCommonTopFolder(paths)).toEqual({ prefix, paths: stripped });

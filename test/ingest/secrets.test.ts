@@ -66,7 +66,11 @@ const POSITIVES: [string, string, string][] = [
   ['a Mailchimp key in a one-digit data centre', `${fake(32, HEX)}${'-us'}7`, 'mailchimp-api-key'],
   ['a Discord bot token', `Bot ${discordId}.${fake(6, URLSAFE)}.${fake(38, URLSAFE)}`, 'discord-bot-token'],
   ['a Discord webhook', `https://${'discord.com/api/webhooks'}/${fake(18, DIGITS)}/${fake(68, URLSAFE)}`, 'discord-webhook-url'],
-  ['a Google service account', `{"type": "service_account", ${'"private_key"'}: "${DASHES}BEGIN PRIVATE KEY${DASHES}\\n${fake(64, BASE64)}\\n"}`, 'gcp-service-account-key'],
+  [
+    'a Google service account',
+    `{"type": "service_account", ${'"private_key"'}: "${DASHES}BEGIN PRIVATE KEY${DASHES}\\n${fake(64, BASE64)}\\n"}`,
+    'gcp-service-account-key',
+  ],
   ['a Google OAuth client secret', `${'GOCSPX-'}${fake(28, URLSAFE)}`, 'google-oauth-client-secret'],
   ['a PKCS#8 private key', pemBlock('PRIVATE KEY'), 'private-key'],
   ['an RSA private key', pemBlock('RSA PRIVATE KEY'), 'private-key'],
@@ -254,11 +258,66 @@ const pick = <T>(items: readonly T[]): T => items[random(items.length)]!;
 const run = (length: number, alphabet: string): string => Array.from({ length }, () => alphabet[random(alphabet.length)]).join('');
 
 const WORDS = [
-  'function', 'return', 'const', 'margin', 'color', 'class', 'path', 'pattern', 'patch', 'secret', 'Secret', 'SECRET',
-  'aws', 'AWS', 'await', 'mailgun', 'MailGun', 'discord', 'discordapp', 'key', 'token', 'glob', 'global', 'gloas',
-  'label', 'skip', 'sk', 'hf', 'r8', 'SK', 'dapi', 'api', 'org', 'pat', 'live', 'us', 'BEGIN', 'PRIVATE', 'KEY',
-  'AccountKey', 'access_token', 'production', 'hooks', 'slack', 'com', 'eyJ', 'v1', 'dp', 'hvs', 'EAAA', 'Object',
-  'Math', 'NaN', 'private_key', 'secret_access_key', 'aws_secret_key', 'SecretAccessKey', 'cache', 'the', 'and',
+  'function',
+  'return',
+  'const',
+  'margin',
+  'color',
+  'class',
+  'path',
+  'pattern',
+  'patch',
+  'secret',
+  'Secret',
+  'SECRET',
+  'aws',
+  'AWS',
+  'await',
+  'mailgun',
+  'MailGun',
+  'discord',
+  'discordapp',
+  'key',
+  'token',
+  'glob',
+  'global',
+  'gloas',
+  'label',
+  'skip',
+  'sk',
+  'hf',
+  'r8',
+  'SK',
+  'dapi',
+  'api',
+  'org',
+  'pat',
+  'live',
+  'us',
+  'BEGIN',
+  'PRIVATE',
+  'KEY',
+  'AccountKey',
+  'access_token',
+  'production',
+  'hooks',
+  'slack',
+  'com',
+  'eyJ',
+  'v1',
+  'dp',
+  'hvs',
+  'EAAA',
+  'Object',
+  'Math',
+  'NaN',
+  'private_key',
+  'secret_access_key',
+  'aws_secret_key',
+  'SecretAccessKey',
+  'cache',
+  'the',
+  'and',
 ];
 // Non-Latin-1 characters whose low byte is a keyword character, and a few others.
 const ODD_CHARS = ['é', '日本', '😀', 'Ł', 'ſ', 'K', 'ı', ...'glsSKAkyp_-.'.split('').map((char) => String.fromCharCode(0x100 | char.charCodeAt(0)))];
@@ -291,9 +350,11 @@ function keywordOf(rule: (typeof SECRET_RULES)[number]): string {
     let char = word[i]!;
     if (char === '[') {
       const close = word.indexOf(']', i + 2);
-      const body = word.slice(i + 1, close).replace(/(.)-(.)/g, (_all, from: string, to: string) =>
-        Array.from({ length: to.charCodeAt(0) - from.charCodeAt(0) + 1 }, (_, k) => String.fromCharCode(from.charCodeAt(0) + k)).join(''),
-      );
+      const body = word
+        .slice(i + 1, close)
+        .replace(/(.)-(.)/g, (_all, from: string, to: string) =>
+          Array.from({ length: to.charCodeAt(0) - from.charCodeAt(0) + 1 }, (_, k) => String.fromCharCode(from.charCodeAt(0) + k)).join(''),
+        );
       char = pick([...body]);
       i = close;
     }

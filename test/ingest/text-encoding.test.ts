@@ -30,48 +30,124 @@ const binary = (head: number[], length = 8192, seed = 1): Uint8Array => Uint8Arr
 const ascii = (text: string): number[] => [...text].map((char) => char.charCodeAt(0));
 const be32 = (value: number): number[] => [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255];
 
-const PNG = binary([0x89, ...ascii('PNG\r\n\x1a\n'), ...be32(13), ...ascii('IHDR'), ...be32(640), ...be32(480), 8, 6, 0, 0, 0, ...be32(0x1234), ...be32(8000), ...ascii('IDAT')]);
+const PNG = binary([
+  0x89,
+  ...ascii('PNG\r\n\x1a\n'),
+  ...be32(13),
+  ...ascii('IHDR'),
+  ...be32(640),
+  ...be32(480),
+  8,
+  6,
+  0,
+  0,
+  0,
+  ...be32(0x1234),
+  ...be32(8000),
+  ...ascii('IDAT'),
+]);
 const JPEG = binary([0xff, 0xd8, 0xff, 0xe0, 0, 16, ...ascii('JFIF'), 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 0xff, 0xdb, 0, 0x43, 0]);
 // WebAssembly: magic, version, and a type section of small LEB128 numbers full of zeros.
 const WASM = Uint8Array.from([0, ...ascii('asm'), 1, 0, 0, 0, ...Array.from({ length: 2000 }, (_, i) => [1, 0x60, i % 3, 0x7f, 0][i % 5]!), ...noise(6000, 2)]);
 // TrueType: an offset table and table records, whose big-endian fields hold many zeros.
-const TTF = Uint8Array.from([0, 1, 0, 0, 0, 12, 0, 128, 0, 3, 0, 32, ...ascii('cmap'), ...be32(0x12345678), ...be32(204), ...be32(1000), ...ascii('glyf'), ...be32(0x9abcdef0), ...be32(1204), ...be32(5000), ...noise(8000, 3)]);
+const TTF = Uint8Array.from([
+  0,
+  1,
+  0,
+  0,
+  0,
+  12,
+  0,
+  128,
+  0,
+  3,
+  0,
+  32,
+  ...ascii('cmap'),
+  ...be32(0x12345678),
+  ...be32(204),
+  ...be32(1000),
+  ...ascii('glyf'),
+  ...be32(0x9abcdef0),
+  ...be32(1204),
+  ...be32(5000),
+  ...noise(8000, 3),
+]);
 const WOFF2 = binary([...ascii('wOF2'), 0, 1, 0, 0, ...be32(20000), 0, 12, 0, 0, ...be32(50000), ...be32(15000)]);
 const GZIP = binary([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]);
 // 16-bit PCM audio of a quiet signal: small samples, so zeros on both sides.
-const WAV = Uint8Array.from([...ascii('RIFF'), 0, 0x20, 0, 0, ...ascii('WAVEfmt '), 16, 0, 0, 0, 1, 0, 1, 0, 0x44, 0xac, 0, 0, 0x88, 0x58, 1, 0, 2, 0, 16, 0, ...ascii('data'), 0, 0x20, 0, 0, ...Array.from({ length: 8000 }, (_, i) => (i % 2 === 0 ? Math.round(8 * Math.sin(i / 20)) & 255 : Math.sin(i / 20) < 0 ? 255 : 0))]);
+const WAV = Uint8Array.from([
+  ...ascii('RIFF'),
+  0,
+  0x20,
+  0,
+  0,
+  ...ascii('WAVEfmt '),
+  16,
+  0,
+  0,
+  0,
+  1,
+  0,
+  1,
+  0,
+  0x44,
+  0xac,
+  0,
+  0,
+  0x88,
+  0x58,
+  1,
+  0,
+  2,
+  0,
+  16,
+  0,
+  ...ascii('data'),
+  0,
+  0x20,
+  0,
+  0,
+  ...Array.from({ length: 8000 }, (_, i) => (i % 2 === 0 ? Math.round(8 * Math.sin(i / 20)) & 255 : Math.sin(i / 20) < 0 ? 255 : 0)),
+]);
 
 const CONFIG = '# deploy settings\r\nregion = "eu-west-1"\r\nbucket = "my-site"\r\n';
 const CYRILLIC = 'Настройки развёртывания: регион и корзина.\n'.repeat(20);
 const CJK = '配置文件，请勿提交到公共仓库。\n'.repeat(20);
 
 describe('detectTextEncoding', () => {
-  it.each<[string, Uint8Array, string | undefined]>([
-    ['ASCII', encode(CONFIG), 'utf-8'],
-    ['UTF-8 with accents and emoji', encode('café 日本 😀\r\n'.repeat(100)), 'utf-8'],
-    ['UTF-8 with a byte-order mark', utf8Bom(CONFIG), 'utf-8'],
-    ['an empty file', new Uint8Array(), 'utf-8'],
-    ['UTF-16LE with a mark (PowerShell, Notepad "Unicode")', utf16(CONFIG, 'le'), 'utf-16le'],
-    ['UTF-16BE with a mark', utf16(CONFIG, 'be'), 'utf-16be'],
-    ['UTF-16LE without a mark', utf16(CONFIG, 'le', false), 'utf-16le'],
-    ['UTF-16BE without a mark', utf16(CONFIG, 'be', false), 'utf-16be'],
-    ['UTF-16LE Cyrillic prose without a mark', utf16(CYRILLIC, 'le', false), 'utf-16le'],
-    ['UTF-16BE Chinese prose without a mark', utf16(CJK, 'be', false), 'utf-16be'],
-    ['UTF-16LE with an odd byte at the end', Uint8Array.from([...utf16(CONFIG, 'le', false), 0x41]), 'utf-16le'],
-    ['UTF-32LE with a mark', utf32(CONFIG, 'le'), 'utf-32le'],
-    ['UTF-32BE with a mark', utf32(CONFIG, 'be'), 'utf-32be'],
-    // Random bytes after a mark read as rare CJK characters and get scanned, which costs a scan only.
-    ['a UTF-16 mark before control characters', Uint8Array.from([0xff, 0xfe, ...Array.from({ length: 4000 }, (_, i) => (i % 2 === 0 ? 1 + (i % 7) : 0))]), undefined],
-    ['a PNG image', PNG, undefined],
-    ['a JPEG image', JPEG, undefined],
-    ['a WebAssembly module', WASM, undefined],
-    ['a TrueType font', TTF, undefined],
-    ['a WOFF2 font', WOFF2, undefined],
-    ['gzip data', GZIP, undefined],
-    ['16-bit audio', WAV, undefined],
-    ['a single NUL byte', Uint8Array.from([0]), undefined],
-    ['a NUL in 8-bit text', Uint8Array.from([...encode('a = 1\n'.repeat(50)), 0, ...encode('b = 2\n')]), undefined],
-  ].map(([name, bytes, expected]) => [name, expected ?? 'binary', bytes, expected] as const))('reads %s as %s', (_name, _shown, bytes, expected) => {
+  it.each<[string, Uint8Array, string | undefined]>(
+    [
+      ['ASCII', encode(CONFIG), 'utf-8'],
+      ['UTF-8 with accents and emoji', encode('café 日本 😀\r\n'.repeat(100)), 'utf-8'],
+      ['UTF-8 with a byte-order mark', utf8Bom(CONFIG), 'utf-8'],
+      ['an empty file', new Uint8Array(), 'utf-8'],
+      ['UTF-16LE with a mark (PowerShell, Notepad "Unicode")', utf16(CONFIG, 'le'), 'utf-16le'],
+      ['UTF-16BE with a mark', utf16(CONFIG, 'be'), 'utf-16be'],
+      ['UTF-16LE without a mark', utf16(CONFIG, 'le', false), 'utf-16le'],
+      ['UTF-16BE without a mark', utf16(CONFIG, 'be', false), 'utf-16be'],
+      ['UTF-16LE Cyrillic prose without a mark', utf16(CYRILLIC, 'le', false), 'utf-16le'],
+      ['UTF-16BE Chinese prose without a mark', utf16(CJK, 'be', false), 'utf-16be'],
+      ['UTF-16LE with an odd byte at the end', Uint8Array.from([...utf16(CONFIG, 'le', false), 0x41]), 'utf-16le'],
+      ['UTF-32LE with a mark', utf32(CONFIG, 'le'), 'utf-32le'],
+      ['UTF-32BE with a mark', utf32(CONFIG, 'be'), 'utf-32be'],
+      // Random bytes after a mark read as rare CJK characters and get scanned, which costs a scan only.
+      [
+        'a UTF-16 mark before control characters',
+        Uint8Array.from([0xff, 0xfe, ...Array.from({ length: 4000 }, (_, i) => (i % 2 === 0 ? 1 + (i % 7) : 0))]),
+        undefined,
+      ],
+      ['a PNG image', PNG, undefined],
+      ['a JPEG image', JPEG, undefined],
+      ['a WebAssembly module', WASM, undefined],
+      ['a TrueType font', TTF, undefined],
+      ['a WOFF2 font', WOFF2, undefined],
+      ['gzip data', GZIP, undefined],
+      ['16-bit audio', WAV, undefined],
+      ['a single NUL byte', Uint8Array.from([0]), undefined],
+      ['a NUL in 8-bit text', Uint8Array.from([...encode('a = 1\n'.repeat(50)), 0, ...encode('b = 2\n')]), undefined],
+    ].map(([name, bytes, expected]) => [name, expected ?? 'binary', bytes, expected] as const),
+  )('reads %s as %s', (_name, _shown, bytes, expected) => {
     expect(detectTextEncoding(bytes)).toBe(expected);
   });
 });

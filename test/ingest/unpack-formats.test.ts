@@ -3,17 +3,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  emptyZip,
-  gzipOf,
-  jsonBody,
-  tarFromEntries,
-  tarGzWithTool,
-  tarWithTool,
-  writeTree,
-  zipFromEntries,
-  zipWithTool,
-} from '../fixtures/archives.js';
+import { emptyZip, gzipOf, jsonBody, tarFromEntries, tarGzWithTool, tarWithTool, writeTree, zipFromEntries, zipWithTool } from '../fixtures/archives.js';
 import { createIngestRig, expectError, expectOk, type IngestRig } from '../fixtures/ingest-pool.js';
 
 let rig: IngestRig;
@@ -127,7 +117,13 @@ describe('archive formats', () => {
   });
 
   it('does not strip the folder of a patch whose files share one', async () => {
-    const body = jsonBody(rig.file('body.json'), { patch: true, files: [{ path: 'blog/a.html', content: 'a' }, { path: 'blog/b.html', content: 'b' }] });
+    const body = jsonBody(rig.file('body.json'), {
+      patch: true,
+      files: [
+        { path: 'blog/a.html', content: 'a' },
+        { path: 'blog/b.html', content: 'b' },
+      ],
+    });
     const result = expectOk(await rig.unpack(body, { bodyKind: 'json' }));
     expect(byPath(result.files)).toEqual(['blog/a.html', 'blog/b.html']);
   });
@@ -198,7 +194,20 @@ describe('skip rules (SPEC 4.1 rule 5)', () => {
     '.DS_Store': 'ds',
     'img/Thumbs.db': 'db',
   };
-  const expected = ['.git/', 'node_modules/', 'packages/app/node_modules/', '.env', '.env.local', 'js/app.js.map', 'certs/server.pem', 'certs/server.key', '.htaccess', '.cache/', '.DS_Store', 'img/Thumbs.db'];
+  const expected = [
+    '.git/',
+    'node_modules/',
+    'packages/app/node_modules/',
+    '.env',
+    '.env.local',
+    'js/app.js.map',
+    'certs/server.pem',
+    'certs/server.key',
+    '.htaccess',
+    '.cache/',
+    '.DS_Store',
+    'img/Thumbs.db',
+  ];
 
   it.each([
     ['tar.gz', (dir: string) => tarGzWithTool(dir, rig.file('site.tgz'))],

@@ -20,7 +20,11 @@ describe('inline JSON schema (SPEC 4.2)', () => {
     ['files missing', { site: 'my-site' }, 'files is required.'],
     ['files not an array', { files: { 'index.html': 'x' } }, 'files must be an array.'],
     ['a file without a path', { files: [index, { content: 'x' }] }, 'files[1].path is required.'],
-    ['a file without content', { files: [{ path: 'a.html' }] }, 'files[0] needs either "content", or "sha256" and "size" (for content the site already has), not both.'],
+    [
+      'a file without content',
+      { files: [{ path: 'a.html' }] },
+      'files[0] needs either "content", or "sha256" and "size" (for content the site already has), not both.',
+    ],
     ['content that is not a string', { files: [index, { path: 'a', content: 12 }] }, 'files[1].content must be a string.'],
     ['an unknown encoding', { files: [index, index, { path: 'b', content: 'x', encoding: 'hex' }] }, 'files[2].encoding must be "utf8" or "base64".'],
     ['an unknown field in a file', { files: [{ ...index, mode: 644 }] }, 'files[0].mode is not an allowed field.'],
@@ -53,7 +57,9 @@ describe('inline JSON schema (SPEC 4.2)', () => {
   });
 
   it('refuses a path both sent and deleted', async () => {
-    expect((await jsonError({ patch: true, files: [{ path: 'a.html', content: 'x' }], deleted: ['./a.html'] })).message).toContain('"a.html" is both in files and in deleted');
+    expect((await jsonError({ patch: true, files: [{ path: 'a.html', content: 'x' }], deleted: ['./a.html'] })).message).toContain(
+      '"a.html" is both in files and in deleted',
+    );
   });
 
   it('refuses an unsafe file path, naming it', async () => {

@@ -65,7 +65,12 @@ describe('tier limits (SPEC 8), counted while streaming', () => {
   });
 
   it('applies the limits to inline JSON', async () => {
-    const big = jsonBody(rig.file('big.json'), { files: [{ path: 'index.html', content: PAGE }, { path: 'big.txt', content: 'x'.repeat(1 * MB + 1) }] });
+    const big = jsonBody(rig.file('big.json'), {
+      files: [
+        { path: 'index.html', content: PAGE },
+        { path: 'big.txt', content: 'x'.repeat(1 * MB + 1) },
+      ],
+    });
     expect(expectError(await rig.unpack(big, { bodyKind: 'json', limits }))).toMatchObject({ code: 'too_large', details: { file: 'big.txt' } });
     const many = jsonBody(rig.file('many.json'), { files: Array.from({ length: 6 }, (_, i) => ({ path: `p${i}.html`, content: PAGE })) });
     expect(expectError(await rig.unpack(many, { bodyKind: 'json', limits })).code).toBe('too_large');
@@ -122,10 +127,10 @@ describe('bombs', () => {
   });
 
   it('stops many entries that each stay under the file limit at the site limit', async () => {
-    const zip = await zipFromEntries(
-      rig.file('wide.zip'),
-      [{ name: 'index.html', data: Buffer.from(PAGE) }, ...Array.from({ length: 4 }, (_, i) => ({ name: `z${i}.bin`, zeros: 1 * MB - 1 }))],
-    );
+    const zip = await zipFromEntries(rig.file('wide.zip'), [
+      { name: 'index.html', data: Buffer.from(PAGE) },
+      ...Array.from({ length: 4 }, (_, i) => ({ name: `z${i}.bin`, zeros: 1 * MB - 1 })),
+    ]);
     const error = expectError(await rig.unpack(zip, { limits }));
     expect(error.code).toBe('too_large');
     expect(error.message).toContain('per-site limit');

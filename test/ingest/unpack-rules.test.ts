@@ -102,7 +102,14 @@ describe('entries that fail the whole deploy (SPEC 4.1 rule 4)', () => {
   });
 
   it('rejects the same path twice in a tar', async () => {
-    const error = expectError(await rig.unpack(await tarWith([{ name: 'a.html', content: '1' }, { name: './a.html', content: '2' }])));
+    const error = expectError(
+      await rig.unpack(
+        await tarWith([
+          { name: 'a.html', content: '1' },
+          { name: './a.html', content: '2' },
+        ]),
+      ),
+    );
     expect(error).toMatchObject({ code: 'bad_request', details: { file: 'a.html' } });
     expect(error.message).toContain('"a.html" appears more than once');
   });
@@ -121,12 +128,25 @@ describe('entries that fail the whole deploy (SPEC 4.1 rule 4)', () => {
   });
 
   it('rejects case duplicates in inline JSON', async () => {
-    const body = jsonBody(rig.file('body.json'), { files: [{ path: 'index.html', content: PAGE }, { path: 'IMG/a.png', content: '' }, { path: 'img/A.PNG', content: '' }] });
+    const body = jsonBody(rig.file('body.json'), {
+      files: [
+        { path: 'index.html', content: PAGE },
+        { path: 'IMG/a.png', content: '' },
+        { path: 'img/A.PNG', content: '' },
+      ],
+    });
     expect(expectError(await rig.unpack(body, { bodyKind: 'json' })).message).toMatch(/differ only in letter case/);
   });
 
   it('rejects a path that is both a file and a folder', async () => {
-    const error = expectError(await rig.unpack(await tarWith([{ name: 'docs', content: 'x' }, { name: 'docs/a.html', content: 'y' }])));
+    const error = expectError(
+      await rig.unpack(
+        await tarWith([
+          { name: 'docs', content: 'x' },
+          { name: 'docs/a.html', content: 'y' },
+        ]),
+      ),
+    );
     expect(error).toMatchObject({ code: 'bad_request', details: { file: 'docs', other: 'docs/a.html' } });
   });
 
@@ -167,7 +187,11 @@ describe('zip entries whose local header disagrees with the central directory', 
     const { execFileSync } = await import('node:child_process');
     writeFileSync(zip, execFileSync('sh', ['-c', 'zip -q - index.html about.html | cat'], { cwd: dir }));
     expect(readFileSync(zip).readUInt16LE(6) & 0x8).toBe(0x8);
-    expect(expectOk(await rig.unpack(zip)).files.map((file) => file.path).sort()).toEqual(['about.html', 'index.html']);
+    expect(
+      expectOk(await rig.unpack(zip))
+        .files.map((file) => file.path)
+        .sort(),
+    ).toEqual(['about.html', 'index.html']);
   });
 });
 
@@ -204,7 +228,12 @@ describe('leak guard (SPEC 4.1 rule 6)', () => {
   it('refuses a secret in base64 inline content once decoded', async () => {
     const key = awsKeyId();
     const content = Buffer.from(`a\nb\nc\nkey=${key}\n`).toString('base64');
-    const body = jsonBody(rig.file('body.json'), { files: [{ path: 'index.html', content: PAGE }, { path: 'env.txt', content, encoding: 'base64' }] });
+    const body = jsonBody(rig.file('body.json'), {
+      files: [
+        { path: 'index.html', content: PAGE },
+        { path: 'env.txt', content, encoding: 'base64' },
+      ],
+    });
     const result = await rig.unpack(body, { bodyKind: 'json' });
     expect(expectError(result)).toMatchObject({ code: 'blocked_secret', details: { file: 'env.txt', line: 4 } });
     expect(JSON.stringify(result)).not.toContain(key);
@@ -218,7 +247,9 @@ describe('leak guard (SPEC 4.1 rule 6)', () => {
 
   it('publishes placeholders and public browser keys', async () => {
     const dir = rig.file('site');
-    writeTree(dir, { 'index.html': `${PAGE}<script>var stripe = "pk_live_${randomChars(24, 'abcdefghijklmnopqrstuvwxyz0123456789')}";\nvar demo = "sk_live_xxxxxxxxxxxxxxxxxxxxxxxxxxxx";</script>` });
+    writeTree(dir, {
+      'index.html': `${PAGE}<script>var stripe = "pk_live_${randomChars(24, 'abcdefghijklmnopqrstuvwxyz0123456789')}";\nvar demo = "sk_live_xxxxxxxxxxxxxxxxxxxxxxxxxxxx";</script>`,
+    });
     expectOk(await rig.unpack(tarGzWithTool(dir, rig.file('site.tgz'))));
   });
 });
@@ -247,8 +278,16 @@ describe('executables (SPEC 4.1 rule 7)', () => {
   });
 
   it('blocks an executable in inline JSON', async () => {
-    const body = jsonBody(rig.file('body.json'), { files: [{ path: 'index.html', content: PAGE }, { path: 'a.bin', content: ELF.toString('base64'), encoding: 'base64' }] });
-    expect(expectError(await rig.unpack(body, { bodyKind: 'json', blockExecutables: true }))).toMatchObject({ code: 'bad_request', details: { file: 'a.bin' } });
+    const body = jsonBody(rig.file('body.json'), {
+      files: [
+        { path: 'index.html', content: PAGE },
+        { path: 'a.bin', content: ELF.toString('base64'), encoding: 'base64' },
+      ],
+    });
+    expect(expectError(await rig.unpack(body, { bodyKind: 'json', blockExecutables: true }))).toMatchObject({
+      code: 'bad_request',
+      details: { file: 'a.bin' },
+    });
   });
 
   it('blocks an executable in a zip', async () => {

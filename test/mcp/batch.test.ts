@@ -3,7 +3,12 @@ import { allowsBatches, judgeBatch } from '../../src/mcp/batch.js';
 
 const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
 const note = { jsonrpc: '2.0', method: 'notifications/initialized' };
-const initialize = (protocolVersion: unknown) => ({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+const initialize = (protocolVersion: unknown) => ({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+});
 const claiming = (revision: unknown) => ({ ...call(9), params: { _meta: { 'io.modelcontextprotocol/protocolVersion': revision } } });
 
 describe('allowsBatches', () => {
@@ -37,7 +42,13 @@ describe('judgeBatch', () => {
     ['a member claiming 2026-07-28 without a header', [call(1), claiming('2026-07-28')], undefined, 20, /not supported in protocol revision 2026-07-28/],
     ['a member claiming 2026-07-28 under a 2025-03-26 header', [claiming('2026-07-28')], '2025-03-26', 20, /not supported in protocol revision 2026-07-28/],
     ['a malformed claim', [claiming(20260728)], undefined, 20, /not supported in the protocol revision named/],
-    ['a header that is no revision is not echoed', [call(1)], '<script>'.repeat(50), 20, /^JSON-RPC batching is not supported in the protocol revision named \(only/],
+    [
+      'a header that is no revision is not echoed',
+      [call(1)],
+      '<script>'.repeat(50),
+      20,
+      /^JSON-RPC batching is not supported in the protocol revision named \(only/,
+    ],
     ['an empty header', [call(1)], '', 20, /not supported in the protocol revision named/],
     ['an initialize naming 2025-11-25', [initialize('2025-11-25'), call(1)], undefined, 20, /not supported in protocol revision 2025-11-25/],
     ['an initialize naming 2025-03-26, alone', [initialize('2025-03-26')], undefined, 20, /^initialize must not be part of a JSON-RPC batch/],

@@ -30,7 +30,9 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 async function inspector(...args: string[]): Promise<any> {
-  const { stdout } = await run(bin('mcp-inspector'), ['--cli', url, '--transport', 'http', '--header', `Authorization: Bearer ${owner.token}`, ...args], { timeout: 60_000 });
+  const { stdout } = await run(bin('mcp-inspector'), ['--cli', url, '--transport', 'http', '--header', `Authorization: Bearer ${owner.token}`, ...args], {
+    timeout: 60_000,
+  });
   return JSON.parse(stdout.slice(stdout.indexOf('{')));
 }
 
@@ -42,7 +44,14 @@ describe('MCP Inspector CLI', () => {
   });
 
   it('deploys a site and reads it back', async () => {
-    const deployed = await inspector('--method', 'tools/call', '--tool-name', 'deploy_site', '--tool-arg', `files=${JSON.stringify([{ path: 'index.html', content: '<h1>From the Inspector</h1>' }])}`);
+    const deployed = await inspector(
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'deploy_site',
+      '--tool-arg',
+      `files=${JSON.stringify([{ path: 'index.html', content: '<h1>From the Inspector</h1>' }])}`,
+    );
     expect(deployed.isError).toBeFalsy();
     const name = deployed.structuredContent.site.name as string;
     const file = await inspector('--method', 'tools/call', '--tool-name', 'read_file', '--tool-arg', `site=${name}`, '--tool-arg', 'path=index.html');
@@ -58,10 +67,13 @@ describe('MCP conformance suite (server scenarios)', () => {
     // The suite connects without credentials; this loopback hop adds the API token and leaves
     // everything else (Host, Origin) as the suite sent it.
     proxy = createServer((req, res) => {
-      const upstream = httpRequest({ host: '127.0.0.1', port: server.port, method: req.method, path: req.url, headers: { ...req.headers, authorization: `Bearer ${owner.token}` } }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = httpRequest(
+        { host: '127.0.0.1', port: server.port, method: req.method, path: req.url, headers: { ...req.headers, authorization: `Bearer ${owner.token}` } },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.on('error', () => {
         res.writeHead(502);
         res.end();
@@ -77,7 +89,9 @@ describe('MCP conformance suite (server scenarios)', () => {
   });
 
   it('passes every scenario that applies (initialize, ping, tools/list, DNS rebinding protection)', async () => {
-    const outcome = await run(bin('conformance'), ['server', '--url', `http://127.0.0.1:${proxyPort}/mcp`, '--expected-failures', BASELINE], { timeout: 120_000 }).then(
+    const outcome = await run(bin('conformance'), ['server', '--url', `http://127.0.0.1:${proxyPort}/mcp`, '--expected-failures', BASELINE], {
+      timeout: 120_000,
+    }).then(
       (ok) => ({ code: 0, out: ok.stdout }),
       (err: { code?: number; stdout?: string }) => ({ code: err.code ?? 1, out: err.stdout ?? '' }),
     );

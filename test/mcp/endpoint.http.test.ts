@@ -33,7 +33,9 @@ describe('authentication', () => {
     for (const token of ['pl_nope', 'pla_nope', 'st_nope', 'garbage']) {
       const res = await rpc(server, { token, body: INITIALIZE });
       expect(res.status, token).toBe(401);
-      expect(res.headers['www-authenticate'], token).toMatch(/^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="http:\/\/mcp\.localhost:\d+\/\.well-known\/oauth-protected-resource\/mcp"/);
+      expect(res.headers['www-authenticate'], token).toMatch(
+        /^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="http:\/\/mcp\.localhost:\d+\/\.well-known\/oauth-protected-resource\/mcp"/,
+      );
     }
   });
 
@@ -44,7 +46,12 @@ describe('authentication', () => {
     const res = await rpc(server, { method: 'GET', path });
     expect(res.status).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe('*');
-    expect(res.json).toMatchObject({ resource: `${mcp}${resource}`, authorization_servers: [server.appUrl], scopes_supported: ['sites'], bearer_methods_supported: ['header'] });
+    expect(res.json).toMatchObject({
+      resource: `${mcp}${resource}`,
+      authorization_servers: [server.appUrl],
+      scopes_supported: ['sites'],
+      bearer_methods_supported: ['header'],
+    });
   });
 });
 
@@ -58,7 +65,11 @@ describe('transport', () => {
       expect(res.json.result).toMatchObject({ protocolVersion: '2025-11-25', serverInfo: { name: 'plinth' }, capabilities: { tools: {} } });
     }
     // No initialize first: every request stands alone.
-    const list = await rpc(server, { token: owner.token, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers: { 'mcp-protocol-version': '2025-11-25' } });
+    const list = await rpc(server, {
+      token: owner.token,
+      body: { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      headers: { 'mcp-protocol-version': '2025-11-25' },
+    });
     expect(list.status).toBe(200);
     expect(list.json.result.tools).toHaveLength(13);
     const note = await rpc(server, { token: owner.token, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
@@ -78,7 +89,14 @@ describe('transport', () => {
   });
 
   it('answers CORS preflights without a token', async () => {
-    const res = await rpc(server, { method: 'OPTIONS', headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version' } });
+    const res = await rpc(server, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://localhost:6274',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
+      },
+    });
     expect(res.status).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe('http://localhost:6274');
     for (const header of ['authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-session-id', 'mcp-method', 'mcp-name']) {
@@ -102,11 +120,25 @@ describe('transport', () => {
     const res = await rpc(server, { token: owner.token, headers: { 'content-type': 'application/json' }, body: undefined, method: 'POST' });
     expect(res.status).toBe(400);
     const broken = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port: server.port, method: 'POST', path: '/mcp', headers: { host: 'mcp.localhost', authorization: `Bearer ${owner.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      });
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          method: 'POST',
+          path: '/mcp',
+          headers: {
+            host: 'mcp.localhost',
+            authorization: `Bearer ${owner.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
       req.on('error', reject);
       req.end('{"jsonrpc": "2.0", "id": 1, "method": ');
     });
@@ -117,7 +149,19 @@ describe('transport', () => {
   it('refuses a Content-Length over 40 MB with 413 as a JSON-RPC error', async () => {
     const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = httpRequest(
-        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/mcp', headers: { host: 'mcp.localhost', authorization: `Bearer ${owner.token}`, 'content-type': 'application/json', 'content-length': String(200 * 1024 * 1024) }, agent: false },
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          method: 'POST',
+          path: '/mcp',
+          headers: {
+            host: 'mcp.localhost',
+            authorization: `Bearer ${owner.token}`,
+            'content-type': 'application/json',
+            'content-length': String(200 * 1024 * 1024),
+          },
+          agent: false,
+        },
         (res) => {
           let text = '';
           res.on('data', (chunk: Buffer) => (text += chunk.toString()));

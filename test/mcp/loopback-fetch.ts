@@ -27,7 +27,14 @@ export const loopbackFetch: typeof fetch = async (input, init) => {
   if (body) outgoing['content-length'] = String(body.byteLength);
   return new Promise<Response>((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port: Number(url.port || 80), method: init?.method ?? request?.method ?? 'GET', path: `${url.pathname}${url.search}`, headers: outgoing, agent: false },
+      {
+        host: '127.0.0.1',
+        port: Number(url.port || 80),
+        method: init?.method ?? request?.method ?? 'GET',
+        path: `${url.pathname}${url.search}`,
+        headers: outgoing,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -29,7 +29,10 @@ export function textOf(result: CallToolResult | Record<string, unknown>): string
 }
 
 /** A raw JSON-RPC POST to the MCP host, for what clients normally hide (status codes, headers). */
-export function rpc(server: TestServer, options: { path?: string; token?: string; body?: unknown; headers?: Record<string, string>; method?: string } = {}): Promise<TestResponse & { json: any }> {
+export function rpc(
+  server: TestServer,
+  options: { path?: string; token?: string; body?: unknown; headers?: Record<string, string>; method?: string } = {},
+): Promise<TestResponse & { json: any }> {
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   return request({
     port: server.port,

@@ -55,10 +55,16 @@ describe('protocol revision 2026-07-28', () => {
         await client.callTool({ name: 'deploy_site', arguments: { files: [{ path: 'index.html', content: '<h1>modern</h1>' }] } }),
       );
       const patched = structured<{ revision: { number: number } }>(
-        await client.callTool({ name: 'deploy_site', arguments: { site: created.site.name, base_revision: created.revision.id, patch: true, files: [{ path: 'a.html', content: 'a' }] } }),
+        await client.callTool({
+          name: 'deploy_site',
+          arguments: { site: created.site.name, base_revision: created.revision.id, patch: true, files: [{ path: 'a.html', content: 'a' }] },
+        }),
       );
       expect(patched.revision.number).toBe(2);
-      const stale = await client.callTool({ name: 'deploy_site', arguments: { site: created.site.name, base_revision: created.revision.id, files: [{ path: 'index.html', content: 'x' }] } });
+      const stale = await client.callTool({
+        name: 'deploy_site',
+        arguments: { site: created.site.name, base_revision: created.revision.id, files: [{ path: 'index.html', content: 'x' }] },
+      });
       expect(stale.isError).toBe(true);
       expect(text(stale)).toMatch(/^conflict: /);
     } finally {
@@ -71,7 +77,15 @@ describe('protocol revision 2026-07-28', () => {
     try {
       const big = Buffer.alloc(2 * MB, 9).toString('base64');
       const result = structured<{ revision: { files: number } }>(
-        await client.callTool({ name: 'deploy_site', arguments: { files: [{ path: 'index.html', content: '<h1>big</h1>' }, { path: 'big.bin', content: big, encoding: 'base64' }] } }),
+        await client.callTool({
+          name: 'deploy_site',
+          arguments: {
+            files: [
+              { path: 'index.html', content: '<h1>big</h1>' },
+              { path: 'big.bin', content: big, encoding: 'base64' },
+            ],
+          },
+        }),
       );
       expect(result.revision.files).toBe(2);
     } finally {

@@ -60,7 +60,13 @@ class TestProvider implements OAuthClientProvider {
     return `http://127.0.0.1:${callbackPort}/callback`;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Test MCP App', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Test MCP App',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   state(): string {
     return this.stateValue;
@@ -96,7 +102,11 @@ describe('the MCP SDK client connects with OAuth', () => {
 
   it('discovers the authorization server from the 401, registers, and is sent to the consent page', async () => {
     mcpUrl = new URL(`http://mcp.localhost:${server.port}/mcp`);
-    const unauthorized = await loopbackFetch(mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    const unauthorized = await loopbackFetch(mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    });
     expect(unauthorized.status).toBe(401);
     const { resourceMetadataUrl } = extractWWWAuthenticateParams(unauthorized);
     expect(resourceMetadataUrl?.href).toBe(`http://mcp.localhost:${server.port}/.well-known/oauth-protected-resource/mcp`);
@@ -173,7 +183,11 @@ describe('the MCP SDK client connects with OAuth', () => {
 
     const refused = await rpc(server, { token: provider.saved!.access_token, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(refused.status).toBe(401);
-    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: String(provider.information!.client_id) });
+    const form = new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: provider.saved!.refresh_token!,
+      client_id: String(provider.information!.client_id),
+    });
     const refresh = await loopbackFetch(`${server.appUrl}/oauth/token`, { method: 'POST', body: form });
     expect(refresh.status).toBe(400);
     expect(await refresh.json()).toMatchObject({ error: 'invalid_grant' });

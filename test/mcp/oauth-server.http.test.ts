@@ -29,7 +29,11 @@ beforeAll(async () => {
   const issuer = new URL(server.appUrl);
   as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...options, algorithm: 'oauth2' }));
   const registered = await oauth.processDynamicClientRegistrationResponse(
-    await oauth.dynamicClientRegistrationRequest(as, { redirect_uris: [redirectUri], client_name: 'oauth4webapi', token_endpoint_auth_method: 'none' }, options),
+    await oauth.dynamicClientRegistrationRequest(
+      as,
+      { redirect_uris: [redirectUri], client_name: 'oauth4webapi', token_endpoint_auth_method: 'none' },
+      options,
+    ),
   );
   client = { client_id: registered.client_id, token_endpoint_auth_method: 'none' };
 });
@@ -63,7 +67,10 @@ async function authorize(extra: Record<string, string> = {}): Promise<{ code: UR
 }
 
 async function exchange(code: URLSearchParams, verifier: string, resource = `${mcp}/mcp`) {
-  const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), code, redirectUri, verifier, { ...options, additionalParameters: { resource } });
+  const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), code, redirectUri, verifier, {
+    ...options,
+    additionalParameters: { resource },
+  });
   return oauth.processAuthorizationCodeResponse(as, client, response);
 }
 
@@ -116,7 +123,10 @@ describe('discovery', () => {
 describe('cross-origin programs', () => {
   it('answers CORS preflights and sets no cookie on the endpoints programs call', async () => {
     for (const path of ['/oauth/token', '/oauth/register', '/oauth/revoke', '/.well-known/oauth-authorization-server']) {
-      const preflight = await loopbackFetch(`${server.appUrl}${path}`, { method: 'OPTIONS', headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST' } });
+      const preflight = await loopbackFetch(`${server.appUrl}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST' },
+      });
       expect(preflight.status, path).toBe(204);
       expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
     }
@@ -131,11 +141,19 @@ describe('cross-origin programs', () => {
 
 describe('registration', () => {
   it('registers public clients only, and only https or loopback redirect URIs', async () => {
-    const plain = await loopbackFetch(`${server.appUrl}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://example.com/cb'] }) });
+    const plain = await loopbackFetch(`${server.appUrl}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: ['http://example.com/cb'] }),
+    });
     expect(plain.status).toBe(400);
     expect(await plain.json()).toMatchObject({ error: 'invalid_redirect_uri' });
     const secretAsked = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(as, { redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'client_secret_basic' }, options),
+      await oauth.dynamicClientRegistrationRequest(
+        as,
+        { redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'client_secret_basic' },
+        options,
+      ),
     );
     expect(secretAsked.token_endpoint_auth_method).toBe('none');
     expect(secretAsked.client_secret).toBeUndefined();
@@ -221,14 +239,20 @@ describe('the code flow', () => {
 
   it('shows the person an error, not a redirect, for an unregistered redirect URI; loopback ports may differ', async () => {
     const verifier = oauth.generateRandomCodeVerifier();
-    const base = { response_type: 'code', client_id: client.client_id, state: 's', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+    const base = {
+      response_type: 'code',
+      client_id: client.client_id,
+      state: 's',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    };
     const foreign = await person.get(`/oauth/authorize?${new URLSearchParams({ ...base, redirect_uri: 'https://evil.example/cb' })}`);
     expect(foreign.status).toBe(400);
     expect(foreign.headers.location).toBeUndefined();
     expect(foreign.text).toContain('did not register');
     const otherPort = await person.get(`/oauth/authorize?${new URLSearchParams({ ...base, redirect_uri: 'http://127.0.0.1:9999/callback' })}`);
     expect(otherPort.status).toBe(200);
-    expect(otherPort.headers['content-security-policy']).toContain('form-action \'self\' http://127.0.0.1:9999');
+    expect(otherPort.headers['content-security-policy']).toContain("form-action 'self' http://127.0.0.1:9999");
     const noPkce = await person.get(`/oauth/authorize?${new URLSearchParams({ ...base, redirect_uri: redirectUri, code_challenge_method: 'plain' })}`);
     expect(noPkce.status).toBe(303);
     expect(new URL(String(noPkce.headers.location)).searchParams.get('error')).toBe('invalid_request');
@@ -242,7 +266,9 @@ describe('tokens over time', () => {
     clock.offsetMs += 3600_000 + 1000;
     const expired = await rpc(server, { token: tokens.access_token, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(expired.status).toBe(401);
-    expect(expired.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token".*resource_metadata="http:\/\/mcp\.localhost:\d+\/\.well-known\/oauth-protected-resource\/mcp"/);
+    expect(expired.headers['www-authenticate']).toMatch(
+      /^Bearer error="invalid_token".*resource_metadata="http:\/\/mcp\.localhost:\d+\/\.well-known\/oauth-protected-resource\/mcp"/,
+    );
     const renewed = await refresh(tokens.refresh_token!);
     expect(await mcpStatus(renewed.access_token)).toBe(200);
   });

@@ -37,7 +37,21 @@ describe('tool listing', () => {
   it('lists every tool with a title, description, schemas and annotations', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ['delete_site', 'deploy_site', 'get_account', 'get_site', 'invite_member', 'list_files', 'list_members', 'list_revisions', 'list_sites', 'read_file', 'remove_member', 'rename_site', 'rollback_site'].sort(),
+      [
+        'delete_site',
+        'deploy_site',
+        'get_account',
+        'get_site',
+        'invite_member',
+        'list_files',
+        'list_members',
+        'list_revisions',
+        'list_sites',
+        'read_file',
+        'remove_member',
+        'rename_site',
+        'rollback_site',
+      ].sort(),
     );
     for (const tool of tools) {
       expect(tool.title, tool.name).toBeTruthy();
@@ -66,8 +80,18 @@ describe('sites through MCP', () => {
   let first: string;
 
   it('deploys a new site into the account and returns the same JSON as text', async () => {
-    const result = await deploy({ files: [{ path: 'index.html', content: page('Home') }, { path: 'about.html', content: page('About') }, { path: 'logo.png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]).toString('base64'), encoding: 'base64' }] });
-    const view = structured<{ site: { name: string; url: string; claimed: boolean }; revision: { id: string; number: number; files: number }; agent_message: string }>(result);
+    const result = await deploy({
+      files: [
+        { path: 'index.html', content: page('Home') },
+        { path: 'about.html', content: page('About') },
+        { path: 'logo.png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]).toString('base64'), encoding: 'base64' },
+      ],
+    });
+    const view = structured<{
+      site: { name: string; url: string; claimed: boolean };
+      revision: { id: string; number: number; files: number };
+      agent_message: string;
+    }>(result);
     expect(view.site.claimed).toBe(true);
     expect(view.revision).toMatchObject({ number: 1, files: 3 });
     expect(JSON.parse(textOf(result))).toEqual(view);
@@ -76,17 +100,31 @@ describe('sites through MCP', () => {
   });
 
   it('reads the account, the site list and the site', async () => {
-    expect(structured(await client.callTool({ name: 'get_account', arguments: {} }))).toMatchObject({ email: owner.account.email, plan: 'builder', sites_used: 1 });
-    const list = structured<{ sites: Array<{ name: string }>; next_cursor: string | null }>(await client.callTool({ name: 'list_sites', arguments: { limit: 10 } }));
+    expect(structured(await client.callTool({ name: 'get_account', arguments: {} }))).toMatchObject({
+      email: owner.account.email,
+      plan: 'builder',
+      sites_used: 1,
+    });
+    const list = structured<{ sites: Array<{ name: string }>; next_cursor: string | null }>(
+      await client.callTool({ name: 'list_sites', arguments: { limit: 10 } }),
+    );
     expect(list.sites.map((site) => site.name)).toContain(name);
-    expect(structured(await client.callTool({ name: 'get_site', arguments: { site: name } }))).toMatchObject({ name, role: 'owner', live_revision: { id: first, number: 1 } });
+    expect(structured(await client.callTool({ name: 'get_site', arguments: { site: name } }))).toMatchObject({
+      name,
+      role: 'owner',
+      live_revision: { id: first, number: 1 },
+    });
   });
 
   it('lists and reads files, text as utf8 and binary as base64', async () => {
     const files = structured<{ revision: string; files: Array<{ path: string }> }>(await client.callTool({ name: 'list_files', arguments: { site: name } }));
     expect(files.revision).toBe(first);
     expect(files.files.map((file) => file.path)).toEqual(['about.html', 'index.html', 'logo.png']);
-    expect(structured(await client.callTool({ name: 'read_file', arguments: { site: name, path: 'about.html' } }))).toMatchObject({ encoding: 'utf8', content: page('About'), revision: first });
+    expect(structured(await client.callTool({ name: 'read_file', arguments: { site: name, path: 'about.html' } }))).toMatchObject({
+      encoding: 'utf8',
+      content: page('About'),
+      revision: first,
+    });
     expect(structured(await client.callTool({ name: 'read_file', arguments: { site: name, path: 'logo.png' } }))).toMatchObject({
       encoding: 'base64',
       content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]).toString('base64'),
@@ -97,12 +135,20 @@ describe('sites through MCP', () => {
   });
 
   it('applies a patch deploy on top of the live revision', async () => {
-    const result = await deploy({ site: name, base_revision: first, patch: true, files: [{ path: 'contact.html', content: page('Contact') }], deleted: ['about.html'] });
+    const result = await deploy({
+      site: name,
+      base_revision: first,
+      patch: true,
+      files: [{ path: 'contact.html', content: page('Contact') }],
+      deleted: ['about.html'],
+    });
     const view = structured<{ revision: { id: string; number: number; files: number } }>(result);
     expect(view.revision).toMatchObject({ number: 2, files: 3 });
     const files = structured<{ files: Array<{ path: string }> }>(await client.callTool({ name: 'list_files', arguments: { site: name } }));
     expect(files.files.map((file) => file.path)).toEqual(['contact.html', 'index.html', 'logo.png']);
-    const revisions = structured<{ revisions: Array<{ number: number; kind: string }> }>(await client.callTool({ name: 'list_revisions', arguments: { site: name } }));
+    const revisions = structured<{ revisions: Array<{ number: number; kind: string }> }>(
+      await client.callTool({ name: 'list_revisions', arguments: { site: name } }),
+    );
     expect(revisions.revisions.map((revision) => [revision.number, revision.kind])).toEqual([
       [2, 'patch'],
       [1, 'deploy'],
@@ -111,16 +157,36 @@ describe('sites through MCP', () => {
 
   it('redeploys sending only what changed: unchanged files by sha256 and size from list_files', async () => {
     const created = structured<{ site: { name: string }; revision: { id: string } }>(
-      await deploy({ files: [{ path: 'index.html', content: page('Digest') }, { path: 'big.html', content: page('x'.repeat(50_000)) }] }),
+      await deploy({
+        files: [
+          { path: 'index.html', content: page('Digest') },
+          { path: 'big.html', content: page('x'.repeat(50_000)) },
+        ],
+      }),
     );
-    const listed = structured<{ files: Array<{ path: string; sha256: string; size: number }> }>(await client.callTool({ name: 'list_files', arguments: { site: created.site.name } }));
+    const listed = structured<{ files: Array<{ path: string; sha256: string; size: number }> }>(
+      await client.callTool({ name: 'list_files', arguments: { site: created.site.name } }),
+    );
     const unchanged = listed.files.filter((file) => file.path === 'big.html').map(({ path, sha256, size }) => ({ path, sha256, size }));
-    const result = await deploy({ site: created.site.name, base_revision: created.revision.id, files: [{ path: 'index.html', content: page('Digest v2') }, ...unchanged] });
+    const result = await deploy({
+      site: created.site.name,
+      base_revision: created.revision.id,
+      files: [{ path: 'index.html', content: page('Digest v2') }, ...unchanged],
+    });
     expect(result.isError, textOf(result)).toBeFalsy();
-    const after = structured<{ files: Array<{ path: string; sha256: string }> }>(await client.callTool({ name: 'list_files', arguments: { site: created.site.name } }));
+    const after = structured<{ files: Array<{ path: string; sha256: string }> }>(
+      await client.callTool({ name: 'list_files', arguments: { site: created.site.name } }),
+    );
     expect(after.files.find((file) => file.path === 'big.html')?.sha256).toBe(unchanged[0]!.sha256);
     // Content the site never had cannot be sent by reference.
-    const missing = await deploy({ site: created.site.name, base_revision: structured<{ revision: { id: string } }>(result).revision.id, files: [{ path: 'index.html', content: 'x' }, { path: 'other.html', sha256: 'c'.repeat(64), size: 10 }] });
+    const missing = await deploy({
+      site: created.site.name,
+      base_revision: structured<{ revision: { id: string } }>(result).revision.id,
+      files: [
+        { path: 'index.html', content: 'x' },
+        { path: 'other.html', sha256: 'c'.repeat(64), size: 10 },
+      ],
+    });
     expect(missing.isError).toBe(true);
     expect(textOf(missing)).toContain('other.html');
   });
@@ -137,7 +203,12 @@ describe('sites through MCP', () => {
   it('refuses a file with a secret key, naming the file and line', async () => {
     const live = structured<{ live_revision: { id: string } }>(await client.callTool({ name: 'get_site', arguments: { site: name } }));
     const key = ['AKIA', 'Z7QW3ERT5YUI8OPL'].join('');
-    const result = await deploy({ site: name, base_revision: live.live_revision.id, patch: true, files: [{ path: 'js/config.js', content: `// settings\nconst region = "eu";\nconst id = "${key}";\n` }] });
+    const result = await deploy({
+      site: name,
+      base_revision: live.live_revision.id,
+      patch: true,
+      files: [{ path: 'js/config.js', content: `// settings\nconst region = "eu";\nconst id = "${key}";\n` }],
+    });
     expect(result.isError).toBe(true);
     const text = textOf(result);
     expect(text).toMatch(/^blocked_secret: /);
@@ -154,13 +225,17 @@ describe('sites through MCP', () => {
   });
 
   it('rolls back and renames', async () => {
-    const rolled = structured<{ revision: { number: number; kind: string; rollback_of: string } }>(await client.callTool({ name: 'rollback_site', arguments: { site: name, revision: first } }));
+    const rolled = structured<{ revision: { number: number; kind: string; rollback_of: string } }>(
+      await client.callTool({ name: 'rollback_site', arguments: { site: name, revision: first } }),
+    );
     expect(rolled.revision).toMatchObject({ number: 3, kind: 'rollback', rollback_of: first });
     const files = structured<{ files: Array<{ path: string }> }>(await client.callTool({ name: 'list_files', arguments: { site: name } }));
     expect(files.files.map((file) => file.path)).toEqual(['about.html', 'index.html', 'logo.png']);
 
     const wanted = `mcp-renamed-${Date.now().toString(36)}`;
-    const renamed = structured<{ site: { name: string }; previous_name: string }>(await client.callTool({ name: 'rename_site', arguments: { site: name, name: wanted } }));
+    const renamed = structured<{ site: { name: string }; previous_name: string }>(
+      await client.callTool({ name: 'rename_site', arguments: { site: name, name: wanted } }),
+    );
     expect(renamed).toMatchObject({ site: { name: wanted }, previous_name: name });
     name = wanted;
     const bad = await client.callTool({ name: 'rename_site', arguments: { site: name, name: 'ab' } });
@@ -170,20 +245,28 @@ describe('sites through MCP', () => {
 
   it('manages members: invite, list, two-step removal', async () => {
     const editor = await accountWithToken(server.store, 'free');
-    const invited = structured<{ invite: { email: string; role: string } }>(await client.callTool({ name: 'invite_member', arguments: { site: name, email: editor.account.email, role: 'editor' } }));
+    const invited = structured<{ invite: { email: string; role: string } }>(
+      await client.callTool({ name: 'invite_member', arguments: { site: name, email: editor.account.email, role: 'editor' } }),
+    );
     expect(invited.invite).toMatchObject({ email: editor.account.email, role: 'editor' });
-    const listed = structured<{ members: Array<{ email: string; role: string }>; invites: Array<{ email: string }> }>(await client.callTool({ name: 'list_members', arguments: { site: name } }));
+    const listed = structured<{ members: Array<{ email: string; role: string }>; invites: Array<{ email: string }> }>(
+      await client.callTool({ name: 'list_members', arguments: { site: name } }),
+    );
     expect(listed.members).toEqual([{ email: owner.account.email, role: 'owner' }]);
     expect(listed.invites.map((invite) => invite.email)).toEqual([editor.account.email]);
 
     // Make the person a member, as accepting the e-mailed invitation would.
     await server.store.setMember(server.store.getSite(name)!.id, editor.account.id, 'editor');
-    const first = structured<{ confirm_token: string; member: { email: string } }>(await client.callTool({ name: 'remove_member', arguments: { site: name, email: editor.account.email } }));
+    const first = structured<{ confirm_token: string; member: { email: string } }>(
+      await client.callTool({ name: 'remove_member', arguments: { site: name, email: editor.account.email } }),
+    );
     expect(first.confirm_token).toMatch(/^rm_/);
     expect(server.store.getRole(server.store.getSite(name)!.id, editor.account.id)).toBe('editor');
     const wrong = await client.callTool({ name: 'remove_member', arguments: { site: name, email: editor.account.email, confirm: 'rm_wrong' } });
     expect(wrong.isError).toBe(true);
-    const second = structured<{ removed: string }>(await client.callTool({ name: 'remove_member', arguments: { site: name, email: editor.account.email, confirm: first.confirm_token } }));
+    const second = structured<{ removed: string }>(
+      await client.callTool({ name: 'remove_member', arguments: { site: name, email: editor.account.email, confirm: first.confirm_token } }),
+    );
     expect(second.removed).toBe(editor.account.email);
     expect(server.store.getRole(server.store.getSite(name)!.id, editor.account.id)).toBeUndefined();
   });
@@ -213,7 +296,12 @@ describe('sites through MCP', () => {
 describe('large deploys', () => {
   it('publishes a deploy of several MB (spooled, parsed by the ingest worker)', async () => {
     const big = Buffer.alloc(3 * MB, 7).toString('base64');
-    const result = await deploy({ files: [{ path: 'index.html', content: page('Big') }, { path: 'data.bin', content: big, encoding: 'base64' }] });
+    const result = await deploy({
+      files: [
+        { path: 'index.html', content: page('Big') },
+        { path: 'data.bin', content: big, encoding: 'base64' },
+      ],
+    });
     const view = structured<{ revision: { files: number; bytes: number } }>(result);
     expect(view.revision.files).toBe(2);
     expect(view.revision.bytes).toBeGreaterThan(3 * MB);

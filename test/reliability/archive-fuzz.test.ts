@@ -71,7 +71,13 @@ describe('mutated archives', () => {
       const hang = new Promise<'hang'>((resolve) => (timer = setTimeout(() => resolve('hang'), HANG_MS)));
       try {
         const outcome = await Promise.race([
-          pool.unpack({ spoolPath, dataDir, bodyKind: 'archive', limits: { maxFiles: 100, maxFileBytes: 1024 * 1024, maxSiteBytes: 5 * 1024 * 1024 }, blockExecutables: index % 2 === 0 }),
+          pool.unpack({
+            spoolPath,
+            dataDir,
+            bodyKind: 'archive',
+            limits: { maxFiles: 100, maxFileBytes: 1024 * 1024, maxSiteBytes: 5 * 1024 * 1024 },
+            blockExecutables: index % 2 === 0,
+          }),
           hang,
         ]);
         if (outcome === 'hang') {
@@ -112,7 +118,11 @@ describe('mutated archives', () => {
       outcomes,
       failures: failures.length,
       seconds: Math.round((performance.now() - started) / 100) / 10,
-      caseMs: { p50: Math.round(durations[Math.floor(durations.length / 2)]! * 10) / 10, p99: Math.round(durations[Math.floor(durations.length * 0.99)]! * 10) / 10, max: Math.round(durations[durations.length - 1]!) },
+      caseMs: {
+        p50: Math.round(durations[Math.floor(durations.length / 2)]! * 10) / 10,
+        p99: Math.round(durations[Math.floor(durations.length * 0.99)]! * 10) / 10,
+        max: Math.round(durations[durations.length - 1]!),
+      },
     });
     expect(failures.slice(0, 20)).toEqual([]);
     // The mutations must not all be caught by one early check: some cases still publish.
@@ -135,13 +145,18 @@ describe('mutated archives', () => {
           const name: string = answer.json.site.name;
           const listing = await api(server, { path: `/v1/sites/${name}/files`, token: answer.json.site_token });
           for (const file of listing.json.files as Array<{ path: string; sha256: string }>) {
-            const page = await request({ port: server.port, host: `${name}.sites.localhost`, path: `/${file.path.split('/').map(encodeURIComponent).join('/')}` });
+            const page = await request({
+              port: server.port,
+              host: `${name}.sites.localhost`,
+              path: `/${file.path.split('/').map(encodeURIComponent).join('/')}`,
+            });
             if (page.status !== 200) failures.push(`${label}: ${file.path} answered ${page.status}`);
             // HTML gets the badge; every other file is served byte for byte.
             else if (!file.path.endsWith('.html') && sha256(page.body) !== file.sha256) failures.push(`${label}: ${file.path} served other bytes`);
           }
         } else if ([400, 413, 422].includes(answer.status)) {
-          if (!SPEC_CODES.has(answer.json?.error?.code) || typeof answer.json.error.message !== 'string') failures.push(`${label}: ${answer.status} without the SPEC error shape`);
+          if (!SPEC_CODES.has(answer.json?.error?.code) || typeof answer.json.error.message !== 'string')
+            failures.push(`${label}: ${answer.status} without the SPEC error shape`);
         } else {
           failures.push(`${label}: answered ${answer.status} ${answer.text.slice(0, 200)}`);
         }

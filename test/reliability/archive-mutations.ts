@@ -13,7 +13,19 @@ export interface FuzzCase {
   bytes: Buffer;
 }
 
-const NAMES = ['index.html', 'about.html', 'css/site.css', 'js/app.js', 'img/logo.png', 'deep/a/b/c/page.html', 'data.json', 'README.txt', '.env', 'node_modules/x/index.js', 'docs/guide.md'];
+const NAMES = [
+  'index.html',
+  'about.html',
+  'css/site.css',
+  'js/app.js',
+  'img/logo.png',
+  'deep/a/b/c/page.html',
+  'data.json',
+  'README.txt',
+  '.env',
+  'node_modules/x/index.js',
+  'docs/guide.md',
+];
 
 /** A small valid site to start from (sometimes with a name long enough to need a pax record). */
 export function seedFiles(random: Random): ArchiveFiles {
@@ -64,7 +76,11 @@ const duplicateSlice: Mutation = (bytes, random) => {
 
 /** A number that is plausible, or absurd, for a length field. */
 function lengthValue(random: Random, original: number): number {
-  return random.pick([0, 1, original - 1, original + 1, original * 2, 0x7fffffff, 0xffffffff, random.int(0, 0xffff), random.int(0, 0xffffffff)].map((n) => Math.max(0, Math.min(0xffffffff, n))));
+  return random.pick(
+    [0, 1, original - 1, original + 1, original * 2, 0x7fffffff, 0xffffffff, random.int(0, 0xffff), random.int(0, 0xffffffff)].map((n) =>
+      Math.max(0, Math.min(0xffffffff, n)),
+    ),
+  );
 }
 
 /** tar: rewrite the size field (octal, or GNU base-256) of one header. */

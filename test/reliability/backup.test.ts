@@ -66,7 +66,11 @@ describe('plinth admin backup and restore', () => {
           sites.push({ name: answer.json.site.name, base: answer.json.revision.id, token });
         } else {
           const site = sites[n % sites.length]!;
-          const answer = await deployTo(main.port, { body: jsonDeployBody([...files], { site: site.name, base_revision: site.base }), contentType: 'application/json', token: site.token });
+          const answer = await deployTo(main.port, {
+            body: jsonDeployBody([...files], { site: site.name, base_revision: site.base }),
+            contentType: 'application/json',
+            token: site.token,
+          });
           expect(answer.status).toBe(201);
           site.base = answer.json.revision.id;
         }

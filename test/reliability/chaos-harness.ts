@@ -223,7 +223,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
     const revision: RevisionModel = { id: outcome.json.revision.id, number: outcome.json.revision.number, files: op.expected };
     if (op.kind === 'create') {
       const kind = op.createKind!;
-      sites.push({ name: outcome.json.site.name, kind, token: kind === 'builder' ? accountToken : outcome.json.site_token, revisions: [revision], busy: false });
+      sites.push({
+        name: outcome.json.site.name,
+        kind,
+        token: kind === 'builder' ? accountToken : outcome.json.site_token,
+        revisions: [revision],
+        busy: false,
+      });
     } else {
       op.site!.revisions.push(revision);
     }
@@ -437,7 +443,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       await checkStore();
       main = await start();
       await checkServing(main);
-      say(`kill ${figures.kills} (${mode}): ${figures.deploysSent} deploys sent, ${figures.acknowledged} acknowledged, ${sites.length} sites, ${failures.length} failures`);
+      say(
+        `kill ${figures.kills} (${mode}): ${figures.deploysSent} deploys sent, ${figures.acknowledged} acknowledged, ${sites.length} sites, ${failures.length} failures`,
+      );
       if (failures.length > 20) break;
     }
   } finally {

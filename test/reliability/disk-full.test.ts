@@ -78,7 +78,10 @@ describe.skipIf(!tmpfs)('a full disk', () => {
     const sites = server.store.listSiteIds().length;
     fill(0);
     figures.freeWhenFullBytes = freeBytes(fs.dir);
-    const body = jsonDeployBody([['index.html', '<h1>new</h1>'], ['data.bin', Buffer.alloc(300_000, 7)]]);
+    const body = jsonDeployBody([
+      ['index.html', '<h1>new</h1>'],
+      ['data.bin', Buffer.alloc(300_000, 7)],
+    ]);
     const answer = await deployTo(server.port, { body, contentType: 'application/json', token });
     expectStorageFull(answer);
     await expectNothingChanged(sites);
@@ -88,7 +91,10 @@ describe.skipIf(!tmpfs)('a full disk', () => {
   it('refuses a deploy whose blobs do not fit, though its upload did', async () => {
     const sites = server.store.listSiteIds().length;
     // 3 MB of text gzips to a few KB: the upload fits in what is left, the files do not.
-    const archive = tgzBytes([['index.html', '<h1>big</h1>'], ['big.txt', 'all work and no play\n'.repeat(150_000)]]);
+    const archive = tgzBytes([
+      ['index.html', '<h1>big</h1>'],
+      ['big.txt', 'all work and no play\n'.repeat(150_000)],
+    ]);
     fill(512 * 1024);
     const answer = await deployTo(server.port, { body: archive, token });
     expectStorageFull(answer);
@@ -153,7 +159,14 @@ describe('the LMDB map', () => {
     const entry = await store.blobs.putFile(Buffer.from('x'), 'text/plain', { compress: false });
     const files = new Map<string, typeof entry>();
     for (let i = 0; i < 20_000; i++) files.set(`${'p'.repeat(900)}/${i}`, entry);
-    const result = await store.commitRevision({ site: 'map-grows', create: { name: 'map-grows', plan: 'company', claimed: true }, baseRevision: null, files, kind: 'deploy', createdBy: 'admin' });
+    const result = await store.commitRevision({
+      site: 'map-grows',
+      create: { name: 'map-grows', plan: 'company', claimed: true },
+      baseRevision: null,
+      files,
+      kind: 'deploy',
+      createdBy: 'admin',
+    });
     expect(result.ok).toBe(true);
     await store.close();
     const size = statSync(join(dir, 'meta', 'data.mdb')).size;

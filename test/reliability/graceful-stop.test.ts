@@ -156,9 +156,13 @@ describe('graceful stop (SIGTERM)', () => {
       await untilStopping(main);
 
       // New connections are refused once the threads have closed their listen sockets.
-      const newConnection = (): Promise<string> => request({ port: main!.port, host: `${f.site}.sites.localhost` }).then(() => '', (err: Error) => err.message);
+      const newConnection = (): Promise<string> =>
+        request({ port: main!.port, host: `${f.site}.sites.localhost` }).then(
+          () => '',
+          (err: Error) => err.message,
+        );
       let refusedError = '';
-      for (const deadline = Date.now() + 5000; refusedError === '' && Date.now() < deadline; ) {
+      for (const deadline = Date.now() + 5000; refusedError === '' && Date.now() < deadline;) {
         refusedError = await newConnection();
         if (refusedError === '') await new Promise((resolve) => setTimeout(resolve, 20));
       }

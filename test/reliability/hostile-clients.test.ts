@@ -29,12 +29,16 @@ beforeAll(async () => {
   main = await startMain(mainEnv(dataDir, { PLINTH_UPLOAD_TIMEOUT_S: String(UPLOAD_TIMEOUT_S) }));
   // The baseline once start-up has settled: two readings in a row agree.
   let last = -1;
-  await waitUntil(() => {
-    const now = openFds(main.child.pid!);
-    const settled = now === last;
-    last = now;
-    return settled;
-  }, 5000, 100);
+  await waitUntil(
+    () => {
+      const now = openFds(main.child.pid!);
+      const settled = now === last;
+      last = now;
+      return settled;
+    },
+    5000,
+    100,
+  );
   baselineFds = openFds(main.child.pid!);
 });
 
@@ -74,97 +78,114 @@ function trickle(first: string, piece: string, everyMs: number): Promise<{ close
 }
 
 describe('slow and hostile clients', () => {
-  it.concurrent('cuts off slowloris headers, trickled bodies and silent connections within seconds', async () => {
-    const kinds = {
-      headers: () => trickle('GET / HTTP/1.1\r\nHost: big-file.sites.localhost\r\nX-Slow: ', 'a', 500),
-      deployBody: () => trickle('POST /v1/deploy HTTP/1.1\r\nHost: api.localhost\r\nContent-Length: 1000000\r\n\r\n', 'x'.repeat(100), 500),
-      apiBody: () => trickle('POST /v1/sites/big-file/rollback HTTP/1.1\r\nHost: api.localhost\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{', ' ', 500),
-      silent: () => trickle('', '', 0),
-    };
-    const results: Record<string, unknown> = {};
-    await Promise.all(
-      Object.entries(kinds).map(async ([kind, open]) => {
-        const closes = await Promise.all(Array.from({ length: 20 }, open));
-        const times = closes.map((c) => c.closedAfterMs);
-        results[kind] = { connections: 20, medianClosedAfterMs: median(times), maxClosedAfterMs: Math.max(...times) };
-        // uWS closes a connection whose headers, or body at under 16 KB/s, take over 10 s (checked every 4 s).
-        expect(Math.max(...times), kind).toBeLessThan(20_000);
-        // Nothing is routed or answered for these, except that a deploy's trickle may meet
-        // PLINTH_UPLOAD_TIMEOUT_S first and get its 400.
-        for (const close of closes) {
-          if (kind === 'deployBody' && close.answer !== '') expect(close.answer).toMatch(/^HTTP\/1\.1 400 /);
-          else expect(close.answer, kind).toBe('');
-        }
-      }),
-    );
-    figures.slowloris = results;
-  }, 40_000);
+  it.concurrent(
+    'cuts off slowloris headers, trickled bodies and silent connections within seconds',
+    async () => {
+      const kinds = {
+        headers: () => trickle('GET / HTTP/1.1\r\nHost: big-file.sites.localhost\r\nX-Slow: ', 'a', 500),
+        deployBody: () => trickle('POST /v1/deploy HTTP/1.1\r\nHost: api.localhost\r\nContent-Length: 1000000\r\n\r\n', 'x'.repeat(100), 500),
+        apiBody: () =>
+          trickle(
+            'POST /v1/sites/big-file/rollback HTTP/1.1\r\nHost: api.localhost\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{',
+            ' ',
+            500,
+          ),
+        silent: () => trickle('', '', 0),
+      };
+      const results: Record<string, unknown> = {};
+      await Promise.all(
+        Object.entries(kinds).map(async ([kind, open]) => {
+          const closes = await Promise.all(Array.from({ length: 20 }, open));
+          const times = closes.map((c) => c.closedAfterMs);
+          results[kind] = { connections: 20, medianClosedAfterMs: median(times), maxClosedAfterMs: Math.max(...times) };
+          // uWS closes a connection whose headers, or body at under 16 KB/s, take over 10 s (checked every 4 s).
+          expect(Math.max(...times), kind).toBeLessThan(20_000);
+          // Nothing is routed or answered for these, except that a deploy's trickle may meet
+          // PLINTH_UPLOAD_TIMEOUT_S first and get its 400.
+          for (const close of closes) {
+            if (kind === 'deployBody' && close.answer !== '') expect(close.answer).toMatch(/^HTTP\/1\.1 400 /);
+            else expect(close.answer, kind).toBe('');
+          }
+        }),
+      );
+      figures.slowloris = results;
+    },
+    40_000,
+  );
 
-  it.concurrent('stops an upload trickled just above that floor after PLINTH_UPLOAD_TIMEOUT_S, and publishes nothing', async () => {
-    const started = Date.now();
-    // 32 KB/s: fast enough for uWS's own rule, far too slow for a 10 MB body.
-    const result = await trickle(
-      'POST /v1/deploy HTTP/1.1\r\nHost: api.localhost\r\nContent-Type: application/gzip\r\nContent-Length: 10000000\r\n\r\n',
-      'y'.repeat(3200),
-      100,
-    );
-    const [head, body] = result.answer.split('\r\n\r\n');
-    expect(head).toMatch(/^HTTP\/1\.1 400 /);
-    const json = JSON.parse(body!);
-    expect(json.error).toMatchObject({ code: 'bad_request', message: expect.stringContaining(`${UPLOAD_TIMEOUT_S} seconds`) });
-    expect(json.agent_message).toContain('nothing was published');
-    expect(result.closedAfterMs).toBeGreaterThanOrEqual(UPLOAD_TIMEOUT_S * 1000 - 100);
-    expect(readdirSync(join(dataDir, 'tmp', 'uploads'))).toEqual([]);
-    const store = openStore({ dir: dataDir });
-    try {
-      expect(store.listSiteIds()).toHaveLength(1);
-    } finally {
-      await store.close();
-    }
-    figures.trickledUpload = { bytesPerSecond: 32_000, answeredAfterMs: Date.now() - started, status: 400 };
-  }, 30_000);
+  it.concurrent(
+    'stops an upload trickled just above that floor after PLINTH_UPLOAD_TIMEOUT_S, and publishes nothing',
+    async () => {
+      const started = Date.now();
+      // 32 KB/s: fast enough for uWS's own rule, far too slow for a 10 MB body.
+      const result = await trickle(
+        'POST /v1/deploy HTTP/1.1\r\nHost: api.localhost\r\nContent-Type: application/gzip\r\nContent-Length: 10000000\r\n\r\n',
+        'y'.repeat(3200),
+        100,
+      );
+      const [head, body] = result.answer.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400 /);
+      const json = JSON.parse(body!);
+      expect(json.error).toMatchObject({ code: 'bad_request', message: expect.stringContaining(`${UPLOAD_TIMEOUT_S} seconds`) });
+      expect(json.agent_message).toContain('nothing was published');
+      expect(result.closedAfterMs).toBeGreaterThanOrEqual(UPLOAD_TIMEOUT_S * 1000 - 100);
+      expect(readdirSync(join(dataDir, 'tmp', 'uploads'))).toEqual([]);
+      const store = openStore({ dir: dataDir });
+      try {
+        expect(store.listSiteIds()).toHaveLength(1);
+      } finally {
+        await store.close();
+      }
+      figures.trickledUpload = { bytesPerSecond: 32_000, answeredAfterMs: Date.now() - started, status: 400 };
+    },
+    30_000,
+  );
 
-  it.concurrent('holds 10,000 idle keep-alive connections in bounded memory and closes them when idle', async () => {
-    const before = rssBytes(pid());
-    const sockets: Socket[] = [];
-    let answered = 0;
-    let closed = 0;
-    const started = Date.now();
-    for (let i = 0; i < 10_000; i++) {
-      await new Promise<void>((resolve, reject) => {
-        const socket = connect(main.port, '127.0.0.1', () => {
-          socket.write('GET / HTTP/1.1\r\nHost: big-file.sites.localhost\r\n\r\n');
-          resolve();
+  it.concurrent(
+    'holds 10,000 idle keep-alive connections in bounded memory and closes them when idle',
+    async () => {
+      const before = rssBytes(pid());
+      const sockets: Socket[] = [];
+      let answered = 0;
+      let closed = 0;
+      const started = Date.now();
+      for (let i = 0; i < 10_000; i++) {
+        await new Promise<void>((resolve, reject) => {
+          const socket = connect(main.port, '127.0.0.1', () => {
+            socket.write('GET / HTTP/1.1\r\nHost: big-file.sites.localhost\r\n\r\n');
+            resolve();
+          });
+          socket.once('data', () => answered++);
+          socket.on('close', () => closed++);
+          socket.on('error', reject);
+          sockets.push(socket);
         });
-        socket.once('data', () => answered++);
-        socket.on('close', () => closed++);
-        socket.on('error', reject);
-        sockets.push(socket);
-      });
-    }
-    await waitUntil(() => answered === 10_000, 10_000, 20);
-    const openedMs = Date.now() - started;
-    const held = rssBytes(pid());
-    const fdsHeld = openFds(pid()) - baselineFds;
-    const perConnection = Math.round((held - before) / 10_000);
-    expect(answered).toBe(10_000);
-    expect(fdsHeld).toBeGreaterThanOrEqual(9_900);
-    // Measured about 0.8 KB; 16 KB is a generous bound that still rules out per-connection buffers.
-    expect(perConnection).toBeLessThan(16 * 1024);
+      }
+      await waitUntil(() => answered === 10_000, 10_000, 20);
+      const openedMs = Date.now() - started;
+      const held = rssBytes(pid());
+      const fdsHeld = openFds(pid()) - baselineFds;
+      const perConnection = Math.round((held - before) / 10_000);
+      expect(answered).toBe(10_000);
+      expect(fdsHeld).toBeGreaterThanOrEqual(9_900);
+      // Measured about 0.8 KB; 16 KB is a generous bound that still rules out per-connection buffers.
+      expect(perConnection).toBeLessThan(16 * 1024);
 
-    const idleStarted = Date.now();
-    const allClosed = await waitUntil(() => closed === 10_000, 40_000, 200);
-    figures.idleKeepAlive = {
-      connections: 10_000,
-      openMs: openedMs,
-      rssBeforeBytes: before,
-      rssHeldBytes: held,
-      bytesPerConnection: perConnection,
-      closedByServerAfterMs: Date.now() - idleStarted,
-    };
-    expect(allClosed).toBe(true);
-    for (const socket of sockets) socket.destroy();
-  }, 90_000);
+      const idleStarted = Date.now();
+      const allClosed = await waitUntil(() => closed === 10_000, 40_000, 200);
+      figures.idleKeepAlive = {
+        connections: 10_000,
+        openMs: openedMs,
+        rssBeforeBytes: before,
+        rssHeldBytes: held,
+        bytesPerConnection: perConnection,
+        closedByServerAfterMs: Date.now() - idleStarted,
+      };
+      expect(allClosed).toBe(true);
+      for (const socket of sockets) socket.destroy();
+    },
+    90_000,
+  );
 
   it('does not buffer a large file for clients that never read it, and drops them', async () => {
     // After the 10,000 connections have gone, so their memory does not blur this figure.
@@ -225,7 +246,14 @@ describe('a flood of anonymous deploys over the cap', () => {
       expect(retryAfterMissing).toBe(0);
       expect(server.stats().ingestTasks).toBe(5);
       expect(readdirSync(join(server.dataDir, 'tmp', 'uploads'))).toEqual([]);
-      figures.anonymousFlood = { requests: total, published: 5, refused429: 995, ingestTasks: server.stats().ingestTasks, seconds: Math.round(seconds * 10) / 10, refusalsPerSecond: Math.round(995 / seconds) };
+      figures.anonymousFlood = {
+        requests: total,
+        published: 5,
+        refused429: 995,
+        ingestTasks: server.stats().ingestTasks,
+        seconds: Math.round(seconds * 10) / 10,
+        refusalsPerSecond: Math.round(995 / seconds),
+      };
     } finally {
       await server.close();
     }

@@ -18,7 +18,35 @@ const check = <T>(arbitrary: fc.Arbitrary<T>, predicate: (value: T) => boolean |
 
 /** Pieces hostile paths are made of: separators, dots, escapes of them, controls, unicode. */
 const hostilePiece = fc.oneof(
-  fc.constantFrom('/', '\\', '.', '..', '%2e', '%2E', '%2f', '%2F', '%5c', '%00', '%0a', '%', '%zz', '%c0%ae', '?', '#', '//', 'C:', '~', ' ', '.well-known', 'node_modules', '.git', '.env', 'index.html', 'a.map', 'K.PEM'),
+  fc.constantFrom(
+    '/',
+    '\\',
+    '.',
+    '..',
+    '%2e',
+    '%2E',
+    '%2f',
+    '%2F',
+    '%5c',
+    '%00',
+    '%0a',
+    '%',
+    '%zz',
+    '%c0%ae',
+    '?',
+    '#',
+    '//',
+    'C:',
+    '~',
+    ' ',
+    '.well-known',
+    'node_modules',
+    '.git',
+    '.env',
+    'index.html',
+    'a.map',
+    'K.PEM',
+  ),
   fc.string({ unit: 'binary', maxLength: 4 }),
   fc.stringMatching(/^[a-z0-9_-]{1,8}$/),
 );
@@ -45,7 +73,10 @@ describe('request path resolution', () => {
   it('normalises a normal path to itself, also when percent-encoded', () => {
     check(plainPath, (path) => {
       expect(normalizeRequestPath(`/${path}`, 4096)).toEqual({ ok: true, path, trailingSlash: false });
-      const encoded = `/${path.split('/').map((s) => [...s].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')).join('/')}`;
+      const encoded = `/${path
+        .split('/')
+        .map((s) => [...s].map((c) => `%${c.charCodeAt(0).toString(16)}`).join(''))
+        .join('/')}`;
       expect(normalizeRequestPath(encoded, 4096)).toEqual({ ok: true, path, trailingSlash: false });
     });
   });
@@ -61,7 +92,15 @@ describe('request path resolution', () => {
   });
 
   it('only ever answers with a stored path, and never with a skipped one', () => {
-    const stored = fc.uniqueArray(fc.oneof(plainPath, plainPath.map((p) => `${p}.html`), plainPath.map((p) => `${p}/index.html`), fc.constantFrom('index.html', '404.html', '.env', '.git/config', 'node_modules/index.html', 'a.map')), { maxLength: 12 });
+    const stored = fc.uniqueArray(
+      fc.oneof(
+        plainPath,
+        plainPath.map((p) => `${p}.html`),
+        plainPath.map((p) => `${p}/index.html`),
+        fc.constantFrom('index.html', '404.html', '.env', '.git/config', 'node_modules/index.html', 'a.map'),
+      ),
+      { maxLength: 12 },
+    );
     check(fc.tuple(hostilePath, stored), ([raw, paths]) => {
       const set = new Set(paths);
       const request = normalizeRequestPath(`/${raw}`, 4096);
@@ -117,11 +156,19 @@ describe('skip rules', () => {
   const caseOf = (text: string, flips: boolean[]): string => [...text].map((c, i) => (flips[i % flips.length] ? c.toUpperCase() : c)).join('');
 
   it('skip every dotfile and dot-folder but .well-known/, in any letter case', () => {
-    check(fc.tuple(fc.array(plainSegment, { maxLength: 3 }), fc.stringMatching(/^\.[a-z0-9._-]{0,10}$/), fc.array(plainSegment, { maxLength: 2 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 8 })), ([before, dotted, after, flips]) => {
-      const path = [...before, dotted, ...after].join('/');
-      if (dotted === '.well-known' && after.length > 0) return;
-      expect(isSkippedPath(caseOf(path, flips))).toBe(true);
-    });
+    check(
+      fc.tuple(
+        fc.array(plainSegment, { maxLength: 3 }),
+        fc.stringMatching(/^\.[a-z0-9._-]{0,10}$/),
+        fc.array(plainSegment, { maxLength: 2 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
+      ),
+      ([before, dotted, after, flips]) => {
+        const path = [...before, dotted, ...after].join('/');
+        if (dotted === '.well-known' && after.length > 0) return;
+        expect(isSkippedPath(caseOf(path, flips))).toBe(true);
+      },
+    );
   });
 
   it('skip whatever sits in .git/, node_modules/ or __MACOSX/, and .map, .pem, .key files, in any letter case', () => {
@@ -153,7 +200,8 @@ describe('skip rules', () => {
 describe('the secret scanner', () => {
   const KEY_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
   const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  const keyFrom = (alphabet: string, length: number) => fc.array(fc.integer({ min: 0, max: alphabet.length - 1 }), { minLength: length, maxLength: length }).map((ix) => ix.map((i) => alphabet[i]).join(''));
+  const keyFrom = (alphabet: string, length: number) =>
+    fc.array(fc.integer({ min: 0, max: alphabet.length - 1 }), { minLength: length, maxLength: length }).map((ix) => ix.map((i) => alphabet[i]).join(''));
   const proseLine = fc.array(fc.stringMatching(/^[a-z]{1,10}$/), { maxLength: 12 }).map((words) => words.join(' '));
   const prose = fc.array(proseLine, { minLength: 1, maxLength: 20 });
 
@@ -191,14 +239,22 @@ describe('the secret scanner', () => {
       };
       const [encoding, compression] = spelling.split('+');
       const bytes =
-        encoding === 'utf-8' ? Buffer.from(text)
-        : encoding === 'utf-8-bom' ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])
-        : encoding === 'utf-32le' ? utf32('le')
-        : encoding === 'utf-32be' ? utf32('be')
-        : wide(encoding!.endsWith('-bom'), encoding!.startsWith('utf-16le') ? 'le' : 'be');
+        encoding === 'utf-8'
+          ? Buffer.from(text)
+          : encoding === 'utf-8-bom'
+            ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])
+            : encoding === 'utf-32le'
+              ? utf32('le')
+              : encoding === 'utf-32be'
+                ? utf32('be')
+                : wide(encoding!.endsWith('-bom'), encoding!.startsWith('utf-16le') ? 'le' : 'be');
       return compression === 'gzip' ? gzipSync(bytes) : compression === 'br' ? brotliCompressSync(bytes) : bytes;
     };
-    const spellings = ['utf-8', 'utf-8-bom', 'utf-16le', 'utf-16le-bom', 'utf-16be', 'utf-16be-bom', 'utf-32le', 'utf-32be'].flatMap((encoding) => [encoding, `${encoding}+gzip`, `${encoding}+br`]);
+    const spellings = ['utf-8', 'utf-8-bom', 'utf-16le', 'utf-16le-bom', 'utf-16be', 'utf-16be-bom', 'utf-32le', 'utf-32be'].flatMap((encoding) => [
+      encoding,
+      `${encoding}+gzip`,
+      `${encoding}+br`,
+    ]);
     const planted = keyFrom(KEY_CHARS, 16).map((body) => ({ key: `AKIA${body}`, body }));
     check(fc.tuple(prose, planted, fc.nat(), fc.constantFrom('\n', '\r\n'), fc.constantFrom(...spellings)), ([lines, secret, at, eol, spelling]) => {
       if (isPlaceholder(secret.body)) return;
@@ -216,7 +272,18 @@ describe('the secret scanner', () => {
   });
 
   it('stays linear on hostile runs of key prefixes (no catastrophic backtracking)', () => {
-    const prefix = fc.constantFrom('AKIA', 'ghp_', 'sk-ant-api03-', 'xoxb-1-', '-----BEGIN PRIVATE KEY-----', 'hooks.slack.com/services/T', 'SG.', 'aws_secret_access_key=', 'eyJ', 'mailgun ');
+    const prefix = fc.constantFrom(
+      'AKIA',
+      'ghp_',
+      'sk-ant-api03-',
+      'xoxb-1-',
+      '-----BEGIN PRIVATE KEY-----',
+      'hooks.slack.com/services/T',
+      'SG.',
+      'aws_secret_access_key=',
+      'eyJ',
+      'mailgun ',
+    );
     const filler = fc.constantFrom('A', 'a', '0', '_', '-', '.', '/', '+', '=', ' ');
     check(fc.tuple(fc.array(prefix, { minLength: 1, maxLength: 50 }), filler, fc.integer({ min: 1000, max: 50_000 })), ([prefixes, fill, repeat]) => {
       const text = prefixes.join(fill.repeat(Math.floor(repeat / prefixes.length)));

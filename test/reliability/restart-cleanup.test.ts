@@ -13,7 +13,13 @@ it('removes the upload spool and blob temp files of a killed deploy at the next 
   const dataDir = tempDir('plinth-restart-');
   main = await startMain(mainEnv(dataDir));
   const killedPid = main.child.pid!;
-  const upload = slowUpload({ port: main.port, host: 'api.localhost', path: '/v1/deploy', headers: { 'content-type': 'application/gzip' }, contentLength: 5_000_000 });
+  const upload = slowUpload({
+    port: main.port,
+    host: 'api.localhost',
+    path: '/v1/deploy',
+    headers: { 'content-type': 'application/gzip' },
+    contentLength: 5_000_000,
+  });
   upload.write(Buffer.alloc(200_000, 1));
   const uploads = join(dataDir, 'tmp', 'uploads');
   for (let i = 0; i < 100 && readdirSync(uploads).length === 0; i++) await sleep(20);

@@ -94,11 +94,22 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
   };
   let latencies: number[] = [];
 
-  function call(host: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}): Promise<{ status: number; body: Buffer; json?: any }> {
+  function call(
+    host: string,
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
+  ): Promise<{ status: number; body: Buffer; json?: any }> {
     return new Promise((resolve) => {
       const started = performance.now();
       const req = httpRequest(
-        { host: '127.0.0.1', port: main.port, path, method: init.method ?? 'GET', agent, headers: { host, ...init.headers, ...(init.body ? { 'content-length': String(init.body.byteLength) } : {}) } },
+        {
+          host: '127.0.0.1',
+          port: main.port,
+          path,
+          method: init.method ?? 'GET',
+          agent,
+          headers: { host, ...init.headers, ...(init.body ? { 'content-length': String(init.body.byteLength) } : {}) },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -140,7 +151,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
       body: Buffer.from(jsonDeployBody([...files])),
     });
     if (answer.status !== 201) throw new Error(`could not create a busy site: ${answer.status} ${answer.body.toString('utf8')}`);
-    busy.push({ name: answer.json.site.name, token: anonymous ? answer.json.site_token : token, live: answer.json.revision.id, anonymous, revisions: [answer.json.revision.id], locked: false });
+    busy.push({
+      name: answer.json.site.name,
+      token: anonymous ? answer.json.site_token : token,
+      live: answer.json.revision.id,
+      anonymous,
+      revisions: [answer.json.revision.id],
+      locked: false,
+    });
   }
 
   const started = performance.now();
@@ -179,8 +197,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
       const auth = { authorization: `Bearer ${site.token}` };
       const answer =
         format === 0
-          ? await call('api.localhost', '/v1/deploy', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: Buffer.from(jsonDeployBody([...files], { site: site.name, base_revision: site.live })) })
-          : await call('api.localhost', `/v1/deploy?site=${site.name}`, { method: 'POST', headers: { ...auth, 'x-base-revision': site.live }, body: format === 1 ? tgzBytes([...files]) : zipBytes([...files]) });
+          ? await call('api.localhost', '/v1/deploy', {
+              method: 'POST',
+              headers: { ...auth, 'content-type': 'application/json' },
+              body: Buffer.from(jsonDeployBody([...files], { site: site.name, base_revision: site.live })),
+            })
+          : await call('api.localhost', `/v1/deploy?site=${site.name}`, {
+              method: 'POST',
+              headers: { ...auth, 'x-base-revision': site.live },
+              body: format === 1 ? tgzBytes([...files]) : zipBytes([...files]),
+            });
       if (answer.status !== 201) problem(`deploy to ${site.name}: ${answer.status} ${answer.body.toString('utf8').slice(0, 200)}`);
       else {
         site.live = answer.json.revision.id;
@@ -248,7 +274,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
       latencies = [];
       counted = { ...figures.requests };
       figures.samples.push(sample);
-      say(`t=${sample.atS}s rss=${(sample.rssBytes / 1048576).toFixed(1)}MB fds=${sample.openFds} lmdb=${(sample.lmdbBytes / 1048576).toFixed(1)}MB blobs=${sample.blobFiles} visits=${sample.visits} deploys=${sample.deploys} p99=${sample.p99Ms}ms failures=${figures.failures}`);
+      say(
+        `t=${sample.atS}s rss=${(sample.rssBytes / 1048576).toFixed(1)}MB fds=${sample.openFds} lmdb=${(sample.lmdbBytes / 1048576).toFixed(1)}MB blobs=${sample.blobFiles} visits=${sample.visits} deploys=${sample.deploys} p99=${sample.p99Ms}ms failures=${figures.failures}`,
+      );
     }
   };
 

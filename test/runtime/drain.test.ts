@@ -27,7 +27,14 @@ describe('graceful-stop helpers', () => {
     const gate = gateCommits(store);
     const files = await storeFiles(store, { 'index.html': '<h1>gated</h1>' });
     const commit = (name: string) =>
-      gate.store.commitRevision({ site: name, create: { name, plan: 'builder', claimed: true }, baseRevision: null, files, kind: 'deploy', createdBy: 'admin' });
+      gate.store.commitRevision({
+        site: name,
+        create: { name, plan: 'builder', claimed: true },
+        baseRevision: null,
+        files,
+        kind: 'deploy',
+        createdBy: 'admin',
+      });
     const underWay = commit('gate-before');
     await gate.seal();
     expect((await underWay).ok).toBe(true);

@@ -23,7 +23,7 @@ async function commit(store: Store, name: string, content: string, create?: { pl
 }
 
 describe('lifecycle sweeper', () => {
-  it('prunes history past each plan\'s reach and collects blobs only pruned revisions used', async () => {
+  it("prunes history past each plan's reach and collects blobs only pruned revisions used", async () => {
     let clock = Date.now() - 30 * DAY;
     const dir = tempDir();
     const store = openStore({ dir, now: () => clock });

@@ -79,7 +79,13 @@ const SPELLINGS: Array<[attack: string, path: string, bytes: Buffer, line: numbe
   ['UTF-32BE with a byte-order mark', 'config.txt', utf32(CONFIG, 'be'), 3, 'aws-access-key-id'],
   ['a private key across lines in UTF-16LE', 'keys/build.txt', utf16(PEM, 'le'), 2, 'private-key'],
   ['gzip named .js.gz', 'assets/a.js.gz', gzip(CONFIG), 3, 'aws-access-key-id'],
-  ['gzip named .svgz', 'logo.svgz', gzip(`<svg xmlns="http://www.w3.org/2000/svg">\n<!-- generated -->\n<desc>${KEY}</desc>\n</svg>\n`), 3, 'aws-access-key-id'],
+  [
+    'gzip named .svgz',
+    'logo.svgz',
+    gzip(`<svg xmlns="http://www.w3.org/2000/svg">\n<!-- generated -->\n<desc>${KEY}</desc>\n</svg>\n`),
+    3,
+    'aws-access-key-id',
+  ],
   ['gzip without an extension', 'download', gzip(CONFIG), 3, 'aws-access-key-id'],
   ['multi-member gzip, the key in the second member', 'logs/app.log.gz', Buffer.concat([gzip('one\ntwo\n'), gzip(CONFIG)]), 5, 'aws-access-key-id'],
   ['gzip of UTF-16LE', 'config.txt.gz', gzip(utf16(CONFIG, 'le')), 3, 'aws-access-key-id'],
@@ -100,7 +106,14 @@ function bodyIn(format: Format, files: ArchiveFiles, update?: typeof site): Depl
   if (format === 'json') {
     const fields = update ? { site: update.name, base_revision: update.revision } : {};
     // Bytes go as base64, as a client must send them.
-    return { body: jsonDeployBody(files.map(([path, content]) => [path, typeof content === 'string' ? content : Buffer.from(content)]), fields), contentType: 'application/json', ...target };
+    return {
+      body: jsonDeployBody(
+        files.map(([path, content]) => [path, typeof content === 'string' ? content : Buffer.from(content)]),
+        fields,
+      ),
+      contentType: 'application/json',
+      ...target,
+    };
   }
   const body = format === 'zip' ? zipBytes(files) : tgzBytes(files);
   return { body, ...target, ...(update ? { site: update.name, base: update.revision } : {}) };
@@ -126,35 +139,50 @@ async function expectSiteUnchanged(revision: string, path: string, bytes: Buffer
 describe('the leak guard against hostile spellings of a key', () => {
   const rows = SPELLINGS.flatMap(([attack, path, bytes, line, kind]) => FORMATS.map((format) => [attack, format, path, bytes, line, kind] as const));
 
-  it.each(rows)('refuses %s sent as %s: 422 with {file, line, kind}, the key never echoed, nothing published', async (_attack, format, path, bytes, line, kind) => {
-    const files: ArchiveFiles = [['index.html', INDEX], [path, bytes]];
-    const sites = server.store.listSiteIds().length;
-    const created = await deployTo(server.port, bodyIn(format, files));
-    expect(created.status).toBe(422);
-    expect(created.json.error).toMatchObject({ code: 'blocked_secret', details: { file: path, line, kind } });
-    expectNoKey(created);
-    expect(server.store.listSiteIds()).toHaveLength(sites);
+  it.each(rows)(
+    'refuses %s sent as %s: 422 with {file, line, kind}, the key never echoed, nothing published',
+    async (_attack, format, path, bytes, line, kind) => {
+      const files: ArchiveFiles = [
+        ['index.html', INDEX],
+        [path, bytes],
+      ];
+      const sites = server.store.listSiteIds().length;
+      const created = await deployTo(server.port, bodyIn(format, files));
+      expect(created.status).toBe(422);
+      expect(created.json.error).toMatchObject({ code: 'blocked_secret', details: { file: path, line, kind } });
+      expectNoKey(created);
+      expect(server.store.listSiteIds()).toHaveLength(sites);
 
-    const before = asUpdate();
-    const updated = await deployTo(server.port, bodyIn(format, files, before));
-    expect(updated.status).toBe(422);
-    expect(updated.json.error).toMatchObject({ code: 'blocked_secret', details: { file: path, line, kind } });
-    expectNoKey(updated);
-    await expectSiteUnchanged(before.revision, path, bytes);
-  });
+      const before = asUpdate();
+      const updated = await deployTo(server.port, bodyIn(format, files, before));
+      expect(updated.status).toBe(422);
+      expect(updated.json.error).toMatchObject({ code: 'blocked_secret', details: { file: path, line, kind } });
+      expectNoKey(updated);
+      await expectSiteUnchanged(before.revision, path, bytes);
+    },
+  );
 
   it.each<[string, string, Buffer, number, string]>([
     ['a gzip bomb (.svgz expanding past the 1 MB file limit)', 'logo.svgz', gzip(Buffer.alloc(4 * MB, 0x20)), 413, 'too_large'],
     ['a brotli bomb', 'assets/app.js.br', brotliCompressSync(Buffer.alloc(4 * MB, 0x20)), 413, 'too_large'],
     ['gzip inside gzip inside gzip', 'assets/a.js.gz.gz.gz', gzip(gzip(gzip(CONFIG))), 400, 'bad_request'],
-    ['gzip data that is damaged after the key', 'assets/a.js.gz', (() => {
-      const bytes = gzip(`${CONFIG}${LOG}`);
-      bytes.fill(0xff, bytes.length - 400, bytes.length - 300);
-      return bytes;
-    })(), 400, 'bad_request'],
+    [
+      'gzip data that is damaged after the key',
+      'assets/a.js.gz',
+      (() => {
+        const bytes = gzip(`${CONFIG}${LOG}`);
+        bytes.fill(0xff, bytes.length - 400, bytes.length - 300);
+        return bytes;
+      })(),
+      400,
+      'bad_request',
+    ],
   ])('refuses %s, naming the file, in every format', async (_attack, path, bytes, status, code) => {
     for (const format of FORMATS) {
-      const files: ArchiveFiles = [['index.html', INDEX], [path, bytes]];
+      const files: ArchiveFiles = [
+        ['index.html', INDEX],
+        [path, bytes],
+      ];
       const before = asUpdate();
       const answer = await deployTo(server.port, bodyIn(format, files, before));
       expect(answer.status, format).toBe(status);
@@ -165,13 +193,23 @@ describe('the leak guard against hostile spellings of a key', () => {
   });
 
   it.each<[string, string, Buffer]>([
-    ['a PNG image', 'img/dot.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0])],
+    [
+      'a PNG image',
+      'img/dot.png',
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]),
+    ],
     ['UTF-16 text without a key', 'notes.txt', utf16('# notes\r\nnothing secret here\r\n', 'le')],
     ['gzip without a key', 'assets/a.js.gz', gzip(`console.log("hello");\n${LOG}`)],
     ['brotli without a key', 'assets/a.js.br', brotliCompressSync(`console.log("hello");\n${LOG}`)],
   ])('still publishes %s', async (_what, path, bytes) => {
     for (const format of FORMATS) {
-      const answer = await deployTo(server.port, bodyIn(format, [['index.html', INDEX], [path, bytes]]));
+      const answer = await deployTo(
+        server.port,
+        bodyIn(format, [
+          ['index.html', INDEX],
+          [path, bytes],
+        ]),
+      );
       expect(answer.status, format).toBe(201);
       expect((await visit(answer.json.site.name, `/${path}`)).body.equals(bytes), format).toBe(true);
     }
@@ -195,36 +233,153 @@ const json = (files: Array<{ path: string; content: string }>): DeployCall => ({
 });
 
 const ARCHIVE_ATTACKS: Array<[attack: string, make: () => Promise<DeployCall>, status: number, code: string, says: RegExp]> = [
-  ['a path nested past the 1,024-byte cap (tar, pax record)', async () => ({ body: await tarGz([{ name: `${'a/'.repeat(520)}x.html`, content: 'x' }]) }), 400, 'bad_request', /longer than 1024 bytes/],
-  ['a path nested past the 1,024-byte cap (zip)', async () => ({ body: await zip([{ name: `${'a/'.repeat(520)}x.html`, data: Buffer.from('x') }]) }), 400, 'bad_request', /longer than 1024 bytes/],
-  ['a folder name over 255 bytes', async () => ({ body: await tarGz([{ name: `${'n'.repeat(300)}/x.html`, content: 'x' }]) }), 400, 'bad_request', /longer than 255 bytes/],
-  ['`..` hidden in a long (pax) tar path', async () => ({ body: await tarGz([{ name: `${'d/'.repeat(60)}../../${'e/'.repeat(10)}${'../'.repeat(70)}x.html`, content: 'x' }]) }), 400, 'bad_request', /climbs out/],
+  [
+    'a path nested past the 1,024-byte cap (tar, pax record)',
+    async () => ({ body: await tarGz([{ name: `${'a/'.repeat(520)}x.html`, content: 'x' }]) }),
+    400,
+    'bad_request',
+    /longer than 1024 bytes/,
+  ],
+  [
+    'a path nested past the 1,024-byte cap (zip)',
+    async () => ({ body: await zip([{ name: `${'a/'.repeat(520)}x.html`, data: Buffer.from('x') }]) }),
+    400,
+    'bad_request',
+    /longer than 1024 bytes/,
+  ],
+  [
+    'a folder name over 255 bytes',
+    async () => ({ body: await tarGz([{ name: `${'n'.repeat(300)}/x.html`, content: 'x' }]) }),
+    400,
+    'bad_request',
+    /longer than 255 bytes/,
+  ],
+  [
+    '`..` hidden in a long (pax) tar path',
+    async () => ({ body: await tarGz([{ name: `${'d/'.repeat(60)}../../${'e/'.repeat(10)}${'../'.repeat(70)}x.html`, content: 'x' }]) }),
+    400,
+    'bad_request',
+    /climbs out/,
+  ],
   ['an absolute zip path', async () => ({ body: await zip([{ name: '/etc/cron.d/x', data: Buffer.from('x') }]) }), 400, 'bad_request', /absolute/],
   ['a NUL in a zip name', async () => ({ body: await zip([{ name: 'a.html\u0000.png', data: Buffer.from('x') }]) }), 400, 'bad_request', /control character/],
   ['`../` in an inline JSON path', async () => json([{ path: '../escape.html', content: 'x' }]), 400, 'bad_request', /climbs out/],
   ['an absolute inline JSON path', async () => json([{ path: '/etc/passwd', content: 'x' }]), 400, 'bad_request', /absolute/],
-  ['a device entry in a zip', async () => ({ body: await zip([{ name: 'dev/null', data: Buffer.alloc(0), unixMode: 0o020644 }]) }), 400, 'bad_request', /device/],
+  [
+    'a device entry in a zip',
+    async () => ({ body: await zip([{ name: 'dev/null', data: Buffer.alloc(0), unixMode: 0o020644 }]) }),
+    400,
+    'bad_request',
+    /device/,
+  ],
   ['a FIFO in a zip', async () => ({ body: await zip([{ name: 'pipe', data: Buffer.alloc(0), unixMode: 0o010644 }]) }), 400, 'bad_request', /named pipe/],
-  ['the same path twice in a zip', async () => ({ body: await zip([{ name: 'a.html', data: Buffer.from('1') }, { name: 'a.html', data: Buffer.from('2') }]) }), 400, 'bad_request', /more than once/],
-  ['paths equal apart from Unicode form (NFC and NFD)', async () => ({ body: await tarGz([{ name: 'caf\u00e9.html', content: '1' }, { name: 'cafe\u0301.html', content: '2' }]) }), 400, 'bad_request', /letter case/],
-  ['paths equal apart from case, in inline JSON', async () => json([{ path: 'About.html', content: '1' }, { path: 'about.html', content: '2' }]), 400, 'bad_request', /letter case/],
-  ['a zip entry whose local header names another file', async () => ({ body: await zip([{ name: 'about.html', data: Buffer.from('x'), localName: '../../evil.html' }]) }), 400, 'bad_request', /local header of "about.html" disagrees with the central directory on the name/],
-  ['a zip entry whose local header gives another compression method', async () => ({ body: await zip([{ name: 'about.html', data: Buffer.from('x'), localMethod: 8 }]) }), 400, 'bad_request', /on the compression method/],
-  ['a zip entry declaring 4 GB that holds 1 KB', async () => ({ body: await zip([{ name: 'big.bin', data: Buffer.alloc(1024, 1), method: 'deflate', declaredSize: 0xffffffff }]) }), 400, 'bad_request', /damaged/],
-  ['a zip entry inflating far past the 1 KB it declares', async () => ({ body: await zip([{ name: 'small.txt', zeros: 64 * MB, declaredSize: 1024 }]) }), 400, 'bad_request', /damaged/],
-  ['a zip bomb of entries each under the file limit', async () => ({ body: await zip([{ name: 'z0.bin', zeros: 900 * 1024 }, { name: 'z1.bin', zeros: 900 * 1024 }]) }), 413, 'too_large', /per-site limit/],
-  ['a gzip bomb inside a tar entry', async () => ({ body: await tarGz([{ name: 'zeros.txt', content: Buffer.alloc(64 * MB) }]) }), 413, 'too_large', /per-file limit/],
-  ['an encrypted zip entry (zip -P)', async () => {
-    const dir = join(work, `enc-${++counter}`);
-    writeTree(dir, { 'index.html': INDEX, 'secret.txt': CONFIG });
-    execFileSync('zip', ['-q', '-P', 'hunter2', 'site.zip', 'index.html', 'secret.txt'], { cwd: dir });
-    return { body: readFileSync(join(dir, 'site.zip')) };
-  }, 400, 'bad_request', /encrypted/],
-  ['an uncompressed tar with a symlink', async () => {
-    const files = tarBytes([['index.html', INDEX]]);
-    const link = readFileSync(await tarFromEntries(join(work, `l-${++counter}.tar`), [{ name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }], { gzip: false }));
-    return { body: Buffer.concat([files.subarray(0, files.length - 1024), link]) };
-  }, 400, 'bad_request', /symbolic link/],
+  [
+    'the same path twice in a zip',
+    async () => ({
+      body: await zip([
+        { name: 'a.html', data: Buffer.from('1') },
+        { name: 'a.html', data: Buffer.from('2') },
+      ]),
+    }),
+    400,
+    'bad_request',
+    /more than once/,
+  ],
+  [
+    'paths equal apart from Unicode form (NFC and NFD)',
+    async () => ({
+      body: await tarGz([
+        { name: 'caf\u00e9.html', content: '1' },
+        { name: 'cafe\u0301.html', content: '2' },
+      ]),
+    }),
+    400,
+    'bad_request',
+    /letter case/,
+  ],
+  [
+    'paths equal apart from case, in inline JSON',
+    async () =>
+      json([
+        { path: 'About.html', content: '1' },
+        { path: 'about.html', content: '2' },
+      ]),
+    400,
+    'bad_request',
+    /letter case/,
+  ],
+  [
+    'a zip entry whose local header names another file',
+    async () => ({ body: await zip([{ name: 'about.html', data: Buffer.from('x'), localName: '../../evil.html' }]) }),
+    400,
+    'bad_request',
+    /local header of "about.html" disagrees with the central directory on the name/,
+  ],
+  [
+    'a zip entry whose local header gives another compression method',
+    async () => ({ body: await zip([{ name: 'about.html', data: Buffer.from('x'), localMethod: 8 }]) }),
+    400,
+    'bad_request',
+    /on the compression method/,
+  ],
+  [
+    'a zip entry declaring 4 GB that holds 1 KB',
+    async () => ({ body: await zip([{ name: 'big.bin', data: Buffer.alloc(1024, 1), method: 'deflate', declaredSize: 0xffffffff }]) }),
+    400,
+    'bad_request',
+    /damaged/,
+  ],
+  [
+    'a zip entry inflating far past the 1 KB it declares',
+    async () => ({ body: await zip([{ name: 'small.txt', zeros: 64 * MB, declaredSize: 1024 }]) }),
+    400,
+    'bad_request',
+    /damaged/,
+  ],
+  [
+    'a zip bomb of entries each under the file limit',
+    async () => ({
+      body: await zip([
+        { name: 'z0.bin', zeros: 900 * 1024 },
+        { name: 'z1.bin', zeros: 900 * 1024 },
+      ]),
+    }),
+    413,
+    'too_large',
+    /per-site limit/,
+  ],
+  [
+    'a gzip bomb inside a tar entry',
+    async () => ({ body: await tarGz([{ name: 'zeros.txt', content: Buffer.alloc(64 * MB) }]) }),
+    413,
+    'too_large',
+    /per-file limit/,
+  ],
+  [
+    'an encrypted zip entry (zip -P)',
+    async () => {
+      const dir = join(work, `enc-${++counter}`);
+      writeTree(dir, { 'index.html': INDEX, 'secret.txt': CONFIG });
+      execFileSync('zip', ['-q', '-P', 'hunter2', 'site.zip', 'index.html', 'secret.txt'], { cwd: dir });
+      return { body: readFileSync(join(dir, 'site.zip')) };
+    },
+    400,
+    'bad_request',
+    /encrypted/,
+  ],
+  [
+    'an uncompressed tar with a symlink',
+    async () => {
+      const files = tarBytes([['index.html', INDEX]]);
+      const link = readFileSync(
+        await tarFromEntries(join(work, `l-${++counter}.tar`), [{ name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }], { gzip: false }),
+      );
+      return { body: Buffer.concat([files.subarray(0, files.length - 1024), link]) };
+    },
+    400,
+    'bad_request',
+    /symbolic link/,
+  ],
 ];
 
 describe('archive tricks', () => {

@@ -30,7 +30,15 @@ let outsider: TestAccount;
 /** Claims the anonymous sites of the "after the claim" rows. */
 let claimer: TestAccount;
 /** Account credentials that are not API tokens, made once. */
-const keys = { revoked: '', ownerSession: '', oauth: {} as Record<'owner' | 'editor' | 'viewer' | 'outsider', string>, oauthExpired: '', oauthDisconnected: '', oauthOtherResource: '', refresh: '' };
+const keys = {
+  revoked: '',
+  ownerSession: '',
+  oauth: {} as Record<'owner' | 'editor' | 'viewer' | 'outsider', string>,
+  oauthExpired: '',
+  oauthDisconnected: '',
+  oauthOtherResource: '',
+  refresh: '',
+};
 
 // ---------------------------------------------------------------------------------------------
 // Columns: what a credential answers as.
@@ -119,7 +127,17 @@ interface Snapshot {
   approval: string | undefined;
 }
 
-type Statuses = readonly [none: number, site: number, otherSite: number, claimed: number, expired: number, outsider: number, viewer: number, editor: number, owner: number];
+type Statuses = readonly [
+  none: number,
+  site: number,
+  otherSite: number,
+  claimed: number,
+  expired: number,
+  outsider: number,
+  viewer: number,
+  editor: number,
+  owner: number,
+];
 
 interface Operation {
   call(w: World): Call;
@@ -166,7 +184,12 @@ const OPERATIONS: Record<string, Operation> = {
     check: checkCreated,
   },
   'POST /v1/deploy (archive, update)': {
-    call: (w) => ({ method: 'POST', path: `/v1/deploy?site=${w.site.name}`, raw: tgzBytes([['index.html', page]]), headers: { 'x-base-revision': w.site.revision } }),
+    call: (w) => ({
+      method: 'POST',
+      path: `/v1/deploy?site=${w.site.name}`,
+      raw: tgzBytes([['index.html', page]]),
+      headers: { 'x-base-revision': w.site.revision },
+    }),
     statuses: [401, 201, 404, 403, 410, 404, 403, 201, 201],
     effect: published,
   },
@@ -182,12 +205,20 @@ const OPERATIONS: Record<string, Operation> = {
     effect: published,
   },
   'POST /v1/deploy (JSON, patch)': {
-    call: (w) => ({ method: 'POST', path: '/v1/deploy', json: { site: w.site.name, base_revision: w.site.revision, patch: true, files: [{ path: 'new.html', content: page }] } }),
+    call: (w) => ({
+      method: 'POST',
+      path: '/v1/deploy',
+      json: { site: w.site.name, base_revision: w.site.revision, patch: true, files: [{ path: 'new.html', content: page }] },
+    }),
     statuses: [401, 201, 404, 403, 410, 404, 403, 201, 201],
     effect: published,
   },
   'POST /v1/deploy/manifest (update)': {
-    call: (w) => ({ method: 'POST', path: '/v1/deploy/manifest', json: { site: w.site.name, base_revision: w.site.revision, files: [{ path: 'index.html', size: page.length, sha256: sha(page) }] } }),
+    call: (w) => ({
+      method: 'POST',
+      path: '/v1/deploy/manifest',
+      json: { site: w.site.name, base_revision: w.site.revision, files: [{ path: 'index.html', size: page.length, sha256: sha(page) }] },
+    }),
     statuses: [401, 201, 404, 403, 410, 404, 403, 201, 201],
     check: (body) => expect(body.manifest).toMatch(/^mf_/),
   },
@@ -306,8 +337,21 @@ async function world(target: Target): Promise<World> {
     tokens = mine;
   }
   const approval = `ap_${randomBytes(24).toString('base64url')}`;
-  await server.store.putConfirmation(hashToken(approval), { kind: 'delete_site', siteId: site.id, requestedBy: owner.account.id, expiresAt: clock + 24 * HOUR, status: 'pending' });
-  return { team, site: { name: site.name, id: site.id, revision: site.revision }, siteToken: tokens.siteToken, claimToken: tokens.claimToken, approval, confirm: '' };
+  await server.store.putConfirmation(hashToken(approval), {
+    kind: 'delete_site',
+    siteId: site.id,
+    requestedBy: owner.account.id,
+    expiresAt: clock + 24 * HOUR,
+    status: 'pending',
+  });
+  return {
+    team,
+    site: { name: site.name, id: site.id, revision: site.revision },
+    siteToken: tokens.siteToken,
+    claimToken: tokens.claimToken,
+    approval,
+    confirm: '',
+  };
 }
 
 function snapshot(w: World): Snapshot {
@@ -320,8 +364,14 @@ function snapshot(w: World): Snapshot {
       state: site.state,
       claimed: site.claimed,
       live: site.liveRevision,
-      members: store.listMembers(id).map((m) => `${m.email} ${m.role}`).sort(),
-      invites: store.listInvites(id).map((i) => `${i.email} ${i.role}`).sort(),
+      members: store
+        .listMembers(id)
+        .map((m) => `${m.email} ${m.role}`)
+        .sort(),
+      invites: store
+        .listInvites(id)
+        .map((i) => `${i.email} ${i.role}`)
+        .sort(),
     };
   }
   const approval = store.getConfirmation(hashToken(w.approval));
@@ -351,7 +401,14 @@ async function send(call: Call, credential: Headers): Promise<Answered> {
     body = JSON.stringify(call.json);
   }
   // node:http sends a header once per array element.
-  const res = await request({ port: server.port, host: 'api.localhost', method: call.method ?? 'GET', path: call.path, headers: headers as Record<string, string>, body });
+  const res = await request({
+    port: server.port,
+    host: 'api.localhost',
+    method: call.method ?? 'GET',
+    path: call.path,
+    headers: headers as Record<string, string>,
+    body,
+  });
   return parse(res);
 }
 
@@ -364,7 +421,10 @@ function expectRefusal(res: Answered, status: number): void {
 
 // ---------------------------------------------------------------------------------------------
 
-async function oauthToken(account: TestAccount, options: { expiresAt?: number; resource?: string } = {}): Promise<{ access: string; refresh: string; grant: string }> {
+async function oauthToken(
+  account: TestAccount,
+  options: { expiresAt?: number; resource?: string } = {},
+): Promise<{ access: string; refresh: string; grant: string }> {
   const code = randomBytes(24).toString('base64url');
   const access = `pla_${randomBytes(32).toString('base64url')}`;
   const refresh = `plr_${randomBytes(32).toString('base64url')}`;
@@ -380,12 +440,17 @@ async function oauthToken(account: TestAccount, options: { expiresAt?: number; r
     scope: 'sites',
     expiresAt: clock + 60_000,
   });
-  const outcome = await server.store.redeemAuthorizationCode(hashToken(code), () => true, { id: grant, clientName: 'matrix', redirectHost: '127.0.0.1' }, {
-    accessHash: hashToken(access),
-    accessExpiresAt: options.expiresAt ?? clock + HOUR,
-    refreshHash: hashToken(refresh),
-    refreshExpiresAt: clock + 30 * 24 * HOUR,
-  });
+  const outcome = await server.store.redeemAuthorizationCode(
+    hashToken(code),
+    () => true,
+    { id: grant, clientName: 'matrix', redirectHost: '127.0.0.1' },
+    {
+      accessHash: hashToken(access),
+      accessExpiresAt: options.expiresAt ?? clock + HOUR,
+      refreshHash: hashToken(refresh),
+      refreshExpiresAt: clock + 30 * 24 * HOUR,
+    },
+  );
   expect(outcome.ok).toBe(true);
   return { access, refresh, grant };
 }
@@ -398,7 +463,12 @@ beforeAll(async () => {
   const info = await server.store.addApiToken({ accountId: owner.account.id, tokenHash: hashToken(keys.revoked), name: 'revoked' });
   expect(await server.store.revokeApiToken(owner.account.id, info.id)).toBe(true);
   keys.ownerSession = await new AppClient(server).signIn(owner.account.email);
-  for (const [name, account] of [['owner', owner], ['editor', editor], ['viewer', viewer], ['outsider', outsider]] as const) {
+  for (const [name, account] of [
+    ['owner', owner],
+    ['editor', editor],
+    ['viewer', viewer],
+    ['outsider', outsider],
+  ] as const) {
     keys.oauth[name] = (await oauthToken(account)).access;
   }
   keys.refresh = (await oauthToken(owner)).refresh;
@@ -499,7 +569,11 @@ const TOOLS: ReadonlyArray<[tool: string, args: (w: World) => Record<string, unk
   ['get_site', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name'],
   ['deploy_site', () => ({ files: inline }), 'POST /v1/deploy (JSON, create)'],
   ['deploy_site', (w) => ({ site: w.site.name, base_revision: w.site.revision, files: inline }), 'POST /v1/deploy (JSON, update)'],
-  ['deploy_site', (w) => ({ site: w.site.name, base_revision: w.site.revision, patch: true, files: [{ path: 'new.html', content: page }] }), 'POST /v1/deploy (JSON, patch)'],
+  [
+    'deploy_site',
+    (w) => ({ site: w.site.name, base_revision: w.site.revision, patch: true, files: [{ path: 'new.html', content: page }] }),
+    'POST /v1/deploy (JSON, patch)',
+  ],
   ['list_files', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/files'],
   ['read_file', (w) => ({ site: w.site.name, path: 'index.html' }), 'GET /v1/sites/:name/files/<path>'],
   ['list_revisions', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/revisions'],
@@ -535,7 +609,12 @@ describe('MCP: every credential × every tool', () => {
       host: 'mcp.localhost',
       method: 'POST',
       path: '/mcp',
-      headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-11-25', authorization: `Bearer ${owner.token}` },
+      headers: {
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2025-11-25',
+        authorization: `Bearer ${owner.token}`,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     const names = (JSON.parse(listed.text).result.tools as Array<{ name: string }>).map((t) => t.name);
@@ -592,27 +671,32 @@ function statusIn(state: 'deleted' | 'taken_down', name: string, answer: Column)
 }
 
 const stateRows = (['deleted', 'taken_down'] as const).flatMap((state) =>
-  SITE_OPERATIONS.flatMap((name) => STATE_CALLERS.map(([kind, answer, headers, target]) => ({ state, name, kind, answer, headers, target, status: statusIn(state, name, answer) }))),
+  SITE_OPERATIONS.flatMap((name) =>
+    STATE_CALLERS.map(([kind, answer, headers, target]) => ({ state, name, kind, answer, headers, target, status: statusIn(state, name, answer) })),
+  ),
 );
 
 describe('deleted and taken-down sites', () => {
-  it.each(stateRows.map((row) => [row.state, row.name, row.kind, row.status, row] as const))('%s site: %s by %s → %i', async (_state, _name, _kind, status, row) => {
-    const operation = OPERATIONS[row.name]!;
-    const w = await world(row.target);
-    await operation.prepare?.(w);
-    await server.store.setSiteState(w.site.name, row.state);
-    const before = snapshot(w);
-    const res = await send(operation.call(w), row.headers(w));
-    const after = snapshot(w);
-    if (status >= 400) {
-      expectRefusal(res, status);
+  it.each(stateRows.map((row) => [row.state, row.name, row.kind, row.status, row] as const))(
+    '%s site: %s by %s → %i',
+    async (_state, _name, _kind, status, row) => {
+      const operation = OPERATIONS[row.name]!;
+      const w = await world(row.target);
+      await operation.prepare?.(w);
+      await server.store.setSiteState(w.site.name, row.state);
+      const before = snapshot(w);
+      const res = await send(operation.call(w), row.headers(w));
+      const after = snapshot(w);
+      if (status >= 400) {
+        expectRefusal(res, status);
+        expect(after).toEqual(before);
+        return;
+      }
+      expect(res.status, res.text.slice(0, 300)).toBe(status);
+      operation.effect?.(before, res.json, w);
       expect(after).toEqual(before);
-      return;
-    }
-    expect(res.status, res.text.slice(0, 300)).toBe(status);
-    operation.effect?.(before, res.json, w);
-    expect(after).toEqual(before);
-  });
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -630,7 +714,10 @@ interface Cast {
 }
 
 async function cast(): Promise<Cast> {
-  const a = await accountSite(server.store, owner, [[editor, 'editor'], [viewer, 'viewer']]);
+  const a = await accountSite(server.store, owner, [
+    [editor, 'editor'],
+    [viewer, 'viewer'],
+  ]);
   const b = await accountSite(server.store, outsider, [[viewer, 'viewer']]);
   return { a, b, s1: await anonymous(), s2: await anonymous() };
 }
@@ -668,10 +755,23 @@ const CONFUSIONS: readonly Confusion[] = [
   },
   {
     attack: 'a site token, ?site= twice with another site first (the first counts)',
-    run: (c) => send({ method: 'POST', path: `/v1/deploy?site=${c.s2.name}&site=${c.s1.name}`, raw: tgzBytes([['index.html', page]]), headers: { 'x-base-revision': c.s2.revision } }, bearer(c.s1.siteToken)),
+    run: (c) =>
+      send(
+        {
+          method: 'POST',
+          path: `/v1/deploy?site=${c.s2.name}&site=${c.s1.name}`,
+          raw: tgzBytes([['index.html', page]]),
+          headers: { 'x-base-revision': c.s2.revision },
+        },
+        bearer(c.s1.siteToken),
+      ),
     status: 404,
   },
-  { attack: 'a site token as an access_token query parameter (never read)', run: (c) => get(`/v1/sites/${c.s1.name}?access_token=${c.s1.siteToken}`), status: 401 },
+  {
+    attack: 'a site token as an access_token query parameter (never read)',
+    run: (c) => get(`/v1/sites/${c.s1.name}?access_token=${c.s1.siteToken}`),
+    status: 401,
+  },
   { attack: "the owner's token, the name in upper case", run: (c) => get(`/v1/sites/${c.a.name.toUpperCase()}`, owner.token), status: 404 },
   { attack: "the owner's token, the name with a trailing dot", run: (c) => get(`/v1/sites/${c.a.name}.`, owner.token), status: 404 },
   { attack: "the owner's token, the name with an encoded trailing dot (%2e)", run: (c) => get(`/v1/sites/${c.a.name}%2e`, owner.token), status: 404 },
@@ -685,8 +785,16 @@ const CONFUSIONS: readonly Confusion[] = [
   { attack: "the owner's token, broken percent-encoding", run: (c) => get(`/v1/sites/${c.a.name}%E0%A4%A`, owner.token), status: 400 },
   { attack: "the owner's token, a site that does not exist", run: () => get('/v1/sites/no-such-site-here', owner.token), status: 404 },
   { attack: 'no credential, a site that does not exist (401 before 404)', run: () => get('/v1/sites/no-such-site-here'), status: 401 },
-  { attack: 'the owner of A rolling A back to a revision of B', run: (c) => json(`/v1/sites/${c.a.name}/rollback`, { revision: c.b.revision }, owner.token), status: 404 },
-  { attack: "the owner of A deploying to A on B's revision", run: (c) => json('/v1/deploy', { site: c.a.name, base_revision: c.b.revision, files: inline }, owner.token), status: 409 },
+  {
+    attack: 'the owner of A rolling A back to a revision of B',
+    run: (c) => json(`/v1/sites/${c.a.name}/rollback`, { revision: c.b.revision }, owner.token),
+    status: 404,
+  },
+  {
+    attack: "the owner of A deploying to A on B's revision",
+    run: (c) => json('/v1/deploy', { site: c.a.name, base_revision: c.b.revision, files: inline }, owner.token),
+    status: 409,
+  },
   {
     attack: "the owner of A removing A's viewer from B",
     run: (c) => send({ method: 'DELETE', path: `/v1/sites/${c.b.name}/members/${encodeURIComponent(viewer.account.email)}` }, bearer(owner.token)),

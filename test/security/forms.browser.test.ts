@@ -290,7 +290,11 @@ describe('hostile input', () => {
       expect(missing.status).toBe(404);
       expect(missing.text).not.toContain('<script>');
       const details = '<a href="javascript:alert(1)">click</a>';
-      const sent = await client.post(`/report/${deploy.json.site.name}`, { reason: 'other', details, csrf: await client.formToken(`/report/${deploy.json.site.name}`) });
+      const sent = await client.post(`/report/${deploy.json.site.name}`, {
+        reason: 'other',
+        details,
+        csrf: await client.formToken(`/report/${deploy.json.site.name}`),
+      });
       expect(sent.status).toBe(303);
       const notice = await mailTo(withAbuse, 'abuse@example.com');
       expect(notice.html).toContain('&lt;a href=&quot;javascript:alert(1)&quot;&gt;click&lt;/a&gt;');
@@ -318,4 +322,3 @@ describe('headers', () => {
     expect((await client.get('/nope')).status).toBe(404);
   });
 });
-

@@ -23,9 +23,17 @@ afterAll(() => server?.close());
 
 const list = (id: number | string) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
 const note = { jsonrpc: '2.0', method: 'notifications/initialized' };
-const deploy = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'deploy_site', arguments: { files: [{ path: 'index.html', content: `<h1>${id}</h1>` }] } } });
+const deploy = (id: number) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'deploy_site', arguments: { files: [{ path: 'index.html', content: `<h1>${id}</h1>` }] } },
+});
 const deploys = (n: number) => Array.from({ length: n }, (_, i) => deploy(i + 1));
-const claiming = (revision: string, message: object) => ({ ...message, params: { ...(message as { params?: object }).params, _meta: { 'io.modelcontextprotocol/protocolVersion': revision } } });
+const claiming = (revision: string, message: object) => ({
+  ...message,
+  params: { ...(message as { params?: object }).params, _meta: { 'io.modelcontextprotocol/protocolVersion': revision } },
+});
 const initializeAt = (protocolVersion: string) => ({ ...INITIALIZE, params: { ...INITIALIZE.params, protocolVersion } });
 const sitesOf = (who: TestAccount): number => server.store.countOwnedSites(who.account.id);
 
@@ -36,10 +44,20 @@ describe('JSON-RPC batches', () => {
     ['2025-11-25', deploys(2), { 'mcp-protocol-version': '2025-11-25' }, /not supported in protocol revision 2025-11-25/],
     ['2026-07-28 by header', deploys(2), { 'mcp-protocol-version': '2026-07-28' }, /not supported in protocol revision 2026-07-28/],
     ['2026-07-28 by a member’s own envelope', [deploy(1), claiming('2026-07-28', deploy(2))], {}, /not supported in protocol revision 2026-07-28/],
-    ['the finding: 100 calls at 2025-06-18', Array.from({ length: 100 }, (_, i) => list(i)), { 'mcp-protocol-version': '2025-06-18' }, /not supported in protocol revision 2025-06-18/],
+    [
+      'the finding: 100 calls at 2025-06-18',
+      Array.from({ length: 100 }, (_, i) => list(i)),
+      { 'mcp-protocol-version': '2025-06-18' },
+      /not supported in protocol revision 2025-06-18/,
+    ],
     ['an initialize naming 2025-11-25', [initializeAt('2025-11-25'), deploy(2)], {}, /not supported in protocol revision 2025-11-25/],
     ['an initialize naming 2025-03-26, alone', [initializeAt('2025-03-26')], {}, /^initialize must not be part of a JSON-RPC batch/],
-    ['an initialize naming 2025-03-26, mixed with calls', [deploy(1), initializeAt('2025-03-26')], { 'mcp-protocol-version': '2025-03-26' }, /^initialize must not be part of a JSON-RPC batch/],
+    [
+      'an initialize naming 2025-03-26, mixed with calls',
+      [deploy(1), initializeAt('2025-03-26')],
+      { 'mcp-protocol-version': '2025-03-26' },
+      /^initialize must not be part of a JSON-RPC batch/,
+    ],
     ['notifications only, at 2025-11-25', [note, note], { 'mcp-protocol-version': '2025-11-25' }, /not supported in protocol revision 2025-11-25/],
     ['empty', [], {}, /./],
     ['nested arrays', [[deploy(1)], [deploy(2)]], {}, /./],
@@ -135,43 +153,68 @@ describe('JSON-RPC batches against the rate limits', () => {
   });
 });
 
-const tool = (name: string, args: Record<string, unknown>, id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const tool = (name: string, args: Record<string, unknown>, id: unknown = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
 const refusalText = (res: { json: any }): string => (res.json?.result?.isError ? res.json.result.content[0].text : '(not refused)');
 
 /** An OAuth access token minted through the store as the token endpoint would, for `resource`. */
 async function oauthToken(who: TestAccount, resource: string, lifetimeMs = 3600_000): Promise<{ token: string; grantId: string }> {
   const token = `pla_${randomBytes(24).toString('base64url')}`;
   const code = `plc_${randomBytes(12).toString('base64url')}`;
-  await server.store.createAuthorizationCode(hashToken(code), { clientId: 'mcp_test', accountId: who.account.id, redirectUri: 'http://127.0.0.1/cb', codeChallenge: 'unused', resource, scope: 'sites', expiresAt: Date.now() + 60_000 });
-  const redeemed = await server.store.redeemAuthorizationCode(hashToken(code), () => true, { id: '', clientName: 'Test app', redirectHost: '127.0.0.1' }, {
-    accessHash: hashToken(token),
-    accessExpiresAt: Date.now() + lifetimeMs,
-    refreshHash: hashToken(`plr_${code}`),
-    refreshExpiresAt: Date.now() + 86_400_000,
+  await server.store.createAuthorizationCode(hashToken(code), {
+    clientId: 'mcp_test',
+    accountId: who.account.id,
+    redirectUri: 'http://127.0.0.1/cb',
+    codeChallenge: 'unused',
+    resource,
+    scope: 'sites',
+    expiresAt: Date.now() + 60_000,
   });
+  const redeemed = await server.store.redeemAuthorizationCode(
+    hashToken(code),
+    () => true,
+    { id: '', clientName: 'Test app', redirectHost: '127.0.0.1' },
+    {
+      accessHash: hashToken(token),
+      accessExpiresAt: Date.now() + lifetimeMs,
+      refreshHash: hashToken(`plr_${code}`),
+      refreshExpiresAt: Date.now() + 86_400_000,
+    },
+  );
   if (!redeemed.ok) throw new Error(`could not mint a token: ${redeemed.reason}`);
   return { token, grantId: redeemed.grant.id };
 }
 
 describe('who may call', () => {
-  it.each(['http://evil.example', 'null', 'http://mcp.localhost.evil.example', 'http://localhost.evil.example:6274', 'https://mcp.localhost', 'http://someones-site.sites.localhost'])(
-    'refuses a browser page from %s with 403 before anything runs (DNS rebinding)',
+  it.each([
+    'http://evil.example',
+    'null',
+    'http://mcp.localhost.evil.example',
+    'http://localhost.evil.example:6274',
+    'https://mcp.localhost',
+    'http://someones-site.sites.localhost',
+  ])('refuses a browser page from %s with 403 before anything runs (DNS rebinding)', async (origin) => {
+    const caller = await accountWithToken(server.store);
+    const res = await rpc(server, { token: caller.token, body: deploy(1), headers: { origin } });
+    expect(res.status).toBe(403);
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
+    expect(sitesOf(caller)).toBe(0);
+  });
+
+  it.each(['http://localhost:6274', 'http://127.0.0.1:6274', 'http://app.localhost'])(
+    'serves a page from %s (our own hosts and loopback tools)',
     async (origin) => {
       const caller = await accountWithToken(server.store);
-      const res = await rpc(server, { token: caller.token, body: deploy(1), headers: { origin } });
-      expect(res.status).toBe(403);
-      expect(res.headers['access-control-allow-origin']).toBeUndefined();
-      expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
-      expect(sitesOf(caller)).toBe(0);
+      const res = await rpc(server, { token: caller.token, body: list(1), headers: { origin } });
+      expect(res.status).toBe(200);
+      expect(res.headers['access-control-allow-origin']).toBe(origin);
     },
   );
-
-  it.each(['http://localhost:6274', 'http://127.0.0.1:6274', 'http://app.localhost'])('serves a page from %s (our own hosts and loopback tools)', async (origin) => {
-    const caller = await accountWithToken(server.store);
-    const res = await rpc(server, { token: caller.token, body: list(1), headers: { origin } });
-    expect(res.status).toBe(200);
-    expect(res.headers['access-control-allow-origin']).toBe(origin);
-  });
 
   it.each([
     ['/mcp', '/.well-known/oauth-protected-resource/mcp'],
@@ -192,28 +235,39 @@ describe('who may call', () => {
     ['an unknown API token', async () => 'Bearer pl_guessed'],
     ['an unknown site token', async () => 'Bearer st_guessed'],
     ['an unknown access token, 5000 characters long', async () => `Bearer pla_${'x'.repeat(5000)}`],
-    ['a revoked API token', async (victim) => {
-      const [token] = server.store.listApiTokens(victim.account.id);
-      await server.store.revokeApiToken(victim.account.id, token!.id);
-      return `Bearer ${victim.token}`;
-    }],
-    ['the API token of an account that no longer exists', async () => {
-      const token = `pl_${randomBytes(24).toString('base64url')}`;
-      await server.store.addApiToken({ accountId: 'acct_deleted', tokenHash: hashToken(token), name: 'orphan' });
-      return `Bearer ${token}`;
-    }],
+    [
+      'a revoked API token',
+      async (victim) => {
+        const [token] = server.store.listApiTokens(victim.account.id);
+        await server.store.revokeApiToken(victim.account.id, token!.id);
+        return `Bearer ${victim.token}`;
+      },
+    ],
+    [
+      'the API token of an account that no longer exists',
+      async () => {
+        const token = `pl_${randomBytes(24).toString('base64url')}`;
+        await server.store.addApiToken({ accountId: 'acct_deleted', tokenHash: hashToken(token), name: 'orphan' });
+        return `Bearer ${token}`;
+      },
+    ],
     ['an OAuth access token issued for another resource', async (victim) => `Bearer ${(await oauthToken(victim, 'https://other.example/mcp')).token}`],
-    ['an OAuth access token of a disconnected app', async (victim) => {
-      const { token, grantId } = await oauthToken(victim, `${server.config.publicUrls.mcp}/mcp`);
-      await server.store.revokeOAuthGrant(grantId, 'disconnected', victim.account.id);
-      return `Bearer ${token}`;
-    }],
+    [
+      'an OAuth access token of a disconnected app',
+      async (victim) => {
+        const { token, grantId } = await oauthToken(victim, `${server.config.publicUrls.mcp}/mcp`);
+        await server.store.revokeOAuthGrant(grantId, 'disconnected', victim.account.id);
+        return `Bearer ${token}`;
+      },
+    ],
     ['an expired OAuth access token', async (victim) => `Bearer ${(await oauthToken(victim, `${server.config.publicUrls.mcp}/mcp`, -1000)).token}`],
   ])('refuses %s with 401 invalid_token and runs nothing', async (_, credential) => {
     const victim = await accountWithToken(server.store);
     const res = await rpc(server, { body: deploy(1), headers: { authorization: await credential(victim) } });
     expect(res.status).toBe(401);
-    expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token", error_description="[^"]*", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp", scope="sites"$/);
+    expect(res.headers['www-authenticate']).toMatch(
+      /^Bearer error="invalid_token", error_description="[^"]*", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp", scope="sites"$/,
+    );
     expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32001, data: { code: 'unauthorized' } } });
     expect(sitesOf(victim)).toBe(0);
   });
@@ -242,7 +296,11 @@ describe('site tokens (SPEC 5: that one site, until it is claimed)', () => {
     ['invite_member on its own site', () => tool('invite_member', { site: anon.name, email: 'friend@example.com', role: 'editor' }), /^forbidden:/],
     ['get_site of another site', () => tool('get_site', { site: other.name }), /^not_found:/],
     ['read_file of another site', () => tool('read_file', { site: other.name, path: 'index.html' }), /^not_found:/],
-    ['deploy_site over another site', () => tool('deploy_site', { site: other.name, base_revision: other.revision, files: [{ path: 'index.html', content: 'defaced' }] }), /^not_found:/],
+    [
+      'deploy_site over another site',
+      () => tool('deploy_site', { site: other.name, base_revision: other.revision, files: [{ path: 'index.html', content: 'defaced' }] }),
+      /^not_found:/,
+    ],
   ])('refuses %s', async (_, body, refusal) => {
     const res = await rpc(server, { token: anon.siteToken, body: body() });
     expect(res.status).toBe(200);
@@ -253,17 +311,25 @@ describe('site tokens (SPEC 5: that one site, until it is claimed)', () => {
   it('reads and updates its own site, and after the claim only reports the claim', async () => {
     const own = await rpc(server, { token: anon.siteToken, body: tool('get_site', { site: anon.name }) });
     expect(own.json.result.structuredContent).toMatchObject({ name: anon.name, claimed: false });
-    const updated = await rpc(server, { token: anon.siteToken, body: tool('deploy_site', { site: anon.name, base_revision: anon.revision, files: [{ path: 'index.html', content: 'v2' }] }) });
+    const updated = await rpc(server, {
+      token: anon.siteToken,
+      body: tool('deploy_site', { site: anon.name, base_revision: anon.revision, files: [{ path: 'index.html', content: 'v2' }] }),
+    });
     expect(updated.json.result.structuredContent).toMatchObject({ revision: { number: 2 } });
 
     const claimer = await accountWithToken(server.store);
     await server.store.claimSite(hashToken(anon.claimToken), claimer.account.id);
     const live = server.store.getSite(anon.name)!.liveRevision;
-    const after = await rpc(server, { token: anon.siteToken, body: tool('deploy_site', { site: anon.name, base_revision: live, files: [{ path: 'index.html', content: 'v3' }] }) });
+    const after = await rpc(server, {
+      token: anon.siteToken,
+      body: tool('deploy_site', { site: anon.name, base_revision: live, files: [{ path: 'index.html', content: 'v3' }] }),
+    });
     expect(refusalText(after)).toMatch(/^forbidden: .* has been claimed/);
     expect(server.store.getSite(anon.name)!.liveRevision).toBe(live);
     expect(refusalText(await rpc(server, { token: anon.siteToken, body: tool('list_files', { site: anon.name }) }))).toMatch(/^forbidden:/);
-    expect((await rpc(server, { token: anon.siteToken, body: tool('get_site', { site: anon.name }) })).json.result.structuredContent).toEqual({ claimed: true });
+    expect((await rpc(server, { token: anon.siteToken, body: tool('get_site', { site: anon.name }) })).json.result.structuredContent).toEqual({
+      claimed: true,
+    });
   });
 });
 
@@ -315,7 +381,19 @@ describe('transport', () => {
   it('refuses a declared body over 40 MB with 413 before reading it', async () => {
     const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = httpRequest(
-        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/mcp', headers: { host: 'mcp.localhost', authorization: `Bearer ${caller.token}`, 'content-type': 'application/json', 'content-length': String(200 * 1024 * 1024) }, agent: false },
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          method: 'POST',
+          path: '/mcp',
+          headers: {
+            host: 'mcp.localhost',
+            authorization: `Bearer ${caller.token}`,
+            'content-type': 'application/json',
+            'content-length': String(200 * 1024 * 1024),
+          },
+          agent: false,
+        },
         (response) => {
           let text = '';
           response.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -332,7 +410,20 @@ describe('transport', () => {
   it('stops a chunked body at 40 MB and the framing allowance with 413, and runs nothing', async () => {
     const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = httpRequest(
-        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/mcp', headers: { host: 'mcp.localhost', authorization: `Bearer ${caller.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'transfer-encoding': 'chunked' }, agent: false },
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          method: 'POST',
+          path: '/mcp',
+          headers: {
+            host: 'mcp.localhost',
+            authorization: `Bearer ${caller.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'transfer-encoding': 'chunked',
+          },
+          agent: false,
+        },
         (response) => {
           let text = '';
           response.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -369,25 +460,49 @@ describe('tools under attack', () => {
     site = await accountSite(server.store, caller);
   });
 
-  it.each(['rm_rf', '__proto__', 'constructor', 'deploy_site ', 'DEPLOY_SITE', ''])('answers a call of the unknown tool %j with Invalid Params', async (name) => {
-    const res = await rpc(server, { token: caller.token, body: tool(name, {}) });
-    expect(res.status).toBe(200);
-    expect(res.json).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32602 } });
-    expect(sitesOf(caller)).toBe(1);
-  });
-
-  it.each(['../evil.html', 'a/../../evil.html', '/etc/passwd', 'C:\\evil.html', '..\\evil.html', '\\\\server\\share\\evil.html', 'a\u0000.html', 'line\nbreak.html', '', '.'])(
-    'refuses a deploy_site that names the path %j, whole, beside a good index.html',
-    async (path) => {
-      const res = await rpc(server, { token: caller.token, body: tool('deploy_site', { site: site.name, base_revision: site.revision, files: [{ path: 'index.html', content: 'fine' }, { path, content: 'evil' }] }) });
-      expect(refusalText(res)).toMatch(/^bad_request:/);
-      expect(server.store.getSite(site.name)!.liveRevision).toBe(site.revision);
+  it.each(['rm_rf', '__proto__', 'constructor', 'deploy_site ', 'DEPLOY_SITE', ''])(
+    'answers a call of the unknown tool %j with Invalid Params',
+    async (name) => {
+      const res = await rpc(server, { token: caller.token, body: tool(name, {}) });
+      expect(res.status).toBe(200);
+      expect(res.json).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32602 } });
+      expect(sitesOf(caller)).toBe(1);
     },
   );
 
-  it.each(['../../../../etc/passwd', '/etc/passwd', '..%2f..%2fetc%2fpasswd', 'index.html/../../../etc/passwd', '.'])('reads nothing outside the site for read_file %j', async (path) => {
-    const res = await rpc(server, { token: caller.token, body: tool('read_file', { site: site.name, path }) });
-    expect(refusalText(res)).toMatch(/^(not_found|bad_request):/);
-    expect(res.text).not.toContain('root:');
+  it.each([
+    '../evil.html',
+    'a/../../evil.html',
+    '/etc/passwd',
+    'C:\\evil.html',
+    '..\\evil.html',
+    '\\\\server\\share\\evil.html',
+    'a\u0000.html',
+    'line\nbreak.html',
+    '',
+    '.',
+  ])('refuses a deploy_site that names the path %j, whole, beside a good index.html', async (path) => {
+    const res = await rpc(server, {
+      token: caller.token,
+      body: tool('deploy_site', {
+        site: site.name,
+        base_revision: site.revision,
+        files: [
+          { path: 'index.html', content: 'fine' },
+          { path, content: 'evil' },
+        ],
+      }),
+    });
+    expect(refusalText(res)).toMatch(/^bad_request:/);
+    expect(server.store.getSite(site.name)!.liveRevision).toBe(site.revision);
   });
+
+  it.each(['../../../../etc/passwd', '/etc/passwd', '..%2f..%2fetc%2fpasswd', 'index.html/../../../etc/passwd', '.'])(
+    'reads nothing outside the site for read_file %j',
+    async (path) => {
+      const res = await rpc(server, { token: caller.token, body: tool('read_file', { site: site.name, path }) });
+      expect(refusalText(res)).toMatch(/^(not_found|bad_request):/);
+      expect(res.text).not.toContain('root:');
+    },
+  );
 });

@@ -99,7 +99,8 @@ async function token(fields: Record<string, string>): Promise<{ status: number; 
 const exchange = (code: string, verifier: string, extra: Record<string, string> = {}) =>
   token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId, resource: `${mcp}/mcp`, ...extra });
 
-const refresh = (refreshToken: string, extra: Record<string, string> = {}) => token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, ...extra });
+const refresh = (refreshToken: string, extra: Record<string, string> = {}) =>
+  token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, ...extra });
 
 async function tokensFor(): Promise<{ access: string; refresh: string }> {
   const { code, verifier } = await issueCode();
@@ -108,7 +109,8 @@ async function tokensFor(): Promise<{ access: string; refresh: string }> {
   return { access: answer.body.access_token!, refresh: answer.body.refresh_token! };
 }
 
-const mcpStatus = async (access: string): Promise<number> => (await rpc(server, { token: access, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).status;
+const mcpStatus = async (access: string): Promise<number> =>
+  (await rpc(server, { token: access, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).status;
 
 /** Polls until the metadata server has counted `count` connections (its counter runs on accept). */
 async function connectionsReach(count: number): Promise<void> {
@@ -197,7 +199,13 @@ describe('codes replayed or taken elsewhere', () => {
   // that reached the check is; a request refused before it names a code is not).
   it.each<[string, (verifier: string) => Promise<Record<string, string>> | Record<string, string>, number, string, boolean]>([
     ['a wrong PKCE verifier', () => ({ code_verifier: oauth.generateRandomCodeVerifier() }), 400, 'invalid_grant', true],
-    ['the PKCE challenge as the verifier', async (verifier) => ({ code_verifier: await oauth.calculatePKCECodeChallenge(verifier) }), 400, 'invalid_grant', true],
+    [
+      'the PKCE challenge as the verifier',
+      async (verifier) => ({ code_verifier: await oauth.calculatePKCECodeChallenge(verifier) }),
+      400,
+      'invalid_grant',
+      true,
+    ],
     ['no PKCE verifier', () => ({ code_verifier: '' }), 400, 'invalid_request', false],
     ['another registered client_id', () => ({ client_id: otherClientId }), 400, 'invalid_grant', true],
     ['an unknown client_id', () => ({ client_id: 'mcp_nobody' }), 401, 'invalid_client', false],
@@ -328,7 +336,13 @@ describe('making the server fetch for you', () => {
       const visitor = new AppClient(capped);
       const statuses: number[] = [];
       for (const path of ['/a.json', '/b.json', '/c.json', '/a.json']) {
-        const query = new URLSearchParams({ response_type: 'code', client_id: `https://apps.example${path}`, redirect_uri: redirectUri, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' });
+        const query = new URLSearchParams({
+          response_type: 'code',
+          client_id: `https://apps.example${path}`,
+          redirect_uri: redirectUri,
+          code_challenge: 'x'.repeat(43),
+          code_challenge_method: 'S256',
+        });
         statuses.push((await visitor.get(`/oauth/authorize?${query}`)).status);
       }
       // Two fetches, then 429; a document already fetched is used from the cache without a fetch.

@@ -137,7 +137,12 @@ async function invitation(invitee: TestAccount): Promise<{ owner: Awaited<Return
   const owner = await person();
   const site = await accountSite(server.store, owner);
   const before = countMailTo(server, invitee.account.email);
-  const res = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/members`, token: owner.token, body: { email: invitee.account.email, role: 'editor' } });
+  const res = await api(server, {
+    method: 'POST',
+    path: `/v1/sites/${site.name}/members`,
+    token: owner.token,
+    body: { email: invitee.account.email, role: 'editor' },
+  });
   expect(res.status, res.text).toBe(201);
   const link = linkIn(await mailTo(server, invitee.account.email, { after: before }), `${server.appUrl}/invites/`);
   return { owner, name: site.name, path: new URL(link).pathname };
@@ -234,7 +239,10 @@ describe('invitations', () => {
 // ---------------------------------------------------------------------------------------------
 
 /** A site of `owner` with members, and a deletion asked for over the API: the approval page's path. */
-async function deletionRequest(owner: TestAccount, members: Array<[TestAccount, 'editor' | 'viewer' | 'owner']> = []): Promise<{ name: string; id: string; path: string; token: string }> {
+async function deletionRequest(
+  owner: TestAccount,
+  members: Array<[TestAccount, 'editor' | 'viewer' | 'owner']> = [],
+): Promise<{ name: string; id: string; path: string; token: string }> {
   const site = await accountSite(server.store, owner, members);
   const res = await api(server, { method: 'DELETE', path: `/v1/sites/${site.name}`, token: owner.token });
   expect(res.status, res.text).toBe(202);
@@ -267,7 +275,9 @@ describe('deletion approvals', () => {
     const owner = await person();
     const second = await person();
     const request = await deletionRequest(owner, [[second, 'owner']]);
-    const answers = await Promise.all([owner, second].map(async (p) => p.browser.post(request.path, { address: addressOf(request.name), csrf: await p.browser.formToken('/') })));
+    const answers = await Promise.all(
+      [owner, second].map(async (p) => p.browser.post(request.path, { address: addressOf(request.name), csrf: await p.browser.formToken('/') })),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 303]);
     expect(server.store.getSiteById(request.id)!.state).toBe('deleted');
   });
@@ -315,8 +325,16 @@ describe('deletion approvals', () => {
     const first = await person();
     const second = await person();
     const request = await deletionRequest(first, [[second, 'owner']]);
-    const step = await api(server, { method: 'DELETE', path: `/v1/sites/${request.name}/members/${encodeURIComponent(first.account.email)}`, token: second.token });
-    await api(server, { method: 'DELETE', path: `/v1/sites/${request.name}/members/${encodeURIComponent(first.account.email)}?confirm=${step.json.confirm_token}`, token: second.token });
+    const step = await api(server, {
+      method: 'DELETE',
+      path: `/v1/sites/${request.name}/members/${encodeURIComponent(first.account.email)}`,
+      token: second.token,
+    });
+    await api(server, {
+      method: 'DELETE',
+      path: `/v1/sites/${request.name}/members/${encodeURIComponent(first.account.email)}?confirm=${step.json.confirm_token}`,
+      token: second.token,
+    });
     expect(membersOf(request.name)).toEqual([`${second.account.email} owner`]);
     const res = await submit(first.browser, request.path, { address: addressOf(request.name) });
     expect(res.status).toBe(403);
@@ -345,7 +363,11 @@ async function team(): Promise<Team> {
 }
 
 const removal = (name: string, member: TestAccount, token: string, confirm?: string): Promise<ApiResponse> =>
-  api(server, { method: 'DELETE', path: `/v1/sites/${name}/members/${encodeURIComponent(member.account.email)}${confirm === undefined ? '' : `?confirm=${confirm}`}`, token });
+  api(server, {
+    method: 'DELETE',
+    path: `/v1/sites/${name}/members/${encodeURIComponent(member.account.email)}${confirm === undefined ? '' : `?confirm=${confirm}`}`,
+    token,
+  });
 
 const isMember = (name: string, member: TestAccount): boolean => membersOf(name).some((m) => m.startsWith(`${member.account.email} `));
 
@@ -430,7 +452,12 @@ describe('member-removal confirmations', () => {
     const replay = await rpc(server, {
       token: t.owner.token,
       headers: { 'mcp-protocol-version': '2025-11-25' },
-      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'remove_member', arguments: { site: t.name, email: t.viewer.account.email, confirm } } },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'remove_member', arguments: { site: t.name, email: t.viewer.account.email, confirm } },
+      },
     });
     expect(replay.json.result.isError).toBe(true);
     expect(replay.json.result.content[0].text).toMatch(/^bad_request: /);

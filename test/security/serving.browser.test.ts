@@ -83,7 +83,10 @@ const STRUCTURE_ATTACKS: Array<[string, string]> = [
   ['an unclosed video', `<body>${CONTENT}<video><p>x</body></html>`],
   ['an unclosed table cell with a hidden div', `<body>${CONTENT}<table><tr><td><div hidden>x</body></html>`],
   ['an unclosed svg foreignObject', `<body>${CONTENT}<svg><foreignObject><div hidden>x</body></html>`],
-  ['an unclosed MathML annotation (only the first child of semantics is rendered)', `<body>${CONTENT}<math><semantics><mi>x</mi><annotation-xml encoding="text/html"><p>x</body></html>`],
+  [
+    'an unclosed MathML annotation (only the first child of semantics is rendered)',
+    `<body>${CONTENT}<math><semantics><mi>x</mi><annotation-xml encoding="text/html"><p>x</body></html>`,
+  ],
   ['an unclosed CDATA section in svg', `<body>${CONTENT}<svg><![CDATA[x</body></html>`],
   ['a hidden formatting element the parser re-creates', `<body>${CONTENT}<p><b style="display:none">x</p></body></html>`],
   ['a tag cut off at the end of the page', `<body>${CONTENT}<div hidden title="</body>`],
@@ -160,7 +163,8 @@ async function reportLink(path: string, visitor: Page = page): Promise<string> {
     for (let node: Element | null = link; node; node = node.parentElement ?? ((node.getRootNode() as ShadowRoot).host || null)) {
       const computed = getComputedStyle(node);
       opacity *= parseFloat(computed.opacity);
-      if (computed.filter !== 'none' || computed.contentVisibility === 'hidden') return `${computed.filter} ${computed.contentVisibility} on <${node.localName}>`;
+      if (computed.filter !== 'none' || computed.contentVisibility === 'hidden')
+        return `${computed.filter} ${computed.contentVisibility} on <${node.localName}>`;
     }
     return opacity < 0.9 ? `opacity ${opacity}` : 'shown';
   });
@@ -295,13 +299,25 @@ describe('requests aimed outside a site', () => {
 
   // uWS closes the connection without an answer (status 0 here) on a request it cannot parse.
   it.each([
-    ['an absolute-form target naming another site', [0, 400], (h: string, o: string) => `GET http://${o}.sites.localhost/b-only.html HTTP/1.1\r\nHost: ${h}.sites.localhost\r\nConnection: close\r\n\r\n`],
+    [
+      'an absolute-form target naming another site',
+      [0, 400],
+      (h: string, o: string) => `GET http://${o}.sites.localhost/b-only.html HTTP/1.1\r\nHost: ${h}.sites.localhost\r\nConnection: close\r\n\r\n`,
+    ],
     // The first Host counts (this site has no b-only.html). RFC 9112 asks for a 400; the TLS
     // proxy in front (Caddy, Go's net/http) already answers 400 to such a request.
-    ['two Host headers, the second another site', [404], (h: string, o: string) => `GET /b-only.html HTTP/1.1\r\nHost: ${h}.sites.localhost\r\nHost: ${o}.sites.localhost\r\nConnection: close\r\n\r\n`],
+    [
+      'two Host headers, the second another site',
+      [404],
+      (h: string, o: string) => `GET /b-only.html HTTP/1.1\r\nHost: ${h}.sites.localhost\r\nHost: ${o}.sites.localhost\r\nConnection: close\r\n\r\n`,
+    ],
     ['no Host header', [0, 400], () => 'GET /b-only.html HTTP/1.1\r\nConnection: close\r\n\r\n'],
     ['HTTP/1.0 without a Host header', [0, 400, 404], () => 'GET /b-only.html HTTP/1.0\r\n\r\n'],
-    ['a NUL in the Host header', [0, 400], (h: string, o: string) => `GET /b-only.html HTTP/1.1\r\nHost: ${o}.sites.localhost\0.${h}.sites.localhost\r\nConnection: close\r\n\r\n`],
+    [
+      'a NUL in the Host header',
+      [0, 400],
+      (h: string, o: string) => `GET /b-only.html HTTP/1.1\r\nHost: ${o}.sites.localhost\0.${h}.sites.localhost\r\nConnection: close\r\n\r\n`,
+    ],
     ['a Host header of 10 KB', [404, 431, 0], () => `GET / HTTP/1.1\r\nHost: ${'a'.repeat(10_000)}.sites.localhost\r\nConnection: close\r\n\r\n`],
   ] as const)('a request with %s gets one of %j and never another site', async (_name, statuses, build) => {
     const answer = await raw(build(hostile, other));

@@ -56,7 +56,10 @@ describe.each(installs)('on an $name install', ({ env, https }) => {
       ['its cookie with the link prefix', (secret) => ({ path: '/login/verify', fields: { token: secret.replace(/^sb_/, 'sl_') } })],
       ['its cookie with the old si_ prefix', (secret) => ({ path: '/login/verify', fields: { token: secret.replace(/^sb_/, 'si_') } })],
       ['its cookie id with the secret cut off', (secret) => ({ path: '/login/verify', fields: { token: secret.replace(/\..*$/, '').replace(/^sb_/, 'sl_') } })],
-      ['its cookie id with an empty secret', (secret) => ({ path: '/login/verify', fields: { token: `${secret.replace(/\..*$/, '').replace(/^sb_/, 'sl_')}.` } })],
+      [
+        'its cookie id with an empty secret',
+        (secret) => ({ path: '/login/verify', fields: { token: `${secret.replace(/\..*$/, '').replace(/^sb_/, 'sl_')}.` } }),
+      ],
       ['its cookie, url-encoded', (secret) => ({ path: '/login/verify', fields: { token: encodeURIComponent(secret) } })],
       ['its cookie with spaces around it', (secret) => ({ path: '/login/verify', fields: { token: ` ${secret} ` } })],
       ['the code form with no code', () => ({ path: '/login/code', fields: {} })],
@@ -240,7 +243,6 @@ describe.each(installs)('on an $name install', ({ env, https }) => {
       const fifth = await client.post('/login/code', { code: wrong, csrf: await client.formToken('/login') });
       expect(fifth.text).toContain('locked');
     });
-
   });
 
   describe('cookies', () => {

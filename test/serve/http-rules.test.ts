@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  cacheControlFor,
-  matchesIfNoneMatch,
-  parseRange,
-  pickEncoding,
-  type Encoding,
-} from '../../src/serve/http-rules.js';
+import { cacheControlFor, matchesIfNoneMatch, parseRange, pickEncoding, type Encoding } from '../../src/serve/http-rules.js';
 
 describe('parseRange', () => {
   it.each([

@@ -74,17 +74,19 @@ describe('large bodies from memory', () => {
 
   it('survives clients that leave mid-body and keeps serving', async () => {
     await Promise.all(
-      Array.from({ length: 5 }, () =>
-        new Promise<void>((resolve) => {
-          const req = httpRequest({ host: '127.0.0.1', port, path: '/big.bin', headers: { host: 'mem-site.sites.localhost' }, agent: false }, (res) => {
-            res.once('data', () => {
-              req.destroy();
-              resolve();
+      Array.from(
+        { length: 5 },
+        () =>
+          new Promise<void>((resolve) => {
+            const req = httpRequest({ host: '127.0.0.1', port, path: '/big.bin', headers: { host: 'mem-site.sites.localhost' }, agent: false }, (res) => {
+              res.once('data', () => {
+                req.destroy();
+                resolve();
+              });
             });
-          });
-          req.on('error', () => resolve());
-          req.end();
-        }),
+            req.on('error', () => resolve());
+            req.end();
+          }),
       ),
     );
     const after = await get('/big.bin');

@@ -42,7 +42,7 @@ describe('statusPage', () => {
     ['quotes', '"\'', '&quot;&#39;'],
     ['ampersands', 'a&b', 'a&amp;b'],
     ['the placeholder itself', '{site}', '<strong>{site}</strong>'],
-    ['replacement patterns', "$&$'$`", "<strong>$&amp;$&#39;$`</strong>"],
+    ['replacement patterns', "$&$'$`", '<strong>$&amp;$&#39;$`</strong>'],
   ])('escapes %s in the site name', (_name, siteName, escaped) => {
     const html = statusPage(404, { siteName }).toString('utf8');
     expect(html).toContain(escaped);

@@ -12,7 +12,8 @@ let clock = Date.now();
 let server: RunningServer;
 let port: number;
 
-const page = (title: string) => `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>\n${'<p>filler text for compression</p>\n'.repeat(40)}</body></html>`;
+const page = (title: string) =>
+  `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>\n${'<p>filler text for compression</p>\n'.repeat(40)}</body></html>`;
 const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(20_000)]);
 const big = randomBytes(3 * 1024 * 1024 + 123);
 const bigText = Buffer.from('console.log("streamed");\n'.repeat(20_000));
@@ -39,14 +40,19 @@ beforeAll(async () => {
     'weird.xyz': 'unknown type',
     'big.bin': big,
     'big.js': bigText,
-    'LICENSE': 'exact file without extension',
+    LICENSE: 'exact file without extension',
     '.env': 'SECRET=hidden-value',
     '.git/config': '[core] hidden-git',
     'node_modules/x/index.js': 'hidden-module',
     '.well-known/security.txt': 'Contact: mailto:sec@example.com',
   });
   await publishSite(store, 'spa-site', { 'index.html': page('SPA shell'), 'main.js': 'app()' });
-  await publishSite(store, 'anon-site', { 'index.html': page('Anon'), 'plain.html': '<p>no body tag</p>', 'x.css': 'a{}' }, { plan: 'anonymous', claimed: false, expiresAt: clock + 72 * HOUR });
+  await publishSite(
+    store,
+    'anon-site',
+    { 'index.html': page('Anon'), 'plain.html': '<p>no body tag</p>', 'x.css': 'a{}' },
+    { plan: 'anonymous', claimed: false, expiresAt: clock + 72 * HOUR },
+  );
   await publishSite(store, 'free-site', { 'index.html': '<html><body>one</body><!-- </body> --></html>' }, { plan: 'free' });
   await publishSite(store, 'gone-site', { 'index.html': page('Gone') }, { plan: 'anonymous', claimed: false, expiresAt: clock + HOUR });
   await publishSite(store, 'deleted-site', { 'index.html': page('Deleted') });
@@ -119,7 +125,9 @@ describe('serving rules (SPEC 4.5)', () => {
   ])('%s has type %s and cache %s plus the security headers', async (path, type, cache) => {
     const res = await get('paid-site', path);
     expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toMatch(type === 'text/javascript; charset=utf-8' ? /^(text|application)\/javascript; charset=utf-8$/ : new RegExp(`^${type.replace(/[+]/g, '\\+')}$`));
+    expect(res.headers['content-type']).toMatch(
+      type === 'text/javascript; charset=utf-8' ? /^(text|application)\/javascript; charset=utf-8$/ : new RegExp(`^${type.replace(/[+]/g, '\\+')}$`),
+    );
     expect(res.headers['cache-control']).toBe(cache);
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['referrer-policy']).toBe('strict-origin-when-cross-origin');
@@ -357,17 +365,19 @@ describe('large files', () => {
     expect(slow.equals(big)).toBe(true);
 
     await Promise.all(
-      Array.from({ length: 5 }, () =>
-        new Promise<void>((resolve) => {
-          const req = httpRequest({ host: '127.0.0.1', port, path: '/big.bin', headers: { host: 'paid-site.sites.localhost' }, agent: false }, (res) => {
-            res.once('data', () => {
-              req.destroy();
-              resolve();
+      Array.from(
+        { length: 5 },
+        () =>
+          new Promise<void>((resolve) => {
+            const req = httpRequest({ host: '127.0.0.1', port, path: '/big.bin', headers: { host: 'paid-site.sites.localhost' }, agent: false }, (res) => {
+              res.once('data', () => {
+                req.destroy();
+                resolve();
+              });
             });
-          });
-          req.on('error', () => resolve());
-          req.end();
-        }),
+            req.on('error', () => resolve());
+            req.end();
+          }),
       ),
     );
     const after = await get('paid-site', '/big.bin');

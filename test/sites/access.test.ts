@@ -5,8 +5,22 @@ import type { Role, SiteRecord } from '../../src/store/index.js';
 
 /** `permissions` of the site object: the same rules the operations enforce, as a table. */
 
-const site = (state: SiteRecord['state'], claimed = true): SiteRecord => ({ id: 'site_a', name: 'calm-heron-4821', plan: 'free', state, claimed, createdAt: 0, liveNumber: 1, lastNumber: 1 });
-const account: Caller = { kind: 'account', account: { id: 'acct_a', email: 'a@example.com', plan: 'free', createdAt: 0 }, tokenHash: 'h', credential: 'api_token' };
+const site = (state: SiteRecord['state'], claimed = true): SiteRecord => ({
+  id: 'site_a',
+  name: 'calm-heron-4821',
+  plan: 'free',
+  state,
+  claimed,
+  createdAt: 0,
+  liveNumber: 1,
+  lastNumber: 1,
+});
+const account: Caller = {
+  kind: 'account',
+  account: { id: 'acct_a', email: 'a@example.com', plan: 'free', createdAt: 0 },
+  tokenHash: 'h',
+  credential: 'api_token',
+};
 const siteToken: Caller = { kind: 'site_token', siteId: 'site_a', tokenHash: 'h', token: 'st_x' };
 
 describe('permissionsOf', () => {

@@ -3,7 +3,12 @@ import { createServer } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { CLIENT_METADATA_UNAVAILABLE, createClientMetadataFetcher, type ClientMetadataFetcher, type ClientMetadataFetchOptions } from '../../src/sites/index.js';
+import {
+  CLIENT_METADATA_UNAVAILABLE,
+  createClientMetadataFetcher,
+  type ClientMetadataFetcher,
+  type ClientMetadataFetchOptions,
+} from '../../src/sites/index.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
 import { METADATA_REDIRECT_URI as redirectUri, startMetadataServer, type MetadataServer } from '../helpers/metadata-server.js';
@@ -96,14 +101,29 @@ describe('fetching a client metadata document', () => {
     ['plain http', () => `http://localhost:${metadata.port}/client.json`, {}, /not https/],
     ['not a URL', () => 'https://', {}, /Invalid URL/],
     ['loopback on an install that is not on localhost', () => `${base}/client.json`, { allowLoopback: false }, /address 127\.0\.0\.1 is not fetchable/],
-    ['a mapped loopback address on such an install', () => `https://[::ffff:127.0.0.1]:${metadata.port}/client.json`, { allowLoopback: false }, /address ::ffff:7f00:1 is not fetchable/],
+    [
+      'a mapped loopback address on such an install',
+      () => `https://[::ffff:127.0.0.1]:${metadata.port}/client.json`,
+      { allowLoopback: false },
+      /address ::ffff:7f00:1 is not fetchable/,
+    ],
     // The stand-in DNS fails for a name /etc/hosts knows, so no query leaves the machine whatever happens.
-    ['a name that does not resolve', () => `${base}/client.json`, { lookup: () => Promise.reject(new Error('getaddrinfo ENOTFOUND localhost')) }, /lookup failed \(getaddrinfo ENOTFOUND/],
+    [
+      'a name that does not resolve',
+      () => `${base}/client.json`,
+      { lookup: () => Promise.reject(new Error('getaddrinfo ENOTFOUND localhost')) },
+      /lookup failed \(getaddrinfo ENOTFOUND/,
+    ],
     ['a name with no addresses', () => `${base}/client.json`, { lookup: async () => [] }, /no addresses/],
     [
       'a name with one internal address among fetchable ones',
       () => `${base}/client.json`,
-      { lookup: async () => [{ address: '127.0.0.1', family: 4 }, { address: '10.0.0.1', family: 4 }] },
+      {
+        lookup: async () => [
+          { address: '127.0.0.1', family: 4 },
+          { address: '10.0.0.1', family: 4 },
+        ],
+      },
       /address 10\.0\.0\.1 is not fetchable/,
     ],
   ])('refuses %s with the one generic message', async (_name, url, options, reason) => {
@@ -142,12 +162,23 @@ describe('an authorization with a URL as client_id', () => {
   it('names the app from its document, and the code flow works with the URL as client_id', async () => {
     const clientId = `${base}/client.json`;
     const verifier = oauth.generateRandomCodeVerifier();
-    const params = { response_type: 'code', client_id: clientId, redirect_uri: redirectUri, state: 'cimd', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+    const params = {
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      state: 'cimd',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    };
     const consent = await person.get(`/oauth/authorize?${new URLSearchParams(params)}`);
     expect(consent.status).toBe(200);
     expect(consent.text).toContain('Connect Metadata App to Plinth?');
     expect(consent.text).toContain(`described by ${new URL(base).host}`);
-    const answer = await person.post('/oauth/authorize', { ...params, decision: 'allow', csrf: await person.formToken(`/oauth/authorize?${new URLSearchParams(params)}`) });
+    const answer = await person.post('/oauth/authorize', {
+      ...params,
+      decision: 'allow',
+      csrf: await person.formToken(`/oauth/authorize?${new URLSearchParams(params)}`),
+    });
     const code = new URL(String(answer.headers.location)).searchParams.get('code')!;
     const token = await loopbackFetch(`${server.appUrl}/oauth/token`, {
       method: 'POST',
@@ -158,7 +189,13 @@ describe('an authorization with a URL as client_id', () => {
   });
 
   it('refuses a document that names another client_id, without redirecting', async () => {
-    const params = { response_type: 'code', client_id: `${base}/other-id.json`, redirect_uri: redirectUri, code_challenge: 'a'.repeat(43), code_challenge_method: 'S256' };
+    const params = {
+      response_type: 'code',
+      client_id: `${base}/other-id.json`,
+      redirect_uri: redirectUri,
+      code_challenge: 'a'.repeat(43),
+      code_challenge_method: 'S256',
+    };
     const refused = await person.get(`/oauth/authorize?${new URLSearchParams(params)}`);
     expect(refused.status).toBe(400);
     expect(refused.headers.location).toBeUndefined();

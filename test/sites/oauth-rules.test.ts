@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { isClientMetadataUrl, isCodeVerifier, isFetchableAddress, matchResource, redirectUriMatches, redirectUriProblem, s256 } from '../../src/sites/oauth-rules.js';
+import {
+  isClientMetadataUrl,
+  isCodeVerifier,
+  isFetchableAddress,
+  matchResource,
+  redirectUriMatches,
+  redirectUriProblem,
+  s256,
+} from '../../src/sites/oauth-rules.js';
 
 describe('redirect URIs a client may register', () => {
   it.each([

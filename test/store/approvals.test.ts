@@ -47,7 +47,14 @@ describe('invites', () => {
 
   it('lists only the invites of that site, and none that have expired', async () => {
     const { site } = await createSite(t.store, 'short-invites');
-    await t.store.createInvite({ siteId: site.id, email: 'gus@example.com', role: 'viewer', tokenHash: 'h1', invitedBy: 'a', expiresAt: t.clock.now + MINUTE_MS });
+    await t.store.createInvite({
+      siteId: site.id,
+      email: 'gus@example.com',
+      role: 'viewer',
+      tokenHash: 'h1',
+      invitedBy: 'a',
+      expiresAt: t.clock.now + MINUTE_MS,
+    });
     expect(t.store.listInvites(site.id).map((i) => i.email)).toEqual(['gus@example.com']);
     t.clock.now += MINUTE_MS;
     expect(t.store.listInvites(site.id)).toEqual([]);
@@ -57,7 +64,13 @@ describe('invites', () => {
 
 describe('confirmations', () => {
   it('stores and reads a confirmation by token hash', async () => {
-    const record: Confirmation = { kind: 'remove_member', siteId: 'site_x', accountId: 'acct_y', requestedBy: 'acct_z', expiresAt: t.clock.now + 5 * MINUTE_MS };
+    const record: Confirmation = {
+      kind: 'remove_member',
+      siteId: 'site_x',
+      accountId: 'acct_y',
+      requestedBy: 'acct_z',
+      expiresAt: t.clock.now + 5 * MINUTE_MS,
+    };
     await t.store.putConfirmation(hashToken('cf_1'), record);
     expect(t.store.getConfirmation(hashToken('cf_1'))).toEqual(record);
     expect(t.store.getConfirmation(hashToken('cf_unknown'))).toBeUndefined();
@@ -75,7 +88,13 @@ describe('confirmations', () => {
 async function siteAwaitingDeletion(name = `doomed-site-${++counter}`): Promise<{ site: SiteRecord; tokenHash: string }> {
   const { site } = await createSite(t.store, name, { accountId: 'acct_owner' });
   const tokenHash = hashToken(`ap_${name}`);
-  await t.store.putConfirmation(tokenHash, { kind: 'delete_site', siteId: site.id, requestedBy: 'acct_owner', expiresAt: t.clock.now + DAY_MS, status: 'pending' });
+  await t.store.putConfirmation(tokenHash, {
+    kind: 'delete_site',
+    siteId: site.id,
+    requestedBy: 'acct_owner',
+    expiresAt: t.clock.now + DAY_MS,
+    status: 'pending',
+  });
   return { site, tokenHash };
 }
 
@@ -89,7 +108,14 @@ describe('approveDeletion', () => {
     const outcome = await t.store.approveDeletion(tokenHash, site.name);
     stop();
 
-    const approval = { kind: 'delete_site', siteId: site.id, requestedBy: 'acct_owner', expiresAt: t.clock.now - MINUTE_MS + DAY_MS, status: 'approved', decidedAt: t.clock.now };
+    const approval = {
+      kind: 'delete_site',
+      siteId: site.id,
+      requestedBy: 'acct_owner',
+      expiresAt: t.clock.now - MINUTE_MS + DAY_MS,
+      status: 'approved',
+      decidedAt: t.clock.now,
+    };
     expect(outcome).toEqual({ ok: true, approval });
     expect(t.store.getConfirmation(tokenHash)).toEqual(approval);
     expect(t.store.getSiteById(site.id)).toMatchObject({ state: 'deleted', stateChangedAt: t.clock.now });
@@ -162,7 +188,13 @@ describe('approveDeletion', () => {
 
   it('answers not_found for an unknown token and for a member-removal token', async () => {
     expect(await t.store.approveDeletion(hashToken('ap_unknown'), 'anything')).toEqual({ ok: false, reason: 'not_found' });
-    await t.store.putConfirmation(hashToken('cf_member'), { kind: 'remove_member', siteId: 'site_x', accountId: 'a', requestedBy: 'b', expiresAt: t.clock.now + DAY_MS });
+    await t.store.putConfirmation(hashToken('cf_member'), {
+      kind: 'remove_member',
+      siteId: 'site_x',
+      accountId: 'a',
+      requestedBy: 'b',
+      expiresAt: t.clock.now + DAY_MS,
+    });
     expect(await t.store.approveDeletion(hashToken('cf_member'), 'anything')).toEqual({ ok: false, reason: 'not_found' });
   });
 });

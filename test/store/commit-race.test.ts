@@ -50,9 +50,7 @@ afterAll(async () => {
 it('lets exactly one of two threads commit on the same base, every round', async () => {
   const barrier = new SharedArrayBuffer(4 * ROUNDS);
   const names = ['left', 'right'];
-  workers = names.map(
-    (name) => new Worker(fixture('commit-worker.mjs'), { workerData: { dir, site: SITE, name, barrier, parties: names.length } }),
-  );
+  workers = names.map((name) => new Worker(fixture('commit-worker.mjs'), { workerData: { dir, site: SITE, name, barrier, parties: names.length } }));
   const results: WorkerResult[] = [];
   const waiters: (() => void)[] = [];
   for (const w of workers) {

@@ -37,9 +37,7 @@ function fullContentHash(): string {
 }
 
 function filesUnder(root: string): string[] {
-  return readdirSync(root, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? filesUnder(join(root, e.name)) : [join(root, e.name)],
-  );
+  return readdirSync(root, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(root, e.name)) : [join(root, e.name)]));
 }
 
 /** Starts the slow writer and SIGKILLs it once a few chunks have reached its temp file. */
@@ -104,7 +102,7 @@ it('never exposes a blob whose writer was killed mid-write', async () => {
   expect(readdirSync(tmp)).toEqual([]);
 });
 
-it('keeps young temp files of running writers and sweeps this pid\'s files only at start-up', async () => {
+it("keeps young temp files of running writers and sweeps this pid's files only at start-up", async () => {
   const tmp = join(dir, 'blobs', 'tmp');
   const ours = join(tmp, `${process.pid}-123abc.tmp`);
   const parent = join(tmp, `${process.ppid}-456def.tmp`);

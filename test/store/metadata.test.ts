@@ -70,7 +70,10 @@ describe('commitRevision and reads', () => {
 
   it('lists a revision in code point order of the path, astral characters included', async () => {
     const paths = ['/z.txt', '/a/b.txt', '/a.txt', '/\u{1F600}.png', '/\uffee.txt', '/\u00e9.txt', '/A.txt', `/${'l'.repeat(90)}`];
-    const { revision } = await createSite('order-site', paths.map((p, i) => [p, markedEntry(i + 1)]));
+    const { revision } = await createSite(
+      'order-site',
+      paths.map((p, i) => [p, markedEntry(i + 1)]),
+    );
     // Neighbour revisions must not leak into the range.
     await createSite('order-neighbour', [['/a.txt', markedEntry(99)]]);
 
@@ -137,9 +140,7 @@ describe('commitRevision and reads', () => {
     ]);
     const winners = results.filter((r) => r.ok);
     expect(winners).toHaveLength(1);
-    expect(results.filter((r) => !r.ok)).toEqual([
-      { ok: false, reason: 'conflict', liveRevision: store.getSite('same-turn')?.liveRevision },
-    ]);
+    expect(results.filter((r) => !r.ok)).toEqual([{ ok: false, reason: 'conflict', liveRevision: store.getSite('same-turn')?.liveRevision }]);
   });
 
   it('commits with a null base regardless of the live revision', async () => {
@@ -155,7 +156,10 @@ describe('commitRevision and reads', () => {
 
   it('refuses a path too long for an index key before writing anything', async () => {
     const { revision } = await createSite('long-path');
-    const files: [string, FileEntry][] = [['/ok', markedEntry(1)], [`/${'x'.repeat(2000)}`, markedEntry(2)]];
+    const files: [string, FileEntry][] = [
+      ['/ok', markedEntry(1)],
+      [`/${'x'.repeat(2000)}`, markedEntry(2)],
+    ];
     await expect(store.commitRevision(deploy('long-path', revision.id, files))).rejects.toThrow(RangeError);
     expect(store.getSite('long-path')?.lastNumber).toBe(1);
 
@@ -180,7 +184,17 @@ describe('commitRevision and reads', () => {
   });
 
   it('deletes a manifest for exactly one of two racing deletes', async () => {
-    const record = { owner: 'anonymous', mode: 'create' as const, plan: 'anonymous' as const, files: [], skipped: [], known: {}, missing: [], createdAt: clock, expiresAt: clock + 3600_000 };
+    const record = {
+      owner: 'anonymous',
+      mode: 'create' as const,
+      plan: 'anonymous' as const,
+      files: [],
+      skipped: [],
+      known: {},
+      missing: [],
+      createdAt: clock,
+      expiresAt: clock + 3600_000,
+    };
     await store.putManifest('mf_race', record);
     expect(await Promise.all([store.deleteManifest('mf_race'), store.deleteManifest('mf_race')])).toEqual([true, false]);
     expect(store.getManifest('mf_race')).toBeUndefined();
@@ -216,9 +230,19 @@ describe('rate counters', () => {
       const credential = { scope: 'credential:c', limit: 5, windowMs: 60_000 };
       const network = { scope: 'network:n', limit: 10, windowMs: 60_000 };
       expect(await store.takeRateTokens([credential, network])).toEqual({ allowed: true });
-      expect(await store.takeRateTokens([{ ...credential, hits: 3 }, { ...network, hits: 3 }])).toEqual({ allowed: true });
+      expect(
+        await store.takeRateTokens([
+          { ...credential, hits: 3 },
+          { ...network, hits: 3 },
+        ]),
+      ).toEqual({ allowed: true });
       // One hit is left on the credential: a take of two is refused and counts nothing anywhere.
-      expect(await store.takeRateTokens([{ ...credential, hits: 2 }, { ...network, hits: 2 }])).toEqual({ allowed: false, retryAfterMs: 60_000 });
+      expect(
+        await store.takeRateTokens([
+          { ...credential, hits: 2 },
+          { ...network, hits: 2 },
+        ]),
+      ).toEqual({ allowed: false, retryAfterMs: 60_000 });
       expect(await store.takeRateTokens([{ ...network, hits: 6 }])).toEqual({ allowed: true });
       expect(await store.takeRateTokens([credential])).toEqual({ allowed: true });
       expect(await store.takeRateTokens([credential])).toEqual({ allowed: false, retryAfterMs: 60_000 });

@@ -13,12 +13,27 @@ const next = (prefix: string): string => `${prefix}${++counter}`;
 function tokens(): IssuedTokens & { access: string; refresh: string } {
   const access = next('pla_');
   const refresh = next('plr_');
-  return { access, refresh, accessHash: hashToken(access), accessExpiresAt: t.clock.now + HOUR_MS, refreshHash: hashToken(refresh), refreshExpiresAt: t.clock.now + 90 * 24 * HOUR_MS };
+  return {
+    access,
+    refresh,
+    accessHash: hashToken(access),
+    accessExpiresAt: t.clock.now + HOUR_MS,
+    refreshHash: hashToken(refresh),
+    refreshExpiresAt: t.clock.now + 90 * 24 * HOUR_MS,
+  };
 }
 
 async function codeFor(accountId: string, clientId = 'mcp_client'): Promise<string> {
   const code = next('plc_');
-  await t.store.createAuthorizationCode(hashToken(code), { clientId, accountId, redirectUri: 'http://127.0.0.1/cb', codeChallenge: 'x'.repeat(43), resource: 'http://mcp.localhost/mcp', scope: 'sites', expiresAt: t.clock.now + 60_000 });
+  await t.store.createAuthorizationCode(hashToken(code), {
+    clientId,
+    accountId,
+    redirectUri: 'http://127.0.0.1/cb',
+    codeChallenge: 'x'.repeat(43),
+    resource: 'http://mcp.localhost/mcp',
+    scope: 'sites',
+    expiresAt: t.clock.now + 60_000,
+  });
   return code;
 }
 
@@ -30,7 +45,10 @@ describe('authorization codes', () => {
     const code = await codeFor(account.id);
     const issued = tokens();
     const first = await t.store.redeemAuthorizationCode(hashToken(code), () => true, grantFields(), issued);
-    expect(first).toMatchObject({ ok: true, grant: { accountId: account.id, clientId: 'mcp_client', resource: 'http://mcp.localhost/mcp', refreshHash: issued.refreshHash } });
+    expect(first).toMatchObject({
+      ok: true,
+      grant: { accountId: account.id, clientId: 'mcp_client', resource: 'http://mcp.localhost/mcp', refreshHash: issued.refreshHash },
+    });
     expect(t.store.findToken(issued.accessHash)).toMatchObject({ kind: 'oauth_access', expiresAt: issued.accessExpiresAt });
     expect(t.store.listOAuthGrants(account.id).map((grant) => grant.id)).toEqual([first.ok && first.grant.id]);
 

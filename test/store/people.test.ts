@@ -62,7 +62,14 @@ describe('invites', () => {
   it('replacing an invite retires the old link', async () => {
     const email = `${unique('again')}@example.com`;
     const { site, token, owner } = await siteWithInvite(email);
-    await t.store.createInvite({ siteId: site.id, email, role: 'viewer', tokenHash: hashToken('inv_new'), invitedBy: owner.id, expiresAt: t.clock.now + HOUR_MS });
+    await t.store.createInvite({
+      siteId: site.id,
+      email,
+      role: 'viewer',
+      tokenHash: hashToken('inv_new'),
+      invitedBy: owner.id,
+      expiresAt: t.clock.now + HOUR_MS,
+    });
     expect(t.store.getInviteByToken(hashToken(token))).toBeUndefined();
     expect(t.store.getInviteByToken(hashToken('inv_new'))).toMatchObject({ email, role: 'viewer' });
   });
@@ -129,7 +136,9 @@ describe('claims', () => {
   it('leaves a sealed account token for one claim poll and records the token', async () => {
     const account = await createAccount(t.store, `${unique('agent')}@example.com`);
     const { siteToken, claimToken } = await anonymous();
-    const result = await t.store.claimSite(hashToken(claimToken), account.id, { accountToken: { tokenHash: hashToken('pl_agent'), name: 'Agent', sealed: 'sealed-value' } });
+    const result = await t.store.claimSite(hashToken(claimToken), account.id, {
+      accountToken: { tokenHash: hashToken('pl_agent'), name: 'Agent', sealed: 'sealed-value' },
+    });
     expect(result).toMatchObject({ ok: true, tokenId: expect.stringMatching(/^tok_/) });
     expect(t.store.findToken(hashToken('pl_agent'))).toMatchObject({ kind: 'api', accountId: account.id, name: 'Agent' });
     expect(t.store.listApiTokens(account.id).map((token) => token.name)).toEqual(['Agent']);
@@ -158,7 +167,15 @@ describe('sign-ins', () => {
   const LINK = hashToken('link-secret');
   const BROWSER = hashToken('browser-secret');
   const CODE = hashToken('123456');
-  const base = () => ({ email: 'x@example.com', linkHash: LINK, browserHash: BROWSER, codeHash: CODE, createdAt: t.clock.now, expiresAt: t.clock.now + 15 * 60_000, attempts: 0 });
+  const base = () => ({
+    email: 'x@example.com',
+    linkHash: LINK,
+    browserHash: BROWSER,
+    codeHash: CODE,
+    createdAt: t.clock.now,
+    expiresAt: t.clock.now + 15 * 60_000,
+    attempts: 0,
+  });
   const byLink = (secretHash = LINK) => ({ proof: { kind: 'link' as const, secretHash }, maxAttempts: 5 });
   const byBrowser = (codeHash: string, secretHash = BROWSER) => ({ proof: { kind: 'browser' as const, secretHash, codeHash }, maxAttempts: 5 });
 
@@ -234,8 +251,26 @@ describe('pruneExpired', () => {
       const at = clock.now;
       await s.createSession('old', { accountId: 'acct_x', createdAt: at, expiresAt: at + 10, csrfSecret: 's' });
       await s.createSession('new', { accountId: 'acct_x', createdAt: at, expiresAt: at + 10_000, csrfSecret: 's' });
-      await s.putManifest('mf_old', { owner: 'account:x', mode: 'create', plan: 'free', files: [], skipped: [], known: {}, missing: [], createdAt: at, expiresAt: at + 10 });
-      await s.createSignIn('si_old', { email: 'a@example.com', linkHash: 'l', browserHash: 'b', codeHash: 'h', createdAt: at, expiresAt: at + 10, attempts: 0 });
+      await s.putManifest('mf_old', {
+        owner: 'account:x',
+        mode: 'create',
+        plan: 'free',
+        files: [],
+        skipped: [],
+        known: {},
+        missing: [],
+        createdAt: at,
+        expiresAt: at + 10,
+      });
+      await s.createSignIn('si_old', {
+        email: 'a@example.com',
+        linkHash: 'l',
+        browserHash: 'b',
+        codeHash: 'h',
+        createdAt: at,
+        expiresAt: at + 10,
+        attempts: 0,
+      });
       clock.now = at + 100;
       expect(await s.pruneExpired()).toBe(2);
       clock.now = at + 24 * 3600_000 + 100;

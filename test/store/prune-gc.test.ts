@@ -40,15 +40,24 @@ describe('pruneRevisions', () => {
     for (const label of ['first', 'second', 'third', 'shared', 'neighbour-old', 'neighbour-live']) blobs[label] = await page(label);
     const start = t.clock.now;
     t.clock.now = start - 3 * DAY_MS;
-    const created = await createSite(t.store, 'pruned-site', {}, [['/index.html', blobs.first!], ['/shared.html', blobs.shared!]]);
+    const created = await createSite(t.store, 'pruned-site', {}, [
+      ['/index.html', blobs.first!],
+      ['/shared.html', blobs.shared!],
+    ]);
     site = created.site;
     const neighbour = await createSite(t.store, 'neighbour-site', {}, [['/index.html', blobs['neighbour-old']!]]);
     neighbourOld = neighbour.revision;
     t.clock.now = start - 2 * DAY_MS;
-    const second = await deploySite(t.store, 'pruned-site', [['/index.html', blobs.second!], ['/shared.html', blobs.shared!]]);
+    const second = await deploySite(t.store, 'pruned-site', [
+      ['/index.html', blobs.second!],
+      ['/shared.html', blobs.shared!],
+    ]);
     await deploySite(t.store, 'neighbour-site', [['/index.html', blobs['neighbour-live']!]]);
     t.clock.now = start - DAY_MS;
-    live = await deploySite(t.store, 'pruned-site', [['/index.html', blobs.third!], ['/shared.html', blobs.shared!]]);
+    live = await deploySite(t.store, 'pruned-site', [
+      ['/index.html', blobs.third!],
+      ['/shared.html', blobs.shared!],
+    ]);
     t.clock.now = start;
     old = [created.revision, second];
   });

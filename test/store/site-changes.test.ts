@@ -22,8 +22,12 @@ describe('site change feed', () => {
     const heard: string[] = [];
     const stop = store.onSiteChanged(({ name }) => heard.push(name));
     const first = await store.commitRevision({
-      site: 'feed-a', create: { name: 'feed-a', plan: 'free', claimed: true }, baseRevision: null,
-      files: new Map([['index.html', markedEntry(1)]]), kind: 'deploy', createdBy: 'admin',
+      site: 'feed-a',
+      create: { name: 'feed-a', plan: 'free', claimed: true },
+      baseRevision: null,
+      files: new Map([['index.html', markedEntry(1)]]),
+      kind: 'deploy',
+      createdBy: 'admin',
     });
     expect(first.ok).toBe(true);
     expect(heard).toEqual(['feed-a']);
@@ -38,8 +42,12 @@ describe('site change feed', () => {
     const dir = tempDir();
     store = openStore({ dir });
     const first = await store.commitRevision({
-      site: 'feed-b', create: { name: 'feed-b', plan: 'free', claimed: true }, baseRevision: null,
-      files: new Map([['index.html', markedEntry(1)]]), kind: 'deploy', createdBy: 'admin',
+      site: 'feed-b',
+      create: { name: 'feed-b', plan: 'free', claimed: true },
+      baseRevision: null,
+      files: new Map([['index.html', markedEntry(1)]]),
+      kind: 'deploy',
+      createdBy: 'admin',
     });
     if (!first.ok) throw new Error('setup failed');
     const worker = new Worker(fixture('change-listener.mjs'), { workerData: { dir, site: 'feed-b' } });
@@ -48,7 +56,11 @@ describe('site change feed', () => {
       expect(ready).toBe('ready');
       const heard = once(worker, 'message');
       const second = await store.commitRevision({
-        site: 'feed-b', baseRevision: first.revision.id, files: new Map([['index.html', markedEntry(2)]]), kind: 'deploy', createdBy: 'admin',
+        site: 'feed-b',
+        baseRevision: first.revision.id,
+        files: new Map([['index.html', markedEntry(2)]]),
+        kind: 'deploy',
+        createdBy: 'admin',
       });
       if (!second.ok) throw new Error('commit failed');
       const [report] = (await heard) as [{ change: { name: string; siteId: string }; liveRevision: string }];
@@ -64,8 +76,12 @@ describe('site change feed', () => {
     const dir = tempDir();
     store = openStore({ dir });
     const first = await store.commitRevision({
-      site: 'feed-c', create: { name: 'feed-c', plan: 'free', claimed: true }, baseRevision: null,
-      files: new Map([['index.html', markedEntry(1)]]), kind: 'deploy', createdBy: 'admin',
+      site: 'feed-c',
+      create: { name: 'feed-c', plan: 'free', claimed: true },
+      baseRevision: null,
+      files: new Map([['index.html', markedEntry(1)]]),
+      kind: 'deploy',
+      createdBy: 'admin',
     });
     if (!first.ok) throw new Error('setup failed');
     const before = store.siteChangesElsewhere();

@@ -39,7 +39,14 @@ describe('page layout', () => {
     const page = renderPage({
       title: 'x',
       assets,
-      nav: { label: 'Docs', items: [{ href: '/a', label: 'A' }, { href: '/b', label: 'B' }], current: '/b' },
+      nav: {
+        label: 'Docs',
+        items: [
+          { href: '/a', label: 'A' },
+          { href: '/b', label: 'B' },
+        ],
+        current: '/b',
+      },
       main: '',
     });
     expect(page).toContain('<a href="/a">A</a>');

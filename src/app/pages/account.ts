@@ -125,7 +125,8 @@ ${
       html`<tr><th scope="row">${label}</th><td>${format(used)} of ${format(limit)}</td><td><meter min="0" max="${limit}" value="${Math.min(used, limit)}" aria-label="${label}: ${format(used)} of ${format(limit)}"></meter></td></tr>`;
     const count = (n: number): string => n.toLocaleString('en-GB');
     const siteRows = usage.owned.map(
-      (site) => html`<tr><th scope="row"><a href="/sites/${site.name}">${site.name}</a></th><td>${count(site.files)} of ${count(plan.files_per_site)}</td><td>${formatBytes(site.bytes)} of ${formatBytes(plan.bytes_per_site)}</td></tr>`,
+      (site) =>
+        html`<tr><th scope="row"><a href="/sites/${site.name}">${site.name}</a></th><td>${count(site.files)} of ${count(plan.files_per_site)}</td><td>${formatBytes(site.bytes)} of ${formatBytes(plan.bytes_per_site)}</td></tr>`,
     );
     const planRows = usage.plans.map(
       (row: PlanRow) => html`<tr ${row.id === plan.id ? html`aria-current="true" class="current"` : ''}>

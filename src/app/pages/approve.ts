@@ -18,20 +18,44 @@ export function approvalRoutes(deps: AppDeps): PageRoute[] {
     try {
       found = ops.sites.findApproval(token);
     } catch {
-      return messagePage(context, 404, 'This approval link does not work', html`<p>There is no deletion waiting for approval at this address. Nothing was deleted.</p>`, { href: '/', label: 'Go to your sites' });
+      return messagePage(
+        context,
+        404,
+        'This approval link does not work',
+        html`<p>There is no deletion waiting for approval at this address. Nothing was deleted.</p>`,
+        { href: '/', label: 'Go to your sites' },
+      );
     }
     const { approval, site, status: state } = found;
     const name = site?.name ?? 'the site';
     if (state === 'approved') {
-      return messagePage(context, 200, `${name} was deleted`, html`<p>The deletion was approved ${approval.decidedAt ? html`on ${timeOf(new Date(approval.decidedAt).toISOString())}` : ''}. The address now answers “gone”, and the name is never given out again.</p>`, { href: '/', label: 'Go to your sites' });
+      return messagePage(
+        context,
+        200,
+        `${name} was deleted`,
+        html`<p>The deletion was approved ${approval.decidedAt ? html`on ${timeOf(new Date(approval.decidedAt).toISOString())}` : ''}. The address now answers “gone”, and the name is never given out again.</p>`,
+        { href: '/', label: 'Go to your sites' },
+      );
     }
     if (state === 'expired') {
-      return messagePage(context, 410, 'This deletion request has expired', html`<p>Nothing was deleted: ${name} stays online. Ask for the deletion again if it is still wanted.</p>`, { href: '/', label: 'Go to your sites' });
+      return messagePage(
+        context,
+        410,
+        'This deletion request has expired',
+        html`<p>Nothing was deleted: ${name} stays online. Ask for the deletion again if it is still wanted.</p>`,
+        { href: '/', label: 'Go to your sites' },
+      );
     }
     const seen = site ? await siteAsSeen(context, site.name) : undefined;
     const role = seen?.role;
     if (!seen?.permissions.includes('delete')) {
-      return messagePage(context, 403, 'Only an owner can approve this', html`<p>Deleting ${name} needs the approval of one of its owners. You are signed in as ${context.person!.account.email}${role ? html`, a ${role} of the site` : ''}. Nothing was deleted.</p>`, { href: '/', label: 'Go to your sites' });
+      return messagePage(
+        context,
+        403,
+        'Only an owner can approve this',
+        html`<p>Deleting ${name} needs the approval of one of its owners. You are signed in as ${context.person!.account.email}${role ? html`, a ${role} of the site` : ''}. Nothing was deleted.</p>`,
+        { href: '/', label: 'Go to your sites' },
+      );
     }
     const address = siteAddress(config, site!.name);
     return page(
@@ -85,7 +109,8 @@ The request expires ${timeOf(new Date(approval.expiresAt).toISOString())}.</p>
         } catch (err) {
           const error = err as { code?: string; message: string; details?: Record<string, unknown> };
           if (error.details?.reason === 'wrong_address') return approvalPage(context, token, [{ field: 'address', message: error.message }], typed, 400);
-          if (error.code === 'forbidden' || error.code === 'gone' || error.code === 'not_found' || error.code === 'bad_request') return approvalPage(context, token);
+          if (error.code === 'forbidden' || error.code === 'gone' || error.code === 'not_found' || error.code === 'bad_request')
+            return approvalPage(context, token);
           throw err;
         }
       },

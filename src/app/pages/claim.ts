@@ -14,8 +14,16 @@ export function claimRoutes(deps: AppDeps): PageRoute[] {
 
   function refusal(context: PageContext, err: unknown): AppResponse {
     const error = err as { code?: string; message: string; details?: Record<string, unknown> };
-    if (error.code === 'not_found') return messagePage(context, 404, 'This claim link does not work', html`<p>${error.message}</p><p>If you claimed the site already, it is in your list of sites.</p>`, { href: '/', label: 'Go to your sites' });
-    if (error.code === 'gone') return messagePage(context, 410, 'This site has expired', html`<p>${error.message}</p>`, { href: '/', label: 'Go to your sites' });
+    if (error.code === 'not_found')
+      return messagePage(
+        context,
+        404,
+        'This claim link does not work',
+        html`<p>${error.message}</p><p>If you claimed the site already, it is in your list of sites.</p>`,
+        { href: '/', label: 'Go to your sites' },
+      );
+    if (error.code === 'gone')
+      return messagePage(context, 410, 'This site has expired', html`<p>${error.message}</p>`, { href: '/', label: 'Go to your sites' });
     if (error.code === 'limit') {
       return messagePage(
         context,
@@ -73,7 +81,9 @@ export function claimRoutes(deps: AppDeps): PageRoute[] {
       async handle(context) {
         if (!context.person) return toSignIn(context);
         try {
-          const result = await ops.claims.claim(context.caller, context.request.params[0]!, { giveAgentToken: formOf(context.request).get('agent_token') === 'yes' });
+          const result = await ops.claims.claim(context.caller, context.request.params[0]!, {
+            giveAgentToken: formOf(context.request).get('agent_token') === 'yes',
+          });
           return redirectWithFlash(context, `/sites/${encodeURIComponent(result.site.name)}`, { notice: 'The site is yours now: it no longer expires.' });
         } catch (err) {
           return refusal(context, err);

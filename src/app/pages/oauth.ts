@@ -25,10 +25,23 @@ export function oauthConsentRoutes(deps: AppDeps): PageRoute[] {
       const error = err as { code?: string; message: string; details?: { oauth_error?: string; redirect?: boolean; redirect_uri?: string; state?: string } };
       if (error.details?.redirect && error.details.redirect_uri) {
         // The app is known and the address is its own: tell the app, not the person.
-        return redirect(ops.oauth.errorRedirect({ redirectUri: error.details.redirect_uri, state: error.details.state }, error.details.oauth_error ?? 'invalid_request', error.message), 303);
+        return redirect(
+          ops.oauth.errorRedirect(
+            { redirectUri: error.details.redirect_uri, state: error.details.state },
+            error.details.oauth_error ?? 'invalid_request',
+            error.message,
+          ),
+          303,
+        );
       }
       if (error.details?.oauth_error) {
-        return messagePage(context, 400, 'This app cannot connect', html`<p>${error.message}</p><p>Nothing was shared with it. If you trust the app, ask its makers to fix how it connects to Plinth.</p>`, { href: '/', label: 'Go to your sites' });
+        return messagePage(
+          context,
+          400,
+          'This app cannot connect',
+          html`<p>${error.message}</p><p>Nothing was shared with it. If you trust the app, ask its makers to fix how it connects to Plinth.</p>`,
+          { href: '/', label: 'Go to your sites' },
+        );
       }
       throw err;
     }

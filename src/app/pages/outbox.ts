@@ -29,7 +29,11 @@ export function outboxRoutes(deps: AppDeps): PageRoute[] {
       method: 'GET',
       path: '/outbox',
       async handle(context) {
-        const names = (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.json')).sort().reverse().slice(0, 50);
+        const names = (await readdir(dir).catch(() => [] as string[]))
+          .filter((name) => name.endsWith('.json'))
+          .sort()
+          .reverse()
+          .slice(0, 50);
         const mails = await Promise.all(names.map(async (name) => JSON.parse(await readFile(join(dir, name), 'utf8')) as StoredMail));
         return page(context, {
           title: 'Outbox',

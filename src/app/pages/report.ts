@@ -64,7 +64,12 @@ export function reportRoutes(deps: AppDeps): PageRoute[] {
       async handle(context) {
         const name = context.request.params[0]!;
         if (context.request.query.get('sent')) {
-          return messagePage(context, 200, 'Thank you for your report', html`<p>We received your report about ${name}${context.request.query.get('id') ? html` (number ${context.request.query.get('id')})` : ''}. Our operators will review it.</p>`);
+          return messagePage(
+            context,
+            200,
+            'Thank you for your report',
+            html`<p>We received your report about ${name}${context.request.query.get('id') ? html` (number ${context.request.query.get('id')})` : ''}. Our operators will review it.</p>`,
+          );
         }
         return form(context, name, {}, []);
       },
@@ -82,7 +87,8 @@ export function reportRoutes(deps: AppDeps): PageRoute[] {
         } catch (err) {
           const error = err as { code?: string; message: string; details?: { field?: string } };
           if (error.code === 'not_found') return messagePage(context, 404, 'No such site', html`<p>There is no site named ${name}.</p>`);
-          if (error.code === 'bad_request' && error.details?.field) return form(context, name, values, [{ field: error.details.field, message: error.message }], 400);
+          if (error.code === 'bad_request' && error.details?.field)
+            return form(context, name, values, [{ field: error.details.field, message: error.message }], 400);
           if (error.code === 'limit') return form(context, name, values, [{ field: 'details', message: error.message }], 429);
           throw err;
         }

@@ -108,7 +108,8 @@ The link and the code work once, for ${minutes} minutes.</p>
           return response;
         } catch (err) {
           const { code, message } = err as { code?: string; message: string };
-          if (code === 'bad_request') return loginForm(context, { email, next }, [{ field: 'email', message: 'Enter an e-mail address like name@example.com.' }], 400);
+          if (code === 'bad_request')
+            return loginForm(context, { email, next }, [{ field: 'email', message: 'Enter an e-mail address like name@example.com.' }], 400);
           if (code === 'limit') return loginForm(context, { email, next }, [{ field: 'email', message }], 429);
           throw err;
         }

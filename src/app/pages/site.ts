@@ -147,7 +147,11 @@ ${
   }
 
   /** Runs a form action; a refusal the person can fix is shown on the site page with the field. */
-  async function act(context: PageContext, run: (name: string, form: URLSearchParams) => Promise<AppResponse>, field?: (err: { message: string; details?: Record<string, unknown> }, form: URLSearchParams) => SiteFormState | undefined): Promise<AppResponse> {
+  async function act(
+    context: PageContext,
+    run: (name: string, form: URLSearchParams) => Promise<AppResponse>,
+    field?: (err: { message: string; details?: Record<string, unknown> }, form: URLSearchParams) => SiteFormState | undefined,
+  ): Promise<AppResponse> {
     if (!context.person) return toSignIn(context);
     const name = context.request.params[0]!;
     const form = formOf(context.request);
@@ -158,7 +162,9 @@ ${
       const state = field && (error.code === 'bad_request' || error.code === 'not_found') ? field(error, form) : undefined;
       if (state) return sitePage(context, name, state, 400);
       if (error.code === 'conflict') {
-        return redirectWithFlash(context, siteHref(name), { notice: 'Someone published this site at the same moment, so nothing was rolled back. Check the revisions and try again.' });
+        return redirectWithFlash(context, siteHref(name), {
+          notice: 'Someone published this site at the same moment, so nothing was rolled back. Check the revisions and try again.',
+        });
       }
       throw err;
     }
@@ -176,8 +182,12 @@ ${
       handle: (context) =>
         act(context, async (name, form) => {
           const result = await ops.revisions.rollback(context.caller, name, form.get('revision') ?? '');
-          const from = result.revision.rollback_of ? ops.revisions.list(context.caller, name, { limit: 200 }).revisions.find((r) => r.id === result.revision.rollback_of)?.number : undefined;
-          return redirectWithFlash(context, siteHref(name), { notice: `Rolled back: the content of revision ${from ?? ''} is live again as revision ${result.revision.number}.` });
+          const from = result.revision.rollback_of
+            ? ops.revisions.list(context.caller, name, { limit: 200 }).revisions.find((r) => r.id === result.revision.rollback_of)?.number
+            : undefined;
+          return redirectWithFlash(context, siteHref(name), {
+            notice: `Rolled back: the content of revision ${from ?? ''} is live again as revision ${result.revision.number}.`,
+          });
         }),
     },
     {
@@ -188,7 +198,9 @@ ${
           context,
           async (name, form) => {
             const result = await ops.sites.rename(context.caller, name, (form.get('name') ?? '').trim());
-            return redirectWithFlash(context, siteHref(result.site.name), { notice: `Renamed. The old address of ${result.previous_name} now redirects here.` });
+            return redirectWithFlash(context, siteHref(result.site.name), {
+              notice: `Renamed. The old address of ${result.previous_name} now redirects here.`,
+            });
           },
           (err, form) => ({ errors: [{ field: 'rename', message: err.message }], rename: form.get('name') ?? '' }),
         ),
@@ -238,7 +250,9 @@ ${
           const confirm = form.get('confirm') ?? undefined;
           const result = await ops.members.remove(context.caller, name, email, confirm);
           if ('confirm_token' in result) {
-            return redirect(`/sites/${encodeURIComponent(name)}/members/remove?email=${encodeURIComponent(email)}&confirm=${encodeURIComponent(result.confirm_token)}`);
+            return redirect(
+              `/sites/${encodeURIComponent(name)}/members/remove?email=${encodeURIComponent(email)}&confirm=${encodeURIComponent(result.confirm_token)}`,
+            );
           }
           return redirectWithFlash(context, siteHref(name), { notice: `${result.removed} no longer has access to this site.` });
         }),
@@ -253,7 +267,11 @@ ${
         const confirm = context.request.query.get('confirm') ?? '';
         const members = ops.members.list(context.caller, name);
         const member = members.members.find((m) => m.email === email);
-        if (!member || !confirm) return messagePage(context, 404, 'Not a member', html`<p>${email} is not a member of ${name}.</p>`, { href: `/sites/${name}`, label: `Back to ${name}` });
+        if (!member || !confirm)
+          return messagePage(context, 404, 'Not a member', html`<p>${email} is not a member of ${name}.</p>`, {
+            href: `/sites/${name}`,
+            label: `Back to ${name}`,
+          });
         return page(context, {
           title: `Remove ${email}`,
           current: 'sites',
