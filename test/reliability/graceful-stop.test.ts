@@ -72,7 +72,7 @@ describe('graceful stop (SIGTERM)', () => {
 
   it('lets a deploy that is uploading finish and publish, then exits 0', async () => {
     const f = await fixture();
-    main = await startMain(mainEnv(f.dataDir, { PLINTH_STOP_GRACE_S: String(GRACE_S) }));
+    main = await startMain(mainEnv(f.dataDir, { PLINTH_STOP_GRACE_S: String(GRACE_S), PLINTH_LOG_LEVEL: 'info' }));
     const body = updateBody(f, '<h1>finished during the stop</h1>');
     const [first, rest] = splitBody(body, 20);
     const upload = startUpdate(main, f, body);
@@ -95,7 +95,7 @@ describe('graceful stop (SIGTERM)', () => {
 
   it('cuts off a deploy still uploading when the grace period ends, and publishes nothing', async () => {
     const f = await fixture();
-    main = await startMain(mainEnv(f.dataDir, { PLINTH_STOP_GRACE_S: String(GRACE_S) }));
+    main = await startMain(mainEnv(f.dataDir, { PLINTH_STOP_GRACE_S: String(GRACE_S), PLINTH_LOG_LEVEL: 'info' }));
     const body = updateBody(f, '<h1>never published</h1>');
     const upload = startUpdate(main, f, body);
     upload.write(body.subarray(0, 10));
@@ -135,7 +135,7 @@ describe('graceful stop (SIGTERM)', () => {
 
   it('stops accepting connections and refuses new deploys on open connections while it drains', async () => {
     const f = await fixture();
-    main = await startMain(mainEnv(f.dataDir, { PLINTH_STOP_GRACE_S: String(GRACE_S) }));
+    main = await startMain(mainEnv(f.dataDir, { PLINTH_STOP_GRACE_S: String(GRACE_S), PLINTH_LOG_LEVEL: 'info' }));
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const get = (): Promise<number> =>
