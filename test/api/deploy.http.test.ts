@@ -14,7 +14,7 @@ import {
   zipWithTool,
   type TreeFiles,
 } from '../fixtures/archives.js';
-import { request, type TestResponse } from '../helpers/http.js';
+import { declaredButUnsent, request, type TestResponse } from '../helpers/http.js';
 import { waitUntil } from '../helpers/proc-stats.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
@@ -620,25 +620,7 @@ describe('limits (SPEC 8)', () => {
   });
 
   it('refuses a Content-Length over 90 MB before reading the body', async () => {
-    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(
-        {
-          host: '127.0.0.1',
-          port: server.port,
-          method: 'POST',
-          path: '/v1/deploy',
-          headers: { host: 'api.localhost', 'content-length': String(91 * 1024 * 1024) },
-          agent: false,
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        },
-      );
-      req.on('error', reject);
-      req.write(Buffer.alloc(1024));
-    });
+    const res = await declaredButUnsent({ port: server.port, host: 'api.localhost', path: '/v1/deploy', headers: {}, declaredBytes: 91 * 1024 * 1024 });
     expect(res.status).toBe(413);
     expect(JSON.parse(res.text).error.code).toBe('too_large');
   });

@@ -75,3 +75,36 @@ export async function callApi(port: number, call: ApiCall): Promise<ApiResponse>
   const json: unknown = String(res.headers['content-type'] ?? '').startsWith('application/json') ? JSON.parse(res.text) : undefined;
   return { ...res, json };
 }
+
+/**
+ * A request that declares a larger body than it sends: `sent` bytes, then nothing. For refusals
+ * the server must give before reading a body it will not take (the declared length is too big).
+ */
+export function declaredButUnsent(options: {
+  port: number;
+  host: string;
+  path: string;
+  headers: Record<string, string>;
+  declaredBytes: number;
+  sent?: Buffer;
+}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: options.port,
+        method: 'POST',
+        path: options.path,
+        headers: { host: options.host, ...options.headers, 'content-length': String(options.declaredBytes) },
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.write(options.sent ?? Buffer.alloc(1024));
+  });
+}

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { INITIALIZE, rpc } from './mcp-helpers.js';
+import { declaredButUnsent } from '../helpers/http.js';
 
 /** The MCP endpoint as HTTP: what clients usually hide (status codes, headers, CORS, limits). */
 
@@ -147,29 +148,12 @@ describe('transport', () => {
   });
 
   it('refuses a Content-Length over 40 MB with 413 as a JSON-RPC error', async () => {
-    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(
-        {
-          host: '127.0.0.1',
-          port: server.port,
-          method: 'POST',
-          path: '/mcp',
-          headers: {
-            host: 'mcp.localhost',
-            authorization: `Bearer ${owner.token}`,
-            'content-type': 'application/json',
-            'content-length': String(200 * 1024 * 1024),
-          },
-          agent: false,
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        },
-      );
-      req.on('error', reject);
-      req.write(Buffer.alloc(1024));
+    const res = await declaredButUnsent({
+      port: server.port,
+      host: 'mcp.localhost',
+      path: '/mcp',
+      headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+      declaredBytes: 200 * 1024 * 1024,
     });
     expect(res.status).toBe(413);
     expect(JSON.parse(res.text)).toMatchObject({ jsonrpc: '2.0', error: { code: -32600, data: { code: 'too_large' } } });

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, anonymousSite, type TestAccount } from '../api/api-helpers.js';
-import { request } from '../helpers/http.js';
+import { declaredButUnsent, request } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { INITIALIZE, rpc } from '../mcp/mcp-helpers.js';
 
@@ -379,29 +379,12 @@ describe('transport', () => {
   });
 
   it('refuses a declared body over 40 MB with 413 before reading it', async () => {
-    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(
-        {
-          host: '127.0.0.1',
-          port: server.port,
-          method: 'POST',
-          path: '/mcp',
-          headers: {
-            host: 'mcp.localhost',
-            authorization: `Bearer ${caller.token}`,
-            'content-type': 'application/json',
-            'content-length': String(200 * 1024 * 1024),
-          },
-          agent: false,
-        },
-        (response) => {
-          let text = '';
-          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
-        },
-      );
-      req.on('error', reject);
-      req.write(Buffer.alloc(1024));
+    const res = await declaredButUnsent({
+      port: server.port,
+      host: 'mcp.localhost',
+      path: '/mcp',
+      headers: { authorization: `Bearer ${caller.token}`, 'content-type': 'application/json' },
+      declaredBytes: 200 * 1024 * 1024,
     });
     expect(res.status).toBe(413);
     expect(JSON.parse(res.text)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { code: 'too_large' } } });
