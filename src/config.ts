@@ -144,10 +144,6 @@ const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'sile
 const HOST_PATTERN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
 
 /**
- * Builds the configuration from `PLINTH_*` variables. Collects every problem before failing so an
- * operator fixes them all in one go; the result is frozen.
- */
-/**
  * HTTP threads when PLINTH_THREADS is unset: one per core but one. The spare core runs what is
  * not serving (the main thread's commits and sweeps, the ingest pool, TLS or a proxy in front)
  * so visitors' threads are never preempted by it; measured in bench/RESULTS.md.
@@ -156,6 +152,10 @@ export function defaultHttpThreads(cores: number): number {
   return Math.max(1, cores - 1);
 }
 
+/**
+ * Builds the configuration from `PLINTH_*` variables. Collects every problem before failing so an
+ * operator fixes them all in one go; the result is frozen.
+ */
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const problems: string[] = [];
 
