@@ -185,6 +185,24 @@ describe('text from the URL is never shown as a notice from Plinth', () => {
     expect(page.text).not.toContain(SPOOF);
   });
 
+  it.each([
+    ['/report/{site}?sent=1&id={spoof}', 200],
+    ['/report/{site}/sent?id={spoof}', 200],
+    ['/report/{spoof}', 404],
+    ['/sites/{site}/members/remove?email={spoof}&confirm=x', 404],
+  ])('%s shows none of the text in the address', async (template, status) => {
+    const client = new AppClient(server);
+    await client.signIn(email('echo'));
+    await client.post('/tokens', { name: 'deployer', csrf: await client.formToken('/tokens') });
+    const token = /<code class="token" id="new-token">([^<]+)<\/code>/.exec((await client.get('/tokens')).text)![1]!;
+    const site = await api(server, { method: 'POST', path: '/v1/deploy', token, body: { files: [{ path: 'index.html', content: '<h1>x</h1>' }] } });
+    const path = template.replace('{site}', site.json.site.name).replaceAll('{spoof}', encodeURIComponent(SPOOF));
+    const page = await client.get(path);
+    expect(page.status).toBe(status);
+    expect(page.text).not.toContain(SPOOF);
+    expect(page.text).not.toContain(encodeURIComponent(SPOOF));
+  });
+
   it('a notice set by a form is shown once, on the next page only, and only to its session', async () => {
     const owner = new AppClient(server);
     await owner.signIn(email('owner'));

@@ -1,9 +1,9 @@
 import { html } from 'hono/html';
-import { REPORT_REASONS } from '../../sites/index.js';
-import { messagePage, page, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import { isSiteNameSyntax, REPORT_REASONS } from '../../sites/index.js';
+import { messagePage, page, redirectWithFlash, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';
-import { redirect, type AppResponse } from '../response.js';
+import type { AppResponse } from '../response.js';
 
 const REASON_LABELS: Record<(typeof REPORT_REASONS)[number], string> = {
   phishing: 'Phishing: it pretends to be someone else to get passwords or payment details',
@@ -63,15 +63,18 @@ export function reportRoutes(deps: AppDeps): PageRoute[] {
       path: '/report/{name}',
       async handle(context) {
         const name = context.request.params[0]!;
-        if (context.request.query.get('sent')) {
-          return messagePage(
-            context,
-            200,
-            'Thank you for your report',
-            html`<p>We received your report about ${name}${context.request.query.get('id') ? html` (number ${context.request.query.get('id')})` : ''}. Our operators will review it.</p>`,
-          );
-        }
+        // Whatever the address holds is shown as a site's name only if it could be one.
+        if (!isSiteNameSyntax(name)) return messagePage(context, 404, 'No such site', html`<p>There is no site with that name.</p>`);
         return form(context, name, {}, []);
+      },
+    },
+    {
+      // After a report: what was received comes in the flash cookie, never from the address.
+      method: 'GET',
+      path: '/report/{name}/sent',
+      async handle(context) {
+        const received = context.flash?.notice ?? 'We received your report.';
+        return messagePage(context, 200, 'Thank you for your report', html`<p>${received} Our operators will review it.</p>`);
       },
     },
     {
@@ -83,10 +86,12 @@ export function reportRoutes(deps: AppDeps): PageRoute[] {
         const values = { reason: fields.get('reason') ?? '', details: fields.get('details') ?? '', contact: fields.get('contact') ?? '' };
         try {
           const report = await ops.reports.create({ site: name, ...values, network: context.network });
-          return redirect(`/report/${encodeURIComponent(name)}?sent=1&id=${report.id}`);
+          return redirectWithFlash(context, `/report/${encodeURIComponent(name)}/sent`, {
+            notice: `We received your report about ${report.site} (number ${report.id}).`,
+          });
         } catch (err) {
           const error = err as { code?: string; message: string; details?: { field?: string } };
-          if (error.code === 'not_found') return messagePage(context, 404, 'No such site', html`<p>There is no site named ${name}.</p>`);
+          if (error.code === 'not_found') return messagePage(context, 404, 'No such site', html`<p>There is no site with that name.</p>`);
           if (error.code === 'bad_request' && error.details?.field)
             return form(context, name, values, [{ field: error.details.field, message: error.message }], 400);
           if (error.code === 'limit') return form(context, name, values, [{ field: 'details', message: error.message }], 429);

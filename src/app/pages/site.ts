@@ -267,8 +267,9 @@ ${
         const confirm = context.request.query.get('confirm') ?? '';
         const members = ops.members.list(context.caller, name);
         const member = members.members.find((m) => m.email === email);
+        // The address in the link is not repeated back: only a real member's is shown.
         if (!member || !confirm)
-          return messagePage(context, 404, 'Not a member', html`<p>${email} is not a member of ${name}.</p>`, {
+          return messagePage(context, 404, 'Not a member', html`<p>That address is not a member of ${name}.</p>`, {
             href: `/sites/${name}`,
             label: `Back to ${name}`,
           });
