@@ -28,7 +28,7 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountRecords 
   return {
     createAccount({ email, plan }) {
       const key = emailKey(email);
-      return dbs.env.transaction((): AccountRecord | undefined => {
+      return dbs.transact((): AccountRecord | undefined => {
         if (dbs.accountEmails.get(key) !== undefined) return undefined;
         const account: AccountRecord = { id: newId('acct_'), email: key, plan, createdAt: now() };
         void dbs.accounts.put(account.id, account);
@@ -42,7 +42,7 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountRecords 
       return id === undefined ? undefined : dbs.accounts.get(id);
     },
     setAccountPlan(id, plan) {
-      return dbs.env.transaction((): AccountRecord | undefined => {
+      return dbs.transact((): AccountRecord | undefined => {
         const account = dbs.accounts.get(id);
         if (!account) return undefined;
         const updated = { ...account, plan };
@@ -51,7 +51,7 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountRecords 
       });
     },
     addApiToken({ accountId, tokenHash, name }) {
-      return dbs.env.transaction((): ApiTokenInfo => {
+      return dbs.transact((): ApiTokenInfo => {
         const info: ApiTokenInfo = { id: newId('tok_'), name, createdAt: now() };
         void dbs.tokens.put(tokenHash, { kind: 'api', accountId, name, createdAt: info.createdAt, id: info.id });
         void dbs.accountTokens.put([accountId, info.id], { tokenHash, name, createdAt: info.createdAt });
@@ -67,7 +67,7 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountRecords 
       return tokens.sort((a, b) => a.createdAt - b.createdAt);
     },
     revokeApiToken(accountId, tokenId) {
-      return dbs.env.transaction((): boolean => {
+      return dbs.transact((): boolean => {
         const row = dbs.accountTokens.get([accountId, tokenId]);
         if (!row) return false;
         void dbs.accountTokens.remove([accountId, tokenId]);
@@ -76,7 +76,7 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountRecords 
       });
     },
     async touchApiToken(tokenHash, at) {
-      await dbs.env.transaction(() => {
+      await dbs.transact(() => {
         const token = dbs.tokens.get(tokenHash);
         if (token?.kind !== 'api' || token.id === undefined) return;
         const row = dbs.accountTokens.get([token.accountId, token.id]);
@@ -85,7 +85,7 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountRecords 
     },
     getRole: (siteId, accountId) => dbs.members.get([siteId, accountId])?.role,
     async setMember(siteId, accountId, role) {
-      await dbs.env.transaction(() => {
+      await dbs.transact(() => {
         const existing = dbs.members.get([siteId, accountId]);
         void dbs.members.put([siteId, accountId], { siteId, accountId, role, addedAt: existing?.addedAt ?? now() });
         void dbs.memberSites.put([accountId, siteId], role);

@@ -22,7 +22,7 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     bytes += entry.size;
   }
 
-  return dbs.env.transaction((): CommitResult => {
+  return dbs.transact((): CommitResult => {
     const createdAt = now();
     let site: SiteRecord;
     if (input.create) {

@@ -6,5 +6,6 @@ export type { SiteRecords } from './metadata.js';
 export type { OAuthRecords } from './oauth.js';
 export type { PeopleRecords } from './sessions.js';
 export { hashToken, newId, sameHash } from './ids.js';
-export { openBlobStore, openStore } from './open.js';
+export { connectStore, openBlobStore, openStore } from './open.js';
+export { RECORDS_UNAVAILABLE } from './records-log.js';
 export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } from './backup.js';

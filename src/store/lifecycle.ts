@@ -48,7 +48,7 @@ type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
 export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (site: SiteRecord) => void): LifecycleRecords {
   return {
     async claimSite(claimTokenHash, accountId, options = {}) {
-      const result = await dbs.env.transaction((): ClaimResult => {
+      const result = await dbs.transact((): ClaimResult => {
         const token = dbs.tokens.get(claimTokenHash);
         const site = token?.kind === 'claim' ? dbs.sites.get(token.siteId) : undefined;
         if (!site || site.state === 'deleted') return { ok: false, reason: 'not_found' };
@@ -90,7 +90,7 @@ export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (sit
     },
 
     takeSealedAccountToken(siteTokenHash) {
-      return dbs.env.transaction((): string | undefined => {
+      return dbs.transact((): string | undefined => {
         const record = dbs.tokens.get(siteTokenHash);
         if (record?.kind !== 'site' || record.sealedAccountToken === undefined) return undefined;
         void dbs.tokens.put(siteTokenHash, { kind: 'site', siteId: record.siteId });
@@ -99,7 +99,7 @@ export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (sit
     },
 
     async renameSite(name, newName) {
-      const result = await dbs.env.transaction((): RenameResult => {
+      const result = await dbs.transact((): RenameResult => {
         const id = dbs.names.get(name);
         const site = id === undefined ? undefined : dbs.sites.get(id);
         // Only the current name renames; a former name merely redirects.
@@ -117,14 +117,14 @@ export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (sit
     },
 
     async putConfirmation(tokenHash, record) {
-      await dbs.confirmations.put(tokenHash, record);
+      await dbs.transact(() => void dbs.confirmations.put(tokenHash, record));
     },
     // Expired records are returned as they are: the approvals endpoint reports them as `expired`.
     getConfirmation: (tokenHash) => dbs.confirmations.get(tokenHash),
 
     async approveDeletion(approvalTokenHash, typedAddress) {
       const changed: { site?: SiteRecord } = {};
-      const outcome = await dbs.env.transaction((): ApprovalOutcome => {
+      const outcome = await dbs.transact((): ApprovalOutcome => {
         const approval = dbs.confirmations.get(approvalTokenHash);
         if (approval?.kind !== 'delete_site') return { ok: false, reason: 'not_found' };
         // Decided before expired: an approved deletion stays approved after its link lapses.

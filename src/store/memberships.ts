@@ -92,7 +92,7 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipRe
       return members;
     },
     removeMember(siteId, accountId) {
-      return dbs.env.transaction((): 'removed' | 'last_owner' | 'not_member' => {
+      return dbs.transact((): 'removed' | 'last_owner' | 'not_member' => {
         const member = dbs.members.get([siteId, accountId]);
         if (!member) return 'not_member';
         // Counted inside the write transaction, so two owners removing each other cannot both win.
@@ -108,7 +108,7 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipRe
     createInvite(input) {
       // Normalised like account e-mails, so the invite matches the account that accepts it.
       const invite: InviteRecord = { ...input, email: emailKey(input.email), createdAt: now() };
-      return dbs.env.transaction((): InviteRecord => {
+      return dbs.transact((): InviteRecord => {
         // Same key for the same address: inviting again replaces the pending invite and its token.
         removeInvite(dbs, invite.siteId, invite.email);
         void dbs.invites.put([invite.siteId, invite.email], invite);
@@ -123,7 +123,7 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipRe
     },
     acceptInvite(tokenHash, accountId) {
       type Outcome = Awaited<ReturnType<Store['acceptInvite']>>;
-      return dbs.env.transaction((): Outcome => {
+      return dbs.transact((): Outcome => {
         const key = dbs.inviteTokens.get(tokenHash);
         const invite = key && dbs.invites.get(key);
         const site = invite && dbs.sites.get(invite.siteId);
@@ -142,7 +142,7 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipRe
       });
     },
     deleteInvite(siteId, email) {
-      return dbs.env.transaction(() => removeInvite(dbs, siteId, emailKey(email)));
+      return dbs.transact(() => removeInvite(dbs, siteId, emailKey(email)));
     },
     listInvites(siteId) {
       const range = prefixRange(siteId);

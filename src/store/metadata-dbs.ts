@@ -27,6 +27,13 @@ export const MAX_KEY_BYTES = 1978;
 
 export interface MetadataDbs {
   env: RootDatabase;
+  /**
+   * Runs `fn` as one write transaction: its reads see its own writes, and its writes are
+   * committed together or not at all. Embedded, an LMDB transaction; in a cluster, the same code
+   * runs against the local replica and its writes are committed through PostgreSQL first (see
+   * replica.ts). `fn` must only read and write these databases: it may run more than once.
+   */
+  transact<T>(fn: () => T): Promise<T>;
   /** site id → record. */
   sites: Database<SiteRecord, string>;
   /** Every name ever used → site id, so names are never reused and former names still resolve. */
@@ -77,6 +84,8 @@ export interface MetadataDbs {
   oauthGrants: Database<OAuthGrantRecord, string>;
   /** `[accountId, grantId]` → 1; one range scan lists an account's connected apps. */
   accountGrants: Database<number, AccountGrantKey>;
+  /** In a cluster: the last change applied from PostgreSQL, and which cluster this replica follows. */
+  replicaState: Database<number | string, string>;
 }
 
 export interface AccountTokenRow {
@@ -99,6 +108,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
   guardCommitFailures(env, path);
   return {
     env,
+    transact: (fn) => env.transaction(fn),
     sites: env.openDB<SiteRecord, string>('sites', {}),
     names: env.openDB<string, string>('names', {}),
     revisions: env.openDB<RevisionRecord, RevisionKey>('revisions', {}),
@@ -124,6 +134,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     oauthCodes: env.openDB<AuthorizationCodeRecord, string>('oauthCodes', {}),
     oauthGrants: env.openDB<OAuthGrantRecord, string>('oauthGrants', {}),
     accountGrants: env.openDB<number, AccountGrantKey>('accountGrants', {}),
+    replicaState: env.openDB<number | string, string>('replicaState', {}),
   };
 }
 

@@ -8,10 +8,13 @@ import { pruneRevisions } from './prune.js';
 import { oauthOps } from './oauth.js';
 import { peopleOps } from './sessions.js';
 import { isRunning } from './processes.js';
+import { RECORDS_UNAVAILABLE, type Change, type RecordsLog } from './records-log.js';
+import { applyChanges, appliedSeq, recordingDbs } from './replica.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
 import type {
   BlobStore,
+  ClusterControl,
   CommitInput,
   CommitResult,
   Encoding,
@@ -101,6 +104,8 @@ export interface SiteRecords {
    */
   snapshot(dir: string): Promise<void>;
   close(): Promise<void>;
+  /** Set in a cluster (records in PostgreSQL); undefined for the embedded store. */
+  readonly cluster?: ClusterControl;
 }
 
 export type Metadata = Omit<Store, 'blobs'>;
@@ -110,9 +115,11 @@ export type Metadata = Omit<Store, 'blobs'>;
  * snapshot per event turn, so reads see whole commits only, and a commit made by another thread
  * becomes visible here once lmdb-js's setTimeout(0) renews the snapshot.
  */
-export function openMetadata(path: string, now: () => number, blobs: BlobStore): Metadata {
-  const dbs = openMetadataDbs(path);
-  const changes = createSiteChanges(`plinth:site-changes:${path}`, () => dbs.env.resetReadTxn());
+export function openMetadata(path: string, now: () => number, blobs: BlobStore, records?: RecordsLog): Metadata {
+  const raw = openMetadataDbs(path);
+  const replica = records ? recordingDbs(raw) : undefined;
+  const dbs = replica ? replica.dbs : raw;
+  const changes = createSiteChanges(`plinth:site-changes:${path}`, () => raw.env.resetReadTxn());
   // Threads of this process hear of a change on the feed; other processes see this process's
   // mark move. Marks of processes that have ended are dropped, so the table stays a few rows.
   let marks = 0;
@@ -130,6 +137,66 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     changes.publish({ siteId: site.id, name: site.name });
     mark();
   };
+
+  let cluster: ClusterControl | undefined;
+  if (records && replica) {
+    // Changes other nodes made: applied in order, and the serving threads told of site records.
+    const applyRemote = async (found: Change[]): Promise<void> => {
+      const { touchedSites } = await applyChanges(raw, found);
+      for (const site of touchedSites) changes.publish({ siteId: site.id, name: site.name });
+    };
+    dbs.transact = async (fn) => {
+      const { result, change } = await records.commit(
+        applyRemote,
+        () => appliedSeq(raw),
+        () => replica.dryRun(fn),
+      );
+      // This node serves its own change at once: applied before the caller hears of it.
+      if (change) await applyChanges(raw, [change]);
+      return result;
+    };
+    const catchUp = async (): Promise<number> => {
+      for (;;) {
+        const found = await records.changesSince(appliedSeq(raw));
+        if (found.length === 0) return appliedSeq(raw);
+        await applyRemote(found);
+      }
+    };
+    cluster = {
+      clusterId: records.clusterId,
+      applied: () => appliedSeq(raw),
+      catchUp,
+      async follow(pollMs) {
+        let running: Promise<unknown> | undefined;
+        let again = false;
+        const wake = (): void => {
+          if (running) {
+            again = true;
+            return;
+          }
+          running = catchUp()
+            .catch(() => undefined)
+            .finally(() => {
+              running = undefined;
+              if (again) {
+                again = false;
+                wake();
+              }
+            });
+        };
+        const stopListening = await records.listen(wake);
+        const timer = setInterval(wake, pollMs);
+        timer.unref();
+        wake();
+        return async () => {
+          clearInterval(timer);
+          await stopListening();
+          await running;
+        };
+      },
+      alone: (task, fn) => records.alone(task, fn),
+    };
+  }
 
   function getSite(name: string): SiteRecord | undefined {
     const id = dbs.names.get(name);
@@ -186,7 +253,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     },
     isNameUsed: (name) => dbs.names.get(name) !== undefined,
     async putManifest(id, record) {
-      await dbs.manifests.put(id, record);
+      await dbs.transact(() => void dbs.manifests.put(id, record));
     },
     getManifest(id) {
       const record = dbs.manifests.get(id);
@@ -195,15 +262,28 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     // Checked inside the write transaction (a bare remove reports true whether or not the
     // manifest was there), so of two racing deletes exactly one gets true.
     deleteManifest: (id) =>
-      dbs.env.transaction((): boolean => {
+      dbs.transact((): boolean => {
         if (dbs.manifests.get(id) === undefined) return false;
         void dbs.manifests.remove(id);
         return true;
       }),
     pruneExpired: () => pruneExpired(dbs, now()),
     findToken: (tokenHash) => dbs.tokens.get(tokenHash),
-    takeRateTokens: (checks) => takeRateTokens(dbs, checks, now()),
-    pruneCounters: (before) => pruneCounters(dbs, before),
+    async takeRateTokens(checks) {
+      // Counters are this machine's own LMDB table when they are not in PostgreSQL.
+      if (!records) return takeRateTokens(raw, checks, now());
+      try {
+        return await records.takeRateTokens(checks, now());
+      } catch (err) {
+        // PostgreSQL away: count on this node alone rather than refuse every request.
+        if ((err as { code?: unknown }).code !== RECORDS_UNAVAILABLE) throw err;
+        return takeRateTokens(raw, checks, now());
+      }
+    },
+    async pruneCounters(before) {
+      const local = await pruneCounters(raw, before);
+      return records ? local + (await records.pruneCounters(before)) : local;
+    },
     onSiteChanged: (listener) => changes.subscribe(listener),
     siteChangesElsewhere() {
       let marksOfOthers = '';
@@ -215,6 +295,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
     listSiteIds: () => Array.from(dbs.sites.getKeys({ snapshot: false })),
     collectGarbage: (graceMs) => collectGarbage(dbs, blobs, graceMs, now),
     async snapshot(dir) {
+      if (records) throw new Error('In a cluster, back up PostgreSQL (pg_dump, or its point-in-time recovery) and the bucket, not a node.');
       mkdirSync(dir, { recursive: true });
       // mdb_env_copy2 with MDB_CP_COMPACT: reads one snapshot, writes only the pages in use, into
       // `<dir>/data.mdb` (the environment has a folder of its own, so the copy is a folder too).
@@ -224,8 +305,10 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore):
       changes.close();
       // A CLI process exits right after its change: its mark must be written first.
       await Promise.all(markWrites);
-      await dbs.env.close();
+      await raw.env.close();
+      await records?.close();
     },
+    cluster,
   };
 }
 
@@ -238,7 +321,7 @@ function listFiles(dbs: MetadataDbs, revisionId: string): ListedFile[] {
 }
 
 function takeRateTokens(dbs: MetadataDbs, checks: readonly RateCheck[], at: number): Promise<RateResult> {
-  return dbs.env.transaction((): RateResult => {
+  return dbs.transact((): RateResult => {
     const keys = checks.map((check) => [check.scope, at - (at % check.windowMs)] as CounterKey);
     let retryAfterMs = 0;
     checks.forEach((check, i) => {
@@ -253,7 +336,7 @@ function takeRateTokens(dbs: MetadataDbs, checks: readonly RateCheck[], at: numb
 }
 
 function pruneCounters(dbs: MetadataDbs, before: number): Promise<number> {
-  return dbs.env.transaction(() => {
+  return dbs.transact(() => {
     let removed = 0;
     for (const { key } of dbs.counters.getRange({ snapshot: false })) {
       if (key[1] < before) {
@@ -266,7 +349,7 @@ function pruneCounters(dbs: MetadataDbs, before: number): Promise<number> {
 }
 
 function recordEncodings(dbs: MetadataDbs, revisionId: string, encodings: ReadonlyMap<string, Partial<Record<Encoding, number>>>): Promise<number> {
-  return dbs.env.transaction(() => {
+  return dbs.transact(() => {
     let updated = 0;
     for (const { key, value } of dbs.paths.getRange({ start: [revisionId], end: pathRangeEnd(revisionId) })) {
       const found = encodings.get(value.sha256);
@@ -279,7 +362,7 @@ function recordEncodings(dbs: MetadataDbs, revisionId: string, encodings: Readon
 }
 
 function setSiteState(dbs: MetadataDbs, name: string, state: SiteState, now: () => number) {
-  return dbs.env.transaction((): Awaited<ReturnType<Store['setSiteState']>> => {
+  return dbs.transact((): Awaited<ReturnType<Store['setSiteState']>> => {
     const id = dbs.names.get(name);
     const site = id === undefined ? undefined : dbs.sites.get(id);
     if (!site) return { ok: false, reason: 'not_found' };
@@ -293,7 +376,7 @@ function setSiteState(dbs: MetadataDbs, name: string, state: SiteState, now: () 
 
 /** Expired short-lived records, in one pass per table (sign-ins are kept a day for their "used" answer). */
 function pruneExpired(dbs: MetadataDbs, at: number): Promise<number> {
-  return dbs.env.transaction(() => {
+  return dbs.transact(() => {
     let removed = 0;
     const drop = <K extends string>(
       db: { getRange(o: object): Iterable<{ key: K; value: { expiresAt: number } }>; remove(key: K): unknown },

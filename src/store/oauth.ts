@@ -58,16 +58,16 @@ export function oauthOps(dbs: MetadataDbs, now: () => number): OAuthRecords {
 
   return {
     async putOAuthClient(client) {
-      await dbs.oauthClients.put(client.id, client);
+      await dbs.transact(() => void dbs.oauthClients.put(client.id, client));
     },
     getOAuthClient: (clientId) => dbs.oauthClients.get(clientId),
 
     async createAuthorizationCode(codeHash, record) {
-      await dbs.oauthCodes.put(codeHash, record);
+      await dbs.transact(() => void dbs.oauthCodes.put(codeHash, record));
     },
 
     redeemAuthorizationCode(codeHash, check, fields, tokens) {
-      return dbs.env.transaction(() => {
+      return dbs.transact(() => {
         const code = dbs.oauthCodes.get(codeHash);
         if (!code) return { ok: false, reason: 'not_found' } as const;
         if (code.usedAt !== undefined) {
@@ -100,7 +100,7 @@ export function oauthOps(dbs: MetadataDbs, now: () => number): OAuthRecords {
     },
 
     rotateRefreshToken(refreshHash, check, tokens) {
-      return dbs.env.transaction(() => {
+      return dbs.transact(() => {
         const record = dbs.tokens.get(refreshHash);
         if (record?.kind !== 'oauth_refresh') return { ok: false, reason: 'not_found' } as const;
         const grant = dbs.oauthGrants.get(record.grantId);
@@ -134,7 +134,7 @@ export function oauthOps(dbs: MetadataDbs, now: () => number): OAuthRecords {
     },
 
     revokeOAuthGrant(grantId, reason, accountId) {
-      return dbs.env.transaction((): boolean => {
+      return dbs.transact((): boolean => {
         const grant = dbs.oauthGrants.get(grantId);
         if (!grant || grant.revokedAt !== undefined) return false;
         if (accountId !== undefined && grant.accountId !== accountId) return false;
@@ -144,14 +144,14 @@ export function oauthOps(dbs: MetadataDbs, now: () => number): OAuthRecords {
     },
 
     async removeOAuthToken(tokenHash) {
-      await dbs.env.transaction(() => {
+      await dbs.transact(() => {
         const record = dbs.tokens.get(tokenHash);
         if (record?.kind === 'oauth_access') void dbs.tokens.remove(tokenHash);
       });
     },
 
     pruneOAuth(before) {
-      return dbs.env.transaction(() => {
+      return dbs.transact(() => {
         let removed = 0;
         const at = now();
         for (const { key, value } of dbs.oauthCodes.getRange({ snapshot: false })) {

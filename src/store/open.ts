@@ -1,7 +1,10 @@
 import { join } from 'node:path';
 import { createBlobStore } from './blob-store.js';
+import { openMetadataDbs } from './metadata-dbs.js';
 import { openMetadata } from './metadata.js';
-import type { BlobStore, Store, StoreOptions } from './types.js';
+import { openRecordsLog } from './records-log.js';
+import { bootstrapReplica, followsCluster } from './replica.js';
+import type { BlobStore, ClusterStoreOptions, Store, StoreOptions } from './types.js';
 
 /**
  * Opens the LMDB index at `<dir>/meta` and the blob store at `<dir>/blobs` (both created if
@@ -12,6 +15,36 @@ export function openStore(options: StoreOptions): Store {
   const now = options.now ?? Date.now;
   const blobs = createBlobStore({ dir: join(options.dir, 'blobs'), now });
   return { blobs, ...openMetadata(join(options.dir, 'meta'), now, blobs) };
+}
+
+/**
+ * Opens the store in a cluster: records in PostgreSQL (migrated to the current schema first),
+ * the LMDB at `<dir>/meta` as this node's replica of them. With `bootstrap` the replica is built
+ * from a snapshot when it does not follow this database yet; without, it must already (one thread
+ * per node bootstraps before the others connect). Embedded options open the embedded store.
+ */
+export async function connectStore(options: StoreOptions | ClusterStoreOptions): Promise<Store> {
+  if (!('databaseUrl' in options) || !options.databaseUrl) return openStore(options);
+  const now = options.now ?? Date.now;
+  const records = await openRecordsLog({ url: options.databaseUrl, origin: options.origin, maxConnections: options.maxConnections });
+  const metaPath = join(options.dir, 'meta');
+  try {
+    const dbs = openMetadataDbs(metaPath);
+    try {
+      if (options.bootstrap) await bootstrapReplica(dbs, records.clusterId, records.snapshot);
+      else if (!followsCluster(dbs, records.clusterId))
+        throw new Error(`${metaPath} does not follow the cluster at PLINTH_DATABASE_URL yet; the main thread builds it at start-up.`);
+    } finally {
+      await dbs.env.close();
+    }
+  } catch (err) {
+    await records.close();
+    throw err;
+  }
+  const blobs = createBlobStore({ dir: join(options.dir, 'blobs'), now });
+  const store: Store = { blobs, ...openMetadata(metaPath, now, blobs, records) };
+  await store.cluster!.catchUp();
+  return store;
 }
 
 /**

@@ -31,7 +31,7 @@ export async function pruneRevisions(dbs: MetadataDbs, siteId: string, before: n
  */
 async function dropRevision(dbs: MetadataDbs, revision: RevisionRecord): Promise<boolean> {
   const key: [string, number] = [revision.siteId, revision.number];
-  const hidden = await dbs.env.transaction(() => {
+  const hidden = await dbs.transact(() => {
     if (dbs.sites.get(revision.siteId)?.liveRevision === revision.id) return false;
     if (dbs.revisions.get(key) === undefined) return false;
     void dbs.revisionIds.remove(revision.id);
@@ -40,7 +40,7 @@ async function dropRevision(dbs: MetadataDbs, revision: RevisionRecord): Promise
   if (!hidden) return false;
   const end = pathRangeEnd(revision.id);
   for (;;) {
-    const removed = await dbs.env.transaction(() => {
+    const removed = await dbs.transact(() => {
       // Keys are collected before removing: no cursor is held across its own deletions.
       const keys = Array.from(dbs.paths.getKeys({ start: [revision.id], end, limit: PATH_ROWS_PER_TXN }));
       for (const pathKey of keys) void dbs.paths.remove(pathKey);
@@ -48,6 +48,6 @@ async function dropRevision(dbs: MetadataDbs, revision: RevisionRecord): Promise
     });
     if (removed < PATH_ROWS_PER_TXN) break;
   }
-  await dbs.revisions.remove(key);
+  await dbs.transact(() => void dbs.revisions.remove(key));
   return true;
 }

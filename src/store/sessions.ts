@@ -41,28 +41,28 @@ export interface PeopleRecords {
 export function peopleOps(dbs: MetadataDbs, now: () => number): PeopleRecords {
   return {
     async createSession(sessionHash, record) {
-      await dbs.sessions.put(sessionHash, record);
+      await dbs.transact(() => void dbs.sessions.put(sessionHash, record));
     },
     getSession(sessionHash) {
       const session = dbs.sessions.get(sessionHash);
       return session && session.expiresAt > now() ? session : undefined;
     },
     async extendSession(sessionHash, expiresAt) {
-      await dbs.env.transaction(() => {
+      await dbs.transact(() => {
         const session = dbs.sessions.get(sessionHash);
         if (session) void dbs.sessions.put(sessionHash, { ...session, expiresAt });
       });
     },
     async deleteSession(sessionHash) {
-      await dbs.sessions.remove(sessionHash);
+      await dbs.transact(() => void dbs.sessions.remove(sessionHash));
     },
 
     async createSignIn(id, record) {
-      await dbs.signIns.put(id, record);
+      await dbs.transact(() => void dbs.signIns.put(id, record));
     },
     getSignIn: (id) => dbs.signIns.get(id),
     useSignIn(id, { proof, maxAttempts }) {
-      return dbs.env.transaction((): SignInOutcome => {
+      return dbs.transact((): SignInOutcome => {
         const signIn = dbs.signIns.get(id);
         // Records written before sign-ins had two secrets have no hashes: they match nothing.
         const expected = proof.kind === 'link' ? signIn?.linkHash : signIn?.browserHash;
@@ -86,7 +86,7 @@ export function peopleOps(dbs: MetadataDbs, now: () => number): PeopleRecords {
       const existing = dbs.secrets.get(name);
       if (existing !== undefined) return existing;
       // Inside the write lock, so two threads starting at once agree on one value.
-      return dbs.env.transaction((): string => {
+      return dbs.transact((): string => {
         const raced = dbs.secrets.get(name);
         if (raced !== undefined) return raced;
         const value = make();
@@ -97,7 +97,7 @@ export function peopleOps(dbs: MetadataDbs, now: () => number): PeopleRecords {
 
     async createReport(input) {
       const report: ReportRecord = { ...input, id: newId('rep_'), createdAt: now(), status: 'open' };
-      await dbs.reports.put(report.id, report);
+      await dbs.transact(() => void dbs.reports.put(report.id, report));
       return report;
     },
     listReports(options = {}) {
@@ -105,7 +105,7 @@ export function peopleOps(dbs: MetadataDbs, now: () => number): PeopleRecords {
       return reports.filter((r) => options.status === undefined || r.status === options.status).sort((a, b) => a.createdAt - b.createdAt);
     },
     resolveReport(id, note) {
-      return dbs.env.transaction((): ReportRecord | undefined => {
+      return dbs.transact((): ReportRecord | undefined => {
         const report = dbs.reports.get(id);
         if (!report) return undefined;
         const resolved: ReportRecord = { ...report, status: 'resolved', resolvedAt: now(), ...(note ? { note } : {}) };

@@ -401,3 +401,30 @@ export interface StoreOptions {
   /** Clock, injectable so tests can move time. */
   now?: () => number;
 }
+
+/** A store whose records live in PostgreSQL, with the local LMDB as its replica. */
+export interface ClusterStoreOptions extends StoreOptions {
+  /** `postgres://…` */
+  databaseUrl: string;
+  /**
+   * Builds or rebuilds the replica when it does not follow this database (a new node, or a data
+   * directory of another cluster). One thread per node does this before the others connect.
+   */
+  bootstrap?: boolean;
+  /** Names this process in the change log. */
+  origin?: string;
+  maxConnections?: number;
+}
+
+/** What a store in a cluster adds: the replica's position and the cluster's upkeep lock. */
+export interface ClusterControl {
+  readonly clusterId: string;
+  /** The last change of the log this replica applied. */
+  applied(): number;
+  /** Applies every change committed since; returns the position reached. */
+  catchUp(): Promise<number>;
+  /** Keeps the replica current (LISTEN/NOTIFY, and polling every `pollMs`) until stopped. */
+  follow(pollMs: number): Promise<() => Promise<void>>;
+  /** Runs `fn` unless another node is already running the task (returns undefined then). */
+  alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
+}

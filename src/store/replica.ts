@@ -1,0 +1,179 @@
+import type { Database, Key } from 'lmdb';
+import type { MetadataDbs } from './metadata-dbs.js';
+
+/**
+ * The local LMDB as a replica of PostgreSQL (DESIGN "Past one machine"). Every store operation is
+ * written once, as a function that reads and writes the LMDB databases; in a cluster it runs
+ * like this:
+ *
+ * 1. under PostgreSQL's cluster-wide write lock, the replica catches up with the change log;
+ * 2. the function runs in a local LMDB write transaction that is always aborted (a dry run): its
+ *    reads see its own writes as in any transaction, and every put and remove is recorded;
+ * 3. the recorded writes go to PostgreSQL as one numbered change, in the same transaction as the
+ *    records they change, and the lock is released;
+ * 4. the replica applies the change like any other, and the function's result is returned.
+ *
+ * So the rules run identically on both backends, the change log is exactly each transaction's
+ * writes, and every replica applies them verbatim, in order.
+ */
+
+/** One write of a transaction: the database, the key, and the new value (null: removed). */
+export type RecordWrite = [db: ReplicatedDb, key: Key, value: unknown];
+
+/** Databases that live in PostgreSQL and are replicated; the rest are this machine's own. */
+export const REPLICATED_DBS = [
+  'sites',
+  'names',
+  'revisions',
+  'revisionIds',
+  'paths',
+  'tokens',
+  'accounts',
+  'accountEmails',
+  'members',
+  'memberSites',
+  'invites',
+  'confirmations',
+  'inviteTokens',
+  'accountTokens',
+  'sessions',
+  'signIns',
+  'reports',
+  'secrets',
+  'manifests',
+  'oauthClients',
+  'oauthCodes',
+  'oauthGrants',
+  'accountGrants',
+] as const satisfies readonly (keyof MetadataDbs)[];
+
+export type ReplicatedDb = (typeof REPLICATED_DBS)[number];
+
+const ABORT = Symbol('dry run');
+
+/**
+ * Wraps the replicated databases so that writes are recorded during a dry run and refused
+ * outside one: in a cluster, a write that bypassed PostgreSQL would fork this replica.
+ */
+export function recordingDbs(dbs: MetadataDbs): { dbs: MetadataDbs; dryRun<T>(fn: () => T): { result: T; writes: RecordWrite[] } } {
+  let recording: RecordWrite[] | undefined;
+  const wrapped = { ...dbs } as MetadataDbs;
+  for (const name of REPLICATED_DBS) {
+    const db = dbs[name] as unknown as Database<unknown, Key>;
+    // Bound once: reads go through here too (on serving threads' cache misses).
+    const methods = new Map<PropertyKey, unknown>([
+      [
+        'put',
+        (key: Key, value: unknown) => {
+          if (recording === undefined) throw new Error(`write to ${name} outside a transaction`);
+          recording.push([name, key, value]);
+          return db.put(key, value);
+        },
+      ],
+      [
+        'remove',
+        (key: Key) => {
+          if (recording === undefined) throw new Error(`write to ${name} outside a transaction`);
+          recording.push([name, key, null]);
+          return db.remove(key);
+        },
+      ],
+    ]);
+    (wrapped as unknown as Record<string, unknown>)[name] = new Proxy(db, {
+      get(target, property, receiver) {
+        const known = methods.get(property);
+        if (known !== undefined) return known;
+        const found = Reflect.get(target, property, receiver) as unknown;
+        if (typeof found !== 'function') return found;
+        const bound = (found as (...args: unknown[]) => unknown).bind(target);
+        methods.set(property, bound);
+        return bound;
+      },
+    });
+  }
+  return {
+    dbs: wrapped,
+    dryRun(fn) {
+      let outcome: { result: ReturnType<typeof fn>; writes: RecordWrite[] } | undefined;
+      try {
+        dbs.env.transactionSync(() => {
+          recording = [];
+          try {
+            outcome = { result: fn(), writes: recording };
+          } finally {
+            recording = undefined;
+          }
+          // Nothing of the dry run is kept: the writes are applied once PostgreSQL has them.
+          throw ABORT;
+        });
+      } catch (err) {
+        if (err !== ABORT) throw err;
+      }
+      return outcome!;
+    },
+  };
+}
+
+/** Applies changes in order, each once: a change at or below `applied` is skipped. */
+export function applyChanges(dbs: MetadataDbs, changes: ReadonlyArray<{ seq: number; writes: readonly RecordWrite[] }>): Promise<AppliedChanges> {
+  return dbs.env.transaction((): AppliedChanges => {
+    let applied = appliedSeq(dbs);
+    const touchedSites: unknown[] = [];
+    for (const change of changes) {
+      if (change.seq <= applied) continue;
+      for (const [db, key, value] of change.writes) {
+        const target = dbs[db] as unknown as Database<unknown, Key>;
+        if (value === null) void target.remove(key);
+        else void target.put(key, value);
+        if (db === 'sites' && value !== null) touchedSites.push(value);
+      }
+      applied = change.seq;
+    }
+    void dbs.replicaState.put('applied', applied);
+    return { applied, touchedSites: touchedSites as AppliedChanges['touchedSites'] };
+  });
+}
+
+export interface AppliedChanges {
+  applied: number;
+  /** Site records the changes wrote, for the feed that tells serving threads. */
+  touchedSites: Array<{ id: string; name: string }>;
+}
+
+/** The last change this replica applied (0: none). */
+export function appliedSeq(dbs: MetadataDbs): number {
+  return (dbs.replicaState.get('applied') as number | undefined) ?? 0;
+}
+
+/**
+ * Makes the replica follow `clusterId`: nothing to do if it already does (it catches up from its
+ * position); otherwise every replicated database is emptied and filled from a snapshot of
+ * PostgreSQL, and the replica starts at the change that snapshot reflects.
+ */
+export async function bootstrapReplica(
+  dbs: MetadataDbs,
+  clusterId: string,
+  snapshot: (each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>) => Promise<number>,
+): Promise<'followed' | 'rebuilt'> {
+  if (dbs.replicaState.get('cluster') === clusterId) return 'followed';
+  await dbs.env.transaction(() => {
+    for (const name of REPLICATED_DBS) void (dbs[name] as unknown as Database<unknown, Key>).clearAsync();
+    void dbs.replicaState.remove('cluster');
+    void dbs.replicaState.put('applied', 0);
+  });
+  const head = await snapshot((batch) =>
+    dbs.env.transaction(() => {
+      for (const [db, key, value] of batch) void (dbs[db] as unknown as Database<unknown, Key>).put(key, value);
+    }),
+  );
+  await dbs.env.transaction(() => {
+    void dbs.replicaState.put('applied', head);
+    void dbs.replicaState.put('cluster', clusterId);
+  });
+  return 'rebuilt';
+}
+
+/** Whether the replica follows this cluster (a thread that does not bootstrap checks this). */
+export function followsCluster(dbs: MetadataDbs, clusterId: string): boolean {
+  return dbs.replicaState.get('cluster') === clusterId;
+}

@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectStore, hashToken, RECORDS_UNAVAILABLE, type Store } from '../../src/store/index.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/sites.js';
+import { markedEntry } from './helpers.js';
+
+/**
+ * The store with its records in PostgreSQL: several nodes (each its own data directory and LMDB
+ * replica) on one database. Each operation is the same code as the embedded store's; these tests
+ * check what only a cluster can get wrong: order, races between nodes, single use, catch-up.
+ */
+
+let pg: TestPostgres;
+const open: Store[] = [];
+
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 30_000);
+afterAll(async () => {
+  for (const store of open) await store.close().catch(() => undefined);
+  await pg?.stop();
+});
+
+async function node(url = pg.url, dir = tempDir('plinth-node-')): Promise<Store> {
+  const store = await connectStore({ dir, databaseUrl: url, bootstrap: true });
+  open.push(store);
+  return store;
+}
+
+const files = (marker: number) => new Map([['index.html', markedEntry(marker, 'text/html; charset=utf-8')]]);
+
+async function createSite(store: Store, name: string): Promise<string> {
+  const result = await store.commitRevision({
+    site: name,
+    create: { name, plan: 'free', claimed: true },
+    baseRevision: null,
+    files: files(1),
+    kind: 'deploy',
+    createdBy: 'admin',
+  });
+  if (!result.ok) throw new Error(result.reason);
+  return result.revision.id;
+}
+
+describe('records in PostgreSQL', () => {
+  it('a commit on one node is seen by another once it catches up, and at once by its own', async () => {
+    const a = await node();
+    const b = await node();
+    const revision = await createSite(a, 'shared-site');
+    expect(a.getSite('shared-site')?.liveRevision).toBe(revision);
+    expect(b.getSite('shared-site')).toBeUndefined();
+    await b.cluster!.catchUp();
+    expect(b.getSite('shared-site')?.liveRevision).toBe(revision);
+    expect(b.getFile(revision, 'index.html')?.sha256).toBe(markedEntry(1).sha256);
+    expect(b.cluster!.applied()).toBe(a.cluster!.applied());
+  });
+
+  it('of two nodes deploying on the same base revision, exactly one wins', async () => {
+    const a = await node();
+    const b = await node();
+    const base = await createSite(a, 'race-site');
+    await b.cluster!.catchUp();
+    const deploy = (store: Store, marker: number) =>
+      store.commitRevision({ site: 'race-site', baseRevision: base, files: files(marker), kind: 'deploy', createdBy: 'admin' });
+    const results = await Promise.all([deploy(a, 2), deploy(b, 3), deploy(a, 4), deploy(b, 5)]);
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    expect(results.filter((r) => !r.ok).map((r) => !r.ok && r.reason)).toEqual(['conflict', 'conflict', 'conflict']);
+    await a.cluster!.catchUp();
+    await b.cluster!.catchUp();
+    expect(a.getSite('race-site')?.liveRevision).toBe(b.getSite('race-site')?.liveRevision);
+    expect(a.getSite('race-site')?.lastNumber).toBe(2);
+  });
+
+  it('takes a name once, cluster-wide', async () => {
+    const a = await node();
+    const b = await node();
+    const create = (store: Store) =>
+      store.commitRevision({
+        site: 'one-name',
+        create: { name: 'one-name', plan: 'free', claimed: true },
+        baseRevision: null,
+        files: files(6),
+        kind: 'deploy',
+        createdBy: 'admin',
+      });
+    const results = await Promise.all([create(a), create(b), create(a), create(b)]);
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'name_taken')).toBe(true);
+  });
+
+  it('uses a single-use secret once, cluster-wide', async () => {
+    const a = await node();
+    const b = await node();
+    await a.putManifest('mf_cluster', {
+      owner: 'anonymous',
+      mode: 'create',
+      plan: 'anonymous',
+      files: [],
+      skipped: [],
+      known: {},
+      missing: [],
+      createdAt: Date.now(),
+      expiresAt: Date.now() + 60_000,
+    });
+    await b.cluster!.catchUp();
+    const taken = await Promise.all([
+      a.deleteManifest('mf_cluster'),
+      b.deleteManifest('mf_cluster'),
+      a.deleteManifest('mf_cluster'),
+      b.deleteManifest('mf_cluster'),
+    ]);
+    expect(taken.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('counts rate caps across nodes', async () => {
+    const a = await node();
+    const b = await node();
+    const check = [{ scope: `cluster-cap-${Date.now()}`, limit: 3, windowMs: 60_000 }];
+    const results = await Promise.all([a, b, a, b, a].map((store) => store.takeRateTokens(check)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(3);
+  });
+
+  it('refuses a revoked token on every node once they catch up', async () => {
+    const a = await node();
+    const b = await node();
+    const account = (await a.createAccount({ email: `revoke-${Date.now()}@example.com`, plan: 'free' }))!;
+    const info = await a.addApiToken({ accountId: account.id, tokenHash: hashToken('pl_cluster'), name: 'ci' });
+    await b.cluster!.catchUp();
+    expect(b.findToken(hashToken('pl_cluster'))).toBeDefined();
+    await a.revokeApiToken(account.id, info.id);
+    await b.cluster!.catchUp();
+    expect(b.findToken(hashToken('pl_cluster'))).toBeUndefined();
+  });
+
+  it('builds a new node from a snapshot, then follows the log', async () => {
+    const a = await node();
+    const revision = await createSite(a, 'before-new-node');
+    const fresh = await node();
+    expect(fresh.getSite('before-new-node')?.liveRevision).toBe(revision);
+    const later = await createSite(a, 'after-new-node');
+    await fresh.cluster!.catchUp();
+    expect(fresh.getSite('after-new-node')?.liveRevision).toBe(later);
+  });
+
+  it('rebuilds a data directory that followed another cluster', async () => {
+    const other = await pg.createDatabase(`other_${Date.now()}`);
+    const dir = tempDir('plinth-node-');
+    const first = await node(other, dir);
+    await createSite(first, 'only-in-other');
+    await first.close();
+    open.splice(open.indexOf(first), 1);
+    const moved = await node(pg.url, dir);
+    expect(moved.getSite('only-in-other')).toBeUndefined();
+  });
+
+  it('keeps reading while PostgreSQL is down, refuses writes with RECORDS_UNAVAILABLE, and writes again once it is back', async () => {
+    const a = await node();
+    await createSite(a, 'outage-site');
+    await pg.pause();
+    try {
+      expect(a.getSite('outage-site')).toBeDefined();
+      await expect(createSite(a, 'during-outage')).rejects.toMatchObject({ code: RECORDS_UNAVAILABLE });
+      // Rate caps fall back to this node's own count.
+      expect((await a.takeRateTokens([{ scope: 'outage', limit: 5, windowMs: 60_000 }])).allowed).toBe(true);
+    } finally {
+      await pg.resume();
+    }
+    expect(await createSite(a, 'after-outage')).toMatch(/^rev_/);
+  });
+});
