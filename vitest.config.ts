@@ -1,10 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Four projects (CONVENTIONS "Testing"): `unit` for pure rules, the store and the ingest pool;
+ * Five projects (CONVENTIONS "Testing"): `unit` for pure rules, the store and the ingest pool;
  * `http` for the real server over loopback (`*.http.test.ts`); `browser` for Chromium
- * (`*.browser.test.ts`); `reliability` for kills, full disks, fuzzing, soaks and hostile clients.
- * `npm test` runs the first three, `npm run test:reliability` the last; `.ci/run` runs both.
+ * (`*.browser.test.ts`); `reliability` for kills, full disks, fuzzing, soaks and hostile clients;
+ * `cluster` for several nodes on a private PostgreSQL and bucket. `npm test` runs the first three,
+ * `npm run test:reliability` and `npm run test:cluster` the others; `.ci/run` runs all of them.
  * test/suite.test.ts checks that every file sits in the project its contents need.
  */
 export default defineConfig({
@@ -15,11 +16,17 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.http.test.ts', 'test/**/*.browser.test.ts', 'test/reliability/**'] },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.http.test.ts', 'test/**/*.browser.test.ts', 'test/reliability/**', 'test/cluster/**'],
+        },
       },
-      { extends: true, test: { name: 'http', include: ['test/**/*.http.test.ts'], exclude: ['test/reliability/**'] } },
-      { extends: true, test: { name: 'browser', include: ['test/**/*.browser.test.ts'], exclude: ['test/reliability/**'] } },
+      { extends: true, test: { name: 'http', include: ['test/**/*.http.test.ts'], exclude: ['test/reliability/**', 'test/cluster/**'] } },
+      { extends: true, test: { name: 'browser', include: ['test/**/*.browser.test.ts'], exclude: ['test/reliability/**', 'test/cluster/**'] } },
       { extends: true, test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'] } },
+      // Needs PostgreSQL's server binaries (Debian's postgresql package) and starts s3rver.
+      { extends: true, test: { name: 'cluster', include: ['test/cluster/**/*.test.ts'] } },
     ],
   },
 });

@@ -14,6 +14,12 @@ export interface Config {
    * Plinth refuses to start (see http/uws.ts).
    */
   readonly uwsFallbackRequested: boolean;
+  /**
+   * `PLINTH_DATABASE_URL`: the records live in this PostgreSQL database and the local LMDB is a
+   * replica (a cluster of identical nodes). Unset: the embedded LMDB is the record. Holds a
+   * password: never log it whole.
+   */
+  readonly databaseUrl?: string;
   readonly threads: number;
   readonly logLevel: LogLevel;
   readonly hosts: HostConfig;
@@ -313,6 +319,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
   const stopGraceMs = int('PLINTH_STOP_GRACE_S', 30, 0, 3600) * 1000;
 
+  const databaseUrl = env.PLINTH_DATABASE_URL?.trim() || undefined;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(databaseUrl)) problems.push('PLINTH_DATABASE_URL must be a postgres:// URL');
+
   if (problems.length > 0) {
     throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
@@ -324,6 +333,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dataDir,
     spoolDir,
     uwsFallbackRequested,
+    ...(databaseUrl ? { databaseUrl } : {}),
     threads,
     logLevel,
     hosts,
@@ -361,7 +371,17 @@ export function redactConfig(config: Readonly<Config>): Record<string, unknown> 
     if (parsed.password !== '') parsed.password = '***';
     smtpUrl = parsed.toString();
   }
-  return { ...config, mail: { ...config.mail, smtpUrl } };
+  return { ...config, mail: { ...config.mail, smtpUrl }, ...(config.databaseUrl ? { databaseUrl: withoutPassword(config.databaseUrl) } : {}) };
+}
+
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '***';
+  }
 }
 
 function deepFreeze<T extends object>(value: T): Readonly<T> {

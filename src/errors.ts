@@ -32,7 +32,8 @@ export const ERROR_MEANING: Readonly<Record<ErrorCode, string>> = {
   blocked_secret: 'The leak guard found a secret key',
   limit: 'Plan limit or rate limit',
   internal: 'Something failed on our side',
-  unavailable: 'The deploy queue is full, the server is stopping or out of storage space, or an e-mail could not be sent',
+  unavailable:
+    "The deploy queue is full, the server is stopping or out of storage space, a cluster's records database cannot be reached, or an e-mail could not be sent",
 };
 
 export interface ServiceErrorOptions {
@@ -99,6 +100,19 @@ export function isStorageFull(err: unknown): boolean {
   return false;
 }
 
+/**
+ * What a client is told when the records database of a cluster cannot be reached: reads go on
+ * from the node's replica, writes wait for it. The store raises errors with this code.
+ */
+export const RECORDS_UNAVAILABLE = {
+  code: 'ERECORDS_UNAVAILABLE',
+  message: 'The service cannot save changes right now, so nothing was changed.',
+  agentMessage:
+    'The service cannot reach its records database right now. Nothing was changed and everything published stays online. Retry the same request after the Retry-After delay.',
+  details: { reason: 'records_unavailable' },
+  retryAfterS: 5,
+} as const;
+
 /** Every 503 tells the client when to come back; a full disk takes longer to clear than a busy pool. */
 function retryAfter(code: ErrorCode, details: Record<string, unknown> | undefined, headers: Record<string, string>): Record<string, string> {
   if (code !== 'unavailable' || headers['Retry-After'] !== undefined) return headers;
@@ -119,6 +133,13 @@ export function toErrorBody(err: unknown): { status: number; body: ErrorBody; he
     if (candidate.agentMessage) body.agent_message = candidate.agentMessage;
     const headers = retryAfter(candidate.code, candidate.details, candidate.headers ?? {});
     return { status: ERROR_STATUS[candidate.code], body, headers, internal: false };
+  }
+  if ((err as { code?: unknown } | null)?.code === RECORDS_UNAVAILABLE.code) {
+    const body: ErrorBody = {
+      error: { code: 'unavailable', message: RECORDS_UNAVAILABLE.message, details: { ...RECORDS_UNAVAILABLE.details } },
+      agent_message: RECORDS_UNAVAILABLE.agentMessage,
+    };
+    return { status: ERROR_STATUS.unavailable, body, headers: { 'Retry-After': String(RECORDS_UNAVAILABLE.retryAfterS) }, internal: true };
   }
   if (isStorageFull(err)) {
     // Still logged as an internal failure: the operator has to free space.

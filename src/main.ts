@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { loadConfig, redactConfig, siteUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { openStore } from './store/index.js';
+import { connectStore, REPLICA_POLL_MS, type Store } from './store/index.js';
 import { startSweeper } from './runtime/sweeper.js';
 import { loadNativeUws } from './http/index.js';
 
@@ -37,8 +37,21 @@ async function main(): Promise<void> {
   mkdirSync(config.dataDir, { recursive: true });
   // Uploads spooled by a previous run that died mid-request; no request is in flight yet.
   rmSync(config.spoolDir, { recursive: true, force: true });
-  // The main thread keeps its own store handle for start-up cleanup and the sweeper.
-  const store = await openStore({ dir: config.dataDir });
+  // The main thread keeps its own store handle for start-up cleanup and the sweeper. In a cluster
+  // it builds the replica first if it must (before any HTTP thread opens it), and keeps it
+  // current for every thread of the process.
+  let store: Store;
+  try {
+    store = await connectStore({
+      dir: config.dataDir,
+      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/main` } : {}),
+    });
+  } catch (err) {
+    process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  const stopFollowing = store.cluster ? await store.cluster.follow(REPLICA_POLL_MS) : undefined;
+  if (store.cluster) log.info({ cluster: store.cluster.clusterId, applied: store.cluster.applied() }, 'cluster.following');
   // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.
   const swept = await store.blobs.sweepTemp(STALE_TEMP_MS, { atStartup: true });
   if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');
@@ -74,6 +87,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     await sweepStopped;
+    await stopFollowing?.();
     await store.close();
     log.info({ cutOff: outcome.filter((finished) => !finished).length }, 'server.stopped');
     process.exit(0);

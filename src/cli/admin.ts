@@ -3,7 +3,7 @@ import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { ACCOUNT_PLANS, PLAN_TITLES } from '../rules/index.js';
 import { createMailer, operatorOperations, type OperatorOperations } from '../sites/index.js';
-import { openStore } from '../store/index.js';
+import { connectStore } from '../store/index.js';
 import { backupCommand } from './backup.js';
 import { UsageError } from './usage.js';
 
@@ -133,7 +133,11 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
 
   const config = loadConfig(options.env);
   const log = createLogger({ level: 'silent' });
-  const store = openStore({ dir: config.dataDir });
+  // In a cluster the data directory only holds this command's replica; PostgreSQL is the record.
+  const store = await connectStore({
+    dir: config.dataDir,
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/admin` } : {}),
+  });
   const ops = operatorOperations({
     store,
     config,

@@ -22,7 +22,14 @@ export async function backupCommand(options: BackupCommandOptions): Promise<numb
     return 2;
   }
   const dir = resolve(options.args[0]!);
-  const { dataDir } = loadConfig(options.env);
+  const { dataDir, databaseUrl } = loadConfig(options.env);
+  if (databaseUrl !== undefined) {
+    // A node's data directory is a replica and a cache; the records are in PostgreSQL.
+    options.err(
+      `plinth: admin ${options.command} is for the embedded store. In a cluster, back up PostgreSQL (pg_dump, or its point-in-time recovery) and the bucket (versioning or replication); see docs/operating.md.`,
+    );
+    return 1;
+  }
   try {
     if (options.command === 'backup') {
       const report = await backupDataDir({ dataDir, target: dir });

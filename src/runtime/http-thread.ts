@@ -20,7 +20,7 @@ const log = createLogger({ level: config.logLevel, base: { thread: index } });
 process.on('unhandledRejection', (err) => log.error({ err }, 'thread.unhandled_rejection'));
 
 try {
-  const server = await startServer({ config, log, port });
+  const server = await startServer({ config, log, port, index });
   const hurry = new AbortController();
   parentPort!.postMessage({ type: 'listening', port: server.port });
   parentPort!.on('message', (message: Command) => {

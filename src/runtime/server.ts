@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
 import { createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
-import { openStore, type Store } from '../store/index.js';
+import { connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
 
 /**
  * One HTTP thread's composition: its own store handle, its own uWS app, the Host router in front.
@@ -48,12 +48,25 @@ export interface StartServerOptions {
   ingestWorkerFile?: string | URL;
   /** Fetches OAuth client metadata documents (tests trust a local https server with it). */
   fetchClientMetadata?: ClientMetadataFetcher;
+  /**
+   * In a cluster, keep this thread's replica current itself. `plinth start` leaves that to its
+   * main thread; a server started alone in a process (tests) sets it.
+   */
+  followCluster?: boolean;
+  /** Names this thread in the cluster's change log. */
+  index?: number;
 }
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config, log } = options;
   const uws = loadNativeUws({ fallbackRequested: config.uwsFallbackRequested });
-  const store = await openStore({ dir: config.dataDir, now: options.now });
+  // The main thread built the replica already; a server started alone builds it here.
+  const store = await connectStore({
+    dir: config.dataDir,
+    now: options.now,
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/${options.index ?? 0}` } : {}),
+  });
+  const stopFollowing = options.followCluster && store.cluster ? await store.cluster.follow(REPLICA_POLL_MS) : undefined;
   const ingest = createIngestPool({
     maxThreads: config.deploy.ingestThreads,
     maxQueue: config.deploy.ingestQueue,
@@ -157,6 +170,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // Follow-up compression of a published deploy may still run; it gets what is left of the grace.
     const left = finished && !hurry?.aborted ? deadline - performance.now() : 0;
     if (!(await settlesWithin(ingest.close(), left))) await ingest.close({ force: true });
+    await stopFollowing?.();
     await store.close();
     return finished;
   };

@@ -38,18 +38,29 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const { store } = options;
   const now = (options.now ?? Date.now)();
   options.log.debug({}, 'sweep.started');
-  let prunedRevisions = 0;
   const siteIds = store.listSiteIds();
-  for (const siteId of siteIds) {
-    const site = store.getSiteById(siteId);
-    if (!site) continue;
-    // Reach 0 (anonymous): everything but the live revision, which pruning never removes.
-    const before = PLAN_LIMITS[site.plan].historyReachMs === 0 ? now + 1 : now - PLAN_LIMITS[site.plan].historyReachMs;
-    prunedRevisions += await store.pruneRevisions(siteId, before);
-  }
-  const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
-  const droppedExpired = await store.pruneExpired();
-  const droppedOAuthRecords = await store.pruneOAuth(now - REVOKED_GRANT_KEEP_MS);
+  const records = async () => {
+    let prunedRevisions = 0;
+    for (const siteId of siteIds) {
+      const site = store.getSiteById(siteId);
+      if (!site) continue;
+      // Reach 0 (anonymous): everything but the live revision, which pruning never removes.
+      const before = PLAN_LIMITS[site.plan].historyReachMs === 0 ? now + 1 : now - PLAN_LIMITS[site.plan].historyReachMs;
+      prunedRevisions += await store.pruneRevisions(siteId, before);
+    }
+    const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
+    const droppedExpired = await store.pruneExpired();
+    const droppedOAuthRecords = await store.pruneOAuth(now - REVOKED_GRANT_KEEP_MS);
+    return { prunedRevisions, droppedCounterWindows, droppedExpired, droppedOAuthRecords };
+  };
+  // In a cluster the records are shared: one node at a time tends to them; every node tends to its own files.
+  const upkeep = (store.cluster ? await store.cluster.alone('records-upkeep', records) : await records()) ?? {
+    prunedRevisions: 0,
+    droppedCounterWindows: 0,
+    droppedExpired: 0,
+    droppedOAuthRecords: 0,
+  };
+  const { prunedRevisions, droppedCounterWindows, droppedExpired, droppedOAuthRecords } = upkeep;
   const deletedBlobFiles = await store.collectGarbage(options.blobGraceMs);
   const deletedTempFiles = await store.blobs.sweepTemp(options.blobGraceMs);
   const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows, droppedExpired, droppedOAuthRecords, deletedTempFiles };

@@ -7,5 +7,5 @@ export type { OAuthRecords } from './oauth.js';
 export type { PeopleRecords } from './sessions.js';
 export { hashToken, newId, sameHash } from './ids.js';
 export { connectStore, openBlobStore, openStore } from './open.js';
-export { RECORDS_UNAVAILABLE } from './records-log.js';
+export { REPLICA_POLL_MS } from './replica.js';
 export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } from './backup.js';

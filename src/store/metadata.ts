@@ -8,7 +8,8 @@ import { pruneRevisions } from './prune.js';
 import { oauthOps } from './oauth.js';
 import { peopleOps } from './sessions.js';
 import { isRunning } from './processes.js';
-import { RECORDS_UNAVAILABLE, type Change, type RecordsLog } from './records-log.js';
+import { RECORDS_UNAVAILABLE } from '../errors.js';
+import type { Change, RecordsLog } from './records-log.js';
 import { applyChanges, appliedSeq, recordingDbs } from './replica.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
@@ -276,7 +277,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
         return await records.takeRateTokens(checks, now());
       } catch (err) {
         // PostgreSQL away: count on this node alone rather than refuse every request.
-        if ((err as { code?: unknown }).code !== RECORDS_UNAVAILABLE) throw err;
+        if ((err as { code?: unknown }).code !== RECORDS_UNAVAILABLE.code) throw err;
         return takeRateTokens(raw, checks, now());
       }
     },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Key } from 'lmdb';
+import { RECORDS_UNAVAILABLE } from '../errors.js';
 import type { RecordWrite, ReplicatedDb } from './replica.js';
 import type { RateCheck, RateResult } from './types.js';
 
@@ -51,9 +52,6 @@ export interface RecordsLog {
   close(): Promise<void>;
 }
 
-/** Raised for anything that keeps a write from reaching PostgreSQL: the edge answers 503. */
-export const RECORDS_UNAVAILABLE = 'PLINTH_RECORDS_UNAVAILABLE';
-
 const WRITE_LOCK = 7_000_001;
 const MIGRATE_LOCK = 7_000_002;
 
@@ -66,7 +64,7 @@ const MIGRATIONS: readonly string[] = [
 ];
 
 function unavailable(err: unknown): Error {
-  return Object.assign(new Error('The records database (PostgreSQL) cannot be reached.', { cause: err }), { code: RECORDS_UNAVAILABLE });
+  return Object.assign(new Error('The records database (PostgreSQL) cannot be reached.', { cause: err }), { code: RECORDS_UNAVAILABLE.code });
 }
 
 /** Keys are stored as their JSON text: LMDB keys here are strings, numbers and arrays of them. */

@@ -17,6 +17,9 @@ import type { MetadataDbs } from './metadata-dbs.js';
  * writes, and every replica applies them verbatim, in order.
  */
 
+/** How often a replica looks for changes besides being woken by NOTIFY. */
+export const REPLICA_POLL_MS = 250;
+
 /** One write of a transaction: the database, the key, and the new value (null: removed). */
 export type RecordWrite = [db: ReplicatedDb, key: Key, value: unknown];
 

@@ -107,6 +107,7 @@ function otherValue(name: string, fallback: string): string {
     PLINTH_MAIL_FROM: 'Ops <ops@example.com>',
     PLINTH_ABUSE_EMAIL: 'abuse@example.com',
     PLINTH_MCP_ALLOWED_ORIGINS: 'https://inspector.example',
+    PLINTH_DATABASE_URL: 'postgres://plinth@127.0.0.1:5432/plinth',
   };
   if (samples[name] !== undefined) return samples[name]!;
   if (name === 'PLINTH_TRUST_PROXY' || name === 'PLINTH_OUTBOX_PAGE') return fallback === '1' ? '0' : '1';

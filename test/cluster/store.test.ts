@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStore, hashToken, RECORDS_UNAVAILABLE, type Store } from '../../src/store/index.js';
+import { RECORDS_UNAVAILABLE } from '../../src/errors.js';
+import { connectStore, hashToken, type Store } from '../../src/store/index.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/sites.js';
-import { markedEntry } from './helpers.js';
+import { markedEntry } from '../store/helpers.js';
 
 /**
  * The store with its records in PostgreSQL: several nodes (each its own data directory and LMDB
@@ -159,7 +160,7 @@ describe('records in PostgreSQL', () => {
     await pg.pause();
     try {
       expect(a.getSite('outage-site')).toBeDefined();
-      await expect(createSite(a, 'during-outage')).rejects.toMatchObject({ code: RECORDS_UNAVAILABLE });
+      await expect(createSite(a, 'during-outage')).rejects.toMatchObject({ code: RECORDS_UNAVAILABLE.code });
       // Rate caps fall back to this node's own count.
       expect((await a.takeRateTokens([{ scope: 'outage', limit: 5, windowMs: 60_000 }])).allowed).toBe(true);
     } finally {
