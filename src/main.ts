@@ -50,7 +50,13 @@ async function main(): Promise<void> {
     process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   }
-  const stopFollowing = store.cluster ? await store.cluster.follow(REPLICA_POLL_MS) : undefined;
+  // A replica the log has moved past cannot be trusted: exit, and the next start rebuilds it.
+  const stopFollowing = store.cluster
+    ? await store.cluster.follow(REPLICA_POLL_MS, () => {
+        log.error({ applied: store.cluster?.applied() }, 'cluster.replica_behind');
+        process.exit(1);
+      })
+    : undefined;
   if (store.cluster) log.info({ cluster: store.cluster.clusterId, applied: store.cluster.applied() }, 'cluster.following');
   // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.
   const swept = await store.blobs.sweepTemp(STALE_TEMP_MS, { atStartup: true });

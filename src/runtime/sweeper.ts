@@ -28,11 +28,18 @@ export interface SweepReport {
   deletedTempFiles: number;
   /** Expired OAuth codes and tokens, and OAuth grants revoked more than 30 days ago. */
   droppedOAuthRecords: number;
+  /** Changes older than a week dropped from a cluster's change log. */
+  droppedChanges: number;
 }
 
 const DAY_MS = 24 * 3600_000;
 /** A revoked OAuth grant is kept this long, so its old tokens are still known to be revoked. */
 const REVOKED_GRANT_KEEP_MS = 30 * DAY_MS;
+/**
+ * A cluster's change log keeps a week: a node that was down for less catches up from its
+ * position; one down for longer rebuilds its replica from a snapshot when it starts.
+ */
+const CHANGE_LOG_KEEP_MS = 7 * DAY_MS;
 
 export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const { store } = options;
@@ -51,7 +58,8 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
     const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
     const droppedExpired = await store.pruneExpired();
     const droppedOAuthRecords = await store.pruneOAuth(now - REVOKED_GRANT_KEEP_MS);
-    return { prunedRevisions, droppedCounterWindows, droppedExpired, droppedOAuthRecords };
+    const droppedChanges = store.cluster ? await store.cluster.pruneLog(now - CHANGE_LOG_KEEP_MS) : 0;
+    return { prunedRevisions, droppedCounterWindows, droppedExpired, droppedOAuthRecords, droppedChanges };
   };
   // In a cluster the records are shared: one node at a time tends to them; every node tends to its own files.
   const upkeep = (store.cluster ? await store.cluster.alone('records-upkeep', records) : await records()) ?? {
@@ -59,11 +67,11 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
     droppedCounterWindows: 0,
     droppedExpired: 0,
     droppedOAuthRecords: 0,
+    droppedChanges: 0,
   };
-  const { prunedRevisions, droppedCounterWindows, droppedExpired, droppedOAuthRecords } = upkeep;
   const deletedBlobFiles = await store.collectGarbage(options.blobGraceMs);
   const deletedTempFiles = await store.blobs.sweepTemp(options.blobGraceMs);
-  const report = { sites: siteIds.length, prunedRevisions, deletedBlobFiles, droppedCounterWindows, droppedExpired, droppedOAuthRecords, deletedTempFiles };
+  const report = { sites: siteIds.length, ...upkeep, deletedBlobFiles, deletedTempFiles };
   options.log.info({ ...report }, 'sweep.done');
   return report;
 }

@@ -9,7 +9,7 @@ import { oauthOps } from './oauth.js';
 import { peopleOps } from './sessions.js';
 import { isRunning } from './processes.js';
 import { RECORDS_UNAVAILABLE } from '../errors.js';
-import type { Change, RecordsLog } from './records-log.js';
+import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
 import { applyChanges, appliedSeq, recordingDbs } from './replica.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
@@ -167,7 +167,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       clusterId: records.clusterId,
       applied: () => appliedSeq(raw),
       catchUp,
-      async follow(pollMs) {
+      async follow(pollMs, onBehind) {
         let running: Promise<unknown> | undefined;
         let again = false;
         const wake = (): void => {
@@ -176,7 +176,9 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
             return;
           }
           running = catchUp()
-            .catch(() => undefined)
+            .catch((err: unknown) => {
+              if ((err as { code?: unknown }).code === REPLICA_BEHIND) onBehind?.();
+            })
             .finally(() => {
               running = undefined;
               if (again) {
@@ -196,6 +198,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
         };
       },
       alone: (task, fn) => records.alone(task, fn),
+      pruneLog: (before) => records.pruneChanges(before),
     };
   }
 

@@ -31,7 +31,7 @@ export async function connectStore(options: StoreOptions | ClusterStoreOptions):
   try {
     const dbs = openMetadataDbs(metaPath);
     try {
-      if (options.bootstrap) await bootstrapReplica(dbs, records.clusterId, records.snapshot);
+      if (options.bootstrap) await bootstrapReplica(dbs, records);
       else if (!followsCluster(dbs, records.clusterId))
         throw new Error(`${metaPath} does not follow the cluster at PLINTH_DATABASE_URL yet; the main thread builds it at start-up.`);
     } finally {

@@ -39,8 +39,15 @@ export interface RecordsLog {
     after: () => number,
     prepare: () => { result: T; writes: RecordWrite[] },
   ): Promise<{ result: T; change?: Change }>;
-  /** Changes after `seq`, oldest first, at most `limit`. */
+  /**
+   * Changes after `seq`, oldest first, at most `limit`. Throws an error with code
+   * `REPLICA_BEHIND` when changes after `seq` were already pruned from the log.
+   */
   changesSince(seq: number, limit?: number): Promise<Change[]>;
+  /** The last change pruned from the log (0: none); a replica behind it must be rebuilt. */
+  logStart(): Promise<number>;
+  /** Drops changes committed before `before` (epoch ms), always keeping the newest. Returns how many went. */
+  pruneChanges(before: number): Promise<number>;
   /** Every record and the change it reflects, read in one snapshot; for a new replica. */
   snapshot(each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>): Promise<number>;
   /** Calls `wake` when another writer commits (best effort: replicas also poll). */
@@ -51,6 +58,9 @@ export interface RecordsLog {
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
   close(): Promise<void>;
 }
+
+/** Raised when a replica's position is older than the oldest change the log still holds. */
+export const REPLICA_BEHIND = 'EREPLICA_BEHIND';
 
 const WRITE_LOCK = 7_000_001;
 const MIGRATE_LOCK = 7_000_002;
@@ -117,7 +127,15 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     return (await client.query<{ value: string }>("SELECT value FROM plinth_meta WHERE key = 'cluster_id'")).rows[0]!.value;
   });
 
-  const fetchChanges = async (client: pg.PoolClient | pg.Pool, seq: number, limit = 1000): Promise<Change[]> => {
+  const readLogStart = async (client: pg.PoolClient): Promise<number> =>
+    Number((await client.query<{ value: string }>("SELECT value FROM plinth_meta WHERE key = 'log_start'")).rows[0]?.value ?? 0);
+
+  const fetchChanges = async (client: pg.PoolClient, seq: number, limit = 1000): Promise<Change[]> => {
+    if (seq < (await readLogStart(client))) {
+      throw Object.assign(new Error(`This replica (at change ${seq}) is older than the change log PostgreSQL still keeps; it must be rebuilt.`), {
+        code: REPLICA_BEHIND,
+      });
+    }
     const rows = await client.query<{ seq: string; writes: Array<[ReplicatedDb, string, unknown]> }>(
       'SELECT seq, writes FROM plinth_changes WHERE seq > $1 ORDER BY seq LIMIT $2',
       [seq, limit],
@@ -177,6 +195,31 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       }),
 
     changesSince: (seq, limit) => withClient((client) => fetchChanges(client, seq, limit)),
+
+    logStart: () => withClient(readLogStart),
+
+    pruneChanges: (before) =>
+      withClient(async (client) => {
+        await client.query('BEGIN');
+        try {
+          // Under the write lock, so the newest change cannot be committed between the two statements.
+          await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
+          const pruned = await client.query<{ count: number; last: string }>(
+            `WITH gone AS (DELETE FROM plinth_changes WHERE at < to_timestamp($1 / 1000.0) AND seq < (SELECT max(seq) FROM plinth_changes) RETURNING seq)
+             SELECT count(*)::int AS count, coalesce(max(seq), 0) AS last FROM gone`,
+            [before],
+          );
+          const { count, last } = pruned.rows[0]!;
+          if (count > 0) {
+            await client.query("INSERT INTO plinth_meta (key, value) VALUES ('log_start', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [last]);
+          }
+          await client.query('COMMIT');
+          return count;
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      }),
 
     snapshot: (each) =>
       withClient(async (client) => {

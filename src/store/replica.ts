@@ -149,16 +149,18 @@ export function appliedSeq(dbs: MetadataDbs): number {
 }
 
 /**
- * Makes the replica follow `clusterId`: nothing to do if it already does (it catches up from its
- * position); otherwise every replicated database is emptied and filled from a snapshot of
- * PostgreSQL, and the replica starts at the change that snapshot reflects.
+ * Makes the replica follow `clusterId`: nothing to do if it already does and the log still holds
+ * every change after its position (it catches up from there); otherwise every replicated database
+ * is emptied and filled from a snapshot of PostgreSQL, and the replica starts at the change that
+ * snapshot reflects.
  */
 export async function bootstrapReplica(
   dbs: MetadataDbs,
-  clusterId: string,
-  snapshot: (each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>) => Promise<number>,
+  log: { clusterId: string; logStart(): Promise<number>; snapshot(each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>): Promise<number> },
 ): Promise<'followed' | 'rebuilt'> {
-  if (dbs.replicaState.get('cluster') === clusterId) return 'followed';
+  const clusterId = log.clusterId;
+  if (dbs.replicaState.get('cluster') === clusterId && appliedSeq(dbs) >= (await log.logStart())) return 'followed';
+  const snapshot = log.snapshot;
   await dbs.env.transaction(() => {
     for (const name of REPLICATED_DBS) void (dbs[name] as unknown as Database<unknown, Key>).clearAsync();
     void dbs.replicaState.remove('cluster');

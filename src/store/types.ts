@@ -423,8 +423,14 @@ export interface ClusterControl {
   applied(): number;
   /** Applies every change committed since; returns the position reached. */
   catchUp(): Promise<number>;
-  /** Keeps the replica current (LISTEN/NOTIFY, and polling every `pollMs`) until stopped. */
-  follow(pollMs: number): Promise<() => Promise<void>>;
+  /**
+   * Keeps the replica current (LISTEN/NOTIFY, and polling every `pollMs`) until stopped. Calls
+   * `onBehind` if the log no longer holds the changes this replica needs: it must be rebuilt,
+   * which the next start does.
+   */
+  follow(pollMs: number, onBehind?: () => void): Promise<() => Promise<void>>;
+  /** Drops changes of the log older than `before` (epoch ms); replicas further behind are rebuilt at start-up. */
+  pruneLog(before: number): Promise<number>;
   /** Runs `fn` unless another node is already running the task (returns undefined then). */
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORDS_UNAVAILABLE } from '../../src/errors.js';
 import { connectStore, hashToken, type Store } from '../../src/store/index.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { waitUntil } from '../helpers/proc-stats.js';
 import { tempDir } from '../helpers/sites.js';
 import { markedEntry } from '../store/helpers.js';
 
@@ -22,9 +23,12 @@ afterAll(async () => {
   await pg?.stop();
 });
 
+const dirOf = new Map<Store, string>();
+
 async function node(url = pg.url, dir = tempDir('plinth-node-')): Promise<Store> {
   const store = await connectStore({ dir, databaseUrl: url, bootstrap: true });
   open.push(store);
+  dirOf.set(store, dir);
   return store;
 }
 
@@ -152,6 +156,31 @@ describe('records in PostgreSQL', () => {
     open.splice(open.indexOf(first), 1);
     const moved = await node(pg.url, dir);
     expect(moved.getSite('only-in-other')).toBeUndefined();
+  });
+
+  it('prunes old changes from the log; a node that fell behind them is told, and rebuilt at its next start', async () => {
+    const behind = await node();
+    const dir = tempDir('plinth-node-');
+    const a = await node(pg.url, dir);
+    await createSite(a, 'before-prune');
+    await createSite(a, 'after-prune');
+    // Everything committed so far is older than "now + 1 minute"; the newest change is always kept.
+    expect(await a.cluster!.pruneLog(Date.now() + 60_000)).toBeGreaterThan(0);
+    const told: string[] = [];
+    const stop = await behind.cluster!.follow(10, () => told.push('behind'));
+    try {
+      expect(await waitUntil(async () => told.length > 0, 2000, 10)).toBe(true);
+    } finally {
+      await stop();
+    }
+    await expect(behind.cluster!.catchUp()).rejects.toMatchObject({ code: 'EREPLICA_BEHIND' });
+    // The same data directory opened again is rebuilt from a snapshot.
+    const dirOfBehind = dirOf.get(behind)!;
+    await behind.close();
+    open.splice(open.indexOf(behind), 1);
+    const rebuilt = await node(pg.url, dirOfBehind);
+    expect(rebuilt.getSite('after-prune')).toBeDefined();
+    expect(rebuilt.cluster!.applied()).toBe(a.cluster!.applied());
   });
 
   it('keeps reading while PostgreSQL is down, refuses writes with RECORDS_UNAVAILABLE, and writes again once it is back', async () => {
