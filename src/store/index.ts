@@ -9,3 +9,4 @@ export { hashToken, newId, sameHash } from './ids.js';
 export { connectStore, openBlobStore, openStore } from './open.js';
 export { REPLICA_POLL_MS } from './replica.js';
 export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } from './backup.js';
+export { copyRecordsToCluster, type RecordsCopyReport } from './migrate.js';

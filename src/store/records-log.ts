@@ -50,6 +50,17 @@ export interface RecordsLog {
   pruneChanges(before: number): Promise<number>;
   /** Every record and the change it reflects, read in one snapshot; for a new replica. */
   snapshot(each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>): Promise<number>;
+  /**
+   * Fills an empty cluster with records from elsewhere (an embedded install moving in), in one
+   * PostgreSQL transaction: each batch becomes a change of the log, so nodes already following
+   * the cluster apply it like any other. Before committing, `verify` reads back every record the
+   * transaction holds; if it throws, nothing is committed. Refuses, changing nothing, if the
+   * cluster holds records.
+   */
+  importRecords(
+    batches: AsyncIterable<RecordWrite[]>,
+    verify: (read: (each: (batch: Array<[ReplicatedDb, Key, unknown]>) => void) => Promise<void>) => Promise<void>,
+  ): Promise<{ records: number; changes: number }>;
   /** Calls `wake` when another writer commits (best effort: replicas also poll). */
   listen(wake: () => void): Promise<() => Promise<void>>;
   takeRateTokens(checks: readonly RateCheck[], at: number): Promise<RateResult>;
@@ -58,6 +69,9 @@ export interface RecordsLog {
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
   close(): Promise<void>;
 }
+
+/** Raised when records are imported into a cluster that already holds some. */
+export const CLUSTER_NOT_EMPTY = 'ECLUSTER_NOT_EMPTY';
 
 /** Raised when a replica's position is older than the oldest change the log still holds. */
 export const REPLICA_BEHIND = 'EREPLICA_BEHIND';
@@ -226,14 +240,47 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         try {
           const head = Number((await client.query<{ seq: string }>('SELECT coalesce(max(seq), 0) AS seq FROM plinth_changes')).rows[0]!.seq);
-          await client.query('DECLARE plinth_snapshot NO SCROLL CURSOR FOR SELECT db, key, value FROM plinth_records');
-          for (;;) {
-            const batch = await client.query<{ db: ReplicatedDb; key: string; value: unknown }>('FETCH 2000 FROM plinth_snapshot');
-            if (batch.rows.length === 0) break;
-            await each(batch.rows.map((row) => [row.db, JSON.parse(row.key) as Key, row.value]));
-          }
+          await readAllRecords(client, each);
           await client.query('COMMIT');
           return head;
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      }),
+
+    importRecords: (batches, verify) =>
+      withClient(async (client) => {
+        await client.query('BEGIN');
+        try {
+          await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
+          if ((await client.query('SELECT 1 FROM plinth_records LIMIT 1')).rows.length > 0) {
+            throw Object.assign(new Error('The cluster at PLINTH_DATABASE_URL already holds records: records move only into an empty cluster.'), {
+              code: CLUSTER_NOT_EMPTY,
+            });
+          }
+          let records = 0;
+          let changes = 0;
+          let last = 0;
+          for await (const writes of batches) {
+            if (writes.length === 0) continue;
+            const inserted = await client.query<{ seq: string }>('INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq', [
+              `${origin}/import`,
+              JSON.stringify(writes.map(([db, key, value]) => [db, keyText(key), value])),
+            ]);
+            await client.query(
+              `INSERT INTO plinth_records (db, key, value) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
+               ON CONFLICT (db, key) DO UPDATE SET value = excluded.value`,
+              [writes.map((w) => w[0]), writes.map((w) => keyText(w[1])), writes.map((w) => JSON.stringify(w[2]))],
+            );
+            records += writes.length;
+            changes++;
+            last = Number(inserted.rows[0]!.seq);
+          }
+          await verify((each) => readAllRecords(client, async (batch) => each(batch)));
+          if (last > 0) await client.query("SELECT pg_notify('plinth_changes', $1)", [String(last)]);
+          await client.query('COMMIT');
+          return { records, changes };
         } catch (err) {
           await client.query('ROLLBACK').catch(() => undefined);
           throw err;
@@ -319,6 +366,16 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
     close: () => pool.end(),
   };
+}
+
+/** Reads `plinth_records` through a cursor, in batches, inside the caller's transaction. */
+async function readAllRecords(client: pg.PoolClient, each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>): Promise<void> {
+  await client.query('DECLARE plinth_records_cursor NO SCROLL CURSOR FOR SELECT db, key, value FROM plinth_records');
+  for (;;) {
+    const batch = await client.query<{ db: ReplicatedDb; key: string; value: unknown }>('FETCH 2000 FROM plinth_records_cursor');
+    if (batch.rows.length === 0) break;
+    await each(batch.rows.map((row) => [row.db, JSON.parse(row.key) as Key, row.value]));
+  }
 }
 
 /** A lock number for a task name: advisory locks take integers. */
