@@ -33,7 +33,7 @@ export const ERROR_MEANING: Readonly<Record<ErrorCode, string>> = {
   limit: 'Plan limit or rate limit',
   internal: 'Something failed on our side',
   unavailable:
-    "The deploy queue is full, the server is stopping or out of storage space, a cluster's records database cannot be reached, or an e-mail could not be sent",
+    "The deploy queue is full, the server is stopping or out of storage space, a cluster's records database or its blob bucket cannot be reached, or an e-mail could not be sent",
 };
 
 export interface ServiceErrorOptions {
@@ -113,6 +113,32 @@ export const RECORDS_UNAVAILABLE = {
   retryAfterS: 5,
 } as const;
 
+/**
+ * The `code` the store gives an error when the blob bucket cannot be reached or refuses us
+ * (network, timeouts, 5xx, denied credentials), as the file system gives `ENOSPC`.
+ */
+const BUCKET_UNAVAILABLE_CODE = 'BUCKET_UNAVAILABLE';
+
+/** What a client is told when the blob bucket cannot be reached: nothing changed, come back later. */
+export const BUCKET_UNAVAILABLE = {
+  code: 'unavailable',
+  message: 'The file storage cannot be reached right now, so nothing was changed.',
+  agentMessage:
+    'The service cannot reach its file storage right now. Nothing was published or changed, and live sites are unchanged. Retry the same request after the Retry-After delay; if it keeps failing, tell the operator of this service.',
+  details: { reason: 'storage_unreachable' },
+  retryAfterS: 30,
+} as const;
+
+/** True for an error of the blob bucket being unreachable, also when it is wrapped as a `cause`. */
+export function isBucketUnavailable(err: unknown): boolean {
+  let candidate = err;
+  for (let depth = 0; depth < 5 && candidate !== null && typeof candidate === 'object'; depth++) {
+    if ((candidate as { code?: unknown }).code === BUCKET_UNAVAILABLE_CODE) return true;
+    candidate = (candidate as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /** Every 503 tells the client when to come back; a full disk takes longer to clear than a busy pool. */
 function retryAfter(code: ErrorCode, details: Record<string, unknown> | undefined, headers: Record<string, string>): Record<string, string> {
   if (code !== 'unavailable' || headers['Retry-After'] !== undefined) return headers;
@@ -122,8 +148,9 @@ function retryAfter(code: ErrorCode, details: Record<string, unknown> | undefine
 
 /**
  * Maps anything thrown to a status and SPEC 7 body. Matches on `code` rather than `instanceof`
- * because errors may cross threads or module copies. A write that failed on a full disk becomes
- * `503 unavailable` with `Retry-After`; other unknown errors become a generic 500.
+ * because errors may cross threads or module copies. A write that failed on a full disk, a
+ * cluster's records database and a blob bucket that cannot be reached become `503 unavailable`
+ * with `Retry-After`; other unknown errors become a generic 500.
  */
 export function toErrorBody(err: unknown): { status: number; body: ErrorBody; headers: Record<string, string>; internal: boolean } {
   const candidate = err as Partial<ServiceError> | null;
@@ -148,6 +175,14 @@ export function toErrorBody(err: unknown): { status: number; body: ErrorBody; he
       agent_message: STORAGE_FULL.agentMessage,
     };
     return { status: ERROR_STATUS.unavailable, body, headers: { 'Retry-After': String(STORAGE_FULL.retryAfterS) }, internal: true };
+  }
+  if (isBucketUnavailable(err)) {
+    // Logged as internal too: the operator has to bring the bucket back.
+    const body: ErrorBody = {
+      error: { code: BUCKET_UNAVAILABLE.code, message: BUCKET_UNAVAILABLE.message, details: { ...BUCKET_UNAVAILABLE.details } },
+      agent_message: BUCKET_UNAVAILABLE.agentMessage,
+    };
+    return { status: ERROR_STATUS.unavailable, body, headers: { 'Retry-After': String(BUCKET_UNAVAILABLE.retryAfterS) }, internal: true };
   }
   return {
     status: 500,

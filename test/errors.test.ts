@@ -53,6 +53,24 @@ describe('toErrorBody', () => {
     expect(mapped.internal).toBe(true);
   });
 
+  it.each([
+    [
+      'an unreachable bucket',
+      Object.assign(new Error('the blob bucket could not be reached for blobs/ab/cd/… (ECONNREFUSED)'), { code: 'BUCKET_UNAVAILABLE' }),
+    ],
+    ['an error caused by one', new Error('publish failed', { cause: Object.assign(new Error('HTTP 503'), { code: 'BUCKET_UNAVAILABLE' }) })],
+  ])('answers %s with 503, Retry-After and an agent message, naming no address', (_, thrown) => {
+    const mapped = toErrorBody(thrown);
+    expect(mapped.status).toBe(503);
+    expect(mapped.headers).toEqual({ 'Retry-After': '30' });
+    expect(mapped.body).toEqual({
+      error: { code: 'unavailable', message: expect.stringContaining('storage'), details: { reason: 'storage_unreachable' } },
+      agent_message: expect.stringContaining('Retry the same request'),
+    });
+    expect(JSON.stringify(mapped.body)).not.toMatch(/blobs\/|ECONNREFUSED|HTTP 503/);
+    expect(mapped.internal).toBe(true);
+  });
+
   it('gives every 503 a Retry-After, longer for a full disk', () => {
     expect(toErrorBody(new ServiceError('unavailable', 'busy')).headers).toEqual({ 'Retry-After': '5' });
     const rebuilt = new ServiceError('unavailable', 'full', { details: { reason: 'storage_full' } });
