@@ -186,14 +186,15 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
           if (!match || !match[1]!.startsWith(aa + bb)) continue;
           const path = join(dir, name);
           let mtimeMs: number;
+          let size: number;
           try {
-            mtimeMs = (await stat(path)).mtimeMs;
+            ({ mtimeMs, size } = await stat(path));
           } catch (err) {
             if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
             throw err;
           }
           const encoding = match[2] === undefined ? undefined : ENCODING_OF[match[2]];
-          yield encoding === undefined ? { sha256: match[1]!, path, mtimeMs } : { sha256: match[1]!, encoding, path, mtimeMs };
+          yield encoding === undefined ? { sha256: match[1]!, path, mtimeMs, size } : { sha256: match[1]!, encoding, path, mtimeMs, size };
         }
       }
     }
@@ -242,6 +243,12 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     readSync: (sha256, encoding) => readFileSync(pathOf(sha256, encoding)),
     sweepTemp,
     listBlobFiles,
+    // Without a bucket this folder is the only copy: every blob is local, nothing to fetch,
+    // publish or evict.
+    isLocal: () => true,
+    fetch: () => Promise.resolve(),
+    publish: () => Promise.resolve(),
+    trimCache: () => Promise.resolve({ files: 0, bytes: 0 }),
   };
 }
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { createBlobStore } from './blob-store.js';
+import { createBucketBlobStore } from './bucket-blob-store.js';
 import { openMetadataDbs } from './metadata-dbs.js';
 import { openMetadata } from './metadata.js';
 import { openRecordsLog } from './records-log.js';
@@ -8,12 +9,13 @@ import type { BlobStore, ClusterStoreOptions, Store, StoreOptions } from './type
 
 /**
  * Opens the LMDB index at `<dir>/meta` and the blob store at `<dir>/blobs` (both created if
- * missing). Synchronous; open one per thread that needs it and `close()` it on shutdown.
+ * missing); with `bucket`, blobs live in that bucket and `<dir>/blobs` is this node's cache of
+ * them. Synchronous; open one per thread that needs it and `close()` it on shutdown.
  * Leftover temp files are not swept here: call `blobs.sweepTemp` with your own policy.
  */
 export function openStore(options: StoreOptions): Store {
   const now = options.now ?? Date.now;
-  const blobs = createBlobStore({ dir: join(options.dir, 'blobs'), now });
+  const blobs = openBlobs(options, now);
   return { blobs, ...openMetadata(join(options.dir, 'meta'), now, blobs) };
 }
 
@@ -41,7 +43,7 @@ export async function connectStore(options: StoreOptions | ClusterStoreOptions):
     await records.close();
     throw err;
   }
-  const blobs = createBlobStore({ dir: join(options.dir, 'blobs'), now });
+  const blobs = openBlobs(options, now);
   const store: Store = { blobs, ...openMetadata(metaPath, now, blobs, records) };
   await store.cluster!.catchUp();
   return store;
@@ -52,5 +54,10 @@ export async function connectStore(options: StoreOptions | ClusterStoreOptions):
  * Same layout as `openStore(options).blobs`; nothing to close.
  */
 export function openBlobStore(options: StoreOptions): BlobStore {
-  return createBlobStore({ dir: join(options.dir, 'blobs'), now: options.now ?? Date.now });
+  return openBlobs(options, options.now ?? Date.now);
+}
+
+function openBlobs(options: StoreOptions, now: () => number): BlobStore {
+  const dir = join(options.dir, 'blobs');
+  return options.bucket === undefined ? createBlobStore({ dir, now }) : createBucketBlobStore({ dir, now, bucket: options.bucket });
 }

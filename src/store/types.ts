@@ -177,6 +177,35 @@ export interface BlobStore {
   pin(): () => void;
   /** True while some running process holds a pin. */
   isPinned(): boolean;
+  /**
+   * Whether a blob (or variant) is on this node's disk, so `readSync` and `pathOf` can serve it
+   * now. Without a bucket every blob is local: true, with no system call. With a bucket, one
+   * system call that also marks the file used, for the cache's least-recently-used order.
+   */
+  isLocal(sha256: string, encoding?: Encoding): boolean;
+  /**
+   * Brings a blob (or variant) from the bucket into the local cache, checking it against its
+   * sha256 before it is visible; callers asking for the same blob at once share one download.
+   * Resolves at once when the file is local (always, without a bucket). Rejects with `code`
+   * `BUCKET_UNAVAILABLE` when the bucket cannot be reached, and with another error when the
+   * bucket lacks the blob or sent other bytes.
+   */
+  fetch(sha256: string, encoding?: Encoding): Promise<void>;
+  /**
+   * Makes sure the bucket holds these blobs and every variant of them on the local disk, uploading
+   * what it lacks (large blobs in parts) and renewing the age of what it has, so that bucket
+   * garbage collection spares them until the commit that references them. Call after `flush()`
+   * and before that commit. No-op without a bucket. Rejects as `fetch` does.
+   */
+  publish(sha256s: Iterable<string>): Promise<void>;
+  /**
+   * This node's step of cache upkeep: deletes the least recently used local blob files until the
+   * cache is within its byte budget, never one the bucket does not hold yet, nor one used in the
+   * last minute. No-op without a bucket, or with a budget of 0.
+   */
+  trimCache(): Promise<{ files: number; bytes: number }>;
+  /** The bucket the blobs live in, for bucket garbage collection; undefined without one. */
+  readonly bucket?: BlobBucket;
 }
 
 export interface BlobFile {
@@ -185,6 +214,50 @@ export interface BlobFile {
   encoding?: Encoding;
   path: string;
   mtimeMs: number;
+  size: number;
+}
+
+/** One object of the blob bucket, as listed or looked up. */
+export interface BucketObject {
+  key: string;
+  size: number;
+  /**
+   * When it was last written or renewed: the newer of its `LastModified` and the time `publish`
+   * stamped on it (listings show only `LastModified`).
+   */
+  touchedMs: number;
+}
+
+/** The blob bucket, as garbage collection sees it. */
+export interface BlobBucket {
+  /** Every blob object (key, size, age), page by page. */
+  list(): AsyncIterable<BucketObject>;
+  /** The object, or undefined when the bucket has none under `key`. */
+  head(key: string): Promise<BucketObject | undefined>;
+  delete(key: string): Promise<void>;
+  /** The blob and its variant a key names, or undefined for a key that is not a blob's. */
+  parseKey(key: string): { sha256: string; encoding?: Encoding } | undefined;
+}
+
+/** An S3-compatible bucket for blobs (AWS S3, R2, MinIO, Ceph RGW). */
+export interface BucketOptions {
+  bucket: string;
+  /** Unset: AWS's endpoint for the region. */
+  endpoint?: string;
+  region: string;
+  forcePathStyle: boolean;
+  /** Unset: the AWS SDK's default provider chain. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Byte budget of the local cache; 0 = no budget. */
+  cacheBytes: number;
+  /** The blob grace period: `publish` renews objects older than half of it. */
+  graceMs: number;
+  /** Blobs larger than this go up in parts (default 16 MB). */
+  multipartThresholdBytes?: number;
+  /** Size of each part (default 8 MB; S3 wants at least 5 MB but for the last). */
+  partSizeBytes?: number;
+  /** `trimCache` keeps files used within this long (default a minute). */
+  minIdleMs?: number;
 }
 
 /**
@@ -400,6 +473,8 @@ export interface StoreOptions {
   dir: string;
   /** Clock, injectable so tests can move time. */
   now?: () => number;
+  /** Keep blobs in this bucket, with `<dir>/blobs` as this node's cache of them. */
+  bucket?: BucketOptions;
 }
 
 /** A store whose records live in PostgreSQL, with the local LMDB as its replica. */

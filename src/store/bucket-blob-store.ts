@@ -1,0 +1,214 @@
+import { existsSync, utimesSync } from 'node:fs';
+import { stat, unlink } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createHash } from 'node:crypto';
+import { createBrotliDecompress, createGunzip } from 'node:zlib';
+import { publishTemp, writeTemp } from './atomic-file.js';
+import { createBlobStore } from './blob-store.js';
+import { createS3Bucket, forEachLimit, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
+import type { BlobFile, BlobStore, BucketOptions, Encoding } from './types.js';
+
+/**
+ * Blobs in an S3-compatible bucket, with `<dataDir>/blobs` as this node's cache of them, laid out
+ * as without a bucket. Writers (the ingest workers) still write the local folder; `publish` puts
+ * what a deploy wrote into the bucket before its commit. Readers serve local files; `fetch` brings
+ * in the others. `trimCache` keeps the folder within its byte budget, least recently used out
+ * first, where a use is a read from disk (`isLocal` renews a file's mtime; bodies a serving thread
+ * holds in memory do not touch the disk).
+ */
+
+const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
+/** Blobs (and variants) one `publish` checks or uploads at once. */
+const PUBLISH_CONCURRENCY = 8;
+/** Objects `trimCache` asks the bucket about at once before evicting their local copies. */
+const TRIM_CONCURRENCY = 8;
+const DEFAULT_MIN_IDLE_MS = 60_000;
+/** Bound on the memory of which objects `publish` knows to be in the bucket and young. */
+const MAX_KNOWN_FRESH = 100_000;
+
+export interface BucketBlobStoreOptions {
+  /** `<dataDir>/blobs`, the local cache. */
+  dir: string;
+  now: () => number;
+  bucket: BucketOptions;
+}
+
+export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStore {
+  const { now } = options;
+  const local = createBlobStore({ dir: options.dir, now });
+  const tmpDir = join(resolve(options.dir), 'tmp');
+  const bucket: S3Bucket = createS3Bucket(options.bucket);
+  const { cacheBytes, graceMs } = options.bucket;
+  const minIdleMs = options.bucket.minIdleMs ?? DEFAULT_MIN_IDLE_MS;
+  const downloads = new Map<string, Promise<void>>();
+  // Key → until when it is known to be in the bucket and young enough for garbage collection to
+  // spare it, so a redeploy does not ask the bucket again about each of its unchanged files.
+  const knownFresh = new Map<string, number>();
+
+  function isLocal(sha256: string, encoding?: Encoding): boolean {
+    const path = local.pathOf(sha256, encoding);
+    const at = now() / 1000;
+    try {
+      utimesSync(path, at, at);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return false;
+      // Present, but not ours to touch (another user wrote it): still readable.
+      if (code === 'EPERM' || code === 'EACCES') return existsSync(path);
+      throw err;
+    }
+  }
+
+  function fetch(sha256: string, encoding?: Encoding): Promise<void> {
+    const path = local.pathOf(sha256, encoding);
+    if (existsSync(path)) return Promise.resolve();
+    const key = bucket.keyOf(sha256, encoding);
+    let pending = downloads.get(key);
+    if (pending === undefined) {
+      pending = download(sha256, encoding, key, path).finally(() => downloads.delete(key));
+      downloads.set(key, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * Into a temp file, synced (a cached file that a crash left short would be served as it is),
+   * checked, then renamed into place: nobody ever reads bytes that do not hash to their name.
+   */
+  async function download(sha256: string, encoding: Encoding | undefined, key: string, path: string): Promise<void> {
+    const body = await bucket.download(key);
+    const temp = await writeTemp(tmpDir, body, true);
+    try {
+      // A variant is checked by what it decodes to: the blob it is a variant of.
+      const decoded = encoding === undefined ? temp.sha256 : await decodedHash(temp.path, encoding);
+      if (decoded !== sha256) {
+        throw Object.assign(new Error(`the bucket's ${key} does not hash to ${sha256}`), { code: 'BLOB_CORRUPT' });
+      }
+      await publishTemp(temp.path, path, false);
+    } catch (err) {
+      await unlink(temp.path).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  function remember(key: string, youngSinceMs: number): void {
+    if (knownFresh.size >= MAX_KNOWN_FRESH) knownFresh.clear();
+    knownFresh.set(key, youngSinceMs + graceMs / 2);
+  }
+
+  /**
+   * One object of a deploy: uploaded when missing (or, for a blob, when the bucket's copy has
+   * another size: something else wrote it wrong), renewed when older than half the grace period.
+   * Bucket garbage collection deletes only objects older than the whole grace period, so whatever
+   * this passes stays until its commit (right after) references it.
+   */
+  async function ensureInBucket(sha256: string, encoding: Encoding | undefined): Promise<void> {
+    const key = bucket.keyOf(sha256, encoding);
+    const at = now();
+    if ((knownFresh.get(key) ?? 0) > at) return;
+    const path = local.pathOf(sha256, encoding);
+    const found = await bucket.head(key);
+    const size = found === undefined || encoding === undefined ? await sizeIfExists(path) : undefined;
+    if (found === undefined && size === undefined) {
+      throw Object.assign(new Error(`blob ${key} is neither on this node nor in the bucket`), { code: NOT_IN_BUCKET });
+    }
+    if (found === undefined || (size !== undefined && found.size !== size)) {
+      await bucket.upload(key, path, size!);
+      remember(key, at);
+    } else if (found.touchedMs < at - graceMs / 2) {
+      await bucket.touch(key, at);
+      remember(key, at);
+    } else {
+      remember(key, found.touchedMs);
+    }
+  }
+
+  async function publish(sha256s: Iterable<string>): Promise<void> {
+    const objects: Array<[string, Encoding | undefined]> = [];
+    for (const sha256 of new Set(sha256s)) {
+      objects.push([sha256, undefined]);
+      for (const encoding of ENCODINGS) if (existsSync(local.pathOf(sha256, encoding))) objects.push([sha256, encoding]);
+    }
+    await forEachLimit(objects, PUBLISH_CONCURRENCY, ([sha256, encoding]) => ensureInBucket(sha256, encoding));
+  }
+
+  /** Whether the bucket holds this file's object, so the local copy may go; false when it cannot tell. */
+  async function safeToEvict(file: BlobFile): Promise<boolean> {
+    try {
+      const found = await bucket.head(bucket.keyOf(file.sha256, file.encoding));
+      return found !== undefined && (file.encoding !== undefined || found.size === file.size);
+    } catch {
+      return false;
+    }
+  }
+
+  async function trimCache(): Promise<{ files: number; bytes: number }> {
+    const evicted = { files: 0, bytes: 0 };
+    if (cacheBytes === 0) return evicted;
+    const files: BlobFile[] = [];
+    let total = 0;
+    for await (const file of local.listBlobFiles()) {
+      files.push(file);
+      total += file.size;
+    }
+    if (total <= cacheBytes) return evicted;
+    files.sort((a, b) => a.mtimeMs - b.mtimeMs);
+    const idleBefore = now() - minIdleMs;
+    for (let start = 0; start < files.length && total > cacheBytes; start += TRIM_CONCURRENCY) {
+      const batch = files.slice(start, start + TRIM_CONCURRENCY).filter((file) => file.mtimeMs <= idleBefore);
+      // Sorted oldest first: once a batch has nothing idle, nothing after it is either.
+      if (batch.length === 0) break;
+      const evictable = await Promise.all(batch.map(safeToEvict));
+      for (const [i, file] of batch.entries()) {
+        if (total <= cacheBytes) break;
+        if (!evictable[i]) continue;
+        try {
+          // Used since the listing (a serving thread touched it): it stays.
+          if ((await stat(file.path)).mtimeMs > idleBefore) continue;
+          await unlink(file.path);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+          throw err;
+        }
+        total -= file.size;
+        evicted.files++;
+        evicted.bytes += file.size;
+      }
+    }
+    return evicted;
+  }
+
+  return {
+    ...local,
+    isLocal,
+    fetch,
+    publish,
+    trimCache,
+    bucket,
+  };
+}
+
+async function decodedHash(path: string, encoding: Encoding): Promise<string> {
+  const hash = createHash('sha256');
+  try {
+    await pipeline(createReadStream(path), encoding === 'br' ? createBrotliDecompress() : createGunzip(), async (decoded: AsyncIterable<Buffer>) => {
+      for await (const chunk of decoded) hash.update(chunk);
+    });
+  } catch {
+    // Not even a valid stream of its encoding: fails the check like a wrong hash.
+    return '';
+  }
+  return hash.digest('hex');
+}
+
+async function sizeIfExists(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}

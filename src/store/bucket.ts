@@ -1,0 +1,231 @@
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import type { BlobBucket, BucketObject, BucketOptions, Encoding } from './types.js';
+
+/**
+ * The blob bucket through @aws-sdk/client-s3, with only the calls AWS S3, Cloudflare R2, MinIO
+ * and Ceph RGW all support: HeadObject, GetObject, PutObject, CopyObject, DeleteObject,
+ * ListObjectsV2 and the multipart upload calls (Create, UploadPart, Complete, Abort).
+ *
+ * Keys mirror the local layout, `blobs/<aa>/<bb>/<sha256>` with `.br` / `.gz` beside it, so an
+ * existing data directory's blobs go up with any sync tool (`aws s3 sync <dataDir>/blobs
+ * s3://<bucket>/blobs`, leaving out `tmp/` and `pins/`).
+ */
+
+/** The `code` of an error the bucket could not answer (see `isBucketUnavailable` in errors.ts). */
+export const BUCKET_UNAVAILABLE = 'BUCKET_UNAVAILABLE';
+/** The `code` of an error for a blob the bucket does not hold. */
+export const NOT_IN_BUCKET = 'BLOB_NOT_IN_BUCKET';
+
+const PREFIX = 'blobs/';
+const KEY = /^blobs\/([0-9a-f]{2})\/([0-9a-f]{2})\/([0-9a-f]{64})(\.br|\.gz)?$/;
+const SUFFIX: Record<Encoding, string> = { br: '.br', gzip: '.gz' };
+const ENCODING_OF: Record<string, Encoding> = { '.br': 'br', '.gz': 'gzip' };
+/** The metadata field `touch` stamps: a self-copy does not move `LastModified` on every store. */
+const TOUCHED_META = 'plinth-touched-ms';
+
+const DEFAULT_MULTIPART_THRESHOLD_BYTES = 16 * 1024 * 1024;
+const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
+/** Parts of one blob in flight at once. */
+const PART_CONCURRENCY = 2;
+// A bucket that does not answer must fail a request quickly (a visitor is waiting on it), yet a
+// large transfer that keeps moving may take as long as it takes: so a connect bound and an idle
+// bound, no total bound. The SDK retries a failed call twice more (its standard mode).
+const CONNECT_TIMEOUT_MS = 3000;
+const IDLE_TIMEOUT_MS = 15_000;
+
+export interface S3Bucket extends BlobBucket {
+  keyOf(sha256: string, encoding?: Encoding): string;
+  /** Uploads the file at `path` (`size` bytes) under `key`, in parts past the threshold. */
+  upload(key: string, path: string, size: number): Promise<void>;
+  /** The object's bytes; rejects with `NOT_IN_BUCKET` or `BUCKET_UNAVAILABLE`. */
+  download(key: string): Promise<AsyncIterable<Uint8Array>>;
+  /** Renews the object's age (a copy onto itself with a fresh stamp), so garbage collection spares it. */
+  touch(key: string, at: number): Promise<void>;
+  close(): void;
+}
+
+export function createS3Bucket(options: BucketOptions): S3Bucket {
+  const client = new S3Client({
+    region: options.region,
+    ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+    forcePathStyle: options.forcePathStyle,
+    ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
+    // The SDK's default adds a CRC32 to every upload; for a streamed body that means aws-chunked
+    // framing, which some S3-compatible stores (s3rver among them) keep as part of the object.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: IDLE_TIMEOUT_MS },
+  });
+  const Bucket = options.bucket;
+  const threshold = options.multipartThresholdBytes ?? DEFAULT_MULTIPART_THRESHOLD_BYTES;
+  const partBytes = options.partSizeBytes ?? DEFAULT_PART_BYTES;
+
+  const keyOf = (sha256: string, encoding?: Encoding): string =>
+    `${PREFIX}${sha256.slice(0, 2)}/${sha256.slice(2, 4)}/${sha256}${encoding === undefined ? '' : SUFFIX[encoding]}`;
+
+  async function call<T>(key: string, send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (err) {
+      throw bucketError(err, key);
+    }
+  }
+
+  async function head(key: string): Promise<BucketObject | undefined> {
+    try {
+      const found = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+      const stamped = Number(found.Metadata?.[TOUCHED_META]);
+      const modified = found.LastModified?.getTime() ?? 0;
+      return { key, size: found.ContentLength ?? 0, touchedMs: Number.isFinite(stamped) ? Math.max(modified, stamped) : modified };
+    } catch (err) {
+      const mapped = bucketError(err, key);
+      if ((mapped as { code?: string }).code === NOT_IN_BUCKET) return undefined;
+      throw mapped;
+    }
+  }
+
+  async function uploadInParts(key: string, path: string, size: number): Promise<void> {
+    const { UploadId } = await call(key, () => client.send(new CreateMultipartUploadCommand({ Bucket, Key: key })));
+    try {
+      const count = Math.ceil(size / partBytes);
+      const parts: Array<{ ETag: string; PartNumber: number }> = [];
+      await forEachLimit(
+        Array.from({ length: count }, (_, i) => i),
+        PART_CONCURRENCY,
+        async (index) => {
+          const start = index * partBytes;
+          const end = Math.min(size, start + partBytes) - 1;
+          const sent = await call(key, () =>
+            client.send(
+              new UploadPartCommand({
+                Bucket,
+                Key: key,
+                UploadId,
+                PartNumber: index + 1,
+                Body: createReadStream(path, { start, end }),
+                ContentLength: end - start + 1,
+              }),
+            ),
+          );
+          parts[index] = { ETag: sent.ETag!, PartNumber: index + 1 };
+        },
+      );
+      await call(key, () => client.send(new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } })));
+    } catch (err) {
+      // Parts of an upload never completed are billed until aborted; best effort, the bucket's
+      // lifecycle rule for incomplete uploads catches the rest.
+      await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId })).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  return {
+    keyOf,
+    head,
+    parseKey(key) {
+      const match = KEY.exec(key);
+      if (!match || !match[3]!.startsWith(match[1]! + match[2]!)) return undefined;
+      return match[4] === undefined ? { sha256: match[3]! } : { sha256: match[3]!, encoding: ENCODING_OF[match[4]]! };
+    },
+
+    async upload(key, path, size) {
+      if (size > threshold) return uploadInParts(key, path, size);
+      await call(key, () => client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentLength: size })));
+    },
+
+    async download(key) {
+      const found = await call(key, () => client.send(new GetObjectCommand({ Bucket, Key: key })));
+      const body = found.Body as Readable | undefined;
+      if (body === undefined) throw bucketError(new Error('GetObject answered without a body'), key);
+      return mapErrors(body, key);
+    },
+
+    async touch(key, at) {
+      await call(key, () =>
+        client.send(
+          new CopyObjectCommand({
+            Bucket,
+            Key: key,
+            CopySource: `${Bucket}/${key}`,
+            MetadataDirective: 'REPLACE',
+            Metadata: { [TOUCHED_META]: String(at) },
+          }),
+        ),
+      );
+    },
+
+    async *list() {
+      let ContinuationToken: string | undefined;
+      do {
+        const page = await call(PREFIX, () => client.send(new ListObjectsV2Command({ Bucket, Prefix: PREFIX, ContinuationToken })));
+        for (const object of page.Contents ?? []) {
+          if (object.Key === undefined) continue;
+          yield { key: object.Key, size: object.Size ?? 0, touchedMs: object.LastModified?.getTime() ?? 0 };
+        }
+        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (ContinuationToken !== undefined);
+    },
+
+    async delete(key) {
+      await call(key, () => client.send(new DeleteObjectCommand({ Bucket, Key: key })));
+    },
+
+    close: () => client.destroy(),
+  };
+}
+
+/** A body whose stream fails mid-way (a reset connection) fails as the bucket being unavailable. */
+async function* mapErrors(body: AsyncIterable<Uint8Array>, key: string): AsyncIterable<Uint8Array> {
+  try {
+    for await (const chunk of body) yield chunk;
+  } catch (err) {
+    throw bucketError(err, key);
+  }
+}
+
+/**
+ * A missing object (404, `NoSuchKey`) is `NOT_IN_BUCKET`; anything else the bucket did or did not
+ * answer (no connection, a timeout, a 5xx, denied credentials) is `BUCKET_UNAVAILABLE`, which
+ * clients see as `503` with `Retry-After`.
+ */
+function bucketError(err: unknown, key: string): Error {
+  const failure = err as { name?: string; $metadata?: { httpStatusCode?: number }; code?: string };
+  if (failure.code === BUCKET_UNAVAILABLE || failure.code === NOT_IN_BUCKET) return err as Error;
+  const status = failure.$metadata?.httpStatusCode;
+  if (status === 404 || failure.name === 'NotFound' || failure.name === 'NoSuchKey') {
+    return Object.assign(new Error(`the bucket has no object ${key}`, { cause: err }), { code: NOT_IN_BUCKET });
+  }
+  const reason = status !== undefined ? `HTTP ${status}` : (failure.code ?? failure.name ?? 'error');
+  return Object.assign(new Error(`the blob bucket could not be reached for ${key} (${reason})`, { cause: err }), { code: BUCKET_UNAVAILABLE });
+}
+
+/** Runs `task` over `items`, at most `limit` at once; rejects with the first failure once none run. */
+export async function forEachLimit<T>(items: Iterable<T>, limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  const iterator = items[Symbol.iterator]();
+  let failure: { err: unknown } | undefined;
+  const lane = async (): Promise<void> => {
+    for (let next = iterator.next(); !next.done && failure === undefined; next = iterator.next()) {
+      try {
+        await task(next.value);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, lane));
+  if (failure !== undefined) throw failure.err;
+}
