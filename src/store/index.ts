@@ -10,3 +10,4 @@ export { connectStore, openBlobStore, openStore } from './open.js';
 export { REPLICA_POLL_MS } from './replica.js';
 export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } from './backup.js';
 export { copyRecordsToCluster, type RecordsCopyReport } from './migrate.js';
+export { collectBucketGarbage, referencedBlobs, type BucketGarbageOptions, type BucketGarbageStore } from './bucket-gc.js';
