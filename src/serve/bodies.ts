@@ -10,7 +10,35 @@ import { ENCODINGS, type CachedSite, type SiteReader, type Target } from './site
  * Step three of serving a request: the body, held in memory within a byte budget. A stored blob
  * (or one of its precompressed forms), or a page of a site with a badge, built once per page and
  * site: small pages at once, larger ones in a worker thread while the serving thread goes on.
+ * Bytes not on this node's disk (blobs in a bucket, not cached yet) stop the step with
+ * `BlobNotLocal`, so that the request waits for them off the synchronous path.
  */
+
+/**
+ * Thrown by the body step, before anything is written, when the bytes it needs are not on this
+ * node's disk (with a bucket, a blob not cached yet): the request is answered again once `fetch`
+ * has brought them in.
+ */
+export class BlobNotLocal extends Error {
+  constructor(
+    readonly sha256: string,
+    readonly encoding: Encoding | undefined,
+  ) {
+    super(`blob ${sha256}${encoding ? ` (${encoding})` : ''} is not on this node`);
+  }
+}
+
+/** The bytes of a blob on this node's disk; `BlobNotLocal` when they are not (or went since). */
+export function readLocal(store: SiteReader, sha256: string, encoding?: Encoding): Buffer {
+  if (!store.blobs.isLocal(sha256, encoding)) throw new BlobNotLocal(sha256, encoding);
+  try {
+    return store.blobs.readSync(sha256, encoding);
+  } catch (err) {
+    // Evicted between the check and the read: fetched again like any other miss.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotLocal(sha256, encoding);
+    throw err;
+  }
+}
 
 /** A body held in memory with its ETag. */
 export interface Body {
@@ -24,7 +52,7 @@ export type BadgedPageBuilder = (source: Buffer, options: BadgeOptions & { compr
 export interface BodyCache {
   /** A blob's bytes for this representation of a target (the target keeps its cache entry). */
   held(target: Target, encoding: Encoding | undefined): Body;
-  /** A blob's bytes, from the cache or the store. */
+  /** A blob's bytes, from the cache or the store (`BlobNotLocal` when not on this node). */
   blob(entry: FileEntry, encoding: Encoding | undefined): Body;
   /** The page with its badge: at once when cached or small, else once a worker has built it. */
   badged(entry: FileEntry, options: BadgeOptions): BadgedPage | Promise<BadgedPage>;
@@ -53,7 +81,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
     const key = bodyKey(entry.sha256, encoding);
     let body = bodies.get(key) as Body | undefined;
     if (body === undefined) {
-      const bytes = store.blobs.readSync(entry.sha256, encoding);
+      const bytes = readLocal(store, entry.sha256, encoding);
       body = { bytes, etag: blobEtag(entry.sha256, encoding) };
       bodies.set(key, body, bytes.byteLength);
     }
@@ -84,7 +112,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
       if (cached !== undefined) return cached;
       const pending = building.get(key);
       if (pending !== undefined) return pending;
-      const source = store.blobs.readSync(entry.sha256);
+      const source = readLocal(store, entry.sha256);
       const build = { ...options, compress: isCompressibleType(entry.type) };
       const offThread = source.byteLength > BADGE_INLINE_MAX_BYTES ? buildOffThread?.(source, build) : undefined;
       if (offThread === undefined) return keep(key, buildBadgedPage(source, build));

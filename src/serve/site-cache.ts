@@ -18,7 +18,7 @@ import { resolveSitePath } from './resolve.js';
  * and the feed of site changes. Synchronous reads only; the hot path never awaits.
  */
 export type SiteReader = Pick<Store, 'getSite' | 'getFile' | 'onSiteChanged' | 'siteChangesElsewhere'> & {
-  readonly blobs: Pick<BlobStore, 'readSync' | 'pathOf'>;
+  readonly blobs: Pick<BlobStore, 'readSync' | 'pathOf' | 'isLocal' | 'fetch'>;
 };
 
 export const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];

@@ -1,8 +1,10 @@
 import type { BadgedPage } from '../badge/index.js';
 import type { ServeConfig } from '../config.js';
+import { isBucketUnavailable } from '../errors.js';
 import {
   endFromMemory,
   isAborted,
+  markFinished,
   statusLine,
   streamFile,
   trackAbort,
@@ -14,7 +16,7 @@ import {
 import type { Logger } from '../log.js';
 import { hasBadge, isExpired } from '../rules/index.js';
 import type { Encoding, FileEntry } from '../store/index.js';
-import { createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
+import { BlobNotLocal, createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
 import { blobEtag, fileHeaders, joinAfterFirst, notModifiedHeaders, pageHeaders, SECURITY_HEADERS, type FileAnswer, type HeaderList } from './headers.js';
 import { matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
 import { statusPage, type StatusPageCode } from './pages.js';
@@ -48,6 +50,9 @@ export interface SiteCacheStats {
   badgedPagesBuiltElsewhere: number;
 }
 
+/** What the steps read of a request: uWS's own, or a copy of it made before an await. */
+type SiteRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader'>;
+
 /** The request headers an answer depends on, read before any await. */
 interface Asked {
   head: boolean;
@@ -55,6 +60,11 @@ interface Asked {
   ifNoneMatch: string;
   range: string;
 }
+
+/** Seconds a visitor is told to wait when a file must come from a bucket that cannot be reached. */
+const BUCKET_RETRY_AFTER_S = '30';
+/** Downloads one request may wait for (a second is needed only if the first file went again at once). */
+const MAX_FETCHES = 2;
 
 // Cached bodies up to this size go out with `end` (uWS may copy what the socket does not take at
 // once, a small cost); larger ones are sent from the cached buffer with backpressure instead.
@@ -105,7 +115,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
    * so a request costs a few header lookups and no allocation of its own. False when the request
    * needs the general path (HEAD, ranges, large files).
    */
-  const sendPrepared = (res: HttpResponse, req: HttpRequest, target: Target): boolean => {
+  const sendPrepared = (res: HttpResponse, req: SiteRequest, target: Target): boolean => {
     const entry = target.entry!;
     const ok = target.status === 200;
     if (ok && !target.html && req.getHeader('range') !== '') return false;
@@ -127,10 +137,10 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         res.endWithoutBody();
         return true;
       }
-    } else {
-      res.writeStatus('404 Not Found');
     }
+    // Before the first write: a body that is not on this node stops here (`BlobNotLocal`).
     const body = bodies.held(target, encoding);
+    if (!ok) res.writeStatus('404 Not Found');
     res.writeHeader('Content-Type', prepared.full);
     if (size <= END_COPY_MAX_BYTES) res.end(body.bytes);
     else endFromMemory(res, body.bytes);
@@ -143,6 +153,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       res.writeStatus('304 Not Modified');
       writeList(res, notModifiedHeaders({ ...answer, etag: answer.etag }));
       res.endWithoutBody();
+      // Also sent after an await (a badged page built elsewhere, a fetched blob): done.
+      markFinished(res);
       return;
     }
     let start = 0;
@@ -177,8 +189,12 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     // A byte range always addresses the identity bytes.
     const encoding = range === '' ? chooseEncoding(asked.acceptEncoding, target.encodings) : undefined;
     const size = encoding ? entry.encodings![encoding]! : entry.size;
-    const body = size <= config.streamThresholdBytes ? bodies.blob(entry, encoding) : undefined;
     const answer = answerOf(target, entry.type, target.encodings.length > 0, blobEtag(entry.sha256, encoding), encoding);
+    // Only a body that goes out needs its bytes: a 304 or a HEAD never waits for a download.
+    const sendsBody = !asked.head && !(answer.etag !== undefined && asked.ifNoneMatch !== '' && matchesIfNoneMatch(asked.ifNoneMatch, answer.etag));
+    const inMemory = size <= config.streamThresholdBytes;
+    const body = sendsBody && inMemory ? bodies.blob(entry, encoding) : undefined;
+    if (sendsBody && !inMemory && !store.blobs.isLocal(entry.sha256, encoding)) throw new BlobNotLocal(entry.sha256, encoding);
     sendBody(res, target, answer, body, size, { ...asked, range }, store.blobs.pathOf(entry.sha256, encoding));
   };
 
@@ -192,7 +208,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   /** Site: the record and its state decide the answer, or lead on to its live revision. */
-  const siteStep = (res: HttpResponse, req: HttpRequest, siteName: string, head: boolean): (CachedSite & { site: { liveRevision: string } }) | undefined => {
+  const siteStep = (res: HttpResponse, req: SiteRequest, siteName: string, head: boolean): (CachedSite & { site: { liveRevision: string } }) | undefined => {
     const cached = sites.lookup(siteName);
     if (cached === undefined) return void sendPage(res, 404, head);
     const site = cached.site;
@@ -207,7 +223,31 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     return cached as CachedSite & { site: { liveRevision: string } };
   };
 
-  const handle = (res: HttpResponse, req: HttpRequest, siteName: string): void => {
+  /**
+   * The bytes were not on this node: copy what the steps read of the request (it dies with this
+   * handler), wait for the download, then answer again from the start, corked, unless the client
+   * left. A bucket that cannot be reached gets a 503 page; the cached files of this node are
+   * served meanwhile all the same.
+   */
+  const fetchThenAnswer = (res: HttpResponse, req: SiteRequest, siteName: string, missing: BlobNotLocal, fetches: number): void => {
+    const copy = copySiteRequest(req);
+    const head = copy.getMethod() === 'head';
+    trackAbort(res);
+    store.blobs.fetch(missing.sha256, missing.encoding).then(
+      () => {
+        if (!isAborted(res)) res.cork(() => answer(res, copy, siteName, fetches + 1));
+      },
+      (err: unknown) => {
+        if (isBucketUnavailable(err)) log.warn({ err, site: siteName }, 'serve.bucket_unavailable');
+        else log.error({ err, site: siteName }, 'serve.fetch_failed');
+        if (isAborted(res)) return;
+        res.cork(() => (isBucketUnavailable(err) ? sendPage(res, 503, head, { 'Retry-After': BUCKET_RETRY_AFTER_S }, siteName) : sendPage(res, 500, head)));
+      },
+    );
+  };
+
+  /** Site → target → body → headers → send; `fetches` counts the downloads this request waited for. */
+  const answer = (res: HttpResponse, req: SiteRequest, siteName: string, fetches: number): void => {
     const method = req.getMethod();
     const head = method === 'head';
     try {
@@ -221,7 +261,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       if (entry === undefined) return sendPage(res, 404, head, {}, siteName);
 
       const badged = target.html && hasBadge(site.plan);
-      if (!head && !badged && sendPrepared(res, req, target)) return;
+      // The prepared path ends responses uWS-style, for the synchronous handler only.
+      if (!head && !badged && fetches === 0 && sendPrepared(res, req, target)) return;
       const asked: Asked = {
         head,
         acceptEncoding: req.getHeader('accept-encoding'),
@@ -244,14 +285,32 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         },
       );
     } catch (err) {
+      if (err instanceof BlobNotLocal && fetches < MAX_FETCHES) return fetchThenAnswer(res, req, siteName, err, fetches);
       log.error({ err, site: siteName }, 'serve.failed');
       sendPage(res, 500, head);
     }
   };
 
+  const handle = (res: HttpResponse, req: HttpRequest, siteName: string): void => answer(res, req, siteName, 0);
+
   return {
     handle,
     cacheStats: () => ({ bodyBytes: bodies.weight, sites: sites.size, siteBytes: sites.weight, badgedPagesBuiltElsewhere: bodies.builtElsewhere }),
+  };
+}
+
+/** What `answer` reads of a request, kept past the handler's return. */
+function copySiteRequest(req: SiteRequest): SiteRequest {
+  const method = req.getMethod();
+  const url = req.getUrl();
+  const query = req.getQuery();
+  const headers: Record<string, string> = {};
+  for (const name of ['accept-encoding', 'if-none-match', 'range']) headers[name] = req.getHeader(name);
+  return {
+    getMethod: () => method,
+    getUrl: () => url,
+    getQuery: () => query,
+    getHeader: (name) => headers[String(name)] ?? '',
   };
 }
 
