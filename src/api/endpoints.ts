@@ -21,7 +21,7 @@ export function siteEndpoints(deps: EndpointDeps) {
     },
     listFiles: async ({ caller, request }) => ({ status: 200, body: ops.files.list(caller, request.params[0]!) }),
     readFile: async ({ caller, request, res }) => {
-      const file = ops.files.find(caller, request.params[0]!, request.params[1]!);
+      const file = await ops.files.find(caller, request.params[0]!, request.params[1]!);
       const headers: Headers = {
         'Content-Type': file.entry.type,
         'X-Revision': file.revision,

@@ -247,7 +247,7 @@ const TEXT_TYPE = /^(text\/|application\/([a-z.+-]*\+)?(json|xml|javascript)\b|i
 
 async function readSiteFile({ ops, caller }: ToolContext, args: Record<string, unknown>): Promise<unknown> {
   const name = String(args.site);
-  const file = ops.files.find(caller, name, String(args.path).replace(/^\/+/, ''));
+  const file = await ops.files.find(caller, name, String(args.path).replace(/^\/+/, ''));
   if (file.entry.size > MAX_READ_FILE_BYTES) {
     throw new ServiceError('too_large', `${file.path} is ${formatBytes(file.entry.size)}; read_file returns files up to ${formatBytes(MAX_READ_FILE_BYTES)}.`, {
       agentMessage: `Fetch ${file.path} from the site’s address instead, or with GET /v1/sites/${name}/files/${file.path} on the REST API.`,

@@ -251,7 +251,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     const started = performance.now();
     deps.ingest
       .compress({ dataDir: config.dataDir, sha256s })
-      .then((made) => store.recordEncodings(revisionId, new Map(Object.entries(made))))
+      .then((made) => store.blobs.publish(Object.keys(made)).then(() => store.recordEncodings(revisionId, new Map(Object.entries(made)))))
       .then(
         (files) => log.info({ revision: revisionId, files, compressMs: Math.round(performance.now() - started) }, 'deploy.compressed'),
         (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),
@@ -260,6 +260,8 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
 
   /** Commits the revision (creating the site when asked). */
   async function publish(decision: Decision, files: Map<string, FileEntry>, skipped: string[], patch: boolean): Promise<DeployOutcome> {
+    // With a blob bucket, every blob the revision references is in it before the commit.
+    await store.blobs.publish(Array.from(files.values(), (entry) => entry.sha256));
     if (decision.mode === 'update') {
       const result = await store.commitRevision({
         site: decision.site.name,

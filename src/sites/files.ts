@@ -18,7 +18,8 @@ export interface LiveFile {
 
 export interface FileOperations {
   list(caller: Caller, name: string): FileList;
-  find(caller: Caller, name: string, path: string): LiveFile;
+  /** The file, its blob on this node's disk (fetched from the bucket when there is one). */
+  find(caller: Caller, name: string, path: string): Promise<LiveFile>;
 }
 
 /** The live revision's files, read back (SPEC 4.3). */
@@ -38,7 +39,7 @@ export function fileOperations(deps: OperationsDeps): FileOperations {
       return { revision, files };
     },
 
-    find(caller, name, path) {
+    async find(caller, name, path) {
       const { site } = resolveSite(store, caller, name, 'read', deps.now());
       const revision = liveRevision(site);
       const entry = store.getFile(revision, path);
@@ -47,6 +48,7 @@ export function fileOperations(deps: OperationsDeps): FileOperations {
           agentMessage: `List the files with GET /v1/sites/${site.name}/files; paths are relative to the site root, without a leading slash.`,
         });
       }
+      await store.blobs.fetch(entry.sha256);
       return { revision, path, entry, blobPath: store.blobs.pathOf(entry.sha256) };
     },
   };
