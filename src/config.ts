@@ -30,12 +30,37 @@ export interface Config {
   readonly mail: MailConfig;
   readonly app: AppConfig;
   readonly mcp: McpConfig;
+  readonly blobs: BlobsConfig;
   /** How often the lifecycle sweeper runs (prune history, collect unreferenced blobs); 0 = never. */
   readonly sweepIntervalMs: number;
   /** Unreferenced blobs younger than this are kept (longer than any deploy takes). */
   readonly blobGraceMs: number;
   /** On SIGTERM/SIGINT, how long requests and deploys in flight may take to finish; 0 = stop at once. */
   readonly stopGraceMs: number;
+}
+
+/** Where blob bytes live: the local blob folder only, or an S3-compatible bucket with a local cache. */
+export interface BlobsConfig {
+  /** The bucket that holds every blob (`PLINTH_S3_BUCKET`); unset: blobs live only in `<dataDir>/blobs`. */
+  readonly bucket?: string;
+  /** Endpoint of a store other than AWS S3 (R2, MinIO, Ceph RGW); unset: AWS's endpoint for the region. */
+  readonly endpoint?: string;
+  readonly region: string;
+  /** Address the bucket in the path (`<endpoint>/<bucket>/<key>`) rather than in the host name. */
+  readonly forcePathStyle: boolean;
+  /**
+   * From `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`); unset: the AWS
+   * SDK's default provider chain (profiles, instance and container roles). Secret: never log it.
+   */
+  readonly credentials?: BucketCredentials;
+  /** Byte budget of this node's disk cache of blobs in bucket mode; 0 = no budget (keep every blob). */
+  readonly cacheBytes: number;
+}
+
+export interface BucketCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
 }
 
 export interface ApiConfig {
@@ -147,6 +172,10 @@ export interface ServeConfig {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+// S3's rule for new buckets (3–63 characters: lower-case letters, digits, dots and hyphens), which
+// R2, MinIO and Ceph RGW follow too.
+const BUCKET_PATTERN = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const REGION_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const HOST_PATTERN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
 
 /**
@@ -314,6 +343,29 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     maxBatchMessages: int('PLINTH_MCP_MAX_BATCH', 20, 0, 100),
   };
 
+  const bucket = env.PLINTH_S3_BUCKET?.trim() || undefined;
+  if (bucket !== undefined && !BUCKET_PATTERN.test(bucket)) problems.push(`PLINTH_S3_BUCKET must be a bucket name such as "plinth-blobs" (got "${bucket}")`);
+  const endpoint = env.PLINTH_S3_ENDPOINT?.trim() ? url('PLINTH_S3_ENDPOINT', '') : undefined;
+  const region = (env.PLINTH_S3_REGION ?? '').trim().toLowerCase() || 'us-east-1';
+  if (!REGION_PATTERN.test(region)) problems.push(`PLINTH_S3_REGION must be a region name such as "eu-west-1" or "auto" (got "${env.PLINTH_S3_REGION}")`);
+  const pathStyleRaw = (env.PLINTH_S3_FORCE_PATH_STYLE ?? '0').trim();
+  if (!['0', '1', 'true', 'false', ''].includes(pathStyleRaw)) problems.push(`PLINTH_S3_FORCE_PATH_STYLE must be 1 or 0 (got "${pathStyleRaw}")`);
+  // The standard AWS variables; left unset, the SDK's own provider chain finds credentials.
+  const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim() || undefined;
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim() || undefined;
+  const sessionToken = env.AWS_SESSION_TOKEN?.trim() || undefined;
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) problems.push('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together');
+  const blobs: BlobsConfig = {
+    ...(bucket !== undefined ? { bucket } : {}),
+    ...(endpoint !== undefined ? { endpoint } : {}),
+    region,
+    forcePathStyle: pathStyleRaw === '1' || pathStyleRaw === 'true',
+    ...(accessKeyId !== undefined && secretAccessKey !== undefined
+      ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken !== undefined ? { sessionToken } : {}) } }
+      : {}),
+    cacheBytes: int('PLINTH_BLOB_CACHE_MB', 10240, 0, 64 * 1024 * 1024) * 1024 * 1024,
+  };
+
   // Read before the problems are reported, so a bad value here is reported with the rest.
   const sweepIntervalMs = int('PLINTH_SWEEP_INTERVAL_S', 3600, 0, 7 * 24 * 3600) * 1000;
   const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
@@ -347,6 +399,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     mail,
     app,
     mcp,
+    blobs,
   });
 }
 
@@ -363,7 +416,7 @@ export function siteUrl(urls: PublicUrls, name: string): string {
   return urls.site.replace('{name}', name);
 }
 
-/** The config as it may be logged: the SMTP password replaced by `***`. */
+/** The config as it may be logged: the SMTP password and the bucket's secret key replaced by `***`. */
 export function redactConfig(config: Readonly<Config>): Record<string, unknown> {
   let smtpUrl = config.mail.smtpUrl;
   if (smtpUrl !== undefined) {
@@ -371,7 +424,19 @@ export function redactConfig(config: Readonly<Config>): Record<string, unknown> 
     if (parsed.password !== '') parsed.password = '***';
     smtpUrl = parsed.toString();
   }
-  return { ...config, mail: { ...config.mail, smtpUrl }, ...(config.databaseUrl ? { databaseUrl: withoutPassword(config.databaseUrl) } : {}) };
+  const { credentials } = config.blobs;
+  const blobs =
+    credentials === undefined
+      ? config.blobs
+      : {
+          ...config.blobs,
+          credentials: {
+            accessKeyId: credentials.accessKeyId,
+            secretAccessKey: '***',
+            ...(credentials.sessionToken !== undefined ? { sessionToken: '***' } : {}),
+          },
+        };
+  return { ...config, mail: { ...config.mail, smtpUrl }, blobs, ...(config.databaseUrl ? { databaseUrl: withoutPassword(config.databaseUrl) } : {}) };
 }
 
 function withoutPassword(url: string): string {

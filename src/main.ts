@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { loadConfig, redactConfig, siteUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { connectStore, REPLICA_POLL_MS, type Store } from './store/index.js';
+import { bucketOptionsOf, startCacheTrimmer } from './runtime/blob-bucket.js';
 import { startSweeper } from './runtime/sweeper.js';
 import { loadNativeUws } from './http/index.js';
 
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
   try {
     store = await connectStore({
       dir: config.dataDir,
+      bucket: bucketOptionsOf(config),
       ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/main` } : {}),
     });
   } catch (err) {
@@ -74,6 +76,8 @@ async function main(): Promise<void> {
     config.sweepIntervalMs > 0
       ? startSweeper({ store, log: log.child({ area: 'sweeper' }), blobGraceMs: config.blobGraceMs, intervalMs: config.sweepIntervalMs })
       : () => Promise.resolve();
+  // This node's blob cache, kept within its budget (a bucket's objects are the sweeper's).
+  const stopTrimmer = store.blobs.bucket ? startCacheTrimmer({ blobs: store.blobs, log: log.child({ area: 'blobs' }) }) : () => Promise.resolve();
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
@@ -85,7 +89,7 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info({ signal, graceMs: config.stopGraceMs }, 'server.stopping');
-    const sweepStopped = stopSweeper();
+    const sweepStopped = Promise.all([stopSweeper(), stopTrimmer()]);
     const stopped = threads.map((worker) => stopThread(worker));
     const outcome = await Promise.race([Promise.all(stopped), delay(config.stopGraceMs + STOP_SLACK_MS)]);
     if (outcome === undefined) {

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { defaultHttpThreads, loadConfig, siteUrl } from '../src/config.js';
+import { defaultHttpThreads, loadConfig, redactConfig, siteUrl } from '../src/config.js';
 
 describe('defaultHttpThreads', () => {
   it.each([
@@ -92,8 +92,57 @@ describe('loadConfig', () => {
     [{ PLINTH_BLOB_GRACE_S: '5' }, 'PLINTH_BLOB_GRACE_S'],
     [{ PLINTH_STOP_GRACE_S: '-1' }, 'PLINTH_STOP_GRACE_S'],
     [{ PLINTH_MCP_MAX_BATCH: '101' }, 'PLINTH_MCP_MAX_BATCH'],
+    [{ PLINTH_S3_BUCKET: 'No_Such Bucket' }, 'PLINTH_S3_BUCKET'],
+    [{ PLINTH_S3_BUCKET: 'ab' }, 'PLINTH_S3_BUCKET'],
+    [{ PLINTH_S3_ENDPOINT: 'minio:9000' }, 'PLINTH_S3_ENDPOINT'],
+    [{ PLINTH_S3_ENDPOINT: 'ftp://minio.internal' }, 'PLINTH_S3_ENDPOINT'],
+    [{ PLINTH_S3_REGION: 'eu west' }, 'PLINTH_S3_REGION'],
+    [{ PLINTH_S3_FORCE_PATH_STYLE: 'yes' }, 'PLINTH_S3_FORCE_PATH_STYLE'],
+    [{ PLINTH_BLOB_CACHE_MB: '-1' }, 'PLINTH_BLOB_CACHE_MB'],
+    [{ AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE' }, 'AWS_SECRET_ACCESS_KEY'],
   ])('rejects %o naming %s', (env, fragment) => {
     expect(() => loadConfig(env)).toThrow(fragment);
+  });
+
+  it('keeps blobs in the data directory alone unless a bucket is named', () => {
+    const config = loadConfig({});
+    expect(config.blobs).toEqual({ region: 'us-east-1', forcePathStyle: false, cacheBytes: 10240 * 1024 * 1024 });
+    expect(Object.isFrozen(config.blobs)).toBe(true);
+  });
+
+  it('reads the bucket settings and the standard AWS credentials', () => {
+    const config = loadConfig({
+      PLINTH_S3_BUCKET: 'plinth-blobs',
+      PLINTH_S3_ENDPOINT: 'http://127.0.0.1:9000/',
+      PLINTH_S3_REGION: 'auto',
+      PLINTH_S3_FORCE_PATH_STYLE: '1',
+      PLINTH_BLOB_CACHE_MB: '0',
+      AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'secret-key',
+    });
+    expect(config.blobs).toEqual({
+      bucket: 'plinth-blobs',
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'auto',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret-key' },
+      cacheBytes: 0,
+    });
+    // Without the AWS variables, the SDK's own provider chain finds credentials.
+    expect(loadConfig({ PLINTH_S3_BUCKET: 'plinth-blobs' }).blobs.credentials).toBeUndefined();
+  });
+
+  it('masks the secret key of the bucket in the logged configuration', () => {
+    const config = loadConfig({
+      PLINTH_S3_BUCKET: 'plinth-blobs',
+      AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'secret-key',
+      AWS_SESSION_TOKEN: 'token-value',
+    });
+    const logged = JSON.stringify(redactConfig(config));
+    expect(logged).toContain('AKIAEXAMPLE');
+    expect(logged).not.toContain('secret-key');
+    expect(logged).not.toContain('token-value');
   });
 
   it('lists every problem at once', () => {

@@ -1,6 +1,7 @@
 import { createApi } from '../api/index.js';
 import { createApp } from '../app/index.js';
 import { siteUrl, type Config } from '../config.js';
+import { bucketOptionsOf } from './blob-bucket.js';
 import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { createMcp } from '../mcp/index.js';
 import { createDocs } from '../docs/index.js';
@@ -64,6 +65,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const store = await connectStore({
     dir: config.dataDir,
     now: options.now,
+    bucket: bucketOptionsOf(config),
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/${options.index ?? 0}` } : {}),
   });
   const stopFollowing = options.followCluster && store.cluster ? await store.cluster.follow(REPLICA_POLL_MS) : undefined;

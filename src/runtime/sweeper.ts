@@ -1,18 +1,19 @@
 import type { Logger } from '../log.js';
 import { PLAN_LIMITS } from '../rules/index.js';
-import type { Store } from '../store/index.js';
+import { collectBucketGarbage, type Store } from '../store/index.js';
 
 /**
  * The periodic lifecycle pass (DESIGN "Storage"): expiry itself is decided at read time, so this
  * only reclaims space. It prunes revisions past each plan's history reach (anonymous sites keep
  * only their live revision), drops old rate-limit windows and spent OAuth records, then deletes blobs no revision
- * references and blob temp files whose writer died. Blobs newer than the grace period are never collected, which keeps a deploy that
+ * references and blob temp files whose writer died, and, with a blob bucket, the bucket's objects no revision references.
+ * Blobs newer than the grace period are never collected, which keeps a deploy that
  * is writing blobs right now (its revision is not committed yet) safe.
  */
 export interface SweeperOptions {
   store: Store;
   log: Logger;
-  /** Blob files younger than this are kept even when unreferenced. */
+  /** Blob files (and bucket objects) younger than this are kept even when unreferenced. */
   blobGraceMs: number;
   now?: () => number;
 }
@@ -21,6 +22,8 @@ export interface SweepReport {
   sites: number;
   prunedRevisions: number;
   deletedBlobFiles: number;
+  /** Objects deleted from the blob bucket (0 without one, or while another node collects it). */
+  deletedBucketObjects: number;
   droppedCounterWindows: number;
   /** Expired manifests, sessions and sign-ins. */
   droppedExpired: number;
@@ -69,9 +72,15 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
     droppedOAuthRecords: 0,
     droppedChanges: 0,
   };
+  // With a bucket, the blob folder is this node's cache: what no revision references goes here
+  // too. The bucket is every node's: one at a time collects it, last, so that a bucket that
+  // cannot be reached fails the sweep only after this node's own upkeep.
   const deletedBlobFiles = await store.collectGarbage(options.blobGraceMs);
   const deletedTempFiles = await store.blobs.sweepTemp(options.blobGraceMs);
-  const report = { sites: siteIds.length, ...upkeep, deletedBlobFiles, deletedTempFiles };
+  const collectBucket = () => collectBucketGarbage(store, { graceMs: options.blobGraceMs, now: options.now });
+  const deletedBucketObjects =
+    store.blobs.bucket === undefined ? 0 : ((store.cluster ? await store.cluster.alone('bucket-gc', collectBucket) : await collectBucket()) ?? 0);
+  const report = { sites: siteIds.length, ...upkeep, deletedBlobFiles, deletedBucketObjects, deletedTempFiles };
   options.log.info({ ...report }, 'sweep.done');
   return report;
 }

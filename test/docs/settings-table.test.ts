@@ -108,6 +108,9 @@ function otherValue(name: string, fallback: string): string {
     PLINTH_ABUSE_EMAIL: 'abuse@example.com',
     PLINTH_MCP_ALLOWED_ORIGINS: 'https://inspector.example',
     PLINTH_DATABASE_URL: 'postgres://plinth@127.0.0.1:5432/plinth',
+    PLINTH_S3_BUCKET: 'plinth-blobs',
+    PLINTH_S3_ENDPOINT: 'http://127.0.0.1:9000',
+    PLINTH_S3_REGION: 'eu-west-1',
   };
   if (samples[name] !== undefined) return samples[name]!;
   if (name === 'PLINTH_TRUST_PROXY' || name === 'PLINTH_OUTBOX_PAGE') return fallback === '1' ? '0' : '1';
