@@ -14,7 +14,8 @@ export interface BackupCommandOptions {
 /**
  * `plinth admin backup <dir>` copies a consistent snapshot of $PLINTH_DATA_DIR (the LMDB index and
  * the blobs it references) while the server runs; `plinth admin restore <dir>` puts one into an
- * empty $PLINTH_DATA_DIR. Both print a JSON report. Exit 2 for wrong arguments, 1 for a refusal.
+ * empty $PLINTH_DATA_DIR. Both print a JSON report. Exit 2 for wrong arguments, 1 for a refusal
+ * (among them any use with a blob bucket, whose blobs are not in the data directory).
  */
 export async function backupCommand(options: BackupCommandOptions): Promise<number> {
   if (options.args.length !== 1 || options.args[0]!.startsWith('-')) {
@@ -22,11 +23,20 @@ export async function backupCommand(options: BackupCommandOptions): Promise<numb
     return 2;
   }
   const dir = resolve(options.args[0]!);
-  const { dataDir, databaseUrl } = loadConfig(options.env);
+  const { dataDir, databaseUrl, blobs } = loadConfig(options.env);
   if (databaseUrl !== undefined) {
     // A node's data directory is a replica and a cache; the records are in PostgreSQL.
     options.err(
       `plinth: admin ${options.command} is for the embedded store. In a cluster, back up PostgreSQL (pg_dump, or its point-in-time recovery) and the bucket (versioning or replication); see docs/operating.md.`,
+    );
+    return 1;
+  }
+  if (blobs.bucket !== undefined) {
+    // The data directory holds only this node's cache of the blobs; a copy of it would not be
+    // a backup, and a restore would put back an index whose blobs it does not have.
+    options.err(
+      `plinth: admin ${options.command} works on a data directory that holds every blob, but with PLINTH_S3_BUCKET set the blobs live in the bucket "${blobs.bucket}". ` +
+        "Back up the blobs with the bucket's own tools: versioning, and replication to another bucket or region.",
     );
     return 1;
   }
