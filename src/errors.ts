@@ -77,6 +77,15 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 /** Errno codes of a full disk or quota, and LMDB's for a map that could not grow. */
 const STORAGE_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'MDB_MAP_FULL']);
 
+/** The `code` the store gives an error when a cluster's records database (PostgreSQL) cannot be reached. */
+export const RECORDS_UNAVAILABLE_CODE = 'RECORDS_UNAVAILABLE';
+
+/**
+ * The `code` the store gives an error when the blob bucket cannot be reached or refuses us
+ * (network, timeouts, 5xx, denied credentials), as the file system gives `ENOSPC`.
+ */
+export const BUCKET_UNAVAILABLE_CODE = 'BUCKET_UNAVAILABLE';
+
 /**
  * What a client is told when a write failed for lack of space: plain data, so an ingest worker
  * can return it across the thread boundary as it returns any other refusal.
@@ -90,34 +99,15 @@ export const STORAGE_FULL = {
   retryAfterS: 60,
 } as const;
 
-/** True for a failed write whose cause is a full disk, quota or LMDB map, also when it is wrapped as a `cause`. */
-export function isStorageFull(err: unknown): boolean {
-  let candidate = err;
-  for (let depth = 0; depth < 5 && candidate !== null && typeof candidate === 'object'; depth++) {
-    if (STORAGE_FULL_CODES.has(String((candidate as { code?: unknown }).code))) return true;
-    candidate = (candidate as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
-/**
- * What a client is told when the records database of a cluster cannot be reached: reads go on
- * from the node's replica, writes wait for it. The store raises errors with this code.
- */
+/** What a client is told when a cluster's records database cannot be reached: reads go on from the node's replica, writes wait. */
 export const RECORDS_UNAVAILABLE = {
-  code: 'ERECORDS_UNAVAILABLE',
+  code: 'unavailable',
   message: 'The service cannot save changes right now, so nothing was changed.',
   agentMessage:
     'The service cannot reach its records database right now. Nothing was changed and everything published stays online. Retry the same request after the Retry-After delay.',
   details: { reason: 'records_unavailable' },
   retryAfterS: 5,
 } as const;
-
-/**
- * The `code` the store gives an error when the blob bucket cannot be reached or refuses us
- * (network, timeouts, 5xx, denied credentials), as the file system gives `ENOSPC`.
- */
-const BUCKET_UNAVAILABLE_CODE = 'BUCKET_UNAVAILABLE';
 
 /** What a client is told when the blob bucket cannot be reached: nothing changed, come back later. */
 export const BUCKET_UNAVAILABLE = {
@@ -129,21 +119,41 @@ export const BUCKET_UNAVAILABLE = {
   retryAfterS: 30,
 } as const;
 
-/** True for an error of the blob bucket being unreachable, also when it is wrapped as a `cause`. */
-export function isBucketUnavailable(err: unknown): boolean {
+/**
+ * Failures of what lies under a request rather than of the request: each is answered `503` with
+ * its own reason and `Retry-After`, and still logged as an internal failure, since the operator
+ * has to act (free space, bring PostgreSQL or the bucket back).
+ */
+const OUTAGES = [
+  { codes: STORAGE_FULL_CODES, answer: STORAGE_FULL },
+  { codes: new Set([RECORDS_UNAVAILABLE_CODE]), answer: RECORDS_UNAVAILABLE },
+  { codes: new Set([BUCKET_UNAVAILABLE_CODE]), answer: BUCKET_UNAVAILABLE },
+] as const;
+
+/** True when `err`, or an error it wraps as its `cause`, has one of `codes`. */
+function hasCode(err: unknown, codes: ReadonlySet<string>): boolean {
   let candidate = err;
   for (let depth = 0; depth < 5 && candidate !== null && typeof candidate === 'object'; depth++) {
-    if ((candidate as { code?: unknown }).code === BUCKET_UNAVAILABLE_CODE) return true;
+    if (codes.has(String((candidate as { code?: unknown }).code))) return true;
     candidate = (candidate as { cause?: unknown }).cause;
   }
   return false;
 }
 
+/** True for a failed write whose cause is a full disk, quota or LMDB map, also when it is wrapped as a `cause`. */
+export const isStorageFull = (err: unknown): boolean => hasCode(err, STORAGE_FULL_CODES);
+
+/** True for an error of the blob bucket being unreachable, also when it is wrapped as a `cause`. */
+export const isBucketUnavailable = (err: unknown): boolean => hasCode(err, OUTAGES[2].codes);
+
+/** True for an error of the records database being unreachable, also when it is wrapped as a `cause`. */
+export const isRecordsUnavailable = (err: unknown): boolean => hasCode(err, OUTAGES[1].codes);
+
 /** Every 503 tells the client when to come back; a full disk takes longer to clear than a busy pool. */
 function retryAfter(code: ErrorCode, details: Record<string, unknown> | undefined, headers: Record<string, string>): Record<string, string> {
   if (code !== 'unavailable' || headers['Retry-After'] !== undefined) return headers;
-  const seconds = details?.reason === STORAGE_FULL.details.reason ? STORAGE_FULL.retryAfterS : 5;
-  return { ...headers, 'Retry-After': String(seconds) };
+  const outage = OUTAGES.find(({ answer }) => answer.details.reason === details?.reason);
+  return { ...headers, 'Retry-After': String(outage?.answer.retryAfterS ?? 5) };
 }
 
 /**
@@ -161,28 +171,11 @@ export function toErrorBody(err: unknown): { status: number; body: ErrorBody; he
     const headers = retryAfter(candidate.code, candidate.details, candidate.headers ?? {});
     return { status: ERROR_STATUS[candidate.code], body, headers, internal: false };
   }
-  if ((err as { code?: unknown } | null)?.code === RECORDS_UNAVAILABLE.code) {
-    const body: ErrorBody = {
-      error: { code: 'unavailable', message: RECORDS_UNAVAILABLE.message, details: { ...RECORDS_UNAVAILABLE.details } },
-      agent_message: RECORDS_UNAVAILABLE.agentMessage,
-    };
-    return { status: ERROR_STATUS.unavailable, body, headers: { 'Retry-After': String(RECORDS_UNAVAILABLE.retryAfterS) }, internal: true };
-  }
-  if (isStorageFull(err)) {
-    // Still logged as an internal failure: the operator has to free space.
-    const body: ErrorBody = {
-      error: { code: STORAGE_FULL.code, message: STORAGE_FULL.message, details: { ...STORAGE_FULL.details } },
-      agent_message: STORAGE_FULL.agentMessage,
-    };
-    return { status: ERROR_STATUS.unavailable, body, headers: { 'Retry-After': String(STORAGE_FULL.retryAfterS) }, internal: true };
-  }
-  if (isBucketUnavailable(err)) {
-    // Logged as internal too: the operator has to bring the bucket back.
-    const body: ErrorBody = {
-      error: { code: BUCKET_UNAVAILABLE.code, message: BUCKET_UNAVAILABLE.message, details: { ...BUCKET_UNAVAILABLE.details } },
-      agent_message: BUCKET_UNAVAILABLE.agentMessage,
-    };
-    return { status: ERROR_STATUS.unavailable, body, headers: { 'Retry-After': String(BUCKET_UNAVAILABLE.retryAfterS) }, internal: true };
+  const outage = OUTAGES.find(({ codes }) => hasCode(err, codes));
+  if (outage) {
+    const { code, message, agentMessage, details, retryAfterS } = outage.answer;
+    const body: ErrorBody = { error: { code, message, details: { ...details } }, agent_message: agentMessage };
+    return { status: ERROR_STATUS.unavailable, body, headers: { 'Retry-After': String(retryAfterS) }, internal: true };
   }
   return {
     status: 500,

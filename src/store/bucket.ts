@@ -13,6 +13,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
 import type { BlobBucket, BucketObject, BucketOptions, Encoding } from './types.js';
 
 /**
@@ -25,8 +26,6 @@ import type { BlobBucket, BucketObject, BucketOptions, Encoding } from './types.
  * s3://<bucket>/blobs`, leaving out `tmp/` and `pins/`).
  */
 
-/** The `code` of an error the bucket could not answer (see `isBucketUnavailable` in errors.ts). */
-export const BUCKET_UNAVAILABLE = 'BUCKET_UNAVAILABLE';
 /** The `code` of an error for a blob the bucket does not hold. */
 export const NOT_IN_BUCKET = 'BLOB_NOT_IN_BUCKET';
 
@@ -51,7 +50,7 @@ export interface S3Bucket extends BlobBucket {
   keyOf(sha256: string, encoding?: Encoding): string;
   /** Uploads the file at `path` (`size` bytes) under `key`, in parts past the threshold. */
   upload(key: string, path: string, size: number): Promise<void>;
-  /** The object's bytes; rejects with `NOT_IN_BUCKET` or `BUCKET_UNAVAILABLE`. */
+  /** The object's bytes; rejects with `NOT_IN_BUCKET` or `BUCKET_UNAVAILABLE_CODE`. */
   download(key: string): Promise<AsyncIterable<Uint8Array>>;
   /** Renews the object's age (a copy onto itself with a fresh stamp), so garbage collection spares it. */
   touch(key: string, at: number): Promise<void>;
@@ -204,13 +203,13 @@ async function* mapErrors(body: AsyncIterable<Uint8Array>, key: string): AsyncIt
  */
 function bucketError(err: unknown, key: string): Error {
   const failure = err as { name?: string; $metadata?: { httpStatusCode?: number }; code?: string };
-  if (failure.code === BUCKET_UNAVAILABLE || failure.code === NOT_IN_BUCKET) return err as Error;
+  if (failure.code === BUCKET_UNAVAILABLE_CODE || failure.code === NOT_IN_BUCKET) return err as Error;
   const status = failure.$metadata?.httpStatusCode;
   if (status === 404 || failure.name === 'NotFound' || failure.name === 'NoSuchKey') {
     return Object.assign(new Error(`the bucket has no object ${key}`, { cause: err }), { code: NOT_IN_BUCKET });
   }
   const reason = status !== undefined ? `HTTP ${status}` : (failure.code ?? failure.name ?? 'error');
-  return Object.assign(new Error(`the blob bucket could not be reached for ${key} (${reason})`, { cause: err }), { code: BUCKET_UNAVAILABLE });
+  return Object.assign(new Error(`the blob bucket could not be reached for ${key} (${reason})`, { cause: err }), { code: BUCKET_UNAVAILABLE_CODE });
 }
 
 /** Runs `task` over `items`, at most `limit` at once; rejects with the first failure once none run. */

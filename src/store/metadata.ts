@@ -8,7 +8,7 @@ import { pruneRevisions } from './prune.js';
 import { oauthOps } from './oauth.js';
 import { peopleOps } from './sessions.js';
 import { isRunning } from './processes.js';
-import { RECORDS_UNAVAILABLE } from '../errors.js';
+import { isRecordsUnavailable } from '../errors.js';
 import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
 import { applyChanges, appliedSeq, recordingDbs } from './replica.js';
 import { createSiteChanges } from './site-changes.js';
@@ -280,7 +280,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
         return await records.takeRateTokens(checks, now());
       } catch (err) {
         // PostgreSQL away: count on this node alone rather than refuse every request.
-        if ((err as { code?: unknown }).code !== RECORDS_UNAVAILABLE.code) throw err;
+        if (!isRecordsUnavailable(err)) throw err;
         return takeRateTokens(raw, checks, now());
       }
     },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Key } from 'lmdb';
-import { RECORDS_UNAVAILABLE } from '../errors.js';
+import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import type { RecordWrite, ReplicatedDb } from './replica.js';
 import type { RateCheck, RateResult } from './types.js';
 
@@ -88,7 +88,7 @@ const MIGRATIONS: readonly string[] = [
 ];
 
 function unavailable(err: unknown): Error {
-  return Object.assign(new Error('The records database (PostgreSQL) cannot be reached.', { cause: err }), { code: RECORDS_UNAVAILABLE.code });
+  return Object.assign(new Error('The records database (PostgreSQL) cannot be reached.', { cause: err }), { code: RECORDS_UNAVAILABLE_CODE });
 }
 
 /** Keys are stored as their JSON text: LMDB keys here are strings, numbers and arrays of them. */
@@ -107,13 +107,20 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     } catch (err) {
       throw unavailable(err);
     }
+    // The server can end a connection between two queries (a restart): the client then emits
+    // 'error' while it is checked out, which would take the process down without a listener.
     let broken = false;
+    const onError = (): void => {
+      broken = true;
+    };
+    client.on('error', onError);
     try {
       return await fn(client);
     } catch (err) {
-      broken = isConnectionError(err);
+      broken ||= isConnectionError(err);
       throw broken ? unavailable(err) : err;
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   };

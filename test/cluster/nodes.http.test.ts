@@ -1,128 +1,321 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStore, hashToken, type Store } from '../../src/store/index.js';
-import { accountWithToken } from '../api/api-helpers.js';
-import { callApi, type ApiResponse } from '../helpers/http.js';
-import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { hashToken } from '../../src/store/index.js';
+import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
+import type { AppServer } from '../app/browser.js';
+import { AppClient } from '../app/http-client.js';
+import { startCluster, type TestCluster } from '../helpers/cluster.js';
+import { callApi, request, type ApiCall, type ApiResponse } from '../helpers/http.js';
 import { waitUntil } from '../helpers/proc-stats.js';
-import { tempDir } from '../helpers/sites.js';
 
 /**
- * Three Plinth processes, each with its own data directory, on one PostgreSQL: what any node
- * acknowledges, every node knows; races between nodes have one winner; a node that was killed
- * catches up; an outage of PostgreSQL stops writes (503) and nothing else.
+ * Three Plinth processes, each with its own data directory, on one PostgreSQL and one bucket,
+ * as three machines behind a load balancer: every node answers every host with the same public
+ * addresses. What any node acknowledges, every node knows and serves; races between nodes have
+ * one winner; a node that was killed catches up; an outage of PostgreSQL or of the bucket stops
+ * what needs it and nothing else.
  */
 
-let pg: TestPostgres;
-let operator: Store;
-const nodes: Array<{ dir: string; main?: MainProcess }> = [];
+const PUBLIC = {
+  PLINTH_PUBLIC_APP_URL: 'http://app.localhost:8080',
+  PLINTH_PUBLIC_API_URL: 'http://api.localhost:8080',
+  PLINTH_PUBLIC_SITE_URL: 'http://{name}.sites.localhost:8080',
+  PLINTH_SIGNIN_EMAILS_PER_NETWORK: '0',
+  // Counted across the cluster: four anonymous sites per network per hour, wherever they are made.
+  PLINTH_ANON_SITES_PER_HOUR: '4',
+};
 
-const env = (dir: string) => mainEnv(dir, { PLINTH_DATABASE_URL: pg.url });
-
-async function startNode(index: number): Promise<MainProcess> {
-  const main = await startMain(env(nodes[index]!.dir));
-  nodes[index]!.main = main;
-  return main;
-}
-
-const portOf = (index: number): number => nodes[index]!.main!.port;
-const api = (index: number, call: Parameters<typeof callApi>[1]): Promise<ApiResponse> => callApi(portOf(index), call);
+let cluster: TestCluster;
 
 beforeAll(async () => {
-  pg = await startPostgres();
-  for (let i = 0; i < 3; i++) nodes.push({ dir: tempDir(`plinth-cluster-${i}-`) });
-  for (let i = 0; i < 3; i++) await startNode(i);
-  // The operator's own replica, as `plinth admin` keeps one.
-  operator = await connectStore({ dir: tempDir('plinth-operator-'), databaseUrl: pg.url, bootstrap: true });
-}, 60_000);
+  cluster = await startCluster({ count: 3, env: PUBLIC });
+}, 120_000);
 
 afterAll(async () => {
-  for (const node of nodes) await killMain(node.main);
-  await operator?.close();
-  await pg?.stop();
+  for (const node of NODES)
+    (await import('node:fs')).writeFileSync(
+      `/tmp/node-${node}.out`,
+      `exit=${cluster?.process(node)?.child.exitCode} sig=${cluster?.process(node)?.child.signalCode}\n${cluster?.process(node)?.output()}`,
+    );
+  await cluster?.stop();
 });
 
-/** Polls until `ready` holds on every node, or fails after `ms`. */
-async function onEveryNode(ms: number, ready: (index: number) => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < nodes.length; i++) expect(await waitUntil(() => ready(i), ms, 20), `node ${i}`).toBe(true);
-}
-
+const NODES = [0, 1, 2] as const;
+const api = (node: number, call: ApiCall): Promise<ApiResponse> => callApi(cluster.port(node), call);
+const visit = (node: number, name: string, path = '/') => request({ port: cluster.port(node), host: `${name}.sites.localhost:8080`, path });
+const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 const deployBody = (html: string, extra: Record<string, unknown> = {}) => ({ files: [{ path: 'index.html', content: html }], ...extra });
 
-describe('three nodes on one PostgreSQL', () => {
-  it('an account and its token made anywhere work on every node', async () => {
-    const owner = await accountWithToken(operator, 'builder');
-    await onEveryNode(2000, async (i) => (await api(i, { path: '/v1/me', token: owner.token })).status === 200);
-  });
+/** Polls until `ready` holds on every node, or fails after `ms`. */
+async function onEveryNode(ms: number, ready: (node: number) => Promise<boolean>): Promise<void> {
+  for (const node of NODES) expect(await waitUntil(() => ready(node), ms, 20), `node ${node}`).toBe(true);
+}
 
-  it('a deploy acknowledged by one node is known to every node, and by itself at once', async () => {
-    const owner = await accountWithToken(operator, 'builder');
-    await onEveryNode(2000, async (i) => (await api(i, { path: '/v1/me', token: owner.token })).status === 200);
-    const created = await api(0, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>from node 0</h1>') });
-    expect(created.status).toBe(201);
+/** An account made by the operator, once every node knows its token. */
+async function person(): Promise<TestAccount> {
+  const owner = await accountWithToken(cluster.operator, 'builder');
+  await onEveryNode(2000, async (node) => (await api(node, { path: '/v1/me', token: owner.token })).status === 200);
+  return owner;
+}
+
+/** The app as a browser behind the load balancer sees it, talking to one node. */
+function browserOn(node: number, from?: AppClient): AppClient {
+  const server = { port: cluster.port(node), dataDir: cluster.dataDir(node), appUrl: PUBLIC.PLINTH_PUBLIC_APP_URL } as unknown as AppServer;
+  const client = new AppClient(server);
+  for (const [name, value] of from?.cookies ?? []) client.cookies.set(name, value);
+  return client;
+}
+
+describe('three nodes on one PostgreSQL and one bucket', () => {
+  it('a deploy acknowledged by one node is served at once by it, and by every node with the same bytes', async () => {
+    const owner = await person();
+    const photo = randomBytes(300 * 1024);
+    const created = await api(0, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: {
+        files: [
+          { path: 'index.html', content: '<h1>from node 0</h1>' },
+          { path: 'photo.bin', content: photo.toString('base64'), encoding: 'base64' },
+        ],
+      },
+    });
+    expect(created.status, created.text).toBe(201);
     const name = created.json.site.name as string;
-    expect((await api(0, { path: `/v1/sites/${name}`, token: owner.token })).json.live_revision.id).toBe(created.json.revision.id);
-    await onEveryNode(
-      2000,
-      async (i) => (await api(i, { path: `/v1/sites/${name}`, token: owner.token })).json?.live_revision?.id === created.json.revision.id,
-    );
+    // The node that answered 201 serves the new bytes on the next request, with no wait.
+    expect(sha256((await visit(0, name, '/photo.bin')).body)).toBe(sha256(photo));
+    await onEveryNode(2000, async (node) => (await visit(node, name)).status === 200);
+    for (const node of NODES) {
+      const served = await visit(node, name, '/photo.bin');
+      expect(served.status).toBe(200);
+      expect(sha256(served.body), `node ${node}`).toBe(sha256(photo));
+      expect((await visit(node, name)).text).toContain('from node 0');
+    }
+    // The other nodes had never seen the blob: they fetched it from the bucket into their cache.
+    const hash = sha256(photo);
+    expect(existsSync(join(cluster.dataDir(2), 'blobs', hash.slice(0, 2), hash.slice(2, 4), hash))).toBe(true);
   });
 
-  it('of two nodes deploying on the same base revision, one answers 201 and the other 409', async () => {
-    const owner = await accountWithToken(operator, 'builder');
-    await onEveryNode(2000, async (i) => (await api(i, { path: '/v1/me', token: owner.token })).status === 200);
+  it('an update deployed on one node replaces the bytes served by every node', async () => {
+    const owner = await person();
+    const created = await api(1, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>first</h1>') });
+    const name = created.json.site.name as string;
+    await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes('first'));
+    const updated = await api(2, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: deployBody('<h1>second</h1>', { site: name, base_revision: created.json.revision.id }),
+    });
+    expect(updated.status, updated.text).toBe(201);
+    expect((await visit(2, name)).text).toContain('second');
+    await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes('second'));
+  });
+
+  it('of three nodes deploying on the same base revision, one answers 201 and the others 409', async () => {
+    const owner = await person();
     const created = await api(0, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>base</h1>') });
     const name = created.json.site.name as string;
     const base = created.json.revision.id as string;
-    await onEveryNode(2000, async (i) => (await api(i, { path: `/v1/sites/${name}`, token: owner.token })).json?.live_revision?.id === base);
-    const update = (i: number) =>
-      api(i, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody(`<h1>from ${i}</h1>`, { site: name, base_revision: base }) });
-    const answers = await Promise.all([update(0), update(1), update(2)]);
-    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409]);
+    await onEveryNode(2000, async (node) => (await api(node, { path: `/v1/sites/${name}`, token: owner.token })).json?.live_revision?.id === base);
+    const update = (node: number) =>
+      api(node, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody(`<h1>from ${node}</h1>`, { site: name, base_revision: base }) });
+    const answers = await Promise.all(NODES.map(update));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409]);
+    const winner = NODES.find((node) => answers[node]!.status === 201)!;
+    await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes(`from ${winner}`));
+  });
+
+  it('a name is taken once, cluster-wide', async () => {
+    const owner = await person();
+    const sites = await Promise.all(
+      NODES.map(
+        async (node) => (await api(node, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>x</h1>') })).json.site.name as string,
+      ),
+    );
+    await onEveryNode(2000, async (node) => (await api(node, { path: `/v1/sites/${sites[2]}`, token: owner.token })).status === 200);
+    const wanted = `taken-once-${Date.now()}`;
+    const answers = await Promise.all(
+      NODES.map((node) => api(node, { method: 'POST', path: `/v1/sites/${sites[node]}/rename`, token: owner.token, body: { name: wanted } })),
+    );
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+    expect(answers.filter((answer) => answer.status !== 200).every((answer) => answer.status >= 400 && answer.status < 500)).toBe(true);
+  });
+
+  it('counts a rate cap across nodes', async () => {
+    // Anonymous deploys from one network, spread over the nodes: the cap of 4 holds in total.
+    const answers: number[] = [];
+    for (let i = 0; i < 6; i++) answers.push((await api(i % 3, { method: 'POST', path: '/v1/deploy', body: deployBody(`<h1>anon ${i}</h1>`) })).status);
+    expect(answers.filter((status) => status === 201)).toHaveLength(4);
+    expect(answers.slice(4)).toEqual([429, 429]);
   });
 
   it('a revoked token is refused on every node within a second', async () => {
-    const owner = await accountWithToken(operator, 'builder');
-    await onEveryNode(2000, async (i) => (await api(i, { path: '/v1/me', token: owner.token })).status === 200);
-    const row = operator.listApiTokens(owner.account.id)[0]!;
-    await operator.revokeApiToken(owner.account.id, row.id);
-    expect(operator.findToken(hashToken(owner.token))).toBeUndefined();
+    const owner = await person();
+    const row = cluster.operator.listApiTokens(owner.account.id)[0]!;
     const revokedAt = Date.now();
-    await onEveryNode(1000, async (i) => (await api(i, { path: '/v1/me', token: owner.token })).status === 401);
-    expect(Date.now() - revokedAt).toBeLessThan(1000 * nodes.length);
+    await cluster.operator.revokeApiToken(owner.account.id, row.id);
+    expect(cluster.operator.findToken(hashToken(owner.token))).toBeUndefined();
+    await onEveryNode(1000, async (node) => (await api(node, { path: '/v1/me', token: owner.token })).status === 401);
+    expect(Date.now() - revokedAt).toBeLessThan(1000);
   });
 
-  it('a node killed in the middle of things catches up when it starts again', async () => {
-    const owner = await accountWithToken(operator, 'builder');
-    await onEveryNode(2000, async (i) => (await api(i, { path: '/v1/me', token: owner.token })).status === 200);
-    const deploying = api(1, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>while dying</h1>') }).catch(() => undefined);
-    await killMain(nodes[1]!.main);
-    await deploying;
+  it('signs in across nodes once, and an ended session is refused on every node within a second', async () => {
+    const email = `cluster-${Date.now()}@example.com`;
+    const onA = browserOn(0);
+    const { token } = await onA.startSignIn(email);
+    // The e-mailed link, opened on another node, works once; a third node refuses it again.
+    const onB = browserOn(1, onA);
+    const done = await onB.post('/login/verify', { token, csrf: await onB.formToken(`/login/verify?token=${token}`) });
+    expect(done.status).toBe(303);
+    const session = onB.session()!;
+    expect(session).toBeTruthy();
+    // Replayed on the node that sent the e-mail, it is refused: the use was committed cluster-wide.
+    const replay = browserOn(0);
+    const again = await replay.post('/login/verify', { token, csrf: await replay.formToken('/login') });
+    expect(again.status).toBe(400);
+    expect(replay.session()).toBeUndefined();
+
+    await onEveryNode(2000, async (node) => (await browserOn(node, onB).get('/')).status === 200);
+    const signOut = browserOn(2, onB);
+    expect((await signOut.post('/logout', { csrf: await signOut.formToken('/') })).status).toBe(303);
+    const endedAt = Date.now();
+    await onEveryNode(1000, async (node) => {
+      const stale = browserOn(node);
+      stale.cookies.set('plinth_session', session);
+      return (await stale.get('/')).headers.location === '/login';
+    });
+    expect(Date.now() - endedAt).toBeLessThan(1000);
+  });
+
+  it('a node killed in the middle of a deploy loses nothing acknowledged, and catches up when it starts again', async () => {
+    const owner = await person();
+    const big = randomBytes(4 * 1024 * 1024);
+    const deploying = api(1, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: {
+        files: [
+          { path: 'index.html', content: '<h1>big</h1>' },
+          { path: 'big.bin', content: big.toString('base64'), encoding: 'base64' },
+        ],
+      },
+    }).catch(() => undefined);
+    // Killed once the upload is arriving (its spool file exists), or after a second at most.
+    const spool = join(cluster.dataDir(1), 'tmp', 'uploads');
+    await waitUntil(async () => existsSync(spool) && readdirSync(spool).length > 0, 1000, 2);
+    await cluster.kill(1);
+    const cut = await deploying;
     // Meanwhile the others go on.
     const created = await api(0, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>meanwhile</h1>') });
     expect(created.status).toBe(201);
-    await startNode(1);
-    expect((await api(1, { path: `/v1/sites/${created.json.site.name}`, token: owner.token })).json.live_revision.id).toBe(created.json.revision.id);
+    const name = created.json.site.name as string;
+    await cluster.start(1);
+    expect((await visit(1, name)).text).toContain('meanwhile');
+    // If the cut-off deploy was acknowledged after all, every node serves it; if not, no node knows it.
+    if (cut?.status === 201) {
+      await onEveryNode(2000, async (node) => sha256((await visit(node, cut.json.site.name, '/big.bin')).body) === sha256(big));
+    } else {
+      const mine = await api(0, { path: '/v1/sites', token: owner.token });
+      expect((mine.json.sites as Array<{ name: string }>).map((site) => site.name)).toEqual([name]);
+    }
   });
 
-  it('while PostgreSQL is away, writes answer 503 with Retry-After and reads go on; then writes work again', async () => {
-    const owner = await accountWithToken(operator, 'builder');
-    await onEveryNode(2000, async (i) => (await api(i, { path: '/v1/me', token: owner.token })).status === 200);
-    const created = await api(2, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>before the outage</h1>') });
+  it('while PostgreSQL is away, deploys answer 503 with Retry-After and serving goes on; every acknowledged deploy survives', async () => {
+    const owner = await person();
+    const created = await api(2, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>v0</h1>') });
     const name = created.json.site.name as string;
-    await pg.pause();
+    await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes('v0'));
+
+    // A stream of updates from every node while PostgreSQL goes away for a moment and comes back.
+    let stop = false;
+    const acknowledged: Array<{ revision: string; html: string }> = [];
+    const refusals: ApiResponse[] = [];
+    const writer = async (node: number) => {
+      for (let i = 0; !stop; i++) {
+        const live = await api(node, { path: `/v1/sites/${name}`, token: owner.token });
+        const html = `<h1>v-${node}-${i}</h1>`;
+        const answer = await api(node, {
+          method: 'POST',
+          path: '/v1/deploy',
+          token: owner.token,
+          body: deployBody(html, { site: name, base_revision: live.json.live_revision.id }),
+        });
+        if (answer.status === 201) acknowledged.push({ revision: answer.json.revision.id, html });
+        else if (answer.status !== 409) refusals.push(answer);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const writers = NODES.map(writer);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await cluster.pg.pause();
     try {
-      const refused = await api(2, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>during</h1>') });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      for (const node of NODES) expect((await visit(node, name)).status, `node ${node} serves`).toBe(200);
+      expect((await api(0, { path: `/v1/sites/${name}`, token: owner.token })).status).toBe(200);
+    } finally {
+      await cluster.pg.resume();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    stop = true;
+    await Promise.all(writers);
+
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const refused of refusals) {
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('5');
       expect(refused.json.error).toMatchObject({ code: 'unavailable', details: { reason: 'records_unavailable' } });
-      expect((await api(2, { path: `/v1/sites/${name}`, token: owner.token })).status).toBe(200);
-    } finally {
-      await pg.resume();
     }
+    expect(acknowledged.length).toBeGreaterThan(2);
+    // Nothing acknowledged was lost: every revision is in the history, and the last one is live everywhere.
+    const history = await api(0, { path: `/v1/sites/${name}/revisions?limit=100`, token: owner.token });
+    const known = new Set((history.json.revisions as Array<{ id: string }>).map((revision) => revision.id));
+    for (const { revision } of acknowledged) expect(known.has(revision), revision).toBe(true);
+    const last = acknowledged[acknowledged.length - 1]!;
+    await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes(last.html));
+  });
+
+  it('while the bucket is away, deploys answer 503, cached files are served, uncached ones answer 503; then all works again', async () => {
+    const owner = await person();
+    const photo = randomBytes(100 * 1024);
+    const created = await api(0, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: {
+        files: [
+          { path: 'index.html', content: '<h1>photo</h1>' },
+          { path: 'photo.bin', content: photo.toString('base64'), encoding: 'base64' },
+        ],
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const name = created.json.site.name as string;
+    await onEveryNode(2000, async (node) => (await api(node, { path: `/v1/sites/${name}`, token: owner.token })).status === 200);
+    await cluster.s3.pause();
+    try {
+      const refused = await api(1, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody(`<h1>${randomBytes(8).toString('hex')}</h1>`) });
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBeDefined();
+      expect(refused.json.error).toMatchObject({ code: 'unavailable', details: { reason: 'storage_unreachable' } });
+      // Node 0 wrote the blob, so it has it; node 2 never had it and will not serve a wrong body.
+      const cached = await visit(0, name, '/photo.bin');
+      expect(cached.status).toBe(200);
+      expect(sha256(cached.body)).toBe(sha256(photo));
+      const uncached = await visit(2, name, '/photo.bin');
+      expect(uncached.status).toBe(503);
+      expect(uncached.headers['retry-after']).toBeDefined();
+    } finally {
+      await cluster.s3.resume();
+    }
+    expect(sha256((await visit(2, name, '/photo.bin')).body)).toBe(sha256(photo));
     expect(
       await waitUntil(
-        async () => (await api(2, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>after</h1>') })).status === 201,
+        async () => (await api(1, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>after</h1>') })).status === 201,
         10_000,
         100,
       ),

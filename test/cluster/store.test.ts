@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RECORDS_UNAVAILABLE } from '../../src/errors.js';
+import { RECORDS_UNAVAILABLE_CODE } from '../../src/errors.js';
 import { connectStore, hashToken, type Store } from '../../src/store/index.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/proc-stats.js';
@@ -189,7 +189,7 @@ describe('records in PostgreSQL', () => {
     await pg.pause();
     try {
       expect(a.getSite('outage-site')).toBeDefined();
-      await expect(createSite(a, 'during-outage')).rejects.toMatchObject({ code: RECORDS_UNAVAILABLE.code });
+      await expect(createSite(a, 'during-outage')).rejects.toMatchObject({ code: RECORDS_UNAVAILABLE_CODE });
       // Rate caps fall back to this node's own count.
       expect((await a.takeRateTokens([{ scope: 'outage', limit: 5, windowMs: 60_000 }])).allowed).toBe(true);
     } finally {
