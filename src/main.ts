@@ -3,8 +3,8 @@ import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { loadConfig, redactConfig, siteUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { connectStore, REPLICA_POLL_MS, type Store } from './store/index.js';
-import { bucketOptionsOf, startCacheTrimmer } from './runtime/blob-bucket.js';
+import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from './store/index.js';
+import { startCacheTrimmer } from './runtime/blob-bucket.js';
 import { startSweeper } from './runtime/sweeper.js';
 import { loadNativeUws } from './http/index.js';
 

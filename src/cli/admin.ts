@@ -3,8 +3,9 @@ import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { ACCOUNT_PLANS, PLAN_TITLES } from '../rules/index.js';
 import { createMailer, operatorOperations, type OperatorOperations } from '../sites/index.js';
-import { connectStore } from '../store/index.js';
+import { connectStore, type Store } from '../store/index.js';
 import { backupCommand } from './backup.js';
+import { migrateCommand } from './migrate.js';
 import { UsageError } from './usage.js';
 
 export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DATA_DIR directly, also while the server runs)
@@ -19,6 +20,8 @@ export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DA
   report resolve <id> [--note TEXT]       mark a report resolved; prints it as JSON
   backup <dir>                            copy a consistent snapshot (index + blobs) into an empty folder
   restore <dir>                           restore a backup into an empty PLINTH_DATA_DIR (server stopped)
+  migrate --to-cluster                    move this install (server stopped) into the PostgreSQL and bucket
+                                          of PLINTH_DATABASE_URL and PLINTH_S3_*, verified; prints a report
 
 Plans: ${ACCOUNT_PLANS.map((plan) => PLAN_TITLES[plan]).join(', ')} (any case).`;
 
@@ -111,6 +114,7 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
   if (group === 'backup' || group === 'restore') {
     return backupCommand({ command: group, args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
   }
+  if (group === 'migrate') return migrateCommand({ args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
   const key = `${group} ${action ?? ''}`;
   const command = COMMANDS[key];
   if (command === undefined) return usageError(options, `unknown admin command "${key.trim()}"`);
@@ -134,10 +138,17 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
   const config = loadConfig(options.env);
   const log = createLogger({ level: 'silent' });
   // In a cluster the data directory only holds this command's replica; PostgreSQL is the record.
-  const store = await connectStore({
-    dir: config.dataDir,
-    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/admin` } : {}),
-  });
+  let store: Store;
+  try {
+    store = await connectStore({
+      dir: config.dataDir,
+      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/admin` } : {}),
+    });
+  } catch (err) {
+    // PostgreSQL unreachable, or a data directory that cannot serve as this cluster's replica.
+    options.err(`plinth: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
   const ops = operatorOperations({
     store,
     config,

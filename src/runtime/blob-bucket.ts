@@ -1,24 +1,8 @@
-import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { BlobStore, BucketOptions } from '../store/index.js';
+import type { BlobStore } from '../store/index.js';
 
 /** How often each node brings its blob cache back within `PLINTH_BLOB_CACHE_MB`. */
 const CACHE_TRIM_INTERVAL_MS = 60_000;
-
-/** The store's bucket options from the configuration; undefined without `PLINTH_S3_BUCKET`. */
-export function bucketOptionsOf(config: Readonly<Config>): BucketOptions | undefined {
-  const { bucket, endpoint, region, forcePathStyle, credentials, cacheBytes } = config.blobs;
-  if (bucket === undefined) return undefined;
-  return {
-    bucket,
-    ...(endpoint !== undefined ? { endpoint } : {}),
-    region,
-    forcePathStyle,
-    ...(credentials !== undefined ? { credentials: { ...credentials } } : {}),
-    cacheBytes,
-    graceMs: config.blobGraceMs,
-  };
-}
 
 /**
  * This node's cache upkeep: every minute, least recently used blob files go until the cache is

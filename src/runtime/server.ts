@@ -1,7 +1,6 @@
 import { createApi } from '../api/index.js';
 import { createApp } from '../app/index.js';
 import { siteUrl, type Config } from '../config.js';
-import { bucketOptionsOf } from './blob-bucket.js';
 import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { createMcp } from '../mcp/index.js';
 import { createDocs } from '../docs/index.js';
@@ -11,7 +10,7 @@ import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
 import { createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
-import { connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
+import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
 
 /**
  * One HTTP thread's composition: its own store handle, its own uWS app, the Host router in front.

@@ -13,6 +13,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import type { Config } from '../config.js';
 import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
 import type { BlobBucket, BucketObject, BucketOptions, Encoding } from './types.js';
 
@@ -55,6 +56,21 @@ export interface S3Bucket extends BlobBucket {
   /** Renews the object's age (a copy onto itself with a fresh stamp), so garbage collection spares it. */
   touch(key: string, at: number): Promise<void>;
   close(): void;
+}
+
+/** The store's bucket options from the configuration; undefined without `PLINTH_S3_BUCKET`. */
+export function bucketOptionsOf(config: Readonly<Config>): BucketOptions | undefined {
+  const { bucket, endpoint, region, forcePathStyle, credentials, cacheBytes } = config.blobs;
+  if (bucket === undefined) return undefined;
+  return {
+    bucket,
+    ...(endpoint !== undefined ? { endpoint } : {}),
+    region,
+    forcePathStyle,
+    ...(credentials !== undefined ? { credentials: { ...credentials } } : {}),
+    cacheBytes,
+    graceMs: config.blobGraceMs,
+  };
 }
 
 export function createS3Bucket(options: BucketOptions): S3Bucket {

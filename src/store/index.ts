@@ -9,5 +9,6 @@ export { hashToken, newId, sameHash } from './ids.js';
 export { connectStore, openBlobStore, openStore } from './open.js';
 export { REPLICA_POLL_MS } from './replica.js';
 export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } from './backup.js';
-export { copyRecordsToCluster, type RecordsCopyReport } from './migrate.js';
+export { moveToCluster, type ClusterMoveReport } from './migrate.js';
 export { collectBucketGarbage, referencedBlobs, type BucketGarbageOptions, type BucketGarbageStore } from './bucket-gc.js';
+export { bucketOptionsOf } from './bucket.js';

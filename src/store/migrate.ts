@@ -1,15 +1,22 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database, Key } from 'lmdb';
+import { createBucketBlobStore } from './bucket-blob-store.js';
+import { forEachLimit } from './bucket.js';
 import { openMetadataDbs, type MetadataDbs } from './metadata-dbs.js';
 import { openRecordsLog } from './records-log.js';
-import { REPLICATED_DBS, type RecordWrite, type ReplicatedDb } from './replica.js';
+import { clusterOf, REPLICATED_DBS, type RecordWrite, type ReplicatedDb } from './replica.js';
+import type { BucketOptions, Encoding } from './types.js';
 
 /**
- * Moving an embedded install into a cluster: the records of a data directory's LMDB go into an
- * empty PostgreSQL in one transaction, which commits only if what PostgreSQL then holds has the
- * same count and digest, database by database, as the source.
+ * Moving an embedded install into a cluster. The blobs its revisions reference go into the bucket
+ * first, each read back and checked against its sha256 (a variant by what it decodes to); then
+ * the records of its LMDB go into an empty PostgreSQL in one transaction, which commits only if
+ * what PostgreSQL then holds has the same count and digest, database by database, as the source.
+ * So the cluster never holds a record whose blob is missing, and a failed run changes no record.
  */
 
 /** Per database: how many records, and a digest of them that does not depend on their order. */
@@ -23,33 +30,110 @@ export interface RecordsCopyReport {
 }
 
 const BATCH = 1000;
+/** Blobs read back from the bucket at once. */
+const VERIFY_CONCURRENCY = 8;
+const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 const MOD = 1n << 256n;
 
-/** Copies the records of `<dataDir>/meta` into the empty cluster at `databaseUrl`, verified. */
-export async function copyRecordsToCluster(dataDir: string, databaseUrl: string): Promise<RecordsCopyReport> {
+export interface BlobsCopyReport {
+  /** Blobs the revisions reference, each now in the bucket and read back whole. */
+  blobs: number;
+  /** Their brotli and gzip variants on this disk, likewise. */
+  variants: number;
+  /** Bytes of blobs and variants read back from the bucket and checked. */
+  bytesVerified: number;
+}
+
+export interface ClusterMoveReport {
+  blobs?: BlobsCopyReport;
+  records?: RecordsCopyReport;
+}
+
+/**
+ * Moves the stopped embedded install at `dataDir` into a cluster: its blobs into `bucket` (if
+ * given), then its records into the empty PostgreSQL at `databaseUrl` (if given).
+ */
+export async function moveToCluster(dataDir: string, target: { databaseUrl?: string; bucket?: BucketOptions }): Promise<ClusterMoveReport> {
+  const dbs = openSource(dataDir);
+  try {
+    const report: ClusterMoveReport = {};
+    if (target.bucket) report.blobs = await copyBlobs(dbs, dataDir, target.bucket);
+    if (target.databaseUrl) report.records = await copyRecords(dbs, target.databaseUrl);
+    return report;
+  } finally {
+    await dbs.env.close();
+  }
+}
+
+/** The LMDB of a stopped embedded install: refused if it is a cluster's or a process has it open. */
+function openSource(dataDir: string): MetadataDbs {
   const metaPath = join(dataDir, 'meta');
   if (!existsSync(join(metaPath, 'data.mdb'))) throw new Error(`${dataDir} holds no Plinth data directory (no meta/data.mdb).`);
   const dbs = openMetadataDbs(metaPath);
   try {
-    if (dbs.replicaState.get('cluster') !== undefined) {
-      throw new Error(`${dataDir} is a cluster node's replica, not an embedded install: its records already live in PostgreSQL.`);
+    if (clusterOf(dbs) !== undefined) {
+      throw new Error(`${dataDir} belongs to a cluster already (a node's replica, or an install moved before): its records live in PostgreSQL.`);
     }
     const holders = otherProcesses(dbs);
     if (holders.length > 0) throw new Error(`Stop the server first: process ${holders.join(', ')} has ${dataDir} open.`);
-    const source = digestOf((each) => eachLocalRecord(dbs, each));
-    const log = await openRecordsLog({ url: databaseUrl, origin: `${process.pid}/migrate`, maxConnections: 1 });
-    try {
-      const { records, changes } = await log.importRecords(localBatches(dbs), async (read) => {
-        const copied = await digestOfAsync(read);
-        const differing = REPLICATED_DBS.filter((db) => copied[db].records !== source[db].records || copied[db].digest !== source[db].digest);
-        if (differing.length > 0) throw new Error(`The copy differs from the source in ${differing.join(', ')}; nothing was committed.`);
-      });
-      return { records, changes, digest: source };
-    } finally {
-      await log.close();
-    }
+    return dbs;
+  } catch (err) {
+    void dbs.env.close();
+    throw err;
+  }
+}
+
+/**
+ * Every blob a revision references, and its variants on this disk, into the bucket (what the
+ * bucket already holds is not sent again); then each is downloaded into a scratch folder, which
+ * checks its hash, and the scratch folder is removed.
+ */
+async function copyBlobs(dbs: MetadataDbs, dataDir: string, bucket: BucketOptions): Promise<BlobsCopyReport> {
+  const referenced = new Set<string>();
+  for (const { value } of dbs.paths.getRange()) referenced.add(value.sha256);
+  const source = createBucketBlobStore({ dir: join(dataDir, 'blobs'), now: Date.now, bucket });
+  const missing = [...referenced].filter((sha256) => !existsSync(source.pathOf(sha256)));
+  if (missing.length > 0) throw new Error(`${missing.length} referenced blob(s) are missing from ${join(dataDir, 'blobs')}, e.g. ${missing[0]}.`);
+  await source.publish(referenced);
+
+  const scratchDir = await mkdtemp(join(tmpdir(), 'plinth-migrate-'));
+  const scratch = createBucketBlobStore({ dir: scratchDir, now: Date.now, bucket });
+  const report: BlobsCopyReport = { blobs: 0, variants: 0, bytesVerified: 0 };
+  try {
+    await forEachLimit(referenced, VERIFY_CONCURRENCY, async (sha256) => {
+      for (const encoding of [undefined, ...ENCODINGS]) {
+        if (encoding !== undefined && !existsSync(source.pathOf(sha256, encoding))) continue;
+        await scratch.fetch(sha256, encoding);
+        const path = scratch.pathOf(sha256, encoding);
+        report.bytesVerified += (await stat(path)).size;
+        await rm(path);
+        if (encoding === undefined) report.blobs++;
+        else report.variants++;
+      }
+    });
   } finally {
-    await dbs.env.close();
+    await rm(scratchDir, { recursive: true, force: true });
+  }
+  return report;
+}
+
+/** The records into the empty cluster at `databaseUrl`, verified before PostgreSQL commits. */
+async function copyRecords(dbs: MetadataDbs, databaseUrl: string): Promise<RecordsCopyReport> {
+  const source = digestOf((each) => eachLocalRecord(dbs, each));
+  const log = await openRecordsLog({ url: databaseUrl, origin: `${process.pid}/migrate`, maxConnections: 1 });
+  try {
+    const { records, changes } = await log.importRecords(localBatches(dbs), async (read) => {
+      const copied = await digestOfAsync(read);
+      const differing = REPLICATED_DBS.filter((db) => copied[db].records !== source[db].records || copied[db].digest !== source[db].digest);
+      if (differing.length > 0) throw new Error(`The copy differs from the source in ${differing.join(', ')}; nothing was committed.`);
+    });
+    // The data directory now belongs to the cluster: a node may start on it with
+    // PLINTH_DATABASE_URL (its replica is rebuilt from the same records), and nothing may
+    // write to it as an embedded install any more.
+    await dbs.replicaState.put('migratedTo', log.clusterId);
+    return { records, changes, digest: source };
+  } finally {
+    await log.close();
   }
 }
 
