@@ -10,7 +10,7 @@ import { peopleOps } from './sessions.js';
 import { isRunning } from './processes.js';
 import { isRecordsUnavailable } from '../errors.js';
 import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
-import { applyChanges, appliedSeq, recordingDbs } from './replica.js';
+import { applyChanges, appliedSeq, clusterOf, recordingDbs } from './replica.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
 import type {
@@ -118,6 +118,10 @@ export type Metadata = Omit<Store, 'blobs'>;
  */
 export function openMetadata(path: string, now: () => number, blobs: BlobStore, records?: RecordsLog): Metadata {
   const raw = openMetadataDbs(path);
+  if (!records && clusterOf(raw) !== undefined) {
+    void raw.env.close();
+    throw new Error(`${path} belongs to a cluster (its records live in PostgreSQL): start with PLINTH_DATABASE_URL set.`);
+  }
   const replica = records ? recordingDbs(raw) : undefined;
   const dbs = replica ? replica.dbs : raw;
   const changes = createSiteChanges(`plinth:site-changes:${path}`, () => raw.env.resetReadTxn());

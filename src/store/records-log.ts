@@ -24,7 +24,18 @@ export interface RecordsLogOptions {
 
 export interface Change {
   seq: number;
+  /**
+   * When PostgreSQL committed it, in microseconds: with `seq`, it tells this change from another
+   * that took the same number in a database restored to an earlier point.
+   */
+  stamp: string;
   writes: RecordWrite[];
+}
+
+/** A position in the log: the last change a replica reflects (seq 0: none). */
+export interface LogPosition {
+  seq: number;
+  stamp?: string;
 }
 
 export interface RecordsLog {
@@ -49,7 +60,9 @@ export interface RecordsLog {
   /** Drops changes committed before `before` (epoch ms), always keeping the newest. Returns how many went. */
   pruneChanges(before: number): Promise<number>;
   /** Every record and the change it reflects, read in one snapshot; for a new replica. */
-  snapshot(each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>): Promise<number>;
+  snapshot(each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>): Promise<LogPosition>;
+  /** The stamp of change `seq`, or undefined if the log does not hold it. */
+  stampOf(seq: number): Promise<string | undefined>;
   /**
    * Fills an empty cluster with records from elsewhere (an embedded install moving in), in one
    * PostgreSQL transaction: each batch becomes a change of the log, so nodes already following
@@ -75,6 +88,9 @@ export const CLUSTER_NOT_EMPTY = 'ECLUSTER_NOT_EMPTY';
 
 /** Raised when a replica's position is older than the oldest change the log still holds. */
 export const REPLICA_BEHIND = 'EREPLICA_BEHIND';
+
+/** A change's commit time in microseconds, as text: the same however the session's time zone is set. */
+const STAMP = '(extract(epoch from at) * 1000000)::bigint::text';
 
 const WRITE_LOCK = 7_000_001;
 const MIGRATE_LOCK = 7_000_002;
@@ -157,11 +173,15 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         code: REPLICA_BEHIND,
       });
     }
-    const rows = await client.query<{ seq: string; writes: Array<[ReplicatedDb, string, unknown]> }>(
-      'SELECT seq, writes FROM plinth_changes WHERE seq > $1 ORDER BY seq LIMIT $2',
+    const rows = await client.query<{ seq: string; stamp: string; writes: Array<[ReplicatedDb, string, unknown]> }>(
+      `SELECT seq, ${STAMP} AS stamp, writes FROM plinth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`,
       [seq, limit],
     );
-    return rows.rows.map((row) => ({ seq: Number(row.seq), writes: row.writes.map(([db, key, value]) => [db, JSON.parse(key) as Key, value] as RecordWrite) }));
+    return rows.rows.map((row) => ({
+      seq: Number(row.seq),
+      stamp: row.stamp,
+      writes: row.writes.map(([db, key, value]) => [db, JSON.parse(key) as Key, value] as RecordWrite),
+    }));
   };
 
   return {
@@ -188,10 +208,10 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           const puts = [...last.values()].filter((write) => write[2] !== null);
           const removes = [...last.values()].filter((write) => write[2] === null);
           const logged = writes.map(([db, key, value]) => [db, keyText(key), value]);
-          const inserted = await client.query<{ seq: string }>('INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq', [
-            origin,
-            JSON.stringify(logged),
-          ]);
+          const inserted = await client.query<{ seq: string; stamp: string }>(
+            `INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp`,
+            [origin, JSON.stringify(logged)],
+          );
           if (puts.length > 0) {
             await client.query(
               `INSERT INTO plinth_records (db, key, value) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
@@ -208,7 +228,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           const seq = Number(inserted.rows[0]!.seq);
           await client.query("SELECT pg_notify('plinth_changes', $1)", [String(seq)]);
           await client.query('COMMIT');
-          return { result, change: { seq, writes } };
+          return { result, change: { seq, stamp: inserted.rows[0]!.stamp, writes } };
         } catch (err) {
           await client.query('ROLLBACK').catch(() => undefined);
           throw err;
@@ -218,6 +238,11 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     changesSince: (seq, limit) => withClient((client) => fetchChanges(client, seq, limit)),
 
     logStart: () => withClient(readLogStart),
+
+    stampOf: (seq) =>
+      withClient(
+        async (client) => (await client.query<{ stamp: string }>(`SELECT ${STAMP} AS stamp FROM plinth_changes WHERE seq = $1`, [seq])).rows[0]?.stamp,
+      ),
 
     pruneChanges: (before) =>
       withClient(async (client) => {
@@ -246,10 +271,11 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       withClient(async (client) => {
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         try {
-          const head = Number((await client.query<{ seq: string }>('SELECT coalesce(max(seq), 0) AS seq FROM plinth_changes')).rows[0]!.seq);
+          const last = (await client.query<{ seq: string; stamp: string }>(`SELECT seq, ${STAMP} AS stamp FROM plinth_changes ORDER BY seq DESC LIMIT 1`))
+            .rows[0];
           await readAllRecords(client, each);
           await client.query('COMMIT');
-          return head;
+          return last ? { seq: Number(last.seq), stamp: last.stamp } : { seq: 0 };
         } catch (err) {
           await client.query('ROLLBACK').catch(() => undefined);
           throw err;

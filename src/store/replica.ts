@@ -1,5 +1,6 @@
 import type { Database, Key } from 'lmdb';
 import type { MetadataDbs } from './metadata-dbs.js';
+import type { RecordsLog } from './records-log.js';
 
 /**
  * The local LMDB as a replica of PostgreSQL (DESIGN "Past one machine"). Every store operation is
@@ -118,9 +119,13 @@ export function recordingDbs(dbs: MetadataDbs): { dbs: MetadataDbs; dryRun<T>(fn
 }
 
 /** Applies changes in order, each once: a change at or below `applied` is skipped. */
-export function applyChanges(dbs: MetadataDbs, changes: ReadonlyArray<{ seq: number; writes: readonly RecordWrite[] }>): Promise<AppliedChanges> {
+export function applyChanges(
+  dbs: MetadataDbs,
+  changes: ReadonlyArray<{ seq: number; stamp: string; writes: readonly RecordWrite[] }>,
+): Promise<AppliedChanges> {
   return dbs.env.transaction((): AppliedChanges => {
     let applied = appliedSeq(dbs);
+    let stamp: string | undefined;
     const touchedSites: unknown[] = [];
     for (const change of changes) {
       if (change.seq <= applied) continue;
@@ -131,8 +136,10 @@ export function applyChanges(dbs: MetadataDbs, changes: ReadonlyArray<{ seq: num
         if (db === 'sites' && value !== null) touchedSites.push(value);
       }
       applied = change.seq;
+      stamp = change.stamp;
     }
     void dbs.replicaState.put('applied', applied);
+    if (stamp !== undefined) void dbs.replicaState.put('appliedStamp', stamp);
     return { applied, touchedSites: touchedSites as AppliedChanges['touchedSites'] };
   });
 }
@@ -149,22 +156,35 @@ export function appliedSeq(dbs: MetadataDbs): number {
 }
 
 /**
- * Makes the replica follow `clusterId`: nothing to do if it already does and the log still holds
- * every change after its position (it catches up from there); otherwise every replicated database
- * is emptied and filled from a snapshot of PostgreSQL, and the replica starts at the change that
- * snapshot reflects.
+ * Makes the replica follow `log`'s cluster. Nothing to do if it already does and can resume:
+ * the log still holds every change after its position, and the change at its position is the one
+ * it applied (after PostgreSQL was restored to an earlier point, it is not, and the replica is
+ * ahead of the record). Otherwise every replicated database is emptied and filled from a snapshot
+ * of PostgreSQL, and the replica starts at the change that snapshot reflects.
  */
 export async function bootstrapReplica(
   dbs: MetadataDbs,
-  log: { clusterId: string; logStart(): Promise<number>; snapshot(each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>): Promise<number> },
+  log: Pick<RecordsLog, 'clusterId' | 'logStart' | 'stampOf' | 'snapshot'>,
 ): Promise<'followed' | 'rebuilt'> {
   const clusterId = log.clusterId;
-  if (dbs.replicaState.get('cluster') === clusterId && appliedSeq(dbs) >= (await log.logStart())) return 'followed';
+  if (dbs.replicaState.get('cluster') === clusterId && (await canResume(dbs, log))) return 'followed';
+  // Rebuilding empties the replicated databases: never those of an embedded install whose
+  // records are not in this cluster yet.
+  if (dbs.replicaState.get('cluster') === undefined && dbs.replicaState.get('migratedTo') !== clusterId && holdsRecords(dbs)) {
+    throw Object.assign(
+      new Error(
+        'PLINTH_DATA_DIR holds the records of an embedded install, which are not in the cluster at PLINTH_DATABASE_URL: ' +
+          'move them there first with `plinth admin migrate --to-cluster` (into an empty database), or give this node an empty PLINTH_DATA_DIR.',
+      ),
+      { code: EMBEDDED_RECORDS },
+    );
+  }
   const snapshot = log.snapshot;
   await dbs.env.transaction(() => {
     for (const name of REPLICATED_DBS) void (dbs[name] as unknown as Database<unknown, Key>).clearAsync();
     void dbs.replicaState.remove('cluster');
     void dbs.replicaState.put('applied', 0);
+    void dbs.replicaState.remove('appliedStamp');
   });
   const head = await snapshot((batch) =>
     dbs.env.transaction(() => {
@@ -172,10 +192,41 @@ export async function bootstrapReplica(
     }),
   );
   await dbs.env.transaction(() => {
-    void dbs.replicaState.put('applied', head);
+    void dbs.replicaState.put('applied', head.seq);
+    if (head.stamp !== undefined) void dbs.replicaState.put('appliedStamp', head.stamp);
     void dbs.replicaState.put('cluster', clusterId);
+    void dbs.replicaState.remove('migratedTo');
   });
   return 'rebuilt';
+}
+
+async function canResume(dbs: MetadataDbs, log: Pick<RecordsLog, 'logStart' | 'stampOf'>): Promise<boolean> {
+  const applied = appliedSeq(dbs);
+  const logStart = await log.logStart();
+  if (applied < logStart) return false;
+  // Nothing applied yet, or the change at the position was pruned (the log starts right after it).
+  if (applied === 0 || applied === logStart) return true;
+  return (await log.stampOf(applied)) === dbs.replicaState.get('appliedStamp');
+}
+
+/** Raised instead of rebuilding a data directory that holds an embedded install's own records. */
+export const EMBEDDED_RECORDS = 'EEMBEDDED_RECORDS';
+
+function holdsRecords(dbs: MetadataDbs): boolean {
+  return REPLICATED_DBS.some((db) => {
+    for (const _key of (dbs[db] as unknown as Database<unknown, Key>).getKeys({ limit: 1 })) return true;
+    return false;
+  });
+}
+
+/**
+ * Which cluster the data directory belongs to, if any: the one its replica follows, or the one
+ * its embedded records were moved into. Opened without PLINTH_DATABASE_URL, such a directory
+ * would take writes no other node ever sees.
+ */
+export function clusterOf(dbs: MetadataDbs): string | undefined {
+  const id = dbs.replicaState.get('cluster') ?? dbs.replicaState.get('migratedTo');
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** Whether the replica follows this cluster (a thread that does not bootstrap checks this). */

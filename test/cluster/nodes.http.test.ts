@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/store/index.js';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
@@ -9,6 +11,7 @@ import { AppClient } from '../app/http-client.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { callApi, request, type ApiCall, type ApiResponse } from '../helpers/http.js';
 import { waitUntil } from '../helpers/proc-stats.js';
+import { tempDir } from '../helpers/sites.js';
 
 /**
  * Three Plinth processes, each with its own data directory, on one PostgreSQL and one bucket,
@@ -47,6 +50,17 @@ const api = (node: number, call: ApiCall): Promise<ApiResponse> => callApi(clust
 const visit = (node: number, name: string, path = '/') => request({ port: cluster.port(node), host: `${name}.sites.localhost:8080`, path });
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 const deployBody = (html: string, extra: Record<string, unknown> = {}) => ({ files: [{ path: 'index.html', content: html }], ...extra });
+
+const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
+
+/** The built `plinth` command with these settings. */
+function plinth(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
 
 /** Polls until `ready` holds on every node, or fails after `ms`. */
 async function onEveryNode(ms: number, ready: (node: number) => Promise<boolean>): Promise<void> {
@@ -189,6 +203,38 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
       return (await stale.get('/')).headers.location === '/login';
     });
     expect(Date.now() - endedAt).toBeLessThan(1000);
+  });
+
+  it('plinth admin works against the cluster from a machine of its own, and every node applies what it does', async () => {
+    // An operator's machine: the cluster's settings and an empty folder for the command's replica.
+    const admin = (...args: string[]) => plinth({ ...cluster.env(0), PLINTH_DATA_DIR: tempDir('plinth-operator-machine-') }, 'admin', ...args);
+    const email = `ops-${Date.now()}@example.com`;
+    const made = await admin('account', 'create', '--email', email, '--plan', 'team');
+    expect(made.code, made.stderr).toBe(0);
+    expect((await admin('account', 'set-plan', '--email', email, '--plan', 'company')).code).toBe(0);
+    const token = (await admin('token', 'create', '--email', email)).stdout.trim();
+    await onEveryNode(2000, async (node) => (await api(node, { path: '/v1/me', token })).json?.plan === 'company');
+    const created = await api(1, { method: 'POST', path: '/v1/deploy', token, body: deployBody('<h1>operated</h1>') });
+    const name = created.json.site.name as string;
+    const helper = `helper-${Date.now()}@example.com`;
+    expect((await admin('account', 'create', '--email', helper)).code).toBe(0);
+    const added = await admin('member', 'add', '--site', name, '--email', helper, '--role', 'editor');
+    expect(added.code, added.stderr).toBe(0);
+    expect((await admin('site', 'takedown', name)).code).toBe(0);
+    await onEveryNode(1000, async (node) => (await visit(node, name)).status === 451);
+    expect((await admin('site', 'restore', name)).code).toBe(0);
+    await onEveryNode(1000, async (node) => (await visit(node, name)).status === 200);
+    const reports = await admin('report', 'list', '--status', 'all');
+    expect(reports.code, reports.stderr).toBe(0);
+  });
+
+  it('plinth admin refuses, changing nothing, a data directory that holds an embedded install', async () => {
+    const embedded = tempDir('plinth-embedded-');
+    expect((await plinth({ PLINTH_DATA_DIR: embedded }, 'admin', 'account', 'create', '--email', `alone-${Date.now()}@example.com`)).code).toBe(0);
+    const refused = await plinth({ ...cluster.env(0), PLINTH_DATA_DIR: embedded }, 'admin', 'report', 'list');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/migrate --to-cluster/);
+    expect((await plinth({ PLINTH_DATA_DIR: embedded }, 'admin', 'report', 'list')).code).toBe(0);
   });
 
   it('a node killed in the middle of a deploy loses nothing acknowledged, and catches up when it starts again', async () => {

@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORDS_UNAVAILABLE_CODE } from '../../src/errors.js';
 import { connectStore, hashToken, type Store } from '../../src/store/index.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { postgresBinDir, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/proc-stats.js';
 import { tempDir } from '../helpers/sites.js';
 import { markedEntry } from '../store/helpers.js';
@@ -181,6 +183,27 @@ describe('records in PostgreSQL', () => {
     const rebuilt = await node(pg.url, dirOfBehind);
     expect(rebuilt.getSite('after-prune')).toBeDefined();
     expect(rebuilt.cluster!.applied()).toBe(a.cluster!.applied());
+  });
+
+  it('rebuilds at start-up a replica that is ahead of a PostgreSQL restored to an earlier point', async () => {
+    const url = await pg.createDatabase(`restored_${Date.now()}`);
+    const dir = tempDir('plinth-node-');
+    const a = await node(url, dir);
+    await createSite(a, 'before-dump');
+    const dump = join(tempDir('plinth-dump-'), 'records.dump');
+    execFileSync(join(postgresBinDir()!, 'pg_dump'), ['--format=custom', `--file=${dump}`, `--dbname=${url}`]);
+    await createSite(a, 'after-dump');
+    await a.close();
+    open.splice(open.indexOf(a), 1);
+    execFileSync(join(postgresBinDir()!, 'pg_restore'), ['--clean', '--if-exists', `--dbname=${url}`, dump]);
+    // Another node writes first: its change takes the number "after-dump" had.
+    const b = await node(url);
+    await createSite(b, 'after-restore');
+    const restarted = await node(url, dir);
+    expect(restarted.getSite('before-dump')).toBeDefined();
+    expect(restarted.getSite('after-dump')).toBeUndefined();
+    expect(restarted.getSite('after-restore')).toBeDefined();
+    expect(restarted.cluster!.applied()).toBe(b.cluster!.applied());
   });
 
   it('keeps reading while PostgreSQL is down, refuses writes with RECORDS_UNAVAILABLE, and writes again once it is back', async () => {
