@@ -60,6 +60,10 @@ async function main(): Promise<void> {
       })
     : undefined;
   if (store.cluster) log.info({ cluster: store.cluster.clusterId, applied: store.cluster.applied() }, 'cluster.following');
+  if (store.cluster && !store.blobs.bucket) {
+    // Fine for one node; a second node would lack the blobs of every deploy this one takes.
+    log.warn({ blobs: config.dataDir }, 'cluster.blobs_on_this_node_only');
+  }
   // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.
   const swept = await store.blobs.sweepTemp(STALE_TEMP_MS, { atStartup: true });
   if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');
