@@ -102,6 +102,19 @@ export function readMemory(pid) {
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
 }
 
+/**
+ * CPU time (user + system) a PID has used so far, all its threads, in ms, from /proc/<pid>/stat.
+ * The kernel counts in clock ticks (10 ms at the usual 100 Hz), so measure over seconds.
+ */
+export function cpuTimeMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+}
+
+const CLOCK_TICKS_PER_S = 100;
+
 /** Samples RSS every `everyMs` until stopped; returns {maxRss, hwm, last}. */
 export function sampleMemory(pid, everyMs = 500) {
   let maxRss = 0;

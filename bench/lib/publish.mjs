@@ -28,17 +28,25 @@ export async function loadContentTypes(root) {
   return { typeOf: (path) => FALLBACK_TYPES[extname(path)] ?? 'application/octet-stream', isCompressible: fallbackCompressible, source: 'bench fallback map' };
 }
 
-/** Opens the store in `dataDir`; `publish(name, files)` commits a new 'builder' site (no badge). */
-export async function openPublisher(root, dataDir, { typeOf, isCompressible }) {
-  const { openStore } = await import(pathToFileURL(join(root, 'dist/store/index.js')).href);
-  const store = await openStore({ dir: dataDir });
+/**
+ * Opens the store in `dataDir`; `publish(name, files)` commits a new 'builder' site (no badge).
+ * With `cluster` ({ databaseUrl, bucket }: the store options of a cluster), `dataDir` is an
+ * operator's replica, as `plinth admin` opens one: records go to PostgreSQL and blobs into the
+ * bucket before the commit, the order a deploy keeps. `store` is the open store.
+ */
+export async function openPublisher(root, dataDir, { typeOf, isCompressible }, cluster) {
+  const { openStore, connectStore } = await import(pathToFileURL(join(root, 'dist/store/index.js')).href);
+  const store = cluster ? await connectStore({ dir: dataDir, bootstrap: true, ...cluster }) : openStore({ dir: dataDir });
   return {
+    store,
     async publish(name, files) {
       const entries = new Map();
       for (const [path, bytes] of files) {
         const type = typeOf(path);
         entries.set(path, await store.blobs.putFile(bytes, type, { compress: isCompressible(type) }));
       }
+      // No-op without a bucket.
+      await store.blobs.publish(Array.from(entries.values(), (entry) => entry.sha256));
       const result = await store.commitRevision({
         site: name,
         create: { name, plan: 'builder', claimed: true },

@@ -1,5 +1,5 @@
-// Runs s3rver (the S3 stand-in of the tests) in its own process, so a test can stop it like an
-// outage. Started by test/helpers/s3.ts with `node --openssl-legacy-provider`: s3rver's
+// Runs s3rver (the S3 stand-in of the tests and the cluster bench) in its own process, so a test
+// can stop it like an outage. Started by s3rver.mjs with `node --openssl-legacy-provider`: s3rver's
 // ListObjectsV2 continuation tokens use DES, which OpenSSL 3 only offers from its legacy provider.
 // Arguments: <directory> <bucket> <port>; prints {"port": n} once listening, then one JSON line
 // per request it receives ({"method", "url", "copy"}), so tests can count what was sent.

@@ -1,0 +1,17 @@
+/** A private PostgreSQL server on loopback (see postgres.mjs). */
+export interface PostgresServer {
+  /** `postgres://…@127.0.0.1:<port>/<database>` for a database of its own. */
+  url: string;
+  port: number;
+  /** A new, empty database on the same server. */
+  createDatabase(name: string): Promise<string>;
+  /** Stops the server (fast shutdown) and removes its files. */
+  stop(): Promise<void>;
+  /** Stops the server but keeps its files, to start it again (an outage). */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+}
+
+export function postgresBinDir(): string | undefined;
+export function hasPostgres(): boolean;
+export function startPostgres(): Promise<PostgresServer>;

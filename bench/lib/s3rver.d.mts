@@ -1,0 +1,27 @@
+/** One request s3rver received. */
+export interface S3rverRequest {
+  method: string;
+  /** With its query string. */
+  url: string;
+  /** Whether it was a CopyObject (it carried `x-amz-copy-source`). */
+  copy: boolean;
+}
+
+/** s3rver in a child process on loopback, with one bucket (see s3rver.mjs). */
+export interface S3rverServer {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+  /** The server's settings, for `loadConfig` or a node's environment. */
+  env: Record<string, string>;
+  /** Requests the server received so far. */
+  requests(): S3rverRequest[];
+  /** Stops the server but keeps its files (an outage); `resume` starts it again on the same port. */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  /** Stops the server and removes its files. */
+  stop(): Promise<void>;
+}
+
+export function startS3rver(bucket?: string): Promise<S3rverServer>;
