@@ -391,7 +391,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       case 'sweep': {
         const from = new Map(liveNodes().map((node) => [node, nodes.running(node)!.output().length]));
         const sweeping = (): number | undefined =>
-          [...from].find(([node, offset]) => nodes.running(node)?.output().indexOf('"sweep.started"', offset) !== -1)?.[0];
+          [...from].find(([node, offset]) => (nodes.running(node)?.output().indexOf('"sweep.started"', offset) ?? -1) !== -1)?.[0];
         await until(() => sweeping() !== undefined);
         return sweeping() ?? anyNode();
       }
