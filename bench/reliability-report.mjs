@@ -17,7 +17,7 @@ function load(name) {
 const MB = (bytes) => `${(bytes / 1048576).toFixed(1)} MB`;
 const n = (value) => Number(value).toLocaleString('en-US');
 const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
-const ran = (figures) => `run ${figures.at.slice(0, 16).replace('T', ' ')} UTC, Node ${figures.node}`;
+const ran = (figures) => `run ${figures.at.slice(0, 16).replace('T', ' ')} UTC, Node ${figures.node}${figures.machine ? `, ${figures.machine}` : ''}`;
 const notRun = (command) => `_Not run yet: \`${command}\` records it._`;
 
 function chaosSection() {
@@ -225,7 +225,7 @@ const machine = await machineInfo(root);
 const text = [
   '# Reliability figures',
   '',
-  `Written by \`node bench/reliability-report.mjs\` from \`bench/results/*.json\` on ${machine.date.slice(0, 10)}, commit \`${machine.commit}\`: ${machine.cores} cores, ${machine.cpu ?? 'CPU not reported'}, Node ${machine.node}. Each section names the run it comes from. Graceful stop (\`graceful-stop.test.ts\`) and start-up cleanup (\`restart-cleanup.test.ts\`) are pass/fail tests without figures.`,
+  `Written by \`node bench/reliability-report.mjs\` from \`bench/results/*.json\` on ${machine.date.slice(0, 10)}, commit \`${machine.commit}\`: ${machine.cores} cores, ${machine.cpu ?? 'CPU not reported'}, Node ${machine.node}. Each section names the run it comes from, with its machine when the run recorded it. Graceful stop (\`graceful-stop.test.ts\`) and start-up cleanup (\`restart-cleanup.test.ts\`) are pass/fail tests without figures.`,
   '',
   ...chaosSection(),
   '',
