@@ -1,5 +1,5 @@
 // Writes bench/RELIABILITY.md from the figures the reliability tests recorded in bench/results/
-// (`npm run reliability`, `npm run chaos`, `npm run soak` and `npm run bench:backup` put them there).
+// (`npm run reliability`, `npm run chaos`, `npm run chaos:cluster`, `npm run soak` and `npm run bench:backup` put them there).
 // A figure file that is missing is reported as not run, never invented.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,7 +17,7 @@ function load(name) {
 const MB = (bytes) => `${(bytes / 1048576).toFixed(1)} MB`;
 const n = (value) => Number(value).toLocaleString('en-US');
 const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
-const ran = (figures) => `run ${figures.at.slice(0, 16).replace('T', ' ')} UTC, Node ${figures.node}`;
+const ran = (figures) => `run ${figures.at.slice(0, 16).replace('T', ' ')} UTC, Node ${figures.node}${figures.machine ? `, ${figures.machine}` : ''}`;
 const notRun = (command) => `_Not run yet: \`${command}\` records it._`;
 
 function chaosSection() {
@@ -46,7 +46,40 @@ function chaosSection() {
     lines.push(
       '',
       `Checks in the long run: ${Object.entries(full.checks)
-        .filter(([k]) => k !== 'total')
+        .filter(([k, v]) => k !== 'total' && v > 0)
+        .map(([k, v]) => `${k} ${n(v)}`)
+        .join(', ')}.`,
+    );
+  return lines;
+}
+
+function clusterChaosSection() {
+  const full = load('chaos-cluster');
+  const fast = load('chaos-cluster-fast');
+  const lines = [
+    '## SIGKILL of any node of three',
+    '',
+    "Test: `test/cluster/chaos.test.ts`, the same harness (`chaos-harness.ts`) driving three nodes (`chaos-nodes.ts`) on one PostgreSQL and one bucket (s3rver). Deploys of every kind go to random live nodes, as behind a load balancer without sticky sessions; a random node is killed with `SIGKILL` on a timer, mid-upload, mid-ingest or commit, right as a sweep starts, or again while it starts up and catches up; the other two go on taking deploys while it is down, and it restarts on its own data directory. After each kill every revision in PostgreSQL is checked whole, every blob and variant it references present in the bucket (and hashed once), the killed node's cached blobs hashed against their names and its leftovers gone; after the restart every node, the restarted one first and without waiting, must answer for every site with exactly its last acknowledged revision (or the cut-off one, if it committed), list every acknowledged revision still in reach, and serve every file's bytes.",
+    '',
+  ];
+  const row = (label, f) =>
+    `| ${label} | ${n(f.kills)} (${Object.entries(f.killsByMode)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(
+        ', ',
+      )}) | ${f.killsByNode.map(n).join(' / ')} | ${n(f.deploysSent)} | ${n(f.acknowledged)} (${n(f.acknowledgedWhileDown)}) / ${n(f.committedUnacknowledged)} / ${n(f.notCommitted)} | ${n(f.checks.total)} | ${n(f.leftoversFoundAfterKill.uploads + f.leftoversFoundAfterKill.blobTemp)} → ${n(f.leftoversAfterRestart)} | ${s(f.restartMs.median)} | ${f.failures.length} |`;
+  lines.push(
+    '| Run | Kills (by moment) | Kills of node 0 / 1 / 2 | Deploys sent | Acknowledged (while a node was down) / committed unanswered / not committed | Checks | Leftover files after a kill → after restart | Restart (median) | Failures |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+  );
+  if (full) lines.push(row(`\`npm run chaos:cluster\` (${ran(full)}, seed ${full.seed})`, full));
+  if (fast) lines.push(row(`\`npm run test:cluster\` short form (${ran(fast)}, seed ${fast.seed})`, fast));
+  if (!full && !fast) lines.push('', notRun('npm run chaos:cluster'));
+  if (full)
+    lines.push(
+      '',
+      `Checks in the long run: ${Object.entries(full.checks)
+        .filter(([k, v]) => k !== 'total' && v > 0)
         .map(([k, v]) => `${k} ${n(v)}`)
         .join(', ')}.`,
     );
@@ -192,9 +225,11 @@ const machine = await machineInfo(root);
 const text = [
   '# Reliability figures',
   '',
-  `Written by \`node bench/reliability-report.mjs\` from \`bench/results/*.json\` on ${machine.date.slice(0, 10)}, commit \`${machine.commit}\`: ${machine.cores} cores, ${machine.cpu ?? 'CPU not reported'}, Node ${machine.node}. Each section names the run it comes from. Graceful stop (\`graceful-stop.test.ts\`) and start-up cleanup (\`restart-cleanup.test.ts\`) are pass/fail tests without figures.`,
+  `Written by \`node bench/reliability-report.mjs\` from \`bench/results/*.json\` on ${machine.date.slice(0, 10)}, commit \`${machine.commit}\`: ${machine.cores} cores, ${machine.cpu ?? 'CPU not reported'}, Node ${machine.node}. Each section names the run it comes from, with its machine when the run recorded it. Graceful stop (\`graceful-stop.test.ts\`) and start-up cleanup (\`restart-cleanup.test.ts\`) are pass/fail tests without figures.`,
   '',
   ...chaosSection(),
+  '',
+  ...clusterChaosSection(),
   '',
   ...diskSection(),
   '',

@@ -47,6 +47,8 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
     const spool = spoolBody(res, { path: spoolPath, maxBytes: MAX_REQUEST_BYTES, pacer: deps.pacer, deadlineMs: config.deploy.uploadTimeoutMs });
     void (async () => {
       try {
+        // A site or token another node made a moment ago decides this deploy too.
+        await ops.admission.catchUp();
         const caller = identifyBearer(request.headers.authorization, deps.store, 'rest');
         ops.tokens.noteUse(caller);
         const pending = await ops.deploy.begin({

@@ -69,6 +69,8 @@ export function createApp(options: AppOptions): App {
 
   async function respond(request: AppRequest, found: RouteMatch<PageRoute>): Promise<AppResponse> {
     const route = found.kind === 'found' ? found.handler : undefined;
+    // A session or sign-in another node started a moment ago counts here too.
+    await ops.admission.catchUp();
     const person = await ops.people.resolveSession(request.cookies[names.session]);
     const cookies: string[] = [];
     let token: string;

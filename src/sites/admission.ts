@@ -35,10 +35,22 @@ export interface Admission {
    * counts the other `calls - 1` against the same limits, all or none, else `429 limit`.
    */
   admitBatch(input: BatchInput): Promise<void>;
+  /**
+   * In a cluster, brings this node's replica up to every change PostgreSQL had committed when
+   * the call was made, so that a request decides on what any node acknowledged before it arrived:
+   * a client behind a load balancer without sticky sessions sees its own writes wherever its next
+   * request lands. `admit` does it first; the deploy edge, which does not `admit`, and the account
+   * app call it themselves. Never fails: while PostgreSQL is away or slow (past a second), the
+   * request goes on with the replica as it is, as serving does. Does nothing outside a cluster.
+   */
+  catchUp(): Promise<void>;
 }
 
+/** How long a request waits for its node's replica to catch up before going on without. */
+const CATCH_UP_WAIT_MS = 1000;
+
 export function admission(deps: OperationsDeps, tokens: TokenOperations): Admission {
-  const { store, config } = deps;
+  const { store, config, log } = deps;
 
   function capsOf(network: string, caller: Caller | undefined): Array<RateCheck | undefined> {
     return [
@@ -47,8 +59,26 @@ export function admission(deps: OperationsDeps, tokens: TokenOperations): Admiss
     ];
   }
 
+  async function catchUp(): Promise<void> {
+    const cluster = store.cluster;
+    if (cluster === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CATCH_UP_WAIT_MS);
+    });
+    const caughtUp = cluster.catchUp().then(
+      () => undefined,
+      (err: unknown) => log.debug({ err }, 'cluster.catch_up_failed'),
+    );
+    await Promise.race([caughtUp, waited]);
+    clearTimeout(timer);
+  }
+
   return {
+    catchUp,
+
     async admit(input) {
+      await catchUp();
       let caller: Caller | undefined;
       let refused: unknown;
       try {

@@ -8,6 +8,7 @@ import { hashToken } from '../../src/store/index.js';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
 import type { AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
+import { tgzBytes } from '../helpers/archive-bytes.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { callApi, request, type ApiCall, type ApiResponse } from '../helpers/http.js';
 import { waitUntil } from '../helpers/proc-stats.js';
@@ -127,6 +128,47 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
     expect(updated.status, updated.text).toBe(201);
     expect((await visit(2, name)).text).toContain('second');
     await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes('second'));
+  });
+
+  it('a request that reaches another node right after a 201 finds what was acknowledged, as behind a load balancer without sticky sessions', async () => {
+    // Found by the three-node chaos run: a node decided on its replica as it stood, and the change
+    // log had not reached it yet, so a new token was refused (401), a new site unknown (404), a
+    // revision just published a stale base (409). Each step here goes to the next node at once.
+    for (let round = 0; round < 6; round++) {
+      const [a, b, c] = [round % 3, (round + 1) % 3, (round + 2) % 3];
+      const owner = await accountWithToken(cluster.operator, 'builder');
+      expect((await api(a, { path: '/v1/me', token: owner.token })).status, `token on node ${a}`).toBe(200);
+      const created = await api(a, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody(`<h1>${round} a</h1>`) });
+      expect(created.status, created.text).toBe(201);
+      const name = created.json.site.name as string;
+      const updated = await api(b, {
+        method: 'POST',
+        path: `/v1/deploy?site=${name}`,
+        token: owner.token,
+        raw: tgzBytes([['index.html', Buffer.from(`<h1>${round} b</h1>`)]]),
+        headers: { 'x-base-revision': created.json.revision.id },
+      });
+      expect(updated.status, `archive update on node ${b}: ${updated.text}`).toBe(201);
+      const rolledBack = await api(c, { method: 'POST', path: `/v1/sites/${name}/rollback`, token: owner.token, body: { revision: created.json.revision.id } });
+      expect(rolledBack.status, `rollback on node ${c}: ${rolledBack.text}`).toBe(201);
+      // A digest deploy is two requests, which a load balancer may send to two nodes.
+      const html = `<h1>${round} digest</h1>`;
+      const manifest = await api(a, {
+        method: 'POST',
+        path: '/v1/deploy/manifest',
+        token: owner.token,
+        body: {
+          site: name,
+          base_revision: rolledBack.json.revision.id,
+          files: [{ path: 'index.html', size: Buffer.byteLength(html), sha256: sha256(Buffer.from(html)) }],
+        },
+      });
+      expect(manifest.status, manifest.text).toBe(201);
+      const uploaded = await api(b, { method: 'POST', path: `/v1/deploy?manifest=${manifest.json.manifest}`, token: owner.token, body: deployBody(html) });
+      expect(uploaded.status, `upload of the manifest on node ${b}: ${uploaded.text}`).toBe(201);
+      const listed = await api(c, { path: `/v1/sites/${name}`, token: owner.token });
+      expect(listed.json.live_revision.id, `live revision on node ${c}`).toBe(uploaded.json.revision.id);
+    }
   });
 
   it('of three nodes deploying on the same base revision, one answers 201 and the others 409', async () => {

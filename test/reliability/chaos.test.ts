@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { tempDir } from '../helpers/sites.js';
 import { runChaos } from './chaos-harness.js';
+import { oneNode } from './chaos-nodes.js';
 import { recordFigures } from './figures.js';
 
 // `npm test` runs a short version; `npm run chaos` sets CHAOS_KILLS/CHAOS_DEPLOYS for the long one
@@ -15,7 +16,7 @@ it(
   'loses nothing acknowledged and half-publishes nothing when killed at any instant',
   async () => {
     const dataDir = tempDir('plinth-chaos-');
-    const figures = await runChaos({ dataDir, kills, minDeploys, seed, progress: (line) => console.log(`[chaos] ${line}`) });
+    const figures = await runChaos({ nodes: oneNode(dataDir), kills, minDeploys, seed, progress: (line) => console.log(`[chaos] ${line}`) });
     rmSync(dataDir, { recursive: true, force: true });
     recordFigures(process.env.CHAOS_KILLS ? 'chaos' : 'chaos-fast', { ...figures });
     expect(figures.failures).toEqual([]);

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
@@ -15,7 +15,9 @@ export function figuresDir(): string {
 export function recordFigures(name: string, figures: Record<string, unknown>): void {
   const dir = figuresDir();
   mkdirSync(dir, { recursive: true });
-  const record = { test: name, at: new Date().toISOString(), node: process.version, ...figures };
+  // The machine too: figures of several machines end up side by side in bench/RELIABILITY.md.
+  const machine = `${availableParallelism()} cores, ${cpus()[0]?.model.trim() ?? 'CPU not reported'}`;
+  const record = { test: name, at: new Date().toISOString(), node: process.version, machine, ...figures };
   writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(record, null, 2)}\n`);
   console.log(`[reliability] ${name}: ${JSON.stringify(figures)}`);
 }
