@@ -3,9 +3,50 @@
 // ListObjectsV2 continuation tokens use DES, which OpenSSL 3 only offers from its legacy provider.
 // Arguments: <directory> <bucket> <port>; prints {"port": n} once listening, then one JSON line
 // per request it receives ({"method", "url", "copy"}), so tests can count what was sent.
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import S3rver from 's3rver';
 
+const FilesystemStore = createRequire(import.meta.url)('s3rver/lib/stores/filesystem.js');
+
 const [directory, bucket, port] = process.argv.slice(2);
+
+// S3 makes an object visible only once its PUT completes: an interrupted upload leaves the old
+// object (or none). s3rver writes into the object's file as the bytes arrive, so a client killed
+// mid-upload would leave a truncated object where a whole one was. Written aside and renamed into
+// place here, as S3 behaves.
+const partialDir = `${directory}-partial`;
+mkdirSync(partialDir, { recursive: true });
+FilesystemStore.prototype.putObject = async function putObject(object) {
+  const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
+  const partial = join(partialDir, randomUUID());
+  const md5 = createHash('md5');
+  let size = 0;
+  try {
+    const counted = new Transform({
+      transform(chunk, encoding, callback) {
+        md5.update(chunk);
+        size += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    const source = Buffer.isBuffer(object.content) ? [object.content] : object.content;
+    await pipeline(source, counted, createWriteStream(partial));
+    await mkdir(dirname(objectPath), { recursive: true });
+    await rename(partial, objectPath);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw err;
+  }
+  const digest = md5.digest('hex');
+  await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+  return { size, md5: digest };
+};
 const server = new S3rver({
   address: '127.0.0.1',
   port: Number(port),

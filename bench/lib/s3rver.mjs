@@ -76,6 +76,7 @@ export async function startS3rver(bucket = 'plinth-test') {
     async stop() {
       await stopChild();
       rmSync(dir, { recursive: true, force: true });
+      rmSync(`${dir}-partial`, { recursive: true, force: true });
     },
   };
 }

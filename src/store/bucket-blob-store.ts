@@ -100,8 +100,10 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   }
 
   /**
-   * One object of a deploy: uploaded when missing (or, for a blob, when the bucket's copy has
-   * another size: something else wrote it wrong), renewed when older than half the grace period.
+   * One object of a deploy: uploaded when missing or when the bucket's copy has another size than
+   * this node's (a blob written wrong elsewhere; a variant that another build of the compressor
+   * made, so the record about to be committed describes the bytes the bucket holds), renewed when
+   * older than half the grace period.
    * Bucket garbage collection deletes only objects older than the whole grace period, so whatever
    * this passes stays until its commit (right after) references it.
    */
@@ -111,7 +113,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     if ((knownFresh.get(key) ?? 0) > at) return;
     const path = local.pathOf(sha256, encoding);
     const found = await bucket.head(key);
-    const size = found === undefined || encoding === undefined ? await sizeIfExists(path) : undefined;
+    const size = await sizeIfExists(path);
     if (found === undefined && size === undefined) {
       throw Object.assign(new Error(`blob ${key} is neither on this node nor in the bucket`), { code: NOT_IN_BUCKET });
     }

@@ -18,6 +18,8 @@ export interface TestS3 extends S3rverServer {
   get(key: string): Promise<Buffer>;
   put(key: string, bytes: Buffer): Promise<void>;
   remove(key: string): Promise<void>;
+  /** A client of the bucket, for what the helpers above do not cover. */
+  client: S3Client;
 }
 
 export type S3Request = S3rverRequest;
@@ -36,6 +38,7 @@ export async function startS3(bucket = 'plinth-test'): Promise<TestS3> {
 
   return {
     ...server,
+    client,
     options: (extra = {}) => ({ bucket, endpoint, region, forcePathStyle: true, credentials, cacheBytes: 0, graceMs: 3600_000, ...extra }),
     async list() {
       const objects: Array<{ key: string; size: number }> = [];

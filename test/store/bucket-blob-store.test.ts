@@ -2,6 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, brotliDecompressSync, gzipSync } from 'node:zlib';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBucketUnavailable, toErrorBody } from '../../src/errors.js';
 import { openBlobStore, type BlobStore, type BucketOptions, type Encoding } from '../../src/store/index.js';
@@ -81,6 +83,31 @@ describe('a blob store with a bucket', () => {
     const again = s3.requests().length;
     await second.blobs.publish([...oldShas, freshSha]);
     expect(sentSince(again)).toEqual([]);
+  });
+
+  it('replaces a variant the bucket holds at another size than the one about to be recorded', async () => {
+    const { blobs } = openBlobs();
+    const entry = await blobs.putFile(page('cut'), 'text/html; charset=utf-8', { compress: true });
+    // What a store without atomic uploads keeps of an upload cut off half-way.
+    await s3.put(keyOf(entry.sha256, 'br'), Buffer.from('cut short'));
+    await blobs.publish([entry.sha256]);
+    expect((await s3.get(keyOf(entry.sha256, 'br'))).byteLength).toBe(entry.encodings!.br);
+  });
+
+  it('keeps the whole object when an upload over it is cut off (the stand-in is atomic, as S3 is)', async () => {
+    const bytes = randomBytes(5000);
+    const key = keyOf(sha256(bytes));
+    await s3.put(key, bytes);
+    const aborted = new AbortController();
+    const slow = new Readable({ read() {} });
+    slow.push(randomBytes(100));
+    const sending = s3.client
+      .send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: slow, ContentLength: 5000 }), { abortSignal: aborted.signal })
+      .catch((err: Error) => err.name);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    aborted.abort();
+    expect(await sending).toBe('AbortError');
+    expect(await s3.get(key)).toEqual(bytes);
   });
 
   it('uploads a large blob in parts', async () => {
