@@ -8,11 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './proc.mjs';
 
-const BIN_DIRS = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'];
+const VERSIONS_DIR = '/usr/lib/postgresql';
 
-/** The directory of the newest installed server binaries, or undefined. */
+/** The directory of the newest installed server binaries (Debian keeps one per major version), or undefined. */
 export function postgresBinDir() {
-  return BIN_DIRS.find((dir) => existsSync(join(dir, 'initdb')));
+  const versions = existsSync(VERSIONS_DIR) ? readdirSync(VERSIONS_DIR).filter((name) => /^\d+$/.test(name)) : [];
+  versions.sort((a, b) => Number(b) - Number(a));
+  return versions.map((version) => join(VERSIONS_DIR, version, 'bin')).find((dir) => existsSync(join(dir, 'initdb')));
 }
 
 /** Whether this machine can run a private PostgreSQL. */
