@@ -3,6 +3,7 @@ import { serialize, type SerializeOptions } from 'cookie';
 import { html } from 'hono/html';
 import type { Config } from '../config.js';
 import { toErrorBody } from '../errors.js';
+import type { UploadPacer } from '../http/index.js';
 import type { Logger } from '../log.js';
 import type { Caller, Operations, Session } from '../sites/index.js';
 import type { PageAssets } from '../web/index.js';
@@ -17,6 +18,8 @@ export interface AppDeps {
   log: Logger;
   /** The shared stylesheet, script and icon. */
   assets: PageAssets;
+  /** Slows uploads while the thread is busy serving visitors. */
+  pacer?: UploadPacer;
 }
 
 /** Everything a page handler gets for one request. */
@@ -49,6 +52,11 @@ export interface PageRoute {
    * revocation): they carry no cookies and no form token, so the cross-site check is moot there.
    */
   form?: boolean;
+  /**
+   * An upload (drop to publish): the body is spooled to a file rather than read into memory, and
+   * the handler checks the form token itself, since it may sit inside a multipart body.
+   */
+  upload?: boolean;
 }
 
 /** Cookie names: the `__Host-` prefix pins them to the app host over https. */
@@ -73,13 +81,14 @@ export function newFormCookie(): string {
  * A page in the shell, with the person's navigation when signed in. A flash from the page before
  * is shown here (its notice, unless the page has its own) and then dropped.
  */
-export function page(context: PageContext, options: Omit<ShellOptions, 'formToken' | 'email'>, status = 200): AppResponse {
-  const notice = options.notice ?? context.flash?.notice;
+export function page(context: PageContext, options: Omit<ShellOptions, 'formToken' | 'email'> & { keepFlash?: boolean }, status = 200): AppResponse {
+  const { keepFlash, ...shell } = options;
+  const notice = shell.notice ?? context.flash?.notice;
   const response = htmlResponse(
-    renderShell(context.deps.assets, { ...options, notice, formToken: context.formToken, email: context.person?.account.email }),
+    renderShell(context.deps.assets, { ...shell, notice, formToken: context.formToken, email: context.person?.account.email }),
     status,
   );
-  if (context.flash) response.cookies.push(serialize(cookieNames(context.deps.config).flash, '', cookieOptions(context.deps.config, 0)));
+  if (context.flash && !keepFlash) response.cookies.push(serialize(cookieNames(context.deps.config).flash, '', cookieOptions(context.deps.config, 0)));
   return response;
 }
 
@@ -93,7 +102,11 @@ export async function flashKey(context: PageContext, signedOut = false): Promise
  * for the browser's next, signed-out request (after sign-out).
  */
 export async function redirectWithFlash(context: PageContext, location: string, flash: Flash, options: { signedOut?: boolean } = {}): Promise<AppResponse> {
-  const response = redirect(location);
+  return withFlash(context, redirect(location), flash, options);
+}
+
+/** Adds a flash for the next page to any answer (the drop script's JSON answer navigates itself). */
+export async function withFlash(context: PageContext, response: AppResponse, flash: Flash, options: { signedOut?: boolean } = {}): Promise<AppResponse> {
   const sealed = sealFlash(await flashKey(context, options.signedOut), flash);
   response.cookies.push(serialize(cookieNames(context.deps.config).flash, sealed, cookieOptions(context.deps.config, FLASH_MAX_AGE_SECONDS)));
   return response;

@@ -10,6 +10,26 @@ export interface Flash {
   notice?: string;
   /** A new API token, shown once. */
   token?: string;
+  /** What a drop on the app published, for the result page. */
+  deploy?: DeployFlash;
+}
+
+/** The result page's facts of one deploy; kept small, since a cookie holds at most 4 KB. */
+export interface DeployFlash {
+  name: string;
+  url: string;
+  number: number;
+  revision: string;
+  files: number;
+  bytes: number;
+  /** True when the drop made a new site; false for a new revision of an existing one. */
+  created: boolean;
+  /** Signed out only: the claim link and when the site goes unless claimed. */
+  claimUrl?: string;
+  expiresAt?: string;
+  /** The first few paths left out, and how many more there were. */
+  skipped: string[];
+  skippedMore: number;
 }
 
 /** A flash outlives the redirect that carries it by this much, at most. */
@@ -34,9 +54,30 @@ export function openFlash(secret: string, sealed: string | undefined): Flash | u
     decipher.setAuthTag(parts[2]!);
     const value: unknown = JSON.parse(Buffer.concat([decipher.update(parts[1]!), decipher.final()]).toString('utf8'));
     if (value === null || typeof value !== 'object') return undefined;
-    const { notice, token } = value as Record<string, unknown>;
-    return { ...(typeof notice === 'string' ? { notice } : {}), ...(typeof token === 'string' ? { token } : {}) };
+    const { notice, token, deploy } = value as Record<string, unknown>;
+    return {
+      ...(typeof notice === 'string' ? { notice } : {}),
+      ...(typeof token === 'string' ? { token } : {}),
+      ...(isDeployFlash(deploy) ? { deploy } : {}),
+    };
   } catch {
     return undefined;
   }
+}
+
+function isDeployFlash(value: unknown): value is DeployFlash {
+  if (value === null || typeof value !== 'object') return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.name === 'string' &&
+    typeof v.url === 'string' &&
+    typeof v.number === 'number' &&
+    typeof v.revision === 'string' &&
+    typeof v.files === 'number' &&
+    typeof v.bytes === 'number' &&
+    typeof v.created === 'boolean' &&
+    Array.isArray(v.skipped) &&
+    v.skipped.every((path) => typeof path === 'string') &&
+    typeof v.skippedMore === 'number'
+  );
 }

@@ -2,7 +2,7 @@
 import { serialize } from 'cookie';
 import type { Config } from '../config.js';
 import { toErrorBody } from '../errors.js';
-import { clientNetwork, copyRequest, createRouter, trackAbort, type HttpRequest, type HttpResponse, type RouteMatch } from '../http/index.js';
+import { clientNetwork, copyRequest, createRouter, trackAbort, type HttpRequest, type HttpResponse, type RouteMatch, type UploadPacer } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { personCaller, type Operations } from '../sites/index.js';
 import { loadPageAssets } from '../web/index.js';
@@ -17,10 +17,12 @@ import { oauthEndpointRoutes } from './oauth-endpoints.js';
 import { outboxRoutes } from './pages/outbox.js';
 import { reportRoutes } from './pages/report.js';
 import { signInRoutes } from './pages/sign-in.js';
+import { publishRoutes } from './pages/publish.js';
 import { siteRoutes } from './pages/site.js';
 import { cookiesOf, formOf, readBody, type AppRequest } from './request.js';
 import { writeAppResponse, type AppResponse } from './response.js';
 import { openFlash } from './flash.js';
+import { removeUpload, startUpload, type Upload } from './upload.js';
 import { formToken, isCrossSite, pageHeaders, tokensMatch } from './security.js';
 
 export interface AppOptions {
@@ -29,6 +31,8 @@ export interface AppOptions {
   log: Logger;
   /** Extra routes served on the app host (the OAuth authorization server). */
   extraRoutes?: readonly PageRoute[];
+  /** Slows drop-to-publish uploads while the thread is busy serving visitors. */
+  pacer?: UploadPacer;
 }
 
 export interface App {
@@ -46,7 +50,7 @@ const MAX_BODY_BYTES = 64 * 1024;
 const FORM_COOKIE_SECONDS = 24 * 3600;
 
 export function createApp(options: AppOptions): App {
-  const deps: AppDeps = { ops: options.ops, config: options.config, log: options.log, assets: loadPageAssets() };
+  const deps: AppDeps = { ops: options.ops, config: options.config, log: options.log, assets: loadPageAssets(), pacer: options.pacer };
   const { ops, config, log } = deps;
   const names = cookieNames(config);
   const appOrigin = new URL(config.publicUrls.app).origin;
@@ -55,6 +59,7 @@ export function createApp(options: AppOptions): App {
     ...signInRoutes(deps),
     ...accountRoutes(deps),
     ...siteRoutes(deps),
+    ...publishRoutes(deps),
     ...claimRoutes(deps),
     ...approvalRoutes(deps),
     ...inviteRoutes(deps),
@@ -122,7 +127,7 @@ export function createApp(options: AppOptions): App {
           href: '/',
           label: 'Go to your sites',
         });
-      } else if (route.method === 'POST' && route.form !== false && !tokensMatch(token, formOf(request).get('csrf'))) {
+      } else if (route.method === 'POST' && route.form !== false && !route.upload && !tokensMatch(token, formOf(request).get('csrf'))) {
         response = messagePage(context, 403, 'This form has expired', 'Nothing was changed. Go back, reload the page and try again.', {
           href: request.path,
           label: 'Reload the page',
@@ -144,12 +149,18 @@ export function createApp(options: AppOptions): App {
       const copied = copyRequest(res, req);
       trackAbort(res);
       const found = router.match(copied.method, copied.path);
-      const body = copied.method === 'POST' ? readBody(res, MAX_BODY_BYTES) : undefined;
+      const uploading = copied.method === 'POST' && found.kind === 'found' && found.handler.upload === true;
+      // An upload goes to a spool file as it arrives; a form is small and read into memory.
+      const upload: Upload | undefined = uploading
+        ? startUpload(res, { spoolDir: config.spoolDir, pacer: deps.pacer, deadlineMs: config.deploy.uploadTimeoutMs })
+        : undefined;
+      const body = copied.method === 'POST' && !uploading ? readBody(res, MAX_BODY_BYTES) : undefined;
       void (async () => {
         let response: AppResponse;
+        let finished = body === undefined || body.finished();
         try {
           const params = found.kind === 'found' ? found.params : [];
-          const request: AppRequest = { ...copied, cookies: cookiesOf(copied), params, body: body ? await body.done : Buffer.alloc(0) };
+          const request: AppRequest = { ...copied, cookies: cookiesOf(copied), params, body: body ? await body.done : Buffer.alloc(0), upload };
           response = await respond(request, found);
         } catch (err) {
           // Only reading the body fails here (too large, or the client went); pages handle the rest.
@@ -157,7 +168,14 @@ export function createApp(options: AppOptions): App {
           if (internal) log.error({ err, path: copied.path }, 'app.failed');
           response = { status, headers: { 'Content-Type': 'text/plain; charset=utf-8', ...pageHeaders() }, cookies: [], body: error.error.message };
         }
-        writeAppResponse(res, response, { head: copied.method === 'HEAD', closeConnection: body !== undefined && !body.finished() });
+        if (upload) {
+          // A refusal may come before the whole body arrived: read on a little, then close.
+          finished = await upload.spool.drain();
+          await removeUpload(upload);
+        } else if (body) {
+          finished = body.finished();
+        }
+        writeAppResponse(res, response, { head: copied.method === 'HEAD', closeConnection: !finished });
       })();
     },
   };

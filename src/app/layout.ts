@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { renderPage, type Html, type PageAssets } from '../web/index.js';
+import { renderPage, type AssetName, type Html, type PageAssets } from '../web/index.js';
 
 /**
  * The page shell and the small components every app page uses. Templates are hono's `html`:
@@ -23,6 +23,8 @@ export interface ShellOptions {
   body: Html;
   /** Short text for search engines and previews. */
   description?: string;
+  /** The drop-to-publish script, on pages with a drop zone. */
+  scripts?: readonly AssetName[];
 }
 
 const NAV_HREF = { sites: '/', tokens: '/tokens', billing: '/billing' } as const;
@@ -52,6 +54,7 @@ export function renderShell(assets: PageAssets, options: ShellOptions): string {
     <button type="submit" class="button-link">Sign out</button>
   </form>`
       : '',
+    scripts: options.scripts,
     main: html`${notice ? html`<div class="notice" role="status">${notice}</div>` : ''}
 ${body}`,
   });

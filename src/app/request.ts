@@ -1,5 +1,6 @@
 import { parse as parseCookies } from 'cookie';
 import { ServiceError } from '../errors.js';
+import type { Upload } from './upload.js';
 import { collectBody, type CollectedBody, type HttpResponse, type RequestCopy } from '../http/index.js';
 
 /** What a page handler may use after its first await. */
@@ -7,8 +8,10 @@ export interface AppRequest extends RequestCopy {
   cookies: Readonly<Record<string, string | undefined>>;
   /** Values captured by the route template. */
   params: string[];
-  /** The raw request body (POST only), read before the handler runs. */
+  /** The raw request body (POST only), read before the handler runs; empty for uploads. */
   body: Buffer;
+  /** An upload route's body, arriving in a spool file. */
+  upload?: Upload;
 }
 
 /** A form post's fields (`application/x-www-form-urlencoded`); empty for anything else. */

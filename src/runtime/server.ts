@@ -102,7 +102,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     fetchClientMetadata: options.fetchClientMetadata,
   });
   const api = createApi({ ops, store: commits.store, pacer, config, log: log.child({ area: 'api' }) });
-  const account = createApp({ ops, config, log: log.child({ area: 'app' }) });
+  const account = createApp({ ops, config, pacer, log: log.child({ area: 'app' }) });
   const mcp = createMcp({ ops, config, pacer, log: log.child({ area: 'mcp' }) });
   // Responses still owed after their handler returned (uploads, deploys, API calls, streamed files).
   const pending = new Set<HttpResponse>();

@@ -8,11 +8,12 @@ import { readFileSync } from 'node:fs';
  * ETag. An old hash (a page cached across a release) still gets the current file.
  */
 
-export type AssetName = 'plinth.css' | 'plinth.js' | 'favicon.svg';
+export type AssetName = 'plinth.css' | 'plinth.js' | 'drop.js' | 'favicon.svg';
 
 const TYPES: Record<AssetName, string> = {
   'plinth.css': 'text/css; charset=utf-8',
   'plinth.js': 'text/javascript; charset=utf-8',
+  'drop.js': 'text/javascript; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 };
 

@@ -1,5 +1,5 @@
 import { html, raw } from 'hono/html';
-import type { PageAssets } from './assets.js';
+import type { AssetName, PageAssets } from './assets.js';
 
 /**
  * The page shell and the small components shared by the docs and the account app. Templates are
@@ -33,6 +33,8 @@ export interface PageOptions {
   /** The content of `<main>`. */
   main: Html | string;
   footer?: Html | string;
+  /** Scripts of ours this page needs besides plinth.js (the app's drop-to-publish script). */
+  scripts?: readonly AssetName[];
 }
 
 export function renderPage(options: PageOptions): string {
@@ -50,6 +52,7 @@ ${(options.alternates ?? []).map((alt) => html`<link rel="alternate" type="${alt
 <link rel="icon" href="${assets.href('favicon.svg')}" type="image/svg+xml">
 <link rel="stylesheet" href="${assets.href('plinth.css')}">
 <script src="${assets.href('plinth.js')}" defer></script>
+${(options.scripts ?? []).map((name) => html`<script src="${assets.href(name)}" defer></script>\n`)}
 </head>
 <body>
 <a class="skip-link" href="#main">Skip to main content</a>

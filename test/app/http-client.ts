@@ -25,6 +25,40 @@ export class AppClient {
     });
   }
 
+  /** A POST with a body as it is (the drop script's archive upload). */
+  async postRaw(path: string, body: Buffer, headers: Record<string, string> = {}): Promise<TestResponse> {
+    return this.send('POST', path, body, { origin: this.server.appUrl, ...headers });
+  }
+
+  /** A `multipart/form-data` POST, as a browser sends a form with a file input. */
+  async postMultipart(
+    path: string,
+    fields: Record<string, string>,
+    file?: { field: string; filename: string; content: Buffer },
+    headers: Record<string, string> = {},
+  ): Promise<TestResponse> {
+    const boundary = `----plinthtest${Date.now().toString(16)}`;
+    const parts: Buffer[] = [];
+    for (const [name, value] of Object.entries(fields)) {
+      parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+    }
+    if (file) {
+      parts.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+        ),
+        file.content,
+        Buffer.from('\r\n'),
+      );
+    }
+    parts.push(Buffer.from(`--${boundary}--\r\n`));
+    return this.send('POST', path, Buffer.concat(parts), {
+      origin: this.server.appUrl,
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      ...headers,
+    });
+  }
+
   /** The form token of the page at `path` (every form on a page carries the same one). */
   async formToken(path: string): Promise<string> {
     const page = await this.get(path);
@@ -65,7 +99,7 @@ export class AppClient {
     return this.cookies.get('plinth_signin') ?? this.cookies.get('__Host-plinth_signin');
   }
 
-  private async send(method: string, path: string, body: string | undefined, headers: Record<string, string>): Promise<TestResponse> {
+  private async send(method: string, path: string, body: string | Buffer | undefined, headers: Record<string, string>): Promise<TestResponse> {
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     const res = await request({
       port: this.server.port,

@@ -5,6 +5,7 @@ import { page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type
 import { csrfField, errorSummary, fieldError, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
+import { dropZone } from './publish.js';
 
 /** The signed-in person's own pages: their sites, API tokens, and plan with usage. */
 export function accountRoutes(deps: AppDeps): PageRoute[] {
@@ -14,36 +15,45 @@ export function accountRoutes(deps: AppDeps): PageRoute[] {
   function sitesPage(context: PageContext): AppResponse {
     const cursor = context.request.query.get('cursor') ?? undefined;
     const list = ops.sites.list(context.caller, { limit: 100, cursor });
+    // On a phone each row becomes a card whose cells carry their column's name (plinth.css).
     const rows = list.sites.map(
       (site: SiteView) => html`<tr>
   <th scope="row"><a href="/sites/${site.name}">${site.name}</a></th>
-  <td><a href="${site.url}" rel="noopener">${site.url.replace(/^https?:\/\//, '')}</a></td>
-  <td>${site.role}</td>
-  <td>${planTitle(site.plan)}</td>
-  <td>${site.live_revision ? html`#${site.live_revision.number}` : '—'}</td>
-  <td>${timeOf(site.live_revision?.created_at)}</td>
-  <td>${site.expires_at ? timeOf(site.expires_at) : 'Never'}</td>
+  <td data-label="Address"><a href="${site.url}" rel="noopener">${site.url.replace(/^https?:\/\//, '')}</a></td>
+  <td data-label="Your role">${site.role}</td>
+  <td data-label="Plan">${planTitle(site.plan)}</td>
+  <td data-label="Live revision">${site.live_revision ? html`#${site.live_revision.number}` : '—'}</td>
+  <td data-label="Last deploy">${timeOf(site.live_revision?.created_at)}</td>
+  <td data-label="Expires">${site.expires_at ? timeOf(site.expires_at) : 'Never'}</td>
+  <td class="row-actions"><a class="button-secondary" href="${site.url}" rel="noopener">Visit<span class="visually-hidden"> ${site.name}</span></a></td>
 </tr>`,
     );
+    const drop = dropZone(context, {
+      action: '/publish',
+      heading: 'Publish a new site',
+      lead: html`Drop a folder or an archive: it becomes a new site in your account, live at once.`,
+    });
     const body =
       list.sites.length === 0 && cursor === undefined
         ? html`<h1>Your sites</h1>
+${drop}
 <div class="empty">
-  <p>You have no sites yet. Publish a folder with one command, using an API token from <a href="/tokens">API tokens</a>:</p>
+  <p>You have no sites yet. Drop a folder above, or publish with one command, using an API token from <a href="/tokens">API tokens</a>:</p>
   <pre class="code" tabindex="0" aria-label="Deploy command"><code id="deploy-command">tar czf - -C ./my-site . | curl --data-binary @- -H "Authorization: Bearer pl_…" ${api}/v1/deploy</code></pre>
-  <p><button type="button" class="button-secondary" data-copy="deploy-command">Copy command</button></p>
+  <p data-js-only hidden><button type="button" class="button-secondary" data-copy="deploy-command">Copy command</button></p>
   <p>Sites published without a token appear here once you claim them with their claim link.</p>
 </div>`
         : html`<h1>Your sites</h1>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Sites you own or are a member of">
-<table>
+<table class="stack-table">
   <caption class="visually-hidden">Sites you own or are a member of</caption>
-  <thead><tr><th scope="col">Name</th><th scope="col">Address</th><th scope="col">Your role</th><th scope="col">Plan</th><th scope="col">Live revision</th><th scope="col">Last deploy</th><th scope="col">Expires</th></tr></thead>
+  <thead><tr><th scope="col">Name</th><th scope="col">Address</th><th scope="col">Your role</th><th scope="col">Plan</th><th scope="col">Live revision</th><th scope="col">Last deploy</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${rows}</tbody>
 </table>
 </div>
-${list.next_cursor ? html`<p><a href="/?cursor=${list.next_cursor}">More sites</a></p>` : ''}`;
-    return page(context, { title: 'Your sites', current: 'sites', body });
+${list.next_cursor ? html`<p><a href="/?cursor=${list.next_cursor}">More sites</a></p>` : ''}
+${drop}`;
+    return page(context, { title: 'Your sites', current: 'sites', body, scripts: ['drop.js'] });
   }
 
   function tokensPage(context: PageContext, errors: FieldError[] = [], name = '', status = 200): AppResponse {

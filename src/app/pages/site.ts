@@ -4,8 +4,9 @@ import { formatBytes, type RevisionView, type SiteView } from '../../sites/index
 import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';
-import { redirect, type AppResponse } from '../response.js';
+import { jsonResponse, redirect, type AppResponse } from '../response.js';
 import { planTitle } from './account.js';
+import { ARCHIVE_FIELD, dropZone, receiveUpload } from './publish.js';
 
 /** Form values and errors to show again after a refused rename or invite. */
 interface SiteFormState {
@@ -83,6 +84,18 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
   <dt>Expires</dt><dd>${site.expires_at ? timeOf(site.expires_at) : 'Never'}</dd>
 </dl>
 
+${
+  may('deploy') && site.live_revision
+    ? dropZone(context, {
+        action: `/sites/${site.name}/publish`,
+        heading: 'Publish a new version',
+        lead: html`Drop the whole site: it replaces revision ${site.live_revision.number} as the next revision. Files not in the upload are removed; you can roll back afterwards.`,
+        baseRevision: site.live_revision.id,
+        errors: errors.filter((error) => error.field === ARCHIVE_FIELD),
+      })
+    : ''
+}
+
 <h2>Revisions</h2>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Revisions of ${site.name}, newest first">
 <table>
@@ -143,7 +156,7 @@ ${
 <form method="post" action="/sites/${site.name}/delete">${csrfField(token)}<button type="submit" class="button-danger">Delete this site…</button></form>`
     : ''
 }`;
-    return page(context, { title: site.name, current: 'sites', body }, status);
+    return page(context, { title: site.name, current: 'sites', body, scripts: may('deploy') ? ['drop.js'] : [] }, status);
   }
 
   /** Runs a form action; a refusal the person can fix is shown on the site page with the field. */
@@ -175,6 +188,22 @@ ${
       method: 'GET',
       path: '/sites/{name}',
       handle: async (context) => (context.person ? sitePage(context, context.request.params[0]!) : toSignIn(context)),
+    },
+    {
+      // A drop onto the site's page: a new revision of this site, based on the live one the page showed.
+      method: 'POST',
+      path: '/sites/{name}/publish',
+      upload: true,
+      async handle(context) {
+        const name = context.request.params[0]!;
+        if (!context.person) {
+          if (/\bapplication\/json\b/i.test(context.request.headers.accept ?? '')) {
+            return jsonResponse({ error: { code: 'unauthorized', message: 'You are signed out. Sign in again, then drop the site again.' } }, 401);
+          }
+          return redirect(`/login?next=${encodeURIComponent(siteHref(name))}`);
+        }
+        return receiveUpload(context, { site: name, refused: (errors, status) => sitePage(context, name, { errors }, status) });
+      },
     },
     {
       method: 'POST',

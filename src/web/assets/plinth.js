@@ -24,6 +24,9 @@
   }
 
   function start() {
+    // Controls that need this script (copy buttons…) are hidden in the HTML until it runs.
+    for (const element of document.querySelectorAll('[data-js-only]')) element.hidden = false;
+
     // Code blocks of the docs: a "Copy" button on each.
     for (const pre of document.querySelectorAll('pre[data-copyable]')) {
       const code = pre.querySelector('code') || pre;

@@ -1,0 +1,281 @@
+import { html } from 'hono/html';
+import { toErrorBody } from '../../errors.js';
+import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES } from '../../rules/index.js';
+import { formatBytes, type DeployView } from '../../sites/index.js';
+import { messagePage, page, redirectWithFlash, withFlash, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import type { DeployFlash } from '../flash.js';
+import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';
+import { jsonResponse, type AppResponse } from '../response.js';
+import { tokensMatch } from '../security.js';
+import { MAX_UPLOAD_BODY_BYTES, multipartBoundary, readFormUpload, tooLargeUpload, uploadedBytes } from '../upload.js';
+
+/**
+ * Drop to publish: a person without a terminal publishes a folder or an archive from the browser.
+ * The page's script packs a folder into one tar.gz and sends it as the body (with progress); with
+ * the script off, the form sends an archive as `multipart/form-data`. Either way the upload goes
+ * through the deploy operation the API uses: the same limits, checks and messages.
+ */
+
+const MB = 1024 * 1024;
+/** The archive field of the upload form; its id is what error summaries link to. */
+export const ARCHIVE_FIELD = 'archive';
+/** A cookie holds about 4 KB: the result page lists this many skipped paths and counts the rest. */
+const SKIPPED_SHOWN = 8;
+const SKIPPED_PATH_CHARS = 160;
+/** Folders the page's script left out before packing, as it reports them (display only). */
+const LEFT_OUT_MAX = 20;
+
+export interface DropZoneOptions {
+  action: string;
+  heading: string;
+  /** Why and what: the line under the heading. */
+  lead: Html | string;
+  /** The live revision a drop onto a site's page is based on. */
+  baseRevision?: string;
+  errors?: readonly FieldError[];
+  /** The heading level: a section of a page (2) or the page's own (1). */
+  level?: 1 | 2;
+}
+
+/**
+ * The drop zone: without script, a form that uploads an archive; the script adds a folder
+ * chooser, dragging and dropping, packing and a progress bar (src/web/assets/drop.js).
+ */
+export function dropZone(context: PageContext, options: DropZoneOptions): Html {
+  const errors = options.errors ?? [];
+  const title = options.level === 1 ? html`<h1 id="publish-title">${options.heading}</h1>` : html`<h2 id="publish-title">${options.heading}</h2>`;
+  return html`<section class="drop" aria-labelledby="publish-title">
+${title}
+<p>${options.lead}</p>
+<form method="post" action="${options.action}" enctype="multipart/form-data" class="drop-form" data-drop data-max-bytes="${MAX_REQUEST_BYTES}" novalidate>
+  ${csrfField(context.formToken)}
+  ${options.baseRevision ? html`<input type="hidden" name="base_revision" value="${options.baseRevision}">` : ''}
+  <div class="drop-zone" data-drop-zone>
+    <p class="drop-hint" data-js-only hidden><strong>Drag a folder, or a .zip or .tar.gz archive, here</strong>, or choose one below.</p>
+    <div class="field">
+      <label for="${ARCHIVE_FIELD}">Archive of the site (.zip or .tar.gz)</label>
+      <p class="hint" id="${ARCHIVE_FIELD}-hint">With <code>index.html</code> at the top, or in one folder. At most ${MAX_REQUEST_BYTES / MB} MB per upload.</p>
+      ${fieldError(errors, ARCHIVE_FIELD)}
+      <input type="file" id="${ARCHIVE_FIELD}" name="${ARCHIVE_FIELD}" accept=".zip,.tar.gz,.tgz,.tar,application/zip,application/gzip,application/x-tar" aria-describedby="${ARCHIVE_FIELD}-hint" ${invalidAttrs(errors, ARCHIVE_FIELD)}>
+    </div>
+    <div class="button-row">
+      <button type="submit">Publish the archive</button>
+      <span data-js-only hidden class="folder-choice">
+        <input type="file" id="folder" class="folder-input" webkitdirectory multiple data-folder>
+        <label for="folder" class="button-secondary">Choose a folder…</label>
+      </span>
+    </div>
+  </div>
+  <div class="drop-status" data-drop-status hidden>
+    <p data-drop-message role="status"></p>
+    <progress max="100" value="0" data-drop-progress aria-label="Upload progress"></progress>
+  </div>
+  <div class="error-summary" data-drop-error role="alert" tabindex="-1" hidden></div>
+</form>
+</section>`;
+}
+
+/** Whether the answer goes to the page's script (JSON) rather than to a plain form post. */
+function wantsJson(context: PageContext): boolean {
+  return /\bapplication\/json\b/i.test(context.request.headers.accept ?? '');
+}
+
+/** The folders the script reports it left out (`node_modules/`, `.git/`): short, plain paths only. */
+function leftOutFolders(context: PageContext): string[] {
+  const raw = context.request.headers['x-plinth-left-out'] ?? '';
+  return raw
+    .split(',')
+    .map((path) => path.trim())
+    .filter((path) => /^[^\u0000-\u001f\u007f]{1,200}\/$/.test(path) && !path.includes('..'))
+    .slice(0, LEFT_OUT_MAX);
+}
+
+function flashOf(view: DeployView, leftOut: readonly string[], created: boolean): DeployFlash {
+  const skipped = [...leftOut, ...view.skipped.filter((path) => !leftOut.includes(path))];
+  return {
+    name: view.site.name,
+    url: view.site.url,
+    number: view.revision.number,
+    revision: view.revision.id,
+    files: view.revision.files,
+    bytes: view.revision.bytes,
+    created,
+    ...(view.claim_url ? { claimUrl: view.claim_url } : {}),
+    ...(view.site.expires_at ? { expiresAt: view.site.expires_at } : {}),
+    skipped: skipped.slice(0, SKIPPED_SHOWN).map((path) => (path.length > SKIPPED_PATH_CHARS ? `${path.slice(0, SKIPPED_PATH_CHARS)}…` : path)),
+    skippedMore: Math.max(0, skipped.length - SKIPPED_SHOWN),
+  };
+}
+
+export interface UploadTarget {
+  /** Set for a drop onto a site's page: a new revision of that site. */
+  site?: string;
+  /** The page to show again, with the error by the archive field, when a plain form upload is refused. */
+  refused: (errors: FieldError[], status: number) => Promise<AppResponse>;
+}
+
+/**
+ * Takes one drop: checks the form token (a header from the script, a field of a plain form),
+ * admits the deploy before its body is read where it can (401, 403, 404, 409 cost no upload),
+ * and publishes through the deploy operation. The script gets JSON (SPEC 7's error shape on a
+ * refusal); a plain form gets post/redirect/get, or its page again with the error.
+ */
+export async function receiveUpload(context: PageContext, target: UploadTarget): Promise<AppResponse> {
+  const { ops } = context.deps;
+  const { request } = context;
+  const upload = request.upload!;
+  const json = wantsJson(context);
+  const expired = (): AppResponse =>
+    json
+      ? jsonResponse({ error: { code: 'forbidden', message: 'This form has expired. Nothing was published. Reload the page and try again.' } }, 403)
+      : messagePage(context, 403, 'This form has expired', 'Nothing was published. Go back, reload the page and try again.', {
+          href: request.path.replace(/\/publish$/, '') || '/',
+          label: 'Reload the page',
+        });
+  try {
+    // A body declared over the cap is refused before any of it is read.
+    if (Number(request.headers['content-length'] ?? 0) > MAX_UPLOAD_BODY_BYTES) throw tooLargeUpload();
+    const boundary = multipartBoundary(request.headers['content-type']);
+    let pending;
+    let archive: { path: string; bytes: number };
+    if (boundary === undefined) {
+      // The script sends the archive as the body and the form token in a header: checked, and
+      // the deploy admitted, before a byte of the body matters.
+      if (!tokensMatch(context.formToken, request.headers['x-csrf-token'])) return expired();
+      pending = await ops.deploy.begin({
+        caller: context.caller,
+        network: context.network,
+        bodyKind: 'archive',
+        site: target.site,
+        baseRevision: request.headers['x-base-revision'],
+      });
+      archive = { path: upload.path, bytes: await uploadedBytes(upload) };
+    } else {
+      await uploadedBytes(upload);
+      const form = await readFormUpload(upload, boundary, ARCHIVE_FIELD);
+      if (!tokensMatch(context.formToken, form.fields.get('csrf'))) return expired();
+      if (!form.file) {
+        const message = 'Choose a .zip or .tar.gz archive of your site.';
+        return json ? jsonResponse({ error: { code: 'bad_request', message } }, 400) : target.refused([{ field: ARCHIVE_FIELD, message }], 400);
+      }
+      pending = await ops.deploy.begin({
+        caller: context.caller,
+        network: context.network,
+        bodyKind: 'archive',
+        site: target.site,
+        baseRevision: form.fields.get('base_revision'),
+      });
+      archive = form.file;
+    }
+    const outcome = await pending.finish({ spoolPath: archive.path, bytes: archive.bytes });
+    const flash = { deploy: flashOf(outcome.view, json ? leftOutFolders(context) : [], target.site === undefined) };
+    context.deps.log.info({ site: outcome.view.site.name, revision: outcome.revisionId, signedIn: context.person !== undefined }, 'app.dropped');
+    return json ? withFlash(context, jsonResponse({ next: '/publish/done' }), flash) : redirectWithFlash(context, '/publish/done', flash);
+  } catch (err) {
+    const { status, body, headers, internal } = toErrorBody(err);
+    if (internal) {
+      context.deps.log.error({ err, path: request.path }, 'app.drop_failed');
+      throw err;
+    }
+    if (json) return jsonResponse(body, status, headers);
+    return target.refused([{ field: ARCHIVE_FIELD, message: dropMessage(body.error.code, body.error.message, context.person !== undefined) }], status);
+  }
+}
+
+/** The operation's message, with the way on a person (not an agent) can take. */
+function dropMessage(code: string, message: string, signedIn: boolean): string {
+  if (code === 'conflict') return `${message} Reload the page to see the new live revision, then drop again.`;
+  if (code === 'too_large' && !signedIn) return `${message} Sign in to publish larger sites.`;
+  return message;
+}
+
+export function publishRoutes(_deps: AppDeps): PageRoute[] {
+  function publishPage(context: PageContext, errors: FieldError[] = [], status = 200): AppResponse {
+    const signedIn = context.person !== undefined;
+    const lead = signedIn
+      ? html`The site goes into your account (${context.person!.account.email}) and does not expire.`
+      : html`No account needed: the site is live at once, and kept for ${ANONYMOUS_LIFETIME_MS / 3600_000} hours unless you claim it with the link you get. <a href="/login?next=%2Fpublish">Sign in</a> to publish into your account instead.`;
+    return page(
+      context,
+      {
+        title: 'Publish a site',
+        current: signedIn ? 'sites' : undefined,
+        scripts: ['drop.js'],
+        body: html`${errorSummary(errors)}
+${dropZone(context, { action: '/publish', heading: 'Publish a site', lead, errors, level: 1 })}`,
+      },
+      status,
+    );
+  }
+
+  function resultPage(context: PageContext): AppResponse {
+    const result = context.flash?.deploy;
+    if (!result) {
+      return messagePage(context, 404, 'Nothing to show here', 'This page shows what a drop published, right after it. Publish a folder or an archive first.', {
+        href: '/publish',
+        label: 'Publish a site',
+      });
+    }
+    const signedIn = context.person !== undefined;
+    const warnings: Html[] = [];
+    if (result.expiresAt) {
+      warnings.push(
+        html`This site is temporary: it will be deleted on ${timeOf(result.expiresAt)} unless someone claims it with the link above. The link is shown only here; keep it somewhere safe.`,
+      );
+    }
+    if (!result.created) warnings.push(html`Every drop replaces the whole site: files that were not in this upload are no longer published.`);
+    if (result.skipped.length > 0) warnings.push(html`Some files were left out on purpose and were not published (listed below).`);
+    const body = html`<h1>${result.created ? 'Your site is live' : `Revision ${result.number} is live`}</h1>
+<dl class="facts">
+  <dt>Address</dt><dd><a href="${result.url}" rel="noopener">${result.url}</a></dd>
+  <dt>Revision</dt><dd>#${result.number} <span class="muted">(<code>${result.revision}</code>)</span></dd>
+  <dt>Content</dt><dd>${fileCount(result.files)}, ${formatBytes(result.bytes)}</dd>
+</dl>
+<p class="button-row"><a class="button" href="${result.url}" rel="noopener">Visit ${result.name}</a>${
+      signedIn ? html`<a class="button-secondary" href="/sites/${result.name}">Manage ${result.name}</a>` : ''
+    }</p>
+${
+  result.claimUrl
+    ? html`<div class="panel panel-success">
+  <h2>Keep this site: claim it</h2>
+  <p>Open the claim link and sign in (an account is made for a new address) to keep the site for good and update it later.</p>
+  <p><code class="token selectable" id="claim-link">${result.claimUrl}</code></p>
+  <p class="button-row"><a class="button" href="${result.claimUrl}">Claim ${result.name}</a><button type="button" class="button-secondary" data-copy="claim-link" data-js-only hidden>Copy the claim link</button></p>
+</div>`
+    : ''
+}
+${
+  warnings.length > 0
+    ? html`<h2>Good to know</h2>
+<ul class="warnings">${warnings.map((warning) => html`<li>${warning}</li>`)}</ul>`
+    : ''
+}
+${
+  result.skipped.length > 0
+    ? html`<h2>Left out (never published)</h2>
+<ul>${result.skipped.map((path) => html`<li><code>${path}</code></li>`)}</ul>
+${result.skippedMore > 0 ? html`<p>and ${result.skippedMore.toLocaleString('en-GB')} more.</p>` : ''}
+<p class="hint">Plinth never publishes version-control folders, <code>node_modules/</code>, <code>.env</code> files, keys or other dotfiles.</p>`
+    : ''
+}
+<p><a href="/publish">Publish another site</a>${signedIn ? html` · <a href="/">Your sites</a>` : ''}</p>`;
+    // Kept for a reload (the cookie lasts minutes): the claim link is not shown anywhere else.
+    return page(context, {
+      title: result.created ? 'Your site is live' : `Revision ${result.number} is live`,
+      current: signedIn ? 'sites' : undefined,
+      body,
+      keepFlash: true,
+    });
+  }
+
+  return [
+    { method: 'GET', path: '/publish', handle: async (context) => publishPage(context) },
+    {
+      method: 'POST',
+      path: '/publish',
+      upload: true,
+      handle: (context) => receiveUpload(context, { refused: async (errors, status) => publishPage(context, errors, status) }),
+    },
+    { method: 'GET', path: '/publish/done', handle: async (context) => resultPage(context) },
+  ];
+}
