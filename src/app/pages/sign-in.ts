@@ -40,7 +40,9 @@ If you have no account yet, this creates a free one.</p>
     <input id="email" name="email" type="email" autocomplete="email" spellcheck="false" required value="${values.email ?? ''}" ${invalidAttrs(errors, 'email')}>
   </div>
   <button type="submit">Send me a sign-in link</button>
-</form>`,
+</form>
+<h2>No account yet?</h2>
+<p><a href="/publish">Publish a site without an account</a>: drop a folder or an archive, and claim the site later to keep it.</p>`,
       },
       status,
     );

@@ -209,6 +209,17 @@
         fail('There are no files to publish in that folder.');
         return;
       }
+      // The server strips a single top folder from the paths; the list of what was left out
+      // names paths as the site has them, so it is stripped here too.
+      const tops = new Set(kept.map(({ path }) => (path.includes('/') ? path.split('/')[0] : '')));
+      const [top] = tops;
+      if (tops.size === 1 && top) {
+        for (const path of [...leftOut]) {
+          if (!path.startsWith(`${top}/`)) continue;
+          leftOut.delete(path);
+          leftOut.add(path.slice(top.length + 1));
+        }
+      }
       const total = kept.reduce((sum, { file }) => sum + file.size, 0);
       say(`Packing ${kept.length.toLocaleString('en-GB')} ${kept.length === 1 ? 'file' : 'files'} (${formatBytes(total)})…`);
       const { body, type } = await gzip(tarOf(kept));
