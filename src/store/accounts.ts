@@ -1,6 +1,6 @@
 import { newId } from './ids.js';
 import { compact, prefixRange, type MetadataDbs } from './metadata-dbs.js';
-import type { AccountRecord, ApiTokenInfo, Role } from './types.js';
+import type { AccountRecord, ApiTokenInfo, Role, SiteRecord } from './types.js';
 
 /** Accounts, their API tokens (by hash) and site roles. */
 export interface AccountRecords {
@@ -8,6 +8,10 @@ export interface AccountRecords {
   createAccount(input: { email: string; plan: AccountRecord['plan'] }): Promise<AccountRecord | undefined>;
   getAccount(id: string): AccountRecord | undefined;
   getAccountByEmail(email: string): AccountRecord | undefined;
+  /**
+   * Changes an account's plan, and in the same transaction the plan of every site the account
+   * owns (limits, history reach and badge follow the owner's plan at once).
+   */
   setAccountPlan(id: string, plan: AccountRecord['plan']): Promise<AccountRecord | undefined>;
   /** Records an API token by its hash; the token itself is never stored. */
   addApiToken(input: { accountId: string; tokenHash: string; name: string }): Promise<ApiTokenInfo>;
@@ -24,7 +28,7 @@ export interface AccountRecords {
 }
 
 /** Accounts, their API tokens (by hash) and site roles. */
-export function accountOps(dbs: MetadataDbs, now: () => number): AccountRecords {
+export function accountOps(dbs: MetadataDbs, now: () => number, announce: (site: SiteRecord) => void): AccountRecords {
   return {
     createAccount({ email, plan }) {
       const key = emailKey(email);
@@ -41,14 +45,27 @@ export function accountOps(dbs: MetadataDbs, now: () => number): AccountRecords 
       const id = dbs.accountEmails.get(emailKey(email));
       return id === undefined ? undefined : dbs.accounts.get(id);
     },
-    setAccountPlan(id, plan) {
-      return dbs.transact((): AccountRecord | undefined => {
+    async setAccountPlan(id, plan) {
+      const changed = await dbs.transact((): { account: AccountRecord; sites: SiteRecord[] } | undefined => {
         const account = dbs.accounts.get(id);
         if (!account) return undefined;
         const updated = { ...account, plan };
         void dbs.accounts.put(id, updated);
-        return updated;
+        // The sites that belong to the account (made or claimed by it), not those it co-owns.
+        const sites: SiteRecord[] = [];
+        const range = prefixRange(id);
+        for (const { key, value: role } of range ? dbs.memberSites.getRange(range) : []) {
+          const site = role === 'owner' ? dbs.sites.get(key[1]) : undefined;
+          if (!site || site.accountId !== id || site.state === 'deleted' || site.plan === plan) continue;
+          const moved = { ...site, plan };
+          void dbs.sites.put(site.id, moved);
+          sites.push(moved);
+        }
+        return { account: updated, sites };
       });
+      // Serving threads drop their cached records (badge, limits) at once.
+      for (const site of changed?.sites ?? []) announce(site);
+      return changed?.account;
     },
     addApiToken({ accountId, tokenHash, name }) {
       return dbs.transact((): ApiTokenInfo => {

@@ -212,7 +212,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
   }
 
   return {
-    ...accountOps(dbs, now),
+    ...accountOps(dbs, now, announce),
     ...membershipOps(dbs, now),
     ...lifecycleOps(dbs, now, announce),
     ...peopleOps(dbs, now),
