@@ -27,30 +27,65 @@ const FONT = 'font:500 12px/1.4 system-ui,sans-serif';
 
 const important = (declarations: string[]): string => declarations.map((declaration) => `${declaration} !important`).join(';');
 
-const PILL_STYLE = important([
-  'all:initial',
-  'position:fixed',
-  'right:12px',
-  'bottom:12px',
-  // Highest z-index a browser accepts, so site overlays cannot hide the report link.
-  'z-index:2147483647',
-  'display:flex',
-  'align-items:center',
-  'gap:8px',
-  'padding:4px 10px',
-  'border-radius:999px',
-  'background:rgba(20,20,20,.88)',
-  'color:#fff',
-  FONT,
-  'box-shadow:0 1px 4px rgba(0,0,0,.3)',
-]);
-const TEXT_STYLE = important(['all:initial', 'color:inherit', FONT]);
-const LINK_STYLE = important(['all:initial', 'color:#9cd4ff', 'text-decoration:underline', 'cursor:pointer', FONT]);
+/**
+ * Where the pill sits. Bottom-right is the busiest corner of a page's own fixed controls (chat
+ * buttons, back-to-top, toasts, presentation toolbars), so the pill defaults to bottom-left, and
+ * a page that has controls there too picks another corner with
+ * `<meta name="plinth-badge" content="top-right">`: no script, read when the badge is placed.
+ */
+export const BADGE_CORNERS = ['bottom-left', 'bottom-right', 'top-left', 'top-right'] as const;
+export type BadgeCorner = (typeof BADGE_CORNERS)[number];
+const DEFAULT_CORNER: BadgeCorner = 'bottom-left';
 
-function badgeHtml({ siteName, reportUrl }: BadgeOptions): string {
+const pillStyle = (corner: BadgeCorner): string => {
+  const [vertical, horizontal] = corner.split('-') as ['bottom' | 'top', 'left' | 'right'];
+  return important([
+    'all:initial',
+    'position:fixed',
+    `${horizontal}:12px`,
+    `${vertical}:12px`,
+    // Never past the middle of the screen: a control held to the other corner stays clear of it
+    // even on a phone (the text wraps instead).
+    'max-width:calc(50vw - 24px)',
+    'box-sizing:border-box',
+    // Highest z-index a browser accepts, so site overlays cannot hide the report link.
+    'z-index:2147483647',
+    'display:flex',
+    'align-items:center',
+    'gap:8px',
+    'padding:4px 10px',
+    'border-radius:999px',
+    'background:rgba(20,20,20,.88)',
+    'color:#fff',
+    FONT,
+    'box-shadow:0 1px 4px rgba(0,0,0,.3)',
+  ]);
+};
+
+// Only the start of a page is searched: a <meta> belongs in <head>.
+const META_SEARCH_CHARS = 64 * 1024;
+const META_TAG = /<meta\b[^>]*>/gi;
+
+/** The corner a page asks for with `<meta name="plinth-badge" content="…">`, else the default. */
+export function badgeCorner(text: string): BadgeCorner {
+  for (const match of text.slice(0, META_SEARCH_CHARS).matchAll(META_TAG)) {
+    const tag = match[0];
+    const name = /\sname\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/i.exec(tag);
+    if ((name?.[1] ?? name?.[2] ?? name?.[3] ?? '').toLowerCase() !== 'plinth-badge') continue;
+    const content = /\scontent\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/i.exec(tag);
+    const value = (content?.[1] ?? content?.[2] ?? content?.[3] ?? '').trim().toLowerCase();
+    return (BADGE_CORNERS as readonly string[]).includes(value) ? (value as BadgeCorner) : DEFAULT_CORNER;
+  }
+  return DEFAULT_CORNER;
+}
+
+const TEXT_STYLE = important(['all:initial', 'color:inherit', FONT]);
+const LINK_STYLE = important(['all:initial', 'color:#9cd4ff', 'text-decoration:underline', 'cursor:pointer', 'white-space:nowrap', FONT]);
+
+function badgeHtml({ siteName, reportUrl }: BadgeOptions, corner: BadgeCorner): string {
   const name = escapeHtml(siteName);
   return (
-    `<div data-plinth-badge style="${PILL_STYLE}">` +
+    `<div data-plinth-badge style="${pillStyle(corner)}">` +
     `<span style="${TEXT_STYLE}">Published with Plinth</span>` +
     `<a href="${escapeHtml(reportUrl)}" rel="nofollow noopener" target="_blank"` +
     ` title="Report abuse on ${name}" style="${LINK_STYLE}">Report abuse</a>` +
@@ -92,9 +127,9 @@ interface Candidate {
 }
 
 export function injectBadge(html: Buffer, options: BadgeOptions): Buffer {
-  const markup = badgeHtml(options);
-  const badge = badgeTree(markup);
   const page = readPageText(html);
+  const markup = badgeHtml(options, badgeCorner(page.text));
+  const badge = badgeTree(markup);
   // With scripting off, <noscript> content is markup rather than text and can leave elements
   // open; pages without the word parse the same either way, so only pages with it pay twice.
   const noscript = /<noscript/i.test(page.text);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { parse, type DefaultTreeAdapterTypes as T } from 'parse5';
 import { describe, expect, it } from 'vitest';
-import { injectBadge } from '../../src/badge/index.js';
+import { badgeCorner, injectBadge } from '../../src/badge/index.js';
 
 const OPTIONS = { siteName: 'my-site', reportUrl: 'https://plinth.example/report/my-site' };
 const MARK = '<div data-plinth-badge';
@@ -143,7 +143,7 @@ describe('injectBadge', () => {
     ['nofollow noopener', 'rel="nofollow noopener"'],
     ['a new tab', 'target="_blank"'],
     ['fixed positioning', 'position:fixed !important'],
-    ['the bottom-right corner', 'right:12px !important;bottom:12px !important'],
+    ['the bottom-left corner, away from the busy bottom-right one', 'left:12px !important;bottom:12px !important'],
     ['the highest z-index', 'z-index:2147483647 !important'],
     ['the published-with text', 'Published with Plinth'],
   ])('contains %s', (_name, fragment) => {
@@ -461,5 +461,27 @@ describe('injectBadge on random tag soup', () => {
       }),
       { seed, numRuns: runs },
     );
+  });
+});
+
+describe('the corner a page asks for', () => {
+  it.each([
+    ['no meta', '<head></head><body></body>', 'bottom-left'],
+    ['top-right', '<head><meta name="plinth-badge" content="top-right"></head><body></body>', 'top-right'],
+    ['content first, single quotes, any case', "<HEAD><META CONTENT='Bottom-Right' NAME='Plinth-Badge'></HEAD>", 'bottom-right'],
+    ['unquoted', '<meta name=plinth-badge content=top-left>', 'top-left'],
+    ['an unknown corner', '<meta name="plinth-badge" content="center;left:-999px">', 'bottom-left'],
+    ['another meta', '<meta name="viewport" content="top-right">', 'bottom-left'],
+    ['the first of two', '<meta name="plinth-badge" content="top-left"><meta name="plinth-badge" content="top-right">', 'top-left'],
+  ])('%s', (_name, html, corner) => {
+    expect(badgeCorner(html)).toBe(corner);
+  });
+
+  it('puts the pill there', () => {
+    const out = injectBadge(Buffer.from('<head><meta name="plinth-badge" content="top-right"></head><body></body>'), {
+      siteName: 'my-site',
+      reportUrl: 'https://plinth.example/report/my-site',
+    }).toString();
+    expect(out).toContain('right:12px !important;top:12px !important');
   });
 });

@@ -1,0 +1,108 @@
+import { mkdirSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, SCREENSHOTS, startAppServer, type AppServer } from '../app/browser.js';
+import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
+
+/**
+ * Issue 24, defect 8: the badge must not sit over a page's own fixed controls — a presentation's
+ * toolbar or an app's toasts in the bottom-right corner — and still work without script. Checked
+ * in Chromium with JavaScript off, at 390 and 1280 px: what is under the centre of each control
+ * is the control, and the report link is shown and not covered either.
+ */
+
+let server: AppServer;
+let browser: Browser;
+let site: string;
+
+// An impress.js-style toolbar and an app toast, both fixed to the bottom-right corner.
+const BOTTOM_RIGHT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Slides</title>
+<style>
+#impress-toolbar { position: fixed; right: 8px; bottom: 8px; display: flex; gap: 4px; }
+#impress-toolbar button { font: 16px sans-serif; padding: 6px 12px; }
+.toast { position: fixed; right: 16px; bottom: 56px; width: 260px; padding: 12px; background: #223; color: #fff; border-radius: 6px; }
+</style></head><body><h1>Slide 1</h1><p>Press the arrows to move.</p>
+<div class="toast" role="status" id="toast">Saved just now</div>
+<div id="impress-toolbar"><button id="prev">Prev</button><select id="goto" aria-label="Go to slide"><option>1</option></select><button id="next">Next</button></div>
+</body></html>`;
+
+// A page whose controls sit bottom-left asks for the badge elsewhere.
+const BOTTOM_LEFT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><meta name="plinth-badge" content="top-right"><title>Chat</title>
+<style>#help { position: fixed; left: 8px; bottom: 8px; font: 16px sans-serif; padding: 8px 14px; }</style></head>
+<body><h1>Help desk</h1><button id="help">Chat with us</button></body></html>`;
+
+beforeAll(async () => {
+  server = await startAppServer();
+  const answer = await deployTo(server.port, {
+    body: jsonDeployBody([
+      ['index.html', BOTTOM_RIGHT],
+      ['left.html', BOTTOM_LEFT],
+    ]),
+    contentType: 'application/json',
+  });
+  expect(answer.status, answer.text).toBe(201);
+  site = answer.json.site.name as string;
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Controls whose box overlaps the badge's box at all. */
+async function overlapping(page: Page, selectors: string[]): Promise<string[]> {
+  const badge = (await page.locator('[data-plinth-badge]').boundingBox())!;
+  const hits: string[] = [];
+  for (const selector of selectors) {
+    const box = (await page.locator(selector).boundingBox())!;
+    const apart = box.x >= badge.x + badge.width || badge.x >= box.x + box.width || box.y >= badge.y + badge.height || badge.y >= box.y + box.height;
+    if (!apart) hits.push(selector);
+  }
+  return hits;
+}
+
+/** What is painted at the centre of each element (its own id when nothing covers it). */
+async function topmost(page: Page, selectors: string[]): Promise<string[]> {
+  return page.evaluate(
+    (list) =>
+      list.map((selector) => {
+        const element = document.querySelector(selector)!;
+        const box = element.getBoundingClientRect();
+        const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+        return hit === element || element.contains(hit) ? selector : `${selector} covered by <${hit?.localName} ${hit?.getAttributeNames().join(' ')}>`;
+      }),
+    selectors,
+  );
+}
+
+describe('the badge and a page’s own fixed controls, without script', () => {
+  it.each([390, 1280])('leaves a bottom-right toolbar and toast uncovered at %i px', async (width) => {
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width, height: 700 } });
+    const page = await context.newPage();
+    await page.goto(server.siteUrl(site));
+    expect(await topmost(page, ['#prev', '#goto', '#next', '#toast', '[data-plinth-badge] a'])).toEqual([
+      '#prev',
+      '#goto',
+      '#next',
+      '#toast',
+      '[data-plinth-badge] a',
+    ]);
+    expect(await overlapping(page, ['#impress-toolbar', '#toast'])).toEqual([]);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: new URL(`badge-controls-${width}.png`, SCREENSHOTS).pathname });
+    await context.close();
+  });
+
+  it.each([390, 1280])('moves to the corner a page asks for at %i px', async (width) => {
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width, height: 700 } });
+    const page = await context.newPage();
+    await page.goto(`${server.siteUrl(site)}/left.html`);
+    expect(await topmost(page, ['#help', '[data-plinth-badge] a'])).toEqual(['#help', '[data-plinth-badge] a']);
+    expect(await overlapping(page, ['#help'])).toEqual([]);
+    const box = (await page.locator('[data-plinth-badge]').boundingBox())!;
+    expect(box.y).toBeLessThan(50);
+    expect(box.x + box.width).toBeGreaterThan(width - 50);
+    await page.screenshot({ path: new URL(`badge-corner-${width}.png`, SCREENSHOTS).pathname });
+    await context.close();
+  });
+});
