@@ -76,3 +76,8 @@ export function timeOf(iso: string | null | undefined): Html | string {
 export function fileCount(files: number): string {
   return `${files.toLocaleString('en-GB')} ${files === 1 ? 'file' : 'files'}`;
 }
+
+/** A role with its article: `an owner`, `an editor`, `a viewer`. */
+export function roleWithArticle(role: string): string {
+  return `${/^[aeiou]/i.test(role) ? 'an' : 'a'} ${role}`;
+}

@@ -56,8 +56,10 @@ export function requireAccount(caller: Caller, what: string): AccountRecord {
   });
 }
 
-export function notFound(name: string): ServiceError {
-  return new ServiceError('not_found', `There is no site named ${name} that this token can see.`, {
+export function notFound(name: string, caller?: Caller): ServiceError {
+  // A person in the app has no token: the page speaks of their sites.
+  const seer = caller?.kind === 'account' && caller.credential === 'session' ? 'you can see' : 'this token can see';
+  return new ServiceError('not_found', `There is no site named ${name} that ${seer}.`, {
     agentMessage: `Check the site name. GET /v1/sites lists the sites your API token can reach.`,
   });
 }
@@ -112,13 +114,13 @@ export function visibleSite(store: Store, caller: Caller, name: string): { site:
     );
   }
   const site = store.getSite(name);
-  if (site === undefined) throw notFound(name);
+  if (site === undefined) throw notFound(name, caller);
   if (caller.kind === 'site_token') {
     if (caller.siteId !== site.id || !siteTokenMatches(site, caller.tokenHash)) throw notFound(name);
     return { site, role: 'owner' };
   }
   const role = store.getRole(site.id, caller.account.id);
-  if (role === undefined) throw notFound(name);
+  if (role === undefined) throw notFound(name, caller);
   return { site, role };
 }
 

@@ -280,7 +280,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         site: deploySiteView(result.site, config.publicUrls),
         revision: deployRevisionView(result.revision),
         skipped,
-        agent_message: `Published revision ${result.revision.number} of ${url} (${files.size} files).${skippedNote(skipped)}`,
+        agent_message: `Published revision ${result.revision.number} of ${url} (${files.size} ${files.size === 1 ? 'file' : 'files'}).${skippedNote(skipped)}`,
       };
       return { view, revisionId: result.revision.id };
     }

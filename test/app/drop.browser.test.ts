@@ -98,6 +98,7 @@ describe('drop to publish in Chromium', () => {
 
     // The claim link works as the API's does.
     await page.getByRole('link', { name: `Claim ${name}` }).click();
+    await page.getByRole('link', { name: `Sign in to claim ${name}` }).click();
     await signIn(page, server, email('claimer'));
     await page.getByRole('button', { name: 'Claim this site' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('The site is yours now');

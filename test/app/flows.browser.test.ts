@@ -49,7 +49,12 @@ describe('claiming an anonymous site', () => {
     const address = email('claimer');
     const { context, page, errors } = await openPage(browser);
 
+    // Signed out, the claim page names the site before it asks for a sign-in.
     await page.goto(deploy.claim_url);
+    await expect.poll(() => page.getByRole('heading', { name: `Claim ${deploy.site.name}` }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: deploy.site.url }).count()).toBe(1);
+    await inspectPage(page, 'claim-signed-out');
+    await page.getByRole('link', { name: `Sign in to claim ${deploy.site.name}` }).click();
     expect(new URL(page.url()).pathname).toBe('/login');
     await inspectPage(page, 'login');
     await signIn(page, server, address);
@@ -92,9 +97,12 @@ describe('claiming an anonymous site', () => {
       const res = await api(limited, { method: 'POST', path: '/v1/deploy', body: { files: [{ path: 'index.html', content: '<h1>x</h1>' }] } });
       const { context, page } = await openPage(browser);
       await page.goto(res.json.claim_url);
+      await page.getByRole('link', { name: /^Sign in to claim/ }).click();
       await signIn(page, limited, email('full'));
-      await page.getByRole('button', { name: 'Claim this site' }).click();
+      // Said before any button, rather than a refusal after it.
       await expect.poll(() => page.getByRole('heading', { name: 'Your plan has no room for another site' }).count()).toBe(1);
+      expect(await page.getByRole('button', { name: 'Claim this site' }).count()).toBe(0);
+      await inspectPage(page, 'claim-full');
       const poll = await api(limited, { path: `/v1/sites/${res.json.site.name}`, token: res.json.site_token });
       expect(poll.json).toMatchObject({ claimed: false, plan: 'anonymous' });
       await context.close();
@@ -131,12 +139,19 @@ describe('people', () => {
     // Someone else signed in sees a clear page, and nothing changes.
     const stranger = await openPage(browser);
     await stranger.page.goto(accept);
+    await stranger.page.getByRole('link', { name: `Sign in as ${invitee}` }).click();
     await signIn(stranger.page, server, email('stranger'));
     await expect.poll(() => stranger.page.getByRole('heading', { name: 'This invitation is for someone else' }).count()).toBe(1);
     await stranger.context.close();
 
     const { context, page } = await openPage(browser);
+    // Signed out, the invitation names the site and the invited address.
     await page.goto(accept);
+    await expect.poll(() => page.getByRole('heading', { name: `Join ${name}?` }).count()).toBe(1);
+    expect(await page.getByText(`invited ${invitee} to`).count()).toBe(1);
+    await inspectPage(page, 'invite-signed-out');
+    await page.getByRole('link', { name: `Sign in as ${invitee}` }).click();
+    expect(await page.getByLabel('E-mail address').inputValue()).toBe(invitee);
     await signIn(page, server, invitee);
     await expect.poll(() => page.getByRole('heading', { name: `Join ${name}?` }).count()).toBe(1);
     await inspectPage(page, 'invite');
@@ -263,6 +278,13 @@ describe('API tokens', () => {
     expect(await page.locator('#new-token').count()).toBe(0);
     await expect.poll(() => page.getByRole('row', { name: /tests/ }).count()).toBe(1);
 
+    // One click does not revoke: a page asks first, and Cancel changes nothing.
+    await page.getByRole('link', { name: 'Revoke tests…' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Revoke the token “tests”?' }).count()).toBe(1);
+    await inspectPage(page, 'revoke-token');
+    await page.getByRole('link', { name: 'Cancel' }).click();
+    expect((await api(server, { path: '/v1/me', token })).status).toBe(200);
+    await page.getByRole('link', { name: 'Revoke tests…' }).click();
     await page.getByRole('button', { name: 'Revoke tests' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('revoked');
     expect((await api(server, { path: '/v1/me', token })).status).toBe(401);
@@ -400,6 +422,8 @@ describe('every other page, one step at a time', () => {
     await page.getByLabel('E-mail address').fill(address);
     await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
     await expect.poll(() => page.getByRole('heading', { name: 'Check your e-mail' }).count()).toBe(1);
+    // A local install sends no mail: the page points to where it went.
+    expect(await page.getByRole('link', { name: 'outbox' }).getAttribute('href')).toBe('/outbox');
     await inspectPage(page, 'login-check');
   });
 

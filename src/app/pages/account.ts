@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import { ANONYMOUS_LIFETIME_MS, PLAN_LIMITS } from '../../rules/index.js';
 import { formatBytes, type ConnectionView, type PlanRow, type SiteView, type TokenView } from '../../sites/index.js';
-import { page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
@@ -74,7 +74,7 @@ ${drop}`;
   <th scope="row">${token.name}</th>
   <td>${timeOf(token.created_at)}</td>
   <td>${token.last_used_at ? timeOf(token.last_used_at) : 'Never'}</td>
-  <td><form method="post" action="/tokens/${token.id}/revoke">${csrfField(context.formToken)}<button type="submit" class="button-danger" aria-label="Revoke ${token.name}">Revoke</button></form></td>
+  <td><a class="button-secondary" href="/tokens/${token.id}/revoke">Revoke<span class="visually-hidden"> ${token.name}…</span><span aria-hidden="true">…</span></a></td>
 </tr>`,
     );
     const body = html`${errorSummary(errors)}
@@ -86,7 +86,7 @@ ${
   <h2>Your new token</h2>
   <p>Copy it now: it is shown only once, and only its hash is kept.</p>
   <p><code class="token" id="new-token">${fresh}</code></p>
-  <p><button type="button" class="button-secondary" data-copy="new-token">Copy token</button></p>
+  <p data-js-only hidden><button type="button" class="button-secondary" data-copy="new-token">Copy token</button></p>
 </div>`
     : ''
 }
@@ -199,6 +199,33 @@ ${
           if ((err as { code?: string }).code !== 'bad_request') throw err;
           return tokensPage(context, [{ field: 'name', message: (err as Error).message }], name, 400);
         }
+      },
+    },
+    {
+      // One click never revokes: the button leads here, and this page asks first.
+      method: 'GET',
+      path: '/tokens/{id}/revoke',
+      async handle(context) {
+        if (!context.person) return toSignIn(context);
+        const id = context.request.params[0]!;
+        const token = ops.tokens.list(context.caller).find((candidate) => candidate.id === id);
+        if (!token) {
+          return messagePage(context, 404, 'No such token', 'You have no API token with this id; it may have been revoked already.', {
+            href: '/tokens',
+            label: 'Back to API tokens',
+          });
+        }
+        return page(context, {
+          title: `Revoke ${token.name}`,
+          current: 'tokens',
+          body: html`<h1>Revoke the token “${token.name}”?</h1>
+<p>Programs and agents that use it are refused from the moment you revoke it, and it cannot be brought back: they would need a new token. It was created ${timeOf(token.created_at)} and last used ${token.last_used_at ? timeOf(token.last_used_at) : 'never'}.</p>
+<form method="post" action="/tokens/${token.id}/revoke" class="button-row">
+  ${csrfField(context.formToken)}
+  <button type="submit" class="button-danger">Revoke ${token.name}</button>
+  <a href="/tokens" class="button-secondary">Cancel</a>
+</form>`,
+        });
       },
     },
     {

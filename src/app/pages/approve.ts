@@ -2,7 +2,7 @@ import { html } from 'hono/html';
 import type { Config } from '../../config.js';
 import type { SiteView } from '../../sites/index.js';
 import { messagePage, page, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
-import { csrfField, errorSummary, fieldError, invalidAttrs, timeOf, type FieldError } from '../layout.js';
+import { csrfField, errorSummary, fieldError, invalidAttrs, roleWithArticle, timeOf, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
 
@@ -53,7 +53,7 @@ export function approvalRoutes(deps: AppDeps): PageRoute[] {
         context,
         403,
         'Only an owner can approve this',
-        html`<p>Deleting ${name} needs the approval of one of its owners. You are signed in as ${context.person!.account.email}${role ? html`, a ${role} of the site` : ''}. Nothing was deleted.</p>`,
+        html`<p>Deleting ${name} needs the approval of one of its owners. You are signed in as ${context.person!.account.email}${role ? html`, ${roleWithArticle(role)} of the site` : ''}. Nothing was deleted.</p>`,
         { href: '/', label: 'Go to your sites' },
       );
     }
@@ -70,10 +70,14 @@ The request expires ${timeOf(new Date(approval.expiresAt).toISOString())}.</p>
   ${csrfField(context.formToken)}
   <div class="field">
     <label for="address">Type the site's address to confirm: <strong>${address.host}</strong></label>
+    <p class="hint" id="address-hint">The name alone (<code>${site!.name}</code>) or the whole address is accepted, in any case.</p>
     ${fieldError(errors, 'address')}
-    <input id="address" name="address" autocomplete="off" spellcheck="false" required value="${typed}" ${invalidAttrs(errors, 'address')}>
+    <input id="address" name="address" autocomplete="off" spellcheck="false" required value="${typed}" aria-describedby="address-hint" ${invalidAttrs(errors, 'address')}>
   </div>
-  <button type="submit" class="button-danger">Delete ${name} permanently</button>
+  <div class="button-row">
+    <button type="submit" class="button-danger">Delete ${name} permanently</button>
+    <a class="button-secondary" href="/sites/${site!.name}">Cancel</a>
+  </div>
 </form>`,
       },
       status,

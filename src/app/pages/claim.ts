@@ -41,7 +41,6 @@ export function claimRoutes(deps: AppDeps): PageRoute[] {
       method: 'GET',
       path: '/claim/{token}',
       async handle(context) {
-        if (!context.person) return toSignIn(context);
         const token = context.request.params[0]!;
         let preview;
         try {
@@ -50,15 +49,40 @@ export function claimRoutes(deps: AppDeps): PageRoute[] {
           return refusal(context, err);
         }
         const { site } = preview;
+        const facts = html`<dl class="facts">
+  <dt>Address</dt><dd><a href="${site.url}" rel="noopener">${site.url}</a></dd>
+  <dt>Content</dt><dd>${fileCount(site.files)}, ${formatBytes(site.bytes)}</dd>
+  <dt>Expires unless claimed</dt><dd>${timeOf(site.expires_at)}</dd>
+</dl>`;
+        if (!context.person) {
+          // Signed out, the page still says which site this is before asking for a sign-in.
+          return page(context, {
+            title: `Claim ${site.name}`,
+            body: html`<h1>Claim ${site.name}</h1>
+<p>This site was published without an account. Sign in to claim it: it moves into your account, you become its owner, and it no longer expires. Signing in with a new address creates a free account.</p>
+${facts}
+<p><a class="button" href="/login?next=${encodeURIComponent(context.request.path)}">Sign in to claim ${site.name}</a></p>`,
+          });
+        }
+        const usage = ops.account.usage(context.caller);
+        if (usage.sites.used >= usage.sites.limit) {
+          // Said before any button: claiming would be refused (429) and change nothing.
+          return page(context, {
+            title: `Claim ${site.name}`,
+            body: html`<h1>Claim ${site.name}</h1>
+${facts}
+<div class="panel" role="status">
+  <h2>Your plan has no room for another site</h2>
+  <p>Your ${usage.plan.title} plan allows ${usage.sites.limit} ${usage.sites.limit === 1 ? 'site' : 'sites'}, and your account (${context.person.account.email}) has ${usage.sites.used}. Delete one of your sites, or ask the operator for a larger plan, then open this claim link again before the site expires.</p>
+  <p class="button-row"><a class="button-secondary" href="/">Your sites</a><a class="button-secondary" href="/billing">Plan and usage</a></p>
+</div>`,
+          });
+        }
         return page(context, {
           title: `Claim ${site.name}`,
           body: html`<h1>Claim ${site.name}</h1>
 <p>This site was published without an account. Claim it to keep it: it moves into your account (${context.person.account.email}), you become its owner, and it no longer expires.</p>
-<dl class="facts">
-  <dt>Address</dt><dd><a href="${site.url}" rel="noopener">${site.url}</a></dd>
-  <dt>Content</dt><dd>${fileCount(site.files)}, ${formatBytes(site.bytes)}</dd>
-  <dt>Expires unless claimed</dt><dd>${timeOf(site.expires_at)}</dd>
-</dl>
+${facts}
 <form method="post" action="/claim/${token}">
   ${csrfField(context.formToken)}
   ${

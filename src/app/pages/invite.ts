@@ -18,13 +18,23 @@ export function inviteRoutes(deps: AppDeps): PageRoute[] {
       method: 'GET',
       path: '/invites/{token}',
       async handle(context) {
-        if (!context.person) return toSignIn(context);
         const token = context.request.params[0]!;
         let invite;
         try {
           invite = ops.members.previewInvite(token);
         } catch (err) {
           return gone(context, (err as Error).message);
+        }
+        if (!context.person) {
+          // Signed out, the page names the site and the invited address before asking for a sign-in.
+          const next = encodeURIComponent(context.request.path);
+          return page(context, {
+            title: `Join ${invite.site.name}`,
+            body: html`<h1>Join ${invite.site.name}?</h1>
+<p>${invite.invited_by ?? 'An owner'} invited <strong>${invite.email}</strong> to <a href="${invite.site.url}" rel="noopener">${invite.site.url}</a> as <strong>${invite.role}</strong>. The invitation is valid until ${timeOf(invite.expires_at)}.</p>
+<p>Sign in as ${invite.email} to accept or decline it. If that address has no account yet, signing in creates a free one.</p>
+<p><a class="button" href="/login?next=${next}&amp;email=${encodeURIComponent(invite.email)}">Sign in as ${invite.email}</a></p>`,
+          });
         }
         const me = context.person.account.email;
         if (invite.email !== me) {

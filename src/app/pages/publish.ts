@@ -67,7 +67,7 @@ ${title}
     </div>
   </div>
   <div class="drop-status" data-drop-status hidden>
-    <p data-drop-message role="status"></p>
+    <p data-drop-message aria-live="polite"></p>
     <progress max="100" value="0" data-drop-progress aria-label="Upload progress"></progress>
   </div>
   <div class="error-summary" data-drop-error role="alert" tabindex="-1" hidden></div>
@@ -239,7 +239,7 @@ ${
     ? html`<div class="panel panel-success">
   <h2>Keep this site: claim it</h2>
   <p>Open the claim link and sign in (an account is made for a new address) to keep the site for good and update it later.</p>
-  <p><code class="token selectable" id="claim-link">${result.claimUrl}</code></p>
+  <p><code class="token" id="claim-link">${result.claimUrl}</code></p>
   <p class="button-row"><a class="button" href="${result.claimUrl}">Claim ${result.name}</a><button type="button" class="button-secondary" data-copy="claim-link" data-js-only hidden>Copy the claim link</button></p>
 </div>`
     : ''

@@ -66,7 +66,12 @@ The link and the code work once, for ${minutes} minutes.</p>
   </div>
   <button type="submit">Sign in</button>
 </form>
-<p><a href="/login">Use another address or send a new link</a></p>`,
+<p><a href="/login">Use another address or send a new link</a></p>
+${
+  config.app.outboxPage
+    ? html`<div class="panel"><h2>No e-mail on this server</h2><p>This is a local install without a mail relay: e-mails are not sent but kept in the <a href="/outbox">outbox</a>. Open it to find the sign-in link and code.</p></div>`
+    : ''
+}`,
       },
       status,
     );
@@ -93,7 +98,9 @@ The link and the code work once, for ${minutes} minutes.</p>
       async handle(context) {
         const next = safeNext(context.request.query.get('next'));
         if (context.person) return redirect(next ?? '/');
-        return loginForm(context, { next }, []);
+        // An invitation's page fills in the invited address (a value in the form, nothing more).
+        const email = (context.request.query.get('email') ?? '').slice(0, 320);
+        return loginForm(context, { next, email }, []);
       },
     },
     {

@@ -2,7 +2,7 @@ import { html } from 'hono/html';
 import type { SiteAction } from '../../rules/index.js';
 import { formatBytes, type RevisionView, type SiteView } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
-import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, type FieldError } from '../layout.js';
+import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, roleWithArticle, timeOf, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';
 import { jsonResponse, redirect, type AppResponse } from '../response.js';
 import { planTitle } from './account.js';
@@ -306,7 +306,7 @@ ${
           title: `Remove ${email}`,
           current: 'sites',
           body: html`<h1>Remove ${email} from ${name}?</h1>
-<p>${email} is ${member.role === 'owner' ? 'an owner' : `a ${member.role}`} of ${name}. Once removed, they can no longer see or change the site. This confirmation expires in 5 minutes.</p>
+<p>${email} is ${roleWithArticle(member.role)} of ${name}. Once removed, they can no longer see or change the site. This confirmation expires in 5 minutes.</p>
 <form method="post" action="/sites/${name}/members/remove" class="button-row">
   ${csrfField(context.formToken)}
   <input type="hidden" name="email" value="${email}">
