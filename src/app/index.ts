@@ -17,6 +17,7 @@ import { oauthEndpointRoutes } from './oauth-endpoints.js';
 import { outboxRoutes } from './pages/outbox.js';
 import { reportRoutes } from './pages/report.js';
 import { signInRoutes } from './pages/sign-in.js';
+import { fileRoutes } from './pages/files.js';
 import { publishRoutes } from './pages/publish.js';
 import { siteRoutes } from './pages/site.js';
 import { cookiesOf, formOf, readBody, type AppRequest } from './request.js';
@@ -60,6 +61,7 @@ export function createApp(options: AppOptions): App {
     ...accountRoutes(deps),
     ...siteRoutes(deps),
     ...publishRoutes(deps),
+    ...fileRoutes(deps),
     ...claimRoutes(deps),
     ...approvalRoutes(deps),
     ...inviteRoutes(deps),

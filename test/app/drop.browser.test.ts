@@ -132,6 +132,17 @@ describe('drop to publish in Chromium', () => {
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Revision 2 is live');
     expect((await visit(server, name)).text).toContain('Second version');
 
+    // The file browser of the live revision.
+    await page.getByRole('link', { name: `Manage ${name}` }).click();
+    await page.getByRole('link', { name: 'Browse the files' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: `Files of ${name}` }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: 'about/index.html' }).count()).toBe(1);
+    await inspectPage(page, 'files');
+    await page.getByRole('link', { name: 'index.html', exact: true }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('index.html');
+    expect(await page.getByLabel('Content of index.html').textContent()).toContain('<title>Second version</title>');
+    await inspectPage(page, 'file');
+
     // The sites list: a Visit link for each site, usable at 390 px.
     await page.goto(`${server.appUrl}/`);
     expect(await page.getByRole('link', { name: `Visit ${name}` }).getAttribute('href')).toBe(server.siteUrl(name));

@@ -80,7 +80,7 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
   <dt>Your role</dt><dd>${site.role}</dd>
   <dt>Plan</dt><dd>${planTitle(site.plan)}</dd>
   <dt>Live revision</dt><dd>${site.live_revision ? html`#${site.live_revision.number}, ${timeOf(site.live_revision.created_at)}` : 'None yet'}</dd>
-  <dt>Files</dt><dd>${live ? html`${fileCount(live.files)}, ${formatBytes(live.bytes)}` : '—'}</dd>
+  <dt>Files</dt><dd>${live ? html`${fileCount(live.files)}, ${formatBytes(live.bytes)} · <a href="/sites/${site.name}/files">Browse the files</a>` : '—'}</dd>
   <dt>Expires</dt><dd>${site.expires_at ? timeOf(site.expires_at) : 'Never'}</dd>
 </dl>
 
