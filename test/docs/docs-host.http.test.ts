@@ -158,6 +158,23 @@ describe('docs content', () => {
     expect(custom.respond({ method: 'GET', path: '/llms.txt' }).body.toString()).toContain('https://docs.example.com/agent-guide.md');
   });
 
+  it('shows a local server on another port its own port everywhere: pages, Markdown, llms-full.txt, OpenAPI', () => {
+    const other = buildDocsSite(loadConfig({ PLINTH_PORT: '9123' }));
+    const stray: string[] = [];
+    for (const path of other.paths()) {
+      const text = other.respond({ method: 'GET', path }).body.toString();
+      for (const line of text.split('\n')) {
+        // The cluster example's upstream nodes are other machines, on a port of the example's choosing.
+        if (line.includes(':8080') && !line.includes('upstream plinth')) stray.push(`${path}: ${line.trim().slice(0, 160)}`);
+      }
+    }
+    expect(stray).toEqual([]);
+    const page = (path: string): string => other.respond({ method: 'GET', path }).body.toString();
+    expect(page('/')).toContain('http://&lt;name&gt;.sites.localhost:9123');
+    expect(page('/serving.md')).toContain('`http://<name>.sites.localhost:9123`');
+    expect(page('/quick-start.md')).toContain('Published revision 1: http://…sites.localhost:9123');
+  });
+
   it('has a title, summary and section for every guide, and an agent guide, quick start and errors page', () => {
     const slugs = site.guides.map((guide) => guide.slug);
     expect(slugs).toEqual(
