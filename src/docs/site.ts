@@ -56,7 +56,7 @@ export function buildDocsSite(config: Readonly<Config>, options: { assets?: Page
   const guides = loadGuides({ facts: docFacts(config), urls: config.publicUrls, port: config.port, dir: options.guideDir });
   const landing = guides.find((guide) => guide.slug === 'index');
   if (!landing) throw new Error('docs/index.md (the landing page) is missing');
-  const context: PageContext = { guides, assets, docsUrl };
+  const context: PageContext = { guides, assets, docsUrl, appUrl: config.publicUrls.app };
 
   const resources = new Map<string, Resource>();
   const add = (path: string, type: string, text: string, kind: Resource['kind'], markdownPath?: string): void => {
