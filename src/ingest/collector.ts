@@ -5,8 +5,18 @@ import { contentTypeFor, isSkippedPath } from '../rules/index.js';
 import type { BlobStore } from '../store/index.js';
 import { checkArchivePath, findCaseDuplicate, stripCommonTopFolder } from './archive-path.js';
 import { isExecutableFile } from './executables.js';
-import { badRequest, executableBlocked, fileTooLarge, siteTooLarge, tooLarge, tooManyFiles, DeployRejected } from './rejection.js';
-import { createLeakGuard } from './leak-guard.js';
+import {
+  badRequest,
+  executableBlocked,
+  fileTooLarge,
+  secretsFound,
+  siteTooLarge,
+  tooLarge,
+  tooManyFiles,
+  DeployRejected,
+  type SecretLocation,
+} from './rejection.js';
+import { createLeakGuard, MAX_SECRET_FINDINGS } from './leak-guard.js';
 import { storeFile, type StoredFile } from './store-file.js';
 import type { FileReference, IngestedFile, IngestError, IngestLimits } from './types.js';
 
@@ -237,6 +247,9 @@ export function createCollector(options: CollectorOptions): Collector {
   let siteBytes = 0;
   // Compressed files are scanned as what they expand to, within the limits they would meet uncompressed.
   const leakGuard = createLeakGuard({ maxFileBytes: limits.maxFileBytes, maxExpandedBytes: limits.maxSiteBytes });
+  // Every key is reported in one answer: after the first, files are still read and scanned but no
+  // longer stored, and the deploy is refused once all were seen.
+  const secrets: SecretLocation[] = [];
 
   const pending = new Set<Promise<void>>();
   let pendingBytes = 0;
@@ -281,7 +294,8 @@ export function createCollector(options: CollectorOptions): Collector {
   async function accept(path: string, bytes: Uint8Array): Promise<void> {
     siteBytes += bytes.byteLength;
     if (blockExecutables && isExecutableFile(path, bytes.subarray(0, HEAD_BYTES))) throw executableBlocked(path);
-    leakGuard.check(path, bytes);
+    for (const hit of leakGuard.check(path, bytes)) secrets.push({ file: path, ...hit });
+    if (secrets.length > 0) return;
     await startWrite(path, bytes, contentTypeFor(path));
   }
 
@@ -309,6 +323,7 @@ export function createCollector(options: CollectorOptions): Collector {
   async function finish({ patch }: { patch: boolean }): Promise<CollectedSite> {
     await settle();
     if (writeError) throw writeError.error;
+    if (secrets.length > 0) throw secretsFound(secrets, MAX_SECRET_FINDINGS);
     // Blobs were written without per-file fsyncs; make them durable before anything refers to them.
     if (stored.size > 0) await blobs.flush();
 

@@ -64,17 +64,42 @@ export function executableBlocked(file: string): DeployRejected {
   });
 }
 
-export function secretFound(file: string, line: number, kind: string, compressed = false): DeployRejected {
+/** A secret key the leak guard found; `compressed`: in what the file decompresses to. */
+export interface SecretLocation {
+  file: string;
+  line: number;
+  kind: string;
+  compressed: boolean;
+}
+
+/**
+ * Every key the leak guard found in the deploy (up to its cap), in one refusal, so they can all be
+ * fixed before the next try. `details` keeps the first one's `file`, `line` and `kind` at the top,
+ * as it was when only one was reported, and lists them all in `findings`.
+ */
+export function secretsFound(findings: readonly SecretLocation[], cap: number): DeployRejected {
+  const first = findings[0]!;
   // In a compressed file the line is one of the decompressed text, which is what the user edits.
-  const where = compressed ? `${file} line ${line} (once decompressed)` : `${file} line ${line}`;
-  return reject(
-    'blocked_secret',
-    `File ${JSON.stringify(file)} line ${line}${compressed ? ' (once decompressed)' : ''} contains a secret key (${kind}); nothing was published.`,
-    {
-      agentMessage: `${where} contains a secret key (${kind}). Anything published is public, so remove the key from ${file}${compressed ? "'s original file" : ''} at line ${line}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
-      details: { file, line, kind },
-    },
-  );
+  const where = (f: SecretLocation): string => `${f.file} line ${f.line}${f.compressed ? ' (once decompressed)' : ''}`;
+  const details = { file: first.file, line: first.line, kind: first.kind, findings: findings.map(({ file, line, kind }) => ({ file, line, kind })) };
+  if (findings.length === 1) {
+    return reject(
+      'blocked_secret',
+      `File ${JSON.stringify(first.file)} line ${first.line}${first.compressed ? ' (once decompressed)' : ''} contains a secret key (${first.kind}); nothing was published.`,
+      {
+        agentMessage: `${where(first)} contains a secret key (${first.kind}). Anything published is public, so remove the key from ${first.file}${first.compressed ? "'s original file" : ''} at line ${first.line}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
+        details,
+      },
+    );
+  }
+  const files = new Set(findings.map((f) => f.file)).size;
+  const count = findings.length >= cap ? `at least ${findings.length}` : String(findings.length);
+  const listed = findings.slice(0, 10).map((f) => `${where(f)} (${f.kind})`);
+  const more = findings.length > 10 ? `, and ${findings.length - 10} more listed in details.findings` : '';
+  return reject('blocked_secret', `${count} secret keys found in ${files} ${files === 1 ? 'file' : 'files'}; nothing was published.`, {
+    agentMessage: `The site contains ${count} secret keys: ${listed.join('; ')}${more}. Anything published is public, so remove every one of them (details.findings lists each file, line and kind${findings.length >= cap ? `; only the first ${cap} are listed, so check the rest of the site too` : ''}), keep them in environment variables or server-side code instead, revoke any that was ever public, and deploy again.`,
+    details,
+  });
 }
 
 // A compressed file is scanned as what it expands to, so that must fit the limits its
