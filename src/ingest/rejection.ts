@@ -1,6 +1,7 @@
 // Expected deploy failures. Deep inside a stream loop the simplest way out is to throw; the worker
 // catches exactly this type at the top and returns its plain `error`, so nothing but real faults
 // ever crosses the thread boundary as a thrown Error.
+import { accountAllowsMore, siteTooLarge as siteTooLargeWords, type SizedFile } from '../rules/index.js';
 import type { IngestError, IngestErrorCode } from './types.js';
 
 export class DeployRejected extends Error {
@@ -34,25 +35,23 @@ export function formatBytes(bytes: number): string {
   return `${+(bytes / 1024).toFixed(2)} KB`;
 }
 
-export function fileTooLarge(file: string, maxFileBytes: number): DeployRejected {
+export function fileTooLarge(file: string, maxFileBytes: number, anonymous = false): DeployRejected {
   const limit = formatBytes(maxFileBytes);
   return reject('too_large', `File ${JSON.stringify(file)} is larger than the ${limit} per-file limit.`, {
-    agentMessage: `${file} is larger than ${limit}, the largest file this plan can publish. Make it smaller (compress or resize it) or leave it out, then deploy again.`,
+    agentMessage: `${file} is larger than ${limit}, the largest file this plan can publish. Make it smaller (compress or resize it) or leave it out, then deploy again.${anonymous ? accountAllowsMore('file') : ''}`,
     details: { file, limit: maxFileBytes },
   });
 }
 
-export function siteTooLarge(file: string, maxSiteBytes: number): DeployRejected {
-  const limit = formatBytes(maxSiteBytes);
-  return reject('too_large', `The site is larger than the ${limit} per-site limit (exceeded at ${JSON.stringify(file)}).`, {
-    agentMessage: `The site's files add up to more than ${limit}, this plan's limit per site. Remove or shrink large files (images, videos) and deploy again, or upgrade the plan.`,
-    details: { file, limit: maxSiteBytes },
-  });
+/** The site is over its limit: the largest files, not the one where the running total crossed it. */
+export function siteTooLarge(sizes: readonly SizedFile[], maxSiteBytes: number, options: { anonymous: boolean; complete: boolean }): DeployRejected {
+  const words = siteTooLargeWords(sizes, maxSiteBytes, options);
+  return reject('too_large', words.message, { agentMessage: words.agentMessage, details: words.details });
 }
 
-export function tooManyFiles(maxFiles: number): DeployRejected {
+export function tooManyFiles(maxFiles: number, anonymous = false): DeployRejected {
   return reject('too_large', `The site has more than ${maxFiles} files, the per-site limit.`, {
-    agentMessage: `The site has more than ${maxFiles} files, the most this plan allows. Remove files the site does not need (build caches, sources, unused assets) and deploy again.`,
+    agentMessage: `The site has more than ${maxFiles} files, the most this plan allows. Remove files the site does not need (build caches, sources, unused assets) and deploy again.${anonymous ? accountAllowsMore('files') : ''}`,
     details: { limit: maxFiles },
   });
 }
