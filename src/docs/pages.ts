@@ -1,6 +1,7 @@
 import { html, raw } from 'hono/html';
 import { renderPage, type Html, type PageAssets } from '../web/index.js';
 import type { Guide } from './guides.js';
+import { slugify } from './markdown.js';
 
 /** The docs host's HTML: the landing page, one page per guide, and the not-found page. */
 
@@ -45,7 +46,7 @@ export function sections(guides: readonly Guide[]): Array<{ section: string; gui
 function sideNav(context: PageContext, current: string): Html {
   return html`<nav class="doc-nav" id="doc-guides" aria-label="Guides">
   ${sections(context.guides).map(
-    ({ section, guides }) => html`<h2>${section}</h2>
+    ({ section, guides }) => html`<h2 id="guides-${slugify(section)}">${section}</h2>
   <ul>${guides.map((guide) => html`<li><a href="/${guide.slug}"${guide.slug === current ? raw(' aria-current="page"') : ''}>${guide.title}</a></li>`)}</ul>`,
   )}
 </nav>`;
@@ -60,7 +61,7 @@ function tableOfContents(guide: Guide): Html | string {
     else items.at(-1)!.children.push({ id: entry.id, text: entry.text });
   }
   return html`<nav class="toc" id="doc-contents" aria-label="On this page">
-  <h2>On this page</h2>
+  <h2 id="doc-contents-title">On this page</h2>
   <ul>${items.map(
     (item) =>
       html`<li><a href="#${item.id}">${item.text}</a>${
@@ -107,7 +108,7 @@ export function landingPage(context: PageContext, landing: Guide): string {
 ${raw(landing.html)}
 </div>
 ${sections(context.guides).map(
-  ({ section, guides }) => html`<h2>${section}</h2>
+  ({ section, guides }) => html`<h2 id="${slugify(section)}">${section}</h2>
 <ul class="cards">${guides.map((guide) => html`<li><a href="/${guide.slug}">${guide.title}</a><p>${guide.summary}</p></li>`)}</ul>`,
 )}`;
   return renderPage({

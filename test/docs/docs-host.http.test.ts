@@ -82,6 +82,25 @@ describe('docs host', () => {
     }
   });
 
+  it('gives every heading of every page an id, unique on its page', async () => {
+    const site = buildDocsSite(server.config);
+    for (const path of site.paths().filter((p) => !/\.(md|txt|json)$/.test(p))) {
+      const text = (await get(path)).text;
+      const headings = [...text.matchAll(/<h([1-6])([^>]*)>/g)];
+      expect(headings.length, path).toBeGreaterThan(0);
+      const ids = headings.map((m) => /\sid="([^"]+)"/.exec(m[2]!)?.[1]);
+      expect(
+        headings.filter((_m, i) => ids[i] === undefined).map((m) => m[0]),
+        `${path}: headings without an id`,
+      ).toEqual([]);
+      const all = [...text.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]!);
+      expect(
+        all.filter((id, i) => all.indexOf(id) !== i),
+        `${path}: repeated ids`,
+      ).toEqual([]);
+    }
+  });
+
   it('answers 304 to If-None-Match, HEAD without a body, and compresses what is worth it', async () => {
     const first = await get('/publishing');
     const again = await get('/publishing', { 'if-none-match': first.headers.etag as string });
