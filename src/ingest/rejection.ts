@@ -72,11 +72,13 @@ export interface SecretLocation {
 }
 
 /**
- * Every key the leak guard found in the deploy (up to its cap), in one refusal, so they can all be
+ * Every key the leak guard found in the deploy (up to its cap, in path order), in one refusal, so they can all be
  * fixed before the next try. `details` keeps the first one's `file`, `line` and `kind` at the top,
  * as it was when only one was reported, and lists them all in `findings`.
  */
-export function secretsFound(findings: readonly SecretLocation[], cap: number): DeployRejected {
+export function secretsFound(found: readonly SecretLocation[], cap: number): DeployRejected {
+  // In path order, not archive order, so the same site gets the same answer however it was packed.
+  const findings = [...found].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line));
   const first = findings[0]!;
   // In a compressed file the line is one of the decompressed text, which is what the user edits.
   const where = (f: SecretLocation): string => `${f.file} line ${f.line}${f.compressed ? ' (once decompressed)' : ''}`;
