@@ -1,9 +1,9 @@
 import { ACCOUNT_PLANS, PLAN_LIMITS, PLAN_TITLES, type Plan } from '../rules/index.js';
 
 /**
- * What agents are told about revision history: an unclaimed site keeps only its live revision,
- * and once claimed its earlier revisions come back within the account's plan's reach (the store
- * keeps them all; only the reach is the plan's).
+ * What agents are told about revision history: an unclaimed site reaches only its live revision,
+ * and its replaced revisions are deleted by the sweeper's next pass (hourly by default); once
+ * claimed, those not deleted yet come back within the account's plan's reach.
  */
 
 const DAY_MS = 24 * 3600_000;
@@ -26,7 +26,7 @@ export function reachByPlan(): string {
 export function historyAfterClaim(name: string, plan: Plan): string {
   const reach = PLAN_LIMITS[plan].historyReachMs;
   if (reach === 0) return '';
-  return ` Its earlier revisions are back within reach under the account's ${PLAN_TITLES[plan]} plan (${reachWords(reach)} of history): with an API token of the account, GET /v1/sites/${name}/revisions lists them and POST /v1/sites/${name}/rollback makes one live again.`;
+  return ` Its earlier revisions that the periodic clean-up had not yet deleted are back within reach under the account's ${PLAN_TITLES[plan]} plan (${reachWords(reach)} of history): with an API token of the account, GET /v1/sites/${name}/revisions lists them and POST /v1/sites/${name}/rollback makes one live again.`;
 }
 
 /** The way out when an unclaimed site is asked to roll back: it has nothing earlier in reach. */
@@ -34,6 +34,6 @@ export function anonymousRollbackAdvice(name: string): string {
   return (
     `${name} is not claimed, and an unclaimed site keeps only its live revision, so there is nothing earlier to roll back to. ` +
     `To go back now, deploy the earlier files again with the live revision as the base revision. ` +
-    `Or ask your user to claim the site with its claim link: in an account its earlier revisions come back within the plan's history reach (${reachByPlan()}), and the rollback then works with an API token of that account.`
+    `Or ask your user to claim the site soon with its claim link: in an account, its earlier revisions that the periodic clean-up has not yet deleted come back within the plan's history reach (${reachByPlan()}), and the rollback then works with an API token of that account.`
   );
 }

@@ -93,13 +93,15 @@ describe('history around a claim', () => {
     expect(early.status).toBe(404);
     expect(early.json.agent_message).toContain('an unclaimed site keeps only its live revision');
     expect(early.json.agent_message).toContain('deploy the earlier files again');
-    expect(early.json.agent_message).toContain('claim the site with its claim link');
+    expect(early.json.agent_message).toContain('claim the site soon with its claim link');
     expect(early.json.agent_message).toContain('Free 7 days');
 
     const person = await accountWithToken(server.store, 'free');
     expect((await server.store.claimSite(hashToken(site.claimUrl.split('/claim/')[1]!), person.account.id)).ok).toBe(true);
     const poll = await api(server, { path: `/v1/sites/${site.name}`, token: site.siteToken });
-    expect(poll.json.agent_message).toContain("Its earlier revisions are back within reach under the account's Free plan (7 days of history)");
+    expect(poll.json.agent_message).toContain(
+      "Its earlier revisions that the periodic clean-up had not yet deleted are back within reach under the account's Free plan (7 days of history)",
+    );
     expect(poll.json.agent_message).toContain(`GET /v1/sites/${site.name}/revisions`);
     const revisions = await api(server, { path: `/v1/sites/${site.name}/revisions`, token: person.token });
     expect(revisions.json.revisions.map((r: { number: number }) => r.number)).toEqual([2, 1]);
