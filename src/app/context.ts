@@ -76,7 +76,13 @@ export function newFormCookie(): string {
 export function page(context: PageContext, options: Omit<ShellOptions, 'formToken' | 'email'>, status = 200): AppResponse {
   const notice = options.notice ?? context.flash?.notice;
   const response = htmlResponse(
-    renderShell(context.deps.assets, { ...options, notice, formToken: context.formToken, email: context.person?.account.email }),
+    renderShell(context.deps.assets, {
+      ...options,
+      notice,
+      formToken: context.formToken,
+      email: context.person?.account.email,
+      docsUrl: context.deps.config.publicUrls.docs,
+    }),
     status,
   );
   if (context.flash) response.cookies.push(serialize(cookieNames(context.deps.config).flash, '', cookieOptions(context.deps.config, 0)));

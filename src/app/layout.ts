@@ -23,6 +23,8 @@ export interface ShellOptions {
   body: Html;
   /** Short text for search engines and previews. */
   description?: string;
+  /** The docs host, linked from every page's footer. */
+  docsUrl?: string;
 }
 
 const NAV_HREF = { sites: '/', tokens: '/tokens', billing: '/billing' } as const;
@@ -54,6 +56,9 @@ export function renderShell(assets: PageAssets, options: ShellOptions): string {
       : '',
     main: html`${notice ? html`<div class="notice" role="status">${notice}</div>` : ''}
 ${body}`,
+    footer: options.docsUrl
+      ? html`<p>Plinth publishes static sites from a folder. Guides, the API and the agent guide: <a href="${options.docsUrl}/">Plinth docs</a>.</p>`
+      : undefined,
   });
 }
 
