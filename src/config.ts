@@ -458,15 +458,34 @@ function deepFreeze<T extends object>(value: T): Readonly<T> {
 
 /** The `plinth` command's own settings: it is a client of the API, not the server. */
 export interface CliSettings {
-  /** `PLINTH_API_URL`; an empty value counts as unset. */
+  /** `PLINTH_API_URL`; an empty value counts as unset. Else the local server on `PLINTH_PORT`. */
   apiUrl: string;
+  /** Which setting chose `apiUrl`, so an unreachable API can be explained. */
+  apiUrlFrom: 'PLINTH_API_URL' | 'PLINTH_PORT' | 'default';
   /** `PLINTH_TOKEN`; an empty value counts as unset. */
   token?: string;
 }
 
-export const DEFAULT_CLI_API_URL = 'http://api.localhost:8080';
+/** The local server's API address on a port, as the server itself hands it out (see `publicUrls`). */
+export function localCliApiUrl(port: number): string {
+  return port === 80 ? 'http://api.localhost' : `http://api.localhost:${port}`;
+}
 
+export const DEFAULT_CLI_API_URL = localCliApiUrl(8080);
+
+/**
+ * The command finds a local server the way the server picks its port: `PLINTH_PORT` (default
+ * 8080), so one exported setting serves both. `PLINTH_API_URL` names any other API.
+ */
 export function loadCliSettings(env: Record<string, string | undefined> = process.env): CliSettings {
   const token = env.PLINTH_TOKEN?.trim() || undefined;
-  return { apiUrl: env.PLINTH_API_URL?.trim() || DEFAULT_CLI_API_URL, ...(token ? { token } : {}) };
+  const explicit = env.PLINTH_API_URL?.trim();
+  const portText = env.PLINTH_PORT?.trim();
+  const port = portText && /^\d+$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535 ? Number(portText) : undefined;
+  const api: Pick<CliSettings, 'apiUrl' | 'apiUrlFrom'> = explicit
+    ? { apiUrl: explicit, apiUrlFrom: 'PLINTH_API_URL' }
+    : port !== undefined
+      ? { apiUrl: localCliApiUrl(port), apiUrlFrom: 'PLINTH_PORT' }
+      : { apiUrl: DEFAULT_CLI_API_URL, apiUrlFrom: 'default' };
+  return { ...api, ...(token ? { token } : {}) };
 }

@@ -60,7 +60,7 @@ export function createClient(port) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   return {
     port,
-    request({ method = 'GET', host, path = '/', headers = {}, body }) {
+    request({ method = 'GET', host, path = '/', headers = {}, body }, retries = 0) {
       return new Promise((resolve, reject) => {
         const started = performance.now();
         const req = http.request(
@@ -87,6 +87,10 @@ export function createClient(port) {
         let answered = false;
         req.on('error', (err) => {
           if (answered) return;
+          // A kept-alive connection the server closed while this process was busy (building an
+          // archive) fails on its first write: the request never reached the server, so send it
+          // again on a new connection, as Node's documentation advises.
+          if (req.reusedSocket && retries < 8) return resolve(this.request({ method, host, path, headers, body }, retries + 1));
           setTimeout(() => answered || reject(err), 200);
         });
         req.end(body);

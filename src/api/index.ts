@@ -72,5 +72,5 @@ export function createApi(options: ApiOptions): Api {
     if (!handle) throw new Error(`no handler for ${spec.method} ${spec.path}`);
     return { ...spec, handle };
   });
-  return { handle: createDispatch(routes, options.log) };
+  return { handle: createDispatch(routes, options.log, options.config.publicUrls.docs) };
 }

@@ -21,7 +21,9 @@ export interface Route extends RouteSpec {
  * with `Allow`, an unknown path 404, a parameter that is not valid percent-encoding 400, all in
  * SPEC 7's error shape.
  */
-export function createDispatch(routes: readonly Route[], log: Logger): (res: HttpResponse, req: HttpRequest) => void {
+export function createDispatch(routes: readonly Route[], log: Logger, docsUrl: string): (res: HttpResponse, req: HttpRequest) => void {
+  // An address that is no endpoint (the bare host, a typo) points to where the endpoints are listed.
+  const lost = `The API lives under /v1. Its endpoints, with method and path, are listed at ${docsUrl}/sites-api.md and in ${docsUrl}/openapi.json; agents start at ${docsUrl}/llms.txt. The docs for people are at ${docsUrl}/ .`;
   const router = createRouter<RouteHandler>();
   for (const route of routes) router.add(route.method, route.path, route.handle);
   return (res, req) => {
@@ -42,12 +44,7 @@ export function createDispatch(routes: readonly Route[], log: Logger): (res: Htt
           { head },
         );
       case 'not_found':
-        return sendError(
-          res,
-          new ServiceError('not_found', `No endpoint ${method} ${path}.`, { agentMessage: 'The API lives under /v1; see the docs host for its endpoints.' }),
-          log,
-          { head },
-        );
+        return sendError(res, new ServiceError('not_found', `No endpoint ${method} ${path}.`, { agentMessage: lost }), log, { head });
     }
   };
 }

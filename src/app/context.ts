@@ -85,7 +85,13 @@ export function page(context: PageContext, options: Omit<ShellOptions, 'formToke
   const { keepFlash, ...shell } = options;
   const notice = shell.notice ?? context.flash?.notice;
   const response = htmlResponse(
-    renderShell(context.deps.assets, { ...shell, notice, formToken: context.formToken, email: context.person?.account.email }),
+    renderShell(context.deps.assets, {
+      ...shell,
+      notice,
+      formToken: context.formToken,
+      email: context.person?.account.email,
+      docsUrl: context.deps.config.publicUrls.docs,
+    }),
     status,
   );
   if (context.flash && !keepFlash) response.cookies.push(serialize(cookieNames(context.deps.config).flash, '', cookieOptions(context.deps.config, 0)));

@@ -25,6 +25,8 @@ export interface ShellOptions {
   description?: string;
   /** The drop-to-publish script, on pages with a drop zone. */
   scripts?: readonly AssetName[];
+  /** The docs host, linked from every page's footer. */
+  docsUrl?: string;
 }
 
 const NAV_HREF = { sites: '/', tokens: '/tokens', billing: '/billing' } as const;
@@ -57,6 +59,9 @@ export function renderShell(assets: PageAssets, options: ShellOptions): string {
     scripts: options.scripts,
     main: html`${notice ? html`<div class="notice" role="status">${notice}</div>` : ''}
 ${body}`,
+    footer: options.docsUrl
+      ? html`<p>Plinth publishes static sites from a folder. Guides, the API and the agent guide: <a href="${options.docsUrl}/">Plinth docs</a>.</p>`
+      : undefined,
   });
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { DEFAULT_CLI_API_URL, loadCliSettings } from '../config.js';
+import { loadCliSettings } from '../config.js';
 import { UnreachableError } from './api-client.js';
 import { deployCommand } from './deploy.js';
 import { terminalStatus, type CommandIo } from './output.js';
+import { pickApiUrl, unreachableAdvice } from './server-address.js';
 import { revisionsCommand, rollbackCommand, sitesCommand } from './site-commands.js';
 import { UsageError } from './usage.js';
 
@@ -19,7 +20,8 @@ const USAGE = `Usage:
                                     members, takedowns); \`plinth admin help\` lists them
 
 Options:
-  --api URL      the API (default $PLINTH_API_URL, else ${DEFAULT_CLI_API_URL})
+  --api URL      the API (default $PLINTH_API_URL, else http://api.localhost:$PLINTH_PORT;
+                 the local server on the port it runs on, 8080 when PLINTH_PORT is unset)
   --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions and rollback
                  otherwise use the site token in .service.json)
   --json         print the API's JSON answer (for scripts)
@@ -78,7 +80,7 @@ async function main(argv: string[]): Promise<number> {
     json,
   };
   const settings = loadCliSettings();
-  const apiUrl = values.api ?? settings.apiUrl;
+  const { apiUrl, from } = pickApiUrl(values.api, settings);
   const token = values.token ?? settings.token;
   const wanted: Record<string, [number, number]> = { deploy: [0, 1], sites: [0, 0], revisions: [0, 1], rollback: [1, 2] };
   const [min, max] = wanted[command]!;
@@ -101,6 +103,7 @@ async function main(argv: string[]): Promise<number> {
     if (err instanceof UsageError) return usage(err.message);
     if (err instanceof UnreachableError) {
       io.err(`plinth: ${err.message}`);
+      for (const line of unreachableAdvice(apiUrl, from)) io.err(line);
       return 1;
     }
     throw err;

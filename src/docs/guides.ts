@@ -42,7 +42,10 @@ const TEST_NOTE = /^<!--\s*(?:expect|schema|skip)\b[\s\S]*?-->[ \t]*\n/gm;
 
 // The guides are written for a local server with default settings; a deployment shows its own
 // public addresses instead. Longest first, so `api.localhost` is not read as `localhost`.
-const LOCAL_SITE = /http:\/\/([a-z0-9-]+|\$SITE|\$\{SITE\})\.sites\.localhost:8080/g;
+// A site address is written with a real name, `<name>`, `$SITE`, or `…` standing for `name.`.
+const LOCAL_SITE = /http:\/\/((?:[a-z0-9-]+|<name>|\$SITE|\$\{SITE\})\.|…)sites\.localhost:8080/g;
+// Operators' examples that connect to the port itself (`curl … http://127.0.0.1:8080/`).
+const LOCAL_PORT = /\b127\.0\.0\.1:8080\b/g;
 const LOCAL_URLS: ReadonlyArray<[string, keyof PublicUrls]> = [
   ['http://api.localhost:8080', 'api'],
   ['http://app.localhost:8080', 'app'],
@@ -50,16 +53,16 @@ const LOCAL_URLS: ReadonlyArray<[string, keyof PublicUrls]> = [
   ['http://localhost:8080', 'docs'],
 ];
 
-export function loadGuides(options: { facts: Readonly<Record<string, string>>; urls: PublicUrls; dir?: URL }): Guide[] {
+export function loadGuides(options: { facts: Readonly<Record<string, string>>; urls: PublicUrls; port?: number; dir?: URL }): Guide[] {
   const dir = options.dir ?? GUIDE_DIR;
   const files = readdirSync(dir)
     .filter((name) => name.endsWith('.md'))
     .sort();
-  const guides = files.map((file) => parseGuide(file, readFileSync(new URL(file, dir), 'utf8'), options.facts, options.urls));
+  const guides = files.map((file) => parseGuide(file, readFileSync(new URL(file, dir), 'utf8'), options.facts, options.urls, options.port));
   return guides.sort((a, b) => a.order - b.order || a.slug.localeCompare(b.slug));
 }
 
-export function parseGuide(file: string, source: string, facts: Readonly<Record<string, string>>, urls: PublicUrls): Guide {
+export function parseGuide(file: string, source: string, facts: Readonly<Record<string, string>>, urls: PublicUrls, port?: number): Guide {
   const slug = file.replace(/\.md$/, '');
   if (!SLUG.test(slug)) throw new Error(`docs/${file}: file names are lower-case words joined by hyphens`);
   const text = source.replace(/\r\n/g, '\n');
@@ -78,7 +81,7 @@ export function parseGuide(file: string, source: string, facts: Readonly<Record<
   const order = Number(meta.order);
   if (!Number.isFinite(order)) throw new Error(`docs/${file}: order must be a number`);
 
-  const body = localizeUrls(fillFacts(text.slice(front[0].length), facts, `docs/${file}`), urls);
+  const body = localizeUrls(fillFacts(text.slice(front[0].length), facts, `docs/${file}`), urls, port);
   const readable = body.replace(TEST_NOTE, '');
   const markdown = absoluteLinks(readable, urls.docs).trimStart();
   const rendered = renderMarkdown(pageLinks(readable));
@@ -86,10 +89,12 @@ export function parseGuide(file: string, source: string, facts: Readonly<Record<
 }
 
 /** Guide text with this deployment's public addresses in place of the local defaults. */
-export function localizeUrls(text: string, urls: PublicUrls): string {
-  let out = text.replace(LOCAL_SITE, (_whole, name: string) => urls.site.replace('{name}', name));
+export function localizeUrls(text: string, urls: PublicUrls, port?: number): string {
+  let out = text.replace(LOCAL_SITE, (_whole, prefix: string) =>
+    prefix === '…' && urls.site.includes('{name}.') ? urls.site.replace('{name}.', '…') : urls.site.replace('{name}', prefix.replace(/\.$/, '')),
+  );
   for (const [local, key] of LOCAL_URLS) out = out.split(local).join(urls[key]);
-  return out;
+  return port === undefined || port === 8080 || port === 0 ? out : out.replace(LOCAL_PORT, `127.0.0.1:${port}`);
 }
 
 // Guides link to each other as `publishing.md#anchor`, which also works when browsing docs/.

@@ -53,10 +53,10 @@ const COMPRESS_ABOVE_BYTES = 1024;
 export function buildDocsSite(config: Readonly<Config>, options: { assets?: PageAssets; guideDir?: URL } = {}): DocsSite {
   const assets = options.assets ?? loadPageAssets();
   const docsUrl = config.publicUrls.docs;
-  const guides = loadGuides({ facts: docFacts(config), urls: config.publicUrls, dir: options.guideDir });
+  const guides = loadGuides({ facts: docFacts(config), urls: config.publicUrls, port: config.port, dir: options.guideDir });
   const landing = guides.find((guide) => guide.slug === 'index');
   if (!landing) throw new Error('docs/index.md (the landing page) is missing');
-  const context: PageContext = { guides, assets, docsUrl };
+  const context: PageContext = { guides, assets, docsUrl, appUrl: config.publicUrls.app };
 
   const resources = new Map<string, Resource>();
   const add = (path: string, type: string, text: string, kind: Resource['kind'], markdownPath?: string): void => {

@@ -1,12 +1,22 @@
 // The per-file pipeline shared by tar, zip and inline JSON deploys: path rules, skip rules,
 // limits counted while streaming, the leak guard, the executable block, blob writes, and at the
 // end top-folder stripping and the index.html rule (SPEC 4.1, SPEC 8).
-import { contentTypeFor, isSkippedPath } from '../rules/index.js';
+import { contentTypeFor, isSkippedPath, type SizedFile } from '../rules/index.js';
 import type { BlobStore } from '../store/index.js';
 import { checkArchivePath, findCaseDuplicate, stripCommonTopFolder } from './archive-path.js';
 import { isExecutableFile } from './executables.js';
-import { badRequest, executableBlocked, fileTooLarge, siteTooLarge, tooLarge, tooManyFiles, DeployRejected } from './rejection.js';
-import { createLeakGuard } from './leak-guard.js';
+import {
+  badRequest,
+  executableBlocked,
+  fileTooLarge,
+  secretsFound,
+  siteTooLarge,
+  tooLarge,
+  tooManyFiles,
+  DeployRejected,
+  type SecretLocation,
+} from './rejection.js';
+import { createLeakGuard, MAX_SECRET_FINDINGS } from './leak-guard.js';
 import { storeFile, type StoredFile } from './store-file.js';
 import type { FileReference, IngestedFile, IngestError, IngestLimits } from './types.js';
 
@@ -20,6 +30,8 @@ const HEAD_BYTES = 4096;
 // the bytes they hold stay bounded: peak memory is about one file being read plus this.
 const MAX_PENDING_WRITE_BYTES = 64 * 1024 * 1024;
 const MAX_PENDING_WRITES = 32;
+// Bytes read past the site limit only to name the largest files; beyond this the refusal says "at least".
+const MAX_COUNTED_OVER_BYTES = 256 * 1024 * 1024;
 
 const KIND_NAMES: Record<Exclude<EntryKind, 'file' | 'directory'>, string> = {
   symlink: 'a symbolic link',
@@ -218,7 +230,7 @@ function createPathAdmission(options: { maxFiles: number; blockExecutables: bool
     }
     // By name before reading: the bytes of a blocked installer are not even decompressed.
     if (options.blockExecutables && isExecutableFile(path, new Uint8Array(0))) throw executableBlocked(path);
-    if (admitted.length >= options.maxFiles) throw tooManyFiles(options.maxFiles);
+    if (admitted.length >= options.maxFiles) throw tooManyFiles(options.maxFiles, options.blockExecutables);
     seen.add(path);
     admitted.push(path);
     return path;
@@ -237,6 +249,27 @@ export function createCollector(options: CollectorOptions): Collector {
   let siteBytes = 0;
   // Compressed files are scanned as what they expand to, within the limits they would meet uncompressed.
   const leakGuard = createLeakGuard({ maxFileBytes: limits.maxFileBytes, maxExpandedBytes: limits.maxSiteBytes });
+  // Every key is reported in one answer: after the first, files are still read and scanned but no
+  // longer stored, and the deploy is refused once all were seen.
+  const secrets: SecretLocation[] = [];
+  // Past the site limit the deploy is refused, but it is read on (sizes only, nothing stored or
+  // scanned) so the refusal can name the largest files rather than the one where the total
+  // crossed the limit; a bounded amount, so a bomb still costs little.
+  const sizes: SizedFile[] = [];
+  let overLimit = false;
+  let countedOver = 0;
+  // Only deploys without an account block executables (SPEC 4.1 rule 7); the size advice says so.
+  const anonymous = blockExecutables;
+  const tooLargeSite = (complete: boolean): DeployRejected => siteTooLarge(sizes, limits.maxSiteBytes, { anonymous, complete });
+  function count(path: string, size: number): void {
+    sizes.push({ file: path, size });
+    if (overLimit) countedOver += size;
+    else if (siteBytes + size > limits.maxSiteBytes) {
+      overLimit = true;
+      countedOver = size;
+    }
+    if (overLimit && countedOver > MAX_COUNTED_OVER_BYTES) throw tooLargeSite(false);
+  }
 
   const pending = new Set<Promise<void>>();
   let pendingBytes = 0;
@@ -246,14 +279,18 @@ export function createCollector(options: CollectorOptions): Collector {
   async function addFile(path: string, chunks: AsyncIterable<Uint8Array>): Promise<void> {
     // Never trust a declared size (tar header, zip directory): count what actually arrives and
     // stop reading at the first byte over a limit, so a bomb costs no more than the limit.
-    const maxBytes = Math.min(limits.maxFileBytes, limits.maxSiteBytes - siteBytes);
     const parts: Uint8Array[] = [];
     let size = 0;
     let headChecked = !blockExecutables;
     for await (const chunk of chunks) {
       size += chunk.byteLength;
-      if (size > maxBytes) {
-        throw size > limits.maxFileBytes ? fileTooLarge(path, limits.maxFileBytes) : siteTooLarge(path, limits.maxSiteBytes);
+      if (size > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes, anonymous);
+      if (overLimit || siteBytes + size > limits.maxSiteBytes) {
+        // Over the site limit: only the size matters now.
+        if (countedOver + size > MAX_COUNTED_OVER_BYTES) throw tooLargeSite(false);
+        parts.length = 0;
+        headChecked = true;
+        continue;
       }
       parts.push(chunk);
       // Refuse a renamed binary from its first bytes rather than after reading all of it.
@@ -262,18 +299,22 @@ export function createCollector(options: CollectorOptions): Collector {
         if (isExecutableFile(path, Buffer.concat(parts, size).subarray(0, HEAD_BYTES))) throw executableBlocked(path);
       }
     }
+    count(path, size);
+    if (overLimit) return;
     await accept(path, parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
   }
 
   async function addBytes(path: string, bytes: Uint8Array): Promise<void> {
-    if (bytes.byteLength > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes);
-    if (siteBytes + bytes.byteLength > limits.maxSiteBytes) throw siteTooLarge(path, limits.maxSiteBytes);
+    if (bytes.byteLength > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes, anonymous);
+    count(path, bytes.byteLength);
+    if (overLimit) return;
     await accept(path, bytes);
   }
 
   function addReference(path: string, sha256: string, size: number): void {
-    if (size > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes);
-    if (siteBytes + size > limits.maxSiteBytes) throw siteTooLarge(path, limits.maxSiteBytes);
+    if (size > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes, anonymous);
+    count(path, size);
+    if (overLimit) return;
     siteBytes += size;
     referenced.set(path, { sha256, size });
   }
@@ -281,7 +322,8 @@ export function createCollector(options: CollectorOptions): Collector {
   async function accept(path: string, bytes: Uint8Array): Promise<void> {
     siteBytes += bytes.byteLength;
     if (blockExecutables && isExecutableFile(path, bytes.subarray(0, HEAD_BYTES))) throw executableBlocked(path);
-    leakGuard.check(path, bytes);
+    for (const hit of leakGuard.check(path, bytes)) secrets.push({ file: path, ...hit });
+    if (secrets.length > 0) return;
     await startWrite(path, bytes, contentTypeFor(path));
   }
 
@@ -309,6 +351,8 @@ export function createCollector(options: CollectorOptions): Collector {
   async function finish({ patch }: { patch: boolean }): Promise<CollectedSite> {
     await settle();
     if (writeError) throw writeError.error;
+    if (secrets.length > 0) throw secretsFound(secrets, MAX_SECRET_FINDINGS);
+    if (overLimit) throw tooLargeSite(true);
     // Blobs were written without per-file fsyncs; make them durable before anything refers to them.
     if (stored.size > 0) await blobs.flush();
 

@@ -3,8 +3,8 @@
 // `logo.svgz` or a gzip file without an extension is published as surely as one in plain text:
 // anyone who downloads it can unpack it. Runs in the ingest worker, on bytes already in memory.
 import { brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
-import { DeployRejected, expandedSiteTooLarge, expandsTooLarge, secretFound, uncheckableCompressedFile } from './rejection.js';
-import { scanForSecrets } from './secrets.js';
+import { DeployRejected, expandedSiteTooLarge, expandsTooLarge, uncheckableCompressedFile } from './rejection.js';
+import { scanAllSecrets } from './secrets.js';
 import { decodeText } from './text-encoding.js';
 
 // A file and one compressed file inside it (`a.js.gz.gz`, a `.br` holding gzip data) are
@@ -19,9 +19,24 @@ export interface LeakGuardOptions {
   maxExpandedBytes: number;
 }
 
+/** A secret key in a file: where, and which kind (never the key). */
+export interface SecretHit {
+  line: number;
+  kind: string;
+  /** Found in what the file decompresses to; `line` is a line of that text. */
+  compressed: boolean;
+}
+
+/** Findings one deploy reports at most: enough to fix in one go, bounded for a hostile archive. */
+export const MAX_SECRET_FINDINGS = 50;
+
 export interface LeakGuard {
-  /** Throws `DeployRejected` for a secret, a compressed file too large to scan, or gzip data that cannot be read. */
-  check(path: string, bytes: Uint8Array): void;
+  /**
+   * The file's secret keys, in order (none: an empty list), counting towards the deploy's
+   * `MAX_SECRET_FINDINGS`. Throws `DeployRejected` for a compressed file too large to scan or gzip
+   * data that cannot be read.
+   */
+  check(path: string, bytes: Uint8Array): SecretHit[];
 }
 
 // gzip by its magic bytes and deflate method (RFC 1952), whatever the file is called.
@@ -36,6 +51,7 @@ const isTooLarge = (err: unknown): boolean => (err as { code?: unknown }).code =
 
 export function createLeakGuard(options: LeakGuardOptions): LeakGuard {
   let expandedBytes = 0;
+  let found = 0;
 
   // How much the next decompression may produce, and the refusal for going past it. zlib stops
   // at `maxOutputLength`, so a bomb costs no more than the limit.
@@ -85,31 +101,34 @@ export function createLeakGuard(options: LeakGuardOptions): LeakGuard {
     }
   }
 
-  function scan(path: string, bytes: Uint8Array, compressed: boolean): void {
-    const text = decodeText(bytes);
-    if (text === undefined) return;
-    const finding = scanForSecrets(text);
-    if (finding) throw secretFound(path, finding.line, finding.kind, compressed);
-  }
-
-  function check(path: string, bytes: Uint8Array): void {
+  function check(path: string, bytes: Uint8Array): SecretHit[] {
+    const hits: SecretHit[] = [];
+    const scan = (content: Uint8Array, compressed: boolean): void => {
+      const text = decodeText(content);
+      // Past the cap a file is still unpacked (a bad layer must still be refused) but not scanned.
+      if (text === undefined || found >= MAX_SECRET_FINDINGS) return;
+      const findings = scanAllSecrets(text, MAX_SECRET_FINDINGS - found);
+      found += findings.length;
+      for (const finding of findings) hits.push({ ...finding, compressed });
+    };
     let content = bytes;
     let layers = 0;
-    if (!isGzip(content)) scan(path, content, false);
+    if (!isGzip(content)) scan(content, false);
     if (isBrotliName(path)) {
       const inner = unbrotli(path, content);
       if (inner !== undefined) {
         content = inner;
         layers++;
-        if (!isGzip(content)) scan(path, content, true);
+        if (!isGzip(content)) scan(content, true);
       }
     }
     while (isGzip(content)) {
       if (layers === MAX_LAYERS) throw uncheckableCompressedFile(path, 'is compressed more than twice (gzip inside gzip)');
       content = gunzip(path, content);
       layers++;
-      if (!isGzip(content)) scan(path, content, true);
+      if (!isGzip(content)) scan(content, true);
     }
+    return hits;
   }
 
   return { check };

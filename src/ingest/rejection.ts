@@ -1,6 +1,7 @@
 // Expected deploy failures. Deep inside a stream loop the simplest way out is to throw; the worker
 // catches exactly this type at the top and returns its plain `error`, so nothing but real faults
 // ever crosses the thread boundary as a thrown Error.
+import { accountAllowsMore, siteTooLarge as siteTooLargeWords, type SizedFile } from '../rules/index.js';
 import type { IngestError, IngestErrorCode } from './types.js';
 
 export class DeployRejected extends Error {
@@ -34,25 +35,23 @@ export function formatBytes(bytes: number): string {
   return `${+(bytes / 1024).toFixed(2)} KB`;
 }
 
-export function fileTooLarge(file: string, maxFileBytes: number): DeployRejected {
+export function fileTooLarge(file: string, maxFileBytes: number, anonymous = false): DeployRejected {
   const limit = formatBytes(maxFileBytes);
   return reject('too_large', `File ${JSON.stringify(file)} is larger than the ${limit} per-file limit.`, {
-    agentMessage: `${file} is larger than ${limit}, the largest file this plan can publish. Make it smaller (compress or resize it) or leave it out, then deploy again.`,
+    agentMessage: `${file} is larger than ${limit}, the largest file this plan can publish. Make it smaller (compress or resize it) or leave it out, then deploy again.${anonymous ? accountAllowsMore('file') : ''}`,
     details: { file, limit: maxFileBytes },
   });
 }
 
-export function siteTooLarge(file: string, maxSiteBytes: number): DeployRejected {
-  const limit = formatBytes(maxSiteBytes);
-  return reject('too_large', `The site is larger than the ${limit} per-site limit (exceeded at ${JSON.stringify(file)}).`, {
-    agentMessage: `The site's files add up to more than ${limit}, this plan's limit per site. Remove or shrink large files (images, videos) and deploy again, or upgrade the plan.`,
-    details: { file, limit: maxSiteBytes },
-  });
+/** The site is over its limit: the largest files, not the one where the running total crossed it. */
+export function siteTooLarge(sizes: readonly SizedFile[], maxSiteBytes: number, options: { anonymous: boolean; complete: boolean }): DeployRejected {
+  const words = siteTooLargeWords(sizes, maxSiteBytes, options);
+  return reject('too_large', words.message, { agentMessage: words.agentMessage, details: words.details });
 }
 
-export function tooManyFiles(maxFiles: number): DeployRejected {
+export function tooManyFiles(maxFiles: number, anonymous = false): DeployRejected {
   return reject('too_large', `The site has more than ${maxFiles} files, the per-site limit.`, {
-    agentMessage: `The site has more than ${maxFiles} files, the most this plan allows. Remove files the site does not need (build caches, sources, unused assets) and deploy again.`,
+    agentMessage: `The site has more than ${maxFiles} files, the most this plan allows. Remove files the site does not need (build caches, sources, unused assets) and deploy again.${anonymous ? accountAllowsMore('files') : ''}`,
     details: { limit: maxFiles },
   });
 }
@@ -64,17 +63,44 @@ export function executableBlocked(file: string): DeployRejected {
   });
 }
 
-export function secretFound(file: string, line: number, kind: string, compressed = false): DeployRejected {
+/** A secret key the leak guard found; `compressed`: in what the file decompresses to. */
+export interface SecretLocation {
+  file: string;
+  line: number;
+  kind: string;
+  compressed: boolean;
+}
+
+/**
+ * Every key the leak guard found in the deploy (up to its cap, in path order), in one refusal, so they can all be
+ * fixed before the next try. `details` keeps the first one's `file`, `line` and `kind` at the top,
+ * as it was when only one was reported, and lists them all in `findings`.
+ */
+export function secretsFound(found: readonly SecretLocation[], cap: number): DeployRejected {
+  // In path order, not archive order, so the same site gets the same answer however it was packed.
+  const findings = [...found].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line));
+  const first = findings[0]!;
   // In a compressed file the line is one of the decompressed text, which is what the user edits.
-  const where = compressed ? `${file} line ${line} (once decompressed)` : `${file} line ${line}`;
-  return reject(
-    'blocked_secret',
-    `File ${JSON.stringify(file)} line ${line}${compressed ? ' (once decompressed)' : ''} contains a secret key (${kind}); nothing was published.`,
-    {
-      agentMessage: `${where} contains a secret key (${kind}). Anything published is public, so remove the key from ${file}${compressed ? "'s original file" : ''} at line ${line}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
-      details: { file, line, kind },
-    },
-  );
+  const where = (f: SecretLocation): string => `${f.file} line ${f.line}${f.compressed ? ' (once decompressed)' : ''}`;
+  const details = { file: first.file, line: first.line, kind: first.kind, findings: findings.map(({ file, line, kind }) => ({ file, line, kind })) };
+  if (findings.length === 1) {
+    return reject(
+      'blocked_secret',
+      `File ${JSON.stringify(first.file)} line ${first.line}${first.compressed ? ' (once decompressed)' : ''} contains a secret key (${first.kind}); nothing was published.`,
+      {
+        agentMessage: `${where(first)} contains a secret key (${first.kind}). Anything published is public, so remove the key from ${first.file}${first.compressed ? "'s original file" : ''} at line ${first.line}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
+        details,
+      },
+    );
+  }
+  const files = new Set(findings.map((f) => f.file)).size;
+  const count = findings.length >= cap ? `at least ${findings.length}` : String(findings.length);
+  const listed = findings.slice(0, 10).map((f) => `${where(f)} (${f.kind})`);
+  const more = findings.length > 10 ? `, and ${findings.length - 10} more listed in details.findings` : '';
+  return reject('blocked_secret', `${count} secret keys found in ${files} ${files === 1 ? 'file' : 'files'}; nothing was published.`, {
+    agentMessage: `The site contains ${count} secret keys: ${listed.join('; ')}${more}. Anything published is public, so remove every one of them (details.findings lists each file, line and kind${findings.length >= cap ? `; only the first ${cap} are listed, so check the rest of the site too` : ''}), keep them in environment variables or server-side code instead, revoke any that was ever public, and deploy again.`,
+    details,
+  });
 }
 
 // A compressed file is scanned as what it expands to, so that must fit the limits its

@@ -337,3 +337,26 @@ export function scanForSecrets(text: string): SecretFinding | undefined {
   const finding = firstFinding(text);
   return finding && { line: lineAt(text, finding[0]), kind: SECRET_RULES[finding[1]]!.kind };
 }
+
+/**
+ * Every finding in the text, at most `max`, in order; at most one per line (the earliest), since
+ * a finding names a line. Each search resumes at the next line; findings are few (capped), so
+ * counting lines from the start for each is cheap.
+ */
+export function scanAllSecrets(text: string, max: number): SecretFinding[] {
+  const findings: SecretFinding[] = [];
+  let offset = 0;
+  while (findings.length < max && offset < text.length) {
+    const finding = firstFinding(offset === 0 ? text : text.slice(offset));
+    if (!finding) break;
+    const at = offset + finding[0];
+    findings.push({ line: lineAt(text, at), kind: SECRET_RULES[finding[1]]!.kind });
+    // Resume after the end of this line (LF, CRLF or a lone CR).
+    const lf = text.indexOf('\n', at);
+    const cr = text.indexOf('\r', at);
+    const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+    if (end === -1) break;
+    offset = text.charCodeAt(end) === 13 && text.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
+  }
+  return findings;
+}

@@ -3,6 +3,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { ServiceError, toErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ToolContext, ToolSpec } from './tools.js';
+import { inToolWords } from './tool-words.js';
 
 const SERVER_INFO = { name: 'plinth', title: 'Plinth', version: '0.1.0' };
 
@@ -76,8 +77,9 @@ export function errorResult(err: unknown, log: Logger, tool: string): CallToolRe
   const { body, internal } = toErrorBody(err);
   if (internal) log.error({ err, tool }, 'mcp.tool_failed');
   else log.debug({ tool, code: body.error.code }, 'mcp.tool_refused');
-  let text = `${body.error.code}: ${body.error.message}`;
-  if (body.agent_message) text += `\n${body.agent_message}`;
+  // The operations' words name REST calls; here the same calls are tools.
+  let text = `${body.error.code}: ${inToolWords(body.error.message)}`;
+  if (body.agent_message) text += `\n${inToolWords(body.agent_message)}`;
   if (body.error.details) text += `\nDetails: ${JSON.stringify(body.error.details)}`;
   return { isError: true, content: [{ type: 'text', text }] };
 }

@@ -66,7 +66,11 @@ export function deployDecisions(deps: OperationsDeps) {
 
   function conflict(site: SiteRecord): ServiceError {
     return new ServiceError('conflict', `The site ${site.name} changed since the base revision you sent; nothing was published.`, {
-      agentMessage: `Someone published ${site.name} after your base revision. Fetch the live revision with GET /v1/sites/${site.name}, merge your changes onto it, and retry with it as the base revision.`,
+      // GET /v1/sites/<name> has no file contents: the files calls do.
+      agentMessage:
+        `Someone published ${site.name} after your base revision, so nothing was published. Do not resend as it is: that would undo their work. ` +
+        `Fetch what is live: GET /v1/sites/${site.name}/files lists its files and GET /v1/sites/${site.name}/files/<path> returns each file's content. ` +
+        `Merge your changes into those files and deploy again with details.live_revision as the base revision.`,
       details: site.liveRevision ? { live_revision: site.liveRevision } : undefined,
     });
   }

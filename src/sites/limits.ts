@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { PLAN_TITLES, type TierLimits } from '../rules/index.js';
+import { accountAllowsMore, PLAN_LIMITS, PLAN_TITLES, siteTooLarge, type TierLimits } from '../rules/index.js';
 import type { AccountRecord, FileEntry, Store } from '../store/index.js';
 
 const MB = 1024 * 1024;
@@ -32,25 +32,30 @@ export function checkSitesLimit(store: Store, config: Readonly<Config>, account:
 
 /** SPEC 8 rules 1 and 3: the whole resulting site against the tier's file and byte limits. */
 export function checkTier(files: ReadonlyMap<string, FileEntry>, tier: TierLimits): void {
+  const anonymous = tier === PLAN_LIMITS.anonymous;
   if (files.size > tier.maxFiles) {
     throw new ServiceError('too_large', `The site would have ${files.size} files; the limit is ${tier.maxFiles}.`, {
-      agentMessage: `This plan allows ${tier.maxFiles} files per site. Remove files or publish with a larger plan.`,
+      agentMessage: `This plan allows ${tier.maxFiles} files per site. Remove files${anonymous ? '' : ' or publish with a larger plan'}.${anonymous ? accountAllowsMore('files') : ''}`,
     });
   }
   let total = 0;
   for (const [path, entry] of files) {
     if (entry.size > tier.maxFileBytes) {
       throw new ServiceError('too_large', `${path} is larger than ${formatBytes(tier.maxFileBytes)}.`, {
-        agentMessage: `This plan allows files up to ${formatBytes(tier.maxFileBytes)}. Shrink ${path} or publish with a larger plan.`,
+        agentMessage: `This plan allows files up to ${formatBytes(tier.maxFileBytes)}. Shrink ${path}${anonymous ? '' : ' or publish with a larger plan'}.${anonymous ? accountAllowsMore('file') : ''}`,
         details: { file: path },
       });
     }
     total += entry.size;
   }
   if (total > tier.maxSiteBytes) {
-    throw new ServiceError('too_large', `The site would be ${formatBytes(total)}; the limit is ${formatBytes(tier.maxSiteBytes)}.`, {
-      agentMessage: `This plan allows ${formatBytes(tier.maxSiteBytes)} per site. Remove or shrink files, or publish with a larger plan.`,
-    });
+    // Name the largest files of the whole resulting site, as the ingest refusal does.
+    const words = siteTooLarge(
+      [...files].map(([file, entry]) => ({ file, size: entry.size })),
+      tier.maxSiteBytes,
+      { anonymous, complete: true },
+    );
+    throw new ServiceError('too_large', words.message, { agentMessage: words.agentMessage, details: words.details });
   }
 }
 

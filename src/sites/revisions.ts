@@ -9,6 +9,7 @@ import { compactEntry } from './limits.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
 import type { RevisionListView, RollbackView } from './shapes.js';
 import { revisionView, siteView } from './views.js';
+import { anonymousRollbackAdvice, reachWords } from './history-words.js';
 
 export type RevisionList = RevisionListView;
 
@@ -74,7 +75,10 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
       const target = store.getRevision(wanted);
       if (target === undefined || !inReach(site, target, now)) {
         throw new ServiceError('not_found', `${site.name} has no revision ${wanted} within its history reach.`, {
-          agentMessage: `Pick a revision id from GET /v1/sites/${site.name}/revisions; older revisions are beyond this plan's history reach.`,
+          agentMessage:
+            site.plan === 'anonymous'
+              ? anonymousRollbackAdvice(site.name)
+              : `Pick a revision id from GET /v1/sites/${site.name}/revisions; older revisions are beyond this plan's history reach (${reachWords(PLAN_LIMITS[site.plan].historyReachMs)}).`,
         });
       }
       const files = new Map<string, FileEntry>();

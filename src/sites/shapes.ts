@@ -58,6 +58,7 @@ export const ClaimPoll = object(
     account_token: str('Once, if the person who claimed the site let its publishing agent keep updating it: an API token of their account for the agent.', {
       pattern: '^pl_',
     }),
+    agent_message: str('What the agent does now: where to keep the API token, and which earlier revisions the account brings back within reach.'),
   },
   ['claimed'],
   'What a site token learns once its site was claimed.',

@@ -10,6 +10,7 @@ import { unsealAccountToken } from './sealed-token.js';
 import { renameProblem } from './site-names.js';
 import type { ApprovalView, ClaimPollView, DeletionView, RenameView, SiteListView, SiteView } from './shapes.js';
 import { iso, siteView } from './views.js';
+import { historyAfterClaim } from './history-words.js';
 
 /** Deletion approvals wait this long for the person to confirm. */
 export const APPROVAL_LIFETIME_MS = 24 * 3600_000;
@@ -90,7 +91,14 @@ export function siteOperations(deps: OperationsDeps): SiteOperations {
       if (caller.kind === 'site_token' && site.claimed) {
         const sealed = await store.takeSealedAccountToken(caller.tokenHash);
         const token = sealed === undefined ? undefined : unsealAccountToken(sealed, caller.token);
-        const poll: ClaimPoll = token === undefined ? { claimed: true } : { claimed: true, account_token: token };
+        const url = siteUrl(config.publicUrls, site.name);
+        const next =
+          token === undefined
+            ? `To keep updating it, ask your user for an API token (pl_…) of that account, made on the API tokens page of ${config.publicUrls.app}/tokens ; keep it in .service.json as "api_token" in place of "site_token", and send it as the Bearer token.`
+            : `account_token in this answer is an API token of that account for you, shown only this once: keep it in .service.json as "api_token" in place of "site_token", and send it as the Bearer token from now on.`;
+        const agentMessage = `${url} has been claimed: it belongs to an account now, and this site token no longer works. ${next}${historyAfterClaim(site.name, site.plan)}`;
+        const poll: ClaimPoll =
+          token === undefined ? { claimed: true, agent_message: agentMessage } : { claimed: true, account_token: token, agent_message: agentMessage };
         return poll;
       }
       return view(caller, site, role);

@@ -534,7 +534,12 @@ describe('leak guard (SPEC 4.1 rule 6)', () => {
     });
     expect(res.status).toBe(422);
     expect(res.json.error?.code).toBe('blocked_secret');
-    expect(res.json.error?.details).toEqual({ file: 'js/config.js', line: 3, kind: 'aws-access-key-id' });
+    expect(res.json.error?.details).toEqual({
+      file: 'js/config.js',
+      line: 3,
+      kind: 'aws-access-key-id',
+      findings: [{ file: 'js/config.js', line: 3, kind: 'aws-access-key-id' }],
+    });
     expect(res.text).not.toContain(key);
     expect(res.text).not.toContain(key.slice(4));
     await expectUnchanged(site, 'leaky');

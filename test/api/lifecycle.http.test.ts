@@ -55,7 +55,10 @@ describe('claim', () => {
 
     const poll = await api(server, { path: `/v1/sites/${site.name}`, token: site.siteToken });
     expect(poll.status).toBe(200);
-    expect(poll.json).toEqual({ claimed: true });
+    expect(poll.json).toEqual({ claimed: true, agent_message: expect.any(String) });
+    expect(poll.json.agent_message).toContain(`http://${site.name}.sites.localhost has been claimed`);
+    expect(poll.json.agent_message).toContain('"api_token" in place of "site_token"');
+    expect(poll.json.agent_message).toContain('/tokens');
     for (const path of ['files', 'revisions', 'files/index.html']) {
       const res = await api(server, { path: `/v1/sites/${site.name}/${path}`, token: site.siteToken });
       expect(res.status, path).toBe(403);
@@ -73,6 +76,38 @@ describe('claim', () => {
     expect(mine.json.expires_at).toBeUndefined();
     const list = await api(server, { path: '/v1/sites', token: person.token });
     expect(list.json.sites.map((s: { name: string }) => s.name)).toEqual([site.name]);
+  });
+});
+
+describe('history around a claim', () => {
+  it('tells an unclaimed site that asks to roll back how to go back, and brings its earlier revisions back once claimed', async () => {
+    const site = await anonymousDeploy('<h1>one</h1>');
+    const update = await api(server, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: site.siteToken,
+      body: { site: site.name, base_revision: site.revision, files: [{ path: 'index.html', content: '<h1>two</h1>', encoding: 'utf8' }] },
+    });
+    expect(update.status).toBe(201);
+    const early = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/rollback`, token: site.siteToken, body: { revision: site.revision } });
+    expect(early.status).toBe(404);
+    expect(early.json.agent_message).toContain('an unclaimed site keeps only its live revision');
+    expect(early.json.agent_message).toContain('deploy the earlier files again');
+    expect(early.json.agent_message).toContain('claim the site soon with its claim link');
+    expect(early.json.agent_message).toContain('Free 7 days');
+
+    const person = await accountWithToken(server.store, 'free');
+    expect((await server.store.claimSite(hashToken(site.claimUrl.split('/claim/')[1]!), person.account.id)).ok).toBe(true);
+    const poll = await api(server, { path: `/v1/sites/${site.name}`, token: site.siteToken });
+    expect(poll.json.agent_message).toContain(
+      "Its earlier revisions that the periodic clean-up had not yet deleted are back within reach under the account's Free plan (7 days of history)",
+    );
+    expect(poll.json.agent_message).toContain(`GET /v1/sites/${site.name}/revisions`);
+    const revisions = await api(server, { path: `/v1/sites/${site.name}/revisions`, token: person.token });
+    expect(revisions.json.revisions.map((r: { number: number }) => r.number)).toEqual([2, 1]);
+    const back = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/rollback`, token: person.token, body: { revision: site.revision } });
+    expect(back.status).toBe(201);
+    expect((await visit(server, site.name)).text).toContain('one');
   });
 });
 

@@ -72,9 +72,12 @@ describe('claiming an anonymous site', () => {
 
     const poll = await api(server, { path: `/v1/sites/${deploy.site.name}`, token: deploy.site_token });
     expect(poll.status).toBe(200);
-    expect(poll.json).toEqual({ claimed: true, account_token: expect.stringMatching(/^pl_/) });
+    expect(poll.json).toEqual({ claimed: true, account_token: expect.stringMatching(/^pl_/), agent_message: expect.stringContaining('"api_token"') });
     // Handed out once.
-    expect((await api(server, { path: `/v1/sites/${deploy.site.name}`, token: deploy.site_token })).json).toEqual({ claimed: true });
+    expect((await api(server, { path: `/v1/sites/${deploy.site.name}`, token: deploy.site_token })).json).toEqual({
+      claimed: true,
+      agent_message: expect.any(String),
+    });
     // The agent's token works for the account and is listed on /tokens.
     const me = await api(server, { path: '/v1/me', token: poll.json.account_token });
     expect(me.json).toMatchObject({ email: address, plan: 'free', sites_used: 1 });

@@ -82,6 +82,25 @@ describe('docs host', () => {
     }
   });
 
+  it('gives every heading of every page an id, unique on its page', async () => {
+    const site = buildDocsSite(server.config);
+    for (const path of site.paths().filter((p) => !/\.(md|txt|json)$/.test(p))) {
+      const text = (await get(path)).text;
+      const headings = [...text.matchAll(/<h([1-6])([^>]*)>/g)];
+      expect(headings.length, path).toBeGreaterThan(0);
+      const ids = headings.map((m) => /\sid="([^"]+)"/.exec(m[2]!)?.[1]);
+      expect(
+        headings.filter((_m, i) => ids[i] === undefined).map((m) => m[0]),
+        `${path}: headings without an id`,
+      ).toEqual([]);
+      const all = [...text.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]!);
+      expect(
+        all.filter((id, i) => all.indexOf(id) !== i),
+        `${path}: repeated ids`,
+      ).toEqual([]);
+    }
+  });
+
   it('answers 304 to If-None-Match, HEAD without a body, and compresses what is worth it', async () => {
     const first = await get('/publishing');
     const again = await get('/publishing', { 'if-none-match': first.headers.etag as string });
@@ -156,6 +175,23 @@ describe('docs content', () => {
     expect(md).toContain('https://sunny-otter-4821.example.site');
     expect(md).not.toMatch(/localhost:8080/);
     expect(custom.respond({ method: 'GET', path: '/llms.txt' }).body.toString()).toContain('https://docs.example.com/agent-guide.md');
+  });
+
+  it('shows a local server on another port its own port everywhere: pages, Markdown, llms-full.txt, OpenAPI', () => {
+    const other = buildDocsSite(loadConfig({ PLINTH_PORT: '9123' }));
+    const stray: string[] = [];
+    for (const path of other.paths()) {
+      const text = other.respond({ method: 'GET', path }).body.toString();
+      for (const line of text.split('\n')) {
+        // The cluster example's upstream nodes are other machines, on a port of the example's choosing.
+        if (line.includes(':8080') && !line.includes('upstream plinth')) stray.push(`${path}: ${line.trim().slice(0, 160)}`);
+      }
+    }
+    expect(stray).toEqual([]);
+    const page = (path: string): string => other.respond({ method: 'GET', path }).body.toString();
+    expect(page('/')).toContain('http://&lt;name&gt;.sites.localhost:9123');
+    expect(page('/serving.md')).toContain('`http://<name>.sites.localhost:9123`');
+    expect(page('/quick-start.md')).toContain('Published revision 1: http://…sites.localhost:9123');
   });
 
   it('has a title, summary and section for every guide, and an agent guide, quick start and errors page', () => {

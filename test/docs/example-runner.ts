@@ -206,11 +206,13 @@ cat "$PLINTH_TEST_CAPTURE/$n.out"
 exit $status
 `;
   const plinth = `#!/usr/bin/env bash
-# Test shim: the built CLI, with the guides' local API address pointed at the test server.
+# Test shim: the built CLI, with the guides' local server (port 8080) pointed at the test server.
+# A port or address the guide sets itself (to show what happens elsewhere) is left alone.
 args=()
 for arg in "$@"; do args+=("\${arg//localhost:8080/localhost:$PLINTH_TEST_PORT}"); done
-api="\${PLINTH_API_URL:-http://api.localhost:8080}"
-PLINTH_API_URL="\${api//localhost:8080/localhost:$PLINTH_TEST_PORT}" exec node "$PLINTH_TEST_ROOT/dist/cli/plinth.js" "\${args[@]}"
+if [ -n "$PLINTH_API_URL" ]; then export PLINTH_API_URL="\${PLINTH_API_URL//localhost:8080/localhost:$PLINTH_TEST_PORT}"
+elif [ -z "$PLINTH_PORT" ] || [ "$PLINTH_PORT" = 8080 ]; then export PLINTH_PORT="$PLINTH_TEST_PORT"; fi
+exec node "$PLINTH_TEST_ROOT/dist/cli/plinth.js" "\${args[@]}"
 `;
   const npx = `#!/usr/bin/env bash
 if [ "$1" = plinth ]; then shift; exec plinth "$@"; fi

@@ -38,6 +38,8 @@ const LOCAL_URLS = {
 };
 
 const guides = listGuideFiles(GUIDE_DIR);
+/** Guides read step by step by newcomers and agents: every command that prints has its output shown. */
+const EVERY_OUTPUT_SHOWN = new Set(['agent-guide.md', 'quick-start.md', 'cli.md']);
 let checker: ReturnType<typeof responseChecker> | undefined;
 const counts = { blocks: 0, calls: 0, outputs: 0, schemaExamples: 0, skipped: 0 };
 
@@ -96,6 +98,11 @@ describe('guide examples', () => {
             }
           });
           if (block.note.expectStatus !== undefined) expect(result.calls.length, `${where}expects a status but made no HTTP call`).toBeGreaterThan(0);
+          // In the guides a newcomer follows step by step, whatever prints something shows it next.
+          const shown = blocks[index + 1];
+          if (EVERY_OUTPUT_SHOWN.has(file) && result.stdout.trim() !== '') {
+            expect(['json', 'http', 'text'], `${where}prints output, but the guide does not show it:\n${result.stdout}`).toContain(shown?.lang);
+          }
           last = result;
           const output = result.calls.at(-1)?.body.toString('utf8') ?? result.stdout;
           try {

@@ -84,4 +84,47 @@ describe('docs pages in Chromium', () => {
     await expect.poll(() => page.getByRole('navigation', { name: 'On this page' }).isVisible()).toBe(true);
     await expect.poll(() => page.getByRole('button', { name: 'Copy this code' }).count()).toBeGreaterThan(3);
   });
+
+  const guidePages = pages.filter((path) => path !== '/');
+
+  it.each(guidePages)('%s puts the title first on a phone, with the guides and the page index after the article', async (path) => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`http://localhost:${server.port}${path}`, { waitUntil: 'load' });
+    const title = await page.getByRole('heading', { level: 1 }).first().boundingBox();
+    expect(title, path).not.toBeNull();
+    // Below the header and its wrapped navigation: the title is on the first screen.
+    expect(title!.y, `${path}: the title starts ${title!.y} px down`).toBeLessThan(300);
+    const articleBottom = await page.locator('article').evaluate((el) => el.getBoundingClientRect().bottom);
+    const guidesTop = await page.getByRole('navigation', { name: 'Guides' }).evaluate((el) => el.getBoundingClientRect().top);
+    expect(guidesTop).toBeGreaterThanOrEqual(articleBottom);
+    const jump = page.getByRole('link', { name: 'All guides' });
+    expect(await jump.isVisible()).toBe(true);
+  });
+
+  it.each([390, 1280])('keeps the Copy button off the first line of every code block at %i px', async (width) => {
+    await page.setViewportSize({ width, height: 900 });
+    for (const path of ['/agent-guide', '/quick-start', '/cli', '/publishing']) {
+      await page.goto(`http://localhost:${server.port}${path}`, { waitUntil: 'load' });
+      await expect.poll(() => page.getByRole('button', { name: 'Copy this code' }).count()).toBeGreaterThan(0);
+      const overlaps = await page.evaluate(() =>
+        [...document.querySelectorAll('.code-block')].flatMap((block, i) => {
+          const button = block.querySelector('button')!.getBoundingClientRect();
+          const pre = block.querySelector('pre')!;
+          const style = getComputedStyle(pre);
+          const firstLineTop = pre.getBoundingClientRect().top + parseFloat(style.borderTopWidth) + parseFloat(style.paddingTop);
+          return button.bottom > firstLineTop ? [`block ${i + 1}: button ends at ${button.bottom}, code starts at ${firstLineTop}`] : [];
+        }),
+      );
+      expect(overlaps, `${path} at ${width} px`).toEqual([]);
+    }
+    if (width === 390) await page.screenshot({ path: `${SHOTS}docs-copy-button-390.png` });
+  });
+
+  it('links the docs to the account app, where people sign in', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`http://localhost:${server.port}/`, { waitUntil: 'load' });
+    const signIn = page.getByRole('link', { name: 'Sign in' });
+    expect(await signIn.getAttribute('href')).toBe(`${server.config.publicUrls.app}/login`);
+    expect(await page.getByRole('link', { name: 'the account app', exact: true }).getAttribute('href')).toBe(`${server.config.publicUrls.app}/`);
+  });
 });

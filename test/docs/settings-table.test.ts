@@ -63,8 +63,13 @@ const rows = settingRows(guide);
 const byName = new Map(rows.map((row) => [row.name, row]));
 const configSource = sources.find((file) => /export function loadConfig\b/.test(file.text))!.text;
 /** Variables only the `plinth` command reads (config.ts loadCliSettings). */
+const SERVER_READS = new Set(
+  [...configSource.slice(0, configSource.indexOf('export interface CliSettings')).matchAll(/'(PLINTH_[A-Z0-9_]+)'/g)].map((m) => m[1]!),
+);
 const CLI_ONLY = new Set(
-  [...configSource.slice(configSource.indexOf('export function loadCliSettings')).matchAll(/\benv\.(PLINTH_[A-Z0-9_]+)/g)].map((m) => m[1]!),
+  [...configSource.slice(configSource.indexOf('export function loadCliSettings')).matchAll(/\benv\.(PLINTH_[A-Z0-9_]+)/g)]
+    .map((m) => m[1]!)
+    .filter((name) => !SERVER_READS.has(name)),
 );
 /** Rows of variables the server reads; the rest are read only by the `plinth` command. */
 const serverRows = rows.filter((row) => !CLI_ONLY.has(row.name));
@@ -224,6 +229,9 @@ describe('the settings table (docs/operating.md)', () => {
       const applied = loadCliSettings({})[field];
       expect(applied, row.name).toBe(row.default === 'unset' ? undefined : statedDefault(row.default, {}));
       expect(loadCliSettings({ [row.name]: '' })[field], `${row.name} empty counts as unset`).toBe(applied);
+      if (row.default.includes('<port>')) {
+        expect(loadCliSettings({ PLINTH_PORT: '9123' })[field], `${row.name} follows PLINTH_PORT`).toBe(statedDefault(row.default, { PLINTH_PORT: '9123' }));
+      }
     }
   });
 
@@ -233,7 +241,8 @@ describe('the settings table (docs/operating.md)', () => {
     for (const row of rows.filter((r) => !serverRows.includes(r))) {
       const line = help.split('\n').find((l) => l.includes(`$${row.name}`));
       expect(line, `plinth --help mentions $${row.name}`).toBeDefined();
-      if (row.default !== 'unset') expect(line, row.name).toContain(statedDefault(row.default, {}));
+      // --help writes the port as the variable it comes from.
+      if (row.default !== 'unset') expect(line, row.name).toContain(row.default.slice(1, -1).replace('<port>', '$PLINTH_PORT'));
     }
   });
 });

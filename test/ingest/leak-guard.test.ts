@@ -1,7 +1,7 @@
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { createLeakGuard, type LeakGuardOptions } from '../../src/ingest/leak-guard.js';
-import { DeployRejected } from '../../src/ingest/rejection.js';
+import { createLeakGuard, MAX_SECRET_FINDINGS, type LeakGuardOptions } from '../../src/ingest/leak-guard.js';
+import { DeployRejected, secretsFound } from '../../src/ingest/rejection.js';
 
 // Assembled at run time so this file holds no real-looking key.
 const KEY = ['AKIA', 'Q3EGV7XM', 'JS2PLN5R'].join('');
@@ -60,8 +60,8 @@ const PNG_WITH_TEXT = Buffer.concat([
 /** What the guard says about one file: the finding, the refusal's code, or `published`. */
 function verdict(path: string, bytes: Uint8Array, limits = LIMITS): string {
   try {
-    createLeakGuard(limits).check(path, bytes);
-    return 'published';
+    const [hit] = createLeakGuard(limits).check(path, bytes);
+    return hit ? `${hit.kind} at line ${hit.line}` : 'published';
   } catch (err) {
     if (!(err instanceof DeployRejected)) throw err;
     const { code, details } = err.error;
@@ -156,18 +156,28 @@ describe('the leak guard reads compressed files as what they expand to', () => {
   });
 
   it('says the line is one of the decompressed text, and never repeats the key', () => {
-    const error = catchRejection(() => createLeakGuard(LIMITS).check('a.js.gz', gzip(CONFIG)));
-    expect(error.details).toEqual({ file: 'a.js.gz', line: 3, kind: 'aws-access-key-id' });
+    const error = refusal('a.js.gz', gzip(CONFIG));
+    expect(error.details).toEqual({ file: 'a.js.gz', line: 3, kind: 'aws-access-key-id', findings: [{ file: 'a.js.gz', line: 3, kind: 'aws-access-key-id' }] });
     expect(error.message).toContain('line 3 (once decompressed)');
     expect(JSON.stringify(error)).not.toContain(KEY.slice(4));
   });
 });
 
 it('never repeats the key in the refusal', () => {
-  const error = catchRejection(() => createLeakGuard(LIMITS).check('config.txt', utf16(CONFIG, 'le')));
-  expect(error.details).toEqual({ file: 'config.txt', line: 3, kind: 'aws-access-key-id' });
+  const error = refusal('config.txt', utf16(CONFIG, 'le'));
+  expect(error.details).toMatchObject({ file: 'config.txt', line: 3, kind: 'aws-access-key-id' });
   expect(JSON.stringify(error)).not.toContain(KEY.slice(4));
 });
+
+/** The deploy's refusal for what the guard found in one file. */
+function refusal(path: string, bytes: Uint8Array): DeployRejected['error'] {
+  const hits = createLeakGuard(LIMITS).check(path, bytes);
+  expect(hits.length).toBeGreaterThan(0);
+  return secretsFound(
+    hits.map((hit) => ({ file: path, ...hit })),
+    MAX_SECRET_FINDINGS,
+  ).error;
+}
 
 function catchRejection(run: () => void): DeployRejected['error'] {
   try {
@@ -178,3 +188,12 @@ function catchRejection(run: () => void): DeployRejected['error'] {
   }
   throw new Error('expected a refusal');
 }
+
+it('finds every key of a file, one per line, in order', () => {
+  const text = `${CONFIG}ok\nsecond = ${KEY}\r\nthird = ${KEY} and ${KEY}\n`;
+  expect(createLeakGuard(LIMITS).check('keys.txt', utf8(text))).toEqual([
+    { line: 3, kind: 'aws-access-key-id', compressed: false },
+    { line: 5, kind: 'aws-access-key-id', compressed: false },
+    { line: 6, kind: 'aws-access-key-id', compressed: false },
+  ]);
+});

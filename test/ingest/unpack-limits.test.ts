@@ -60,8 +60,50 @@ describe('tier limits (SPEC 8), counted while streaming', () => {
     const dir = site({ 'a.bin': filler(900_000, 4), 'b.bin': filler(900_000, 5), 'c.bin': filler(900_000, 6) });
     const error = expectError(await rig.unpack(zipWithTool(dir, rig.file('site.zip')), { limits }));
     expect(error.code).toBe('too_large');
-    expect(error.message).toContain('2 MB per-site limit');
+    expect(error.message).toContain('the limit per site is 2 MB');
     expect(error.agentMessage).toContain('2 MB');
+  });
+
+  it('names the largest files of a site over the limit, not the small one where the total crossed it, and what would fit', async () => {
+    // Archive order: two big bundles, then a small page that takes the total over 2 MB.
+    const archive = await tarFromEntries(rig.file('site.tgz'), [
+      { name: 'index.html', content: PAGE },
+      { name: 'assets/app.js', content: filler(1_000_000, 7) },
+      { name: 'assets/vendor.js', content: filler(900_000, 8) },
+      { name: 'about.html', content: filler(300_000, 9) },
+      { name: 'logo.svg', content: '<svg/>' },
+    ]);
+    const error = expectError(await rig.unpack(archive, { limits }));
+    expect(error.code).toBe('too_large');
+    expect(error.details).toMatchObject({
+      file: 'assets/app.js',
+      limit: 2 * MB,
+      total: 2_200_000 + PAGE.length + 6,
+      largest: [
+        { file: 'assets/app.js', size: 1_000_000 },
+        { file: 'assets/vendor.js', size: 900_000 },
+        { file: 'about.html', size: 300_000 },
+        { file: 'index.html', size: PAGE.length },
+        { file: 'logo.svg', size: 6 },
+      ],
+    });
+    expect(error.message).toBe("The site's files add up to 2.1 MB; the limit per site is 2 MB.");
+    expect(error.agentMessage).toContain('The largest files: assets/app.js (977 KB), assets/vendor.js (879 KB), about.html (293 KB)');
+    expect(error.agentMessage).toContain('Without assets/app.js it would be 1.1 MB, which fits.');
+    expect(error.agentMessage).not.toContain('about.html is');
+    expect(error.agentMessage).not.toMatch(/image/i);
+    expect(error.agentMessage).toMatch(/minified bundles without source maps/);
+    expect(error.agentMessage).not.toMatch(/create an account/);
+  });
+
+  it('tells a deploy without an account to create one, not to upgrade a plan', async () => {
+    const dir = site({ 'a.png': filler(1_000_000, 10), 'b.jpg': filler(1_000_000, 11), 'c.png': filler(200_000, 12) });
+    const error = expectError(await rig.unpack(tarGzWithTool(dir, rig.file('site.tgz')), { limits, blockExecutables: true }));
+    expect(error.code).toBe('too_large');
+    expect(error.agentMessage).toContain('create an account');
+    expect(error.agentMessage).toContain('a free account allows 5 MB per site');
+    expect(error.agentMessage).not.toMatch(/upgrade/i);
+    expect(error.agentMessage).toMatch(/Compress or resize the large images/);
   });
 
   it('applies the limits to inline JSON', async () => {
@@ -133,6 +175,6 @@ describe('bombs', () => {
     ]);
     const error = expectError(await rig.unpack(zip, { limits }));
     expect(error.code).toBe('too_large');
-    expect(error.message).toContain('per-site limit');
+    expect(error.message).toContain('the limit per site is 2 MB');
   });
 });

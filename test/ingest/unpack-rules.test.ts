@@ -208,6 +208,53 @@ describe('leak guard (SPEC 4.1 rule 6)', () => {
     expect(JSON.stringify(result)).not.toContain(key);
   });
 
+  it('reports every key of every file in one answer, the first also at the top of details', async () => {
+    const keys = [awsKeyId(), awsKeyId(), awsKeyId()];
+    const pem = privateKeyBlock();
+    const result = await rig.unpack(
+      await tarFromEntries(rig.file('site.tgz'), [
+        { name: 'index.html', content: PAGE },
+        { name: 'js/a.js', content: `// a\nconst one = '${keys[0]}';\nconst two = '${keys[1]}';\n` },
+        { name: 'js/b.js', content: `const three = '${keys[2]}';\n` },
+        { name: 'notes/deploy.txt', content: `notes\n${pem.text}` },
+      ]),
+    );
+    const error = expectError(result);
+    expect(error).toMatchObject({
+      code: 'blocked_secret',
+      details: {
+        file: 'js/a.js',
+        line: 2,
+        kind: 'aws-access-key-id',
+        findings: [
+          { file: 'js/a.js', line: 2, kind: 'aws-access-key-id' },
+          { file: 'js/a.js', line: 3, kind: 'aws-access-key-id' },
+          { file: 'js/b.js', line: 1, kind: 'aws-access-key-id' },
+          { file: 'notes/deploy.txt', line: 2, kind: 'private-key' },
+        ],
+      },
+    });
+    expect(error.message).toBe('4 secret keys found in 3 files; nothing was published.');
+    expect(error.agentMessage).toContain('js/b.js line 1 (aws-access-key-id)');
+    expect(error.agentMessage).toContain('notes/deploy.txt line 2 (private-key)');
+    for (const key of keys) expect(JSON.stringify(result)).not.toContain(key);
+  });
+
+  it('lists at most 50 findings and says the rest of the site needs checking too', async () => {
+    const lines = Array.from({ length: 60 }, () => `k = '${awsKeyId()}'`).join('\n');
+    const body = jsonBody(rig.file('body.json'), {
+      files: [
+        { path: 'index.html', content: PAGE },
+        { path: 'keys.txt', content: lines },
+      ],
+    });
+    const error = expectError(await rig.unpack(body, { bodyKind: 'json' }));
+    const findings = (error.details as { findings: unknown[] }).findings;
+    expect(findings).toHaveLength(50);
+    expect(findings[49]).toEqual({ file: 'keys.txt', line: 50, kind: 'aws-access-key-id' });
+    expect(error.agentMessage).toContain('only the first 50 are listed');
+  });
+
   it('refuses a private key block in a zip', async () => {
     const pem = privateKeyBlock();
     const dir = rig.file('site');

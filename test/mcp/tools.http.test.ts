@@ -132,6 +132,8 @@ describe('sites through MCP', () => {
     const missing = await client.callTool({ name: 'read_file', arguments: { site: name, path: 'nope.html' } });
     expect(missing.isError).toBe(true);
     expect(textOf(missing)).toMatch(/^not_found: /);
+    expect(textOf(missing)).toContain(`list_files {"site": "${name}"}`);
+    expect(textOf(missing)).not.toContain('/v1/');
   });
 
   it('applies a patch deploy on top of the live revision', async () => {
@@ -196,8 +198,11 @@ describe('sites through MCP', () => {
     expect(result.isError).toBe(true);
     const text = textOf(result);
     expect(text).toMatch(/^conflict: The site .* changed since the base revision/);
-    expect(text).toContain('Fetch the live revision');
+    expect(text).toContain(`list_files {"site": "${name}"}`);
+    expect(text).toContain(`read_file {"site": "${name}", "path": "<path>"}`);
     expect(text).toContain('live_revision');
+    // Over MCP the calls are tools, never REST requests.
+    expect(text).not.toMatch(/\b(GET|POST|DELETE) \/v1\//);
   });
 
   it('refuses a file with a secret key, naming the file and line', async () => {

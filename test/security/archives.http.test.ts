@@ -346,7 +346,7 @@ const ARCHIVE_ATTACKS: Array<[attack: string, make: () => Promise<DeployCall>, s
     }),
     413,
     'too_large',
-    /per-site limit/,
+    /the limit per site is 1 MB/,
   ],
   [
     'a gzip bomb inside a tar entry',

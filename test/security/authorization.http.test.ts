@@ -230,7 +230,8 @@ const OPERATIONS: Record<string, Operation> = {
     call: (w) => ({ path: `/v1/sites/${w.site.name}` }),
     statuses: [401, 200, 404, 200, 410, 404, 200, 200, 200],
     // Once claimed, the site token learns that and nothing more (SPEC 3, 5).
-    check: (body, w, answer) => (answer === 'claimed site token' ? expect(body).toEqual({ claimed: true }) : expect(body.name).toBe(w.site.name)),
+    check: (body, w, answer) =>
+      answer === 'claimed site token' ? expect(body).toEqual({ claimed: true, agent_message: expect.any(String) }) : expect(body.name).toBe(w.site.name),
   },
   'GET /v1/sites/:name/files': {
     call: (w) => ({ path: `/v1/sites/${w.site.name}/files` }),

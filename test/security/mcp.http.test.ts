@@ -329,6 +329,7 @@ describe('site tokens (SPEC 5: that one site, until it is claimed)', () => {
     expect(refusalText(await rpc(server, { token: anon.siteToken, body: tool('list_files', { site: anon.name }) }))).toMatch(/^forbidden:/);
     expect((await rpc(server, { token: anon.siteToken, body: tool('get_site', { site: anon.name }) })).json.result.structuredContent).toEqual({
       claimed: true,
+      agent_message: expect.any(String),
     });
   });
 });

@@ -123,7 +123,7 @@ describe('claim links', () => {
     const handed = polls.filter((poll) => poll.json.account_token !== undefined);
     expect(handed).toHaveLength(1);
     for (const poll of polls) expect(poll.status).toBe(200);
-    expect((await api(server, { path: `/v1/sites/${site.name}`, token: site.siteToken })).json).toEqual({ claimed: true });
+    expect((await api(server, { path: `/v1/sites/${site.name}`, token: site.siteToken })).json).toEqual({ claimed: true, agent_message: expect.any(String) });
     // The token handed out is the claimer's, and only one was made.
     expect((await api(server, { path: '/v1/me', token: handed[0]!.json.account_token })).json.email).toBe(alice.account.email);
     expect(server.store.listApiTokens(alice.account.id).filter((t) => t.name.startsWith('Agent that published'))).toHaveLength(1);

@@ -1,0 +1,34 @@
+import type { CliSettings } from '../config.js';
+
+/**
+ * Where the command looks for the API, and what to tell someone when nothing answers there: the
+ * setting that chose the address, and the one to set instead.
+ */
+
+export type ApiUrlSource = CliSettings['apiUrlFrom'] | '--api';
+
+export function pickApiUrl(option: string | undefined, settings: CliSettings): { apiUrl: string; from: ApiUrlSource } {
+  return option !== undefined ? { apiUrl: option, from: '--api' } : { apiUrl: settings.apiUrl, from: settings.apiUrlFrom };
+}
+
+/** The lines printed after "could not reach the API at …". */
+export function unreachableAdvice(apiUrl: string, from: ApiUrlSource): string[] {
+  const elsewhere = 'For a server elsewhere, set PLINTH_API_URL to its API address (or pass --api URL).';
+  switch (from) {
+    case '--api':
+      return [`Check the address given with --api (${apiUrl}), or leave --api out to use PLINTH_API_URL or the local server on PLINTH_PORT.`];
+    case 'PLINTH_API_URL':
+      return [`That address comes from PLINTH_API_URL. Check it, or unset it to use the local server on PLINTH_PORT (8080 when unset).`, 'Or pass --api URL.'];
+    case 'PLINTH_PORT':
+      return [
+        `That address comes from PLINTH_PORT. Is Plinth running on that port? Start it with \`npm start\` in the Plinth checkout (or \`plinth start\`) with the same PLINTH_PORT.`,
+        elsewhere,
+      ];
+    default:
+      return [
+        'That is the local server on the default port 8080. Is Plinth running? Start it with `npm start` in the Plinth checkout (or `plinth start`).',
+        'If it runs on another port, set PLINTH_PORT to that port, as the server has it (for example `PLINTH_PORT=9090 plinth deploy`).',
+        elsewhere,
+      ];
+  }
+}

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { inToolWords } from '../../src/mcp/tool-words.js';
+
+describe('REST calls in messages, as MCP tools', () => {
+  it.each([
+    ['Check GET /v1/sites/my-site and retry.', 'Check get_site {"site": "my-site"} and retry.'],
+    ['with GET /v1/sites/my-site (field live_revision.id)', 'with get_site {"site": "my-site"} (field live_revision.id)'],
+    ['GET /v1/sites/my-site/files lists its files', 'list_files {"site": "my-site"} lists its files'],
+    ['GET /v1/sites/my-site/files/<path> returns each', 'read_file {"site": "my-site", "path": "<path>"} returns each'],
+    ['List them with GET /v1/sites/my-site/files/css/a.css.', 'List them with read_file {"site": "my-site", "path": "css/a.css"}.'],
+    ['Pick one from GET /v1/sites/x-y/revisions; older', 'Pick one from list_revisions {"site": "x-y"}; older'],
+    ['GET /v1/sites/x-y/members lists the members.', 'list_members {"site": "x-y"} lists the members.'],
+    ['GET /v1/sites lists the sites your API token can reach.', 'list_sites lists the sites your API token can reach.'],
+    ['delete one with DELETE /v1/sites/<name>, or', 'delete one with delete_site {"site": "<name>"}, or'],
+    [
+      'Call DELETE /v1/sites/s/members/a%40b.c without ?confirm to get a new one.',
+      'Call remove_member {"site": "s", "email": "a@b.c"} without "confirm" to get a new one.',
+    ],
+    ['send it as the X-Base-Revision header (archives) or "base_revision" (JSON), then', 'send it as "base_revision", then'],
+    ['(the live revision id from GET /v1/sites/<name>).', '(the live revision id from get_site {"site": "<name>"}).'],
+    // Named on purpose as the REST API's: left alone.
+    ['or with GET /v1/sites/s/files/big.mp4 on the REST API.', 'or with GET /v1/sites/s/files/big.mp4 on the REST API.'],
+    ['Nothing to do here.', 'Nothing to do here.'],
+  ])('%s', (rest, mcp) => {
+    expect(inToolWords(rest)).toBe(mcp);
+  });
+});
