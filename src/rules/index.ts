@@ -10,3 +10,4 @@ export * from './html-escape.js';
 export * from './plans.js';
 export * from './roles.js';
 export * from './site-paths.js';
+export * from './domains.js';
