@@ -6,6 +6,7 @@ import { createLogger, type Logger } from './log.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from './store/index.js';
 import { startCacheTrimmer } from './runtime/blob-bucket.js';
 import { startSweeper } from './runtime/sweeper.js';
+import { createDomainChecker } from './sites/index.js';
 import { loadNativeUws } from './http/index.js';
 
 /**
@@ -78,7 +79,13 @@ async function main(): Promise<void> {
   }
   const stopSweeper =
     config.sweepIntervalMs > 0
-      ? startSweeper({ store, log: log.child({ area: 'sweeper' }), blobGraceMs: config.blobGraceMs, intervalMs: config.sweepIntervalMs })
+      ? startSweeper({
+          store,
+          log: log.child({ area: 'sweeper' }),
+          blobGraceMs: config.blobGraceMs,
+          intervalMs: config.sweepIntervalMs,
+          checkDomains: createDomainChecker({ store, config, log: log.child({ area: 'domains' }) }),
+        })
       : () => Promise.resolve();
   // This node's blob cache, kept within its budget (a bucket's objects are the sweeper's).
   const stopTrimmer = store.blobs.bucket ? startCacheTrimmer({ blobs: store.blobs, log: log.child({ area: 'blobs' }) }) : () => Promise.resolve();
