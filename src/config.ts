@@ -402,7 +402,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     },
     dnsServers,
     graceMs: int('PLINTH_DOMAIN_GRACE_S', 3 * 24 * 3600, 0, 365 * 24 * 3600) * 1000,
-    askPort: int('PLINTH_TLS_ASK_PORT', 8079, 0, 65535),
+    askPort: int('PLINTH_TLS_ASK_PORT', 0, 0, 65535),
     askHost,
   };
 
