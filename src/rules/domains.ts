@@ -55,11 +55,11 @@ export function parseDomain(input: unknown, hosts: ServiceHosts): DomainParse {
     return { ok: false, problem: 'Each part of the domain must be 1-63 letters, digits or hyphens, not starting or ending with a hyphen.' };
   }
   if (/^[0-9]+$/.test(labels[labels.length - 1]!)) return { ok: false, problem: 'The last part of a domain name cannot be a number.' };
-  if (LOCAL_SUFFIXES.some((suffix) => isAtOrUnder(ascii, suffix))) return { ok: false, problem: `${ascii} is a local-only name; give a public domain.` };
   const own = [hosts.siteDomain, hosts.docs, hosts.api, hosts.mcp, hosts.app];
   if (own.some((host) => isAtOrUnder(ascii, host))) {
     return { ok: false, problem: `${ascii} belongs to this service; give a domain of your own.` };
   }
+  if (LOCAL_SUFFIXES.some((suffix) => isAtOrUnder(ascii, suffix))) return { ok: false, problem: `${ascii} is a local-only name; give a public domain.` };
   return { ok: true, domain: ascii };
 }
 

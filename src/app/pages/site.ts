@@ -6,6 +6,7 @@ import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, t
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
 import { planTitle } from './account.js';
+import { domainsSection, siteDomainRoutes, type DomainFormState } from './site-domains.js';
 
 /** Form values and errors to show again after a refused rename or invite. */
 interface SiteFormState {
@@ -13,6 +14,7 @@ interface SiteFormState {
   rename?: string;
   inviteEmail?: string;
   inviteRole?: string;
+  domain?: DomainFormState;
 }
 
 const siteHref = (name: string): string => `/sites/${encodeURIComponent(name)}`;
@@ -34,7 +36,8 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
     const live = revisions.revisions.find((revision) => revision.id === site.live_revision?.id);
     const members = ops.members.list(context.caller, site.name);
     const token = context.formToken;
-    const errors = state.errors;
+    // The add-domain form's error is summarised at the top with the others.
+    const errors = [...state.errors, ...(state.domain?.errors ?? [])];
 
     const revisionRows = revisions.revisions.map(
       (revision: RevisionView) => html`<tr>
@@ -121,6 +124,7 @@ ${
 </form>`
     : ''
 }
+${domainsSection(context, deps, site, may('manage_members'), state.domain ?? { errors: [] })}
 ${
   may('rename')
     ? html`<h2>Rename</h2>
@@ -171,6 +175,7 @@ ${
   }
 
   return [
+    ...siteDomainRoutes(deps, (context, name, domain, status) => sitePage(context, name, { errors: [], domain }, status)),
     {
       method: 'GET',
       path: '/sites/{name}',
