@@ -131,31 +131,6 @@ describe('serving by custom domain', () => {
   });
 });
 
-describe('Host header tricks on custom domains', () => {
-  const domain = `www.${unique('host')}.example.org`;
-  beforeAll(async () => {
-    const site = await accountSite(server.store, owner, [], { files: { 'index.html': 'tricks' } });
-    await activeDomain(site.id, domain);
-  });
-
-  it.each([
-    ['upper case', () => domain.toUpperCase(), 200],
-    ['a trailing dot', () => `${domain}.`, 200],
-    ['a port', () => `${domain}:443`, 200],
-    ['a subdomain of it', () => `evil.${domain}`, 404],
-    ['it as a prefix of another name', () => `${domain}.evil.com`, 404],
-    ['a punycode lookalike', () => domain.replace('www.', 'www.xn--80ak6aa92e.'), 404],
-    // Sent as its UTF-8 bytes, as a raw client would.
-    ['a Cyrillic lookalike, unencoded', () => Buffer.from(domain.replace('example', 'ex\u0430mple'), 'utf8').toString('latin1'), 404],
-    ['the apex it does not have', () => domain.slice(4), 404],
-    ['two dots at the end', () => `${domain}..`, 404],
-  ])('%s', async (_what, host, status) => {
-    const answer = await visitHost(host());
-    expect(answer.status).toBe(status);
-    if (status === 200) expect(answer.text).toBe('tricks');
-  });
-});
-
 describe("the TLS terminator's question", () => {
   it('says yes only for site hosts and active custom domains', async () => {
     const site = await accountSite(server.store, owner);
@@ -193,18 +168,5 @@ describe("the TLS terminator's question", () => {
     await server.store.setSiteState(site.name, 'deleted');
     expect(await asks(domain)).toBe(404);
     expect(await asks(`${site.name}.sites.localhost`)).toBe(404);
-  });
-
-  it('is not answered on the public listener, whatever the Host', async () => {
-    const site = await accountSite(server.store, owner, [], { files: { 'index.html': 'public' } });
-    const domain = `${unique('pub')}.example.org`;
-    await activeDomain(site.id, domain);
-    const path = `/?domain=${domain}`;
-    for (const host of ['api.localhost', 'app.localhost', 'mcp.localhost', 'localhost', '127.0.0.1', 'unknown.example']) {
-      const answer = await request({ port: server.port, host, path });
-      expect(answer.text, host).not.toBe('ok\n');
-    }
-    // On the domain itself, the path is the site's own.
-    expect((await request({ port: server.port, host: domain, path })).text).toBe('public');
   });
 });
