@@ -126,7 +126,7 @@ export function domainOperations(deps: OperationsDeps, lookup: TxtLookup = creat
       } else throw new ServiceError('not_found', `There is no site named ${name}.`);
       if (input.primary !== undefined || redirect !== undefined) {
         const primary = input.primary ?? record.primary;
-        record = (await store.setPrimaryDomain(site.id, domain, primary === true, redirect === true)) ?? record;
+        record = (await store.setPrimaryDomain(site.id, domain, primary === true, redirect ?? record.redirectSite === true)) ?? record;
       }
       return { created: added.ok, view: { ...view(record, site), agent_message: instructions(record, site) } };
     },

@@ -19,7 +19,7 @@ export interface DomainRecords {
   /**
    * Attaches a domain to a site, pending verification. A domain another site holds `active` or
    * `suspended` is `taken`; another site's `pending` or `failed` claim proved nothing and is
-   * replaced. Counted inside the transaction: a site at `maxPerSite` domains gets `over_limit`.
+   * replaced, and so is the site's own `failed` one (it starts over); any other of its own is `exists`. Counted inside the transaction: a site at `maxPerSite` domains gets `over_limit`.
    */
   addDomain(input: NewDomain): Promise<AddDomainResult>;
   /**
@@ -86,13 +86,16 @@ export function domainOps(dbs: MetadataDbs, now: () => number, announce: (site: 
           const held = dbs.domains.get(input.domain);
           const touched: SiteRecord[] = [];
           if (held) {
-            if (held.siteId === input.siteId) return { result: { ok: false, reason: 'exists', record: held } as AddDomainResult, touched };
+            // A failed domain added again starts over: a new claim with a fresh week.
+            if (held.siteId === input.siteId && held.status !== 'failed')
+              return { result: { ok: false, reason: 'exists', record: held } as AddDomainResult, touched };
             const holder = dbs.sites.get(held.siteId);
             const holds = holder !== undefined && holder.state !== 'deleted' && (held.status === 'active' || held.status === 'suspended');
             if (holds) return { result: { ok: false, reason: 'taken' } as AddDomainResult, touched };
           }
-          if (listOf(input.siteId).length >= input.maxPerSite) return { result: { ok: false, reason: 'over_limit' } as AddDomainResult, touched };
-          if (held) {
+          const counted = listOf(input.siteId).length - (held?.siteId === input.siteId ? 1 : 0);
+          if (counted >= input.maxPerSite) return { result: { ok: false, reason: 'over_limit' } as AddDomainResult, touched };
+          if (held && held.siteId !== input.siteId) {
             void dbs.siteDomains.remove([held.siteId, held.domain]);
             const former = touch(held.siteId, at);
             if (former) touched.push(former);

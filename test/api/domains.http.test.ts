@@ -114,4 +114,30 @@ describe('custom domains over REST', () => {
     const bySiteToken = await api(server, { method: 'POST', path: domainsOf(anon.name), token: anon.siteToken, body: { domain } });
     expect(bySiteToken.status).toBe(403);
   });
+
+  it('starts a failed domain over when it is added again, even at the cap', async () => {
+    const small = await startTestServer({ PLINTH_DNS_SERVERS: dns.address, PLINTH_DOMAINS_BUILDER: '1' });
+    try {
+      const person = await accountWithToken(small.store, 'builder');
+      const site = await accountSite(small.store, person);
+      const domain = `${unique('again')}.example.org`;
+      await api(small, { method: 'POST', path: domainsOf(site.name), token: person.token, body: { domain } });
+      const first = small.store.getDomain(domain)!;
+      await small.store.updateDomain(domain, first.claim, { status: 'failed', reason: 'not found in 7 days' });
+      const again = await api(small, { method: 'POST', path: domainsOf(site.name), token: person.token, body: { domain } });
+      expect(again.status).toBe(201);
+      expect(again.json).toMatchObject({ status: 'pending' });
+      expect(again.json).not.toHaveProperty('reason');
+      expect(small.store.getDomain(domain)!.claim).not.toBe(first.claim);
+      expect(small.store.listDomains(site.id)).toHaveLength(1);
+      // An active one added again is left as it is (200), and keeps its redirect when only primary is sent.
+      await small.store.updateDomain(domain, small.store.getDomain(domain)!.claim, { status: 'active' });
+      await api(small, { method: 'POST', path: domainsOf(site.name), token: person.token, body: { domain, primary: true, redirect_site_address: true } });
+      const same = await api(small, { method: 'POST', path: domainsOf(site.name), token: person.token, body: { domain, primary: true } });
+      expect(same.status).toBe(200);
+      expect(same.json).toMatchObject({ status: 'active', primary: true, redirect_site_address: true });
+    } finally {
+      await small.close();
+    }
+  });
 });
