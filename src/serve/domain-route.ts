@@ -69,6 +69,8 @@ export function createDomainServing(options: { store: DomainReader; hosts: Servi
   return {
     route(hostHeader) {
       const host = hostOfHeader(hostHeader);
+      // Longer than any domain: nothing to look up, and nothing worth remembering.
+      if (host.length > 253) return undefined;
       let found = routes.get(host);
       if (found === undefined) {
         found = resolve(host);

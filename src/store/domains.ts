@@ -73,7 +73,8 @@ export function domainOps(dbs: MetadataDbs, now: () => number, announce: (site: 
   };
 
   return {
-    getDomain: (domain) => (domain === '' ? undefined : dbs.domains.get(domain)),
+    // No domain is longer than 253 characters; a longer key (any Host header) would not even fit LMDB.
+    getDomain: (domain) => (domain === '' || domain.length > 253 ? undefined : dbs.domains.get(domain)),
     listDomains: listOf,
     listAllDomains: () => Array.from(dbs.domains.getRange({ snapshot: false }), ({ value }) => value),
 

@@ -168,3 +168,17 @@ describe('the TLS ask question on public hosts', () => {
     expect((await request({ port: server.port, host: domain, path })).text).toBe('public');
   });
 });
+
+describe('oversized Host headers', () => {
+  it('answers 404 for a Host longer than any domain, and keeps serving', async () => {
+    const site = await accountSite(server.store, owner, [], { files: { 'index.html': 'still here' } });
+    const domain = `${unique('big')}.example.org`;
+    await activeDomain(site.id, domain);
+    for (const host of [`${'a'.repeat(10_000)}.example.org`, `${'a'.repeat(300)}.${domain}`, `${'é'.repeat(2000)}.org`]) {
+      const answer = await visitHost(Buffer.from(host, 'utf8').toString('latin1'));
+      expect([404, 431]).toContain(answer.status);
+    }
+    expect(server.store.getDomain('x'.repeat(5000))).toBeUndefined();
+    expect((await visitHost(domain)).text).toBe('still here');
+  });
+});
