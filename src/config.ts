@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { normaliseEmail, type AccountPlan } from './rules/index.js';
@@ -31,12 +32,27 @@ export interface Config {
   readonly app: AppConfig;
   readonly mcp: McpConfig;
   readonly blobs: BlobsConfig;
+  readonly domains: DomainsConfig;
   /** How often the lifecycle sweeper runs (prune history, collect unreferenced blobs); 0 = never. */
   readonly sweepIntervalMs: number;
   /** Unreferenced blobs younger than this are kept (longer than any deploy takes). */
   readonly blobGraceMs: number;
   /** On SIGTERM/SIGINT, how long requests and deploys in flight may take to finish; 0 = stop at once. */
   readonly stopGraceMs: number;
+}
+
+/** Custom domains (docs/sites-api.md "Custom domains") and the TLS terminator's question. */
+export interface DomainsConfig {
+  /** Custom domains one site may have, per plan; 0 = none. */
+  readonly perSite: Readonly<Record<AccountPlan, number>>;
+  /** DNS servers (`ip` or `ip:port`) the TXT checks ask; empty: the system's resolvers. */
+  readonly dnsServers: readonly string[];
+  /** An active domain whose TXT record is gone is suspended after this long; 0 = at the first failed check. */
+  readonly graceMs: number;
+  /** Port of the internal listener that answers the TLS terminator's "may I certify this name?"; 0 = no listener. */
+  readonly askPort: number;
+  /** Address that listener binds to (loopback unless the terminator runs on another machine). */
+  readonly askHost: string;
 }
 
 /** Where blob bytes live: the local blob folder only, or an S3-compatible bucket with a local cache. */
@@ -366,6 +382,30 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     cacheBytes: int('PLINTH_BLOB_CACHE_MB', 10240, 0, 64 * 1024 * 1024) * 1024 * 1024,
   };
 
+  const dnsServers: string[] = [];
+  for (const raw of (env.PLINTH_DNS_SERVERS ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')) {
+    if (isDnsServer(raw)) dnsServers.push(raw);
+    else problems.push(`PLINTH_DNS_SERVERS must list IP addresses, optionally with a port (1.1.1.1, 127.0.0.1:5353, [::1]:53) (got "${raw}")`);
+  }
+  const askHost = (env.PLINTH_TLS_ASK_HOST ?? '127.0.0.1').trim();
+  if (askHost === '' || /\s/.test(askHost)) problems.push(`PLINTH_TLS_ASK_HOST must be an address to listen on (got "${env.PLINTH_TLS_ASK_HOST}")`);
+  const domains: DomainsConfig = {
+    perSite: {
+      free: int('PLINTH_DOMAINS_FREE', 1, 0, 10_000),
+      prompter: int('PLINTH_DOMAINS_PROMPTER', 5, 0, 10_000),
+      builder: int('PLINTH_DOMAINS_BUILDER', 20, 0, 10_000),
+      team: int('PLINTH_DOMAINS_TEAM', 50, 0, 10_000),
+      company: int('PLINTH_DOMAINS_COMPANY', 100, 0, 10_000),
+    },
+    dnsServers,
+    graceMs: int('PLINTH_DOMAIN_GRACE_S', 3 * 24 * 3600, 0, 365 * 24 * 3600) * 1000,
+    askPort: int('PLINTH_TLS_ASK_PORT', 0, 0, 65535),
+    askHost,
+  };
+
   // Read before the problems are reported, so a bad value here is reported with the rest.
   const sweepIntervalMs = int('PLINTH_SWEEP_INTERVAL_S', 3600, 0, 7 * 24 * 3600) * 1000;
   const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
@@ -400,7 +440,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     app,
     mcp,
     blobs,
+    domains,
   });
+}
+
+/** An IPv4 or IPv6 address with an optional port, as node:dns `setServers` takes them. */
+function isDnsServer(value: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(value);
+  const [address, port] = bracketed ? [bracketed[1]!, bracketed[2]] : isIP(value) === 6 ? [value, undefined] : value.split(':');
+  if (address === undefined || isIP(address) === 0) return false;
+  return port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
 }
 
 function safeHostname(url: string): string {

@@ -6,6 +6,9 @@ import { createLogger, type Logger } from './log.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from './store/index.js';
 import { startCacheTrimmer } from './runtime/blob-bucket.js';
 import { startSweeper } from './runtime/sweeper.js';
+import { startTlsAsk } from './runtime/tls-ask.js';
+import { createDomainServing } from './serve/index.js';
+import { createDomainChecker } from './sites/index.js';
 import { loadNativeUws } from './http/index.js';
 
 /**
@@ -78,8 +81,27 @@ async function main(): Promise<void> {
   }
   const stopSweeper =
     config.sweepIntervalMs > 0
-      ? startSweeper({ store, log: log.child({ area: 'sweeper' }), blobGraceMs: config.blobGraceMs, intervalMs: config.sweepIntervalMs })
+      ? startSweeper({
+          store,
+          log: log.child({ area: 'sweeper' }),
+          blobGraceMs: config.blobGraceMs,
+          intervalMs: config.sweepIntervalMs,
+          checkDomains: createDomainChecker({ store, config, log: log.child({ area: 'domains' }) }),
+        })
       : () => Promise.resolve();
+  // The TLS terminator's question (custom domains), answered from this node's replica.
+  let tlsAsk: Awaited<ReturnType<typeof startTlsAsk>> | undefined;
+  if (config.domains.askPort > 0) {
+    const serving = createDomainServing({ store, hosts: config.hosts, scheme: 'https' });
+    try {
+      tlsAsk = await startTlsAsk({ serving, host: config.domains.askHost, port: config.domains.askPort, log: log.child({ area: 'tls-ask' }) });
+    } catch (err) {
+      process.stderr.write(
+        `plinth: cannot listen on ${config.domains.askHost}:${config.domains.askPort} (PLINTH_TLS_ASK_PORT): ${err instanceof Error ? err.message : String(err)}\n`,
+      );
+      process.exit(1);
+    }
+  }
   // This node's blob cache, kept within its budget (a bucket's objects are the sweeper's).
   const stopTrimmer = store.blobs.bucket ? startCacheTrimmer({ blobs: store.blobs, log: log.child({ area: 'blobs' }) }) : () => Promise.resolve();
 
@@ -93,7 +115,7 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info({ signal, graceMs: config.stopGraceMs }, 'server.stopping');
-    const sweepStopped = Promise.all([stopSweeper(), stopTrimmer()]);
+    const sweepStopped = Promise.all([stopSweeper(), stopTrimmer(), tlsAsk?.close()]);
     const stopped = threads.map((worker) => stopThread(worker));
     const outcome = await Promise.race([Promise.all(stopped), delay(config.stopGraceMs + STOP_SLACK_MS)]);
     if (outcome === undefined) {
@@ -116,7 +138,7 @@ async function main(): Promise<void> {
     });
   }
   // Announced only once a stop signal would be handled: tools start sending (and stopping) at the banner.
-  printBanner(config, port);
+  printBanner(config, port, tlsAsk?.port);
   log.info({ port, threads: threads.length }, 'server.listening');
 }
 
@@ -180,7 +202,7 @@ function findFreePort(host: string): Promise<number> {
   });
 }
 
-function printBanner(config: Readonly<Config>, port: number): void {
+function printBanner(config: Readonly<Config>, port: number, askPort: number | undefined): void {
   const local = (host: string): string => `http://${host}:${port}`;
   process.stdout.write(
     [
@@ -190,6 +212,7 @@ function printBanner(config: Readonly<Config>, port: number): void {
       `  App        ${local(config.hosts.app)}`,
       `  MCP        ${local(config.hosts.mcp)}`,
       `  Docs       ${local(config.hosts.docs)}`,
+      ...(askPort === undefined ? [] : [`  TLS ask    http://${config.domains.askHost}:${askPort}/?domain=<name>`]),
       `  Public site address form: ${siteUrl(config.publicUrls, '<name>')}`,
       `  Data       ${config.dataDir}`,
       '',

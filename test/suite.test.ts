@@ -19,7 +19,7 @@ function testFiles(dir: string): string[] {
 
 const files = testFiles(TEST)
   .map((file) => relative(TEST, file))
-  .filter((path) => !path.startsWith('reliability/') && !path.startsWith('cluster/'));
+  .filter((path) => !path.startsWith('reliability/') && !path.startsWith('cluster/') && !path.startsWith('edge/'));
 const STARTS_BROWSER = /\blaunchBrowser\(|chromium\.launch\(/;
 const STARTS_SERVER = /\b(startTestServer|startAppServer|startMain|startServer)\(/;
 

@@ -5,6 +5,7 @@ import type { Operations } from '../sites/index.js';
 import type { Store } from '../store/index.js';
 import type { HttpRequest, HttpResponse, UploadPacer } from '../http/index.js';
 import { createDeployHandler } from './deploy.js';
+import { domainEndpoints } from './domain-endpoints.js';
 import { siteEndpoints } from './endpoints.js';
 import { endpoint, type Endpoint, type EndpointDeps } from './handler.js';
 import { createDispatch, type Route, type RouteHandler, type RouteSpec } from './router.js';
@@ -40,12 +41,17 @@ export const API_ROUTES: readonly RouteSpec[] = [
   { method: 'POST', path: '/v1/sites/{name}/members' },
   { method: 'DELETE', path: '/v1/sites/{name}/members/{email}' },
   { method: 'GET', path: '/v1/approvals/{token}' },
+  { method: 'GET', path: '/v1/sites/{name}/domains' },
+  { method: 'POST', path: '/v1/sites/{name}/domains' },
+  { method: 'DELETE', path: '/v1/sites/{name}/domains/{domain}' },
+  { method: 'POST', path: '/v1/sites/{name}/domains/{domain}/verify' },
 ];
 
 export function createApi(options: ApiOptions): Api {
   const deps: EndpointDeps = { ops: options.ops, config: options.config, log: options.log };
   const deploy = createDeployHandler(options);
   const e = siteEndpoints(deps);
+  const d = domainEndpoints(deps);
   const json = (run: Endpoint): RouteHandler => endpoint(deps, run);
   const withBody = (run: Endpoint): RouteHandler => endpoint(deps, run, { body: true });
 
@@ -66,6 +72,10 @@ export function createApi(options: ApiOptions): Api {
     'POST /v1/sites/{name}/members': withBody(e.invite),
     'DELETE /v1/sites/{name}/members/{email}': json(e.removeMember),
     'GET /v1/approvals/{token}': json(e.approval),
+    'GET /v1/sites/{name}/domains': json(d.listDomains),
+    'POST /v1/sites/{name}/domains': withBody(d.addDomain),
+    'DELETE /v1/sites/{name}/domains/{domain}': json(d.removeDomain),
+    'POST /v1/sites/{name}/domains/{domain}/verify': withBody(d.verifyDomain),
   };
   const routes: Route[] = API_ROUTES.map((spec) => {
     const handle = handlers[`${spec.method} ${spec.path}`];

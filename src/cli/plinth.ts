@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config.js';
 import { UnreachableError } from './api-client.js';
 import { deployCommand } from './deploy.js';
+import { domainsCommand } from './domain-commands.js';
 import { terminalStatus, type CommandIo } from './output.js';
 import { pickApiUrl, unreachableAdvice } from './server-address.js';
 import { revisionsCommand, rollbackCommand, sitesCommand } from './site-commands.js';
@@ -15,6 +16,8 @@ const USAGE = `Usage:
   plinth sites                      list the sites your API token reaches
   plinth revisions [dir]            list the revisions of the folder's site (* marks yours)
   plinth rollback <revision> [dir]  make an earlier revision (number or rev_… id) live again
+  plinth domains [dir]              list the custom domains of the folder's site; with
+                                    add|verify|remove <domain> [dir], change them (API token)
   plinth start                      run the service (same as npm start)
   plinth admin <command>            operator commands on the data directory (accounts, tokens,
                                     members, takedowns); \`plinth admin help\` lists them
@@ -26,6 +29,9 @@ Options:
                  otherwise use the site token in .service.json)
   --json         print the API's JSON answer (for scripts)
   --full         deploy: upload every file, not only the changed ones
+  --primary      domains add: make the domain primary (the other of example.org and
+                 www.example.org redirects to it)
+  --redirect     domains add, with --primary: the site's own address redirects there too
 
 Exit status: 0 done, 1 refused by the service (the reason is printed), 2 wrong usage.`;
 
@@ -34,6 +40,8 @@ const OPTIONS = {
   token: { type: 'string' },
   json: { type: 'boolean' },
   full: { type: 'boolean' },
+  primary: { type: 'boolean' },
+  redirect: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -57,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (!['deploy', 'sites', 'revisions', 'rollback'].includes(command)) return usage(`unknown command "${command}"`);
+  if (!['deploy', 'sites', 'revisions', 'rollback', 'domains'].includes(command)) return usage(`unknown command "${command}"`);
 
   let parsed;
   try {
@@ -82,6 +90,24 @@ async function main(argv: string[]): Promise<number> {
   const settings = loadCliSettings();
   const { apiUrl, from } = pickApiUrl(values.api, settings);
   const token = values.token ?? settings.token;
+  if (command === 'domains') {
+    const [action, ...more] = positionals;
+    try {
+      if (action === 'add' || action === 'verify' || action === 'remove') {
+        if (more.length < 1 || more.length > 2) return usage(`plinth domains ${action} needs the domain: plinth domains ${action} <domain> [dir]`);
+        return await domainsCommand({ ...io, action, domain: more[0], dir: more[1] ?? '.', apiUrl, token, primary: values.primary, redirect: values.redirect });
+      }
+      if (positionals.length > 1) return usage('plinth domains [dir], or plinth domains add|verify|remove <domain> [dir]');
+      return await domainsCommand({ ...io, action: 'list', dir: positionals[0] ?? '.', apiUrl, token });
+    } catch (err) {
+      if (err instanceof UsageError) return usage(err.message);
+      if (err instanceof UnreachableError) {
+        io.err(`plinth: ${err.message}`);
+        return 1;
+      }
+      throw err;
+    }
+  }
   const wanted: Record<string, [number, number]> = { deploy: [0, 1], sites: [0, 0], revisions: [0, 1], rollback: [1, 2] };
   const [min, max] = wanted[command]!;
   if (positionals.length < min || positionals.length > max)

@@ -90,6 +90,7 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
   for (const plan of ACCOUNT_PLANS) {
     facts[`sites_limit_${plan}`] = count(config.api.sitesLimit[plan]);
     facts[`history_${plan}`] = formatDuration(PLAN_LIMITS[plan].historyReachMs);
+    facts[`domains_per_site_${plan}`] = count(config.domains.perSite[plan]);
   }
   return facts;
 }

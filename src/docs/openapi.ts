@@ -372,8 +372,90 @@ function paths(): Record<string, Schema> {
         responses: { '200': json(ref('Approval'), "The approval's state."), '401': response('Unauthorized'), '404': response('NotFound'), ...COMMON_ERRORS },
       },
     },
+    ...domainPaths(),
   };
   return ops;
+}
+
+/** Custom domains (docs/sites-api.md "Custom domains"). */
+function domainPaths(): Record<string, Record<string, Schema>> {
+  const domainParam: Schema = {
+    name: 'domain',
+    in: 'path',
+    required: true,
+    description: 'The domain, as the list spells it (lower-case ASCII).',
+    schema: str(undefined, { pattern: '^[a-z0-9.-]{3,253}$' }),
+  };
+  return {
+    '/v1/sites/{name}/domains': {
+      get: {
+        operationId: 'listDomains',
+        summary: 'Custom domains of a site',
+        description: 'Members with account credentials. Each domain with its status, the reason of a failed check, and the DNS records it needs.',
+        tags: ['Domains'],
+        security: [API_TOKEN],
+        parameters: [nameParam],
+        responses: { '200': json(ref('DomainList'), 'Domains in name order.'), ...SITE_READ_ERRORS },
+      },
+      post: {
+        operationId: 'addDomain',
+        summary: 'Attach a custom domain',
+        description:
+          'Owners with account credentials. The domain starts `pending`; `agent_message` and `records` say which DNS records to create. ' +
+          "A domain another site holds active is `409`; over the plan's cap (or on a plan without domains) `429`. " +
+          'Posting a domain the site has already changes `primary` and `redirect_site_address` and answers `200`.',
+        tags: ['Domains'],
+        security: [API_TOKEN],
+        parameters: [nameParam],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: object(
+                {
+                  domain: str('Domain name; internationalised names are stored in punycode.'),
+                  primary: { type: 'boolean', description: 'Of an apex/www pair, the one the other redirects to.' },
+                  redirect_site_address: { type: 'boolean', description: "With `primary`: the site's own address redirects to this domain." },
+                },
+                ['domain'],
+              ),
+            },
+          },
+        },
+        responses: {
+          '200': json(ref('DomainResult'), 'The site had the domain already; `primary` changed as asked.'),
+          '201': json(ref('DomainResult'), 'Attached, pending verification.'),
+          '400': response('BadRequest'),
+          '409': response('Conflict'),
+          '413': response('TooLarge'),
+          ...SITE_READ_ERRORS,
+        },
+      },
+    },
+    '/v1/sites/{name}/domains/{domain}': {
+      delete: {
+        operationId: 'removeDomain',
+        summary: 'Detach a custom domain',
+        description: 'Owners with account credentials. The domain stops being served at once.',
+        tags: ['Domains'],
+        security: [API_TOKEN],
+        parameters: [nameParam, domainParam],
+        responses: { '200': json(ref('DomainRemoved'), 'Detached.'), ...SITE_READ_ERRORS },
+      },
+    },
+    '/v1/sites/{name}/domains/{domain}/verify': {
+      post: {
+        operationId: 'verifyDomain',
+        summary: 'Check the TXT record now',
+        description:
+          'Owners with account credentials. Looks the `_plinth-challenge` TXT record up and answers the domain with its new status (the reason when it is not active).',
+        tags: ['Domains'],
+        security: [API_TOKEN],
+        parameters: [nameParam, domainParam],
+        responses: { '200': json(ref('DomainResult'), 'Checked; see `status` and `reason`.'), '413': response('TooLarge'), ...SITE_READ_ERRORS },
+      },
+    },
+  };
 }
 
 export function openApiDocument(config: Readonly<Config>): Record<string, unknown> {
@@ -395,6 +477,7 @@ export function openApiDocument(config: Readonly<Config>): Record<string, unknow
       { name: 'Files' },
       { name: 'Revisions' },
       { name: 'Members' },
+      { name: 'Domains' },
       { name: 'Account' },
     ],
     security: [API_TOKEN],

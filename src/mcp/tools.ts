@@ -3,6 +3,7 @@ import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
 import { formatBytes, type Caller, type Operations } from '../sites/index.js';
+import { domainToolSpecs } from './domain-tools.js';
 import { deployInput, outputs, page, siteName } from './schemas.js';
 
 /** What one tool call runs with: the caller of this HTTP request and its spooled body, if any. */
@@ -219,6 +220,7 @@ export function toolSpecs(): ToolSpec[] {
       annotations: changes(true),
       run: async ({ ops, caller }, args) => ops.members.remove(caller, String(args.site), String(args.email), text(args.confirm)),
     },
+    ...domainToolSpecs(),
   ];
 }
 

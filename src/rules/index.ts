@@ -11,3 +11,4 @@ export * from './plans.js';
 export * from './roles.js';
 export * from './site-paths.js';
 export * from './size-advice.js';
+export * from './domains.js';

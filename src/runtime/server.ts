@@ -8,7 +8,7 @@ import { ServiceError } from '../errors.js';
 import { closeApp, createUploadPacer, holdIfUnfinished, type HttpResponse, loadNativeUws, sendError, type us_listen_socket } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
-import { createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
+import { createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
 import { createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
 
@@ -113,12 +113,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   const docs = createDocs({ config, log: log.child({ area: 'docs' }) });
 
+  // Custom domains: hosts that are none of ours, and redirects to a site's primary domain.
+  const domains = createDomainServing({ store, hosts: config.hosts, scheme: config.publicUrls.site.startsWith('https:') ? 'https' : 'http' });
   const unknownHost = new ServiceError('not_found', `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`);
 
   const app = uws.App().any('/*', (res, req) => {
     const route = routeHost(req.getHeader('host'), config.hosts);
     if (route.kind === 'site') {
       pacer?.noteRequest();
+      const primary = domains.siteRedirect(route.name);
+      if (primary !== undefined) return domains.redirect(res, req, primary);
       sites.handle(res, req, route.name);
       return holdIfUnfinished(res, pending);
     }
@@ -139,8 +143,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         return holdIfUnfinished(res, pending);
       case 'docs':
         return docs.handle(res, req);
-      default:
+      default: {
+        const custom = domains.route(req.getHeader('host'));
+        if (custom?.kind === 'redirect') return domains.redirect(res, req, custom.host);
+        if (custom?.kind === 'site') {
+          pacer?.noteRequest();
+          sites.handle(res, req, custom.name);
+          return holdIfUnfinished(res, pending);
+        }
         return sendError(res, unknownHost, log, { head });
+      }
     }
   });
 

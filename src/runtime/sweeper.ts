@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import { PLAN_LIMITS } from '../rules/index.js';
+import type { DomainCheckReport } from '../sites/index.js';
 import { collectBucketGarbage, type Store } from '../store/index.js';
 
 /**
@@ -16,6 +17,8 @@ export interface SweeperOptions {
   /** Blob files (and bucket objects) younger than this are kept even when unreferenced. */
   blobGraceMs: number;
   now?: () => number;
+  /** Looks up the TXT records of custom domains that are due (sites' `createDomainChecker`). */
+  checkDomains?: () => Promise<DomainCheckReport>;
 }
 
 export interface SweepReport {
@@ -33,6 +36,8 @@ export interface SweepReport {
   droppedOAuthRecords: number;
   /** Changes older than a week dropped from a cluster's change log. */
   droppedChanges: number;
+  /** Custom domains looked up, and how many became active, failed or were suspended. */
+  domains: DomainCheckReport;
 }
 
 const DAY_MS = 24 * 3600_000;
@@ -72,6 +77,11 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
     droppedOAuthRecords: 0,
     droppedChanges: 0,
   };
+  // DNS lookups of custom domains: one node at a time, apart from the records' upkeep so that
+  // slow lookups never hold that up.
+  const noDomains: DomainCheckReport = { checked: 0, activated: 0, failed: 0, suspended: 0 };
+  const checkDomains = options.checkDomains;
+  const domains = checkDomains ? ((store.cluster ? await store.cluster.alone('domain-checks', checkDomains) : await checkDomains()) ?? noDomains) : noDomains;
   // With a bucket, the blob folder is this node's cache: what no revision references goes here
   // too. The bucket is every node's: one at a time collects it, last, so that a bucket that
   // cannot be reached fails the sweep only after this node's own upkeep.
@@ -80,7 +90,7 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const collectBucket = () => collectBucketGarbage(store, { graceMs: options.blobGraceMs, now: options.now });
   const deletedBucketObjects =
     store.blobs.bucket === undefined ? 0 : ((store.cluster ? await store.cluster.alone('bucket-gc', collectBucket) : await collectBucket()) ?? 0);
-  const report = { sites: siteIds.length, ...upkeep, deletedBlobFiles, deletedBucketObjects, deletedTempFiles };
+  const report = { sites: siteIds.length, ...upkeep, domains, deletedBlobFiles, deletedBucketObjects, deletedTempFiles };
   options.log.info({ ...report }, 'sweep.done');
   return report;
 }

@@ -8,6 +8,7 @@ import { admission, type Admission } from './admission.js';
 import { claimOperations, type ClaimOperations } from './claims.js';
 import type { OperationsDeps } from './deps.js';
 import { deployOperations, type DeployOperations } from './deploy.js';
+import { domainOperations, type DomainOperations } from './domains.js';
 import { fileOperations, type FileOperations } from './files.js';
 import { memberOperations, type MemberOperations } from './members.js';
 import { oauthOperations, type OAuthOperations } from './oauth.js';
@@ -31,6 +32,8 @@ export interface Operations {
   people: PeopleOperations;
   /** The OAuth 2.1 authorization server for MCP apps. */
   oauth: OAuthOperations;
+  /** Custom domains of sites. */
+  domains: DomainOperations;
 }
 
 /** Builds every operation over one thread's store, ingest pool and mailer. */
@@ -49,6 +52,7 @@ export function createOperations(deps: OperationsDeps): Operations {
     reports: reportOperations(deps),
     people: peopleOperations(deps),
     oauth: oauthOperations(deps, { fetchClientMetadata: deps.fetchClientMetadata }),
+    domains: domainOperations(deps),
   };
 }
 
@@ -74,6 +78,17 @@ export { SIGN_IN_LIFETIME_MS, SIGN_IN_MAX_ATTEMPTS, SESSION_LIFETIME_MS } from '
 export { INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS } from './members.js';
 export { APPROVAL_LIFETIME_MS } from './sites.js';
 export { formatBytes } from './limits.js';
+export type { DomainOperations } from './domains.js';
+export type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';
+export {
+  createDomainChecker,
+  createTxtLookup,
+  DOMAIN_PENDING_LIFETIME_MS,
+  DOMAIN_RECHECK_MS,
+  type DomainCheckReport,
+  type TxtAnswer,
+  type TxtLookup,
+} from './domain-checks.js';
 export { renameProblem, RESERVED_NAMES, isRandomNameForm, isSiteNameSyntax } from './site-names.js';
 export type { DeploySiteView, RevisionView, SiteView } from './shapes.js';
 export { SHAPES } from './shapes.js';

@@ -1,5 +1,6 @@
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { ACCOUNT_PLANS, PLANS, ROLES, SITE_ACTIONS } from '../rules/index.js';
+import { Domain, DomainList, DomainRemoved, DomainResult } from './domain-shapes.js';
 import { REMOVAL_CONFIRM_MS } from './members.js';
 import { arrayOf, bool, constant, enumOf, int, nullable, object, str, time, type JsonOf, type StringSchema } from './schema-kit.js';
 
@@ -232,6 +233,10 @@ export const SHAPES = {
   RemovalConfirmation,
   RemovalDone,
   Me,
+  Domain,
+  DomainResult,
+  DomainList,
+  DomainRemoved,
 } as const;
 
 export type DeploySiteView = JsonOf<typeof DeploySite>;

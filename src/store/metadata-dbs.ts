@@ -4,6 +4,7 @@ import type {
   AccountRecord,
   AuthorizationCodeRecord,
   Confirmation,
+  DomainRecord,
   FileEntry,
   InviteRecord,
   ManifestRecord,
@@ -84,6 +85,10 @@ export interface MetadataDbs {
   oauthGrants: Database<OAuthGrantRecord, string>;
   /** `[accountId, grantId]` → 1; one range scan lists an account's connected apps. */
   accountGrants: Database<number, AccountGrantKey>;
+  /** domain → custom domain record (one site at a time). */
+  domains: Database<DomainRecord, string>;
+  /** `[siteId, domain]` → 1; one range scan lists a site's domains. */
+  siteDomains: Database<number, SiteDomainKey>;
   /** In a cluster: the last change applied from PostgreSQL, and which cluster this replica follows. */
   replicaState: Database<number | string, string>;
 }
@@ -101,6 +106,7 @@ export type MemberSiteKey = [accountId: string, siteId: string];
 export type InviteKey = [siteId: string, email: string];
 export type AccountTokenKey = [accountId: string, tokenId: string];
 export type AccountGrantKey = [accountId: string, grantId: string];
+export type SiteDomainKey = [siteId: string, domain: string];
 
 export function openMetadataDbs(path: string): MetadataDbs {
   // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
@@ -134,6 +140,8 @@ export function openMetadataDbs(path: string): MetadataDbs {
     oauthCodes: env.openDB<AuthorizationCodeRecord, string>('oauthCodes', {}),
     oauthGrants: env.openDB<OAuthGrantRecord, string>('oauthGrants', {}),
     accountGrants: env.openDB<number, AccountGrantKey>('accountGrants', {}),
+    domains: env.openDB<DomainRecord, string>('domains', {}),
+    siteDomains: env.openDB<number, SiteDomainKey>('siteDomains', {}),
     replicaState: env.openDB<number | string, string>('replicaState', {}),
   };
 }

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { accountOps } from './accounts.js';
+import { domainOps } from './domains.js';
 import { commitRevision } from './commit.js';
 import { collectGarbage } from './gc.js';
 import { lifecycleOps } from './lifecycle.js';
@@ -217,6 +218,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     ...lifecycleOps(dbs, now, announce),
     ...peopleOps(dbs, now),
     ...oauthOps(dbs, now),
+    ...domainOps(dbs, now, announce),
     getSite,
     getSiteById: (id) => dbs.sites.get(id),
     getRevision(revisionId) {

@@ -49,6 +49,8 @@ export const REPLICATED_DBS = [
   'oauthCodes',
   'oauthGrants',
   'accountGrants',
+  'domains',
+  'siteDomains',
 ] as const satisfies readonly (keyof MetadataDbs)[];
 
 export type ReplicatedDb = (typeof REPLICATED_DBS)[number];

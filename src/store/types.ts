@@ -4,8 +4,9 @@
  * refusals are result objects, and only I/O faults throw.
  */
 
-import type { Plan, Role } from '../rules/index.js';
+import type { DomainStatus, Plan, Role } from '../rules/index.js';
 import type { AccountRecords } from './accounts.js';
+import type { DomainRecords } from './domains.js';
 import type { LifecycleRecords } from './lifecycle.js';
 import type { MembershipRecords } from './memberships.js';
 import type { SiteRecords } from './metadata.js';
@@ -39,6 +40,8 @@ export interface SiteRecord {
   /** Public key derived from the site token, to seal an account token for the claim poll. */
   claimKey?: string;
   stateChangedAt?: number;
+  /** When a custom domain of the site was last added, removed or changed status (see domains.ts). */
+  domainsChangedAt?: number;
 }
 
 export type Encoding = 'br' | 'gzip';
@@ -264,7 +267,30 @@ export interface BucketOptions {
  * The whole store, one record family per module (each family's contract sits next to its
  * implementation). Areas that need less ask for less: serving takes serve's `SiteReader`.
  */
-export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords;
+export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords & DomainRecords;
+
+/** A custom domain attached to a site (keyed by the domain: one site at a time). */
+export interface DomainRecord {
+  /** Lower-case ASCII (punycode), no trailing dot. */
+  domain: string;
+  siteId: string;
+  /** Id of this claim (`dom_…`): a check that started before a removal cannot touch a new claim. */
+  claim: string;
+  status: DomainStatus;
+  /** Why the last check failed (kept on a pending domain too, as a hint). */
+  reason?: string;
+  /** The value the `_plinth-challenge.<domain>` TXT record must hold. */
+  token: string;
+  /** Of an apex/www pair, the one the other redirects to. */
+  primary: boolean;
+  /** With `primary`: the site's own address redirects here too. */
+  redirectSite?: boolean;
+  createdAt: number;
+  verifiedAt?: number;
+  checkedAt?: number;
+  /** An active domain whose record went missing: since when (suspended after the grace period). */
+  failingSince?: number;
+}
 
 export interface ClaimOptions {
   /** The claiming account may own at most this many sites (`over_limit` otherwise). */

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../../src/api/index.js';
 import { docFacts, GUIDE_DIR, openApiDocument } from '../../src/docs/index.js';
 import { fillFacts } from '../../src/docs/facts.js';
+import { startTestDns, type TestDns } from '../helpers/dns.js';
 import { startTestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import {
@@ -49,9 +50,14 @@ afterAll(() => {
   );
 });
 
+// Custom domains are checked against this loopback DNS server (it has no records), never the system's.
+let dns: TestDns | undefined;
+afterAll(() => dns?.close());
+
 describe('guide examples', () => {
   it.each(guides)('%s: every example runs and shows what the server answers', async (file) => {
-    const server = await startTestServer(LOCAL_URLS);
+    dns ??= await startTestDns();
+    const server = await startTestServer({ ...LOCAL_URLS, PLINTH_DNS_SERVERS: dns.address });
     const document = openApiDocument(server.config);
     checker ??= responseChecker(document);
     const validateComponent = componentValidator(document);

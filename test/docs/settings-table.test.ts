@@ -116,6 +116,8 @@ function otherValue(name: string, fallback: string): string {
     PLINTH_S3_BUCKET: 'plinth-blobs',
     PLINTH_S3_ENDPOINT: 'http://127.0.0.1:9000',
     PLINTH_S3_REGION: 'eu-west-1',
+    PLINTH_DNS_SERVERS: '127.0.0.1:5353',
+    PLINTH_TLS_ASK_HOST: '10.0.0.2',
   };
   if (samples[name] !== undefined) return samples[name]!;
   if (name === 'PLINTH_TRUST_PROXY' || name === 'PLINTH_OUTBOX_PAGE') return fallback === '1' ? '0' : '1';

@@ -51,6 +51,10 @@ describe('tool listing', () => {
         'remove_member',
         'rename_site',
         'rollback_site',
+        'list_domains',
+        'add_domain',
+        'verify_domain',
+        'remove_domain',
       ].sort(),
     );
     for (const tool of tools) {

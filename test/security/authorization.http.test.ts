@@ -5,6 +5,7 @@ import { accountSite, accountWithToken, anonymousSite, unique, type TestAccount 
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
+import { startTestDns, type TestDns } from '../helpers/dns.js';
 import { request, type TestResponse } from '../helpers/http.js';
 
 /**
@@ -23,6 +24,7 @@ import { request, type TestResponse } from '../helpers/http.js';
 const HOUR = 3600_000;
 const clock = Date.now();
 let server: AppServer;
+let dns: TestDns;
 let owner: TestAccount;
 let editor: TestAccount;
 let viewer: TestAccount;
@@ -69,6 +71,8 @@ interface World {
   approval: string;
   /** The owner's pending confirmation to remove the viewer from the team site. */
   confirm: string;
+  /** A custom domain attached to the addressed site (rows about one domain). */
+  domain?: string;
 }
 
 type Headers = Record<string, string | string[]>;
@@ -123,7 +127,7 @@ interface Call {
 /** What the store says about the sites of a row, compared before and after. */
 interface Snapshot {
   count: number;
-  sites: Record<string, { name: string; state: string; claimed: boolean; live: string | undefined; members: string[]; invites: string[] }>;
+  sites: Record<string, { name: string; state: string; claimed: boolean; live: string | undefined; members: string[]; invites: string[]; domains: string[] }>;
   approval: string | undefined;
 }
 
@@ -173,6 +177,13 @@ function checkCreated(body: any, _w: World, answer: Column): void {
     expect(site.claimed).toBe(false);
     expect(members).toEqual([]);
   }
+}
+
+/** Attaches a pending custom domain to the addressed site, as its owner would have. */
+async function attachDomain(w: World): Promise<void> {
+  w.domain = `${unique('dom')}.example.org`;
+  const added = await server.store.addDomain({ domain: w.domain, siteId: w.site.id, token: 'plinth-verify=x', maxPerSite: 10 });
+  expect(added.ok).toBe(true);
 }
 
 /** Each endpoint; `statuses` in COLUMNS order: none, site token, other site token, claimed site token, expired site token, non-member, viewer, editor, owner. */
@@ -296,6 +307,34 @@ const OPERATIONS: Record<string, Operation> = {
       s.sites[w.site.id]!.members = s.sites[w.site.id]!.members.filter((m) => !m.startsWith(`${viewer.account.email} `));
     },
   },
+  'GET /v1/sites/:name/domains': {
+    prepare: attachDomain,
+    call: (w) => ({ path: `/v1/sites/${w.site.name}/domains` }),
+    statuses: [401, 403, 404, 403, 410, 404, 200, 200, 200],
+    check: (body, w) => expect(body.domains).toEqual([expect.objectContaining({ domain: w.domain, status: 'pending' })]),
+  },
+  'POST /v1/sites/:name/domains': {
+    call: (w) => ({ method: 'POST', path: `/v1/sites/${w.site.name}/domains`, json: { domain: `${unique('add')}.example.org` } }),
+    statuses: [401, 403, 404, 403, 410, 404, 403, 403, 201],
+    effect: (s, body, w) => {
+      s.sites[w.site.id]!.domains = [...s.sites[w.site.id]!.domains, `${body.domain} pending`].sort();
+    },
+  },
+  'POST /v1/sites/:name/domains/:domain/verify': {
+    prepare: attachDomain,
+    call: (w) => ({ method: 'POST', path: `/v1/sites/${w.site.name}/domains/${w.domain}/verify` }),
+    statuses: [401, 403, 404, 403, 410, 404, 403, 403, 200],
+    // The loopback DNS server has no record for it: still pending, with the reason.
+    check: (body) => expect(body).toMatchObject({ status: 'pending', reason: expect.stringContaining('No TXT record') }),
+  },
+  'DELETE /v1/sites/:name/domains/:domain': {
+    prepare: attachDomain,
+    call: (w) => ({ method: 'DELETE', path: `/v1/sites/${w.site.name}/domains/${w.domain}` }),
+    statuses: [401, 403, 404, 403, 410, 404, 403, 403, 200],
+    effect: (s, _body, w) => {
+      s.sites[w.site.id]!.domains = s.sites[w.site.id]!.domains.filter((d) => !d.startsWith(`${w.domain} `));
+    },
+  },
   'GET /v1/me': {
     call: () => ({ path: '/v1/me' }),
     statuses: [401, 403, 403, 403, 403, 200, 200, 200, 200],
@@ -373,6 +412,7 @@ function snapshot(w: World): Snapshot {
         .listInvites(id)
         .map((i) => `${i.email} ${i.role}`)
         .sort(),
+      domains: store.listDomains(id).map((d) => `${d.domain} ${d.status}`),
     };
   }
   const approval = store.getConfirmation(hashToken(w.approval));
@@ -457,7 +497,9 @@ async function oauthToken(
 }
 
 beforeAll(async () => {
-  server = await startAppServer({ PLINTH_SITES_LIMIT_BUILDER: '1000000' }, () => clock);
+  // Custom domains are looked up on a loopback DNS server that has no records.
+  dns = await startTestDns();
+  server = await startAppServer({ PLINTH_SITES_LIMIT_BUILDER: '1000000', PLINTH_DNS_SERVERS: dns.address }, () => clock);
   [owner, editor, viewer, outsider, claimer] = await Promise.all([0, 1, 2, 3, 4].map(() => accountWithToken(server.store, 'builder')));
   // A second token of the owner, revoked as the tokens page does.
   keys.revoked = `pl_${randomBytes(24).toString('base64url')}`;
@@ -482,6 +524,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  await dns?.close();
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -585,6 +628,10 @@ const TOOLS: ReadonlyArray<[tool: string, args: (w: World) => Record<string, unk
   ['invite_member', (w) => ({ site: w.site.name, email: `${unique('invited')}@example.com`, role: 'editor' }), 'POST /v1/sites/:name/members'],
   ['remove_member', (w) => ({ site: w.site.name, email: viewer.account.email }), 'DELETE /v1/sites/:name/members/:email (step 1)'],
   ['remove_member', (w) => ({ site: w.site.name, email: viewer.account.email, confirm: w.confirm }), 'DELETE /v1/sites/:name/members/:email?confirm (step 2)'],
+  ['list_domains', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/domains'],
+  ['add_domain', (w) => ({ site: w.site.name, domain: `${unique('add')}.example.org` }), 'POST /v1/sites/:name/domains'],
+  ['verify_domain', (w) => ({ site: w.site.name, domain: w.domain }), 'POST /v1/sites/:name/domains/:domain/verify'],
+  ['remove_domain', (w) => ({ site: w.site.name, domain: w.domain }), 'DELETE /v1/sites/:name/domains/:domain'],
 ];
 
 /** One `tools/call` on the MCP host, statelessly (no initialize first). */
@@ -656,7 +703,8 @@ describe('MCP: every credential × every tool', () => {
 // content and name are frozen, so what would change them answers 403.
 
 const SITE_OPERATIONS = Object.keys(OPERATIONS).filter((name) => !/create|^GET \/v1\/sites$|\/v1\/me|approvals/.test(name));
-const FROZEN = /deploy|rollback|rename/;
+// A site taken down for abuse cannot get a custom domain either.
+const FROZEN = /deploy|rollback|rename|^POST \/v1\/sites\/:name\/domains$/;
 const STATE_CALLERS: ReadonlyArray<[kind: string, answer: Column, headers: (w: World) => Headers, target: Target]> = [
   ['its site token', 'site token', (w) => bearer(w.siteToken!), 'own'],
   ['a non-member', 'non-member', () => bearer(outsider.token), 'team'],

@@ -7,6 +7,7 @@ import { formOf } from '../request.js';
 import { jsonResponse, redirect, type AppResponse } from '../response.js';
 import { planTitle } from './account.js';
 import { ARCHIVE_FIELD, dropZone, receiveUpload } from './publish.js';
+import { domainsSection, siteDomainRoutes, type DomainFormState } from './site-domains.js';
 
 /** Form values and errors to show again after a refused rename or invite. */
 interface SiteFormState {
@@ -14,6 +15,7 @@ interface SiteFormState {
   rename?: string;
   inviteEmail?: string;
   inviteRole?: string;
+  domain?: DomainFormState;
 }
 
 const siteHref = (name: string): string => `/sites/${encodeURIComponent(name)}`;
@@ -35,7 +37,8 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
     const live = revisions.revisions.find((revision) => revision.id === site.live_revision?.id);
     const members = ops.members.list(context.caller, site.name);
     const token = context.formToken;
-    const errors = state.errors;
+    // The add-domain form's error is summarised at the top with the others.
+    const errors = [...state.errors, ...(state.domain?.errors ?? [])];
 
     const revisionRows = revisions.revisions.map(
       (revision: RevisionView) => html`<tr>
@@ -134,6 +137,7 @@ ${
 </form>`
     : ''
 }
+${domainsSection(context, deps, site, may('manage_members'), state.domain ?? { errors: [] })}
 ${
   may('rename')
     ? html`<h2>Rename</h2>
@@ -184,6 +188,7 @@ ${
   }
 
   return [
+    ...siteDomainRoutes(deps, (context, name, domain, status) => sitePage(context, name, { errors: [], domain }, status)),
     {
       method: 'GET',
       path: '/sites/{name}',

@@ -1,0 +1,154 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { siteUrl } from '../config.js';
+import { ServiceError } from '../errors.js';
+import { challengeName, looksLikeApex, parseDomain } from '../rules/index.js';
+import type { DomainRecord, SiteRecord } from '../store/index.js';
+import { resolveSite } from './access.js';
+import type { Caller } from './callers.js';
+import { checkDomain, createTxtLookup, type TxtLookup } from './domain-checks.js';
+import type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';
+import type { OperationsDeps } from './deps.js';
+import { iso } from './views.js';
+
+/**
+ * Custom domains of a site (issue 25): an owner with account credentials attaches a domain, gets
+ * the DNS records to create, and asks for the TXT check; only an active domain is served and
+ * certified. The verification value is an HMAC of the site id and the domain under a server
+ * secret: the same for the same site whenever it is added again, different for any other site, so
+ * a record left behind for one site never verifies another.
+ */
+export interface DomainOperations {
+  list(caller: Caller, name: string): DomainListView;
+  /** Attaches a domain (201), or updates `primary` of one the site has already (200). */
+  add(
+    caller: Caller,
+    name: string,
+    input: { domain: unknown; primary?: unknown; redirect_site_address?: unknown },
+  ): Promise<{ created: boolean; view: DomainResultView }>;
+  remove(caller: Caller, name: string, domain: string): Promise<DomainRemovedView>;
+  /** Looks the TXT record up now and records the outcome. */
+  verify(caller: Caller, name: string, domain: string): Promise<DomainResultView>;
+}
+
+const SECRET_NAME = 'domain-verification';
+
+export function domainOperations(deps: OperationsDeps, lookup: TxtLookup = createTxtLookup(deps.config.domains.dnsServers)): DomainOperations {
+  const { store, config } = deps;
+  const targetOf = (site: SiteRecord): string => new URL(siteUrl(config.publicUrls, site.name)).hostname;
+
+  const tokenFor = async (siteId: string, domain: string): Promise<string> => {
+    const secret = await store.ensureSecret(SECRET_NAME, () => randomBytes(32).toString('base64url'));
+    return `plinth-verify=${createHmac('sha256', secret).update(`${siteId}\n${domain}`).digest('base64url').slice(0, 32)}`;
+  };
+
+  const view = (record: DomainRecord, site: SiteRecord): DomainView => {
+    const target = targetOf(site);
+    const verification = { type: 'TXT' as const, name: challengeName(record.domain), value: record.token };
+    const result: DomainView = {
+      domain: record.domain,
+      status: record.status,
+      primary: record.primary,
+      redirect_site_address: record.redirectSite === true,
+      verification,
+      target,
+      records: [verification, { type: looksLikeApex(record.domain) ? 'ALIAS' : 'CNAME', name: record.domain, value: target }],
+      created_at: iso(record.createdAt),
+    };
+    if (record.reason !== undefined) result.reason = record.reason;
+    if (record.verifiedAt !== undefined) result.verified_at = iso(record.verifiedAt);
+    if (record.checkedAt !== undefined) result.checked_at = iso(record.checkedAt);
+    return result;
+  };
+
+  const instructions = (record: DomainRecord, site: SiteRecord): string => {
+    const target = targetOf(site);
+    const verify = `POST /v1/sites/${site.name}/domains/${record.domain}/verify`;
+    if (record.status === 'active') {
+      return `${record.domain} is active: it serves ${site.name} over HTTPS (the certificate is issued on the first visit). Keep the TXT record ${challengeName(record.domain)} in place; it is checked daily.`;
+    }
+    const pointer = looksLikeApex(record.domain)
+      ? `an ALIAS (also called ANAME or CNAME flattening) record for ${record.domain} pointing to ${target}; if the DNS host has none, A and AAAA records with the addresses ${target} resolves to`
+      : `a CNAME record for ${record.domain} pointing to ${target}`;
+    const failed = record.reason ? ` Last check: ${record.reason}` : '';
+    return (
+      `Create these DNS records at the DNS host of ${record.domain}: a TXT record named ${challengeName(record.domain)} with the value ${record.token}, and ${pointer}. ` +
+      `Then verify with ${verify} (records can take minutes to appear); the service also checks by itself for 7 days.${failed}`
+    );
+  };
+
+  const findOwn = (site: SiteRecord, raw: string): DomainRecord => {
+    const parsed = parseDomain(raw, config.hosts);
+    const record = parsed.ok ? store.getDomain(parsed.domain) : undefined;
+    if (!record || record.siteId !== site.id) {
+      throw new ServiceError('not_found', `${site.name} has no custom domain ${raw.slice(0, 253)}.`, {
+        agentMessage: `List the site's domains with GET /v1/sites/${site.name}/domains.`,
+      });
+    }
+    return record;
+  };
+
+  return {
+    list(caller, name) {
+      const { site } = resolveSite(store, caller, name, 'list_members', deps.now());
+      return { domains: store.listDomains(site.id).map((record) => view(record, site)) };
+    },
+
+    async add(caller, name, input) {
+      // Owners with account credentials, as for managing members.
+      const { site } = resolveSite(store, caller, name, 'manage_members', deps.now());
+      const parsed = parseDomain(input.domain, config.hosts);
+      if (!parsed.ok) throw new ServiceError('bad_request', parsed.problem, { details: { field: 'domain' } });
+      const domain = parsed.domain;
+      if (input.primary !== undefined && typeof input.primary !== 'boolean') throw new ServiceError('bad_request', '"primary" must be true or false.');
+      const redirect = input.redirect_site_address;
+      if (redirect !== undefined && typeof redirect !== 'boolean') throw new ServiceError('bad_request', '"redirect_site_address" must be true or false.');
+      if (site.state === 'taken_down') throw new ServiceError('forbidden', `${site.name} was taken down for abuse and cannot get a domain.`);
+      const maxPerSite = site.plan === 'anonymous' ? 0 : config.domains.perSite[site.plan];
+      const added = await store.addDomain({ domain, siteId: site.id, token: await tokenFor(site.id, domain), maxPerSite });
+      let record: DomainRecord;
+      if (added.ok) record = added.record;
+      else if (added.reason === 'exists') record = added.record;
+      else if (added.reason === 'taken') {
+        throw new ServiceError('conflict', `${domain} is already in use by another site.`, {
+          agentMessage: `${domain} is attached to another site. Its owner must remove it there first; a domain belongs to one site at a time.`,
+        });
+      } else if (added.reason === 'over_limit') {
+        throw new ServiceError(
+          'limit',
+          maxPerSite === 0 ? `The ${site.plan} plan has no custom domains.` : `${site.name} has its ${maxPerSite} custom domains already.`,
+          {
+            agentMessage:
+              maxPerSite === 0
+                ? `Custom domains need another plan. The account owner can change plans in the account app.`
+                : `Remove a domain (DELETE /v1/sites/${site.name}/domains/<domain>) or move to a larger plan to add another.`,
+          },
+        );
+      } else throw new ServiceError('not_found', `There is no site named ${name}.`);
+      if (input.primary !== undefined || redirect !== undefined) {
+        const primary = input.primary ?? record.primary;
+        record = (await store.setPrimaryDomain(site.id, domain, primary === true, redirect ?? record.redirectSite === true)) ?? record;
+      }
+      return { created: added.ok, view: { ...view(record, site), agent_message: instructions(record, site) } };
+    },
+
+    async remove(caller, name, domain) {
+      const { site } = resolveSite(store, caller, name, 'manage_members', deps.now());
+      const record = findOwn(site, domain);
+      await store.removeDomain(site.id, record.domain);
+      return { domain: record.domain, removed: true };
+    },
+
+    async verify(caller, name, domain) {
+      const { site } = resolveSite(store, caller, name, 'manage_members', deps.now());
+      const record = findOwn(site, domain);
+      // Any status passes to active when the record is there; a failed domain stays failed otherwise.
+      const checked = await checkDomain(store, lookup, record, deps.now, config.domains.graceMs);
+      if (!checked) {
+        throw new ServiceError('not_found', `${record.domain} was removed from ${site.name} while it was being checked.`, {
+          agentMessage: `List the site's domains with GET /v1/sites/${site.name}/domains.`,
+        });
+      }
+      return { ...view(checked, site), agent_message: instructions(checked, site) };
+    },
+  };
+}

@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountSite, accountWithToken, api, unique, type TestAccount } from '../api/api-helpers.js';
+import { startTestDns, type TestDns } from '../helpers/dns.js';
+import { request } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * Custom domains under attack: names that are not the caller's to claim (the service's own,
+ * IPs, another site's active domain), verification with a record left for someone else or against
+ * a claim that was removed meanwhile, Host header tricks, and the TLS ask question on public hosts.
+ */
+
+let server: TestServer;
+let dns: TestDns;
+let owner: TestAccount;
+
+beforeAll(async () => {
+  dns = await startTestDns();
+  server = await startTestServer({ PLINTH_DNS_SERVERS: dns.address });
+  owner = await accountWithToken(server.store, 'builder');
+});
+
+afterAll(async () => {
+  await server?.close();
+  await dns?.close();
+});
+
+const domainsOf = (name: string) => `/v1/sites/${name}/domains`;
+const visitHost = (host: string, path = '/') => request({ port: server.port, host, path });
+
+/** A domain attached to the site and marked active, as a passed TXT check leaves it. */
+async function activeDomain(siteId: string, domain: string): Promise<void> {
+  const added = await server.store.addDomain({ domain, siteId, token: 'plinth-verify=x', maxPerSite: 10 });
+  if (!added.ok) throw new Error(added.reason);
+  await server.store.updateDomain(domain, added.record.claim, { status: 'active', verifiedAt: Date.now() });
+}
+
+describe('attacks on custom domains', () => {
+  it.each([
+    ['an IPv4 literal', '203.0.113.7'],
+    ['an IPv6 literal', '[2001:db8::1]'],
+    ['a bare IPv6 literal', '2001:db8::1'],
+    ['a name with no dot', 'intranet'],
+    ['a name over 253 characters', `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.example.org`],
+    ['a label over 63 characters', `${'a'.repeat(64)}.example.org`],
+    ['the site domain itself', 'sites.localhost'],
+    ['a name under the site domain', 'other-site.sites.localhost'],
+    ['the API host', 'api.localhost'],
+    ['the app host', 'APP.localhost.'],
+    ['a local-only name', 'printer.local'],
+    ['a URL', 'https://www.example.org/'],
+    ['a name with a port', 'www.example.org:443'],
+    ['a wildcard', '*.example.org'],
+    ['an empty string', ''],
+    ['a number', 42],
+    ['a numeric top-level label', 'example.123'],
+  ])('refuses %s', async (_what, domain) => {
+    const site = await accountSite(server.store, owner);
+    const refused = await api(server, { method: 'POST', path: domainsOf(site.name), token: owner.token, body: { domain } });
+    expect(refused.status, JSON.stringify(refused.json)).toBe(400);
+    expect(refused.json).toMatchObject({ error: { code: 'bad_request', details: { field: 'domain' } } });
+  });
+
+  it('stores an internationalised name as punycode', async () => {
+    const site = await accountSite(server.store, owner);
+    const added = await api(server, { method: 'POST', path: domainsOf(site.name), token: owner.token, body: { domain: 'Bücher.example' } });
+    expect(added.status).toBe(201);
+    expect(added.json).toMatchObject({ domain: 'xn--bcher-kva.example' });
+  });
+
+  it("refuses another site's active domain, and cannot verify with that site's record", async () => {
+    const victimSite = await accountSite(server.store, owner);
+    const domain = `${unique('t')}.example.org`;
+    const added = await api(server, { method: 'POST', path: domainsOf(victimSite.name), token: owner.token, body: { domain } });
+    const { verification } = added.json as { verification: { name: string; value: string } };
+    dns.txt.set(verification.name, [verification.value]);
+    expect((await api(server, { method: 'POST', path: `${domainsOf(victimSite.name)}/${domain}/verify`, token: owner.token })).json).toMatchObject({
+      status: 'active',
+    });
+
+    const attacker = await accountWithToken(server.store, 'builder');
+    const attackerSite = await accountSite(server.store, attacker);
+    const taken = await api(server, { method: 'POST', path: domainsOf(attackerSite.name), token: attacker.token, body: { domain } });
+    expect(taken.status).toBe(409);
+    expect(taken.json).toMatchObject({ error: { code: 'conflict' } });
+    expect((await api(server, { method: 'DELETE', path: `${domainsOf(attackerSite.name)}/${domain}`, token: attacker.token })).status).toBe(404);
+    expect((await api(server, { method: 'POST', path: `${domainsOf(attackerSite.name)}/${domain}/verify`, token: attacker.token })).status).toBe(404);
+    expect(server.store.getDomain(domain)).toMatchObject({ siteId: victimSite.id, status: 'active' });
+  });
+
+  it("a pending claim proves nothing: another site may replace it, and the first site's TXT value does not verify the second", async () => {
+    const first = await accountSite(server.store, owner);
+    const domain = `${unique('p')}.example.org`;
+    const firstAdd = await api(server, { method: 'POST', path: domainsOf(first.name), token: owner.token, body: { domain } });
+    const firstValue = (firstAdd.json as { verification: { value: string } }).verification.value;
+    dns.txt.set(`_plinth-challenge.${domain}`, [firstValue]);
+
+    const other = await accountWithToken(server.store, 'builder');
+    const otherSite = await accountSite(server.store, other);
+    const otherAdd = await api(server, { method: 'POST', path: domainsOf(otherSite.name), token: other.token, body: { domain } });
+    expect(otherAdd.status).toBe(201);
+    expect((otherAdd.json as { verification: { value: string } }).verification.value).not.toBe(firstValue);
+    const otherVerify = await api(server, { method: 'POST', path: `${domainsOf(otherSite.name)}/${domain}/verify`, token: other.token });
+    expect(otherVerify.json).toMatchObject({ status: 'pending' });
+
+    // The first site adds it back: same value as before, so its record still verifies it.
+    const again = await api(server, { method: 'POST', path: domainsOf(first.name), token: owner.token, body: { domain } });
+    expect((again.json as { verification: { value: string } }).verification.value).toBe(firstValue);
+    expect((await api(server, { method: 'POST', path: `${domainsOf(first.name)}/${domain}/verify`, token: owner.token })).json).toMatchObject({
+      status: 'active',
+    });
+  });
+
+  it('a check that finishes after the domain was removed changes nothing', async () => {
+    const site = await accountSite(server.store, owner);
+    const domain = `${unique('s')}.example.org`;
+    const added = await api(server, { method: 'POST', path: domainsOf(site.name), token: owner.token, body: { domain } });
+    const { verification } = added.json as { verification: { name: string; value: string } };
+    dns.txt.set(verification.name, [verification.value]);
+    const record = server.store.getDomain(domain)!;
+    await server.store.removeDomain(site.id, domain);
+    // The stale claim cannot be brought back…
+    expect(await server.store.updateDomain(domain, record.claim, { status: 'active' })).toBeUndefined();
+    expect(server.store.getDomain(domain)).toBeUndefined();
+    // …nor can a new claim of the same domain be changed through the old one.
+    await api(server, { method: 'POST', path: domainsOf(site.name), token: owner.token, body: { domain } });
+    expect(await server.store.updateDomain(domain, record.claim, { status: 'active' })).toBeUndefined();
+    expect(server.store.getDomain(domain)).toMatchObject({ status: 'pending' });
+  });
+});
+
+describe('Host header tricks on custom domains', () => {
+  const domain = `www.${unique('host')}.example.org`;
+  beforeAll(async () => {
+    const site = await accountSite(server.store, owner, [], { files: { 'index.html': 'tricks' } });
+    await activeDomain(site.id, domain);
+  });
+
+  it.each([
+    ['upper case', () => domain.toUpperCase(), 200],
+    ['a trailing dot', () => `${domain}.`, 200],
+    ['a port', () => `${domain}:443`, 200],
+    ['a subdomain of it', () => `evil.${domain}`, 404],
+    ['it as a prefix of another name', () => `${domain}.evil.com`, 404],
+    ['a punycode lookalike', () => domain.replace('www.', 'www.xn--80ak6aa92e.'), 404],
+    // Sent as its UTF-8 bytes, as a raw client would.
+    ['a Cyrillic lookalike, unencoded', () => Buffer.from(domain.replace('example', 'ex\u0430mple'), 'utf8').toString('latin1'), 404],
+    ['the apex it does not have', () => domain.slice(4), 404],
+    ['two dots at the end', () => `${domain}..`, 404],
+  ])('%s', async (_what, host, status) => {
+    const answer = await visitHost(host());
+    expect(answer.status).toBe(status);
+    if (status === 200) expect(answer.text).toBe('tricks');
+  });
+});
+
+describe('the TLS ask question on public hosts', () => {
+  it('is not answered on the public listener, whatever the Host', async () => {
+    const site = await accountSite(server.store, owner, [], { files: { 'index.html': 'public' } });
+    const domain = `${unique('pub')}.example.org`;
+    await activeDomain(site.id, domain);
+    const path = `/?domain=${domain}`;
+    for (const host of ['api.localhost', 'app.localhost', 'mcp.localhost', 'localhost', '127.0.0.1', 'unknown.example']) {
+      const answer = await request({ port: server.port, host, path });
+      expect(answer.text, host).not.toBe('ok\n');
+    }
+    // On the domain itself, the path is the site's own.
+    expect((await request({ port: server.port, host: domain, path })).text).toBe('public');
+  });
+});
+
+describe('oversized Host headers', () => {
+  it('answers 404 for a Host longer than any domain, and keeps serving', async () => {
+    const site = await accountSite(server.store, owner, [], { files: { 'index.html': 'still here' } });
+    const domain = `${unique('big')}.example.org`;
+    await activeDomain(site.id, domain);
+    for (const host of [`${'a'.repeat(10_000)}.example.org`, `${'a'.repeat(300)}.${domain}`, `${'é'.repeat(2000)}.org`]) {
+      const answer = await visitHost(Buffer.from(host, 'utf8').toString('latin1'));
+      expect([404, 431]).toContain(answer.status);
+    }
+    expect(server.store.getDomain('x'.repeat(5000))).toBeUndefined();
+    expect((await visitHost(domain)).text).toBe('still here');
+  });
+});
