@@ -79,6 +79,8 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
       }
       const files = new Map<string, FileEntry>();
       for (const file of store.listFiles(target.id)) files.set(file.path, compactEntry(file));
+      // The rules and link warnings follow the files: they were compiled from these very files.
+      const extras = store.getRevisionExtras(target.id);
       const result = await store.commitRevision({
         site: site.name,
         baseRevision: site.liveRevision ?? null,
@@ -86,6 +88,7 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
         kind: 'rollback',
         createdBy: actor,
         rollbackOf: target.id,
+        ...(extras !== undefined ? { extras } : {}),
       });
       if (!result.ok) {
         if (result.reason === 'conflict') {
