@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ServiceError } from '../errors.js';
 import type { BadgedPage } from '../badge/index.js';
-import type { BadgeTask, CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
+import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
 
 export interface IngestPoolOptions {
   /** Worker threads; all pools together should stay within the core count. */
@@ -26,6 +26,11 @@ export interface IngestPoolOptions {
 export interface IngestPool {
   /** Rejects with a `ServiceError` coded `unavailable` when the queue is full, with an AbortError on `signal`. */
   unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult>;
+  /**
+   * Compiles the assembled site's rules files and checks its links, on the unpack threads and
+   * under the same admission as `unpack` (a deploy's second step).
+   */
+  analyze(task: AnalyzeTask, signal?: AbortSignal): Promise<AnalyzeResult>;
   /**
    * Makes precompressed variants after a deploy went live, on a separate single thread; not
    * admission-checked, as it is follow-up work of a deploy already admitted.
@@ -62,7 +67,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   const filename = workerFile instanceof URL ? fileURLToPath(workerFile) : workerFile;
   const maxThreads = Math.max(1, options.maxThreads);
   const capacity = maxThreads + Math.max(0, options.maxQueue);
-  const piscina = new Piscina<UnpackTask, UnpackResult>({
+  const piscina = new Piscina<UnpackTask | AnalyzeTask, UnpackResult | AnalyzeResult>({
     filename,
     name: 'unpack',
     minThreads: Math.min(options.minThreads ?? 1, maxThreads),
@@ -76,13 +81,17 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   let unpacksStarted = 0;
 
   async function unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult> {
+    unpacksStarted++;
+    return admitted(task, 'unpack', signal) as Promise<UnpackResult>;
+  }
+
+  async function admitted(task: UnpackTask | AnalyzeTask, name: 'unpack' | 'analyze', signal?: AbortSignal): Promise<UnpackResult | AnalyzeResult> {
     if (inFlight >= capacity) throw unavailable();
     inFlight++;
-    unpacksStarted++;
     try {
       // An abort terminates a running worker mid-task; any blob temp file it leaves behind is
       // reclaimed by the store's `sweepTemp`, and no index ever points at it.
-      return await piscina.run(task, signal ? { signal } : {});
+      return await piscina.run(task, { name, ...(signal ? { signal } : {}) });
     } catch (err) {
       const message = (err as Error | undefined)?.message ?? '';
       if (message === 'Task queue is at limit' || message.startsWith('No task queue available')) throw unavailable();
@@ -116,6 +125,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
 
   return {
     unpack,
+    analyze: (task, signal) => admitted(task, 'analyze', signal) as Promise<AnalyzeResult>,
     compress: (task) => compressor.run(task),
     badgePage: (task) => (badger.queueSize >= BADGE_QUEUE ? undefined : badger.run(task).then(asBuffers)),
     close: async (closeOptions = {}) => {
