@@ -138,7 +138,8 @@ export function pageRefs(html: string): PageRefs {
 
 // No nested quantifiers: each pattern scans the text once, whatever it holds.
 const CSS_COMMENT = /\/\*[\s\S]*?(?:\*\/|$)/g;
-const CSS_URL = /url\(\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^)"'\s]*))\s*\)/gi;
+// An unquoted url() stops at the next "(" too, so "url(url(url(…" costs one pass, not one per "url(".
+const CSS_URL = /url\(\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^()"'\s]*))\s*\)/gi;
 const CSS_IMPORT = /@import\s+(?:"([^"\n]*)"|'([^'\n]*)')/gi;
 
 /** `url()` and `@import "…"` of a style sheet; `firstLine` is the line the text starts on. */
