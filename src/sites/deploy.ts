@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import type { FileReference, JsonDeployFields, SiteFile, UnpackResult } from '../ingest/index.js';
-import { ANONYMOUS_LIFETIME_MS, isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type LinkWarning, type RevisionExtras } from '../rules/index.js';
+import { ANONYMOUS_LIFETIME_MS, isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
 import { hashToken, type FileEntry } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
@@ -13,7 +13,7 @@ import { entryAt, manifestOperations, reusableContents, type ManifestInput, type
 import { claimKeyFor } from './sealed-token.js';
 import { randomSiteName } from './site-names.js';
 import type { DeployView as DeployShape } from './shapes.js';
-import { deployRevisionView, deploySiteView, iso } from './views.js';
+import { deployRevisionView, deploySiteView, iso, warningsView } from './views.js';
 
 export interface DeployRequest {
   caller: Caller;
@@ -388,11 +388,6 @@ function skippedNote(skipped: readonly string[]): string {
   if (skipped.length === 0) return '';
   const shown = skipped.slice(0, 5).join(', ');
   return ` Left out on purpose (never published): ${shown}${skipped.length > 5 ? ` and ${skipped.length - 5} more` : ''}.`;
-}
-
-/** The link check's answer in a deploy's view: the first warnings, and how many there were. */
-export function warningsView(extras: RevisionExtras | undefined): { warnings: LinkWarning[]; warnings_total: number } {
-  return { warnings: extras?.warnings ?? [], warnings_total: extras?.warningsTotal ?? 0 };
 }
 
 function warningsNote(extras: RevisionExtras): string {

@@ -8,7 +8,7 @@ import type { OperationsDeps } from './deps.js';
 import { compactEntry } from './limits.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
 import type { RevisionListView, RollbackView } from './shapes.js';
-import { revisionView, siteView } from './views.js';
+import { revisionView, siteView, warningsView } from './views.js';
 
 export type RevisionList = RevisionListView;
 
@@ -17,7 +17,11 @@ export type RollbackResult = RollbackView;
 export interface RevisionOperations {
   list(caller: Caller, name: string, page?: PageRequest): RevisionList;
   rollback(caller: Caller, name: string, revisionId: unknown): Promise<RollbackResult>;
+  /** The link check of the live revision, as its deploy answered it. */
+  liveWarnings(caller: Caller, name: string): LinkWarnings;
 }
+
+export type LinkWarnings = ReturnType<typeof warningsView>;
 
 /**
  * Revision history and rollback (SPEC 4.3). Both see only the plan's history reach: the live
@@ -36,6 +40,11 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
   }
 
   return {
+    liveWarnings(caller, name) {
+      const { site } = resolveSite(store, caller, name, 'read', deps.now());
+      return warningsView(site.liveRevision === undefined ? undefined : store.getRevisionExtras(site.liveRevision));
+    },
+
     list(caller, name, page = {}) {
       const now = deps.now();
       const { site } = resolveSite(store, caller, name, 'read', now);
