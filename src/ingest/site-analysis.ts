@@ -27,6 +27,10 @@ const TEMPLATE = /\{\{|\{%|\$\{|<%/;
 // Answers that lead somewhere (a file, a folder's redirect, a rule's redirect, the single-page-app
 // shell); a 404 page, a rule's 404 or 410, or nothing count as nowhere.
 const LEADS_SOMEWHERE = new Set(['file', 'folder', 'redirect', 'spa']);
+// A file without any of these words refers to nothing (every reference attribute holds one:
+// `href`, `src`, `srcset`, `poster`, or CSS `url(` and `@import`); one pass of a plain search
+// instead of a tokenizer's, for the many pages and style sheets that have no reference at all.
+const MAY_REFER = /href|src|poster|url\(|@import/i;
 
 export function analyzeSite(files: readonly SiteFile[], read: (file: SiteFile) => Buffer, limits: SiteRulesLimits): AnalyzeResult {
   const byPath = new Map(files.map((file) => [file.path, file]));
@@ -96,6 +100,7 @@ function checkLinks(
     const html = isHtmlType(file.type);
     if (!html && !file.type.startsWith('text/css')) continue;
     const text = read(file).toString('utf8');
+    if (!MAY_REFER.test(text)) continue;
     const folder = `${ORIGIN}/${file.path.slice(0, file.path.lastIndexOf('/') + 1)}`;
     let refs: LinkRef[];
     let base: URL | undefined = new URL(folder);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
@@ -347,6 +348,60 @@ describe('the link check', () => {
     const patch = await deploy([['other.html', page('Other')]], { site: name, base_revision: revision, patch: true, deleted: ['logo.png'] });
     expect(patch.status).toBe(201);
     expect(patch.json.warnings).toEqual([{ file: 'index.html', line: 1, ref: 'logo.png', kind: 'broken_link' }]);
+  });
+});
+
+describe('digest deploys', () => {
+  const described = (files: Files) =>
+    files.map(([path, content]) => ({ path, size: Buffer.byteLength(content), sha256: createHash('sha256').update(content).digest('hex') }));
+
+  it('compile the rules and check the links of the assembled site, and refuse a bad line before the manifest is spent', async () => {
+    const { name, revision } = await deployed([
+      ['index.html', page('Home', '<img src="logo.png">')],
+      ['logo.png', 'png'],
+    ]);
+    // logo.png is left out: the kept index.html now points nowhere.
+    const bad: Files = [
+      ['index.html', page('Home', '<img src="logo.png">')],
+      ['_redirects', '/a /b 299'],
+    ];
+    const manifest = await callApi(server.port, {
+      method: 'POST',
+      path: '/v1/deploy/manifest',
+      token: owner.token,
+      body: { site: name, base_revision: revision, files: described(bad) },
+    });
+    expect(manifest.status, manifest.text).toBe(201);
+    const refused = await callApi(server.port, {
+      method: 'POST',
+      path: `/v1/deploy?manifest=${manifest.json.manifest}`,
+      token: owner.token,
+      raw: jsonDeployBody([['_redirects', '/a /b 299']]),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.details).toEqual({ file: '_redirects', line: 1, reason: 'unknown_status' });
+
+    const good: Files = [
+      ['index.html', page('Home', '<img src="logo.png">')],
+      ['_redirects', '/a /b 302'],
+    ];
+    const second = await callApi(server.port, {
+      method: 'POST',
+      path: '/v1/deploy/manifest',
+      token: owner.token,
+      body: { site: name, base_revision: revision, files: described(good) },
+    });
+    const published = await callApi(server.port, {
+      method: 'POST',
+      path: `/v1/deploy?manifest=${second.json.manifest}`,
+      token: owner.token,
+      raw: jsonDeployBody([['_redirects', '/a /b 302']]),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(published.status, published.text).toBe(201);
+    expect(published.json.warnings).toEqual([{ file: 'index.html', line: 1, ref: 'logo.png', kind: 'broken_link' }]);
+    expect((await get(name, '/a')).status).toBe(302);
   });
 });
 
