@@ -16,7 +16,7 @@ import {
   type RuleLineError,
   type RulesFileResult,
 } from '../rules/index.js';
-import { cssRefs, pageRefs, type LinkRef } from './link-refs.js';
+import { cssRefs, pageRefs, type PageRefs } from './link-refs.js';
 import type { AnalyzeResult, IngestError, SiteFile, SiteRulesLimits } from './types.js';
 
 const ORIGIN = 'http://site.invalid';
@@ -99,18 +99,11 @@ function checkLinks(
   for (const file of files) {
     const html = isHtmlType(file.type);
     if (!html && !file.type.startsWith('text/css')) continue;
-    const text = read(file).toString('utf8');
-    if (!MAY_REFER.test(text)) continue;
+    const { refs, base: baseHref } = refsOf(file, html, read);
+    if (refs.length === 0) continue;
     const folder = `${ORIGIN}/${file.path.slice(0, file.path.lastIndexOf('/') + 1)}`;
-    let refs: LinkRef[];
     let base: URL | undefined = new URL(folder);
-    if (html) {
-      const page = pageRefs(text);
-      refs = page.refs;
-      if (page.base !== undefined) base = baseOf(page.base, base);
-    } else {
-      refs = cssRefs(text);
-    }
+    if (baseHref !== undefined) base = baseOf(baseHref, base);
     // A page whose <base> is another site refers to that site: nothing here to check.
     if (base === undefined) continue;
     for (const { ref, line } of refs) {
@@ -121,6 +114,31 @@ function checkLinks(
     }
   }
   return { warnings, total };
+}
+
+// What a content refers to depends on its bytes alone, so a worker keeps it by sha256: a redeploy
+// (a patch, a digest deploy) reads and tokenizes only the pages that changed. Bounded by entries
+// and by references held, oldest first out.
+const MAX_CACHED_CONTENTS = 20_000;
+const MAX_CACHED_REFS = 200_000;
+const NO_REFS: PageRefs = { refs: [] };
+const refsByContent = new Map<string, PageRefs>();
+let cachedRefs = 0;
+
+function refsOf(file: SiteFile, html: boolean, read: (file: SiteFile) => Buffer): PageRefs {
+  const key = `${html ? 'h' : 'c'}${file.sha256}`;
+  const known = refsByContent.get(key);
+  if (known !== undefined) return known;
+  const text = read(file).toString('utf8');
+  const found = !MAY_REFER.test(text) ? NO_REFS : html ? pageRefs(text) : { refs: cssRefs(text) };
+  refsByContent.set(key, found);
+  cachedRefs += found.refs.length;
+  for (const [oldest, value] of refsByContent) {
+    if (refsByContent.size <= MAX_CACHED_CONTENTS && cachedRefs <= MAX_CACHED_REFS) break;
+    refsByContent.delete(oldest);
+    cachedRefs -= value.refs.length;
+  }
+  return found;
 }
 
 function baseOf(href: string, folder: URL): URL | undefined {

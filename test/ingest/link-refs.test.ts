@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { analyzeSite } from '../../src/ingest/site-analysis.js';
 import { cssRefs, pageRefs, srcsetUrls } from '../../src/ingest/link-refs.js';
@@ -101,7 +102,13 @@ const LIMITS: SiteRulesLimits = {
 };
 
 function analyze(files: Record<string, string>, limits = LIMITS) {
-  const site: SiteFile[] = Object.entries(files).map(([path, text]) => ({ path, sha256: path, size: Buffer.byteLength(text), type: contentTypeFor(path) }));
+  const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+  const site: SiteFile[] = Object.entries(files).map(([path, text]) => ({
+    path,
+    sha256: sha256(text),
+    size: Buffer.byteLength(text),
+    type: contentTypeFor(path),
+  }));
   return analyzeSite(site, (file) => Buffer.from(files[file.path]!), limits);
 }
 
@@ -156,6 +163,24 @@ describe('the link check', () => {
     expect(capped.ok && [capped.extras.warnings?.length, capped.extras.warningsTotal]).toEqual([3, 10]);
     const all = analyze({ 'index.html': html }, { ...LIMITS, maxWarnings: 0 });
     expect(all.ok && all.extras.warnings?.length).toBe(10);
+  });
+
+  it('reads and tokenizes a content once, however many deploys and paths have it', () => {
+    const page = '<img src="shared-missing.png">';
+    let reads = 0;
+    const site = (path: string): SiteFile[] => [
+      { path, sha256: createHash('sha256').update(page).digest('hex'), size: page.length, type: 'text/html; charset=utf-8' },
+    ];
+    const read = (): Buffer => {
+      reads++;
+      return Buffer.from(page);
+    };
+    const first = analyzeSite(site('a.html'), read, LIMITS);
+    const second = analyzeSite(site('deep/b.html'), read, LIMITS);
+    expect(reads).toBe(1);
+    // Resolved against each file's own folder, so the same content warns for each path.
+    expect(first.ok && first.extras.warnings).toEqual([{ file: 'a.html', line: 1, ref: 'shared-missing.png', kind: 'broken_link' }]);
+    expect(second.ok && second.extras.warnings).toEqual([{ file: 'deep/b.html', line: 1, ref: 'shared-missing.png', kind: 'broken_link' }]);
   });
 
   it('stores nothing for a site without rules or warnings', () => {
