@@ -27,8 +27,8 @@ export interface IngestPool {
   /** Rejects with a `ServiceError` coded `unavailable` when the queue is full, with an AbortError on `signal`. */
   unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult>;
   /**
-   * Compiles the assembled site's rules files and checks its links, on the unpack threads and
-   * under the same admission as `unpack` (a deploy's second step).
+   * Compiles the assembled site's rules files and checks its links, on the unpack threads: a
+   * deploy's second step, never refused for a full queue (its unpack was admitted).
    */
   analyze(task: AnalyzeTask, signal?: AbortSignal): Promise<AnalyzeResult>;
   /**
@@ -73,8 +73,9 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     minThreads: Math.min(options.minThreads ?? 1, maxThreads),
     maxThreads,
     // The cap is enforced below, on tasks in flight, so that "full" does not depend on how
-    // fast threads start; Piscina's own queue only has to hold what that admits.
-    maxQueue: capacity,
+    // fast threads start; Piscina's own queue only has to hold what that admits (and the
+    // analyses of deploys admitted before).
+    maxQueue: capacity * 2,
     idleTimeout: options.idleTimeoutMs,
   });
   let inFlight = 0;
@@ -86,7 +87,9 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   }
 
   async function admitted(task: UnpackTask | AnalyzeTask, name: 'unpack' | 'analyze', signal?: AbortSignal): Promise<UnpackResult | AnalyzeResult> {
-    if (inFlight >= capacity) throw unavailable();
+    // A deploy's analysis follows its own unpack, whose slot it takes over: refusing it would
+    // waste an upload already read. It counts, so new unpacks still see the pool busy.
+    if (name === 'unpack' && inFlight >= capacity) throw unavailable();
     inFlight++;
     try {
       // An abort terminates a running worker mid-task; any blob temp file it leaves behind is
