@@ -48,6 +48,8 @@ export interface IngestPool {
   close(options?: { force?: boolean }): Promise<void>;
   /** Tasks waiting for a thread. */
   readonly queueSize: number;
+  /** Threads that run unpacks and analyses (at most). */
+  readonly threads: number;
   /** Unpack tasks admitted since the pool started (refused ones not counted). */
   readonly unpacksStarted: number;
 }
@@ -138,6 +140,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     get queueSize() {
       return piscina.queueSize;
     },
+    threads: maxThreads,
     get unpacksStarted() {
       return unpacksStarted;
     },

@@ -32,7 +32,12 @@ const LEADS_SOMEWHERE = new Set(['file', 'folder', 'redirect', 'spa']);
 // instead of a tokenizer's, for the many pages and style sheets that have no reference at all.
 const MAY_REFER = /href|src|poster|url\(|@import/i;
 
-export function analyzeSite(files: readonly SiteFile[], read: (file: SiteFile) => Buffer, limits: SiteRulesLimits): AnalyzeResult {
+export function analyzeSite(
+  files: readonly SiteFile[],
+  read: (file: SiteFile) => Buffer,
+  limits: SiteRulesLimits,
+  checkPaths?: readonly string[],
+): AnalyzeResult {
   const byPath = new Map(files.map((file) => [file.path, file]));
   const extras: RevisionExtras = {};
 
@@ -53,7 +58,8 @@ export function analyzeSite(files: readonly SiteFile[], read: (file: SiteFile) =
   if (redirects !== undefined && redirects.rules.length > 0) extras.redirects = redirects;
   if (headers !== undefined && headers.blocks.length > 0) extras.headers = headers;
 
-  const { warnings, total } = checkLinks(files, byPath, read, redirects, limits.maxWarnings);
+  const checked = checkPaths === undefined ? files : checkPaths.map((path) => byPath.get(path)).filter((file) => file !== undefined);
+  const { warnings, total } = checkLinks(checked, byPath, read, redirects, limits.maxWarnings);
   if (total > 0) {
     extras.warnings = warnings;
     extras.warningsTotal = total;

@@ -125,6 +125,8 @@ export interface AnalyzeTask {
   dataDir: string;
   files: SiteFile[];
   limits: SiteRulesLimits;
+  /** Check the links of these paths only (one share of a large site); all pages and style sheets when absent. */
+  checkPaths?: string[];
 }
 
 export type AnalyzeResult = { ok: true; extras: RevisionExtras } | { ok: false; error: IngestError };

@@ -97,5 +97,5 @@ export async function compress(task: CompressTask): Promise<CompressResult> {
 /** Compiles the site's `_redirects` and `_headers` and checks its links (see site-analysis.ts). */
 export function analyze(task: AnalyzeTask): AnalyzeResult {
   const blobs = blobsFor(task.dataDir);
-  return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits);
+  return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits, task.checkPaths);
 }

@@ -264,20 +264,32 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     await Promise.all([...new Set(read)].map((sha256) => store.blobs.fetch(sha256)));
     const { siteRules } = config.deploy;
     const ruleLimits = (maxEntries: number, maxLineChars: number) => ({ maxEntries, maxLineChars, maxFileBytes: siteRules.maxRulesFileBytes });
-    const result = await deps.ingest.analyze(
-      {
-        dataDir: config.dataDir,
-        files: site,
-        limits: {
-          redirects: ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars),
-          headers: ruleLimits(siteRules.maxHeaderBlocks, siteRules.maxHeaderLineChars),
-          maxWarnings: siteRules.maxLinkWarnings,
-        },
-      },
-      signal,
+    const limits = {
+      redirects: ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars),
+      headers: ruleLimits(siteRules.maxHeaderBlocks, siteRules.maxHeaderLineChars),
+      maxWarnings: siteRules.maxLinkWarnings,
+    };
+    const shares = linkCheckShares(site, deps.ingest.threads);
+    const results = await Promise.all(
+      shares.map((checkPaths) => deps.ingest.analyze({ dataDir: config.dataDir, files: site, limits, ...(checkPaths ? { checkPaths } : {}) }, signal)),
     );
-    if (!result.ok) throw new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
-    return result.extras;
+    // Every share compiled the same rules files, so a refusal is the same in each.
+    const refused = results.find((result) => !result.ok);
+    if (refused !== undefined && !refused.ok) {
+      throw new ServiceError(refused.error.code, refused.error.message, { agentMessage: refused.error.agentMessage, details: refused.error.details });
+    }
+    const extras = results.map((result) => (result.ok ? result.extras : {}));
+    const merged: RevisionExtras = { ...extras[0] };
+    delete merged.warnings;
+    delete merged.warningsTotal;
+    // Shares are consecutive runs of the sorted paths: their warnings joined are in path order.
+    const warnings = extras.flatMap((share) => share.warnings ?? []);
+    const total = extras.reduce((sum, share) => sum + (share.warningsTotal ?? 0), 0);
+    if (total > 0) {
+      merged.warnings = siteRules.maxLinkWarnings === 0 ? warnings : warnings.slice(0, siteRules.maxLinkWarnings);
+      merged.warningsTotal = total;
+    }
+    return merged;
   }
 
   /**
@@ -396,4 +408,33 @@ function warningsNote(extras: RevisionExtras): string {
   if (total === 0 || first === undefined) return '';
   const what = total === 1 ? '1 link or asset reference leads' : `${total} link or asset references lead`;
   return ` ${what} nowhere on the site (published all the same), for example ${first.ref} in ${first.file} line ${first.line}; "warnings" lists them. Fix the references or add the missing files, then deploy again.`;
+}
+
+// Below this many bytes of pages and style sheets one worker checks the links alone: a share of
+// its own would cost more in the hand-over than it saves.
+const SHARE_MIN_BYTES = 1024 * 1024;
+
+/**
+ * The pages and style sheets of a large site, cut into consecutive runs of about equal bytes, one
+ * per ingest thread, so that their links are checked side by side; `[undefined]` (one task, all
+ * of them) for a small site or a single thread.
+ */
+export function linkCheckShares(site: readonly SiteFile[], threads: number): Array<string[] | undefined> {
+  const checked = site.filter((file) => isHtmlType(file.type) || file.type.startsWith('text/css'));
+  const bytes = checked.reduce((sum, file) => sum + file.size, 0);
+  const count = Math.min(threads, Math.floor(bytes / SHARE_MIN_BYTES), checked.length);
+  if (count <= 1) return [undefined];
+  const shares: string[][] = [];
+  let current: string[] = [];
+  let taken = 0;
+  for (const file of checked) {
+    current.push(file.path);
+    taken += file.size;
+    if (shares.length < count - 1 && taken >= (bytes * (shares.length + 1)) / count) {
+      shares.push(current);
+      current = [];
+    }
+  }
+  if (current.length > 0) shares.push(current);
+  return shares;
 }

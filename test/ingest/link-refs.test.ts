@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { analyzeSite } from '../../src/ingest/site-analysis.js';
+import { linkCheckShares } from '../../src/sites/deploy.js';
 import { cssRefs, pageRefs, srcsetUrls } from '../../src/ingest/link-refs.js';
 import type { SiteFile, SiteRulesLimits } from '../../src/ingest/types.js';
 import { contentTypeFor } from '../../src/rules/index.js';
@@ -199,5 +200,28 @@ describe('the link check', () => {
     ];
     const result = analyzeSite(site, (file) => (file.path === '_redirects' ? Buffer.from('never read') : Buffer.from('')), LIMITS);
     expect(result).toMatchObject({ ok: false, error: { details: { file: '_redirects', line: 0, reason: 'file_too_large' } } });
+  });
+});
+
+describe('linkCheckShares', () => {
+  const file = (path: string, size: number): SiteFile => ({ path, sha256: path, size, type: contentTypeFor(path) });
+  const MB = 1024 * 1024;
+
+  it.each([
+    ['a small site: one task for all', [file('index.html', 1000), file('a.css', 1000)], 2, [undefined]],
+    ['one thread: one task for all', [file('a.html', 3 * MB), file('b.html', 3 * MB)], 1, [undefined]],
+    [
+      'two threads, equal pages',
+      [file('a.html', MB), file('b.html', MB), file('c.html', MB), file('d.html', MB)],
+      2,
+      [
+        ['a.html', 'b.html'],
+        ['c.html', 'd.html'],
+      ],
+    ],
+    ['images are not shared out', [file('a.html', 2 * MB), file('big.png', 50 * MB), file('b.css', 2 * MB)], 4, [['a.html'], ['b.css']]],
+    ['no more shares than files', [file('only.html', 10 * MB)], 4, [undefined]],
+  ])('%s', (_name, site, threads, expected) => {
+    expect(linkCheckShares(site, threads)).toEqual(expected);
   });
 });

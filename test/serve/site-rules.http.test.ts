@@ -408,7 +408,7 @@ describe('digest deploys', () => {
 describe('the link check with a cap', () => {
   let capped: TestServer;
   beforeAll(async () => {
-    capped = await startTestServer({ PLINTH_LINK_WARNINGS: '2' });
+    capped = await startTestServer({ PLINTH_LINK_WARNINGS: '2', PLINTH_INGEST_THREADS: '2' });
   });
   afterAll(async () => {
     await capped.close();
@@ -420,5 +420,19 @@ describe('the link check with a cap', () => {
     expect(answer.status).toBe(201);
     expect(answer.json.warnings).toHaveLength(2);
     expect(answer.json.warnings_total).toBe(7);
+  });
+
+  it('checks a large site in shares side by side, and answers as if one worker had', async () => {
+    // 2.4 MB of pages: two shares on two threads (a share is at least 1 MB).
+    const filler = `<p>${'text '.repeat(120_000)}</p>`;
+    const pages: Array<readonly [string, string]> = ['a', 'b', 'c', 'd'].map((name) => [`${name}.html`, `${filler}\n<img src="${name}-missing.png">`]);
+    const { token } = await accountWithToken(capped.store, 'builder');
+    const answer = await deployTo(capped.port, { body: jsonDeployBody([['index.html', '<h1>x</h1>'], ...pages]), contentType: 'application/json', token });
+    expect(answer.status, answer.text).toBe(201);
+    expect(answer.json.warnings).toEqual([
+      { file: 'a.html', line: 2, ref: 'a-missing.png', kind: 'broken_link' },
+      { file: 'b.html', line: 2, ref: 'b-missing.png', kind: 'broken_link' },
+    ]);
+    expect(answer.json.warnings_total).toBe(4);
   });
 });
