@@ -277,7 +277,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       const live = siteStep(res, req, siteName, head);
       if (live === undefined) return;
       const site = live.site;
-      const target = sites.target(live, site.liveRevision, req.getUrl(), live.rules === undefined ? '' : (req.getQuery() ?? ''));
+      // The query is read only for a site whose rules test it (a redirect reads it when it is sent).
+      const target = sites.target(live, site.liveRevision, req.getUrl(), live.rules?.redirects?.usesQuery === true ? (req.getQuery() ?? '') : '');
       if (target.error !== undefined) return sendPage(res, target.error, head);
       const entry = target.entry;
       if (entry === undefined) {
