@@ -149,6 +149,19 @@ export interface DeployConfig {
   readonly busyRequestsPerSecond: number;
   /** A deploy's whole body must arrive within this long; 0 = no bound (uWS's 16 KB/s floor still applies). */
   readonly uploadTimeoutMs: number;
+  readonly siteRules: SiteRulesConfig;
+}
+
+/** Caps on a site's `_redirects` and `_headers`, and on the link check's answer; 0 turns a cap off. */
+export interface SiteRulesConfig {
+  readonly maxRedirectRules: number;
+  readonly maxRedirectLineChars: number;
+  readonly maxHeaderBlocks: number;
+  readonly maxHeaderLineChars: number;
+  /** Bytes of each of `_redirects` and `_headers`. */
+  readonly maxRulesFileBytes: number;
+  /** Broken links listed in a deploy's answer (all are counted). */
+  readonly maxLinkWarnings: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -279,6 +292,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     pacedUploadBytesPerSecond: int('PLINTH_UPLOAD_PACE_MB_S', 64, 0, 100_000) * 1024 * 1024,
     busyRequestsPerSecond: int('PLINTH_UPLOAD_PACE_ABOVE_RPS', 2000, 1, 10_000_000),
     uploadTimeoutMs: int('PLINTH_UPLOAD_TIMEOUT_S', 600, 0, 24 * 3600) * 1000,
+    siteRules: {
+      maxRedirectRules: int('PLINTH_REDIRECTS_MAX_RULES', 2000, 0, 1_000_000),
+      maxRedirectLineChars: int('PLINTH_REDIRECTS_MAX_LINE', 1000, 0, 1_000_000),
+      maxHeaderBlocks: int('PLINTH_HEADERS_MAX_BLOCKS', 100, 0, 1_000_000),
+      maxHeaderLineChars: int('PLINTH_HEADERS_MAX_LINE', 2000, 0, 1_000_000),
+      maxRulesFileBytes: int('PLINTH_RULES_FILE_KB', 1024, 0, 1024 * 1024) * 1024,
+      maxLinkWarnings: int('PLINTH_LINK_WARNINGS', 50, 0, 1_000_000),
+    },
   };
 
   const serve: ServeConfig = {

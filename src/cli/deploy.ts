@@ -19,6 +19,8 @@ interface DeployAnswer {
   revision: { id: string; number: number };
   site_token?: string;
   claim_url?: string;
+  warnings?: Array<{ file: string; line: number; ref: string }>;
+  warnings_total?: number;
   agent_message?: string;
 }
 
@@ -58,6 +60,10 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   }
   io.out(`Published revision ${result.revision.number}: ${result.site.url}`);
   if (result.agent_message) io.out(result.agent_message);
+  // The link check: every listed reference on a line of its own, as editors and terminals link them.
+  for (const warning of result.warnings ?? []) io.out(`warning: ${warning.file}:${warning.line}: ${warning.ref} leads nowhere`);
+  const unlisted = (result.warnings_total ?? 0) - (result.warnings?.length ?? 0);
+  if (unlisted > 0) io.out(`warning: and ${unlisted} more references that lead nowhere`);
   return 0;
 }
 

@@ -86,6 +86,12 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     plan_limits_table: planLimitsTable(config),
     reserved_names: [...RESERVED_NAMES].map((name) => `\`${name}\``).join(', '),
     history_reach_list: historyReachList(),
+    redirects_max_rules: capOrOff(config.deploy.siteRules.maxRedirectRules, 'rules'),
+    redirects_max_line: capOrOff(config.deploy.siteRules.maxRedirectLineChars, 'characters'),
+    headers_max_blocks: capOrOff(config.deploy.siteRules.maxHeaderBlocks, 'blocks'),
+    headers_max_line: capOrOff(config.deploy.siteRules.maxHeaderLineChars, 'characters'),
+    rules_file_max: config.deploy.siteRules.maxRulesFileBytes === 0 ? 'no cap' : formatBytes(config.deploy.siteRules.maxRulesFileBytes),
+    link_warnings: capOrOff(config.deploy.siteRules.maxLinkWarnings, 'warnings'),
   };
   for (const plan of ACCOUNT_PLANS) {
     facts[`sites_limit_${plan}`] = count(config.api.sitesLimit[plan]);

@@ -1,5 +1,7 @@
 export { createIngestPool, type IngestPool, type IngestPoolOptions } from './pool.js';
 export type {
+  AnalyzeResult,
+  AnalyzeTask,
   BadgeTask,
   CompressResult,
   CompressTask,
@@ -9,6 +11,8 @@ export type {
   IngestErrorCode,
   IngestLimits,
   JsonDeployFields,
+  SiteFile,
+  SiteRulesLimits,
   UnpackResult,
   UnpackTask,
 } from './types.js';

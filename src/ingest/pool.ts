@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ServiceError } from '../errors.js';
 import type { BadgedPage } from '../badge/index.js';
-import type { BadgeTask, CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
+import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
 
 export interface IngestPoolOptions {
   /** Worker threads; all pools together should stay within the core count. */
@@ -27,6 +27,11 @@ export interface IngestPool {
   /** Rejects with a `ServiceError` coded `unavailable` when the queue is full, with an AbortError on `signal`. */
   unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult>;
   /**
+   * Compiles the assembled site's rules files and checks its links, on the unpack threads: a
+   * deploy's second step, never refused for a full queue (its unpack was admitted).
+   */
+  analyze(task: AnalyzeTask, signal?: AbortSignal): Promise<AnalyzeResult>;
+  /**
    * Makes precompressed variants after a deploy went live, on a separate single thread; not
    * admission-checked, as it is follow-up work of a deploy already admitted.
    */
@@ -43,6 +48,8 @@ export interface IngestPool {
   close(options?: { force?: boolean }): Promise<void>;
   /** Tasks waiting for a thread. */
   readonly queueSize: number;
+  /** Threads that run unpacks and analyses (at most). */
+  readonly threads: number;
   /** Unpack tasks admitted since the pool started (refused ones not counted). */
   readonly unpacksStarted: number;
 }
@@ -62,27 +69,34 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   const filename = workerFile instanceof URL ? fileURLToPath(workerFile) : workerFile;
   const maxThreads = Math.max(1, options.maxThreads);
   const capacity = maxThreads + Math.max(0, options.maxQueue);
-  const piscina = new Piscina<UnpackTask, UnpackResult>({
+  const piscina = new Piscina<UnpackTask | AnalyzeTask, UnpackResult | AnalyzeResult>({
     filename,
     name: 'unpack',
     minThreads: Math.min(options.minThreads ?? 1, maxThreads),
     maxThreads,
     // The cap is enforced below, on tasks in flight, so that "full" does not depend on how
-    // fast threads start; Piscina's own queue only has to hold what that admits.
-    maxQueue: capacity,
+    // fast threads start; Piscina's own queue only has to hold what that admits (and the
+    // analyses of deploys admitted before).
+    maxQueue: capacity * 2,
     idleTimeout: options.idleTimeoutMs,
   });
   let inFlight = 0;
   let unpacksStarted = 0;
 
   async function unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult> {
-    if (inFlight >= capacity) throw unavailable();
-    inFlight++;
     unpacksStarted++;
+    return admitted(task, 'unpack', signal) as Promise<UnpackResult>;
+  }
+
+  async function admitted(task: UnpackTask | AnalyzeTask, name: 'unpack' | 'analyze', signal?: AbortSignal): Promise<UnpackResult | AnalyzeResult> {
+    // A deploy's analysis follows its own unpack, whose slot it takes over: refusing it would
+    // waste an upload already read. It counts, so new unpacks still see the pool busy.
+    if (name === 'unpack' && inFlight >= capacity) throw unavailable();
+    inFlight++;
     try {
       // An abort terminates a running worker mid-task; any blob temp file it leaves behind is
       // reclaimed by the store's `sweepTemp`, and no index ever points at it.
-      return await piscina.run(task, signal ? { signal } : {});
+      return await piscina.run(task, { name, ...(signal ? { signal } : {}) });
     } catch (err) {
       const message = (err as Error | undefined)?.message ?? '';
       if (message === 'Task queue is at limit' || message.startsWith('No task queue available')) throw unavailable();
@@ -116,6 +130,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
 
   return {
     unpack,
+    analyze: (task, signal) => admitted(task, 'analyze', signal) as Promise<AnalyzeResult>,
     compress: (task) => compressor.run(task),
     badgePage: (task) => (badger.queueSize >= BADGE_QUEUE ? undefined : badger.run(task).then(asBuffers)),
     close: async (closeOptions = {}) => {
@@ -125,6 +140,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     get queueSize() {
       return piscina.queueSize;
     },
+    threads: maxThreads,
     get unpacksStarted() {
       return unpacksStarted;
     },

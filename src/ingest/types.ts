@@ -1,5 +1,6 @@
 // The plain-data contract between the HTTP side and the ingest worker. Only strings, numbers,
 // booleans, arrays and plain objects: these values cross a thread boundary by structured clone.
+import type { RevisionExtras, RulesFileLimits } from '../rules/index.js';
 
 export interface IngestLimits {
   /** Kept files in this request (the HTTP side checks the merged site of a patch). */
@@ -98,3 +99,34 @@ export interface BadgeTask {
   reportUrl: string;
   compress: boolean;
 }
+
+/** Caps on `_redirects` and `_headers`, and the link check's (0 turns a cap off). */
+export interface SiteRulesLimits {
+  redirects: RulesFileLimits;
+  headers: RulesFileLimits;
+  /** Warnings listed in a deploy's answer (all are counted). */
+  maxWarnings: number;
+}
+
+/** One file of an assembled site, as the analysis needs it. */
+export interface SiteFile {
+  path: string;
+  sha256: string;
+  size: number;
+  type: string;
+}
+
+/**
+ * Third task: the whole site as it will be published (after a patch is merged, or a digest
+ * deploy assembled), its rules files compiled and its links checked. Only `_redirects`,
+ * `_headers`, HTML and CSS are read, from the blob store.
+ */
+export interface AnalyzeTask {
+  dataDir: string;
+  files: SiteFile[];
+  limits: SiteRulesLimits;
+  /** Check the links of these paths only (one share of a large site); all pages and style sheets when absent. */
+  checkPaths?: string[];
+}
+
+export type AnalyzeResult = { ok: true; extras: RevisionExtras } | { ok: false; error: IngestError };

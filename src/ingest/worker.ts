@@ -9,9 +9,10 @@ import { openBlobStore, type BlobStore } from '../store/index.js';
 import { createCollector } from './collector.js';
 import { detectArchiveFormat } from './format.js';
 import { readJsonDeploy } from './json-body.js';
+import { analyzeSite } from './site-analysis.js';
 import { DeployRejected } from './rejection.js';
 import { readTar } from './tar-reader.js';
-import type { BadgeTask, CompressResult, CompressTask, IngestError, UnpackResult, UnpackTask } from './types.js';
+import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, IngestError, UnpackResult, UnpackTask } from './types.js';
 import { readZip } from './zip-reader.js';
 
 // Deploy work yields the CPU to serving threads: a visitor's request must not wait behind an
@@ -91,4 +92,10 @@ export async function compress(task: CompressTask): Promise<CompressResult> {
   }
   if (task.sha256s.length > 0) await blobs.flush();
   return result;
+}
+
+/** Compiles the site's `_redirects` and `_headers` and checks its links (see site-analysis.ts). */
+export function analyze(task: AnalyzeTask): AnalyzeResult {
+  const blobs = blobsFor(task.dataDir);
+  return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits, task.checkPaths);
 }

@@ -1,3 +1,4 @@
+import { withSiteHeaders, type SiteHeaders } from '../rules/index.js';
 import type { Encoding } from '../store/index.js';
 
 /**
@@ -30,6 +31,8 @@ export interface FileAnswer {
   ranges: boolean;
   encoding?: Encoding;
   contentRange?: string;
+  /** What the site's `_headers` give this path. */
+  site?: SiteHeaders;
 }
 
 /** The headers a 304 shares with the full answer. */
@@ -46,23 +49,27 @@ export function fileHeaders(answer: FileAnswer): HeaderList {
   if (answer.ranges) list.push(['Accept-Ranges', 'bytes']);
   if (answer.encoding) list.push(['Content-Encoding', answer.encoding]);
   if (answer.contentRange) list.push(['Content-Range', answer.contentRange]);
-  return list;
+  // Content-Type stays first: the prepared path writes the rest as its value (`joinAfterFirst`).
+  return answer.site ? withSiteHeaders(list, answer.site) : list;
 }
 
 /** Every header of a 304 for that answer, ETag first. */
 export function notModifiedHeaders(answer: FileAnswer & { etag: string }): HeaderList {
-  return [['ETag', answer.etag], ...validatorHeaders(answer)];
+  const list: HeaderList = [['ETag', answer.etag], ...validatorHeaders(answer)];
+  return answer.site ? withSiteHeaders(list, answer.site) : list;
 }
 
 /** The headers of a status page (404, 410, 451…) or a redirect. */
-export function pageHeaders(cacheControl: string, extra: Record<string, string> = {}): HeaderList {
-  return [['Content-Type', 'text/html; charset=utf-8'], ['Cache-Control', cacheControl], ...SECURITY_HEADERS, ...Object.entries(extra)];
+export function pageHeaders(cacheControl: string, extra: Record<string, string> = {}, site?: SiteHeaders): HeaderList {
+  const list: HeaderList = [['Content-Type', 'text/html; charset=utf-8'], ['Cache-Control', cacheControl], ...SECURITY_HEADERS, ...Object.entries(extra)];
+  return site ? withSiteHeaders(list, site) : list;
 }
 
 /**
  * A header list as the one value of a `writeHeader` call named after its first header
  * ("<value>\r\nName: value…"): one native call, no string conversion per request. Only our own
- * constants go in (allowlisted types, hash ETags), never request data.
+ * constants go in (allowlisted types, hash ETags) and a site's `_headers` values, which deploy
+ * admits as printable ASCII only; never request data.
  */
 export function joinAfterFirst(list: HeaderList): Buffer {
   return Buffer.from([list[0]![1], ...list.slice(1).map(([name, value]) => `${name}: ${value}`)].join('\r\n'), 'latin1');

@@ -6,7 +6,7 @@
 import { escapeHtml } from '../rules/index.js';
 
 export type StatusPageCode = 400 | 404 | 405 | 410 | 414 | 416 | 451 | 500 | 503;
-export type StatusPageOptions = { siteName?: string };
+export type StatusPageOptions = { siteName?: string; pageGone?: boolean };
 
 type PageText = {
   title: string;
@@ -64,6 +64,13 @@ const TEXTS: Readonly<Record<StatusPageCode, PageText>> = {
   },
 };
 
+// A page a site's `_redirects` marks as gone (410), rather than the whole site.
+const PAGE_GONE: PageText = {
+  title: 'Page gone',
+  generic: 'This page was removed and is not coming back.',
+  named: 'This page of {site} was removed and is not coming back.',
+};
+
 const STYLE =
   'body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;' +
   'background:#f6f6f4;color:#1d1d1f;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}' +
@@ -72,8 +79,8 @@ const STYLE =
   'h1{margin:.25rem 0 .75rem;font-size:1.75rem;line-height:1.2}' +
   'p{margin:0}';
 
-function renderPage(status: StatusPageCode, siteName: string | undefined): Buffer {
-  const text = TEXTS[status];
+function renderPage(status: StatusPageCode, siteName: string | undefined, pageGone = false): Buffer {
+  const text = pageGone && status === 410 ? PAGE_GONE : TEXTS[status];
   const explanation =
     siteName === undefined
       ? escapeHtml(text.generic)
@@ -96,7 +103,7 @@ function renderPage(status: StatusPageCode, siteName: string | undefined): Buffe
 const unnamedPages = new Map<StatusPageCode, Buffer>();
 
 export function statusPage(status: StatusPageCode, options: StatusPageOptions = {}): Buffer {
-  if (options.siteName !== undefined) return renderPage(status, options.siteName);
+  if (options.siteName !== undefined || options.pageGone) return renderPage(status, options.siteName, options.pageGone);
   let page = unnamedPages.get(status);
   if (page === undefined) {
     page = renderPage(status, undefined);

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ServeConfig } from '../config.js';
-import { isHtmlType } from '../rules/index.js';
+import { headersFor, isHtmlType, type CompiledHeaders, type CompiledRedirects, type SiteHeaders } from '../rules/index.js';
 import type { BlobStore, Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
 import { cacheControlFor } from './http-rules.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
@@ -17,7 +17,7 @@ import { resolveSitePath } from './resolve.js';
  * All that serving reads of the store: a site by name, a file of a revision by path, blob bytes,
  * and the feed of site changes. Synchronous reads only; the hot path never awaits.
  */
-export type SiteReader = Pick<Store, 'getSite' | 'getFile' | 'onSiteChanged' | 'siteChangesElsewhere'> & {
+export type SiteReader = Pick<Store, 'getSite' | 'getFile' | 'getRevisionExtras' | 'onSiteChanged' | 'siteChangesElsewhere'> & {
   readonly blobs: Pick<BlobStore, 'readSync' | 'pathOf' | 'isLocal' | 'fetch'>;
 };
 
@@ -28,8 +28,13 @@ export const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
  * immutable, so a target never goes stale while its revision is live.
  */
 export interface Target {
-  status: 200 | 404;
+  /** 410: a `_redirects` rule says gone (with its page as `entry`, or the plain page). */
+  status: 200 | 404 | 410;
   entry?: FileEntry;
+  /** A redirect (a folder without its slash, or `_redirects`): no entry, no body. */
+  redirect?: { status: number; location: string; ownQuery: boolean };
+  /** What the site's `_headers` give this path. */
+  site?: SiteHeaders;
   /** Set when the URL itself is bad (400) or too long (414). */
   error?: 400 | 414;
   html: boolean;
@@ -58,13 +63,20 @@ export interface CachedSite {
   /** Read before this many changes by other processes were seen: re-read on its next request. */
   epoch: number;
   targets: Map<string, Target>;
+  /** The live revision's compiled rules, read once with the record; undefined for most sites. */
+  rules?: SiteRules;
+}
+
+export interface SiteRules {
+  redirects?: CompiledRedirects;
+  headers?: CompiledHeaders;
 }
 
 export interface SiteCache {
   /** The site asked for by name (a former name finds the renamed site), or undefined. */
   lookup(name: string): CachedSite | undefined;
-  /** Where `url` leads in the site's live revision `revision`. */
-  target(cached: CachedSite, revision: string, url: string): Target;
+  /** Where `url` (with `query`, which only rules with query conditions read) leads in the site's live revision `revision`. */
+  target(cached: CachedSite, revision: string, url: string, query: string): Target;
   readonly size: number;
   readonly weight: number;
 }
@@ -132,35 +144,50 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       }
       // A live revision changed by another process (admin CLI) is noticed here, not by the feed.
       if (cached !== undefined) forgetSite(cached);
-      cached = { key: name, site, epoch, targets: new Map() };
+      cached = { key: name, site, epoch, targets: new Map(), ...rulesOf(store, site.liveRevision) };
       sites.set(name, cached, SITE_WEIGHT + name.length);
       return cached;
     },
 
-    target(cached, revision, url) {
-      const known = cached.targets.get(url);
+    target(cached, revision, url, query) {
+      const rules = cached.rules;
+      // Only rules with query conditions make the answer depend on the query.
+      const key = rules?.redirects?.usesQuery === true && query !== '' ? `${url}?${query}` : url;
+      const known = cached.targets.get(key);
       if (known !== undefined) return known;
       const normalized = normalizeRequestPath(url, config.maxUrlBytes);
       let target: Target;
       if (!normalized.ok) {
         target = { status: 404, error: normalized.status, html: false, cacheControl: '', encodings: [], prepared: [], held: [] };
       } else {
-        let last: FileEntry | undefined;
-        const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, (path) => {
-          last = store.getFile(revision, path);
-          return last !== undefined;
-        });
-        // `has` is probed last for the path it resolves to, so `last` is that file's entry.
-        const entry = resolution.kind === 'missing' ? undefined : (last ?? store.getFile(revision, resolution.path));
-        target = {
-          status: resolution.status,
-          entry,
-          html: entry !== undefined && isHtmlType(entry.type),
-          cacheControl: entry ? cacheControlFor(entry.type) : '',
-          encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : [],
-          prepared: [],
-          held: [],
-        };
+        const has = (path: string): boolean => store.getFile(revision, path) !== undefined;
+        const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, has, rules?.redirects, () => new URLSearchParams(query));
+        const site = rules?.headers ? headersFor(rules.headers, normalized.path === '' ? [] : normalized.path.split('/')) : undefined;
+        if (resolution.kind === 'folder' || resolution.kind === 'redirect') {
+          const ownQuery = resolution.kind === 'redirect' && resolution.ownQuery;
+          target = {
+            status: 404,
+            redirect: { status: resolution.status, location: resolution.location, ownQuery },
+            html: false,
+            cacheControl: '',
+            encodings: [],
+            prepared: [],
+            held: [],
+          };
+        } else {
+          // Point reads are cached by LMDB; the entry of the path resolved to is read once more here.
+          const entry = resolution.kind === 'missing' || resolution.kind === 'gone' ? undefined : store.getFile(revision, resolution.path);
+          target = {
+            status: resolution.status,
+            entry,
+            ...(site ? { site } : {}),
+            html: entry !== undefined && isHtmlType(entry.type),
+            cacheControl: entry ? cacheControlFor(entry.type) : '',
+            encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : [],
+            prepared: [],
+            held: [],
+          };
+        }
       }
       if (cached.targets.size >= MAX_TARGETS_PER_SITE) {
         let freed = 0;
@@ -168,8 +195,8 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
         cached.targets.clear();
         charge(cached, -freed);
       }
-      cached.targets.set(url, target);
-      charge(cached, TARGET_WEIGHT + url.length);
+      cached.targets.set(key, target);
+      charge(cached, TARGET_WEIGHT + key.length);
       return target;
     },
 
@@ -180,4 +207,11 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       return sites.weight;
     },
   };
+}
+
+/** A revision's compiled rules, if it has any (one LMDB read per live revision and thread). */
+function rulesOf(store: SiteReader, revision: string | undefined): { rules?: SiteRules } {
+  const extras = revision === undefined ? undefined : store.getRevisionExtras(revision);
+  if (extras === undefined || (extras.redirects === undefined && extras.headers === undefined)) return {};
+  return { rules: { ...(extras.redirects ? { redirects: extras.redirects } : {}), ...(extras.headers ? { headers: extras.headers } : {}) } };
 }

@@ -14,7 +14,7 @@ import {
   type HttpResponse,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { hasBadge, isExpired } from '../rules/index.js';
+import { hasBadge, isExpired, withRequestQuery, type SiteHeaders } from '../rules/index.js';
 import type { Encoding, FileEntry } from '../store/index.js';
 import { BlobNotLocal, createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
 import { blobEtag, fileHeaders, joinAfterFirst, notModifiedHeaders, pageHeaders, SECURITY_HEADERS, type FileAnswer, type HeaderList } from './headers.js';
@@ -97,7 +97,15 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
   const answerOf = (target: Target, type: string, varies: boolean, etag: string, encoding: Encoding | undefined): FileAnswer => {
     const ok = target.status === 200;
-    return { type, cacheControl: target.cacheControl, varies, ...(ok ? { etag } : {}), ranges: ok && !target.html, ...(encoding ? { encoding } : {}) };
+    return {
+      type,
+      cacheControl: target.cacheControl,
+      varies,
+      ...(ok ? { etag } : {}),
+      ranges: ok && !target.html,
+      ...(encoding ? { encoding } : {}),
+      ...(target.site ? { site: target.site } : {}),
+    };
   };
 
   const writeList = (res: HttpResponse, list: HeaderList): void => {
@@ -105,9 +113,23 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
   const recordOf = (list: HeaderList): Headers => Object.fromEntries(list);
 
-  const sendPage = (res: HttpResponse, status: StatusPageCode | 301, head: boolean, extra: Headers = {}, siteName?: string): void => {
-    const body = status === 301 ? '' : statusPage(status, siteName === undefined ? undefined : { siteName });
-    writeResponse(res, status, recordOf(pageHeaders(status === 404 ? 'public, max-age=60' : 'no-store', extra)), body, { head });
+  const sendPage = (
+    res: HttpResponse,
+    status: StatusPageCode | RedirectCode,
+    head: boolean,
+    extra: Headers = {},
+    siteName?: string,
+    site?: SiteHeaders,
+  ): void => {
+    const body = isRedirect(status) ? '' : statusPage(status, siteName === undefined ? undefined : { siteName });
+    writeResponse(res, status, recordOf(pageHeaders(status === 404 ? 'public, max-age=60' : 'no-store', extra, site)), body, { head });
+  };
+
+  /** A folder's address without its slash, or a `_redirects` redirect; the request's query goes along. */
+  const sendRedirect = (res: HttpResponse, req: SiteRequest, redirect: NonNullable<Target['redirect']>, head: boolean): void => {
+    const location = redirect.ownQuery ? redirect.location : withRequestQuery(redirect.location, req.getQuery() ?? '');
+    // Short-lived like HTML: the next deploy may change the rules.
+    sendPage(res, redirect.status as RedirectCode, head, { Location: location, 'Cache-Control': 'public, max-age=60' });
   };
 
   /**
@@ -140,7 +162,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     }
     // Before the first write: a body that is not on this node stops here (`BlobNotLocal`).
     const body = bodies.held(target, encoding);
-    if (!ok) res.writeStatus('404 Not Found');
+    if (!ok) res.writeStatus(target.status === 404 ? '404 Not Found' : '410 Gone');
     res.writeHeader('Content-Type', prepared.full);
     if (size <= END_COPY_MAX_BYTES) res.end(body.bytes);
     else endFromMemory(res, body.bytes);
@@ -255,10 +277,19 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       const live = siteStep(res, req, siteName, head);
       if (live === undefined) return;
       const site = live.site;
-      const target = sites.target(live, site.liveRevision, req.getUrl());
+      // The query is read only for a site whose rules test it (a redirect reads it when it is sent).
+      const target = sites.target(live, site.liveRevision, req.getUrl(), live.rules?.redirects?.usesQuery === true ? (req.getQuery() ?? '') : '');
       if (target.error !== undefined) return sendPage(res, target.error, head);
       const entry = target.entry;
-      if (entry === undefined) return sendPage(res, 404, head, {}, siteName);
+      if (entry === undefined) {
+        if (target.redirect !== undefined) return sendRedirect(res, req, target.redirect, head);
+        if (target.status === 410) {
+          // A page `_redirects` marks as gone, not the site: its own page text.
+          const headers = recordOf(pageHeaders('public, max-age=60', {}, target.site));
+          return writeResponse(res, 410, headers, statusPage(410, { siteName, pageGone: true }), { head });
+        }
+        return sendPage(res, 404, head, {}, siteName, target.site);
+      }
 
       const badged = target.html && hasBadge(site.plan);
       // The prepared path ends responses uWS-style, for the synchronous handler only.
@@ -298,6 +329,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     cacheStats: () => ({ bodyBytes: bodies.weight, sites: sites.size, siteBytes: sites.weight, badgedPagesBuiltElsewhere: bodies.builtElsewhere }),
   };
 }
+
+type RedirectCode = 301 | 302 | 303 | 307 | 308;
+const isRedirect = (status: number): status is RedirectCode => status >= 301 && status <= 308;
 
 /** What `answer` reads of a request, kept past the handler's return. */
 function copySiteRequest(req: SiteRequest): SiteRequest {

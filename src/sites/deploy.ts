@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
-import type { FileReference, JsonDeployFields, UnpackResult } from '../ingest/index.js';
-import { ANONYMOUS_LIFETIME_MS, MAX_UNPACKED_BYTES, PLAN_LIMITS } from '../rules/index.js';
+import type { FileReference, JsonDeployFields, SiteFile, UnpackResult } from '../ingest/index.js';
+import { ANONYMOUS_LIFETIME_MS, isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
 import { hashToken, type FileEntry } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
@@ -13,7 +13,7 @@ import { entryAt, manifestOperations, reusableContents, type ManifestInput, type
 import { claimKeyFor } from './sealed-token.js';
 import { randomSiteName } from './site-names.js';
 import type { DeployView as DeployShape } from './shapes.js';
-import { deployRevisionView, deploySiteView, iso } from './views.js';
+import { deployRevisionView, deploySiteView, iso, warningsView } from './views.js';
 
 export interface DeployRequest {
   caller: Caller;
@@ -93,7 +93,9 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         const fields = result.json ?? {};
         const decision = early ?? (await decideJson(caller, fields, network));
         const files = assemble(decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
-        const outcome = await publish(decision, files, result.skipped, fields.patch === true);
+        const extras = await analyze(files, signal);
+        const analyzed = performance.now();
+        const outcome = await publish(decision, files, result.skipped, fields.patch === true, extras);
         const ms = (from: number, to: number): number => Math.round(to - from);
         log.info(
           {
@@ -102,7 +104,8 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
             files: files.size,
             uploadMs: body.uploadMs,
             unpackMs: ms(started, unpacked),
-            commitMs: ms(unpacked, performance.now()),
+            analyzeMs: ms(unpacked, analyzed),
+            commitMs: ms(analyzed, performance.now()),
           },
           'deploy.timing',
         );
@@ -142,9 +145,11 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         }
         const files = manifests.assemble(record, uploaded.files);
         checkTier(files, PLAN_LIMITS[record.plan]);
+        // A bad _redirects or _headers leaves the manifest for a corrected upload, like any refusal here.
+        const extras = await analyze(files, signal);
         // A refused upload above leaves the manifest for a corrected one; from here it is spent.
         await manifests.take(id);
-        const outcome = await publish(decision, files, record.skipped, false);
+        const outcome = await publish(decision, files, record.skipped, false, extras);
         log.info(
           { revision: outcome.revisionId, uploaded: uploaded.files.length, files: files.size, ms: Math.round(performance.now() - started) },
           'deploy.digest',
@@ -243,6 +248,51 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
   }
 
   /**
+   * The assembled site's `_redirects` and `_headers` compiled (a bad line refuses the deploy
+   * with 400) and its links checked, in an ingest worker. Its pages and rules files are read
+   * from the blob store, so a patch or digest deploy is judged as the whole resulting site.
+   */
+  async function analyze(files: Map<string, FileEntry>, signal?: AbortSignal): Promise<RevisionExtras> {
+    const site: SiteFile[] = [];
+    const read: string[] = [];
+    for (const [path, entry] of files) {
+      site.push({ path, sha256: entry.sha256, size: entry.size, type: entry.type });
+      if (isRulesFile(path) || isHtmlType(entry.type) || entry.type.startsWith('text/css')) read.push(entry.sha256);
+    }
+    site.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    // With a bucket, content a patch keeps may not be on this node yet.
+    await Promise.all([...new Set(read)].map((sha256) => store.blobs.fetch(sha256)));
+    const { siteRules } = config.deploy;
+    const ruleLimits = (maxEntries: number, maxLineChars: number) => ({ maxEntries, maxLineChars, maxFileBytes: siteRules.maxRulesFileBytes });
+    const limits = {
+      redirects: ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars),
+      headers: ruleLimits(siteRules.maxHeaderBlocks, siteRules.maxHeaderLineChars),
+      maxWarnings: siteRules.maxLinkWarnings,
+    };
+    const shares = linkCheckShares(site, deps.ingest.threads);
+    const results = await Promise.all(
+      shares.map((checkPaths) => deps.ingest.analyze({ dataDir: config.dataDir, files: site, limits, ...(checkPaths ? { checkPaths } : {}) }, signal)),
+    );
+    // Every share compiled the same rules files, so a refusal is the same in each.
+    const refused = results.find((result) => !result.ok);
+    if (refused !== undefined && !refused.ok) {
+      throw new ServiceError(refused.error.code, refused.error.message, { agentMessage: refused.error.agentMessage, details: refused.error.details });
+    }
+    const extras = results.map((result) => (result.ok ? result.extras : {}));
+    const merged: RevisionExtras = { ...extras[0] };
+    delete merged.warnings;
+    delete merged.warningsTotal;
+    // Shares are consecutive runs of the sorted paths: their warnings joined are in path order.
+    const warnings = extras.flatMap((share) => share.warnings ?? []);
+    const total = extras.reduce((sum, share) => sum + (share.warningsTotal ?? 0), 0);
+    if (total > 0) {
+      merged.warnings = siteRules.maxLinkWarnings === 0 ? warnings : warnings.slice(0, siteRules.maxLinkWarnings);
+      merged.warningsTotal = total;
+    }
+    return merged;
+  }
+
+  /**
    * The site is live before its text files have compressed variants: they are made by the pool
    * right after, recorded on the revision, and picked up by serving threads then.
    */
@@ -259,7 +309,9 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
   }
 
   /** Commits the revision (creating the site when asked). */
-  async function publish(decision: Decision, files: Map<string, FileEntry>, skipped: string[], patch: boolean): Promise<DeployOutcome> {
+  async function publish(decision: Decision, files: Map<string, FileEntry>, skipped: string[], patch: boolean, extras: RevisionExtras): Promise<DeployOutcome> {
+    const checked = warningsView(extras);
+    const note = skippedNote(skipped) + warningsNote(extras);
     // With a blob bucket, every blob the revision references is in it before the commit.
     await store.blobs.publish(Array.from(files.values(), (entry) => entry.sha256));
     if (decision.mode === 'update') {
@@ -269,6 +321,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         files,
         kind: patch ? 'patch' : 'deploy',
         createdBy: decision.createdBy,
+        extras,
       });
       if (!result.ok) {
         if (result.reason === 'conflict') throw conflict(store.getSite(decision.site.name) ?? decision.site);
@@ -280,7 +333,8 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         site: deploySiteView(result.site, config.publicUrls),
         revision: deployRevisionView(result.revision),
         skipped,
-        agent_message: `Published revision ${result.revision.number} of ${url} (${files.size} ${files.size === 1 ? 'file' : 'files'}).${skippedNote(skipped)}`,
+        ...checked,
+        agent_message: `Published revision ${result.revision.number} of ${url} (${files.size} ${files.size === 1 ? 'file' : 'files'}).${note}`,
       };
       return { view, revisionId: result.revision.id };
     }
@@ -309,6 +363,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         files,
         kind: 'deploy',
         createdBy: decision.createdBy,
+        extras,
       });
       if (!result.ok && result.reason === 'over_limit') {
         const account = store.getAccount(decision.accountId!)!;
@@ -325,14 +380,15 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
           site_token: siteToken,
           claim_url: claimUrl,
           skipped,
+          ...checked,
           agent_message:
             `Your site is live at ${url} . It is temporary: it will be deleted on ${iso(expiresAt!)} (72 hours from now) unless you claim it. ` +
             `To keep it, open ${claimUrl} and sign in. To update it later, keep the site_token (save it with the site name in .service.json, and keep that file out of version control).` +
-            skippedNote(skipped),
+            note,
         };
         return { view, revisionId: result.revision.id };
       }
-      return { view: { ...base, skipped, agent_message: `Your site is live at ${url} .${skippedNote(skipped)}` }, revisionId: result.revision.id };
+      return { view: { ...base, skipped, ...checked, agent_message: `Your site is live at ${url} .${note}` }, revisionId: result.revision.id };
     }
     throw new Error('could not find an unused site name');
   }
@@ -344,4 +400,41 @@ function skippedNote(skipped: readonly string[]): string {
   if (skipped.length === 0) return '';
   const shown = skipped.slice(0, 5).join(', ');
   return ` Left out on purpose (never published): ${shown}${skipped.length > 5 ? ` and ${skipped.length - 5} more` : ''}.`;
+}
+
+function warningsNote(extras: RevisionExtras): string {
+  const total = extras.warningsTotal ?? 0;
+  const first = extras.warnings?.[0];
+  if (total === 0 || first === undefined) return '';
+  const what = total === 1 ? '1 link or asset reference leads' : `${total} link or asset references lead`;
+  return ` ${what} nowhere on the site (published all the same), for example ${first.ref} in ${first.file} line ${first.line}; "warnings" lists them. Fix the references or add the missing files, then deploy again.`;
+}
+
+// Below this many bytes of pages and style sheets one worker checks the links alone: a share of
+// its own would cost more in the hand-over than it saves.
+const SHARE_MIN_BYTES = 1024 * 1024;
+
+/**
+ * The pages and style sheets of a large site, cut into consecutive runs of about equal bytes, one
+ * per ingest thread, so that their links are checked side by side; `[undefined]` (one task, all
+ * of them) for a small site or a single thread.
+ */
+export function linkCheckShares(site: readonly SiteFile[], threads: number): Array<string[] | undefined> {
+  const checked = site.filter((file) => isHtmlType(file.type) || file.type.startsWith('text/css'));
+  const bytes = checked.reduce((sum, file) => sum + file.size, 0);
+  const count = Math.min(threads, Math.floor(bytes / SHARE_MIN_BYTES), checked.length);
+  if (count <= 1) return [undefined];
+  const shares: string[][] = [];
+  let current: string[] = [];
+  let taken = 0;
+  for (const file of checked) {
+    current.push(file.path);
+    taken += file.size;
+    if (shares.length < count - 1 && taken >= (bytes * (shares.length + 1)) / count) {
+      shares.push(current);
+      current = [];
+    }
+  }
+  if (current.length > 0) shares.push(current);
+  return shares;
 }

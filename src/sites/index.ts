@@ -65,7 +65,7 @@ export { MANIFEST_LIFETIME_MS } from './manifest.js';
 export type { ClaimPoll, DeletionRequest, RenameResult, SiteList } from './sites.js';
 export type { ApprovalView } from './shapes.js';
 export type { FileList, LiveFile } from './files.js';
-export type { RevisionList, RollbackResult } from './revisions.js';
+export type { LinkWarnings, RevisionList, RollbackResult } from './revisions.js';
 export type { InvitePreview, InviteResult, MemberList, RemovalResult } from './members.js';
 export type { ClaimPreview, ClaimResultView } from './claims.js';
 export { newApiToken, type TokenView } from './tokens.js';

@@ -8,7 +8,7 @@ import type { OperationsDeps } from './deps.js';
 import { compactEntry } from './limits.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
 import type { RevisionListView, RollbackView } from './shapes.js';
-import { revisionView, siteView } from './views.js';
+import { revisionView, siteView, warningsView } from './views.js';
 import { anonymousRollbackAdvice, reachWords } from './history-words.js';
 
 export type RevisionList = RevisionListView;
@@ -18,7 +18,11 @@ export type RollbackResult = RollbackView;
 export interface RevisionOperations {
   list(caller: Caller, name: string, page?: PageRequest): RevisionList;
   rollback(caller: Caller, name: string, revisionId: unknown): Promise<RollbackResult>;
+  /** The link check of the live revision, as its deploy answered it. */
+  liveWarnings(caller: Caller, name: string): LinkWarnings;
 }
+
+export type LinkWarnings = ReturnType<typeof warningsView>;
 
 /**
  * Revision history and rollback (SPEC 4.3). Both see only the plan's history reach: the live
@@ -37,6 +41,11 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
   }
 
   return {
+    liveWarnings(caller, name) {
+      const { site } = resolveSite(store, caller, name, 'read', deps.now());
+      return warningsView(site.liveRevision === undefined ? undefined : store.getRevisionExtras(site.liveRevision));
+    },
+
     list(caller, name, page = {}) {
       const now = deps.now();
       const { site } = resolveSite(store, caller, name, 'read', now);
@@ -83,6 +92,8 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
       }
       const files = new Map<string, FileEntry>();
       for (const file of store.listFiles(target.id)) files.set(file.path, compactEntry(file));
+      // The rules and link warnings follow the files: they were compiled from these very files.
+      const extras = store.getRevisionExtras(target.id);
       const result = await store.commitRevision({
         site: site.name,
         baseRevision: site.liveRevision ?? null,
@@ -90,6 +101,7 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
         kind: 'rollback',
         createdBy: actor,
         rollbackOf: target.id,
+        ...(extras !== undefined ? { extras } : {}),
       });
       if (!result.ok) {
         if (result.reason === 'conflict') {

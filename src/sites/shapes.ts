@@ -65,6 +65,17 @@ export const ClaimPoll = object(
   'What a site token learns once its site was claimed.',
 );
 
+export const LinkWarning = object(
+  {
+    file: str('The page or style sheet that holds the reference.'),
+    line: int('Its line in that file, from 1.', { minimum: 1 }),
+    ref: str('The reference as written.'),
+    kind: constant('broken_link'),
+  },
+  undefined,
+  'An internal reference (`href`, `src`, `srcset`, `<link>`, CSS `url()` or `@import`) that the serving rules lead to no file.',
+);
+
 export const DeployResult = object(
   {
     site: DeploySite,
@@ -72,9 +83,11 @@ export const DeployResult = object(
     site_token: str('Only on an anonymous create: the credential for updating this site until it is claimed. Shown once.', { pattern: '^st_' }),
     claim_url: str('Only on an anonymous create: the page where a signed-in person claims the site.', { format: 'uri' }),
     skipped: arrayOf(str(), 'Paths left out on purpose (`.git/`, `node_modules/`, `.env*`, …).'),
+    warnings: arrayOf(LinkWarning, 'The link check of the published site: the first broken references (the deploy is published all the same).'),
+    warnings_total: int('How many broken references there are in all; more than `warnings` lists when there are many.', { minimum: 0 }),
     agent_message: str(),
   },
-  ['site', 'revision', 'skipped', 'agent_message'],
+  ['site', 'revision', 'skipped', 'warnings', 'warnings_total', 'agent_message'],
 );
 
 export const ManifestResult = object({
@@ -215,6 +228,7 @@ export const SHAPES = {
   RevisionRef,
   DeploySite,
   DeployRevision,
+  LinkWarning,
   DeployResult,
   ManifestResult,
   Site,

@@ -1,5 +1,5 @@
 import { siteUrl, type PublicUrls } from '../config.js';
-import { hasBadge, type SiteAction } from '../rules/index.js';
+import { hasBadge, type LinkWarning, type RevisionExtras, type SiteAction } from '../rules/index.js';
 import type { RevisionRecord, Role, SiteRecord } from '../store/index.js';
 import type { DeploySiteView, DeployView, RevisionRefView, RevisionView, SiteView } from './shapes.js';
 
@@ -37,4 +37,9 @@ export function revisionView(revision: RevisionRecord): RevisionView {
   const view: RevisionView = { ...revisionRef(revision), files: revision.files, bytes: revision.bytes, kind: revision.kind };
   if (revision.rollbackOf !== undefined) view.rollback_of = revision.rollbackOf;
   return view;
+}
+
+/** The link check's answer in a deploy's view: the first warnings, and how many there were. */
+export function warningsView(extras: RevisionExtras | undefined): { warnings: LinkWarning[]; warnings_total: number } {
+  return { warnings: extras?.warnings ?? [], warnings_total: extras?.warningsTotal ?? 0 };
 }

@@ -67,6 +67,7 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     void dbs.revisions.put([site.id, number], revision);
     void dbs.revisionIds.put(revisionId, [site.id, number]);
     for (const [path, entry] of rows) void dbs.paths.put([revisionId, path], entry);
+    if (input.extras !== undefined && Object.keys(input.extras).length > 0) void dbs.revisionExtras.put(revisionId, input.extras);
     void dbs.sites.put(site.id, updated);
     return { ok: true, site: updated, revision };
   });

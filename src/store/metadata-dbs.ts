@@ -12,6 +12,7 @@ import type {
   OAuthClientRecord,
   OAuthGrantRecord,
   ReportRecord,
+  RevisionExtras,
   RevisionRecord,
   Role,
   SessionRecord,
@@ -43,6 +44,8 @@ export interface MetadataDbs {
   /** revision id → key in `revisions`. */
   revisionIds: Database<RevisionKey, string>;
   paths: Database<FileEntry, PathKey>;
+  /** revision id → its compiled `_redirects` and `_headers` and link-check warnings; absent when it has none. */
+  revisionExtras: Database<RevisionExtras, string>;
   /** sha256 of a token → what it grants. Tokens themselves are never stored. */
   tokens: Database<TokenRecord, string>;
   accounts: Database<AccountRecord, string>;
@@ -120,6 +123,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     revisions: env.openDB<RevisionRecord, RevisionKey>('revisions', {}),
     revisionIds: env.openDB<RevisionKey, string>('revisionIds', {}),
     paths: env.openDB<FileEntry, PathKey>('paths', {}),
+    revisionExtras: env.openDB<RevisionExtras, string>('revisionExtras', {}),
     counters: env.openDB<number, CounterKey>('counters', {}),
     siteMarks: env.openDB<string, number>('siteMarks', {}),
     tokens: env.openDB<TokenRecord, string>('tokens', {}),

@@ -25,6 +25,7 @@ import type {
   ManifestRecord,
   RateCheck,
   RateResult,
+  RevisionExtras,
   RevisionPage,
   RevisionRecord,
   SiteRecord,
@@ -42,6 +43,8 @@ export interface SiteRecords {
   getSite(name: string): SiteRecord | undefined;
   getSiteById(id: string): SiteRecord | undefined;
   getRevision(revisionId: string): RevisionRecord | undefined;
+  /** A revision's compiled site rules and link warnings; undefined when it has none. Synchronous. */
+  getRevisionExtras(revisionId: string): RevisionExtras | undefined;
   /** One path-index row; synchronous so the serving hot path never awaits. */
   getFile(revisionId: string, path: string): FileEntry | undefined;
   /** A revision's files in path order. */
@@ -225,6 +228,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       const key = dbs.revisionIds.get(revisionId);
       return key === undefined ? undefined : dbs.revisions.get(key);
     },
+    getRevisionExtras: (revisionId) => dbs.revisionExtras.get(revisionId),
     // Too long a key is simply absent (lmdb-js returns undefined), so no length guard is needed here.
     getFile: (revisionId, path) => dbs.paths.get([revisionId, path]),
     listFiles: (revisionId) => listFiles(dbs, revisionId),

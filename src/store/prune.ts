@@ -35,6 +35,7 @@ async function dropRevision(dbs: MetadataDbs, revision: RevisionRecord): Promise
     if (dbs.sites.get(revision.siteId)?.liveRevision === revision.id) return false;
     if (dbs.revisions.get(key) === undefined) return false;
     void dbs.revisionIds.remove(revision.id);
+    if (dbs.revisionExtras.get(revision.id) !== undefined) void dbs.revisionExtras.remove(revision.id);
     return true;
   });
   if (!hidden) return false;

@@ -31,6 +31,7 @@ export const REPLICATED_DBS = [
   'revisions',
   'revisionIds',
   'paths',
+  'revisionExtras',
   'tokens',
   'accounts',
   'accountEmails',

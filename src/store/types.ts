@@ -4,7 +4,7 @@
  * refusals are result objects, and only I/O faults throw.
  */
 
-import type { DomainStatus, Plan, Role } from '../rules/index.js';
+import type { DomainStatus, Plan, RevisionExtras, Role } from '../rules/index.js';
 import type { AccountRecords } from './accounts.js';
 import type { DomainRecords } from './domains.js';
 import type { LifecycleRecords } from './lifecycle.js';
@@ -13,7 +13,7 @@ import type { SiteRecords } from './metadata.js';
 import type { OAuthRecords } from './oauth.js';
 import type { PeopleRecords } from './sessions.js';
 
-export type { Plan, Role };
+export type { Plan, RevisionExtras, Role };
 
 /** Stored state; `expired` is never stored, it is decided at read time from `expiresAt`. */
 export type SiteState = 'active' | 'deleted' | 'taken_down';
@@ -106,6 +106,8 @@ export interface CommitInput {
   kind: RevisionKind;
   createdBy: string;
   rollbackOf?: string;
+  /** What the deploy compiled and found besides the files (`_redirects`, `_headers`, link warnings). */
+  extras?: RevisionExtras;
 }
 
 export type CommitResult =

@@ -57,6 +57,17 @@ describe('plinth deploy', () => {
     expect(await deployCommand({ dir, apiUrl: `http://api.localhost:${server.port}`, out: (line) => lines.push(line) })).toBe(1);
     expect(lines.join('\n')).toContain('400 bad_request');
   });
+
+  it('prints every reference that leads nowhere, on its own line, after the answer', async () => {
+    const dir = tempDir('plinth-cli-');
+    writeTree(dir, { 'index.html': '<h1>links</h1>\n<img src="missing.png">', 'docs/index.html': '<a href="../gone.html">x</a>' });
+    const lines: string[] = [];
+    expect(await deployCommand({ dir, apiUrl: `http://api.localhost:${server.port}`, out: (line) => lines.push(line) })).toBe(0);
+    expect(lines.filter((line) => line.startsWith('warning:'))).toEqual([
+      'warning: docs/index.html:1: ../gone.html leads nowhere',
+      'warning: index.html:2: missing.png leads nowhere',
+    ]);
+  });
 });
 
 describe('plinth deploy, as people and scripts use it', () => {

@@ -62,6 +62,32 @@ describe('records in PostgreSQL', () => {
     expect(b.cluster!.applied()).toBe(a.cluster!.applied());
   });
 
+  it("replicates a revision's compiled site rules and link warnings with it", async () => {
+    const a = await node();
+    const b = await node();
+    const extras = {
+      redirects: {
+        rules: [{ line: 1, from: { parts: ['old'], splat: false }, to: ['/new'], ownQuery: false, status: 301 as const, force: false }],
+        usesQuery: false,
+      },
+      headers: { blocks: [{ line: 1, pattern: { parts: [], splat: true }, set: [['X-Frame-Options', 'DENY'] as const], remove: [] }] },
+      warnings: [{ file: 'index.html', line: 2, ref: 'gone.png', kind: 'broken_link' as const }],
+      warningsTotal: 1,
+    };
+    const result = await a.commitRevision({
+      site: 'ruled-site',
+      create: { name: 'ruled-site', plan: 'free', claimed: true },
+      baseRevision: null,
+      files: files(1),
+      kind: 'deploy',
+      createdBy: 'admin',
+      extras,
+    });
+    if (!result.ok) throw new Error(result.reason);
+    await b.cluster!.catchUp();
+    expect(b.getRevisionExtras(result.revision.id)).toEqual(extras);
+  });
+
   it('of two nodes deploying on the same base revision, exactly one wins', async () => {
     const a = await node();
     const b = await node();

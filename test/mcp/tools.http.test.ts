@@ -103,6 +103,30 @@ describe('sites through MCP', () => {
     first = view.revision.id;
   });
 
+  it('answers a deploy with the link check, and refuses a bad _redirects line with its details', async () => {
+    // An account of its own: the site listing below counts this account's sites.
+    const other = await connectClient(mcpUrl, (await accountWithToken(server.store, 'builder')).token);
+    const checked = structured<{ warnings: Array<{ file: string; line: number; ref: string }>; warnings_total: number }>(
+      await deploy({ files: [{ path: 'index.html', content: '<h1>x</h1>\n<img src="missing.png">' }] }, other),
+    );
+    expect(checked.warnings).toEqual([{ file: 'index.html', line: 2, ref: 'missing.png', kind: 'broken_link' }]);
+    expect(checked.warnings_total).toBe(1);
+    const refused = await deploy(
+      {
+        files: [
+          { path: 'index.html', content: '<h1>x</h1>' },
+          { path: '_redirects', content: '/api/* https://api.example.com/:splat 200' },
+        ],
+      },
+      other,
+    );
+    await other.close();
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain('bad_request: _redirects line 1 is refused (proxy_not_supported).');
+    expect(textOf(refused)).toContain('_redirects line 1 reads "/api/* https://api.example.com/:splat 200": Plinth does not proxy');
+    expect(textOf(refused)).toContain('Details: {"file":"_redirects","line":1,"reason":"proxy_not_supported"}');
+  });
+
   it('reads the account, the site list and the site', async () => {
     expect(structured(await client.callTool({ name: 'get_account', arguments: {} }))).toMatchObject({
       email: owner.account.email,

@@ -23,6 +23,7 @@ const file = (path: string): Resolution => ({ kind: 'file', path, status: 200 })
 const notFoundPage: Resolution = { kind: 'not_found_page', path: '404.html', status: 404 };
 const spa: Resolution = { kind: 'spa', path: 'index.html', status: 200 };
 const missing: Resolution = { kind: 'missing', status: 404 };
+const folder = (location: string): Resolution => ({ kind: 'folder', location, status: 301 });
 
 function resolveIn(files: string[], path: string, trailingSlash: boolean) {
   const stored = new Set(files);
@@ -41,10 +42,15 @@ describe('resolveSitePath', () => {
     ['serves an extensionless exact file', PLAIN_SITE, 'CNAME', false, file('CNAME')],
     ['serves about.html for about', PLAIN_SITE, 'about', false, file('about.html')],
     ['serves about.html when asked by name', PLAIN_SITE, 'about.html', false, file('about.html')],
-    ['serves blog/index.html for blog', PLAIN_SITE, 'blog', false, file('blog/index.html')],
+    ['sends a folder without its slash to the folder, so its relative links resolve inside it', PLAIN_SITE, 'blog', false, folder('/blog/')],
     ['serves blog/index.html for blog/', PLAIN_SITE, 'blog', true, file('blog/index.html')],
     ['serves a nested clean URL', PLAIN_SITE, 'blog/first', false, file('blog/first.html')],
-    ['serves a dotted folder index', PLAIN_SITE, 'docs/v1.2', false, file('docs/v1.2/index.html')],
+    ['sends a dotted folder to its slash', PLAIN_SITE, 'docs/v1.2', false, folder('/docs/v1.2/')],
+    ['serves a dotted folder index with its slash', PLAIN_SITE, 'docs/v1.2', true, file('docs/v1.2/index.html')],
+    ['encodes the folder address it redirects to', ['index.html', 'a b/ü/index.html'], 'a b/ü', false, folder('/a%20b/%C3%BC/')],
+    ['prefers about.html over a folder about/', ['index.html', 'about.html', 'about/index.html'], 'about', false, file('about.html')],
+    ['never serves _redirects or _headers', ['index.html', '_redirects', '_headers', '404.html'], '_redirects', false, notFoundPage],
+    ['does not answer _headers with the SPA shell', ['index.html', '_headers'], '_headers', false, missing],
     ['serves .well-known files', PLAIN_SITE, '.well-known/security.txt', false, file('.well-known/security.txt')],
     ['does not serve a file for a trailing slash', PLAIN_SITE, 'about.html', true, spa],
     ['falls back to index.html for an extensionless path', PLAIN_SITE, 'nope', false, spa],

@@ -71,11 +71,9 @@ describe('serving rules (SPEC 4.5)', () => {
     ['/index.html', 'Home'],
     ['/about', 'About'],
     ['/about.html', 'About'],
-    ['/docs', 'Docs'],
     ['/docs/', 'Docs'],
     ['/docs/index.html', 'Docs'],
     ['/blog/post/', 'Post'],
-    ['/blog/post', 'Post'],
     ['//about', 'About'],
     ['/./about', 'About'],
     ['/docs/../about', 'About'],
@@ -86,6 +84,18 @@ describe('serving rules (SPEC 4.5)', () => {
     expect(res.status).toBe(200);
     expect(res.text).toContain(`<h1>${title}</h1>`);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+  });
+
+  it.each([
+    ['/docs', '/docs/'],
+    ['/blog/post', '/blog/post/'],
+    ['/docs?tab=2', '/docs/?tab=2'],
+    ['/blog/./post', '/blog/post/'],
+  ])('%s answers 301 to the folder with its slash, %s', async (path, location) => {
+    const res = await get('paid-site', path);
+    expect(res.status).toBe(301);
+    expect(res.headers.location).toBe(location);
+    expect(res.text).toBe('');
   });
 
   it('serves a file without an extension when it exists', async () => {

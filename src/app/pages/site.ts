@@ -36,6 +36,10 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
     const revisions = ops.revisions.list(context.caller, site.name, { limit: 50, cursor: context.request.query.get('revisions') ?? undefined });
     const live = revisions.revisions.find((revision) => revision.id === site.live_revision?.id);
     const members = ops.members.list(context.caller, site.name);
+    const checked = ops.revisions.liveWarnings(context.caller, site.name);
+    const warningRows = checked.warnings.map(
+      (warning) => html`<tr><th scope="row">${warning.file}</th><td>${warning.line}</td><td><code>${warning.ref}</code></td></tr>`,
+    );
     const token = context.formToken;
     // The add-domain form's error is summarised at the top with the others.
     const errors = [...state.errors, ...(state.domain?.errors ?? [])];
@@ -96,6 +100,19 @@ ${
         baseRevision: site.live_revision.id,
         errors: errors.filter((error) => error.field === ARCHIVE_FIELD),
       })
+    : ''
+}
+
+${
+  checked.warnings_total > 0
+    ? html`<h2>Broken links</h2>
+<p>${checked.warnings_total === 1 ? 'One reference' : `${checked.warnings_total} references`} in the live revision's pages and style sheets ${checked.warnings_total === 1 ? 'leads' : 'lead'} to no file of the site${checked.warnings_total > checked.warnings.length ? html`; the first ${checked.warnings.length} are listed` : ''}. Fix them and publish again.</p>
+<div class="table-wrap" role="region" tabindex="0" aria-label="Broken links in the live revision">
+<table>
+  <caption class="visually-hidden">Broken links in the live revision</caption>
+  <thead><tr><th scope="col">File</th><th scope="col">Line</th><th scope="col">Reference</th></tr></thead>
+  <tbody>${warningRows}</tbody>
+</table></div>`
     : ''
 }
 

@@ -1,0 +1,255 @@
+// Site rules benchmark (issue 21): what `_redirects`, `_headers` and the link check cost.
+//
+// Serving: one Plinth, two sites with the same 200 pages, one plain and one with 200 redirect
+// rules and 20 header blocks (four of which match every page), measured with wrk in the same run,
+// in rounds whose order alternates (see lib/rounds.mjs): the ratio "with rules ÷ plain" is taken
+// within each round, then its median reported. Two scenarios: one page over and over, and a
+// rotation over all 200 pages.
+//
+// Deploys: the deploy bench's 1,000-file, ~50 MB site (lib/site-gen.mjs), and the same site with
+// 40 internal links in every page and 10 url() in every style sheet, deployed over HTTP; the
+// server's `deploy.timing` log line says how long the deploy's analysis step (rules files and link
+// check, in the ingest worker) took, against the deploy's whole time at the client. The step is
+// new, so "deploy time grows by" is its share of the rest of the deploy.
+//
+// Env: BENCH_DURATION (s per cell and round, default 3), BENCH_ROUNDS (5), BENCH_CONNECTIONS (64),
+// BENCH_DEPLOYS (3 per site), BENCH_NO_WRITE=1 to print only. About 3 min.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, startChild, stopChild, waitReady } from './lib/proc.mjs';
+import { machineInfo, publishSection } from './lib/report.mjs';
+import { runWrk } from './lib/wrk.mjs';
+import { formatSummary, median, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
+import { writeSite } from './lib/site-gen.mjs';
+import { tarGz } from './lib/archive.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const benchDir = join(root, 'bench');
+const work = join(benchDir, '.work', 'site-rules');
+const seconds = Number(process.env.BENCH_DURATION ?? 3);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const deploys = Number(process.env.BENCH_DEPLOYS ?? 3);
+const PLINTH = join(root, 'dist', 'cli', 'plinth.js');
+const PAGES = 200;
+const log = (msg) => process.stdout.write(`[site-rules-bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+
+function post(port, token, body) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/deploy',
+        method: 'POST',
+        headers: { host: 'api.localhost', authorization: `Bearer ${token}`, 'content-length': body.byteLength },
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode, json: JSON.parse(text), ms: Number(process.hrtime.bigint() - started) / 1e6 }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const page = (i) =>
+  `<!doctype html><html><head><title>Page ${i}</title><link rel="stylesheet" href="/style.css"></head><body><h1>Page ${i}</h1>${'<p>Some text of the page, long enough to be a page.</p>'.repeat(30)}</body></html>`;
+
+function writeServeSite(dir, withRules) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, 'pages'), { recursive: true });
+  writeFileSync(join(dir, 'index.html'), page('home'));
+  writeFileSync(join(dir, 'style.css'), 'body{font:16px sans-serif}\n'.repeat(20));
+  for (let i = 0; i < PAGES; i++) writeFileSync(join(dir, 'pages', `p${String(i).padStart(4, '0')}.html`), page(i));
+  if (!withRules) return;
+  const redirects = [];
+  for (let i = 0; i < 200; i++) {
+    // Old addresses of every page, in the shapes real sites use: plain, splat, placeholder.
+    if (i % 3 === 0) redirects.push(`/old/p${i}        /pages/p${String(i).padStart(4, '0')}.html   301`);
+    else if (i % 3 === 1) redirects.push(`/archive/${i}/*   /pages/:splat   302`);
+    else redirects.push(`/blog/${i}/:slug   /pages/:slug.html   301`);
+  }
+  writeFileSync(join(dir, '_redirects'), `${redirects.join('\n')}\n`);
+  const headers = [
+    '/*\n  X-Frame-Options: DENY\n  Permissions-Policy: camera=()',
+    '/pages/*\n  Cache-Control: public, max-age=120',
+    "/pages/:page\n  Content-Security-Policy: default-src 'self'",
+    '/*\n  X-Robots-Tag: all',
+  ];
+  for (let i = 0; i < 16; i++) headers.push(`/section-${i}/*\n  X-Section: ${i}`);
+  writeFileSync(join(dir, '_headers'), `${headers.join('\n')}\n`);
+}
+
+/** Adds 40 internal links to every page and 10 url() to every style sheet of a deploy-bench site. */
+function addLinks(dir) {
+  const walk = (sub) => readdirSync(join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(sub, e.name)) : [join(sub, e.name)]));
+  const files = walk('.');
+  const html = files.filter((f) => f.endsWith('.html'));
+  const images = files.filter((f) => f.endsWith('.jpg'));
+  for (const [n, file] of files.entries()) {
+    const path = join(dir, file);
+    if (file.endsWith('.html')) {
+      const links = Array.from({ length: 40 }, (_, k) =>
+        k % 2
+          ? `<a href="/${html[(n + k) % html.length].replace(/^\.\//, '')}">page</a>`
+          : `<img src="/${images[(n + k) % images.length].replace(/^\.\//, '')}" alt="">`,
+      ).join('\n');
+      writeFileSync(path, readFileSync(path, 'utf8').replace('</body>', `${links}\n</body>`));
+    } else if (file.endsWith('.css')) {
+      const urls = Array.from({ length: 10 }, (_, k) => `.bg${k}{background:url(/${images[(n + k) % images.length].replace(/^\.\//, '')})}`).join('\n');
+      writeFileSync(path, `${readFileSync(path, 'utf8')}\n${urls}\n`);
+    }
+  }
+}
+
+/** The `deploy.timing` lines of the server log, by revision. */
+function timings(logPath) {
+  const byRevision = new Map();
+  for (const line of readFileSync(logPath, 'utf8').split('\n')) {
+    if (!line.includes('deploy.timing')) continue;
+    try {
+      const entry = JSON.parse(line);
+      byRevision.set(entry.revision, entry);
+    } catch {
+      /* not JSON */
+    }
+  }
+  return byRevision;
+}
+
+const port = await freePort();
+const dataDir = join(work, 'data');
+const logPath = join(work, 'plinth.log');
+const child = startChild(process.execPath, [join(root, 'dist', 'main.js')], {
+  env: { PLINTH_PORT: String(port), PLINTH_DATA_DIR: dataDir, PLINTH_LOG_LEVEL: 'info', PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_SWEEP_INTERVAL_S: '0' },
+  cwd: root,
+  logPath,
+});
+try {
+  await waitReady(child, port, 'localhost', '/');
+  const adminEnv = { ...process.env, PLINTH_DATA_DIR: dataDir };
+  execFileSync(process.execPath, [PLINTH, 'admin', 'account', 'create', '--email', 'bench@example.com', '--plan', 'builder'], {
+    env: adminEnv,
+    stdio: 'ignore',
+  });
+  const token = execFileSync(process.execPath, [PLINTH, 'admin', 'token', 'create', '--email', 'bench@example.com'], {
+    env: adminEnv,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
+
+  // ---- serving --------------------------------------------------------------------------------
+  const hosts = {};
+  for (const [arm, withRules] of [
+    ['plain', false],
+    ['rules', true],
+  ]) {
+    const dir = join(work, `serve-${arm}`);
+    writeServeSite(dir, withRules);
+    const answer = await post(port, token, readFileSync(tarGz(dir, join(work, `serve-${arm}.tar.gz`))));
+    if (answer.status !== 201) throw new Error(`deploy of the ${arm} site failed: ${JSON.stringify(answer.json)}`);
+    hosts[arm] = `${answer.json.site.name}.sites.localhost`;
+  }
+  log(`sites: ${JSON.stringify(hosts)}`);
+  const scenarios = {
+    page: (host) => ({ path: '/pages/p0001.html', headers: { Host: host } }),
+    rotation: (host) => ({ wrkScript: { file: 'pages.lua', args: [host, String(PAGES)] } }),
+  };
+  const serve = {};
+  for (const [name, scenario] of Object.entries(scenarios)) {
+    const measure = async (arm) => runWrk({ port, seconds, connections, scenario: scenario(hosts[arm]), benchDir });
+    const [plain, rules] = await runRounds(
+      ['plain', 'rules'],
+      rounds,
+      async (arm, round) => {
+        const result = await measure(arm);
+        if (result.errors > 0 || result.badStatus > 0) throw new Error(`${name}/${arm}: ${result.errors} errors, ${result.badStatus} bad statuses`);
+        log(`${name} round ${round + 1} ${arm}: ${Math.round(result.rps)} req/s, p99 ${result.p99} ms`);
+        return result;
+      },
+      { warmup: (arm) => runWrk({ port, seconds: 1, connections, scenario: scenario(hosts[arm]), benchDir }) },
+    );
+    serve[name] = {
+      plain,
+      rules,
+      ratio: pairedRatio(
+        rules.map((r) => r.rps),
+        plain.map((r) => r.rps),
+      ),
+    };
+  }
+
+  // ---- deploys --------------------------------------------------------------------------------
+  const deployRuns = {};
+  for (const [arm, links] of [
+    ['bench site', false],
+    ['bench site with links', true],
+  ]) {
+    const runs = [];
+    for (let r = 0; r < deploys; r++) {
+      const dir = join(work, 'deploy-site');
+      writeSite(dir, 1000, 50 * 1024 * 1024, 70_000 + r * 10 + (links ? 5 : 0));
+      if (links) addLinks(dir);
+      const archive = readFileSync(tarGz(dir, join(work, 'deploy-site.tar.gz')));
+      const answer = await post(port, token, archive);
+      if (answer.status !== 201) throw new Error(`deploy failed: ${JSON.stringify(answer.json)}`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const timing = timings(logPath).get(answer.json.revision.id);
+      if (!timing) throw new Error('no deploy.timing line for the revision');
+      runs.push({ ms: answer.ms, analyzeMs: timing.analyzeMs, warnings: answer.json.warnings_total });
+      log(`${arm} deploy ${r + 1}: ${Math.round(answer.ms)} ms, analysis ${timing.analyzeMs} ms, ${answer.json.warnings_total} warnings`);
+    }
+    deployRuns[arm] = runs;
+  }
+
+  const machine = await machineInfo(root);
+  const n0 = (v) => Math.round(v).toLocaleString('en-US');
+  const x = (r) => `${r.toFixed(3)}×`;
+  const pct = (r) => `${(r * 100).toFixed(1)} %`;
+  const serveRows = Object.entries(serve).map(([name, s]) => {
+    const plainRps = summarize(s.plain.map((r) => r.rps));
+    const rulesRps = summarize(s.rules.map((r) => r.rps));
+    const p99 = (runs) => formatSummary(summarize(runs.map((r) => r.p99)), (v) => `${v.toFixed(2)} ms`);
+    return `| ${name === 'page' ? 'one 2 KB page' : `rotation over ${PAGES} pages`} | ${formatSummary(plainRps, n0)} | ${formatSummary(rulesRps, n0)} | ${p99(s.plain)} / ${p99(s.rules)} | ${formatSummary(s.ratio, x)} | ${s.ratio.median >= 0.95 ? 'met' : 'NOT met'} |`;
+  });
+  const deployRows = Object.entries(deployRuns).map(([arm, runs]) => {
+    const share = summarize(runs.map((r) => r.analyzeMs / (r.ms - r.analyzeMs)));
+    return `| ${arm} | ${formatSummary(summarize(runs.map((r) => r.ms)), (v) => `${n0(v)} ms`)} | ${formatSummary(summarize(runs.map((r) => r.analyzeMs)), (v) => `${n0(v)} ms`)} | ${formatSummary(share, pct)} | ${median(runs.map((r) => r.warnings))} | ${share.median <= 0.1 ? 'met' : 'NOT met'} |`;
+  });
+  const load = (await import('node:os'))
+    .loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ');
+  const section = [
+    '## Site rules (`npm run bench:serve`, site-rules part)',
+    '',
+    `Run ${machine.date}, commit \`${machine.commit}\`, ${machine.cores} cores, Node ${machine.node}, load average at the end ${load}.`,
+    '',
+    `Serving: one Plinth with its default settings, two sites with the same ${PAGES} pages (2 KB each), one plain and one with 200 \`_redirects\` rules (plain, splat and placeholder rules for old addresses) and 20 \`_headers\` blocks, four of which match every page. \`wrk -t1 -c${connections}\`, ${seconds} s per cell, ${rounds} rounds after a 1 s warm-up, the two sites in an order that alternates each round; medians of the rounds (range in brackets), and the ratio taken within each round, then its median.`,
+    '',
+    '| Scenario | Plain site, req/s | Site with rules, req/s | p99 plain / with rules | With rules ÷ plain | ≥ 0.95× |',
+    '|---|--:|--:|--:|--:|:-:|',
+    ...serveRows,
+    '',
+    `Deploys: the deploy bench's 1,000-file, ~50 MB site as a \`.tar.gz\` over HTTP (a new site each time), and the same site with 40 internal links in each of its pages and 10 \`url()\` in each style sheet. "Analysis" is the deploy's step that compiles \`_redirects\` and \`_headers\` and checks the links (server log, \`deploy.timing\` \`analyzeMs\`); the deploy grows by that step's time over the rest of its time at the client. ${deploys} deploys each; medians (range).`,
+    '',
+    '| Site | Deploy, client | Analysis | Deploy time grows by | Warnings | ≤ 10 % |',
+    '|---|--:|--:|--:|--:|:-:|',
+    ...deployRows,
+    '',
+  ].join('\n');
+  publishSection(section, 'site-rules');
+} finally {
+  await stopChild(child, 35_000);
+}

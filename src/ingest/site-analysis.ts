@@ -1,0 +1,185 @@
+/**
+ * The deploy's look at the whole assembled site, after its files are known and before it is
+ * published: `_redirects` and `_headers` compiled (a bad line refuses the deploy), and the link
+ * check, which asks of every internal reference in the site's HTML and CSS whether the serving
+ * rules lead it anywhere. Runs in an ingest worker; `read` gives a file's bytes.
+ */
+import {
+  compileHeaders,
+  compileRedirects,
+  describeRuleError,
+  isHtmlType,
+  resolveSitePath,
+  type CompiledRedirects,
+  type LinkWarning,
+  type RevisionExtras,
+  type RuleLineError,
+  type RulesFileResult,
+} from '../rules/index.js';
+import { cssRefs, pageRefs, type PageRefs } from './link-refs.js';
+import type { AnalyzeResult, IngestError, SiteFile, SiteRulesLimits } from './types.js';
+
+const ORIGIN = 'http://site.invalid';
+// References that are not files of the site: other schemes, other hosts, the page itself, and
+// template syntax that a build step was meant to fill in.
+const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+const TEMPLATE = /\{\{|\{%|\$\{|<%/;
+// Answers that lead somewhere (a file, a folder's redirect, a rule's redirect, the single-page-app
+// shell); a 404 page, a rule's 404 or 410, or nothing count as nowhere.
+const LEADS_SOMEWHERE = new Set(['file', 'folder', 'redirect', 'spa']);
+// A file without any of these words refers to nothing (every reference attribute holds one:
+// `href`, `src`, `srcset`, `poster`, or CSS `url(` and `@import`); one pass of a plain search
+// instead of a tokenizer's, for the many pages and style sheets that have no reference at all.
+const MAY_REFER = /href|src|poster|url\(|@import/i;
+
+export function analyzeSite(
+  files: readonly SiteFile[],
+  read: (file: SiteFile) => Buffer,
+  limits: SiteRulesLimits,
+  checkPaths?: readonly string[],
+): AnalyzeResult {
+  const byPath = new Map(files.map((file) => [file.path, file]));
+  const extras: RevisionExtras = {};
+
+  const compileFile = <T>(path: '_redirects' | '_headers', compile: (text: string) => RulesFileResult<T>): T | IngestError | undefined => {
+    const file = byPath.get(path);
+    if (file === undefined) return undefined;
+    const fileLimits = path === '_redirects' ? limits.redirects : limits.headers;
+    // Too large to be worth reading: refused by its size alone.
+    if (fileLimits.maxFileBytes > 0 && file.size > fileLimits.maxFileBytes) return ruleError(tooLarge(path, file.size, fileLimits.maxFileBytes));
+    const result = compile(read(file).toString('utf8'));
+    return result.ok ? result.compiled : ruleError(result.error);
+  };
+
+  const redirects = compileFile('_redirects', (text) => compileRedirects(text, limits.redirects));
+  if (isError(redirects)) return { ok: false, error: redirects };
+  const headers = compileFile('_headers', (text) => compileHeaders(text, limits.headers));
+  if (isError(headers)) return { ok: false, error: headers };
+  if (redirects !== undefined && redirects.rules.length > 0) extras.redirects = redirects;
+  if (headers !== undefined && headers.blocks.length > 0) extras.headers = headers;
+
+  const checked = checkPaths === undefined ? files : checkPaths.map((path) => byPath.get(path)).filter((file) => file !== undefined);
+  const { warnings, total } = checkLinks(checked, byPath, read, redirects, limits.maxWarnings);
+  if (total > 0) {
+    extras.warnings = warnings;
+    extras.warningsTotal = total;
+  }
+  return { ok: true, extras };
+}
+
+function isError(value: unknown): value is IngestError {
+  return typeof value === 'object' && value !== null && 'code' in value;
+}
+
+function tooLarge(file: '_redirects' | '_headers', size: number, max: number): RuleLineError {
+  return { file, line: 0, reason: 'file_too_large', text: '', hint: `it is ${size} bytes, more than the ${max} bytes allowed` };
+}
+
+function ruleError(error: RuleLineError): IngestError {
+  const { message, agentMessage } = describeRuleError(error);
+  return { code: 'bad_request', message, agentMessage, details: { file: error.file, line: error.line, reason: error.reason } };
+}
+
+function checkLinks(
+  files: readonly SiteFile[],
+  byPath: ReadonlyMap<string, SiteFile>,
+  read: (file: SiteFile) => Buffer,
+  redirects: CompiledRedirects | undefined,
+  maxWarnings: number,
+): { warnings: LinkWarning[]; total: number } {
+  const warnings: LinkWarning[] = [];
+  let total = 0;
+  const has = (path: string): boolean => byPath.has(path);
+  // Pages of one site point at the same few files again and again.
+  const known = new Map<string, boolean>();
+  const leadsSomewhere = (url: URL): boolean => {
+    const key = `${url.pathname}${url.search}`;
+    let found = known.get(key);
+    if (found === undefined) {
+      found = resolves(url, has, redirects);
+      known.set(key, found);
+    }
+    return found;
+  };
+
+  for (const file of files) {
+    const html = isHtmlType(file.type);
+    if (!html && !file.type.startsWith('text/css')) continue;
+    const { refs, base: baseHref } = refsOf(file, html, read);
+    if (refs.length === 0) continue;
+    const folder = `${ORIGIN}/${file.path.slice(0, file.path.lastIndexOf('/') + 1)}`;
+    let base: URL | undefined = new URL(folder);
+    if (baseHref !== undefined) base = baseOf(baseHref, base);
+    // A page whose <base> is another site refers to that site: nothing here to check.
+    if (base === undefined) continue;
+    for (const { ref, line } of refs) {
+      const url = internalUrl(ref, base);
+      if (url === undefined || leadsSomewhere(url)) continue;
+      total++;
+      if (maxWarnings === 0 || warnings.length < maxWarnings) warnings.push({ file: file.path, line, ref: ref.trim(), kind: 'broken_link' });
+    }
+  }
+  return { warnings, total };
+}
+
+// What a content refers to depends on its bytes alone, so a worker keeps it by sha256: a redeploy
+// (a patch, a digest deploy) reads and tokenizes only the pages that changed. Bounded by entries
+// and by references held, oldest first out.
+const MAX_CACHED_CONTENTS = 20_000;
+const MAX_CACHED_REFS = 200_000;
+const NO_REFS: PageRefs = { refs: [] };
+const refsByContent = new Map<string, PageRefs>();
+let cachedRefs = 0;
+
+function refsOf(file: SiteFile, html: boolean, read: (file: SiteFile) => Buffer): PageRefs {
+  const key = `${html ? 'h' : 'c'}${file.sha256}`;
+  const known = refsByContent.get(key);
+  if (known !== undefined) return known;
+  const text = read(file).toString('utf8');
+  const found = !MAY_REFER.test(text) ? NO_REFS : html ? pageRefs(text) : { refs: cssRefs(text) };
+  refsByContent.set(key, found);
+  cachedRefs += found.refs.length;
+  for (const [oldest, value] of refsByContent) {
+    if (refsByContent.size <= MAX_CACHED_CONTENTS && cachedRefs <= MAX_CACHED_REFS) break;
+    refsByContent.delete(oldest);
+    cachedRefs -= value.refs.length;
+  }
+  return found;
+}
+
+function baseOf(href: string, folder: URL): URL | undefined {
+  try {
+    const base = new URL(href.trim(), folder);
+    return base.origin === ORIGIN ? base : undefined;
+  } catch {
+    return folder;
+  }
+}
+
+/** The reference as a URL of this site, or undefined when it is not one (or not to be checked). */
+function internalUrl(raw: string, base: URL): URL | undefined {
+  // Browsers strip leading and trailing whitespace and read `\` as `/` in http(s) URLs.
+  const ref = raw.trim().replace(/\\/g, '/');
+  if (ref === '' || ref.startsWith('#') || ref.startsWith('?') || ref.startsWith('//') || SCHEME.test(ref) || TEMPLATE.test(ref)) return undefined;
+  try {
+    const url = new URL(ref, base);
+    return url.origin === ORIGIN ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function resolves(url: URL, has: (path: string) => boolean, redirects: CompiledRedirects | undefined): boolean {
+  let pathname: string;
+  try {
+    pathname = decodeURIComponent(url.pathname);
+  } catch {
+    // The server answers a malformed escape with 400.
+    return false;
+  }
+  if (/[\u0000-\u001f\u007f]/.test(pathname)) return false;
+  const segments = pathname.split('/').filter((segment) => segment !== '');
+  const trailingSlash = segments.length > 0 && pathname.endsWith('/');
+  const resolution = resolveSitePath(segments.join('/'), trailingSlash, has, redirects, () => url.searchParams);
+  return LEADS_SOMEWHERE.has(resolution.kind);
+}

@@ -1,0 +1,178 @@
+/**
+ * `_headers` at the site root, in Netlify's and Cloudflare's format: a path pattern line, then
+ * indented `Name: value` lines, or `! Name` (Cloudflare) to remove a header a broader block set.
+ * Every matching block applies, in file order. Headers that belong to the server, or would break
+ * the answer, are refused at deploy; values are printable ASCII only, so no line break or other
+ * control character can ever reach a response.
+ */
+import { compilePattern, matchPattern, type CompiledPattern } from './rule-patterns.js';
+import { checkFileSize, lineTooLong, splitLines, type RulesFileLimits, type RulesFileResult } from './rules-file.js';
+
+export type HeaderPair = readonly [name: string, value: string];
+
+export interface CompiledHeaderBlock {
+  line: number;
+  pattern: CompiledPattern;
+  /** In file order; a name given twice in a block is joined with `, `. */
+  set: HeaderPair[];
+  /** Lower-case names to remove (`! Name`). */
+  remove: string[];
+}
+
+export interface CompiledHeaders {
+  blocks: CompiledHeaderBlock[];
+}
+
+/** What the blocks matching one path add and remove (names lower-case in `remove`). */
+export interface SiteHeaders {
+  set: HeaderPair[];
+  remove: string[];
+}
+
+// RFC 9110 token.
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Printable ASCII, space and tab: nothing that could end the header line or confuse a client.
+const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
+
+/**
+ * Headers a site may not set (lower-case), with why: they describe the bytes, the connection or
+ * the server's own decisions (validators, ranges, compression, content type allowlist), or, for
+ * cookies, would let one site's pages plant state for the visitor.
+ */
+const FORBIDDEN: ReadonlyMap<string, string> = new Map([
+  ['content-length', 'the server sets Content-Length from the bytes it sends'],
+  ['content-encoding', 'the server chooses the compression of each answer'],
+  ['transfer-encoding', 'the server frames the answer itself'],
+  ['content-range', 'the server answers byte ranges itself'],
+  ['accept-ranges', 'the server decides which files answer byte ranges'],
+  ['content-type', 'content types come from the file name, from an allowlist'],
+  ['etag', 'the server makes ETags from the content'],
+  ['last-modified', 'the server validates with ETags'],
+  ['set-cookie', 'published sites cannot set cookies'],
+  ['set-cookie2', 'published sites cannot set cookies'],
+  ['connection', 'it belongs to the connection, not the site'],
+  ['keep-alive', 'it belongs to the connection, not the site'],
+  ['upgrade', 'it belongs to the connection, not the site'],
+  ['proxy-connection', 'it belongs to the connection, not the site'],
+  ['te', 'it belongs to the connection, not the site'],
+  ['trailer', 'the server sends no trailers'],
+  ['date', 'the server sets Date'],
+  ['server', 'the server names itself'],
+  ['location', 'write a redirect in _redirects instead'],
+  ['status', 'write the status in _redirects instead'],
+  ['www-authenticate', 'published sites have no sign-in of their own'],
+  ['proxy-authenticate', 'published sites have no sign-in of their own'],
+  ['age', 'caches set Age'],
+  ['host', 'it is a request header'],
+]);
+
+/** Headers that must stay, whatever a site says. */
+const KEPT: ReadonlyMap<string, string> = new Map([
+  ['x-content-type-options', 'X-Content-Type-Options: nosniff is always sent'],
+  ['vary', 'the server needs Vary for compressed answers; a site may add to it but not remove it'],
+]);
+
+export function compileHeaders(text: string, limits: RulesFileLimits): RulesFileResult<CompiledHeaders> {
+  const file = '_headers';
+  const tooLarge = checkFileSize(file, Buffer.byteLength(text), limits);
+  if (tooLarge) return { ok: false, error: tooLarge };
+  const blocks: CompiledHeaderBlock[] = [];
+  let current: CompiledHeaderBlock | undefined;
+  const lines = splitLines(text);
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i]!;
+    const line = i + 1;
+    const long = lineTooLong(file, line, text, limits);
+    if (long) return { ok: false, error: long };
+    const fail = (reason: string, hint: string): RulesFileResult<CompiledHeaders> => ({ ok: false, error: { file, line, reason, text, hint } });
+    const trimmed = text.trim();
+    if (trimmed === '' || trimmed.startsWith('#')) continue;
+    if (!HEADER_VALUE.test(trimmed))
+      return fail('bad_character', 'use printable ASCII only (no control characters or line breaks; %-encode other characters in values)');
+    const indented = /^[ \t]/.test(text);
+    if (!indented) {
+      if (/^[A-Za-z0-9-]+:(\s|$)/.test(trimmed) || trimmed.startsWith('!')) {
+        return fail('not_indented', `indent header lines under their path, such as "/*" on one line and "  ${trimmed}" on the next`);
+      }
+      if (/\s/.test(trimmed)) return fail('bad_path', 'a path line holds only the path, such as /assets/*; put each header on its own indented line below it');
+      const pattern = compilePattern(trimmed);
+      if (!pattern.ok) return fail(pattern.reason, pattern.hint);
+      if (limits.maxEntries > 0 && blocks.length >= limits.maxEntries) {
+        return fail('too_many_blocks', `a _headers file may have at most ${limits.maxEntries} path blocks; use * and :name to cover many paths with one block`);
+      }
+      current = { line, pattern: pattern.pattern, set: [], remove: [] };
+      blocks.push(current);
+      continue;
+    }
+    if (current === undefined) return fail('header_without_path', 'start with a path line such as /* and indent the headers under it');
+    if (trimmed.startsWith('!')) {
+      const name = trimmed.slice(1).trim();
+      if (!HEADER_NAME.test(name)) return fail('bad_header_name', 'write ! and the header name, such as ! X-Robots-Tag');
+      const lower = name.toLowerCase();
+      const reason = KEPT.get(lower) ?? FORBIDDEN.get(lower);
+      if (reason !== undefined) return fail('header_not_removable', `${name} cannot be removed: ${reason}`);
+      current.remove.push(lower);
+      continue;
+    }
+    const colon = trimmed.indexOf(':');
+    if (colon <= 0) return fail('not_a_header', 'write a header as Name: value, or ! Name to remove one');
+    const name = trimmed.slice(0, colon).trim();
+    const value = trimmed.slice(colon + 1).trim();
+    if (!HEADER_NAME.test(name)) return fail('bad_header_name', 'a header name is letters, digits and - only, such as Cache-Control');
+    const lower = name.toLowerCase();
+    const forbidden = FORBIDDEN.get(lower);
+    if (forbidden !== undefined) return fail('header_not_allowed', `${name} cannot be set by a site: ${forbidden}`);
+    if (lower === 'x-content-type-options' && value.toLowerCase() !== 'nosniff') return fail('header_not_allowed', 'X-Content-Type-Options is always nosniff');
+    if (value === '') return fail('empty_value', `give ${name} a value, or write ! ${name} to remove it`);
+    current.set.push([name, value]);
+  }
+  return { ok: true, compiled: { blocks } };
+}
+
+/** The headers every block matching a path gives, in file order (undefined when none matches). */
+export function headersFor(compiled: CompiledHeaders, segments: readonly string[]): SiteHeaders | undefined {
+  let set: Map<string, [string, string]> | undefined;
+  let removed: Set<string> | undefined;
+  for (const block of compiled.blocks) {
+    if (matchPattern(block.pattern, segments) === undefined) continue;
+    set ??= new Map();
+    removed ??= new Set();
+    for (const name of block.remove) {
+      set.delete(name);
+      removed.add(name);
+    }
+    for (const [name, value] of block.set) {
+      const lower = name.toLowerCase();
+      const had = set.get(lower);
+      set.set(lower, had ? [had[0], `${had[1]}, ${value}`] : [name, value]);
+      removed.delete(lower);
+    }
+  }
+  if (set === undefined) return undefined;
+  return { set: [...set.values()], remove: [...removed!] };
+}
+
+/**
+ * The server's headers for an answer with a site's applied: a site's value replaces the
+ * server's (Cache-Control, Referrer-Policy), Vary is added to, `remove` drops the server's.
+ */
+export function withSiteHeaders(list: readonly HeaderPair[], site: SiteHeaders): HeaderPair[] {
+  const own = new Map(site.set.map((pair) => [pair[0].toLowerCase(), pair] as const));
+  const out: HeaderPair[] = [];
+  for (const pair of list) {
+    const lower = pair[0].toLowerCase();
+    const theirs = own.get(lower);
+    if (theirs !== undefined) {
+      if (lower === 'vary') {
+        out.push([pair[0], `${pair[1]}, ${theirs[1]}`]);
+        own.delete(lower);
+      }
+      // Replaced: the site's pair goes out below, in its place in the site's order.
+      continue;
+    }
+    if (site.remove.includes(lower) && !KEPT.has(lower)) continue;
+    out.push(pair);
+  }
+  for (const pair of own.values()) out.push(pair);
+  return out;
+}

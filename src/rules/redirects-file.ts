@@ -1,0 +1,273 @@
+/**
+ * `_redirects` at the site root, in Netlify's format (which Cloudflare Pages and GitLab Pages also
+ * read): `from [key=:value …] to [status][!]`, one rule a line, `#` comments. Parsed and compiled
+ * at deploy (in the ingest worker); serving only matches the compiled rules.
+ */
+import { compilePattern, matchPattern, patternNames, type CompiledPattern, type PatternParams } from './rule-patterns.js';
+import { checkFileSize, CONTROL, lineTooLong, splitLines, type RuleLineError, type RulesFileLimits, type RulesFileResult } from './rules-file.js';
+
+export type RedirectStatus = 200 | 301 | 302 | 303 | 307 | 308 | 404 | 410;
+export const REDIRECT_STATUSES: readonly RedirectStatus[] = [301, 302, 303, 307, 308];
+const STATUSES: readonly RedirectStatus[] = [200, ...REDIRECT_STATUSES, 404, 410];
+
+/** A part of `to`: literal text, or a placeholder's value. */
+export type TargetPart = string | { p: string };
+
+export interface CompiledRedirect {
+  line: number;
+  from: CompiledPattern;
+  /** Query conditions: the parameter must be present; a literal value must be equal. */
+  query?: Array<{ key: string; value: TargetPart }>;
+  /**
+   * Redirects: the Location, literal parts already URL-encoded. Rewrites (200), 404 and 410: the
+   * site path to serve, literal parts decoded, without query or fragment.
+   */
+  to: TargetPart[];
+  /** A redirect's `to` carries its own query, or its conditions used it: the request's is not added. */
+  ownQuery: boolean;
+  status: RedirectStatus;
+  /** `!`: applies even where a file exists. */
+  force: boolean;
+}
+
+export interface CompiledRedirects {
+  rules: CompiledRedirect[];
+  /** Some rule has query conditions: answers depend on the query string too. */
+  usesQuery: boolean;
+}
+
+const NAME_IN_TARGET = /:([A-Za-z_][A-Za-z0-9_]*)/g;
+// Netlify's conditions on the visitor, which need data a static host does not have.
+const UNSUPPORTED_CONDITION = /^(country|language|role|cookie|header)=/i;
+
+export function compileRedirects(text: string, limits: RulesFileLimits): RulesFileResult<CompiledRedirects> {
+  const file = '_redirects';
+  const tooLarge = checkFileSize(file, Buffer.byteLength(text), limits);
+  if (tooLarge) return { ok: false, error: tooLarge };
+  const rules: CompiledRedirect[] = [];
+  const lines = splitLines(text);
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i]!;
+    const line = i + 1;
+    const long = lineTooLong(file, line, text, limits);
+    if (long) return { ok: false, error: long };
+    const trimmed = text.trim();
+    if (trimmed === '' || trimmed.startsWith('#')) continue;
+    const fail = (reason: string, hint: string): RulesFileResult<CompiledRedirects> => ({ ok: false, error: { file, line, reason, text, hint } });
+    if (CONTROL.test(trimmed)) return fail('control_character', 'remove the control character; a rule is printable text');
+    if (limits.maxEntries > 0 && rules.length >= limits.maxEntries) {
+      return fail(
+        'too_many_rules',
+        `a _redirects file may have at most ${limits.maxEntries} rules; use placeholders (:name) and * to cover many paths with one rule`,
+      );
+    }
+    const compiled = compileRule(trimmed.split(/[ \t]+/), line);
+    if ('reason' in compiled) return fail(compiled.reason, compiled.hint);
+    rules.push(compiled);
+  }
+  return { ok: true, compiled: { rules, usesQuery: rules.some((rule) => rule.query !== undefined) } };
+}
+
+type Refusal = { reason: string; hint: string };
+
+function compileRule(tokens: string[], line: number): CompiledRedirect | Refusal {
+  const [fromRaw, ...rest] = tokens as [string, ...string[]];
+  const from = compilePattern(fromRaw);
+  if (!from.ok) return { reason: from.reason, hint: from.hint };
+  // Query conditions come between `from` and `to`; `to` starts with / or a scheme.
+  const query: NonNullable<CompiledRedirect['query']> = [];
+  let at = 0;
+  const names = patternNames(from.pattern);
+  while (at < rest.length && isCondition(rest[at]!)) {
+    const condition = rest[at]!;
+    if (UNSUPPORTED_CONDITION.test(condition)) return unsupported(condition);
+    const equals = condition.indexOf('=');
+    const key = condition.slice(0, equals);
+    const value = condition.slice(equals + 1);
+    const placeholder = /^:([A-Za-z_][A-Za-z0-9_]*)$/.exec(value);
+    if (placeholder) {
+      if (names.has(placeholder[1]!)) return { reason: 'duplicate_placeholder', hint: `:${placeholder[1]} is already used in the path; name it differently` };
+      names.add(placeholder[1]!);
+    }
+    query.push({ key: safeDecode(key), value: placeholder ? { p: placeholder[1]! } : safeDecode(value) });
+    at++;
+  }
+  const toRaw = rest[at];
+  if (toRaw === undefined || /^\d{3}!?$/.test(toRaw)) {
+    return { reason: 'missing_to', hint: `write where ${fromRaw} leads after it, such as ${fromRaw} /new-page 301` };
+  }
+  const statusRaw = rest[at + 1] ?? '301';
+  const extra = rest[at + 2];
+  if (extra !== undefined) {
+    if (UNSUPPORTED_CONDITION.test(extra) || extra.includes('=')) return unsupported(extra);
+    return { reason: 'unexpected_text', hint: `a rule is "from to status"; remove ${JSON.stringify(extra)} (or start a comment with #)` };
+  }
+  const statusMatch = /^(\d{3})(!?)$/.exec(statusRaw);
+  const status = statusMatch ? (Number(statusMatch[1]) as RedirectStatus) : undefined;
+  if (status === undefined || !STATUSES.includes(status)) {
+    if (UNSUPPORTED_CONDITION.test(statusRaw) || statusRaw.includes('=')) return unsupported(statusRaw);
+    return { reason: 'unknown_status', hint: `the status must be one of ${STATUSES.join(', ')} (with ! to force), such as ${fromRaw} ${toRaw} 301` };
+  }
+  const force = statusMatch![2] === '!';
+  const to = compileTarget(toRaw, status, names);
+  if ('reason' in to) return to;
+  // Query conditions consume the query (their values fill the target), as in Netlify's example.
+  if (query.length > 0 && REDIRECT_STATUSES.includes(status)) to.ownQuery = true;
+  return { line, from: from.pattern, ...(query.length > 0 ? { query } : {}), ...to, status, force };
+}
+
+function isCondition(token: string): boolean {
+  return token.includes('=') && !token.startsWith('/') && !/^[a-z][a-z0-9+.-]*:/i.test(token);
+}
+
+function unsupported(condition: string): Refusal {
+  const name = condition.slice(0, Math.max(0, condition.indexOf('='))) || condition;
+  return {
+    reason: 'unsupported_condition',
+    hint: `Plinth does not support ${name}= conditions (they need data about the visitor); remove the condition, or serve one rule for everyone`,
+  };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
+}
+
+function compileTarget(raw: string, status: RedirectStatus, names: Set<string>): Pick<CompiledRedirect, 'to' | 'ownQuery'> | Refusal {
+  if (raw.includes('\\')) return { reason: 'bad_target', hint: 'write / rather than \\ in the target' };
+  const absolute = /^[a-z][a-z0-9+.-]*:/i.test(raw) && !raw.startsWith('/');
+  const redirect = REDIRECT_STATUSES.includes(status);
+  if (absolute || raw.startsWith('//')) {
+    if (status === 200)
+      return {
+        reason: 'proxy_not_supported',
+        hint: 'Plinth does not proxy to other hosts; a 200 rule rewrites to a path of this site, such as /app/index.html, and a 301 or 302 sends visitors elsewhere',
+      };
+    if (!redirect) return { reason: 'target_not_a_path', hint: `a ${status} rule serves a page of this site: write its path, such as /404.html` };
+    if (raw.startsWith('//')) return { reason: 'scheme_relative_target', hint: `write the address in full, such as https:${raw}` };
+    if (!/^https:\/\//i.test(raw)) return { reason: 'not_https', hint: 'an address on another host must start with https://' };
+    const authority = raw.slice('https://'.length).split(/[/?#]/, 1)[0]!;
+    if (/:[A-Za-z_]/.test(authority) || authority.includes('*') || authority === '') {
+      return { reason: 'placeholder_in_host', hint: 'the host of the target must be written out; placeholders may only fill its path' };
+    }
+    try {
+      new URL(raw.replace(NAME_IN_TARGET, 'x'));
+    } catch {
+      return { reason: 'bad_target', hint: 'write the target as a full https:// address or as a path starting with /' };
+    }
+  } else if (!raw.startsWith('/')) {
+    return { reason: 'bad_target', hint: 'the target must be a path starting with / or, for a redirect, an https:// address' };
+  }
+
+  const cut = redirect ? raw.length : raw.search(/[?#]/) === -1 ? raw.length : raw.search(/[?#]/);
+  const written = raw.slice(0, cut);
+  if (!absolute) {
+    const segments = written.split(/[?#]/, 1)[0]!.split('/');
+    if (segments.some((segment) => segment === '.' || segment === '..' || safeDecode(segment) === '..' || safeDecode(segment) === '.')) {
+      return { reason: 'path_traversal', hint: 'write the target without . or .. segments, as a path from the site root' };
+    }
+  }
+  const to: TargetPart[] = [];
+  let last = 0;
+  for (const match of written.matchAll(NAME_IN_TARGET)) {
+    const name = match[1]!;
+    if (!names.has(name)) {
+      return {
+        reason: 'unknown_placeholder',
+        hint:
+          name === 'splat'
+            ? 'use :splat only when the path ends in *'
+            : `:${name} is not defined by the path or a query condition; define it there or remove it`,
+      };
+    }
+    if (match.index > last) to.push(literal(written.slice(last, match.index), redirect));
+    to.push({ p: name });
+    last = match.index + match[0].length;
+  }
+  if (last < written.length) to.push(literal(written.slice(last), redirect));
+  if (!redirect && to.some((part) => typeof part === 'string' && part.includes('%'))) {
+    const decoded = to.map((part) => (typeof part === 'string' ? safeDecode(part) : part));
+    return { to: decoded, ownQuery: false };
+  }
+  return { to, ownQuery: redirect && raw.includes('?') };
+}
+
+/** A literal of a Location: anything outside printable ASCII is %-encoded (UTF-8). */
+function literal(text: string, redirect: boolean): string {
+  return redirect ? text.replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c)) : text;
+}
+
+/** What a request path matched: the rule, and its placeholder values. */
+export interface RedirectMatch {
+  rule: CompiledRedirect;
+  params: PatternParams;
+}
+
+/**
+ * The first rule that applies to a request path: with `fileExists`, only forced rules (`!`)
+ * apply, as on Netlify. `query` is read only if a rule has query conditions.
+ */
+export function matchRedirect(
+  compiled: CompiledRedirects,
+  segments: readonly string[],
+  fileExists: boolean,
+  query: () => URLSearchParams,
+): RedirectMatch | undefined {
+  let params: URLSearchParams | undefined;
+  for (const rule of compiled.rules) {
+    if (fileExists && !rule.force) continue;
+    const found = matchPattern(rule.from, segments);
+    if (found === undefined) continue;
+    if (rule.query === undefined) return { rule, params: found };
+    params ??= query();
+    const withQuery: PatternParams = { ...found };
+    let ok = true;
+    for (const condition of rule.query) {
+      const value = params.get(condition.key);
+      if (value === null || (typeof condition.value === 'string' && condition.value !== value)) {
+        ok = false;
+        break;
+      }
+      if (typeof condition.value !== 'string') withQuery[condition.value.p] = value;
+    }
+    if (ok) return { rule, params: withQuery };
+  }
+  return undefined;
+}
+
+/** A redirect's Location without the request's query: placeholders %-encoded. */
+export function redirectTarget(match: RedirectMatch): string {
+  let location = '';
+  for (const part of match.rule.to) {
+    if (typeof part === 'string') location += part;
+    else {
+      const value = match.params[part.p] ?? '';
+      location += part.p === 'splat' ? value.split('/').map(encodeURIComponent).join('/') : encodeURIComponent(value);
+    }
+  }
+  // A `//` at the start would be read as another host; literals never start so, values are encoded.
+  if (location.startsWith('//') || location.startsWith('/\\')) location = `/${location.replace(/^[/\\]+/, '')}`;
+  return location;
+}
+
+/** A Location with the request's query added (before any fragment), %-encoding what is not printable ASCII. */
+export function withRequestQuery(location: string, requestQuery: string): string {
+  if (requestQuery === '') return location;
+  const query = requestQuery.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c));
+  const hash = location.indexOf('#');
+  return hash === -1 ? `${location}?${query}` : `${location.slice(0, hash)}?${query}${location.slice(hash)}`;
+}
+
+/** A rewrite's (200), 404's or 410's site path, normalized; undefined if it would leave the site. */
+export function targetPath(match: RedirectMatch): { path: string; trailingSlash: boolean } | undefined {
+  let path = '';
+  for (const part of match.rule.to) path += typeof part === 'string' ? part : (match.params[part.p] ?? '');
+  const segments = path.split('/').filter((segment) => segment !== '');
+  if (segments.some((segment) => segment === '.' || segment === '..' || segment.includes('\\') || CONTROL.test(segment))) return undefined;
+  return { path: segments.join('/'), trailingSlash: segments.length > 0 && path.endsWith('/') };
+}
+
+export type { RuleLineError };

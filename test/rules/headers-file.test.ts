@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { compileHeaders, headersFor, withSiteHeaders, type CompiledHeaders, type HeaderPair, type RulesFileLimits } from '../../src/rules/index.js';
+
+const LIMITS: RulesFileLimits = { maxEntries: 100, maxLineChars: 2000, maxFileBytes: 1024 * 1024 };
+
+function compiled(text: string, limits = LIMITS): CompiledHeaders {
+  const result = compileHeaders(text, limits);
+  if (!result.ok) throw new Error(`refused: ${JSON.stringify(result.error)}`);
+  return result.compiled;
+}
+
+const SERVER: HeaderPair[] = [
+  ['Content-Type', 'text/html; charset=utf-8'],
+  ['Cache-Control', 'public, max-age=60'],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['Referrer-Policy', 'strict-origin-when-cross-origin'],
+  ['Vary', 'Accept-Encoding'],
+];
+
+/** The headers an answer for `path` ends up with, as `Name: value` lines. */
+function answered(text: string, path: string): string[] {
+  const site = headersFor(
+    compiled(text),
+    path.split('/').filter((s) => s !== ''),
+  );
+  return (site ? withSiteHeaders(SERVER, site) : SERVER).map(([name, value]) => `${name}: ${value}`);
+}
+
+const NETLIFY = `# Netlify's form
+/*
+  X-Frame-Options: DENY
+  Link: </style.css>; rel=preload; as=style
+  Link: </app.js>; rel=preload; as=script
+
+/assets/*
+  Cache-Control: public, max-age=31536000, immutable
+  Access-Control-Allow-Origin: *
+
+/blog/:slug
+  X-Robots-Tag: noindex
+`;
+
+const CLOUDFLARE = `/*
+  X-Robots-Tag: noindex
+  Content-Security-Policy: default-src 'self'
+/public/*
+  ! X-Robots-Tag
+  ! Referrer-Policy
+/public/embed
+  ! Content-Security-Policy
+  Content-Security-Policy: frame-ancestors *
+`;
+
+describe('_headers: what an answer gets', () => {
+  it.each([
+    [
+      'a block for every path (Netlify)',
+      NETLIFY,
+      '/',
+      ['X-Frame-Options: DENY', 'Link: </style.css>; rel=preload; as=style, </app.js>; rel=preload; as=script'],
+    ],
+    ['Cache-Control replaced by the site', NETLIFY, '/assets/app.js', ['Cache-Control: public, max-age=31536000, immutable', 'Access-Control-Allow-Origin: *']],
+    ['a placeholder block', NETLIFY, '/blog/hello', ['X-Robots-Tag: noindex']],
+    ['a placeholder that needs its segment', NETLIFY, '/blog', ['X-Frame-Options: DENY']],
+    ['a header removed by a narrower block (Cloudflare)', CLOUDFLARE, '/public/page', ["Content-Security-Policy: default-src 'self'"]],
+    ['a server header removed by the site', CLOUDFLARE, '/public/page', ['!Referrer-Policy']],
+    ['a header removed and set again', CLOUDFLARE, '/public/embed', ['Content-Security-Policy: frame-ancestors *']],
+    [
+      'the same header from two blocks joined',
+      '/*\n  Permissions-Policy: camera=()\n/cam/*\n  Permissions-Policy: microphone=()',
+      '/cam/x',
+      ['Permissions-Policy: camera=(), microphone=()'],
+    ],
+    ['Vary added to, not replaced', '/*\n  Vary: Origin', '/', ['Vary: Accept-Encoding, Origin']],
+    ['nosniff allowed when it says nosniff', '/*\n  X-Content-Type-Options: nosniff', '/', ['X-Content-Type-Options: nosniff']],
+    ['no block for another path', '/assets/*\n  X-A: 1', '/other', ['!X-A']],
+  ])('%s', (_name, text, path, expected) => {
+    const lines = answered(text, path);
+    for (const line of expected) {
+      if (line.startsWith('!')) expect(lines.some((l) => l.startsWith(`${line.slice(1)}:`))).toBe(false);
+      else expect(lines).toContain(line);
+    }
+    // The server's framing and validators are never touched.
+    expect(lines[0]).toBe('Content-Type: text/html; charset=utf-8');
+    expect(lines).toContain('X-Content-Type-Options: nosniff');
+  });
+
+  it('keeps blocks in file order and headers in the order written', () => {
+    const site = headersFor(compiled('/*\n  B: 1\n  A: 2\n/x\n  C: 3'), ['x'])!;
+    expect(site.set.map(([name]) => name)).toEqual(['B', 'A', 'C']);
+  });
+
+  it('answers undefined when no block matches, so a path costs nothing extra', () => {
+    expect(headersFor(compiled('/a\n  X: 1'), ['b'])).toBeUndefined();
+  });
+});
+
+describe('_headers: refusals', () => {
+  it.each([
+    ['Content-Length', '/*\n  Content-Length: 5', 2, 'header_not_allowed'],
+    ['Content-Encoding', '/*\n  Content-Encoding: gzip', 2, 'header_not_allowed'],
+    ['Transfer-Encoding', '/*\n  Transfer-Encoding: chunked', 2, 'header_not_allowed'],
+    ['Content-Range', '/*\n  Content-Range: bytes 0-1/2', 2, 'header_not_allowed'],
+    ['ETag', '/*\n  ETag: "x"', 2, 'header_not_allowed'],
+    ['Set-Cookie', '/*\n  Set-Cookie: session=1', 2, 'header_not_allowed'],
+    ['set-cookie in lower case', '/*\n  set-cookie: a=1', 2, 'header_not_allowed'],
+    ['Content-Type', '/x.txt\n  Content-Type: text/html', 2, 'header_not_allowed'],
+    ['Location', '/*\n  Location: https://evil.example/', 2, 'header_not_allowed'],
+    ['Connection', '/*\n  Connection: close', 2, 'header_not_allowed'],
+    ['another X-Content-Type-Options', '/*\n  X-Content-Type-Options: none', 2, 'header_not_allowed'],
+    ['removing X-Content-Type-Options', '/*\n  ! X-Content-Type-Options', 2, 'header_not_removable'],
+    ['removing Vary', '/*\n  ! Vary', 2, 'header_not_removable'],
+    ['removing Content-Length', '/*\n  ! Content-Length', 2, 'header_not_removable'],
+    ['a CR inside a value', '/*\n  X-A: 1\rSet-Cookie: a=1', 2, 'bad_character'],
+    ['a NUL', '/*\n  X-A: 1\u0000', 2, 'bad_character'],
+    ['a non-ASCII value', '/*\n  X-A: café', 2, 'bad_character'],
+    ['a header name with a space', '/*\n  X A: 1', 2, 'bad_header_name'],
+    ['a header without a colon', '/*\n  X-A 1', 2, 'not_a_header'],
+    ['an empty value', '/*\n  X-A:', 2, 'empty_value'],
+    ['a header before any path', '  X-A: 1', 1, 'header_without_path'],
+    ['a header line not indented', '/*\nX-A: 1', 2, 'not_indented'],
+    ['a path with a header on its line', '/* X-A: 1', 1, 'bad_path'],
+    ['a full URL as path (Cloudflare preview hosts)', 'https://:project.pages.dev/*\n  X-Robots-Tag: noindex', 1, 'full_url'],
+    ['a * inside a segment', '/*.js\n  X-A: 1', 1, 'partial_splat'],
+  ])('refuses %s', (_name, text, line, reason) => {
+    const result = compileHeaders(text, LIMITS);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatchObject({ file: '_headers', line, reason });
+  });
+
+  it.each([
+    ['blocks', { ...LIMITS, maxEntries: 2 }, '/a\n  X: 1\n/b\n  X: 1\n/c\n  X: 1', 5, 'too_many_blocks'],
+    ['line length', { ...LIMITS, maxLineChars: 30 }, `/*\n  X-A: ${'x'.repeat(40)}`, 2, 'line_too_long'],
+    ['file size', { ...LIMITS, maxFileBytes: 8 }, '/*\n  X-A: 1', 0, 'file_too_large'],
+  ])('caps %s', (_name, limits, text, line, reason) => {
+    const result = compileHeaders(text, limits);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatchObject({ line, reason });
+  });
+
+  it('has no caps when they are 0', () => {
+    const text = Array.from({ length: 300 }, (_, i) => `/p${i}\n  X-A: ${'v'.repeat(3000)}`).join('\n');
+    expect(compileHeaders(text, { maxEntries: 0, maxLineChars: 0, maxFileBytes: 0 }).ok).toBe(true);
+  });
+});
