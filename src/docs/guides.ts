@@ -42,7 +42,7 @@ const TEST_NOTE = /^<!--\s*(?:expect|schema|skip)\b[\s\S]*?-->[ \t]*\n/gm;
 
 // The guides are written for a local server with default settings; a deployment shows its own
 // public addresses instead. Longest first, so `api.localhost` is not read as `localhost`.
-const LOCAL_SITE = /http:\/\/([a-z0-9-]+|\$SITE|\$\{SITE\})\.sites\.localhost:8080/g;
+const LOCAL_SITE = /http:\/\/((?:\d+--)?(?:[a-z0-9-]+|\$SITE|\$\{SITE\}))\.sites\.localhost:8080/g;
 const LOCAL_URLS: ReadonlyArray<[string, keyof PublicUrls]> = [
   ['http://api.localhost:8080', 'api'],
   ['http://app.localhost:8080', 'app'],

@@ -10,3 +10,6 @@ export * from './html-escape.js';
 export * from './plans.js';
 export * from './roles.js';
 export * from './site-paths.js';
+export * from './history-reach.js';
+export * from './preview-host.js';
+export * from './site-access.js';

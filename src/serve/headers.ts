@@ -30,12 +30,15 @@ export interface FileAnswer {
   ranges: boolean;
   encoding?: Encoding;
   contentRange?: string;
+  /** `X-Robots-Tag: noindex`: previews and protected sites. */
+  noindex?: boolean;
 }
 
 /** The headers a 304 shares with the full answer. */
 function validatorHeaders(answer: FileAnswer): HeaderList {
   const list: HeaderList = [['Cache-Control', answer.cacheControl], ...SECURITY_HEADERS];
   if (answer.varies) list.push(['Vary', 'Accept-Encoding']);
+  if (answer.noindex) list.push(['X-Robots-Tag', 'noindex']);
   return list;
 }
 

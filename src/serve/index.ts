@@ -2,3 +2,4 @@
 export { createSiteServer, type SiteCacheStats, type SiteServer, type SiteServerOptions } from './site-server.js';
 export type { SiteReader } from './site-cache.js';
 export { routeHost, type HostRoute } from './host-route.js';
+export { createAccessGate, type AccessGate, type AccessGateOptions } from './access.js';

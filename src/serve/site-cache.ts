@@ -63,7 +63,7 @@ export interface CachedSite {
 export interface SiteCache {
   /** The site asked for by name (a former name finds the renamed site), or undefined. */
   lookup(name: string): CachedSite | undefined;
-  /** Where `url` leads in the site's live revision `revision`. */
+  /** Where `url` leads in the site's revision `revision` (the live one, or a preview's). */
   target(cached: CachedSite, revision: string, url: string): Target;
   readonly size: number;
   readonly weight: number;
@@ -138,7 +138,9 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
     },
 
     target(cached, revision, url) {
-      const known = cached.targets.get(url);
+      // A preview's targets sit beside the live ones, under a key no URL has (URLs start with `/`).
+      const key = revision === cached.site.liveRevision ? url : `${revision} ${url}`;
+      const known = cached.targets.get(key);
       if (known !== undefined) return known;
       const normalized = normalizeRequestPath(url, config.maxUrlBytes);
       let target: Target;
@@ -168,8 +170,8 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
         cached.targets.clear();
         charge(cached, -freed);
       }
-      cached.targets.set(url, target);
-      charge(cached, TARGET_WEIGHT + url.length);
+      cached.targets.set(key, target);
+      charge(cached, TARGET_WEIGHT + key.length);
       return target;
     },
 

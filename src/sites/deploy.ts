@@ -26,6 +26,8 @@ export interface DeployRequest {
   baseRevision?: string;
   /** Finishes a digest deploy: the body holds only the contents its manifest listed as missing. */
   manifest?: string;
+  /** `false` (query `publish=false`): store a draft, do not make it live. JSON bodies may say so inside. */
+  publish?: boolean;
 }
 
 /** The request body, spooled to a file the caller deletes afterwards. */
@@ -93,7 +95,8 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         const fields = result.json ?? {};
         const decision = early ?? (await decideJson(caller, fields, network));
         const files = assemble(decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
-        const outcome = await publish(decision, files, result.skipped, fields.patch === true);
+        const live = request.publish !== false && fields.publish !== false;
+        const outcome = await publish(decision, files, result.skipped, fields.patch === true, live);
         const ms = (from: number, to: number): number => Math.round(to - from);
         log.info(
           {
@@ -144,7 +147,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         checkTier(files, PLAN_LIMITS[record.plan]);
         // A refused upload above leaves the manifest for a corrected one; from here it is spent.
         await manifests.take(id);
-        const outcome = await publish(decision, files, record.skipped, false);
+        const outcome = await publish(decision, files, record.skipped, false, request.publish !== false);
         log.info(
           { revision: outcome.revisionId, uploaded: uploaded.files.length, files: files.size, ms: Math.round(performance.now() - started) },
           'deploy.digest',
@@ -258,8 +261,13 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       );
   }
 
-  /** Commits the revision (creating the site when asked). */
-  async function publish(decision: Decision, files: Map<string, FileEntry>, skipped: string[], patch: boolean): Promise<DeployOutcome> {
+  /** Commits the revision (creating the site when asked); `live: false` stores a draft. */
+  async function publish(decision: Decision, files: Map<string, FileEntry>, skipped: string[], patch: boolean, live = true): Promise<DeployOutcome> {
+    if (!live && decision.mode === 'create') {
+      throw new ServiceError('bad_request', 'A draft (publish: false) is a new revision of an existing site; a new site is published live.', {
+        agentMessage: 'Deploy the first version without publish=false (it goes live), then send drafts with "site", "base_revision" and publish=false.',
+      });
+    }
     // With a blob bucket, every blob the revision references is in it before the commit.
     await store.blobs.publish(Array.from(files.values(), (entry) => entry.sha256));
     if (decision.mode === 'update') {
@@ -269,6 +277,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         files,
         kind: patch ? 'patch' : 'deploy',
         createdBy: decision.createdBy,
+        ...(live ? {} : { publish: false }),
       });
       if (!result.ok) {
         if (result.reason === 'conflict') throw conflict(store.getSite(decision.site.name) ?? decision.site);
@@ -276,11 +285,14 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       }
       log.info({ site: result.site.name, revision: result.revision.id, files: files.size, kind: result.revision.kind }, 'deploy.published');
       const url = siteUrl(config.publicUrls, result.site.name);
+      const revision = deployRevisionView(result.revision, result.site, config.publicUrls);
       const view: DeployView = {
         site: deploySiteView(result.site, config.publicUrls),
-        revision: deployRevisionView(result.revision),
+        revision,
         skipped,
-        agent_message: `Published revision ${result.revision.number} of ${url} (${files.size} files).${skippedNote(skipped)}`,
+        agent_message: live
+          ? `Published revision ${result.revision.number} of ${url} (${files.size} files).${skippedNote(skipped)}`
+          : `Stored draft revision ${result.revision.number} of ${url} (${files.size} files); it is not live. Check it at ${revision.preview_url} , then make it live with POST /v1/sites/${result.site.name}/promote {"revision": "${result.revision.id}", "base_revision": "${result.site.liveRevision}"}.${skippedNote(skipped)}`,
       };
       return { view, revisionId: result.revision.id };
     }
@@ -317,7 +329,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       if (!result.ok) continue; // `name_taken`: another deploy took the name
       log.info({ site: name, revision: result.revision.id, files: files.size, anonymous }, 'deploy.created');
       const url = siteUrl(config.publicUrls, name);
-      const base = { site: deploySiteView(result.site, config.publicUrls), revision: deployRevisionView(result.revision) };
+      const base = { site: deploySiteView(result.site, config.publicUrls), revision: deployRevisionView(result.revision, result.site, config.publicUrls) };
       if (anonymous) {
         const claimUrl = `${config.publicUrls.app}/claim/${claimToken}`;
         const view: DeployView = {

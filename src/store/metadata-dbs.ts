@@ -1,6 +1,7 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { guardCommitFailures } from './commit-failure.js';
 import type {
+  AccessTicketRecord,
   AccountRecord,
   AuthorizationCodeRecord,
   Confirmation,
@@ -84,6 +85,8 @@ export interface MetadataDbs {
   oauthGrants: Database<OAuthGrantRecord, string>;
   /** `[accountId, grantId]` → 1; one range scan lists an account's connected apps. */
   accountGrants: Database<number, AccountGrantKey>;
+  /** sha256 of a members-only access ticket → the ticket (used once). */
+  accessTickets: Database<AccessTicketRecord, string>;
   /** In a cluster: the last change applied from PostgreSQL, and which cluster this replica follows. */
   replicaState: Database<number | string, string>;
 }
@@ -134,6 +137,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     oauthCodes: env.openDB<AuthorizationCodeRecord, string>('oauthCodes', {}),
     oauthGrants: env.openDB<OAuthGrantRecord, string>('oauthGrants', {}),
     accountGrants: env.openDB<number, AccountGrantKey>('accountGrants', {}),
+    accessTickets: env.openDB<AccessTicketRecord, string>('accessTickets', {}),
     replicaState: env.openDB<number | string, string>('replicaState', {}),
   };
 }

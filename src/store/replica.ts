@@ -49,6 +49,7 @@ export const REPLICATED_DBS = [
   'oauthCodes',
   'oauthGrants',
   'accountGrants',
+  'accessTickets',
 ] as const satisfies readonly (keyof MetadataDbs)[];
 
 export type ReplicatedDb = (typeof REPLICATED_DBS)[number];

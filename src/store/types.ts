@@ -11,6 +11,7 @@ import type { MembershipRecords } from './memberships.js';
 import type { SiteRecords } from './metadata.js';
 import type { OAuthRecords } from './oauth.js';
 import type { PeopleRecords } from './sessions.js';
+import type { SiteAccessRecords } from './site-access.js';
 
 export type { Plan, Role };
 
@@ -39,6 +40,26 @@ export interface SiteRecord {
   /** Public key derived from the site token, to seal an account token for the claim poll. */
   claimKey?: string;
   stateChangedAt?: number;
+  /** Who may see the site; absent means public (serving checks this one field). */
+  access?: SiteAccessRecord;
+}
+
+/** A protected site's access rule (see site-access.ts). */
+export interface SiteAccessRecord {
+  mode: 'password' | 'members';
+  /** scrypt of the password: `scrypt$<N>$<r>$<p>$<salt b64url>$<hash b64url>`; password mode only. */
+  passwordHash?: string;
+  /** When the rule was last set: access granted before it (cookies) no longer counts. */
+  since: number;
+}
+
+/** A single-use ticket that carries a signed-in member from the app to a members-only site host. */
+export interface AccessTicketRecord {
+  siteId: string;
+  accountId: string;
+  /** The site host label it was made for (`<name>` or `<number>--<name>`). */
+  host: string;
+  expiresAt: number;
 }
 
 export type Encoding = 'br' | 'gzip';
@@ -70,6 +91,8 @@ export interface RevisionRecord {
   rollbackOf?: string;
   files: number;
   bytes: number;
+  /** Stored with `publish: false` and not made live since. */
+  draft?: boolean;
 }
 
 /** Fields for a site created in the same transaction as its first revision. */
@@ -103,6 +126,8 @@ export interface CommitInput {
   kind: RevisionKind;
   createdBy: string;
   rollbackOf?: string;
+  /** `false`: store the revision as a draft and leave the live revision as it is. */
+  publish?: boolean;
 }
 
 export type CommitResult =
@@ -264,7 +289,7 @@ export interface BucketOptions {
  * The whole store, one record family per module (each family's contract sits next to its
  * implementation). Areas that need less ask for less: serving takes serve's `SiteReader`.
  */
-export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords;
+export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords & SiteAccessRecords;
 
 export interface ClaimOptions {
   /** The claiming account may own at most this many sites (`over_limit` otherwise). */

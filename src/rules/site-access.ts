@@ -1,0 +1,21 @@
+/**
+ * Rules of protected sites shared by the app (which hands out tickets) and the site host (which
+ * redeems them): the reserved paths on a site host and where a visitor may be sent back to.
+ */
+
+/** Reserved paths on every site host. Dotfiles are never published, so no site file can sit here. */
+export const ACCESS_PATHS = {
+  login: '/.plinth/login',
+  ticket: '/.plinth/ticket',
+} as const;
+
+/**
+ * A path on the same host to return to after signing in, or `/`: never `//host`, `/\host`, a
+ * scheme or control characters, so the hop cannot lead a visitor to another site.
+ */
+export function safeReturnPath(raw: string | undefined | null): string {
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2048) return '/';
+  if (raw[0] !== '/' || raw[1] === '/' || raw[1] === '\\') return '/';
+  if (/[\u0000-\u001f\u007f\\]/.test(raw)) return '/';
+  return raw;
+}
