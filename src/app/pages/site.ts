@@ -6,6 +6,7 @@ import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, t
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
 import { planTitle } from './account.js';
+import { accessSection, revisionActions, siteAccessRoutes } from './site-access.js';
 
 /** Form values and errors to show again after a refused rename or invite. */
 interface SiteFormState {
@@ -38,12 +39,12 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
 
     const revisionRows = revisions.revisions.map(
       (revision: RevisionView) => html`<tr>
-  <th scope="row">#${revision.number}${revision.id === site.live_revision?.id ? html` <span class="tag">Live</span>` : ''}</th>
+  <th scope="row">#${revision.number}${revision.id === site.live_revision?.id ? html` <span class="tag">Live</span>` : ''}${revision.draft ? html` <span class="tag">Draft</span>` : ''}</th>
   <td>${timeOf(revision.created_at)}</td>
   <td>${revision.created_by}</td>
   <td>${revision.kind === 'rollback' ? 'rollback' : revision.kind}</td>
   <td>${fileCount(revision.files)}, ${formatBytes(revision.bytes)}</td>
-  <td>${
+  <td>${revisionActions(context, site, revision)}${
     may('rollback') && revision.id !== site.live_revision?.id
       ? html`<form method="post" action="/sites/${site.name}/rollback">${csrfField(token)}<input type="hidden" name="revision" value="${revision.id}"><button type="submit" class="button-secondary">Roll back to revision ${revision.number}</button></form>`
       : ''
@@ -91,6 +92,7 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
   <tbody>${revisionRows}</tbody>
 </table></div>
 ${revisions.next_cursor ? html`<p><a href="/sites/${site.name}?revisions=${revisions.next_cursor}">Older revisions</a></p>` : ''}
+${accessSection(context, site, errors)}
 
 <h2>People</h2>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Members and pending invitations">
@@ -171,6 +173,7 @@ ${
   }
 
   return [
+    ...siteAccessRoutes(deps, (context, name, errors, status) => sitePage(context, name, { errors }, status)),
     {
       method: 'GET',
       path: '/sites/{name}',
