@@ -4,7 +4,7 @@ import { DEFAULT_CLI_API_URL, loadCliSettings } from '../config.js';
 import { UnreachableError } from './api-client.js';
 import { deployCommand } from './deploy.js';
 import { terminalStatus, type CommandIo } from './output.js';
-import { revisionsCommand, rollbackCommand, sitesCommand } from './site-commands.js';
+import { promoteCommand, revisionsCommand, rollbackCommand, sitesCommand } from './site-commands.js';
 import { UsageError } from './usage.js';
 
 const USAGE = `Usage:
@@ -14,16 +14,18 @@ const USAGE = `Usage:
   plinth sites                      list the sites your API token reaches
   plinth revisions [dir]            list the revisions of the folder's site (* marks yours)
   plinth rollback <revision> [dir]  make an earlier revision (number or rev_… id) live again
+  plinth promote <revision> [dir]   make a stored revision (a draft) live as it is
   plinth start                      run the service (same as npm start)
   plinth admin <command>            operator commands on the data directory (accounts, tokens,
                                     members, takedowns); \`plinth admin help\` lists them
 
 Options:
   --api URL      the API (default $PLINTH_API_URL, else ${DEFAULT_CLI_API_URL})
-  --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions and rollback
-                 otherwise use the site token in .service.json)
+  --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions, rollback and
+                 promote otherwise use the site token in .service.json)
   --json         print the API's JSON answer (for scripts)
   --full         deploy: upload every file, not only the changed ones
+  --draft        deploy: store a draft that is not live, shown at its preview address
 
 Exit status: 0 done, 1 refused by the service (the reason is printed), 2 wrong usage.`;
 
@@ -32,6 +34,7 @@ const OPTIONS = {
   token: { type: 'string' },
   json: { type: 'boolean' },
   full: { type: 'boolean' },
+  draft: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -55,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (!['deploy', 'sites', 'revisions', 'rollback'].includes(command)) return usage(`unknown command "${command}"`);
+  if (!['deploy', 'sites', 'revisions', 'rollback', 'promote'].includes(command)) return usage(`unknown command "${command}"`);
 
   let parsed;
   try {
@@ -80,19 +83,25 @@ async function main(argv: string[]): Promise<number> {
   const settings = loadCliSettings();
   const apiUrl = values.api ?? settings.apiUrl;
   const token = values.token ?? settings.token;
-  const wanted: Record<string, [number, number]> = { deploy: [0, 1], sites: [0, 0], revisions: [0, 1], rollback: [1, 2] };
+  const wanted: Record<string, [number, number]> = { deploy: [0, 1], sites: [0, 0], revisions: [0, 1], rollback: [1, 2], promote: [1, 2] };
   const [min, max] = wanted[command]!;
   if (positionals.length < min || positionals.length > max)
-    return usage(command === 'rollback' ? 'rollback needs the revision: plinth rollback <number or rev_…> [dir]' : `too many arguments for ${command}`);
+    return usage(
+      command === 'rollback' || command === 'promote'
+        ? `${command} needs the revision: plinth ${command} <number or rev_…> [dir]`
+        : `too many arguments for ${command}`,
+    );
 
   try {
     switch (command) {
       case 'deploy':
-        return await deployCommand({ ...io, dir: positionals[0] ?? '.', apiUrl, token, full: values.full === true });
+        return await deployCommand({ ...io, dir: positionals[0] ?? '.', apiUrl, token, full: values.full === true, draft: values.draft === true });
       case 'sites':
         return await sitesCommand({ ...io, dir: '.', apiUrl, token });
       case 'revisions':
         return await revisionsCommand({ ...io, dir: positionals[0] ?? '.', apiUrl, token });
+      case 'promote':
+        return await promoteCommand({ ...io, revision: positionals[0]!, dir: positionals[1] ?? '.', apiUrl, token });
       default:
         return await rollbackCommand({ ...io, revision: positionals[0]!, dir: positionals[1] ?? '.', apiUrl, token });
     }
