@@ -9,6 +9,11 @@ export const ACCESS_PATHS = {
   ticket: '/.plinth/ticket',
 } as const;
 
+/** How long the access cookie of a protected site lasts. */
+export const ACCESS_COOKIE_LIFETIME_MS = 7 * 24 * 3600_000;
+/** How long the ticket of the members-only hop is good for (it is used within a redirect). */
+export const ACCESS_TICKET_LIFETIME_MS = 60_000;
+
 /**
  * A path on the same host to return to after signing in, or `/`: never `//host`, `/\host`, a
  * scheme or control characters, so the hop cannot lead a visitor to another site.

@@ -12,7 +12,7 @@ import {
   type HttpResponse,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { ACCESS_PATHS, safeReturnPath } from '../rules/index.js';
+import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, safeReturnPath } from '../rules/index.js';
 import { hashToken, verifyPassword, type SiteRecord, type Store } from '../store/index.js';
 import { accessPage, type AccessPageOptions } from './access-pages.js';
 
@@ -61,8 +61,7 @@ export interface AccessGate {
 /** The headers of every answer behind the gate. */
 export const PROTECTED_HEADERS: Headers = { 'Cache-Control': 'private, no-store', 'X-Robots-Tag': 'noindex' };
 
-/** Seven days, as the issue asks. */
-const COOKIE_LIFETIME_MS = 7 * 24 * 3600_000;
+const COOKIE_LIFETIME_MS = ACCESS_COOKIE_LIFETIME_MS;
 const MAX_FORM_BYTES = 4096;
 const PASSWORD_WINDOW_MS = 3600_000;
 /** Passwords that checked out lately, so HTTP Basic on every request costs no scrypt run. */

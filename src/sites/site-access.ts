@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { ACCESS_PATHS, hasRole, safeReturnPath } from '../rules/index.js';
+import { ACCESS_PATHS, ACCESS_TICKET_LIFETIME_MS, hasRole, safeReturnPath } from '../rules/index.js';
 import { hashPassword, hashToken, type SiteAccessRecord, type SiteRecord } from '../store/index.js';
 import { resolveSite } from './access.js';
 import type { Caller } from './callers.js';
@@ -12,8 +12,6 @@ export type AccessMode = 'public' | 'password' | 'members';
 export const ACCESS_MODES: readonly AccessMode[] = ['public', 'password', 'members'];
 export const PASSWORD_MIN_CHARS = 8;
 export const PASSWORD_MAX_CHARS = 128;
-/** How long the ticket of the members-only hop is good for (it is used within a redirect). */
-export const ACCESS_TICKET_LIFETIME_MS = 60_000;
 
 export interface AccessTicket {
   /** Address on the site host that redeems the ticket and returns to `path`. */
