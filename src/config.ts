@@ -196,6 +196,17 @@ export interface ServeConfig {
   /** Longest request URL accepted, in bytes; longer gets 414. */
   readonly maxUrlBytes: number;
   readonly appUrl: string;
+  /** Password-protected and members-only sites (serve/access.ts). */
+  readonly access: SiteAccessConfig;
+}
+
+export interface SiteAccessConfig {
+  /** Site passwords one network (IPv4 /24, IPv6 /64) may try per hour, by form or HTTP Basic; 0 = no cap. */
+  readonly passwordTriesPerHour: number;
+  /** Access cookies get `Secure` and the `__Host-` prefix (sites are served over https). */
+  readonly secureCookies: boolean;
+  /** Count the first X-Forwarded-For hop's network (as `PLINTH_TRUST_PROXY`). */
+  readonly trustProxy: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -308,6 +319,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     streamThresholdBytes: int('PLINTH_STREAM_THRESHOLD_KB', 16 * 1024, 16, 1024 * 1024) * 1024,
     maxUrlBytes: int('PLINTH_MAX_URL_BYTES', 4096, 256, 65536),
     appUrl: publicUrls.app,
+    access: {
+      passwordTriesPerHour: int('PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK', 30, 0, 1_000_000),
+      secureCookies: publicUrls.site.startsWith('https:'),
+      trustProxy: deploy.trustProxy,
+    },
   };
 
   const api: ApiConfig = {

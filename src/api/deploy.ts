@@ -58,6 +58,7 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
           site: request.query.get('site') ?? undefined,
           baseRevision: request.headers['x-base-revision'],
           manifest: request.query.get('manifest') ?? undefined,
+          ...publishQuery(request.query.get('publish')),
         });
         const bytes = await spool.done;
         const outcome = await pending.finish({ spoolPath, bytes, uploadMs: Math.round(performance.now() - arrived) });
@@ -82,5 +83,14 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
 function tooLargeRequest(): ServiceError {
   return new ServiceError('too_large', `One request can carry at most ${MAX_REQUEST_BYTES / MB} MB.`, {
     agentMessage: 'The upload is over 90 MB. Publish the site in parts: a first deploy, then patch deploys (JSON with "patch": true) for the rest.',
+  });
+}
+
+/** `?publish=false` (or `0`) stores a draft; `true`/`1` or no parameter publishes. */
+function publishQuery(raw: string | null): { publish?: false } {
+  if (raw === null || raw === 'true' || raw === '1') return {};
+  if (raw === 'false' || raw === '0') return { publish: false };
+  throw new ServiceError('bad_request', `publish must be true or false (got "${raw.slice(0, 20)}").`, {
+    agentMessage: 'Use ?publish=false to store a draft that is not live, or leave the parameter out.',
   });
 }

@@ -45,6 +45,15 @@ export function siteEndpoints(deps: EndpointDeps) {
       const fields = objectBody(body, '{"revision": "rev_…"}');
       return { status: 201, body: await ops.revisions.rollback(caller, request.params[0]!, fields.revision) };
     },
+    promote: async ({ caller, request, body }) => {
+      const fields = objectBody(body, '{"revision": "rev_…", "base_revision": "rev_…"}');
+      return { status: 200, body: await ops.revisions.promote(caller, request.params[0]!, fields.revision, fields.base_revision) };
+    },
+    getAccess: async ({ caller, request }) => ({ status: 200, body: ops.access.get(caller, request.params[0]!) }),
+    setAccess: async ({ caller, request, body }) => {
+      const fields = objectBody(body, '{"mode": "password", "password": "…"}');
+      return { status: 200, body: await ops.access.set(caller, request.params[0]!, fields) };
+    },
     listMembers: async ({ caller, request }) => ({ status: 200, body: ops.members.list(caller, request.params[0]!) }),
     invite: async ({ caller, request, body }) => {
       const fields = objectBody(body, '{"email": "person@example.com", "role": "editor"}');

@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 
 export type RouteHandler = (res: HttpResponse, req: HttpRequest, params: string[]) => void;
 
-export type RouteMethod = 'GET' | 'POST' | 'DELETE';
+export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** A method and path template (see http/router.ts). */
 export interface RouteSpec {

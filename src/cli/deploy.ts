@@ -11,12 +11,14 @@ export interface DeployCommandOptions extends Partial<CommandIo> {
   token?: string;
   /** Upload the whole folder even for a redeploy (no digest). */
   full?: boolean;
+  /** Store a draft (`publish=false`): checked and stored, not live; shown at its preview address. */
+  draft?: boolean;
   out: (line: string) => void;
 }
 
 interface DeployAnswer {
   site: { name: string; url: string; claimed: boolean };
-  revision: { id: string; number: number };
+  revision: { id: string; number: number; live?: false; preview_url?: string };
   site_token?: string;
   claim_url?: string;
   warnings?: Array<{ file: string; line: number; ref: string }>;
@@ -48,7 +50,9 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
     return reportFailure(io, 'Deploy', answer);
   }
   const result = answer.json as unknown as DeployAnswer;
-  const next: ServiceState = { site: result.site.name, url: result.site.url, revision: result.revision.id };
+  // A draft is not live: the folder's base stays the live revision until the draft is promoted.
+  const draft = result.revision.live === false;
+  const next: ServiceState = { site: result.site.name, url: result.site.url, revision: draft && state ? state.revision : result.revision.id };
   // A site token is kept while it still works: the site is unclaimed and no API token was used.
   const siteToken = result.site_token ?? (options.token ? undefined : state?.site_token);
   if (siteToken && !result.site.claimed) next.site_token = siteToken;
@@ -56,6 +60,11 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
 
   if (io.json) {
     io.out(JSON.stringify(answer.json, null, 2));
+    return 0;
+  }
+  if (draft) {
+    io.out(`Stored draft revision ${result.revision.number} (not live): ${result.revision.preview_url}`);
+    io.out(`Check it there, then make it live with: plinth promote ${result.revision.number}${options.dir === '.' ? '' : ` ${options.dir}`}`);
     return 0;
   }
   io.out(`Published revision ${result.revision.number}: ${result.site.url}`);
@@ -66,6 +75,9 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   if (unlisted > 0) io.out(`warning: and ${unlisted} more references that lead nowhere`);
   return 0;
 }
+
+/** `&publish=false` for a draft. */
+const draftQuery = (options: DeployCommandOptions): string => (options.draft ? 'publish=false' : '');
 
 const showUpload =
   (io: CommandIo) =>
@@ -84,11 +96,13 @@ async function fullDeploy(
   const packed = await packFiles(files);
   io.status?.(`Packed ${packed.files} files (${formatBytes(packed.bytes)}) into ${formatBytes(packed.archive.byteLength)}`);
   const headers: Record<string, string> = { 'Content-Type': 'application/gzip' };
-  let path = 'v1/deploy';
+  const query: string[] = [];
   if (state) {
-    path += `?site=${encodeURIComponent(state.site)}`;
+    query.push(`site=${encodeURIComponent(state.site)}`);
     headers['X-Base-Revision'] = state.revision;
   }
+  if (options.draft) query.push(draftQuery(options));
+  const path = query.length > 0 ? `v1/deploy?${query.join('&')}` : 'v1/deploy';
   return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, headers, body: packed.archive, onUpload: showUpload(io) });
 }
 
@@ -123,7 +137,7 @@ async function digestDeploy(
   const missing = new Set((manifest.json?.missing as string[] | undefined) ?? []);
   // Each missing content once, at one of its paths.
   const upload = files.filter((file) => missing.delete(file.sha256));
-  const path = `v1/deploy?manifest=${encodeURIComponent(String(manifest.json?.manifest))}`;
+  const path = `v1/deploy?manifest=${encodeURIComponent(String(manifest.json?.manifest))}${options.draft ? `&${draftQuery(options)}` : ''}`;
   if (upload.length === 0) {
     io.status?.('Nothing changed in the files; publishing…');
     return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, body: Buffer.alloc(0) });

@@ -6,7 +6,7 @@ import { deployCommand } from './deploy.js';
 import { domainsCommand } from './domain-commands.js';
 import { terminalStatus, type CommandIo } from './output.js';
 import { pickApiUrl, unreachableAdvice } from './server-address.js';
-import { revisionsCommand, rollbackCommand, sitesCommand } from './site-commands.js';
+import { promoteCommand, revisionsCommand, rollbackCommand, sitesCommand } from './site-commands.js';
 import { UsageError } from './usage.js';
 
 const USAGE = `Usage:
@@ -16,6 +16,7 @@ const USAGE = `Usage:
   plinth sites                      list the sites your API token reaches
   plinth revisions [dir]            list the revisions of the folder's site (* marks yours)
   plinth rollback <revision> [dir]  make an earlier revision (number or rev_… id) live again
+  plinth promote <revision> [dir]   make a stored revision (a draft) live as it is
   plinth domains [dir]              list the custom domains of the folder's site; with
                                     add|verify|remove <domain> [dir], change them (API token)
   plinth start                      run the service (same as npm start)
@@ -25,10 +26,11 @@ const USAGE = `Usage:
 Options:
   --api URL      the API (default $PLINTH_API_URL, else http://api.localhost:$PLINTH_PORT;
                  the local server on the port it runs on, 8080 when PLINTH_PORT is unset)
-  --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions and rollback
-                 otherwise use the site token in .service.json)
+  --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions, rollback and
+                 promote otherwise use the site token in .service.json)
   --json         print the API's JSON answer (for scripts)
   --full         deploy: upload every file, not only the changed ones
+  --draft        deploy: store a draft that is not live, shown at its preview address
   --primary      domains add: make the domain primary (the other of example.org and
                  www.example.org redirects to it)
   --redirect     domains add, with --primary: the site's own address redirects there too
@@ -42,6 +44,7 @@ const OPTIONS = {
   full: { type: 'boolean' },
   primary: { type: 'boolean' },
   redirect: { type: 'boolean' },
+  draft: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -65,7 +68,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (!['deploy', 'sites', 'revisions', 'rollback', 'domains'].includes(command)) return usage(`unknown command "${command}"`);
+  if (!['deploy', 'sites', 'revisions', 'rollback', 'promote', 'domains'].includes(command)) return usage(`unknown command "${command}"`);
 
   let parsed;
   try {
@@ -108,19 +111,25 @@ async function main(argv: string[]): Promise<number> {
       throw err;
     }
   }
-  const wanted: Record<string, [number, number]> = { deploy: [0, 1], sites: [0, 0], revisions: [0, 1], rollback: [1, 2] };
+  const wanted: Record<string, [number, number]> = { deploy: [0, 1], sites: [0, 0], revisions: [0, 1], rollback: [1, 2], promote: [1, 2] };
   const [min, max] = wanted[command]!;
   if (positionals.length < min || positionals.length > max)
-    return usage(command === 'rollback' ? 'rollback needs the revision: plinth rollback <number or rev_…> [dir]' : `too many arguments for ${command}`);
+    return usage(
+      command === 'rollback' || command === 'promote'
+        ? `${command} needs the revision: plinth ${command} <number or rev_…> [dir]`
+        : `too many arguments for ${command}`,
+    );
 
   try {
     switch (command) {
       case 'deploy':
-        return await deployCommand({ ...io, dir: positionals[0] ?? '.', apiUrl, token, full: values.full === true });
+        return await deployCommand({ ...io, dir: positionals[0] ?? '.', apiUrl, token, full: values.full === true, draft: values.draft === true });
       case 'sites':
         return await sitesCommand({ ...io, dir: '.', apiUrl, token });
       case 'revisions':
         return await revisionsCommand({ ...io, dir: positionals[0] ?? '.', apiUrl, token });
+      case 'promote':
+        return await promoteCommand({ ...io, revision: positionals[0]!, dir: positionals[1] ?? '.', apiUrl, token });
       default:
         return await rollbackCommand({ ...io, revision: positionals[0]!, dir: positionals[1] ?? '.', apiUrl, token });
     }

@@ -29,6 +29,8 @@ interface RevisionRow {
   files: number;
   kind: string;
   rollback_of?: string;
+  live?: boolean;
+  draft?: boolean;
 }
 
 /** Thrown for wrong use (no site here, no token): printed with the usage, exit 2. */
@@ -76,11 +78,12 @@ export async function revisionsCommand(options: SiteCommandOptions): Promise<num
   }
   printTable(
     options,
-    ['REVISION', 'ID', 'KIND', 'FILES', 'CREATED', 'BY'],
+    ['REVISION', 'ID', 'KIND', 'STATE', 'FILES', 'CREATED', 'BY'],
     revisions.map((revision) => [
       `${revision.number}${revision.id === state.revision ? '*' : ''}`,
       revision.id,
       revision.kind,
+      revision.live ? 'live' : revision.draft ? 'draft' : '-',
       String(revision.files),
       revision.created_at.replace(/\.\d+Z$/, 'Z'),
       revision.created_by,
@@ -121,6 +124,40 @@ export async function rollbackCommand(options: SiteCommandOptions & { revision: 
   }
   options.out(`Rolled back: revision ${result.revision.number} is live at ${result.site.url}`);
   if (result.agent_message) options.out(result.agent_message);
+  return 0;
+}
+
+/** `plinth promote <revision> [dir]`: makes a stored revision (a draft) live, guarded by the folder's live revision. */
+export async function promoteCommand(options: SiteCommandOptions & { revision: string }): Promise<number> {
+  const { state, token } = await siteOfFolder(options);
+  let target = options.revision;
+  if (/^\d+$/.test(target)) {
+    const list = await callApi({ apiUrl: options.apiUrl, method: 'GET', path: `v1/sites/${encodeURIComponent(state.site)}/revisions?limit=200`, token });
+    if (list.status !== 200) return reportFailure(options, 'Listing revisions', list);
+    const found = (list.json as unknown as { revisions: RevisionRow[] }).revisions.find((revision) => revision.number === Number(target));
+    if (!found) {
+      options.err(`Promote failed: ${state.site} has no revision ${target} within its history reach; plinth revisions lists them.`);
+      return 1;
+    }
+    target = found.id;
+  }
+  const answer = await callApi({
+    apiUrl: options.apiUrl,
+    method: 'POST',
+    path: `v1/sites/${encodeURIComponent(state.site)}/promote`,
+    token,
+    headers: { 'Content-Type': 'application/json' },
+    // The folder's revision is the live one it knows: if someone published since, promote is refused (409).
+    body: Buffer.from(JSON.stringify({ revision: target, base_revision: state.revision })),
+  });
+  if (answer.status !== 200) return reportFailure(options, 'Promote', answer);
+  const result = answer.json as unknown as { revision: RevisionRow; site: { url: string }; agent_message?: string };
+  await writeState(options.dir, { ...state, revision: result.revision.id });
+  if (options.json) {
+    options.out(JSON.stringify(answer.json, null, 2));
+    return 0;
+  }
+  options.out(`Promoted: revision ${result.revision.number} is live at ${result.site.url}`);
   return 0;
 }
 

@@ -1,6 +1,8 @@
 import type { Config } from '../config.js';
 import { ERROR_STATUS } from '../errors.js';
 import {
+  ACCESS_COOKIE_LIFETIME_MS,
+  ACCESS_TICKET_LIFETIME_MS,
   ACCOUNT_PLANS,
   ANONYMOUS_LIFETIME_MS,
   hasBadge,
@@ -68,6 +70,9 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     anon_deploys_per_hour: capOrOff(config.deploy.anonDeploysPerHour, 'deploys per hour'),
     api_rate_per_credential: capOrOff(config.api.ratePerCredentialPerMinute, 'requests per minute'),
     api_rate_per_network: capOrOff(config.api.ratePerNetworkPerMinute, 'requests per minute'),
+    site_password_tries: capOrOff(config.serve.access.passwordTriesPerHour, 'tries per hour'),
+    access_cookie_lifetime: formatDuration(ACCESS_COOKIE_LIFETIME_MS),
+    access_ticket_lifetime: formatDuration(ACCESS_TICKET_LIFETIME_MS),
     // 0 lifts our cap, not the SDK's: its transport serves at most 100 messages per batch.
     mcp_max_batch: count(config.mcp.maxBatchMessages || 100),
     approval_lifetime: formatDuration(APPROVAL_LIFETIME_MS),

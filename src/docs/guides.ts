@@ -43,7 +43,7 @@ const TEST_NOTE = /^<!--\s*(?:expect|schema|skip)\b[\s\S]*?-->[ \t]*\n/gm;
 // The guides are written for a local server with default settings; a deployment shows its own
 // public addresses instead. Longest first, so `api.localhost` is not read as `localhost`.
 // A site address is written with a real name, `<name>`, `$SITE`, or `…` standing for `name.`.
-const LOCAL_SITE = /http:\/\/((?:[a-z0-9-]+|<name>|\$SITE|\$\{SITE\})\.|…)sites\.localhost:8080/g;
+const LOCAL_SITE = /http:\/\/((?:\d+--)?(?:[a-z0-9-]+|<name>|\$SITE|\$\{SITE\})\.|…)sites\.localhost:8080/g;
 // Operators' examples that connect to the port itself (`curl … http://127.0.0.1:8080/`).
 const LOCAL_PORT = /\b127\.0\.0\.1:8080\b/g;
 const LOCAL_URLS: ReadonlyArray<[string, keyof PublicUrls]> = [

@@ -115,6 +115,14 @@ function paths(): Record<string, Schema> {
               'Finishes a digest deploy: the body holds only the contents the manifest listed as missing (or is empty when none are). The site and base come from the manifest.',
             schema: str(undefined, { pattern: '^mf_' }),
           },
+          {
+            name: 'publish',
+            in: 'query',
+            required: false,
+            description:
+              '`false` stores the revision as a draft: every check runs, the live site does not change, and the answer has `live: false` and a `preview_url`. JSON bodies may say `"publish": false` instead. Only for updates.',
+            schema: { type: 'string', enum: ['true', 'false'] },
+          },
         ],
         requestBody: {
           required: true,
@@ -303,6 +311,69 @@ function paths(): Record<string, Schema> {
         },
       },
     },
+    '/v1/sites/{name}/promote': {
+      post: {
+        operationId: 'promote',
+        summary: 'Make a stored revision (a draft) live as it is',
+        description:
+          'The revision becomes live without a copy, guarded like a deploy: `base_revision` must be the live revision, else `409` and nothing changes. Site token while unclaimed, editor or owner.',
+        tags: ['Revisions'],
+        security: [SITE_TOKEN, API_TOKEN],
+        parameters: [nameParam],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: object({
+                revision: str('Revision id to make live.', { pattern: '^rev_' }),
+                base_revision: str('The live revision id it replaces.', { pattern: '^rev_' }),
+              }),
+            },
+          },
+        },
+        responses: {
+          '200': json(ref('PromoteResult'), 'Promoted.'),
+          '400': response('BadRequest'),
+          '409': response('Conflict'),
+          '413': response('TooLarge'),
+          ...SITE_READ_ERRORS,
+        },
+      },
+    },
+    '/v1/sites/{name}/access': {
+      get: {
+        operationId: 'getAccess',
+        summary: 'Who may see the site',
+        tags: ['Access'],
+        security: [API_TOKEN],
+        parameters: [nameParam],
+        responses: { '200': json(ref('SiteAccess'), 'The access mode.'), ...SITE_READ_ERRORS },
+      },
+      put: {
+        operationId: 'setAccess',
+        summary: 'Make the site public, password-protected or members-only',
+        description:
+          'Owners, account credentials only; unclaimed sites stay public. A password has 8–128 characters and is stored as a scrypt hash; setting the access again signs every visitor out.',
+        tags: ['Access'],
+        security: [API_TOKEN],
+        parameters: [nameParam],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: object(
+                {
+                  mode: { type: 'string', enum: ['public', 'password', 'members'] },
+                  password: str('With `mode: "password"`.', { minLength: 8, maxLength: 128 }),
+                },
+                ['mode'],
+              ),
+            },
+          },
+        },
+        responses: { '200': json(ref('SiteAccess'), 'Set.'), '400': response('BadRequest'), '413': response('TooLarge'), ...SITE_READ_ERRORS },
+      },
+    },
     '/v1/sites/{name}/members': {
       get: {
         operationId: 'listMembers',
@@ -476,6 +547,7 @@ export function openApiDocument(config: Readonly<Config>): Record<string, unknow
       { name: 'Sites' },
       { name: 'Files' },
       { name: 'Revisions' },
+      { name: 'Access', description: 'Who may see a site: public, password or members only.' },
       { name: 'Members' },
       { name: 'Domains' },
       { name: 'Account' },

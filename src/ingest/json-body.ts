@@ -53,6 +53,7 @@ const SCHEMA = {
       },
     },
     patch: { type: 'boolean' },
+    publish: { type: 'boolean' },
     deleted: { type: 'array', items: { type: 'string' } },
   },
 } as const;
@@ -217,6 +218,7 @@ export async function readJsonDeploy(spoolPath: string, collector: Collector): P
   if (body.site !== undefined) fields.site = body.site;
   if (body.base_revision !== undefined) fields.base_revision = body.base_revision;
   if (body.patch !== undefined) fields.patch = body.patch;
+  if (body.publish !== undefined) fields.publish = body.publish;
   if (deleted !== undefined) fields.deleted = deleted;
   return fields;
 }

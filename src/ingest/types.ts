@@ -52,6 +52,8 @@ export interface JsonDeployFields {
   site?: string;
   base_revision?: string;
   patch?: boolean;
+  /** `false`: store a draft, do not make it live. */
+  publish?: boolean;
   /** Normalised by the same path rules as files. */
   deleted?: string[];
 }

@@ -45,6 +45,8 @@ export const outputs = {
   ),
   revisionList: SHAPES.RevisionList,
   rollback: SHAPES.RollbackResult,
+  promote: SHAPES.PromoteResult,
+  access: SHAPES.SiteAccess,
   rename: SHAPES.RenameResult,
   deletion: SHAPES.DeletionRequest,
   members: SHAPES.MemberList,

@@ -10,6 +10,7 @@ const SERVER_INFO = { name: 'plinth', title: 'Plinth', version: '0.1.0' };
 const INSTRUCTIONS =
   'Plinth publishes static websites. deploy_site uploads the files of a site (HTML, CSS, JS, images) and returns its live address. ' +
   'To change a site later, call get_site for its live revision and deploy on top of it (patch: true sends only what changed). ' +
+  'To let the user check a change first, deploy it with publish: false, show them its preview_url, then promote_site. ' +
   'Show the user every agent_message, with its links unchanged.';
 
 /** The tool table compiled once per thread: the MCP listing and an input validator per tool. */

@@ -104,6 +104,7 @@ export function toolSpecs(): ToolSpec[] {
         'To update a site, send "site" and "base_revision" (the live revision id from get_site): a full deploy replaces every file; ' +
         'with "patch": true only the files sent change, "deleted" removes paths, and everything else is kept. ' +
         'If someone published in between, the call fails with a conflict: get_site, merge, and retry on the new live revision. ' +
+        'With "publish": false the update is stored as a draft that is not live: the answer has its preview_url to check, and promote_site makes it live. ' +
         'Text files go as utf8, binary files as base64. To redeploy without resending unchanged files, give those as {path, sha256, size} from list_files instead of content (only content this site already has). ' +
         'index.html at the root is required. Files with secret keys are refused (blocked_secret names file and line). ' +
         'One call carries at most 40 MB: send a larger site as a first deploy followed by patch deploys.',
@@ -155,6 +156,52 @@ export function toolSpecs(): ToolSpec[] {
       outputSchema: outputs.rollback,
       annotations: changes(false),
       run: async ({ ops, caller }, args) => ops.revisions.rollback(caller, String(args.site), args.revision),
+    },
+    {
+      name: 'promote_site',
+      title: 'Promote revision',
+      description:
+        'Makes a stored revision live as it is, without a copy: usually a draft from deploy_site with "publish": false, after checking its preview_url. ' +
+        '"base_revision" must be the live revision id (get_site or list_revisions); if someone published in between, the call fails with a conflict and nothing changes. Needs the editor or owner role.',
+      inputSchema: input(
+        {
+          site: siteName,
+          revision: { type: 'string', minLength: 1, description: 'Revision id (rev_…) to make live.' },
+          base_revision: { type: 'string', minLength: 1, description: 'The live revision id it replaces.' },
+        },
+        ['site', 'revision', 'base_revision'],
+      ),
+      outputSchema: outputs.promote,
+      annotations: changes(false),
+      run: async ({ ops, caller }, args) => ops.revisions.promote(caller, String(args.site), args.revision, args.base_revision),
+    },
+    {
+      name: 'get_access',
+      title: 'Get access',
+      description: 'Who may see the site and its previews: public, password (visitors type a password) or members (members of the site only).',
+      inputSchema: input({ site: siteName }, ['site']),
+      outputSchema: outputs.access,
+      annotations: reads,
+      run: async ({ ops, caller }, args) => ops.access.get(caller, String(args.site)),
+    },
+    {
+      name: 'set_access',
+      title: 'Set access',
+      description:
+        'Sets who may see the site and its previews: "public", "password" (with a password of 8-128 characters the user chose; it is stored only as a hash) or "members". ' +
+        'Setting it signs every visitor out. Unclaimed sites stay public. Needs the owner role. A member’s API token opens a protected site as "Authorization: Bearer".',
+      inputSchema: input(
+        {
+          site: siteName,
+          mode: { type: 'string', enum: ['public', 'password', 'members'] },
+          password: { type: 'string', minLength: 8, maxLength: 128, description: 'With "mode": "password".' },
+        },
+        ['site', 'mode'],
+      ),
+      outputSchema: outputs.access,
+      annotations: changes(false),
+      run: async ({ ops, caller }, args) =>
+        ops.access.set(caller, String(args.site), { mode: args.mode, ...(args.password !== undefined ? { password: args.password } : {}) }),
     },
     {
       name: 'rename_site',

@@ -18,3 +18,6 @@ export * from './redirects-file.js';
 export * from './headers-file.js';
 export * from './site-rules.js';
 export * from './site-resolve.js';
+export * from './history-reach.js';
+export * from './preview-host.js';
+export * from './site-access.js';

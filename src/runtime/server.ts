@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createApi } from '../api/index.js';
 import { createApp } from '../app/index.js';
 import { siteUrl, type Config } from '../config.js';
@@ -8,7 +9,7 @@ import { ServiceError } from '../errors.js';
 import { closeApp, createUploadPacer, holdIfUnfinished, type HttpResponse, loadNativeUws, sendError, type us_listen_socket } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
-import { createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
+import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
 import { createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
 
@@ -74,6 +75,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     idleTimeoutMs: 30_000,
     workerFile: options.ingestWorkerFile,
   });
+  const gate = createAccessGate({
+    store,
+    config: config.serve,
+    secret: await store.ensureSecret('site-access-cookies', () => randomBytes(32).toString('base64url')),
+    hostUrl: (label) => siteUrl(config.publicUrls, label),
+    log: log.child({ area: 'serve' }),
+    now: options.now ?? Date.now,
+  });
   const sites = createSiteServer({
     store,
     config: config.serve,
@@ -81,6 +90,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     log: log.child({ area: 'serve' }),
     now: options.now,
     buildBadgedPage: (source, badge) => ingest.badgePage({ source, ...badge }),
+    gate,
   });
   // Uploads yield to visitors on a busy thread (see upload-pacer.ts).
   const pacer =
@@ -121,9 +131,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const route = routeHost(req.getHeader('host'), config.hosts);
     if (route.kind === 'site') {
       pacer?.noteRequest();
-      const primary = domains.siteRedirect(route.name);
+      // A preview address stays where it is: only the live site's own address moves to its domain.
+      const primary = route.preview === undefined ? domains.siteRedirect(route.name) : undefined;
       if (primary !== undefined) return domains.redirect(res, req, primary);
-      sites.handle(res, req, route.name);
+      sites.handle(res, req, route.name, route.preview);
       return holdIfUnfinished(res, pending);
     }
     const head = req.getMethod() === 'head';

@@ -59,8 +59,10 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
     for (const siteId of siteIds) {
       const site = store.getSiteById(siteId);
       if (!site) continue;
-      // Reach 0 (anonymous): everything but the live revision, which pruning never removes.
-      const before = PLAN_LIMITS[site.plan].historyReachMs === 0 ? now + 1 : now - PLAN_LIMITS[site.plan].historyReachMs;
+      // Reach 0 (anonymous): everything older than the live revision, which pruning never
+      // removes; drafts stored after it are current too (rules/history-reach.ts).
+      const live = site.liveRevision === undefined ? undefined : store.getRevision(site.liveRevision);
+      const before = PLAN_LIMITS[site.plan].historyReachMs === 0 ? (live?.createdAt ?? now + 1) : now - PLAN_LIMITS[site.plan].historyReachMs;
       prunedRevisions += await store.pruneRevisions(siteId, before);
     }
     const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);

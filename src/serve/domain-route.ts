@@ -1,5 +1,5 @@
 import { writeResponse, type HttpRequest, type HttpResponse } from '../http/index.js';
-import { hostOfHeader, isAtOrUnder, wwwPartner, type ServiceHosts } from '../rules/index.js';
+import { hostOfHeader, isAtOrUnder, parsePreviewLabel, wwwPartner, type ServiceHosts } from '../rules/index.js';
 import type { Store } from '../store/index.js';
 
 /**
@@ -113,7 +113,8 @@ export function createDomainServing(options: { store: DomainReader; hosts: Servi
       if (isAtOrUnder(host, hosts.siteDomain)) {
         const label = host.slice(0, Math.max(0, host.length - hosts.siteDomain.length - 1));
         if (!SITE_LABEL.test(label)) return false;
-        const site = store.getSite(label);
+        // A preview address (`<number>--<name>`) is certified as its site is.
+        const site = store.getSite(parsePreviewLabel(label)?.name ?? label);
         // A former name too: its address redirects to the current one, over HTTPS as well.
         return site !== undefined && site.state !== 'deleted';
       }

@@ -33,12 +33,15 @@ export interface FileAnswer {
   contentRange?: string;
   /** What the site's `_headers` give this path. */
   site?: SiteHeaders;
+  /** `X-Robots-Tag: noindex`: previews and protected sites. */
+  noindex?: boolean;
 }
 
 /** The headers a 304 shares with the full answer. */
 function validatorHeaders(answer: FileAnswer): HeaderList {
   const list: HeaderList = [['Cache-Control', answer.cacheControl], ...SECURITY_HEADERS];
   if (answer.varies) list.push(['Vary', 'Accept-Encoding']);
+  if (answer.noindex) list.push(['X-Robots-Tag', 'noindex']);
   return list;
 }
 

@@ -1,6 +1,8 @@
 import type { HostConfig } from '../config.js';
+import { parsePreviewLabel } from '../rules/index.js';
 
-export type HostRoute = { kind: 'site'; name: string } | { kind: 'api' | 'mcp' | 'app' | 'docs' } | { kind: 'unknown' };
+/** `preview`: the host is a revision's preview address, `<number>--<name>`. */
+export type HostRoute = { kind: 'site'; name: string; preview?: number } | { kind: 'api' | 'mcp' | 'app' | 'docs' } | { kind: 'unknown' };
 
 // One DNS label: what a site name can be. Anything else under the site domain is no site.
 const SITE_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -23,7 +25,9 @@ export function routeHost(hostHeader: string, hosts: HostConfig): HostRoute {
   const siteDomain = hosts.siteDomain;
   if (host.length > siteDomain.length + 1 && host.endsWith(siteDomain) && host.charCodeAt(host.length - siteDomain.length - 1) === 46) {
     const name = host.slice(0, host.length - siteDomain.length - 1);
-    return SITE_LABEL.test(name) ? { kind: 'site', name } : { kind: 'unknown' };
+    if (!SITE_LABEL.test(name)) return { kind: 'unknown' };
+    const preview = parsePreviewLabel(name);
+    return preview === undefined ? { kind: 'site', name } : { kind: 'site', name: preview.name, preview: preview.number };
   }
   if (host === hosts.api) return { kind: 'api' };
   if (host === hosts.mcp) return { kind: 'mcp' };

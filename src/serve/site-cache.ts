@@ -75,7 +75,7 @@ export interface SiteRules {
 export interface SiteCache {
   /** The site asked for by name (a former name finds the renamed site), or undefined. */
   lookup(name: string): CachedSite | undefined;
-  /** Where `url` (with `query`, which only rules with query conditions read) leads in the site's live revision `revision`. */
+  /** Where `url` (with `query`, which only rules with query conditions read) leads in the site's revision `revision` (the live one, or a preview's). */
   target(cached: CachedSite, revision: string, url: string, query: string): Target;
   readonly size: number;
   readonly weight: number;
@@ -150,9 +150,13 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
     },
 
     target(cached, revision, url, query) {
-      const rules = cached.rules;
+      const live = revision === cached.site.liveRevision;
+      // A preview follows its own revision's rules (an LMDB point read: previews are rare).
+      const rules = live ? cached.rules : rulesOf(store, revision).rules;
       // Only rules with query conditions make the answer depend on the query.
-      const key = rules?.redirects?.usesQuery === true && query !== '' ? `${url}?${query}` : url;
+      const path = rules?.redirects?.usesQuery === true && query !== '' ? `${url}?${query}` : url;
+      // A preview's targets sit beside the live ones, under a key no URL has (URLs start with `/`).
+      const key = live ? path : `${revision} ${path}`;
       const known = cached.targets.get(key);
       if (known !== undefined) return known;
       const normalized = normalizeRequestPath(url, config.maxUrlBytes);

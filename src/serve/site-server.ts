@@ -14,8 +14,9 @@ import {
   type HttpResponse,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { hasBadge, isExpired, withRequestQuery, type SiteHeaders } from '../rules/index.js';
-import type { Encoding, FileEntry } from '../store/index.js';
+import { ACCESS_PATHS, hasBadge, isExpired, isInHistoryReach, previewLabel, withRequestQuery, type SiteHeaders } from '../rules/index.js';
+import type { Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
+import { PROTECTED_HEADERS, type AccessGate } from './access.js';
 import { BlobNotLocal, createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
 import { blobEtag, fileHeaders, joinAfterFirst, notModifiedHeaders, pageHeaders, SECURITY_HEADERS, type FileAnswer, type HeaderList } from './headers.js';
 import { matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
@@ -23,7 +24,7 @@ import { statusPage, type StatusPageCode } from './pages.js';
 import { createSiteCache, ENCODINGS, type CachedSite, type PreparedHeaders, type SiteReader, type Target } from './site-cache.js';
 
 export interface SiteServerOptions {
-  store: SiteReader;
+  store: SiteReader & Pick<Store, 'getRevisionByNumber'>;
   config: ServeConfig;
   /** Public address of a site, for redirects after a rename. */
   siteUrl: (name: string) => string;
@@ -32,11 +33,16 @@ export interface SiteServerOptions {
   now?: () => number;
   /** Builds large badged pages in a worker thread (the ingest pool's badge lane). */
   buildBadgedPage?: BadgedPageBuilder;
+  /** Lets visitors into protected sites; without it they are all refused. */
+  gate?: AccessGate;
 }
 
 export interface SiteServer {
-  /** Answers one request for the site `siteName` (already taken from the Host header). */
-  handle(res: HttpResponse, req: HttpRequest, siteName: string): void;
+  /**
+   * Answers one request for the site `siteName` (already taken from the Host header), or for its
+   * revision number `preview` (`<number>--<name>`).
+   */
+  handle(res: HttpResponse, req: HttpRequest, siteName: string, preview?: number): void;
   /** What this thread's caches hold, against their budgets. */
   cacheStats(): SiteCacheStats;
 }
@@ -60,6 +66,17 @@ interface Asked {
   ifNoneMatch: string;
   range: string;
 }
+
+/**
+ * How an answer differs from a public site's live one: previews are `noindex`; answers behind the
+ * access gate are also `private, no-store`.
+ */
+interface Privacy {
+  cacheControl?: string;
+  noindex: true;
+}
+const PREVIEW_PRIVACY: Privacy = { noindex: true };
+const PROTECTED_PRIVACY: Privacy = { cacheControl: PROTECTED_HEADERS['Cache-Control']!, noindex: true };
 
 /** Seconds a visitor is told to wait when a file must come from a bucket that cannot be reached. */
 const BUCKET_RETRY_AFTER_S = '30';
@@ -95,9 +112,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     return choice;
   };
 
-  const answerOf = (target: Target, type: string, varies: boolean, etag: string, encoding: Encoding | undefined): FileAnswer => {
+  const answerOf = (target: Target, type: string, varies: boolean, etag: string, encoding: Encoding | undefined, privacy?: Privacy): FileAnswer => {
     const ok = target.status === 200;
-    return {
+    const answer: FileAnswer = {
       type,
       cacheControl: target.cacheControl,
       varies,
@@ -106,6 +123,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       ...(encoding ? { encoding } : {}),
       ...(target.site ? { site: target.site } : {}),
     };
+    if (privacy === undefined) return answer;
+    return { ...answer, cacheControl: privacy.cacheControl ?? answer.cacheControl, noindex: true };
   };
 
   const writeList = (res: HttpResponse, list: HeaderList): void => {
@@ -126,10 +145,10 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   /** A folder's address without its slash, or a `_redirects` redirect; the request's query goes along. */
-  const sendRedirect = (res: HttpResponse, req: SiteRequest, redirect: NonNullable<Target['redirect']>, head: boolean): void => {
+  const sendRedirect = (res: HttpResponse, req: SiteRequest, redirect: NonNullable<Target['redirect']>, head: boolean, extra: Headers = {}): void => {
     const location = redirect.ownQuery ? redirect.location : withRequestQuery(redirect.location, req.getQuery() ?? '');
-    // Short-lived like HTML: the next deploy may change the rules.
-    sendPage(res, redirect.status as RedirectCode, head, { Location: location, 'Cache-Control': 'public, max-age=60' });
+    // Short-lived like HTML: the next deploy may change the rules. A protected site's stay private.
+    sendPage(res, redirect.status as RedirectCode, head, { Location: location, 'Cache-Control': 'public, max-age=60', ...extra });
   };
 
   /**
@@ -205,13 +224,13 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   /** Body and send for a stored file: a precompressed form or the identity bytes, ranges allowed. */
-  const sendFile = (res: HttpResponse, target: Target, asked: Asked): void => {
+  const sendFile = (res: HttpResponse, target: Target, asked: Asked, privacy?: Privacy): void => {
     const entry = target.entry!;
     const range = target.status === 200 && !target.html ? asked.range : '';
     // A byte range always addresses the identity bytes.
     const encoding = range === '' ? chooseEncoding(asked.acceptEncoding, target.encodings) : undefined;
     const size = encoding ? entry.encodings![encoding]! : entry.size;
-    const answer = answerOf(target, entry.type, target.encodings.length > 0, blobEtag(entry.sha256, encoding), encoding);
+    const answer = answerOf(target, entry.type, target.encodings.length > 0, blobEtag(entry.sha256, encoding), encoding, privacy);
     // Only a body that goes out needs its bytes: a 304 or a HEAD never waits for a download.
     const sendsBody = !asked.head && !(answer.etag !== undefined && asked.ifNoneMatch !== '' && matchesIfNoneMatch(asked.ifNoneMatch, answer.etag));
     const inMemory = size <= config.streamThresholdBytes;
@@ -221,11 +240,11 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   /** Body and send for a page with the badge: its own bytes, ETags and compressed forms. */
-  const sendBadged = (res: HttpResponse, target: Target, entry: FileEntry, page: BadgedPage, asked: Asked): void => {
+  const sendBadged = (res: HttpResponse, target: Target, entry: FileEntry, page: BadgedPage, asked: Asked, privacy?: Privacy): void => {
     const available = ENCODINGS.filter((encoding) => page[encoding] !== undefined);
     const encoding = chooseEncoding(asked.acceptEncoding, available);
     const body = encoding ? page[encoding]! : page.identity;
-    const answer = answerOf(target, entry.type, available.length > 0, body.etag, encoding);
+    const answer = answerOf(target, entry.type, available.length > 0, body.etag, encoding, privacy);
     sendBody(res, target, answer, body, body.bytes.byteLength, { ...asked, range: '' });
   };
 
@@ -251,13 +270,13 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
    * left. A bucket that cannot be reached gets a 503 page; the cached files of this node are
    * served meanwhile all the same.
    */
-  const fetchThenAnswer = (res: HttpResponse, req: SiteRequest, siteName: string, missing: BlobNotLocal, fetches: number): void => {
+  const fetchThenAnswer = (res: HttpResponse, req: SiteRequest, siteName: string, missing: BlobNotLocal, fetches: number, route: Route): void => {
     const copy = copySiteRequest(req);
     const head = copy.getMethod() === 'head';
     trackAbort(res);
     store.blobs.fetch(missing.sha256, missing.encoding).then(
       () => {
-        if (!isAborted(res)) res.cork(() => answer(res, copy, siteName, fetches + 1));
+        if (!isAborted(res)) res.cork(() => answer(res, copy, siteName, fetches + 1, route));
       },
       (err: unknown) => {
         if (isBucketUnavailable(err)) log.warn({ err, site: siteName }, 'serve.bucket_unavailable');
@@ -268,47 +287,88 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     );
   };
 
-  /** Site → target → body → headers → send; `fetches` counts the downloads this request waited for. */
-  const answer = (res: HttpResponse, req: SiteRequest, siteName: string, fetches: number): void => {
+  /**
+   * The slow lane of protected sites and previews: the gate, then the revision a preview address
+   * names. Returns the revision to serve and how the answer differs, or undefined once answered.
+   */
+  const gateStep = (res: HttpResponse, req: SiteRequest, site: SiteRecord & { liveRevision: string }, siteName: string, route: Route, fetches: number) => {
+    const head = req.getMethod() === 'head';
+    if (site.access !== undefined && !route.granted) {
+      const label = route.preview === undefined ? site.name : previewLabel(site.name, route.preview);
+      if (options.gate === undefined) return void sendPage(res, 404, head, PROTECTED_HEADERS, siteName);
+      const proceed = (copy: SiteRequest): void => answer(res, copy, siteName, fetches, { ...route, granted: true });
+      if (!options.gate.admit(res, req, site, label, proceed)) return undefined;
+    }
+    const privacy = site.access !== undefined ? PROTECTED_PRIVACY : PREVIEW_PRIVACY;
+    if (route.preview === undefined) return { revision: site.liveRevision, privacy };
+    const revision = store.getRevisionByNumber(site.id, route.preview);
+    // A revision out of the plan's history reach has no preview, whether it is still stored or not.
+    if (revision === undefined || !isInHistoryReach(site, revision, now())) {
+      return void sendPage(res, 404, head, site.access !== undefined ? PROTECTED_HEADERS : { 'X-Robots-Tag': 'noindex' }, siteName);
+    }
+    return { revision: revision.id, privacy };
+  };
+
+  /** Site → (gate) → target → body → headers → send; `fetches` counts the downloads this request waited for. */
+  const answer = (res: HttpResponse, req: SiteRequest, siteName: string, fetches: number, route: Route): void => {
     const method = req.getMethod();
     const head = method === 'head';
     try {
-      if (method !== 'get' && !head) return sendPage(res, 405, false, { Allow: 'GET, HEAD' });
+      if (method !== 'get' && !head) {
+        // The password form of a protected site is the one thing a site host takes a POST for.
+        if (method === 'post' && req.getUrl() === ACCESS_PATHS.login && options.gate !== undefined) {
+          const live = siteStep(res, req, siteName, false);
+          if (live === undefined) return;
+          if (live.site.access?.mode === 'password')
+            return options.gate.postLogin(res, req, live.site, route.preview === undefined ? live.site.name : previewLabel(live.site.name, route.preview));
+        }
+        return sendPage(res, 405, false, { Allow: 'GET, HEAD' });
+      }
       const live = siteStep(res, req, siteName, head);
       if (live === undefined) return;
       const site = live.site;
-      // The query is read only for a site whose rules test it (a redirect reads it when it is sent).
-      const target = sites.target(live, site.liveRevision, req.getUrl(), live.rules?.redirects?.usesQuery === true ? (req.getQuery() ?? '') : '');
-      if (target.error !== undefined) return sendPage(res, target.error, head);
+      let revision = site.liveRevision;
+      let privacy: Privacy | undefined;
+      // Public sites' live answers pay for this one field check only.
+      if (site.access !== undefined || route.preview !== undefined) {
+        const gated = gateStep(res, req, site, siteName, route, fetches);
+        if (gated === undefined) return;
+        ({ revision, privacy } = gated);
+      }
+      // The query is read only where rules may test it (a redirect reads it when it is sent).
+      const query = revision !== site.liveRevision || live.rules?.redirects?.usesQuery === true ? (req.getQuery() ?? '') : '';
+      const target = sites.target(live, revision, req.getUrl(), query);
+      const privateHeaders: Headers = privacy === undefined ? {} : privacy.cacheControl ? PROTECTED_HEADERS : { 'X-Robots-Tag': 'noindex' };
+      if (target.error !== undefined) return sendPage(res, target.error, head, privacy?.cacheControl ? PROTECTED_HEADERS : {});
       const entry = target.entry;
       if (entry === undefined) {
-        if (target.redirect !== undefined) return sendRedirect(res, req, target.redirect, head);
+        if (target.redirect !== undefined) return sendRedirect(res, req, target.redirect, head, privateHeaders);
         if (target.status === 410) {
           // A page `_redirects` marks as gone, not the site: its own page text.
-          const headers = recordOf(pageHeaders('public, max-age=60', {}, target.site));
+          const headers = recordOf(pageHeaders(privacy?.cacheControl ?? 'public, max-age=60', privateHeaders, target.site));
           return writeResponse(res, 410, headers, statusPage(410, { siteName, pageGone: true }), { head });
         }
-        return sendPage(res, 404, head, {}, siteName, target.site);
+        return sendPage(res, 404, head, privateHeaders, siteName, target.site);
       }
 
       const badged = target.html && hasBadge(site.plan);
       // The prepared path ends responses uWS-style, for the synchronous handler only.
-      if (!head && !badged && fetches === 0 && sendPrepared(res, req, target)) return;
+      if (!head && !badged && fetches === 0 && privacy === undefined && sendPrepared(res, req, target)) return;
       const asked: Asked = {
         head,
         acceptEncoding: req.getHeader('accept-encoding'),
         ifNoneMatch: req.getHeader('if-none-match'),
         range: req.getHeader('range'),
       };
-      if (!badged) return sendFile(res, target, asked);
+      if (!badged) return sendFile(res, target, asked, privacy);
 
       const page = bodies.badged(entry, { siteName: site.name, reportUrl: reportUrl(site.name) });
-      if (!(page instanceof Promise)) return sendBadged(res, target, entry, page, asked);
+      if (!(page instanceof Promise)) return sendBadged(res, target, entry, page, asked, privacy);
       // A large page is being built in a worker: answer when it is ready.
       trackAbort(res);
       page.then(
         (built) => {
-          if (!isAborted(res)) res.cork(() => sendBadged(res, target, entry, built, asked));
+          if (!isAborted(res)) res.cork(() => sendBadged(res, target, entry, built, asked, privacy));
         },
         (err: unknown) => {
           log.error({ err, site: siteName }, 'serve.failed');
@@ -316,13 +376,15 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         },
       );
     } catch (err) {
-      if (err instanceof BlobNotLocal && fetches < MAX_FETCHES) return fetchThenAnswer(res, req, siteName, err, fetches);
+      if (err instanceof BlobNotLocal && fetches < MAX_FETCHES) return fetchThenAnswer(res, req, siteName, err, fetches, route);
       log.error({ err, site: siteName }, 'serve.failed');
       sendPage(res, 500, head);
     }
   };
 
-  const handle = (res: HttpResponse, req: HttpRequest, siteName: string): void => answer(res, req, siteName, 0);
+  const publicRoute: Route = {};
+  const handle = (res: HttpResponse, req: HttpRequest, siteName: string, preview?: number): void =>
+    answer(res, req, siteName, 0, preview === undefined ? publicRoute : { preview });
 
   return {
     handle,
@@ -332,6 +394,12 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
 type RedirectCode = 301 | 302 | 303 | 307 | 308;
 const isRedirect = (status: number): status is RedirectCode => status >= 301 && status <= 308;
+
+/** A preview's revision number, and whether the gate already let this request in (after an await). */
+interface Route {
+  preview?: number;
+  granted?: boolean;
+}
 
 /** What `answer` reads of a request, kept past the handler's return. */
 function copySiteRequest(req: SiteRequest): SiteRequest {

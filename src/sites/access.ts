@@ -32,6 +32,8 @@ const ACTIONS: Readonly<Record<SiteAction, ActionRule>> = {
   rename: { role: 'editor', accountOnly: true, mustBeActive: true },
   delete: { role: 'owner', accountOnly: true },
   manage_members: { role: 'owner', accountOnly: true },
+  promote: { role: 'editor', mustBeActive: true },
+  set_access: { role: 'owner', accountOnly: true, mustBeActive: true },
 };
 
 type ActionRule = { role: Role; accountOnly?: boolean; mustBeActive?: boolean };
@@ -97,6 +99,11 @@ function refusal(caller: Caller, site: SiteRecord, role: Role, action: SiteActio
     const needed = rule.role === 'owner' ? 'an owner' : 'an editor or owner';
     return new ServiceError('forbidden', `Your role on ${site.name} is ${role}; only ${needed} can ${ACTION_WORDS[rule.role]} it this way.`, {
       agentMessage: `Your role on ${site.name} is ${role}. Ask an owner of the site to do this, or to make you ${needed === 'an owner' ? 'an owner' : 'an editor'}.`,
+    });
+  }
+  if (action === 'set_access' && !site.claimed) {
+    return new ServiceError('forbidden', `${site.name} is an unclaimed anonymous site; those stay public.`, {
+      agentMessage: `Claim ${site.name} first with the claim link from the deploy answer (claim_url), then set its access with an API token.`,
     });
   }
   if (rule.mustBeActive && site.state === 'taken_down') {

@@ -26,6 +26,8 @@ export interface DeployRequest {
   baseRevision?: string;
   /** Finishes a digest deploy: the body holds only the contents its manifest listed as missing. */
   manifest?: string;
+  /** `false` (query `publish=false`): store a draft, do not make it live. JSON bodies may say so inside. */
+  publish?: boolean;
 }
 
 /** The request body, spooled to a file the caller deletes afterwards. */
@@ -95,7 +97,8 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         const files = assemble(decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
         const extras = await analyze(files, signal);
         const analyzed = performance.now();
-        const outcome = await publish(decision, files, result.skipped, fields.patch === true, extras);
+        const live = request.publish !== false && fields.publish !== false;
+        const outcome = await publish(decision, files, result.skipped, fields.patch === true, extras, live);
         const ms = (from: number, to: number): number => Math.round(to - from);
         log.info(
           {
@@ -149,7 +152,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         const extras = await analyze(files, signal);
         // A refused upload above leaves the manifest for a corrected one; from here it is spent.
         await manifests.take(id);
-        const outcome = await publish(decision, files, record.skipped, false, extras);
+        const outcome = await publish(decision, files, record.skipped, false, extras, request.publish !== false);
         log.info(
           { revision: outcome.revisionId, uploaded: uploaded.files.length, files: files.size, ms: Math.round(performance.now() - started) },
           'deploy.digest',
@@ -308,8 +311,20 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       );
   }
 
-  /** Commits the revision (creating the site when asked). */
-  async function publish(decision: Decision, files: Map<string, FileEntry>, skipped: string[], patch: boolean, extras: RevisionExtras): Promise<DeployOutcome> {
+  /** Commits the revision (creating the site when asked); `live: false` stores a draft. */
+  async function publish(
+    decision: Decision,
+    files: Map<string, FileEntry>,
+    skipped: string[],
+    patch: boolean,
+    extras: RevisionExtras,
+    live = true,
+  ): Promise<DeployOutcome> {
+    if (!live && decision.mode === 'create') {
+      throw new ServiceError('bad_request', 'A draft (publish: false) is a new revision of an existing site; a new site is published live.', {
+        agentMessage: 'Deploy the first version without publish=false (it goes live), then send drafts with "site", "base_revision" and publish=false.',
+      });
+    }
     const checked = warningsView(extras);
     const note = skippedNote(skipped) + warningsNote(extras);
     // With a blob bucket, every blob the revision references is in it before the commit.
@@ -322,6 +337,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         kind: patch ? 'patch' : 'deploy',
         createdBy: decision.createdBy,
         extras,
+        ...(live ? {} : { publish: false }),
       });
       if (!result.ok) {
         if (result.reason === 'conflict') throw conflict(store.getSite(decision.site.name) ?? decision.site);
@@ -329,12 +345,15 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       }
       log.info({ site: result.site.name, revision: result.revision.id, files: files.size, kind: result.revision.kind }, 'deploy.published');
       const url = siteUrl(config.publicUrls, result.site.name);
+      const revision = deployRevisionView(result.revision, result.site, config.publicUrls);
       const view: DeployView = {
         site: deploySiteView(result.site, config.publicUrls),
-        revision: deployRevisionView(result.revision),
+        revision,
         skipped,
         ...checked,
-        agent_message: `Published revision ${result.revision.number} of ${url} (${files.size} ${files.size === 1 ? 'file' : 'files'}).${note}`,
+        agent_message: live
+          ? `Published revision ${result.revision.number} of ${url} (${files.size} ${files.size === 1 ? 'file' : 'files'}).${note}`
+          : `Stored draft revision ${result.revision.number} of ${url} (${files.size} ${files.size === 1 ? 'file' : 'files'}); it is not live. Check it at ${revision.preview_url} , then make it live with POST /v1/sites/${result.site.name}/promote {"revision": "${result.revision.id}", "base_revision": "${result.site.liveRevision}"}.${note}`,
       };
       return { view, revisionId: result.revision.id };
     }
@@ -372,7 +391,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       if (!result.ok) continue; // `name_taken`: another deploy took the name
       log.info({ site: name, revision: result.revision.id, files: files.size, anonymous }, 'deploy.created');
       const url = siteUrl(config.publicUrls, name);
-      const base = { site: deploySiteView(result.site, config.publicUrls), revision: deployRevisionView(result.revision) };
+      const base = { site: deploySiteView(result.site, config.publicUrls), revision: deployRevisionView(result.revision, result.site, config.publicUrls) };
       if (anonymous) {
         const claimUrl = `${config.publicUrls.app}/claim/${claimToken}`;
         const view: DeployView = {

@@ -15,6 +15,7 @@ import { oauthOperations, type OAuthOperations } from './oauth.js';
 import { peopleOperations, type PeopleOperations } from './people.js';
 import { reportOperations, type ReportOperations } from './reports.js';
 import { revisionOperations, type RevisionOperations } from './revisions.js';
+import { accessOperations, type AccessOperations } from './site-access.js';
 import { siteOperations, type SiteOperations } from './sites.js';
 import { tokenOperations, type TokenOperations } from './tokens.js';
 
@@ -24,6 +25,8 @@ export interface Operations {
   sites: SiteOperations;
   files: FileOperations;
   revisions: RevisionOperations;
+  /** Who may see a site, and the members-only hop. */
+  access: AccessOperations;
   members: MemberOperations;
   claims: ClaimOperations;
   tokens: TokenOperations;
@@ -45,6 +48,7 @@ export function createOperations(deps: OperationsDeps): Operations {
     sites: siteOperations(deps),
     files: fileOperations(deps),
     revisions: revisionOperations(deps),
+    access: accessOperations(deps),
     members: memberOperations(deps),
     claims: claimOperations(deps),
     tokens,
@@ -65,7 +69,8 @@ export { MANIFEST_LIFETIME_MS } from './manifest.js';
 export type { ClaimPoll, DeletionRequest, RenameResult, SiteList } from './sites.js';
 export type { ApprovalView } from './shapes.js';
 export type { FileList, LiveFile } from './files.js';
-export type { LinkWarnings, RevisionList, RollbackResult } from './revisions.js';
+export type { LinkWarnings, PromoteResult, RevisionList, RollbackResult } from './revisions.js';
+export { ACCESS_MODES, modeOf, type AccessMode, type AccessTicket } from './site-access.js';
 export type { InvitePreview, InviteResult, MemberList, RemovalResult } from './members.js';
 export type { ClaimPreview, ClaimResultView } from './claims.js';
 export { newApiToken, type TokenView } from './tokens.js';

@@ -1,25 +1,28 @@
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { PLAN_LIMITS } from '../rules/index.js';
+import { isInHistoryReach, PLAN_LIMITS } from '../rules/index.js';
 import type { FileEntry, RevisionRecord, SiteRecord } from '../store/index.js';
 import { permissionsOf, resolveSite } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { compactEntry } from './limits.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
-import type { RevisionListView, RollbackView } from './shapes.js';
+import type { PromoteView, RevisionListView, RollbackView } from './shapes.js';
 import { revisionView, siteView, warningsView } from './views.js';
 import { anonymousRollbackAdvice, reachWords } from './history-words.js';
 
 export type RevisionList = RevisionListView;
 
 export type RollbackResult = RollbackView;
+export type PromoteResult = PromoteView;
 
 export interface RevisionOperations {
   list(caller: Caller, name: string, page?: PageRequest): RevisionList;
   rollback(caller: Caller, name: string, revisionId: unknown): Promise<RollbackResult>;
   /** The link check of the live revision, as its deploy answered it. */
   liveWarnings(caller: Caller, name: string): LinkWarnings;
+  /** Makes a stored revision (a draft, or an earlier one in reach) live as it is, guarded by `base_revision`. */
+  promote(caller: Caller, name: string, revisionId: unknown, baseRevision: unknown): Promise<PromoteResult>;
 }
 
 export type LinkWarnings = ReturnType<typeof warningsView>;
@@ -33,12 +36,7 @@ export type LinkWarnings = ReturnType<typeof warningsView>;
 export function revisionOperations(deps: OperationsDeps): RevisionOperations {
   const { store, config, log } = deps;
 
-  function inReach(site: SiteRecord, revision: RevisionRecord, now: number): boolean {
-    if (revision.siteId !== site.id) return false;
-    if (revision.id === site.liveRevision) return true;
-    const reach = PLAN_LIMITS[site.plan].historyReachMs;
-    return reach > 0 && revision.createdAt >= now - reach;
-  }
+  const inReach = (site: SiteRecord, revision: RevisionRecord, now: number): boolean => isInHistoryReach(site, revision, now);
 
   return {
     liveWarnings(caller, name) {
@@ -54,12 +52,15 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
       const revisions: RevisionRecord[] = [];
       let cursor = before === undefined ? undefined : Number(before);
       let more = false;
-      // Newest first. The live revision is the newest (deploys and rollbacks both make their
-      // revision live), so the first other revision past the reach ends the listing.
+      // Newest first. Numbers grow with time, so below the live revision the first one past the
+      // reach ends the listing; above it (drafts) one past the reach is only left out.
       scan: while (true) {
         const found = store.listRevisions(site.id, { before: cursor, limit: limit + 1 });
         for (const revision of found.revisions) {
-          if (!inReach(site, revision, now)) break scan;
+          if (!inReach(site, revision, now)) {
+            if (revision.number > site.liveNumber) continue;
+            break scan;
+          }
           if (revisions.length === limit) {
             more = true;
             break scan;
@@ -70,7 +71,10 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
         cursor = found.nextBefore;
       }
       const last = revisions.at(-1);
-      return { revisions: revisions.map(revisionView), next_cursor: more && last ? encodeCursor(last.number) : null };
+      return {
+        revisions: revisions.map((revision) => revisionView(revision, site, config.publicUrls)),
+        next_cursor: more && last ? encodeCursor(last.number) : null,
+      };
     },
 
     async rollback(caller, name, wanted) {
@@ -114,8 +118,41 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
       log.info({ site: site.name, revision: result.revision.id, rollbackOf: target.id }, 'site.rolled_back');
       return {
         site: siteView(result.site, role, permissionsOf(caller, result.site, role), result.revision, config.publicUrls),
-        revision: revisionView(result.revision),
+        revision: revisionView(result.revision, result.site, config.publicUrls),
         agent_message: `${siteUrl(config.publicUrls, site.name)} now serves the content of revision ${target.number}, published as revision ${result.revision.number}.`,
+      };
+    },
+
+    async promote(caller, name, wanted, base) {
+      const now = deps.now();
+      const { site, role } = resolveSite(store, caller, name, 'promote', now);
+      if (typeof wanted !== 'string' || wanted === '' || typeof base !== 'string' || base === '') {
+        throw new ServiceError('bad_request', 'The body needs "revision" (the revision to make live) and "base_revision" (the live revision id).', {
+          agentMessage: `Send {"revision": "<id>", "base_revision": "<live revision id>"}; GET /v1/sites/${site.name}/revisions lists both (the live one has "live": true).`,
+        });
+      }
+      const target = store.getRevision(wanted);
+      if (target === undefined || !inReach(site, target, now)) {
+        throw new ServiceError('not_found', `${site.name} has no revision ${wanted} within its history reach.`, {
+          agentMessage: `Pick a revision id from GET /v1/sites/${site.name}/revisions; older revisions are beyond this plan's history reach.`,
+        });
+      }
+      const result = await store.promoteRevision(site.id, target.id, base);
+      if (!result.ok) {
+        if (result.reason === 'conflict') {
+          throw new ServiceError('conflict', `The live revision of ${site.name} is not ${base}; nothing was changed.`, {
+            agentMessage: `${site.name} changed since you looked${result.liveRevision ? ` (live now: ${result.liveRevision})` : ''}. Check GET /v1/sites/${site.name}/revisions, then promote again with the current live revision as "base_revision" if it is still wanted.`,
+            details: result.liveRevision ? { live_revision: result.liveRevision } : undefined,
+          });
+        }
+        if (result.reason === 'no_revision') throw new ServiceError('not_found', `${site.name} has no revision ${wanted}.`);
+        throw new ServiceError('not_found', `There is no site named ${site.name}.`);
+      }
+      log.info({ site: site.name, revision: result.revision.id, number: result.revision.number }, 'site.promoted');
+      return {
+        site: siteView(result.site, role, permissionsOf(caller, result.site, role), result.revision, config.publicUrls),
+        revision: revisionView(result.revision, result.site, config.publicUrls),
+        agent_message: `${siteUrl(config.publicUrls, site.name)} now serves revision ${result.revision.number}.`,
       };
     },
   };

@@ -34,12 +34,17 @@ const deploySiteProperties = {
 
 export const RevisionRef = object(revisionRefProperties);
 export const DeploySite = object(deploySiteProperties, ['name', 'url', 'claimed']);
-export const DeployRevision = object({
-  id: revisionRefProperties.id,
-  number: revisionRefProperties.number,
-  files: int('File count.'),
-  bytes: int('Total size in bytes.'),
-});
+export const DeployRevision = object(
+  {
+    id: revisionRefProperties.id,
+    number: revisionRefProperties.number,
+    files: int('File count.'),
+    bytes: int('Total size in bytes.'),
+    live: constant(false, 'Only on a draft (`publish: false`): stored, not live.'),
+    preview_url: str("Only on a draft: the revision's own read-only address, `<number>--<name>` under the site domain.", { format: 'uri' }),
+  },
+  ['id', 'number', 'files', 'bytes'],
+);
 
 export const Site = object(
   {
@@ -114,12 +119,23 @@ export const Revision = object(
     bytes: int('Total size in bytes.'),
     kind: enumOf(['deploy', 'patch', 'rollback']),
     rollback_of: revisionId('For a rollback: the revision whose files it restored.'),
+    live: bool('Whether this is the live revision.'),
+    draft: bool('Stored with `publish: false` and not promoted since.'),
+    preview_url: str("The revision's own read-only address, `<number>--<name>` under the site domain.", { format: 'uri' }),
   },
-  ['id', 'number', 'created_at', 'created_by', 'files', 'bytes', 'kind'],
+  ['id', 'number', 'created_at', 'created_by', 'files', 'bytes', 'kind', 'live', 'draft', 'preview_url'],
 );
 
 export const RevisionList = object({ revisions: arrayOf(Revision), next_cursor: nextCursor });
 export const RollbackResult = object({ site: Site, revision: Revision, agent_message: str() });
+export const PromoteResult = object({ site: Site, revision: Revision, agent_message: str() });
+export const SiteAccess = object(
+  {
+    access: object({ mode: enumOf(['public', 'password', 'members'], 'Who may see the site and its previews.') }),
+    agent_message: str(),
+  },
+  ['access'],
+);
 export const RenameResult = object({ site: Site, previous_name: str(), agent_message: str() });
 
 export const DeletionRequest = object({
@@ -205,6 +221,7 @@ export const JsonDeploy = object(
     site: siteInBody,
     base_revision: baseInBody,
     patch: bool('true: files holds only changed files; everything else of base_revision is kept.'),
+    publish: bool('false: store the revision as a draft with a preview address; it goes live only when promoted.'),
     deleted: arrayOf(str(), 'With patch: paths to remove.'),
   },
   ['files'],
@@ -238,6 +255,8 @@ export const SHAPES = {
   Revision,
   RevisionList,
   RollbackResult,
+  PromoteResult,
+  SiteAccess,
   RenameResult,
   DeletionRequest,
   Approval,
@@ -264,6 +283,8 @@ export type ClaimPollView = JsonOf<typeof ClaimPoll>;
 export type FileListView = JsonOf<typeof FileList>;
 export type RevisionListView = JsonOf<typeof RevisionList>;
 export type RollbackView = JsonOf<typeof RollbackResult>;
+export type PromoteView = JsonOf<typeof PromoteResult>;
+export type SiteAccessView = JsonOf<typeof SiteAccess>;
 export type RenameView = JsonOf<typeof RenameResult>;
 export type DeletionView = JsonOf<typeof DeletionRequest>;
 export type ApprovalView = JsonOf<typeof Approval>;

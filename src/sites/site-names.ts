@@ -266,6 +266,8 @@ export function renameProblem(name: string): string | undefined {
   if (name.startsWith('-') || name.endsWith('-')) return 'A site name cannot start or end with a hyphen.';
   // `ab--…` is the DNS form of internationalised names (xn--…); such labels would not mean what they look like.
   if (name.slice(2, 4) === '--') return 'A site name cannot have hyphens in its third and fourth characters.';
+  // `<number>--<name>` is a revision's preview address (rules/preview-host.ts).
+  if (name.includes('--')) return 'A site name cannot contain two hyphens in a row (`--` separates a revision number from the name in preview addresses).';
   if (isRandomNameForm(name)) return 'Names of the form word-word-NNNN are kept for generated names.';
   if (RESERVED_NAMES.has(name)) return `${name} is reserved.`;
   return undefined;

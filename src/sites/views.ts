@@ -1,5 +1,5 @@
 import { siteUrl, type PublicUrls } from '../config.js';
-import { hasBadge, type LinkWarning, type RevisionExtras, type SiteAction } from '../rules/index.js';
+import { hasBadge, previewLabel, type LinkWarning, type RevisionExtras, type SiteAction } from '../rules/index.js';
 import type { RevisionRecord, Role, SiteRecord } from '../store/index.js';
 import type { DeploySiteView, DeployView, RevisionRefView, RevisionView, SiteView } from './shapes.js';
 
@@ -13,8 +13,16 @@ export function deploySiteView(site: SiteRecord, urls: PublicUrls): DeploySiteVi
   return view;
 }
 
-export function deployRevisionView(revision: RevisionRecord): DeployView['revision'] {
-  return { id: revision.id, number: revision.number, files: revision.files, bytes: revision.bytes };
+export function deployRevisionView(revision: RevisionRecord, site: SiteRecord, urls: PublicUrls): DeployView['revision'] {
+  const view: DeployView['revision'] = { id: revision.id, number: revision.number, files: revision.files, bytes: revision.bytes };
+  // Live deploys answer as they always did; a draft says so and where to look at it.
+  if (site.liveRevision !== revision.id) Object.assign(view, { live: false, preview_url: previewUrl(urls, site.name, revision.number) });
+  return view;
+}
+
+/** The read-only address of one revision (rules/preview-host.ts). */
+export function previewUrl(urls: PublicUrls, name: string, number: number): string {
+  return siteUrl(urls, previewLabel(name, number));
 }
 
 export function siteView(site: SiteRecord, role: Role, permissions: SiteAction[], live: RevisionRecord | undefined, urls: PublicUrls): SiteView {
@@ -33,10 +41,17 @@ export function revisionRef(revision: RevisionRecord): RevisionRefView {
 }
 
 /** A revision in listings and rollback answers. */
-export function revisionView(revision: RevisionRecord): RevisionView {
-  const view: RevisionView = { ...revisionRef(revision), files: revision.files, bytes: revision.bytes, kind: revision.kind };
-  if (revision.rollbackOf !== undefined) view.rollback_of = revision.rollbackOf;
-  return view;
+export function revisionView(revision: RevisionRecord, site: SiteRecord, urls: PublicUrls): RevisionView {
+  return {
+    ...revisionRef(revision),
+    files: revision.files,
+    bytes: revision.bytes,
+    kind: revision.kind,
+    ...(revision.rollbackOf !== undefined ? { rollback_of: revision.rollbackOf } : {}),
+    live: site.liveRevision === revision.id,
+    draft: revision.draft === true,
+    preview_url: previewUrl(urls, site.name, revision.number),
+  };
 }
 
 /** The link check's answer in a deploy's view: the first warnings, and how many there were. */

@@ -52,8 +52,10 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
       rollbackOf: input.rollbackOf,
       files: rows.length,
       bytes,
+      draft: input.publish === false ? true : undefined,
     });
-    const updated: SiteRecord = { ...site, liveRevision: revisionId, liveNumber: number, lastNumber: number };
+    const updated: SiteRecord =
+      input.publish === false ? { ...site, lastNumber: number } : { ...site, liveRevision: revisionId, liveNumber: number, lastNumber: number };
 
     if (input.create) {
       void dbs.names.put(site.name, site.id);

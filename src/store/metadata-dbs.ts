@@ -1,6 +1,7 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { guardCommitFailures } from './commit-failure.js';
 import type {
+  AccessTicketRecord,
   AccountRecord,
   AuthorizationCodeRecord,
   Confirmation,
@@ -92,6 +93,8 @@ export interface MetadataDbs {
   domains: Database<DomainRecord, string>;
   /** `[siteId, domain]` → 1; one range scan lists a site's domains. */
   siteDomains: Database<number, SiteDomainKey>;
+  /** sha256 of a members-only access ticket → the ticket (used once). */
+  accessTickets: Database<AccessTicketRecord, string>;
   /** In a cluster: the last change applied from PostgreSQL, and which cluster this replica follows. */
   replicaState: Database<number | string, string>;
 }
@@ -146,6 +149,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     accountGrants: env.openDB<number, AccountGrantKey>('accountGrants', {}),
     domains: env.openDB<DomainRecord, string>('domains', {}),
     siteDomains: env.openDB<number, SiteDomainKey>('siteDomains', {}),
+    accessTickets: env.openDB<AccessTicketRecord, string>('accessTickets', {}),
     replicaState: env.openDB<number | string, string>('replicaState', {}),
   };
 }

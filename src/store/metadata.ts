@@ -8,6 +8,7 @@ import { membershipOps } from './memberships.js';
 import { pruneRevisions } from './prune.js';
 import { oauthOps } from './oauth.js';
 import { peopleOps } from './sessions.js';
+import { siteAccessOps } from './site-access.js';
 import { isRunning } from './processes.js';
 import { isRecordsUnavailable } from '../errors.js';
 import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
@@ -222,6 +223,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     ...peopleOps(dbs, now),
     ...oauthOps(dbs, now),
     ...domainOps(dbs, now, announce),
+    ...siteAccessOps(dbs, now, announce),
     getSite,
     getSiteById: (id) => dbs.sites.get(id),
     getRevision(revisionId) {
@@ -406,6 +408,7 @@ function pruneExpired(dbs: MetadataDbs, at: number): Promise<number> {
     drop(dbs.manifests);
     drop(dbs.sessions);
     drop(dbs.signIns, 24 * 3600_000);
+    drop(dbs.accessTickets);
     return removed;
   });
 }

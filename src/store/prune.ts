@@ -12,8 +12,8 @@ export async function pruneRevisions(dbs: MetadataDbs, siteId: string, before: n
   const range = prefixRange(siteId);
   if (!range) return 0;
   const live = dbs.sites.get(siteId)?.liveRevision;
-  // The live pointer only ever moves to a newer revision (a rollback makes a new one), so a
-  // revision that is not live now never becomes live again; `dropRevision` re-checks anyway.
+  // Only a revision within reach can be made live again (promote), and callers prune only past
+  // it; `dropRevision` re-checks the live pointer in the transaction that hides a revision.
   const doomed = Array.from(dbs.revisions.getRange({ ...range, snapshot: false }), ({ value }) => value).filter(
     (revision) => revision.createdAt < before && revision.id !== live,
   );

@@ -52,6 +52,7 @@ export const REPLICATED_DBS = [
   'accountGrants',
   'domains',
   'siteDomains',
+  'accessTickets',
 ] as const satisfies readonly (keyof MetadataDbs)[];
 
 export type ReplicatedDb = (typeof REPLICATED_DBS)[number];

@@ -12,6 +12,7 @@ import type { MembershipRecords } from './memberships.js';
 import type { SiteRecords } from './metadata.js';
 import type { OAuthRecords } from './oauth.js';
 import type { PeopleRecords } from './sessions.js';
+import type { SiteAccessRecords } from './site-access.js';
 
 export type { Plan, RevisionExtras, Role };
 
@@ -42,6 +43,26 @@ export interface SiteRecord {
   stateChangedAt?: number;
   /** When a custom domain of the site was last added, removed or changed status (see domains.ts). */
   domainsChangedAt?: number;
+  /** Who may see the site; absent means public (serving checks this one field). */
+  access?: SiteAccessRecord;
+}
+
+/** A protected site's access rule (see site-access.ts). */
+export interface SiteAccessRecord {
+  mode: 'password' | 'members';
+  /** scrypt of the password: `scrypt$<N>$<r>$<p>$<salt b64url>$<hash b64url>`; password mode only. */
+  passwordHash?: string;
+  /** When the rule was last set: access granted before it (cookies) no longer counts. */
+  since: number;
+}
+
+/** A single-use ticket that carries a signed-in member from the app to a members-only site host. */
+export interface AccessTicketRecord {
+  siteId: string;
+  accountId: string;
+  /** The site host label it was made for (`<name>` or `<number>--<name>`). */
+  host: string;
+  expiresAt: number;
 }
 
 export type Encoding = 'br' | 'gzip';
@@ -73,6 +94,8 @@ export interface RevisionRecord {
   rollbackOf?: string;
   files: number;
   bytes: number;
+  /** Stored with `publish: false` and not made live since. */
+  draft?: boolean;
 }
 
 /** Fields for a site created in the same transaction as its first revision. */
@@ -108,6 +131,8 @@ export interface CommitInput {
   rollbackOf?: string;
   /** What the deploy compiled and found besides the files (`_redirects`, `_headers`, link warnings). */
   extras?: RevisionExtras;
+  /** `false`: store the revision as a draft and leave the live revision as it is. */
+  publish?: boolean;
 }
 
 export type CommitResult =
@@ -269,7 +294,7 @@ export interface BucketOptions {
  * The whole store, one record family per module (each family's contract sits next to its
  * implementation). Areas that need less ask for less: serving takes serve's `SiteReader`.
  */
-export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords & DomainRecords;
+export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords & DomainRecords & SiteAccessRecords;
 
 /** A custom domain attached to a site (keyed by the domain: one site at a time). */
 export interface DomainRecord {

@@ -185,7 +185,39 @@ describe('plinth sites, revisions and rollback', () => {
     expect((await run(['deploy', dir], { PLINTH_TOKEN: token })).status).toBe(0);
   });
 
+  it('stores a draft with --draft, shows its preview, and promotes it; a stale folder is refused', async () => {
+    const { token } = await accountWithToken(server.store, 'builder');
+    const dir = tempDir('plinth-cli-');
+    writeTree(dir, { 'index.html': '<h1>live</h1>' });
+    expect((await run(['deploy', dir], { PLINTH_TOKEN: token })).status).toBe(0);
+    const before = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string; revision: string };
+    writeTree(dir, { 'index.html': '<h1>draft</h1>' });
+    const draft = await run(['deploy', '--draft', dir], { PLINTH_TOKEN: token });
+    expect(draft.status).toBe(0);
+    expect(draft.stdout).toContain(`Stored draft revision 2 (not live): http://2--${before.site}.sites.localhost`);
+    expect(draft.stdout).toContain('plinth promote 2');
+    // The folder's base stays the live revision.
+    expect(JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')).revision).toBe(before.revision);
+    expect((await request({ port: server.port, host: `${before.site}.sites.localhost` })).text).toContain('live');
+    expect((await request({ port: server.port, host: `2--${before.site}.sites.localhost` })).text).toContain('draft');
+    const listed = await run(['revisions', dir], { PLINTH_TOKEN: token });
+    expect(listed.stdout).toMatch(/^2 +rev_\S+ +deploy +draft /m);
+    expect(listed.stdout).toMatch(/^1\* +rev_\S+ +deploy +live /m);
+
+    const promoted = await run(['promote', '2', dir], { PLINTH_TOKEN: token });
+    expect(promoted.status).toBe(0);
+    expect(promoted.stdout).toContain('Promoted: revision 2 is live');
+    expect((await request({ port: server.port, host: `${before.site}.sites.localhost` })).text).toContain('draft');
+
+    // A folder whose live revision is stale cannot promote over someone else's publish.
+    writeFileSync(join(dir, '.service.json'), JSON.stringify({ ...before }));
+    const stale = await run(['promote', '1', dir], { PLINTH_TOKEN: token });
+    expect(stale.status).toBe(1);
+    expect(stale.stderr).toContain('409');
+  });
+
   it.each([
+    [['promote'], 2],
     [['rollback'], 2],
     [['sites'], 2],
     [['deploy', 'a', 'b'], 2],

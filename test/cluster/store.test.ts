@@ -145,6 +145,33 @@ describe('records in PostgreSQL', () => {
     expect(taken.filter(Boolean)).toHaveLength(1);
   });
 
+  it('uses a members-only access ticket once, cluster-wide, and every node sees a site made private', async () => {
+    const a = await node();
+    const b = await node();
+    await a.createAccessTicket('ticket-hash', { siteId: 'site_x', accountId: 'acct_x', host: 'x', expiresAt: Date.now() + 60_000 });
+    await b.cluster!.catchUp();
+    const used = await Promise.all([
+      a.useAccessTicket('ticket-hash'),
+      b.useAccessTicket('ticket-hash'),
+      a.useAccessTicket('ticket-hash'),
+      b.useAccessTicket('ticket-hash'),
+    ]);
+    expect(used.filter((ticket) => ticket !== undefined)).toHaveLength(1);
+
+    const site = await a.commitRevision({
+      site: 'private-cluster',
+      create: { name: 'private-cluster', plan: 'builder', claimed: true },
+      baseRevision: null,
+      files: new Map(),
+      kind: 'deploy',
+      createdBy: 'admin',
+    });
+    if (!site.ok) throw new Error('commit failed');
+    await a.setSiteAccess(site.site.id, { mode: 'members', since: Date.now() });
+    await b.cluster!.catchUp();
+    expect(b.getSite('private-cluster')?.access?.mode).toBe('members');
+  });
+
   it('counts rate caps across nodes', async () => {
     const a = await node();
     const b = await node();

@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
+import { request } from '../helpers/http.js';
 import { connectClient, structured, textOf } from './mcp-helpers.js';
 
 /**
@@ -40,6 +41,7 @@ describe('tool listing', () => {
       [
         'delete_site',
         'deploy_site',
+        'get_access',
         'get_account',
         'get_site',
         'invite_member',
@@ -47,6 +49,7 @@ describe('tool listing', () => {
         'list_members',
         'list_revisions',
         'list_sites',
+        'promote_site',
         'read_file',
         'remove_member',
         'rename_site',
@@ -55,6 +58,7 @@ describe('tool listing', () => {
         'add_domain',
         'verify_domain',
         'remove_domain',
+        'set_access',
       ].sort(),
     );
     for (const tool of tools) {
@@ -323,6 +327,48 @@ describe('sites through MCP', () => {
     } finally {
       await viewerClient.close();
     }
+  });
+});
+
+describe('drafts and access through MCP', () => {
+  it('stores a draft, shows its preview, promotes it, and protects the site', async () => {
+    const created = structured<{ site: { name: string }; revision: { id: string } }>(
+      await deploy({ files: [{ path: 'index.html', content: page('Live one') }] }),
+    );
+    const name = created.site.name;
+    const draft = structured<{ revision: { id: string; number: number; live: boolean; preview_url: string }; agent_message: string }>(
+      await deploy({ site: name, base_revision: created.revision.id, publish: false, files: [{ path: 'index.html', content: page('Draft two') }] }),
+    );
+    expect(draft.revision).toMatchObject({ number: 2, live: false, preview_url: `http://2--${name}.sites.localhost:${server.port}` });
+    expect(draft.agent_message).toContain('promote');
+    const visit = (label: string, headers: Record<string, string> = {}) =>
+      request({ port: server.port, host: `${label}.sites.localhost:${server.port}`, headers });
+    expect((await visit(name)).text).toContain('Live one');
+    expect((await visit(`2--${name}`)).text).toContain('Draft two');
+
+    const listed = structured<{ revisions: Array<{ number: number; live: boolean; draft: boolean }> }>(
+      await client.callTool({ name: 'list_revisions', arguments: { site: name } }),
+    );
+    expect(listed.revisions.map((r) => [r.number, r.live, r.draft])).toEqual([
+      [2, false, true],
+      [1, true, false],
+    ]);
+    const stale = await client.callTool({ name: 'promote_site', arguments: { site: name, revision: draft.revision.id, base_revision: draft.revision.id } });
+    expect(stale.isError).toBe(true);
+    expect(textOf(stale)).toMatch(/^conflict: /);
+    const promoted = structured<{ revision: { number: number; live: boolean } }>(
+      await client.callTool({ name: 'promote_site', arguments: { site: name, revision: draft.revision.id, base_revision: created.revision.id } }),
+    );
+    expect(promoted.revision).toMatchObject({ number: 2, live: true });
+    expect((await visit(name)).text).toContain('Draft two');
+
+    expect(structured(await client.callTool({ name: 'get_access', arguments: { site: name } }))).toEqual({ access: { mode: 'public' } });
+    const set = structured<{ access: { mode: string } }>(await client.callTool({ name: 'set_access', arguments: { site: name, mode: 'members' } }));
+    expect(set.access.mode).toBe('members');
+    expect((await visit(name)).status).toBe(401);
+    expect((await visit(name, { authorization: `Bearer ${owner.token}` })).text).toContain('Draft two');
+    const short = await client.callTool({ name: 'set_access', arguments: { site: name, mode: 'password', password: 'short' } });
+    expect(short.isError).toBe(true);
   });
 });
 

@@ -127,7 +127,10 @@ interface Call {
 /** What the store says about the sites of a row, compared before and after. */
 interface Snapshot {
   count: number;
-  sites: Record<string, { name: string; state: string; claimed: boolean; live: string | undefined; members: string[]; invites: string[]; domains: string[] }>;
+  sites: Record<
+    string,
+    { name: string; state: string; claimed: boolean; live: string | undefined; access: string; members: string[]; invites: string[]; domains: string[] }
+  >;
   approval: string | undefined;
 }
 
@@ -260,6 +263,24 @@ const OPERATIONS: Record<string, Operation> = {
     call: (w) => ({ method: 'POST', path: `/v1/sites/${w.site.name}/rollback`, json: { revision: w.site.revision } }),
     statuses: [401, 201, 404, 403, 410, 404, 403, 201, 201],
     effect: published,
+  },
+  'POST /v1/sites/:name/promote': {
+    // The live revision onto itself: allowed callers change nothing, refused ones are refused first.
+    call: (w) => ({ method: 'POST', path: `/v1/sites/${w.site.name}/promote`, json: { revision: w.site.revision, base_revision: w.site.revision } }),
+    statuses: [401, 200, 404, 403, 410, 404, 403, 200, 200],
+    check: (body, w) => expect(body.revision.id).toBe(w.site.revision),
+  },
+  'GET /v1/sites/:name/access': {
+    call: (w) => ({ path: `/v1/sites/${w.site.name}/access` }),
+    statuses: [401, 200, 404, 403, 410, 404, 200, 200, 200],
+    check: (body) => expect(body).toEqual({ access: { mode: 'public' } }),
+  },
+  'PUT /v1/sites/:name/access': {
+    call: (w) => ({ method: 'PUT', path: `/v1/sites/${w.site.name}/access`, json: { mode: 'members' } }),
+    statuses: [401, 403, 404, 403, 410, 404, 403, 403, 200],
+    effect: (s, _body, w) => {
+      s.sites[w.site.id]!.access = 'members';
+    },
   },
   'POST /v1/sites/:name/rename': {
     call: (w) => ({ method: 'POST', path: `/v1/sites/${w.site.name}/rename`, json: { name: unique('renamed-') } }),
@@ -404,6 +425,7 @@ function snapshot(w: World): Snapshot {
       state: site.state,
       claimed: site.claimed,
       live: site.liveRevision,
+      access: site.access?.mode ?? 'public',
       members: store
         .listMembers(id)
         .map((m) => `${m.email} ${m.role}`)
@@ -622,6 +644,9 @@ const TOOLS: ReadonlyArray<[tool: string, args: (w: World) => Record<string, unk
   ['read_file', (w) => ({ site: w.site.name, path: 'index.html' }), 'GET /v1/sites/:name/files/<path>'],
   ['list_revisions', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/revisions'],
   ['rollback_site', (w) => ({ site: w.site.name, revision: w.site.revision }), 'POST /v1/sites/:name/rollback'],
+  ['promote_site', (w) => ({ site: w.site.name, revision: w.site.revision, base_revision: w.site.revision }), 'POST /v1/sites/:name/promote'],
+  ['get_access', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/access'],
+  ['set_access', (w) => ({ site: w.site.name, mode: 'members' }), 'PUT /v1/sites/:name/access'],
   ['rename_site', (w) => ({ site: w.site.name, name: unique('renamed-') }), 'POST /v1/sites/:name/rename'],
   ['delete_site', (w) => ({ site: w.site.name }), 'DELETE /v1/sites/:name'],
   ['list_members', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/members'],
@@ -704,7 +729,7 @@ describe('MCP: every credential × every tool', () => {
 
 const SITE_OPERATIONS = Object.keys(OPERATIONS).filter((name) => !/create|^GET \/v1\/sites$|\/v1\/me|approvals/.test(name));
 // A site taken down for abuse cannot get a custom domain either.
-const FROZEN = /deploy|rollback|rename|^POST \/v1\/sites\/:name\/domains$/;
+const FROZEN = /deploy|rollback|rename|promote|PUT|^POST \/v1\/sites\/:name\/domains$/;
 const STATE_CALLERS: ReadonlyArray<[kind: string, answer: Column, headers: (w: World) => Headers, target: Target]> = [
   ['its site token', 'site token', (w) => bearer(w.siteToken!), 'own'],
   ['a non-member', 'non-member', () => bearer(outsider.token), 'team'],

@@ -141,8 +141,11 @@ describe("the TLS terminator's question", () => {
     expect(await asks(`${site.name}.sites.localhost`)).toBe(200);
     expect(await asks(active)).toBe(200);
     expect(await asks(active.toUpperCase() + '.')).toBe(200);
+    // A revision's preview address is the site's too.
+    expect(await asks(`2--${site.name}.sites.localhost`)).toBe(200);
     for (const refused of [
       pending,
+      `2--unknown-${site.name}.sites.localhost`,
       `unknown-${site.name}.sites.localhost`,
       'sites.localhost',
       'api.localhost',

@@ -8,6 +8,7 @@ import { jsonResponse, redirect, type AppResponse } from '../response.js';
 import { planTitle } from './account.js';
 import { ARCHIVE_FIELD, dropZone, receiveUpload } from './publish.js';
 import { domainsSection, siteDomainRoutes, type DomainFormState } from './site-domains.js';
+import { accessSection, revisionActions, siteAccessRoutes } from './site-access.js';
 
 /** Form values and errors to show again after a refused rename or invite. */
 interface SiteFormState {
@@ -46,12 +47,12 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
 
     const revisionRows = revisions.revisions.map(
       (revision: RevisionView) => html`<tr>
-  <th scope="row">#${revision.number}${revision.id === site.live_revision?.id ? html` <span class="tag">Live</span>` : ''}</th>
+  <th scope="row">#${revision.number}${revision.id === site.live_revision?.id ? html` <span class="tag">Live</span>` : ''}${revision.draft ? html` <span class="tag">Draft</span>` : ''}</th>
   <td>${timeOf(revision.created_at)}</td>
   <td>${revision.created_by}</td>
   <td>${revision.kind === 'rollback' ? 'rollback' : revision.kind}</td>
   <td>${fileCount(revision.files)}, ${formatBytes(revision.bytes)}</td>
-  <td>${
+  <td>${revisionActions(context, site, revision)}${
     may('rollback') && revision.id !== site.live_revision?.id
       ? html`<form method="post" action="/sites/${site.name}/rollback">${csrfField(token)}<input type="hidden" name="revision" value="${revision.id}"><button type="submit" class="button-secondary">Roll back to revision ${revision.number}</button></form>`
       : ''
@@ -124,6 +125,7 @@ ${
   <tbody>${revisionRows}</tbody>
 </table></div>
 ${revisions.next_cursor ? html`<p><a href="/sites/${site.name}?revisions=${revisions.next_cursor}">Older revisions</a></p>` : ''}
+${accessSection(context, site, errors)}
 
 <h2>People</h2>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Members and pending invitations">
@@ -206,6 +208,7 @@ ${
 
   return [
     ...siteDomainRoutes(deps, (context, name, domain, status) => sitePage(context, name, { errors: [], domain }, status)),
+    ...siteAccessRoutes(deps, (context, name, errors, status) => sitePage(context, name, { errors }, status)),
     {
       method: 'GET',
       path: '/sites/{name}',

@@ -10,7 +10,9 @@
       button.textContent = 'Press Ctrl+C to copy';
       return false;
     } finally {
-      setTimeout(() => { button.textContent = label; }, 2500);
+      setTimeout(() => {
+        button.textContent = label;
+      }, 2500);
     }
     return true;
   }

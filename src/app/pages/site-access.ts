@@ -1,0 +1,179 @@
+import { html } from 'hono/html';
+import { siteUrl } from '../../config.js';
+import { previewLabel, safeReturnPath } from '../../rules/index.js';
+import type { SiteView } from '../../sites/index.js';
+import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import { csrfField, fieldError, invalidAttrs, type FieldError, type Html } from '../layout.js';
+import { formOf } from '../request.js';
+import { redirect, type AppResponse } from '../response.js';
+import { pageHeaders } from '../security.js';
+
+/**
+ * The site page's access section (who may see the site), its promote action, and the app's half
+ * of the members-only hop: `/site-access` hands a signed-in member a single-use ticket for the
+ * site host. The app's own session cookie never leaves the app host.
+ */
+
+const siteHref = (name: string): string => `/sites/${encodeURIComponent(name)}`;
+
+const MODE_WORDS = {
+  public: 'Public: anyone with the address',
+  password: 'Password: visitors type a password you choose',
+  members: 'Members only: people who are members of this site, signed in',
+} as const;
+
+/** The "Who can see it" section of the site page. */
+export function accessSection(context: PageContext, site: SiteView, errors: FieldError[] = []): Html {
+  const mode = context.deps.ops.access.get(context.caller, site.name).access.mode;
+  if (!site.permissions.includes('set_access')) {
+    return html`<h2>Who can see it</h2><p>${MODE_WORDS[mode]}.${site.claimed ? '' : ' Claim the site to change this.'}</p>`;
+  }
+  const option = (value: keyof typeof MODE_WORDS) =>
+    html`<div class="radio"><input type="radio" id="access-${value}" name="mode" value="${value}" ${mode === value ? html`checked` : ''}><label for="access-${value}">${MODE_WORDS[value]}</label></div>`;
+  return html`<h2>Who can see it</h2>
+<form method="post" action="/sites/${site.name}/access" novalidate>
+  ${csrfField(context.formToken)}
+  <fieldset>
+    <legend>Access to ${site.name} and its previews</legend>
+    ${option('public')}${option('password')}${option('members')}
+  </fieldset>
+  <div class="field">
+    <label for="access-password">New password</label>
+    <p class="hint" id="access-password-hint">For “Password”: 8 to 128 characters. Saving signs every visitor out.</p>
+    ${fieldError(errors, 'access-password')}
+    <input id="access-password" name="password" type="password" autocomplete="new-password" aria-describedby="access-password-hint" ${invalidAttrs(errors, 'access-password')}>
+  </div>
+  <button type="submit">Save access</button>
+</form>`;
+}
+
+/** The Preview and Promote cells of one revision row. */
+export function revisionActions(context: PageContext, site: SiteView, revision: { id: string; number: number; preview_url: string }): Html {
+  const live = revision.id === site.live_revision?.id;
+  const promote =
+    !live && site.permissions.includes('promote') && site.live_revision
+      ? html`<form method="post" action="/sites/${site.name}/promote">${csrfField(context.formToken)}<input type="hidden" name="revision" value="${revision.id}"><input type="hidden" name="base_revision" value="${site.live_revision.id}"><button type="submit" class="button-secondary">Promote revision ${revision.number}</button></form>`
+      : '';
+  return html`<a href="${revision.preview_url}" rel="noopener">Preview revision ${revision.number}</a>${promote}`;
+}
+
+export function siteAccessRoutes(
+  deps: AppDeps,
+  showSite: (context: PageContext, name: string, errors: FieldError[], status: number) => Promise<AppResponse>,
+): PageRoute[] {
+  const { ops, config } = deps;
+  return [
+    {
+      method: 'POST',
+      path: '/sites/{name}/access',
+      async handle(context) {
+        if (!context.person) return toSignIn(context);
+        const name = context.request.params[0]!;
+        const form = formOf(context.request);
+        const mode = form.get('mode') ?? '';
+        const password = form.get('password') ?? '';
+        try {
+          await ops.access.set(context.caller, name, mode === 'password' ? { mode, password } : { mode });
+        } catch (err) {
+          const error = err as { code?: string; message: string };
+          if (error.code !== 'bad_request') throw err;
+          return showSite(context, name, [{ field: mode === 'password' ? 'access-password' : 'access-public', message: error.message }], 400);
+        }
+        return redirectWithFlash(context, siteHref(name), { notice: `Saved: ${MODE_WORDS[mode as keyof typeof MODE_WORDS] ?? mode}.` });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/sites/{name}/promote',
+      async handle(context) {
+        if (!context.person) return toSignIn(context);
+        const name = context.request.params[0]!;
+        const form = formOf(context.request);
+        try {
+          const result = await ops.revisions.promote(context.caller, name, form.get('revision') ?? '', form.get('base_revision') ?? '');
+          return redirectWithFlash(context, siteHref(name), { notice: `Revision ${result.revision.number} is live.` });
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'conflict') throw err;
+          return redirectWithFlash(context, siteHref(name), {
+            notice: 'Someone published this site meanwhile, so nothing was promoted. Check the revisions and try again.',
+          });
+        }
+      },
+    },
+    {
+      // Where a members-only site sends a visitor: sign in (if needed), then one button.
+      method: 'GET',
+      path: '/site-access',
+      async handle(context) {
+        if (!context.person) return toSignIn(context);
+        const query = context.request.query;
+        const hop = hopOf(query);
+        if (hop === undefined)
+          return messagePage(context, 400, 'That link does not work', 'The link to open a site is incomplete.', { href: '/', label: 'Go to your sites' });
+        // Only members see this page; everyone else learns nothing about the site.
+        try {
+          ops.access.get(context.caller, hop.site);
+        } catch {
+          return notMember(context);
+        }
+        const label = hop.preview === undefined ? hop.site : previewLabel(hop.site, hop.preview);
+        const response = page(context, {
+          title: `Open ${hop.site}`,
+          current: 'sites',
+          body: html`<h1>Open ${label}</h1>
+<p>${hop.site} is visible to its members only. You are signed in as ${context.person.account.email}, a member.</p>
+<form method="post" action="/site-access">
+  ${csrfField(context.formToken)}
+  <input type="hidden" name="site" value="${hop.site}">
+  ${hop.preview === undefined ? '' : html`<input type="hidden" name="preview" value="${String(hop.preview)}">`}
+  <input type="hidden" name="return" value="${hop.returnPath}">
+  <button type="submit">Open ${label}</button>
+</form>`,
+        });
+        // The form's redirect leads to the site host: CSP form-action must allow site hosts.
+        response.headers = { ...response.headers, ...pageHeaders({ formActions: [siteOrigins(config.publicUrls)] }) };
+        return response;
+      },
+    },
+    {
+      method: 'POST',
+      path: '/site-access',
+      async handle(context) {
+        if (!context.person) return toSignIn(context);
+        const hop = hopOf(formOf(context.request));
+        if (hop === undefined)
+          return messagePage(context, 400, 'That link does not work', 'The link to open a site is incomplete.', { href: '/', label: 'Go to your sites' });
+        let url: string;
+        try {
+          url = (await ops.access.issueTicket(context.caller, hop.site, hop.preview === undefined ? {} : { preview: hop.preview }, hop.returnPath)).url;
+        } catch (err) {
+          const code = (err as { code?: string }).code;
+          if (code === 'not_found' || code === 'forbidden') return notMember(context);
+          throw err;
+        }
+        return redirect(url);
+      },
+    },
+  ];
+}
+
+/** Every site host as one CSP source: `https://*.<site domain>`. */
+function siteOrigins(urls: Parameters<typeof siteUrl>[0]): string {
+  return new URL(siteUrl(urls, 'x')).origin.replace('//x.', '//*.');
+}
+
+function notMember(context: PageContext): AppResponse {
+  return messagePage(context, 403, 'Not a member', 'Your account is not a member of this site, so it cannot open it. Ask an owner of the site to invite you.', {
+    href: '/',
+    label: 'Go to your sites',
+  });
+}
+
+/** The site, preview number and return path of the hop, or undefined when malformed. */
+function hopOf(values: URLSearchParams): { site: string; preview?: number; returnPath: string } | undefined {
+  const site = values.get('site') ?? '';
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(site)) return undefined;
+  const previewText = values.get('preview');
+  if (previewText !== null && !/^[1-9]\d{0,8}$/.test(previewText)) return undefined;
+  return { site, ...(previewText !== null ? { preview: Number(previewText) } : {}), returnPath: safeReturnPath(values.get('return')) };
+}

@@ -1,0 +1,26 @@
+/**
+ * Rules of protected sites shared by the app (which hands out tickets) and the site host (which
+ * redeems them): the reserved paths on a site host and where a visitor may be sent back to.
+ */
+
+/** Reserved paths on every site host. Dotfiles are never published, so no site file can sit here. */
+export const ACCESS_PATHS = {
+  login: '/.plinth/login',
+  ticket: '/.plinth/ticket',
+} as const;
+
+/** How long the access cookie of a protected site lasts. */
+export const ACCESS_COOKIE_LIFETIME_MS = 7 * 24 * 3600_000;
+/** How long the ticket of the members-only hop is good for (it is used within a redirect). */
+export const ACCESS_TICKET_LIFETIME_MS = 60_000;
+
+/**
+ * A path on the same host to return to after signing in, or `/`: never `//host`, `/\host`, a
+ * scheme or control characters, so the hop cannot lead a visitor to another site.
+ */
+export function safeReturnPath(raw: string | undefined | null): string {
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2048) return '/';
+  if (raw[0] !== '/' || raw[1] === '/' || raw[1] === '\\') return '/';
+  if (/[\u0000-\u001f\u007f\\]/.test(raw)) return '/';
+  return raw;
+}

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { siteUrl } from '../config.js';
+import { ServiceError } from '../errors.js';
+import { ACCESS_PATHS, ACCESS_TICKET_LIFETIME_MS, hasRole, safeReturnPath } from '../rules/index.js';
+import { hashPassword, hashToken, type SiteAccessRecord, type SiteRecord } from '../store/index.js';
+import { resolveSite } from './access.js';
+import type { Caller } from './callers.js';
+import type { OperationsDeps } from './deps.js';
+import type { SiteAccessView } from './shapes.js';
+
+export type AccessMode = 'public' | 'password' | 'members';
+export const ACCESS_MODES: readonly AccessMode[] = ['public', 'password', 'members'];
+export const PASSWORD_MIN_CHARS = 8;
+export const PASSWORD_MAX_CHARS = 128;
+
+export interface AccessTicket {
+  /** Address on the site host that redeems the ticket and returns to `path`. */
+  url: string;
+}
+
+export interface AccessOperations {
+  /** `GET /v1/sites/:name/access` (members). */
+  get(caller: Caller, name: string): SiteAccessView;
+  /** `PUT /v1/sites/:name/access` (owners, account credentials). */
+  set(caller: Caller, name: string, body: { mode?: unknown; password?: unknown }): Promise<SiteAccessView>;
+  /**
+   * The app's half of the members-only hop: a single-use ticket for a signed-in member, bound to
+   * the site and to the host (`<name>` or `<number>--<name>`) it was asked for.
+   */
+  issueTicket(caller: Caller, name: string, host: { preview?: number }, path: string): Promise<AccessTicket>;
+}
+
+export function modeOf(site: SiteRecord): AccessMode {
+  return site.access?.mode ?? 'public';
+}
+
+/** Who may see a site (issue 23): public, a shared password, or its members only. */
+export function accessOperations(deps: OperationsDeps): AccessOperations {
+  const { store, config, log } = deps;
+  const view = (site: SiteRecord, agentMessage?: string): SiteAccessView => ({
+    access: { mode: modeOf(site) },
+    ...(agentMessage ? { agent_message: agentMessage } : {}),
+  });
+
+  return {
+    get(caller, name) {
+      const { site } = resolveSite(store, caller, name, 'read', deps.now());
+      return view(site);
+    },
+
+    async set(caller, name, body) {
+      const now = deps.now();
+      const { site } = resolveSite(store, caller, name, 'set_access', now);
+      const mode = body.mode;
+      if (typeof mode !== 'string' || !(ACCESS_MODES as readonly string[]).includes(mode)) {
+        throw new ServiceError('bad_request', '"mode" must be "public", "password" or "members".', {
+          agentMessage: 'Send {"mode": "public"}, {"mode": "members"} or {"mode": "password", "password": "<8 to 128 characters>"}.',
+        });
+      }
+      let access: SiteAccessRecord | undefined;
+      if (mode === 'password') {
+        const password = body.password;
+        if (typeof password !== 'string' || [...password].length < PASSWORD_MIN_CHARS || [...password].length > PASSWORD_MAX_CHARS) {
+          throw new ServiceError('bad_request', `"password" must be ${PASSWORD_MIN_CHARS} to ${PASSWORD_MAX_CHARS} characters.`, {
+            agentMessage: `Ask the user for a password of ${PASSWORD_MIN_CHARS} to ${PASSWORD_MAX_CHARS} characters and send it as "password"; it is stored only as a hash.`,
+          });
+        }
+        access = { mode, passwordHash: await hashPassword(password), since: now };
+      } else if (body.password !== undefined) {
+        throw new ServiceError('bad_request', '"password" is only used with "mode": "password".');
+      } else if (mode === 'members') {
+        access = { mode, since: now };
+      }
+      const result = await store.setSiteAccess(site.id, access);
+      if (!result.ok) throw new ServiceError('not_found', `There is no site named ${site.name}.`);
+      log.info({ site: site.name, mode }, 'site.access_set');
+      const url = siteUrl(config.publicUrls, site.name);
+      const said =
+        mode === 'public'
+          ? `${url} is public again: anyone with the address can see it.`
+          : mode === 'password'
+            ? `${url} now asks visitors for the password (also accepted as HTTP Basic auth, any user name). Everyone signed in before must sign in again.`
+            : `${url} is now visible only to members of the site, who sign in through the Plinth app; member API tokens also open it as "Authorization: Bearer pl_…".`;
+      return view(result.site, said);
+    },
+
+    async issueTicket(caller, name, host, path) {
+      const now = deps.now();
+      const { site, role } = resolveSite(store, caller, name, 'read', now);
+      if (caller.kind !== 'account' || !hasRole(role, 'viewer')) throw new ServiceError('forbidden', `Only members of ${site.name} can open it.`);
+      const ticket = `tk_${randomBytes(24).toString('base64url')}`;
+      const label = host.preview === undefined ? site.name : `${host.preview}--${site.name}`;
+      await store.createAccessTicket(hashToken(ticket), {
+        siteId: site.id,
+        accountId: caller.account.id,
+        host: label,
+        expiresAt: now + ACCESS_TICKET_LIFETIME_MS,
+      });
+      const query = new URLSearchParams({ ticket, return: safeReturnPath(path) });
+      return { url: `${siteUrl(config.publicUrls, label)}${ACCESS_PATHS.ticket}?${query.toString()}` };
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { compact, type MetadataDbs } from './metadata-dbs.js';
+import type { AccessTicketRecord, RevisionRecord, SiteAccessRecord, SiteRecord } from './types.js';
+
+export type PromoteResult =
+  | { ok: true; site: SiteRecord; revision: RevisionRecord }
+  | { ok: false; reason: 'not_found' | 'no_revision' }
+  | { ok: false; reason: 'conflict'; liveRevision?: string };
+
+/** Who may see a site, drafts going live, and the tickets of the members-only hop. */
+export interface SiteAccessRecords {
+  /** A site's revision by its number, or undefined. */
+  getRevisionByNumber(siteId: string, number: number): RevisionRecord | undefined;
+  /**
+   * Sets (or, with undefined, clears: public) the site's access rule; `not_found` for an unknown
+   * or deleted site.
+   */
+  setSiteAccess(siteId: string, access: SiteAccessRecord | undefined): Promise<{ ok: true; site: SiteRecord } | { ok: false; reason: 'not_found' }>;
+  /**
+   * Makes an existing revision of the site live, in one transaction, without copying it: the
+   * live revision must still be `baseRevision` (else `conflict`, nothing changes). The revision
+   * stops being a draft.
+   */
+  promoteRevision(siteId: string, revisionId: string, baseRevision: string): Promise<PromoteResult>;
+  /** Stores a members-only access ticket by the hash of its secret. */
+  createAccessTicket(ticketHash: string, record: AccessTicketRecord): Promise<void>;
+  /**
+   * Uses a ticket up: removed in the same transaction that reads it, so of two requests with one
+   * ticket, on any node of a cluster, exactly one gets it. Unknown, used or expired: undefined.
+   */
+  useAccessTicket(ticketHash: string): Promise<AccessTicketRecord | undefined>;
+}
+
+export function siteAccessOps(dbs: MetadataDbs, now: () => number, announce: (site: SiteRecord) => void): SiteAccessRecords {
+  return {
+    getRevisionByNumber: (siteId, number) => dbs.revisions.get([siteId, number]),
+
+    async setSiteAccess(siteId, access) {
+      const result = await dbs.transact((): Awaited<ReturnType<SiteAccessRecords['setSiteAccess']>> => {
+        const site = dbs.sites.get(siteId);
+        if (!site || site.state === 'deleted') return { ok: false, reason: 'not_found' };
+        const { access: _previous, ...rest } = site;
+        const updated: SiteRecord = access === undefined ? rest : { ...rest, access: compact(access) };
+        void dbs.sites.put(site.id, updated);
+        return { ok: true, site: updated };
+      });
+      if (result.ok) announce(result.site);
+      return result;
+    },
+
+    async promoteRevision(siteId, revisionId, baseRevision) {
+      const result = await dbs.transact((): PromoteResult => {
+        const site = dbs.sites.get(siteId);
+        if (!site || site.state === 'deleted') return { ok: false, reason: 'not_found' };
+        if (site.liveRevision !== baseRevision) {
+          return site.liveRevision === undefined ? { ok: false, reason: 'conflict' } : { ok: false, reason: 'conflict', liveRevision: site.liveRevision };
+        }
+        const key = dbs.revisionIds.get(revisionId);
+        const revision = key === undefined ? undefined : dbs.revisions.get(key);
+        if (!revision || revision.siteId !== site.id) return { ok: false, reason: 'no_revision' };
+        const { draft: _draft, ...published } = revision;
+        if (revision.draft) void dbs.revisions.put([site.id, revision.number], published);
+        const updated: SiteRecord = { ...site, liveRevision: revision.id, liveNumber: revision.number };
+        void dbs.sites.put(site.id, updated);
+        return { ok: true, site: updated, revision: published };
+      });
+      if (result.ok) announce(result.site);
+      return result;
+    },
+
+    async createAccessTicket(ticketHash, record) {
+      await dbs.transact(() => void dbs.accessTickets.put(ticketHash, record));
+    },
+    useAccessTicket(ticketHash) {
+      return dbs.transact((): AccessTicketRecord | undefined => {
+        const ticket = dbs.accessTickets.get(ticketHash);
+        if (ticket === undefined) return undefined;
+        void dbs.accessTickets.remove(ticketHash);
+        return ticket.expiresAt > now() ? ticket : undefined;
+      });
+    },
+  };
+}

@@ -1,0 +1,359 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../src/store/index.js';
+import { accountSite, accountWithToken, anonymousSite, api, commitFiles, type TestAccount } from '../api/api-helpers.js';
+import { startAppServer, type AppServer } from '../app/browser.js';
+import { AppClient } from '../app/http-client.js';
+import { request, type TestResponse } from '../helpers/http.js';
+
+/**
+ * Attacks on protected sites (issue 23): every form, cookie, ticket and header of the site host's
+ * gate is attacker input. The server's clock is the tests' own, so tickets can expire.
+ */
+
+let clock = Date.now();
+let server: AppServer;
+let owner: TestAccount;
+let viewer: TestAccount;
+let outsider: TestAccount;
+const PASSWORD = 'correct horse battery';
+let counter = 0;
+
+const host = (label: string): string => `${label}.sites.localhost:${server.port}`;
+const visit = (label: string, path = '/', headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<TestResponse> =>
+  request({ port: server.port, host: host(label), path, headers, method, body });
+const basic = (password: string, user = 'anyone'): Record<string, string> => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
+const login = (label: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+  visit(
+    label,
+    '/.plinth/login',
+    { 'content-type': 'application/x-www-form-urlencoded', origin: `http://${host(label)}`, ...headers },
+    'POST',
+    new URLSearchParams(fields).toString(),
+  );
+const cookieOf = (res: TestResponse): string => {
+  const line = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0] ?? '';
+  return line.split(';')[0]!;
+};
+const FILES = {
+  'index.html': '<h1>secret home</h1>',
+  'about.html': '<h1>secret about</h1>',
+  'report-2026.pdf': '%PDF-1.4 secret',
+  '404.html': '<h1>secret not found</h1>',
+};
+
+async function protectedSite(mode: 'password' | 'members', members: Array<[TestAccount, 'viewer' | 'editor' | 'owner']> = []) {
+  const site = await accountSite(server.store, owner, members, { files: FILES });
+  const set = await api(server, {
+    method: 'PUT',
+    path: `/v1/sites/${site.name}/access`,
+    token: owner.token,
+    body: mode === 'password' ? { mode, password: PASSWORD } : { mode },
+  });
+  expect(set.status).toBe(200);
+  return site;
+}
+
+function expectNothingRevealed(res: TestResponse, status = 401): void {
+  expect(res.status).toBe(status);
+  expect(res.headers['cache-control']).toBe('private, no-store');
+  expect(res.headers['x-robots-tag']).toBe('noindex');
+  // The page repeats only the path the visitor asked for (to return to it): no content, no other file.
+  for (const secret of ['secret', 'about.html', '404.html', String(FILES['report-2026.pdf'].length)]) expect(res.text).not.toContain(secret);
+}
+
+beforeAll(async () => {
+  server = await startAppServer({ PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '8' }, () => clock);
+  owner = await accountWithToken(server.store, 'builder');
+  viewer = await accountWithToken(server.store, 'builder');
+  outsider = await accountWithToken(server.store, 'builder');
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('setting the access', () => {
+  it.each<[string, () => TestAccount | string, Record<string, unknown>, number]>([
+    ['a viewer token', () => viewer, { mode: 'members' }, 403],
+    ['a non-member token', () => outsider, { mode: 'members' }, 404],
+    ['no token', () => '', { mode: 'members' }, 401],
+    ['a short password', () => owner, { mode: 'password', password: 'short' }, 400],
+    ['a password of 129 characters', () => owner, { mode: 'password', password: 'x'.repeat(129) }, 400],
+    ['an unknown mode', () => owner, { mode: 'secret' }, 400],
+    ['a password without password mode', () => owner, { mode: 'members', password: 'long enough' }, 400],
+  ])('refuses %s', async (_label, who, body, status) => {
+    const site = await accountSite(server.store, owner, [[viewer, 'viewer']]);
+    const caller = who();
+    const token = typeof caller === 'string' ? caller : caller.token;
+    const res = await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, ...(token ? { token } : {}), body });
+    expect(res.status).toBe(status);
+    expect((await visit(site.name)).status).toBe(200);
+  });
+
+  it('keeps unclaimed sites public, telling the agent to claim first', async () => {
+    const anon = await anonymousSite(server.store, clock + 72 * 3600_000);
+    const res = await api(server, { method: 'PUT', path: `/v1/sites/${anon.name}/access`, token: anon.siteToken, body: { mode: 'members' } });
+    expect(res.status).toBe(403);
+    expect(res.json.agent_message).toMatch(/[Cc]laim/);
+  });
+
+  it('lets every member read the mode, and stores only a slow hash of the password', async () => {
+    const site = await protectedSite('password', [[viewer, 'viewer']]);
+    const read = await api(server, { path: `/v1/sites/${site.name}/access`, token: viewer.token });
+    expect(read.json).toEqual({ access: { mode: 'password' } });
+    const record = server.store.getSite(site.name)!;
+    expect(record.access?.passwordHash).toMatch(/^scrypt\$16384\$8\$1\$/);
+    expect(JSON.stringify(record)).not.toContain(PASSWORD);
+  });
+});
+
+describe('password sites', () => {
+  it('answers 401 with a sign-in page and nothing of the site, for any path and method', async () => {
+    const site = await protectedSite('password');
+    for (const path of [
+      '/',
+      '/about',
+      '/report-2026.pdf',
+      '/missing.png',
+      '/.plinth/login',
+      '/%2e%2e/index.html',
+      '/about/../report-2026.pdf',
+      '//report-2026.pdf',
+    ]) {
+      const res = await visit(site.name, path);
+      expectNothingRevealed(res);
+      expect(res.text).toContain('Password required');
+      if (!path.includes('report')) expect(res.text).not.toContain('report-2026');
+    }
+    expectNothingRevealed(await visit(site.name, '/report-2026.pdf', {}, 'HEAD'));
+    expect((await visit(site.name, '/report-2026.pdf', {}, 'HEAD')).headers['content-length']).not.toBe(String(FILES['report-2026.pdf'].length));
+    expect((await visit(site.name, '/', {}, 'DELETE')).status).toBe(405);
+  });
+
+  it('serves the site for HTTP Basic with the password, privately', async () => {
+    const site = await protectedSite('password');
+    const res = await visit(site.name, '/about', basic(PASSWORD));
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('secret about');
+    expect(res.headers['cache-control']).toBe('private, no-store');
+    expect(res.headers['x-robots-tag']).toBe('noindex');
+    // The site's own 404 page shows once in.
+    expect((await visit(site.name, '/nope.png', basic(PASSWORD))).text).toContain('secret not found');
+    expectNothingRevealed(await visit(site.name, '/about', basic('wrong password')));
+    expectNothingRevealed(await visit(site.name, '/about', { authorization: 'Basic !!!notbase64' }));
+    expectNothingRevealed(await visit(site.name, '/about', { authorization: `Bearer ${outsider.token}` }));
+  });
+
+  it('signs in through the form with a cookie for that host only, and returns to a local path only', async () => {
+    const site = await protectedSite('password');
+    const wrong = await login(site.name, { password: 'not it at all', return: '/about' });
+    expectNothingRevealed(wrong);
+    expect(wrong.text).toContain('not right');
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+
+    const ok = await login(site.name, { password: PASSWORD, return: '/about' });
+    expect(ok.status).toBe(303);
+    expect(ok.headers.location).toBe('/about');
+    const line = ([] as string[]).concat(ok.headers['set-cookie'] ?? [])[0]!;
+    expect(line).toMatch(/HttpOnly/);
+    expect(line).toMatch(/SameSite=Lax/);
+    expect(line).toMatch(/Max-Age=604800/);
+    expect(line).not.toMatch(/Domain=/i);
+    const cookie = cookieOf(ok);
+    const page = await visit(site.name, '/about', { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('secret about');
+
+    for (const hostile of [
+      '//evil.example/',
+      'https://evil.example/',
+      '/\\evil.example',
+      '\\\\evil.example',
+      'javascript:alert(1)',
+      '/%0d%0aSet-Cookie:x=1'.replace('%0d%0a', '\r\n'),
+    ]) {
+      const res = await login(site.name, { password: PASSWORD, return: hostile });
+      expect(res.status, hostile).toBe(303);
+      expect(res.headers.location, hostile).toBe('/');
+    }
+  });
+
+  it('refuses a cookie on any other host: another site, a preview address, a forged or altered one', async () => {
+    const site = await protectedSite('password');
+    const other = await protectedSite('password');
+    const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
+    expectNothingRevealed(await visit(other.name, '/', { cookie }));
+    expectNothingRevealed(await visit(`1--${site.name}`, '/', { cookie }));
+    const [name, value] = cookie.split('=') as [string, string];
+    const [account, expires, signature] = value.split('.') as [string, string, string];
+    for (const forged of [
+      `${name}=${account}.${Number(expires) + 86_400_000}.${signature}`,
+      `${name}=acct_someone.${expires}.${signature}`,
+      `${name}=${account}.${expires}.${signature.slice(0, -2)}AA`,
+      `${name}=${account}.${expires}`,
+      `${name}=`,
+    ]) {
+      expectNothingRevealed(await visit(site.name, '/', { cookie: forged }));
+    }
+  });
+
+  it('signs everyone out when the password is set again, and expires cookies after 7 days', async () => {
+    const site = await protectedSite('password');
+    const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
+    expect((await visit(site.name, '/', { cookie })).status).toBe(200);
+    clock += 1;
+    await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { mode: 'password', password: PASSWORD } });
+    expectNothingRevealed(await visit(site.name, '/', { cookie }));
+    const fresh = cookieOf(await login(site.name, { password: PASSWORD }));
+    expect((await visit(site.name, '/', { cookie: fresh })).status).toBe(200);
+    clock += 7 * 24 * 3600_000 + 1;
+    expectNothingRevealed(await visit(site.name, '/', { cookie: fresh }));
+  });
+
+  it('refuses a form posted from another origin, without counting or checking it', async () => {
+    const site = await protectedSite('password');
+    const res = await login(site.name, { password: PASSWORD }, { origin: 'http://evil.example' });
+    expect(res.status).toBe(403);
+    expect(res.headers['set-cookie']).toBeUndefined();
+    const fromOtherSite = await login(site.name, { password: PASSWORD }, { origin: `http://other-site.sites.localhost:${server.port}` });
+    expect(fromOtherSite.status).toBe(403);
+  });
+
+  it('answers 429 with Retry-After once a network has tried too many passwords, even for the right one', async () => {
+    const site = await protectedSite('password');
+    // Each unknown password counts once (8 per hour here); a known good one is not counted again.
+    let refused: TestResponse | undefined;
+    for (let i = 0; i < 12 && refused === undefined; i++) {
+      const res = await visit(site.name, '/', basic(`guess-number-${i}-${++counter}`));
+      if (res.status === 429) refused = res;
+      else expectNothingRevealed(res);
+    }
+    expect(refused, 'no 429 after 12 guesses').toBeDefined();
+    expect(Number(refused!.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused!.text).not.toContain('secret');
+    const right = await visit(site.name, '/', basic(`${PASSWORD}`, 'late'));
+    expect(right.status).toBe(429);
+    // The form is capped the same way.
+    expect((await login(site.name, { password: 'another guess entirely' })).status).toBe(429);
+    clock += 3600_000;
+  });
+});
+
+describe('members-only sites', () => {
+  it('lets member API tokens in as Bearer, whatever their role, and no one else', async () => {
+    const site = await protectedSite('members', [[viewer, 'viewer']]);
+    for (const token of [owner.token, viewer.token]) {
+      const res = await visit(site.name, '/about', { authorization: `Bearer ${token}` });
+      expect(res.status).toBe(200);
+      expect(res.headers['cache-control']).toBe('private, no-store');
+    }
+    for (const authorization of [
+      `Bearer ${outsider.token}`,
+      'Bearer pl_forged',
+      'Bearer st_nope',
+      'Bearer pla_oauth',
+      basic(PASSWORD).authorization!,
+      'Bearer',
+    ]) {
+      expectNothingRevealed(await visit(site.name, '/about', { authorization }));
+    }
+    const page = await visit(site.name, '/about');
+    expectNothingRevealed(page);
+    expect(page.text).toContain('Members only');
+    expect(page.text).toContain(`${server.appUrl}/site-access?site=${site.name}&amp;return=%2Fabout`);
+    // A password form is no way into a members site.
+    expect((await login(site.name, { password: PASSWORD })).status).toBe(405);
+  });
+
+  it('takes a member through the app and back with a single-use ticket', async () => {
+    const client = new AppClient(server);
+    const email = `member-${++counter}@example.com`;
+    await client.signIn(email);
+    const member = server.store.getAccountByEmail(email)!;
+    const site = await accountSite(server.store, owner, [], { files: FILES });
+    await server.store.setMember(site.id, member.id, 'viewer');
+    await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { mode: 'members' } });
+
+    // The site host's sign-in link leads to the app.
+    const start = await visit(site.name, `/.plinth/login?return=${encodeURIComponent('/about')}`);
+    expect(start.status).toBe(303);
+    const hop = new URL(start.headers.location!);
+    expect(hop.origin).toBe(server.appUrl);
+    const page = await client.get(`${hop.pathname}${hop.search}`);
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toContain(`form-action 'self' http://*.sites.localhost:${server.port}`);
+    const issued = await client.post('/site-access', { site: site.name, return: '/about', csrf: await client.formToken(`${hop.pathname}${hop.search}`) });
+    expect(issued.status).toBe(303);
+    const ticketUrl = new URL(issued.headers.location!);
+    expect(ticketUrl.host).toBe(host(site.name));
+    expect(ticketUrl.pathname).toBe('/.plinth/ticket');
+
+    const redeemed = await visit(site.name, `${ticketUrl.pathname}${ticketUrl.search}`);
+    expect(redeemed.status).toBe(303);
+    expect(redeemed.headers.location).toBe('/about');
+    const cookie = cookieOf(redeemed);
+    const about = await visit(site.name, '/about', { cookie });
+    expect(about.status).toBe(200);
+    expect(about.text).toContain('secret about');
+
+    // Replayed: used up.
+    const replay = await visit(site.name, `${ticketUrl.pathname}${ticketUrl.search}`);
+    expectNothingRevealed(replay);
+    expect(replay.text).toContain('expired or was already used');
+    expect(replay.headers['set-cookie']).toBeUndefined();
+
+    // Removed from the site: the cookie stops working.
+    await server.store.removeMember(site.id, member.id);
+    expectNothingRevealed(await visit(site.name, '/about', { cookie }));
+  });
+
+  it('refuses a ticket for another site, another address of the site, an expired one and a made-up one', async () => {
+    const site = await protectedSite('members', [[viewer, 'viewer']]);
+    const other = await protectedSite('members', [[viewer, 'viewer']]);
+    await commitFiles(server.store, site.name, { 'index.html': '<h1>secret two</h1>' });
+    const ticket = async (label: string, expiresIn = 60_000): Promise<string> => {
+      const value = `tk_${(++counter).toString(36).padStart(30, 'x')}`;
+      await server.store.createAccessTicket(hashToken(value), { siteId: site.id, accountId: viewer.account.id, host: label, expiresAt: clock + expiresIn });
+      return value;
+    };
+    expectNothingRevealed(await visit(other.name, `/.plinth/ticket?ticket=${await ticket(site.name)}`));
+    expectNothingRevealed(await visit(`2--${site.name}`, `/.plinth/ticket?ticket=${await ticket(site.name)}`));
+    const late = await ticket(site.name, 1000);
+    clock += 1001;
+    expectNothingRevealed(await visit(site.name, `/.plinth/ticket?ticket=${late}`));
+    expectNothingRevealed(await visit(site.name, '/.plinth/ticket?ticket=tk_madeupmadeupmadeupmadeup'));
+    expectNothingRevealed(await visit(site.name, '/.plinth/ticket'));
+    // A ticket made for the preview address works there, and the cookie it sets works only there.
+    const preview = await visit(`2--${site.name}`, `/.plinth/ticket?ticket=${await ticket(`2--${site.name}`)}&return=//evil.example`);
+    expect(preview.status).toBe(303);
+    expect(preview.headers.location).toBe('/');
+    const cookie = cookieOf(preview);
+    const seen = await visit(`2--${site.name}`, '/', { cookie });
+    expect(seen.status).toBe(200);
+    expect(seen.text).toContain('secret two');
+    expectNothingRevealed(await visit(site.name, '/', { cookie }));
+  });
+
+  it('shows a non-member nothing in the app, and issues no ticket', async () => {
+    const site = await protectedSite('members');
+    const client = new AppClient(server);
+    await client.signIn(`stranger-${++counter}@example.com`);
+    const page = await client.get(`/site-access?site=${site.name}`);
+    expect(page.status).toBe(403);
+    const post = await client.post('/site-access', { site: site.name, csrf: await client.formToken('/') });
+    expect(post.status).toBe(403);
+    expect(post.headers.location).toBeUndefined();
+  });
+});
+
+describe('previews of protected sites', () => {
+  it('follow the access mode', async () => {
+    const site = await protectedSite('password');
+    expectNothingRevealed(await visit(`1--${site.name}`, '/about'));
+    const res = await visit(`1--${site.name}`, '/about', basic(PASSWORD));
+    expect(res.status).toBe(200);
+    expect(res.headers['x-robots-tag']).toBe('noindex');
+    expect(res.headers['cache-control']).toBe('private, no-store');
+  });
+});
