@@ -133,6 +133,11 @@ export interface DeployConfig {
   readonly busyRequestsPerSecond: number;
   /** A deploy's whole body must arrive within this long; 0 = no bound (uWS's 16 KB/s floor still applies). */
   readonly uploadTimeoutMs: number;
+  /**
+   * Uploads not yet published (open manifests) one account, site token or anonymous network may
+   * hold, in multiples of its plan's per-site limit; 0 = no cap.
+   */
+  readonly unpublishedSites: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -263,6 +268,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     pacedUploadBytesPerSecond: int('PLINTH_UPLOAD_PACE_MB_S', 64, 0, 100_000) * 1024 * 1024,
     busyRequestsPerSecond: int('PLINTH_UPLOAD_PACE_ABOVE_RPS', 2000, 1, 10_000_000),
     uploadTimeoutMs: int('PLINTH_UPLOAD_TIMEOUT_S', 600, 0, 24 * 3600) * 1000,
+    unpublishedSites: int('PLINTH_UNPUBLISHED_SITES', 2, 0, 1000),
   };
 
   const serve: ServeConfig = {

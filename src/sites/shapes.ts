@@ -76,12 +76,14 @@ export const DeployResult = object(
 );
 
 export const ManifestResult = object({
-  manifest: str('Finish the deploy with `POST /v1/deploy?manifest=<this>`.', { pattern: '^mf_' }),
-  missing: arrayOf(str(undefined, { pattern: SHA256 }), 'sha256 of every content to upload, each once.'),
-  missing_bytes: int('Bytes to upload.'),
+  manifest: str('Upload the missing contents with `POST /v1/deploy?manifest=<this>`, in one request or several.', { pattern: '^mf_' }),
+  missing: arrayOf(str(undefined, { pattern: SHA256 }), 'sha256 of every content still to upload, each once.'),
+  missing_bytes: int('Bytes still to upload.'),
+  received: int('Contents that have arrived so far.'),
+  received_bytes: int('Bytes that have arrived so far.'),
   files: int('Files of the site to publish.'),
   skipped: arrayOf(str(), 'Paths left out on purpose.'),
-  expires_at: time(),
+  expires_at: time('When the manifest and its uploaded parts are dropped unless another part arrives first (each part renews it).'),
   agent_message: str(),
 });
 

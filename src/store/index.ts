@@ -3,6 +3,7 @@ export type { AccountRecords } from './accounts.js';
 export type { LifecycleRecords } from './lifecycle.js';
 export type { MembershipRecords } from './memberships.js';
 export type { SiteRecords } from './metadata.js';
+export type { ManifestRecords } from './manifests.js';
 export type { OAuthRecords } from './oauth.js';
 export type { PeopleRecords } from './sessions.js';
 export { hashToken, newId, sameHash } from './ids.js';

@@ -45,6 +45,7 @@ export const REPLICATED_DBS = [
   'reports',
   'secrets',
   'manifests',
+  'manifestParts',
   'oauthClients',
   'oauthCodes',
   'oauthGrants',
