@@ -3,6 +3,7 @@ import { callApi, type ApiAnswer } from './api-client.js';
 import { formatBytes, progressBar, reportFailure, type CommandIo } from './output.js';
 import { packFiles, readFolder, type FolderFile } from './pack.js';
 import { readState, writeState, type ServiceState } from './state.js';
+import { uploadInParts } from './upload-parts.js';
 
 export interface DeployCommandOptions extends Partial<CommandIo> {
   dir: string;
@@ -12,7 +13,14 @@ export interface DeployCommandOptions extends Partial<CommandIo> {
   /** Upload the whole folder even for a redeploy (no digest). */
   full?: boolean;
   out: (line: string) => void;
+  /** Content per upload request of a large deploy (tests make it small). */
+  partBytes?: number;
+  /** Upload requests in flight at once. */
+  parallel?: number;
 }
+
+/** Folders up to this size go in one request; larger ones in parts of a manifest. */
+export const ONE_REQUEST_BYTES = 32 * 1024 * 1024;
 
 interface DeployAnswer {
   site: { name: string; url: string; claimed: boolean };
@@ -34,8 +42,14 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
 
   io.status?.(`Reading ${options.dir}…`);
   const files = readFolder(dir);
-  // A redeploy sends only what changed; a new site has nothing to reuse, so it sends everything.
-  let answer = state && !options.full ? await digestDeploy(options, io, state, token, files) : undefined;
+  const bytes = files.reduce((sum, file) => sum + file.size, 0);
+  const partBytes = options.partBytes ?? ONE_REQUEST_BYTES;
+  // A redeploy sends only what changed, and a large folder goes in parts (resumed if a run was
+  // cut off); a small new site has nothing to reuse, so it goes whole in one request.
+  let answer: ApiAnswer | undefined;
+  if (bytes > partBytes || (state && !options.full)) {
+    answer = await uploadInParts({ ...options, partBytes }, io, dir, state, token, files);
+  }
   answer ??= await fullDeploy(options, io, state, token, files);
   io.status?.(undefined);
 
@@ -67,6 +81,8 @@ const showUpload =
     io.status?.(sent < total ? `Uploading ${progressBar(sent, total)} ${formatBytes(sent)} / ${formatBytes(total)}` : 'Publishing…');
   };
 
+/** The whole folder as one archive (a small new site, `--full`, or a server without digest deploys). */
+
 /** The whole folder as one archive (a new site, `--full`, or a server without digest deploys). */
 async function fullDeploy(
   options: DeployCommandOptions,
@@ -84,55 +100,6 @@ async function fullDeploy(
     headers['X-Base-Revision'] = state.revision;
   }
   return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, headers, body: packed.archive, onUpload: showUpload(io) });
-}
-
-/**
- * A redeploy by digest: the manifest (every file's path, size and sha256) tells which contents
- * the site lacks, and only those are uploaded. `undefined` when the server has no such route.
- */
-async function digestDeploy(
-  options: DeployCommandOptions,
-  io: CommandIo,
-  state: ServiceState,
-  token: string | undefined,
-  files: FolderFile[],
-): Promise<ApiAnswer | undefined> {
-  io.status?.(`Checking which of ${files.length} files changed…`);
-  const manifest = await callApi({
-    apiUrl: options.apiUrl,
-    method: 'POST',
-    path: 'v1/deploy/manifest',
-    token,
-    headers: { 'Content-Type': 'application/json' },
-    body: Buffer.from(
-      JSON.stringify({
-        site: state.site,
-        base_revision: state.revision,
-        files: files.map((file) => ({ path: file.path, size: file.content.byteLength, sha256: file.sha256 })),
-      }),
-    ),
-  });
-  if (manifest.status === 404 && manifest.json?.error?.message?.startsWith('No endpoint')) return undefined;
-  if (manifest.status !== 201) return manifest;
-  const missing = new Set((manifest.json?.missing as string[] | undefined) ?? []);
-  // Each missing content once, at one of its paths.
-  const upload = files.filter((file) => missing.delete(file.sha256));
-  const path = `v1/deploy?manifest=${encodeURIComponent(String(manifest.json?.manifest))}`;
-  if (upload.length === 0) {
-    io.status?.('Nothing changed in the files; publishing…');
-    return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, body: Buffer.alloc(0) });
-  }
-  const packed = await packFiles(upload);
-  io.status?.(`${upload.length} of ${files.length} files changed (${formatBytes(packed.bytes)}); packed into ${formatBytes(packed.archive.byteLength)}`);
-  return callApi({
-    apiUrl: options.apiUrl,
-    method: 'POST',
-    path,
-    token,
-    headers: { 'Content-Type': 'application/gzip' },
-    body: packed.archive,
-    onUpload: showUpload(io),
-  });
 }
 
 async function isClaimed(apiUrl: string, state: ServiceState): Promise<boolean> {

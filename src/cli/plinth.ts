@@ -10,7 +10,8 @@ import { UsageError } from './usage.js';
 const USAGE = `Usage:
   plinth deploy [dir]               publish a folder (default: the current one); keeps .service.json
                                     so the next deploy updates the same site, sending only the
-                                    files that changed (--full sends them all)
+                                    files that changed (--full sends them all); a large folder
+                                    goes in parts, and a run that was cut off resumes
   plinth sites                      list the sites your API token reaches
   plinth revisions [dir]            list the revisions of the folder's site (* marks yours)
   plinth rollback <revision> [dir]  make an earlier revision (number or rev_… id) live again
@@ -23,7 +24,7 @@ Options:
   --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions and rollback
                  otherwise use the site token in .service.json)
   --json         print the API's JSON answer (for scripts)
-  --full         deploy: upload every file, not only the changed ones
+  --full         deploy: upload every file in one archive, not only the changed ones
 
 Exit status: 0 done, 1 refused by the service (the reason is printed), 2 wrong usage.`;
 
