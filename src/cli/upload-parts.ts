@@ -68,8 +68,8 @@ export async function uploadInParts(
     } else if (status.status === 404) {
       status = undefined; // expired or published: start again
     } else {
-      // Refused for good (a secret in a part): nothing of it can go live.
-      if (status.status === 422) await rm(join(dir, UPLOAD_FILE), { force: true });
+      // It can never finish (a secret in a part, a stale base, the site gone): say why, and forget it.
+      if (status.status >= 400 && status.status < 500 && status.status !== 401 && status.status !== 429) await rm(join(dir, UPLOAD_FILE), { force: true });
       return status;
     }
   }

@@ -179,14 +179,17 @@ function paths(): Record<string, Schema> {
         operationId: 'getManifest',
         summary: 'What a digest deploy still needs',
         description:
-          "The contents still missing from a manifest's upload, what has arrived and when it expires: ask after an interrupted upload, then send only what is missing. A refused deploy (a secret in one of its parts) answers its refusal.",
+          "The contents still missing from a manifest's upload, what has arrived and when it expires: ask after an interrupted upload, then send only what is missing. A refused deploy (a secret in one of its parts) answers its refusal; what the next part would meet (the site gone, access lost, a stale base revision) is answered as the part would be.",
         tags: ['Deploy'],
         security: [{}, SITE_TOKEN, API_TOKEN],
         parameters: [manifestParam],
         responses: {
           '200': json(ref('ManifestResult'), 'What is missing.'),
           '401': response('Unauthorized'),
+          '403': response('Forbidden'),
           '404': response('NotFound'),
+          '409': response('Conflict'),
+          '410': response('Gone'),
           '422': response('BlockedSecret'),
           ...COMMON_ERRORS,
         },

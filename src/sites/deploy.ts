@@ -144,6 +144,9 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
           if (json.site !== undefined || json.base_revision !== undefined || json.patch !== undefined || json.deleted !== undefined) {
             throw new ServiceError('bad_request', 'With a manifest, the site and base revision come from the manifest; send only "files".');
           }
+          if (json.manifest !== undefined && json.manifest !== id) {
+            throw new ServiceError('bad_request', `The body names manifest ${json.manifest}, but the request is for ${id}.`);
+          }
           if (result.references !== undefined) {
             throw new ServiceError('bad_request', 'The upload of a manifest carries contents only; the manifest already names the rest by sha256.');
           }
@@ -190,6 +193,11 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
 
   /** A JSON body names its site and base inside; decided once the worker has parsed it. */
   async function decideJson(caller: Caller, fields: JsonDeployFields, network: string): Promise<Decision> {
+    if (fields.manifest !== undefined) {
+      throw new ServiceError('bad_request', '"manifest" in the body needs the request to name it too.', {
+        agentMessage: `Send a part of a digest deploy to POST /v1/deploy?manifest=${fields.manifest} (MCP: deploy_site with "manifest").`,
+      });
+    }
     if (fields.deleted && !fields.patch) throw new ServiceError('bad_request', '"deleted" is only allowed with "patch": true.');
     if (fields.patch && fields.site === undefined) {
       throw new ServiceError('bad_request', '"patch": true needs "site" and "base_revision".', {

@@ -131,7 +131,8 @@ export function manifestOperations(deps: OperationsDeps) {
 
     /** `GET /v1/deploy/manifest/<id>`: what is still missing (after an interrupted upload, say). */
     status(caller: Caller, id: string): ManifestView {
-      const record = ownRecord(caller, id);
+      // What the next part would meet: the site gone (410), access lost (403), a stale base (409).
+      const { record } = api.load(caller, id);
       return statusView(id, record, store.listManifestParts(id));
     },
 

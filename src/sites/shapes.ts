@@ -193,6 +193,10 @@ export const JsonDeploy = object(
     base_revision: baseInBody,
     patch: bool('true: files holds only changed files; everything else of base_revision is kept.'),
     deleted: arrayOf(str(), 'With patch: paths to remove.'),
+    manifest: str(
+      'A part of a digest deploy: files holds some of the contents the manifest lists as missing, and the site goes live when the last one has arrived. REST: the same id as `?manifest=`.',
+      { pattern: '^mf_' },
+    ),
   },
   ['files'],
 );

@@ -184,6 +184,30 @@ describe('attacks on a manifest’s parts', () => {
     expect((await visit(server, done.json.site.name)).text).toContain('home exact');
   });
 
+  it('a JSON part naming another manifest than the request: 400; a manifest named only in a body: 400', async () => {
+    const files = site(1, 'named');
+    const m = await manifest(owner.token, { files: describeFiles(files) });
+    const other = await manifest(owner.token, { files: describeFiles(site(1, 'other-named')) });
+    const mismatch = await api(server, {
+      method: 'POST',
+      path: `/v1/deploy?manifest=${m.json.manifest}`,
+      token: owner.token,
+      body: { manifest: other.json.manifest, ...inline(files) },
+    });
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.json.error.message).toContain(other.json.manifest);
+    const bodyOnly = await api(server, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { manifest: m.json.manifest, ...inline(files) } });
+    expect(bodyOnly.status).toBe(400);
+    expect(bodyOnly.json.agent_message).toContain(`?manifest=${m.json.manifest}`);
+    const named = await api(server, {
+      method: 'POST',
+      path: `/v1/deploy?manifest=${m.json.manifest}`,
+      token: owner.token,
+      body: { manifest: m.json.manifest, ...inline(files) },
+    });
+    expect(named.status, named.text).toBe(201);
+  });
+
   it('an oversized part: 413 before its body is read, and the manifest goes on', async () => {
     const files = site(1, 'big-part');
     const m = await manifest(owner.token, { files: describeFiles(files) });
@@ -251,6 +275,8 @@ describe('attacks on a manifest’s parts', () => {
       token: owner.token,
       body: { site: first.name, base_revision: first.revision, ...inline(site(1, 'other')) },
     });
+    // Asked after an interruption, the manifest says so before anything more is sent.
+    expect((await status(owner.token, m.json.manifest)).status).toBe(409);
     const late = await part(owner.token, m.json.manifest, b!);
     expect(late.status).toBe(409);
     expect(late.json.agent_message).toBeTruthy();
