@@ -20,7 +20,8 @@ export interface ApiCall {
   path: string;
   token?: string;
   headers?: Record<string, string>;
-  body?: Buffer;
+  /** One buffer, or the pieces of one body (sent in order, never joined). */
+  body?: Buffer | readonly Buffer[];
   /** Upload progress: bytes handed to the socket so far, of the total. */
   onUpload?: (sent: number, total: number) => void;
 }
@@ -57,19 +58,22 @@ export async function callApi(call: ApiCall): Promise<ApiAnswer> {
     return await exchange(call, call.body);
   } catch (err) {
     if (!(err instanceof UnreachableError) || !call.body || !err.duringUpload) throw err;
-    const answer = await exchange(call, undefined, call.body.byteLength).catch(() => undefined);
+    const answer = await exchange(call, undefined, bodyLength(call.body)).catch(() => undefined);
     if (answer) return answer;
     throw err;
   }
 }
 
-function exchange(call: ApiCall, body: Buffer | undefined, declaredBytes?: number): Promise<ApiAnswer> {
+const bodyLength = (body: Buffer | readonly Buffer[]): number =>
+  Buffer.isBuffer(body) ? body.byteLength : body.reduce((sum, piece) => sum + piece.byteLength, 0);
+
+function exchange(call: ApiCall, body: Buffer | readonly Buffer[] | undefined, declaredBytes?: number): Promise<ApiAnswer> {
   const url = new URL(call.path, call.apiUrl.endsWith('/') ? call.apiUrl : `${call.apiUrl}/`);
   const send = url.protocol === 'https:' ? requestTls : request;
   const local = url.hostname === 'localhost' || url.hostname.endsWith('.localhost');
   const headers: Record<string, string> = { ...call.headers, Host: url.host, Accept: 'application/json' };
   if (call.token) headers.Authorization = `Bearer ${call.token}`;
-  const length = body?.byteLength ?? declaredBytes;
+  const length = body === undefined ? declaredBytes : bodyLength(body);
   if (length !== undefined) headers['Content-Length'] = String(length);
   return new Promise((resolve, reject) => {
     let answered = false;
@@ -121,14 +125,25 @@ function exchange(call: ApiCall, body: Buffer | undefined, declaredBytes?: numbe
       return;
     }
     uploading = true;
+    const pieces = Buffer.isBuffer(body) ? [body] : body;
+    const total = length!;
     let sent = 0;
+    let piece = 0;
+    let offset = 0;
     const writeNext = (): void => {
-      while (sent < body.byteLength) {
+      while (piece < pieces.length) {
         // Answered already (a refusal): the rest of the body is not wanted.
         if (answered) return;
-        const chunk = body.subarray(sent, sent + CHUNK_BYTES);
+        const current = pieces[piece]!;
+        const chunk = current.subarray(offset, offset + CHUNK_BYTES);
+        offset += chunk.byteLength;
+        if (offset >= current.byteLength) {
+          piece++;
+          offset = 0;
+        }
         sent += chunk.byteLength;
-        const more = req.write(chunk, () => call.onUpload?.(Math.min(sent, body.byteLength), body.byteLength));
+        const upTo = sent;
+        const more = req.write(chunk, () => call.onUpload?.(upTo, total));
         if (!more) return void req.once('drain', writeNext);
       }
       req.end();

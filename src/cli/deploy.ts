@@ -21,6 +21,11 @@ export interface DeployCommandOptions extends Partial<CommandIo> {
 
 /** Folders up to this size go in one request; larger ones in parts of a manifest. */
 export const ONE_REQUEST_BYTES = 32 * 1024 * 1024;
+/**
+ * Content per part of a large deploy: well under the request limit, small enough that three in
+ * flight keep the client's memory low, large enough that per-request work is a small share.
+ */
+export const PART_BYTES = 16 * 1024 * 1024;
 
 interface DeployAnswer {
   site: { name: string; url: string; claimed: boolean };
@@ -43,11 +48,11 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   io.status?.(`Reading ${options.dir}…`);
   const files = readFolder(dir);
   const bytes = files.reduce((sum, file) => sum + file.size, 0);
-  const partBytes = options.partBytes ?? ONE_REQUEST_BYTES;
+  const partBytes = options.partBytes ?? PART_BYTES;
   // A redeploy sends only what changed, and a large folder goes in parts (resumed if a run was
   // cut off); a small new site has nothing to reuse, so it goes whole in one request.
   let answer: ApiAnswer | undefined;
-  if (bytes > partBytes || (state && !options.full)) {
+  if (bytes > (options.partBytes ?? ONE_REQUEST_BYTES) || (state && !options.full)) {
     answer = await uploadInParts({ ...options, partBytes }, io, dir, state, token, files);
   }
   answer ??= await fullDeploy(options, io, state, token, files);
@@ -83,7 +88,6 @@ const showUpload =
 
 /** The whole folder as one archive (a small new site, `--full`, or a server without digest deploys). */
 
-/** The whole folder as one archive (a new site, `--full`, or a server without digest deploys). */
 async function fullDeploy(
   options: DeployCommandOptions,
   io: CommandIo,
@@ -92,7 +96,7 @@ async function fullDeploy(
   files: FolderFile[],
 ): Promise<ApiAnswer> {
   const packed = await packFiles(files);
-  io.status?.(`Packed ${packed.files} files (${formatBytes(packed.bytes)}) into ${formatBytes(packed.archive.byteLength)}`);
+  io.status?.(`Packed ${packed.files} files (${formatBytes(packed.bytes)}) into ${formatBytes(packed.archiveBytes)}`);
   const headers: Record<string, string> = { 'Content-Type': 'application/gzip' };
   let path = 'v1/deploy';
   if (state) {

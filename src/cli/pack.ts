@@ -18,7 +18,9 @@ export interface FolderFile {
 }
 
 export interface PackedFolder {
-  archive: Buffer;
+  /** The archive's bytes in the pieces the packer made (never copied into one buffer). */
+  archive: Buffer[];
+  archiveBytes: number;
   files: number;
   /** Bytes of the files before compression. */
   bytes: number;
@@ -87,7 +89,7 @@ export async function packFiles(files: readonly FolderFile[], options: { compres
   }
   pack.finalize();
   await done;
-  return { archive: Buffer.concat(chunks), files: files.length, bytes };
+  return { archive: chunks, archiveBytes: chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0), files: files.length, bytes };
 }
 
 /** Packs a whole folder into a .tar.gz in memory. */

@@ -49,7 +49,7 @@ export async function uploadInParts(
   const call = (
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    body?: Buffer,
+    body?: Buffer | Buffer[],
     headers?: Record<string, string>,
     onUpload?: (sent: number, total: number) => void,
   ) => callApi({ apiUrl: options.apiUrl, method, path, token, body, headers, onUpload });
@@ -127,7 +127,7 @@ async function sendParts(
   upload: FolderFile[],
   options: PartsOptions,
   io: CommandIo,
-  send: (body: Buffer, compress: boolean, onUpload: (sent: number, total: number) => void) => Promise<ApiAnswer>,
+  send: (body: Buffer[], compress: boolean, onUpload: (sent: number, total: number) => void) => Promise<ApiAnswer>,
 ): Promise<ApiAnswer> {
   const parts = splitIntoParts(upload, options.partBytes);
   const total = parts.reduce((sum, part) => sum + part.bytes, 0);
