@@ -175,9 +175,11 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         let outcome: Published;
         try {
           outcome = await publish(decision, files, record.skipped, false);
-        } finally {
-          await manifests.release(id);
+        } catch (err) {
+          await manifests.release(id, err);
+          throw err;
         }
+        await manifests.release(id);
         log.info(
           { revision: outcome.revisionId, uploaded, parts: parts.size, files: files.size, ms: Math.round(performance.now() - started) },
           'deploy.digest',

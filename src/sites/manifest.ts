@@ -234,9 +234,15 @@ export function manifestOperations(deps: OperationsDeps) {
       if (!(await store.takeManifest(id))) throw manifestNotFound();
     },
 
-    /** Drops a taken manifest once its publish is over (committed or refused). */
-    async release(id: string): Promise<void> {
-      await store.deleteManifest(id);
+    /**
+     * After a taken manifest's publish: dropped once published, or refused for good (409: the
+     * base moved on; 404: the site is gone); any other failure (a store outage, a limit) gives
+     * it back, so the parts already uploaded can still publish with an empty request.
+     */
+    async release(id: string, failure?: unknown): Promise<void> {
+      const code = (failure as { code?: unknown } | undefined)?.code;
+      if (failure === undefined || code === 'conflict' || code === 'not_found') await store.deleteManifest(id);
+      else await store.untakeManifest(id);
     },
   };
   return api;

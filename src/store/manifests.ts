@@ -26,6 +26,8 @@ export interface ManifestRecords {
    * manifest never publishes twice. Its parts stay (and their blobs with them) until `deleteManifest`.
    */
   takeManifest(id: string): Promise<boolean>;
+  /** Gives a taken manifest back (its publish failed for a reason that may pass), so it can publish later. */
+  untakeManifest(id: string): Promise<void>;
   /** Removes the manifest and its parts; true only for the one call that removed it. */
   deleteManifest(id: string): Promise<boolean>;
   /** Live manifests of one owner (for the cap on unpublished uploads). */
@@ -86,6 +88,13 @@ export function manifestOps(dbs: MetadataDbs, now: () => number): ManifestRecord
         if (!isOpen(live(id))) return false;
         void dbs.manifests.put(id, { ...dbs.manifests.get(id)!, takenAt: now() });
         return true;
+      }),
+    untakeManifest: (id) =>
+      dbs.transact((): void => {
+        const stored = dbs.manifests.get(id);
+        if (stored?.takenAt === undefined) return;
+        const { takenAt: _taken, ...open } = stored;
+        void dbs.manifests.put(id, open);
       }),
     deleteManifest: (id) =>
       dbs.transact((): boolean => {
