@@ -104,11 +104,13 @@ export function manifestOps(dbs: MetadataDbs, now: () => number): ManifestRecord
         return true;
       }),
     listOwnerManifests(owner) {
+      // The ids first, in one finished scan; then each manifest with its parts (no cursor inside another).
+      const ids: string[] = [];
+      for (const { key, value } of dbs.manifests.getRange()) if (value.owner === owner) ids.push(key);
       const found: Array<{ id: string; record: ManifestRecord }> = [];
-      for (const { key, value } of dbs.manifests.getRange({ snapshot: false })) {
-        if (value.owner !== owner) continue;
-        const record = live(key);
-        if (record) found.push({ id: key, record });
+      for (const id of ids) {
+        const record = live(id);
+        if (record) found.push({ id, record });
       }
       return found;
     },
