@@ -149,6 +149,11 @@ export interface DeployConfig {
   readonly busyRequestsPerSecond: number;
   /** A deploy's whole body must arrive within this long; 0 = no bound (uWS's 16 KB/s floor still applies). */
   readonly uploadTimeoutMs: number;
+  /**
+   * Uploads not yet published (open manifests) one account, site token or anonymous network may
+   * hold, in multiples of its plan's per-site limit; 0 = no cap.
+   */
+  readonly unpublishedSites: number;
   readonly siteRules: SiteRulesConfig;
 }
 
@@ -311,6 +316,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxRulesFileBytes: int('PLINTH_RULES_FILE_KB', 1024, 0, 1024 * 1024) * 1024,
       maxLinkWarnings: int('PLINTH_LINK_WARNINGS', 50, 0, 1_000_000),
     },
+    unpublishedSites: int('PLINTH_UNPUBLISHED_SITES', 2, 0, 1000),
   };
 
   const serve: ServeConfig = {

@@ -62,7 +62,7 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
         });
         const bytes = await spool.done;
         const outcome = await pending.finish({ spoolPath, bytes, uploadMs: Math.round(performance.now() - arrived) });
-        sendJson(res, 201, outcome.view);
+        sendJson(res, outcome.status ?? 201, outcome.view);
       } catch (err) {
         if (isAborted(res)) return;
         if (err instanceof SpoolError) {
@@ -82,7 +82,8 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
 
 function tooLargeRequest(): ServiceError {
   return new ServiceError('too_large', `One request can carry at most ${MAX_REQUEST_BYTES / MB} MB.`, {
-    agentMessage: 'The upload is over 90 MB. Publish the site in parts: a first deploy, then patch deploys (JSON with "patch": true) for the rest.',
+    agentMessage:
+      'The upload is over 90 MB. Send the site in parts, published at once as one revision: describe every file with POST /v1/deploy/manifest, then upload the contents it lists as missing to POST /v1/deploy?manifest=<id> in several requests of at most 90 MB each (the plinth command does this by itself).',
   });
 }
 

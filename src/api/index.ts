@@ -28,6 +28,8 @@ export interface Api {
 export const API_ROUTES: readonly RouteSpec[] = [
   { method: 'POST', path: '/v1/deploy' },
   { method: 'POST', path: '/v1/deploy/manifest' },
+  { method: 'GET', path: '/v1/deploy/manifest/{id}' },
+  { method: 'DELETE', path: '/v1/deploy/manifest/{id}' },
   { method: 'GET', path: '/v1/me' },
   { method: 'GET', path: '/v1/sites' },
   { method: 'GET', path: '/v1/sites/{name}' },
@@ -62,6 +64,8 @@ export function createApi(options: ApiOptions): Api {
     'POST /v1/deploy': deploy,
     // A manifest of the largest plan (5,000 files with long paths) fits in a few MB.
     'POST /v1/deploy/manifest': endpoint(deps, e.manifest, { body: true, maxBodyBytes: 8 * 1024 * 1024 }),
+    'GET /v1/deploy/manifest/{id}': json(e.manifestStatus),
+    'DELETE /v1/deploy/manifest/{id}': json(e.abandonManifest),
     'GET /v1/me': json(e.me),
     'GET /v1/sites': json(e.listSites),
     'GET /v1/sites/{name}': json(e.getSite),

@@ -3,6 +3,7 @@ import { callApi, type ApiAnswer } from './api-client.js';
 import { formatBytes, progressBar, reportFailure, type CommandIo } from './output.js';
 import { packFiles, readFolder, type FolderFile } from './pack.js';
 import { readState, writeState, type ServiceState } from './state.js';
+import { uploadInParts } from './upload-parts.js';
 
 export interface DeployCommandOptions extends Partial<CommandIo> {
   dir: string;
@@ -14,7 +15,19 @@ export interface DeployCommandOptions extends Partial<CommandIo> {
   /** Store a draft (`publish=false`): checked and stored, not live; shown at its preview address. */
   draft?: boolean;
   out: (line: string) => void;
+  /** Content per upload request of a large deploy (tests make it small). */
+  partBytes?: number;
+  /** Upload requests in flight at once. */
+  parallel?: number;
 }
+
+/** Folders up to this size go in one request; larger ones in parts of a manifest. */
+export const ONE_REQUEST_BYTES = 32 * 1024 * 1024;
+/**
+ * Content per part of a large deploy: well under the request limit, small enough that three in
+ * flight keep the client's memory low, large enough that per-request work is a small share.
+ */
+export const PART_BYTES = 16 * 1024 * 1024;
 
 interface DeployAnswer {
   site: { name: string; url: string; claimed: boolean };
@@ -38,8 +51,14 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
 
   io.status?.(`Reading ${options.dir}…`);
   const files = readFolder(dir);
-  // A redeploy sends only what changed; a new site has nothing to reuse, so it sends everything.
-  let answer = state && !options.full ? await digestDeploy(options, io, state, token, files) : undefined;
+  const bytes = files.reduce((sum, file) => sum + file.size, 0);
+  const partBytes = options.partBytes ?? PART_BYTES;
+  // A redeploy sends only what changed, and a large folder goes in parts (resumed if a run was
+  // cut off); a small new site has nothing to reuse, so it goes whole in one request.
+  let answer: ApiAnswer | undefined;
+  if (bytes > (options.partBytes ?? ONE_REQUEST_BYTES) || (state && !options.full)) {
+    answer = await uploadInParts({ ...options, partBytes }, io, dir, state, token, files);
+  }
   answer ??= await fullDeploy(options, io, state, token, files);
   io.status?.(undefined);
 
@@ -85,7 +104,8 @@ const showUpload =
     io.status?.(sent < total ? `Uploading ${progressBar(sent, total)} ${formatBytes(sent)} / ${formatBytes(total)}` : 'Publishing…');
   };
 
-/** The whole folder as one archive (a new site, `--full`, or a server without digest deploys). */
+/** The whole folder as one archive (a small new site, `--full`, or a server without digest deploys). */
+
 async function fullDeploy(
   options: DeployCommandOptions,
   io: CommandIo,
@@ -94,7 +114,7 @@ async function fullDeploy(
   files: FolderFile[],
 ): Promise<ApiAnswer> {
   const packed = await packFiles(files);
-  io.status?.(`Packed ${packed.files} files (${formatBytes(packed.bytes)}) into ${formatBytes(packed.archive.byteLength)}`);
+  io.status?.(`Packed ${packed.files} files (${formatBytes(packed.bytes)}) into ${formatBytes(packed.archiveBytes)}`);
   const headers: Record<string, string> = { 'Content-Type': 'application/gzip' };
   const query: string[] = [];
   if (state) {
@@ -104,55 +124,6 @@ async function fullDeploy(
   if (options.draft) query.push(draftQuery(options));
   const path = query.length > 0 ? `v1/deploy?${query.join('&')}` : 'v1/deploy';
   return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, headers, body: packed.archive, onUpload: showUpload(io) });
-}
-
-/**
- * A redeploy by digest: the manifest (every file's path, size and sha256) tells which contents
- * the site lacks, and only those are uploaded. `undefined` when the server has no such route.
- */
-async function digestDeploy(
-  options: DeployCommandOptions,
-  io: CommandIo,
-  state: ServiceState,
-  token: string | undefined,
-  files: FolderFile[],
-): Promise<ApiAnswer | undefined> {
-  io.status?.(`Checking which of ${files.length} files changed…`);
-  const manifest = await callApi({
-    apiUrl: options.apiUrl,
-    method: 'POST',
-    path: 'v1/deploy/manifest',
-    token,
-    headers: { 'Content-Type': 'application/json' },
-    body: Buffer.from(
-      JSON.stringify({
-        site: state.site,
-        base_revision: state.revision,
-        files: files.map((file) => ({ path: file.path, size: file.content.byteLength, sha256: file.sha256 })),
-      }),
-    ),
-  });
-  if (manifest.status === 404 && manifest.json?.error?.message?.startsWith('No endpoint')) return undefined;
-  if (manifest.status !== 201) return manifest;
-  const missing = new Set((manifest.json?.missing as string[] | undefined) ?? []);
-  // Each missing content once, at one of its paths.
-  const upload = files.filter((file) => missing.delete(file.sha256));
-  const path = `v1/deploy?manifest=${encodeURIComponent(String(manifest.json?.manifest))}${options.draft ? `&${draftQuery(options)}` : ''}`;
-  if (upload.length === 0) {
-    io.status?.('Nothing changed in the files; publishing…');
-    return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, body: Buffer.alloc(0) });
-  }
-  const packed = await packFiles(upload);
-  io.status?.(`${upload.length} of ${files.length} files changed (${formatBytes(packed.bytes)}); packed into ${formatBytes(packed.archive.byteLength)}`);
-  return callApi({
-    apiUrl: options.apiUrl,
-    method: 'POST',
-    path,
-    token,
-    headers: { 'Content-Type': 'application/gzip' },
-    body: packed.archive,
-    onUpload: showUpload(io),
-  });
 }
 
 async function isClaimed(apiUrl: string, state: ServiceState): Promise<boolean> {

@@ -12,7 +12,8 @@ import { UsageError } from './usage.js';
 const USAGE = `Usage:
   plinth deploy [dir]               publish a folder (default: the current one); keeps .service.json
                                     so the next deploy updates the same site, sending only the
-                                    files that changed (--full sends them all)
+                                    files that changed (--full sends them all); a large folder
+                                    goes in parts, and a run that was cut off resumes
   plinth sites                      list the sites your API token reaches
   plinth revisions [dir]            list the revisions of the folder's site (* marks yours)
   plinth rollback <revision> [dir]  make an earlier revision (number or rev_… id) live again
@@ -29,7 +30,7 @@ Options:
   --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions, rollback and
                  promote otherwise use the site token in .service.json)
   --json         print the API's JSON answer (for scripts)
-  --full         deploy: upload every file, not only the changed ones
+  --full         deploy: upload every file in one archive, not only the changed ones
   --draft        deploy: store a draft that is not live, shown at its preview address
   --primary      domains add: make the domain primary (the other of example.org and
                  www.example.org redirects to it)

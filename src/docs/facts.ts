@@ -82,6 +82,10 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     page_max: String(MAX_PAGE),
     json_body_kb: String(MAX_JSON_BODY_BYTES / KB),
     manifest_lifetime: formatDuration(MANIFEST_LIFETIME_MS),
+    unpublished_cap:
+      config.deploy.unpublishedSites === 0
+        ? 'no cap'
+        : `${count(config.deploy.unpublishedSites)} times the plan's per-site limit (\`PLINTH_UNPUBLISHED_SITES\`)`,
     sign_in_lifetime: formatDuration(SIGN_IN_LIFETIME_MS),
     sign_in_max_attempts: String(SIGN_IN_MAX_ATTEMPTS),
     session_lifetime: formatDuration(SESSION_LIFETIME_MS),

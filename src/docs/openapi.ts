@@ -29,6 +29,13 @@ const json = (body: Schema, description: string, extra: Schema = {}): Schema => 
 const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
 
 const nameParam: Schema = { name: 'name', in: 'path', required: true, description: 'Site name.', schema: str(undefined, { pattern: SITE_NAME }) };
+const manifestParam: Schema = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The manifest id (`manifest` of `POST /v1/deploy/manifest`).',
+  schema: str(undefined, { pattern: '^mf_' }),
+};
 const pageParams: Schema[] = [
   {
     name: 'limit',
@@ -112,7 +119,7 @@ function paths(): Record<string, Schema> {
             in: 'query',
             required: false,
             description:
-              'Finishes a digest deploy: the body holds only the contents the manifest listed as missing (or is empty when none are). The site and base come from the manifest.',
+              'Uploads a part of a digest deploy: the body holds some or all of the contents the manifest lists as missing (or is empty when none are). Any number of parts, in any order, each within the request limit; `202` while contents are still missing, `201` from the part that brings the last one, which publishes the whole site as one revision. The site and base come from the manifest.',
             schema: str(undefined, { pattern: '^mf_' }),
           },
           {
@@ -136,6 +143,7 @@ function paths(): Record<string, Schema> {
         },
         responses: {
           '201': json(ref('DeployResult'), 'Published: the new revision is live.'),
+          '202': json(ref('ManifestResult'), 'A part of a digest deploy arrived (`?manifest=`); contents are still missing and nothing is live yet.'),
           '400': response('BadRequest'),
           '401': response('Unauthorized'),
           '403': response('Forbidden'),
@@ -156,7 +164,7 @@ function paths(): Record<string, Schema> {
         description:
           'The first half of a digest deploy: the whole site by path, size and sha256. The answer lists the contents the service lacks; upload only those with `POST /v1/deploy?manifest=…`. ' +
           "Only contents of this site's own recent revisions count as present, so a manifest never confirms content stored elsewhere. " +
-          `Every check of a deploy that needs no bytes runs here (access, the base revision, paths, skips, executable names, plan limits, index.html). A manifest lasts ${formatDuration(MANIFEST_LIFETIME_MS)} and is used once.`,
+          `Every check of a deploy that needs no bytes runs here (access, the base revision, paths, skips, executable names, plan limits, index.html). A manifest lasts ${formatDuration(MANIFEST_LIFETIME_MS)} after it was made or after its latest part, and publishes once.`,
         tags: ['Deploy'],
         security: [{}, SITE_TOKEN, API_TOKEN],
         requestBody: { required: true, content: { 'application/json': { schema: ref('Manifest') } } },
@@ -171,6 +179,41 @@ function paths(): Record<string, Schema> {
           '413': response('TooLarge'),
           ...COMMON_ERRORS,
           '503': response('Unavailable'),
+        },
+      },
+    },
+    '/v1/deploy/manifest/{id}': {
+      get: {
+        operationId: 'getManifest',
+        summary: 'What a digest deploy still needs',
+        description:
+          "The contents still missing from a manifest's upload, what has arrived and when it expires: ask after an interrupted upload, then send only what is missing. A refused deploy (a secret in one of its parts) answers its refusal; what the next part would meet (the site gone, access lost, a stale base revision) is answered as the part would be.",
+        tags: ['Deploy'],
+        security: [{}, SITE_TOKEN, API_TOKEN],
+        parameters: [manifestParam],
+        responses: {
+          '200': json(ref('ManifestResult'), 'What is missing.'),
+          '401': response('Unauthorized'),
+          '403': response('Forbidden'),
+          '404': response('NotFound'),
+          '409': response('Conflict'),
+          '410': response('Gone'),
+          '422': response('BlockedSecret'),
+          ...COMMON_ERRORS,
+        },
+      },
+      delete: {
+        operationId: 'abandonManifest',
+        summary: 'Give up a digest deploy',
+        description: 'Drops the manifest; its uploaded parts are deleted at the next sweep and no longer count against the cap on unpublished uploads.',
+        tags: ['Deploy'],
+        security: [{}, SITE_TOKEN, API_TOKEN],
+        parameters: [manifestParam],
+        responses: {
+          '200': json(object({ abandoned: { type: 'boolean', const: true } }, ['abandoned']), 'Given up.'),
+          '401': response('Unauthorized'),
+          '404': response('NotFound'),
+          ...COMMON_ERRORS,
         },
       },
     },

@@ -55,6 +55,8 @@ const SCHEMA = {
     patch: { type: 'boolean' },
     publish: { type: 'boolean' },
     deleted: { type: 'array', items: { type: 'string' } },
+    // A part of a digest deploy may name its manifest (MCP's deploy_site does); the HTTP side checks it.
+    manifest: { type: 'string', pattern: '^mf_[A-Za-z0-9_-]{1,100}$' },
   },
 } as const;
 
@@ -220,5 +222,6 @@ export async function readJsonDeploy(spoolPath: string, collector: Collector): P
   if (body.patch !== undefined) fields.patch = body.patch;
   if (body.publish !== undefined) fields.publish = body.publish;
   if (deleted !== undefined) fields.deleted = deleted;
+  if (body.manifest !== undefined) fields.manifest = body.manifest;
   return fields;
 }

@@ -56,6 +56,8 @@ export interface JsonDeployFields {
   publish?: boolean;
   /** Normalised by the same path rules as files. */
   deleted?: string[];
+  /** The digest deploy these files are a part of (must be the one the request names). */
+  manifest?: string;
 }
 
 /** `unavailable`: the blobs could not be written because storage is full (see `STORAGE_FULL`). */

@@ -10,8 +10,12 @@
  * whole body and reports JSON's own error.
  */
 
+/** Small members of `params.arguments` kept in the envelope: a deploy part names its manifest there. */
+const KEPT_ARGUMENTS = new Set(['manifest']);
+const MAX_KEPT_BYTES = 256;
+
 export interface SplitMessage {
-  /** The message with `params.arguments` replaced by `{}`. */
+  /** The message with `params.arguments` replaced by `{}` (plus the short string members of `KEPT_ARGUMENTS`). */
   envelope: Record<string, unknown>;
   /** `[start, end)` of the `params.arguments` value in the body. */
   argumentsRange: [number, number];
@@ -40,19 +44,34 @@ export function splitArguments(body: Buffer): SplitMessage | undefined {
 
 function split(body: Buffer): SplitMessage | undefined {
   let range: [number, number] | undefined;
+  let kept: Record<string, string> = {};
   let pos = skipSpace(body, 0);
   expect(body, pos, OPEN_BRACE);
   pos = members(body, pos, (key, start) => {
     if (key !== 'params' || body[start] !== OPEN_BRACE) return skipValue(body, start);
     return members(body, start, (inner, valueStart) => {
-      const end = skipValue(body, valueStart);
+      if (inner !== 'arguments' || body[valueStart] !== OPEN_BRACE) {
+        const end = skipValue(body, valueStart);
+        if (inner === 'arguments') range = [valueStart, end];
+        return end;
+      }
+      // Walked member by member (the same single pass as skipping it whole).
+      const found: Record<string, string> = {};
+      const end = members(body, valueStart, (member, memberStart) => {
+        const memberEnd = skipValue(body, memberStart);
+        if (KEPT_ARGUMENTS.has(member) && body[memberStart] === QUOTE && memberEnd - memberStart <= MAX_KEPT_BYTES) {
+          found[member] = JSON.parse(body.toString('utf8', memberStart, memberEnd)) as string;
+        }
+        return memberEnd;
+      });
       // JSON.parse keeps the last of duplicate keys; so does this.
-      if (inner === 'arguments') range = [valueStart, end];
+      range = [valueStart, end];
+      kept = found;
       return end;
     });
   });
   if (skipSpace(body, pos) !== body.length || range === undefined || body[range[0]] !== OPEN_BRACE) return undefined;
-  const text = Buffer.concat([body.subarray(0, range[0]), Buffer.from('{}'), body.subarray(range[1])]).toString('utf8');
+  const text = Buffer.concat([body.subarray(0, range[0]), Buffer.from(JSON.stringify(kept)), body.subarray(range[1])]).toString('utf8');
   const envelope: unknown = JSON.parse(text);
   if (envelope === null || typeof envelope !== 'object' || Array.isArray(envelope)) return undefined;
   return { envelope: envelope as Record<string, unknown>, argumentsRange: range };

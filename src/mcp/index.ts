@@ -372,7 +372,7 @@ async function parseMessage(
 function tooLarge(): ServiceError {
   return new ServiceError('too_large', `One MCP request can carry at most ${MAX_MCP_REQUEST_BYTES / MB} MB.`, {
     agentMessage:
-      'The deploy is over 40 MB. Publish the site in parts: deploy_site with some of the files first, then deploy_site with "patch": true for the rest (each call under 40 MB).',
+      'The deploy is over 40 MB. Send it in several calls that go live at once: start_deploy with every file by path, size and sha256, then deploy_site with "manifest" and some of the missing files per call, each under 40 MB.',
   });
 }
 

@@ -29,6 +29,9 @@ export const outputs = {
   /** A site, or (for a claimed site's token) the claim poll `{claimed: true, account_token?}`. */
   siteOrClaim: eitherOf(SHAPES.Site, SHAPES.ClaimPoll),
   deploy: SHAPES.DeployResult,
+  /** Published (the revision), or a part of a deploy arrived and contents are still missing. */
+  deployOrPart: eitherOf(SHAPES.DeployResult, SHAPES.ManifestResult),
+  manifest: SHAPES.ManifestResult,
   fileList: SHAPES.FileList,
   file: object(
     {
@@ -56,3 +59,6 @@ export const outputs = {
 
 /** SPEC 4.2's inline-files body, as `deploy_site` takes it: the REST API's JSON deploy body. */
 export const deployInput = SHAPES.JsonDeploy;
+
+/** The first half of a deploy in parts: the whole site by path, size and sha256. */
+export const manifestInput = SHAPES.Manifest;

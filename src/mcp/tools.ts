@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
-import { formatBytes, type Caller, type Operations } from '../sites/index.js';
+import { formatBytes, MANIFEST_LIFETIME_MS, type Caller, type Operations } from '../sites/index.js';
 import { domainToolSpecs } from './domain-tools.js';
-import { deployInput, outputs, page, siteName } from './schemas.js';
+import { deployInput, manifestInput, outputs, page, siteName } from './schemas.js';
 
 /** What one tool call runs with: the caller of this HTTP request and its spooled body, if any. */
 export interface ToolContext {
@@ -107,11 +107,36 @@ export function toolSpecs(): ToolSpec[] {
         'With "publish": false the update is stored as a draft that is not live: the answer has its preview_url to check, and promote_site makes it live. ' +
         'Text files go as utf8, binary files as base64. To redeploy without resending unchanged files, give those as {path, sha256, size} from list_files instead of content (only content this site already has). ' +
         'index.html at the root is required. Files with secret keys are refused (blocked_secret names file and line). ' +
-        'One call carries at most 40 MB: send a larger site as a first deploy followed by patch deploys.',
+        'One call carries at most 40 MB. A larger site goes live at once, as one revision, in several calls: start_deploy with every file by path, size and sha256; ' +
+        'then deploy_site with "manifest" (its id) and some of the missing files per call, each under 40 MB, in any order; each call answers what is still missing, ' +
+        'and the call that brings the last one publishes the site and answers with its revision. After an interruption, get_deploy tells what is still missing.',
       inputSchema: deployInput,
-      outputSchema: outputs.deploy,
+      outputSchema: outputs.deployOrPart,
       annotations: changes(true),
       run: deploy,
+    },
+    {
+      name: 'start_deploy',
+      title: 'Start a deploy in parts',
+      description:
+        'The first step of a deploy sent in several calls (a site over 40 MB, or a redeploy that sends only what changed): describe every file of the site by path, size in bytes and sha256 (lower-case hex). ' +
+        'Without "site" it creates a new site; to update one, send "site" and "base_revision" (the live revision id from get_site). ' +
+        'The answer is a manifest id and the sha256 of every content to upload ("missing"); send those files with deploy_site and "manifest", in calls of at most 40 MB. ' +
+        `Nothing is live until the last one has arrived. The manifest lasts ${MANIFEST_LIFETIME_MS / 3_600_000} hours after its latest part.`,
+      inputSchema: manifestInput,
+      outputSchema: outputs.manifest,
+      annotations: changes(false),
+      run: async ({ ops, caller, network }, args) => ops.deploy.manifest(caller, network, args),
+    },
+    {
+      name: 'get_deploy',
+      title: 'Get deploy progress',
+      description:
+        'What a deploy started with start_deploy still needs: the sha256 of every content still missing, what has arrived and when it expires. Call it after an interruption, then send only what is missing with deploy_site and "manifest".',
+      inputSchema: input({ manifest: { type: 'string', pattern: '^mf_', description: 'The manifest id from start_deploy.' } }, ['manifest']),
+      outputSchema: outputs.manifest,
+      annotations: reads,
+      run: async ({ ops, caller }, args) => ops.deploy.manifestStatus(caller, String(args.manifest)),
     },
     {
       name: 'list_files',
@@ -283,7 +308,9 @@ async function deploy(context: ToolContext, args: Record<string, unknown>): Prom
       await writeFile(written, json, { mode: 0o600, flag: 'wx' });
       spool = { path: written, bytes: Buffer.byteLength(json) };
     }
-    const pending = await ops.deploy.begin({ caller, network, bodyKind: 'json' });
+    // A part names its manifest; a large call's arguments stay on disk, but the envelope keeps it.
+    const manifest = text(args.manifest);
+    const pending = await ops.deploy.begin({ caller, network, bodyKind: 'json', ...(manifest !== undefined ? { manifest } : {}) });
     const outcome = await pending.finish({ spoolPath: spool.path, bytes: spool.bytes }, signal);
     return outcome.view;
   } finally {

@@ -4,7 +4,7 @@ import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import type { FileReference, JsonDeployFields, SiteFile, UnpackResult } from '../ingest/index.js';
 import { ANONYMOUS_LIFETIME_MS, isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
-import { hashToken, type FileEntry } from '../store/index.js';
+import { hashToken, type FileEntry, type ManifestPart } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
@@ -41,17 +41,18 @@ export interface DeployBody {
 /** The SPEC 4.1 response body. */
 export type DeployView = DeployShape;
 
-export interface DeployOutcome {
-  view: DeployView;
-  revisionId: string;
-}
+export type DeployOutcome =
+  /** Published: the new revision is live. */
+  | { status?: 201; view: DeployView; revisionId: string }
+  /** A part of a digest deploy's upload arrived; contents are still missing, nothing is live yet. */
+  | { status: 202; view: ManifestView; revisionId?: undefined };
 
 /** A deploy admitted before its body is read: `finish` unpacks, checks and publishes it. */
 export interface PendingDeploy {
   finish(body: DeployBody, signal?: AbortSignal): Promise<DeployOutcome>;
 }
 
-type UnpackedFiles = Pick<Extract<UnpackResult, { ok: true }>, 'files' | 'pendingVariants'>;
+type Published = Extract<DeployOutcome, { revisionId: string }>;
 
 export interface DeployOperations {
   /**
@@ -62,6 +63,10 @@ export interface DeployOperations {
   begin(request: DeployRequest): Promise<PendingDeploy>;
   /** First half of a digest deploy: the whole site by hash; answers what must be uploaded. */
   manifest(caller: Caller, network: string, input: ManifestInput): Promise<ManifestView>;
+  /** What a digest deploy's upload still lacks (`GET /v1/deploy/manifest/<id>`). */
+  manifestStatus(caller: Caller, id: string): ManifestView;
+  /** Gives up a digest deploy: its uploaded parts are collected at the next sweep. */
+  abandonManifest(caller: Caller, id: string): Promise<void>;
 }
 
 const NAME_ATTEMPTS = 8;
@@ -119,45 +124,78 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
   }
 
   /**
-   * The second half of a digest deploy. Access and the base revision are checked again now (a
-   * 409 comes before the upload is read); the anonymous caps counted the manifest already.
+   * A part of a digest deploy's upload (SPEC 4.1 with `?manifest=`): any number of parts, each an
+   * archive or JSON body within the request limit, in any order. Access and the base revision are
+   * checked again for each part (a 409 comes before the part is read); the anonymous caps counted
+   * the manifest already. The part that brings the last missing content publishes the site, as one
+   * revision, with every check of a deploy applied to the whole; the others answer 202 with what
+   * is still missing. A secret in any part refuses the whole deploy for good.
    */
   function beginFromManifest(request: DeployRequest, id: string): PendingDeploy {
     const { record, decision } = manifests.load(request.caller, id);
     return {
       async finish(body, signal) {
         const started = performance.now();
-        let uploaded: UnpackedFiles = { files: [], pendingVariants: [] };
+        let parts: Map<string, ManifestPart>;
+        let uploaded = 0;
         if (body.bytes > 0) {
           const result = await unpack(request.caller, body.spoolPath, request.bodyKind, signal, true);
           if (!result.ok) {
-            throw new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
+            const error = new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
+            // Content with a secret keeps its sha256, so the manifest could never be finished.
+            if (error.code === 'blocked_secret') await manifests.refuse(id, error);
+            throw error;
           }
           const json = result.json ?? {};
           if (json.site !== undefined || json.base_revision !== undefined || json.patch !== undefined || json.deleted !== undefined) {
             throw new ServiceError('bad_request', 'With a manifest, the site and base revision come from the manifest; send only "files".');
           }
+          if (json.manifest !== undefined && json.manifest !== id) {
+            throw new ServiceError('bad_request', `The body names manifest ${json.manifest}, but the request is for ${id}.`);
+          }
           if (result.references !== undefined) {
             throw new ServiceError('bad_request', 'The upload of a manifest carries contents only; the manifest already names the rest by sha256.');
           }
-          uploaded = result;
-        } else if (record.missing.length > 0) {
-          throw new ServiceError('bad_request', `The body is empty, but the manifest lists ${record.missing.length} contents to upload.`, {
-            agentMessage: 'Upload the contents listed as "missing" by the manifest as an archive or as JSON {"files": [...]}.',
-          });
+          const compress = new Set(result.pendingVariants);
+          uploaded = result.files.length;
+          parts = await manifests.receive(
+            id,
+            record,
+            result.files.map((file) => ({ path: file.path, sha256: file.sha256, size: file.size, compress: compress.has(file.sha256) })),
+          );
+          // With a blob bucket, each part is in it as soon as it is recorded: any node may publish.
+          await store.blobs.publish(result.files.map((file) => file.sha256));
+        } else {
+          parts = store.listManifestParts(id);
         }
-        const files = manifests.assemble(record, uploaded.files);
+        const remaining = manifests.remaining(record, parts);
+        if (remaining.length > 0) {
+          if (body.bytes === 0) manifests.assemble(record, parts); // throws: says what is missing
+          log.info({ manifest: id, uploaded, remaining: remaining.length, ms: Math.round(performance.now() - started) }, 'deploy.part');
+          return { status: 202, view: manifests.statusView(id, record, parts) };
+        }
+        const files = manifests.assemble(record, parts);
         checkTier(files, PLAN_LIMITS[record.plan]);
         // A bad _redirects or _headers leaves the manifest for a corrected upload, like any refusal here.
         const extras = await analyze(files, signal);
-        // A refused upload above leaves the manifest for a corrected one; from here it is spent.
+        // Until here a refused part leaves the manifest for a corrected one; from here it is spent.
         await manifests.take(id);
-        const outcome = await publish(decision, files, record.skipped, false, extras, request.publish !== false);
+        let outcome: Published;
+        try {
+          outcome = await publish(decision, files, record.skipped, false, extras, request.publish !== false);
+        } catch (err) {
+          await manifests.release(id, err);
+          throw err;
+        }
+        await manifests.release(id);
         log.info(
-          { revision: outcome.revisionId, uploaded: uploaded.files.length, files: files.size, ms: Math.round(performance.now() - started) },
+          { revision: outcome.revisionId, uploaded, parts: parts.size, files: files.size, ms: Math.round(performance.now() - started) },
           'deploy.digest',
         );
-        compressAfterPublish(outcome.revisionId, uploaded.pendingVariants);
+        compressAfterPublish(
+          outcome.revisionId,
+          [...parts].filter(([, part]) => part.compress).map(([sha256]) => sha256),
+        );
         return outcome;
       },
     };
@@ -165,6 +203,11 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
 
   /** A JSON body names its site and base inside; decided once the worker has parsed it. */
   async function decideJson(caller: Caller, fields: JsonDeployFields, network: string): Promise<Decision> {
+    if (fields.manifest !== undefined) {
+      throw new ServiceError('bad_request', '"manifest" in the body needs the request to name it too.', {
+        agentMessage: `Send a part of a digest deploy to POST /v1/deploy?manifest=${fields.manifest} (MCP: deploy_site with "manifest").`,
+      });
+    }
     if (fields.deleted && !fields.patch) throw new ServiceError('bad_request', '"deleted" is only allowed with "patch": true.');
     if (fields.patch && fields.site === undefined) {
       throw new ServiceError('bad_request', '"patch": true needs "site" and "base_revision".', {
@@ -319,7 +362,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     patch: boolean,
     extras: RevisionExtras,
     live = true,
-  ): Promise<DeployOutcome> {
+  ): Promise<Published> {
     if (!live && decision.mode === 'create') {
       throw new ServiceError('bad_request', 'A draft (publish: false) is a new revision of an existing site; a new site is published live.', {
         agentMessage: 'Deploy the first version without publish=false (it goes live), then send drafts with "site", "base_revision" and publish=false.',
@@ -412,7 +455,12 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     throw new Error('could not find an unused site name');
   }
 
-  return { begin, manifest: (caller, network, input) => manifests.create(caller, network, input) };
+  return {
+    begin,
+    manifest: (caller, network, input) => manifests.create(caller, network, input),
+    manifestStatus: (caller, id) => manifests.status(caller, id),
+    abandonManifest: (caller, id) => manifests.abandon(caller, id),
+  };
 }
 
 function skippedNote(skipped: readonly string[]): string {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { contentTypeFor, isCompressibleType, PLAN_LIMITS } from '../rules/index.js';
 import { ServiceError } from '../errors.js';
-import { checkDeployPaths, type IngestedFile } from '../ingest/index.js';
-import type { FileEntry, ManifestRecord, SiteRecord, Store } from '../store/index.js';
+import { checkDeployPaths } from '../ingest/index.js';
+import type { FileEntry, ManifestPart, ManifestRecord, SiteRecord, Store } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
@@ -18,8 +18,12 @@ import { iso } from './views.js';
  * caller may read, so the answer never reveals what other accounts have stored.
  */
 
-/** A manifest waits this long for its upload. */
-export const MANIFEST_LIFETIME_MS = 3600_000;
+/**
+ * A manifest waits this long for its upload, renewed by every part that arrives: a day covers a
+ * slow upload of the largest plan's site (150 GB at 2 MB/s takes under 21 hours) and, with the
+ * renewal, any upload that keeps making progress.
+ */
+export const MANIFEST_LIFETIME_MS = 24 * 3600_000;
 /** Revisions of the site whose contents a manifest may reuse (the live one first). */
 const REUSABLE_REVISIONS = 20;
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -65,7 +69,7 @@ export function manifestOperations(deps: OperationsDeps) {
     });
   }
 
-  return {
+  const api = {
     /** Describes the site to publish; answers what must be uploaded. Counts as a deploy for the anonymous caps. */
     async create(caller: Caller, network: string, input: ManifestInput): Promise<ManifestView> {
       const site = typeof input.site === 'string' && input.site !== '' ? input.site : undefined;
@@ -99,10 +103,15 @@ export function manifestOperations(deps: OperationsDeps) {
       const kept: ManifestRecord['known'] = {};
       for (const file of files) if (known[file.sha256]) kept[file.sha256] = known[file.sha256]!;
 
+      const missingBytes = [...missing.values()].reduce((sum, size) => sum + size, 0);
+      const owner = ownerOf(caller);
+      const anonymousNetwork = caller.kind === 'anonymous' ? network : undefined;
+      checkUnpublishedCap(caller, owner, anonymousNetwork, missingBytes);
+
       const id = `mf_${randomBytes(18).toString('base64url')}`;
       const now = deps.now();
       const record: ManifestRecord = {
-        owner: ownerOf(caller),
+        owner,
         mode: decision.mode,
         ...(decision.mode === 'update' ? { siteId: decision.site.id, baseRevision: decision.base } : {}),
         plan,
@@ -110,30 +119,33 @@ export function manifestOperations(deps: OperationsDeps) {
         skipped: checked.checked.skipped,
         known: kept,
         missing: [...missing.keys()],
+        missingBytes,
+        ...(anonymousNetwork !== undefined ? { network: anonymousNetwork } : {}),
         createdAt: now,
         expiresAt: now + MANIFEST_LIFETIME_MS,
       };
       await store.putManifest(id, record);
-      const missingBytes = [...missing.values()].reduce((sum, size) => sum + size, 0);
       log.info({ manifest: id, files: files.length, missing: missing.size, missingBytes }, 'deploy.manifest');
-      return {
-        manifest: id,
-        missing: record.missing,
-        missing_bytes: missingBytes,
-        files: files.length,
-        skipped: record.skipped,
-        expires_at: iso(record.expiresAt),
-        agent_message:
-          missing.size === 0
-            ? `Nothing needs uploading. Finish with POST /v1/deploy?manifest=${id} and an empty body within an hour.`
-            : `Upload the ${missing.size} missing files (${formatBytes(missingBytes)}) as an archive or JSON to POST /v1/deploy?manifest=${id} within an hour; each at any path of the manifest that has its sha256.`,
-      };
+      return statusView(id, record, new Map());
     },
 
-    /** The manifest a deploy finishes, if this caller made it (404 otherwise, used or expired alike). */
+    /** `GET /v1/deploy/manifest/<id>`: what is still missing (after an interrupted upload, say). */
+    status(caller: Caller, id: string): ManifestView {
+      // What the next part would meet: the site gone (410), access lost (403), a stale base (409).
+      const { record } = api.load(caller, id);
+      return statusView(id, record, store.listManifestParts(id));
+    },
+
+    /** `DELETE /v1/deploy/manifest/<id>`: gives up an upload; its parts go at the next sweep. */
+    async abandon(caller: Caller, id: string): Promise<void> {
+      ownRecord(caller, id, { refusedToo: true });
+      if (!(await store.deleteManifest(id))) throw manifestNotFound();
+      log.info({ manifest: id }, 'deploy.manifest_abandoned');
+    },
+
+    /** The manifest a part belongs to, if this caller made it (404 otherwise, used or expired alike). */
     load(caller: Caller, id: string): { record: ManifestRecord; decision: Decision } {
-      const record = typeof id === 'string' && id.startsWith('mf_') ? store.getManifest(id) : undefined;
-      if (!record || record.owner !== ownerOf(caller)) throw manifestNotFound();
+      const record = ownRecord(caller, id);
       // Access and the base are checked again: both may have changed since the manifest.
       const site = record.siteId === undefined ? undefined : store.getSiteById(record.siteId);
       if (record.mode === 'update' && !site) throw new ServiceError('not_found', 'The site of this manifest no longer exists.');
@@ -141,22 +153,58 @@ export function manifestOperations(deps: OperationsDeps) {
     },
 
     /**
-     * The site's files from the manifest: uploaded contents (already checked by ingest) and the
-     * reused ones. Every missing content must have arrived, and nothing else.
+     * Records the contents of one uploaded part (already checked by ingest: paths, limits, the
+     * leak guard, executables). Each must be a content the manifest lists as missing; one sent
+     * again costs nothing. Answers every content arrived so far.
      */
-    assemble(record: ManifestRecord, uploaded: readonly IngestedFile[]): Map<string, FileEntry> {
+    async receive(id: string, record: ManifestRecord, uploaded: UploadedContent[]): Promise<Map<string, ManifestPart>> {
       const missing = new Set(record.missing);
-      const arrived = new Map<string, IngestedFile>();
+      const sizes = new Map(record.files.map((file) => [file.sha256, file.size]));
+      const parts = new Map<string, { sha256: string; size: number; compress?: boolean }>();
       for (const file of uploaded) {
         if (!missing.has(file.sha256)) {
           throw new ServiceError('bad_request', `${file.path} was uploaded but its content is not one the manifest asked for.`, {
-            agentMessage: 'Upload exactly the contents listed as "missing" by the manifest (by sha256), and nothing else.',
+            agentMessage: 'Upload only contents listed as "missing" by the manifest (by sha256); GET /v1/deploy/manifest/<id> lists what is still missing.',
             details: { file: file.path },
           });
         }
-        arrived.set(file.sha256, file);
+        if (sizes.get(file.sha256) !== file.size) {
+          throw new ServiceError('bad_request', `${file.path}: the manifest says ${sizes.get(file.sha256)} bytes, the content has ${file.size}.`, {
+            details: { file: file.path },
+          });
+        }
+        parts.set(file.sha256, { sha256: file.sha256, size: file.size, ...(file.compress ? { compress: true } : {}) });
       }
-      const absent = record.missing.filter((sha256) => !arrived.has(sha256));
+      const arrived = await store.addManifestParts(id, [...parts.values()]);
+      // Expired, refused, or being published by another request since `load`.
+      if (!arrived) throw manifestNotFound();
+      return arrived;
+    },
+
+    /** Refuses the whole deploy for good (a secret in one part): nothing of it can go live. */
+    async refuse(id: string, error: ServiceError): Promise<void> {
+      const refused = await store.refuseManifest(id, {
+        code: error.code,
+        message: error.message,
+        ...(error.agentMessage !== undefined ? { agentMessage: error.agentMessage } : {}),
+        ...(error.details !== undefined ? { details: error.details } : {}),
+      });
+      if (refused) log.info({ manifest: id, code: error.code }, 'deploy.manifest_refused');
+    },
+
+    /** What is still missing, by sha256 (empty: the deploy can publish). */
+    remaining(record: ManifestRecord, parts: ReadonlyMap<string, ManifestPart>): string[] {
+      return record.missing.filter((sha256) => !parts.has(sha256));
+    },
+
+    statusView,
+
+    /**
+     * The site's files from the manifest: uploaded contents (already checked by ingest) and the
+     * reused ones. Every missing content must have arrived, and nothing else.
+     */
+    assemble(record: ManifestRecord, parts: ReadonlyMap<string, ManifestPart>): Map<string, FileEntry> {
+      const absent = record.missing.filter((sha256) => !parts.has(sha256));
       if (absent.length > 0) {
         const paths = record.files.filter((file) => absent.includes(file.sha256)).map((file) => file.path);
         throw new ServiceError('bad_request', `${absent.length} missing contents were not uploaded, for example ${paths[0]}.`, {
@@ -166,26 +214,114 @@ export function manifestOperations(deps: OperationsDeps) {
       }
       const files = new Map<string, FileEntry>();
       for (const file of record.files) {
-        const source = arrived.get(file.sha256) ?? record.known[file.sha256]!;
+        const source = parts.get(file.sha256) ?? record.known[file.sha256]!;
         if (source.size !== file.size) {
           throw new ServiceError('bad_request', `${file.path}: the manifest says ${file.size} bytes, the content has ${source.size}.`, {
             details: { file: file.path },
           });
         }
-        files.set(file.path, entryAt(file.path, file.sha256, source));
+        files.set(file.path, entryAt(file.path, file.sha256, 'at' in source ? { size: source.size } : source));
       }
       return files;
     },
 
     /**
-     * Uses the manifest up, just before its deploy publishes: of any finishes racing each other,
-     * only the one whose delete removed it may go on (404 for the rest), so one manifest never
-     * publishes twice or creates a second site.
+     * Uses the manifest up, just before its deploy publishes: of any requests racing each other,
+     * only the one that took it may go on (404 for the rest), so one manifest never publishes
+     * twice or creates a second site. Its parts stay held until `release`.
      */
     async take(id: string): Promise<void> {
-      if (!(await store.deleteManifest(id))) throw manifestNotFound();
+      if (!(await store.takeManifest(id))) throw manifestNotFound();
+    },
+
+    /**
+     * After a taken manifest's publish: dropped once published, or refused for good (409: the
+     * base moved on; 404: the site is gone); any other failure (a store outage, a limit) gives
+     * it back, so the parts already uploaded can still publish with an empty request.
+     */
+    async release(id: string, failure?: unknown): Promise<void> {
+      const code = (failure as { code?: unknown } | undefined)?.code;
+      if (failure === undefined || code === 'conflict' || code === 'not_found') await store.deleteManifest(id);
+      else await store.untakeManifest(id);
     },
   };
+  return api;
+
+  /** The caller's own live manifest; a refused one answers its refusal. */
+  function ownRecord(caller: Caller, id: string, options: { refusedToo?: boolean } = {}): ManifestRecord {
+    const record = typeof id === 'string' && id.startsWith('mf_') ? store.getManifest(id) : undefined;
+    if (!record || record.owner !== ownerOf(caller) || record.takenAt !== undefined) throw manifestNotFound();
+    if (record.refused && !options.refusedToo) {
+      const { code, message, agentMessage, details } = record.refused;
+      throw new ServiceError(code as ServiceError['code'], `This deploy was refused and can no longer be finished: ${message}`, {
+        agentMessage: `${agentMessage ?? message} Nothing of this deploy was published. Fix the files, then start again with a new manifest (POST /v1/deploy/manifest).`,
+        ...(details !== undefined ? { details } : {}),
+      });
+    }
+    return record;
+  }
+
+  function statusView(id: string, record: ManifestRecord, parts: ReadonlyMap<string, ManifestPart>): ManifestView {
+    const sizes = new Map(record.files.map((file) => [file.sha256, file.size]));
+    const missing = record.missing.filter((sha256) => !parts.has(sha256));
+    const missingBytes = missing.reduce((sum, sha256) => sum + (sizes.get(sha256) ?? 0), 0);
+    let receivedBytes = 0;
+    for (const part of parts.values()) receivedBytes += part.size;
+    let expiresAt = record.expiresAt;
+    for (const part of parts.values()) expiresAt = Math.max(expiresAt, part.at + MANIFEST_LIFETIME_MS);
+    const within = spellDuration(expiresAt - deps.now());
+    return {
+      manifest: id,
+      missing,
+      missing_bytes: missingBytes,
+      received: parts.size,
+      received_bytes: receivedBytes,
+      files: record.files.length,
+      skipped: record.skipped,
+      expires_at: iso(expiresAt),
+      agent_message:
+        missing.length === 0
+          ? `Nothing is missing. Publish with POST /v1/deploy?manifest=${id} and an empty body within ${within}.`
+          : `Upload the ${missing.length} missing contents (${formatBytes(missingBytes)}) to POST /v1/deploy?manifest=${id}, as archives or JSON {"files": [...]} of at most 90 MB each (40 MB through MCP), in any number of requests and in any order; ` +
+            `each file at any path of the manifest that has its sha256. The site goes live, as one revision, when the last one arrives. Within ${within} of the last part; GET /v1/deploy/manifest/${id} tells what is still missing.`,
+    };
+  }
+
+  /**
+   * An owner's open manifests may together ask for at most `PLINTH_UNPUBLISHED_SITES` times its
+   * plan's per-site limit: uploads nobody publishes cannot fill the disk. Counted when a
+   * manifest is made, so a refusal costs no upload.
+   */
+  function checkUnpublishedCap(caller: Caller, owner: string, network: string | undefined, adding: number): void {
+    const factor = deps.config.deploy.unpublishedSites;
+    if (factor === 0 || adding === 0) return;
+    const plan = caller.kind === 'account' ? caller.account.plan : 'anonymous';
+    const cap = factor * PLAN_LIMITS[plan].maxSiteBytes;
+    let held = 0;
+    let soonest = Number.POSITIVE_INFINITY;
+    for (const { record } of store.listOwnerManifests(owner)) {
+      if (record.refused || record.takenAt !== undefined || record.network !== network) continue;
+      held += record.missingBytes ?? 0;
+      soonest = Math.min(soonest, record.expiresAt);
+    }
+    if (held + adding <= cap) return;
+    throw new ServiceError('limit', `Uploads not yet published would hold ${formatBytes(held + adding)}; the limit is ${formatBytes(cap)}.`, {
+      agentMessage:
+        `Other deploys of yours that were never finished hold ${formatBytes(held)} of uploads. Finish them, give them up with DELETE /v1/deploy/manifest/<id>, or wait until they expire` +
+        (Number.isFinite(soonest) ? ` (the first at ${iso(soonest)})` : '') +
+        '; then send this manifest again.',
+      details: { unpublished_bytes: held, limit_bytes: cap },
+    });
+  }
+}
+
+/** An uploaded content of a part, as ingest reports it. */
+export interface UploadedContent {
+  path: string;
+  sha256: string;
+  size: number;
+  /** Worth precompressed variants once live. */
+  compress?: boolean;
 }
 
 /**
@@ -218,10 +354,21 @@ export function entryAt(path: string, sha256: string, source: { size: number; en
   return entry;
 }
 
+/** `24 hours`, `35 minutes`: for messages. */
+function spellDuration(ms: number): string {
+  if (ms >= 2 * 3600_000) return `${Math.round(ms / 3600_000)} hours`;
+  const minutes = Math.max(1, Math.round(ms / 60_000));
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+}
+
 function manifestNotFound(): ServiceError {
-  return new ServiceError('not_found', 'There is no such manifest for this caller; it may have expired (manifests last an hour) or been used.', {
-    agentMessage: 'Send the manifest again with POST /v1/deploy/manifest, then upload what it answers as missing.',
-  });
+  return new ServiceError(
+    'not_found',
+    `There is no such manifest for this caller; it may have expired (a manifest lasts ${spellDuration(MANIFEST_LIFETIME_MS)} after its last part) or been published.`,
+    {
+      agentMessage: 'Send the manifest again with POST /v1/deploy/manifest, then upload what it answers as missing.',
+    },
+  );
 }
 
 export type ManifestOperations = ReturnType<typeof manifestOperations>;

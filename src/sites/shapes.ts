@@ -96,12 +96,14 @@ export const DeployResult = object(
 );
 
 export const ManifestResult = object({
-  manifest: str('Finish the deploy with `POST /v1/deploy?manifest=<this>`.', { pattern: '^mf_' }),
-  missing: arrayOf(str(undefined, { pattern: SHA256 }), 'sha256 of every content to upload, each once.'),
-  missing_bytes: int('Bytes to upload.'),
+  manifest: str('Upload the missing contents with `POST /v1/deploy?manifest=<this>`, in one request or several.', { pattern: '^mf_' }),
+  missing: arrayOf(str(undefined, { pattern: SHA256 }), 'sha256 of every content still to upload, each once.'),
+  missing_bytes: int('Bytes still to upload.'),
+  received: int('Contents that have arrived so far.'),
+  received_bytes: int('Bytes that have arrived so far.'),
   files: int('Files of the site to publish.'),
   skipped: arrayOf(str(), 'Paths left out on purpose.'),
-  expires_at: time(),
+  expires_at: time('When the manifest and its uploaded parts are dropped unless another part arrives first (each part renews it).'),
   agent_message: str(),
 });
 
@@ -223,6 +225,10 @@ export const JsonDeploy = object(
     patch: bool('true: files holds only changed files; everything else of base_revision is kept.'),
     publish: bool('false: store the revision as a draft with a preview address; it goes live only when promoted.'),
     deleted: arrayOf(str(), 'With patch: paths to remove.'),
+    manifest: str(
+      'A part of a digest deploy: files holds some of the contents the manifest lists as missing, and the site goes live when the last one has arrived. REST: the same id as `?manifest=`.',
+      { pattern: '^mf_' },
+    ),
   },
   ['files'],
 );

@@ -2,7 +2,7 @@ import { forEachLimit } from './bucket.js';
 import type { Store } from './types.js';
 
 /** What bucket garbage collection reads: the bucket, and the records (through the Store interface). */
-export type BucketGarbageStore = Pick<Store, 'blobs' | 'listSiteIds' | 'listRevisions' | 'listFiles'>;
+export type BucketGarbageStore = Pick<Store, 'blobs' | 'listSiteIds' | 'listRevisions' | 'listFiles' | 'manifestBlobs'>;
 
 export interface BucketGarbageOptions {
   /** Objects written or renewed more recently than this are kept, referenced or not. */
@@ -19,9 +19,9 @@ const REVISION_PAGE = 200;
 /** Objects looked at and deleted at once. */
 const SWEEP_CONCURRENCY = 8;
 
-/** The sha256 of every blob that any revision of any site references (every path row). */
-export function referencedBlobs(store: Pick<Store, 'listSiteIds' | 'listRevisions' | 'listFiles'>): Set<string> {
-  const referenced = new Set<string>();
+/** The sha256 of every blob that any revision of any site references (every path row), or that a live manifest holds. */
+export function referencedBlobs(store: Pick<Store, 'listSiteIds' | 'listRevisions' | 'listFiles' | 'manifestBlobs'>): Set<string> {
+  const referenced = new Set<string>(store.manifestBlobs());
   for (const siteId of store.listSiteIds()) {
     let before: number | undefined;
     do {

@@ -21,11 +21,19 @@ import type { BlobStore } from './types.js';
  * blob exactly then), which a re-read of the index would not close either.
  * Fan-out folders are never removed: `writeSync` remembers which ones exist.
  */
-export async function collectGarbage(dbs: MetadataDbs, blobs: BlobStore, graceMs: number, now: () => number): Promise<number> {
+export async function collectGarbage(
+  dbs: MetadataDbs,
+  blobs: BlobStore,
+  graceMs: number,
+  now: () => number,
+  manifestBlobs: () => Set<string>,
+): Promise<number> {
   // A backup is copying the blobs of its snapshot; the next sweep collects instead.
   if (blobs.isPinned()) return 0;
   const referenced = new Set<string>();
   for (const { value } of dbs.paths.getRange({ snapshot: false })) referenced.add(value.sha256);
+  // Parts of a manifest still waiting for the rest of its upload are kept until it expires.
+  for (const sha256 of manifestBlobs()) referenced.add(sha256);
 
   const cutoff = now() - graceMs;
   const unreferenced = new Map<string, { paths: string[]; newestMs: number }>();

@@ -4,6 +4,7 @@ export type { AddDomainResult, DomainPatch, DomainRecords, NewDomain } from './d
 export type { LifecycleRecords } from './lifecycle.js';
 export type { MembershipRecords } from './memberships.js';
 export type { SiteRecords } from './metadata.js';
+export type { ManifestRecords } from './manifests.js';
 export type { OAuthRecords } from './oauth.js';
 export type { PeopleRecords } from './sessions.js';
 export type { SiteAccessRecords, PromoteResult } from './site-access.js';

@@ -8,6 +8,7 @@ import type {
   DomainRecord,
   FileEntry,
   InviteRecord,
+  ManifestPart,
   ManifestRecord,
   Membership,
   OAuthClientRecord,
@@ -81,6 +82,8 @@ export interface MetadataDbs {
   secrets: Database<string, string>;
   /** manifest id → a digest deploy waiting for its upload. */
   manifests: Database<ManifestRecord, string>;
+  /** `[manifestId, sha256]` → a content of that manifest that has arrived; one range scan lists them. */
+  manifestParts: Database<ManifestPart, ManifestPartKey>;
   /** client_id → OAuth client. */
   oauthClients: Database<OAuthClientRecord, string>;
   /** sha256 of an authorization code → the code's bindings. */
@@ -106,6 +109,7 @@ export interface AccountTokenRow {
   lastUsedAt?: number;
 }
 
+export type ManifestPartKey = [manifestId: string, sha256: string];
 export type CounterKey = [scope: string, windowStart: number];
 export type MemberKey = [siteId: string, accountId: string];
 export type MemberSiteKey = [accountId: string, siteId: string];
@@ -143,6 +147,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     reports: env.openDB<ReportRecord, string>('reports', {}),
     secrets: env.openDB<string, string>('secrets', {}),
     manifests: env.openDB<ManifestRecord, string>('manifests', {}),
+    manifestParts: env.openDB<ManifestPart, ManifestPartKey>('manifestParts', {}),
     oauthClients: env.openDB<OAuthClientRecord, string>('oauthClients', {}),
     oauthCodes: env.openDB<AuthorizationCodeRecord, string>('oauthCodes', {}),
     oauthGrants: env.openDB<OAuthGrantRecord, string>('oauthGrants', {}),

@@ -3,6 +3,7 @@ import { accountOps } from './accounts.js';
 import { domainOps } from './domains.js';
 import { commitRevision } from './commit.js';
 import { collectGarbage } from './gc.js';
+import { manifestOps, pruneManifests, type ManifestRecords } from './manifests.js';
 import { lifecycleOps } from './lifecycle.js';
 import { membershipOps } from './memberships.js';
 import { pruneRevisions } from './prune.js';
@@ -23,7 +24,6 @@ import type {
   Encoding,
   FileEntry,
   ListedFile,
-  ManifestRecord,
   RateCheck,
   RateResult,
   RevisionExtras,
@@ -38,7 +38,7 @@ import type {
 const DEFAULT_REVISION_PAGE = 50;
 
 /** Sites, revisions and their path index, site tokens, names, rate counters, manifests, the change feed and upkeep. */
-export interface SiteRecords {
+export interface SiteRecords extends ManifestRecords {
   readonly blobs: BlobStore;
   /** Site by current or former name. A former name returns the record whose `name` is the new one. */
   getSite(name: string): SiteRecord | undefined;
@@ -89,12 +89,6 @@ export interface SiteRecords {
    * rows (in bounded transactions); their blobs are left to `collectGarbage`. Returns how many.
    */
   pruneRevisions(siteId: string, before: number): Promise<number>;
-  /** Stores a digest-deploy manifest until its upload (or its expiry). */
-  putManifest(id: string, record: ManifestRecord): Promise<void>;
-  /** The manifest, unless it expired. */
-  getManifest(id: string): ManifestRecord | undefined;
-  /** Removes the manifest; true only for the one call that removed it (a manifest is used once). */
-  deleteManifest(id: string): Promise<boolean>;
   /** Drops expired manifests, sessions and sign-ins (for the sweeper); returns how many. */
   pruneExpired(): Promise<number>;
   /** Every site id (for the sweeper). */
@@ -211,6 +205,8 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     };
   }
 
+  const manifests = manifestOps(dbs, now);
+
   function getSite(name: string): SiteRecord | undefined {
     const id = dbs.names.get(name);
     return id === undefined ? undefined : dbs.sites.get(id);
@@ -268,21 +264,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       return result;
     },
     isNameUsed: (name) => dbs.names.get(name) !== undefined,
-    async putManifest(id, record) {
-      await dbs.transact(() => void dbs.manifests.put(id, record));
-    },
-    getManifest(id) {
-      const record = dbs.manifests.get(id);
-      return record && record.expiresAt > now() ? record : undefined;
-    },
-    // Checked inside the write transaction (a bare remove reports true whether or not the
-    // manifest was there), so of two racing deletes exactly one gets true.
-    deleteManifest: (id) =>
-      dbs.transact((): boolean => {
-        if (dbs.manifests.get(id) === undefined) return false;
-        void dbs.manifests.remove(id);
-        return true;
-      }),
+    ...manifests,
     pruneExpired: () => pruneExpired(dbs, now()),
     findToken: (tokenHash) => dbs.tokens.get(tokenHash),
     async takeRateTokens(checks) {
@@ -309,7 +291,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     // Not a site change: the live revision is never pruned, and only live content is cached.
     pruneRevisions: (siteId, before) => pruneRevisions(dbs, siteId, before),
     listSiteIds: () => Array.from(dbs.sites.getKeys({ snapshot: false })),
-    collectGarbage: (graceMs) => collectGarbage(dbs, blobs, graceMs, now),
+    collectGarbage: (graceMs) => collectGarbage(dbs, blobs, graceMs, now, manifests.manifestBlobs),
     async snapshot(dir) {
       if (records) throw new Error('In a cluster, back up PostgreSQL (pg_dump, or its point-in-time recovery) and the bucket, not a node.');
       mkdirSync(dir, { recursive: true });
@@ -405,7 +387,7 @@ function pruneExpired(dbs: MetadataDbs, at: number): Promise<number> {
         }
       }
     };
-    drop(dbs.manifests);
+    removed += pruneManifests(dbs, at);
     drop(dbs.sessions);
     drop(dbs.signIns, 24 * 3600_000);
     drop(dbs.accessTickets);

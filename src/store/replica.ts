@@ -46,6 +46,7 @@ export const REPLICATED_DBS = [
   'reports',
   'secrets',
   'manifests',
+  'manifestParts',
   'oauthClients',
   'oauthCodes',
   'oauthGrants',

@@ -349,8 +349,29 @@ export interface ManifestRecord {
   known: Record<string, { size: number; encodings?: Partial<Record<Encoding, number>> }>;
   /** Hashes whose bytes must be uploaded. */
   missing: string[];
+  /** Bytes of `missing` together (what the manifest parks until it is published). */
+  missingBytes?: number;
+  /** An anonymous maker's network: anonymous manifests share one owner, their cap is per network. */
+  network?: string;
   createdAt: number;
+  /**
+   * When it expires unless a part arrives: each part renews it to `createdAt`'s lifetime
+   * (`expiresAt - createdAt`) after that part (see `ManifestPart.at`).
+   */
   expiresAt: number;
+  /** A part was refused for good (a secret): the deploy can never finish, and its parts are dropped. */
+  refused?: { code: string; message: string; agentMessage?: string; details?: Record<string, unknown> };
+  /** Set by the one request that publishes it; it is deleted once that publish is over. */
+  takenAt?: number;
+}
+
+/** One content of a manifest that has arrived (its bytes are a blob). */
+export interface ManifestPart {
+  size: number;
+  /** When it arrived: the manifest lives on after its latest part. */
+  at: number;
+  /** Worth precompressed variants once the site is live. */
+  compress?: boolean;
 }
 
 export interface ApiTokenInfo {

@@ -43,6 +43,7 @@ describe('tool listing', () => {
         'deploy_site',
         'get_access',
         'get_account',
+        'get_deploy',
         'get_site',
         'invite_member',
         'list_files',
@@ -59,6 +60,7 @@ describe('tool listing', () => {
         'verify_domain',
         'remove_domain',
         'set_access',
+        'start_deploy',
       ].sort(),
     );
     for (const tool of tools) {
@@ -394,5 +396,47 @@ describe('large deploys', () => {
     );
     expect(error, 'the call must fail').toBeDefined();
     expect(String(error!.message)).toMatch(/413|40 MB/);
+  });
+
+  it('sends a site in several calls that go live at once: start_deploy, deploy_site with "manifest", get_deploy', async () => {
+    const { createHash, randomBytes } = await import('node:crypto');
+    const media = randomBytes(2 * MB).toString('base64');
+    const files: Record<string, string> = { 'index.html': page('In parts'), 'about.html': page('About'), 'media.txt': media };
+    const describe = Object.entries(files).map(([path, content]) => ({
+      path,
+      size: Buffer.byteLength(content),
+      sha256: createHash('sha256').update(content).digest('hex'),
+    }));
+    const started = structured<{ manifest: string; missing: string[]; missing_bytes: number }>(
+      await client.callTool({ name: 'start_deploy', arguments: { files: describe } }),
+    );
+    expect(started.missing).toHaveLength(3);
+
+    // A large part (spooled to disk unparsed: the envelope keeps its manifest), then a small one.
+    const first = structured<{ missing: string[]; received: number }>(
+      await deploy({ manifest: started.manifest, files: [{ path: 'media.txt', content: media }] }),
+    );
+    expect(first).toMatchObject({ received: 1 });
+    expect(first.missing).toHaveLength(2);
+    const progress = structured<{ missing: string[]; received_bytes: number }>(
+      await client.callTool({ name: 'get_deploy', arguments: { manifest: started.manifest } }),
+    );
+    expect(progress.received_bytes).toBe(Buffer.byteLength(media));
+    const sites = structured<{ sites: unknown[] }>(await client.callTool({ name: 'list_sites', arguments: {} })).sites.length;
+
+    const done = structured<{ site: { name: string }; revision: { number: number; files: number } }>(
+      await deploy({
+        manifest: started.manifest,
+        files: [
+          { path: 'index.html', content: files['index.html']! },
+          { path: 'about.html', content: files['about.html']! },
+        ],
+      }),
+    );
+    expect(done.revision).toMatchObject({ number: 1, files: 3 });
+    expect(structured<{ sites: unknown[] }>(await client.callTool({ name: 'list_sites', arguments: {} })).sites).toHaveLength(sites + 1);
+    const gone = await client.callTool({ name: 'get_deploy', arguments: { manifest: started.manifest } });
+    expect(gone.isError).toBe(true);
+    expect(textOf(gone)).toMatch(/^not_found/);
   });
 });

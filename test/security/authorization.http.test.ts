@@ -190,6 +190,8 @@ async function attachDomain(w: World): Promise<void> {
 }
 
 /** Each endpoint; `statuses` in COLUMNS order: none, site token, other site token, claimed site token, expired site token, non-member, viewer, editor, owner. */
+/** The manifest the owner made for the manifest rows (made afresh in each row's `prepare`). */
+let ownersManifest = '';
 const OPERATIONS: Record<string, Operation> = {
   'POST /v1/deploy (archive, create)': {
     call: () => ({ method: 'POST', path: '/v1/deploy', raw: tgzBytes([['index.html', page]]) }),
@@ -235,6 +237,23 @@ const OPERATIONS: Record<string, Operation> = {
     }),
     statuses: [401, 201, 404, 403, 410, 404, 403, 201, 201],
     check: (body) => expect(body.manifest).toMatch(/^mf_/),
+  },
+  // A manifest is its maker's alone: every other credential is told there is no such manifest.
+  'GET /v1/deploy/manifest/:id (the owner’s)': {
+    prepare: async (w) => {
+      ownersManifest = (await manifestOf(w.team, owner.token)).json.manifest;
+    },
+    call: () => ({ path: `/v1/deploy/manifest/${ownersManifest}` }),
+    statuses: [404, 404, 404, 404, 404, 404, 404, 404, 200],
+    check: (body) => expect(body.manifest).toBe(ownersManifest),
+  },
+  'DELETE /v1/deploy/manifest/:id (the owner’s)': {
+    prepare: async (w) => {
+      ownersManifest = (await manifestOf(w.team, owner.token)).json.manifest;
+    },
+    call: () => ({ method: 'DELETE', path: `/v1/deploy/manifest/${ownersManifest}` }),
+    statuses: [404, 404, 404, 404, 404, 404, 404, 404, 200],
+    check: () => expect(server.store.getManifest(ownersManifest)).toBeUndefined(),
   },
   'GET /v1/sites': {
     call: () => ({ path: '/v1/sites' }),
@@ -640,6 +659,12 @@ const TOOLS: ReadonlyArray<[tool: string, args: (w: World) => Record<string, unk
     (w) => ({ site: w.site.name, base_revision: w.site.revision, patch: true, files: [{ path: 'new.html', content: page }] }),
     'POST /v1/deploy (JSON, patch)',
   ],
+  [
+    'start_deploy',
+    (w) => ({ site: w.site.name, base_revision: w.site.revision, files: [{ path: 'index.html', size: page.length, sha256: sha(page) }] }),
+    'POST /v1/deploy/manifest (update)',
+  ],
+  ['get_deploy', () => ({ manifest: ownersManifest }), 'GET /v1/deploy/manifest/:id (the owner’s)'],
   ['list_files', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/files'],
   ['read_file', (w) => ({ site: w.site.name, path: 'index.html' }), 'GET /v1/sites/:name/files/<path>'],
   ['list_revisions', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/revisions'],
@@ -727,7 +752,8 @@ describe('MCP: every credential × every tool', () => {
 // everyone else (its existence stays hidden). Taken down for abuse: as live, except that its
 // content and name are frozen, so what would change them answers 403.
 
-const SITE_OPERATIONS = Object.keys(OPERATIONS).filter((name) => !/create|^GET \/v1\/sites$|\/v1\/me|approvals/.test(name));
+// A manifest's status and abandonment answer its maker first (404 for anyone else), whatever its site's state.
+const SITE_OPERATIONS = Object.keys(OPERATIONS).filter((name) => !/create|^GET \/v1\/sites$|\/v1\/me|approvals|manifest\/:id/.test(name));
 // A site taken down for abuse cannot get a custom domain either.
 const FROZEN = /deploy|rollback|rename|promote|PUT|^POST \/v1\/sites\/:name\/domains$/;
 const STATE_CALLERS: ReadonlyArray<[kind: string, answer: Column, headers: (w: World) => Headers, target: Target]> = [

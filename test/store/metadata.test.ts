@@ -200,6 +200,40 @@ describe('commitRevision and reads', () => {
     expect(store.getManifest('mf_race')).toBeUndefined();
     expect(await store.deleteManifest('mf_never')).toBe(false);
   });
+
+  it('records parts of an open manifest only; one take of racing ones wins, and an untake gives it back', async () => {
+    const record = {
+      owner: 'anonymous',
+      mode: 'create' as const,
+      plan: 'anonymous' as const,
+      files: [{ path: 'index.html', size: 3, sha256: 'a'.repeat(64) }],
+      skipped: [],
+      known: {},
+      missing: ['a'.repeat(64)],
+      createdAt: clock,
+      expiresAt: clock + 3600_000,
+    };
+    await store.putManifest('mf_parts', record);
+    expect([...(await store.addManifestParts('mf_parts', [{ sha256: 'a'.repeat(64), size: 3 }]))!.keys()]).toEqual(['a'.repeat(64)]);
+    expect(store.manifestBlobs().has('a'.repeat(64))).toBe(true);
+    expect(await Promise.all([store.takeManifest('mf_parts'), store.takeManifest('mf_parts')])).toEqual([true, false]);
+    // Taken: no more parts, and its parts stay held until it is deleted.
+    expect(await store.addManifestParts('mf_parts', [{ sha256: 'b'.repeat(64), size: 3 }])).toBeUndefined();
+    expect(store.manifestBlobs().has('a'.repeat(64))).toBe(true);
+    await store.untakeManifest('mf_parts');
+    expect(store.getManifest('mf_parts')?.takenAt).toBeUndefined();
+    expect(await store.takeManifest('mf_parts')).toBe(true);
+    expect(await store.deleteManifest('mf_parts')).toBe(true);
+    expect(store.listManifestParts('mf_parts').size).toBe(0);
+    expect(store.manifestBlobs().has('a'.repeat(64))).toBe(false);
+    // Refused: parts dropped, nothing more recorded.
+    await store.putManifest('mf_refused', record);
+    await store.addManifestParts('mf_refused', [{ sha256: 'a'.repeat(64), size: 3 }]);
+    expect(await store.refuseManifest('mf_refused', { code: 'blocked_secret', message: 'a key' })).toBe(true);
+    expect(store.listManifestParts('mf_refused').size).toBe(0);
+    expect(await store.addManifestParts('mf_refused', [{ sha256: 'a'.repeat(64), size: 3 }])).toBeUndefined();
+    expect(store.getManifest('mf_refused')?.refused?.code).toBe('blocked_secret');
+  });
 });
 
 describe('rate counters', () => {

@@ -168,6 +168,8 @@ export async function receiveUpload(context: PageContext, target: UploadTarget):
       archive = form.file;
     }
     const outcome = await pending.finish({ spoolPath: archive.path, bytes: archive.bytes });
+    // An archive is one whole deploy: only a manifest's part answers without a revision.
+    if (outcome.revisionId === undefined) throw new Error('a dropped archive was answered as a part of a manifest');
     const flash = { deploy: flashOf(outcome.view, json ? leftOutFolders(context) : [], target.site === undefined) };
     context.deps.log.info({ site: outcome.view.site.name, revision: outcome.revisionId, signedIn: context.person !== undefined }, 'app.dropped');
     return json ? withFlash(context, jsonResponse({ next: '/publish/done' }), flash) : redirectWithFlash(context, '/publish/done', flash);

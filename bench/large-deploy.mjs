@@ -1,0 +1,143 @@
+// Large-site deploy benchmark (issue 22): a site of incompressible files, larger than one
+// request, published by the real client (`plinth deploy`: a manifest, then parts of 16 MB, three
+// at a time) against a server with its default settings. Reports the wall-clock time against a
+// floor that only reads and hashes the same bytes once (`tar cf - <dir> | sha256sum`), and the
+// peak resident memory of the client and the server for two site sizes, to show it does not grow
+// with the site. Writes the large-site section of RESULTS.md. About 1 min for the defaults.
+//
+// BENCH_LARGE_MB (default 300) sets the larger size; the smaller is a third of it.
+import { execFileSync, execSync, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { freePort, startChild, stopChild, waitReady } from './lib/proc.mjs';
+import { machineInfo, publishSection } from './lib/report.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const work = join(root, 'bench', '.work', 'large');
+const PLINTH = join(root, 'dist', 'cli', 'plinth.js');
+const MB = 1024 * 1024;
+const largeMb = Number(process.env.BENCH_LARGE_MB ?? 300);
+const FILE_BYTES = 500 * 1024;
+const log = (msg) => process.stdout.write(`[large-bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+
+/** Random (incompressible) media files, as a photo or video site has them, and an index page. */
+function writeLargeSite(dir, bytes) {
+  const kinds = ['jpg', 'png', 'webp', 'mp4'];
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'index.html'), `<h1>${bytes} bytes</h1>`);
+  const files = Math.ceil(bytes / FILE_BYTES);
+  for (let i = 0; i < files; i++) {
+    const folder = join(dir, 'media', String(i % 16));
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, `f${i}.${kinds[i % kinds.length]}`), randomBytes(FILE_BYTES));
+  }
+  return files + 1;
+}
+
+function rssOf(pid) {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** `plinth deploy`, timed, with the client's and the server's peak RSS sampled every 50 ms. */
+async function deploy(dir, env, serverPid) {
+  const started = process.hrtime.bigint();
+  let clientPeak = 0;
+  let serverPeak = 0;
+  await new Promise((resolve, reject) => {
+    const run = spawn(process.execPath, [PLINTH, 'deploy', dir], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const sampler = setInterval(() => {
+      clientPeak = Math.max(clientPeak, rssOf(run.pid));
+      serverPeak = Math.max(serverPeak, rssOf(serverPid));
+    }, 50);
+    run.on('error', reject);
+    run.on('exit', (code) => {
+      clearInterval(sampler);
+      code === 0 ? resolve() : reject(new Error(`plinth deploy exited with ${code}`));
+    });
+  });
+  return { ms: Number(process.hrtime.bigint() - started) / 1e6, clientPeak, serverPeak };
+}
+
+/** The floor: read every byte once and hash it, as `tar` and `sha256sum` do (files in the page cache, as for the deploy). */
+function floorMs(dir) {
+  const started = process.hrtime.bigint();
+  execSync(`tar cf - -C ${JSON.stringify(dir)} . | sha256sum > /dev/null`, { shell: '/bin/bash' });
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+const port = await freePort();
+const dataDir = join(work, 'data');
+const serverEnv = {
+  PLINTH_PORT: String(port),
+  PLINTH_DATA_DIR: dataDir,
+  PLINTH_LOG_LEVEL: 'warn',
+  PLINTH_LISTEN_HOST: '127.0.0.1',
+  PLINTH_SWEEP_INTERVAL_S: '0',
+};
+const child = startChild(process.execPath, [join(root, 'dist', 'main.js')], { env: serverEnv, cwd: root, logPath: join(work, 'plinth.log') });
+try {
+  await waitReady(child, port, 'localhost', '/');
+  const adminEnv = { ...process.env, PLINTH_DATA_DIR: dataDir };
+  execFileSync(process.execPath, [PLINTH, 'admin', 'account', 'create', '--email', 'bench@example.com', '--plan', 'builder'], {
+    env: adminEnv,
+    stdio: 'ignore',
+  });
+  const token = execFileSync(process.execPath, [PLINTH, 'admin', 'token', 'create', '--email', 'bench@example.com'], {
+    env: adminEnv,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
+  const clientEnv = { ...process.env, PLINTH_API_URL: `http://api.localhost:${port}`, PLINTH_TOKEN: token };
+
+  const rows = [];
+  for (const mb of [Math.round(largeMb / 3), largeMb]) {
+    const site = join(work, `site-${mb}`);
+    log(`writing a ${mb} MB site of random ${FILE_BYTES / 1024} KB files`);
+    const files = writeLargeSite(site, mb * MB);
+    const floor = floorMs(site);
+    log(`floor (tar | sha256sum): ${Math.round(floor)} ms`);
+    const run = await deploy(site, clientEnv, child.pid);
+    log(`plinth deploy: ${Math.round(run.ms)} ms, client peak ${Math.round(run.clientPeak / MB)} MB, server peak ${Math.round(run.serverPeak / MB)} MB`);
+    rows.push({ mb, files, floor, ...run });
+    rmSync(site, { recursive: true, force: true });
+  }
+
+  const machine = await machineInfo(root);
+  const large = rows.at(-1);
+  const ratio = large.ms / large.floor;
+  const growth = large.clientPeak / rows[0].clientPeak;
+  const section = [
+    '## Large sites in parts (`npm run bench:deploy`, large-site part)',
+    '',
+    `Run ${machine.date}, commit \`${machine.commit}\`, ${machine.cores} cores, Node ${machine.node}.`,
+    '',
+    `A first deploy of a site of random (incompressible) ${FILE_BYTES / 1024} KB media files, larger than one request, by the real client (\`plinth deploy\`: a manifest, then parts of 16 MB, three at a time), to a server with its default settings on the same machine. The floor reads and hashes the same bytes once: \`tar cf - . | sha256sum\`. Peak RSS is sampled every 50 ms.`,
+    '',
+    '| Site | Files | Floor (tar \\| sha256sum) | `plinth deploy` | Ratio | Client peak RSS | Server peak RSS |',
+    '|--:|--:|--:|--:|--:|--:|--:|',
+    ...rows.map(
+      (row) =>
+        `| ${row.mb} MB | ${row.files} | ${Math.round(row.floor)} ms | ${Math.round(row.ms)} ms | ${(row.ms / row.floor).toFixed(2)}× | ${Math.round(row.clientPeak / MB)} MB | ${Math.round(row.serverPeak / MB)} MB |`,
+    ),
+    '',
+    '| Target | Value | Verdict |',
+    '|---|--:|:-:|',
+    `| ${large.mb} MB within 1.3× of the floor | ${ratio.toFixed(2)}× | ${ratio <= 1.3 ? 'met' : 'NOT met'} |`,
+    `| Client memory does not grow with the site (${rows[0].mb} → ${large.mb} MB) | ${growth.toFixed(2)}× | ${growth < 1.5 ? 'met' : 'NOT met'} |`,
+    '',
+  ].join('\n');
+  publishSection(section, 'large');
+} finally {
+  await stopChild(child, 35_000);
+  rmSync(work, { recursive: true, force: true });
+}
