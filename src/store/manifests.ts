@@ -1,4 +1,4 @@
-import { prefixRange, type MetadataDbs } from './metadata-dbs.js';
+import { prefixRange, type ManifestPartKey, type MetadataDbs } from './metadata-dbs.js';
 import type { ManifestPart, ManifestRecord } from './types.js';
 
 /**
@@ -52,9 +52,9 @@ export function manifestOps(dbs: MetadataDbs, now: () => number): ManifestRecord
   };
   const isOpen = (record: ManifestRecord | undefined): record is ManifestRecord =>
     record !== undefined && record.refused === undefined && record.takenAt === undefined;
-  const dropParts = (id: string): void => {
+  const partKeys = (id: string): ManifestPartKey[] => {
     const range = prefixRange(id);
-    if (range) for (const key of dbs.manifestParts.getKeys(range)) void dbs.manifestParts.remove(key);
+    return range ? Array.from(dbs.manifestParts.getKeys(range)) : [];
   };
 
   return {
@@ -63,32 +63,43 @@ export function manifestOps(dbs: MetadataDbs, now: () => number): ManifestRecord
     },
     getManifest: live,
     listManifestParts: parts,
-    addManifestParts: (id, arrived) =>
-      dbs.transact((): Map<string, ManifestPart> | undefined => {
-        if (!isOpen(live(id))) return undefined;
+    async addManifestParts(id, arrived) {
+      // Expiry (which needs the parts) is judged before; inside the write only plain gets, so no
+      // cursor is opened in a write transaction.
+      if (!live(id)) return undefined;
+      const added = await dbs.transact((): boolean => {
+        if (!isOpen(dbs.manifests.get(id))) return false;
         const at = now();
         for (const part of arrived) {
           const row: ManifestPart = part.compress ? { size: part.size, at, compress: true } : { size: part.size, at };
           void dbs.manifestParts.put([id, part.sha256], row);
         }
-        return parts(id);
-      }),
-    refuseManifest: (id, refusal) =>
-      dbs.transact((): boolean => {
-        const record = live(id);
-        if (!isOpen(record)) return false;
-        const stored = dbs.manifests.get(id)!;
+        return true;
+      });
+      return added ? parts(id) : undefined;
+    },
+    async refuseManifest(id, refusal) {
+      const record = live(id);
+      if (!isOpen(record)) return false;
+      const keys = partKeys(id);
+      return dbs.transact((): boolean => {
+        const stored = dbs.manifests.get(id);
+        if (!isOpen(stored)) return false;
         // Renewed once more, so the refusal can be read back for a while; its blobs may go.
         void dbs.manifests.put(id, { ...stored, refused: refusal, expiresAt: record.expiresAt });
-        dropParts(id);
+        for (const key of keys) void dbs.manifestParts.remove(key);
         return true;
-      }),
-    takeManifest: (id) =>
-      dbs.transact((): boolean => {
-        if (!isOpen(live(id))) return false;
-        void dbs.manifests.put(id, { ...dbs.manifests.get(id)!, takenAt: now() });
+      });
+    },
+    async takeManifest(id) {
+      if (!isOpen(live(id))) return false;
+      return dbs.transact((): boolean => {
+        const stored = dbs.manifests.get(id);
+        if (!isOpen(stored)) return false;
+        void dbs.manifests.put(id, { ...stored, takenAt: now() });
         return true;
-      }),
+      });
+    },
     untakeManifest: (id) =>
       dbs.transact((): void => {
         const stored = dbs.manifests.get(id);
@@ -96,13 +107,16 @@ export function manifestOps(dbs: MetadataDbs, now: () => number): ManifestRecord
         const { takenAt: _taken, ...open } = stored;
         void dbs.manifests.put(id, open);
       }),
-    deleteManifest: (id) =>
-      dbs.transact((): boolean => {
+    async deleteManifest(id) {
+      // Parts recorded after this read are orphans; pruneManifests drops those.
+      const keys = partKeys(id);
+      return dbs.transact((): boolean => {
         if (dbs.manifests.get(id) === undefined) return false;
         void dbs.manifests.remove(id);
-        dropParts(id);
+        for (const key of keys) void dbs.manifestParts.remove(key);
         return true;
-      }),
+      });
+    },
     listOwnerManifests(owner) {
       // The ids first, in one finished scan; then each manifest with its parts (no cursor inside another).
       const ids: string[] = [];
