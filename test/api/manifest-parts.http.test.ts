@@ -136,7 +136,8 @@ describe('an upload in many parts', () => {
     const files = site(3, 'empty-finish');
     const m = await manifest(owner.token, { files: describeFiles(files) });
     // The parts arrive, but the publish fails (a site limit reached meanwhile would do): simulated
-    // by recording every content directly in the store.
+    // by storing every content and recording it as a part directly in the store.
+    for (const content of Object.values(files)) await server.store.blobs.write(Buffer.from(content));
     await server.store.addManifestParts(
       m.json.manifest,
       Object.values(files).map((content) => ({ sha256: sha(content), size: Buffer.byteLength(content) })),
