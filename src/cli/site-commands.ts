@@ -92,20 +92,26 @@ export async function revisionsCommand(options: SiteCommandOptions): Promise<num
   return 0;
 }
 
+/**
+ * A revision's id from what was typed: an id as it is, a number looked up among the revisions in
+ * reach. A number is the exit code when the lookup failed (and was reported).
+ */
+async function revisionIdOf(options: SiteCommandOptions, site: string, token: string | undefined, typed: string, action: string): Promise<string | number> {
+  if (!/^\d+$/.test(typed)) return typed;
+  const list = await callApi({ apiUrl: options.apiUrl, method: 'GET', path: `v1/sites/${encodeURIComponent(site)}/revisions?limit=200`, token });
+  if (list.status !== 200) return reportFailure(options, 'Listing revisions', list);
+  const found = (list.json as unknown as { revisions: RevisionRow[] }).revisions.find((revision) => revision.number === Number(typed));
+  if (!found) {
+    options.err(`${action} failed: ${site} has no revision ${typed} within its history reach; plinth revisions lists them.`);
+    return 1;
+  }
+  return found.id;
+}
+
 export async function rollbackCommand(options: SiteCommandOptions & { revision: string }): Promise<number> {
   const { state, token } = await siteOfFolder(options);
-  let target = options.revision;
-  if (/^\d+$/.test(target)) {
-    // A revision number: find its id among the revisions in reach.
-    const list = await callApi({ apiUrl: options.apiUrl, method: 'GET', path: `v1/sites/${encodeURIComponent(state.site)}/revisions?limit=200`, token });
-    if (list.status !== 200) return reportFailure(options, 'Listing revisions', list);
-    const found = (list.json as unknown as { revisions: RevisionRow[] }).revisions.find((revision) => revision.number === Number(target));
-    if (!found) {
-      options.err(`Rollback failed: ${state.site} has no revision ${target} within its history reach; plinth revisions lists them.`);
-      return 1;
-    }
-    target = found.id;
-  }
+  const target = await revisionIdOf(options, state.site, token, options.revision, 'Rollback');
+  if (typeof target === 'number') return target;
   const answer = await callApi({
     apiUrl: options.apiUrl,
     method: 'POST',
@@ -130,17 +136,8 @@ export async function rollbackCommand(options: SiteCommandOptions & { revision: 
 /** `plinth promote <revision> [dir]`: makes a stored revision (a draft) live, guarded by the folder's live revision. */
 export async function promoteCommand(options: SiteCommandOptions & { revision: string }): Promise<number> {
   const { state, token } = await siteOfFolder(options);
-  let target = options.revision;
-  if (/^\d+$/.test(target)) {
-    const list = await callApi({ apiUrl: options.apiUrl, method: 'GET', path: `v1/sites/${encodeURIComponent(state.site)}/revisions?limit=200`, token });
-    if (list.status !== 200) return reportFailure(options, 'Listing revisions', list);
-    const found = (list.json as unknown as { revisions: RevisionRow[] }).revisions.find((revision) => revision.number === Number(target));
-    if (!found) {
-      options.err(`Promote failed: ${state.site} has no revision ${target} within its history reach; plinth revisions lists them.`);
-      return 1;
-    }
-    target = found.id;
-  }
+  const target = await revisionIdOf(options, state.site, token, options.revision, 'Promote');
+  if (typeof target === 'number') return target;
   const answer = await callApi({
     apiUrl: options.apiUrl,
     method: 'POST',

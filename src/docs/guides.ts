@@ -42,8 +42,9 @@ const TEST_NOTE = /^<!--\s*(?:expect|schema|skip)\b[\s\S]*?-->[ \t]*\n/gm;
 
 // The guides are written for a local server with default settings; a deployment shows its own
 // public addresses instead. Longest first, so `api.localhost` is not read as `localhost`.
-// A site address is written with a real name, `<name>`, `$SITE`, or `…` standing for `name.`.
-const LOCAL_SITE = /http:\/\/((?:\d+--)?(?:[a-z0-9-]+|<name>|\$SITE|\$\{SITE\})\.|…)sites\.localhost:8080/g;
+// A site address is written with a real name, `<name>`, a shell variable (`$SITE`, `${SITE}`,
+// quoted as `'$SITE'` inside a quoted URL), or `…` standing for `name.`; a preview's number before `--`.
+const LOCAL_SITE = /http:\/\/((?:(?:\d+|<number>)--)?(?:(?:[a-z0-9-]+|<name>|'?\$[A-Z_]+'?|'?\$\{[A-Z_]+\}'?)\.|…))sites\.localhost:8080/g;
 // Operators' examples that connect to the port itself (`curl … http://127.0.0.1:8080/`).
 const LOCAL_PORT = /\b127\.0\.0\.1:8080\b/g;
 const LOCAL_URLS: ReadonlyArray<[string, keyof PublicUrls]> = [
@@ -91,7 +92,7 @@ export function parseGuide(file: string, source: string, facts: Readonly<Record<
 /** Guide text with this deployment's public addresses in place of the local defaults. */
 export function localizeUrls(text: string, urls: PublicUrls, port?: number): string {
   let out = text.replace(LOCAL_SITE, (_whole, prefix: string) =>
-    prefix === '…' && urls.site.includes('{name}.') ? urls.site.replace('{name}.', '…') : urls.site.replace('{name}', prefix.replace(/\.$/, '')),
+    prefix.endsWith('…') && urls.site.includes('{name}.') ? urls.site.replace('{name}.', prefix) : urls.site.replace('{name}', prefix.replace(/\.$/, '')),
   );
   for (const [local, key] of LOCAL_URLS) out = out.split(local).join(urls[key]);
   return port === undefined || port === 8080 || port === 0 ? out : out.replace(LOCAL_PORT, `127.0.0.1:${port}`);

@@ -10,7 +10,7 @@ import { closeApp, createUploadPacer, holdIfUnfinished, type HttpResponse, loadN
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
-import { createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
+import { createFollowUps, createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
 
 /**
@@ -58,6 +58,9 @@ export interface StartServerOptions {
   index?: number;
 }
 
+/** How long a stop waits for follow-up work once the ingest pool has stopped (a bucket upload, say). */
+const FOLLOW_UP_CUTOFF_MS = 10_000;
+
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config, log } = options;
   const uws = loadNativeUws({ fallbackRequested: config.uwsFallbackRequested });
@@ -101,8 +104,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const commits = gateCommits(store);
   const now = options.now ?? Date.now;
   const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
+  const followUps = createFollowUps();
   // One set of operations behind every surface of this thread, committing through the gate.
   const ops = createOperations({
+    followUps,
     store: commits.store,
     ingest,
     config,
@@ -191,9 +196,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     pacer?.stop();
     await mcp.close();
     mailer.close();
-    // Follow-up compression of a published deploy may still run; it gets what is left of the grace.
-    const left = finished && !hurry?.aborted ? deadline - performance.now() : 0;
-    if (!(await settlesWithin(ingest.close(), left))) await ingest.close({ force: true });
+    // Follow-up work (compressing a published deploy) gets what is left of the grace; past it, the
+    // pool is stopped, which fails that work, and the store closes only once none of it still runs.
+    const left = (): number => (finished && !hurry?.aborted ? deadline - performance.now() : 0);
+    await settlesWithin(followUps.settled(), left());
+    if (!(await settlesWithin(ingest.close(), left()))) await ingest.close({ force: true });
+    if (!(await settlesWithin(followUps.settled(), FOLLOW_UP_CUTOFF_MS))) log.warn({ unfinished: followUps.size }, 'server.follow_ups_unfinished');
     await stopFollowing?.();
     await store.close();
     return finished;

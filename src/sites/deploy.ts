@@ -345,13 +345,14 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
   function compressAfterPublish(revisionId: string, sha256s: string[]): void {
     if (sha256s.length === 0) return;
     const started = performance.now();
-    deps.ingest
+    const work = deps.ingest
       .compress({ dataDir: config.dataDir, sha256s })
       .then((made) => store.blobs.publish(Object.keys(made)).then(() => store.recordEncodings(revisionId, new Map(Object.entries(made)))))
       .then(
         (files) => log.info({ revision: revisionId, files, compressMs: Math.round(performance.now() - started) }, 'deploy.compressed'),
         (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),
       );
+    deps.followUps.track(work);
   }
 
   /** Commits the revision (creating the site when asked); `live: false` stores a draft. */

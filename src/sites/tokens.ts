@@ -88,7 +88,7 @@ export function tokenOperations(deps: OperationsDeps): TokenOperations {
       if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
       if (lastTouch.size > 10_000) lastTouch.clear();
       lastTouch.set(caller.tokenHash, now);
-      store.touchApiToken(caller.tokenHash, now).catch((err: unknown) => log.warn({ err }, 'token.touch_failed'));
+      deps.followUps.track(store.touchApiToken(caller.tokenHash, now).catch((err: unknown) => log.warn({ err }, 'token.touch_failed')));
     },
   };
 }
