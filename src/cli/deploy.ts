@@ -2,13 +2,13 @@ import { resolve } from 'node:path';
 import { callApi, type ApiAnswer } from './api-client.js';
 import { formatBytes, progressBar, reportFailure, type CommandIo } from './output.js';
 import { packFiles, readFolder, type FolderFile } from './pack.js';
-import { readState, writeState, type ServiceState } from './state.js';
+import { readState, stateToken, writeState, type ServiceState } from './state.js';
 import { uploadInParts } from './upload-parts.js';
 
 export interface DeployCommandOptions extends Partial<CommandIo> {
   dir: string;
   apiUrl: string;
-  /** An API token (`pl_…`); without one, the site token in `.service.json` is used. */
+  /** An API token (`pl_…`); without one, the `api_token` or else the `site_token` in `.service.json`. */
   token?: string;
   /** Upload the whole folder even for a redeploy (no digest). */
   full?: boolean;
@@ -46,28 +46,41 @@ interface DeployAnswer {
 export async function deployCommand(options: DeployCommandOptions): Promise<number> {
   const io: CommandIo = { out: options.out, err: options.err ?? options.out, status: options.status, json: options.json };
   const dir = resolve(options.dir);
-  const state = await readState(dir);
-  const token = options.token ?? state?.site_token;
+  let state = await readState(dir);
+  let token = stateToken(state, options.token);
 
   io.status?.(`Reading ${options.dir}…`);
   const files = readFolder(dir);
   const bytes = files.reduce((sum, file) => sum + file.size, 0);
   const partBytes = options.partBytes ?? PART_BYTES;
-  // A redeploy sends only what changed, and a large folder goes in parts (resumed if a run was
-  // cut off); a small new site has nothing to reuse, so it goes whole in one request.
-  let answer: ApiAnswer | undefined;
-  if (bytes > (options.partBytes ?? ONE_REQUEST_BYTES) || (state && !options.full)) {
-    answer = await uploadInParts({ ...options, partBytes }, io, dir, state, token, files);
-  }
-  answer ??= await fullDeploy(options, io, state, token, files);
-  io.status?.(undefined);
+  const send = async (): Promise<ApiAnswer> => {
+    // A redeploy sends only what changed, and a large folder goes in parts (resumed if a run was
+    // cut off); a small new site has nothing to reuse, so it goes whole in one request.
+    let sent: ApiAnswer | undefined;
+    if (bytes > (options.partBytes ?? ONE_REQUEST_BYTES) || (state && !options.full)) {
+      sent = await uploadInParts({ ...options, partBytes }, io, dir, state, token, files);
+    }
+    return sent ?? (await fullDeploy(options, io, state, token, files));
+  };
+  let answer = await send();
 
-  if (answer.status !== 201) {
-    if (answer.status === 403 && state && !options.token && state.site_token && (await isClaimed(options.apiUrl, state))) {
+  // The site token stops working once a person claims the site. If they let its publisher keep
+  // updating it, the claim answer carries an API token of their account, once: keep it and go on.
+  if (answer.status === 403 && state?.site_token && token === state.site_token) {
+    const claim = await claimPoll(options.apiUrl, state);
+    if (claim.accountToken) {
+      state = { site: state.site, url: state.url, revision: state.revision, api_token: claim.accountToken };
+      await writeState(dir, state);
+      io.err(`${state.site} has been claimed; its owner let this folder keep publishing. Their API token for it is kept in .service.json as "api_token".`);
+      token = claim.accountToken;
+      answer = await send();
+    } else if (claim.claimed) {
+      io.status?.(undefined);
       return claimedSite(io, state, options.dir);
     }
-    return reportFailure(io, 'Deploy', answer);
   }
+  io.status?.(undefined);
+  if (answer.status !== 201) return reportFailure(io, 'Deploy', answer);
   const result = answer.json as unknown as DeployAnswer;
   // A draft is not live: the folder's base stays the live revision until the draft is promoted.
   const draft = result.revision.live === false;
@@ -75,6 +88,8 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   // A site token is kept while it still works: the site is unclaimed and no API token was used.
   const siteToken = result.site_token ?? (options.token ? undefined : state?.site_token);
   if (siteToken && !result.site.claimed) next.site_token = siteToken;
+  // The folder's own API token stays with it (one given on the command line is not written down).
+  if (state?.api_token && !options.token) next.api_token = state.api_token;
   await writeState(dir, next);
 
   if (io.json) {
@@ -105,7 +120,6 @@ const showUpload =
   };
 
 /** The whole folder as one archive (a small new site, `--full`, or a server without digest deploys). */
-
 async function fullDeploy(
   options: DeployCommandOptions,
   io: CommandIo,
@@ -126,21 +140,25 @@ async function fullDeploy(
   return callApi({ apiUrl: options.apiUrl, method: 'POST', path, token, headers, body: packed.archive, onUpload: showUpload(io) });
 }
 
-async function isClaimed(apiUrl: string, state: ServiceState): Promise<boolean> {
+/** The claim poll (SPEC 4.3): with the old site token, says whether the site was claimed, and may hand over an API token. */
+async function claimPoll(apiUrl: string, state: ServiceState): Promise<{ claimed: boolean; accountToken?: string }> {
   let poll: ApiAnswer;
   try {
     poll = await callApi({ apiUrl, method: 'GET', path: `v1/sites/${encodeURIComponent(state.site)}`, token: state.site_token });
   } catch {
-    return false;
+    return { claimed: false };
   }
-  return poll.status === 200 && poll.json?.claimed === true;
+  const claimed = poll.status === 200 && poll.json?.claimed === true;
+  const accountToken = claimed && typeof poll.json?.account_token === 'string' ? poll.json.account_token : undefined;
+  return accountToken ? { claimed, accountToken } : { claimed };
 }
 
 /** The site token stops working once a person claims the site; say what to do instead. */
 function claimedSite(io: CommandIo, state: ServiceState, dir: string): number {
   const message =
     `${state.site} has been claimed: it belongs to an account now, so the site token in .service.json no longer works. ` +
-    `Sign in to that account, create an API token in its settings, then run: plinth deploy ${dir} --token pl_… (or set PLINTH_TOKEN).`;
+    `Sign in to that account, create an API token in its settings, then run: plinth deploy ${dir} --token pl_… (or set PLINTH_TOKEN, ` +
+    `or keep it in .service.json as "api_token" in place of "site_token").`;
   if (io.json) {
     io.out(JSON.stringify({ error: { code: 'forbidden', message }, site: state.site, claimed: true }, null, 2));
   } else {

@@ -28,7 +28,7 @@ Options:
   --api URL      the API (default $PLINTH_API_URL, else http://api.localhost:$PLINTH_PORT;
                  the local server on the port it runs on, 8080 when PLINTH_PORT is unset)
   --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions, rollback and
-                 promote otherwise use the site token in .service.json)
+                 promote otherwise use .service.json's api_token, else its site_token)
   --json         print the API's JSON answer (for scripts)
   --full         deploy: upload every file in one archive, not only the changed ones
   --draft        deploy: store a draft that is not live, shown at its preview address

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { callApi } from './api-client.js';
 import { reportFailure, type CommandIo } from './output.js';
-import { readState, writeState, type ServiceState } from './state.js';
+import { readState, stateToken, writeState, type ServiceState } from './state.js';
 import { UsageError } from './usage.js';
 
 /** `plinth sites`, `plinth revisions`, `plinth rollback <revision>`: the folder's site, from the terminal. */
@@ -32,8 +32,6 @@ interface RevisionRow {
   live?: boolean;
   draft?: boolean;
 }
-
-/** Thrown for wrong use (no site here, no token): printed with the usage, exit 2. */
 
 export async function sitesCommand(options: SiteCommandOptions): Promise<number> {
   if (!options.token) throw new UsageError('plinth sites needs an API token: --token pl_… or PLINTH_TOKEN');
@@ -162,7 +160,7 @@ async function siteOfFolder(options: SiteCommandOptions): Promise<{ state: Servi
   const dir = resolve(options.dir);
   const state = await readState(dir);
   if (!state) throw new UsageError(`${options.dir} has no .service.json: publish it first with plinth deploy ${options.dir}`);
-  const token = options.token ?? state.site_token;
+  const token = stateToken(state, options.token);
   if (!token) throw new UsageError(`${state.site} needs an API token: --token pl_… or PLINTH_TOKEN`);
   return { state, token };
 }

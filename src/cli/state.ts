@@ -8,7 +8,12 @@ export interface ServiceState {
   url: string;
   revision: string;
   site_token?: string;
+  /** An API token of the account that claimed the site (the claim answer hands one to the publisher). */
+  api_token?: string;
 }
+
+/** The token a command sends: one given on the command line first, then the folder's own. */
+export const stateToken = (state: ServiceState | undefined, given?: string): string | undefined => given ?? state?.api_token ?? state?.site_token;
 
 export const STATE_FILE = '.service.json';
 

@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deployCommand } from '../../src/cli/deploy.js';
+import { revisionsCommand } from '../../src/cli/site-commands.js';
+import { accountWithToken } from '../api/api-helpers.js';
+import { startAppServer, type AppServer } from '../app/browser.js';
+import { AppClient } from '../app/http-client.js';
+import { writeTree } from '../fixtures/archives.js';
+import { request } from '../helpers/http.js';
+import { tempDir } from '../helpers/sites.js';
+
+/** A folder published anonymously by `plinth deploy`, then claimed in the app by a signed-in person. */
+let server: AppServer;
+
+beforeAll(async () => {
+  server = await startAppServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const readState = (dir: string): Record<string, string> => JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8'));
+
+async function publishAndClaim(fields: Record<string, string>): Promise<{ dir: string; site: string; email: string }> {
+  const dir = tempDir('plinth-claimed-');
+  writeTree(dir, { 'index.html': '<h1>first</h1>' });
+  const lines: string[] = [];
+  expect(await deployCommand({ dir, apiUrl: server.apiUrl, json: true, out: (line) => lines.push(line) })).toBe(0);
+  const created = JSON.parse(lines.join('\n')) as { site: { name: string }; claim_url: string };
+  const person = await accountWithToken(server.store, 'builder');
+  const browser = new AppClient(server);
+  await browser.signIn(person.account.email);
+  const claimPath = new URL(created.claim_url).pathname;
+  const claimed = await browser.post(claimPath, { ...fields, csrf: await browser.formToken('/') });
+  expect(claimed.status).toBe(303);
+  return { dir, site: created.site.name, email: person.account.email };
+}
+
+describe('plinth deploy of a folder whose site was claimed', () => {
+  it('keeps publishing with the API token the owner handed to the publisher, and keeps it as "api_token"', async () => {
+    const { dir, site } = await publishAndClaim({ agent_token: 'yes' });
+    writeTree(dir, { 'index.html': '<h1>second</h1>' });
+    const out: string[] = [];
+    const err: string[] = [];
+    expect(await deployCommand({ dir, apiUrl: server.apiUrl, out: (line) => out.push(line), err: (line) => err.push(line) })).toBe(0);
+    expect(err.join('\n')).toContain('"api_token"');
+    expect(out[0]).toMatch(/^Published revision 2: /);
+    expect((await request({ port: server.port, host: `${site}.sites.localhost` })).text).toContain('second');
+
+    const state = readState(dir);
+    expect(state.api_token).toMatch(/^pl_/);
+    expect(state.site_token).toBeUndefined();
+
+    // The next run, and the other commands, use it without being told.
+    writeTree(dir, { 'index.html': '<h1>third</h1>' });
+    expect(await deployCommand({ dir, apiUrl: server.apiUrl, out: () => undefined })).toBe(0);
+    expect(readState(dir).api_token).toBe(state.api_token);
+    const listed: string[] = [];
+    expect(await revisionsCommand({ dir, apiUrl: server.apiUrl, json: true, out: (line) => listed.push(line), err: () => undefined })).toBe(0);
+    expect(JSON.parse(listed.join('\n')).revisions).toHaveLength(3);
+  });
+
+  it('without a handed-over token, says how to go on and changes nothing', async () => {
+    const { dir } = await publishAndClaim({});
+    const before = readFileSync(join(dir, '.service.json'), 'utf8');
+    writeTree(dir, { 'index.html': '<h1>second</h1>' });
+    const err: string[] = [];
+    expect(await deployCommand({ dir, apiUrl: server.apiUrl, out: () => undefined, err: (line) => err.push(line) })).toBe(1);
+    expect(err.join('\n')).toContain('has been claimed');
+    expect(err.join('\n')).toContain('"api_token"');
+    expect(readFileSync(join(dir, '.service.json'), 'utf8')).toBe(before);
+  });
+});
