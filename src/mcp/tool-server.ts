@@ -51,7 +51,7 @@ export function createToolServer(catalogue: ToolCatalogue, context: ToolContext,
       // Spooled deploy arguments are checked by the ingest worker against the same schema.
       const spooled = tool.spec.name === 'deploy_site' && context.spooledArguments !== undefined;
       if (!spooled && !tool.validate(args)) throw invalidArguments(tool.spec, tool.validate);
-      const result = await tool.spec.run(context, args);
+      const result = inToolWordsOf(await tool.spec.run(context, args));
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
     } catch (err) {
       return errorResult(err, log, tool.spec.name);
@@ -59,6 +59,12 @@ export function createToolServer(catalogue: ToolCatalogue, context: ToolContext,
   });
 
   return server;
+}
+
+/** A successful answer's agent message names the tools too. */
+function inToolWordsOf(result: unknown): unknown {
+  if (typeof result !== 'object' || result === null || !('agent_message' in result) || typeof result.agent_message !== 'string') return result;
+  return { ...result, agent_message: inToolWords(result.agent_message) };
 }
 
 function invalidArguments(spec: ToolSpec, validate: ValidateFunction): ServiceError {

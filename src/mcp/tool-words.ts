@@ -19,7 +19,14 @@ const RULES: ReadonlyArray<[RegExp, (...groups: string[]) => string]> = [
   [new RegExp(`GET /v1/sites/${NAME}/files${END}${NOT_REST}`, 'g'), (site) => `list_files ${args({ site: site! })}`],
   [new RegExp(`GET /v1/sites/${NAME}/revisions${END}`, 'g'), (site) => `list_revisions ${args({ site: site! })}`],
   [new RegExp(`GET /v1/sites/${NAME}/members${END}`, 'g'), (site) => `list_members ${args({ site: site! })}`],
+  // A call shown with its JSON body: the body's fields join the tool's arguments.
+  [new RegExp(`POST /v1/sites/${NAME}/(rollback|promote) \\{([^{}]*)\\}`, 'g'), (site, action, body) => `${action}_site {"site": "${site!}", ${body!.trim()}}`],
   [new RegExp(`POST /v1/sites/${NAME}/rollback${END}`, 'g'), (site) => `rollback_site ${args({ site: site! })}`],
+  [new RegExp(`POST /v1/sites/${NAME}/promote${END}`, 'g'), (site) => `promote_site ${args({ site: site! })}`],
+  [new RegExp(`GET /v1/deploy/manifest/${NAME}${END}`, 'g'), (id) => `get_deploy ${args({ manifest: id! })}`],
+  [new RegExp(`POST /v1/deploy/manifest${END}`, 'g'), () => 'start_deploy'],
+  [/ and an empty body/g, () => ' and no files'],
+  [new RegExp(`POST /v1/deploy\\?manifest=${NAME}${END}`, 'g'), (id) => `deploy_site ${args({ manifest: id! })}`],
   [
     new RegExp(`DELETE /v1/sites/${NAME}/members/${NAME}${END}`, 'g'),
     (site, email) => `remove_member ${args({ site: site!, email: decodeURIComponent(email!) })}`,

@@ -205,7 +205,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
   async function decideJson(caller: Caller, fields: JsonDeployFields, network: string): Promise<Decision> {
     if (fields.manifest !== undefined) {
       throw new ServiceError('bad_request', '"manifest" in the body needs the request to name it too.', {
-        agentMessage: `Send a part of a digest deploy to POST /v1/deploy?manifest=${fields.manifest} (MCP: deploy_site with "manifest").`,
+        agentMessage: `Send a part of a digest deploy to POST /v1/deploy?manifest=${fields.manifest} (over MCP, deploy_site with "manifest" does that).`,
       });
     }
     if (fields.deleted && !fields.patch) throw new ServiceError('bad_request', '"deleted" is only allowed with "patch": true.');

@@ -18,6 +18,17 @@ describe('REST calls in messages, as MCP tools', () => {
     ],
     ['send it as the X-Base-Revision header (archives) or "base_revision" (JSON), then', 'send it as "base_revision", then'],
     ['(the live revision id from GET /v1/sites/<name>).', '(the live revision id from get_site {"site": "<name>"}).'],
+    [
+      'make it live with POST /v1/sites/s/promote {"revision": "rev_2", "base_revision": "rev_1"}.',
+      'make it live with promote_site {"site": "s", "revision": "rev_2", "base_revision": "rev_1"}.',
+    ],
+    ['POST /v1/sites/s/rollback makes one live again.', 'rollback_site {"site": "s"} makes one live again.'],
+    [
+      'Upload them to POST /v1/deploy?manifest=mf_abc, as archives; GET /v1/deploy/manifest/mf_abc tells what is still missing.',
+      'Upload them to deploy_site {"manifest": "mf_abc"}, as archives; get_deploy {"manifest": "mf_abc"} tells what is still missing.',
+    ],
+    ['Publish with POST /v1/deploy?manifest=mf_abc and an empty body within 24 hours.', 'Publish with deploy_site {"manifest": "mf_abc"} and no files within 24 hours.'],
+    ['start again with a new manifest (POST /v1/deploy/manifest).', 'start again with a new manifest (start_deploy).'],
     // Named on purpose as the REST API's: left alone.
     ['or with GET /v1/sites/s/files/big.mp4 on the REST API.', 'or with GET /v1/sites/s/files/big.mp4 on the REST API.'],
     ['Nothing to do here.', 'Nothing to do here.'],

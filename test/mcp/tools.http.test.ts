@@ -342,7 +342,9 @@ describe('drafts and access through MCP', () => {
       await deploy({ site: name, base_revision: created.revision.id, publish: false, files: [{ path: 'index.html', content: page('Draft two') }] }),
     );
     expect(draft.revision).toMatchObject({ number: 2, live: false, preview_url: `http://2--${name}.sites.localhost:${server.port}` });
-    expect(draft.agent_message).toContain('promote');
+    // It names the tool to call, with its arguments, not the REST call.
+    expect(draft.agent_message).toContain(`promote_site {"site": "${name}", "revision": "${draft.revision.id}", "base_revision": "${created.revision.id}"}`);
+    expect(draft.agent_message).not.toMatch(/\/v1\//);
     const visit = (label: string, headers: Record<string, string> = {}) =>
       request({ port: server.port, host: `${label}.sites.localhost:${server.port}`, headers });
     expect((await visit(name)).text).toContain('Live one');
@@ -407,10 +409,13 @@ describe('large deploys', () => {
       size: Buffer.byteLength(content),
       sha256: createHash('sha256').update(content).digest('hex'),
     }));
-    const started = structured<{ manifest: string; missing: string[]; missing_bytes: number }>(
+    const started = structured<{ manifest: string; missing: string[]; missing_bytes: number; agent_message: string }>(
       await client.callTool({ name: 'start_deploy', arguments: { files: describe } }),
     );
     expect(started.missing).toHaveLength(3);
+    expect(started.agent_message).toContain(`deploy_site {"manifest": "${started.manifest}"}`);
+    expect(started.agent_message).toContain(`get_deploy {"manifest": "${started.manifest}"}`);
+    expect(started.agent_message).not.toMatch(/\/v1\//);
 
     // A large part (spooled to disk unparsed: the envelope keeps its manifest), then a small one.
     const first = structured<{ missing: string[]; received: number }>(
