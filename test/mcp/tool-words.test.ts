@@ -27,7 +27,10 @@ describe('REST calls in messages, as MCP tools', () => {
       'Upload them to POST /v1/deploy?manifest=mf_abc, as archives; GET /v1/deploy/manifest/mf_abc tells what is still missing.',
       'Upload them to deploy_site {"manifest": "mf_abc"}, as archives; get_deploy {"manifest": "mf_abc"} tells what is still missing.',
     ],
-    ['Publish with POST /v1/deploy?manifest=mf_abc and an empty body within 24 hours.', 'Publish with deploy_site {"manifest": "mf_abc"} and no files within 24 hours.'],
+    [
+      'Publish with POST /v1/deploy?manifest=mf_abc and an empty body within 24 hours.',
+      'Publish with deploy_site {"manifest": "mf_abc"} and no files within 24 hours.',
+    ],
     ['start again with a new manifest (POST /v1/deploy/manifest).', 'start again with a new manifest (start_deploy).'],
     // Named on purpose as the REST API's: left alone.
     ['or with GET /v1/sites/s/files/big.mp4 on the REST API.', 'or with GET /v1/sites/s/files/big.mp4 on the REST API.'],
