@@ -166,8 +166,22 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
 }
 
 /**
+ * Scrolling regions (`.table-wrap`) wider than their box, as `label: scrollWidth > clientWidth`. A
+ * table that scrolls sideways inside its region keeps the page itself from overflowing, yet on a
+ * phone half of each row is out of sight, so the narrow width counts it as overflow too.
+ */
+export async function overflowingRegions(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('.table-wrap')]
+      .filter((region) => region.scrollWidth > region.clientWidth)
+      .map((region) => `${region.getAttribute('aria-label') ?? '(unnamed region)'}: ${region.scrollWidth} > ${region.clientWidth}`),
+  );
+}
+
+/**
  * Looks at the page as a person would at 390 px and 1280 px: saves a screenshot of each width,
- * and checks accessibility and that nothing overflows sideways at the narrow width.
+ * and checks accessibility and that nothing overflows sideways at the narrow width, neither the
+ * page nor a table's scrolling region.
  */
 export async function inspectPage(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
@@ -179,6 +193,7 @@ export async function inspectPage(page: Page, name: string): Promise<void> {
     if (width === 390) {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, `${name} scrolls sideways at 390px`).toBeLessThanOrEqual(0);
+      expect(await overflowingRegions(page), `${name}: tables that scroll sideways at 390px`).toEqual([]);
     }
   }
   await page.setViewportSize(original);

@@ -63,17 +63,17 @@ ${drop}`;
     const appRows = apps.map(
       (app: ConnectionView) => html`<tr>
   <th scope="row">${app.client_name}</th>
-  <td>${app.redirect_host}</td>
-  <td>${timeOf(app.connected_at)}</td>
-  <td>${app.renewed_at ? timeOf(app.renewed_at) : 'Not yet'}</td>
+  <td data-label="Returns to">${app.redirect_host}</td>
+  <td data-label="Connected">${timeOf(app.connected_at)}</td>
+  <td data-label="Access renewed">${app.renewed_at ? timeOf(app.renewed_at) : 'Not yet'}</td>
   <td><form method="post" action="/tokens/apps/${app.id}/disconnect">${csrfField(context.formToken)}<button type="submit" class="button-danger" aria-label="Disconnect ${app.client_name}">Disconnect</button></form></td>
 </tr>`,
     );
     const rows = tokens.map(
       (token: TokenView) => html`<tr>
   <th scope="row">${token.name}</th>
-  <td>${timeOf(token.created_at)}</td>
-  <td>${token.last_used_at ? timeOf(token.last_used_at) : 'Never'}</td>
+  <td data-label="Created">${timeOf(token.created_at)}</td>
+  <td data-label="Last used">${token.last_used_at ? timeOf(token.last_used_at) : 'Never'}</td>
   <td><a class="button-secondary" href="/tokens/${token.id}/revoke">Revoke<span class="visually-hidden"> ${token.name}…</span><span aria-hidden="true">…</span></a></td>
 </tr>`,
     );
@@ -106,7 +106,7 @@ ${
   tokens.length === 0
     ? html`<p>You have no API tokens.</p>`
     : html`<div class="table-wrap" role="region" tabindex="0" aria-label="Your API tokens">
-<table>
+<table class="stack-table">
   <caption class="visually-hidden">Your API tokens</caption>
   <thead><tr><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${rows}</tbody>
@@ -118,7 +118,7 @@ ${
   apps.length === 0
     ? html`<p>No apps are connected.</p>`
     : html`<div class="table-wrap" role="region" tabindex="0" aria-label="Connected MCP apps">
-<table>
+<table class="stack-table">
   <caption class="visually-hidden">Connected MCP apps</caption>
   <thead><tr><th scope="col">App</th><th scope="col">Returns to</th><th scope="col">Connected</th><th scope="col">Access renewed</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${appRows}</tbody>
@@ -132,17 +132,17 @@ ${
     const plan = usage.plan;
     const paid = plan.id !== 'free';
     const meter = (label: string, used: number, limit: number, format: (n: number) => string): Html =>
-      html`<tr><th scope="row">${label}</th><td>${format(used)} of ${format(limit)}</td><td><meter min="0" max="${limit}" value="${Math.min(used, limit)}" aria-label="${label}: ${format(used)} of ${format(limit)}"></meter></td></tr>`;
+      html`<tr><th scope="row">${label}</th><td data-label="Used">${format(used)} of ${format(limit)}</td><td><meter min="0" max="${limit}" value="${Math.min(used, limit)}" aria-label="${label}: ${format(used)} of ${format(limit)}"></meter></td></tr>`;
     const count = (n: number): string => n.toLocaleString('en-GB');
     const siteRows = usage.owned.map(
       (site) =>
-        html`<tr><th scope="row"><a href="/sites/${site.name}">${site.name}</a></th><td>${count(site.files)} of ${count(plan.files_per_site)}</td><td>${formatBytes(site.bytes)} of ${formatBytes(plan.bytes_per_site)}</td></tr>`,
+        html`<tr><th scope="row"><a href="/sites/${site.name}">${site.name}</a></th><td data-label="Files">${count(site.files)} of ${count(plan.files_per_site)}</td><td data-label="Size">${formatBytes(site.bytes)} of ${formatBytes(plan.bytes_per_site)}</td></tr>`,
     );
     const planRows = usage.plans.map(
       (row: PlanRow) => html`<tr ${row.id === plan.id ? html`aria-current="true" class="current"` : ''}>
   <th scope="row">${row.title}${row.id === plan.id ? html` <span class="tag">Your plan</span>` : ''}</th>
-  <td>${count(row.sites)}</td><td>${count(row.files_per_site)}</td><td>${formatBytes(row.bytes_per_file)}</td>
-  <td>${formatBytes(row.bytes_per_site)}${row.id === 'free' ? '' : ' (all its storage)'}</td><td>${row.history_days} days</td>
+  <td data-label="Sites">${count(row.sites)}</td><td data-label="Files per site">${count(row.files_per_site)}</td><td data-label="Per file">${formatBytes(row.bytes_per_file)}</td>
+  <td data-label="Per site">${formatBytes(row.bytes_per_site)}${row.id === 'free' ? '' : ' (all its storage)'}</td><td data-label="History">${row.history_days} days</td>
 </tr>`,
     );
     const body = html`<h1>Plan and usage</h1>
@@ -153,7 +153,7 @@ ${
 </div>
 <h2>Usage</h2>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Usage against your plan's limits">
-<table>
+<table class="stack-table">
   <caption class="visually-hidden">Usage against your plan's limits</caption>
   <tbody>
     ${meter('Sites', usage.sites.used, usage.sites.limit, count)}
@@ -164,7 +164,7 @@ ${
   usage.owned.length > 0
     ? html`<h3>Per site</h3>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Files and size of each site you own">
-<table>
+<table class="stack-table">
   <caption class="visually-hidden">Files and size of each site you own</caption>
   <thead><tr><th scope="col">Site</th><th scope="col">Files</th><th scope="col">Size</th></tr></thead>
   <tbody>${siteRows}</tbody>
@@ -174,7 +174,7 @@ ${
 }
 <h2>Plans</h2>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Limits of every plan">
-<table>
+<table class="stack-table">
   <caption class="visually-hidden">Limits of every plan</caption>
   <thead><tr><th scope="col">Plan</th><th scope="col">Sites</th><th scope="col">Files per site</th><th scope="col">Per file</th><th scope="col">Per site</th><th scope="col">History</th></tr></thead>
   <tbody>${planRows}</tbody>

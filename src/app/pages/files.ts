@@ -41,6 +41,8 @@ export function fileRoutes(deps: AppDeps): PageRoute[] {
 </tr>`,
     );
     const number = site.live_revision?.number;
+    // Two columns fit a phone as a table (the path wraps anywhere, plinth.css), so this one does not
+    // stack like the app's wider tables; test/app/tables.browser.test.ts checks it at 390 px.
     const body = html`<p class="breadcrumb"><a href="/">Your sites</a> › <a href="${siteHref(site.name)}">${site.name}</a></p>
 <h1>Files of ${site.name}</h1>
 <p>The live revision${number ? html` (#${number})` : ''}: ${fileCount(files.length)}, ${formatBytes(total)}. <a href="${site.url}" rel="noopener">Visit the site</a></p>

@@ -41,10 +41,10 @@ export function domainsSection(context: PageContext, deps: AppDeps, site: SiteVi
       ? ''
       : html`<p>Create these records at the DNS host of ${domain.domain}, then check them:</p>
 <div class="table-wrap" role="region" tabindex="0" aria-label="DNS records for ${domain.domain}">
-<table>
+<table class="stack-table">
   <caption class="visually-hidden">DNS records for ${domain.domain}</caption>
   <thead><tr><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Value</th></tr></thead>
-  <tbody>${domain.records.map((record) => html`<tr><td>${record.type}</td><td><code>${record.name}</code></td><td><code>${record.value}</code></td></tr>`)}</tbody>
+  <tbody>${domain.records.map((record) => html`<tr><td data-label="Type">${record.type}</td><td data-label="Name"><code>${record.name}</code></td><td data-label="Value"><code>${record.value}</code></td></tr>`)}</tbody>
 </table></div>
 ${domain.records.some((record) => record.type === 'ALIAS') ? html`<p class="hint">ALIAS is also called ANAME or CNAME flattening. A DNS host without it takes A and AAAA records with the addresses of ${domain.target}.</p>` : ''}`
   }

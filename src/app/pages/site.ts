@@ -39,7 +39,8 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
     const members = ops.members.list(context.caller, site.name);
     const checked = ops.revisions.liveWarnings(context.caller, site.name);
     const warningRows = checked.warnings.map(
-      (warning) => html`<tr><th scope="row">${warning.file}</th><td>${warning.line}</td><td><code>${warning.ref}</code></td></tr>`,
+      (warning) =>
+        html`<tr><th scope="row">${warning.file}</th><td data-label="Line">${warning.line}</td><td data-label="Reference"><code>${warning.ref}</code></td></tr>`,
     );
     const token = context.formToken;
     // The add-domain form's error is summarised at the top with the others.
@@ -48,10 +49,10 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
     const revisionRows = revisions.revisions.map(
       (revision: RevisionView) => html`<tr>
   <th scope="row">#${revision.number}${revision.id === site.live_revision?.id ? html` <span class="tag">Live</span>` : ''}${revision.draft ? html` <span class="tag">Draft</span>` : ''}</th>
-  <td>${timeOf(revision.created_at)}</td>
-  <td>${revision.created_by}</td>
-  <td>${revision.kind === 'rollback' ? 'rollback' : revision.kind}</td>
-  <td>${fileCount(revision.files)}, ${formatBytes(revision.bytes)}</td>
+  <td data-label="Published">${timeOf(revision.created_at)}</td>
+  <td data-label="By">${revision.created_by}</td>
+  <td data-label="Kind">${revision.kind === 'rollback' ? 'rollback' : revision.kind}</td>
+  <td data-label="Content">${fileCount(revision.files)}, ${formatBytes(revision.bytes)}</td>
   <td>${revisionActions(context, site, revision)}${
     may('rollback') && revision.id !== site.live_revision?.id
       ? html`<form method="post" action="/sites/${site.name}/rollback">${csrfField(token)}<input type="hidden" name="revision" value="${revision.id}"><button type="submit" class="button-secondary">Roll back to revision ${revision.number}</button></form>`
@@ -61,7 +62,7 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
     );
     const memberRows = members.members.map(
       (member) => html`<tr>
-  <th scope="row">${member.email}</th><td>${member.role}</td>
+  <th scope="row">${member.email}</th><td data-label="Role">${member.role}</td>
   <td>${
     may('manage_members') && member.email !== context.person?.account.email
       ? html`<form method="post" action="/sites/${site.name}/members/remove">${csrfField(token)}<input type="hidden" name="email" value="${member.email}"><button type="submit" class="button-danger" aria-label="Remove ${member.email}">Remove</button></form>`
@@ -71,7 +72,7 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
     );
     const inviteRows = members.invites.map(
       (invite) => html`<tr>
-  <th scope="row">${invite.email}</th><td>${invite.role} (invited, until ${timeOf(invite.expires_at)})</td>
+  <th scope="row">${invite.email}</th><td data-label="Role"><span>${invite.role} (invited, until ${timeOf(invite.expires_at)})</span></td>
   <td>${
     may('manage_members')
       ? html`<form method="post" action="/sites/${site.name}/invites/revoke">${csrfField(token)}<input type="hidden" name="email" value="${invite.email}"><button type="submit" class="button-secondary" aria-label="Withdraw invitation for ${invite.email}">Withdraw invitation</button></form>`
@@ -109,7 +110,7 @@ ${
     ? html`<h2>Broken links</h2>
 <p>${checked.warnings_total === 1 ? 'One reference' : `${checked.warnings_total} references`} in the live revision's pages and style sheets ${checked.warnings_total === 1 ? 'leads' : 'lead'} to no file of the site${checked.warnings_total > checked.warnings.length ? html`; the first ${checked.warnings.length} are listed` : ''}. Fix them and publish again.</p>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Broken links in the live revision">
-<table>
+<table class="stack-table">
   <caption class="visually-hidden">Broken links in the live revision</caption>
   <thead><tr><th scope="col">File</th><th scope="col">Line</th><th scope="col">Reference</th></tr></thead>
   <tbody>${warningRows}</tbody>
@@ -119,7 +120,7 @@ ${
 
 <h2>Revisions</h2>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Revisions of ${site.name}, newest first">
-<table>
+<table class="stack-table">
   <caption class="visually-hidden">Revisions of ${site.name}, newest first</caption>
   <thead><tr><th scope="col">Revision</th><th scope="col">Published</th><th scope="col">By</th><th scope="col">Kind</th><th scope="col">Content</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${revisionRows}</tbody>
@@ -129,7 +130,7 @@ ${accessSection(context, site, errors)}
 
 <h2>People</h2>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Members and pending invitations">
-<table>
+<table class="stack-table">
   <caption class="visually-hidden">Members and pending invitations</caption>
   <thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${memberRows}${inviteRows}</tbody>
