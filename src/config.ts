@@ -150,6 +150,14 @@ export interface DeployConfig {
   /** A deploy's whole body must arrive within this long; 0 = no bound (uWS's 16 KB/s floor still applies). */
   readonly uploadTimeoutMs: number;
   /**
+   * Bytes the deploy bodies an HTTP thread receives into memory, instead of a spool file, may hold
+   * together; 0 = always spool. A body is held in memory only with a Content-Length of at most
+   * `memoryBodyMaxBytes`.
+   */
+  readonly memoryBodyBytes: number;
+  /** Largest deploy body received into memory (a 16 MB part of a large site plus its archive overhead fits); 0 = always spool. */
+  readonly memoryBodyMaxBytes: number;
+  /**
    * Uploads not yet published (open manifests) one account, site token or anonymous network may
    * hold, in multiples of its plan's per-site limit; 0 = no cap.
    */
@@ -308,6 +316,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     pacedUploadBytesPerSecond: int('PLINTH_UPLOAD_PACE_MB_S', 64, 0, 100_000) * 1024 * 1024,
     busyRequestsPerSecond: int('PLINTH_UPLOAD_PACE_ABOVE_RPS', 2000, 1, 10_000_000),
     uploadTimeoutMs: int('PLINTH_UPLOAD_TIMEOUT_S', 600, 0, 24 * 3600) * 1000,
+    memoryBodyBytes: int('PLINTH_MEMORY_BODY_MB', 128, 0, 65536) * 1024 * 1024,
+    memoryBodyMaxBytes: int('PLINTH_MEMORY_BODY_MAX_MB', 32, 0, 90) * 1024 * 1024,
     siteRules: {
       maxRedirectRules: int('PLINTH_REDIRECTS_MAX_RULES', 2000, 0, 1_000_000),
       maxRedirectLineChars: int('PLINTH_REDIRECTS_MAX_LINE', 1000, 0, 1_000_000),

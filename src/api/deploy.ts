@@ -4,7 +4,18 @@ import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { type HttpRequest, type HttpResponse, isAborted, sendError, sendJson, spoolBody, SpoolError, trackAbort, type UploadPacer } from '../http/index.js';
+import {
+  type BodyMemory,
+  type HttpRequest,
+  type HttpResponse,
+  isAborted,
+  receiveBody,
+  sendError,
+  sendJson,
+  SpoolError,
+  trackAbort,
+  type UploadPacer,
+} from '../http/index.js';
 import type { Logger } from '../log.js';
 import { MAX_REQUEST_BYTES } from '../rules/index.js';
 import { identifyBearer, type Operations } from '../sites/index.js';
@@ -17,6 +28,8 @@ export interface DeployEdgeDeps {
   /** Read-only: who the bearer token belongs to. */
   store: Store;
   pacer?: UploadPacer;
+  /** This thread's budget for deploy bodies received into memory rather than spooled. */
+  memory?: BodyMemory;
   config: Readonly<Config>;
   log: Logger;
 }
@@ -25,8 +38,9 @@ const MB = 1024 * 1024;
 const isJsonBody = (contentType: string | undefined): boolean => /^application\/([a-z.+-]*\+)?json\b/i.test(contentType?.trim() ?? '');
 
 /**
- * `POST /v1/deploy` (SPEC 4.1, 4.2): streams the body to a spool file while the deploy operation
- * decides what it may do, then hands the file to it. Nothing is live until the operation's one
+ * `POST /v1/deploy` (SPEC 4.1, 4.2): receives the body (into memory when its declared size fits
+ * the thread's budget, else into a spool file) while the deploy operation decides what it may do,
+ * then hands it to it. Nothing is live until the operation's one
  * store transaction, so a refused deploy changes nothing. Deploys are not counted against the
  * per-credential API rate; anonymous ones have their own caps.
  */
@@ -44,7 +58,14 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
       return sendError(res, tooLargeRequest(), log, { closeConnection: true });
     }
     const spoolPath = join(spoolDir, `${randomUUID()}.upload`);
-    const spool = spoolBody(res, { path: spoolPath, maxBytes: MAX_REQUEST_BYTES, pacer: deps.pacer, deadlineMs: config.deploy.uploadTimeoutMs });
+    const spool = receiveBody(res, {
+      path: spoolPath,
+      maxBytes: MAX_REQUEST_BYTES,
+      pacer: deps.pacer,
+      deadlineMs: config.deploy.uploadTimeoutMs,
+      declaredBytes: declaredLength(declared, request.headers['transfer-encoding']),
+      memory: deps.memory,
+    });
     void (async () => {
       try {
         // A site or token another node made a moment ago decides this deploy too.
@@ -60,8 +81,11 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
           manifest: request.query.get('manifest') ?? undefined,
           ...publishQuery(request.query.get('publish')),
         });
-        const bytes = await spool.done;
-        const outcome = await pending.finish({ spoolPath, bytes, uploadMs: Math.round(performance.now() - arrived) });
+        const body = await spool.done;
+        const uploadMs = Math.round(performance.now() - arrived);
+        const outcome = await pending.finish(
+          body.data !== undefined ? { data: body.data, bytes: body.bytes, uploadMs } : { spoolPath, bytes: body.bytes, uploadMs },
+        );
         sendJson(res, outcome.status ?? 201, outcome.view);
       } catch (err) {
         if (isAborted(res)) return;
@@ -74,10 +98,16 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
         sendError(res, err, log, { closeConnection: !finished, context: { route: 'deploy' } });
       } finally {
         spool.discard();
-        await unlink(spoolPath).catch(() => undefined);
+        if (!spool.inMemory) await unlink(spoolPath).catch(() => undefined);
       }
     })();
   };
+}
+
+/** A body of known size (not chunked) may be received into memory. */
+function declaredLength(contentLength: string | undefined, transferEncoding: string | undefined): number | undefined {
+  if (transferEncoding !== undefined || contentLength === undefined || !/^\d{1,15}$/.test(contentLength.trim())) return undefined;
+  return Number(contentLength.trim());
 }
 
 function tooLargeRequest(): ServiceError {

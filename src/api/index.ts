@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Operations } from '../sites/index.js';
 import type { Store } from '../store/index.js';
-import type { HttpRequest, HttpResponse, UploadPacer } from '../http/index.js';
+import type { BodyMemory, HttpRequest, HttpResponse, UploadPacer } from '../http/index.js';
 import { createDeployHandler } from './deploy.js';
 import { domainEndpoints } from './domain-endpoints.js';
 import { siteEndpoints } from './endpoints.js';
@@ -16,6 +16,8 @@ export interface ApiOptions {
   store: Store;
   /** Paces uploads while the thread is busy serving. */
   pacer?: UploadPacer;
+  /** This thread's budget for deploy bodies received into memory rather than spooled. */
+  memory?: BodyMemory;
   config: Readonly<Config>;
   log: Logger;
 }

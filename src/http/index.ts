@@ -4,6 +4,7 @@
  */
 export * from './client-network.js';
 export * from './abort.js';
+export * from './body-memory.js';
 export * from './read-body.js';
 export * from './request.js';
 export * from './respond.js';

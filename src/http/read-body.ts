@@ -1,5 +1,6 @@
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { isAborted, trackAbort } from './abort.js';
+import type { BodyMemory } from './body-memory.js';
 import type { PacedUpload, UploadPacer } from './upload-pacer.js';
 import type { HttpResponse } from './uws.js';
 
@@ -107,6 +108,16 @@ export class SpoolError extends Error {
 const DRAIN_BYTES = 16 * 1024 * 1024;
 const DRAIN_MS = 2000;
 
+/** Where `readBody` puts the bytes as they arrive. */
+interface BodySink {
+  /** Keeps the chunk (synchronously: uWS neuters it after the callback); throws to refuse. */
+  write(bytes: Uint8Array): void;
+  /** The whole body arrived. */
+  close(): void;
+  /** The body is refused, aborted or discarded: frees what it held. Safe to call more than once. */
+  remove(): void;
+}
+
 /**
  * Streams a request body into a file. Must be called synchronously in the handler (uWS hands
  * body chunks only to an `onData` attached before it returns). Counts bytes as they arrive and
@@ -116,7 +127,107 @@ const DRAIN_MS = 2000;
  * queueing up to the whole upload in memory when the disk is slower than the network.
  */
 export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
-  let fd: number | undefined = openSync(options.path, 'wx', 0o600);
+  return readBody(res, fileSink(options.path), options);
+}
+
+function fileSink(path: string): BodySink {
+  let fd: number | undefined = openSync(path, 'wx', 0o600);
+  const close = (): void => {
+    if (fd === undefined) return;
+    closeSync(fd);
+    fd = undefined;
+  };
+  return {
+    write(bytes) {
+      for (let offset = 0; offset < bytes.byteLength;) offset += writeSync(fd!, bytes, offset);
+    },
+    close,
+    remove() {
+      close();
+      rmSync(path, { force: true });
+    },
+  };
+}
+
+export interface ReceiveOptions extends SpoolOptions {
+  /** The request's Content-Length, when it has one (and is not chunked). */
+  declaredBytes?: number;
+  /** This thread's budget for bodies held in memory; absent: always spool. */
+  memory?: BodyMemory;
+}
+
+/** A deploy body: in memory (`data`), or in the spool file at the path the caller chose. */
+export interface ReceivedBody {
+  bytes: number;
+  data?: Uint8Array;
+}
+
+export interface Upload {
+  /** Resolves once the whole body arrived. */
+  done: Promise<ReceivedBody>;
+  /** True when the body is received into memory: no spool file is ever created. */
+  readonly inMemory: boolean;
+  /** Stops keeping the body (or, once used, lets go of it): frees its memory or deletes its file. */
+  discard(): void;
+  /** As `Spool.drain`. */
+  drain(): Promise<boolean>;
+}
+
+/**
+ * Receives a request body into one preallocated buffer when its declared size fits this thread's
+ * memory budget, else spools it to `options.path` as `spoolBody` does. Bounds, deadline, pacing,
+ * aborts and draining are the same either way; the memory and its reservation are released when
+ * the body is refused, aborted or discarded.
+ */
+export function receiveBody(res: HttpResponse, options: ReceiveOptions): Upload {
+  const declared = options.declaredBytes;
+  const memory = options.memory;
+  if (declared === undefined || memory === undefined || declared > options.maxBytes || !memory.reserve(declared)) {
+    memory?.noteSpooled();
+    const spool = spoolBody(res, options);
+    const done = spool.done.then((bytes) => ({ bytes }));
+    done.catch(() => undefined);
+    return { done, inMemory: false, discard: spool.discard, drain: spool.drain };
+  }
+  let buffer: Buffer | undefined = Buffer.allocUnsafeSlow(declared);
+  let held = true;
+  let filled = 0;
+  let data: Uint8Array | undefined;
+  const release = (): void => {
+    buffer = undefined;
+    if (!held) return;
+    held = false;
+    memory.release(declared);
+  };
+  const body = readBody(
+    res,
+    {
+      write(bytes) {
+        // uWS frames a body by its Content-Length, so this is a second line of defence.
+        if (filled + bytes.byteLength > declared) throw new SpoolError('too_large', `The upload is larger than its Content-Length of ${declared} bytes.`);
+        buffer!.set(bytes, filled);
+        filled += bytes.byteLength;
+      },
+      // Only the filled part is ever handed out (the buffer is not zeroed first).
+      close: () => void (data = buffer!.subarray(0, filled)),
+      remove: release,
+    },
+    options,
+  );
+  const done = body.done.then((bytes) => ({ bytes, data: data! }));
+  done.catch(() => undefined);
+  return {
+    done,
+    inMemory: true,
+    discard() {
+      body.discard();
+      release();
+    },
+    drain: body.drain,
+  };
+}
+
+function readBody(res: HttpResponse, sink: BodySink, options: SpoolOptions): Spool {
   let received = 0;
   let settled = false;
   let ended = false;
@@ -135,17 +246,11 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
   // Callers may discard before awaiting; never let that surface as an unhandled rejection.
   done.catch(() => undefined);
 
-  const closeFile = (): void => {
-    if (fd === undefined) return;
-    closeSync(fd);
-    fd = undefined;
-  };
   const fail = (err: SpoolError): void => {
     if (settled) return;
     settled = true;
     clearTimeout(deadlineTimer);
-    closeFile();
-    rmSync(options.path, { force: true });
+    sink.remove();
     rejectDone(err);
   };
   const finishDrain = (finished: boolean): void => {
@@ -184,12 +289,11 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
       return;
     }
     try {
-      const bytes = new Uint8Array(chunk);
-      for (let offset = 0; offset < bytes.byteLength;) offset += writeSync(fd!, bytes, offset);
+      sink.write(new Uint8Array(chunk));
       if (isLast) {
         settled = true;
         clearTimeout(deadlineTimer);
-        closeFile();
+        sink.close();
         resolveDone(received);
         return;
       }
@@ -201,7 +305,7 @@ export function spoolBody(res: HttpResponse, options: SpoolOptions): Spool {
         }, delay);
       }
     } catch (err) {
-      fail(new SpoolError('io', (err as Error).message, { cause: err }));
+      fail(err instanceof SpoolError ? err : new SpoolError('io', (err as Error).message, { cause: err }));
     }
   });
 

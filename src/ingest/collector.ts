@@ -296,7 +296,8 @@ export function createCollector(options: CollectorOptions): Collector {
       // Refuse a renamed binary from its first bytes rather than after reading all of it.
       if (!headChecked && size >= HEAD_BYTES) {
         headChecked = true;
-        if (isExecutableFile(path, Buffer.concat(parts, size).subarray(0, HEAD_BYTES))) throw executableBlocked(path);
+        // Only the head is copied (concat stops at the length it is given), not every chunk so far.
+        if (isExecutableFile(path, Buffer.concat(parts, HEAD_BYTES))) throw executableBlocked(path);
       }
     }
     count(path, size);

@@ -1,6 +1,6 @@
 // Archive format from the first bytes of the body (SPEC 4.1: Content-Type is optional and not
-// trusted). Reads only the head of the spool file.
-import { open } from 'node:fs/promises';
+// trusted). Reads only the head of the body.
+import { readAt, type BodySource } from './body-source.js';
 import { badRequest, type DeployRejected } from './rejection.js';
 
 export type ArchiveFormat = 'tar' | 'tar.gz' | 'zip';
@@ -28,16 +28,8 @@ function isAllZero(bytes: Uint8Array): boolean {
   return bytes.every((byte) => byte === 0);
 }
 
-export async function detectArchiveFormat(spoolPath: string): Promise<ArchiveFormat> {
-  const handle = await open(spoolPath, 'r');
-  let head: Buffer;
-  try {
-    const buffer = Buffer.alloc(HEAD_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, HEAD_BYTES, 0);
-    head = buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
+export async function detectArchiveFormat(source: BodySource): Promise<ArchiveFormat> {
+  const head = await readAt(source, 0, HEAD_BYTES);
   if (head.length === 0) throw unsupportedFormat('The body is empty.');
   if (head[0] === 0x1f && head[1] === 0x8b) return 'tar.gz';
   if (head[0] === 0x50 && head[1] === 0x4b) {

@@ -13,6 +13,8 @@ export type {
   JsonDeployFields,
   SiteFile,
   SiteRulesLimits,
+  UnpackBody,
+  UnpackOptions,
   UnpackResult,
   UnpackTask,
 } from './types.js';

@@ -1,9 +1,9 @@
-// Inline JSON deploys (SPEC 4.2): parse the spooled body, validate it against a schema, decode
+// Inline JSON deploys (SPEC 4.2): parse the body, validate it against a schema, decode
 // each file and hand it to the same collector as archive entries. Runs in the worker because a
 // JSON.parse of a 90 MB body would stall an HTTP thread for a noticeable time.
-import { readFile } from 'node:fs/promises';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { checkArchivePath } from './archive-path.js';
+import { readBodyText, type BodySource } from './body-source.js';
 import type { Collector } from './collector.js';
 import { badRequest } from './rejection.js';
 import type { JsonDeployFields } from './types.js';
@@ -152,11 +152,11 @@ function normaliseDeleted(deleted: string[]): string[] {
   });
 }
 
-async function parseBody(spoolPath: string): Promise<InlineDeploy> {
+async function parseBody(source: BodySource): Promise<InlineDeploy> {
   let body: unknown;
   {
     // Scoped so the 90 MB string can be collected as soon as it is parsed.
-    const text = await readFile(spoolPath, 'utf8');
+    const text = await readBodyText(source);
     try {
       body = JSON.parse(text);
     } catch (err) {
@@ -176,8 +176,8 @@ async function parseBody(spoolPath: string): Promise<InlineDeploy> {
   return body as InlineDeploy;
 }
 
-export async function readJsonDeploy(spoolPath: string, collector: Collector): Promise<JsonDeployFields> {
-  const body = await parseBody(spoolPath);
+export async function readJsonDeploy(source: BodySource, collector: Collector): Promise<JsonDeployFields> {
+  const body = await parseBody(source);
   const patch = body.patch === true;
   if (body.deleted !== undefined && !patch) {
     throw badRequest('deleted is only allowed with patch: true.', {

@@ -96,7 +96,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     try {
       // An abort terminates a running worker mid-task; any blob temp file it leaves behind is
       // reclaimed by the store's `sweepTemp`, and no index ever points at it.
-      return await piscina.run(task, { name, ...(signal ? { signal } : {}) });
+      return await piscina.run(task, { name, ...(signal ? { signal } : {}), ...transferOf(task) });
     } catch (err) {
       const message = (err as Error | undefined)?.message ?? '';
       if (message === 'Task queue is at limit' || message.startsWith('No task queue available')) throw unavailable();
@@ -145,6 +145,17 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
       return unpacksStarted;
     },
   };
+}
+
+/**
+ * A body received into memory moves to the worker instead of being copied, when its buffer is
+ * its own (never a view of a shared pool, which a transfer would take from every other user).
+ */
+function transferOf(task: UnpackTask | AnalyzeTask): { transferList?: ArrayBuffer[] } {
+  const body = 'body' in task ? task.body : undefined;
+  if (body === undefined || !(body.buffer instanceof ArrayBuffer)) return {};
+  if (body.byteOffset !== 0 || body.byteLength !== body.buffer.byteLength) return {};
+  return { transferList: [body.buffer] };
 }
 
 /** Buffers come back from the worker as plain Uint8Arrays; serving wants Buffers. */

@@ -1,8 +1,8 @@
-// Streams a .tar or .tar.gz spool file entry by entry through the collector. Nothing is
-// extracted to disk; entry bytes go to memory (bounded by the limits) and then to the blob store.
-import { createReadStream } from 'node:fs';
+// Streams a .tar or .tar.gz body entry by entry through the collector. Nothing is extracted to
+// disk; entry bytes go to memory (bounded by the limits) and then to the blob store.
 import { createGunzip } from 'node:zlib';
 import tarStream, { type Header } from 'tar-stream';
+import { bodyStream, type BodySource } from './body-source.js';
 import type { Collector, EntryKind } from './collector.js';
 import { damagedArchive, guardArchive } from './damaged.js';
 import { emptyArchive, unsupportedFormat } from './format.js';
@@ -13,7 +13,6 @@ import { DeployRejected, formatBytes, tooLarge } from './rejection.js';
 // but a gzip bomb hiding in them would cost unbounded time, so the whole decompressed stream is
 // capped at the site limit plus this.
 export const MAX_EXPANSION_SLACK_BYTES = 1024 * 1024 * 1024;
-const READ_CHUNK_BYTES = 256 * 1024;
 const GUNZIP_CHUNK_BYTES = 64 * 1024;
 
 function kindOf(type: Header['type'] | null): EntryKind {
@@ -42,9 +41,9 @@ async function drain(chunks: AsyncIterable<Uint8Array>): Promise<void> {
   for await (const _ of chunks);
 }
 
-export async function readTar(spoolPath: string, gzipped: boolean, collector: Collector, maxSiteBytes: number): Promise<void> {
+export async function readTar(body: BodySource, gzipped: boolean, collector: Collector, maxSiteBytes: number): Promise<void> {
   const format = gzipped ? 'tar.gz' : 'tar';
-  const source = createReadStream(spoolPath, { highWaterMark: READ_CHUNK_BYTES });
+  const source = bodyStream(body);
   const extract = tarStream.extract();
   // Errors of the byte sources are handed to the tar parser, whose iterator then rejects with them.
   const fail = (err: Error): void => void extract.destroy(err);

@@ -11,12 +11,16 @@ export interface IngestLimits {
   maxSiteBytes: number;
 }
 
-export interface UnpackTask {
-  /**
-   * The request body on disk. The worker deletes it once read (before flushing blobs); the HTTP
-   * side deletes it in every other case.
-   */
-  spoolPath: string;
+/**
+ * Where the request body is: on disk (`spoolPath`; the worker deletes it once read, before
+ * flushing blobs, and the HTTP side deletes it in every other case), or its bytes (`body`, a body
+ * the HTTP thread received into memory; the pool transfers it to the worker rather than copying).
+ */
+export type UnpackBody = { spoolPath: string; body?: undefined } | { body: Uint8Array; spoolPath?: undefined };
+
+export type UnpackTask = UnpackBody & UnpackOptions;
+
+export interface UnpackOptions {
   /** Data directory; blobs go to `<dataDir>/blobs`. */
   dataDir: string;
   /** `json` when the request's Content-Type is application/json; archives are told apart by their bytes. */

@@ -1,4 +1,5 @@
-// The Piscina worker: one `unpack` task turns a spooled request body into blobs plus a manifest.
+// The Piscina worker: one `unpack` task turns a request body (spooled, or received into memory)
+// into blobs plus a manifest.
 // It opens only the blob store, never LMDB (only HTTP threads write the index), and returns
 // expected failures as data; a throw here is a real fault (disk full, a bug) and becomes a 500.
 import { rmSync } from 'node:fs';
@@ -6,6 +7,7 @@ import { setPriority } from 'node:os';
 import { buildBadgedPage, type BadgedPage } from '../badge/index.js';
 import { isStorageFull, STORAGE_FULL } from '../errors.js';
 import { openBlobStore, type BlobStore } from '../store/index.js';
+import { asBuffer, type BodySource } from './body-source.js';
 import { createCollector } from './collector.js';
 import { detectArchiveFormat } from './format.js';
 import { readJsonDeploy } from './json-body.js';
@@ -40,8 +42,8 @@ function blobsFor(dataDir: string): BlobStore {
  * filesystem sync does not also write up to 90 MB of upload that is about to be deleted anyway
  * (the kernel drops an unlinked file's dirty pages). The HTTP side still removes it on failure.
  */
-function dropSpool(spoolPath: string): void {
-  rmSync(spoolPath, { force: true });
+function dropSpool(task: UnpackTask): void {
+  if (task.spoolPath !== undefined) rmSync(task.spoolPath, { force: true });
 }
 
 export async function unpack(task: UnpackTask): Promise<UnpackResult> {
@@ -50,16 +52,17 @@ export async function unpack(task: UnpackTask): Promise<UnpackResult> {
     limits: task.limits,
     blockExecutables: task.blockExecutables,
   });
+  const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath };
   try {
     if (task.bodyKind === 'json') {
-      const json = await readJsonDeploy(task.spoolPath, collector);
-      dropSpool(task.spoolPath);
+      const json = await readJsonDeploy(body, collector);
+      dropSpool(task);
       return { ok: true, ...(await collector.finish({ patch: json.patch === true || task.partial === true })), json };
     }
-    const format = await detectArchiveFormat(task.spoolPath);
-    if (format === 'zip') await readZip(task.spoolPath, collector);
-    else await readTar(task.spoolPath, format === 'tar.gz', collector, task.limits.maxSiteBytes);
-    dropSpool(task.spoolPath);
+    const format = await detectArchiveFormat(body);
+    if (format === 'zip') await readZip(body, collector);
+    else await readTar(body, format === 'tar.gz', collector, task.limits.maxSiteBytes);
+    dropSpool(task);
     return { ok: true, ...(await collector.finish({ patch: task.partial === true })) };
   } catch (err) {
     // Piscina must not report the task done while writes still run: the caller may delete the

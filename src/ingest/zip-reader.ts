@@ -1,8 +1,8 @@
-// Reads a .zip spool file through the collector. Zip needs random access (the directory is at
-// the end), which is why the HTTP side spools bodies to disk. Entries are read in central
+// Reads a .zip body through the collector. Zip needs random access (the directory is at the
+// end): a large body is spooled to disk, a small one read in memory. Entries are read in central
 // directory order; skipped and folder entries are never decompressed.
-import { open, type FileHandle } from 'node:fs/promises';
 import yauzl, { type Entry, type ZipFile } from 'yauzl-promise';
+import { openBodyReader, type BodyReader, type BodySource } from './body-source.js';
 import type { Collector, EntryKind } from './collector.js';
 import { damagedArchive, guardArchive } from './damaged.js';
 import { emptyArchive } from './format.js';
@@ -50,10 +50,11 @@ export function zipEntryKind(entry: Pick<Entry, 'filename' | 'externalFileAttrib
   return 'file';
 }
 
-async function openZip(spoolPath: string): Promise<ZipFile> {
+async function openZip(body: BodySource): Promise<ZipFile> {
+  // Names are judged by our own path rules (with their messages), not yauzl's.
+  const options = { validateFilenames: false, validateEntrySizes: true };
   try {
-    // Names are judged by our own path rules (with their messages), not yauzl's.
-    return await yauzl.open(spoolPath, { validateFilenames: false, validateEntrySizes: true });
+    return await ('bytes' in body ? yauzl.fromBuffer(body.bytes, options) : yauzl.open(body.path, options));
   } catch (err) {
     throw damagedArchive(FORMAT, err);
   }
@@ -72,9 +73,9 @@ function unsupportedEntry(path: string, why: string) {
 // files in one archive: a classic way past a check made by the other kind of tool. yauzl reads
 // only the lengths there, so the comparison is made here. Sizes and CRC are not compared: with a
 // data descriptor (flag bit 3) the local header legitimately leaves them zero.
-async function localHeaderMismatch(file: FileHandle, entry: Entry): Promise<string | undefined> {
-  const header = Buffer.alloc(LOCAL_HEADER_BYTES + entry.filenameLength);
-  const { bytesRead } = await file.read(header, 0, header.length, entry.fileHeaderOffset);
+async function localHeaderMismatch(file: BodyReader, entry: Entry): Promise<string | undefined> {
+  const header = await file.readAt(entry.fileHeaderOffset, LOCAL_HEADER_BYTES + entry.filenameLength);
+  const bytesRead = header.byteLength;
   if (bytesRead < LOCAL_HEADER_BYTES) return 'is cut off';
   if (header.readUInt16LE(26) !== entry.filenameLength) return 'disagrees with the central directory on the name';
   // The central name as stored: exact for UTF-8 names and for ASCII ones; a legacy code page name
@@ -105,12 +106,12 @@ async function closeZip(zip: ZipFile): Promise<void> {
   }
 }
 
-export async function readZip(spoolPath: string, collector: Collector): Promise<void> {
-  const zip = await openZip(spoolPath);
-  let file: FileHandle | undefined;
+export async function readZip(body: BodySource, collector: Collector): Promise<void> {
+  const zip = await openZip(body);
+  let file: BodyReader | undefined;
   let entries = 0;
   try {
-    file = await open(spoolPath, 'r');
+    file = await openBodyReader(body);
     while (true) {
       let entry: Entry | null;
       try {

@@ -6,7 +6,17 @@ import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { createMcp } from '../mcp/index.js';
 import { createDocs } from '../docs/index.js';
 import { ServiceError } from '../errors.js';
-import { closeApp, createUploadPacer, holdIfUnfinished, type HttpResponse, loadNativeUws, sendError, type us_listen_socket } from '../http/index.js';
+import {
+  type BodyMemoryStats,
+  closeApp,
+  createBodyMemory,
+  createUploadPacer,
+  holdIfUnfinished,
+  type HttpResponse,
+  loadNativeUws,
+  sendError,
+  type us_listen_socket,
+} from '../http/index.js';
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
@@ -37,6 +47,8 @@ export interface ServerStats {
   /** Responses still owed after their handler returned (uploads, deploys, API calls, streamed files). */
   unanswered: number;
   cache: SiteCacheStats;
+  /** Deploy bodies received into memory or spooled (see http/body-memory.ts). */
+  uploads: BodyMemoryStats;
 }
 
 export interface StartServerOptions {
@@ -116,7 +128,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     mailer,
     fetchClientMetadata: options.fetchClientMetadata,
   });
-  const api = createApi({ ops, store: commits.store, pacer, config, log: log.child({ area: 'api' }) });
+  // Deploy bodies of known size that fit are received into memory, not spooled (see body-memory.ts).
+  const memory = createBodyMemory({ budgetBytes: config.deploy.memoryBodyBytes, maxBodyBytes: config.deploy.memoryBodyMaxBytes });
+  const api = createApi({ ops, store: commits.store, pacer, memory, config, log: log.child({ area: 'api' }) });
   const account = createApp({ ops, config, pacer, log: log.child({ area: 'app' }) });
   const mcp = createMcp({ ops, config, pacer, log: log.child({ area: 'mcp' }) });
   // Responses still owed after their handler returned (uploads, deploys, API calls, streamed files).
@@ -213,6 +227,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closing ??= close(closeOptions.graceMs ?? config.stopGraceMs, closeOptions.hurry);
       return closing;
     },
-    stats: () => ({ ingestTasks: ingest.unpacksStarted, unanswered: pending.size, cache: sites.cacheStats() }),
+    stats: () => ({ ingestTasks: ingest.unpacksStarted, unanswered: pending.size, cache: sites.cacheStats(), uploads: memory.stats() }),
   };
 }

@@ -30,13 +30,15 @@ export interface DeployRequest {
   publish?: boolean;
 }
 
-/** The request body, spooled to a file the caller deletes afterwards. */
-export interface DeployBody {
-  spoolPath: string;
+/**
+ * The request body: spooled to a file the caller deletes afterwards, or (a body small enough to
+ * be received into memory) its bytes, which the ingest worker takes over.
+ */
+export type DeployBody = {
   bytes: number;
   /** How long the body took to arrive, for the timing log. */
   uploadMs?: number;
-}
+} & ({ spoolPath: string; data?: undefined } | { data: Uint8Array; spoolPath?: undefined });
 
 /** The SPEC 4.1 response body. */
 export type DeployView = DeployShape;
@@ -92,7 +94,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
           });
         }
         const started = performance.now();
-        const result = await unpack(caller, body.spoolPath, request.bodyKind, signal);
+        const result = await unpack(caller, body, request.bodyKind, signal);
         const unpacked = performance.now();
         if (!result.ok) {
           throw new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
@@ -139,7 +141,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         let parts: Map<string, ManifestPart>;
         let uploaded = 0;
         if (body.bytes > 0) {
-          const result = await unpack(request.caller, body.spoolPath, request.bodyKind, signal, true);
+          const result = await unpack(request.caller, body, request.bodyKind, signal, true);
           if (!result.ok) {
             const error = new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
             // Content with a secret keeps its sha256, so the manifest could never be finished.
@@ -220,14 +222,14 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     return decision;
   }
 
-  async function unpack(caller: Caller, spoolPath: string, bodyKind: DeployRequest['bodyKind'], signal?: AbortSignal, partial = false): Promise<UnpackResult> {
+  async function unpack(caller: Caller, body: DeployBody, bodyKind: DeployRequest['bodyKind'], signal?: AbortSignal, partial = false): Promise<UnpackResult> {
     // The caller's tier bounds the work (a zip bomb stops at it); the target site's tier is
     // checked on the assembled site afterwards.
     const anonymous = caller.kind === 'anonymous' || caller.kind === 'site_token';
     const tier = PLAN_LIMITS[caller.kind === 'account' ? caller.account.plan : 'anonymous'];
     return deps.ingest.unpack(
       {
-        spoolPath,
+        ...(body.data !== undefined ? { body: body.data } : { spoolPath: body.spoolPath }),
         dataDir: config.dataDir,
         bodyKind,
         limits: { maxFiles: tier.maxFiles, maxFileBytes: tier.maxFileBytes, maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES) },

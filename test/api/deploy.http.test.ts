@@ -648,7 +648,8 @@ describe('limits (SPEC 8)', () => {
       port: server.port,
       method: 'POST',
       path: '/v1/deploy',
-      headers: { host: 'api.localhost', 'content-length': String(10 * 1024 * 1024) },
+      // Over the size a body may have in memory (32 MB), so it is spooled.
+      headers: { host: 'api.localhost', 'content-length': String(40 * 1024 * 1024) },
       agent: false,
     });
     req.on('error', () => undefined);

@@ -28,7 +28,8 @@ describe.skipIf(!tmpfs)('a full disk', () => {
   const figures: Record<string, unknown> = {};
 
   beforeAll(async () => {
-    server = await startTestServer({ PLINTH_DATA_DIR: dataDir, PLINTH_SITES_LIMIT_BUILDER: '1000' });
+    // Bodies are spooled, not received into memory, so that the spool stage can fail.
+    server = await startTestServer({ PLINTH_DATA_DIR: dataDir, PLINTH_SITES_LIMIT_BUILDER: '1000', PLINTH_MEMORY_BODY_MB: '0' });
     token = (await accountWithToken(server.store, 'builder')).token;
     const page = '<h1>already published</h1>';
     const first = await deployTo(server.port, { body: jsonDeployBody([['index.html', page]]), contentType: 'application/json', token });

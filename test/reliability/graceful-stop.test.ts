@@ -45,6 +45,9 @@ function startUpdate(main: MainProcess, f: Fixture, body: Buffer, agent?: Agent)
   });
 }
 
+// Bodies are spooled, not received into memory, so that a spool file shows the upload arrived.
+const SPOOLING = { PLINTH_MEMORY_BODY_MB: '0' };
+
 let main: MainProcess | undefined;
 afterEach(() => killMain(main));
 
@@ -72,7 +75,7 @@ describe('graceful stop (SIGTERM)', () => {
 
   it('lets a deploy that is uploading finish and publish, then exits 0', async () => {
     const f = await fixture();
-    main = await startMain(mainEnv(f.dataDir, { PLINTH_STOP_GRACE_S: String(GRACE_S), PLINTH_LOG_LEVEL: 'info' }));
+    main = await startMain(mainEnv(f.dataDir, { ...SPOOLING, PLINTH_STOP_GRACE_S: String(GRACE_S), PLINTH_LOG_LEVEL: 'info' }));
     const body = updateBody(f, '<h1>finished during the stop</h1>');
     const [first, rest] = splitBody(body, 20);
     const upload = startUpdate(main, f, body);
@@ -88,14 +91,14 @@ describe('graceful stop (SIGTERM)', () => {
     expect(exit).toEqual({ code: 0, signal: null });
     expect(main.output()).not.toContain('Assertion failed');
 
-    main = await startMain(mainEnv(f.dataDir));
+    main = await startMain(mainEnv(f.dataDir, SPOOLING));
     const page = await request({ port: main.port, host: `${f.site}.sites.localhost` });
     expect(page.text).toContain('finished during the stop');
   });
 
   it('cuts off a deploy still uploading when the grace period ends, and publishes nothing', async () => {
     const f = await fixture();
-    main = await startMain(mainEnv(f.dataDir, { PLINTH_STOP_GRACE_S: String(GRACE_S), PLINTH_LOG_LEVEL: 'info' }));
+    main = await startMain(mainEnv(f.dataDir, { ...SPOOLING, PLINTH_STOP_GRACE_S: String(GRACE_S), PLINTH_LOG_LEVEL: 'info' }));
     const body = updateBody(f, '<h1>never published</h1>');
     const upload = startUpdate(main, f, body);
     upload.write(body.subarray(0, 10));
@@ -128,14 +131,14 @@ describe('graceful stop (SIGTERM)', () => {
     } finally {
       await store.close();
     }
-    main = await startMain(mainEnv(f.dataDir));
+    main = await startMain(mainEnv(f.dataDir, SPOOLING));
     const page = await request({ port: main.port, host: `${f.site}.sites.localhost` });
     expect(page.text).toContain('before');
   });
 
   it('stops accepting connections and refuses new deploys on open connections while it drains', async () => {
     const f = await fixture();
-    main = await startMain(mainEnv(f.dataDir, { PLINTH_STOP_GRACE_S: String(GRACE_S), PLINTH_LOG_LEVEL: 'info' }));
+    main = await startMain(mainEnv(f.dataDir, { ...SPOOLING, PLINTH_STOP_GRACE_S: String(GRACE_S), PLINTH_LOG_LEVEL: 'info' }));
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const get = (): Promise<number> =>

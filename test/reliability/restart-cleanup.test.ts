@@ -11,7 +11,8 @@ afterEach(() => killMain(main));
 
 it('removes the upload spool and blob temp files of a killed deploy at the next start', async () => {
   const dataDir = tempDir('plinth-restart-');
-  main = await startMain(mainEnv(dataDir));
+  // Bodies are spooled, not received into memory, so that the killed upload leaves a spool file.
+  main = await startMain(mainEnv(dataDir, { PLINTH_MEMORY_BODY_MB: '0' }));
   const killedPid = main.child.pid!;
   const upload = slowUpload({
     port: main.port,
