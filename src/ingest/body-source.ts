@@ -46,12 +46,21 @@ async function readFrom(handle: Awaited<ReturnType<typeof open>>, position: numb
 }
 
 /**
- * The whole body as a stream. Bytes in memory go as one chunk: a tar parser then hands out each
- * entry as a view of it, with no copy.
+ * The whole body as a stream. Bytes in memory go as one chunk to a plain tar parser, which then
+ * hands out each entry as a view of it, with no copy. For a decompressor they go in read-sized
+ * views instead: given all of a body at once, gunzip would inflate the whole archive ahead of the
+ * parser into memory, where a file's chunks keep it paced by what the parser takes.
  */
-export function bodyStream(source: BodySource): Readable {
-  if ('bytes' in source) return Readable.from([source.bytes], { objectMode: false });
-  return createReadStream(source.path, { highWaterMark: READ_CHUNK_BYTES });
+export function bodyStream(source: BodySource, options: { paced?: boolean } = {}): Readable {
+  if (!('bytes' in source)) return createReadStream(source.path, { highWaterMark: READ_CHUNK_BYTES });
+  const { bytes } = source;
+  if (!options.paced) return Readable.from([bytes], { objectMode: false });
+  return Readable.from(
+    (function* views() {
+      for (let offset = 0; offset < bytes.byteLength; offset += READ_CHUNK_BYTES) yield bytes.subarray(offset, offset + READ_CHUNK_BYTES);
+    })(),
+    { objectMode: false },
+  );
 }
 
 export async function readBodyText(source: BodySource): Promise<string> {

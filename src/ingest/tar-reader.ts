@@ -43,7 +43,7 @@ async function drain(chunks: AsyncIterable<Uint8Array>): Promise<void> {
 
 export async function readTar(body: BodySource, gzipped: boolean, collector: Collector, maxSiteBytes: number): Promise<void> {
   const format = gzipped ? 'tar.gz' : 'tar';
-  const source = bodyStream(body);
+  const source = bodyStream(body, { paced: gzipped });
   const extract = tarStream.extract();
   // Errors of the byte sources are handed to the tar parser, whose iterator then rejects with them.
   const fail = (err: Error): void => void extract.destroy(err);

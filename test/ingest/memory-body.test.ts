@@ -72,3 +72,17 @@ describe('unpacking a body held in memory', () => {
     expect(result.ok && result.files.map((f) => f.path)).toEqual(['index.html']);
   });
 });
+
+describe('a body in memory as a stream', () => {
+  it('goes whole to a tar parser, and in read-sized views to a decompressor, which would otherwise inflate all of it ahead', async () => {
+    const { bodyStream } = await import('../../src/ingest/body-source.js');
+    const bytes = Buffer.alloc(1024 * 1024 + 5, 7);
+    const sizes = async (paced: boolean): Promise<number[]> => {
+      const seen: number[] = [];
+      for await (const chunk of bodyStream({ bytes }, { paced })) seen.push((chunk as Buffer).byteLength);
+      return seen;
+    };
+    expect(await sizes(false)).toEqual([bytes.byteLength]);
+    expect(await sizes(true)).toEqual([256 * 1024, 256 * 1024, 256 * 1024, 256 * 1024, 5]);
+  });
+});
