@@ -50,7 +50,7 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   let token = stateToken(state, options.token);
 
   io.status?.(`Reading ${options.dir}…`);
-  const files = readFolder(dir);
+  const files = await readFolder(dir);
   const bytes = files.reduce((sum, file) => sum + file.size, 0);
   const partBytes = options.partBytes ?? PART_BYTES;
   const send = async (): Promise<ApiAnswer> => {
