@@ -57,7 +57,7 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
     // A redeploy sends only what changed, and a large folder goes in parts (resumed if a run was
     // cut off); a small new site has nothing to reuse, so it goes whole in one request.
     let sent: ApiAnswer | undefined;
-    if (bytes > (options.partBytes ?? ONE_REQUEST_BYTES) || (state && !options.full)) {
+    if (!options.full && (bytes > (options.partBytes ?? ONE_REQUEST_BYTES) || state)) {
       sent = await uploadInParts({ ...options, partBytes }, io, dir, state, token, files);
     }
     return sent ?? (await fullDeploy(options, io, state, token, files));

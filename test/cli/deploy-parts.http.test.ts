@@ -77,6 +77,14 @@ describe('plinth deploy of a folder larger than one request', () => {
       0,
     );
     expect(again).toContain(`1 of ${Object.keys(contents).length} files changed (14 B)`);
+
+    // --full sends the whole folder as one archive, as it says, however large the folder.
+    const full: Array<string | undefined> = [];
+    expect(
+      await deployCommand({ dir, apiUrl: apiUrl(), token: owner.token, full: true, out: () => undefined, status: (line) => full.push(line), partBytes: PART }),
+    ).toBe(0);
+    expect(full.some((line) => line?.startsWith(`Packed ${Object.keys(contents).length} files`))).toBe(true);
+    expect(full.some((line) => line?.includes(' parts)'))).toBe(false);
   });
 
   it('a secret in a late part refuses the whole deploy: exit 1, nothing published', async () => {
