@@ -6,12 +6,13 @@
 // What is compared, and how: full against digest redeploys on one server, one of each per round
 // (BENCH_DIGEST_ROUNDS, default 3), in an order that alternates each round (see lib/rounds.mjs);
 // the time ratio is taken within each round, then its median reported. About 1 min.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startChild, stopChild, waitReady } from './lib/proc.mjs';
+import { adminBuilderToken } from './lib/plinth-node.mjs';
 import { machineInfo, publishSection } from './lib/report.mjs';
 import { text, writeSite } from './lib/site-gen.mjs';
 import { tarGz } from './lib/archive.mjs';
@@ -84,16 +85,7 @@ let proxy;
 try {
   await waitReady(child, port, 'localhost', '/');
   proxy = await countingProxy(port);
-  const adminEnv = { ...process.env, PLINTH_DATA_DIR: dataDir };
-  execFileSync(process.execPath, [PLINTH, 'admin', 'account', 'create', '--email', 'bench@example.com', '--plan', 'builder'], {
-    env: adminEnv,
-    stdio: 'ignore',
-  });
-  const token = execFileSync(process.execPath, [PLINTH, 'admin', 'token', 'create', '--email', 'bench@example.com'], {
-    env: adminEnv,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  }).trim();
+  const token = adminBuilderToken(root, dataDir);
   // The client talks to the proxy; the Host header still names the API host.
   const clientEnv = { ...process.env, PLINTH_API_URL: `http://api.localhost:${proxy.port}`, PLINTH_TOKEN: token };
 

@@ -10,12 +10,13 @@
 //
 // BENCH_LARGE_MB (default 300) sets the larger size; the smaller is a third of it.
 // BENCH_LARGE_ROUNDS (default 3) sets the rounds per size.
-import { execFileSync, execSync, spawn } from 'node:child_process';
+import { execSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { freePort, startChild, stopChild, waitReady } from './lib/proc.mjs';
+import { adminBuilderToken } from './lib/plinth-node.mjs';
 import { machineInfo, publishSection } from './lib/report.mjs';
 import { formatSummary, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
 
@@ -93,16 +94,7 @@ const serverEnv = {
 const child = startChild(process.execPath, [join(root, 'dist', 'main.js')], { env: serverEnv, cwd: root, logPath: join(work, 'plinth.log') });
 try {
   await waitReady(child, port, 'localhost', '/');
-  const adminEnv = { ...process.env, PLINTH_DATA_DIR: dataDir };
-  execFileSync(process.execPath, [PLINTH, 'admin', 'account', 'create', '--email', 'bench@example.com', '--plan', 'builder'], {
-    env: adminEnv,
-    stdio: 'ignore',
-  });
-  const token = execFileSync(process.execPath, [PLINTH, 'admin', 'token', 'create', '--email', 'bench@example.com'], {
-    env: adminEnv,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  }).trim();
+  const token = adminBuilderToken(root, dataDir);
   const clientEnv = { ...process.env, PLINTH_API_URL: `http://api.localhost:${port}`, PLINTH_TOKEN: token };
 
   const rows = [];

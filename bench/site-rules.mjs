@@ -14,12 +14,12 @@
 //
 // Env: BENCH_DURATION (s per cell and round, default 3), BENCH_ROUNDS (5), BENCH_CONNECTIONS (64),
 // BENCH_DEPLOYS (3 per site), BENCH_NO_WRITE=1 to print only. About 3 min.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startChild, stopChild, waitReady } from './lib/proc.mjs';
+import { adminBuilderToken } from './lib/plinth-node.mjs';
 import { machineInfo, publishSection } from './lib/report.mjs';
 import { runWrk } from './lib/wrk.mjs';
 import { formatSummary, median, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
@@ -33,7 +33,6 @@ const seconds = Number(process.env.BENCH_DURATION ?? 3);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const deploys = Number(process.env.BENCH_DEPLOYS ?? 3);
-const PLINTH = join(root, 'dist', 'cli', 'plinth.js');
 const PAGES = 200;
 const log = (msg) => process.stdout.write(`[site-rules-bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
@@ -138,16 +137,7 @@ const child = startChild(process.execPath, [join(root, 'dist', 'main.js')], {
 });
 try {
   await waitReady(child, port, 'localhost', '/');
-  const adminEnv = { ...process.env, PLINTH_DATA_DIR: dataDir };
-  execFileSync(process.execPath, [PLINTH, 'admin', 'account', 'create', '--email', 'bench@example.com', '--plan', 'builder'], {
-    env: adminEnv,
-    stdio: 'ignore',
-  });
-  const token = execFileSync(process.execPath, [PLINTH, 'admin', 'token', 'create', '--email', 'bench@example.com'], {
-    env: adminEnv,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  }).trim();
+  const token = adminBuilderToken(root, dataDir);
 
   // ---- serving --------------------------------------------------------------------------------
   const hosts = {};

@@ -1,6 +1,7 @@
 // Plinth processes for the benches that drive several of them over HTTP: start `node dist/main.js`
 // on a free loopback port, make a Builder account with an API token, and a keep-alive client that
 // times each request.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -43,6 +44,21 @@ export async function startPlinthNode({ root, dataDir, env = {}, logPath, nodeAr
 }
 
 /** A Builder account with an API token, made through an open store; resolves the token. */
+/**
+ * A Builder account and an API token for it, made with `plinth admin` against the data directory
+ * of a server that is running (the way an operator does it); returns the token.
+ */
+export function adminBuilderToken(root, dataDir, email = 'bench@example.com') {
+  const plinth = join(root, 'dist', 'cli', 'plinth.js');
+  const env = { ...process.env, PLINTH_DATA_DIR: dataDir };
+  execFileSync(process.execPath, [plinth, 'admin', 'account', 'create', '--email', email, '--plan', 'builder'], { env, stdio: 'ignore' });
+  return execFileSync(process.execPath, [plinth, 'admin', 'token', 'create', '--email', email], {
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
+}
+
 export async function addBuilderToken(root, store, email = 'bench@example.com') {
   const { hashToken } = await import(pathToFileURL(join(root, 'dist/store/index.js')).href);
   const account = await store.createAccount({ email, plan: 'builder' });
