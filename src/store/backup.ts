@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { constants, createReadStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { copyFile, mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { execFile } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { syncFilesystem } from './filesystem-sync.js';
 import { openBlobStore, openStore } from './open.js';
 import type { Encoding, Store } from './types.js';
 
@@ -18,7 +17,6 @@ import type { Encoding, Store } from './types.js';
  * which makes garbage collection in every process wait.
  */
 
-const execFileAsync = promisify(execFile);
 const FORMAT = 1;
 const PARALLEL_COPIES = 16;
 const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
@@ -68,7 +66,7 @@ export async function backupDataDir(options: { dataDir: string; target: string; 
       }
     });
     await writeFile(join(target, 'blobs.json'), JSON.stringify(blobs));
-    await syncFolder(target);
+    await syncFilesystem(target);
     const report: BackupReport = {
       format: FORMAT,
       createdAt: new Date(now()).toISOString(),
@@ -220,9 +218,4 @@ async function fsyncFile(path: string): Promise<void> {
   } finally {
     await handle.close();
   }
-}
-
-/** One syncfs(2) for everything written under `dir`. */
-async function syncFolder(dir: string): Promise<void> {
-  await execFileAsync('sync', ['-f', dir]);
 }

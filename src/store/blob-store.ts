@@ -1,16 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
-import { execFile } from 'node:child_process';
 import { readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
+import { syncFilesystem } from './filesystem-sync.js';
 import { isRunning } from './processes.js';
 import type { BlobFile, BlobStore, Encoding, FileEntry, PutFileOptions } from './types.js';
-
-const execFileAsync = promisify(execFile);
 
 /** Below this, a variant's framing eats most of the saving and the extra file is not worth it. */
 const MIN_COMPRESS_BYTES = 256;
@@ -150,7 +147,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
   async function flush(): Promise<void> {
     // One syncfs(2) of the blob filesystem instead of an fsync per file and folder: a deploy of
     // a thousand files would otherwise spend most of its time waiting on the disk.
-    await execFileAsync('sync', ['-f', root]);
+    await syncFilesystem(root);
   }
 
   async function sweepTemp(olderThanMs: number, sweepOptions: { atStartup?: boolean } = {}): Promise<number> {
