@@ -189,7 +189,7 @@ export function receiveBody(res: HttpResponse, options: ReceiveOptions): Upload 
     done.catch(() => undefined);
     return { done, inMemory: false, discard: spool.discard, drain: spool.drain };
   }
-  let buffer: Buffer | undefined = Buffer.allocUnsafeSlow(declared);
+  let buffer: Buffer | undefined = memory.take(declared);
   let held = true;
   let filled = 0;
   let data: Uint8Array | undefined;

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ServiceError } from '../errors.js';
 import type { BadgedPage } from '../badge/index.js';
-import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, UnpackResult, UnpackTask } from './types.js';
+import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, UnpackReply, UnpackResult, UnpackTask } from './types.js';
 
 export interface IngestPoolOptions {
   /** Worker threads; all pools together should stay within the core count. */
@@ -21,6 +21,17 @@ export interface IngestPoolOptions {
    * pass dist/ingest/worker.js here.
    */
   workerFile?: string | URL;
+  /**
+   * Where bodies received into memory come from: a body in one of its buffers moves to the
+   * worker, and the worker moves the buffer back here for the next body.
+   */
+  bodies?: BodyBuffers;
+}
+
+/** The part of the HTTP thread's body memory the pool uses (see http/body-memory.ts). */
+export interface BodyBuffers {
+  owns(buffer: ArrayBufferLike): boolean;
+  recycle(buffer: ArrayBuffer): void;
 }
 
 export interface IngestPool {
@@ -69,7 +80,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   const filename = workerFile instanceof URL ? fileURLToPath(workerFile) : workerFile;
   const maxThreads = Math.max(1, options.maxThreads);
   const capacity = maxThreads + Math.max(0, options.maxQueue);
-  const piscina = new Piscina<UnpackTask | AnalyzeTask, UnpackResult | AnalyzeResult>({
+  const piscina = new Piscina<UnpackTask | AnalyzeTask, UnpackReply | AnalyzeResult>({
     filename,
     name: 'unpack',
     minThreads: Math.min(options.minThreads ?? 1, maxThreads),
@@ -85,10 +96,12 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
 
   async function unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult> {
     unpacksStarted++;
-    return admitted(task, 'unpack', signal) as Promise<UnpackResult>;
+    const reply = (await admitted(task, 'unpack', signal)) as UnpackReply;
+    if (reply.body) options.bodies?.recycle(reply.body);
+    return reply.result;
   }
 
-  async function admitted(task: UnpackTask | AnalyzeTask, name: 'unpack' | 'analyze', signal?: AbortSignal): Promise<UnpackResult | AnalyzeResult> {
+  async function admitted(task: UnpackTask | AnalyzeTask, name: 'unpack' | 'analyze', signal?: AbortSignal): Promise<UnpackReply | AnalyzeResult> {
     // A deploy's analysis follows its own unpack, whose slot it takes over: refusing it would
     // waste an upload already read. It counts, so new unpacks still see the pool busy.
     if (name === 'unpack' && inFlight >= capacity) throw unavailable();
@@ -96,7 +109,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     try {
       // An abort terminates a running worker mid-task; any blob temp file it leaves behind is
       // reclaimed by the store's `sweepTemp`, and no index ever points at it.
-      return await piscina.run(task, { name, ...(signal ? { signal } : {}), ...transferOf(task) });
+      return await piscina.run(task, { name, ...(signal ? { signal } : {}), ...transferOf(task, options.bodies) });
     } catch (err) {
       const message = (err as Error | undefined)?.message ?? '';
       if (message === 'Task queue is at limit' || message.startsWith('No task queue available')) throw unavailable();
@@ -149,12 +162,14 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
 
 /**
  * A body received into memory moves to the worker instead of being copied, when its buffer is
- * its own (never a view of a shared pool, which a transfer would take from every other user).
+ * its own: one of the body memory's, or one it fills whole (never a view of a shared pool, which
+ * a transfer would take from every other user).
  */
-function transferOf(task: UnpackTask | AnalyzeTask): { transferList?: ArrayBuffer[] } {
+function transferOf(task: UnpackTask | AnalyzeTask, bodies: BodyBuffers | undefined): { transferList?: ArrayBuffer[] } {
   const body = 'body' in task ? task.body : undefined;
   if (body === undefined || !(body.buffer instanceof ArrayBuffer)) return {};
-  if (body.byteOffset !== 0 || body.byteLength !== body.buffer.byteLength) return {};
+  const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
+  if (!whole && !bodies?.owns(body.buffer)) return {};
   return { transferList: [body.buffer] };
 }
 

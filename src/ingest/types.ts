@@ -90,6 +90,15 @@ export type UnpackResult =
     }
   | { ok: false; error: IngestError };
 
+/**
+ * What the worker answers an unpack: the result and, for a body it received in memory, that
+ * body's buffer, moved back so the HTTP thread can receive its next body into it.
+ */
+export interface UnpackReply {
+  result: UnpackResult;
+  body?: ArrayBuffer;
+}
+
 /** Makes the precompressed variants of stored blobs, after their revision went live. */
 export interface CompressTask {
   dataDir: string;

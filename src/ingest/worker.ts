@@ -4,6 +4,7 @@
 // expected failures as data; a throw here is a real fault (disk full, a bug) and becomes a 500.
 import { rmSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { buildBadgedPage, type BadgedPage } from '../badge/index.js';
 import { isStorageFull, STORAGE_FULL } from '../errors.js';
 import { openBlobStore, type BlobStore } from '../store/index.js';
@@ -14,7 +15,7 @@ import { readJsonDeploy } from './json-body.js';
 import { analyzeSite } from './site-analysis.js';
 import { DeployRejected } from './rejection.js';
 import { readTar } from './tar-reader.js';
-import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, IngestError, UnpackResult, UnpackTask } from './types.js';
+import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, IngestError, UnpackReply, UnpackResult, UnpackTask } from './types.js';
 import { readZip } from './zip-reader.js';
 
 // Deploy work yields the CPU to serving threads: a visitor's request must not wait behind an
@@ -46,7 +47,16 @@ function dropSpool(task: UnpackTask): void {
   if (task.spoolPath !== undefined) rmSync(task.spoolPath, { force: true });
 }
 
-export async function unpack(task: UnpackTask): Promise<UnpackResult> {
+export async function unpack(task: UnpackTask): Promise<UnpackReply | ReturnType<typeof move>> {
+  const result = await unpackBody(task);
+  // Nothing here holds the body any more: its buffer goes back for the next body (see body-memory.ts).
+  const body = task.body?.buffer;
+  if (!(body instanceof ArrayBuffer)) return { result };
+  const reply: UnpackReply = { result, body };
+  return move({ [transferableSymbol]: [body], [valueSymbol]: reply });
+}
+
+async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
   const collector = createCollector({
     blobs: blobsFor(task.dataDir),
     limits: task.limits,

@@ -84,11 +84,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/${options.index ?? 0}` } : {}),
   });
   const stopFollowing = options.followCluster && store.cluster ? await store.cluster.follow(REPLICA_POLL_MS) : undefined;
+  // Deploy bodies of known size that fit are received into memory, not spooled (see body-memory.ts).
+  const memory = createBodyMemory({ budgetBytes: config.deploy.memoryBodyBytes, maxBodyBytes: config.deploy.memoryBodyMaxBytes });
   const ingest = createIngestPool({
     maxThreads: config.deploy.ingestThreads,
     maxQueue: config.deploy.ingestQueue,
     idleTimeoutMs: 30_000,
     workerFile: options.ingestWorkerFile,
+    bodies: memory,
   });
   const gate = createAccessGate({
     store,
@@ -128,8 +131,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     mailer,
     fetchClientMetadata: options.fetchClientMetadata,
   });
-  // Deploy bodies of known size that fit are received into memory, not spooled (see body-memory.ts).
-  const memory = createBodyMemory({ budgetBytes: config.deploy.memoryBodyBytes, maxBodyBytes: config.deploy.memoryBodyMaxBytes });
   const api = createApi({ ops, store: commits.store, pacer, memory, config, log: log.child({ area: 'api' }) });
   const account = createApp({ ops, config, pacer, log: log.child({ area: 'app' }) });
   const mcp = createMcp({ ops, config, pacer, log: log.child({ area: 'mcp' }) });

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { type ClientRequest, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { readdirSync } from 'node:fs';
@@ -14,19 +14,25 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 // at most 1 MB a body), and spooled to disk otherwise. The server's counters tell which.
 let server: TestServer;
 let spoolingServer: TestServer;
+// Bodies of a megabyte and more get buffers that come back from the worker for the next body.
+let reusingServer: TestServer;
 let token: string;
 let spoolingToken: string;
+let reusingToken: string;
 
 beforeAll(async () => {
   server = await startTestServer({ PLINTH_MEMORY_BODY_MB: '2', PLINTH_MEMORY_BODY_MAX_MB: '1' });
   spoolingServer = await startTestServer({ PLINTH_MEMORY_BODY_MB: '0' });
+  reusingServer = await startTestServer({ PLINTH_MEMORY_BODY_MB: '32', PLINTH_MEMORY_BODY_MAX_MB: '4' });
   token = (await accountWithToken(server.store, 'builder')).token;
   spoolingToken = (await accountWithToken(spoolingServer.store, 'builder')).token;
+  reusingToken = (await accountWithToken(reusingServer.store, 'builder')).token;
 });
 
 afterAll(async () => {
   await server?.close();
   await spoolingServer?.close();
+  await reusingServer?.close();
 });
 
 const uploads = () => server.stats().uploads;
@@ -34,7 +40,7 @@ const spoolDir = (s: TestServer): string[] => readdirSync(join(s.dataDir, 'tmp',
 
 function deploy(body: Buffer, options: { contentType?: string; on?: TestServer; chunked?: boolean } = {}): Promise<TestResponse & { json: any }> {
   const on = options.on ?? server;
-  const headers: Record<string, string> = { authorization: `Bearer ${on === server ? token : spoolingToken}` };
+  const headers: Record<string, string> = { authorization: `Bearer ${on === server ? token : on === reusingServer ? reusingToken : spoolingToken}` };
   if (options.contentType) headers['content-type'] = options.contentType;
   if (options.chunked) return chunkedDeploy(on, body, headers);
   return request({ port: on.port, host: 'api.localhost', method: 'POST', path: '/v1/deploy', headers, body }).then((res) => ({
@@ -232,5 +238,68 @@ describe('deploy bodies in memory', () => {
   it('leaves nothing held and no spool file behind', async () => {
     expect(await waitUntil(() => uploads().heldBodies === 0 && spoolDir(server).length === 0, 5000, 10)).toBe(true);
     expect(uploads().heldBytes).toBe(0);
+  });
+});
+
+describe('buffers of large bodies, used again', () => {
+  const sha = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
+
+  it('receives later bodies into the buffers of earlier ones, and every site keeps exactly its own bytes', async () => {
+    const sites: Array<{ name: string; media: Buffer; marker: string }> = [];
+    // Rounds of three at once, of changing sizes (1.1 to 3.5 MB): a smaller body lands in a larger
+    // buffer that held another site's bytes a moment ago.
+    for (let round = 0; round < 4; round++) {
+      const sent = [0, 1, 2].map((i) => {
+        const media = randomBytes(1_100_000 + ((round * 3 + i) % 5) * 600_000);
+        const marker = `round ${round} site ${i}`;
+        return {
+          media,
+          marker,
+          body: tarBytes([
+            ['index.html', `<h1>${marker}</h1>`],
+            ['media.bin', media],
+          ]),
+        };
+      });
+      const answers = await Promise.all(sent.map((one) => deploy(one.body, { on: reusingServer })));
+      answers.forEach((res, i) => {
+        expect(res.status).toBe(201);
+        sites.push({ name: res.json.site.name, media: sent[i]!.media, marker: sent[i]!.marker });
+      });
+    }
+    const stats = reusingServer.stats().uploads;
+    expect(stats.bodiesSpooled).toBe(0);
+    expect(stats.buffersReused).toBeGreaterThan(0);
+    for (const site of sites) {
+      const home = await request({ port: reusingServer.port, host: `${site.name}.sites.localhost`, path: '/' });
+      expect(home.text).toBe(`<h1>${site.marker}</h1>`);
+      const media = await request({ port: reusingServer.port, host: `${site.name}.sites.localhost`, path: '/media.bin' });
+      expect(media.body.byteLength).toBe(site.media.byteLength);
+      expect(sha(media.body)).toBe(sha(site.media));
+    }
+  });
+
+  it('uses a buffer again after the body in it was refused', async () => {
+    const secret = tarBytes([
+      ['index.html', '<h1>x</h1>'],
+      ['pad.bin', randomBytes(1_500_000)],
+      ['config.js', 'const key = "AKIAIOSFODNN7EXAMPLF";\nconst secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";\n'],
+    ]);
+    const refused = await deploy(secret, { on: reusingServer });
+    expect(refused.status).toBe(422);
+    expect(refused.json.error.code).toBe('blocked_secret');
+    const before = reusingServer.stats().uploads.buffersReused;
+    const media = randomBytes(1_400_000);
+    const res = await deploy(
+      tarBytes([
+        ['index.html', '<h1>after a refusal</h1>'],
+        ['media.bin', media],
+      ]),
+      { on: reusingServer },
+    );
+    expect(res.status).toBe(201);
+    expect(reusingServer.stats().uploads.buffersReused).toBe(before + 1);
+    const served = await request({ port: reusingServer.port, host: `${res.json.site.name}.sites.localhost`, path: '/media.bin' });
+    expect(sha(served.body)).toBe(sha(media));
   });
 });
