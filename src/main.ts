@@ -5,6 +5,7 @@ import { loadConfig, redactConfig, siteUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from './store/index.js';
 import { startCacheTrimmer } from './runtime/blob-bucket.js';
+import { setHeapGrowth } from './runtime/heap-growth.js';
 import { startSweeper } from './runtime/sweeper.js';
 import { startTlsAsk } from './runtime/tls-ask.js';
 import { createDomainServing } from './serve/index.js';
@@ -24,6 +25,8 @@ const STOP_SLACK_MS = 15_000;
 type ThreadMessage = { type: 'listening'; port: number } | { type: 'failed'; message: string } | { type: 'stopped'; finished: boolean };
 
 async function main(): Promise<void> {
+  // Before any thread allocates much (see heap-growth.ts).
+  setHeapGrowth();
   let config: Readonly<Config>;
   try {
     config = loadConfig();
