@@ -105,6 +105,9 @@ try {
       log(`round ${round + 1}: writing a ${mb} MB site of random ${FILE_BYTES / 1024} KB files`);
       sites.push({ dir: site, files: writeLargeSite(site, mb * MB) });
     }
+    // Written out before either arm runs: the deploy's sync of the blob filesystem must not also
+    // write the sites the bench just made (the floor never syncs), which skewed earlier runs.
+    execSync('sync');
     const runs = [];
     const [floors, deploys] = await runRounds(['floor', 'deploy'], rounds, async (arm, round) => {
       if (arm === 'floor') {
