@@ -122,11 +122,21 @@ export async function readFolder(root: string, options: { twoThreadBytes?: numbe
   return found.map((file, i) => ({ path: file.path, absolute: file.absolute, ...hashed[i]! }));
 }
 
+export interface PackOptions {
+  /** `false`: a plain .tar, for contents that do not shrink (gzip would only cost time). */
+  compress?: boolean;
+  /**
+   * Memory to read the files into when they fit, instead of a new buffer per file; the archive
+   * refers to it until it is sent, so it must not be used again before then.
+   */
+  readInto?: Buffer;
+}
+
 /**
- * Packs files into a .tar.gz in memory (or a plain .tar with `compress: false`, for contents
- * that do not shrink: gzip would only cost time). Each file is read from disk as it is packed.
+ * Packs files into a .tar.gz in memory (or a plain .tar with `compress: false`). Each file is
+ * read from disk as it is packed.
  */
-export async function packFiles(files: readonly FolderFile[], options: { compress?: boolean } = {}): Promise<PackedFolder> {
+export async function packFiles(files: readonly FolderFile[], options: PackOptions = {}): Promise<PackedFolder> {
   const pack = tarStream.pack();
   const chunks: Buffer[] = [];
   const out = (options.compress === false ? pack : pack.pipe(createGzip({ level: 4 }))) as unknown as Readable;
@@ -137,9 +147,10 @@ export async function packFiles(files: readonly FolderFile[], options: { compres
     pack.on('error', reject);
   });
   let bytes = 0;
+  const room = options.readInto;
   for (const file of files) {
-    const content = readFileSync(file.absolute);
-    if (content.byteLength !== file.size) throw new Error(`${file.path} changed while it was being deployed; run the deploy again`);
+    const content = room && bytes + file.size <= room.byteLength ? readWhole(file, room.subarray(bytes, bytes + file.size)) : readFileSync(file.absolute);
+    if (content.byteLength !== file.size) throw changedWhileDeploying(file);
     bytes += content.byteLength;
     await new Promise<void>((resolve, reject) =>
       pack.entry({ name: file.path, size: content.byteLength, mode: 0o644 }, content, (err) => (err ? reject(err) : resolve())),
@@ -149,6 +160,26 @@ export async function packFiles(files: readonly FolderFile[], options: { compres
   await done;
   return { archive: chunks, archiveBytes: chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0), files: files.length, bytes };
 }
+
+/** Reads a file of the size it was hashed at into `into` (exactly that long). */
+function readWhole(file: FolderFile, into: Buffer): Buffer {
+  const fd = openSync(file.absolute, 'r');
+  try {
+    let filled = 0;
+    while (filled < into.byteLength) {
+      const read = readSync(fd, into, filled, into.byteLength - filled, null);
+      if (read === 0) throw changedWhileDeploying(file);
+      filled += read;
+    }
+    // Grown since it was hashed: one byte more tells.
+    if (readSync(fd, Buffer.alloc(1), 0, 1, null) > 0) throw changedWhileDeploying(file);
+  } finally {
+    closeSync(fd);
+  }
+  return into;
+}
+
+const changedWhileDeploying = (file: FolderFile): Error => new Error(`${file.path} changed while it was being deployed; run the deploy again`);
 
 /** Packs a whole folder into a .tar.gz in memory. */
 export async function packFolder(root: string): Promise<PackedFolder> {

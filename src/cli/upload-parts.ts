@@ -150,10 +150,13 @@ async function sendParts(
   let last: ApiAnswer | undefined;
   let failed: { error: unknown } | undefined;
   const worker = async (): Promise<void> => {
+    // Each lane reads its parts' files into one buffer of its own, free again once a part is sent.
+    let room: Buffer | undefined;
     while (next < parts.length && !refused && !published && !failed) {
       const index = next++;
       const part = parts[index]!;
-      const packed = await packFiles(part.files, { compress: part.compress });
+      if (part.bytes <= options.partBytes) room ??= Buffer.allocUnsafeSlow(options.partBytes);
+      const packed = await packFiles(part.files, { compress: part.compress, readInto: room });
       const answer = await send(packed.archive, part.compress, (sent, size) => {
         // Progress in content bytes, whatever the packing made of them.
         sentOf[index] = Math.round((part.bytes * sent) / size);

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readFolder } from '../../src/cli/pack.js';
+import { packFiles, readFolder } from '../../src/cli/pack.js';
 import { tempDir } from '../helpers/sites.js';
 
 describe('reading a folder to deploy', () => {
@@ -31,5 +31,32 @@ describe('reading a folder to deploy', () => {
     const files = await readFolder(dir, options);
     expect(files.map(({ path, size, sha256 }) => ({ path, size, sha256 }))).toEqual(expected);
     expect(files.every((file) => file.absolute === join(dir, file.path))).toBe(true);
+  });
+});
+
+describe('packing files read into a buffer of the caller', () => {
+  const dir = tempDir('plinth-pack-into-');
+  for (let i = 0; i < 12; i++) writeFileSync(join(dir, `f${i}.bin`), randomBytes(1000 + i * 3000));
+
+  it.each([
+    ['all fit', 1024 * 1024],
+    ['only the first files fit (the rest are read as before)', 20_000],
+    ['none fits', 10],
+  ])('gives the same archive as reading each file on its own: %s', async (_name, roomBytes) => {
+    const files = await readFolder(dir);
+    for (const compress of [false, true]) {
+      const plain = await packFiles(files, { compress });
+      const into = await packFiles(files, { compress, readInto: Buffer.alloc(roomBytes) });
+      expect(Buffer.concat(into.archive).equals(Buffer.concat(plain.archive))).toBe(true);
+    }
+  });
+
+  it.each([
+    ['grew', (path: string) => appendFileSync(path, 'more')],
+    ['shrank', (path: string) => truncateSync(path, 10)],
+  ])('refuses a file that %s since it was hashed', async (_how, change) => {
+    const files = await readFolder(dir);
+    change(join(dir, 'f3.bin'));
+    await expect(packFiles(files, { compress: false, readInto: Buffer.alloc(1024 * 1024) })).rejects.toThrow(/f3\.bin changed while it was being deployed/);
   });
 });
