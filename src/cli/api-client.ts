@@ -37,7 +37,8 @@ export class UnreachableError extends Error {
   }
 }
 
-const CHUNK_BYTES = 64 * 1024;
+// Large enough that a 300 MB upload is a few hundred writes, small enough for a smooth progress bar.
+const CHUNK_BYTES = 1024 * 1024;
 
 /** How long a refused upload's request is given to repeat the server's answer without its body. */
 const PROBE_MS = 5000;
