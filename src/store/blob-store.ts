@@ -56,6 +56,8 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
    * until its commit references it. False when there is no such blob.
    */
   function touchSync(path: string): boolean {
+    // Most blobs a deploy writes are new: asking first spares a thrown ENOENT (about 30 µs each).
+    if (!existsSync(path)) return false;
     const at = options.now() / 1000;
     try {
       utimesSync(path, at, at);
