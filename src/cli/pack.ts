@@ -161,6 +161,9 @@ export async function packFiles(files: readonly FolderFile[], options: PackOptio
   return { archive: chunks, archiveBytes: chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0), files: files.length, bytes };
 }
 
+// One byte read past a file's hashed size tells that it grew.
+const PAST_END = Buffer.alloc(1);
+
 /** Reads a file of the size it was hashed at into `into` (exactly that long). */
 function readWhole(file: FolderFile, into: Buffer): Buffer {
   const fd = openSync(file.absolute, 'r');
@@ -171,8 +174,7 @@ function readWhole(file: FolderFile, into: Buffer): Buffer {
       if (read === 0) throw changedWhileDeploying(file);
       filled += read;
     }
-    // Grown since it was hashed: one byte more tells.
-    if (readSync(fd, Buffer.alloc(1), 0, 1, null) > 0) throw changedWhileDeploying(file);
+    if (readSync(fd, PAST_END, 0, 1, null) > 0) throw changedWhileDeploying(file);
   } finally {
     closeSync(fd);
   }
