@@ -400,3 +400,107 @@ describe('archive tricks', () => {
     expect((await visit(answer.json.site.name, `/${deep}`)).text).toBe('deep');
   });
 });
+
+// ---- AWS secret access keys -------------------------------------------------------------------
+// An AWS key id is half a credential: the secret access key must be caught however a config spells
+// it, and the refusal must name every line with a key, or a caller that removes only the id's line
+// publishes the secret half.
+
+// A made-up secret access key, assembled at run time (40 base64 characters).
+const AWS_SECRET = ['Hk3n9Qz2Lm', 'P8vR4tY7wX', '1cB5dF6gJ0', 'sAeU/OpZ+C'].join('');
+const ID_LINE = `    accessKeyId: "${KEY}",`;
+
+const SECRET_SPELLINGS: Array<[config: string, path: string, text: string, line: number]> = [
+  ['JS, in a template literal', 'js/aws.js', `const s3 = new S3Client({\n  credentials: {\n    secretAccessKey: \`${AWS_SECRET}\`,\n  },\n});\n`, 3],
+  ['JS, double-quoted and aligned', 'js/aws.js', `export default {\n  region:          "eu-west-1",\n  secretAccessKey: "${AWS_SECRET}",\n};\n`, 3],
+  ['JSON, as the AWS CLI and STS write it', 'creds.json', `{\n  "Credentials": {\n    "SecretAccessKey": "${AWS_SECRET}"\n  }\n}\n`, 3],
+  ['YAML', 'config.yml', `aws:\n  secret_access_key: ${AWS_SECRET}\n`, 2],
+  ['.env style, quoted', 'settings.txt', `# production\nAWS_SECRET_ACCESS_KEY="${AWS_SECRET}"\n`, 2],
+  ['a shell export', 'deploy.sh', `#!/bin/sh\nexport AWS_SECRET_ACCESS_KEY=${AWS_SECRET}\n`, 2],
+  ['INI', 'credentials.ini', `[default]\naws_secret_access_key = ${AWS_SECRET}\n`, 2],
+  ['TOML', 'config.toml', `[aws]\nsecret_access_key = "${AWS_SECRET}"\n`, 2],
+  ['aws.secretKey', 'app.properties', `aws.accessKeyId=${KEY.slice(0, 4)}…\naws.secretKey=${AWS_SECRET}\n`, 2],
+  ['a Dockerfile ENV', 'Dockerfile.txt', `FROM node:20\nENV AWS_SECRET_ACCESS_KEY ${AWS_SECRET}\n`, 2],
+  ['escaped JSON in a script', 'js/env.js', `window.ENV = JSON.parse("{\\"secretAccessKey\\":\\"${AWS_SECRET}\\"}");\n`, 1],
+  ['Terraform secret_key beside the key id', 'main.tf.txt', `provider "aws" {\n  access_key = "${KEY}"\n  secret_key = "${AWS_SECRET}"\n}\n`, 3],
+];
+
+const SECRET_LOOKALIKES: Array<[what: string, text: string]> = [
+  ['a placeholder in the docs', 'Set AWS_SECRET_ACCESS_KEY=<your key> before you run the script.\n'],
+  ['the key taken from the environment', 'const s3 = new S3Client({ credentials: { secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY } });\n'],
+  ['AWS’s documented example key', `aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY${'EXAMPLE'}KEY\n`],
+  ['a SHA-1 under the name', 'secret_access_key: 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12\n'],
+  ['a Flask secret_key with no AWS key id near', `app.secret_key = '${AWS_SECRET}'\n`],
+];
+
+describe('the leak guard and AWS secret access keys', () => {
+  it('names the id’s line and the secret key’s line, in details, message and agent_message', async () => {
+    const config = `export const s3 = new S3Client({\n  credentials: {\n${ID_LINE}\n    secretAccessKey: \`${AWS_SECRET}\`,\n  },\n});\n`;
+    for (const format of FORMATS) {
+      const answer = await deployTo(
+        server.port,
+        bodyIn(format, [
+          ['index.html', INDEX],
+          ['js/aws.js', config],
+        ]),
+      );
+      expect(answer.status, format).toBe(422);
+      expect(answer.json.error.details, format).toEqual({
+        file: 'js/aws.js',
+        line: 3,
+        kind: 'aws-access-key-id',
+        findings: [
+          { file: 'js/aws.js', line: 3, kind: 'aws-access-key-id' },
+          { file: 'js/aws.js', line: 4, kind: 'aws-secret-access-key' },
+        ],
+      });
+      for (const text of [answer.json.error.message, answer.json.agent_message]) {
+        expect(text, format).toContain('js/aws.js line 3 (aws-access-key-id), line 4 (aws-secret-access-key)');
+      }
+      expectNoKey(answer);
+      expect(answer.text).not.toContain(AWS_SECRET.slice(10, 30));
+    }
+  });
+
+  it('names both kinds when the id and the secret key share a line', async () => {
+    const answer = await deployTo(
+      server.port,
+      bodyIn('json', [
+        ['index.html', INDEX],
+        ['creds.json', `{"AccessKeyId":"${KEY}","SecretAccessKey":"${AWS_SECRET}","Expiration":"2026-01-01T00:00:00Z"}`],
+      ]),
+    );
+    expect(answer.status).toBe(422);
+    expect(answer.json.error.details.findings).toEqual([
+      { file: 'creds.json', line: 1, kind: 'aws-access-key-id' },
+      { file: 'creds.json', line: 1, kind: 'aws-secret-access-key' },
+    ]);
+    expect(answer.json.agent_message).toContain('creds.json line 1 (aws-access-key-id, aws-secret-access-key)');
+  });
+
+  it.each(SECRET_SPELLINGS)('refuses the secret key alone, spelled for %s', async (_config, path, text, line) => {
+    const sites = server.store.listSiteIds().length;
+    const answer = await deployTo(
+      server.port,
+      bodyIn('tar.gz', [
+        ['index.html', INDEX],
+        [path, text],
+      ]),
+    );
+    expect(answer.status).toBe(422);
+    expect(answer.json.error.details.findings).toContainEqual({ file: path, line, kind: 'aws-secret-access-key' });
+    expect(answer.text).not.toContain(AWS_SECRET.slice(10, 30));
+    expect(server.store.listSiteIds()).toHaveLength(sites);
+  });
+
+  it.each(SECRET_LOOKALIKES)('still publishes %s', async (_what, text) => {
+    const answer = await deployTo(
+      server.port,
+      bodyIn('tar.gz', [
+        ['index.html', INDEX],
+        ['notes.txt', text],
+      ]),
+    );
+    expect(answer.status, answer.text).toBe(201);
+  });
+});
