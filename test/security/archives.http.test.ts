@@ -4,13 +4,14 @@
 // format; then the archive tricks that must be refused whatever the files hold. Keys are assembled
 // at run time so this file holds none.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tarBytes, tgzBytes, zipBytes, type ArchiveFiles } from '../helpers/archive-bytes.js';
 import { deployTo, jsonDeployBody, type DeployAnswer, type DeployCall } from '../helpers/deploy-client.js';
-import { request } from '../helpers/http.js';
+import { callApi, request, type ApiResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import { tarFromEntries, writeTree, zipFromEntries, type TarEntrySpec, type ZipEntrySpec } from '../fixtures/archives.js';
@@ -502,5 +503,152 @@ describe('the leak guard and AWS secret access keys', () => {
       ]),
     );
     expect(answer.status, answer.text).toBe(201);
+  });
+});
+
+// ---- the same bytes at several paths ----------------------------------------------------------
+// Brotli is read as brotli only by a `.br` name, and bytes may reach a site under one name and be
+// published under others: a manifest's part names its files as it likes (any path of the manifest
+// with that content, or none), and content sent by sha256 is whatever the site stored before, under
+// whatever name. The guard must judge the bytes as every path they will be published at.
+
+const HIDDEN = brotliCompressSync(`${CONFIG}${LOG}`);
+const CLEAN_BROTLI = brotliCompressSync(`console.log("hello");\n${LOG}`);
+const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
+const describeFiles = (files: ArchiveFiles) =>
+  files.map(([path, content]) => ({ path, size: Buffer.byteLength(content), sha256: sha256(Buffer.from(content)) }));
+const apiCall = (method: string, path: string, token: string, body: { json?: unknown; raw?: Buffer | string; type?: string } = {}): Promise<ApiResponse> =>
+  callApi(server.port, {
+    method,
+    path,
+    token,
+    ...(body.json !== undefined ? { body: body.json } : {}),
+    ...(body.raw !== undefined ? { raw: body.raw, headers: body.type ? { 'content-type': body.type } : {} } : {}),
+  });
+
+/** A new anonymous site of its own, with `files`; its name, site token and live revision. */
+async function siteWith(files: ArchiveFiles): Promise<{ name: string; token: string; revision: string }> {
+  const created = await deployTo(server.port, { body: tgzBytes(files) });
+  expect(created.status, created.text).toBe(201);
+  return { name: created.json.site.name, token: created.json.site_token, revision: created.json.revision.id };
+}
+
+function expectRefusedAt(answer: ApiResponse, file: string): void {
+  expect(answer.status, answer.text).toBe(422);
+  expect(answer.json.error).toMatchObject({ code: 'blocked_secret', details: { file, line: 3, kind: 'aws-access-key-id' } });
+  expect(answer.json.agent_message).toContain(`${file} line 3 (once decompressed)`);
+  expectNoKey(answer);
+}
+
+describe('the leak guard judges bytes as every path they are published at', () => {
+  const parts: Array<[how: string, part: (published: string) => { raw: Buffer | string; type?: string }]> = [
+    ['an archive naming it x.bin', () => ({ raw: tgzBytes([['x.bin', HIDDEN]]) })],
+    ['an archive naming it after no path of the manifest', () => ({ raw: tgzBytes([['upload/blob-1', HIDDEN]]) })],
+    ['a zip naming it x.bin', () => ({ raw: zipBytes([['x.bin', HIDDEN]]) })],
+    ['JSON naming it x.bin', () => ({ raw: jsonDeployBody([['x.bin', HIDDEN]]), type: 'application/json' })],
+  ];
+
+  it.each(parts)('refuses a manifest part carrying brotli as %s when the manifest publishes it as config.js.br', async (_how, part) => {
+    const target = await siteWith([['index.html', INDEX]]);
+    const files: ArchiveFiles = [
+      ['index.html', INDEX],
+      ['x.bin', HIDDEN],
+      ['config.js.br', HIDDEN],
+    ];
+    const made = await apiCall('POST', '/v1/deploy/manifest', target.token, {
+      json: { site: target.name, base_revision: target.revision, files: describeFiles(files) },
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json.missing).toEqual([sha256(HIDDEN)]);
+    const sent = await apiCall('POST', `/v1/deploy?manifest=${made.json.manifest}`, target.token, part('config.js.br'));
+    expectRefusedAt(sent, 'config.js.br');
+    // Refused for good: the same content can never finish this manifest.
+    expect((await apiCall('GET', `/v1/deploy/manifest/${made.json.manifest}`, target.token)).status).toBe(422);
+    expect(server.store.getSite(target.name)!.liveRevision).toBe(target.revision);
+    expect((await visit(target.name, '/config.js.br')).body.equals(HIDDEN)).toBe(false);
+  });
+
+  it('refuses stored content sent by sha256 in JSON at a new .br path', async () => {
+    // Published as x.bin, the bytes are not brotli to anyone; as config.js.br they are.
+    const target = await siteWith([
+      ['index.html', INDEX],
+      ['x.bin', HIDDEN],
+    ]);
+    const answer = await deployTo(server.port, {
+      token: target.token,
+      contentType: 'application/json',
+      body: JSON.stringify({
+        site: target.name,
+        base_revision: target.revision,
+        files: [
+          { path: 'index.html', content: INDEX },
+          { path: 'x.bin', sha256: sha256(HIDDEN), size: HIDDEN.length },
+          { path: 'config.js.br', sha256: sha256(HIDDEN), size: HIDDEN.length },
+        ],
+      }),
+    });
+    expectRefusedAt(answer, 'config.js.br');
+    expect(answer.json.error.details.findings).toEqual([{ file: 'config.js.br', line: 3, kind: 'aws-access-key-id' }]);
+    expect(server.store.getSite(target.name)!.liveRevision).toBe(target.revision);
+  });
+
+  it('refuses a manifest that reuses stored content at a new .br path, for good', async () => {
+    const target = await siteWith([
+      ['index.html', INDEX],
+      ['x.bin', HIDDEN],
+    ]);
+    const made = await apiCall('POST', '/v1/deploy/manifest', target.token, {
+      json: {
+        site: target.name,
+        base_revision: target.revision,
+        files: describeFiles([
+          ['index.html', INDEX],
+          ['assets/config.js.br', HIDDEN],
+        ]),
+      },
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json.missing).toEqual([]);
+    const finished = await apiCall('POST', `/v1/deploy?manifest=${made.json.manifest}`, target.token, { raw: '' });
+    expectRefusedAt(finished, 'assets/config.js.br');
+    expect((await apiCall('GET', `/v1/deploy/manifest/${made.json.manifest}`, target.token)).status).toBe(422);
+    expect(server.store.getSite(target.name)!.liveRevision).toBe(target.revision);
+  });
+
+  it('refuses the same bytes as x.bin and config.js.br in one archive, naming the .br path', async () => {
+    for (const format of FORMATS) {
+      const answer = await deployTo(
+        server.port,
+        bodyIn(format, [
+          ['index.html', INDEX],
+          ['x.bin', HIDDEN],
+          ['config.js.br', HIDDEN],
+        ]),
+      );
+      expectRefusedAt(answer, 'config.js.br');
+      expect(answer.json.error.details.findings, format).toEqual([{ file: 'config.js.br', line: 3, kind: 'aws-access-key-id' }]);
+    }
+  });
+
+  it('still publishes clean brotli reused at its own path and at a new .br path', async () => {
+    const target = await siteWith([
+      ['index.html', INDEX],
+      ['app.js.br', CLEAN_BROTLI],
+    ]);
+    const answer = await deployTo(server.port, {
+      token: target.token,
+      contentType: 'application/json',
+      body: JSON.stringify({
+        site: target.name,
+        base_revision: target.revision,
+        files: [
+          { path: 'index.html', content: INDEX },
+          { path: 'app.js.br', sha256: sha256(CLEAN_BROTLI), size: CLEAN_BROTLI.length },
+          { path: 'vendor.js.br', sha256: sha256(CLEAN_BROTLI), size: CLEAN_BROTLI.length },
+        ],
+      }),
+    });
+    expect(answer.status, answer.text).toBe(201);
+    expect((await visit(target.name, '/vendor.js.br')).body.equals(CLEAN_BROTLI)).toBe(true);
   });
 });
