@@ -68,9 +68,12 @@ export function siteEndpoints(deps: EndpointDeps) {
       const fields = objectBody(body, '{"files": [{"path": "index.html", "size": 123, "sha256": "…"}]}');
       return { status: 201, body: await ops.deploy.manifest(caller, requestNetwork(request, config), fields) };
     },
-    manifestStatus: async ({ caller, request }) => ({ status: 200, body: ops.deploy.manifestStatus(caller, request.params[0]!) }),
+    manifestStatus: async ({ caller, request }) => ({
+      status: 200,
+      body: ops.deploy.manifestStatus(caller, request.params[0]!, request.headers['x-manifest-secret']),
+    }),
     abandonManifest: async ({ caller, request }) => {
-      await ops.deploy.abandonManifest(caller, request.params[0]!);
+      await ops.deploy.abandonManifest(caller, request.params[0]!, request.headers['x-manifest-secret']);
       return { status: 200, body: { abandoned: true } };
     },
   } satisfies Record<string, Endpoint>;

@@ -36,6 +36,14 @@ const manifestParam: Schema = {
   description: 'The manifest id (`manifest` of `POST /v1/deploy/manifest`).',
   schema: str(undefined, { pattern: '^mf_' }),
 };
+const manifestSecretParam: Schema = {
+  name: 'X-Manifest-Secret',
+  in: 'header',
+  required: false,
+  description:
+    'For a manifest made without a credential: the `manifest_secret` of its first answer, required with every request for it (without it the manifest answers `404`). A credential binds every other manifest to its maker.',
+  schema: str(undefined, { pattern: '^ms_' }),
+};
 const pageParams: Schema[] = [
   {
     name: 'limit',
@@ -122,6 +130,7 @@ function paths(): Record<string, Schema> {
               'Uploads a part of a digest deploy: the body holds some or all of the contents the manifest lists as missing (or is empty when none are). Any number of parts, in any order, each within the request limit; `202` while contents are still missing, `201` from the part that brings the last one, which publishes the whole site as one revision. The site and base come from the manifest.',
             schema: str(undefined, { pattern: '^mf_' }),
           },
+          manifestSecretParam,
           {
             name: 'publish',
             in: 'query',
@@ -164,7 +173,8 @@ function paths(): Record<string, Schema> {
         description:
           'The first half of a digest deploy: the whole site by path, size and sha256. The answer lists the contents the service lacks; upload only those with `POST /v1/deploy?manifest=…`. ' +
           "Only contents of this site's own recent revisions count as present, so a manifest never confirms content stored elsewhere. " +
-          `Every check of a deploy that needs no bytes runs here (access, the base revision, paths, skips, executable names, plan limits, index.html). A manifest lasts ${formatDuration(MANIFEST_LIFETIME_MS)} after it was made or after its latest part, and publishes once.`,
+          `Every check of a deploy that needs no bytes runs here (access, the base revision, paths, skips, executable names, plan limits, index.html). A manifest lasts ${formatDuration(MANIFEST_LIFETIME_MS)} after it was made or after its latest part, and publishes once. ` +
+          'It belongs to the credential that made it; one made without a credential answers a `manifest_secret` once, which every later request for it must send as `X-Manifest-Secret`.',
         tags: ['Deploy'],
         security: [{}, SITE_TOKEN, API_TOKEN],
         requestBody: { required: true, content: { 'application/json': { schema: ref('Manifest') } } },
@@ -190,7 +200,7 @@ function paths(): Record<string, Schema> {
           "The contents still missing from a manifest's upload, what has arrived and when it expires: ask after an interrupted upload, then send only what is missing. A refused deploy (a secret in one of its parts) answers its refusal; what the next part would meet (the site gone, access lost, a stale base revision) is answered as the part would be.",
         tags: ['Deploy'],
         security: [{}, SITE_TOKEN, API_TOKEN],
-        parameters: [manifestParam],
+        parameters: [manifestParam, manifestSecretParam],
         responses: {
           '200': json(ref('ManifestResult'), 'What is missing.'),
           '401': response('Unauthorized'),
@@ -208,7 +218,7 @@ function paths(): Record<string, Schema> {
         description: 'Drops the manifest; its uploaded parts are deleted at the next sweep and no longer count against the cap on unpublished uploads.',
         tags: ['Deploy'],
         security: [{}, SITE_TOKEN, API_TOKEN],
-        parameters: [manifestParam],
+        parameters: [manifestParam, manifestSecretParam],
         responses: {
           '200': json(object({ abandoned: { type: 'boolean', const: true } }, ['abandoned']), 'Given up.'),
           '401': response('Unauthorized'),

@@ -26,6 +26,8 @@ export interface DeployRequest {
   baseRevision?: string;
   /** Finishes a digest deploy: the body holds only the contents its manifest listed as missing. */
   manifest?: string;
+  /** An anonymous manifest's secret (`X-Manifest-Secret`), which every request for it must send. */
+  manifestSecret?: string;
   /** `false` (query `publish=false`): store a draft, do not make it live. JSON bodies may say so inside. */
   publish?: boolean;
 }
@@ -65,10 +67,10 @@ export interface DeployOperations {
   begin(request: DeployRequest): Promise<PendingDeploy>;
   /** First half of a digest deploy: the whole site by hash; answers what must be uploaded. */
   manifest(caller: Caller, network: string, input: ManifestInput): Promise<ManifestView>;
-  /** What a digest deploy's upload still lacks (`GET /v1/deploy/manifest/<id>`). */
-  manifestStatus(caller: Caller, id: string): ManifestView;
+  /** What a digest deploy's upload still lacks (`GET /v1/deploy/manifest/<id>`); `secret` as in `DeployRequest`. */
+  manifestStatus(caller: Caller, id: string, secret?: string): ManifestView;
   /** Gives up a digest deploy: its uploaded parts are collected at the next sweep. */
-  abandonManifest(caller: Caller, id: string): Promise<void>;
+  abandonManifest(caller: Caller, id: string, secret?: string): Promise<void>;
 }
 
 const NAME_ATTEMPTS = 8;
@@ -136,7 +138,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
    * is still missing. A secret in any part refuses the whole deploy for good.
    */
   function beginFromManifest(request: DeployRequest, id: string): PendingDeploy {
-    const { record, decision } = manifests.load(request.caller, id);
+    const { record, decision } = manifests.load(request.caller, id, request.manifestSecret);
     return {
       async finish(body, signal) {
         const started = performance.now();
@@ -516,8 +518,8 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
   return {
     begin,
     manifest: (caller, network, input) => manifests.create(caller, network, input),
-    manifestStatus: (caller, id) => manifests.status(caller, id),
-    abandonManifest: (caller, id) => manifests.abandon(caller, id),
+    manifestStatus: (caller, id, secret) => manifests.status(caller, id, secret),
+    abandonManifest: (caller, id, secret) => manifests.abandon(caller, id, secret),
   };
 }
 

@@ -95,17 +95,24 @@ export const DeployResult = object(
   ['site', 'revision', 'skipped', 'warnings', 'warnings_total', 'agent_message'],
 );
 
-export const ManifestResult = object({
-  manifest: str('Upload the missing contents with `POST /v1/deploy?manifest=<this>`, in one request or several.', { pattern: '^mf_' }),
-  missing: arrayOf(str(undefined, { pattern: SHA256 }), 'sha256 of every content still to upload, each once.'),
-  missing_bytes: int('Bytes still to upload.'),
-  received: int('Contents that have arrived so far.'),
-  received_bytes: int('Bytes that have arrived so far.'),
-  files: int('Files of the site to publish.'),
-  skipped: arrayOf(str(), 'Paths left out on purpose.'),
-  expires_at: time('When the manifest and its uploaded parts are dropped unless another part arrives first (each part renews it).'),
-  agent_message: str(),
-});
+export const ManifestResult = object(
+  {
+    manifest: str('Upload the missing contents with `POST /v1/deploy?manifest=<this>`, in one request or several.', { pattern: '^mf_' }),
+    manifest_secret: str(
+      'Only when the manifest was made without a credential, and only in that first answer: send it as the `X-Manifest-Secret` header with every later request for this manifest (uploads, `GET`, `DELETE`); without it the manifest answers `404`.',
+      { pattern: '^ms_' },
+    ),
+    missing: arrayOf(str(undefined, { pattern: SHA256 }), 'sha256 of every content still to upload, each once.'),
+    missing_bytes: int('Bytes still to upload.'),
+    received: int('Contents that have arrived so far.'),
+    received_bytes: int('Bytes that have arrived so far.'),
+    files: int('Files of the site to publish.'),
+    skipped: arrayOf(str(), 'Paths left out on purpose.'),
+    expires_at: time('When the manifest and its uploaded parts are dropped unless another part arrives first (each part renews it).'),
+    agent_message: str(),
+  },
+  ['manifest', 'missing', 'missing_bytes', 'received', 'received_bytes', 'files', 'skipped', 'expires_at', 'agent_message'],
+);
 
 export const SiteList = object({ sites: arrayOf(Site), next_cursor: nextCursor });
 

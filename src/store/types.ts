@@ -334,8 +334,13 @@ export type ClaimResult = { ok: true; site: SiteRecord; tokenId?: string } | { o
 
 /** The first half of a digest deploy: the whole site by hash, and what the caller must still send. */
 export interface ManifestRecord {
-  /** Who may finish it: `account:<id>` or `site_token:<token hash>`. */
+  /** Who may finish it: `account:<id>`, `site_token:<token hash>`, or `anonymous` (with `secretHash`). */
   owner: string;
+  /**
+   * An anonymous maker's manifest secret, by its sha256: every later call for the manifest must
+   * send the secret, since the id alone (in URLs and logs) proves nothing.
+   */
+  secretHash?: string;
   mode: 'create' | 'update';
   /** For an update: the site (by id, so a rename in between is harmless) and its base revision. */
   siteId?: string;
@@ -351,7 +356,7 @@ export interface ManifestRecord {
   missing: string[];
   /** Bytes of `missing` together (what the manifest parks until it is published). */
   missingBytes?: number;
-  /** An anonymous maker's network: anonymous manifests share one owner, their cap is per network. */
+  /** An anonymous maker's network: anonymous manifests count against one cap per network. */
   network?: string;
   createdAt: number;
   /**
