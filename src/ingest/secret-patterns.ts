@@ -102,6 +102,14 @@ export const SECRET_RULES: readonly SecretRule[] = [
     keywords: ['aws', 'secret'],
     verify: isAwsSecret,
   },
+  // The pair passed without names: `new BasicAWSCredentials("AKIA…", "…")`, `Session('AKIA…', '…')`,
+  // `s3://AKIA…:…@bucket`. Found at the id, so the id's line is named for the secret key too.
+  rule(
+    'aws-secret-access-key',
+    ['AKIA', 'ASIA', 'ABIA', 'ACCA'],
+    `${B}(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}["'\`]?[ \t]{0,5}[,:][ \t]{0,5}["'\`]?${AWS_SECRET}`,
+    { verify: isAwsSecret },
+  ),
   // `secret_key = "…"` (Terraform, s3cmd, MinIO) or `secret: …` is AWS's only beside an AWS key id.
   {
     kind: 'aws-secret-access-key',

@@ -66,6 +66,8 @@ const POSITIVES: [string, string, string][] = [
     'aws-secret-access-key',
   ],
   ['a secret next to an AWS key id (PHP)', `'secret' => '${fake(40, BASE64)}', 'key' => '${'AKIA'}${fake(16, UPPER + DIGITS)}',`, 'aws-secret-access-key'],
+  // The pair passed without names is found at the id: the first finding there is the id's.
+  ['an AWS key pair as two arguments', `new BasicAWSCredentials("${'AKIA'}${fake(16, UPPER + DIGITS)}", "${fake(40, BASE64)}")`, 'aws-access-key-id'],
   ['a GitHub classic token', `token=${'ghp_'}${fake(36)}`, 'github-token'],
   ['a GitHub OAuth token', `${'gho_'}${fake(36)}`, 'github-token'],
   ['a GitHub app token', `${'ghs_'}${fake(36)}`, 'github-token'],
@@ -268,6 +270,7 @@ describe('scanForSecrets', () => {
     ['a megabyte of uppercase', fake(1 << 20, UPPER + DIGITS)],
     ['repeated webhook paths', 'hooks.slack.com/services/T'.repeat(1 << 15)],
     ['repeated short keywords', 'aws secret pat hf_ r8_ SKa key- -us1 dapia sk-ant- ----'.repeat(1 << 14)],
+    ['repeated placeholder key ids with separators', `${'AKIA'}${'X'.repeat(16)}", "`.repeat(1 << 15)],
     ['repeated secret names with values and no key id', `secret: "${fake(40, BASE64)}", `.repeat(1 << 14)],
     ['repeated secret names with quotes and spaces', 'secret\\" \t \\" ,\n value\\" := \\"'.repeat(1 << 14)],
   ])('scans %s in linear time', (_name, text) => {
@@ -321,6 +324,24 @@ describe('scanAllSecrets', () => {
         [4, 'aws-secret-access-key'],
       ],
     ],
+    [
+      'an AWS key pair as two arguments',
+      `boto3.Session('${id()}', '${secret()}')`,
+      [
+        [1, 'aws-access-key-id'],
+        [1, 'aws-secret-access-key'],
+      ],
+    ],
+    [
+      'an AWS key pair in an s3:// address',
+      `s3://${id()}:${secret()}@bucket/path`,
+      [
+        [1, 'aws-access-key-id'],
+        [1, 'aws-secret-access-key'],
+      ],
+    ],
+    ['an AWS key id beside a SHA-1: only the id', `ids = ["${id()}", "${fake(40, HEX)}"]`, [[1, 'aws-access-key-id']]],
+    ['a secret_key far from the id: only the id', `access_key = "${id()}"\n${'#'.repeat(500)}\nsecret_key = "${secret()}"`, [[1, 'aws-access-key-id']]],
     [
       'three kinds on one minified line',
       `x={k:"${id()}",s:"${'ghp_'}${fake(36)}",secret:"${secret()}"};y=1`,

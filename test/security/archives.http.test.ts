@@ -424,6 +424,12 @@ const SECRET_SPELLINGS: Array<[config: string, path: string, text: string, line:
   ['a Dockerfile ENV', 'Dockerfile.txt', `FROM node:20\nENV AWS_SECRET_ACCESS_KEY ${AWS_SECRET}\n`, 2],
   ['escaped JSON in a script', 'js/env.js', `window.ENV = JSON.parse("{\\"secretAccessKey\\":\\"${AWS_SECRET}\\"}");\n`, 1],
   ['Terraform secret_key beside the key id', 'main.tf.txt', `provider "aws" {\n  access_key = "${KEY}"\n  secret_key = "${AWS_SECRET}"\n}\n`, 3],
+  [
+    'Java, the pair as two arguments',
+    'src/Aws.java.txt',
+    `class Aws {\n  static final AWSCredentials CREDS = new BasicAWSCredentials("${KEY}", "${AWS_SECRET}");\n}\n`,
+    2,
+  ],
 ];
 
 const SECRET_LOOKALIKES: Array<[what: string, text: string]> = [
