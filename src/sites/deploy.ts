@@ -378,8 +378,8 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       ),
     );
     // Every share compiled the same rules files, so a refusal is the same in each (a secret in
-    // reused content is found by the first share alone, so it goes first).
-    const refused = results[0]?.ok === false ? results[0] : results.find((result) => !result.ok);
+    // reused content is found by the first share alone, and it is the first looked at).
+    const refused = results.find((result) => !result.ok);
     if (refused !== undefined && !refused.ok) {
       throw new ServiceError(refused.error.code, refused.error.message, { agentMessage: refused.error.agentMessage, details: refused.error.details });
     }

@@ -44,7 +44,7 @@ const ownerOf = (caller: Caller): string =>
  * manifest to its maker; without one, the id (in URLs and logs) would be all it takes, so the
  * maker gets a secret once, in the manifest's answer, and sends it with every later call.
  */
-export const MANIFEST_SECRET_HEADER = 'X-Manifest-Secret';
+const MANIFEST_SECRET_HEADER = 'X-Manifest-Secret';
 const SECRET_PREFIX = 'ms_';
 
 export function manifestOperations(deps: OperationsDeps) {
