@@ -87,7 +87,9 @@ function responses(): Record<string, Schema> {
     Conflict: error('`conflict`: the base revision is not the live one; nothing was published.'),
     Gone: error('`gone`: the site expired or was deleted.'),
     TooLarge: error(`\`too_large\`: over a plan limit, or a request over ${MAX_REQUEST_BYTES / 1024 / 1024} MB.`),
-    BlockedSecret: error('`blocked_secret`: the leak guard found a secret key; `details` is `{file, line, kind}`.'),
+    BlockedSecret: error(
+      '`blocked_secret`: the leak guard found secret keys; `details` is `{file, line, kind}` of the first and `findings`, every key found as `{file, line, kind}` (each kind once per line, at most 50); the message names every line.',
+    ),
     Limit: error('`limit`: a plan limit or rate limit.', retryAfter),
     Internal: error('`internal`: something failed on our side; retry later.'),
     Unavailable: error('`unavailable`: busy (or the e-mail relay failed); retry after `Retry-After`.', retryAfter),
