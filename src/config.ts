@@ -171,6 +171,12 @@ export interface SiteRulesConfig {
   readonly maxRedirectLineChars: number;
   readonly maxHeaderBlocks: number;
   readonly maxHeaderLineChars: number;
+  /** Segments of one path pattern in either file. */
+  readonly maxPatternSegments: number;
+  /** Query conditions of all `_redirects` rules together. */
+  readonly maxRedirectConditions: number;
+  /** Header lines of all `_headers` blocks together. */
+  readonly maxHeaderLines: number;
   /** Bytes of each of `_redirects` and `_headers`. */
   readonly maxRulesFileBytes: number;
   /** Broken links listed in a deploy's answer (all are counted). */
@@ -327,6 +333,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxRedirectLineChars: int('PLINTH_REDIRECTS_MAX_LINE', 1000, 0, 1_000_000),
       maxHeaderBlocks: int('PLINTH_HEADERS_MAX_BLOCKS', 100, 0, 1_000_000),
       maxHeaderLineChars: int('PLINTH_HEADERS_MAX_LINE', 2000, 0, 1_000_000),
+      maxPatternSegments: int('PLINTH_RULES_MAX_SEGMENTS', 32, 0, 1_000_000),
+      maxRedirectConditions: int('PLINTH_REDIRECTS_MAX_CONDITIONS', 2000, 0, 1_000_000),
+      maxHeaderLines: int('PLINTH_HEADERS_MAX_LINES', 100, 0, 1_000_000),
       maxRulesFileBytes: int('PLINTH_RULES_FILE_KB', 1024, 0, 1024 * 1024) * 1024,
       maxLinkWarnings: int('PLINTH_LINK_WARNINGS', 50, 0, 1_000_000),
     },

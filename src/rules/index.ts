@@ -22,3 +22,4 @@ export * from './history-reach.js';
 export * from './preview-host.js';
 export * from './site-access.js';
 export * from './proxy-trust.js';
+export * from './rule-index.js';
