@@ -288,8 +288,8 @@ try {
         rounds,
         async (arm, round) => {
           const result = await measure(arm);
-          if (result.errors > 0) throw new Error(`uncached ${shape}/${arm}: ${result.errors} errors`);
-          log(`uncached ${shape} round ${round + 1} ${arm}: ${Math.round(result.rps)} req/s, p99 ${result.p99} ms`);
+          // A server that cannot keep up lets wrk's 2 s timeout fire: counted and shown, not fatal.
+          log(`uncached ${shape} round ${round + 1} ${arm}: ${Math.round(result.rps)} req/s, p99 ${result.p99} ms, ${result.errors} errors`);
           // A slow arm leaves requests in flight: let the server finish them before the next cell.
           await new Promise((resolve) => setTimeout(resolve, 1000));
           return result;
@@ -346,7 +346,8 @@ try {
     const rps = (runs) => formatSummary(summarize(runs.map((r) => r.rps)), n0);
     const perRequest = (runs) => formatSummary(summarize(runs.map((r) => 1e6 / r.rps)), (v) => `${v.toFixed(1)} µs`);
     const { rules, headerLines } = ruleCounts[shape];
-    return `| ${MAXIMAL[shape].what} (${rules} rules; ${MAX_BLOCKS} blocks, ${headerLines} header lines) | ${rps(u.plain)} | ${rps(u.rules)} | ${perRequest(u.plain)} / ${perRequest(u.rules)} | ${formatSummary(u.cost, x)} | ${u.cost.median <= 2 ? 'met' : 'NOT met'} |`;
+    const timeouts = u.rules.reduce((sum, r) => sum + r.errors, 0) + u.plain.reduce((sum, r) => sum + r.errors, 0);
+    return `| ${MAXIMAL[shape].what} (${rules} rules; ${MAX_BLOCKS} blocks, ${headerLines} header lines) | ${rps(u.plain)} | ${rps(u.rules)} | ${perRequest(u.plain)} / ${perRequest(u.rules)} | ${formatSummary(u.cost, x)} | ${timeouts} | ${u.cost.median <= 2 ? 'met' : 'NOT met'} |`;
   });
   const deployRows = Object.entries(deployRuns).map(([arm, runs]) => {
     const share = summarize(runs.map((r) => r.analyzeMs / (r.ms - r.analyzeMs)));
@@ -369,8 +370,8 @@ try {
     '',
     `Uncached requests: every request a path never asked before (\`bench/wrk/unique-paths.lua\`, a 404), so each is resolved afresh, rules included. The plain site against the same site with a maximal rules file: ${MAX_RULES} \`_redirects\` rules and ${MAX_BLOCKS} \`_headers\` blocks at the default caps (${MAX_SEGMENTS} segments a pattern, ${MAX_CONDITIONS} query conditions, ${MAX_HEADER_LINES} header lines), in four shapes, each requested with the paths that cost it most; the patterns of the first two end in a literal of their own, so none matches. Same wrk settings and rounds; the server thread is the bottleneck, so plain ÷ rules in requests per second is the cost of an uncached request with the rules, in plain requests (per request: the thread's time, 1 ÷ req/s).`,
     '',
-    '| Maximal rules file | Plain site, req/s | Site with rules, req/s | Per request, plain / with rules | Cost with rules ÷ plain | ≤ 2× |',
-    '|---|--:|--:|--:|--:|:-:|',
+    '| Maximal rules file | Plain site, req/s | Site with rules, req/s | Per request, plain / with rules | Cost with rules ÷ plain | Timeouts | ≤ 2× |',
+    '|---|--:|--:|--:|--:|--:|:-:|',
     ...uncachedRows,
     '',
     `Deploys: the deploy bench's 1,000-file, ~50 MB site as a \`.tar.gz\` over HTTP (a new site each time), and the same site with 40 internal links in each of its pages and 10 \`url()\` in each style sheet. "Analysis" is the deploy's step that compiles \`_redirects\` and \`_headers\` and checks the links (server log, \`deploy.timing\` \`analyzeMs\`); the deploy grows by that step's time over the rest of its time at the client. ${deploys} deploys each; medians (range).`,

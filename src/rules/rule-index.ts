@@ -5,9 +5,10 @@
  * with a `*`) and every literal segment equals the path's segment at its position; placeholders
  * match any segment. So the index keeps, as bit sets over the patterns (one bit each, in file
  * order): the patterns of each length, and per position the patterns with a literal there and
- * those with each literal value. A lookup ANDs these, once per position the patterns have; the
- * bits left are the matching patterns, read in file order. Built once per rules file and thread,
- * on first use, and kept beside it (the compiled rules themselves stay plain stored data).
+ * those with each literal value. A lookup ANDs these, once per position where the patterns'
+ * literals differ (at most `PLINTH_RULES_MAX_SEGMENTS`); the bits left are the matching patterns,
+ * read in file order. Built once per rules file and thread, on first use, and kept beside it in a
+ * WeakMap (the compiled rules themselves stay plain stored data).
  */
 import type { CompiledPattern } from './rule-patterns.js';
 
@@ -29,10 +30,9 @@ interface Position {
   only?: string;
 }
 
-// A value shared by this many patterns at one position is kept as a bit set, fewer as a list of
-// pattern numbers: a lookup then costs at most one pass over the words per position, and the
-// index stays near the size of the patterns themselves.
-const LIST_MAX_FACTOR = 1;
+// A value that more patterns than a bit set has words share at one position is kept as a bit
+// set, a rarer one as a list of pattern numbers: a lookup then costs at most about two passes over
+// the words per position, and the index stays near the size of the patterns themselves.
 
 export function buildPatternIndex(patterns: readonly CompiledPattern[]): PatternIndex {
   const words = Math.max(1, Math.ceil(patterns.length / 32));
@@ -62,7 +62,7 @@ export function buildPatternIndex(patterns: readonly CompiledPattern[]): Pattern
   });
   // Up to n segments: every splat pattern no longer than n.
   for (let n = 1; n < splatAt.length; n++) for (let w = 0; w < words; w++) splatAt[n]![w]! |= splatAt[n - 1]![w]!;
-  const listMax = words * LIST_MAX_FACTOR;
+  const listMax = words;
   return {
     words,
     exactByLength,
