@@ -44,6 +44,11 @@ const SHAPES: Record<string, { redirects: (i: number) => string; headers: (i: nu
         .fill('a')
         .join('/')}/${n}.html`,
   },
+  'header blocks for /* with 100 header lines between them': {
+    redirects: (i) => `/r${i} /index.html 301`,
+    headers: (i) => `/*\n  X-H${i}: v`,
+    path: (n) => `/u/${n}.html`,
+  },
   'a query condition on every rule for /*': {
     redirects: (i) => `/* z${i}=v /index.html 301`,
     headers: (i) => `/h${i}/*\n  X-Block: ${i}`,
