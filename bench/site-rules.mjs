@@ -224,7 +224,8 @@ const child = startChild(process.execPath, [join(root, 'dist', 'main.js')], {
   logPath,
 });
 try {
-  await waitReady(child, port, 'localhost', '/');
+  // A loaded machine can take a while to start the server.
+  await waitReady(child, port, 'localhost', '/', 120_000);
   const token = adminBuilderToken(root, dataDir);
 
   // ---- serving --------------------------------------------------------------------------------
