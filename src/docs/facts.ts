@@ -99,6 +99,9 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     redirects_max_line: capOrOff(config.deploy.siteRules.maxRedirectLineChars, 'characters'),
     headers_max_blocks: capOrOff(config.deploy.siteRules.maxHeaderBlocks, 'blocks'),
     headers_max_line: capOrOff(config.deploy.siteRules.maxHeaderLineChars, 'characters'),
+    rules_max_segments: capOrOff(config.deploy.siteRules.maxPatternSegments, 'segments'),
+    redirects_max_conditions: capOrOff(config.deploy.siteRules.maxRedirectConditions, 'conditions'),
+    headers_max_lines: capOrOff(config.deploy.siteRules.maxHeaderLines, 'lines'),
     rules_file_max: config.deploy.siteRules.maxRulesFileBytes === 0 ? 'no cap' : formatBytes(config.deploy.siteRules.maxRulesFileBytes),
     link_warnings: capOrOff(config.deploy.siteRules.maxLinkWarnings, 'warnings'),
   };

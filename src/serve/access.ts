@@ -3,6 +3,7 @@ import type { ServeConfig } from '../config.js';
 import {
   clientAddress,
   collectBody,
+  forwardedFor,
   isAborted,
   networkOf,
   trackAbort,
@@ -44,8 +45,8 @@ export interface AccessGateOptions {
   now: () => number;
 }
 
-/** The part of a request the gate reads before deciding. */
-export type GateRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader'>;
+/** The part of a request the gate reads before deciding (`forEach` for every X-Forwarded-For line). */
+export type GateRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader' | 'forEach'>;
 
 export interface AccessGate {
   /**
@@ -106,7 +107,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
   };
 
   const network = (res: HttpResponse, req: GateRequest): string =>
-    networkOf(clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.access.trustProxy));
+    networkOf(clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), forwardedFor(req), config.access.trustProxy));
 
   /**
    * Checks a password: known good ones at once; any other counts against the network's tries
@@ -307,6 +308,16 @@ function copyGateRequest(req: GateRequest): GateRequest {
   const url = req.getUrl();
   const query = req.getQuery();
   const headers: Record<string, string> = {};
-  for (const name of ['accept-encoding', 'if-none-match', 'range', 'cookie', 'authorization', 'x-forwarded-for']) headers[name] = req.getHeader(name);
-  return { getMethod: () => method, getUrl: () => url, getQuery: () => query, getHeader: (name) => headers[String(name)] ?? '' };
+  for (const name of ['accept-encoding', 'if-none-match', 'range', 'cookie', 'authorization']) headers[name] = req.getHeader(name);
+  // Every X-Forwarded-For line, as one: getHeader gives only the first.
+  headers['x-forwarded-for'] = forwardedFor(req);
+  return {
+    getMethod: () => method,
+    getUrl: () => url,
+    getQuery: () => query,
+    getHeader: (name) => headers[String(name)] ?? '',
+    forEach: (each) => {
+      for (const [name, value] of Object.entries(headers)) if (value !== '') each(name, value);
+    },
+  };
 }

@@ -57,7 +57,7 @@ export interface SiteCacheStats {
 }
 
 /** What the steps read of a request: uWS's own, or a copy of it made before an await. */
-type SiteRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader'>;
+type SiteRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader' | 'forEach'>;
 
 /** The request headers an answer depends on, read before any await. */
 interface Asked {
@@ -413,6 +413,9 @@ function copySiteRequest(req: SiteRequest): SiteRequest {
     getUrl: () => url,
     getQuery: () => query,
     getHeader: (name) => headers[String(name)] ?? '',
+    forEach: (each) => {
+      for (const [name, value] of Object.entries(headers)) if (value !== '') each(name, value);
+    },
   };
 }
 

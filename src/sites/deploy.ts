@@ -357,10 +357,15 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     // With a bucket, content a patch keeps may not be on this node yet.
     await Promise.all([...new Set(read)].map((sha256) => store.blobs.fetch(sha256)));
     const { siteRules } = config.deploy;
-    const ruleLimits = (maxEntries: number, maxLineChars: number) => ({ maxEntries, maxLineChars, maxFileBytes: siteRules.maxRulesFileBytes });
+    const ruleLimits = (maxEntries: number, maxLineChars: number) => ({
+      maxEntries,
+      maxLineChars,
+      maxFileBytes: siteRules.maxRulesFileBytes,
+      maxPatternSegments: siteRules.maxPatternSegments,
+    });
     const limits = {
-      redirects: ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars),
-      headers: ruleLimits(siteRules.maxHeaderBlocks, siteRules.maxHeaderLineChars),
+      redirects: { ...ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars), maxConditions: siteRules.maxRedirectConditions },
+      headers: { ...ruleLimits(siteRules.maxHeaderBlocks, siteRules.maxHeaderLineChars), maxHeaderLines: siteRules.maxHeaderLines },
       maxWarnings: siteRules.maxLinkWarnings,
     };
     const shares = linkCheckShares(site, deps.ingest.threads);
