@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { normaliseEmail, NO_PROXY_TRUST, parseProxyTrust, type AccountPlan, type ProxyTrust } from './rules/index.js';
+import { describeProxyTrust, normaliseEmail, NO_PROXY_TRUST, parseProxyTrust, type AccountPlan, type ProxyTrust } from './rules/index.js';
 
 /** Everything the service can be told from the environment, parsed and validated once. */
 export interface Config {
@@ -551,7 +551,15 @@ export function redactConfig(config: Readonly<Config>): Record<string, unknown> 
             ...(credentials.sessionToken !== undefined ? { sessionToken: '***' } : {}),
           },
         };
-  return { ...config, mail: { ...config.mail, smtpUrl }, blobs, ...(config.databaseUrl ? { databaseUrl: withoutPassword(config.databaseUrl) } : {}) };
+  const trustProxy = describeProxyTrust(config.deploy.trustProxy);
+  return {
+    ...config,
+    deploy: { ...config.deploy, trustProxy },
+    serve: { ...config.serve, access: { ...config.serve.access, trustProxy } },
+    mail: { ...config.mail, smtpUrl },
+    blobs,
+    ...(config.databaseUrl ? { databaseUrl: withoutPassword(config.databaseUrl) } : {}),
+  };
 }
 
 function withoutPassword(url: string): string {

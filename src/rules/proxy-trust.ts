@@ -63,6 +63,24 @@ export function parseProxyTrust(raw: string): { ok: true; trust: ProxyTrust } | 
   return { ok: true, trust: { kind: 'networks', networks } };
 }
 
+/** The setting as an operator would write it, for the effective configuration in the log. */
+export function describeProxyTrust(trust: ProxyTrust): string {
+  if (trust.kind === 'none') return '0';
+  if (trust.kind === 'hops') return String(trust.hops);
+  return trust.networks.map(describeNetwork).join(', ');
+}
+
+function describeNetwork({ bytes, prefixBits }: TrustedNetwork): string {
+  if (isIPv4Bytes(bytes) && prefixBits >= 96) {
+    const address = bytes.slice(12).join('.');
+    return prefixBits === 128 ? address : `${address}/${prefixBits - 96}`;
+  }
+  const groups: string[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
+  const address = groups.join(':');
+  return prefixBits === 128 ? address : `${address}/${prefixBits}`;
+}
+
 /** `10.0.0.0/8`, `2001:db8::/32`, or one address (all its bits). */
 export function parseNetwork(text: string): TrustedNetwork | undefined {
   const slash = text.indexOf('/');

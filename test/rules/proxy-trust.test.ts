@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressBytes, inNetworks, parseNetwork, parseProxyTrust, type ProxyTrust } from '../../src/rules/index.js';
+import { addressBytes, describeProxyTrust, inNetworks, parseNetwork, parseProxyTrust, type ProxyTrust } from '../../src/rules/index.js';
 
 const hops = (n: number): ProxyTrust => ({ kind: 'hops', hops: n });
 
@@ -61,5 +61,21 @@ describe('trusted networks', () => {
     ['fe80::1%eth0', 'fe80::/10', true],
   ])('%s in %s: %s', (address, networks, expected) => {
     expect(inNetworks(addressBytes(address)!, list(networks))).toBe(expected);
+  });
+});
+
+describe('describeProxyTrust', () => {
+  it.each([
+    ['0', '0'],
+    ['2', '2'],
+    ['true', '1'],
+    ['10.0.0.0/8, ::1', '10.0.0.0/8, 0:0:0:0:0:0:0:1'],
+    ['loopback', '127.0.0.0/8, 0:0:0:0:0:0:0:1'],
+    ['192.0.2.7', '192.0.2.7'],
+    ['2001:db8::/32', '2001:db8:0:0:0:0:0:0/32'],
+  ])('%s reads back as %s', (setting, spelled) => {
+    const parsed = parseProxyTrust(setting);
+    expect(parsed.ok).toBe(true);
+    if (parsed.ok) expect(describeProxyTrust(parsed.trust)).toBe(spelled);
   });
 });
