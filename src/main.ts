@@ -65,7 +65,12 @@ async function main(): Promise<void> {
         process.exit(1);
       })
     : undefined;
-  if (store.cluster) log.info({ cluster: store.cluster.clusterId, applied: store.cluster.applied() }, 'cluster.following');
+  if (store.cluster) {
+    const { clusterId, schema } = store.cluster;
+    log.info({ cluster: clusterId, applied: store.cluster.applied(), schema: schema.database }, 'cluster.following');
+    // Said, not silent: nodes of a newer release migrated the database and declared that this one still works on it.
+    if (schema.database > schema.known) log.warn({ schema: schema.database, known: schema.known }, 'cluster.schema_newer');
+  }
   if (store.cluster && !store.blobs.bucket) {
     // Fine for one node; a second node would lack the blobs of every deploy this one takes.
     log.warn({ blobs: config.dataDir }, 'cluster.blobs_on_this_node_only');

@@ -168,6 +168,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     };
     cluster = {
       clusterId: records.clusterId,
+      schema: records.schema,
       applied: () => appliedSeq(raw),
       catchUp,
       async follow(pollMs, onBehind) {

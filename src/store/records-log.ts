@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Key } from 'lmdb';
 import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import type { RecordWrite, ReplicatedDb } from './replica.js';
+import { checkSchema, READABLE_FROM_KEY, type DatabaseSchema } from './schema-version.js';
 import type { RateCheck, RateResult } from './types.js';
 
 /**
@@ -40,6 +41,8 @@ export interface LogPosition {
 
 export interface RecordsLog {
   readonly clusterId: string;
+  /** The database's schema version once this handle opened it, and the newest this Plinth knows. */
+  readonly schema: { database: number; known: number };
   /**
    * Runs `prepare` under the cluster-wide write lock after `catchUp` brought the replica to the
    * head of the log; commits what it returns as the next change. The lock is held until
@@ -95,7 +98,12 @@ const STAMP = '(extract(epoch from at) * 1000000)::bigint::text';
 const WRITE_LOCK = 7_000_001;
 const MIGRATE_LOCK = 7_000_002;
 
-/** Versioned migrations, applied in order at start-up, once per database. */
+/**
+ * Versioned migrations, applied in order at start-up, once per database. Nodes of this release
+ * and the one before share the database during a rolling upgrade: a migration only adds what
+ * older nodes ignore, and removes only what the release before already stopped using, raising
+ * `schema_readable_from` when it does (schema-version.ts, docs/operating.md "Upgrading a cluster").
+ */
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE plinth_meta (key text PRIMARY KEY, value text NOT NULL);
    CREATE TABLE plinth_changes (seq bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), origin text NOT NULL, writes jsonb NOT NULL);
@@ -141,11 +149,15 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     }
   };
 
+  let schema: DatabaseSchema = { version: 0 };
   const clusterId = await withClient(async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK]);
     try {
       await client.query('CREATE TABLE IF NOT EXISTS plinth_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
       const done = new Set((await client.query<{ version: number }>('SELECT version FROM plinth_migrations')).rows.map((row) => row.version));
+      schema = await readSchema(client, done);
+      const refusal = checkSchema(schema, MIGRATIONS.length);
+      if (refusal) throw refusal;
       for (const [index, sql] of MIGRATIONS.entries()) {
         const version = index + 1;
         if (done.has(version)) continue;
@@ -186,6 +198,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
   return {
     clusterId,
+    schema: { database: Math.max(schema.version, MIGRATIONS.length), known: MIGRATIONS.length },
 
     commit: (catchUp, after, prepare) =>
       withClient(async (client) => {
@@ -399,6 +412,14 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
     close: () => pool.end(),
   };
+}
+
+/** The database's schema: its newest applied migration, and what its migrations said older nodes may do. */
+async function readSchema(client: pg.PoolClient, applied: ReadonlySet<number>): Promise<DatabaseSchema> {
+  const version = Math.max(0, ...applied);
+  if (version === 0) return { version };
+  const row = (await client.query<{ value: string }>('SELECT value FROM plinth_meta WHERE key = $1', [READABLE_FROM_KEY])).rows[0];
+  return row === undefined ? { version } : { version, readableFrom: Number(row.value) };
 }
 
 /** Reads `plinth_records` through a cursor, in batches, inside the caller's transaction. */

@@ -573,6 +573,11 @@ export interface ClusterStoreOptions extends StoreOptions {
 /** What a store in a cluster adds: the replica's position and the cluster's upkeep lock. */
 export interface ClusterControl {
   readonly clusterId: string;
+  /**
+   * The database's schema version and the newest this Plinth knows. The database is newer only
+   * while a rolling upgrade is under way and its migrations said this version still works on it.
+   */
+  readonly schema: { database: number; known: number };
   /** The last change of the log this replica applied. */
   applied(): number;
   /** Applies every change committed since; returns the position reached. */
