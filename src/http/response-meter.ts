@@ -34,14 +34,18 @@ interface Metered extends HttpResponse {
   plinthBytes: number;
 }
 
-type Method = (this: Metered, ...args: unknown[]) => unknown;
+// Each native method has parameters of its own; the wrappers below state them.
+type Method = (this: Metered, ...args: any[]) => unknown;
 const wrapped = new WeakSet<object>();
+// The prototype last seen: every response of a thread has the same one, so the set is asked once.
+let lastWrapped: object | undefined;
 
 export function createResponseMeter<Detail>(onFinished: FinishedResponse<Detail>): ResponseMeter<Detail> {
   return {
     begin(res, tag, detail) {
       const metered = res as Metered;
-      wrapOnce(Object.getPrototypeOf(res) as object);
+      const proto = Object.getPrototypeOf(res) as object;
+      if (proto !== lastWrapped) wrapOnce(proto);
       metered.plinthFinish = onFinished as FinishedResponse<unknown>;
       metered.plinthStart = performance.now();
       metered.plinthTag = tag;
@@ -76,6 +80,7 @@ function statusOf(line: RecognizedString): number {
 }
 
 function wrapOnce(proto: object): void {
+  lastWrapped = proto;
   if (wrapped.has(proto)) return;
   wrapped.add(proto);
   const methods = proto as Record<string, Method>;
@@ -86,18 +91,19 @@ function wrapOnce(proto: object): void {
   const tryEnd = methods.tryEnd!;
   const close = methods.close!;
   const onAborted = methods.onAborted!;
-  // Arguments are passed on as given: uWS reads an explicit `undefined` differently from none.
-  methods.writeStatus = function (this: Metered, ...args: unknown[]) {
-    if (this.plinthFinish !== undefined) this.plinthStatus = statusOf(args[0] as RecognizedString);
-    return writeStatus.apply(this, args);
+  // Arguments are passed on as given, as many as were given: uWS reads an explicit `undefined`
+  // differently from none. The hot ones (status, end, tryEnd) take no rest array per call.
+  methods.writeStatus = function (this: Metered, status: RecognizedString) {
+    if (this.plinthFinish !== undefined) this.plinthStatus = statusOf(status);
+    return writeStatus.call(this, status);
   };
-  methods.write = function (this: Metered, ...args: unknown[]) {
-    if (this.plinthFinish !== undefined) this.plinthBytes += sizeOf(args[0] as RecognizedString);
-    return write.apply(this, args);
+  methods.write = function (this: Metered, chunk: RecognizedString) {
+    if (this.plinthFinish !== undefined) this.plinthBytes += sizeOf(chunk);
+    return write.call(this, chunk);
   };
-  methods.end = function (this: Metered, ...args: unknown[]) {
-    const result = end.apply(this, args);
-    if (this.plinthFinish !== undefined) finish(this, this.plinthBytes + sizeOf(args[0] as RecognizedString | undefined), false);
+  methods.end = function (this: Metered, body?: RecognizedString, closeConnection?: boolean) {
+    const result = arguments.length === 0 ? end.call(this) : arguments.length === 1 ? end.call(this, body) : end.call(this, body, closeConnection);
+    if (this.plinthFinish !== undefined) finish(this, this.plinthBytes + sizeOf(body), false);
     return result;
   };
   methods.endWithoutBody = function (this: Metered, ...args: unknown[]) {
@@ -105,9 +111,9 @@ function wrapOnce(proto: object): void {
     finish(this, this.plinthBytes, false);
     return result;
   };
-  methods.tryEnd = function (this: Metered, ...args: unknown[]) {
-    const result = tryEnd.apply(this, args) as [boolean, boolean];
-    if (result[1]) finish(this, args[1] as number, false);
+  methods.tryEnd = function (this: Metered, chunk: RecognizedString, totalSize: number) {
+    const result = tryEnd.call(this, chunk, totalSize) as [boolean, boolean];
+    if (result[1]) finish(this, totalSize, false);
     return result;
   };
   methods.close = function (this: Metered) {

@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { createLogger } from '../log.js';
 import { startServer } from './server.js';
+import { batchedLines } from './access-log.js';
 import type { ThreadReport } from './thread-reports.js';
 
 /** Entry point of one HTTP worker thread: serve until the main thread says stop. */
@@ -25,7 +26,9 @@ process.on('unhandledRejection', (err) => log.error({ err }, 'thread.unhandled_r
 
 try {
   // The access log is its own switch: its lines are written whatever PLINTH_LOG_LEVEL says.
-  const accessLog = config.ops.accessLog ? createLogger({ level: 'info', base: { thread: index } }) : undefined;
+  const accessLog = config.ops.accessLog
+    ? createLogger({ level: 'info', base: { thread: index }, write: batchedLines((text) => process.stdout.write(text)) })
+    : undefined;
   const server = await startServer({ config, log, port, index, accessLog });
   const hurry = new AbortController();
   parentPort!.postMessage({ type: 'listening', port: server.port });

@@ -49,7 +49,9 @@ interface Gathering {
 export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
   const { config, store } = options;
   const defaults = new Registry();
-  if (config.metrics) collectDefaultMetrics({ register: defaults });
+  // The main thread serves no request, so its event-loop delay needs no 10 ms sampling timer
+  // (prom-client's default), which wakes an idle process a hundred times a second.
+  if (config.metrics) collectDefaultMetrics({ register: defaults, eventLoopMonitoringPrecision: 100 });
   const probePath = join(options.dataDir, 'tmp', `ready-probe-${process.pid}`);
   let last: Gathering | undefined;
   let running: Promise<Gathering> | undefined;

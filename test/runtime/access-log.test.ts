@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accessLogPath } from '../../src/runtime/access-log.js';
+import { accessLogPath, batchedLines } from '../../src/runtime/access-log.js';
 
 describe('accessLogPath', () => {
   it.each([
@@ -19,5 +19,22 @@ describe('accessLogPath', () => {
     ['/' + 'a'.repeat(3000), '/' + 'a'.repeat(1023) + '…'],
   ])('%s is logged as %s', (url, logged) => {
     expect(accessLogPath(url)).toBe(logged);
+  });
+});
+
+describe('batchedLines', () => {
+  it('writes the lines of one event-loop turn in one write, in order, and at once past its size', async () => {
+    const writes: string[] = [];
+    const line = batchedLines((text) => writes.push(text), 10);
+    line('a\n');
+    line('b\n');
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['a\nb\n']);
+    line('0123456789\n');
+    expect(writes).toEqual(['a\nb\n', '0123456789\n']);
+    line('c\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['a\nb\n', '0123456789\n', 'c\n']);
   });
 });
