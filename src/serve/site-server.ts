@@ -21,7 +21,7 @@ import { BlobNotLocal, createBodyCache, type BadgedPageBuilder, type Body } from
 import { blobEtag, fileHeaders, joinAfterFirst, notModifiedHeaders, pageHeaders, SECURITY_HEADERS, type FileAnswer, type HeaderList } from './headers.js';
 import { matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
 import { statusPage, type StatusPageCode } from './pages.js';
-import { createSiteCache, ENCODINGS, type CachedSite, type PreparedHeaders, type SiteReader, type Target } from './site-cache.js';
+import { createSiteCache, ENCODINGS, type CachedSite, type PreparedHeaders, type SiteCacheCounts, type SiteReader, type Target } from './site-cache.js';
 
 export interface SiteServerOptions {
   store: SiteReader & Pick<Store, 'getRevisionByNumber'>;
@@ -54,6 +54,8 @@ export interface SiteCacheStats {
   siteBytes: number;
   /** Badged pages built by a worker thread so far (pages too large to build while serving). */
   badgedPagesBuiltElsewhere: number;
+  /** Site records and resolved URLs found in the cache, or read from the store, so far. */
+  lookups: SiteCacheCounts;
 }
 
 /** What the steps read of a request: uWS's own, or a copy of it made before an await. */
@@ -388,7 +390,13 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
   return {
     handle,
-    cacheStats: () => ({ bodyBytes: bodies.weight, sites: sites.size, siteBytes: sites.weight, badgedPagesBuiltElsewhere: bodies.builtElsewhere }),
+    cacheStats: () => ({
+      bodyBytes: bodies.weight,
+      sites: sites.size,
+      siteBytes: sites.weight,
+      badgedPagesBuiltElsewhere: bodies.builtElsewhere,
+      lookups: { ...sites.counts },
+    }),
   };
 }
 

@@ -83,6 +83,8 @@ export interface RecordsLog {
   pruneCounters(before: number): Promise<number>;
   /** Runs `fn` only if no other node is running a task of this name (a leader for upkeep). */
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
+  /** Calls that failed so far (PostgreSQL unreachable, or a query it refused), for operators' metrics. */
+  readonly errors: number;
   close(): Promise<void>;
 }
 
@@ -124,11 +126,13 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
   pool.on('error', () => undefined);
   const origin = options.origin ?? `${process.pid}`;
 
+  let errors = 0;
   const withClient = async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
     } catch (err) {
+      errors++;
       throw unavailable(err);
     }
     // The server can end a connection between two queries (a restart): the client then emits
@@ -142,6 +146,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       return await fn(client);
     } catch (err) {
       broken ||= isConnectionError(err);
+      // Refusals of ours thrown inside a transaction (a replica too far behind) are not the database's.
+      if (broken || isDatabaseError(err)) errors++;
       throw broken ? unavailable(err) : err;
     } finally {
       client.off('error', onError);
@@ -373,16 +379,20 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           // Locked in one order (scope, window) so two requests never wait on each other in a cycle.
           const ordered = [...keys].sort((a, b) => (a.scope === b.scope ? a.start - b.start : a.scope < b.scope ? -1 : 1));
           let retryAfterMs = 0;
+          let refusedBy = '';
           for (const key of ordered) {
             const row = await client.query<{ hits: number }>('SELECT hits FROM plinth_counters WHERE scope = $1 AND window_start = $2 FOR UPDATE', [
               key.scope,
               key.start,
             ]);
-            if ((row.rows[0]?.hits ?? 0) + key.hits > key.check.limit) retryAfterMs = Math.max(retryAfterMs, key.start + key.check.windowMs - at);
+            if ((row.rows[0]?.hits ?? 0) + key.hits > key.check.limit) {
+              retryAfterMs = Math.max(retryAfterMs, key.start + key.check.windowMs - at);
+              refusedBy ||= key.scope;
+            }
           }
           if (retryAfterMs > 0) {
             await client.query('ROLLBACK');
-            return { allowed: false, retryAfterMs };
+            return { allowed: false, retryAfterMs, refusedBy };
           }
           for (const key of keys) {
             await client.query('UPDATE plinth_counters SET hits = hits + $3 WHERE scope = $1 AND window_start = $2', [key.scope, key.start, key.hits]);
@@ -410,6 +420,9 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         }
       }),
 
+    get errors() {
+      return errors;
+    },
     close: () => pool.end(),
   };
 }
@@ -437,6 +450,11 @@ function hashTask(task: string): number {
   let hash = 7_100_000;
   for (const char of task) hash = (hash * 31 + char.charCodeAt(0)) | 0;
   return hash;
+}
+
+/** An error PostgreSQL (or the driver talking to it) raised: it carries a SQLSTATE or a system error code. */
+function isDatabaseError(err: unknown): boolean {
+  return err instanceof pg.DatabaseError || isConnectionError(err);
 }
 
 /** Errors of the connection itself (the server gone, refused, reset), not of a query. */
