@@ -14,5 +14,6 @@ export { connectStore, openBlobStore, openStore } from './open.js';
 export { REPLICA_POLL_MS } from './replica.js';
 export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } from './backup.js';
 export { moveToCluster, type ClusterMoveReport } from './migrate.js';
+export { backupCluster, restoreCluster, type ClusterBackupReport, type ClusterRestoreReport } from './cluster-backup.js';
 export { collectBucketGarbage, referencedBlobs, type BucketGarbageOptions, type BucketGarbageStore } from './bucket-gc.js';
 export { bucketOptionsOf } from './bucket.js';

@@ -113,6 +113,9 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE plinth_counters (scope text NOT NULL, window_start bigint NOT NULL, hits integer NOT NULL, PRIMARY KEY (scope, window_start));`,
 ];
 
+/** The newest schema version this Plinth knows: that of its last migration. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
 function unavailable(err: unknown): Error {
   return Object.assign(new Error('The records database (PostgreSQL) cannot be reached.', { cause: err }), { code: RECORDS_UNAVAILABLE_CODE });
 }
@@ -445,8 +448,8 @@ async function readAllRecords(client: pg.PoolClient, each: (batch: Array<[Replic
   }
 }
 
-/** A lock number for a task name: advisory locks take integers. */
-function hashTask(task: string): number {
+/** A lock number for a task name (`alone`'s): advisory locks take integers. */
+export function hashTask(task: string): number {
   let hash = 7_100_000;
   for (const char of task) hash = (hash * 31 + char.charCodeAt(0)) | 0;
   return hash;
