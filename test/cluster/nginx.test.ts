@@ -1,20 +1,23 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken } from '../api/api-helpers.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { freePort } from '../helpers/edge.js';
 import { request } from '../helpers/http.js';
+import { waitUntil } from '../helpers/proc-stats.js';
 import { startNginx, type TestNginx } from '../helpers/nginx.js';
 import { tempDir } from '../helpers/sites.js';
 
 /**
- * deploy/nginx-plinth.conf, the load balancer the guide ships, run by Debian's nginx as the file is
- * written, with only what docs/operating.md tells an operator to replace (the node addresses, the
- * listening ports, the certificate) put in, in front of three cluster nodes that run with the
- * guide's names. Every host is served through it, requests spread over every node, a visitor's
+ * deploy/nginx-plinth.conf, the load balancer Plinth ships, run by Debian's nginx as the file is
+ * written, with only what docs/operating.md tells an operator to replace (the listening ports,
+ * the certificate) put in, in front of three cluster nodes with the guide's names, and
+ * deploy/nginx-readyz.sh keeping its list of nodes. Every host is served through it, requests
+ * spread over every ready node and never reach an unready one (until it is ready), a visitor's
  * network is the one nginx saw, and a node killed while visitors come costs none of them an error.
  */
 
@@ -31,23 +34,29 @@ const NAMES = {
   PLINTH_PUBLIC_APP_URL: 'https://app.example.com',
 };
 const SHIPPED = readFileSync(new URL('../../deploy/nginx-plinth.conf', import.meta.url), 'utf8');
+const READYZ = fileURLToPath(new URL('../../deploy/nginx-readyz.sh', import.meta.url));
+/** Node 2 starts unready: it asks for more free space than any disk has. */
+const NEVER_READY = { PLINTH_READY_MIN_FREE_MB: String(1024 * 1024) };
 const ANON_SITES_PER_HOUR = 2;
 
 let cluster: TestCluster;
 let nginx: TestNginx;
 let cert: string;
 let ports: { http: number; https: number };
-/** The node ports nginx was given, by node. */
+/** Each node's public and operator ports, kept across restarts as a machine's would be. */
 let nodePorts: number[];
+let opsPorts: number[];
+let nginxDir: string;
+let checker: ChildProcess | undefined;
+let checkerOutput = '';
 
 /** The shipped file with the operator's values in place of its examples; each example must be there. */
 function configured(): string {
-  const replace = (text: string, pattern: RegExp, by: (match: string, ...groups: string[]) => string, count: number): string => {
+  const replace = (text: string, pattern: RegExp, by: () => string, count: number): string => {
     expect(text.match(pattern), `${pattern} in deploy/nginx-plinth.conf`).toHaveLength(count);
     return text.replace(pattern, by);
   };
-  let conf = replace(SHIPPED, /10\.0\.0\.1([123]):8080/g, (_m, n) => `127.0.0.1:${nodePorts[Number(n) - 1]}`, 3);
-  conf = replace(conf, /listen 443 /g, () => `listen 127.0.0.1:${ports.https} `, 1);
+  let conf = replace(SHIPPED, /listen 443 /g, () => `listen 127.0.0.1:${ports.https} `, 1);
   conf = replace(conf, /listen 80;/g, () => `listen 127.0.0.1:${ports.http};`, 1);
   conf = replace(conf, /\/etc\/ssl\/plinth\/fullchain\.pem/g, () => join(certDir, 'cert.pem'), 1);
   return replace(conf, /\/etc\/ssl\/plinth\/privkey\.pem/g, () => join(certDir, 'key.pem'), 1);
@@ -126,16 +135,35 @@ beforeAll(async () => {
     { stdio: 'ignore' },
   );
   cert = readFileSync(join(certDir, 'cert.pem'), 'utf8');
+  nodePorts = [await freePort(), await freePort(), await freePort()];
+  opsPorts = [await freePort(), await freePort(), await freePort()];
   cluster = await startCluster({
     count: 3,
     env: { ...NAMES, PLINTH_TRUST_PROXY: '1', PLINTH_ANON_SITES_PER_HOUR: String(ANON_SITES_PER_HOUR) },
+    nodeEnv: (node) => ({ PLINTH_PORT: String(nodePorts[node]), PLINTH_OPS_PORT: String(opsPorts[node]), ...(node === 2 ? NEVER_READY : {}) }),
   });
-  nodePorts = [0, 1, 2].map((node) => cluster.port(node));
   ports = { http: await freePort(), https: await freePort() };
-  nginx = await startNginx({ dir: tempDir('plinth-nginx-'), httpConf: configured(), ports: [ports.http, ports.https] });
+  // The operator's list of nodes, and the server lines written from it before nginx starts.
+  nginxDir = tempDir('plinth-nginx-');
+  const nodes = join(nginxDir, 'nodes');
+  writeFileSync(
+    nodes,
+    ['# visitors            operator listener', ...[0, 1, 2].map((n) => `127.0.0.1:${nodePorts[n]} 127.0.0.1:${opsPorts[n]}`), ''].join('\n'),
+  );
+  execFileSync('sh', [READYZ, '--once', nodes, join(nginxDir, 'plinth-nodes.conf')], { stdio: 'ignore' });
+  nginx = await startNginx({ dir: nginxDir, httpConf: configured(), ports: [ports.http, ports.https] });
+  checker = spawn('sh', [READYZ, '--interval', '1', '--reload', `kill -HUP ${nginx.child.pid}`, nodes, join(nginxDir, 'plinth-nodes.conf')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  checker.stderr!.on('data', (chunk: Buffer) => (checkerOutput += chunk.toString()));
 }, 180_000);
 
 afterAll(async () => {
+  if (checker && checker.exitCode === null) {
+    const ended = new Promise((resolve) => checker!.once('exit', resolve));
+    checker.kill('SIGTERM');
+    await ended;
+  }
   await nginx?.stop();
   await cluster?.stop();
 });
@@ -144,7 +172,13 @@ describe('three nodes behind the shipped nginx configuration', () => {
   let site: string;
   const PAGE = '<h1>Through nginx</h1>\n';
 
-  it('takes a deploy and serves the site and every host, spreading requests over every node', async () => {
+  it('lists the ready nodes for nginx and marks the unready one down', () => {
+    expect(readFileSync(join(nginxDir, 'plinth-nodes.conf'), 'utf8')).toBe(
+      [0, 1, 2].map((n) => `server 127.0.0.1:${nodePorts[n]} max_fails=1 fail_timeout=10s${n === 2 ? ' down' : ''};\n`).join(''),
+    );
+  });
+
+  it('takes a deploy and serves the site and every host, spreading requests over the ready nodes only', async () => {
     const { token } = await accountWithToken(cluster.operator, 'builder');
     let deployed: Answer | undefined;
     // The operator's token reaches every node's replica within a second.
@@ -164,15 +198,32 @@ describe('three nodes behind the shipped nginx configuration', () => {
     const host = `${site}.example.site`;
     for (let i = 0; i < 30; i++) {
       const visit = await through(host);
-      // The node that took the deploy serves it at once; the others within a second.
+      // The node that took the deploy serves it at once; the other within a second.
       if (visit.status === 404) await new Promise((resolve) => setTimeout(resolve, 100));
       else expect(visit).toMatchObject({ status: 200, text: PAGE });
     }
-    expect([...servedBy(host)].sort()).toEqual([...nodePorts].sort());
+    expect([...servedBy(host)].sort()).toEqual([nodePorts[0], nodePorts[1]].sort());
 
     expect((await through('docs.example.com', '/')).status).toBe(200);
     expect((await through('app.example.com', '/')).status).toBeLessThan(400);
     expect((await through('api.example.com', '/v1/me', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  }, 60_000);
+
+  it('takes a node back once its /readyz says it can serve', async () => {
+    await cluster.kill(2, 'SIGTERM');
+    await cluster.start(2, { PLINTH_READY_MIN_FREE_MB: '0' });
+    const conf = join(nginxDir, 'plinth-nodes.conf');
+    expect(await waitUntil(() => !readFileSync(conf, 'utf8').includes('down'), 20_000, 100), checkerOutput).toBe(true);
+    const host = `${site}.example.site`;
+    const reached = await waitUntil(
+      async () => {
+        expect((await through(host)).status).toBe(200);
+        return servedBy(host).has(nodePorts[2]!);
+      },
+      20_000,
+      20,
+    );
+    expect(reached, nginx.output()).toBe(true);
   }, 60_000);
 
   it('sends plain HTTP to the HTTPS address of the same name', async () => {
@@ -219,6 +270,10 @@ describe('three nodes behind the shipped nginx configuration', () => {
     await visitors;
     expect(before).toBe(true);
     expect([...statuses.keys()]).toEqual([200]);
+    // The list marks it down too (nginx reloaded while visitors came).
+    expect(
+      await waitUntil(() => readFileSync(join(nginxDir, 'plinth-nodes.conf'), 'utf8').includes(`${victim} max_fails=1 fail_timeout=10s down;`), 10_000, 100),
+    ).toBe(true);
 
     for (let i = 0; i < 3; i++) {
       const deployed = await through('api.example.com', '/v1/deploy', {

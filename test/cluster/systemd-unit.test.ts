@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -11,7 +11,8 @@ import { startS3, type TestS3 } from '../helpers/s3.js';
 import { tempDir } from '../helpers/sites.js';
 
 /**
- * deploy/plinth.service and its example settings, deploy/plinth.env: systemd's own checker
+ * deploy/plinth.service and its example settings, deploy/plinth.env (and deploy/nginx-readyz.service,
+ * which keeps nginx's list of nodes): systemd's own checker
  * (`systemd-analyze verify`, Debian's systemd package) accepts the unit; every setting of the
  * example is one Plinth knows, with a valid value; and the unit's command, run as systemd would run
  * it (its working directory, its environment alone, the example's settings with this machine's
@@ -78,6 +79,20 @@ describe('the shipped systemd unit', () => {
     const verified = spawnSync('systemd-analyze', ['verify', UNIT_PATH], { encoding: 'utf8' });
     expect(verified.error, 'systemd-analyze (Debian: apt-get install systemd)').toBeUndefined();
     expect({ status: verified.status, output: `${verified.stdout}${verified.stderr}` }).toEqual({ status: 0, output: '' });
+  });
+
+  it("runs deploy/nginx-readyz.sh beside nginx, with a unit that passes systemd's checks too", () => {
+    const path = fileURLToPath(new URL('../../deploy/nginx-readyz.service', import.meta.url));
+    const verified = spawnSync('systemd-analyze', ['verify', path], { encoding: 'utf8' });
+    expect({ status: verified.status, output: `${verified.stdout}${verified.stderr}` }).toEqual({ status: 0, output: '' });
+    const readyz = new Map(unitSection(readFileSync(path, 'utf8'), 'Service'));
+    for (const key of ['ExecStartPre', 'ExecStart']) {
+      const [shell, script] = readyz.get(key)!.split(' ');
+      expect(shell).toBe('/bin/sh');
+      expect(existsSync(script!.replace(INSTALL, ROOT)), `${key}: ${script}`).toBe(true);
+    }
+    expect(readyz.get('ExecStartPre')).toContain(' --once ');
+    expect(new Map(unitSection(readFileSync(path, 'utf8'), 'Unit')).get('Before')).toBe('nginx.service');
   });
 
   it('runs the built server from its install directory with its settings file', () => {
