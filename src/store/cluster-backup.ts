@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rmdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, readFile, rename, rmdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { publishTemp, writeTemp } from './atomic-file.js';
@@ -81,6 +81,8 @@ export async function backupCluster(options: ClusterBackupOptions): Promise<Clus
   const target = resolve(options.target);
   await mkdir(target, { recursive: true });
   if ((await readdir(target)).length > 0) throw new Error(`${target} is not empty: a backup goes into a new folder.`);
+  // A backup holds every record (e-mail addresses, token and password hashes): its owner's alone.
+  await chmod(target, 0o700);
   const client = await connect(options.databaseUrl, 'plinth backup-cluster');
   const bucket = createS3Bucket(options.bucket);
   try {

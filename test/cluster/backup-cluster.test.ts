@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -126,6 +126,8 @@ describe('backing up and restoring a cluster with the shipped scripts', () => {
     const manifest = JSON.parse(readFileSync(join(backup, 'backup.json'), 'utf8')) as { objects: Array<{ key: string }> };
     expect(manifest.objects.some((object) => object.key.endsWith('.br'))).toBe(true);
     expect(existsSync(join(backup, 'records.pgdump'))).toBe(true);
+    // Every record is in it: readable by its owner alone.
+    expect(statSync(backup).mode & 0o777).toBe(0o700);
     // The site deployed during the backup may or may not be in it: it is not checked after the restore.
     served.delete([...served.keys()].at(-1)!);
   }, 120_000);
