@@ -8,7 +8,7 @@
 # Usage: nginx-readyz.sh [--once] [--interval SECONDS] [--reload COMMAND] NODES OUT
 #   NODES    one node a line: the address visitors reach it at, then its operator listener
 #            (PLINTH_LISTEN_HOST:PLINTH_PORT PLINTH_OPS_HOST:PLINTH_OPS_PORT), e.g.
-#            10.0.0.11:8080 10.0.0.11:9100      (# starts a comment)
+#            10.0.0.11:8000 10.0.0.11:9100      (# starts a comment)
 #   OUT      the file of server lines, e.g. /etc/nginx/plinth-nodes.conf
 #   --once   check once, write OUT, and exit (to write it before nginx starts)
 #   --interval SECONDS  between checks (default 5)

@@ -37,7 +37,7 @@ function shippedCaddyfile(): string {
     expect(text.match(pattern), `${pattern} in deploy/Caddyfile`).toHaveLength(count);
     return text.replace(pattern, by);
   };
-  let caddyfile = replace(shipped, /10\.0\.0\.1([123]):8080/g, (_m, n) => `${NODE_ADDRESSES[Number(n) - 1]}:${ports.site}`, 3);
+  let caddyfile = replace(shipped, /10\.0\.0\.1([123]):8000/g, (_m, n) => `${NODE_ADDRESSES[Number(n) - 1]}:${ports.site}`, 3);
   caddyfile = replace(caddyfile, /10\.0\.0\.1([123]):9100/g, (_m, n) => `${NODE_ADDRESSES[Number(n) - 1]}:${ports.ops}`, 3);
   caddyfile = replace(caddyfile, /health_port 9100/g, () => `health_port ${ports.ops}`, 1);
   return replace(caddyfile, /127\.0\.0\.1:9180/g, () => `127.0.0.1:${ports.ask}`, 2);
