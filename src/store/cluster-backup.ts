@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { decodedHash } from './bucket-blob-store.js';
-import { createS3Bucket, forEachLimit } from './bucket.js';
+import { createS3Bucket, forEachLimit, NOT_IN_BUCKET } from './bucket.js';
 import { hashTask, SCHEMA_VERSION } from './records-log.js';
 import { schemaRefusal } from './schema-version.js';
 import type { BucketOptions } from './types.js';
@@ -104,7 +104,14 @@ export async function backupCluster(options: ClusterBackupOptions): Promise<Clus
     for await (const object of bucket.list('')) listed.push(object);
     await forEachLimit(listed, COPY_CONCURRENCY, async ({ key }) => {
       const path = objectPath(target, key);
-      const temp = await writeTemp(tmpDir, await bucket.download(key), false);
+      const body = await bucket.download(key).catch((err: unknown) => {
+        // Blobs stay while the lock is held; anything else may come and go (a node's start-up
+        // check of the bucket writes and deletes a probe object), and is no part of the backup.
+        if ((err as { code?: string }).code === NOT_IN_BUCKET && !BLOB_KEY.test(key)) return undefined;
+        throw err;
+      });
+      if (body === undefined) return;
+      const temp = await writeTemp(tmpDir, body, false);
       if ((await blobMismatch(key, temp.path, temp.sha256)) === true)
         throw new Error(`The bucket's ${key} does not hash to its name: the bucket holds a damaged blob.`);
       if (BLOB_KEY.test(key)) blobsChecked++;
