@@ -64,7 +64,38 @@ const FORBIDDEN: ReadonlyMap<string, string> = new Map([
   ['proxy-authenticate', 'published sites have no sign-in of their own'],
   ['age', 'caches set Age'],
   ['host', 'it is a request header'],
+  // Applies to the whole registrable domain, which every site host shares: one site could sign
+  // visitors out of every other site and wipe their storage.
+  ['clear-site-data', 'it would clear the data of every site on the site domain, not only this one'],
 ]);
+
+/**
+ * Families of headers that the proxies and caches in front of the server act on (nginx
+ * `X-Accel-Redirect` serves another file, `X-Sendfile` a file of the proxy's disk, LiteSpeed and
+ * Surrogate-* steer the operator's cache): a site may not send them, and ones stored by a deploy
+ * from before this rule are dropped when served.
+ */
+const FRONT_PROXY_PREFIXES: ReadonlyArray<readonly [prefix: string, proxy: string]> = [
+  ['x-accel-', 'nginx'],
+  ['x-sendfile', 'Apache and lighttpd'],
+  ['x-lighttpd-', 'lighttpd'],
+  ['x-litespeed-', 'LiteSpeed'],
+  ['x-reproxy-', 'Perlbal'],
+  ['surrogate-', 'caches and CDNs (Varnish, Fastly, Akamai)'],
+];
+
+/** Why a site may not set or remove header `lower` (a lower-case name), or undefined when it may. */
+function refusalOf(lower: string): string | undefined {
+  const forbidden = FORBIDDEN.get(lower);
+  if (forbidden !== undefined) return forbidden;
+  const proxy = FRONT_PROXY_PREFIXES.find(([prefix]) => lower.startsWith(prefix));
+  return proxy === undefined ? undefined : `it is an instruction to the proxy or cache in front of the server (${proxy[1]}), which only the operator gives`;
+}
+
+/** Whether a site's `_headers` may set (or remove) the header `lower` (a lower-case name). */
+export function siteMaySend(lower: string): boolean {
+  return refusalOf(lower) === undefined;
+}
 
 /** Headers that must stay, whatever a site says. */
 const KEPT: ReadonlyMap<string, string> = new Map([
@@ -109,7 +140,7 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
       const name = trimmed.slice(1).trim();
       if (!HEADER_NAME.test(name)) return fail('bad_header_name', 'write ! and the header name, such as ! X-Robots-Tag');
       const lower = name.toLowerCase();
-      const reason = KEPT.get(lower) ?? FORBIDDEN.get(lower);
+      const reason = KEPT.get(lower) ?? refusalOf(lower);
       if (reason !== undefined) return fail('header_not_removable', `${name} cannot be removed: ${reason}`);
       current.remove.push(lower);
       continue;
@@ -120,7 +151,7 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
     const value = trimmed.slice(colon + 1).trim();
     if (!HEADER_NAME.test(name)) return fail('bad_header_name', 'a header name is letters, digits and - only, such as Cache-Control');
     const lower = name.toLowerCase();
-    const forbidden = FORBIDDEN.get(lower);
+    const forbidden = refusalOf(lower);
     if (forbidden !== undefined) return fail('header_not_allowed', `${name} cannot be set by a site: ${forbidden}`);
     if (lower === 'x-content-type-options' && value.toLowerCase() !== 'nosniff') return fail('header_not_allowed', 'X-Content-Type-Options is always nosniff');
     if (value === '') return fail('empty_value', `give ${name} a value, or write ! ${name} to remove it`);
@@ -155,9 +186,14 @@ export function headersFor(compiled: CompiledHeaders, segments: readonly string[
 /**
  * The server's headers for an answer with a site's applied: a site's value replaces the
  * server's (Cache-Control, Referrer-Policy), Vary is added to, `remove` drops the server's.
+ * Headers a site may no longer send (refused since its deploy) are left out.
  */
 export function withSiteHeaders(list: readonly HeaderPair[], site: SiteHeaders): HeaderPair[] {
-  const own = new Map(site.set.map((pair) => [pair[0].toLowerCase(), pair] as const));
+  const own = new Map<string, HeaderPair>();
+  for (const pair of site.set) {
+    const lower = pair[0].toLowerCase();
+    if (siteMaySend(lower)) own.set(lower, pair);
+  }
   const out: HeaderPair[] = [];
   for (const pair of list) {
     const lower = pair[0].toLowerCase();
@@ -170,7 +206,7 @@ export function withSiteHeaders(list: readonly HeaderPair[], site: SiteHeaders):
       // Replaced: the site's pair goes out below, in its place in the site's order.
       continue;
     }
-    if (site.remove.includes(lower) && !KEPT.has(lower)) continue;
+    if (site.remove.includes(lower) && !KEPT.has(lower) && siteMaySend(lower)) continue;
     out.push(pair);
   }
   for (const pair of own.values()) out.push(pair);
