@@ -63,6 +63,8 @@ export const PROTECTED_HEADERS: Headers = { 'Cache-Control': 'private, no-store'
 
 const COOKIE_LIFETIME_MS = ACCESS_COOKIE_LIFETIME_MS;
 const MAX_FORM_BYTES = 4096;
+/** Access cookies of one request that are checked (planted ones included); each costs an HMAC. */
+const MAX_ACCESS_COOKIES = 16;
 const PASSWORD_WINDOW_MS = 3600_000;
 /** Passwords that checked out lately, so HTTP Basic on every request costs no scrypt run. */
 const KNOWN_GOOD_MAX = 1000;
@@ -82,10 +84,15 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     return `${cookieName}=${value}; Path=/; Max-Age=${COOKIE_LIFETIME_MS / 1000}; HttpOnly; SameSite=Lax${config.access.secureCookies ? '; Secure' : ''}`;
   };
 
-  /** Whether the request's cookie was made by this host for this site under its current rule. */
-  const cookieAdmits = (cookieHeader: string, label: string, site: SiteRecord): boolean => {
-    const value = readCookie(cookieHeader, cookieName);
-    if (value === undefined) return false;
+  /**
+   * Whether one of the request's access cookies was made by this host for this site under its
+   * current rule. Any of them will do: on an http install another site host may plant cookies of
+   * the same name for the whole site domain, or for a longer path, which browsers send first.
+   */
+  const cookieAdmits = (cookieHeader: string, label: string, site: SiteRecord): boolean =>
+    readCookies(cookieHeader, cookieName, MAX_ACCESS_COOKIES).some((value) => cookieValueAdmits(value, label, site));
+
+  const cookieValueAdmits = (value: string, label: string, site: SiteRecord): boolean => {
     const parts = value.split('.');
     if (parts.length !== 3) return false;
     const [account, expiresText, signature] = parts as [string, string, string];
@@ -292,14 +299,16 @@ function pathWithQuery(req: GateRequest): string {
   return query ? `${req.getUrl()}?${query}` : req.getUrl();
 }
 
-/** One cookie's value from a Cookie header; the first of that name wins. */
-function readCookie(header: string, name: string): string | undefined {
-  if (header === '') return undefined;
+/** The values of every cookie called `name` in a Cookie header, in order, at most `max`. */
+function readCookies(header: string, name: string, max: number): string[] {
+  const values: string[] = [];
+  if (header === '') return values;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq !== -1 && part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim());
+    if (values.length === max) break;
   }
-  return undefined;
+  return values;
 }
 
 function copyGateRequest(req: GateRequest): GateRequest {

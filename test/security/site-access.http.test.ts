@@ -201,6 +201,29 @@ describe('password sites', () => {
     }
   });
 
+  it('lets in a visitor whose real cookie comes after planted ones of the same name', async () => {
+    // On an http install any site host's script may set `plinth_access` for the whole site domain,
+    // or for a longer path, and browsers send those first: the real cookie must still count.
+    const site = await protectedSite('password');
+    const other = await protectedSite('password');
+    const real = cookieOf(await login(site.name, { password: PASSWORD }));
+    const [name, value] = real.split('=') as [string, string];
+    const otherCookie = cookieOf(await login(other.name, { password: PASSWORD }));
+    for (const planted of [
+      `${name}=junk`,
+      `${name}=`,
+      `${name}=-.${Date.now() + 86_400_000}.forged`,
+      `${otherCookie}`,
+      Array.from({ length: 5 }, (_, i) => `${name}=planted-${i}`).join('; '),
+    ]) {
+      const res = await visit(site.name, '/about', { cookie: `${planted}; ${name}=${value}` });
+      expect(res.status, planted).toBe(200);
+      expect(res.text).toContain('secret about');
+    }
+    // Planted ones alone open nothing.
+    expectNothingRevealed(await visit(site.name, '/about', { cookie: `${name}=junk; ${otherCookie}` }));
+  });
+
   it('signs everyone out when the password is set again, and expires cookies after 7 days', async () => {
     const site = await protectedSite('password');
     const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
