@@ -216,6 +216,10 @@ export interface ServeConfig {
 export interface SiteAccessConfig {
   /** Site passwords one network (IPv4 /24, IPv6 /64) may try per hour, by form or HTTP Basic; 0 = no cap. */
   readonly passwordTriesPerHour: number;
+  /** Passwords all networks together may try on one site per hour; 0 = no cap. */
+  readonly passwordTriesPerSitePerHour: number;
+  /** Password hashes (scrypt) one process runs at once; more tries get 503. 0 = no bound. */
+  readonly passwordHashesAtOnce: number;
   /** Access cookies get `Secure` and the `__Host-` prefix (sites are served over https). */
   readonly secureCookies: boolean;
   /** Count the first X-Forwarded-For hop's network (as `PLINTH_TRUST_PROXY`). */
@@ -337,6 +341,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     appUrl: publicUrls.app,
     access: {
       passwordTriesPerHour: int('PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK', 30, 0, 1_000_000),
+      passwordTriesPerSitePerHour: int('PLINTH_SITE_PASSWORD_TRIES_PER_SITE', 100, 0, 1_000_000),
+      passwordHashesAtOnce: int('PLINTH_SITE_PASSWORD_HASHES', 2, 0, 1024),
       secureCookies: publicUrls.site.startsWith('https:'),
       trustProxy: deploy.trustProxy,
     },

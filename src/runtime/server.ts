@@ -68,6 +68,8 @@ export interface StartServerOptions {
   followCluster?: boolean;
   /** Names this thread in the cluster's change log. */
   index?: number;
+  /** Counter of site password hashes running in the process, shared by its HTTP threads. */
+  passwordHashSlots?: SharedArrayBuffer;
 }
 
 /** How long a stop waits for follow-up work once the ingest pool has stopped (a bucket upload, say). */
@@ -100,6 +102,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     hostUrl: (label) => siteUrl(config.publicUrls, label),
     log: log.child({ area: 'serve' }),
     now: options.now ?? Date.now,
+    hashSlots: options.passwordHashSlots,
   });
   const sites = createSiteServer({
     store,

@@ -26,7 +26,7 @@ const STYLE =
 
 const PROBLEMS: Record<NonNullable<AccessPageOptions['problem']>, string> = {
   wrong_password: 'That password is not right. Try again.',
-  too_many: 'Too many wrong passwords from your network. Wait a while, then try again.',
+  too_many: 'Too many passwords have been tried here lately. Wait a while, then try again.',
   ticket: 'That sign-in has expired or was already used. Sign in again.',
   credential: 'The credentials sent do not open this site.',
   unavailable: 'Signing in is not possible right now. Try again in a moment.',

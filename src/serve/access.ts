@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ServeConfig } from '../config.js';
 import {
   clientAddress,
@@ -13,8 +13,9 @@ import {
 } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, safeReturnPath } from '../rules/index.js';
-import { hashToken, verifyPassword, type SiteRecord, type Store } from '../store/index.js';
+import { hashToken, type SiteRecord, type Store } from '../store/index.js';
 import { accessPage, type AccessPageOptions } from './access-pages.js';
+import { createPasswordChecker } from './password-check.js';
 
 /**
  * The gate of protected sites (issue 23). Public sites never get here: serving checks one field
@@ -42,6 +43,8 @@ export interface AccessGateOptions {
   hostUrl: (label: string) => string;
   log: Logger;
   now: () => number;
+  /** Counter of password hashes running in this process, shared by its HTTP threads (password-check.ts). */
+  hashSlots?: SharedArrayBuffer;
 }
 
 /** The part of a request the gate reads before deciding. */
@@ -65,14 +68,13 @@ const COOKIE_LIFETIME_MS = ACCESS_COOKIE_LIFETIME_MS;
 const MAX_FORM_BYTES = 4096;
 /** Access cookies of one request that are checked (planted ones included); each costs an HMAC. */
 const MAX_ACCESS_COOKIES = 16;
-const PASSWORD_WINDOW_MS = 3600_000;
-/** Passwords that checked out lately, so HTTP Basic on every request costs no scrypt run. */
-const KNOWN_GOOD_MAX = 1000;
+/** Seconds a visitor waits when too many passwords are being hashed at once. */
+const HASHING_RETRY_AFTER_S = '1';
 
 export function createAccessGate(options: AccessGateOptions): AccessGate {
   const { store, config, log, now, secret } = options;
   const cookieName = config.access.secureCookies ? '__Host-plinth_access' : 'plinth_access';
-  const knownGood = new Set<string>();
+  const passwords = createPasswordChecker({ store, config: config.access, log, now, hashSlots: options.hashSlots });
 
   const sign = (payload: string): string => createHmac('sha256', secret).update(payload).digest('base64url');
   const payloadOf = (label: string, site: SiteRecord, account: string, expires: number): string =>
@@ -114,25 +116,6 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
 
   const network = (res: HttpResponse, req: GateRequest): string =>
     networkOf(clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.access.trustProxy));
-
-  /**
-   * Checks a password: known good ones at once; any other counts against the network's tries
-   * first, so a right guess after the cap is refused like a wrong one.
-   */
-  const checkPassword = async (site: SiteRecord, password: string, net: string): Promise<'ok' | 'wrong' | { retryAfterMs: number }> => {
-    const key = createHash('sha256').update(`${site.id}\u0000${site.access!.since}\u0000${password}`).digest('base64url');
-    if (knownGood.has(key)) return 'ok';
-    const limit = config.access.passwordTriesPerHour;
-    if (limit > 0) {
-      const taken = await store.takeRateTokens([{ scope: `site-password:${net}`, limit, windowMs: PASSWORD_WINDOW_MS }]);
-      if (!taken.allowed) return { retryAfterMs: taken.retryAfterMs };
-    }
-    const hash = site.access!.passwordHash;
-    if (hash === undefined || !(await verifyPassword(password, hash))) return 'wrong';
-    if (knownGood.size >= KNOWN_GOOD_MAX) knownGood.clear();
-    knownGood.add(key);
-    return 'ok';
-  };
 
   const page = (res: HttpResponse, status: number, head: boolean, pageOptions: AccessPageOptions, extra: Headers = {}, cookies?: string[]): void => {
     const body = status === 303 ? '' : accessPage(pageOptions);
@@ -203,6 +186,9 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
       { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
     );
 
+  const hashingBusy = (res: HttpResponse, head: boolean, site: SiteRecord, back: string): void =>
+    page(res, 503, head, { mode: 'password', siteName: site.name, returnPath: back, problem: 'unavailable' }, { 'Retry-After': HASHING_RETRY_AFTER_S });
+
   return {
     admit(res, req, site, label, proceed) {
       const head = req.getMethod() === 'head';
@@ -230,12 +216,13 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
       const net = network(res, req);
       const refusedCopy = copyGateRequest(req);
       trackAbort(res);
-      checkPassword(site, password, net).then(
+      passwords.check(site, password, net).then(
         (outcome) => {
           if (isAborted(res)) return;
           res.cork(() => {
             if (outcome === 'ok') return proceed(refusedCopy);
             if (outcome === 'wrong') return refuse(res, refusedCopy, site, label, head, 'wrong_password');
+            if (outcome === 'busy') return hashingBusy(res, head, site, safeReturnPath(pathWithQuery(refusedCopy)));
             tooMany(res, head, site, safeReturnPath(pathWithQuery(refusedCopy)), outcome.retryAfterMs);
           });
         },
@@ -271,7 +258,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
           if (!isAborted(res)) res.cork(() => refuse(res, copy, site, label, false));
           return;
         }
-        const outcome = await checkPassword(site, form.get('password') ?? '', net);
+        const outcome = await passwords.check(site, form.get('password') ?? '', net);
         if (isAborted(res)) return;
         res.cork(() => {
           if (outcome === 'ok')
@@ -279,6 +266,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
           if (outcome === 'wrong') {
             return page(res, 401, false, { mode: 'password', siteName: site.name, returnPath: back, problem: 'wrong_password' });
           }
+          if (outcome === 'busy') return hashingBusy(res, false, site, back);
           tooMany(res, false, site, back, outcome.retryAfterMs);
         });
       })().catch((err: unknown) => {

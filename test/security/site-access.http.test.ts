@@ -1,5 +1,6 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../src/store/index.js';
+import { hashPassword, hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, type TestAccount } from '../api/api-helpers.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
@@ -67,7 +68,10 @@ function expectNothingRevealed(res: TestResponse, status = 401): void {
 }
 
 beforeAll(async () => {
-  server = await startAppServer({ PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '8' }, () => clock);
+  server = await startAppServer(
+    { PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '8', PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '20', PLINTH_SITE_PASSWORD_HASHES: '0' },
+    () => clock,
+  );
   owner = await accountWithToken(server.store, 'builder');
   viewer = await accountWithToken(server.store, 'builder');
   outsider = await accountWithToken(server.store, 'builder');
@@ -263,6 +267,161 @@ describe('password sites', () => {
     // The form is capped the same way.
     expect((await login(site.name, { password: 'another guess entirely' })).status).toBe(429);
     clock += 3600_000;
+  });
+});
+
+/**
+ * A request from another loopback address, so from another network (IPv4 /24) as the caps count
+ * them: `127.0.<network>.1`. Linux answers every 127/8 address on the loopback interface.
+ */
+function visitFrom(network: number, label: string, path = '/', headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<TestResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        localAddress: `127.0.${network}.1`,
+        port: server.port,
+        method,
+        path,
+        headers: { host: host(label), connection: 'close', ...headers },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bytes, text: bytes.toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const loginFrom = (network: number, label: string, password: string) =>
+  visitFrom(
+    network,
+    label,
+    '/.plinth/login',
+    { 'content-type': 'application/x-www-form-urlencoded', origin: `http://${host(label)}` },
+    'POST',
+    new URLSearchParams({ password }).toString(),
+  );
+let networks = 10;
+
+describe('password tries', () => {
+  it('counts every try before checking it: past the cap the right password is 429 too, even one that opened the site before', async () => {
+    const site = await protectedSite('password');
+    const net = ++networks;
+    // The right password, once: it opens the site and is remembered as good.
+    expect((await visitFrom(net, site.name, '/', basic(PASSWORD))).status).toBe(200);
+    const cookie = cookieOf(await loginFrom(net, site.name, PASSWORD));
+    let wrong = 0;
+    for (let i = 0; i < 12; i++) {
+      const res = await visitFrom(net, site.name, '/', basic(`guess-${i}-${++counter}`));
+      if (res.status === 429) break;
+      expectNothingRevealed(res);
+      wrong++;
+    }
+    expect(wrong).toBeGreaterThan(0);
+    // Past the cap, no answer tells the right password from a wrong one.
+    for (const attempt of [
+      () => visitFrom(net, site.name, '/', basic(PASSWORD)),
+      () => visitFrom(net, site.name, '/about', basic(PASSWORD, 'other-user')),
+      () => visitFrom(net, site.name, '/report-2026.pdf', basic(PASSWORD), 'HEAD'),
+      () => loginFrom(net, site.name, PASSWORD),
+      () => visitFrom(net, site.name, '/', basic('a wrong one')),
+    ]) {
+      const res = await attempt();
+      expectNothingRevealed(res, 429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    // A visitor already signed in keeps going.
+    expect((await visitFrom(net, site.name, '/about', { cookie })).status).toBe(200);
+  });
+
+  it('does not use up the budget of a visitor who sends the right password with every request', async () => {
+    const site = await protectedSite('password');
+    const net = ++networks;
+    for (let i = 0; i < 20; i++) {
+      expect((await visitFrom(net, site.name, i % 2 ? '/about' : '/', basic(PASSWORD))).status).toBe(200);
+      if (i % 5 === 0) expect((await loginFrom(net, site.name, PASSWORD)).status).toBe(303);
+    }
+    // The whole budget is still there: exactly 8 wrong tries are judged.
+    let wrong = 0;
+    while (wrong < 12 && (await visitFrom(net, site.name, '/', basic(`guess-${wrong}-${++counter}`))).status === 401) wrong++;
+    expect(wrong).toBe(8);
+  });
+
+  it('lets no try slip past the cap when many are sent at once', async () => {
+    const site = await protectedSite('password');
+    const net = ++networks;
+    expect((await visitFrom(net, site.name, '/', basic(PASSWORD))).status).toBe(200);
+    const answers = await Promise.all([
+      ...Array.from({ length: 30 }, (_, i) => visitFrom(net, site.name, '/', basic(`burst-${i}-${++counter}`))),
+      visitFrom(net, site.name, '/', basic(PASSWORD)),
+    ]);
+    const wrongJudged = answers.slice(0, 30).filter((res) => res.status === 401).length;
+    expect(wrongJudged).toBeLessThanOrEqual(8);
+    for (const res of answers) expect([200, 401, 429]).toContain(res.status);
+    // Whatever the order was, the cap is full now, for the right password as well.
+    while ((await visitFrom(net, site.name, '/', basic(`more-${++counter}`))).status === 401);
+    expectNothingRevealed(await visitFrom(net, site.name, '/', basic(PASSWORD)), 429);
+  });
+
+  it('caps the tries on one site from all networks together (PLINTH_SITE_PASSWORD_TRIES_PER_SITE)', async () => {
+    const site = await protectedSite('password');
+    const other = await protectedSite('password');
+    const first = networks + 1;
+    networks += 6;
+    // 5 networks × 4 wrong tries: each network is under its own cap of 8, the site reaches its 20.
+    for (let n = 0; n < 5; n++) {
+      for (let i = 0; i < 4; i++) expectNothingRevealed(await visitFrom(first + n, site.name, '/', basic(`spread-${n}-${i}-${++counter}`)));
+    }
+    for (const res of [
+      await visitFrom(first + 5, site.name, '/', basic('one more guess')),
+      await visitFrom(first + 5, site.name, '/', basic(PASSWORD)),
+      await loginFrom(first + 5, site.name, PASSWORD),
+    ]) {
+      expectNothingRevealed(res, 429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // Other sites keep their own budget; the networks still have theirs.
+    expect((await visitFrom(first, other.name, '/', basic(PASSWORD))).status).toBe(200);
+    expectNothingRevealed(await visitFrom(first, other.name, '/', basic('wrong for the other site')));
+  });
+});
+
+describe('password hashing at once (PLINTH_SITE_PASSWORD_HASHES)', () => {
+  let bounded: AppServer;
+  beforeAll(async () => {
+    bounded = await startAppServer({ PLINTH_SITE_PASSWORD_HASHES: '1', PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '0', PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '0' });
+  });
+  afterAll(async () => {
+    await bounded?.close();
+  });
+
+  it('answers 503 with Retry-After on the sign-in page, not a queue of scrypt runs, past the bound', async () => {
+    const site = await accountSite(bounded.store, await accountWithToken(bounded.store, 'builder'), [], { files: FILES });
+    await bounded.store.setSiteAccess(site.id, { mode: 'password', passwordHash: await hashPassword(PASSWORD), since: Date.now() });
+    const siteHost = `${site.name}.sites.localhost:${bounded.port}`;
+    const guess = (password: string) => request({ port: bounded.port, host: siteHost, path: '/about', headers: basic(password) });
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => guess(`flood-${i}-${++counter}`)));
+    const busy = answers.filter((res) => res.status === 503);
+    expect(busy.length, answers.map((res) => res.status).join(' ')).toBeGreaterThan(0);
+    expect(answers.filter((res) => res.status === 401).length).toBeGreaterThan(0);
+    for (const res of answers) expect([401, 503]).toContain(res.status);
+    for (const res of busy) {
+      expectNothingRevealed(res, 503);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.text).toContain('Password required');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // The bound frees up as hashes finish.
+    expect((await guess(PASSWORD)).status).toBe(200);
   });
 });
 
