@@ -92,6 +92,25 @@ function refusalOf(lower: string): string | undefined {
   return proxy === undefined ? undefined : `it is an instruction to the proxy or cache in front of the server (${proxy[1]}), which only the operator gives`;
 }
 
+/**
+ * Whether `lower` (a lower-case header name) tells shared caches or CDNs whether and how long to
+ * keep an answer: `Cache-Control` and every `*-Cache-Control` (`CDN-Cache-Control`,
+ * `Cloudflare-CDN-Cache-Control`, `Vercel-CDN-Cache-Control`…), `Expires`, `Pragma`, Akamai's
+ * `Edge-Control`, `Surrogate-*`, nginx's `X-Accel-Expires`, and `*-Vary` cache keys. A site may
+ * send these when public; a protected site's answers carry the server's instead.
+ */
+export function isCacheInstruction(lower: string): boolean {
+  return (
+    lower.endsWith('cache-control') ||
+    lower === 'expires' ||
+    lower === 'pragma' ||
+    lower === 'edge-control' ||
+    lower.endsWith('-vary') ||
+    lower.startsWith('surrogate-') ||
+    lower.startsWith('x-accel-')
+  );
+}
+
 /** Whether a site's `_headers` may set (or remove) the header `lower` (a lower-case name). */
 export function siteMaySend(lower: string): boolean {
   return refusalOf(lower) === undefined;

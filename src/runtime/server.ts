@@ -179,7 +179,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         return docs.handle(res, req);
       default: {
         const custom = domains.route(req.getHeader('host'));
-        if (custom?.kind === 'redirect') return domains.redirect(res, req, custom.host);
+        if (custom?.kind === 'redirect') return domains.redirect(res, req, custom);
         if (custom?.kind === 'site') {
           pacer?.noteRequest();
           sites.handle(res, req, custom.name);

@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, safeReturnPath } from '../rules/index.js';
 import { hashToken, type SiteRecord, type Store } from '../store/index.js';
 import { accessPage, type AccessPageOptions } from './access-pages.js';
+import { protectedHeaders } from './headers.js';
 import { createPasswordChecker } from './password-check.js';
 
 /**
@@ -29,7 +30,8 @@ import { createPasswordChecker } from './password-check.js';
  * - members mode: a single-use ticket from the app (`/.plinth/ticket`), which sets the cookie.
  *
  * Anything else gets a 401 page that names the kind of access and nothing of the site's content.
- * Every answer behind the gate is `private, no-store` and `noindex`.
+ * Every answer of a protected site, the gate's own included, carries the privacy headers of
+ * headers.ts `protectedHeaders`, whatever the site's `_headers` say.
  */
 
 export type AccessStore = Pick<Store, 'findToken' | 'getRole' | 'takeRateTokens' | 'useAccessTicket'>;
@@ -60,9 +62,6 @@ export interface AccessGate {
   /** `POST /.plinth/login`: the password form. Reads the body; answers itself. */
   postLogin(res: HttpResponse, req: GateRequest, site: SiteRecord, label: string): void;
 }
-
-/** The headers of every answer behind the gate. */
-export const PROTECTED_HEADERS: Headers = { 'Cache-Control': 'private, no-store', 'X-Robots-Tag': 'noindex' };
 
 const COOKIE_LIFETIME_MS = ACCESS_COOKIE_LIFETIME_MS;
 const MAX_FORM_BYTES = 4096;
@@ -119,15 +118,16 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
 
   const page = (res: HttpResponse, status: number, head: boolean, pageOptions: AccessPageOptions, extra: Headers = {}, cookies?: string[]): void => {
     const body = status === 303 ? '' : accessPage(pageOptions);
-    const headers: Headers = {
-      'Content-Type': 'text/html; charset=utf-8',
-      ...PROTECTED_HEADERS,
-      'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'same-origin',
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-      ...extra,
-    };
-    writeResponse(res, status, headers, body, { head, ...(cookies ? { cookies } : {}) });
+    const headers = protectedHeaders(
+      Object.entries({
+        'Content-Type': 'text/html; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+        'Referrer-Policy': 'same-origin',
+        'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+        ...extra,
+      }),
+    );
+    writeResponse(res, status, Object.fromEntries(headers), body, { head, ...(cookies ? { cookies } : {}) });
   };
 
   /** Where the members-only hop starts: the app, which sends the visitor back with a ticket. */
