@@ -13,7 +13,7 @@ export interface AccessPageOptions {
   returnPath: string;
   /** Members mode: where signing in starts (the app). */
   signInUrl?: string;
-  problem?: 'wrong_password' | 'too_many' | 'ticket' | 'credential' | 'unavailable';
+  problem?: 'wrong_password' | 'too_many' | 'ticket' | 'credential' | 'unavailable' | 'elsewhere';
 }
 
 const STYLE =
@@ -30,6 +30,7 @@ const PROBLEMS: Record<NonNullable<AccessPageOptions['problem']>, string> = {
   ticket: 'That sign-in has expired or was already used. Sign in again.',
   credential: 'The credentials sent do not open this site.',
   unavailable: 'Signing in is not possible right now. Try again in a moment.',
+  elsewhere: 'Pages and files of this site cannot be loaded from another site. Open the site itself.',
 };
 
 export function accessPage(options: AccessPageOptions): string {
@@ -37,15 +38,17 @@ export function accessPage(options: AccessPageOptions): string {
   const problem = options.problem ? `<p class="problem" role="alert">${escapeHtml(PROBLEMS[options.problem])}</p>` : '';
   const title = options.mode === 'password' ? 'Password required' : 'Members only';
   const body =
-    options.mode === 'password'
-      ? `<p><strong>${site}</strong> is protected by a password.</p>${problem}` +
-        `<form method="post" action="${ACCESS_PATHS.login}">` +
-        `<input type="hidden" name="return" value="${escapeHtml(options.returnPath)}">` +
-        '<label for="password">Password</label>' +
-        '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus>' +
-        '<button type="submit">Open the site</button></form>'
-      : `<p><strong>${site}</strong> is visible to its members only.</p>${problem}` +
-        (options.signInUrl ? `<p><a class="button" href="${escapeHtml(options.signInUrl)}">Sign in with Plinth</a></p>` : '');
+    options.problem === 'elsewhere'
+      ? `<p><strong>${site}</strong> is private.</p>${problem}<p><a class="button" href="/" target="_top">Open ${site}</a></p>`
+      : options.mode === 'password'
+        ? `<p><strong>${site}</strong> is protected by a password.</p>${problem}` +
+          `<form method="post" action="${ACCESS_PATHS.login}">` +
+          `<input type="hidden" name="return" value="${escapeHtml(options.returnPath)}">` +
+          '<label for="password">Password</label>' +
+          '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus>' +
+          '<button type="submit">Open the site</button></form>'
+        : `<p><strong>${site}</strong> is visible to its members only.</p>${problem}` +
+          (options.signInUrl ? `<p><a class="button" href="${escapeHtml(options.signInUrl)}">Sign in with Plinth</a></p>` : '');
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
     '<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex">' +

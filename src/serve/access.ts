@@ -12,7 +12,7 @@ import {
   type HttpResponse,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, safeReturnPath } from '../rules/index.js';
+import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, mayReachProtected, safeReturnPath } from '../rules/index.js';
 import { hashToken, type SiteRecord, type Store } from '../store/index.js';
 import { accessPage, type AccessPageOptions } from './access-pages.js';
 import { protectedHeaders } from './headers.js';
@@ -30,6 +30,9 @@ import { createPasswordChecker } from './password-check.js';
  * - members mode: a single-use ticket from the app (`/.plinth/ticket`), which sets the cookie.
  *
  * Anything else gets a 401 page that names the kind of access and nothing of the site's content.
+ * Loads from other origins other than top-level navigations (`<script>`, `<img>`, `fetch`, frames,
+ * told by `Sec-Fetch-*`) get a 403 before any of this: browsers send the cookie along with them,
+ * because every site host shares the site domain (see rules `mayReachProtected`).
  * Every answer of a protected site, the gate's own included, carries the privacy headers of
  * headers.ts `protectedHeaders`, whatever the site's `_headers` say.
  */
@@ -192,6 +195,10 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
   return {
     admit(res, req, site, label, proceed) {
       const head = req.getMethod() === 'head';
+      // Before any credential is looked at, so the answer is the same signed in or not.
+      const fetch = { site: req.getHeader('sec-fetch-site'), mode: req.getHeader('sec-fetch-mode'), dest: req.getHeader('sec-fetch-dest') };
+      if (!mayReachProtected(fetch))
+        return answered(page(res, 403, head, { mode: site.access!.mode, siteName: site.name, returnPath: '/', problem: 'elsewhere' }));
       const url = req.getUrl();
       if (url === ACCESS_PATHS.ticket) return answered(redeemTicket(res, req, site, label, head));
       if (url === ACCESS_PATHS.login) {

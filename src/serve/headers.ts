@@ -49,7 +49,8 @@ const CREDENTIAL_VARY = ['Cookie', 'Authorization'];
  * server's privacy headers win over anything the site's `_headers` say, including rules deployed
  * while the site was public. No cache instruction of the site's survives (`Cache-Control`,
  * `Expires`, `CDN-Cache-Control` and the like: see `isCacheInstruction`), `Cache-Control` is
- * `private, no-store`, `noindex` stays, and `Vary` names the credential.
+ * `private, no-store`, `noindex` stays, `Vary` names the credential, and no other origin may
+ * embed the answer (`Cross-Origin-Resource-Policy: same-origin`).
  */
 export function protectedHeaders(list: readonly (readonly [string, string])[]): HeaderList {
   const out: HeaderList = [];
@@ -57,9 +58,15 @@ export function protectedHeaders(list: readonly (readonly [string, string])[]): 
   for (const pair of list) {
     const lower = pair[0].toLowerCase();
     if (lower === 'vary') vary.push(pair[1]);
-    else if (!isCacheInstruction(lower) && lower !== 'x-robots-tag') out.push(pair);
+    else if (!isCacheInstruction(lower) && lower !== 'x-robots-tag' && lower !== 'cross-origin-resource-policy') out.push(pair);
   }
-  out.push(['Cache-Control', PROTECTED_CACHE_CONTROL], ['X-Robots-Tag', 'noindex'], ['Vary', joinVary([...vary, ...CREDENTIAL_VARY])]);
+  out.push(
+    ['Cache-Control', PROTECTED_CACHE_CONTROL],
+    ['X-Robots-Tag', 'noindex'],
+    ['Vary', joinVary([...vary, ...CREDENTIAL_VARY])],
+    // Browsers refuse the answer to a `<script>` or `<img>` of another origin (access.ts has why).
+    ['Cross-Origin-Resource-Policy', 'same-origin'],
+  );
   return out;
 }
 

@@ -7,8 +7,9 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 /**
  * Shared caches in front of a protected site (nginx `proxy_cache`, a CDN) must never keep one of
  * its answers: whatever the site's `_headers` say, deployed before or after it turned private,
- * every answer is `private, no-store`, `noindex`, and varies by the credential. A site's cache
- * instructions to CDNs (`CDN-Cache-Control` and kin, `Expires`, `Edge-Control`…) are left out.
+ * every answer is `private, no-store`, `noindex`, varies by the credential and is
+ * `Cross-Origin-Resource-Policy: same-origin`. A site's cache instructions to CDNs
+ * (`CDN-Cache-Control` and kin, `Expires`, `Edge-Control`…) are left out.
  */
 
 let server: TestServer;
@@ -28,6 +29,7 @@ const HOSTILE_HEADERS = `/*
   Edge-Control: !no-store, cache-maxage=365d
   Netlify-Vary: query
   Vary: Origin
+  Cross-Origin-Resource-Policy: cross-origin
   X-Robots-Tag: all
   X-Frame-Options: DENY
 /assets/*
@@ -57,6 +59,8 @@ function expectPrivate(res: TestResponse, what: string): void {
   expect(vary, what).toContain('cookie');
   expect(vary, what).toContain('authorization');
   for (const name of CACHE_INSTRUCTIONS) expect(res.headers[name], `${what}: ${name}`).toBeUndefined();
+  // No other origin may embed it, whatever the site's own _headers say.
+  expect(res.headers['cross-origin-resource-policy'], what).toBe('same-origin');
 }
 
 const domain = `${unique('private')}.example.org`;

@@ -425,6 +425,64 @@ describe('password hashing at once (PLINTH_SITE_PASSWORD_HASHES)', () => {
   });
 });
 
+describe('loads from other sites (Sec-Fetch-*)', () => {
+  // Every site host shares the site domain: to a browser they are one site, and the access cookie
+  // rides along with another site host's <script>, <img> or fetch. Only navigations get through.
+  const FOREIGN: Array<[string, Record<string, string>]> = [
+    ['a <script> on another site host', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' }],
+    ['a <script> on another site', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' }],
+    ['an <img>', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }],
+    ['a style sheet', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'style' }],
+    ['a fetch with credentials', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }],
+    ['a no-cors fetch', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'empty' }],
+    ['an <iframe>', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' }],
+    ['an <object>', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'object' }],
+    ['a frame of an older browser', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'nested-navigate' }],
+    ['a worker', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'same-origin', 'sec-fetch-dest': 'worker' }],
+    ['a media element', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'video' }],
+    ['upper-case values', { 'sec-fetch-site': 'SAME-SITE', 'sec-fetch-mode': 'NO-CORS', 'sec-fetch-dest': 'SCRIPT' }],
+  ];
+
+  it.each(FOREIGN)('refuses %s alike, signed in or not, with any credential', async (_what, fetchHeaders) => {
+    const site = await protectedSite('password', [[viewer, 'viewer']]);
+    const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
+    const answers = await Promise.all(
+      [{}, { cookie }, basic(PASSWORD), { authorization: `Bearer ${viewer.token}` }].map((credential) =>
+        visit(site.name, '/report-2026.pdf', { ...fetchHeaders, ...credential }),
+      ),
+    );
+    for (const res of answers) {
+      expectNothingRevealed(res, 403);
+      expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    // Nothing tells them apart.
+    expect(new Set(answers.map((res) => res.text)).size).toBe(1);
+    // Members-only sites and previews alike.
+    const members = await protectedSite('members', [[viewer, 'viewer']]);
+    expectNothingRevealed(await visit(members.name, '/', { ...fetchHeaders, authorization: `Bearer ${viewer.token}` }), 403);
+    expectNothingRevealed(await visit(`1--${site.name}`, '/', { ...fetchHeaders, cookie }), 403);
+  });
+
+  it('lets navigations in, from anywhere, and loads of the site itself', async () => {
+    const site = await protectedSite('password');
+    const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
+    for (const fetchHeaders of [
+      { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' },
+      { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' },
+      {},
+    ]) {
+      const res = await visit(site.name, '/about', { ...fetchHeaders, cookie });
+      expect(res.status, JSON.stringify(fetchHeaders)).toBe(200);
+      expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expectNothingRevealed(await visit(site.name, '/about', fetchHeaders));
+    }
+  });
+});
+
 describe('members-only sites', () => {
   it('lets member API tokens in as Bearer, whatever their role, and no one else', async () => {
     const site = await protectedSite('members', [[viewer, 'viewer']]);
