@@ -524,6 +524,15 @@ export function siteUrl(urls: PublicUrls, name: string): string {
   return urls.site.replace('{name}', name);
 }
 
+/**
+ * The address of a site at one of its custom domains: the scheme and port of the site addresses
+ * (custom domains reach the same listener, behind the same TLS terminator).
+ */
+export function domainUrl(urls: PublicUrls, domain: string): string {
+  const template = new URL(urls.site.replace('{name}', 'x'));
+  return `${template.protocol}//${domain}${template.port === '' ? '' : `:${template.port}`}`;
+}
+
 /** The config as it may be logged: the SMTP password and the bucket's secret key replaced by `***`. */
 export function redactConfig(config: Readonly<Config>): Record<string, unknown> {
   let smtpUrl = config.mail.smtpUrl;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createApi } from '../api/index.js';
 import { createApp } from '../app/index.js';
-import { siteUrl, type Config } from '../config.js';
+import { domainUrl, siteUrl, type Config } from '../config.js';
 import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { createMcp } from '../mcp/index.js';
 import { createDocs } from '../docs/index.js';
@@ -99,7 +99,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     store,
     config: config.serve,
     secret: await store.ensureSecret('site-access-cookies', () => randomBytes(32).toString('base64url')),
-    hostUrl: (label) => siteUrl(config.publicUrls, label),
+    hostUrl: (label) => (label.includes('.') ? domainUrl(config.publicUrls, label) : siteUrl(config.publicUrls, label)),
     log: log.child({ area: 'serve' }),
     now: options.now ?? Date.now,
     hashSlots: options.passwordHashSlots,
@@ -182,7 +182,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         if (custom?.kind === 'redirect') return domains.redirect(res, req, custom);
         if (custom?.kind === 'site') {
           pacer?.noteRequest();
-          sites.handle(res, req, custom.name);
+          sites.handle(res, req, custom.name, undefined, custom.domain);
           return holdIfUnfinished(res, pending);
         }
         return sendError(res, unknownHost, log, { head });

@@ -44,7 +44,7 @@ export interface AccessGateOptions {
   config: ServeConfig;
   /** Key the access cookies are signed with: the same on every thread and node. */
   secret: string;
-  /** The site host's own address for a host label (`<name>` or `<number>--<name>`). */
+  /** The address of a host label: `<name>` or `<number>--<name>` on the site domain, or a custom domain (it has dots). */
   hostUrl: (label: string) => string;
   log: Logger;
   now: () => number;
@@ -137,7 +137,9 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
   const appHop = (site: SiteRecord, label: string, back: string): string => {
     const query = new URLSearchParams({ site: site.name });
     const dashes = label.indexOf('--');
-    if (dashes > 0) query.set('preview', label.slice(0, dashes));
+    // The app sends the visitor back to the host they came by, a custom domain too.
+    if (label.includes('.')) query.set('domain', label);
+    else if (dashes > 0) query.set('preview', label.slice(0, dashes));
     query.set('return', back);
     return `${config.appUrl}/site-access?${query.toString()}`;
   };

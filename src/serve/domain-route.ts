@@ -21,7 +21,7 @@ export interface DomainRedirect {
 }
 
 /** Where a request for a custom domain goes: a site (by its current name), or another host. */
-export type DomainRoute = { kind: 'site'; name: string } | ({ kind: 'redirect' } & DomainRedirect);
+export type DomainRoute = { kind: 'site'; name: string; domain: string } | ({ kind: 'redirect' } & DomainRedirect);
 
 export interface DomainServing {
   /** The route of a Host header that is not one of the service's own, or undefined (unknown host). */
@@ -72,7 +72,7 @@ export function createDomainServing(options: { store: DomainReader; hosts: Servi
       }
     }
     // Deleted, expired or taken-down sites answer here as at their own address (410, 451).
-    return { kind: 'site', name: site.name };
+    return { kind: 'site', name: site.name, domain: host };
   };
 
   return {

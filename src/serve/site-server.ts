@@ -51,9 +51,9 @@ export interface SiteServerOptions {
 export interface SiteServer {
   /**
    * Answers one request for the site `siteName` (already taken from the Host header), or for its
-   * revision number `preview` (`<number>--<name>`).
+   * revision number `preview` (`<number>--<name>`); `domain`: the custom domain it came by.
    */
-  handle(res: HttpResponse, req: HttpRequest, siteName: string, preview?: number): void;
+  handle(res: HttpResponse, req: HttpRequest, siteName: string, preview?: number, domain?: string): void;
   /** What this thread's caches hold, against their budgets. */
   cacheStats(): SiteCacheStats;
 }
@@ -339,7 +339,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   const gateStep = (res: HttpResponse, req: SiteRequest, site: SiteRecord & { liveRevision: string }, siteName: string, route: Route, fetches: number) => {
     const head = req.getMethod() === 'head';
     if (site.access !== undefined && !route.granted) {
-      const label = route.preview === undefined ? site.name : previewLabel(site.name, route.preview);
+      const label = hostLabel(site.name, route);
       if (options.gate === undefined) return void sendPage(res, 404, head, {}, siteName, undefined, true);
       const proceed = (copy: SiteRequest): void => answer(res, copy, siteName, fetches, { ...route, granted: true });
       if (!options.gate.admit(res, req, site, label, proceed)) return undefined;
@@ -366,8 +366,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         if (method === 'post' && req.getUrl() === ACCESS_PATHS.login && options.gate !== undefined) {
           const live = siteStep(res, req, siteName, false);
           if (live === undefined) return;
-          if (live.site.access?.mode === 'password')
-            return options.gate.postLogin(res, req, live.site, route.preview === undefined ? live.site.name : previewLabel(live.site.name, route.preview));
+          if (live.site.access?.mode === 'password') return options.gate.postLogin(res, req, live.site, hostLabel(live.site.name, route));
         }
         return sendPage(res, 405, false, { Allow: 'GET, HEAD' }, undefined, undefined, sites.lookup(siteName)?.site.access !== undefined);
       }
@@ -432,8 +431,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   const publicRoute: Route = {};
-  const handle = (res: HttpResponse, req: HttpRequest, siteName: string, preview?: number): void =>
-    answer(res, req, siteName, 0, preview === undefined ? publicRoute : { preview });
+  const handle = (res: HttpResponse, req: HttpRequest, siteName: string, preview?: number, domain?: string): void =>
+    answer(res, req, siteName, 0, preview === undefined && domain === undefined ? publicRoute : { preview, domain });
 
   return {
     handle,
@@ -444,10 +443,17 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 type RedirectCode = 301 | 302 | 303 | 307 | 308;
 const isRedirect = (status: number): status is RedirectCode => status >= 301 && status <= 308;
 
-/** A preview's revision number, and whether the gate already let this request in (after an await). */
+/** A preview's revision number or the custom domain asked for, and whether the gate already let this request in (after an await). */
 interface Route {
   preview?: number;
+  domain?: string;
   granted?: boolean;
+}
+
+/** The host the gate binds cookies and tickets to: `<name>`, `<number>--<name>`, or the custom domain. */
+function hostLabel(siteName: string, route: Route): string {
+  if (route.domain !== undefined) return route.domain;
+  return route.preview === undefined ? siteName : previewLabel(siteName, route.preview);
 }
 
 /** What `answer` reads of a request, kept past the handler's return. */

@@ -71,7 +71,7 @@ export type { ClaimPoll, DeletionRequest, RenameResult, SiteList } from './sites
 export type { ApprovalView } from './shapes.js';
 export type { FileList, LiveFile } from './files.js';
 export type { LinkWarnings, PromoteResult, RevisionList, RollbackResult } from './revisions.js';
-export { ACCESS_MODES, modeOf, type AccessMode, type AccessTicket } from './site-access.js';
+export { ACCESS_MODES, modeOf, type AccessMode, type AccessTicket, type HopHost } from './site-access.js';
 export type { InvitePreview, InviteResult, MemberList, RemovalResult } from './members.js';
 export type { ClaimPreview, ClaimResultView } from './claims.js';
 export { newApiToken, type TokenView } from './tokens.js';
