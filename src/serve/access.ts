@@ -13,7 +13,7 @@ import {
 } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, mayReachProtected, safeReturnPath } from '../rules/index.js';
-import { hashToken, type SiteRecord, type Store } from '../store/index.js';
+import { hashToken, type AccessTicketRecord, type SiteRecord, type Store } from '../store/index.js';
 import { accessPage, type AccessPageOptions } from './access-pages.js';
 import { protectedHeaders } from './headers.js';
 import { createPasswordChecker } from './password-check.js';
@@ -37,7 +37,7 @@ import { createPasswordChecker } from './password-check.js';
  * headers.ts `protectedHeaders`, whatever the site's `_headers` say.
  */
 
-export type AccessStore = Pick<Store, 'findToken' | 'getRole' | 'takeRateTokens' | 'useAccessTicket'>;
+export type AccessStore = Pick<Store, 'findToken' | 'getRole' | 'takeRateTokens' | 'findAccessTicket' | 'useAccessTicket' | 'cluster'>;
 
 export interface AccessGateOptions {
   store: AccessStore;
@@ -163,15 +163,31 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     const ticket = query.get('ticket') ?? '';
     const back = safeReturnPath(query.get('return'));
     if (site.access!.mode !== 'members' || !/^tk_[A-Za-z0-9_-]{20,64}$/.test(ticket)) return refuse(res, req, site, label, head, 'ticket');
+    const hash = hashToken(ticket);
+    const refused = (): void =>
+      page(res, 401, head, { mode: 'members', siteName: site.name, returnPath: back, signInUrl: appHop(site, label, back), problem: 'ticket' });
+    // A ticket names its site and host: one made for another site or address is refused.
+    const fits = (found: AccessTicketRecord): boolean =>
+      found.siteId === site.id && found.host === label && found.expiresAt > now() && store.getRole(site.id, found.accountId) !== undefined;
+    // Read-only first: a made-up ticket, or one for another address, costs no write transaction
+    // (in a cluster, the cluster-wide write lock), and is not used up by being shown elsewhere.
+    const seen = store.findAccessTicket(hash);
+    if (seen !== undefined ? !fits(seen) : store.cluster === undefined) return refused();
     trackAbort(res);
-    store.useAccessTicket(hashToken(ticket)).then(
+    (async () => {
+      // Made on another node moments ago: this node's replica may not have it yet.
+      if (seen === undefined) {
+        await store.cluster!.catchUp();
+        const caught = store.findAccessTicket(hash);
+        if (caught === undefined || !fits(caught)) return undefined;
+      }
+      const used = await store.useAccessTicket(hash);
+      return used !== undefined && fits(used) ? used : undefined;
+    })().then(
       (found) => {
         if (isAborted(res)) return;
         res.cork(() => {
-          // A ticket names its site and host: one made for another site or address is refused.
-          if (found === undefined || found.siteId !== site.id || found.host !== label || store.getRole(site.id, found.accountId) === undefined) {
-            return page(res, 401, head, { mode: 'members', siteName: site.name, returnPath: back, signInUrl: appHop(site, label, back), problem: 'ticket' });
-          }
+          if (found === undefined) return refused();
           page(res, 303, head, { mode: 'members', siteName: site.name, returnPath: back }, { Location: back }, [makeCookie(label, site, found.accountId)]);
         });
       },

@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashPassword, hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, type TestAccount } from '../api/api-helpers.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
@@ -576,6 +576,33 @@ describe('members-only sites', () => {
     expect(seen.status).toBe(200);
     expect(seen.text).toContain('secret two');
     expectNothingRevealed(await visit(site.name, '/', { cookie }));
+  });
+
+  it('looks a ticket up read-only first: a made-up one, or one shown at another address, takes no write and is not used up', async () => {
+    const site = await protectedSite('members', [[viewer, 'viewer']]);
+    const other = await protectedSite('members', [[viewer, 'viewer']]);
+    const value = `tk_${(++counter).toString(36).padStart(30, 'r')}`;
+    await server.store.createAccessTicket(hashToken(value), { siteId: site.id, accountId: viewer.account.id, host: site.name, expiresAt: clock + 60_000 });
+    const uses = vi.spyOn(server.store, 'useAccessTicket');
+    try {
+      for (const [label, ticket] of [
+        [site.name, 'tk_madeupmadeupmadeupmadeup'],
+        [site.name, `tk_${'x'.repeat(40)}`],
+        [other.name, value],
+        [`1--${site.name}`, value],
+      ] as const) {
+        expectNothingRevealed(await visit(label, `/.plinth/ticket?ticket=${ticket}`));
+      }
+      expect(uses).not.toHaveBeenCalled();
+      // Still good where it was made for, once.
+      const redeemed = await visit(site.name, `/.plinth/ticket?ticket=${value}`);
+      expect(redeemed.status).toBe(303);
+      expect(uses).toHaveBeenCalledTimes(1);
+      expectNothingRevealed(await visit(site.name, `/.plinth/ticket?ticket=${value}`));
+      expect(uses).toHaveBeenCalledTimes(1);
+    } finally {
+      uses.mockRestore();
+    }
   });
 
   it('shows a non-member nothing in the app, and issues no ticket', async () => {
