@@ -108,8 +108,10 @@ export function createPasswordChecker(options: PasswordCheckerOptions): Password
         if (!taken.allowed) return { retryAfterMs: taken.retryAfterMs };
       }
       const outcome = await judge(site, password);
-      // A wrong password keeps its try; a right one, or one that was never judged, gives it back.
-      if (outcome !== 'wrong' && checks.length > 0) await giveBack(checks, takenAt);
+      // Only a right password gives its try back. One that could not be judged (`busy`) keeps it:
+      // else, with the hashing bound kept full, a password remembered as good would answer 200 and
+      // every other 503, for free.
+      if (outcome === 'ok' && checks.length > 0) await giveBack(checks, takenAt);
       return outcome;
     },
   };
