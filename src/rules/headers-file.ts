@@ -93,16 +93,17 @@ function refusalOf(lower: string): string | undefined {
 }
 
 /**
- * Whether `lower` (a lower-case header name) tells shared caches or CDNs whether and how long to
- * keep an answer: `Cache-Control` and every `*-Cache-Control` (`CDN-Cache-Control`,
- * `Cloudflare-CDN-Cache-Control`, `Vercel-CDN-Cache-Control`…), `Expires`, `Pragma`, Akamai's
- * `Edge-Control`, `Surrogate-*`, nginx's `X-Accel-Expires`, and `*-Vary` cache keys. A site may
- * send these when public; a protected site's answers carry the server's instead.
+ * Whether `lower` (a lower-case header name) may tell a shared cache or CDN whether and how long
+ * to keep an answer: any name with `cache` or `expires` in it (`Cache-Control`,
+ * `CDN-Cache-Control`, `Cloudflare-CDN-Cache-Control` and every `*-CDN-Cache-Control`,
+ * `X-LiteSpeed-Cache`, `Expires`, nginx's `X-Accel-Expires`…), `Pragma`, Akamai's `Edge-Control`,
+ * `Surrogate-*`, `X-Accel-*`, and `*-Vary` cache keys. A site may send these when public; a
+ * protected site's answers carry the server's instead.
  */
 export function isCacheInstruction(lower: string): boolean {
   return (
-    lower.endsWith('cache-control') ||
-    lower === 'expires' ||
+    lower.includes('cache') ||
+    lower.includes('expires') ||
     lower === 'pragma' ||
     lower === 'edge-control' ||
     lower.endsWith('-vary') ||

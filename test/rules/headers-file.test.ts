@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { compileHeaders, headersFor, withSiteHeaders, type CompiledHeaders, type HeaderPair, type RulesFileLimits } from '../../src/rules/index.js';
+import {
+  compileHeaders,
+  headersFor,
+  isCacheInstruction,
+  withSiteHeaders,
+  type CompiledHeaders,
+  type HeaderPair,
+  type RulesFileLimits,
+} from '../../src/rules/index.js';
 
 const LIMITS: RulesFileLimits = { maxEntries: 100, maxLineChars: 2000, maxFileBytes: 1024 * 1024 };
 
@@ -114,6 +122,34 @@ describe('_headers: what an answer gets', () => {
 
   it('answers undefined when no block matches, so a path costs nothing extra', () => {
     expect(headersFor(compiled('/a\n  X: 1'), ['b'])).toBeUndefined();
+  });
+});
+
+describe('cache instructions that a protected site does not keep', () => {
+  it.each<[string, boolean]>([
+    ['cache-control', true],
+    ['cdn-cache-control', true],
+    ['cloudflare-cdn-cache-control', true],
+    ['vercel-cdn-cache-control', true],
+    ['netlify-cdn-cache-control', true],
+    ['fastly-cdn-cache-control', true],
+    ['x-litespeed-cache-control', true],
+    ['x-litespeed-cache', true],
+    ['expires', true],
+    ['x-accel-expires', true],
+    ['pragma', true],
+    ['edge-control', true],
+    ['surrogate-control', true],
+    ['surrogate-key', true],
+    ['netlify-vary', true],
+    ['cache-tag', true],
+    ['x-frame-options', false],
+    ['content-security-policy', false],
+    ['link', false],
+    ['vary', false],
+    ['access-control-allow-origin', false],
+  ])('%s: %s', (name, expected) => {
+    expect(isCacheInstruction(name)).toBe(expected);
   });
 });
 

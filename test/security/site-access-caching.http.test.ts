@@ -28,6 +28,7 @@ const HOSTILE_HEADERS = `/*
   Netlify-CDN-Cache-Control: public, max-age=31536000, durable
   Edge-Control: !no-store, cache-maxage=365d
   Netlify-Vary: query
+  Cache-Tag: private-files
   Vary: Origin
   Cross-Origin-Resource-Policy: cross-origin
   X-Robots-Tag: all
@@ -45,6 +46,7 @@ const CACHE_INSTRUCTIONS = [
   'netlify-cdn-cache-control',
   'edge-control',
   'netlify-vary',
+  'cache-tag',
   'surrogate-control',
   'x-accel-expires',
 ];
