@@ -22,9 +22,10 @@ import { createPasswordChecker } from './password-check.js';
  * The gate of protected sites (issue 23). Public sites never get here: serving checks one field
  * (`site.access`) and goes on. A visitor of a protected site gets in with, in order:
  *
- * - a cookie this site host set (signed with the server secret, bound to the host label, the site
- *   and the time its access rule was set, so setting it again signs everyone out; a member's cookie
- *   also names the account, which must still be a member);
+ * - a cookie this host set (signed with the server secret, bound to the host — its label, or the
+ *   custom domain — the site and the time its access rule was set, so setting it again signs
+ *   everyone out; a member's cookie also names the account, which must still be a member; any
+ *   valid one among several of the same name will do);
  * - an API token of a member as `Authorization: Bearer pl_…` (agents checking their own work);
  * - password mode: the password as HTTP Basic auth (any user name), or through the sign-in form;
  * - members mode: a single-use ticket from the app (`/.plinth/ticket`), which sets the cookie.
