@@ -111,7 +111,8 @@ export function createPasswordChecker(options: PasswordCheckerOptions): Password
       // Only a right password gives its try back. One that could not be judged (`busy`) keeps it:
       // else, with the hashing bound kept full, a password remembered as good would answer 200 and
       // every other 503, for free.
-      if (outcome === 'ok' && checks.length > 0) await giveBack(checks, takenAt);
+      // Not awaited: the visitor need not wait for it, and until it lands the count only errs high.
+      if (outcome === 'ok' && checks.length > 0) void giveBack(checks, takenAt);
       return outcome;
     },
   };
