@@ -204,16 +204,29 @@ export function headersFor(compiled: CompiledHeaders, segments: readonly string[
 }
 
 /**
+ * Compiled rules as they may be served: headers refused since a deploy stored them
+ * (`Clear-Site-Data`, instructions to the proxy in front) taken out. The same object when there
+ * are none, as there are in every deploy since; read once per revision, never per request.
+ */
+export function servableHeaders(compiled: CompiledHeaders): CompiledHeaders {
+  const refused = (name: string): boolean => !siteMaySend(name.toLowerCase());
+  if (!compiled.blocks.some((block) => block.set.some(([name]) => refused(name)) || block.remove.some(refused))) return compiled;
+  return {
+    ...compiled,
+    blocks: compiled.blocks.map((block) => ({
+      ...block,
+      set: block.set.filter(([name]) => !refused(name)),
+      remove: block.remove.filter((name) => !refused(name)),
+    })),
+  };
+}
+
+/**
  * The server's headers for an answer with a site's applied: a site's value replaces the
  * server's (Cache-Control, Referrer-Policy), Vary is added to, `remove` drops the server's.
- * Headers a site may no longer send (refused since its deploy) are left out.
  */
 export function withSiteHeaders(list: readonly HeaderPair[], site: SiteHeaders): HeaderPair[] {
-  const own = new Map<string, HeaderPair>();
-  for (const pair of site.set) {
-    const lower = pair[0].toLowerCase();
-    if (siteMaySend(lower)) own.set(lower, pair);
-  }
+  const own = new Map(site.set.map((pair) => [pair[0].toLowerCase(), pair] as const));
   const out: HeaderPair[] = [];
   for (const pair of list) {
     const lower = pair[0].toLowerCase();
@@ -226,7 +239,7 @@ export function withSiteHeaders(list: readonly HeaderPair[], site: SiteHeaders):
       // Replaced: the site's pair goes out below, in its place in the site's order.
       continue;
     }
-    if (site.remove.includes(lower) && !KEPT.has(lower) && siteMaySend(lower)) continue;
+    if (site.remove.includes(lower) && !KEPT.has(lower)) continue;
     out.push(pair);
   }
   for (const pair of own.values()) out.push(pair);

@@ -3,6 +3,7 @@ import {
   compileHeaders,
   headersFor,
   isCacheInstruction,
+  servableHeaders,
   withSiteHeaders,
   type CompiledHeaders,
   type HeaderPair,
@@ -98,6 +99,11 @@ describe('_headers: what an answer gets', () => {
     expect(site.set.map(([name]) => name)).toEqual(['B', 'A', 'C']);
   });
 
+  it('keeps rules with nothing refused as they are', () => {
+    const rules = compiled('/*\n  X-Frame-Options: DENY\n  ! Referrer-Policy');
+    expect(servableHeaders(rules)).toBe(rules);
+  });
+
   it('leaves out headers refused since a deploy stored them (rules compiled before the refusal)', () => {
     const stored: CompiledHeaders = {
       blocks: [
@@ -115,7 +121,7 @@ describe('_headers: what an answer gets', () => {
         },
       ],
     };
-    const lines = withSiteHeaders(SERVER, headersFor(stored, ['page'])!).map(([name]) => name.toLowerCase());
+    const lines = withSiteHeaders(SERVER, headersFor(servableHeaders(stored), ['page'])!).map(([name]) => name.toLowerCase());
     expect(lines).toContain('x-frame-options');
     for (const refused of ['clear-site-data', 'x-accel-redirect', 'x-sendfile', 'surrogate-control']) expect(lines).not.toContain(refused);
   });
