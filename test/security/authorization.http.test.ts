@@ -292,7 +292,7 @@ const OPERATIONS: Record<string, Operation> = {
   'GET /v1/sites/:name/access': {
     call: (w) => ({ path: `/v1/sites/${w.site.name}/access` }),
     statuses: [401, 200, 404, 403, 410, 404, 200, 200, 200],
-    check: (body) => expect(body).toEqual({ access: { mode: 'public' } }),
+    check: (body) => expect(body).toEqual({ access: { mode: 'public', previews: 'public' } }),
   },
   'PUT /v1/sites/:name/access': {
     call: (w) => ({ method: 'PUT', path: `/v1/sites/${w.site.name}/access`, json: { mode: 'members' } }),

@@ -32,9 +32,9 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
     return renderSite(context, site, state, status);
   }
 
-  function renderSite(context: PageContext, site: SiteView, state: SiteFormState, status: number): AppResponse {
+  async function renderSite(context: PageContext, site: SiteView, state: SiteFormState, status: number): Promise<AppResponse> {
     const may = (action: SiteAction): boolean => site.permissions.includes(action);
-    const revisions = ops.revisions.list(context.caller, site.name, { limit: 50, cursor: context.request.query.get('revisions') ?? undefined });
+    const revisions = await ops.revisions.list(context.caller, site.name, { limit: 50, cursor: context.request.query.get('revisions') ?? undefined });
     const live = revisions.revisions.find((revision) => revision.id === site.live_revision?.id);
     const members = ops.members.list(context.caller, site.name);
     const checked = ops.revisions.liveWarnings(context.caller, site.name);
@@ -238,7 +238,7 @@ ${
         act(context, async (name, form) => {
           const result = await ops.revisions.rollback(context.caller, name, form.get('revision') ?? '');
           const from = result.revision.rollback_of
-            ? ops.revisions.list(context.caller, name, { limit: 200 }).revisions.find((r) => r.id === result.revision.rollback_of)?.number
+            ? (await ops.revisions.list(context.caller, name, { limit: 200 })).revisions.find((r) => r.id === result.revision.rollback_of)?.number
             : undefined;
           return redirectWithFlash(context, siteHref(name), {
             notice: `Rolled back: the content of revision ${from ?? ''} is live again as revision ${result.revision.number}.`,
