@@ -211,7 +211,7 @@ export function toolSpecs(): ToolSpec[] {
         ['site', 'revision'],
       ),
       outputSchema: outputs.revisionDeleted,
-      annotations: changes(true, true),
+      annotations: changes(true),
       run: async ({ ops, caller }, args) => ops.revisions.delete(caller, String(args.site), args.revision),
     },
     {
