@@ -91,10 +91,12 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
   const payloadOf = (label: string, site: SiteRecord, account: string, expires: number): string =>
     `v1|${label}|${site.id}|${site.access!.mode}|${site.access!.since}|${account}|${expires}`;
 
-  const makeCookie = (label: string, site: SiteRecord, account: string, until = now() + COOKIE_LIFETIME_MS): string => {
-    const expires = Math.min(until, now() + COOKIE_LIFETIME_MS);
+  /** `until`: a preview link's cookie lasts no longer than the link. */
+  const makeCookie = (label: string, site: SiteRecord, account: string, until = Infinity): string => {
+    const at = now();
+    const expires = Math.min(until, at + COOKIE_LIFETIME_MS);
     const value = `${account}.${expires}.${sign(payloadOf(label, site, account, expires))}`;
-    return `${cookieName}=${value}; Path=/; Max-Age=${Math.max(0, Math.floor((expires - now()) / 1000))}; HttpOnly; SameSite=Lax${config.access.secureCookies ? '; Secure' : ''}`;
+    return `${cookieName}=${value}; Path=/; Max-Age=${Math.floor((expires - at) / 1000)}; HttpOnly; SameSite=Lax${config.access.secureCookies ? '; Secure' : ''}`;
   };
 
   /** Whether the request's cookie was made by this host for this site under its current rule. */

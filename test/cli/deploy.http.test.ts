@@ -222,21 +222,30 @@ describe('plinth sites, revisions and rollback', () => {
     writeTree(dir, { 'index.html': '<h1>live</h1>' });
     expect((await run(['deploy', dir], { PLINTH_TOKEN: token })).status).toBe(0);
     const state = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string; revision: string };
-    writeTree(dir, { 'index.html': '<h1>mistake</h1>' });
-    expect((await run(['deploy', '--draft', dir], { PLINTH_TOKEN: token })).status).toBe(0);
-    writeTree(dir, { 'index.html': '<h1>another draft</h1>' });
-    expect((await run(['deploy', '--draft', dir], { PLINTH_TOKEN: token })).status).toBe(0);
+    // Two drafts, stored as `deploy --draft` stores them (that command is tested above).
+    const drafts: string[] = [];
+    for (const html of ['<h1>mistake</h1>', '<h1>another draft</h1>']) {
+      const entry = await server.store.blobs.putFile(Buffer.from(html), 'text/html; charset=utf-8', { compress: false });
+      const result = await server.store.commitRevision({
+        site: state.site,
+        baseRevision: state.revision,
+        files: new Map([['index.html', entry]]),
+        kind: 'deploy',
+        createdBy: 'test',
+        publish: false,
+      });
+      if (!result.ok) throw new Error(result.reason);
+      drafts.push(result.revision.id);
+    }
 
     const deleted = await run(['revisions', 'delete', '2', dir], { PLINTH_TOKEN: token });
     expect(deleted.status).toBe(0);
     expect(deleted.stdout).toContain(`Deleted revision 2 of ${state.site}`);
     expect((await request({ port: server.port, host: `2--${state.site}.sites.localhost` })).status).toBe(410);
-    const third = server.store.getRevisionByNumber(server.store.getSite(state.site)!.id, 3)!;
-    const byId = await run(['revisions', 'delete', third.id, dir, '--json'], { PLINTH_TOKEN: token });
+    const byId = await run(['revisions', 'delete', drafts[1]!, dir, '--json'], { PLINTH_TOKEN: token });
     expect(byId.status).toBe(0);
-    expect(JSON.parse(byId.stdout)).toMatchObject({ revision: { id: third.id, number: 3 }, deleted: true });
-    const listed = JSON.parse((await run(['revisions', dir, '--json'], { PLINTH_TOKEN: token })).stdout) as { revisions: Array<{ number: number }> };
-    expect(listed.revisions.map((r) => r.number)).toEqual([1]);
+    expect(JSON.parse(byId.stdout)).toMatchObject({ revision: { id: drafts[1], number: 3 }, deleted: true });
+    expect(server.store.listRevisions(server.store.getSite(state.site)!.id).revisions.map((r) => r.number)).toEqual([1]);
 
     const live = await run(['revisions', 'delete', '1', dir], { PLINTH_TOKEN: token });
     expect(live.status).toBe(1);
