@@ -260,8 +260,14 @@ ${
         const number = context.request.params[1]!;
         const site = await ops.sites.get(context.caller, name);
         if (!('name' in site)) throw new Error('claim poll for a signed-in person');
-        const revisions = (await ops.revisions.list(context.caller, site.name, { limit: 200 })).revisions;
-        const revision = /^[1-9]\d{0,8}$/.test(number) ? revisions.find((r) => r.number === Number(number)) : undefined;
+        // The revision as the listing shows it (in reach, not deleted), however far back it is.
+        let revision: RevisionView | undefined;
+        let cursor: string | null | undefined;
+        while (/^[1-9]\d{0,8}$/.test(number) && revision === undefined && cursor !== null) {
+          const listed = await ops.revisions.list(context.caller, site.name, { limit: 200, cursor: cursor ?? undefined });
+          revision = listed.revisions.find((r) => r.number === Number(number));
+          cursor = listed.next_cursor;
+        }
         const back = { href: `/sites/${site.name}`, label: `Back to ${site.name}` };
         if (!revision) return messagePage(context, 404, 'No such revision', html`<p>${site.name} has no revision ${number} within its history.</p>`, back);
         if (!site.permissions.includes('delete_revision'))
