@@ -23,3 +23,4 @@ export * from './preview-host.js';
 export * from './site-access.js';
 export * from './proxy-trust.js';
 export * from './rule-index.js';
+export * from './preview-links.js';

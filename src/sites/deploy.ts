@@ -10,6 +10,7 @@ import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
 import { checkTier, compactEntry, sitesLimitError } from './limits.js';
 import { entryAt, manifestOperations, reusableContents, type ManifestInput, type ManifestView } from './manifest.js';
+import { previewLinks } from './preview-links.js';
 import { claimKeyFor } from './sealed-token.js';
 import { randomSiteName } from './site-names.js';
 import type { DeployView as DeployShape } from './shapes.js';
@@ -78,6 +79,7 @@ const NAME_ATTEMPTS = 8;
 /** `POST /v1/deploy` (SPEC 4.1, 4.2) and the MCP `deploy_site` tool. */
 export function deployOperations(deps: OperationsDeps): DeployOperations {
   const { store, config, log } = deps;
+  const links = previewLinks(deps);
   const { decide, conflict, takeAnonymousTokens } = deployDecisions(deps);
   const manifests = manifestOperations(deps);
 
@@ -453,7 +455,8 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       }
       log.info({ site: result.site.name, revision: result.revision.id, files: files.size, kind: result.revision.kind }, 'deploy.published');
       const url = siteUrl(config.publicUrls, result.site.name);
-      const revision = deployRevisionView(result.revision, result.site, config.publicUrls);
+      // A draft's preview_url is a preview link while the site keeps its previews to members.
+      const revision = deployRevisionView(result.revision, result.site, config.publicUrls, live ? undefined : await links.of(result.site));
       const view: DeployView = {
         site: deploySiteView(result.site, config.publicUrls),
         revision,
