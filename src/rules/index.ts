@@ -21,3 +21,4 @@ export * from './site-resolve.js';
 export * from './history-reach.js';
 export * from './preview-host.js';
 export * from './site-access.js';
+export * from './closest-name.js';
