@@ -613,6 +613,22 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
   });
 }
 
+/**
+ * What a server cannot run with although every setting is valid alone (`plinth admin` can: it
+ * moves records alone, and manages accounts without touching blobs). Empty when it can start.
+ */
+export function serverConfigProblems(config: Readonly<Config>): string[] {
+  const problems: string[] = [];
+  if (config.databaseUrl !== undefined && config.blobs.bucket === undefined) {
+    // Without a shared bucket a node keeps the blobs of the deploys it takes on its own disk, and
+    // every other node answers those sites with errors.
+    problems.push(
+      "PLINTH_DATABASE_URL is set without PLINTH_S3_BUCKET: the nodes of a cluster share their blobs through a bucket. Set PLINTH_S3_BUCKET (and the other PLINTH_S3_* settings) to the cluster's bucket.",
+    );
+  }
+  return problems;
+}
+
 /** An IPv4 or IPv6 address with an optional port, as node:dns `setServers` takes them. */
 function isDnsServer(value: string): boolean {
   const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(value);

@@ -1,9 +1,9 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { loadConfig, redactConfig, siteUrl, type Config } from './config.js';
+import { loadConfig, redactConfig, serverConfigProblems, siteUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from './store/index.js';
+import { bucketOptionsOf, checkBucket, claimBucket, connectStore, ownerOf, REPLICA_POLL_MS, type BucketOwner, type Store } from './store/index.js';
 import { startCacheTrimmer } from './runtime/blob-bucket.js';
 import { setHeapGrowth } from './runtime/heap-growth.js';
 import { startSweeper } from './runtime/sweeper.js';
@@ -30,10 +30,11 @@ async function main(): Promise<void> {
   let config: Readonly<Config>;
   try {
     config = loadConfig();
+    const problems = serverConfigProblems(config);
+    if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
     loadNativeUws({ fallbackRequested: config.uwsFallbackRequested });
   } catch (err) {
-    process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    refuse(err);
   }
   const log = createLogger({ level: config.logLevel });
   log.info({ config: redactConfig(config) }, 'config.loaded');
@@ -47,16 +48,28 @@ async function main(): Promise<void> {
   // The main thread keeps its own store handle for start-up cleanup and the sweeper. In a cluster
   // it builds the replica first if it must (before any HTTP thread opens it), and keeps it
   // current for every thread of the process.
+  const bucket = bucketOptionsOf(config);
   let store: Store;
+  let bucketOwner: BucketOwner | undefined;
   try {
+    // A wrong bucket name or key is told now, not as `500 internal` at the first deploy.
+    if (bucket) await checkBucket(bucket);
     store = await connectStore({
       dir: config.dataDir,
-      bucket: bucketOptionsOf(config),
+      bucket,
       ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/main` } : {}),
     });
+    if (bucket) {
+      // Only the bucket's own installation may collect it (see store/bucket-owner.ts).
+      bucketOwner = await ownerOf(store);
+      const outcome = await claimBucket(bucket, bucketOwner, store.listSiteIds().length > 0).catch(async (err: unknown) => {
+        await store.close();
+        throw err;
+      });
+      log.info({ bucket: bucket.bucket, owner: bucketOwner, outcome }, 'bucket.owned');
+    }
   } catch (err) {
-    process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    refuse(err);
   }
   // A replica the log has moved past cannot be trusted: exit, and the next start rebuilds it.
   const stopFollowing = store.cluster
@@ -66,10 +79,6 @@ async function main(): Promise<void> {
       })
     : undefined;
   if (store.cluster) log.info({ cluster: store.cluster.clusterId, applied: store.cluster.applied() }, 'cluster.following');
-  if (store.cluster && !store.blobs.bucket) {
-    // Fine for one node; a second node would lack the blobs of every deploy this one takes.
-    log.warn({ blobs: config.dataDir }, 'cluster.blobs_on_this_node_only');
-  }
   // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.
   const swept = await store.blobs.sweepTemp(STALE_TEMP_MS, { atStartup: true });
   if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');
@@ -90,6 +99,7 @@ async function main(): Promise<void> {
           blobGraceMs: config.blobGraceMs,
           intervalMs: config.sweepIntervalMs,
           checkDomains: createDomainChecker({ store, config, log: log.child({ area: 'domains' }) }),
+          bucketOwner,
         })
       : () => Promise.resolve();
   // The TLS terminator's question (custom domains), answered from this node's replica.
@@ -190,6 +200,12 @@ function stopThread(worker: Worker): Promise<boolean> {
     worker.once('exit', () => resolve(finished));
     worker.postMessage({ type: 'stop' });
   });
+}
+
+/** Stops a start that cannot go on, saying why on standard error. */
+function refuse(err: unknown): never {
+  process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
 }
 
 const delay = (ms: number): Promise<undefined> => new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { CLI_SETTINGS, defaultHttpThreads, loadConfig, redactConfig, SERVER_SETTINGS, siteUrl, unknownSettings } from '../src/config.js';
+import { CLI_SETTINGS, defaultHttpThreads, loadConfig, redactConfig, SERVER_SETTINGS, serverConfigProblems, siteUrl, unknownSettings } from '../src/config.js';
 
 describe('defaultHttpThreads', () => {
   it.each([
@@ -159,6 +159,19 @@ describe('loadConfig', () => {
     expect(loadConfig({}).listenHost).toBe('127.0.0.1');
     expect(loadConfig({ PLINTH_LISTEN_HOST: '' }).listenHost).toBe('127.0.0.1');
     expect(loadConfig({ PLINTH_LISTEN_HOST: '0.0.0.0' }).listenHost).toBe('0.0.0.0');
+  });
+});
+
+describe('serverConfigProblems', () => {
+  it.each([
+    [{}, []],
+    [{ PLINTH_S3_BUCKET: 'plinth-blobs' }, []],
+    [{ PLINTH_DATABASE_URL: 'postgres://db.internal/plinth', PLINTH_S3_BUCKET: 'plinth-blobs' }, []],
+    [{ PLINTH_DATABASE_URL: 'postgres://db.internal/plinth' }, ['PLINTH_DATABASE_URL is set without PLINTH_S3_BUCKET']],
+  ])('%o → %j', (env, fragments) => {
+    const problems = serverConfigProblems(loadConfig(env));
+    expect(problems).toHaveLength(fragments.length);
+    for (const [i, fragment] of fragments.entries()) expect(problems[i]).toContain(fragment);
   });
 });
 

@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callApi } from '../helpers/http.js';
@@ -59,6 +60,17 @@ async function requirePassword(): Promise<string> {
     await client.end();
   }
   return postgres.url.replace('postgres://plinth@', 'postgres://alice:wrong@');
+}
+
+/** The id of the cluster whose records are in the database at `url`. */
+async function clusterIdOf(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ value: string }>("SELECT value FROM plinth_meta WHERE key = 'cluster_id'")).rows[0]!.value;
+  } finally {
+    await client.end();
+  }
 }
 
 /** A port that takes connections and never answers: PostgreSQL behind a firewall that drops packets. */
@@ -129,4 +141,34 @@ describe('PostgreSQL failures keep their cause', () => {
       await postgres.resume();
     }
   });
+});
+
+describe('a node never runs on blobs it does not own', () => {
+  it('refuses PLINTH_DATABASE_URL without a bucket', async () => {
+    const output = await refusal({ PLINTH_DATABASE_URL: await postgres.createDatabase('no_bucket') });
+    expect(output).toContain('PLINTH_DATABASE_URL is set without PLINTH_S3_BUCKET');
+  });
+
+  it("refuses another cluster's bucket, and a node without PLINTH_DATABASE_URL on a cluster's bucket; the bucket keeps every blob", async () => {
+    const bucket = await s3.createBucket(`plinth-owned-${Date.now()}`);
+    const url = await postgres.createDatabase('owner');
+    const node = await startMain(mainEnv(tempDir('plinth-owner-'), { PLINTH_DATABASE_URL: url, ...bucket }), { timeoutMs: 60_000 });
+    started.push(node);
+    const deployed = await callApi(node.port, { method: 'POST', path: '/v1/deploy', body: { files: [{ path: 'index.html', content: '<h1>owned</h1>' }] } });
+    expect(deployed.status, deployed.text).toBe(201);
+    const objects = async () =>
+      (await s3.client.send(new ListObjectsV2Command({ Bucket: bucket.PLINTH_S3_BUCKET, Prefix: 'blobs/' }))).Contents?.map((object) => object.Key) ?? [];
+    const before = await objects();
+    expect(before.length).toBeGreaterThan(0);
+    const cluster = await clusterIdOf(url);
+
+    // A second cluster (another database) on the same bucket.
+    const other = await refusal({ PLINTH_DATABASE_URL: await postgres.createDatabase('other_cluster'), ...bucket });
+    expect(other).toContain(`belongs to the cluster ${cluster}, not to the cluster `);
+    // The node of the incident: the cluster's bucket, no database (the variable left out).
+    const alone = await refusal({ ...bucket, PLINTH_SWEEP_INTERVAL_S: '1', PLINTH_BLOB_GRACE_S: '60' });
+    expect(alone).toContain(`belongs to the cluster ${cluster}, not to the embedded install`);
+    expect(alone).toContain("Set PLINTH_DATABASE_URL to that cluster's database");
+    expect(await objects()).toEqual(before);
+  }, 180_000);
 });

@@ -1,18 +1,28 @@
+import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from '../helpers/http.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
+import { startS3, type TestS3 } from '../helpers/s3.js';
 import { tempDir } from '../helpers/sites.js';
 
 /**
  * The process as an operator starts it (`node dist/main.js`), given what operators get wrong:
- * it refuses to start on a setting it does not know, and a local install cannot be reached from
- * the network.
+ * it refuses to start on a setting it does not know or a bucket it cannot use or that is not its
+ * own, and a local install cannot be reached from the network.
  */
 
+const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
 const started: MainProcess[] = [];
+let s3: TestS3;
+beforeAll(async () => {
+  s3 = await startS3('plinth-fail-closed');
+});
 afterAll(async () => {
   for (const main of started) await killMain(main);
+  await s3?.stop();
 });
 
 async function start(env: Record<string, string>): Promise<MainProcess> {
@@ -20,6 +30,40 @@ async function start(env: Record<string, string>): Promise<MainProcess> {
   started.push(main);
   return main;
 }
+
+/** The output of a start that must fail: the process exits 1 before it listens. */
+async function refusal(env: Record<string, string>): Promise<string> {
+  try {
+    started.push(await startMain(env));
+  } catch (err) {
+    const message = (err as Error).message;
+    expect(message).toMatch(/exited with 1 before listening/);
+    return message;
+  }
+  throw new Error('the server started');
+}
+
+function plinth(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** The owner a bucket's marker names, or undefined without a marker. */
+async function markedOwner(bucket: string): Promise<{ kind: string; id: string } | undefined> {
+  try {
+    const found = await s3.client.send(new GetObjectCommand({ Bucket: bucket, Key: 'plinth/owner.json' }));
+    return JSON.parse(await found.Body!.transformToString()).owner;
+  } catch {
+    return undefined;
+  }
+}
+
+let buckets = 0;
+/** A new bucket of its own for a test, and the settings that name it. */
+const freshBucket = (): Promise<Record<string, string>> => s3.createBucket(`plinth-closed-${++buckets}-${Date.now()}`);
 
 /** Whether a TCP connection to `host:port` is accepted. */
 function accepts(host: string, port: number): Promise<boolean> {
@@ -57,5 +101,55 @@ describe('where a local install listens', () => {
 
     const everywhere = await start(mainEnv(tempDir(), { PLINTH_LISTEN_HOST: '0.0.0.0' }));
     expect(await accepts('127.0.0.2', everywhere.port)).toBe(true);
+  });
+});
+
+describe('the bucket at start-up', () => {
+  it.each([
+    [
+      'a bucket that does not exist',
+      () => ({ ...s3.env, PLINTH_S3_BUCKET: 'no-such-bucket' }),
+      'the bucket "no-such-bucket" at http://127.0.0.1:',
+      'there is no bucket of that name (NoSuchBucket)',
+    ],
+    ['an unknown access key', () => ({ ...s3.env, AWS_ACCESS_KEY_ID: 'NOT-A-KEY' }), 'cannot be used', 'the credentials were refused (InvalidAccessKeyId'],
+    ['an endpoint nothing answers at', () => ({ ...s3.env, PLINTH_S3_ENDPOINT: 'http://127.0.0.1:9' }), 'http://127.0.0.1:9 cannot be reached', 'ECONNREFUSED'],
+  ])('refuses %s, saying so', async (_what, settings, where, why) => {
+    const output = await refusal(mainEnv(tempDir(), settings()));
+    expect(output).toContain('PLINTH_S3_BUCKET: ');
+    expect(output).toContain(where);
+    expect(output).toContain(why);
+  });
+
+  it("marks a new bucket as its install's, and refuses a bucket marked as another install's until it is adopted", async () => {
+    const bucket = await freshBucket();
+    const firstDir = tempDir('plinth-first-');
+    const owner = await start(mainEnv(firstDir, bucket));
+    const marked = await markedOwner(bucket.PLINTH_S3_BUCKET!);
+    expect(marked).toMatchObject({ kind: 'install' });
+    await killMain(owner, 'SIGTERM');
+
+    // Another install (its own data directory) would delete the first one's blobs as unreferenced.
+    const otherDir = tempDir('plinth-other-');
+    const output = await refusal(mainEnv(otherDir, bucket));
+    expect(output).toContain(`belongs to the embedded install ${marked!.id}, not to the embedded install`);
+    expect(output).toContain('plinth admin bucket adopt');
+    expect(await markedOwner(bucket.PLINTH_S3_BUCKET!)).toEqual(marked);
+
+    // Handed over on purpose: the other install starts, and the first one no longer does.
+    const adopted = await plinth({ PLINTH_DATA_DIR: otherDir, ...bucket }, 'admin', 'bucket', 'adopt');
+    expect(adopted.code, adopted.stderr).toBe(0);
+    expect(JSON.parse(adopted.stdout)).toMatchObject({ bucket: bucket.PLINTH_S3_BUCKET, owner: { kind: 'install' }, previous: marked });
+    await start(mainEnv(otherDir, bucket));
+    expect(await refusal(mainEnv(firstDir, bucket))).toContain(`not to the embedded install ${marked!.id}`);
+  }, 180_000);
+
+  it('refuses an unmarked bucket that holds blobs when its own records hold no site', async () => {
+    const bucket = await freshBucket();
+    const key = `blobs/ab/cd/ab${'cd'.padEnd(62, '0')}`;
+    await s3.client.send(new PutObjectCommand({ Bucket: bucket.PLINTH_S3_BUCKET, Key: key, Body: 'a blob of someone' }));
+    const output = await refusal(mainEnv(tempDir(), bucket));
+    expect(output).toContain('holds blobs but no marker');
+    expect(await markedOwner(bucket.PLINTH_S3_BUCKET!)).toBeUndefined();
   });
 });
