@@ -5,6 +5,8 @@ import { loadConfig, redactConfig, serverConfigProblems, siteUrl, type Config } 
 import { createLogger, type Logger } from './log.js';
 import { bucketOptionsOf, checkBucket, claimBucket, connectStore, ownerOf, REPLICA_POLL_MS, type BucketOwner, type Store } from './store/index.js';
 import { startCacheTrimmer } from './runtime/blob-bucket.js';
+import { lockDataDir, type DataDirLock } from './runtime/data-dir-lock.js';
+import { checkPortFree } from './runtime/port-check.js';
 import { setHeapGrowth } from './runtime/heap-growth.js';
 import { startSweeper } from './runtime/sweeper.js';
 import { startTlsAsk } from './runtime/tls-ask.js';
@@ -43,6 +45,15 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => log.error({ err }, 'process.unhandled_rejection'));
 
   mkdirSync(config.dataDir, { recursive: true });
+  let dataDirLock: DataDirLock;
+  try {
+    // Before anything here touches the directory: a server running on it owns its spool.
+    dataDirLock = await lockDataDir(config.dataDir);
+    // Early, so that a busy port is told before a replica is built; again right before listening.
+    if (config.port !== 0) await checkPortFree(config.listenHost, config.port);
+  } catch (err) {
+    refuse(err);
+  }
   // Uploads spooled by a previous run that died mid-request; no request is in flight yet.
   rmSync(config.spoolDir, { recursive: true, force: true });
   // The main thread keeps its own store handle for start-up cleanup and the sweeper. In a cluster
@@ -86,6 +97,11 @@ async function main(): Promise<void> {
   const threads: Worker[] = [];
   // uWS does not share a port it was given as 0 between threads, so pick the port first.
   let port = config.port === 0 ? await findFreePort(config.listenHost) : config.port;
+  try {
+    await checkPortFree(config.listenHost, port);
+  } catch (err) {
+    refuse(err);
+  }
   for (let index = 0; index < config.threads; index++) {
     const { worker, boundPort } = await startThread(config, port, index, log);
     threads.push(worker);
@@ -138,6 +154,7 @@ async function main(): Promise<void> {
     await sweepStopped;
     await stopFollowing?.();
     await store.close();
+    await dataDirLock.release();
     log.info({ cutOff: outcome.filter((finished) => !finished).length }, 'server.stopped');
     process.exit(0);
   };
@@ -150,6 +167,7 @@ async function main(): Promise<void> {
       process.exit(1);
     });
   }
+  dataDirLock.describe({ port });
   // Announced only once a stop signal would be handled: tools start sending (and stopping) at the banner.
   printBanner(config, port, tlsAsk?.port);
   log.info({ port, threads: threads.length }, 'server.listening');

@@ -153,3 +153,37 @@ describe('the bucket at start-up', () => {
     expect(await markedOwner(bucket.PLINTH_S3_BUCKET!)).toBeUndefined();
   });
 });
+
+describe('one server per port and per data directory', () => {
+  it('refuses a port another server listens on, and the first keeps every connection', async () => {
+    const dir = tempDir('plinth-first-server-');
+    const first = await start(mainEnv(dir));
+    const account = await plinth({ PLINTH_DATA_DIR: dir }, 'admin', 'account', 'create', '--email', 'port-owner@example.com');
+    expect(account.code, account.stderr).toBe(0);
+    const token = (await plinth({ PLINTH_DATA_DIR: dir }, 'admin', 'token', 'create', '--email', 'port-owner@example.com')).stdout.trim();
+
+    // Another install (its own data directory) told the same port: before, it shared it through SO_REUSEPORT.
+    const output = await refusal(mainEnv(tempDir('plinth-second-server-'), { PLINTH_PORT: String(first.port) }));
+    expect(output).toContain(`port ${first.port} on 127.0.0.1 is already in use by another process`);
+    // Every connection still reaches the first server, which knows the token.
+    for (let i = 0; i < 20; i++) {
+      const me = await request({ port: first.port, host: 'api.localhost', path: '/v1/me', headers: { authorization: `Bearer ${token}` } });
+      expect(me.status).toBe(200);
+    }
+  }, 180_000);
+
+  it('refuses a second server on a data directory in use, naming the first; plinth admin works beside it; a killed server leaves no lock', async () => {
+    const dir = tempDir('plinth-locked-');
+    const first = await start(mainEnv(dir));
+    const output = await refusal(mainEnv(dir));
+    expect(output).toContain(`Another Plinth server (pid ${first.child.pid}, port ${first.port}) is running on the data directory ${dir}`);
+    expect((await request({ port: first.port, host: 'localhost' })).status).toBe(200);
+
+    const admin = await plinth({ PLINTH_DATA_DIR: dir }, 'admin', 'account', 'create', '--email', 'beside@example.com');
+    expect(admin.code, admin.stderr).toBe(0);
+
+    await killMain(first, 'SIGKILL');
+    const next = await start(mainEnv(dir));
+    expect((await request({ port: next.port, host: 'localhost' })).status).toBe(200);
+  }, 180_000);
+});
