@@ -160,6 +160,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // By default SIGHUP ends a process at once, with no drain (a closed terminal, or a reload that
+  // daemons take it for). Nothing here can be reloaded: settings are read at start and logs go
+  // to standard output, which has no file to reopen. So it is said and otherwise ignored.
+  process.on('SIGHUP', () => log.warn({ signal: 'SIGHUP', note: 'nothing to reload: settings apply at start; still serving' }, 'server.hangup_ignored'));
   for (const worker of threads) {
     worker.on('exit', (code) => {
       if (stopping) return;

@@ -187,3 +187,17 @@ describe('one server per port and per data directory', () => {
     expect((await request({ port: next.port, host: 'localhost' })).status).toBe(200);
   }, 180_000);
 });
+
+describe('signals', () => {
+  it('logs SIGHUP and goes on serving; SIGTERM still stops it cleanly', async () => {
+    const main = await start(mainEnv(tempDir()));
+    main.child.kill('SIGHUP');
+    const deadline = Date.now() + 10_000;
+    while (!main.output().includes('server.hangup_ignored') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(main.output()).toContain('"event":"server.hangup_ignored"');
+    expect((await request({ port: main.port, host: 'localhost' })).status).toBe(200);
+    expect(main.child.exitCode).toBeNull();
+    main.child.kill('SIGTERM');
+    expect((await main.exited).code).toBe(0);
+  }, 120_000);
+});
