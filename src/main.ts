@@ -56,10 +56,10 @@ async function main(): Promise<void> {
   }
   // Uploads spooled by a previous run that died mid-request; no request is in flight yet.
   rmSync(config.spoolDir, { recursive: true, force: true });
+  const bucket = bucketOptionsOf(config);
   // The main thread keeps its own store handle for start-up cleanup and the sweeper. In a cluster
   // it builds the replica first if it must (before any HTTP thread opens it), and keeps it
   // current for every thread of the process.
-  const bucket = bucketOptionsOf(config);
   let store: Store;
   let bucketOwner: BucketOwner | undefined;
   try {
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     if (bucket) {
       // Only the bucket's own installation may collect it (see store/bucket-owner.ts).
       bucketOwner = await ownerOf(store);
-      const outcome = await claimBucket(bucket, bucketOwner, store.listSiteIds().length > 0).catch(async (err: unknown) => {
+      const outcome = await claimBucket(bucket, bucketOwner, () => store.listSiteIds().length > 0).catch(async (err: unknown) => {
         await store.close();
         throw err;
       });

@@ -50,10 +50,10 @@ export async function checkBucket(options: BucketOptions): Promise<void> {
 /**
  * Makes sure the bucket is `owner`'s before a node uses it: a bucket marked as someone else's is
  * refused; an unmarked one is marked, unless it already holds blobs and this installation has
- * no site (then it may well be another installation's, from before markers). `holdsSites`: the
- * installation's records hold at least one site. Resolves with what it did.
+ * no site (then it may well be another installation's, from before markers). `holdsSites`: whether
+ * the installation's records hold a site (asked only of an unmarked bucket). Resolves with what it did.
  */
-export async function claimBucket(options: BucketOptions, owner: BucketOwner, holdsSites: boolean): Promise<'owned' | 'claimed'> {
+export async function claimBucket(options: BucketOptions, owner: BucketOwner, holdsSites: () => boolean): Promise<'owned' | 'claimed'> {
   const bucket = createS3Bucket(options);
   try {
     const marked = await bucket.readOwner();
@@ -61,7 +61,7 @@ export async function claimBucket(options: BucketOptions, owner: BucketOwner, ho
       if (sameOwner(marked, owner)) return 'owned';
       throw new Error(refusal(options, marked, owner));
     }
-    if (!holdsSites && (await holdsBlobs(bucket))) {
+    if (!holdsSites() && (await holdsBlobs(bucket))) {
       throw new Error(
         `${whereOf(options)} holds blobs but no marker (${OWNER_KEY}) naming the installation they belong to, and ${describeOwner(owner)} has no site: ` +
           `it may be another installation's, whose blobs this node's sweeps would delete. If the bucket is this installation's, adopt it with \`plinth admin bucket adopt\` (same settings); else name another bucket.`,
