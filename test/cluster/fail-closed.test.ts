@@ -30,7 +30,7 @@ afterAll(async () => {
 /** The start-up output of a node that must refuse to start. */
 async function refusal(env: Record<string, string>): Promise<string> {
   try {
-    const main = await startMain(mainEnv(tempDir('plinth-refused-'), env), { timeoutMs: 60_000 });
+    const main = await startMain(mainEnv(tempDir('plinth-refused-'), env), { timeoutMs: 90_000 });
     started.push(main);
   } catch (err) {
     const message = (err as Error).message;
@@ -95,7 +95,7 @@ async function closedPort(): Promise<number> {
   return probe.port;
 }
 
-describe('PostgreSQL failures keep their cause', () => {
+describe('PostgreSQL failures keep their cause', { timeout: 180_000 }, () => {
   it('names a wrong password at start-up', async () => {
     const output = await refusal(nodeEnv(await requirePassword()));
     expect(output).toContain('the user or password was refused (password authentication failed for user "alice")');
@@ -124,7 +124,7 @@ describe('PostgreSQL failures keep their cause', () => {
 
   it('logs the cause of a write that failed while PostgreSQL was down', async () => {
     const url = await postgres.createDatabase('logged');
-    const main = await startMain(mainEnv(tempDir('plinth-logged-'), nodeEnv(url)), { timeoutMs: 60_000 });
+    const main = await startMain(mainEnv(tempDir('plinth-logged-'), nodeEnv(url)), { timeoutMs: 90_000 });
     started.push(main);
     await postgres.pause();
     try {
@@ -143,7 +143,7 @@ describe('PostgreSQL failures keep their cause', () => {
   });
 });
 
-describe('a node never runs on blobs it does not own', () => {
+describe('a node never runs on blobs it does not own', { timeout: 180_000 }, () => {
   it('refuses PLINTH_DATABASE_URL without a bucket', async () => {
     const output = await refusal({ PLINTH_DATABASE_URL: await postgres.createDatabase('no_bucket') });
     expect(output).toContain('PLINTH_DATABASE_URL is set without PLINTH_S3_BUCKET');
@@ -152,7 +152,7 @@ describe('a node never runs on blobs it does not own', () => {
   it("refuses another cluster's bucket, and a node without PLINTH_DATABASE_URL on a cluster's bucket; the bucket keeps every blob", async () => {
     const bucket = await s3.createBucket(`plinth-owned-${Date.now()}`);
     const url = await postgres.createDatabase('owner');
-    const node = await startMain(mainEnv(tempDir('plinth-owner-'), { PLINTH_DATABASE_URL: url, ...bucket }), { timeoutMs: 60_000 });
+    const node = await startMain(mainEnv(tempDir('plinth-owner-'), { PLINTH_DATABASE_URL: url, ...bucket }), { timeoutMs: 90_000 });
     started.push(node);
     const deployed = await callApi(node.port, { method: 'POST', path: '/v1/deploy', body: { files: [{ path: 'index.html', content: '<h1>owned</h1>' }] } });
     expect(deployed.status, deployed.text).toBe(201);
@@ -170,5 +170,5 @@ describe('a node never runs on blobs it does not own', () => {
     expect(alone).toContain(`belongs to the cluster ${cluster}, not to the embedded install`);
     expect(alone).toContain("Set PLINTH_DATABASE_URL to that cluster's database");
     expect(await objects()).toEqual(before);
-  }, 180_000);
+  });
 });

@@ -16,6 +16,8 @@ import { tempDir } from '../helpers/sites.js';
  */
 
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
+// Each test starts several processes; on a busy machine one start can take tens of seconds.
+const START_TIMEOUT_MS = 90_000;
 const started: MainProcess[] = [];
 let s3: TestS3;
 beforeAll(async () => {
@@ -27,7 +29,7 @@ afterAll(async () => {
 });
 
 async function start(env: Record<string, string>): Promise<MainProcess> {
-  const main = await startMain(env);
+  const main = await startMain(env, { timeoutMs: START_TIMEOUT_MS });
   started.push(main);
   return main;
 }
@@ -35,7 +37,7 @@ async function start(env: Record<string, string>): Promise<MainProcess> {
 /** The output of a start that must fail: the process exits 1 before it listens. */
 async function refusal(env: Record<string, string>): Promise<string> {
   try {
-    started.push(await startMain(env));
+    started.push(await startMain(env, { timeoutMs: START_TIMEOUT_MS }));
   } catch (err) {
     const message = (err as Error).message;
     expect(message).toMatch(/exited with 1 before listening/);
@@ -78,10 +80,10 @@ function accepts(host: string, port: number): Promise<boolean> {
   });
 }
 
-describe('settings that fail closed', () => {
+describe('settings that fail closed', { timeout: 180_000 }, () => {
   it('refuses to start on a mistyped PLINTH_* variable, naming it and the setting it resembles', async () => {
     // The typo of the incident: ignored, the node ran alone on the cluster's bucket.
-    const refused = startMain(mainEnv(tempDir(), { PLINTH_DATABSE_URL: 'postgres://plinth@127.0.0.1:9/plinth' }));
+    const refused = startMain(mainEnv(tempDir(), { PLINTH_DATABSE_URL: 'postgres://plinth@127.0.0.1:9/plinth' }), { timeoutMs: START_TIMEOUT_MS });
     await expect(refused).rejects.toThrow(/exited with 1 before listening/);
     await expect(refused).rejects.toThrow('PLINTH_DATABSE_URL is not a setting of Plinth (the closest one is PLINTH_DATABASE_URL)');
   });
@@ -92,7 +94,7 @@ describe('settings that fail closed', () => {
   });
 });
 
-describe('where a local install listens', () => {
+describe('where a local install listens', { timeout: 180_000 }, () => {
   it('listens on loopback only unless PLINTH_LISTEN_HOST says otherwise', async () => {
     const { PLINTH_LISTEN_HOST: _unset, ...defaults } = mainEnv(tempDir());
     const local = await start(defaults);
@@ -105,7 +107,7 @@ describe('where a local install listens', () => {
   });
 });
 
-describe('the bucket at start-up', () => {
+describe('the bucket at start-up', { timeout: 300_000 }, () => {
   it.each([
     [
       'a bucket that does not exist',
@@ -143,7 +145,7 @@ describe('the bucket at start-up', () => {
     expect(JSON.parse(adopted.stdout)).toMatchObject({ bucket: bucket.PLINTH_S3_BUCKET, owner: { kind: 'install' }, previous: marked });
     await start(mainEnv(otherDir, bucket));
     expect(await refusal(mainEnv(firstDir, bucket))).toContain(`not to the embedded install ${marked!.id}`);
-  }, 180_000);
+  });
 
   it('refuses an unmarked bucket that holds blobs when its own records hold no site', async () => {
     const bucket = await freshBucket();
@@ -155,7 +157,7 @@ describe('the bucket at start-up', () => {
   });
 });
 
-describe('one server per port and per data directory', () => {
+describe('one server per port and per data directory', { timeout: 180_000 }, () => {
   it('refuses a port another server listens on, and the first keeps every connection', async () => {
     const dir = tempDir('plinth-first-server-');
     const first = await start(mainEnv(dir));
@@ -171,7 +173,7 @@ describe('one server per port and per data directory', () => {
       const me = await request({ port: first.port, host: 'api.localhost', path: '/v1/me', headers: { authorization: `Bearer ${token}` } });
       expect(me.status).toBe(200);
     }
-  }, 180_000);
+  });
 
   it('refuses a second server on a data directory in use, naming the first; plinth admin works beside it; a killed server leaves no lock', async () => {
     const dir = tempDir('plinth-locked-');
@@ -186,10 +188,10 @@ describe('one server per port and per data directory', () => {
     await killMain(first, 'SIGKILL');
     const next = await start(mainEnv(dir));
     expect((await request({ port: next.port, host: 'localhost' })).status).toBe(200);
-  }, 180_000);
+  });
 });
 
-describe('signals', () => {
+describe('signals', { timeout: 180_000 }, () => {
   it('logs SIGHUP and goes on serving; SIGTERM still stops it cleanly', async () => {
     const main = await start(mainEnv(tempDir()));
     main.child.kill('SIGHUP');
@@ -200,7 +202,7 @@ describe('signals', () => {
     expect(main.child.exitCode).toBeNull();
     main.child.kill('SIGTERM');
     expect((await main.exited).code).toBe(0);
-  }, 120_000);
+  });
 });
 
 describe('a JSON deploy that names its site outside the body', () => {
