@@ -321,7 +321,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     trackAbort(res);
     store.blobs.fetch(missing.sha256, missing.encoding).then(
       () => {
-        if (!isAborted(res)) res.cork(() => answer(res, copy, siteName, fetches + 1, route));
+        // The gate already let this request in; the copy keeps no credentials to show it again.
+        if (!isAborted(res)) res.cork(() => answer(res, copy, siteName, fetches + 1, { ...route, granted: true }));
       },
       (err: unknown) => {
         if (isBucketUnavailable(err)) log.warn({ err, site: siteName }, 'serve.bucket_unavailable');
