@@ -35,20 +35,18 @@ export async function readState(dir: string): Promise<ServiceState | undefined> 
 }
 
 /**
- * Writes the state, readable by its owner only (it holds a token, maybe one for a whole account),
- * and keeps it out of git. A mode given to open() applies only to a file it creates, so a state
- * file that already existed with wider rights would keep them: the state goes into a new file,
- * made 0600 before a byte is written, that then replaces the old one (which also means a crash
- * never leaves half a file).
+ * Writes a file readable by its owner only (it holds a token or a secret). A mode given to open()
+ * applies only to a file it creates, so a file that already existed with wider rights would keep
+ * them: the text goes into a new file, made 0600 before a byte is written, that then replaces the
+ * old one (which also means a crash never leaves half a file).
  */
-export async function writeState(dir: string, state: ServiceState): Promise<void> {
-  const path = join(dir, STATE_FILE);
+export async function writePrivateFile(path: string, text: string): Promise<void> {
   const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(temp, 'wx', 0o600);
   try {
     // The umask can only narrow the mode open() asked for; this makes it exactly 0600.
     await handle.chmod(0o600);
-    await handle.writeFile(`${JSON.stringify(state, null, 2)}\n`);
+    await handle.writeFile(text);
     await handle.close();
     await rename(temp, path);
   } catch (err) {
@@ -56,6 +54,11 @@ export async function writeState(dir: string, state: ServiceState): Promise<void
     await unlink(temp).catch(() => undefined);
     throw err;
   }
+}
+
+/** Writes the state, readable by its owner only (it may hold an API token for a whole account), and keeps it out of git. */
+export async function writeState(dir: string, state: ServiceState): Promise<void> {
+  await writePrivateFile(join(dir, STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
   const gitignore = join(dir, '.gitignore');
   const current = existsSync(gitignore) ? await readFile(gitignore, 'utf8') : '';
   if (current.split(/\r?\n/).some((line) => line.trim() === STATE_FILE || line.trim() === `/${STATE_FILE}`)) return;
