@@ -1,5 +1,6 @@
-import { clientAddress, networkOf, type HttpRequest, type HttpResponse } from '../http/index.js';
+import { clientAddress, forwardedFor, networkOf, type HttpRequest, type HttpResponse } from '../http/index.js';
 import type { Logger } from '../log.js';
+import type { ProxyTrust } from '../rules/index.js';
 
 /**
  * `PLINTH_ACCESS_LOG=1`: one JSON line per request on stdout, through the logger. What is read of
@@ -36,8 +37,8 @@ export function accessLogPath(url: string): string {
 }
 
 /** Reads what the line needs; call in the handler, before anything else touches `req`. */
-export function readAccessDetail(res: HttpResponse, req: HttpRequest, trustProxy: boolean): AccessDetail {
-  const address = clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), trustProxy);
+export function readAccessDetail(res: HttpResponse, req: HttpRequest, trustProxy: ProxyTrust): AccessDetail {
+  const address = clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), forwardedFor(req), trustProxy);
   return {
     host: req.getHeader('host').slice(0, MAX_HOST),
     method: req.getMethod().toUpperCase(),

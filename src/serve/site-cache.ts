@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ServeConfig } from '../config.js';
-import { headersFor, isHtmlType, type CompiledHeaders, type CompiledRedirects, type SiteHeaders } from '../rules/index.js';
+import { headersFor, isHtmlType, servableHeaders, type CompiledHeaders, type CompiledRedirects, type SiteHeaders } from '../rules/index.js';
 import type { BlobStore, Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
 import { cacheControlFor } from './http-rules.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
@@ -65,6 +65,8 @@ export interface CachedSite {
   targets: Map<string, Target>;
   /** The live revision's compiled rules, read once with the record; undefined for most sites. */
   rules?: SiteRules;
+  /** Rules of revisions seen through preview addresses lately, kept so their index is built once. */
+  previewRules?: Map<string, SiteRules | undefined>;
 }
 
 export interface SiteRules {
@@ -166,7 +168,7 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
     target(cached, revision, url, query) {
       const live = revision === cached.site.liveRevision;
       // A preview follows its own revision's rules (an LMDB point read: previews are rare).
-      const rules = live ? cached.rules : rulesOf(store, revision).rules;
+      const rules = live ? cached.rules : previewRulesOf(store, cached, revision);
       // Only rules with query conditions make the answer depend on the query.
       const path = rules?.redirects?.usesQuery === true && query !== '' ? `${url}?${query}` : url;
       // A preview's targets sit beside the live ones, under a key no URL has (URLs start with `/`).
@@ -232,9 +234,21 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
   };
 }
 
+const PREVIEW_RULES_KEPT = 8;
+
+/** A preview revision's rules, kept with the site so the rules' index is built once, not per URL. */
+function previewRulesOf(store: SiteReader, cached: CachedSite, revision: string): SiteRules | undefined {
+  const kept = (cached.previewRules ??= new Map());
+  if (kept.has(revision)) return kept.get(revision);
+  if (kept.size >= PREVIEW_RULES_KEPT) kept.delete(kept.keys().next().value!);
+  const rules = rulesOf(store, revision).rules;
+  kept.set(revision, rules);
+  return rules;
+}
+
 /** A revision's compiled rules, if it has any (one LMDB read per live revision and thread). */
 function rulesOf(store: SiteReader, revision: string | undefined): { rules?: SiteRules } {
   const extras = revision === undefined ? undefined : store.getRevisionExtras(revision);
   if (extras === undefined || (extras.redirects === undefined && extras.headers === undefined)) return {};
-  return { rules: { ...(extras.redirects ? { redirects: extras.redirects } : {}), ...(extras.headers ? { headers: extras.headers } : {}) } };
+  return { rules: { ...(extras.redirects ? { redirects: extras.redirects } : {}), ...(extras.headers ? { headers: servableHeaders(extras.headers) } : {}) } };
 }

@@ -4,9 +4,11 @@
 // headers that belong to the server, oversized and pathological files; then what visitors can
 // send to a site with rules. A refused file refuses the whole deploy: the live site stays as it was.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileHeaders } from '../../src/rules/index.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { request, type TestResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { storeFiles } from '../helpers/sites.js';
 
 let server: TestServer;
 // A live anonymous site the hostile updates are aimed at; none of them may change it.
@@ -53,6 +55,17 @@ describe('rules files that must refuse the deploy', () => {
     ['a weaker X-Content-Type-Options', '_headers', '/*\n  X-Content-Type-Options: sniff', 'header_not_allowed'],
     ['removing nosniff', '_headers', '/*\n  ! X-Content-Type-Options', 'header_not_removable'],
     ['removing Vary', '_headers', '/*\n  ! Vary', 'header_not_removable'],
+    // Clear-Site-Data covers the registrable domain every site host shares: it would sign visitors out of every private site.
+    ['Clear-Site-Data: "cookies"', '_headers', '/*\n  Clear-Site-Data: "cookies"', 'header_not_allowed'],
+    ['Clear-Site-Data: "*" on one page', '_headers', '/logout\n  Clear-Site-Data: "*"', 'header_not_allowed'],
+    // Instructions to the proxy in front: serve another file, a file of its disk, or steer its cache.
+    ['X-Accel-Redirect', '_headers', '/*\n  X-Accel-Redirect: /protected/other-site/index.html', 'header_not_allowed'],
+    ['X-Accel-Expires', '_headers', '/*\n  X-Accel-Expires: 31536000', 'header_not_allowed'],
+    ['X-Sendfile', '_headers', '/*\n  X-Sendfile: /etc/passwd', 'header_not_allowed'],
+    ['X-Sendfile-Type', '_headers', '/*\n  X-Sendfile-Type: X-Accel-Redirect', 'header_not_allowed'],
+    ['X-Lighttpd-Send-File', '_headers', '/*\n  X-Lighttpd-Send-File: /etc/passwd', 'header_not_allowed'],
+    ['X-LiteSpeed-Location', '_headers', '/*\n  X-LiteSpeed-Location: /etc/passwd', 'header_not_allowed'],
+    ['Surrogate-Control', '_headers', '/*\n  Surrogate-Control: max-age=31536000', 'header_not_allowed'],
     ['a scheme-relative redirect (open redirect)', '_redirects', '/go //evil.example/ 302', 'scheme_relative_target'],
     ['a backslash redirect (/\\ is another host to browsers)', '_redirects', '/go /\\evil.example 302', 'bad_target'],
     ['a visitor-chosen host', '_redirects', '/go/:host https://:host/ 302', 'placeholder_in_host'],
@@ -67,6 +80,18 @@ describe('rules files that must refuse the deploy', () => {
     ['an over-long line', '_redirects', `/${'a'.repeat(1200)} /b`, 'line_too_long'],
     ['too many rules', '_redirects', Array.from({ length: 2001 }, (_, i) => `/r${i} /t${i}`).join('\n'), 'too_many_rules'],
     ['too many header blocks', '_headers', Array.from({ length: 101 }, (_, i) => `/p${i}\n  X-A: 1`).join('\n'), 'too_many_blocks'],
+    [
+      'a pattern over the segment cap',
+      '_redirects',
+      `/${Array(33)
+        .fill(':a')
+        .map((p, i) => `${p}${i}`)
+        .join('/')} /b`,
+      'too_many_segments',
+    ],
+    ['a header path over the segment cap', '_headers', `/${Array(32).fill('a').join('/')}/*\n  X-A: 1`, 'too_many_segments'],
+    ['too many query conditions', '_redirects', Array.from({ length: 1001 }, (_, i) => `/r${i} a=1 b=:b /t`).join('\n'), 'too_many_conditions'],
+    ['too many header lines', '_headers', `/*\n${Array.from({ length: 101 }, (_, i) => `  X-A${i}: 1`).join('\n')}`, 'too_many_headers'],
   ])('%s', async (_name, file, text, reason) => {
     const path = file.startsWith('_') ? file : '_redirects';
     const answer = await update([[path, text]]);
@@ -82,6 +107,44 @@ describe('rules files that must refuse the deploy', () => {
   });
 });
 
+describe('headers a deploy from before a refusal still holds', () => {
+  it('are dropped when served: Clear-Site-Data and instructions to the proxy in front', async () => {
+    const name = `old-rules-${Date.now().toString(36)}`;
+    const stored = compileHeaders('/*\n  X-Frame-Options: DENY', { maxEntries: 0, maxLineChars: 0, maxFileBytes: 0 });
+    if (!stored.ok) throw new Error('compile failed');
+    // As a deploy from before the refusal stored them: compiled rules with the headers in.
+    stored.compiled.blocks[0]!.set.push(
+      ['Clear-Site-Data', '"cookies"'],
+      ['X-Accel-Redirect', '/internal/other-site/secret.html'],
+      ['X-Sendfile', '/etc/passwd'],
+      ['X-LiteSpeed-Cache-Control', 'public, max-age=31536000'],
+      ['Surrogate-Control', 'max-age=31536000'],
+    );
+    const result = await server.store.commitRevision({
+      site: name,
+      create: { name, plan: 'builder', claimed: true },
+      baseRevision: null,
+      files: await storeFiles(server.store, { 'index.html': INDEX, 'app.js': 'let a = 1;' }),
+      kind: 'deploy',
+      createdBy: 'admin',
+      extras: { headers: stored.compiled },
+    });
+    expect(result.ok).toBe(true);
+    for (const [path, method] of [
+      ['/', 'GET'],
+      ['/app.js', 'GET'],
+      ['/app.js', 'HEAD'],
+      ['/missing', 'GET'],
+    ] as const) {
+      const res = await request({ port: server.port, host: `${name}.sites.localhost`, path, method });
+      expect(res.headers['x-frame-options'], path).toBe('DENY');
+      for (const refused of ['clear-site-data', 'x-accel-redirect', 'x-sendfile', 'x-litespeed-cache-control', 'surrogate-control']) {
+        expect(res.headers[refused], `${method} ${path} ${refused}`).toBeUndefined();
+      }
+    }
+  });
+});
+
 describe('what visitors can send to a site with rules', () => {
   let name: string;
   beforeAll(async () => {
@@ -90,8 +153,8 @@ describe('what visitors can send to a site with rules', () => {
       '/r/*       /:splat        301',
       '/q s=:s    /search/:s     302',
       '/ext/*     https://docs.example.com/:splat 301',
-      // Many placeholders and a splat on one line: matched segment by segment, never backtracking.
-      `/${Array.from({ length: 60 }, (_, i) => `:p${i}`).join('/')}/*  /deep/:p0/:splat  302`,
+      // As many placeholders as a pattern may have, and a splat: matched through the index, never backtracking.
+      `/${Array.from({ length: 31 }, (_, i) => `:p${i}`).join('/')}/*  /deep/:p0/:splat  302`,
     ].join('\n');
     const created = await deployTo(server.port, {
       body: jsonDeployBody([
@@ -127,7 +190,7 @@ describe('what visitors can send to a site with rules', () => {
     const started = performance.now();
     const res = await visit(name, path);
     expect(res.status).toBe(302);
-    expect(res.headers.location).toMatch(/^\/deep\/s0\/s60\//);
+    expect(res.headers.location).toMatch(/^\/deep\/s0\/s31\//);
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
