@@ -6,6 +6,7 @@ import { createMailer, operatorOperations, type OperatorOperations } from '../si
 import { connectStore, type Store } from '../store/index.js';
 import { backupCommand } from './backup.js';
 import { clusterBackupCommand } from './cluster-backup.js';
+import { bucketCommand } from './bucket.js';
 import { migrateCommand } from './migrate.js';
 import { UsageError } from './usage.js';
 
@@ -26,6 +27,8 @@ export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DA
   backup-cluster <dir>                    copy a cluster's records (pg_dump) and bucket into a new folder,
                                           while the nodes run
   restore-cluster <dir>                   put a cluster backup back (every node stopped; pg_restore)
+  bucket adopt                            mark the bucket of PLINTH_S3_* as this installation's (the cluster
+                                          of PLINTH_DATABASE_URL, else this install), whoever it belonged to
 
 Plans: ${ACCOUNT_PLANS.map((plan) => PLAN_TITLES[plan]).join(', ')} (any case).`;
 
@@ -122,6 +125,7 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
     return clusterBackupCommand({ command: group, args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
   }
   if (group === 'migrate') return migrateCommand({ args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
+  if (group === 'bucket') return bucketCommand({ args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
   const key = `${group} ${action ?? ''}`;
   const command = COMMANDS[key];
   if (command === undefined) return usageError(options, `unknown admin command "${key.trim()}"`);

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { callApi, UnreachableError, type ApiAnswer } from './api-client.js';
 import { formatBytes, progressBar, type CommandIo } from './output.js';
 import { packFiles, splitIntoParts, type FolderFile } from './pack.js';
-import type { ServiceState } from './state.js';
+import { writePrivateFile, type ServiceState } from './state.js';
 
 /**
  * A deploy by manifest (SPEC 4.1 digest deploys, in parts): the whole folder described by path,
@@ -100,7 +100,7 @@ export async function uploadInParts(
     status = made;
     secret = typeof made.json?.manifest_secret === 'string' ? made.json.manifest_secret : undefined;
     const upload: UploadState = { manifest: String(made.json!.manifest), ...(secret !== undefined ? { secret } : {}), fingerprint };
-    await writeFile(join(dir, UPLOAD_FILE), `${JSON.stringify(upload)}\n`, { mode: 0o600 });
+    await writePrivateFile(join(dir, UPLOAD_FILE), `${JSON.stringify(upload)}\n`);
   }
   const manifest = String(status.json!.manifest);
   // Every part says it: whichever arrives last publishes.

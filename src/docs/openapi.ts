@@ -345,6 +345,28 @@ function paths(): Record<string, Schema> {
         responses: { '200': json(ref('RevisionList'), 'A page of revisions.'), '400': response('BadRequest'), ...SITE_READ_ERRORS },
       },
     },
+    '/v1/sites/{name}/revisions/{id}': {
+      delete: {
+        operationId: 'deleteRevision',
+        summary: 'Delete a revision that is not live',
+        description:
+          "Owners (and the site token of an unclaimed site, its only owner). At once, on every node: the revision's preview answers `410`, its files are no longer served, listed or reusable, and rollback or promote to it is refused; blobs no other revision uses are collected by the next sweep. Its number is never used again. " +
+          'The live revision cannot be deleted (`409`): roll back or promote another one first.',
+        tags: ['Revisions'],
+        security: [SITE_TOKEN, API_TOKEN],
+        parameters: [
+          nameParam,
+          {
+            name: 'id',
+            in: 'path',
+            required: true,
+            description: 'The revision id (`rev_…`), or its number.',
+            schema: str(undefined, { pattern: '^(rev_.+|[1-9][0-9]{0,8})$' }),
+          },
+        ],
+        responses: { '200': json(ref('RevisionDeleted'), 'Deleted.'), '409': response('Conflict'), ...SITE_READ_ERRORS },
+      },
+    },
     '/v1/sites/{name}/rollback': {
       post: {
         operationId: 'rollback',
@@ -398,7 +420,7 @@ function paths(): Record<string, Schema> {
     '/v1/sites/{name}/access': {
       get: {
         operationId: 'getAccess',
-        summary: 'Who may see the site',
+        summary: 'Who may see the site and its previews',
         tags: ['Access'],
         security: [API_TOKEN],
         parameters: [nameParam],
@@ -406,9 +428,10 @@ function paths(): Record<string, Schema> {
       },
       put: {
         operationId: 'setAccess',
-        summary: 'Make the site public, password-protected or members-only',
+        summary: 'Make the site public, password-protected or members-only; keep its previews to members',
         description:
-          'Owners, account credentials only; unclaimed sites stay public. A password has 8–128 characters and is stored as a scrypt hash; setting the access again signs every visitor out.',
+          'Owners, account credentials only; unclaimed sites stay public. Send `mode`, `previews` or both; what is left out stays as it is. A password has 8–128 characters and is stored as a scrypt hash; setting the mode again signs every visitor out. ' +
+          '`previews: "members"` keeps the previews of a public site to its members (who sign in through the app, or send a member\'s API token as Bearer) and to holders of a preview link: while it is on, the `preview_url` of a draft\'s deploy answer and of the revision listing is such a link. Turning it off, or off and on again, ends every link handed out before.',
         tags: ['Access'],
         security: [API_TOKEN],
         parameters: [nameParam],
@@ -416,13 +439,17 @@ function paths(): Record<string, Schema> {
           required: true,
           content: {
             'application/json': {
-              schema: object(
-                {
-                  mode: { type: 'string', enum: ['public', 'password', 'members'] },
-                  password: str('With `mode: "password"`.', { minLength: 8, maxLength: 128 }),
-                },
-                ['mode'],
-              ),
+              schema: {
+                minProperties: 1,
+                ...object(
+                  {
+                    mode: { type: 'string', enum: ['public', 'password', 'members'] },
+                    password: str('With `mode: "password"`.', { minLength: 8, maxLength: 128 }),
+                    previews: { type: 'string', enum: ['public', 'members'], description: 'Who may see the previews while the site is public.' },
+                  },
+                  [],
+                ),
+              },
             },
           },
         },

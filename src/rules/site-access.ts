@@ -7,7 +7,24 @@
 export const ACCESS_PATHS = {
   login: '/.plinth/login',
   ticket: '/.plinth/ticket',
+  /** Where a preview link is exchanged for a cookie of that preview's host (preview-links.ts). */
+  share: '/.plinth/share',
 } as const;
+
+/**
+ * The named server secret the site hosts' access cookies are signed with; preview links are
+ * signed with a key derived from it (preview-links.ts), so the operations that hand links out
+ * and the site hosts that honour them share one secret.
+ */
+export const ACCESS_SECRET_NAME = 'site-access-cookies';
+
+/**
+ * Whether a site's previews are kept to members (and holders of a preview link) while its live
+ * address is public. A protected site's previews follow its own access instead.
+ */
+export function previewsKeptToMembers(site: { access?: object; previews?: object }): boolean {
+  return site.access === undefined && site.previews !== undefined;
+}
 
 /** How long the access cookie of a protected site lasts. */
 export const ACCESS_COOKIE_LIFETIME_MS = 7 * 24 * 3600_000;
@@ -23,4 +40,28 @@ export function safeReturnPath(raw: string | undefined | null): string {
   if (raw[0] !== '/' || raw[1] === '/' || raw[1] === '\\') return '/';
   if (/[\u0000-\u001f\u007f\\]/.test(raw)) return '/';
   return raw;
+}
+
+/** What a browser says of where a request comes from and what it is for (`Sec-Fetch-*`). */
+export interface FetchMetadata {
+  site: string;
+  mode: string;
+  dest: string;
+}
+
+/**
+ * Whether a request may reach a protected site's gate and content, from its `Sec-Fetch-*`
+ * headers. Every site host shares the site domain, so browsers count them all as one "site" and
+ * send the access cookie along with a `<script>`, `<img>` or `fetch` from any other site host:
+ * such a load would let another site read a private script or tell whether the visitor is signed
+ * in. So a request from another origin (`same-site` and `cross-site` alike) is let through only as
+ * a top-level navigation: following a link or a form to the site still works. Requests without
+ * the headers (curl, older browsers) and the browser's own (`none`: typed, bookmarked) pass.
+ */
+export function mayReachProtected(fetch: FetchMetadata): boolean {
+  const site = fetch.site.toLowerCase();
+  if (site === '' || site === 'same-origin' || site === 'none') return true;
+  const dest = fetch.dest.toLowerCase();
+  // Browsers before Sec-Fetch-Dest sent `navigate` for top-level and `nested-navigate` for frames.
+  return fetch.mode.toLowerCase() === 'navigate' && (dest === 'document' || dest === '');
 }

@@ -10,6 +10,7 @@ interface ThreadData {
   config: Config;
   port: number;
   index: number;
+  passwordHashSlots: SharedArrayBuffer;
 }
 
 /**
@@ -18,7 +19,7 @@ interface ThreadData {
  */
 type Command = { type: 'stop' } | { type: 'hurry' } | { type: 'report'; id: number };
 
-const { config, port, index } = workerData as ThreadData;
+const { config, port, index, passwordHashSlots } = workerData as ThreadData;
 const log = createLogger({ level: config.logLevel, base: { thread: index } });
 
 // One request's stray rejection must not take down every connection on this thread.
@@ -29,7 +30,7 @@ try {
   const accessLog = config.ops.accessLog
     ? createLogger({ level: 'info', base: { thread: index }, write: batchedLines((text) => process.stdout.write(text)) })
     : undefined;
-  const server = await startServer({ config, log, port, index, accessLog });
+  const server = await startServer({ config, log, port, index, passwordHashSlots, accessLog });
   const hurry = new AbortController();
   parentPort!.postMessage({ type: 'listening', port: server.port });
   parentPort!.on('message', (message: Command) => {

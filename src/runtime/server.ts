@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createApi } from '../api/index.js';
 import { createApp } from '../app/index.js';
-import { siteUrl, type Config } from '../config.js';
+import { domainUrl, siteUrl, type Config } from '../config.js';
 import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { createMcp } from '../mcp/index.js';
 import { createDocs } from '../docs/index.js';
@@ -20,6 +20,7 @@ import {
 } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
+import { ACCESS_SECRET_NAME } from '../rules/index.js';
 import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
 import { createFollowUps, createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
@@ -77,6 +78,8 @@ export interface StartServerOptions {
   followCluster?: boolean;
   /** Names this thread in the cluster's change log. */
   index?: number;
+  /** Counter of site password hashes running in the process, shared by its HTTP threads. */
+  passwordHashSlots?: SharedArrayBuffer;
   /** Where `PLINTH_ACCESS_LOG=1` writes its lines (default: `log`, at its level). */
   accessLog?: Logger;
 }
@@ -107,10 +110,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const gate = createAccessGate({
     store,
     config: config.serve,
-    secret: await store.ensureSecret('site-access-cookies', () => randomBytes(32).toString('base64url')),
-    hostUrl: (label) => siteUrl(config.publicUrls, label),
+    secret: await store.ensureSecret(ACCESS_SECRET_NAME, () => randomBytes(32).toString('base64url')),
+    hostUrl: (label) => (label.includes('.') ? domainUrl(config.publicUrls, label) : siteUrl(config.publicUrls, label)),
     log: log.child({ area: 'serve' }),
     now: options.now ?? Date.now,
+    hashSlots: options.passwordHashSlots,
   });
   const sites = createSiteServer({
     store,
@@ -167,7 +171,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const docs = createDocs({ config, log: log.child({ area: 'docs' }) });
 
   // Custom domains: hosts that are none of ours, and redirects to a site's primary domain.
-  const domains = createDomainServing({ store, hosts: config.hosts, scheme: config.publicUrls.site.startsWith('https:') ? 'https' : 'http' });
+  const domains = createDomainServing({ store, hosts: config.hosts, scheme: config.publicUrls.site.startsWith('https:') ? 'https' : 'http', now });
   const unknownHost = new ServiceError('not_found', `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`);
 
   const app = uws.App().any('/*', (res, req) => {
@@ -204,11 +208,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         return docs.handle(res, req);
       default: {
         const custom = domains.route(req.getHeader('host'));
-        if (custom?.kind === 'redirect') return domains.redirect(res, req, custom.host);
+        if (custom?.kind === 'redirect') return domains.redirect(res, req, custom);
         if (custom?.kind === 'site') {
           meter?.retag(res, HOST_KIND_INDEX.domain);
           pacer?.noteRequest();
-          sites.handle(res, req, custom.name);
+          sites.handle(res, req, custom.name, undefined, custom.domain);
           return holdIfUnfinished(res, pending);
         }
         return sendError(res, unknownHost, log, { head });

@@ -10,6 +10,7 @@ import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
 import { checkTier, compactEntry, sitesLimitError } from './limits.js';
 import { entryAt, manifestOperations, reusableContents, type ManifestInput, type ManifestView } from './manifest.js';
+import { previewLinks } from './preview-links.js';
 import { claimKeyFor } from './sealed-token.js';
 import { randomSiteName } from './site-names.js';
 import type { DeployView as DeployShape } from './shapes.js';
@@ -21,7 +22,10 @@ export interface DeployRequest {
   network: string;
   /** `json`: the body is SPEC 4.2's inline files; `archive`: tar, tgz or zip, told apart by bytes. */
   bodyKind: 'archive' | 'json';
-  /** For archives, the site and base revision named outside the body; JSON bodies name them inside. */
+  /**
+   * The site and base revision named outside the body (`?site=`, `X-Base-Revision`): archives name
+   * them only there; JSON bodies name them inside, and may name them here instead.
+   */
   site?: string;
   baseRevision?: string;
   /** Finishes a digest deploy: the body holds only the contents its manifest listed as missing. */
@@ -78,6 +82,7 @@ const NAME_ATTEMPTS = 8;
 /** `POST /v1/deploy` (SPEC 4.1, 4.2) and the MCP `deploy_site` tool. */
 export function deployOperations(deps: OperationsDeps): DeployOperations {
   const { store, config, log } = deps;
+  const links = previewLinks(deps);
   const { decide, conflict, takeAnonymousTokens } = deployDecisions(deps);
   const manifests = manifestOperations(deps);
 
@@ -102,7 +107,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
           throw new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
         }
         const fields = result.json ?? {};
-        const decision = early ?? (await decideJson(caller, fields, network));
+        const decision = early ?? (await decideJson(caller, withOutsideNames(fields, request), network));
         const files = assemble(decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
         const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
         const reused = contentsToRejudge(decision.mode === 'update' ? decision.base : undefined, result.references ?? []);
@@ -453,7 +458,8 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       }
       log.info({ site: result.site.name, revision: result.revision.id, files: files.size, kind: result.revision.kind }, 'deploy.published');
       const url = siteUrl(config.publicUrls, result.site.name);
-      const revision = deployRevisionView(result.revision, result.site, config.publicUrls);
+      // A draft's preview_url is a preview link while the site keeps its previews to members.
+      const revision = deployRevisionView(result.revision, result.site, config.publicUrls, live ? undefined : await links.of(result.site));
       const view: DeployView = {
         site: deploySiteView(result.site, config.publicUrls),
         revision,
@@ -577,4 +583,23 @@ export function linkCheckShares(site: readonly SiteFile[], threads: number): Arr
   }
   if (current.length > 0) shares.push(current);
   return shares;
+}
+
+/**
+ * A JSON body's site and base revision, taken from outside the body (`?site=`, `X-Base-Revision`)
+ * where the body leaves them out. Left out, a `?site=` was ignored and the deploy created a new
+ * site; named twice, the two must agree.
+ */
+function withOutsideNames(fields: JsonDeployFields, outside: { site?: string; baseRevision?: string }): JsonDeployFields {
+  const pick = (inside: string | undefined, given: string | undefined, bodyName: string, outsideName: string): string | undefined => {
+    if (inside !== undefined && given !== undefined && inside !== given) {
+      throw new ServiceError('bad_request', `The body's "${bodyName}" is ${inside}, but ${outsideName} is ${given}.`, {
+        agentMessage: `Name the ${bodyName === 'site' ? 'site' : 'base revision'} once: in the JSON body as "${bodyName}", or as ${outsideName}.`,
+      });
+    }
+    return inside ?? given;
+  };
+  const site = pick(fields.site, outside.site, 'site', '?site=');
+  const baseRevision = pick(fields.base_revision, outside.baseRevision, 'base_revision', 'the X-Base-Revision header');
+  return { ...fields, ...(site !== undefined ? { site } : {}), ...(baseRevision !== undefined ? { base_revision: baseRevision } : {}) };
 }

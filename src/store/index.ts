@@ -4,10 +4,11 @@ export type { AddDomainResult, DomainPatch, DomainRecords, NewDomain } from './d
 export type { LifecycleRecords } from './lifecycle.js';
 export type { MembershipRecords } from './memberships.js';
 export type { SiteRecords } from './metadata.js';
+export type { DeleteRevisionResult } from './prune.js';
 export type { ManifestRecords } from './manifests.js';
 export type { OAuthRecords } from './oauth.js';
 export type { PeopleRecords } from './sessions.js';
-export type { SiteAccessRecords, PromoteResult } from './site-access.js';
+export type { AccessChange, SiteAccessRecords, PromoteResult } from './site-access.js';
 export { hashToken, newId, sameHash } from './ids.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { connectStore, openBlobStore, openStore } from './open.js';
@@ -17,3 +18,4 @@ export { moveToCluster, type ClusterMoveReport } from './migrate.js';
 export { backupCluster, restoreCluster, type ClusterBackupReport, type ClusterRestoreReport } from './cluster-backup.js';
 export { collectBucketGarbage, referencedBlobs, type BucketGarbageOptions, type BucketGarbageStore } from './bucket-gc.js';
 export { bucketOptionsOf } from './bucket.js';
+export { adoptBucket, checkBucket, claimBucket, describeOwner, ownerOf } from './bucket-owner.js';

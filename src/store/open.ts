@@ -46,6 +46,8 @@ export async function connectStore(options: StoreOptions | ClusterStoreOptions):
   const blobs = openBlobs(options, now);
   const store: Store = { blobs, ...openMetadata(metaPath, now, blobs, records) };
   await store.cluster!.catchUp();
+  // Records of a former layout are moved through PostgreSQL, once, by whichever thread comes first.
+  await store.liftLegacyDomains();
   return store;
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Key } from 'lmdb';
 import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
+import { describePostgresFailure } from './postgres-errors.js';
 import type { RecordWrite, ReplicatedDb } from './replica.js';
 import { checkSchema, READABLE_FROM_KEY, type DatabaseSchema } from './schema-version.js';
 import type { RateCheck, RateResult } from './types.js';
@@ -116,8 +117,9 @@ const MIGRATIONS: readonly string[] = [
 /** The newest schema version this Plinth knows: that of its last migration. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-function unavailable(err: unknown): Error {
-  return Object.assign(new Error('The records database (PostgreSQL) cannot be reached.', { cause: err }), { code: RECORDS_UNAVAILABLE_CODE });
+/** A failure to use PostgreSQL at all, with its cause in the message (start-up and the log show it). */
+function unavailable(err: unknown, url: string): Error {
+  return Object.assign(new Error(describePostgresFailure(err, url), { cause: err }), { code: RECORDS_UNAVAILABLE_CODE });
 }
 
 /** Keys are stored as their JSON text: LMDB keys here are strings, numbers and arrays of them. */
@@ -136,7 +138,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       client = await pool.connect();
     } catch (err) {
       errors++;
-      throw unavailable(err);
+      throw unavailable(err, options.url);
     }
     // The server can end a connection between two queries (a restart): the client then emits
     // 'error' while it is checked out, which would take the process down without a listener.
@@ -151,7 +153,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       broken ||= isConnectionError(err);
       // Refusals of ours thrown inside a transaction (a replica too far behind) are not the database's.
       if (broken || isDatabaseError(err)) errors++;
-      throw broken ? unavailable(err) : err;
+      throw broken ? unavailable(err, options.url) : err;
     } finally {
       client.off('error', onError);
       client.release(broken);

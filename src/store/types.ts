@@ -46,6 +46,18 @@ export interface SiteRecord {
   domainsChangedAt?: number;
   /** Who may see the site; absent means public (serving checks this one field). */
   access?: SiteAccessRecord;
+  /**
+   * Previews (`<number>--<name>`) of a public site kept to members and holders of a preview link;
+   * absent: previews follow `access`. A protected site's previews always follow its own access.
+   */
+  previews?: PreviewAccessRecord;
+}
+
+/** A public site's previews kept to members (see site-access.ts). */
+export interface PreviewAccessRecord {
+  mode: 'members';
+  /** When it was turned on: cookies and preview links from before no longer count. */
+  since: number;
 }
 
 /** A protected site's access rule (see site-access.ts). */
@@ -55,6 +67,11 @@ export interface SiteAccessRecord {
   passwordHash?: string;
   /** When the rule was last set: access granted before it (cookies) no longer counts. */
   since: number;
+  /**
+   * Never stored: set on the rule serving derives for the previews of a public site kept to
+   * members (`SiteRecord.previews`), whose preview links open them too.
+   */
+  previewLinks?: true;
 }
 
 /** A single-use ticket that carries a signed-in member from the app to a members-only site host. */
@@ -97,6 +114,13 @@ export interface RevisionRecord {
   bytes: number;
   /** Stored with `publish: false` and not made live since. */
   draft?: boolean;
+  /**
+   * Set when an owner deleted the revision: its files are gone and nothing resolves it by id; the
+   * record stays (its number is never used again, its preview answers 410) until past the reach.
+   */
+  deletedAt?: number;
+  /** Who deleted it: as `createdBy`. */
+  deletedBy?: string;
 }
 
 /** Fields for a site created in the same transaction as its first revision. */
@@ -129,6 +153,7 @@ export interface CommitInput {
   files: ReadonlyMap<string, FileEntry>;
   kind: RevisionKind;
   createdBy: string;
+  /** A rollback's source revision: it must still exist at commit time (else `no_revision`). */
   rollbackOf?: string;
   /** What the deploy compiled and found besides the files (`_redirects`, `_headers`, link warnings). */
   extras?: RevisionExtras;
@@ -141,7 +166,9 @@ export type CommitResult =
   | { ok: false; reason: 'conflict'; liveRevision?: string }
   | { ok: false; reason: 'not_found' }
   | { ok: false; reason: 'name_taken' }
-  | { ok: false; reason: 'over_limit' };
+  | { ok: false; reason: 'over_limit' }
+  /** A rollback whose source revision was deleted meanwhile. */
+  | { ok: false; reason: 'no_revision' };
 
 export interface RevisionPage {
   revisions: RevisionRecord[];
@@ -287,6 +314,8 @@ export interface BucketObject {
 
 /** The blob bucket, as garbage collection sees it. */
 export interface BlobBucket {
+  /** Which installation the bucket belongs to, from its marker; undefined for a bucket without one. */
+  readOwner(): Promise<BucketOwner | undefined>;
   /** Every blob object (key, size, age), page by page. */
   list(): AsyncIterable<BucketObject>;
   /** The object, or undefined when the bucket has none under `key`. */
@@ -294,6 +323,16 @@ export interface BlobBucket {
   delete(key: string): Promise<void>;
   /** The blob and its variant a key names, or undefined for a key that is not a blob's. */
   parseKey(key: string): { sha256: string; encoding?: Encoding } | undefined;
+}
+
+/**
+ * The one Plinth installation a bucket's blobs belong to, named by the marker object the bucket
+ * carries: a cluster (its id in PostgreSQL) or an embedded install (an id kept in its data
+ * directory). Only the owner's sweeps may delete in it.
+ */
+export interface BucketOwner {
+  kind: 'cluster' | 'install';
+  id: string;
 }
 
 /** An S3-compatible bucket for blobs (AWS S3, R2, MinIO, Ceph RGW). */
@@ -568,7 +607,10 @@ export interface RateCheck {
   scope: string;
   limit: number;
   windowMs: number;
-  /** How many hits this take counts (default 1): a JSON-RPC batch counts each of its calls. */
+  /**
+   * How many hits this take counts (default 1): a JSON-RPC batch counts each of its calls. A
+   * negative number gives hits back (a site password that turned out right).
+   */
   hits?: number;
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -161,6 +161,9 @@ describe('plinth deploy in parts without a token', () => {
     const contents: Record<string, Buffer> = { 'index.html': Buffer.from('<h1>anonymous, in parts</h1>') };
     for (let i = 0; i < 6; i++) contents[`media/photo-${i}.jpg`] = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), randomBytes(120_000 + i)]);
     writeTree(dir, contents);
+    // Left readable by all by an earlier run (or a copy): the secret must not be written into it as it is.
+    writeFileSync(join(dir, UPLOAD_FILE), '{"manifest":"mf_stale","fingerprint":"another folder"}\n', { mode: 0o644 });
+    chmodSync(join(dir, UPLOAD_FILE), 0o644);
     const proxy = await cuttingProxy(server.port);
     try {
       proxy.cutAfter(300_000);

@@ -23,18 +23,19 @@ describe('accessLogPath', () => {
 });
 
 describe('batchedLines', () => {
-  it('writes the lines of one event-loop turn in one write, in order, and at once past its size', async () => {
+  it('writes the lines of a period in one write, in order, and at once past its size', async () => {
     const writes: string[] = [];
-    const line = batchedLines((text) => writes.push(text), 10);
+    const line = batchedLines((text) => writes.push(text), { maxBytes: 10, flushMs: 20 });
     line('a\n');
     line('b\n');
-    expect(writes).toEqual([]);
     await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 40));
     expect(writes).toEqual(['a\nb\n']);
     line('0123456789\n');
     expect(writes).toEqual(['a\nb\n', '0123456789\n']);
     line('c\n');
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 40));
     expect(writes).toEqual(['a\nb\n', '0123456789\n', 'c\n']);
   });
 });

@@ -1,10 +1,14 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { freePort } from '../helpers/edge.js';
 import { callApi, request } from '../helpers/http.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
+import { waitUntil } from '../helpers/proc-stats.js';
 import { publishSite, tempDir } from '../helpers/sites.js';
+import { slowUpload } from '../helpers/slow-client.js';
 
 /**
  * The operator listener of the built service (issue 31, "Health that tells the truth"): health,
@@ -181,10 +185,17 @@ describe('stdout', () => {
 describe('with the former ask settings and PLINTH_METRICS=0', () => {
   let other: MainProcess | undefined;
   let port: number;
+  const dataDir = tempDir('plinth-ops-off-');
 
   beforeAll(async () => {
     port = await freePort();
-    other = await startMain(mainEnv(tempDir('plinth-ops-off-'), { PLINTH_TLS_ASK_PORT: String(port), PLINTH_METRICS: '0' }), { timeoutMs: 60_000 });
+    // Bodies spooled, so that a spool file shows an upload has arrived.
+    other = await startMain(
+      mainEnv(dataDir, { PLINTH_TLS_ASK_PORT: String(port), PLINTH_METRICS: '0', PLINTH_MEMORY_BODY_MB: '0', PLINTH_LOG_LEVEL: 'info' }),
+      {
+        timeoutMs: 60_000,
+      },
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -199,5 +210,28 @@ describe('with the former ask settings and PLINTH_METRICS=0', () => {
     expect(metrics.text).toContain('PLINTH_METRICS=0');
     // No access log unless asked for.
     expect(other!.stdout()).not.toContain('http.request');
+  });
+
+  it('answers /readyz 503 while a stop waits for a deploy in flight, so load balancers move on first', async () => {
+    const body = Buffer.from(JSON.stringify({ files: [{ path: 'index.html', content: '<h1>during the stop</h1>' }] }));
+    const upload = slowUpload({
+      port: other!.port,
+      host: 'api.localhost',
+      path: '/v1/deploy',
+      headers: { 'content-type': 'application/json' },
+      contentLength: body.byteLength,
+    });
+    upload.write(body.subarray(0, 20));
+    expect(await waitUntil(() => readdirSync(join(dataDir, 'tmp', 'uploads')).length > 0, 10_000, 20)).toBe(true);
+    other!.child.kill('SIGTERM');
+    expect(await waitUntil(() => other!.output().includes('server.stopping'), 10_000, 20)).toBe(true);
+    let answer = await request({ port, host: '127.0.0.1', path: '/readyz' });
+    for (const deadline = Date.now() + 5000; answer.status !== 503 && Date.now() < deadline;)
+      answer = await request({ port, host: '127.0.0.1', path: '/readyz' });
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.text)).toMatchObject({ ready: false, reason: expect.stringContaining('the node is stopping') });
+    upload.end(body.subarray(20));
+    expect(await upload.outcome).toMatchObject({ status: 201 });
+    expect(await other!.exited).toEqual({ code: 0, signal: null });
   });
 });

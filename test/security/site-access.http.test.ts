@@ -1,9 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../src/store/index.js';
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { hashPassword, hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, type TestAccount } from '../api/api-helpers.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
-import { request, type TestResponse } from '../helpers/http.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { startServer } from '../../src/runtime/server.js';
+import { callApi, request, type TestResponse } from '../helpers/http.js';
+import { INGEST_WORKER } from '../helpers/server.js';
+import { tempDir } from '../helpers/sites.js';
 
 /**
  * Attacks on protected sites (issue 23): every form, cookie, ticket and header of the site host's
@@ -67,7 +73,10 @@ function expectNothingRevealed(res: TestResponse, status = 401): void {
 }
 
 beforeAll(async () => {
-  server = await startAppServer({ PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '8' }, () => clock);
+  server = await startAppServer(
+    { PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '8', PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '20', PLINTH_SITE_PASSWORD_HASHES: '0' },
+    () => clock,
+  );
   owner = await accountWithToken(server.store, 'builder');
   viewer = await accountWithToken(server.store, 'builder');
   outsider = await accountWithToken(server.store, 'builder');
@@ -104,7 +113,7 @@ describe('setting the access', () => {
   it('lets every member read the mode, and stores only a slow hash of the password', async () => {
     const site = await protectedSite('password', [[viewer, 'viewer']]);
     const read = await api(server, { path: `/v1/sites/${site.name}/access`, token: viewer.token });
-    expect(read.json).toEqual({ access: { mode: 'password' } });
+    expect(read.json).toEqual({ access: { mode: 'password', previews: 'public' } });
     const record = server.store.getSite(site.name)!;
     expect(record.access?.passwordHash).toMatch(/^scrypt\$16384\$8\$1\$/);
     expect(JSON.stringify(record)).not.toContain(PASSWORD);
@@ -201,6 +210,29 @@ describe('password sites', () => {
     }
   });
 
+  it('lets in a visitor whose real cookie comes after planted ones of the same name', async () => {
+    // On an http install any site host's script may set `plinth_access` for the whole site domain,
+    // or for a longer path, and browsers send those first: the real cookie must still count.
+    const site = await protectedSite('password');
+    const other = await protectedSite('password');
+    const real = cookieOf(await login(site.name, { password: PASSWORD }));
+    const [name, value] = real.split('=') as [string, string];
+    const otherCookie = cookieOf(await login(other.name, { password: PASSWORD }));
+    for (const planted of [
+      `${name}=junk`,
+      `${name}=`,
+      `${name}=-.${Date.now() + 86_400_000}.forged`,
+      `${otherCookie}`,
+      Array.from({ length: 5 }, (_, i) => `${name}=planted-${i}`).join('; '),
+    ]) {
+      const res = await visit(site.name, '/about', { cookie: `${planted}; ${name}=${value}` });
+      expect(res.status, planted).toBe(200);
+      expect(res.text).toContain('secret about');
+    }
+    // Planted ones alone open nothing.
+    expectNothingRevealed(await visit(site.name, '/about', { cookie: `${name}=junk; ${otherCookie}` }));
+  });
+
   it('signs everyone out when the password is set again, and expires cookies after 7 days', async () => {
     const site = await protectedSite('password');
     const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
@@ -240,6 +272,235 @@ describe('password sites', () => {
     // The form is capped the same way.
     expect((await login(site.name, { password: 'another guess entirely' })).status).toBe(429);
     clock += 3600_000;
+  });
+});
+
+/**
+ * A request from another loopback address, so from another network (IPv4 /24) as the caps count
+ * them: `127.0.<network>.1`. Linux answers every 127/8 address on the loopback interface.
+ */
+function visitFrom(
+  network: number,
+  label: string,
+  path = '/',
+  headers: Record<string, string> = {},
+  method = 'GET',
+  body?: string,
+  on: AppServer = server,
+): Promise<TestResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        localAddress: `127.0.${network}.1`,
+        port: on.port,
+        method,
+        path,
+        headers: { host: `${label}.sites.localhost:${on.port}`, connection: 'close', ...headers },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bytes, text: bytes.toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const loginFrom = (network: number, label: string, password: string) =>
+  visitFrom(
+    network,
+    label,
+    '/.plinth/login',
+    { 'content-type': 'application/x-www-form-urlencoded', origin: `http://${host(label)}` },
+    'POST',
+    new URLSearchParams({ password }).toString(),
+  );
+let networks = 10;
+
+describe('password tries', () => {
+  it('counts every try before checking it: past the cap the right password is 429 too, even one that opened the site before', async () => {
+    const site = await protectedSite('password');
+    const net = ++networks;
+    // The right password, once: it opens the site and is remembered as good.
+    expect((await visitFrom(net, site.name, '/', basic(PASSWORD))).status).toBe(200);
+    const cookie = cookieOf(await loginFrom(net, site.name, PASSWORD));
+    let wrong = 0;
+    for (let i = 0; i < 12; i++) {
+      const res = await visitFrom(net, site.name, '/', basic(`guess-${i}-${++counter}`));
+      if (res.status === 429) break;
+      expectNothingRevealed(res);
+      wrong++;
+    }
+    expect(wrong).toBeGreaterThan(0);
+    // Past the cap, no answer tells the right password from a wrong one.
+    for (const attempt of [
+      () => visitFrom(net, site.name, '/', basic(PASSWORD)),
+      () => visitFrom(net, site.name, '/about', basic(PASSWORD, 'other-user')),
+      () => visitFrom(net, site.name, '/report-2026.pdf', basic(PASSWORD), 'HEAD'),
+      () => loginFrom(net, site.name, PASSWORD),
+      () => visitFrom(net, site.name, '/', basic('a wrong one')),
+    ]) {
+      const res = await attempt();
+      expectNothingRevealed(res, 429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    // A visitor already signed in keeps going.
+    expect((await visitFrom(net, site.name, '/about', { cookie })).status).toBe(200);
+  });
+
+  it('does not use up the budget of a visitor who sends the right password with every request', async () => {
+    const site = await protectedSite('password');
+    const net = ++networks;
+    for (let i = 0; i < 20; i++) {
+      expect((await visitFrom(net, site.name, i % 2 ? '/about' : '/', basic(PASSWORD))).status).toBe(200);
+      if (i % 5 === 0) expect((await loginFrom(net, site.name, PASSWORD)).status).toBe(303);
+    }
+    // The whole budget is still there: exactly 8 wrong tries are judged.
+    let wrong = 0;
+    while (wrong < 12 && (await visitFrom(net, site.name, '/', basic(`guess-${wrong}-${++counter}`))).status === 401) wrong++;
+    expect(wrong).toBe(8);
+  });
+
+  it('lets no try slip past the cap when many are sent at once', async () => {
+    const site = await protectedSite('password');
+    const net = ++networks;
+    expect((await visitFrom(net, site.name, '/', basic(PASSWORD))).status).toBe(200);
+    const answers = await Promise.all([
+      ...Array.from({ length: 30 }, (_, i) => visitFrom(net, site.name, '/', basic(`burst-${i}-${++counter}`))),
+      visitFrom(net, site.name, '/', basic(PASSWORD)),
+    ]);
+    const wrongJudged = answers.slice(0, 30).filter((res) => res.status === 401).length;
+    expect(wrongJudged).toBeLessThanOrEqual(8);
+    for (const res of answers) expect([200, 401, 429]).toContain(res.status);
+    // Whatever the order was, the cap is full now, for the right password as well.
+    while ((await visitFrom(net, site.name, '/', basic(`more-${++counter}`))).status === 401);
+    expectNothingRevealed(await visitFrom(net, site.name, '/', basic(PASSWORD)), 429);
+  });
+
+  it('caps the tries on one site from all networks together (PLINTH_SITE_PASSWORD_TRIES_PER_SITE)', async () => {
+    const site = await protectedSite('password');
+    const other = await protectedSite('password');
+    const first = networks + 1;
+    networks += 6;
+    // 5 networks × 4 wrong tries: each network is under its own cap of 8, the site reaches its 20.
+    for (let n = 0; n < 5; n++) {
+      for (let i = 0; i < 4; i++) expectNothingRevealed(await visitFrom(first + n, site.name, '/', basic(`spread-${n}-${i}-${++counter}`)));
+    }
+    for (const res of [
+      await visitFrom(first + 5, site.name, '/', basic('one more guess')),
+      await visitFrom(first + 5, site.name, '/', basic(PASSWORD)),
+      await loginFrom(first + 5, site.name, PASSWORD),
+    ]) {
+      expectNothingRevealed(res, 429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // Other sites keep their own budget; the networks still have theirs.
+    expect((await visitFrom(first, other.name, '/', basic(PASSWORD))).status).toBe(200);
+    expectNothingRevealed(await visitFrom(first, other.name, '/', basic('wrong for the other site')));
+  });
+});
+
+describe('password hashing at once (PLINTH_SITE_PASSWORD_HASHES)', () => {
+  let bounded: AppServer;
+  beforeAll(async () => {
+    bounded = await startAppServer({
+      PLINTH_SITE_PASSWORD_HASHES: '1',
+      PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '16',
+      PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '0',
+    });
+  });
+  afterAll(async () => {
+    await bounded?.close();
+  });
+
+  it('answers 503 with Retry-After on the sign-in page, not a queue of scrypt runs, past the bound', async () => {
+    const site = await accountSite(bounded.store, await accountWithToken(bounded.store, 'builder'), [], { files: FILES });
+    await bounded.store.changeSiteAccess(site.id, { access: { mode: 'password', passwordHash: await hashPassword(PASSWORD), since: Date.now() } });
+    const net = ++networks;
+    const guess = (password: string, from = net) => visitFrom(from, site.name, '/about', basic(password), 'GET', undefined, bounded);
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => guess(`flood-${i}-${++counter}`)));
+    const busy = answers.filter((res) => res.status === 503);
+    expect(busy.length, answers.map((res) => res.status).join(' ')).toBeGreaterThan(0);
+    expect(answers.filter((res) => res.status === 401).length).toBeGreaterThan(0);
+    for (const res of answers) expect([401, 503]).toContain(res.status);
+    for (const res of busy) {
+      expectNothingRevealed(res, 503);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.text).toContain('Password required');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // Tries beyond the bound count all the same: the 16 used the network's whole budget, so a
+    // full bound never answers a password remembered as good for free.
+    expect((await guess(PASSWORD, ++networks)).status).toBe(200);
+    expectNothingRevealed(await guess(PASSWORD), 429);
+    // The bound frees up as hashes finish.
+    expectNothingRevealed(await guess('one more wrong', ++networks));
+  });
+});
+
+describe('loads from other sites (Sec-Fetch-*)', () => {
+  // Every site host shares the site domain: to a browser they are one site, and the access cookie
+  // rides along with another site host's <script>, <img> or fetch. Only navigations get through.
+  const FOREIGN: Array<[string, Record<string, string>]> = [
+    ['a <script> on another site host', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' }],
+    ['a <script> on another site', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' }],
+    ['an <img>', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }],
+    ['a style sheet', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'style' }],
+    ['a fetch with credentials', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }],
+    ['a no-cors fetch', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'empty' }],
+    ['an <iframe>', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' }],
+    ['an <object>', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'object' }],
+    ['a frame of an older browser', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'nested-navigate' }],
+    ['a worker', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'same-origin', 'sec-fetch-dest': 'worker' }],
+    ['a media element', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'video' }],
+    ['upper-case values', { 'sec-fetch-site': 'SAME-SITE', 'sec-fetch-mode': 'NO-CORS', 'sec-fetch-dest': 'SCRIPT' }],
+  ];
+
+  it.each(FOREIGN)('refuses %s alike, signed in or not, with any credential', async (_what, fetchHeaders) => {
+    const site = await protectedSite('password', [[viewer, 'viewer']]);
+    const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
+    const answers = await Promise.all(
+      [{}, { cookie }, basic(PASSWORD), { authorization: `Bearer ${viewer.token}` }].map((credential) =>
+        visit(site.name, '/report-2026.pdf', { ...fetchHeaders, ...credential }),
+      ),
+    );
+    for (const res of answers) {
+      expectNothingRevealed(res, 403);
+      expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    // Nothing tells them apart.
+    expect(new Set(answers.map((res) => res.text)).size).toBe(1);
+    // Members-only sites and previews alike.
+    const members = await protectedSite('members', [[viewer, 'viewer']]);
+    expectNothingRevealed(await visit(members.name, '/', { ...fetchHeaders, authorization: `Bearer ${viewer.token}` }), 403);
+    expectNothingRevealed(await visit(`1--${site.name}`, '/', { ...fetchHeaders, cookie }), 403);
+  });
+
+  it('lets navigations in, from anywhere, and loads of the site itself', async () => {
+    const site = await protectedSite('password');
+    const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
+    for (const fetchHeaders of [
+      { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' },
+      { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' },
+      {},
+    ]) {
+      const res = await visit(site.name, '/about', { ...fetchHeaders, cookie });
+      expect(res.status, JSON.stringify(fetchHeaders)).toBe(200);
+      expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expectNothingRevealed(await visit(site.name, '/about', fetchHeaders));
+    }
   });
 });
 
@@ -338,6 +599,33 @@ describe('members-only sites', () => {
     expectNothingRevealed(await visit(site.name, '/', { cookie }));
   });
 
+  it('looks a ticket up read-only first: a made-up one, or one shown at another address, takes no write and is not used up', async () => {
+    const site = await protectedSite('members', [[viewer, 'viewer']]);
+    const other = await protectedSite('members', [[viewer, 'viewer']]);
+    const value = `tk_${(++counter).toString(36).padStart(30, 'r')}`;
+    await server.store.createAccessTicket(hashToken(value), { siteId: site.id, accountId: viewer.account.id, host: site.name, expiresAt: clock + 60_000 });
+    const uses = vi.spyOn(server.store, 'useAccessTicket');
+    try {
+      for (const [label, ticket] of [
+        [site.name, 'tk_madeupmadeupmadeupmadeup'],
+        [site.name, `tk_${'x'.repeat(40)}`],
+        [other.name, value],
+        [`1--${site.name}`, value],
+      ] as const) {
+        expectNothingRevealed(await visit(label, `/.plinth/ticket?ticket=${ticket}`));
+      }
+      expect(uses).not.toHaveBeenCalled();
+      // Still good where it was made for, once.
+      const redeemed = await visit(site.name, `/.plinth/ticket?ticket=${value}`);
+      expect(redeemed.status).toBe(303);
+      expect(uses).toHaveBeenCalledTimes(1);
+      expectNothingRevealed(await visit(site.name, `/.plinth/ticket?ticket=${value}`));
+      expect(uses).toHaveBeenCalledTimes(1);
+    } finally {
+      uses.mockRestore();
+    }
+  });
+
   it('shows a non-member nothing in the app, and issues no ticket', async () => {
     const site = await protectedSite('members');
     const client = new AppClient(server);
@@ -358,5 +646,265 @@ describe('previews of protected sites', () => {
     expect(res.status).toBe(200);
     expect(res.headers['x-robots-tag']).toBe('noindex');
     expect(res.headers['cache-control']).toBe('private, no-store');
+  });
+});
+
+describe('previews of a public site kept to members, and preview links', () => {
+  /** A public site with revisions 1 (live), 2 and 3 (drafts), previews kept to members. */
+  async function keptSite() {
+    const site = await accountSite(server.store, owner, [[viewer, 'viewer']], { files: FILES });
+    await commitDraft(site.name, { 'index.html': '<h1>secret draft two</h1>' });
+    await commitDraft(site.name, { 'index.html': '<h1>secret draft three</h1>' });
+    const set = await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { previews: 'members' } });
+    expect(set.status).toBe(200);
+    expect(set.json.access).toEqual({ mode: 'public', previews: 'members' });
+    return site;
+  }
+  async function commitDraft(name: string, files: Record<string, string>): Promise<void> {
+    const site = server.store.getSite(name)!;
+    const entries = new Map();
+    for (const [path, content] of Object.entries(files))
+      entries.set(path, await server.store.blobs.putFile(Buffer.from(content), 'text/html; charset=utf-8', { compress: false }));
+    const result = await server.store.commitRevision({
+      site: name,
+      baseRevision: site.liveRevision!,
+      files: entries,
+      kind: 'deploy',
+      createdBy: 'test',
+      publish: false,
+    });
+    expect(result.ok).toBe(true);
+  }
+  /** The preview links the revision listing gives a member, by revision number. */
+  async function links(name: string, token = viewer.token): Promise<Map<number, URL>> {
+    const listed = await api(server, { path: `/v1/sites/${name}/revisions`, token });
+    expect(listed.status).toBe(200);
+    return new Map(listed.json.revisions.map((r: { number: number; preview_url: string }) => [r.number, new URL(r.preview_url)]));
+  }
+  const exchange = (label: string, link: URL, headers: Record<string, string> = {}) => visit(label, `${link.pathname}${link.search}`, headers);
+
+  it('answers a preview like a members-only site for every path, while the live address stays public', async () => {
+    const site = await keptSite();
+    expect((await visit(site.name, '/about')).text).toContain('secret about');
+    for (const label of [`1--${site.name}`, `2--${site.name}`, `3--${site.name}`]) {
+      for (const path of ['/', '/about', '/report-2026.pdf', '/missing', '/%2e%2e/index.html', '/.plinth/share', '/.plinth/share?token=']) {
+        const res = await visit(label, path);
+        expectNothingRevealed(res);
+        expect(res.text).not.toContain('draft');
+      }
+    }
+    const page = await visit(`2--${site.name}`, '/about');
+    expect(page.text).toContain('Members only');
+    expect(page.text).toContain(`${server.appUrl}/site-access?site=${site.name}&amp;preview=2&amp;return=%2Fabout`);
+    // Member API tokens open it as Bearer; no other credential does.
+    const asMember = await visit(`2--${site.name}`, '/', { authorization: `Bearer ${viewer.token}` });
+    expect(asMember.status).toBe(200);
+    expect(asMember.text).toContain('secret draft two');
+    expect(asMember.headers['cache-control']).toBe('private, no-store');
+    for (const authorization of [`Bearer ${outsider.token}`, basic(PASSWORD).authorization!, 'Bearer st_nope']) {
+      expectNothingRevealed(await visit(`2--${site.name}`, '/', { authorization }));
+    }
+  });
+
+  it('opens one preview with its link, with a cookie of that host only, and goes to the clean address', async () => {
+    const site = await keptSite();
+    const link = (await links(site.name)).get(2)!;
+    expect(link.host).toBe(host(`2--${site.name}`));
+    expect(link.pathname).toBe('/.plinth/share');
+    const opened = await exchange(`2--${site.name}`, link);
+    expect(opened.status).toBe(303);
+    expect(opened.headers.location).toBe('/');
+    expect(opened.headers['cache-control']).toBe('private, no-store');
+    expect(opened.headers['referrer-policy']).toBe('same-origin');
+    const line = ([] as string[]).concat(opened.headers['set-cookie'] ?? [])[0]!;
+    expect(line).toMatch(/HttpOnly/);
+    expect(line).not.toMatch(/Domain=/i);
+    const cookie = cookieOf(opened);
+    expect(cookie).not.toContain(link.searchParams.get('token')!);
+    const seen = await visit(`2--${site.name}`, '/', { cookie });
+    expect(seen.status).toBe(200);
+    expect(seen.text).toContain('secret draft two');
+    // The cookie is bound to that preview's host: not another preview, not another site's preview.
+    expectNothingRevealed(await visit(`3--${site.name}`, '/', { cookie }));
+    expectNothingRevealed(await visit(`1--${site.name}`, '/', { cookie }));
+    const other = await keptSite();
+    expectNothingRevealed(await visit(`2--${other.name}`, '/', { cookie }));
+  });
+
+  it('refuses a link on any other preview or site, altered, or forged, and sets no cookie', async () => {
+    const site = await keptSite();
+    const other = await keptSite();
+    const mine = await links(site.name);
+    const theirs = await links(other.name);
+    const two = mine.get(2)!;
+    const token = two.searchParams.get('token')!;
+    const [prefix, expires, signature] = token.split('.') as [string, string, string];
+    const attempts: Array<[string, string]> = [
+      [`3--${site.name}`, `/.plinth/share?token=${token}`],
+      [`1--${site.name}`, `/.plinth/share?token=${token}`],
+      [`2--${other.name}`, `/.plinth/share?token=${token}`],
+      [`2--${site.name}`, `/.plinth/share?token=${theirs.get(2)!.searchParams.get('token')}`],
+      [`2--${site.name}`, `/.plinth/share?token=${mine.get(3)!.searchParams.get('token')}`],
+      [`2--${site.name}`, `/.plinth/share?token=${prefix}.${(parseInt(expires, 36) + 86_400_000).toString(36)}.${signature}`],
+      [`2--${site.name}`, `/.plinth/share?token=${prefix}.${expires}.${signature.slice(0, -2)}AA`],
+      [`2--${site.name}`, `/.plinth/share?token=${prefix}.${expires}`],
+      [`2--${site.name}`, `/.plinth/share?token=pv2.${expires}.${signature}`],
+      [`2--${site.name}`, `/.plinth/share?token=${token}x`],
+      [`2--${site.name}`, `/.plinth/share?token=`],
+      [`2--${site.name}`, `/.plinth/share?ticket=${token}`],
+      [`2--${site.name}`, `/.plinth/ticket?ticket=${token}`],
+      [`2--${site.name}`, `/?token=${token}`],
+    ];
+    for (const [label, path] of attempts) {
+      const res = await visit(label, path);
+      expectNothingRevealed(res);
+      expect(res.headers['set-cookie'], `${label}${path}`).toBeUndefined();
+      // A refused link is not repeated back (its return path is `return`, never the link itself).
+      if (path.startsWith('/.plinth/share')) expect(res.text).not.toContain(signature);
+    }
+    // A link's cookie cannot pass for a member's, nor open the live site's protection later on.
+    const cookie = cookieOf(await exchange(`2--${site.name}`, two));
+    await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { mode: 'members' } });
+    expectNothingRevealed(await visit(site.name, '/', { cookie }));
+    expectNothingRevealed(await visit(`2--${site.name}`, '/', { cookie }));
+    // A link sends a visitor back to a local path only.
+    await api(server, { method: 'PUT', path: `/v1/sites/${other.name}/access`, token: owner.token, body: { mode: 'public' } });
+    const back = await visit(`2--${other.name}`, `/.plinth/share?token=${theirs.get(2)!.searchParams.get('token')}&return=//evil.example`);
+    expect(back.status).toBe(303);
+    expect(back.headers.location).toBe('/');
+  });
+
+  it('stops a link when it expires, when the setting is turned off and on, and when the revision is deleted', async () => {
+    const site = await keptSite();
+    let two = (await links(site.name)).get(2)!;
+    const cookie = cookieOf(await exchange(`2--${site.name}`, two));
+    expect((await visit(`2--${site.name}`, '/', { cookie })).status).toBe(200);
+
+    // Asking for what is already on keeps links and cookies good.
+    await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { previews: 'members' } });
+    expect((await visit(`2--${site.name}`, '/', { cookie })).status).toBe(200);
+    // Off: previews are public again. On again: every earlier link and cookie is void.
+    await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { previews: 'public' } });
+    expect((await visit(`2--${site.name}`)).status).toBe(200);
+    clock += 1;
+    await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { previews: 'members' } });
+    expectNothingRevealed(await visit(`2--${site.name}`, '/', { cookie }));
+    const stale = await exchange(`2--${site.name}`, two);
+    expectNothingRevealed(stale);
+    expect(stale.text).toContain('preview link has expired or no longer works');
+
+    // A fresh link works until its 7 days are over, and so does its cookie.
+    two = (await links(site.name)).get(2)!;
+    const fresh = cookieOf(await exchange(`2--${site.name}`, two));
+    expect((await visit(`2--${site.name}`, '/', { cookie: fresh })).status).toBe(200);
+    clock += 7 * 24 * 3600_000 + 1;
+    expectNothingRevealed(await visit(`2--${site.name}`, '/', { cookie: fresh }));
+    expectNothingRevealed(await exchange(`2--${site.name}`, two));
+
+    // Deleted: the link opens nothing, and a cookie from it meets 410.
+    const three = (await links(site.name, owner.token)).get(3)!;
+    const threeCookie = cookieOf(await exchange(`3--${site.name}`, three));
+    expect((await api(server, { method: 'DELETE', path: `/v1/sites/${site.name}/revisions/3`, token: owner.token })).status).toBe(200);
+    expectNothingRevealed(await exchange(`3--${site.name}`, three));
+    const gone = await visit(`3--${site.name}`, '/', { cookie: threeCookie });
+    expect(gone.status).toBe(410);
+    expect(gone.text).not.toContain('secret draft three');
+  });
+
+  it('takes a member through the app to a kept preview, with a ticket for that preview', async () => {
+    const site = await keptSite();
+    const client = new AppClient(server);
+    const email = `member-${++counter}@example.com`;
+    await client.signIn(email);
+    await server.store.setMember(site.id, server.store.getAccountByEmail(email)!.id, 'viewer');
+    const start = await visit(`2--${site.name}`, `/.plinth/login?return=${encodeURIComponent('/about')}`);
+    expect(start.status).toBe(303);
+    const hop = new URL(start.headers.location!);
+    const page = await client.get(`${hop.pathname}${hop.search}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`2--${site.name}`);
+    const issued = await client.post('/site-access', {
+      site: site.name,
+      preview: '2',
+      return: '/about',
+      csrf: await client.formToken(`${hop.pathname}${hop.search}`),
+    });
+    const ticketUrl = new URL(issued.headers.location!);
+    expect(ticketUrl.host).toBe(host(`2--${site.name}`));
+    const cookie = cookieOf(await visit(`2--${site.name}`, `${ticketUrl.pathname}${ticketUrl.search}`));
+    const about = await visit(`2--${site.name}`, '/about', { cookie });
+    expect(about.status).toBe(200);
+    expectNothingRevealed(await visit(`3--${site.name}`, '/about', { cookie }));
+  });
+
+  it('leaves the previews of a protected site behind its own access, and keeps unclaimed sites public', async () => {
+    const site = await protectedSite('password');
+    const set = await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { previews: 'members' } });
+    expect(set.json.access).toEqual({ mode: 'password', previews: 'members' });
+    // The password still opens the previews; the listing hands out plain addresses, no links.
+    expect((await visit(`1--${site.name}`, '/about', basic(PASSWORD))).status).toBe(200);
+    const listed = await api(server, { path: `/v1/sites/${site.name}/revisions`, token: owner.token });
+    expect(listed.json.revisions[0].preview_url).toBe(`http://1--${site.name}.sites.localhost:${server.port}`);
+
+    const anon = await anonymousSite(server.store, clock + 72 * 3600_000);
+    const refused = await api(server, { method: 'PUT', path: `/v1/sites/${anon.name}/access`, token: anon.siteToken, body: { previews: 'members' } });
+    expect(refused.status).toBe(403);
+    for (const body of [{ previews: 'secret' }, { previews: true }, {}, { previews: 'members', password: 'long enough' }]) {
+      expect((await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body })).status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: viewer.token, body: { previews: 'public' } })).status).toBe(404);
+  });
+});
+
+describe('preview links in the logs', () => {
+  it('never writes a preview link’s token to the log, at any level', async () => {
+    const lines: string[] = [];
+    const dataDir = tempDir();
+    const config = loadConfig({
+      PLINTH_PORT: '0',
+      PLINTH_THREADS: '1',
+      PLINTH_DATA_DIR: dataDir,
+      PLINTH_LISTEN_HOST: '127.0.0.1',
+      PLINTH_LOG_LEVEL: 'debug',
+      PLINTH_INGEST_THREADS: '1',
+    });
+    const logged = await startServer({
+      config,
+      log: createLogger({ level: 'debug', write: (line) => void lines.push(line) }),
+      ingestWorkerFile: INGEST_WORKER,
+    });
+    try {
+      const person = await accountWithToken(logged.store, 'builder');
+      const site = await accountSite(logged.store, person);
+      const call = (method: string, path: string, body?: unknown) =>
+        callApi(logged.port, { method, path, token: person.token, ...(body === undefined ? {} : { body }) });
+      expect((await call('PUT', `/v1/sites/${site.name}/access`, { previews: 'members' })).status).toBe(200);
+      const draft = await call('POST', '/v1/deploy', {
+        site: site.name,
+        base_revision: site.revision,
+        publish: false,
+        files: [{ path: 'index.html', content: 'draft' }],
+      });
+      expect(draft.status).toBe(201);
+      const link = new URL(draft.json.revision.preview_url);
+      const token = link.searchParams.get('token')!;
+      expect(token).toMatch(/^pv1\./);
+      const label = `2--${site.name}`;
+      const go = (path: string) => request({ port: logged.port, host: `${label}.sites.localhost`, path });
+      expect((await go(`${link.pathname}${link.search}`)).status).toBe(303);
+      expect((await go(`/.plinth/share?token=${token}x`)).status).toBe(401);
+      expect((await go(`/.plinth/share?token=${token}&return=/about`)).status).toBe(303);
+      expect((await call('GET', `/v1/sites/${site.name}/revisions`)).status).toBe(200);
+      expect((await call('DELETE', `/v1/sites/${site.name}/revisions/2`)).status).toBe(200);
+      expect((await go(`${link.pathname}${link.search}`)).status).toBe(401);
+      expect(lines.length).toBeGreaterThan(0);
+      const signature = token.split('.')[2]!;
+      for (const line of lines) {
+        expect(line).not.toContain(signature);
+        expect(line).not.toContain(signature.slice(0, 16));
+      }
+    } finally {
+      await logged.close();
+    }
   });
 });

@@ -169,6 +169,42 @@ describe('blobs in a bucket', () => {
     expect(sha256(await body)).toBe(sha256(files['big.bin']));
   });
 
+  it('serves a signed-in visitor of a private site a file this node had to fetch first', async () => {
+    const builder = await accountWithToken(server.store, 'builder');
+    const made = await deployTo(server.port, {
+      body: tgzBytes(Object.entries({ 'index.html': '<h1>private page</h1>', 'photo.bin': files['photo.bin'] })),
+      token: builder.token,
+    });
+    expect(made.status, made.text).toBe(201);
+    const name = made.json.site.name as string;
+    const set = await callApi(server.port, {
+      method: 'PUT',
+      path: `/v1/sites/${name}/access`,
+      token: builder.token,
+      body: { mode: 'password', password: 'correct horse battery' },
+    });
+    expect(set.status, set.text).toBe(200);
+    const host = `${name}.sites.localhost`;
+    const signIn = await request({
+      port: server.port,
+      host,
+      path: '/.plinth/login',
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: `http://${host}` },
+      body: 'password=correct+horse+battery&return=%2F',
+    });
+    expect(signIn.status).toBe(303);
+    const cookie = ([] as string[]).concat(signIn.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    emptyLocalCache();
+    // The download happens after the gate let the visitor in: the answer must not ask again.
+    const photo = await request({ port: server.port, host, path: '/photo.bin', headers: { cookie } });
+    expect(photo.status).toBe(200);
+    expect(sha256(photo.body)).toBe(sha256(files['photo.bin']));
+    expect(photo.headers['cache-control']).toBe('private, no-store');
+    const stranger = await request({ port: server.port, host, path: '/photo.bin' });
+    expect(stranger.status).toBe(401);
+  });
+
   it('with the bucket down serves what is cached, answers the rest 503, refuses deploys, and recovers', async () => {
     emptyLocalCache();
     // Cached on this node: the page and the photo.
