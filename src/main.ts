@@ -52,7 +52,15 @@ async function main(): Promise<void> {
     store = await connectStore({
       dir: config.dataDir,
       bucket: bucketOptionsOf(config),
-      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/main` } : {}),
+      ...(config.databaseUrl
+        ? {
+            databaseUrl: config.databaseUrl,
+            bootstrap: true,
+            origin: `${process.pid}/main`,
+            startWithoutDatabase: true,
+            onClockOffset: (offsetMs: number) => (offsetMs === 0 ? log.info({}, 'cluster.clock_agrees') : log.warn({ offsetMs }, 'cluster.clock_differs')),
+          }
+        : {}),
     });
   } catch (err) {
     process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -66,6 +74,8 @@ async function main(): Promise<void> {
       })
     : undefined;
   if (store.cluster) log.info({ cluster: store.cluster.clusterId, applied: store.cluster.applied() }, 'cluster.following');
+  // Serving from the replica as it is; writes answer 503 until PostgreSQL answers.
+  if (store.cluster && !store.cluster.connected()) log.warn({ applied: store.cluster.applied() }, 'cluster.started_without_database');
   if (store.cluster && !store.blobs.bucket) {
     // Fine for one node; a second node would lack the blobs of every deploy this one takes.
     log.warn({ blobs: config.dataDir }, 'cluster.blobs_on_this_node_only');
@@ -89,7 +99,8 @@ async function main(): Promise<void> {
           log: log.child({ area: 'sweeper' }),
           blobGraceMs: config.blobGraceMs,
           intervalMs: config.sweepIntervalMs,
-          checkDomains: createDomainChecker({ store, config, log: log.child({ area: 'domains' }) }),
+          now: store.now,
+          checkDomains: createDomainChecker({ store, config, log: log.child({ area: 'domains' }), now: store.now }),
         })
       : () => Promise.resolve();
   // The TLS terminator's question (custom domains), answered from this node's replica.

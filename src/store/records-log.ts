@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Key } from 'lmdb';
-import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
+import { RECORDS_BUSY_CODE, RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import type { RecordWrite, ReplicatedDb } from './replica.js';
 import type { RateCheck, RateResult } from './types.js';
 
@@ -20,6 +20,17 @@ export interface RecordsLogOptions {
   maxConnections?: number;
   /** Names this process in the log, for operators. */
   origin?: string;
+  /** This node's own clock (injectable for tests); PostgreSQL's is measured against it. */
+  now?: () => number;
+  /** Told each time the correction this node applies to its clock changes (0: none). */
+  onClockOffset?: (offsetMs: number) => void;
+  /**
+   * A node whose replica is complete may start while PostgreSQL cannot be reached: the log then
+   * belongs to the cluster the replica follows, and connects on first use. Once PostgreSQL
+   * answers, the log checks that it is that cluster and that `resumable` holds (the replica's
+   * position is in it), else every call fails with `REPLICA_BEHIND`.
+   */
+  offline?: { clusterId: string; resumable(log: Pick<RecordsLog, 'logStart' | 'stampOf'>): Promise<boolean> };
 }
 
 export interface Change {
@@ -40,6 +51,17 @@ export interface LogPosition {
 
 export interface RecordsLog {
   readonly clusterId: string;
+  /** False while a log opened `offline` has not reached PostgreSQL yet. */
+  connected(): boolean;
+  /** False while PostgreSQL is known not to answer: its last call failed, and writes would fail at once too. */
+  answering(): boolean;
+  /**
+   * PostgreSQL's clock less this node's, as last measured (0 while they agree within
+   * `CLOCK_TOLERANCE_MS`): a node judges time by `now() + clockOffsetMs()`, so that expiry, rate
+   * windows and single-use windows mean the same on every node. Measured at every catch-up and
+   * under the write lock; a measurement older than `CLOCK_SAMPLE_MS` is renewed in the background.
+   */
+  clockOffsetMs(): number;
   /**
    * Runs `prepare` under the cluster-wide write lock after `catchUp` brought the replica to the
    * head of the log; commits what it returns as the next change. The lock is held until
@@ -95,6 +117,39 @@ const STAMP = '(extract(epoch from at) * 1000000)::bigint::text';
 const WRITE_LOCK = 7_000_001;
 const MIGRATE_LOCK = 7_000_002;
 
+/**
+ * Every wait on PostgreSQL is bounded (docs/operating.md, "Bounded waits"). A connection, and a
+ * query that moves no bulk, must be answered within this; past it PostgreSQL counts as not
+ * answering: the call fails as unavailable, and so do the calls after it until one gets an answer.
+ */
+export const DATABASE_ANSWER_MS = 1000;
+/** How long a writer waits for the cluster's write lock (PostgreSQL's `lock_timeout`) before giving up with `RECORDS_BUSY`. */
+export const WRITE_LOCK_WAIT_MS = 2000;
+/**
+ * PostgreSQL ends a session whose transaction has been idle this long
+ * (`idle_in_transaction_session_timeout`): a node frozen while it holds the write lock loses it
+ * this long after its last statement, and the other nodes write again.
+ */
+export const IDLE_IN_TRANSACTION_MS = 5000;
+/** The longest statement (`statement_timeout`), and what a bulk query (a deploy's rows, catching up) may take. */
+export const STATEMENT_MS = 30_000;
+/** Client side, a bulk query waits for its answer a little longer than the server lets it run. */
+const BULK_QUERY_MS = STATEMENT_MS + DATABASE_ANSWER_MS;
+/** Waiting for one of this handle's own connections to be free (a busy node, not a silent PostgreSQL). */
+const POOL_WAIT_MS = 5000;
+/** Moving an install into a cluster copies every record in one transaction: its statements are not bounded. */
+const IMPORT_QUERY_MS = 24 * 3600_000;
+/** A snapshot for a new replica writes each batch to LMDB between two reads; it holds no lock. */
+const SNAPSHOT_IDLE = '60s';
+
+/** Clocks that differ by less than this are taken to agree; past it a node uses PostgreSQL's. */
+export const CLOCK_TOLERANCE_MS = 500;
+/** How old a measurement of PostgreSQL's clock may get before it is renewed. */
+export const CLOCK_SAMPLE_MS = 10_000;
+
+/** PostgreSQL's clock, in epoch milliseconds. */
+const CLOCK_MS = '(extract(epoch from clock_timestamp()) * 1000)::float8';
+
 /** Versioned migrations, applied in order at start-up, once per database. */
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE plinth_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -107,75 +162,163 @@ function unavailable(err: unknown): Error {
   return Object.assign(new Error('The records database (PostgreSQL) cannot be reached.', { cause: err }), { code: RECORDS_UNAVAILABLE_CODE });
 }
 
+function busy(err: unknown): Error {
+  return Object.assign(new Error(`The cluster's write lock was not free within ${WRITE_LOCK_WAIT_MS} ms.`, { cause: err }), { code: RECORDS_BUSY_CODE });
+}
+
+function behind(message: string): Error {
+  return Object.assign(new Error(message), { code: REPLICA_BEHIND });
+}
+
+/**
+ * Every connection of the log: PostgreSQL bounds statements, lock waits and idle transactions
+ * itself; the client bounds how long it waits for a connection and for each answer.
+ */
+function connectionSettings(url: string) {
+  return {
+    connectionString: url,
+    connectionTimeoutMillis: DATABASE_ANSWER_MS,
+    query_timeout: DATABASE_ANSWER_MS,
+    statement_timeout: STATEMENT_MS,
+    lock_timeout: WRITE_LOCK_WAIT_MS,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+  };
+}
+
+/** pg.Pool gives its own wait for a free connection to each new one: these keep their own bound. */
+class BoundedClient extends pg.Client {
+  constructor(config?: pg.ClientConfig) {
+    super({ ...config, connectionTimeoutMillis: DATABASE_ANSWER_MS });
+  }
+}
+
 /** Keys are stored as their JSON text: LMDB keys here are strings, numbers and arrays of them. */
 const keyText = (key: Key): string => JSON.stringify(key);
 
 export async function openRecordsLog(options: RecordsLogOptions): Promise<RecordsLog> {
-  const pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections ?? 4, connectionTimeoutMillis: 5000 });
+  const pool = new pg.Pool({
+    ...connectionSettings(options.url),
+    max: options.maxConnections ?? 4,
+    connectionTimeoutMillis: POOL_WAIT_MS,
+    Client: BoundedClient,
+  });
   // An idle connection that breaks (the server restarting) must not take the process down.
   pool.on('error', () => undefined);
   const origin = options.origin ?? `${process.pid}`;
+  const clock = options.now ?? Date.now;
+
+  // Once PostgreSQL has failed to answer, calls fail at once rather than each waiting out the
+  // bound again. A moment later one call at a time tries it again; the first answer ends this.
+  let unansweredAt: number | undefined;
+  let probing = false;
 
   const withClient = async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (err) {
-      throw unavailable(err);
+    let probe = false;
+    if (unansweredAt !== undefined) {
+      if (probing || performance.now() - unansweredAt < DATABASE_ANSWER_MS) {
+        throw unavailable(new Error(`PostgreSQL did not answer within ${DATABASE_ANSWER_MS} ms.`));
+      }
+      probe = probing = true;
     }
-    // The server can end a connection between two queries (a restart): the client then emits
-    // 'error' while it is checked out, which would take the process down without a listener.
-    let broken = false;
-    const onError = (): void => {
-      broken = true;
-    };
-    client.on('error', onError);
     try {
-      return await fn(client);
-    } catch (err) {
-      broken ||= isConnectionError(err);
-      throw broken ? unavailable(err) : err;
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        // A refused connection is an answer (PostgreSQL is down, not hung).
+        unansweredAt = isSilence(err) ? performance.now() : undefined;
+        throw unavailable(err);
+      }
+      // The server can end a connection between two queries (a restart): the client then emits
+      // 'error' while it is checked out, which would take the process down without a listener.
+      let broken = false;
+      const onError = (): void => {
+        broken = true;
+      };
+      client.on('error', onError);
+      try {
+        const result = await fn(client);
+        unansweredAt = undefined;
+        return result;
+      } catch (err) {
+        broken ||= isConnectionError(err);
+        // A connection the server closed (a restart, an idle transaction ended) was an answer.
+        unansweredAt = isSilence(err) ? performance.now() : undefined;
+        if (broken) throw unavailable(err);
+        if (codeOf(err) === '55P03') throw busy(err);
+        if (codeOf(err) === '57014') throw unavailable(err);
+        throw err;
+      } finally {
+        client.off('error', onError);
+        // A broken connection is dropped, which also ends its transaction and its locks.
+        client.release(broken);
+      }
     } finally {
-      client.off('error', onError);
-      client.release(broken);
+      if (probe) probing = false;
     }
   };
 
-  const clusterId = await withClient(async (client) => {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK]);
-    try {
-      await client.query('CREATE TABLE IF NOT EXISTS plinth_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-      const done = new Set((await client.query<{ version: number }>('SELECT version FROM plinth_migrations')).rows.map((row) => row.version));
-      for (const [index, sql] of MIGRATIONS.entries()) {
-        const version = index + 1;
-        if (done.has(version)) continue;
-        await client.query('BEGIN');
-        await client.query(sql);
-        await client.query('INSERT INTO plinth_migrations (version) VALUES ($1)', [version]);
-        if (version === 1) await client.query("INSERT INTO plinth_meta (key, value) VALUES ('cluster_id', $1)", [randomUUID()]);
-        await client.query('COMMIT');
-      }
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATE_LOCK]);
+  // PostgreSQL's clock less ours: `published` is what the node applies, renewed from readings.
+  let published = 0;
+  let readAt = Number.NEGATIVE_INFINITY;
+  let reading: Promise<unknown> | undefined;
+  /** A query that also reads PostgreSQL's clock (`clock`), which it compares with ours. */
+  const timedQuery = async <R extends pg.QueryResultRow & { clock: number }>(
+    client: pg.PoolClient,
+    text: string,
+    values: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> => {
+    const sent = performance.now();
+    const result = await client.query<R>(text, values);
+    const roundTrip = performance.now() - sent;
+    // A slow answer says little about when PostgreSQL read its clock.
+    if (roundTrip > CLOCK_TOLERANCE_MS) return result;
+    readAt = performance.now();
+    const measured = Number(result.rows[0]!.clock) - (clock() - roundTrip / 2);
+    if (Math.abs(measured - published) > CLOCK_TOLERANCE_MS) {
+      published = Math.abs(measured) <= CLOCK_TOLERANCE_MS ? 0 : Math.round(measured);
+      options.onClockOffset?.(published);
     }
-    return (await client.query<{ value: string }>("SELECT value FROM plinth_meta WHERE key = 'cluster_id'")).rows[0]!.value;
-  });
+    return result;
+  };
+
+  const migrate = (client: pg.PoolClient): Promise<string> => migrateSchema(client);
+  let clusterId: string;
+  // Set while a log opened offline has not yet checked the cluster PostgreSQL holds.
+  let pending: Promise<void> | undefined;
+  let reconnected = true;
+  let refusal: Error | undefined;
+  try {
+    clusterId = await withClient(migrate);
+  } catch (err) {
+    const offline = options.offline;
+    if (offline === undefined || (err as { code?: unknown }).code !== RECORDS_UNAVAILABLE_CODE) {
+      await pool.end();
+      throw err;
+    }
+    clusterId = offline.clusterId;
+    reconnected = false;
+  }
 
   const readLogStart = async (client: pg.PoolClient): Promise<number> =>
-    Number((await client.query<{ value: string }>("SELECT value FROM plinth_meta WHERE key = 'log_start'")).rows[0]?.value ?? 0);
+    Number(
+      (
+        await timedQuery<{ value: string | null; clock: number }>(
+          client,
+          `SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_MS} AS clock`,
+        )
+      ).rows[0]!.value ?? 0,
+    );
 
   const fetchChanges = async (client: pg.PoolClient, seq: number, limit = 1000): Promise<Change[]> => {
     if (seq < (await readLogStart(client))) {
-      throw Object.assign(new Error(`This replica (at change ${seq}) is older than the change log PostgreSQL still keeps; it must be rebuilt.`), {
-        code: REPLICA_BEHIND,
-      });
+      throw behind(`This replica (at change ${seq}) is older than the change log PostgreSQL still keeps; it must be rebuilt.`);
     }
-    const rows = await client.query<{ seq: string; stamp: string; writes: Array<[ReplicatedDb, string, unknown]> }>(
+    const rows = await timeBound<{ seq: string; stamp: string; writes: Array<[ReplicatedDb, string, unknown]> }>(
+      client,
       `SELECT seq, ${STAMP} AS stamp, writes FROM plinth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`,
       [seq, limit],
+      BULK_QUERY_MS,
     );
     return rows.rows.map((row) => ({
       seq: Number(row.seq),
@@ -184,18 +327,84 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     }));
   };
 
+  const stampOf = (seq: number): Promise<string | undefined> =>
+    withClient(async (client) => (await client.query<{ stamp: string }>(`SELECT ${STAMP} AS stamp FROM plinth_changes WHERE seq = $1`, [seq])).rows[0]?.stamp);
+  const logStart = (): Promise<number> => withClient(readLogStart);
+
+  /**
+   * Before anything else, a log opened offline checks what PostgreSQL holds once it answers: the
+   * schema (migrated as at start-up), the cluster, and that the replica can resume from it.
+   */
+  const ready = async (): Promise<void> => {
+    if (refusal) throw refusal;
+    if (reconnected) return;
+    pending ??= (async () => {
+      const found = await withClient(migrate);
+      if (found !== clusterId) {
+        refusal = behind(`PostgreSQL now holds cluster ${found}, not ${clusterId} that this replica follows; it must be rebuilt.`);
+      } else if (!(await options.offline!.resumable({ logStart, stampOf }))) {
+        refusal = behind('This replica is not part of the change log PostgreSQL now holds (a database restored to an earlier point?); it must be rebuilt.');
+      } else {
+        reconnected = true;
+      }
+    })().finally(() => {
+      pending = undefined;
+    });
+    await pending;
+    if (refusal) throw refusal;
+  };
+  const withReadyClient = async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+    await ready();
+    return withClient(fn);
+  };
+
+  /**
+   * A time `before` now by this node's clock, as that long before now by PostgreSQL's, never
+   * later than `before`: upkeep that drops what is older than a cut-off never drops more because
+   * this node's clock runs ahead.
+   */
+  const onDatabaseClock = async (client: pg.PoolClient, before: number): Promise<number> => {
+    const { rows } = await timedQuery<{ clock: number }>(client, `SELECT ${CLOCK_MS} AS clock`);
+    return Math.min(before, before + Math.round(Number(rows[0]!.clock)) - (clock() + published));
+  };
+
+  /** Rolls back after `err`, unless the connection failed: dropping it ends the transaction, and a ROLLBACK would wait on it. */
+  const rollback = async (client: pg.PoolClient, err: unknown): Promise<void> => {
+    if (!isConnectionError(err)) await client.query('ROLLBACK').catch(() => undefined);
+  };
+
   return {
     clusterId,
 
+    connected: () => reconnected,
+
+    answering: () => unansweredAt === undefined,
+
+    clockOffsetMs() {
+      // Renewed in the background, so a thread that only serves follows a clock being corrected.
+      if (reconnected && reading === undefined && performance.now() - readAt > CLOCK_SAMPLE_MS) {
+        // Counted from the try, so that slow answers (not taken as readings) are not asked again at once.
+        readAt = performance.now();
+        reading = withClient((client) => timedQuery(client, `SELECT ${CLOCK_MS} AS clock`))
+          .catch(() => undefined)
+          .finally(() => {
+            reading = undefined;
+          });
+      }
+      return published;
+    },
+
     commit: (catchUp, after, prepare) =>
-      withClient(async (client) => {
+      withReadyClient(async (client) => {
         await client.query('BEGIN');
         try {
-          await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
+          await timeBound(client, 'SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK], WRITE_LOCK_WAIT_MS + DATABASE_ANSWER_MS);
+          // The first look at the log also measures PostgreSQL's clock, so that the operation
+          // below takes its time from it.
           for (;;) {
-            const behind = await fetchChanges(client, after());
-            if (behind.length === 0) break;
-            await catchUp(behind);
+            const behindBy = await fetchChanges(client, after());
+            if (behindBy.length === 0) break;
+            await catchUp(behindBy);
           }
           const { result, writes } = prepare();
           if (writes.length === 0) {
@@ -208,86 +417,104 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           const puts = [...last.values()].filter((write) => write[2] !== null);
           const removes = [...last.values()].filter((write) => write[2] === null);
           const logged = writes.map(([db, key, value]) => [db, keyText(key), value]);
-          const inserted = await client.query<{ seq: string; stamp: string }>(
+          const inserted = await timeBound<{ seq: string; stamp: string }>(
+            client,
             `INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp`,
             [origin, JSON.stringify(logged)],
+            BULK_QUERY_MS,
           );
           if (puts.length > 0) {
-            await client.query(
+            await timeBound(
+              client,
               `INSERT INTO plinth_records (db, key, value) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
                ON CONFLICT (db, key) DO UPDATE SET value = excluded.value`,
               [puts.map((w) => w[0]), puts.map((w) => keyText(w[1])), puts.map((w) => JSON.stringify(w[2]))],
+              BULK_QUERY_MS,
             );
           }
           if (removes.length > 0) {
-            await client.query('DELETE FROM plinth_records WHERE (db, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))', [
-              removes.map((w) => w[0]),
-              removes.map((w) => keyText(w[1])),
-            ]);
+            await timeBound(
+              client,
+              'DELETE FROM plinth_records WHERE (db, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
+              [removes.map((w) => w[0]), removes.map((w) => keyText(w[1]))],
+              BULK_QUERY_MS,
+            );
           }
           const seq = Number(inserted.rows[0]!.seq);
           await client.query("SELECT pg_notify('plinth_changes', $1)", [String(seq)]);
-          await client.query('COMMIT');
+          await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
           return { result, change: { seq, stamp: inserted.rows[0]!.stamp, writes } };
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await rollback(client, err);
           throw err;
         }
       }),
 
-    changesSince: (seq, limit) => withClient((client) => fetchChanges(client, seq, limit)),
+    changesSince: (seq, limit) => withReadyClient((client) => fetchChanges(client, seq, limit)),
 
-    logStart: () => withClient(readLogStart),
+    logStart: async () => {
+      await ready();
+      return logStart();
+    },
 
-    stampOf: (seq) =>
-      withClient(
-        async (client) => (await client.query<{ stamp: string }>(`SELECT ${STAMP} AS stamp FROM plinth_changes WHERE seq = $1`, [seq])).rows[0]?.stamp,
-      ),
+    stampOf: async (seq) => {
+      await ready();
+      return stampOf(seq);
+    },
 
     pruneChanges: (before) =>
-      withClient(async (client) => {
+      withReadyClient(async (client) => {
         await client.query('BEGIN');
         try {
           // Under the write lock, so the newest change cannot be committed between the two statements.
-          await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
-          const pruned = await client.query<{ count: number; last: string }>(
+          await timeBound(client, 'SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK], WRITE_LOCK_WAIT_MS + DATABASE_ANSWER_MS);
+          const pruned = await timeBound<{ count: number; last: string }>(
+            client,
             `WITH gone AS (DELETE FROM plinth_changes WHERE at < to_timestamp($1 / 1000.0) AND seq < (SELECT max(seq) FROM plinth_changes) RETURNING seq)
              SELECT count(*)::int AS count, coalesce(max(seq), 0) AS last FROM gone`,
-            [before],
+            [await onDatabaseClock(client, before)],
+            BULK_QUERY_MS,
           );
           const { count, last } = pruned.rows[0]!;
           if (count > 0) {
             await client.query("INSERT INTO plinth_meta (key, value) VALUES ('log_start', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [last]);
           }
-          await client.query('COMMIT');
+          await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
           return count;
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await rollback(client, err);
           throw err;
         }
       }),
 
     snapshot: (each) =>
-      withClient(async (client) => {
+      withReadyClient(async (client) => {
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         try {
+          await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${SNAPSHOT_IDLE}'`);
           const last = (await client.query<{ seq: string; stamp: string }>(`SELECT seq, ${STAMP} AS stamp FROM plinth_changes ORDER BY seq DESC LIMIT 1`))
             .rows[0];
-          await readAllRecords(client, each);
+          await readAllRecords(client, each, BULK_QUERY_MS);
           await client.query('COMMIT');
           return last ? { seq: Number(last.seq), stamp: last.stamp } : { seq: 0 };
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await rollback(client, err);
           throw err;
         }
       }),
 
     importRecords: (batches, verify) =>
-      withClient(async (client) => {
-        await client.query('BEGIN');
+      withReadyClient(async (client) => {
+        // One transaction holds every record of the install being moved in: no statement bound,
+        // and the write lock for as long as it takes (the cluster is empty).
+        const q = (text: string, values: unknown[] = []) => timeBound(client, text, values, IMPORT_QUERY_MS);
+        await q('BEGIN');
         try {
-          await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
-          if ((await client.query('SELECT 1 FROM plinth_records LIMIT 1')).rows.length > 0) {
+          await q('SET LOCAL statement_timeout = 0');
+          await q('SET LOCAL lock_timeout = 0');
+          await q("SET LOCAL idle_in_transaction_session_timeout = '10min'");
+          await q('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
+          if ((await q('SELECT 1 FROM plinth_records LIMIT 1')).rows.length > 0) {
             throw Object.assign(new Error('The cluster at PLINTH_DATABASE_URL already holds records: records move only into an empty cluster.'), {
               code: CLUSTER_NOT_EMPTY,
             });
@@ -297,25 +524,25 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           let last = 0;
           for await (const writes of batches) {
             if (writes.length === 0) continue;
-            const inserted = await client.query<{ seq: string }>('INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq', [
+            const inserted = await q('INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq', [
               `${origin}/import`,
               JSON.stringify(writes.map(([db, key, value]) => [db, keyText(key), value])),
             ]);
-            await client.query(
+            await q(
               `INSERT INTO plinth_records (db, key, value) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
                ON CONFLICT (db, key) DO UPDATE SET value = excluded.value`,
               [writes.map((w) => w[0]), writes.map((w) => keyText(w[1])), writes.map((w) => JSON.stringify(w[2]))],
             );
             records += writes.length;
             changes++;
-            last = Number(inserted.rows[0]!.seq);
+            last = Number((inserted.rows[0] as { seq: string }).seq);
           }
-          await verify((each) => readAllRecords(client, async (batch) => each(batch)));
-          if (last > 0) await client.query("SELECT pg_notify('plinth_changes', $1)", [String(last)]);
-          await client.query('COMMIT');
+          await verify((each) => readAllRecords(client, async (batch) => each(batch), IMPORT_QUERY_MS));
+          if (last > 0) await q("SELECT pg_notify('plinth_changes', $1)", [String(last)]);
+          await q('COMMIT');
           return { records, changes };
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await rollback(client, err);
           throw err;
         }
       }),
@@ -325,7 +552,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       let stopped = false;
       const connect = async (): Promise<void> => {
         if (stopped) return;
-        const next = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 5000 });
+        const next = new pg.Client(connectionSettings(options.url));
         next.on('error', () => undefined);
         next.on('notification', () => wake());
         // A lost connection is dropped; the next poll of the replica keeps it current meanwhile.
@@ -348,11 +575,13 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       };
     },
 
-    takeRateTokens: (checks, at) =>
-      withClient(async (client) => {
-        const keys = checks.map((check) => ({ scope: check.scope, start: at - (at % check.windowMs), hits: check.hits ?? 1, check }));
+    takeRateTokens: (checks, fallbackAt) =>
+      withReadyClient(async (client) => {
         await client.query('BEGIN');
         try {
+          // Windows are PostgreSQL's, so every node counts in the same ones whatever its own clock says.
+          const at = Math.round(Number((await timedQuery<{ clock: number }>(client, `SELECT ${CLOCK_MS} AS clock`)).rows[0]!.clock)) || fallbackAt;
+          const keys = checks.map((check) => ({ scope: check.scope, start: at - (at % check.windowMs), hits: check.hits ?? 1, check }));
           await client.query(
             'INSERT INTO plinth_counters (scope, window_start, hits) SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[]) ON CONFLICT DO NOTHING',
             [keys.map((k) => k.scope), keys.map((k) => k.start), keys.map(() => 0)],
@@ -377,16 +606,19 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           await client.query('COMMIT');
           return { allowed: true };
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await rollback(client, err);
           throw err;
         }
       }),
 
     pruneCounters: (before) =>
-      withClient(async (client) => (await client.query('DELETE FROM plinth_counters WHERE window_start < $1', [before])).rowCount ?? 0),
+      withReadyClient(async (client) => {
+        const cutoff = await onDatabaseClock(client, before);
+        return (await timeBound(client, 'DELETE FROM plinth_counters WHERE window_start < $1', [cutoff], BULK_QUERY_MS)).rowCount ?? 0;
+      }),
 
     alone: (task, fn) =>
-      withClient(async (client) => {
+      withReadyClient(async (client) => {
         const key = hashTask(task);
         const got = (await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [key])).rows[0]!.ok;
         if (!got) return undefined;
@@ -401,11 +633,58 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
   };
 }
 
+/**
+ * Brings the schema up to date (once per database, under a lock, whichever node starts first)
+ * and returns the cluster's id.
+ */
+async function migrateSchema(client: pg.PoolClient): Promise<string> {
+  // Another node may be migrating: its migrations are short, but longer than a write's lock wait.
+  await client.query("SET lock_timeout = '60s'");
+  await timeBound(client, 'SELECT pg_advisory_lock($1)', [MIGRATE_LOCK], 60_000 + DATABASE_ANSWER_MS);
+  try {
+    await client.query('CREATE TABLE IF NOT EXISTS plinth_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    const done = new Set((await client.query<{ version: number }>('SELECT version FROM plinth_migrations')).rows.map((row) => row.version));
+    for (const [index, sql] of MIGRATIONS.entries()) {
+      const version = index + 1;
+      if (done.has(version)) continue;
+      await client.query('BEGIN');
+      await timeBound(client, sql, [], BULK_QUERY_MS);
+      await client.query('INSERT INTO plinth_migrations (version) VALUES ($1)', [version]);
+      if (version === 1) await client.query("INSERT INTO plinth_meta (key, value) VALUES ('cluster_id', $1)", [randomUUID()]);
+      await client.query('COMMIT');
+    }
+  } catch (err) {
+    if (!isConnectionError(err)) await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATE_LOCK]).catch(() => undefined);
+    await client.query('RESET lock_timeout').catch(() => undefined);
+  }
+  return (await client.query<{ value: string }>("SELECT value FROM plinth_meta WHERE key = 'cluster_id'")).rows[0]!.value;
+}
+
+/**
+ * A query answered within `timeoutMs` rather than `DATABASE_ANSWER_MS` (pg's per-query read
+ * timeout, `query_timeout`, which its type declarations leave out).
+ */
+function timeBound<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  client: pg.ClientBase,
+  text: string,
+  values: unknown[],
+  timeoutMs: number,
+): Promise<pg.QueryResult<R>> {
+  return client.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
+}
+
 /** Reads `plinth_records` through a cursor, in batches, inside the caller's transaction. */
-async function readAllRecords(client: pg.PoolClient, each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>): Promise<void> {
+async function readAllRecords(
+  client: pg.PoolClient,
+  each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>,
+  queryTimeoutMs: number,
+): Promise<void> {
   await client.query('DECLARE plinth_records_cursor NO SCROLL CURSOR FOR SELECT db, key, value FROM plinth_records');
   for (;;) {
-    const batch = await client.query<{ db: ReplicatedDb; key: string; value: unknown }>('FETCH 2000 FROM plinth_records_cursor');
+    const batch = await timeBound<{ db: ReplicatedDb; key: string; value: unknown }>(client, 'FETCH 2000 FROM plinth_records_cursor', [], queryTimeoutMs);
     if (batch.rows.length === 0) break;
     await each(batch.rows.map((row) => [row.db, JSON.parse(row.key) as Key, row.value]));
   }
@@ -418,12 +697,24 @@ function hashTask(task: string): number {
   return hash;
 }
 
-/** Errors of the connection itself (the server gone, refused, reset), not of a query. */
+const codeOf = (err: unknown): string => String((err as { code?: unknown } | undefined)?.code ?? '');
+const messageOf = (err: unknown): string => String((err as { message?: unknown } | undefined)?.message ?? '');
+
+/**
+ * Errors of the connection itself (the server gone, refused, reset, silent past the bound, or
+ * ending a session idle in a transaction), not of a query.
+ */
 function isConnectionError(err: unknown): boolean {
-  const code = String((err as { code?: unknown } | undefined)?.code ?? '');
-  const message = String((err as { message?: unknown } | undefined)?.message ?? '');
   return (
-    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006'].includes(code) ||
-    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message)
+    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '25P03', '57P01', '57P02', '57P03', '08000', '08003', '08006'].includes(codeOf(err)) ||
+    /Connection terminated|connection timeout|timeout expired|Query read timeout|Client has encountered a connection error/i.test(messageOf(err))
   );
 }
+
+/**
+ * PostgreSQL said nothing within the bound: no connection, or no answer to a query. Not a
+ * refusal, a closed connection or an error, which are answers; not a wait for one of this
+ * handle's own connections to be free either, which is this node's load.
+ */
+const isSilence = (err: unknown): boolean =>
+  codeOf(err) === 'ETIMEDOUT' || /timeout expired|Query read timeout|due to connection timeout/i.test(messageOf(err));
