@@ -51,7 +51,7 @@ export async function connectStore(options: StoreOptions | ClusterStoreOptions):
     await records.close();
     throw err;
   }
-  // The node judges time by PostgreSQL's clock (records-log.ts, clockOffsetMs).
+  // The node judges time by PostgreSQL's clock (database-clock.ts).
   const now = (): number => base() + records.clockOffsetMs();
   const blobs = openBlobs(options, now);
   const store: Store = { blobs, ...openMetadata(metaPath, now, blobs, records) };

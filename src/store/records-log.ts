@@ -1,7 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Key } from 'lmdb';
-import { RECORDS_BUSY_CODE, RECORDS_UNAVAILABLE_CODE } from '../errors.js';
+import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
+import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
+import { BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
+import { migrateSchema } from './records-schema.js';
 import type { RecordWrite, ReplicatedDb } from './replica.js';
 import type { RateCheck, RateResult } from './types.js';
 
@@ -53,13 +55,12 @@ export interface RecordsLog {
   readonly clusterId: string;
   /** False while a log opened `offline` has not reached PostgreSQL yet. */
   connected(): boolean;
-  /** False while PostgreSQL is known not to answer: its last call failed, and writes would fail at once too. */
+  /** False while PostgreSQL is known to be silent (records-connections.ts): writes would fail at once too. */
   answering(): boolean;
   /**
-   * PostgreSQL's clock less this node's, as last measured (0 while they agree within
-   * `CLOCK_TOLERANCE_MS`): a node judges time by `now() + clockOffsetMs()`, so that expiry, rate
-   * windows and single-use windows mean the same on every node. Measured at every catch-up and
-   * under the write lock; a measurement older than `CLOCK_SAMPLE_MS` is renewed in the background.
+   * PostgreSQL's clock less this node's (database-clock.ts): a node judges time by
+   * `now() + clockOffsetMs()`, so that expiry, rate windows and single-use windows mean the same
+   * on every node. Read at every catch-up and under the write lock.
    */
   clockOffsetMs(): number;
   /**
@@ -115,185 +116,37 @@ export const REPLICA_BEHIND = 'EREPLICA_BEHIND';
 const STAMP = '(extract(epoch from at) * 1000000)::bigint::text';
 
 const WRITE_LOCK = 7_000_001;
-const MIGRATE_LOCK = 7_000_002;
 
-/**
- * Every wait on PostgreSQL is bounded (docs/operating.md, "Bounded waits"). A connection, and a
- * query that moves no bulk, must be answered within this; past it PostgreSQL counts as not
- * answering: the call fails as unavailable, and so do the calls after it until one gets an answer.
- */
-export const DATABASE_ANSWER_MS = 1000;
-/** How long a writer waits for the cluster's write lock (PostgreSQL's `lock_timeout`) before giving up with `RECORDS_BUSY`. */
-export const WRITE_LOCK_WAIT_MS = 2000;
-/**
- * PostgreSQL ends a session whose transaction has been idle this long
- * (`idle_in_transaction_session_timeout`): a node frozen while it holds the write lock loses it
- * this long after its last statement, and the other nodes write again.
- */
-export const IDLE_IN_TRANSACTION_MS = 5000;
-/** The longest statement (`statement_timeout`), and what a bulk query (a deploy's rows, catching up) may take. */
-export const STATEMENT_MS = 30_000;
-/** Client side, a bulk query waits for its answer a little longer than the server lets it run. */
-const BULK_QUERY_MS = STATEMENT_MS + DATABASE_ANSWER_MS;
-/** Waiting for one of this handle's own connections to be free (a busy node, not a silent PostgreSQL). */
-const POOL_WAIT_MS = 5000;
 /** Moving an install into a cluster copies every record in one transaction: its statements are not bounded. */
 const IMPORT_QUERY_MS = 24 * 3600_000;
 /** A snapshot for a new replica writes each batch to LMDB between two reads; it holds no lock. */
 const SNAPSHOT_IDLE = '60s';
 
-/** Clocks that differ by less than this are taken to agree; past it a node uses PostgreSQL's. */
-export const CLOCK_TOLERANCE_MS = 500;
-/** How old a measurement of PostgreSQL's clock may get before it is renewed. */
-export const CLOCK_SAMPLE_MS = 10_000;
-
-/** PostgreSQL's clock, in epoch milliseconds. */
-const CLOCK_MS = '(extract(epoch from clock_timestamp()) * 1000)::float8';
-
-/** Versioned migrations, applied in order at start-up, once per database. */
-const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE plinth_meta (key text PRIMARY KEY, value text NOT NULL);
-   CREATE TABLE plinth_changes (seq bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), origin text NOT NULL, writes jsonb NOT NULL);
-   CREATE TABLE plinth_records (db text NOT NULL, key text NOT NULL, value jsonb NOT NULL, PRIMARY KEY (db, key));
-   CREATE TABLE plinth_counters (scope text NOT NULL, window_start bigint NOT NULL, hits integer NOT NULL, PRIMARY KEY (scope, window_start));`,
-];
-
-function unavailable(err: unknown): Error {
-  return Object.assign(new Error('The records database (PostgreSQL) cannot be reached.', { cause: err }), { code: RECORDS_UNAVAILABLE_CODE });
-}
-
-function busy(err: unknown): Error {
-  return Object.assign(new Error(`The cluster's write lock was not free within ${WRITE_LOCK_WAIT_MS} ms.`, { cause: err }), { code: RECORDS_BUSY_CODE });
-}
-
 function behind(message: string): Error {
   return Object.assign(new Error(message), { code: REPLICA_BEHIND });
-}
-
-/**
- * Every connection of the log: PostgreSQL bounds statements, lock waits and idle transactions
- * itself; the client bounds how long it waits for a connection and for each answer.
- */
-function connectionSettings(url: string) {
-  return {
-    connectionString: url,
-    connectionTimeoutMillis: DATABASE_ANSWER_MS,
-    query_timeout: DATABASE_ANSWER_MS,
-    statement_timeout: STATEMENT_MS,
-    lock_timeout: WRITE_LOCK_WAIT_MS,
-    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
-  };
-}
-
-/** pg.Pool gives its own wait for a free connection to each new one: these keep their own bound. */
-class BoundedClient extends pg.Client {
-  constructor(config?: pg.ClientConfig) {
-    super({ ...config, connectionTimeoutMillis: DATABASE_ANSWER_MS });
-  }
 }
 
 /** Keys are stored as their JSON text: LMDB keys here are strings, numbers and arrays of them. */
 const keyText = (key: Key): string => JSON.stringify(key);
 
 export async function openRecordsLog(options: RecordsLogOptions): Promise<RecordsLog> {
-  const pool = new pg.Pool({
-    ...connectionSettings(options.url),
-    max: options.maxConnections ?? 4,
-    connectionTimeoutMillis: POOL_WAIT_MS,
-    Client: BoundedClient,
-  });
-  // An idle connection that breaks (the server restarting) must not take the process down.
-  pool.on('error', () => undefined);
+  const connections = openConnections(options.url, options.maxConnections ?? 4);
+  const { withClient } = connections;
   const origin = options.origin ?? `${process.pid}`;
   const clock = options.now ?? Date.now;
-
-  // Once PostgreSQL has failed to answer, calls fail at once rather than each waiting out the
-  // bound again. A moment later one call at a time tries it again; the first answer ends this.
-  let unansweredAt: number | undefined;
-  let probing = false;
-
-  const withClient = async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
-    let probe = false;
-    if (unansweredAt !== undefined) {
-      if (probing || performance.now() - unansweredAt < DATABASE_ANSWER_MS) {
-        throw unavailable(new Error(`PostgreSQL did not answer within ${DATABASE_ANSWER_MS} ms.`));
-      }
-      probe = probing = true;
-    }
-    try {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (err) {
-        // A refused connection is an answer (PostgreSQL is down, not hung).
-        unansweredAt = isSilence(err) ? performance.now() : undefined;
-        throw unavailable(err);
-      }
-      // The server can end a connection between two queries (a restart): the client then emits
-      // 'error' while it is checked out, which would take the process down without a listener.
-      let broken = false;
-      const onError = (): void => {
-        broken = true;
-      };
-      client.on('error', onError);
-      try {
-        const result = await fn(client);
-        unansweredAt = undefined;
-        return result;
-      } catch (err) {
-        broken ||= isConnectionError(err);
-        // A connection the server closed (a restart, an idle transaction ended) was an answer.
-        unansweredAt = isSilence(err) ? performance.now() : undefined;
-        if (broken) throw unavailable(err);
-        if (codeOf(err) === '55P03') throw busy(err);
-        if (codeOf(err) === '57014') throw unavailable(err);
-        throw err;
-      } finally {
-        client.off('error', onError);
-        // A broken connection is dropped, which also ends its transaction and its locks.
-        client.release(broken);
-      }
-    } finally {
-      if (probe) probing = false;
-    }
-  };
-
-  // PostgreSQL's clock less ours: `published` is what the node applies, renewed from readings.
-  let published = 0;
-  let readAt = Number.NEGATIVE_INFINITY;
-  let reading: Promise<unknown> | undefined;
-  /** A query that also reads PostgreSQL's clock (`clock`), which it compares with ours. */
-  const timedQuery = async <R extends pg.QueryResultRow & { clock: number }>(
-    client: pg.PoolClient,
-    text: string,
-    values: unknown[] = [],
-  ): Promise<pg.QueryResult<R>> => {
-    const sent = performance.now();
-    const result = await client.query<R>(text, values);
-    const roundTrip = performance.now() - sent;
-    // A slow answer says little about when PostgreSQL read its clock.
-    if (roundTrip > CLOCK_TOLERANCE_MS) return result;
-    readAt = performance.now();
-    const measured = Number(result.rows[0]!.clock) - (clock() - roundTrip / 2);
-    if (Math.abs(measured - published) > CLOCK_TOLERANCE_MS) {
-      published = Math.abs(measured) <= CLOCK_TOLERANCE_MS ? 0 : Math.round(measured);
-      options.onClockOffset?.(published);
-    }
-    return result;
-  };
-
-  const migrate = (client: pg.PoolClient): Promise<string> => migrateSchema(client);
-  let clusterId: string;
   // Set while a log opened offline has not yet checked the cluster PostgreSQL holds.
-  let pending: Promise<void> | undefined;
   let reconnected = true;
+  const databaseClock = createDatabaseClock({ now: clock, onOffset: options.onClockOffset, withClient, mayRead: () => reconnected });
+
+  let clusterId: string;
+  let pending: Promise<void> | undefined;
   let refusal: Error | undefined;
   try {
-    clusterId = await withClient(migrate);
+    clusterId = await withClient(migrateSchema);
   } catch (err) {
     const offline = options.offline;
     if (offline === undefined || (err as { code?: unknown }).code !== RECORDS_UNAVAILABLE_CODE) {
-      await pool.end();
+      await connections.end();
       throw err;
     }
     clusterId = offline.clusterId;
@@ -303,9 +156,9 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
   const readLogStart = async (client: pg.PoolClient): Promise<number> =>
     Number(
       (
-        await timedQuery<{ value: string | null; clock: number }>(
+        await databaseClock.query<{ value: string | null; clock: number }>(
           client,
-          `SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_MS} AS clock`,
+          `SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
         )
       ).rows[0]!.value ?? 0,
     );
@@ -339,7 +192,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     if (refusal) throw refusal;
     if (reconnected) return;
     pending ??= (async () => {
-      const found = await withClient(migrate);
+      const found = await withClient(migrateSchema);
       if (found !== clusterId) {
         refusal = behind(`PostgreSQL now holds cluster ${found}, not ${clusterId} that this replica follows; it must be rebuilt.`);
       } else if (!(await options.offline!.resumable({ logStart, stampOf }))) {
@@ -364,13 +217,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
    * this node's clock runs ahead.
    */
   const onDatabaseClock = async (client: pg.PoolClient, before: number): Promise<number> => {
-    const { rows } = await timedQuery<{ clock: number }>(client, `SELECT ${CLOCK_MS} AS clock`);
-    return Math.min(before, before + Math.round(Number(rows[0]!.clock)) - (clock() + published));
-  };
-
-  /** Rolls back after `err`, unless the connection failed: dropping it ends the transaction, and a ROLLBACK would wait on it. */
-  const rollback = async (client: pg.PoolClient, err: unknown): Promise<void> => {
-    if (!isConnectionError(err)) await client.query('ROLLBACK').catch(() => undefined);
+    const { rows } = await databaseClock.query<{ clock: number }>(client, `SELECT ${CLOCK_COLUMN}`);
+    return Math.min(before, before + Math.round(Number(rows[0]!.clock)) - (clock() + databaseClock.offsetMs()));
   };
 
   return {
@@ -378,27 +226,15 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
     connected: () => reconnected,
 
-    answering: () => unansweredAt === undefined,
+    answering: () => connections.answering(),
 
-    clockOffsetMs() {
-      // Renewed in the background, so a thread that only serves follows a clock being corrected.
-      if (reconnected && reading === undefined && performance.now() - readAt > CLOCK_SAMPLE_MS) {
-        // Counted from the try, so that slow answers (not taken as readings) are not asked again at once.
-        readAt = performance.now();
-        reading = withClient((client) => timedQuery(client, `SELECT ${CLOCK_MS} AS clock`))
-          .catch(() => undefined)
-          .finally(() => {
-            reading = undefined;
-          });
-      }
-      return published;
-    },
+    clockOffsetMs: () => databaseClock.offsetMs(),
 
     commit: (catchUp, after, prepare) =>
       withReadyClient(async (client) => {
         await client.query('BEGIN');
         try {
-          await timeBound(client, 'SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK], WRITE_LOCK_WAIT_MS + DATABASE_ANSWER_MS);
+          await timeBound(client, 'SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK], WRITE_LOCK_QUERY_MS);
           // The first look at the log also measures PostgreSQL's clock, so that the operation
           // below takes its time from it.
           for (;;) {
@@ -467,7 +303,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         await client.query('BEGIN');
         try {
           // Under the write lock, so the newest change cannot be committed between the two statements.
-          await timeBound(client, 'SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK], WRITE_LOCK_WAIT_MS + DATABASE_ANSWER_MS);
+          await timeBound(client, 'SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK], WRITE_LOCK_QUERY_MS);
           const pruned = await timeBound<{ count: number; last: string }>(
             client,
             `WITH gone AS (DELETE FROM plinth_changes WHERE at < to_timestamp($1 / 1000.0) AND seq < (SELECT max(seq) FROM plinth_changes) RETURNING seq)
@@ -580,7 +416,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         await client.query('BEGIN');
         try {
           // Windows are PostgreSQL's, so every node counts in the same ones whatever its own clock says.
-          const at = Math.round(Number((await timedQuery<{ clock: number }>(client, `SELECT ${CLOCK_MS} AS clock`)).rows[0]!.clock)) || fallbackAt;
+          const at = Math.round(Number((await databaseClock.query<{ clock: number }>(client, `SELECT ${CLOCK_COLUMN}`)).rows[0]!.clock)) || fallbackAt;
           const keys = checks.map((check) => ({ scope: check.scope, start: at - (at % check.windowMs), hits: check.hits ?? 1, check }));
           await client.query(
             'INSERT INTO plinth_counters (scope, window_start, hits) SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[]) ON CONFLICT DO NOTHING',
@@ -629,51 +465,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         }
       }),
 
-    close: () => pool.end(),
+    close: () => connections.end(),
   };
-}
-
-/**
- * Brings the schema up to date (once per database, under a lock, whichever node starts first)
- * and returns the cluster's id.
- */
-async function migrateSchema(client: pg.PoolClient): Promise<string> {
-  // Another node may be migrating: its migrations are short, but longer than a write's lock wait.
-  await client.query("SET lock_timeout = '60s'");
-  await timeBound(client, 'SELECT pg_advisory_lock($1)', [MIGRATE_LOCK], 60_000 + DATABASE_ANSWER_MS);
-  try {
-    await client.query('CREATE TABLE IF NOT EXISTS plinth_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-    const done = new Set((await client.query<{ version: number }>('SELECT version FROM plinth_migrations')).rows.map((row) => row.version));
-    for (const [index, sql] of MIGRATIONS.entries()) {
-      const version = index + 1;
-      if (done.has(version)) continue;
-      await client.query('BEGIN');
-      await timeBound(client, sql, [], BULK_QUERY_MS);
-      await client.query('INSERT INTO plinth_migrations (version) VALUES ($1)', [version]);
-      if (version === 1) await client.query("INSERT INTO plinth_meta (key, value) VALUES ('cluster_id', $1)", [randomUUID()]);
-      await client.query('COMMIT');
-    }
-  } catch (err) {
-    if (!isConnectionError(err)) await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATE_LOCK]).catch(() => undefined);
-    await client.query('RESET lock_timeout').catch(() => undefined);
-  }
-  return (await client.query<{ value: string }>("SELECT value FROM plinth_meta WHERE key = 'cluster_id'")).rows[0]!.value;
-}
-
-/**
- * A query answered within `timeoutMs` rather than `DATABASE_ANSWER_MS` (pg's per-query read
- * timeout, `query_timeout`, which its type declarations leave out).
- */
-function timeBound<R extends pg.QueryResultRow = pg.QueryResultRow>(
-  client: pg.ClientBase,
-  text: string,
-  values: unknown[],
-  timeoutMs: number,
-): Promise<pg.QueryResult<R>> {
-  return client.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
 }
 
 /** Reads `plinth_records` through a cursor, in batches, inside the caller's transaction. */
@@ -696,25 +489,3 @@ function hashTask(task: string): number {
   for (const char of task) hash = (hash * 31 + char.charCodeAt(0)) | 0;
   return hash;
 }
-
-const codeOf = (err: unknown): string => String((err as { code?: unknown } | undefined)?.code ?? '');
-const messageOf = (err: unknown): string => String((err as { message?: unknown } | undefined)?.message ?? '');
-
-/**
- * Errors of the connection itself (the server gone, refused, reset, silent past the bound, or
- * ending a session idle in a transaction), not of a query.
- */
-function isConnectionError(err: unknown): boolean {
-  return (
-    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '25P03', '57P01', '57P02', '57P03', '08000', '08003', '08006'].includes(codeOf(err)) ||
-    /Connection terminated|connection timeout|timeout expired|Query read timeout|Client has encountered a connection error/i.test(messageOf(err))
-  );
-}
-
-/**
- * PostgreSQL said nothing within the bound: no connection, or no answer to a query. Not a
- * refusal, a closed connection or an error, which are answers; not a wait for one of this
- * handle's own connections to be free either, which is this node's load.
- */
-const isSilence = (err: unknown): boolean =>
-  codeOf(err) === 'ETIMEDOUT' || /timeout expired|Query read timeout|due to connection timeout/i.test(messageOf(err));

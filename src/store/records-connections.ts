@@ -1,0 +1,169 @@
+import pg from 'pg';
+import { RECORDS_BUSY_CODE, RECORDS_UNAVAILABLE_CODE } from '../errors.js';
+
+/**
+ * The connections of a records log to PostgreSQL, with every wait bounded (docs/operating.md,
+ * "Bounded waits"): PostgreSQL bounds statements, lock waits and idle transactions itself, the
+ * client bounds how long it waits for a connection and for each answer, and once PostgreSQL has
+ * been silent past the bound, calls fail at once instead of each waiting it out again.
+ */
+
+/**
+ * A connection, and a query that moves no bulk, must be answered within this; past it PostgreSQL
+ * counts as silent: the call fails as unavailable, and so do the calls after it until one gets an
+ * answer.
+ */
+export const DATABASE_ANSWER_MS = 1000;
+/** How long a writer waits for the cluster's write lock (PostgreSQL's `lock_timeout`) before giving up with `RECORDS_BUSY`. */
+export const WRITE_LOCK_WAIT_MS = 2000;
+/**
+ * PostgreSQL ends a session whose transaction has been idle this long
+ * (`idle_in_transaction_session_timeout`): a node frozen while it holds the write lock loses it
+ * this long after its last statement, and the other nodes write again.
+ */
+export const IDLE_IN_TRANSACTION_MS = 5000;
+/** The longest statement (`statement_timeout`), and what a bulk query (a deploy's rows, catching up) may take. */
+export const STATEMENT_MS = 30_000;
+/** Client side, a bulk query waits for its answer a little longer than the server lets it run. */
+export const BULK_QUERY_MS = STATEMENT_MS + DATABASE_ANSWER_MS;
+/** Client side, waiting for the write lock. */
+export const WRITE_LOCK_QUERY_MS = WRITE_LOCK_WAIT_MS + DATABASE_ANSWER_MS;
+/** Waiting for one of this handle's own connections to be free (a busy node, not a silent PostgreSQL). */
+const POOL_WAIT_MS = 5000;
+
+/** The settings of every connection to PostgreSQL. */
+export function connectionSettings(url: string) {
+  return {
+    connectionString: url,
+    connectionTimeoutMillis: DATABASE_ANSWER_MS,
+    query_timeout: DATABASE_ANSWER_MS,
+    statement_timeout: STATEMENT_MS,
+    lock_timeout: WRITE_LOCK_WAIT_MS,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+  };
+}
+
+/** pg.Pool gives its own wait for a free connection to each new one: these keep their own bound. */
+class BoundedClient extends pg.Client {
+  constructor(config?: pg.ClientConfig) {
+    super({ ...config, connectionTimeoutMillis: DATABASE_ANSWER_MS });
+  }
+}
+
+export interface RecordsConnections {
+  /**
+   * Runs `fn` on a connection of the pool. Failures of the connection become `RECORDS_UNAVAILABLE`
+   * errors (the connection is dropped, which ends its transaction and its locks), a lock wait past
+   * its bound `RECORDS_BUSY`.
+   */
+  withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** False while PostgreSQL is known to be silent: its last call got no answer within the bound. */
+  answering(): boolean;
+  end(): Promise<void>;
+}
+
+export function openConnections(url: string, maxConnections: number): RecordsConnections {
+  const pool = new pg.Pool({ ...connectionSettings(url), max: maxConnections, connectionTimeoutMillis: POOL_WAIT_MS, Client: BoundedClient });
+  // An idle connection that breaks (the server restarting) must not take the process down.
+  pool.on('error', () => undefined);
+
+  // Once PostgreSQL has been silent, calls fail at once rather than each waiting out the bound
+  // again. A moment later one call at a time tries it again; the first answer ends this.
+  let silentAt: number | undefined;
+  let probing = false;
+
+  async function withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let probe = false;
+    if (silentAt !== undefined) {
+      if (probing || performance.now() - silentAt < DATABASE_ANSWER_MS) {
+        throw unavailable(new Error(`PostgreSQL did not answer within ${DATABASE_ANSWER_MS} ms.`));
+      }
+      probe = probing = true;
+    }
+    try {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        // A refused connection is an answer (PostgreSQL is down, not hung).
+        silentAt = isSilence(err) ? performance.now() : undefined;
+        throw unavailable(err);
+      }
+      // The server can end a connection between two queries (a restart): the client then emits
+      // 'error' while it is checked out, which would take the process down without a listener.
+      let broken = false;
+      const onError = (): void => {
+        broken = true;
+      };
+      client.on('error', onError);
+      try {
+        const result = await fn(client);
+        silentAt = undefined;
+        return result;
+      } catch (err) {
+        broken ||= isConnectionError(err);
+        // A connection the server closed (a restart, an idle transaction ended) was an answer.
+        silentAt = isSilence(err) ? performance.now() : undefined;
+        if (broken || codeOf(err) === '57014') throw unavailable(err);
+        if (codeOf(err) === '55P03') throw busy(err);
+        throw err;
+      } finally {
+        client.off('error', onError);
+        client.release(broken);
+      }
+    } finally {
+      if (probe) probing = false;
+    }
+  }
+
+  return { withClient, answering: () => silentAt === undefined, end: () => pool.end() };
+}
+
+/**
+ * A query answered within `timeoutMs` rather than `DATABASE_ANSWER_MS` (pg's per-query read
+ * timeout, `query_timeout`, which its type declarations leave out).
+ */
+export function timeBound<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  client: pg.ClientBase,
+  text: string,
+  values: unknown[],
+  timeoutMs: number,
+): Promise<pg.QueryResult<R>> {
+  return client.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
+}
+
+/** Rolls back after `err`, unless the connection failed: dropping it ends the transaction, and a ROLLBACK would wait on it. */
+export async function rollback(client: pg.ClientBase, err: unknown): Promise<void> {
+  if (!isConnectionError(err)) await client.query('ROLLBACK').catch(() => undefined);
+}
+
+export function unavailable(err: unknown): Error {
+  return Object.assign(new Error('The records database (PostgreSQL) cannot be reached.', { cause: err }), { code: RECORDS_UNAVAILABLE_CODE });
+}
+
+function busy(err: unknown): Error {
+  return Object.assign(new Error(`The cluster's write lock was not free within ${WRITE_LOCK_WAIT_MS} ms.`, { cause: err }), { code: RECORDS_BUSY_CODE });
+}
+
+const codeOf = (err: unknown): string => String((err as { code?: unknown } | undefined)?.code ?? '');
+const messageOf = (err: unknown): string => String((err as { message?: unknown } | undefined)?.message ?? '');
+
+/**
+ * Errors of the connection itself (the server gone, refused, reset, silent past the bound, or
+ * ending a session idle in a transaction), not of a query.
+ */
+export function isConnectionError(err: unknown): boolean {
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '25P03', '57P01', '57P02', '57P03', '08000', '08003', '08006'].includes(codeOf(err)) ||
+    /Connection terminated|connection timeout|timeout expired|Query read timeout|Client has encountered a connection error/i.test(messageOf(err))
+  );
+}
+
+/**
+ * PostgreSQL said nothing within the bound: no connection, or no answer to a query. Not a
+ * refusal, a closed connection or an error, which are answers; not a wait for one of this
+ * handle's own connections to be free either, which is this node's load.
+ */
+function isSilence(err: unknown): boolean {
+  return codeOf(err) === 'ETIMEDOUT' || /timeout expired|Query read timeout|due to connection timeout/i.test(messageOf(err));
+}
