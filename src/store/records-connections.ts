@@ -31,23 +31,84 @@ export const WRITE_LOCK_QUERY_MS = WRITE_LOCK_WAIT_MS + DATABASE_ANSWER_MS;
 /** Waiting for one of this handle's own connections to be free (a busy node, not a silent PostgreSQL). */
 const POOL_WAIT_MS = 5000;
 
-/** The settings of every connection to PostgreSQL. */
+/** The settings of every connection to PostgreSQL; the client's own bounds are `BoundedClient`'s. */
 export function connectionSettings(url: string) {
   return {
     connectionString: url,
-    connectionTimeoutMillis: DATABASE_ANSWER_MS,
-    query_timeout: DATABASE_ANSWER_MS,
     statement_timeout: STATEMENT_MS,
     lock_timeout: WRITE_LOCK_WAIT_MS,
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
   };
 }
 
-/** pg.Pool gives its own wait for a free connection to each new one: these keep their own bound. */
-class BoundedClient extends pg.Client {
+/**
+ * A connection that gives PostgreSQL `DATABASE_ANSWER_MS` to connect and to answer each query
+ * (a query with a `query_timeout` of its own gets that). pg's own timeouts would do, but they
+ * count time this process spent not listening: a node whose event loop or CPU was held up past
+ * the bound would take an answer waiting in its socket for silence. Here the answer is read first.
+ */
+export class BoundedClient extends pg.Client {
   constructor(config?: pg.ClientConfig) {
-    super({ ...config, connectionTimeoutMillis: DATABASE_ANSWER_MS });
+    super({ ...config, connectionTimeoutMillis: 0, query_timeout: undefined });
+    const query = super.query.bind(this) as (...args: unknown[]) => unknown;
+    this.query = ((config: unknown, ...rest: unknown[]) => {
+      let own: number | undefined;
+      if (typeof config === 'object' && config !== null && 'query_timeout' in config) {
+        own = (config as { query_timeout?: number }).query_timeout;
+        // pg would time it out itself too, not knowing better.
+        config = { ...(config as object), query_timeout: undefined };
+      }
+      const work = query(config, ...rest);
+      if (!(work instanceof Promise)) return work;
+      return boundedWait(work, own ?? DATABASE_ANSWER_MS, 'Query read timeout', () => this.cut());
+    }) as pg.Client['query'];
   }
+
+  override connect(): Promise<pg.Client>;
+  override connect(callback: (err: Error) => void): void;
+  override connect(callback?: (err: Error) => void): Promise<pg.Client> | void {
+    const connected = boundedWait(super.connect() as Promise<unknown>, DATABASE_ANSWER_MS, 'timeout expired', () => this.cut()).then(() => this);
+    if (callback === undefined) return connected;
+    connected.then(() => callback(undefined as unknown as Error), callback);
+  }
+
+  /** Drops the connection (PostgreSQL ends its transaction and locks once it notices). */
+  private cut(): void {
+    (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+  }
+}
+
+/**
+ * `work`, or after `ms` an error with `message` (and `expire` called). The deadline is judged
+ * after this process has read what arrived meanwhile (a timer, then an immediate: I/O is read in
+ * between), so only time PostgreSQL kept silent counts, not time this process was held up.
+ */
+function boundedWait<T>(work: Promise<T>, ms: number, message: string, expire: () => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        expire();
+        reject(new Error(message));
+      });
+    }, ms);
+    work.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
 }
 
 export interface RecordsConnections {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { Key } from 'lmdb';
 import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
-import { BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
+import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
 import { migrateSchema } from './records-schema.js';
 import type { RecordWrite, ReplicatedDb } from './replica.js';
 import type { RateCheck, RateResult } from './types.js';
@@ -388,7 +388,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       let stopped = false;
       const connect = async (): Promise<void> => {
         if (stopped) return;
-        const next = new pg.Client(connectionSettings(options.url));
+        const next = new BoundedClient(connectionSettings(options.url));
         next.on('error', () => undefined);
         next.on('notification', () => wake());
         // A lost connection is dropped; the next poll of the replica keeps it current meanwhile.
