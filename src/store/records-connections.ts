@@ -31,6 +31,14 @@ export const WRITE_LOCK_QUERY_MS = WRITE_LOCK_WAIT_MS + DATABASE_ANSWER_MS;
 /** Waiting for one of this handle's own connections to be free (a busy node, not a silent PostgreSQL). */
 const POOL_WAIT_MS = 5000;
 
+/**
+ * TCP on every connection, both ways, for a machine that vanished (a stopped process's kernel
+ * still acknowledges, so this never ends a frozen node's session: the idle-transaction bound
+ * does). PostgreSQL drops a session whose peer stays silent for about 25 s, or leaves what it
+ * sent unacknowledged for 15 s: its locks, an upkeep task's too, are freed with it.
+ */
+const SERVER_TCP = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 -c tcp_user_timeout=15000';
+
 /** The settings of every connection to PostgreSQL; the client's own bounds are `BoundedClient`'s. */
 export function connectionSettings(url: string) {
   return {
@@ -38,6 +46,9 @@ export function connectionSettings(url: string) {
     statement_timeout: STATEMENT_MS,
     lock_timeout: WRITE_LOCK_WAIT_MS,
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    options: SERVER_TCP,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   };
 }
 
