@@ -6,6 +6,13 @@
 // within each round, then its median reported. Two scenarios: one page over and over, and a
 // rotation over all 200 pages.
 //
+// Uncached requests: every request a path never asked before (bench/wrk/unique-paths.lua), so
+// the server resolves it afresh, rules included; a plain site against the same site with a
+// maximal rules file, filling the caps (2,000 rules, 100 blocks, 32 segments a pattern, 2,000
+// query conditions, 100 header lines) in four shapes, each requested with the paths that cost
+// it most. The ratio of requests per second, plain ÷ rules, is the CPU a maximal rules file adds
+// to an uncached request (the server thread is the bottleneck).
+//
 // Deploys: the deploy bench's 1,000-file, ~50 MB site (lib/site-gen.mjs), and the same site with
 // 40 internal links in every page and 10 url() in every style sheet, deployed over HTTP; the
 // server's `deploy.timing` log line says how long the deploy's analysis step (rules files and link
@@ -13,7 +20,8 @@
 // new, so "deploy time grows by" is its share of the rest of the deploy.
 //
 // Env: BENCH_DURATION (s per cell and round, default 3), BENCH_ROUNDS (5), BENCH_CONNECTIONS (64),
-// BENCH_DEPLOYS (3 per site), BENCH_NO_WRITE=1 to print only. About 3 min.
+// BENCH_DEPLOYS (3 per site), BENCH_PARTS (serve,uncached,deploys: which parts run),
+// BENCH_NO_WRITE=1 to print only. About 4 min.
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join } from 'node:path';
@@ -34,6 +42,86 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const deploys = Number(process.env.BENCH_DEPLOYS ?? 3);
 const PAGES = 200;
+const parts = new Set((process.env.BENCH_PARTS ?? 'serve,uncached,deploys').split(','));
+// The rules file caps at their defaults (PLINTH_REDIRECTS_MAX_RULES, PLINTH_RULES_FILE_KB, …).
+const MAX_RULES = 2000;
+const MAX_BLOCKS = 100;
+const MAX_FILE_BYTES = 1024 * 1024;
+// The caps on a rules file at their defaults (PLINTH_RULES_MAX_SEGMENTS, PLINTH_REDIRECTS_MAX_CONDITIONS, PLINTH_HEADERS_MAX_LINES).
+const MAX_SEGMENTS = 32;
+const MAX_CONDITIONS = 2000;
+const MAX_HEADER_LINES = 100;
+const placeholders = Array.from({ length: MAX_SEGMENTS - 1 }, (_, k) => `:p${k}`).join('/');
+const literals = Array(MAX_SEGMENTS - 1)
+  .fill('a')
+  .join('/');
+/**
+ * Maximal rules files, each filling the caps one way, and the requests that cost them most (a
+ * path prefix and a suffix; every request adds its own number). `redirect(i)` and `block(i)` give
+ * rule and block `i`; none of them matches the requests unless said.
+ */
+const MAXIMAL = {
+  placeholders: {
+    // `/:p0/…/:p30/r<i>`: every segment but the last matches any path of that length.
+    what: `placeholders that every segment of the path matches, patterns and paths of ${MAX_SEGMENTS} segments`,
+    redirect: (i) => `/${placeholders}/r${i}  /pages/p0000.html  301`,
+    block: (i) => `/${placeholders}/h${i}\n  X-Block: ${i}`,
+    prefix: `/${Array(MAX_SEGMENTS - 1)
+      .fill('s')
+      .join('/')}/`,
+    suffix: '',
+  },
+  literals: {
+    // `/a/…/a/r<i>`: the path repeats the literal, so every pattern matches up to its last segment.
+    what: `one literal that the path repeats, patterns and paths of ${MAX_SEGMENTS} segments`,
+    redirect: (i) => `/${literals}/r${i}  /pages/p0000.html  301`,
+    block: (i) => `/${literals}/h${i}\n  X-Block: ${i}`,
+    prefix: `/${literals}/`,
+    suffix: '',
+  },
+  conditions: {
+    // `/* z<i>=v`: every rule's path matches, and each has a condition to check.
+    what: `rules for \`/*\` with a query condition each (${MAX_CONDITIONS}), none met`,
+    redirect: (i) => `/* z${i}=v  /pages/p0000.html  301`,
+    block: (i) => `/h${i}/*\n  X-Block: ${i}`,
+    prefix: '/u/',
+    suffix: '?q=1',
+  },
+  headers: {
+    // Every block is for `/*`: each answer gets all ${MAX_HEADER_LINES} header lines merged.
+    what: `blocks for \`/*\` with ${MAX_HEADER_LINES} header lines between them, all applied`,
+    redirect: (i) => `/r${i}  /pages/p0000.html  301`,
+    block: (i) => `/*\n${Array.from({ length: MAX_HEADER_LINES / MAX_BLOCKS }, (_, k) => `  X-H${i}-${k}: v`).join('\n')}`,
+    prefix: '/u/',
+    suffix: '',
+  },
+};
+
+/** `lines` as one file, as many of them as fit the file cap. */
+function fill(lines, max) {
+  let bytes = 0;
+  const kept = [];
+  for (const line of lines) {
+    if (kept.length >= max || bytes + line.length + 1 > MAX_FILE_BYTES) break;
+    kept.push(line);
+    bytes += line.length + 1;
+  }
+  return kept;
+}
+
+function maximalRules(dir, shape) {
+  const { redirect, block } = MAXIMAL[shape];
+  const redirects = fill(
+    Array.from({ length: MAX_RULES }, (_, i) => redirect(i)),
+    MAX_RULES,
+  );
+  writeFileSync(join(dir, '_redirects'), `${redirects.join('\n')}\n`);
+  // A block is cut to its whole lines if the file cap ends inside it.
+  const text = Array.from({ length: MAX_BLOCKS }, (_, i) => block(i)).join('\n');
+  const cut = text.length > MAX_FILE_BYTES - 1 ? text.slice(0, text.lastIndexOf('\n', MAX_FILE_BYTES - 1)) : text;
+  writeFileSync(join(dir, '_headers'), `${cut}\n`);
+  return { rules: redirects.length, headerLines: cut.split('\n').filter((line) => line.startsWith(' ')).length };
+}
 const log = (msg) => process.stdout.write(`[site-rules-bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 rmSync(work, { recursive: true, force: true });
@@ -136,7 +224,8 @@ const child = startChild(process.execPath, [join(root, 'dist', 'main.js')], {
   logPath,
 });
 try {
-  await waitReady(child, port, 'localhost', '/');
+  // A loaded machine can take a while to start the server.
+  await waitReady(child, port, 'localhost', '/', 120_000);
   const token = adminBuilderToken(root, dataDir);
 
   // ---- serving --------------------------------------------------------------------------------
@@ -157,7 +246,7 @@ try {
     rotation: (host) => ({ wrkScript: { file: 'pages.lua', args: [host, String(PAGES)] } }),
   };
   const serve = {};
-  for (const [name, scenario] of Object.entries(scenarios)) {
+  for (const [name, scenario] of parts.has('serve') ? Object.entries(scenarios) : []) {
     const measure = async (arm) => runWrk({ port, seconds, connections, scenario: scenario(hosts[arm]), benchDir });
     const [plain, rules] = await runRounds(
       ['plain', 'rules'],
@@ -180,12 +269,53 @@ try {
     };
   }
 
+  // ---- uncached requests against maximal rules files -----------------------------------------
+  const uncached = {};
+  const ruleCounts = {};
+  if (parts.has('uncached')) {
+    for (const shape of Object.keys(MAXIMAL)) {
+      const dir = join(work, `uncached-${shape}`);
+      writeServeSite(dir, false);
+      ruleCounts[shape] = maximalRules(dir, shape);
+      const answer = await post(port, token, readFileSync(tarGz(dir, join(work, `uncached-${shape}.tar.gz`))));
+      if (answer.status !== 201) throw new Error(`deploy of the ${shape} rules site failed: ${JSON.stringify(answer.json)}`);
+      hosts[shape] = `${answer.json.site.name}.sites.localhost`;
+    }
+    for (const shape of Object.keys(MAXIMAL)) {
+      const scenario = (arm) => ({ wrkScript: { file: 'unique-paths.lua', args: [hosts[arm], MAXIMAL[shape].prefix, MAXIMAL[shape].suffix] } });
+      const measure = (arm) => runWrk({ port, seconds, connections, scenario: scenario(arm), benchDir });
+      const [plain, rules] = await runRounds(
+        ['plain', shape],
+        rounds,
+        async (arm, round) => {
+          const result = await measure(arm);
+          // A server that cannot keep up lets wrk's 2 s timeout fire: counted and shown, not fatal.
+          log(`uncached ${shape} round ${round + 1} ${arm}: ${Math.round(result.rps)} req/s, p99 ${result.p99} ms, ${result.errors} errors`);
+          // A slow arm leaves requests in flight: let the server finish them before the next cell.
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          return result;
+        },
+        { warmup: (arm) => runWrk({ port, seconds: 1, connections, scenario: scenario(arm), benchDir }) },
+      );
+      uncached[shape] = {
+        plain,
+        rules,
+        cost: pairedRatio(
+          plain.map((r) => r.rps),
+          rules.map((r) => r.rps),
+        ),
+      };
+    }
+  }
+
   // ---- deploys --------------------------------------------------------------------------------
   const deployRuns = {};
-  for (const [arm, links] of [
-    ['bench site', false],
-    ['bench site with links', true],
-  ]) {
+  for (const [arm, links] of parts.has('deploys')
+    ? [
+        ['bench site', false],
+        ['bench site with links', true],
+      ]
+    : []) {
     const runs = [];
     for (let r = 0; r < deploys; r++) {
       const dir = join(work, 'deploy-site');
@@ -213,6 +343,13 @@ try {
     const p99 = (runs) => formatSummary(summarize(runs.map((r) => r.p99)), (v) => `${v.toFixed(2)} ms`);
     return `| ${name === 'page' ? 'one 2 KB page' : `rotation over ${PAGES} pages`} | ${formatSummary(plainRps, n0)} | ${formatSummary(rulesRps, n0)} | ${p99(s.plain)} / ${p99(s.rules)} | ${formatSummary(s.ratio, x)} | ${s.ratio.median >= 0.95 ? 'met' : 'NOT met'} |`;
   });
+  const uncachedRows = Object.entries(uncached).map(([shape, u]) => {
+    const rps = (runs) => formatSummary(summarize(runs.map((r) => r.rps)), n0);
+    const perRequest = (runs) => formatSummary(summarize(runs.map((r) => 1e6 / r.rps)), (v) => `${v.toFixed(1)} µs`);
+    const { rules, headerLines } = ruleCounts[shape];
+    const timeouts = u.rules.reduce((sum, r) => sum + r.errors, 0) + u.plain.reduce((sum, r) => sum + r.errors, 0);
+    return `| ${MAXIMAL[shape].what} (${rules} rules; ${MAX_BLOCKS} blocks, ${headerLines} header lines) | ${rps(u.plain)} | ${rps(u.rules)} | ${perRequest(u.plain)} / ${perRequest(u.rules)} | ${formatSummary(u.cost, x)} | ${timeouts} | ${u.cost.median <= 2 ? 'met' : 'NOT met'} |`;
+  });
   const deployRows = Object.entries(deployRuns).map(([arm, runs]) => {
     const share = summarize(runs.map((r) => r.analyzeMs / (r.ms - r.analyzeMs)));
     return `| ${arm} | ${formatSummary(summarize(runs.map((r) => r.ms)), (v) => `${n0(v)} ms`)} | ${formatSummary(summarize(runs.map((r) => r.analyzeMs)), (v) => `${n0(v)} ms`)} | ${formatSummary(share, pct)} | ${median(runs.map((r) => r.warnings))} | ${share.median <= 0.1 ? 'met' : 'NOT met'} |`;
@@ -231,6 +368,12 @@ try {
     '| Scenario | Plain site, req/s | Site with rules, req/s | p99 plain / with rules | With rules ÷ plain | ≥ 0.95× |',
     '|---|--:|--:|--:|--:|:-:|',
     ...serveRows,
+    '',
+    `Uncached requests: every request a path never asked before (\`bench/wrk/unique-paths.lua\`, a 404), so each is resolved afresh, rules included. The plain site against the same site with a maximal rules file: ${MAX_RULES} \`_redirects\` rules and ${MAX_BLOCKS} \`_headers\` blocks at the default caps (${MAX_SEGMENTS} segments a pattern, ${MAX_CONDITIONS} query conditions, ${MAX_HEADER_LINES} header lines), in four shapes, each requested with the paths that cost it most; the patterns of the first two end in a literal of their own, so none matches. Same wrk settings and rounds; the server thread is the bottleneck, so plain ÷ rules in requests per second is the cost of an uncached request with the rules, in plain requests (per request: the thread's time, 1 ÷ req/s).`,
+    '',
+    '| Maximal rules file | Plain site, req/s | Site with rules, req/s | Per request, plain / with rules | Cost with rules ÷ plain | Timeouts | ≤ 2× |',
+    '|---|--:|--:|--:|--:|--:|:-:|',
+    ...uncachedRows,
     '',
     `Deploys: the deploy bench's 1,000-file, ~50 MB site as a \`.tar.gz\` over HTTP (a new site each time), and the same site with 40 internal links in each of its pages and 10 \`url()\` in each style sheet. "Analysis" is the deploy's step that compiles \`_redirects\` and \`_headers\` and checks the links (server log, \`deploy.timing\` \`analyzeMs\`); the deploy grows by that step's time over the rest of its time at the client. ${deploys} deploys each; medians (range).`,
     '',

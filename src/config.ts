@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { normaliseEmail, type AccountPlan } from './rules/index.js';
+import { describeProxyTrust, normaliseEmail, NO_PROXY_TRUST, parseProxyTrust, type AccountPlan, type ProxyTrust } from './rules/index.js';
 
 /** Everything the service can be told from the environment, parsed and validated once. */
 export interface Config {
@@ -137,8 +137,8 @@ export interface DeployConfig {
   readonly anonSitesPerHour: number;
   /** Anonymous deploys (creates and site-token updates) per network per hour; 0 = no cap. */
   readonly anonDeploysPerHour: number;
-  /** Take the client address from the first X-Forwarded-For hop (only behind a trusted proxy). */
-  readonly trustProxy: boolean;
+  /** Which proxies in front may name the client in X-Forwarded-For (`PLINTH_TRUST_PROXY`). */
+  readonly trustProxy: ProxyTrust;
   /** Ingest worker threads per HTTP thread; all of them together stay within the core count. */
   readonly ingestThreads: number;
   /** Deploys allowed to wait for an ingest worker per HTTP thread before new ones get 503. */
@@ -171,6 +171,12 @@ export interface SiteRulesConfig {
   readonly maxRedirectLineChars: number;
   readonly maxHeaderBlocks: number;
   readonly maxHeaderLineChars: number;
+  /** Segments of one path pattern in either file. */
+  readonly maxPatternSegments: number;
+  /** Query conditions of all `_redirects` rules together. */
+  readonly maxRedirectConditions: number;
+  /** Header lines of all `_headers` blocks together. */
+  readonly maxHeaderLines: number;
   /** Bytes of each of `_redirects` and `_headers`. */
   readonly maxRulesFileBytes: number;
   /** Broken links listed in a deploy's answer (all are counted). */
@@ -218,8 +224,8 @@ export interface SiteAccessConfig {
   readonly passwordTriesPerHour: number;
   /** Access cookies get `Secure` and the `__Host-` prefix (sites are served over https). */
   readonly secureCookies: boolean;
-  /** Count the first X-Forwarded-For hop's network (as `PLINTH_TRUST_PROXY`). */
-  readonly trustProxy: boolean;
+  /** Which proxies in front may name the client in X-Forwarded-For (as `PLINTH_TRUST_PROXY`). */
+  readonly trustProxy: ProxyTrust;
 }
 
 type Env = Record<string, string | undefined>;
@@ -305,12 +311,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   };
   if (!publicUrls.site.includes('{name}')) problems.push('PLINTH_PUBLIC_SITE_URL must contain {name}');
 
-  const trustProxyRaw = (env.PLINTH_TRUST_PROXY ?? '0').trim();
-  if (!['0', '1', 'true', 'false', ''].includes(trustProxyRaw)) problems.push(`PLINTH_TRUST_PROXY must be 1 or 0 (got "${env.PLINTH_TRUST_PROXY}")`);
+  const trustProxyParsed = parseProxyTrust(env.PLINTH_TRUST_PROXY ?? '0');
+  if (!trustProxyParsed.ok) {
+    problems.push(
+      `PLINTH_TRUST_PROXY must be 0, a number of proxy hops, or a comma list of proxy addresses and networks: ${trustProxyParsed.problem} (got "${env.PLINTH_TRUST_PROXY}")`,
+    );
+  }
   const deploy: DeployConfig = {
     anonSitesPerHour: int('PLINTH_ANON_SITES_PER_HOUR', 10, 0, 1_000_000),
     anonDeploysPerHour: int('PLINTH_ANON_DEPLOYS_PER_HOUR', 60, 0, 1_000_000),
-    trustProxy: trustProxyRaw === '1' || trustProxyRaw === 'true',
+    trustProxy: trustProxyParsed.ok ? trustProxyParsed.trust : NO_PROXY_TRUST,
     ingestThreads: int('PLINTH_INGEST_THREADS', Math.max(1, Math.floor(availableParallelism() / threads)), 1, 64),
     ingestQueue: int('PLINTH_INGEST_QUEUE', 16, 0, 10_000),
     pacedUploadBytesPerSecond: int('PLINTH_UPLOAD_PACE_MB_S', 64, 0, 100_000) * 1024 * 1024,
@@ -323,6 +333,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxRedirectLineChars: int('PLINTH_REDIRECTS_MAX_LINE', 1000, 0, 1_000_000),
       maxHeaderBlocks: int('PLINTH_HEADERS_MAX_BLOCKS', 100, 0, 1_000_000),
       maxHeaderLineChars: int('PLINTH_HEADERS_MAX_LINE', 2000, 0, 1_000_000),
+      maxPatternSegments: int('PLINTH_RULES_MAX_SEGMENTS', 32, 0, 1_000_000),
+      maxRedirectConditions: int('PLINTH_REDIRECTS_MAX_CONDITIONS', 2000, 0, 1_000_000),
+      maxHeaderLines: int('PLINTH_HEADERS_MAX_LINES', 100, 0, 1_000_000),
       maxRulesFileBytes: int('PLINTH_RULES_FILE_KB', 1024, 0, 1024 * 1024) * 1024,
       maxLinkWarnings: int('PLINTH_LINK_WARNINGS', 50, 0, 1_000_000),
     },
@@ -538,7 +551,15 @@ export function redactConfig(config: Readonly<Config>): Record<string, unknown> 
             ...(credentials.sessionToken !== undefined ? { sessionToken: '***' } : {}),
           },
         };
-  return { ...config, mail: { ...config.mail, smtpUrl }, blobs, ...(config.databaseUrl ? { databaseUrl: withoutPassword(config.databaseUrl) } : {}) };
+  const trustProxy = describeProxyTrust(config.deploy.trustProxy);
+  return {
+    ...config,
+    deploy: { ...config.deploy, trustProxy },
+    serve: { ...config.serve, access: { ...config.serve.access, trustProxy } },
+    mail: { ...config.mail, smtpUrl },
+    blobs,
+    ...(config.databaseUrl ? { databaseUrl: withoutPassword(config.databaseUrl) } : {}),
+  };
 }
 
 function withoutPassword(url: string): string {

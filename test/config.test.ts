@@ -100,6 +100,10 @@ describe('loadConfig', () => {
     [{ PLINTH_S3_FORCE_PATH_STYLE: 'yes' }, 'PLINTH_S3_FORCE_PATH_STYLE'],
     [{ PLINTH_BLOB_CACHE_MB: '-1' }, 'PLINTH_BLOB_CACHE_MB'],
     [{ AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE' }, 'AWS_SECRET_ACCESS_KEY'],
+    [{ PLINTH_TRUST_PROXY: 'yes' }, 'PLINTH_TRUST_PROXY'],
+    [{ PLINTH_TRUST_PROXY: '17' }, 'PLINTH_TRUST_PROXY'],
+    [{ PLINTH_TRUST_PROXY: '10.0.0.0/33' }, 'PLINTH_TRUST_PROXY'],
+    [{ PLINTH_TRUST_PROXY: '10.0.0.0/8, proxy.internal' }, 'PLINTH_TRUST_PROXY'],
   ])('rejects %o naming %s', (env, fragment) => {
     expect(() => loadConfig(env)).toThrow(fragment);
   });

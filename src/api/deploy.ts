@@ -79,6 +79,7 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
           site: request.query.get('site') ?? undefined,
           baseRevision: request.headers['x-base-revision'],
           manifest: request.query.get('manifest') ?? undefined,
+          manifestSecret: request.headers['x-manifest-secret'],
           ...publishQuery(request.query.get('publish')),
         });
         const body = await spool.done;

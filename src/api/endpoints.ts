@@ -40,7 +40,8 @@ export function siteEndpoints(deps: EndpointDeps) {
       }
       return undefined;
     },
-    listRevisions: async ({ caller, request }) => ({ status: 200, body: ops.revisions.list(caller, request.params[0]!, page(request.query)) }),
+    listRevisions: async ({ caller, request }) => ({ status: 200, body: await ops.revisions.list(caller, request.params[0]!, page(request.query)) }),
+    deleteRevision: async ({ caller, request }) => ({ status: 200, body: await ops.revisions.delete(caller, request.params[0]!, request.params[1]!) }),
     rollback: async ({ caller, request, body }) => {
       const fields = objectBody(body, '{"revision": "rev_…"}');
       return { status: 201, body: await ops.revisions.rollback(caller, request.params[0]!, fields.revision) };
@@ -51,7 +52,7 @@ export function siteEndpoints(deps: EndpointDeps) {
     },
     getAccess: async ({ caller, request }) => ({ status: 200, body: ops.access.get(caller, request.params[0]!) }),
     setAccess: async ({ caller, request, body }) => {
-      const fields = objectBody(body, '{"mode": "password", "password": "…"}');
+      const fields = objectBody(body, '{"mode": "password", "password": "…"} or {"previews": "members"}');
       return { status: 200, body: await ops.access.set(caller, request.params[0]!, fields) };
     },
     listMembers: async ({ caller, request }) => ({ status: 200, body: ops.members.list(caller, request.params[0]!) }),
@@ -68,9 +69,12 @@ export function siteEndpoints(deps: EndpointDeps) {
       const fields = objectBody(body, '{"files": [{"path": "index.html", "size": 123, "sha256": "…"}]}');
       return { status: 201, body: await ops.deploy.manifest(caller, requestNetwork(request, config), fields) };
     },
-    manifestStatus: async ({ caller, request }) => ({ status: 200, body: ops.deploy.manifestStatus(caller, request.params[0]!) }),
+    manifestStatus: async ({ caller, request }) => ({
+      status: 200,
+      body: ops.deploy.manifestStatus(caller, request.params[0]!, request.headers['x-manifest-secret']),
+    }),
     abandonManifest: async ({ caller, request }) => {
-      await ops.deploy.abandonManifest(caller, request.params[0]!);
+      await ops.deploy.abandonManifest(caller, request.params[0]!, request.headers['x-manifest-secret']);
       return { status: 200, body: { abandoned: true } };
     },
   } satisfies Record<string, Endpoint>;

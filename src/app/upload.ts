@@ -10,7 +10,9 @@ import { MAX_REQUEST_BYTES } from '../rules/index.js';
  * Uploads on the app host (drop to publish): the body goes to a spool file as it arrives, as the
  * API's deploy does, never into memory. The page's script sends the archive itself as the body;
  * without the script the browser sends a `multipart/form-data` form, whose archive part is copied
- * out into a file of its own once the body is on disk.
+ * out into a file of its own once the body is on disk. The form's fields come before its file,
+ * so they are read from the body's first bytes as soon as they arrive (`readFormHead`), and the
+ * form token and the deploy's admission are checked before the archive is waited for.
  */
 
 const MB = 1024 * 1024;
@@ -20,6 +22,8 @@ const MULTIPART_ROOM_BYTES = 64 * 1024;
 const MAX_FIELD_BYTES = 4096;
 const MAX_PART_HEADER_BYTES = 8192;
 const READ_CHUNK_BYTES = 256 * 1024;
+/** The fields before the archive (token, base revision, their part headers) fit in this much. */
+const FORM_HEAD_BYTES = 64 * 1024;
 
 export interface UploadOptions {
   spoolDir: string;
@@ -41,7 +45,7 @@ export const MAX_UPLOAD_BODY_BYTES = MAX_REQUEST_BYTES + MULTIPART_ROOM_BYTES;
 export function startUpload(res: HttpResponse, options: UploadOptions): Upload {
   mkdirSync(options.spoolDir, { recursive: true });
   const path = join(options.spoolDir, `${randomUUID()}.app-upload`);
-  const spool = spoolBody(res, { path, maxBytes: MAX_UPLOAD_BODY_BYTES, pacer: options.pacer, deadlineMs: options.deadlineMs });
+  const spool = spoolBody(res, { path, maxBytes: MAX_UPLOAD_BODY_BYTES, pacer: options.pacer, deadlineMs: options.deadlineMs, keepHeadBytes: FORM_HEAD_BYTES });
   return { path, spool, extra: [] };
 }
 
@@ -64,9 +68,94 @@ export async function uploadedBytes(upload: Upload): Promise<number> {
     if (bytes > MAX_REQUEST_BYTES) throw tooLargeUpload();
     return bytes;
   } catch (err) {
-    if (err instanceof SpoolError && err.reason === 'too_large') throw tooLargeUpload();
-    if (err instanceof SpoolError && err.code === 'bad_request') throw new ServiceError('bad_request', err.message, { agentMessage: err.agentMessage });
-    throw err;
+    throw spoolFailure(err);
+  }
+}
+
+function spoolFailure(err: unknown): unknown {
+  if (err instanceof SpoolError && err.reason === 'too_large') return tooLargeUpload();
+  if (err instanceof SpoolError && err.code === 'bad_request') return new ServiceError('bad_request', err.message, { agentMessage: err.agentMessage });
+  return err;
+}
+
+/** The text fields a form sent before its first file, and whether a file follows. */
+export interface FormHead {
+  fields: Map<string, string>;
+  /** A file part has begun (the archive input left empty, with no file name, does not count). */
+  fileFollows: boolean;
+}
+
+/**
+ * Waits only for the start of a `multipart/form-data` upload: the text fields before its first
+ * file part. A browser sends fields in the order of the form, and the drop form puts its token
+ * and base revision before the file, so a refusal costs no more than those bytes.
+ */
+export async function readFormHead(upload: Upload, boundary: string, fileField: string): Promise<FormHead> {
+  let want = 1;
+  for (;;) {
+    let head;
+    try {
+      head = await upload.spool.head(want);
+    } catch (err) {
+      throw spoolFailure(err);
+    }
+    const parsed = parseFormHead(head.bytes, boundary, fileField, head.ended);
+    if (parsed !== undefined) return parsed;
+    if (head.bytes.length >= FORM_HEAD_BYTES) throw badForm('The form sent too much before its archive.');
+    want = head.bytes.length + 1;
+  }
+}
+
+/**
+ * The fields of a form's start (RFC 7578) up to its first file part, or undefined while more of
+ * the body is needed. Pure: `bytes` is the body's start, `ended` whether it is the whole body.
+ */
+export function parseFormHead(bytes: Buffer, boundary: string, fileField: string, ended: boolean): FormHead | undefined {
+  const delimiter = Buffer.from(`\r\n--${boundary}`);
+  // The body starts with `--boundary`: a CRLF in front makes every delimiter look alike.
+  const body = Buffer.concat([Buffer.from('\r\n'), bytes]);
+  const fields = new Map<string, string>();
+  const more = (): undefined => {
+    if (ended) throw badForm('The form upload ended before its last part.');
+    return undefined;
+  };
+  let at = body.indexOf(delimiter);
+  if (at === -1) return more();
+  for (;;) {
+    let cursor = at + delimiter.length;
+    if (body.length < cursor + 2) return more();
+    if (body.subarray(cursor, cursor + 2).toString('latin1') === '--') return { fields, fileFollows: false };
+    const lineEnd = body.indexOf('\r\n', cursor);
+    if (lineEnd === -1) {
+      if (body.length - cursor > 256) throw badForm('The form upload is not valid multipart data.');
+      return more();
+    }
+    // Transport padding (spaces, tabs) may follow a delimiter.
+    if (body.subarray(cursor, lineEnd).toString('latin1').trim() !== '') throw badForm('The form upload is not valid multipart data.');
+    cursor = lineEnd + 2;
+    const headersEnd = body.indexOf('\r\n\r\n', cursor);
+    if (headersEnd === -1) {
+      if (body.length - cursor > MAX_PART_HEADER_BYTES) throw badForm('The form upload is not valid multipart data.');
+      return more();
+    }
+    const headers = body.subarray(cursor, headersEnd).toString('utf8');
+    const disposition = /^content-disposition:\s*form-data(.*)$/im.exec(headers)?.[1] ?? '';
+    const name = /;\s*name="([^"]*)"/i.exec(disposition)?.[1];
+    if (name === undefined) throw badForm('A part of the form upload has no name.');
+    const filename = /;\s*filename="([^"]*)"/i.exec(disposition)?.[1];
+    // The first file ends the head; only the archive input left empty (no file name) is read past.
+    if (filename !== undefined && (name !== fileField || filename !== '')) return { fields, fileFollows: true };
+    const next = body.indexOf(delimiter, headersEnd + 4);
+    if (next === -1) {
+      if (body.length - (headersEnd + 4) > MAX_FIELD_BYTES) throw badForm(`The form field ${name.slice(0, 40)} is too long.`);
+      return more();
+    }
+    const value = body.subarray(headersEnd + 4, next);
+    if (filename === undefined) {
+      if (value.length > MAX_FIELD_BYTES) throw badForm(`The form field ${name.slice(0, 40)} is too long.`);
+      if (!fields.has(name)) fields.set(name, value.toString('utf8'));
+    }
+    at = next;
   }
 }
 

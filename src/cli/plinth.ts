@@ -6,7 +6,7 @@ import { deployCommand } from './deploy.js';
 import { domainsCommand } from './domain-commands.js';
 import { terminalStatus, type CommandIo } from './output.js';
 import { pickApiUrl, unreachableAdvice } from './server-address.js';
-import { promoteCommand, revisionsCommand, rollbackCommand, sitesCommand } from './site-commands.js';
+import { deleteRevisionCommand, promoteCommand, revisionsCommand, rollbackCommand, sitesCommand } from './site-commands.js';
 import { UsageError } from './usage.js';
 
 const USAGE = `Usage:
@@ -16,6 +16,9 @@ const USAGE = `Usage:
                                     goes in parts, and a run that was cut off resumes
   plinth sites                      list the sites your API token reaches
   plinth revisions [dir]            list the revisions of the folder's site (* marks yours)
+  plinth revisions delete <revision> [dir]
+                                    delete a revision that is not live (number or rev_… id):
+                                    its preview answers 410 at once (owners only)
   plinth rollback <revision> [dir]  make an earlier revision (number or rev_… id) live again
   plinth promote <revision> [dir]   make a stored revision (a draft) live as it is
   plinth domains [dir]              list the custom domains of the folder's site; with
@@ -112,13 +115,17 @@ async function main(argv: string[]): Promise<number> {
       throw err;
     }
   }
-  const wanted: Record<string, [number, number]> = { deploy: [0, 1], sites: [0, 0], revisions: [0, 1], rollback: [1, 2], promote: [1, 2] };
+  // `plinth revisions delete <revision> [dir]`, as `plinth domains remove <domain> [dir]`.
+  const deleting = command === 'revisions' && positionals[0] === 'delete';
+  const wanted: Record<string, [number, number]> = { deploy: [0, 1], sites: [0, 0], revisions: deleting ? [2, 3] : [0, 1], rollback: [1, 2], promote: [1, 2] };
   const [min, max] = wanted[command]!;
   if (positionals.length < min || positionals.length > max)
     return usage(
-      command === 'rollback' || command === 'promote'
-        ? `${command} needs the revision: plinth ${command} <number or rev_…> [dir]`
-        : `too many arguments for ${command}`,
+      deleting
+        ? 'revisions delete needs the revision: plinth revisions delete <number or rev_…> [dir]'
+        : command === 'rollback' || command === 'promote'
+          ? `${command} needs the revision: plinth ${command} <number or rev_…> [dir]`
+          : `too many arguments for ${command}`,
     );
 
   try {
@@ -128,6 +135,7 @@ async function main(argv: string[]): Promise<number> {
       case 'sites':
         return await sitesCommand({ ...io, dir: '.', apiUrl, token });
       case 'revisions':
+        if (deleting) return await deleteRevisionCommand({ ...io, revision: positionals[1]!, dir: positionals[2] ?? '.', apiUrl, token });
         return await revisionsCommand({ ...io, dir: positionals[0] ?? '.', apiUrl, token });
       case 'promote':
         return await promoteCommand({ ...io, revision: positionals[0]!, dir: positionals[1] ?? '.', apiUrl, token });

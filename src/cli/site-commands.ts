@@ -4,7 +4,10 @@ import { reportFailure, type CommandIo } from './output.js';
 import { readState, stateToken, writeState, type ServiceState } from './state.js';
 import { UsageError } from './usage.js';
 
-/** `plinth sites`, `plinth revisions`, `plinth rollback <revision>`: the folder's site, from the terminal. */
+/**
+ * `plinth sites`, `plinth revisions`, `plinth revisions delete <revision>`, `plinth rollback
+ * <revision>`, `plinth promote <revision>`: the folder's site, from the terminal.
+ */
 
 export interface SiteCommandOptions extends CommandIo {
   apiUrl: string;
@@ -153,6 +156,28 @@ export async function promoteCommand(options: SiteCommandOptions & { revision: s
     return 0;
   }
   options.out(`Promoted: revision ${result.revision.number} is live at ${result.site.url}`);
+  return 0;
+}
+
+/**
+ * `plinth revisions delete <revision> [dir]`: deletes a revision that is not live, by number or
+ * `rev_…` id (the API takes both). Owners only, or the site token of an unclaimed site.
+ */
+export async function deleteRevisionCommand(options: SiteCommandOptions & { revision: string }): Promise<number> {
+  const { state, token } = await siteOfFolder(options);
+  const answer = await callApi({
+    apiUrl: options.apiUrl,
+    method: 'DELETE',
+    path: `v1/sites/${encodeURIComponent(state.site)}/revisions/${encodeURIComponent(options.revision)}`,
+    token,
+  });
+  if (answer.status !== 200) return reportFailure(options, 'Deleting the revision', answer);
+  if (options.json) {
+    options.out(JSON.stringify(answer.json, null, 2));
+    return 0;
+  }
+  const result = answer.json as unknown as { revision: { number: number } };
+  options.out(`Deleted revision ${result.revision.number} of ${state.site}: its preview address now answers 410, and its files are no longer served.`);
   return 0;
 }
 

@@ -13,7 +13,8 @@ import type { ServiceState } from './state.js';
  * each, several at once; the site published once, as one revision, by the part that completes
  * it. The manifest's id is kept in `.plinth-upload.json` until the deploy is done, so a run that
  * was cut off (a lost connection, a killed process) resumes: the next run asks the manifest what
- * is still missing and sends only that.
+ * is still missing and sends only that. Without a credential the manifest's secret is kept there
+ * too (the file is private to the user), and sent with every request for the manifest.
  */
 
 export interface PartsOptions {
@@ -30,6 +31,8 @@ const DEFAULT_PARALLEL = 3;
 
 interface UploadState {
   manifest: string;
+  /** An anonymous manifest's secret, sent as `X-Manifest-Secret`. */
+  secret?: string;
   /** The folder and target the manifest was made for: a change means a new manifest. */
   fingerprint: string;
 }
@@ -48,18 +51,30 @@ export async function uploadInParts(
   const fingerprint = createHash('sha256')
     .update(JSON.stringify([options.apiUrl, target, options.draft === true, entries]))
     .digest('hex');
+  // The manifest's secret, once there is one (a manifest made without a credential).
+  let secret: string | undefined;
   const call = (
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
     body?: Buffer | Buffer[],
     headers?: Record<string, string>,
     onUpload?: (sent: number, total: number) => void,
-  ) => callApi({ apiUrl: options.apiUrl, method, path, token, body, headers, onUpload });
+  ) =>
+    callApi({
+      apiUrl: options.apiUrl,
+      method,
+      path,
+      token,
+      body,
+      headers: secret === undefined ? headers : { ...headers, 'X-Manifest-Secret': secret },
+      onUpload,
+    });
 
   // A run that was cut off: its manifest says what it still lacks.
   let status: ApiAnswer | undefined;
   const saved = await readUpload(dir);
   if (saved && saved.fingerprint === fingerprint) {
+    secret = saved.secret;
     status = await call('GET', `v1/deploy/manifest/${encodeURIComponent(saved.manifest)}`);
     if (status.status === 200) {
       const missingBytes = Number(status.json?.missing_bytes ?? 0);
@@ -69,6 +84,7 @@ export async function uploadInParts(
       );
     } else if (status.status === 404) {
       status = undefined; // expired or published: start again
+      secret = undefined;
     } else {
       // It can never finish (a secret in a part, a stale base, the site gone): say why, and forget it.
       if (status.status >= 400 && status.status < 500 && status.status !== 401 && status.status !== 429) await rm(join(dir, UPLOAD_FILE), { force: true });
@@ -82,9 +98,9 @@ export async function uploadInParts(
     if (made.status === 404 && made.json?.error?.message?.startsWith('No endpoint')) return undefined;
     if (made.status !== 201) return made;
     status = made;
-    await writeFile(join(dir, UPLOAD_FILE), `${JSON.stringify({ manifest: String(made.json!.manifest), fingerprint } satisfies UploadState)}\n`, {
-      mode: 0o600,
-    });
+    secret = typeof made.json?.manifest_secret === 'string' ? made.json.manifest_secret : undefined;
+    const upload: UploadState = { manifest: String(made.json!.manifest), ...(secret !== undefined ? { secret } : {}), fingerprint };
+    await writeFile(join(dir, UPLOAD_FILE), `${JSON.stringify(upload)}\n`, { mode: 0o600 });
   }
   const manifest = String(status.json!.manifest);
   // Every part says it: whichever arrives last publishes.
@@ -184,7 +200,9 @@ async function readUpload(dir: string): Promise<UploadState | undefined> {
   if (!existsSync(path)) return undefined;
   try {
     const saved = JSON.parse(await readFile(path, 'utf8')) as Partial<UploadState>;
-    return typeof saved.manifest === 'string' && typeof saved.fingerprint === 'string' ? (saved as UploadState) : undefined;
+    return typeof saved.manifest === 'string' && typeof saved.fingerprint === 'string' && (saved.secret === undefined || typeof saved.secret === 'string')
+      ? (saved as UploadState)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -11,6 +11,7 @@ import {
   MAX_REQUEST_BYTES,
   PLAN_LIMITS,
   PLAN_TITLES,
+  PREVIEW_LINK_LIFETIME_MS,
 } from '../rules/index.js';
 import {
   ACCESS_TOKEN_LIFETIME_MS,
@@ -73,6 +74,7 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     site_password_tries: capOrOff(config.serve.access.passwordTriesPerHour, 'tries per hour'),
     access_cookie_lifetime: formatDuration(ACCESS_COOKIE_LIFETIME_MS),
     access_ticket_lifetime: formatDuration(ACCESS_TICKET_LIFETIME_MS),
+    preview_link_lifetime: formatDuration(PREVIEW_LINK_LIFETIME_MS),
     // 0 lifts our cap, not the SDK's: its transport serves at most 100 messages per batch.
     mcp_max_batch: count(config.mcp.maxBatchMessages || 100),
     approval_lifetime: formatDuration(APPROVAL_LIFETIME_MS),
@@ -99,6 +101,9 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     redirects_max_line: capOrOff(config.deploy.siteRules.maxRedirectLineChars, 'characters'),
     headers_max_blocks: capOrOff(config.deploy.siteRules.maxHeaderBlocks, 'blocks'),
     headers_max_line: capOrOff(config.deploy.siteRules.maxHeaderLineChars, 'characters'),
+    rules_max_segments: capOrOff(config.deploy.siteRules.maxPatternSegments, 'segments'),
+    redirects_max_conditions: capOrOff(config.deploy.siteRules.maxRedirectConditions, 'conditions'),
+    headers_max_lines: capOrOff(config.deploy.siteRules.maxHeaderLines, 'lines'),
     rules_file_max: config.deploy.siteRules.maxRulesFileBytes === 0 ? 'no cap' : formatBytes(config.deploy.siteRules.maxRulesFileBytes),
     link_warnings: capOrOff(config.deploy.siteRules.maxLinkWarnings, 'warnings'),
   };

@@ -36,6 +36,14 @@ const manifestParam: Schema = {
   description: 'The manifest id (`manifest` of `POST /v1/deploy/manifest`).',
   schema: str(undefined, { pattern: '^mf_' }),
 };
+const manifestSecretParam: Schema = {
+  name: 'X-Manifest-Secret',
+  in: 'header',
+  required: false,
+  description:
+    'For a manifest made without a credential: the `manifest_secret` of its first answer, required with every request for it (without it the manifest answers `404`). A credential binds every other manifest to its maker.',
+  schema: str(undefined, { pattern: '^ms_' }),
+};
 const pageParams: Schema[] = [
   {
     name: 'limit',
@@ -79,7 +87,9 @@ function responses(): Record<string, Schema> {
     Conflict: error('`conflict`: the base revision is not the live one; nothing was published.'),
     Gone: error('`gone`: the site expired or was deleted.'),
     TooLarge: error(`\`too_large\`: over a plan limit, or a request over ${MAX_REQUEST_BYTES / 1024 / 1024} MB.`),
-    BlockedSecret: error('`blocked_secret`: the leak guard found a secret key; `details` is `{file, line, kind}`.'),
+    BlockedSecret: error(
+      '`blocked_secret`: the leak guard found secret keys; `details` is `{file, line, kind}` of the first and `findings`, every key found as `{file, line, kind}` (each kind once per line, at most 50); the message names every line.',
+    ),
     Limit: error('`limit`: a plan limit or rate limit.', retryAfter),
     Internal: error('`internal`: something failed on our side; retry later.'),
     Unavailable: error('`unavailable`: busy (or the e-mail relay failed); retry after `Retry-After`.', retryAfter),
@@ -122,6 +132,7 @@ function paths(): Record<string, Schema> {
               'Uploads a part of a digest deploy: the body holds some or all of the contents the manifest lists as missing (or is empty when none are). Any number of parts, in any order, each within the request limit; `202` while contents are still missing, `201` from the part that brings the last one, which publishes the whole site as one revision. The site and base come from the manifest.',
             schema: str(undefined, { pattern: '^mf_' }),
           },
+          manifestSecretParam,
           {
             name: 'publish',
             in: 'query',
@@ -164,7 +175,8 @@ function paths(): Record<string, Schema> {
         description:
           'The first half of a digest deploy: the whole site by path, size and sha256. The answer lists the contents the service lacks; upload only those with `POST /v1/deploy?manifest=…`. ' +
           "Only contents of this site's own recent revisions count as present, so a manifest never confirms content stored elsewhere. " +
-          `Every check of a deploy that needs no bytes runs here (access, the base revision, paths, skips, executable names, plan limits, index.html). A manifest lasts ${formatDuration(MANIFEST_LIFETIME_MS)} after it was made or after its latest part, and publishes once.`,
+          `Every check of a deploy that needs no bytes runs here (access, the base revision, paths, skips, executable names, plan limits, index.html). A manifest lasts ${formatDuration(MANIFEST_LIFETIME_MS)} after it was made or after its latest part, and publishes once. ` +
+          'It belongs to the credential that made it; one made without a credential answers a `manifest_secret` once, which every later request for it must send as `X-Manifest-Secret`.',
         tags: ['Deploy'],
         security: [{}, SITE_TOKEN, API_TOKEN],
         requestBody: { required: true, content: { 'application/json': { schema: ref('Manifest') } } },
@@ -190,7 +202,7 @@ function paths(): Record<string, Schema> {
           "The contents still missing from a manifest's upload, what has arrived and when it expires: ask after an interrupted upload, then send only what is missing. A refused deploy (a secret in one of its parts) answers its refusal; what the next part would meet (the site gone, access lost, a stale base revision) is answered as the part would be.",
         tags: ['Deploy'],
         security: [{}, SITE_TOKEN, API_TOKEN],
-        parameters: [manifestParam],
+        parameters: [manifestParam, manifestSecretParam],
         responses: {
           '200': json(ref('ManifestResult'), 'What is missing.'),
           '401': response('Unauthorized'),
@@ -208,7 +220,7 @@ function paths(): Record<string, Schema> {
         description: 'Drops the manifest; its uploaded parts are deleted at the next sweep and no longer count against the cap on unpublished uploads.',
         tags: ['Deploy'],
         security: [{}, SITE_TOKEN, API_TOKEN],
-        parameters: [manifestParam],
+        parameters: [manifestParam, manifestSecretParam],
         responses: {
           '200': json(object({ abandoned: { type: 'boolean', const: true } }, ['abandoned']), 'Given up.'),
           '401': response('Unauthorized'),
@@ -333,6 +345,28 @@ function paths(): Record<string, Schema> {
         responses: { '200': json(ref('RevisionList'), 'A page of revisions.'), '400': response('BadRequest'), ...SITE_READ_ERRORS },
       },
     },
+    '/v1/sites/{name}/revisions/{id}': {
+      delete: {
+        operationId: 'deleteRevision',
+        summary: 'Delete a revision that is not live',
+        description:
+          "Owners (and the site token of an unclaimed site, its only owner). At once, on every node: the revision's preview answers `410`, its files are no longer served, listed or reusable, and rollback or promote to it is refused; blobs no other revision uses are collected by the next sweep. Its number is never used again. " +
+          'The live revision cannot be deleted (`409`): roll back or promote another one first.',
+        tags: ['Revisions'],
+        security: [SITE_TOKEN, API_TOKEN],
+        parameters: [
+          nameParam,
+          {
+            name: 'id',
+            in: 'path',
+            required: true,
+            description: 'The revision id (`rev_…`), or its number.',
+            schema: str(undefined, { pattern: '^(rev_.+|[1-9][0-9]{0,8})$' }),
+          },
+        ],
+        responses: { '200': json(ref('RevisionDeleted'), 'Deleted.'), '409': response('Conflict'), ...SITE_READ_ERRORS },
+      },
+    },
     '/v1/sites/{name}/rollback': {
       post: {
         operationId: 'rollback',
@@ -386,7 +420,7 @@ function paths(): Record<string, Schema> {
     '/v1/sites/{name}/access': {
       get: {
         operationId: 'getAccess',
-        summary: 'Who may see the site',
+        summary: 'Who may see the site and its previews',
         tags: ['Access'],
         security: [API_TOKEN],
         parameters: [nameParam],
@@ -394,9 +428,10 @@ function paths(): Record<string, Schema> {
       },
       put: {
         operationId: 'setAccess',
-        summary: 'Make the site public, password-protected or members-only',
+        summary: 'Make the site public, password-protected or members-only; keep its previews to members',
         description:
-          'Owners, account credentials only; unclaimed sites stay public. A password has 8–128 characters and is stored as a scrypt hash; setting the access again signs every visitor out.',
+          'Owners, account credentials only; unclaimed sites stay public. Send `mode`, `previews` or both; what is left out stays as it is. A password has 8–128 characters and is stored as a scrypt hash; setting the mode again signs every visitor out. ' +
+          '`previews: "members"` keeps the previews of a public site to its members (who sign in through the app, or send a member\'s API token as Bearer) and to holders of a preview link: while it is on, the `preview_url` of a draft\'s deploy answer and of the revision listing is such a link. Turning it off, or off and on again, ends every link handed out before.',
         tags: ['Access'],
         security: [API_TOKEN],
         parameters: [nameParam],
@@ -404,13 +439,17 @@ function paths(): Record<string, Schema> {
           required: true,
           content: {
             'application/json': {
-              schema: object(
-                {
-                  mode: { type: 'string', enum: ['public', 'password', 'members'] },
-                  password: str('With `mode: "password"`.', { minLength: 8, maxLength: 128 }),
-                },
-                ['mode'],
-              ),
+              schema: {
+                minProperties: 1,
+                ...object(
+                  {
+                    mode: { type: 'string', enum: ['public', 'password', 'members'] },
+                    password: str('With `mode: "password"`.', { minLength: 8, maxLength: 128 }),
+                    previews: { type: 'string', enum: ['public', 'members'], description: 'Who may see the previews while the site is public.' },
+                  },
+                  [],
+                ),
+              },
             },
           },
         },

@@ -1,50 +1,89 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { addressBytes, inNetworks, ipv6Groups, isIPv4Bytes, type AddressBytes, type ProxyTrust } from '../rules/index.js';
+import type { HttpRequest } from './uws.js';
 
 /**
- * Pure rules for who a client is, for per-network caps: the socket's address, or the first
- * `X-Forwarded-For` hop when (and only when) a trusted proxy sits in front; then the network it
- * belongs to, IPv4 /24 or IPv6 /64, so one host cannot dodge a cap by rotating addresses.
+ * Who a client is, for per-network caps: the connection's address, or, behind proxies the
+ * operator trusts (`PLINTH_TRUST_PROXY`), the address the nearest of them recorded in
+ * `X-Forwarded-For`; then the network it belongs to, IPv4 /24 or IPv6 /64, so one host cannot
+ * dodge a cap by rotating addresses.
+ *
+ * Proxies append: nginx's `$proxy_add_x_forwarded_for`, HAProxy's `option forwardfor` (a header
+ * line of its own), Caddy, cloud load balancers. So the rightmost entries are the proxies' own
+ * and everything to their left is whatever the client sent. The walk starts at the right and
+ * never goes further left than the trust reaches; an entry it cannot read, or a chain shorter
+ * than the trust says, leaves the connection's address, which the client cannot choose.
+ * `Forwarded` (RFC 7239), `X-Real-IP` and the like are not read: a proxy set up for
+ * `X-Forwarded-For` passes them through as the client wrote them.
  */
 
-/** The client address a cap should count, from the socket address and X-Forwarded-For. */
-export function clientAddress(socketAddress: string, forwardedFor: string, trustProxy: boolean): string {
-  if (trustProxy && forwardedFor !== '') {
-    const first = forwardedFor.split(',')[0]!.trim();
-    const unbracketed = first.startsWith('[') ? first.slice(1, first.indexOf(']')) : first;
-    // "1.2.3.4:5678" carries a port; an IPv6 address has more than one colon.
-    const host = isIPv4(unbracketed.split(':')[0]!) && unbracketed.split(':').length === 2 ? unbracketed.split(':')[0]! : unbracketed;
-    if (isIPv4(host) || isIPv6(host)) return host;
+/** Every `X-Forwarded-For` line of a request, joined in order (RFC 9110 §5.3), or ''. */
+export function forwardedFor(req: Pick<HttpRequest, 'forEach'>): string {
+  let joined: string | undefined;
+  req.forEach((name, value) => {
+    if (name === 'x-forwarded-for') joined = joined === undefined ? value : `${joined},${value}`;
+  });
+  return joined ?? '';
+}
+
+/** The client address a cap should count, from the connection's address and X-Forwarded-For. */
+export function clientAddress(socketAddress: string, forwarded: string, trust: ProxyTrust): string {
+  const socket = readAddress(socketAddress);
+  const fallback = socket === undefined ? socketAddress : socket.text;
+  if (trust.kind === 'none' || forwarded === '' || socket === undefined) return fallback;
+  // Empty entries (`a,,b`, a trailing comma, an empty header line) are no entries (RFC 9110 §5.6.1).
+  const entries = forwarded.split(',').filter((entry) => entry.trim() !== '');
+  if (trust.kind === 'hops') {
+    if (entries.length < trust.hops) return fallback;
+    let found: ReadAddress | undefined;
+    for (let i = 1; i <= trust.hops; i++) {
+      found = readEntry(entries[entries.length - i]!);
+      if (found === undefined) return fallback;
+    }
+    return found!.text;
   }
-  return socketAddress;
+  if (!inNetworks(socket.bytes, trust.networks)) return fallback;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const found = readEntry(entries[i]!);
+    if (found === undefined) return fallback;
+    if (!inNetworks(found.bytes, trust.networks)) return found.text;
+  }
+  // Every hop was a trusted proxy (a request from inside): no outside client to name.
+  return fallback;
+}
+
+interface ReadAddress {
+  bytes: AddressBytes;
+  /** Plain text: IPv4 dotted (also for IPv4-mapped IPv6), IPv6 without brackets, port or zone. */
+  text: string;
+}
+
+/**
+ * One `X-Forwarded-For` entry: an address, optionally with a port (`1.2.3.4:80`, `[::1]:80`) or
+ * in brackets (`[::1]`), surrounded by spaces or tabs. `unknown`, RFC 7239's obfuscated `_name`,
+ * quoted text and anything else is not an address.
+ */
+function readEntry(entry: string): ReadAddress | undefined {
+  const text = entry.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(text);
+  if (bracketed) return bracketed[1]!.includes(':') ? readAddress(bracketed[1]!) : undefined;
+  const withPort = /^(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}):\d{1,5}$/.exec(text);
+  return readAddress(withPort ? withPort[1]! : text);
+}
+
+function readAddress(text: string): ReadAddress | undefined {
+  const bytes = addressBytes(text);
+  if (bytes === undefined) return undefined;
+  if (isIPv4Bytes(bytes)) return { bytes, text: bytes.slice(12).join('.') };
+  return { bytes, text: text.split('%')[0]!.toLowerCase() };
 }
 
 /** `a.b.c.0/24` for IPv4 (also IPv4-mapped IPv6), `xxxx:xxxx:xxxx:xxxx::/64` for IPv6. */
 export function networkOf(address: string): string {
-  if (isIPv4(address)) return `${address.split('.').slice(0, 3).join('.')}.0/24`;
-  if (!isIPv6(address)) return `other:${address}`;
-  const groups = expandIPv6(address);
-  const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
-  if (mapped) {
-    const [hi, lo] = [groups[6]!, groups[7]!];
-    return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.0/24`;
-  }
-  return `${groups
+  const bytes = addressBytes(address);
+  if (bytes === undefined) return `other:${address}`;
+  if (isIPv4Bytes(bytes)) return `${bytes.slice(12, 15).join('.')}.0/24`;
+  return `${ipv6Groups(address)
     .slice(0, 4)
     .map((g) => g.toString(16))
     .join(':')}::/64`;
-}
-
-/** Eight 16-bit groups of a valid IPv6 address (zone id dropped, embedded IPv4 folded in). */
-function expandIPv6(address: string): number[] {
-  let text = address.split('%')[0]!.toLowerCase();
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4) {
-    const [a, b, c, d] = v4[1]!.split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const fill = tail === undefined ? [] : Array(8 - left.length - right.length).fill('0');
-  return [...left, ...fill, ...right].map((g) => parseInt(g, 16));
 }

@@ -67,6 +67,17 @@ export interface SpoolOptions {
    * otherwise hold a connection and a spool file for hours. 0 or absent: no bound.
    */
   deadlineMs?: number;
+  /**
+   * Keeps a copy of the body's first bytes, up to this many, in memory as they arrive, for
+   * `head`: a form's fields can be checked before its file has arrived. 0 or absent: none.
+   */
+  keepHeadBytes?: number;
+}
+
+/** The body's first bytes so far; `ended` when they are the whole body. */
+export interface BodyHead {
+  bytes: Buffer;
+  ended: boolean;
 }
 
 export interface Spool {
@@ -80,6 +91,12 @@ export interface Spool {
    * client finished sending (the connection can stay open), false when it should be closed.
    */
   drain(): Promise<boolean>;
+  /**
+   * Resolves once at least `minBytes` of the body arrived (or `keepHeadBytes`, or the whole
+   * body, whichever is less), with the kept copy of its start; rejects as `done` does when the
+   * body fails first. Needs `keepHeadBytes`.
+   */
+  head(minBytes: number): Promise<BodyHead>;
 }
 
 export class SpoolError extends Error {
@@ -246,12 +263,29 @@ function readBody(res: HttpResponse, sink: BodySink, options: SpoolOptions): Spo
   // Callers may discard before awaiting; never let that surface as an unhandled rejection.
   done.catch(() => undefined);
 
+  const headLimit = options.keepHeadBytes ?? 0;
+  const head = Buffer.alloc(headLimit);
+  let headFilled = 0;
+  let failure: SpoolError | undefined;
+  const headWaiters: Array<{ minBytes: number; resolve: (head: BodyHead) => void; reject: (err: SpoolError) => void }> = [];
+  const answerHeads = (): void => {
+    for (let i = headWaiters.length - 1; i >= 0; i--) {
+      const waiter = headWaiters[i]!;
+      if (failure !== undefined) waiter.reject(failure);
+      else if (ended || headFilled >= Math.min(waiter.minBytes, headLimit)) waiter.resolve({ bytes: Buffer.from(head.subarray(0, headFilled)), ended });
+      else continue;
+      headWaiters.splice(i, 1);
+    }
+  };
+
   const fail = (err: SpoolError): void => {
     if (settled) return;
     settled = true;
+    failure = err;
     clearTimeout(deadlineTimer);
     sink.remove();
     rejectDone(err);
+    answerHeads();
   };
   const finishDrain = (finished: boolean): void => {
     clearTimeout(drainTimer);
@@ -289,14 +323,21 @@ function readBody(res: HttpResponse, sink: BodySink, options: SpoolOptions): Spo
       return;
     }
     try {
+      if (headFilled < headLimit) {
+        const start = new Uint8Array(chunk, 0, Math.min(chunk.byteLength, headLimit - headFilled));
+        head.set(start, headFilled);
+        headFilled += start.byteLength;
+      }
       sink.write(new Uint8Array(chunk));
       if (isLast) {
         settled = true;
         clearTimeout(deadlineTimer);
         sink.close();
         resolveDone(received);
+        answerHeads();
         return;
       }
+      if (headWaiters.length > 0) answerHeads();
       const delay = options.pacer?.delayAfter(paced, chunk.byteLength) ?? 0;
       if (delay > 1) {
         res.pause();
@@ -311,6 +352,13 @@ function readBody(res: HttpResponse, sink: BodySink, options: SpoolOptions): Spo
 
   return {
     done,
+    head(minBytes) {
+      if (headLimit === 0) return Promise.reject(new Error('head() needs keepHeadBytes'));
+      return new Promise<BodyHead>((resolve, reject) => {
+        headWaiters.push({ minBytes, resolve, reject });
+        answerHeads();
+      });
+    },
     discard: () => fail(new SpoolError('aborted', 'The upload was discarded.')),
     drain() {
       fail(new SpoolError('aborted', 'The upload was discarded.'));

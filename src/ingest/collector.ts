@@ -17,7 +17,7 @@ import {
   type SecretLocation,
 } from './rejection.js';
 import { createLeakGuard, MAX_SECRET_FINDINGS } from './leak-guard.js';
-import { storeFile, type StoredFile } from './store-file.js';
+import { sha256Of, storeFile, type StoredFile } from './store-file.js';
 import type { FileReference, IngestedFile, IngestError, IngestLimits } from './types.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'hardlink' | 'device' | 'fifo' | 'other';
@@ -45,6 +45,8 @@ export interface CollectorOptions {
   blobs: BlobStore;
   limits: IngestLimits;
   blockExecutables: boolean;
+  /** A manifest's part: the paths each content (by sha256) will be published at (see `UnpackOptions`). */
+  publishedAs?: Readonly<Record<string, readonly string[]>>;
 }
 
 export interface CollectedSite {
@@ -240,7 +242,7 @@ function createPathAdmission(options: { maxFiles: number; blockExecutables: bool
 }
 
 export function createCollector(options: CollectorOptions): Collector {
-  const { blobs, limits, blockExecutables } = options;
+  const { blobs, limits, blockExecutables, publishedAs } = options;
   const admission = createPathAdmission({ maxFiles: limits.maxFiles, blockExecutables });
   // Admitted paths in archive order; entries are filled in as their writes finish.
   const admitted = admission.admitted;
@@ -323,13 +325,18 @@ export function createCollector(options: CollectorOptions): Collector {
   async function accept(path: string, bytes: Uint8Array): Promise<void> {
     siteBytes += bytes.byteLength;
     if (blockExecutables && isExecutableFile(path, bytes.subarray(0, HEAD_BYTES))) throw executableBlocked(path);
-    for (const hit of leakGuard.check(path, bytes)) secrets.push({ file: path, ...hit });
+    // A part's file may carry content the site publishes under other names (`x.bin` for
+    // `config.js.br`): the bytes are judged as those. Content the manifest did not ask for is
+    // judged by its own name (and refused once the part is recorded).
+    const sha256 = publishedAs === undefined ? undefined : sha256Of(bytes);
+    const paths = sha256 !== undefined && Object.hasOwn(publishedAs!, sha256) ? publishedAs![sha256]! : path;
+    secrets.push(...leakGuard.check(paths, bytes));
     if (secrets.length > 0) return;
-    await startWrite(path, bytes, contentTypeFor(path));
+    await startWrite(path, bytes, contentTypeFor(path), sha256);
   }
 
-  async function startWrite(path: string, bytes: Uint8Array, type: string): Promise<void> {
-    const write: Promise<void> = storeFile(blobs, bytes, type).then(
+  async function startWrite(path: string, bytes: Uint8Array, type: string, sha256?: string): Promise<void> {
+    const write: Promise<void> = storeFile(blobs, bytes, type, sha256).then(
       (entry) => void stored.set(path, entry),
       (error: unknown) => void (writeError ??= { error }),
     );

@@ -11,6 +11,7 @@ export type {
   IngestErrorCode,
   IngestLimits,
   JsonDeployFields,
+  RejudgedContent,
   SiteFile,
   SiteRulesLimits,
   UnpackBody,
@@ -21,3 +22,4 @@ export type {
 export { checkArchivePath, MAX_PATH_BYTES, type ArchivePathResult } from './archive-path.js';
 export { SITE_NAME_PATTERN } from './json-body.js';
 export { checkDeployPaths, type CheckedPaths } from './collector.js';
+export { isBrotliName } from './leak-guard.js';

@@ -72,35 +72,61 @@ export interface SecretLocation {
 }
 
 /**
- * Every key the leak guard found in the deploy (up to its cap, in path order), in one refusal, so they can all be
- * fixed before the next try. `details` keeps the first one's `file`, `line` and `kind` at the top,
- * as it was when only one was reported, and lists them all in `findings`.
+ * Every key the leak guard found in the deploy (up to its cap, in path order), in one refusal, so
+ * they can all be fixed before the next try. `details` keeps the first one's `file`, `line` and
+ * `kind` at the top, as it was when only one was reported, and lists them all in `findings`; the
+ * message and `agent_message` name every line, so a caller who reads only them still removes
+ * every key (an AWS key id's secret half too).
  */
 export function secretsFound(found: readonly SecretLocation[], cap: number): DeployRejected {
   // In path order, not archive order, so the same site gets the same answer however it was packed.
   const findings = [...found].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line));
   const first = findings[0]!;
-  // In a compressed file the line is one of the decompressed text, which is what the user edits.
-  const where = (f: SecretLocation): string => `${f.file} line ${f.line}${f.compressed ? ' (once decompressed)' : ''}`;
   const details = { file: first.file, line: first.line, kind: first.kind, findings: findings.map(({ file, line, kind }) => ({ file, line, kind })) };
+  const idAlone = awsKeyIdAlone(findings);
   if (findings.length === 1) {
     return reject(
       'blocked_secret',
       `File ${JSON.stringify(first.file)} line ${first.line}${first.compressed ? ' (once decompressed)' : ''} contains a secret key (${first.kind}); nothing was published.`,
       {
-        agentMessage: `${where(first)} contains a secret key (${first.kind}). Anything published is public, so remove the key from ${first.file}${first.compressed ? "'s original file" : ''} at line ${first.line}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
+        agentMessage: `${first.file} line ${first.line}${first.compressed ? ' (once decompressed)' : ''} contains a secret key (${first.kind}). Anything published is public, so remove the key from ${first.file}${first.compressed ? "'s original file" : ''} at line ${first.line}${idAlone}, keep it in environment variables or server-side code instead, revoke it if it was ever public, and deploy again.`,
         details,
       },
     );
   }
   const files = new Set(findings.map((f) => f.file)).size;
   const count = findings.length >= cap ? `at least ${findings.length}` : String(findings.length);
-  const listed = findings.slice(0, 10).map((f) => `${where(f)} (${f.kind})`);
-  const more = findings.length > 10 ? `, and ${findings.length - 10} more listed in details.findings` : '';
-  return reject('blocked_secret', `${count} secret keys found in ${files} ${files === 1 ? 'file' : 'files'}; nothing was published.`, {
-    agentMessage: `The site contains ${count} secret keys: ${listed.join('; ')}${more}. Anything published is public, so remove every one of them (details.findings lists each file, line and kind${findings.length >= cap ? `; only the first ${cap} are listed, so check the rest of the site too` : ''}), keep them in environment variables or server-side code instead, revoke any that was ever public, and deploy again.`,
+  const listed = listFindings(findings);
+  return reject('blocked_secret', `${count} secret keys found in ${files} ${files === 1 ? 'file' : 'files'}: ${listed}. Nothing was published.`, {
+    agentMessage: `The site contains ${count} secret keys: ${listed}. Anything published is public, so remove every one of them${idAlone} (details.findings lists each file, line and kind${findings.length >= cap ? `; only the first ${cap} are listed, so check the rest of the site too` : ''}), keep them in environment variables or server-side code instead, revoke any that was ever public, and deploy again.`,
     details,
   });
+}
+
+/**
+ * `a.js line 2 (aws-access-key-id), line 3 (aws-secret-access-key); b.txt line 1 once
+ * decompressed (github-token)`: each file once, each line once with every kind found on it.
+ */
+function listFindings(findings: readonly SecretLocation[]): string {
+  const byFile = new Map<string, Map<string, string[]>>();
+  for (const f of findings) {
+    const lines = byFile.get(f.file) ?? new Map<string, string[]>();
+    byFile.set(f.file, lines);
+    const where = `line ${f.line}${f.compressed ? ' once decompressed' : ''}`;
+    const kinds = lines.get(where) ?? [];
+    lines.set(where, kinds);
+    if (!kinds.includes(f.kind)) kinds.push(f.kind);
+  }
+  return [...byFile].map(([file, lines]) => `${file} ${[...lines].map(([where, kinds]) => `${where} (${kinds.join(', ')})`).join(', ')}`).join('; ');
+}
+
+// An AWS key id is half a credential: when its secret key was not found beside it, the other half
+// may be spelled in a way no rule knows, and it must go too.
+function awsKeyIdAlone(findings: readonly SecretLocation[]): string {
+  const kinds = new Set(findings.map((f) => f.kind));
+  return kinds.has('aws-access-key-id') && !kinds.has('aws-secret-access-key')
+    ? ' (and the secret access key that goes with an AWS key id, wherever it is)'
+    : '';
 }
 
 // A compressed file is scanned as what it expands to, so that must fit the limits its

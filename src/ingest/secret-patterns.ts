@@ -61,6 +61,33 @@ function isDiscordToken(_text: string, _end: number, match: RegExpExecArray): bo
   return /^\d{17,20}$/.test(id);
 }
 
+// AWS secret access keys: how configs spell the name (`aws_secret_access_key`,
+// `secretAccessKey`, `SecretAccessKey`, `AWS_SECRET_ACCESS_KEY`, `aws.secretKey`,
+// `secret-access-key`, Spring's `aws.credentials.secret-key`), how they assign it (`=`, `:`, `:=`, `=>`, a tag's `>`, a space as in a
+// Dockerfile's `ENV` or `aws configure set`, or a `{"name": …, "value": …}` pair), and quotes of
+// every kind around name and value (`"`, `'`, a backtick, `\"` in escaped JSON). The value is
+// exactly 40 base64 characters.
+const SEP = '[._-]?';
+const QUOTE = '(?:\\\\?["\'`])?';
+const NAME_VALUE_PAIR = `(?:${QUOTE}\\s{0,8},?\\s{0,8}${QUOTE}value)?`;
+const ASSIGNED = `${QUOTE}${NAME_VALUE_PAIR}${QUOTE}(?:[ \\t]{0,16}(?::=|=>|[:=>])\\s{0,16}|[ \\t]{1,16})${QUOTE}`;
+const AWS_SECRET = '([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])';
+
+// A secret key is random base64: it has capitals and small letters. A 40-digit hex string (a
+// SHA-1) or a word run together is something else.
+function isAwsSecret(_text: string, _end: number, match: RegExpExecArray): boolean {
+  return /[A-Z]/.test(match[1]!) && /[a-z]/.test(match[1]!);
+}
+
+const AWS_KEY_ID = /(?<![A-Za-z0-9_])(?:AKIA|ASIA|ABIA|ACCA)([A-Z0-9]{16})(?![A-Za-z0-9_])/g;
+// Within this many characters before or after: the pair as configs write it, a few lines apart.
+const KEY_ID_REACH = 400;
+function hasAwsKeyIdNear(text: string, start: number, end: number): boolean {
+  const near = text.slice(Math.max(0, start - KEY_ID_REACH), end + KEY_ID_REACH);
+  for (const match of near.matchAll(AWS_KEY_ID)) if (!isPlaceholder(match[1]!)) return true;
+  return false;
+}
+
 // The Azurite storage emulator's account key is published in Microsoft's documentation.
 const AZURITE_KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
 
@@ -71,8 +98,24 @@ export const SECRET_RULES: readonly SecretRule[] = [
   // A bare 40-character base64 string is far too common; only trust it next to its AWS name.
   {
     kind: 'aws-secret-access-key',
-    pattern: /(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,3}(?::|=|:=|=>)\s{0,3}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/i,
+    pattern: new RegExp(`(?:aws${SEP}(?:credentials${SEP})?secret(?:${SEP}(?:access${SEP})?key)?|secret${SEP}access${SEP}key)${ASSIGNED}${AWS_SECRET}`, 'i'),
     keywords: ['aws', 'secret'],
+    verify: isAwsSecret,
+  },
+  // The pair passed without names: `new BasicAWSCredentials("AKIA…", "…")`, `Session('AKIA…', '…')`,
+  // `s3://AKIA…:…@bucket`. Found at the id, so the id's line is named for the secret key too.
+  rule(
+    'aws-secret-access-key',
+    ['AKIA', 'ASIA', 'ABIA', 'ACCA'],
+    `${B}(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}["'\`]?[ \t]{0,5}[,:][ \t]{0,5}["'\`]?${AWS_SECRET}`,
+    { verify: isAwsSecret },
+  ),
+  // `secret_key = "…"` (Terraform, s3cmd, MinIO) or `secret: …` is AWS's only beside an AWS key id.
+  {
+    kind: 'aws-secret-access-key',
+    pattern: new RegExp(`secret(?:${SEP}key)?${ASSIGNED}${AWS_SECRET}`, 'i'),
+    keywords: ['secret'],
+    verify: (text, end, match) => isAwsSecret(text, end, match) && hasAwsKeyIdNear(text, match.index, end),
   },
   rule('github-token', 'gh[pousr]_', `${B}gh[pousr]_([A-Za-z0-9]{36,251})${E}`),
   rule('github-token', 'github_pat_', `${B}github_pat_([A-Za-z0-9_]{70,120})${E}`),

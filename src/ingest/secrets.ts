@@ -285,11 +285,16 @@ function nextWord(k: number, end: number): number {
   return end;
 }
 
-// The earliest accepted match of any rule (or of rule `only`), as [index, rule index].
-function firstFinding(text: string, only = -1): [number, number] | undefined {
-  const scan: Scan = { text, only, resume: new Float64Array(SECRET_RULES.length), index: -1, rule: -1, limit: Infinity };
+// The earliest accepted match of any rule (or of rule `only`) that starts at `from` or later, as
+// [index, rule index]. `after`, when given, holds per rule where its matches may start at the
+// earliest (a rule already reported on a line is not looked for again on that line).
+function firstFinding(text: string, only = -1, from = 0, after?: Float64Array): [number, number] | undefined {
+  const resume = new Float64Array(SECRET_RULES.length);
+  for (let rule = 0; rule < resume.length; rule++) resume[rule] = Math.max(from, after?.[rule] ?? 0);
+  const scan: Scan = { text, only, resume, index: -1, rule: -1, limit: Infinity };
   const n = text.length;
-  chunks: for (let base = 0; base + 1 < n && base <= scan.limit; base += CHUNK) {
+  // The pairs are read at even positions from `from`: every keyword is entered at both parities.
+  chunks: for (let base = from; base + 1 < n && base <= scan.limit; base += CHUNK) {
     const length = Math.min(CHUNK, n - base);
     CHUNK_BYTES.write(length === n ? text : text.slice(base, base + length), 0, length, 'latin1');
     const words = length >>> 2;
@@ -304,7 +309,7 @@ function firstFinding(text: string, only = -1): [number, number] | undefined {
   for (const rule of REGEX_RULES) {
     if (only !== -1 && rule !== only) continue;
     const pattern = GLOBAL[rule]!;
-    pattern.lastIndex = 0;
+    pattern.lastIndex = resume[rule]!;
     for (let match = pattern.exec(text); match !== null && (scan.index === -1 || match.index <= scan.index); match = pattern.exec(text)) {
       if (isAccepted(SECRET_RULES[rule]!, text, match)) {
         if (scan.index === -1 || match.index < scan.index || rule < scan.rule) [scan.index, scan.rule] = [match.index, rule];
@@ -339,24 +344,45 @@ export function scanForSecrets(text: string): SecretFinding | undefined {
 }
 
 /**
- * Every finding in the text, at most `max`, in order; at most one per line (the earliest), since
- * a finding names a line. Each search resumes at the next line; findings are few (capped), so
- * counting lines from the start for each is cheap.
+ * Every finding in the text, at most `max`, in order: each kind once per line (a finding names a
+ * line, so a second key of the same kind on it adds nothing), but every kind on a line, so that a
+ * line holding an AWS key id and its secret key is reported for both and a fix that removes only
+ * the id is not mistaken for enough. After a finding the search goes on from its start with that
+ * rule skipped to the end of its line; findings are capped, so the rescans stay short.
  */
 export function scanAllSecrets(text: string, max: number): SecretFinding[] {
   const findings: SecretFinding[] = [];
-  let offset = 0;
-  while (findings.length < max && offset < text.length) {
-    const finding = firstFinding(offset === 0 ? text : text.slice(offset));
-    if (!finding) break;
-    const at = offset + finding[0];
-    findings.push({ line: lineAt(text, at), kind: SECRET_RULES[finding[1]]!.kind });
-    // Resume after the end of this line (LF, CRLF or a lone CR).
-    const lf = text.indexOf('\n', at);
-    const cr = text.indexOf('\r', at);
-    const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
-    if (end === -1) break;
-    offset = text.charCodeAt(end) === 13 && text.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
+  const reported = new Set<string>();
+  const after = new Float64Array(SECRET_RULES.length);
+  let from = 0;
+  let line = 1;
+  let counted = 0;
+  let lineEnd = -1;
+  while (findings.length < max) {
+    const found = firstFinding(text, -1, from, after);
+    if (!found) break;
+    const [at, rule] = found;
+    // Lines counted on from the previous finding, as `lineAt` counts them.
+    for (; counted < at; counted++) {
+      const code = text.charCodeAt(counted);
+      if (code === 10 || (code === 13 && text.charCodeAt(counted + 1) !== 10)) line++;
+    }
+    const kind = SECRET_RULES[rule]!.kind;
+    if (!reported.has(`${line} ${kind}`)) {
+      reported.add(`${line} ${kind}`);
+      findings.push({ line, kind });
+    }
+    // Findings come in order, so one still before the last line end found is on that line.
+    if (at >= lineEnd) lineEnd = endOfLine(text, at);
+    after[rule] = lineEnd;
+    from = at;
   }
   return findings;
+}
+
+// Where the line holding `index` ends: its LF or CR, or the end of the text.
+function endOfLine(text: string, index: number): number {
+  let end = index;
+  while (end < text.length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
+  return end;
 }

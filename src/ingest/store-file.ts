@@ -19,6 +19,8 @@ async function sizeIfExists(path: string): Promise<number | undefined> {
   }
 }
 
+export const sha256Of = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
 export interface StoredFile {
   entry: FileEntry;
   /** Compressible, but its variants do not exist yet: they are made after the commit. */
@@ -31,10 +33,10 @@ export interface StoredFile {
  * without compressing it and without per-file fsyncs: the worker flushes the whole deploy once,
  * and variants are made after the site is live. Redeploys mostly resend files the store already
  * has; blobs are immutable and addressed by hash, so those are reused with their variants.
+ * `sha256`: the bytes' hash when the caller has it already.
  */
-export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: string): Promise<StoredFile> {
+export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: string, sha256 = sha256Of(bytes)): Promise<StoredFile> {
   const compress = isCompressibleType(type) && bytes.byteLength >= MIN_COMPRESS_BYTES;
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
   const entry: FileEntry = { sha256, size: bytes.byteLength, type };
   if (blobs.writeSync(bytes, sha256) || !compress) return { entry, needsVariants: compress };
   const encodings: Partial<Record<Encoding, number>> = {};

@@ -33,6 +33,11 @@ export interface UnpackOptions {
    * no index.html rule, as for a patch; the whole site is checked once it is assembled.
    */
   partial?: boolean;
+  /**
+   * For a manifest's part: every path each content it may carry (by sha256) will be published at.
+   * The leak guard judges the bytes as each of those, not as the name the part gave them.
+   */
+  publishedAs?: Record<string, string[]>;
 }
 
 export interface IngestedFile {
@@ -144,6 +149,18 @@ export interface AnalyzeTask {
   limits: SiteRulesLimits;
   /** Check the links of these paths only (one share of a large site); all pages and style sheets when absent. */
   checkPaths?: string[];
+  /** Stored contents to pass the leak guard first, each as the paths it will be published at (see `RejudgedContent`). */
+  rejudge?: { contents: RejudgedContent[]; limits: Pick<IngestLimits, 'maxFileBytes' | 'maxSiteBytes'> };
+}
+
+/**
+ * A content already in the blob store that the site now publishes at a path the leak guard reads
+ * differently from the one it was checked as: reused by sha256 at a new `.br` path, say, where it
+ * is read as brotli. Refused like an uploaded file if it holds a key there.
+ */
+export interface RejudgedContent {
+  sha256: string;
+  paths: string[];
 }
 
 export type AnalyzeResult = { ok: true; extras: RevisionExtras } | { ok: false; error: IngestError };

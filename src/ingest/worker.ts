@@ -12,6 +12,7 @@ import { asBuffer, type BodySource } from './body-source.js';
 import { createCollector } from './collector.js';
 import { detectArchiveFormat } from './format.js';
 import { readJsonDeploy } from './json-body.js';
+import { rejudgeContents } from './leak-guard.js';
 import { analyzeSite } from './site-analysis.js';
 import { DeployRejected } from './rejection.js';
 import { readTar } from './tar-reader.js';
@@ -61,6 +62,7 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     blobs: blobsFor(task.dataDir),
     limits: task.limits,
     blockExecutables: task.blockExecutables,
+    ...(task.publishedAs !== undefined ? { publishedAs: task.publishedAs } : {}),
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath };
   try {
@@ -107,8 +109,19 @@ export async function compress(task: CompressTask): Promise<CompressResult> {
   return result;
 }
 
-/** Compiles the site's `_redirects` and `_headers` and checks its links (see site-analysis.ts). */
+/**
+ * Passes reused contents through the leak guard as their new paths, then compiles the site's
+ * `_redirects` and `_headers` and checks its links (see site-analysis.ts).
+ */
 export function analyze(task: AnalyzeTask): AnalyzeResult {
   const blobs = blobsFor(task.dataDir);
+  if (task.rejudge !== undefined) {
+    try {
+      rejudgeContents(task.rejudge.contents, (sha256) => blobs.readSync(sha256), task.rejudge.limits);
+    } catch (err) {
+      if (err instanceof DeployRejected) return { ok: false, error: err.error };
+      throw err;
+    }
+  }
   return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits, task.checkPaths);
 }

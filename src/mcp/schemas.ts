@@ -50,6 +50,7 @@ export const outputs = {
   rollback: SHAPES.RollbackResult,
   promote: SHAPES.PromoteResult,
   access: SHAPES.SiteAccess,
+  revisionDeleted: SHAPES.RevisionDeleted,
   rename: SHAPES.RenameResult,
   deletion: SHAPES.DeletionRequest,
   members: SHAPES.MemberList,

@@ -6,6 +6,8 @@
  */
 
 const NAME = '([^/\\s"\'`,;)]+)';
+/** Like NAME, but stops before a sentence's full stop (ids may not end in one). */
+const ID = '([^/\\s"\'`,;)]+?)';
 const NOT_REST = '(?! on the REST API)';
 const END = '(?=[\\s,;)"\'`]|\\.(?:\\s|$)|$)';
 
@@ -31,6 +33,8 @@ const RULES: ReadonlyArray<[RegExp, (...groups: string[]) => string]> = [
     new RegExp(`DELETE /v1/sites/${NAME}/members/${NAME}${END}`, 'g'),
     (site, email) => `remove_member ${args({ site: site!, email: decodeURIComponent(email!) })}`,
   ],
+  [new RegExp(`DELETE /v1/sites/${NAME}/revisions/${ID}${END}`, 'g'), (site, revision) => `delete_revision ${args({ site: site!, revision: revision! })}`],
+  [new RegExp(`(GET|PUT) /v1/sites/${NAME}/access${END}`, 'g'), (method, site) => `${method === 'GET' ? 'get' : 'set'}_access ${args({ site: site! })}`],
   [new RegExp(`DELETE /v1/sites/${NAME}${END}`, 'g'), (site) => `delete_site ${args({ site: site! })}`],
   [new RegExp(`GET /v1/sites/${NAME}${END}`, 'g'), (site) => `get_site ${args({ site: site! })}`],
   [new RegExp(`GET /v1/sites${END}`, 'g'), () => 'list_sites'],

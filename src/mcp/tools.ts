@@ -201,9 +201,24 @@ export function toolSpecs(): ToolSpec[] {
       run: async ({ ops, caller }, args) => ops.revisions.promote(caller, String(args.site), args.revision, args.base_revision),
     },
     {
+      name: 'delete_revision',
+      title: 'Delete revision',
+      description:
+        'Deletes a revision that is not live, e.g. a draft or an old deploy that published something by mistake: at once its preview address answers 410, its files are no longer served, and it leaves list_revisions; its number is not used again. ' +
+        'The live revision cannot be deleted: roll back (rollback_site) or promote another revision first. It cannot be undone, so check with the user first. Needs the owner role (or the site token of an unclaimed site).',
+      inputSchema: input(
+        { site: siteName, revision: { type: 'string', minLength: 1, description: 'Revision id (rev_…) from list_revisions, or its number.' } },
+        ['site', 'revision'],
+      ),
+      outputSchema: outputs.revisionDeleted,
+      annotations: changes(true),
+      run: async ({ ops, caller }, args) => ops.revisions.delete(caller, String(args.site), args.revision),
+    },
+    {
       name: 'get_access',
       title: 'Get access',
-      description: 'Who may see the site and its previews: public, password (visitors type a password) or members (members of the site only).',
+      description:
+        'Who may see the site: mode public, password (visitors type a password) or members (members of the site only); and previews: "members" when the previews of a public site are kept to members and holders of a preview link.',
       inputSchema: input({ site: siteName }, ['site']),
       outputSchema: outputs.access,
       annotations: reads,
@@ -213,20 +228,26 @@ export function toolSpecs(): ToolSpec[] {
       name: 'set_access',
       title: 'Set access',
       description:
-        'Sets who may see the site and its previews: "public", "password" (with a password of 8-128 characters the user chose; it is stored only as a hash) or "members". ' +
-        'Setting it signs every visitor out. Unclaimed sites stay public. Needs the owner role. A member’s API token opens a protected site as "Authorization: Bearer".',
+        'Sets who may see the site: "mode" is "public", "password" (with a password of 8-128 characters the user chose; it is stored only as a hash) or "members"; setting it signs every visitor out. ' +
+        '"previews": "members" keeps the previews (<number>--<name> addresses) of a public site to its members and to whoever holds a preview link, while the live address stays public; the preview_url that deploy_site (drafts) and list_revisions then answer is such a link, to share with reviewers. "previews": "public" turns it off and ends the links. ' +
+        'Send mode, previews or both. Unclaimed sites stay public. Needs the owner role. A member’s API token opens a protected site or preview as "Authorization: Bearer".',
       inputSchema: input(
         {
           site: siteName,
           mode: { type: 'string', enum: ['public', 'password', 'members'] },
           password: { type: 'string', minLength: 8, maxLength: 128, description: 'With "mode": "password".' },
+          previews: { type: 'string', enum: ['public', 'members'], description: 'Who may see the previews while the site is public.' },
         },
-        ['site', 'mode'],
+        ['site'],
       ),
       outputSchema: outputs.access,
       annotations: changes(false),
       run: async ({ ops, caller }, args) =>
-        ops.access.set(caller, String(args.site), { mode: args.mode, ...(args.password !== undefined ? { password: args.password } : {}) }),
+        ops.access.set(caller, String(args.site), {
+          ...(args.mode !== undefined ? { mode: args.mode } : {}),
+          ...(args.password !== undefined ? { password: args.password } : {}),
+          ...(args.previews !== undefined ? { previews: args.previews } : {}),
+        }),
     },
     {
       name: 'rename_site',

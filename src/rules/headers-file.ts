@@ -5,7 +5,8 @@
  * the answer, are refused at deploy; values are printable ASCII only, so no line break or other
  * control character can ever reach a response.
  */
-import { compilePattern, matchPattern, type CompiledPattern } from './rule-patterns.js';
+import { matchingPatterns, patternIndexOf } from './rule-index.js';
+import { compilePattern, type CompiledPattern } from './rule-patterns.js';
 import { checkFileSize, lineTooLong, splitLines, type RulesFileLimits, type RulesFileResult } from './rules-file.js';
 
 export type HeaderPair = readonly [name: string, value: string];
@@ -78,6 +79,7 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
   if (tooLarge) return { ok: false, error: tooLarge };
   const blocks: CompiledHeaderBlock[] = [];
   let current: CompiledHeaderBlock | undefined;
+  let headerLines = 0;
   const lines = splitLines(text);
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i]!;
@@ -95,7 +97,7 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
         return fail('not_indented', `indent header lines under their path, such as "/*" on one line and "  ${trimmed}" on the next`);
       }
       if (/\s/.test(trimmed)) return fail('bad_path', 'a path line holds only the path, such as /assets/*; put each header on its own indented line below it');
-      const pattern = compilePattern(trimmed);
+      const pattern = compilePattern(trimmed, limits.maxPatternSegments ?? 0);
       if (!pattern.ok) return fail(pattern.reason, pattern.hint);
       if (limits.maxEntries > 0 && blocks.length >= limits.maxEntries) {
         return fail('too_many_blocks', `a _headers file may have at most ${limits.maxEntries} path blocks; use * and :name to cover many paths with one block`);
@@ -105,6 +107,13 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
       continue;
     }
     if (current === undefined) return fail('header_without_path', 'start with a path line such as /* and indent the headers under it');
+    // Every matching block's lines are applied to each answer: their number is what an answer costs.
+    if (limits.maxHeaderLines !== undefined && limits.maxHeaderLines > 0 && ++headerLines > limits.maxHeaderLines) {
+      return fail(
+        'too_many_headers',
+        `a _headers file may have at most ${limits.maxHeaderLines} header lines in all; set a header once on a broader path such as /*`,
+      );
+    }
     if (trimmed.startsWith('!')) {
       const name = trimmed.slice(1).trim();
       if (!HEADER_NAME.test(name)) return fail('bad_header_name', 'write ! and the header name, such as ! X-Robots-Tag');
@@ -129,12 +138,16 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
   return { ok: true, compiled: { blocks } };
 }
 
-/** The headers every block matching a path gives, in file order (undefined when none matches). */
+/**
+ * The headers every block matching a path gives, in file order (undefined when none matches).
+ * The matching blocks come from an index (rule-index.ts), in file order.
+ */
 export function headersFor(compiled: CompiledHeaders, segments: readonly string[]): SiteHeaders | undefined {
   let set: Map<string, [string, string]> | undefined;
   let removed: Set<string> | undefined;
-  for (const block of compiled.blocks) {
-    if (matchPattern(block.pattern, segments) === undefined) continue;
+  const index = patternIndexOf(compiled, () => compiled.blocks.map((block) => block.pattern));
+  for (const n of matchingPatterns(index, segments)) {
+    const block = compiled.blocks[n]!;
     set ??= new Map();
     removed ??= new Set();
     for (const name of block.remove) {

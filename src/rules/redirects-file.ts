@@ -3,6 +3,7 @@
  * read): `from [key=:value …] to [status][!]`, one rule a line, `#` comments. Parsed and compiled
  * at deploy (in the ingest worker); serving only matches the compiled rules.
  */
+import { matchingPatterns, patternIndexOf } from './rule-index.js';
 import { compilePattern, matchPattern, patternNames, type CompiledPattern, type PatternParams } from './rule-patterns.js';
 import { checkFileSize, CONTROL, lineTooLong, splitLines, type RuleLineError, type RulesFileLimits, type RulesFileResult } from './rules-file.js';
 
@@ -45,6 +46,7 @@ export function compileRedirects(text: string, limits: RulesFileLimits): RulesFi
   const tooLarge = checkFileSize(file, Buffer.byteLength(text), limits);
   if (tooLarge) return { ok: false, error: tooLarge };
   const rules: CompiledRedirect[] = [];
+  let conditions = 0;
   const lines = splitLines(text);
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i]!;
@@ -61,8 +63,16 @@ export function compileRedirects(text: string, limits: RulesFileLimits): RulesFi
         `a _redirects file may have at most ${limits.maxEntries} rules; use placeholders (:name) and * to cover many paths with one rule`,
       );
     }
-    const compiled = compileRule(trimmed.split(/[ \t]+/), line);
+    const compiled = compileRule(trimmed.split(/[ \t]+/), line, limits.maxPatternSegments ?? 0);
     if ('reason' in compiled) return fail(compiled.reason, compiled.hint);
+    // Every request may have to check them all: their number is what a request can cost.
+    conditions += compiled.query?.length ?? 0;
+    if (limits.maxConditions !== undefined && limits.maxConditions > 0 && conditions > limits.maxConditions) {
+      return fail(
+        'too_many_conditions',
+        `a _redirects file may have at most ${limits.maxConditions} query conditions in all; use :name values rather than one rule per value`,
+      );
+    }
     rules.push(compiled);
   }
   return { ok: true, compiled: { rules, usesQuery: rules.some((rule) => rule.query !== undefined) } };
@@ -70,9 +80,9 @@ export function compileRedirects(text: string, limits: RulesFileLimits): RulesFi
 
 type Refusal = { reason: string; hint: string };
 
-function compileRule(tokens: string[], line: number): CompiledRedirect | Refusal {
+function compileRule(tokens: string[], line: number, maxSegments: number): CompiledRedirect | Refusal {
   const [fromRaw, ...rest] = tokens as [string, ...string[]];
-  const from = compilePattern(fromRaw);
+  const from = compilePattern(fromRaw, maxSegments);
   if (!from.ok) return { reason: from.reason, hint: from.hint };
   // Query conditions come between `from` and `to`; `to` starts with / or a scheme.
   const query: NonNullable<CompiledRedirect['query']> = [];
@@ -208,7 +218,8 @@ export interface RedirectMatch {
 
 /**
  * The first rule that applies to a request path: with `fileExists`, only forced rules (`!`)
- * apply, as on Netlify. `query` is read only if a rule has query conditions.
+ * apply, as on Netlify. `query` is read only if a rule has query conditions. The rules whose
+ * path pattern matches come from an index (rule-index.ts), then are tried in file order.
  */
 export function matchRedirect(
   compiled: CompiledRedirects,
@@ -216,26 +227,33 @@ export function matchRedirect(
   fileExists: boolean,
   query: () => URLSearchParams,
 ): RedirectMatch | undefined {
-  let params: URLSearchParams | undefined;
-  for (const rule of compiled.rules) {
+  let params: Map<string, string> | undefined;
+  const index = patternIndexOf(compiled, () => compiled.rules.map((rule) => rule.from));
+  for (const n of matchingPatterns(index, segments)) {
+    const rule = compiled.rules[n]!;
     if (fileExists && !rule.force) continue;
-    const found = matchPattern(rule.from, segments);
-    if (found === undefined) continue;
-    if (rule.query === undefined) return { rule, params: found };
-    params ??= query();
-    const withQuery: PatternParams = { ...found };
+    if (rule.query === undefined) return { rule, params: matchPattern(rule.from, segments)! };
+    params ??= firstValues(query());
+    let fromQuery: PatternParams | undefined;
     let ok = true;
     for (const condition of rule.query) {
       const value = params.get(condition.key);
-      if (value === null || (typeof condition.value === 'string' && condition.value !== value)) {
+      if (value === undefined || (typeof condition.value === 'string' && condition.value !== value)) {
         ok = false;
         break;
       }
-      if (typeof condition.value !== 'string') withQuery[condition.value.p] = value;
+      if (typeof condition.value !== 'string') (fromQuery ??= {})[condition.value.p] = value;
     }
-    if (ok) return { rule, params: withQuery };
+    if (ok) return { rule, params: { ...matchPattern(rule.from, segments)!, ...fromQuery } };
   }
   return undefined;
+}
+
+/** Each query parameter's first value (as `URLSearchParams.get`), looked up in constant time. */
+function firstValues(query: URLSearchParams): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const [key, value] of query) if (!values.has(key)) values.set(key, value);
+  return values;
 }
 
 /** A redirect's Location without the request's query: placeholders %-encoded. */

@@ -21,5 +21,16 @@ export function parseRole(raw: unknown): Role | undefined {
 }
 
 /** What a caller may do to a site, in the order `permissions` lists them; sites/access.ts says what each takes. */
-export const SITE_ACTIONS = ['read', 'list_members', 'deploy', 'rollback', 'rename', 'delete', 'manage_members', 'promote', 'set_access'] as const;
+export const SITE_ACTIONS = [
+  'read',
+  'list_members',
+  'deploy',
+  'rollback',
+  'rename',
+  'delete',
+  'manage_members',
+  'promote',
+  'set_access',
+  'delete_revision',
+] as const;
 export type SiteAction = (typeof SITE_ACTIONS)[number];

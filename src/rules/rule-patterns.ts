@@ -26,7 +26,7 @@ export type PatternResult = { ok: true; pattern: CompiledPattern } | { ok: false
  * Compiles `/a/:b/*`. The pattern is matched against decoded request paths, so escapes in it
  * are decoded here; a trailing slash is not significant (`/about/` and `/about` match both).
  */
-export function compilePattern(raw: string): PatternResult {
+export function compilePattern(raw: string, maxSegments = 0): PatternResult {
   if (!raw.startsWith('/')) {
     return /^https?:\/\//i.test(raw) || raw.startsWith('//')
       ? { ok: false, reason: 'full_url', hint: 'a site is served at one address: write the path only, such as /blog/*' }
@@ -37,6 +37,9 @@ export function compilePattern(raw: string): PatternResult {
   }
   const segments = raw.split('/').slice(1);
   if (segments.length > 0 && segments[segments.length - 1] === '') segments.pop();
+  if (maxSegments > 0 && segments.length > maxSegments) {
+    return { ok: false, reason: 'too_many_segments', hint: `a path pattern may have at most ${maxSegments} segments; end it in * to cover deeper paths` };
+  }
   const parts: PatternPart[] = [];
   const names = new Set<string>();
   let splat = false;

@@ -13,6 +13,12 @@ export interface RulesFileLimits {
   maxLineChars: number;
   /** Bytes of the whole file. */
   maxFileBytes: number;
+  /** Segments of one path pattern (what matching a request costs grows with them). */
+  maxPatternSegments?: number;
+  /** `_redirects`: query conditions of all its rules together. */
+  maxConditions?: number;
+  /** `_headers`: header lines (`Name: value` and `! Name`) of all its blocks together. */
+  maxHeaderLines?: number;
 }
 
 /** A refused line: where, a stable reason, the line as written, and what to write instead. */

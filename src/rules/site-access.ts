@@ -7,7 +7,24 @@
 export const ACCESS_PATHS = {
   login: '/.plinth/login',
   ticket: '/.plinth/ticket',
+  /** Where a preview link is exchanged for a cookie of that preview's host (preview-links.ts). */
+  share: '/.plinth/share',
 } as const;
+
+/**
+ * The named server secret the site hosts' access cookies are signed with; preview links are
+ * signed with a key derived from it (preview-links.ts), so the operations that hand links out
+ * and the site hosts that honour them share one secret.
+ */
+export const ACCESS_SECRET_NAME = 'site-access-cookies';
+
+/**
+ * Whether a site's previews are kept to members (and holders of a preview link) while its live
+ * address is public. A protected site's previews follow its own access instead.
+ */
+export function previewsKeptToMembers(site: { access?: object; previews?: object }): boolean {
+  return site.access === undefined && site.previews !== undefined;
+}
 
 /** How long the access cookie of a protected site lasts. */
 export const ACCESS_COOKIE_LIFETIME_MS = 7 * 24 * 3600_000;

@@ -19,6 +19,7 @@ import {
 } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
+import { ACCESS_SECRET_NAME } from '../rules/index.js';
 import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
 import { createFollowUps, createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
@@ -100,7 +101,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const gate = createAccessGate({
     store,
     config: config.serve,
-    secret: await store.ensureSecret('site-access-cookies', () => randomBytes(32).toString('base64url')),
+    secret: await store.ensureSecret(ACCESS_SECRET_NAME, () => randomBytes(32).toString('base64url')),
     hostUrl: (label) => siteUrl(config.publicUrls, label),
     log: log.child({ area: 'serve' }),
     now,

@@ -13,7 +13,9 @@ export interface AccessPageOptions {
   returnPath: string;
   /** Members mode: where signing in starts (the app). */
   signInUrl?: string;
-  problem?: 'wrong_password' | 'too_many' | 'ticket' | 'credential' | 'unavailable';
+  /** A preview of a public site kept to members, which preview links open too. */
+  keptPreview?: boolean;
+  problem?: 'wrong_password' | 'too_many' | 'ticket' | 'credential' | 'unavailable' | 'link';
 }
 
 const STYLE =
@@ -30,6 +32,7 @@ const PROBLEMS: Record<NonNullable<AccessPageOptions['problem']>, string> = {
   ticket: 'That sign-in has expired or was already used. Sign in again.',
   credential: 'The credentials sent do not open this site.',
   unavailable: 'Signing in is not possible right now. Try again in a moment.',
+  link: 'That preview link has expired or no longer works. Ask for a new one, or sign in if you are a member.',
 };
 
 export function accessPage(options: AccessPageOptions): string {
@@ -44,7 +47,9 @@ export function accessPage(options: AccessPageOptions): string {
         '<label for="password">Password</label>' +
         '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus>' +
         '<button type="submit">Open the site</button></form>'
-      : `<p><strong>${site}</strong> is visible to its members only.</p>${problem}` +
+      : (options.keptPreview
+          ? `<p>This preview of <strong>${site}</strong> is visible to its members and to holders of a preview link only.</p>${problem}`
+          : `<p><strong>${site}</strong> is visible to its members only.</p>${problem}`) +
         (options.signInUrl ? `<p><a class="button" href="${escapeHtml(options.signInUrl)}">Sign in with Plinth</a></p>` : '');
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +

@@ -3,6 +3,7 @@ import type { ServeConfig } from '../config.js';
 import {
   clientAddress,
   collectBody,
+  forwardedFor,
   isAborted,
   networkOf,
   trackAbort,
@@ -12,8 +13,8 @@ import {
   type HttpResponse,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, safeReturnPath } from '../rules/index.js';
-import { hashToken, verifyPassword, type SiteRecord, type Store } from '../store/index.js';
+import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, parsePreviewLabel, previewLinkExpiry, safeReturnPath } from '../rules/index.js';
+import { hashToken, verifyPassword, type SiteAccessRecord, type SiteRecord, type Store } from '../store/index.js';
 import { accessPage, type AccessPageOptions } from './access-pages.js';
 
 /**
@@ -25,13 +26,28 @@ import { accessPage, type AccessPageOptions } from './access-pages.js';
  *   also names the account, which must still be a member);
  * - an API token of a member as `Authorization: Bearer pl_…` (agents checking their own work);
  * - password mode: the password as HTTP Basic auth (any user name), or through the sign-in form;
- * - members mode: a single-use ticket from the app (`/.plinth/ticket`), which sets the cookie.
+ * - members mode: a single-use ticket from the app (`/.plinth/ticket`), which sets the cookie;
+ * - a preview of a public site that keeps previews to members (`accessOfHost`): also a preview
+ *   link (`/.plinth/share?token=…`), which sets a cookie of that preview's host alone.
  *
  * Anything else gets a 401 page that names the kind of access and nothing of the site's content.
  * Every answer behind the gate is `private, no-store` and `noindex`.
  */
 
-export type AccessStore = Pick<Store, 'findToken' | 'getRole' | 'takeRateTokens' | 'useAccessTicket'>;
+export type AccessStore = Pick<Store, 'findToken' | 'getRole' | 'takeRateTokens' | 'useAccessTicket' | 'getRevisionByNumber'>;
+
+/**
+ * The access rule a host of the site answers under: the site's own, or, for a preview of a public
+ * site that keeps its previews to members, a members-only rule that preview links open too.
+ * Undefined: public.
+ */
+export function accessOfHost(site: SiteRecord, preview: boolean): SiteAccessRecord | undefined {
+  if (site.access !== undefined || !preview || site.previews === undefined) return site.access;
+  return { mode: 'members', since: site.previews.since, previewLinks: true };
+}
+
+/** The account part of the cookie a preview link sets (account ids are `acct_…`). */
+const LINK_HOLDER = 'link';
 
 export interface AccessGateOptions {
   store: AccessStore;
@@ -44,8 +60,8 @@ export interface AccessGateOptions {
   now: () => number;
 }
 
-/** The part of a request the gate reads before deciding. */
-export type GateRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader'>;
+/** The part of a request the gate reads before deciding (`forEach` for every X-Forwarded-For line). */
+export type GateRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader' | 'forEach'>;
 
 export interface AccessGate {
   /**
@@ -76,10 +92,12 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
   const payloadOf = (label: string, site: SiteRecord, account: string, expires: number): string =>
     `v1|${label}|${site.id}|${site.access!.mode}|${site.access!.since}|${account}|${expires}`;
 
-  const makeCookie = (label: string, site: SiteRecord, account: string): string => {
-    const expires = now() + COOKIE_LIFETIME_MS;
+  /** `until`: a preview link's cookie lasts no longer than the link. */
+  const makeCookie = (label: string, site: SiteRecord, account: string, until = Infinity): string => {
+    const at = now();
+    const expires = Math.min(until, at + COOKIE_LIFETIME_MS);
     const value = `${account}.${expires}.${sign(payloadOf(label, site, account, expires))}`;
-    return `${cookieName}=${value}; Path=/; Max-Age=${COOKIE_LIFETIME_MS / 1000}; HttpOnly; SameSite=Lax${config.access.secureCookies ? '; Secure' : ''}`;
+    return `${cookieName}=${value}; Path=/; Max-Age=${Math.floor((expires - at) / 1000)}; HttpOnly; SameSite=Lax${config.access.secureCookies ? '; Secure' : ''}`;
   };
 
   /** Whether the request's cookie was made by this host for this site under its current rule. */
@@ -94,6 +112,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     const expected = Buffer.from(sign(payloadOf(label, site, account, expires)));
     const given = Buffer.from(signature);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return false;
+    if (account === LINK_HOLDER) return site.access!.previewLinks === true;
     if (site.access!.mode === 'members') return account !== '-' && store.getRole(site.id, account) !== undefined;
     return account === '-';
   };
@@ -106,7 +125,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
   };
 
   const network = (res: HttpResponse, req: GateRequest): string =>
-    networkOf(clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.access.trustProxy));
+    networkOf(clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), forwardedFor(req), config.access.trustProxy));
 
   /**
    * Checks a password: known good ones at once; any other counts against the network's tries
@@ -150,13 +169,22 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
   };
 
   const refuse = (res: HttpResponse, req: GateRequest, site: SiteRecord, label: string, head: boolean, problem?: AccessPageOptions['problem']): void => {
-    const back = safeReturnPath(req.getUrl() === ACCESS_PATHS.login ? new URLSearchParams(req.getQuery() ?? '').get('return') : pathWithQuery(req));
+    // The sign-in form and a preview link name where to go back to; a link's token never goes along.
+    const ownReturn = req.getUrl() === ACCESS_PATHS.login || req.getUrl() === ACCESS_PATHS.share;
+    const back = safeReturnPath(ownReturn ? new URLSearchParams(req.getQuery() ?? '').get('return') : pathWithQuery(req));
     const mode = site.access!.mode;
     page(
       res,
       401,
       head,
-      { mode, siteName: site.name, returnPath: back, signInUrl: mode === 'members' ? appHop(site, label, back) : undefined, problem },
+      {
+        mode,
+        siteName: site.name,
+        returnPath: back,
+        signInUrl: mode === 'members' ? appHop(site, label, back) : undefined,
+        problem,
+        ...(site.access!.previewLinks ? { keptPreview: true } : {}),
+      },
       {
         ...(mode === 'members' ? { 'WWW-Authenticate': 'Bearer' } : {}),
       },
@@ -187,6 +215,29 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     );
   };
 
+  /**
+   * A preview link (rules/preview-links.ts): a valid token for this very preview sets a cookie of
+   * this host that lasts as long as the link, and leads to the clean address, so the token leaves
+   * the address bar (and every Referer) at once. It is never logged.
+   */
+  const redeemShare = (res: HttpResponse, req: GateRequest, site: SiteRecord, label: string, head: boolean): void => {
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const back = safeReturnPath(query.get('return'));
+    const preview = site.access!.previewLinks ? parsePreviewLabel(label) : undefined;
+    const revision = preview === undefined ? undefined : store.getRevisionByNumber(site.id, preview.number);
+    const until =
+      revision === undefined || revision.deletedAt !== undefined
+        ? undefined
+        : previewLinkExpiry(secret, query.get('token') ?? '', { label, siteId: site.id, revisionId: revision.id, since: site.access!.since }, now());
+    if (until === undefined) {
+      // A member (or an earlier link) already in: on to the preview, whatever became of this link.
+      if (cookieAdmits(req.getHeader('cookie'), label, site))
+        return page(res, 303, head, { mode: 'members', siteName: site.name, returnPath: back }, { Location: back });
+      return refuse(res, req, site, label, head, 'link');
+    }
+    page(res, 303, head, { mode: 'members', siteName: site.name, returnPath: back }, { Location: back }, [makeCookie(label, site, LINK_HOLDER, until)]);
+  };
+
   const tooMany = (res: HttpResponse, head: boolean, site: SiteRecord, back: string, retryAfterMs: number): void =>
     page(
       res,
@@ -201,6 +252,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
       const head = req.getMethod() === 'head';
       const url = req.getUrl();
       if (url === ACCESS_PATHS.ticket) return answered(redeemTicket(res, req, site, label, head));
+      if (url === ACCESS_PATHS.share) return answered(redeemShare(res, req, site, label, head));
       if (url === ACCESS_PATHS.login) {
         if (site.access!.mode === 'members') {
           const back = safeReturnPath(new URLSearchParams(req.getQuery() ?? '').get('return'));
@@ -307,6 +359,16 @@ function copyGateRequest(req: GateRequest): GateRequest {
   const url = req.getUrl();
   const query = req.getQuery();
   const headers: Record<string, string> = {};
-  for (const name of ['accept-encoding', 'if-none-match', 'range', 'cookie', 'authorization', 'x-forwarded-for']) headers[name] = req.getHeader(name);
-  return { getMethod: () => method, getUrl: () => url, getQuery: () => query, getHeader: (name) => headers[String(name)] ?? '' };
+  for (const name of ['accept-encoding', 'if-none-match', 'range', 'cookie', 'authorization']) headers[name] = req.getHeader(name);
+  // Every X-Forwarded-For line, as one: getHeader gives only the first.
+  headers['x-forwarded-for'] = forwardedFor(req);
+  return {
+    getMethod: () => method,
+    getUrl: () => url,
+    getQuery: () => query,
+    getHeader: (name) => headers[String(name)] ?? '',
+    forEach: (each) => {
+      for (const [name, value] of Object.entries(headers)) if (value !== '') each(name, value);
+    },
+  };
 }

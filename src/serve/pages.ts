@@ -6,7 +6,7 @@
 import { escapeHtml } from '../rules/index.js';
 
 export type StatusPageCode = 400 | 404 | 405 | 410 | 414 | 416 | 451 | 500 | 503;
-export type StatusPageOptions = { siteName?: string; pageGone?: boolean };
+export type StatusPageOptions = { siteName?: string; pageGone?: boolean; revisionGone?: boolean };
 
 type PageText = {
   title: string;
@@ -71,6 +71,13 @@ const PAGE_GONE: PageText = {
   named: 'This page of {site} was removed and is not coming back.',
 };
 
+// The preview of a revision its owner deleted (410), rather than the whole site.
+const REVISION_GONE: PageText = {
+  title: 'Revision deleted',
+  generic: 'This revision was deleted by its owner; its preview is not coming back.',
+  named: 'This revision of {site} was deleted by its owner; its preview is not coming back.',
+};
+
 const STYLE =
   'body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;' +
   'background:#f6f6f4;color:#1d1d1f;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}' +
@@ -79,8 +86,8 @@ const STYLE =
   'h1{margin:.25rem 0 .75rem;font-size:1.75rem;line-height:1.2}' +
   'p{margin:0}';
 
-function renderPage(status: StatusPageCode, siteName: string | undefined, pageGone = false): Buffer {
-  const text = pageGone && status === 410 ? PAGE_GONE : TEXTS[status];
+function renderPage(status: StatusPageCode, siteName: string | undefined, gone: Pick<StatusPageOptions, 'pageGone' | 'revisionGone'> = {}): Buffer {
+  const text = status !== 410 ? TEXTS[status] : gone.pageGone ? PAGE_GONE : gone.revisionGone ? REVISION_GONE : TEXTS[status];
   const explanation =
     siteName === undefined
       ? escapeHtml(text.generic)
@@ -103,7 +110,7 @@ function renderPage(status: StatusPageCode, siteName: string | undefined, pageGo
 const unnamedPages = new Map<StatusPageCode, Buffer>();
 
 export function statusPage(status: StatusPageCode, options: StatusPageOptions = {}): Buffer {
-  if (options.siteName !== undefined || options.pageGone) return renderPage(status, options.siteName, options.pageGone);
+  if (options.siteName !== undefined || options.pageGone || options.revisionGone) return renderPage(status, options.siteName, options);
   let page = unnamedPages.get(status);
   if (page === undefined) {
     page = renderPage(status, undefined);

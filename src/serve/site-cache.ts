@@ -65,6 +65,8 @@ export interface CachedSite {
   targets: Map<string, Target>;
   /** The live revision's compiled rules, read once with the record; undefined for most sites. */
   rules?: SiteRules;
+  /** Rules of revisions seen through preview addresses lately, kept so their index is built once. */
+  previewRules?: Map<string, SiteRules | undefined>;
 }
 
 export interface SiteRules {
@@ -152,7 +154,7 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
     target(cached, revision, url, query) {
       const live = revision === cached.site.liveRevision;
       // A preview follows its own revision's rules (an LMDB point read: previews are rare).
-      const rules = live ? cached.rules : rulesOf(store, revision).rules;
+      const rules = live ? cached.rules : previewRulesOf(store, cached, revision);
       // Only rules with query conditions make the answer depend on the query.
       const path = rules?.redirects?.usesQuery === true && query !== '' ? `${url}?${query}` : url;
       // A preview's targets sit beside the live ones, under a key no URL has (URLs start with `/`).
@@ -211,6 +213,18 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       return sites.weight;
     },
   };
+}
+
+const PREVIEW_RULES_KEPT = 8;
+
+/** A preview revision's rules, kept with the site so the rules' index is built once, not per URL. */
+function previewRulesOf(store: SiteReader, cached: CachedSite, revision: string): SiteRules | undefined {
+  const kept = (cached.previewRules ??= new Map());
+  if (kept.has(revision)) return kept.get(revision);
+  if (kept.size >= PREVIEW_RULES_KEPT) kept.delete(kept.keys().next().value!);
+  const rules = rulesOf(store, revision).rules;
+  kept.set(revision, rules);
+  return rules;
 }
 
 /** A revision's compiled rules, if it has any (one LMDB read per live revision and thread). */

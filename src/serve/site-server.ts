@@ -16,7 +16,7 @@ import {
 import type { Logger } from '../log.js';
 import { ACCESS_PATHS, hasBadge, isExpired, isInHistoryReach, previewLabel, withRequestQuery, type SiteHeaders } from '../rules/index.js';
 import type { Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
-import { PROTECTED_HEADERS, type AccessGate } from './access.js';
+import { accessOfHost, PROTECTED_HEADERS, type AccessGate } from './access.js';
 import { BlobNotLocal, createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
 import { blobEtag, fileHeaders, joinAfterFirst, notModifiedHeaders, pageHeaders, SECURITY_HEADERS, type FileAnswer, type HeaderList } from './headers.js';
 import { matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
@@ -57,7 +57,7 @@ export interface SiteCacheStats {
 }
 
 /** What the steps read of a request: uWS's own, or a copy of it made before an await. */
-type SiteRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader'>;
+type SiteRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader' | 'forEach'>;
 
 /** The request headers an answer depends on, read before any await. */
 interface Asked {
@@ -143,6 +143,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const body = isRedirect(status) ? '' : statusPage(status, siteName === undefined ? undefined : { siteName });
     writeResponse(res, status, recordOf(pageHeaders(status === 404 ? 'public, max-age=60' : 'no-store', extra, site)), body, { head });
   };
+
+  const sendRevisionGone = (res: HttpResponse, head: boolean, extra: Headers, siteName: string): void =>
+    writeResponse(res, 410, recordOf(pageHeaders('no-store', extra)), statusPage(410, { siteName, revisionGone: true }), { head });
 
   /** A folder's address without its slash, or a `_redirects` redirect; the request's query goes along. */
   const sendRedirect = (res: HttpResponse, req: SiteRequest, redirect: NonNullable<Target['redirect']>, head: boolean, extra: Headers = {}): void => {
@@ -288,24 +291,28 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   /**
-   * The slow lane of protected sites and previews: the gate, then the revision a preview address
-   * names. Returns the revision to serve and how the answer differs, or undefined once answered.
+   * The slow lane of protected sites and previews: the gate (the site's own access, or for a
+   * preview of a public site that keeps previews to members, a members-only rule), then the
+   * revision a preview address names. Returns the revision to serve and how the answer differs,
+   * or undefined once answered.
    */
   const gateStep = (res: HttpResponse, req: SiteRequest, site: SiteRecord & { liveRevision: string }, siteName: string, route: Route, fetches: number) => {
     const head = req.getMethod() === 'head';
-    if (site.access !== undefined && !route.granted) {
+    const access = accessOfHost(site, route.preview !== undefined);
+    if (access !== undefined && !route.granted) {
       const label = route.preview === undefined ? site.name : previewLabel(site.name, route.preview);
       if (options.gate === undefined) return void sendPage(res, 404, head, PROTECTED_HEADERS, siteName);
       const proceed = (copy: SiteRequest): void => answer(res, copy, siteName, fetches, { ...route, granted: true });
-      if (!options.gate.admit(res, req, site, label, proceed)) return undefined;
+      if (!options.gate.admit(res, req, access === site.access ? site : { ...site, access }, label, proceed)) return undefined;
     }
-    const privacy = site.access !== undefined ? PROTECTED_PRIVACY : PREVIEW_PRIVACY;
+    const privacy = access !== undefined ? PROTECTED_PRIVACY : PREVIEW_PRIVACY;
     if (route.preview === undefined) return { revision: site.liveRevision, privacy };
     const revision = store.getRevisionByNumber(site.id, route.preview);
+    const refusalHeaders = access !== undefined ? PROTECTED_HEADERS : { 'X-Robots-Tag': 'noindex' };
     // A revision out of the plan's history reach has no preview, whether it is still stored or not.
-    if (revision === undefined || !isInHistoryReach(site, revision, now())) {
-      return void sendPage(res, 404, head, site.access !== undefined ? PROTECTED_HEADERS : { 'X-Robots-Tag': 'noindex' }, siteName);
-    }
+    if (revision === undefined || !isInHistoryReach(site, revision, now())) return void sendPage(res, 404, head, refusalHeaders, siteName);
+    // Deleted by its owner: gone for good, whatever the path or credential (its number is never reused).
+    if (revision.deletedAt !== undefined) return void sendRevisionGone(res, head, refusalHeaders, siteName);
     return { revision: revision.id, privacy };
   };
 
@@ -413,6 +420,9 @@ function copySiteRequest(req: SiteRequest): SiteRequest {
     getUrl: () => url,
     getQuery: () => query,
     getHeader: (name) => headers[String(name)] ?? '',
+    forEach: (each) => {
+      for (const [name, value] of Object.entries(headers)) if (value !== '') each(name, value);
+    },
   };
 }
 

@@ -34,6 +34,8 @@ const ACTIONS: Readonly<Record<SiteAction, ActionRule>> = {
   manage_members: { role: 'owner', accountOnly: true },
   promote: { role: 'editor', mustBeActive: true },
   set_access: { role: 'owner', accountOnly: true, mustBeActive: true },
+  // A site token is its unclaimed site's only owner, so it may delete a draft published by mistake.
+  delete_revision: { role: 'owner', mustBeActive: true },
 };
 
 type ActionRule = { role: Role; accountOnly?: boolean; mustBeActive?: boolean };

@@ -2,14 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { siteUrl } from '../config.js';
 import { recordsUnavailableError, ServiceError } from '../errors.js';
-import type { FileReference, JsonDeployFields, SiteFile, UnpackResult } from '../ingest/index.js';
-import { ANONYMOUS_LIFETIME_MS, isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
-import { hashToken, type FileEntry, type ManifestPart } from '../store/index.js';
+import { isBrotliName, type FileReference, type JsonDeployFields, type RejudgedContent, type SiteFile, type UnpackResult } from '../ingest/index.js';
+import { ANONYMOUS_LIFETIME_MS, isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type Plan, type RevisionExtras } from '../rules/index.js';
+import { hashToken, type FileEntry, type ManifestPart, type ManifestRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
 import { checkTier, compactEntry, sitesLimitError } from './limits.js';
 import { entryAt, manifestOperations, reusableContents, type ManifestInput, type ManifestView } from './manifest.js';
+import { previewLinks } from './preview-links.js';
 import { claimKeyFor } from './sealed-token.js';
 import { randomSiteName } from './site-names.js';
 import type { DeployView as DeployShape } from './shapes.js';
@@ -26,6 +27,8 @@ export interface DeployRequest {
   baseRevision?: string;
   /** Finishes a digest deploy: the body holds only the contents its manifest listed as missing. */
   manifest?: string;
+  /** An anonymous manifest's secret (`X-Manifest-Secret`), which every request for it must send. */
+  manifestSecret?: string;
   /** `false` (query `publish=false`): store a draft, do not make it live. JSON bodies may say so inside. */
   publish?: boolean;
 }
@@ -65,10 +68,10 @@ export interface DeployOperations {
   begin(request: DeployRequest): Promise<PendingDeploy>;
   /** First half of a digest deploy: the whole site by hash; answers what must be uploaded. */
   manifest(caller: Caller, network: string, input: ManifestInput): Promise<ManifestView>;
-  /** What a digest deploy's upload still lacks (`GET /v1/deploy/manifest/<id>`). */
-  manifestStatus(caller: Caller, id: string): ManifestView;
+  /** What a digest deploy's upload still lacks (`GET /v1/deploy/manifest/<id>`); `secret` as in `DeployRequest`. */
+  manifestStatus(caller: Caller, id: string, secret?: string): ManifestView;
   /** Gives up a digest deploy: its uploaded parts are collected at the next sweep. */
-  abandonManifest(caller: Caller, id: string): Promise<void>;
+  abandonManifest(caller: Caller, id: string, secret?: string): Promise<void>;
 }
 
 const NAME_ATTEMPTS = 8;
@@ -76,6 +79,7 @@ const NAME_ATTEMPTS = 8;
 /** `POST /v1/deploy` (SPEC 4.1, 4.2) and the MCP `deploy_site` tool. */
 export function deployOperations(deps: OperationsDeps): DeployOperations {
   const { store, config, log } = deps;
+  const links = previewLinks(deps);
   const { decide, conflict, takeAnonymousTokens } = deployDecisions(deps);
   const manifests = manifestOperations(deps);
 
@@ -105,7 +109,9 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         const fields = result.json ?? {};
         const decision = early ?? (await decideJson(caller, fields, network));
         const files = assemble(decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
-        const extras = await analyze(files, signal);
+        const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
+        const reused = contentsToRejudge(decision.mode === 'update' ? decision.base : undefined, result.references ?? []);
+        const extras = await analyze(files, signal, { contents: reused, plan });
         const analyzed = performance.now();
         const live = request.publish !== false && fields.publish !== false;
         const outcome = await publish(decision, files, result.skipped, fields.patch === true, extras, live);
@@ -137,14 +143,14 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
    * is still missing. A secret in any part refuses the whole deploy for good.
    */
   function beginFromManifest(request: DeployRequest, id: string): PendingDeploy {
-    const { record, decision } = manifests.load(request.caller, id);
+    const { record, decision } = manifests.load(request.caller, id, request.manifestSecret);
     return {
       async finish(body, signal) {
         const started = performance.now();
         let parts: Map<string, ManifestPart>;
         let uploaded = 0;
         if (body.bytes > 0) {
-          const result = await unpack(request.caller, body, request.bodyKind, signal, true);
+          const result = await unpack(request.caller, body, request.bodyKind, signal, publishedPaths(record));
           if (!result.ok) {
             const error = new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
             // Content with a secret keeps its sha256, so the manifest could never be finished.
@@ -181,8 +187,21 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         }
         const files = manifests.assemble(record, parts);
         checkTier(files, PLAN_LIMITS[record.plan]);
-        // A bad _redirects or _headers leaves the manifest for a corrected upload, like any refusal here.
-        const extras = await analyze(files, signal);
+        // Uploaded contents were judged as every path of the manifest (`publishedAs`); reused ones
+        // are judged here. A bad _redirects or _headers leaves the manifest for a corrected upload,
+        // like any refusal here; a secret in reused content refuses it for good, like one in a part.
+        const uploadedContents = new Set(record.missing);
+        const reused = contentsToRejudge(
+          record.baseRevision,
+          record.files.filter((file) => !uploadedContents.has(file.sha256)),
+        );
+        let extras: RevisionExtras;
+        try {
+          extras = await analyze(files, signal, { contents: reused, plan: record.plan });
+        } catch (err) {
+          if ((err as { code?: unknown }).code === 'blocked_secret') await manifests.refuse(id, err as ServiceError);
+          throw err;
+        }
         // Until here a refused part leaves the manifest for a corrected one; from here it is spent.
         await manifests.take(id);
         let outcome: Published;
@@ -225,7 +244,17 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     return decision;
   }
 
-  async function unpack(caller: Caller, body: DeployBody, bodyKind: DeployRequest['bodyKind'], signal?: AbortSignal, partial = false): Promise<UnpackResult> {
+  /**
+   * Unpacks and checks a body in the pool. `publishedAs`: the body is a manifest's part, and
+   * these are the paths each content it may carry is published at.
+   */
+  async function unpack(
+    caller: Caller,
+    body: DeployBody,
+    bodyKind: DeployRequest['bodyKind'],
+    signal?: AbortSignal,
+    publishedAs?: Record<string, string[]>,
+  ): Promise<UnpackResult> {
     // The caller's tier bounds the work (a zip bomb stops at it); the target site's tier is
     // checked on the assembled site afterwards.
     const anonymous = caller.kind === 'anonymous' || caller.kind === 'site_token';
@@ -237,7 +266,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         bodyKind,
         limits: { maxFiles: tier.maxFiles, maxFileBytes: tier.maxFileBytes, maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES) },
         blockExecutables: anonymous,
-        partial,
+        ...(publishedAs !== undefined ? { partial: true, publishedAs } : {}),
       },
       signal,
     );
@@ -299,13 +328,32 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
   }
 
   /**
+   * Reused contents (sent by sha256, or kept by a manifest) that the new revision publishes at a
+   * path the leak guard reads differently from its name when it was checked, a `.br` path: each
+   * is read again as those paths before anything is published. One the base revision already has
+   * at that very path was judged as it then, so a redeploy of unchanged files reads nothing again.
+   */
+  function contentsToRejudge(base: string | undefined, files: Iterable<{ path: string; sha256: string }>): RejudgedContent[] {
+    const paths = new Map<string, string[]>();
+    for (const file of files) {
+      if (!isBrotliName(file.path)) continue;
+      if (base !== undefined && store.getFile(base, file.path)?.sha256 === file.sha256) continue;
+      const list = paths.get(file.sha256) ?? [];
+      paths.set(file.sha256, list);
+      list.push(file.path);
+    }
+    return Array.from(paths, ([sha256, list]) => ({ sha256, paths: list }));
+  }
+
+  /**
    * The assembled site's `_redirects` and `_headers` compiled (a bad line refuses the deploy
    * with 400) and its links checked, in an ingest worker. Its pages and rules files are read
    * from the blob store, so a patch or digest deploy is judged as the whole resulting site.
+   * Reused contents in `rejudge` pass the leak guard first, within the target plan's limits.
    */
-  async function analyze(files: Map<string, FileEntry>, signal?: AbortSignal): Promise<RevisionExtras> {
+  async function analyze(files: Map<string, FileEntry>, signal?: AbortSignal, rejudge?: { contents: RejudgedContent[]; plan: Plan }): Promise<RevisionExtras> {
     const site: SiteFile[] = [];
-    const read: string[] = [];
+    const read: string[] = rejudge?.contents.map((content) => content.sha256) ?? [];
     for (const [path, entry] of files) {
       site.push({ path, sha256: entry.sha256, size: entry.size, type: entry.type });
       if (isRulesFile(path) || isHtmlType(entry.type) || entry.type.startsWith('text/css')) read.push(entry.sha256);
@@ -314,17 +362,33 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     // With a bucket, content a patch keeps may not be on this node yet.
     await Promise.all([...new Set(read)].map((sha256) => store.blobs.fetch(sha256)));
     const { siteRules } = config.deploy;
-    const ruleLimits = (maxEntries: number, maxLineChars: number) => ({ maxEntries, maxLineChars, maxFileBytes: siteRules.maxRulesFileBytes });
+    const ruleLimits = (maxEntries: number, maxLineChars: number) => ({
+      maxEntries,
+      maxLineChars,
+      maxFileBytes: siteRules.maxRulesFileBytes,
+      maxPatternSegments: siteRules.maxPatternSegments,
+    });
     const limits = {
-      redirects: ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars),
-      headers: ruleLimits(siteRules.maxHeaderBlocks, siteRules.maxHeaderLineChars),
+      redirects: { ...ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars), maxConditions: siteRules.maxRedirectConditions },
+      headers: { ...ruleLimits(siteRules.maxHeaderBlocks, siteRules.maxHeaderLineChars), maxHeaderLines: siteRules.maxHeaderLines },
       maxWarnings: siteRules.maxLinkWarnings,
     };
     const shares = linkCheckShares(site, deps.ingest.threads);
+    const tier = rejudge && PLAN_LIMITS[rejudge.plan];
+    // One share is enough to read the reused contents again.
+    const rejudged =
+      rejudge && tier && rejudge.contents.length > 0
+        ? {
+            rejudge: { contents: rejudge.contents, limits: { maxFileBytes: tier.maxFileBytes, maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES) } },
+          }
+        : {};
     const results = await Promise.all(
-      shares.map((checkPaths) => deps.ingest.analyze({ dataDir: config.dataDir, files: site, limits, ...(checkPaths ? { checkPaths } : {}) }, signal)),
+      shares.map((checkPaths, index) =>
+        deps.ingest.analyze({ dataDir: config.dataDir, files: site, limits, ...(checkPaths ? { checkPaths } : {}), ...(index === 0 ? rejudged : {}) }, signal),
+      ),
     );
-    // Every share compiled the same rules files, so a refusal is the same in each.
+    // Every share compiled the same rules files, so a refusal is the same in each (a secret in
+    // reused content is found by the first share alone, and it is the first looked at).
     const refused = results.find((result) => !result.ok);
     if (refused !== undefined && !refused.ok) {
       throw new ServiceError(refused.error.code, refused.error.message, { agentMessage: refused.error.agentMessage, details: refused.error.details });
@@ -394,7 +458,8 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
       }
       log.info({ site: result.site.name, revision: result.revision.id, files: files.size, kind: result.revision.kind }, 'deploy.published');
       const url = siteUrl(config.publicUrls, result.site.name);
-      const revision = deployRevisionView(result.revision, result.site, config.publicUrls);
+      // A draft's preview_url is a preview link while the site keeps its previews to members.
+      const revision = deployRevisionView(result.revision, result.site, config.publicUrls, live ? undefined : await links.of(result.site));
       const view: DeployView = {
         site: deploySiteView(result.site, config.publicUrls),
         revision,
@@ -464,9 +529,17 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
   return {
     begin,
     manifest: (caller, network, input) => manifests.create(caller, network, input),
-    manifestStatus: (caller, id) => manifests.status(caller, id),
-    abandonManifest: (caller, id) => manifests.abandon(caller, id),
+    manifestStatus: (caller, id, secret) => manifests.status(caller, id, secret),
+    abandonManifest: (caller, id, secret) => manifests.abandon(caller, id, secret),
   };
+}
+
+/** Every path of the manifest for each content still to upload: a part's bytes are judged as these. */
+function publishedPaths(record: ManifestRecord): Record<string, string[]> {
+  const missing = new Set(record.missing);
+  const paths: Record<string, string[]> = {};
+  for (const file of record.files) if (missing.has(file.sha256)) (paths[file.sha256] ??= []).push(file.path);
+  return paths;
 }
 
 function skippedNote(skipped: readonly string[]): string {

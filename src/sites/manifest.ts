@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { contentTypeFor, isCompressibleType, PLAN_LIMITS } from '../rules/index.js';
 import { ServiceError } from '../errors.js';
 import { checkDeployPaths } from '../ingest/index.js';
-import type { FileEntry, ManifestPart, ManifestRecord, SiteRecord, Store } from '../store/index.js';
+import { hashToken, sameHash, type FileEntry, type ManifestPart, type ManifestRecord, type SiteRecord, type Store } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
@@ -38,6 +38,14 @@ export type ManifestView = ManifestShape;
 
 const ownerOf = (caller: Caller): string =>
   caller.kind === 'account' ? `account:${caller.account.id}` : caller.kind === 'site_token' ? `site_token:${caller.tokenHash}` : 'anonymous';
+
+/**
+ * The header that carries an anonymous manifest's secret. A credential binds every other
+ * manifest to its maker; without one, the id (in URLs and logs) would be all it takes, so the
+ * maker gets a secret once, in the manifest's answer, and sends it with every later call.
+ */
+const MANIFEST_SECRET_HEADER = 'X-Manifest-Secret';
+const SECRET_PREFIX = 'ms_';
 
 export function manifestOperations(deps: OperationsDeps) {
   const { store, log } = deps;
@@ -109,9 +117,11 @@ export function manifestOperations(deps: OperationsDeps) {
       checkUnpublishedCap(caller, owner, anonymousNetwork, missingBytes);
 
       const id = `mf_${randomBytes(18).toString('base64url')}`;
+      const secret = caller.kind === 'anonymous' ? `${SECRET_PREFIX}${randomBytes(24).toString('base64url')}` : undefined;
       const now = deps.now();
       const record: ManifestRecord = {
         owner,
+        ...(secret !== undefined ? { secretHash: hashToken(secret) } : {}),
         mode: decision.mode,
         ...(decision.mode === 'update' ? { siteId: decision.site.id, baseRevision: decision.base } : {}),
         plan,
@@ -126,26 +136,35 @@ export function manifestOperations(deps: OperationsDeps) {
       };
       await store.putManifest(id, record);
       log.info({ manifest: id, files: files.length, missing: missing.size, missingBytes }, 'deploy.manifest');
-      return statusView(id, record, new Map());
+      const view = statusView(id, record, new Map());
+      if (secret === undefined) return view;
+      return {
+        ...view,
+        manifest_secret: secret,
+        agent_message: `${view.agent_message} Send the manifest_secret as the ${MANIFEST_SECRET_HEADER} header with every request for this manifest (each upload, GET and DELETE); it is shown only now, and without it the manifest answers 404.`,
+      };
     },
 
-    /** `GET /v1/deploy/manifest/<id>`: what is still missing (after an interrupted upload, say). */
-    status(caller: Caller, id: string): ManifestView {
+    /**
+     * `GET /v1/deploy/manifest/<id>`: what is still missing (after an interrupted upload, say).
+     * `secret`: an anonymous manifest's secret, as every call for one must send it.
+     */
+    status(caller: Caller, id: string, secret?: string): ManifestView {
       // What the next part would meet: the site gone (410), access lost (403), a stale base (409).
-      const { record } = api.load(caller, id);
+      const { record } = api.load(caller, id, secret);
       return statusView(id, record, store.listManifestParts(id));
     },
 
     /** `DELETE /v1/deploy/manifest/<id>`: gives up an upload; its parts go at the next sweep. */
-    async abandon(caller: Caller, id: string): Promise<void> {
-      ownRecord(caller, id, { refusedToo: true });
-      if (!(await store.deleteManifest(id))) throw manifestNotFound();
+    async abandon(caller: Caller, id: string, secret?: string): Promise<void> {
+      ownRecord(caller, id, secret, { refusedToo: true });
+      if (!(await store.deleteManifest(id))) throw manifestNotFound(caller);
       log.info({ manifest: id }, 'deploy.manifest_abandoned');
     },
 
     /** The manifest a part belongs to, if this caller made it (404 otherwise, used or expired alike). */
-    load(caller: Caller, id: string): { record: ManifestRecord; decision: Decision } {
-      const record = ownRecord(caller, id);
+    load(caller: Caller, id: string, secret?: string): { record: ManifestRecord; decision: Decision } {
+      const record = ownRecord(caller, id, secret);
       // Access and the base are checked again: both may have changed since the manifest.
       const site = record.siteId === undefined ? undefined : store.getSiteById(record.siteId);
       if (record.mode === 'update' && !site) throw new ServiceError('not_found', 'The site of this manifest no longer exists.');
@@ -247,10 +266,14 @@ export function manifestOperations(deps: OperationsDeps) {
   };
   return api;
 
-  /** The caller's own live manifest; a refused one answers its refusal. */
-  function ownRecord(caller: Caller, id: string, options: { refusedToo?: boolean } = {}): ManifestRecord {
+  /**
+   * The caller's own live manifest; a refused one answers its refusal. Anyone else, an anonymous
+   * caller without the manifest's secret included, is told there is no such manifest.
+   */
+  function ownRecord(caller: Caller, id: string, secret: string | undefined, options: { refusedToo?: boolean } = {}): ManifestRecord {
     const record = typeof id === 'string' && id.startsWith('mf_') ? store.getManifest(id) : undefined;
-    if (!record || record.owner !== ownerOf(caller) || record.takenAt !== undefined) throw manifestNotFound();
+    if (!record || record.owner !== ownerOf(caller) || record.takenAt !== undefined) throw manifestNotFound(caller);
+    if (caller.kind === 'anonymous' && !holdsSecret(record, secret)) throw manifestNotFound(caller);
     if (record.refused && !options.refusedToo) {
       const { code, message, agentMessage, details } = record.refused;
       throw new ServiceError(code as ServiceError['code'], `This deploy was refused and can no longer be finished: ${message}`, {
@@ -361,12 +384,23 @@ function spellDuration(ms: number): string {
   return minutes === 1 ? '1 minute' : `${minutes} minutes`;
 }
 
-function manifestNotFound(): ServiceError {
+// An anonymous manifest made before manifests had secrets has none, and no one can prove it theirs.
+function holdsSecret(record: ManifestRecord, secret: string | undefined): boolean {
+  return record.secretHash !== undefined && typeof secret === 'string' && secret.startsWith(SECRET_PREFIX) && sameHash(hashToken(secret), record.secretHash);
+}
+
+/** The same answer whether the manifest does not exist or is someone else's. */
+function manifestNotFound(caller?: Caller): ServiceError {
+  // Said to every anonymous caller alike, so it tells nothing about this id.
+  const secret =
+    caller?.kind === 'anonymous'
+      ? ` Without a credential, every request for a manifest must send the manifest_secret from its first answer as the ${MANIFEST_SECRET_HEADER} header.`
+      : '';
   return new ServiceError(
     'not_found',
     `There is no such manifest for this caller; it may have expired (a manifest lasts ${spellDuration(MANIFEST_LIFETIME_MS)} after its last part) or been published.`,
     {
-      agentMessage: 'Send the manifest again with POST /v1/deploy/manifest, then upload what it answers as missing.',
+      agentMessage: `Send the manifest again with POST /v1/deploy/manifest, then upload what it answers as missing.${secret}`,
     },
   );
 }

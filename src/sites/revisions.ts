@@ -7,22 +7,31 @@ import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { compactEntry } from './limits.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
-import type { PromoteView, RevisionListView, RollbackView } from './shapes.js';
-import { revisionView, siteView, warningsView } from './views.js';
+import { previewLinks } from './preview-links.js';
+import type { PromoteView, RevisionDeletedView, RevisionListView, RollbackView } from './shapes.js';
+import { previewUrl, revisionView, siteView, warningsView } from './views.js';
 import { anonymousRollbackAdvice, reachWords } from './history-words.js';
 
 export type RevisionList = RevisionListView;
 
 export type RollbackResult = RollbackView;
 export type PromoteResult = PromoteView;
+export type RevisionDeleted = RevisionDeletedView;
 
 export interface RevisionOperations {
-  list(caller: Caller, name: string, page?: PageRequest): RevisionList;
+  /** Newest first; while the site keeps its previews to members, each `preview_url` is a preview link. */
+  list(caller: Caller, name: string, page?: PageRequest): Promise<RevisionList>;
   rollback(caller: Caller, name: string, revisionId: unknown): Promise<RollbackResult>;
   /** The link check of the live revision, as its deploy answered it. */
   liveWarnings(caller: Caller, name: string): LinkWarnings;
   /** Makes a stored revision (a draft, or an earlier one in reach) live as it is, guarded by `base_revision`. */
   promote(caller: Caller, name: string, revisionId: unknown, baseRevision: unknown): Promise<PromoteResult>;
+  /**
+   * Deletes a revision that is not live (owners; the site token of an unclaimed site, its only
+   * owner), by id or number: its preview and files stop being served at once, its blobs are
+   * collected once nothing else uses them, and its number is never used again.
+   */
+  delete(caller: Caller, name: string, revision: unknown): Promise<RevisionDeleted>;
 }
 
 export type LinkWarnings = ReturnType<typeof warningsView>;
@@ -35,6 +44,7 @@ export type LinkWarnings = ReturnType<typeof warningsView>;
  */
 export function revisionOperations(deps: OperationsDeps): RevisionOperations {
   const { store, config, log } = deps;
+  const links = previewLinks(deps);
 
   const inReach = (site: SiteRecord, revision: RevisionRecord, now: number): boolean => isInHistoryReach(site, revision, now);
 
@@ -44,7 +54,7 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
       return warningsView(site.liveRevision === undefined ? undefined : store.getRevisionExtras(site.liveRevision));
     },
 
-    list(caller, name, page = {}) {
+    async list(caller, name, page = {}) {
       const now = deps.now();
       const { site } = resolveSite(store, caller, name, 'read', now);
       const limit = pageLimit(page.limit);
@@ -71,8 +81,9 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
         cursor = found.nextBefore;
       }
       const last = revisions.at(-1);
+      const previewUrlOf = await links.of(site);
       return {
-        revisions: revisions.map((revision) => revisionView(revision, site, config.publicUrls)),
+        revisions: revisions.map((revision) => revisionView(revision, site, config.publicUrls, previewUrlOf)),
         next_cursor: more && last ? encodeCursor(last.number) : null,
       };
     },
@@ -113,12 +124,14 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
             agentMessage: `Someone published ${site.name} at the same moment. Check GET /v1/sites/${site.name} and retry the rollback if it is still wanted.`,
           });
         }
+        if (result.reason === 'no_revision')
+          throw new ServiceError('not_found', `Revision ${target.number} of ${site.name} was deleted meanwhile; nothing was changed.`);
         throw new ServiceError('not_found', `There is no site named ${site.name}.`);
       }
       log.info({ site: site.name, revision: result.revision.id, rollbackOf: target.id }, 'site.rolled_back');
       return {
         site: siteView(result.site, role, permissionsOf(caller, result.site, role), result.revision, config.publicUrls),
-        revision: revisionView(result.revision, result.site, config.publicUrls),
+        revision: revisionView(result.revision, result.site, config.publicUrls, await links.of(result.site)),
         agent_message: `${siteUrl(config.publicUrls, site.name)} now serves the content of revision ${target.number}, published as revision ${result.revision.number}.`,
       };
     },
@@ -151,8 +164,46 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
       log.info({ site: site.name, revision: result.revision.id, number: result.revision.number }, 'site.promoted');
       return {
         site: siteView(result.site, role, permissionsOf(caller, result.site, role), result.revision, config.publicUrls),
-        revision: revisionView(result.revision, result.site, config.publicUrls),
+        revision: revisionView(result.revision, result.site, config.publicUrls, await links.of(result.site)),
         agent_message: `${siteUrl(config.publicUrls, site.name)} now serves revision ${result.revision.number}.`,
+      };
+    },
+
+    async delete(caller, name, wanted) {
+      const now = deps.now();
+      const { site, actor } = resolveSite(store, caller, name, 'delete_revision', now);
+      const listing = `GET /v1/sites/${site.name}/revisions`;
+      if (typeof wanted !== 'string' && typeof wanted !== 'number') {
+        throw new ServiceError('bad_request', 'Name the revision to delete by its id (rev_…) or its number.', {
+          agentMessage: `Pick the revision from ${listing}.`,
+        });
+      }
+      // A number names the revision as previews and listings show it; anything else is an id.
+      const byNumber = /^[1-9]\d{0,8}$/.test(String(wanted));
+      const target = byNumber ? store.getRevisionByNumber(site.id, Number(wanted)) : store.getRevision(String(wanted));
+      if (target === undefined || target.deletedAt !== undefined || !inReach(site, target, now)) {
+        throw new ServiceError('not_found', `${site.name} has no revision ${String(wanted)} within its history reach.`, {
+          agentMessage: `Pick a revision from ${listing}; deleted revisions and those beyond the plan's history reach are not listed.`,
+        });
+      }
+      const liveConflict = (): ServiceError =>
+        new ServiceError('conflict', `Revision ${target.number} is the live revision of ${site.name}; the live revision cannot be deleted.`, {
+          agentMessage: `Make another revision live first: roll back to an earlier one (POST /v1/sites/${site.name}/rollback) or promote a draft (POST /v1/sites/${site.name}/promote), then delete revision ${target.number}.`,
+          details: { live_revision: target.id },
+        });
+      if (target.id === site.liveRevision) throw liveConflict();
+      const result = await store.deleteRevision(site.id, target.id, actor);
+      if (!result.ok) {
+        if (result.reason === 'live') throw liveConflict();
+        if (result.reason === 'no_revision')
+          throw new ServiceError('not_found', `${site.name} has no revision ${String(wanted)}; it may have been deleted meanwhile.`);
+        throw new ServiceError('not_found', `There is no site named ${site.name}.`);
+      }
+      log.info({ site: site.name, revision: target.id, number: target.number }, 'revision.deleted');
+      return {
+        revision: { id: target.id, number: target.number },
+        deleted: true,
+        agent_message: `Revision ${target.number} of ${site.name} is deleted: its preview address ${previewUrl(config.publicUrls, site.name, target.number)} answers 410 and its files are no longer served. Its number is not used again.`,
       };
     },
   };

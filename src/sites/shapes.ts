@@ -41,7 +41,10 @@ export const DeployRevision = object(
     files: int('File count.'),
     bytes: int('Total size in bytes.'),
     live: constant(false, 'Only on a draft (`publish: false`): stored, not live.'),
-    preview_url: str("Only on a draft: the revision's own read-only address, `<number>--<name>` under the site domain.", { format: 'uri' }),
+    preview_url: str(
+      "Only on a draft: the revision's own read-only address, `<number>--<name>` under the site domain; while the site keeps its previews to members, a preview link that opens it for anyone holding it.",
+      { format: 'uri' },
+    ),
   },
   ['id', 'number', 'files', 'bytes'],
 );
@@ -95,17 +98,24 @@ export const DeployResult = object(
   ['site', 'revision', 'skipped', 'warnings', 'warnings_total', 'agent_message'],
 );
 
-export const ManifestResult = object({
-  manifest: str('Upload the missing contents with `POST /v1/deploy?manifest=<this>`, in one request or several.', { pattern: '^mf_' }),
-  missing: arrayOf(str(undefined, { pattern: SHA256 }), 'sha256 of every content still to upload, each once.'),
-  missing_bytes: int('Bytes still to upload.'),
-  received: int('Contents that have arrived so far.'),
-  received_bytes: int('Bytes that have arrived so far.'),
-  files: int('Files of the site to publish.'),
-  skipped: arrayOf(str(), 'Paths left out on purpose.'),
-  expires_at: time('When the manifest and its uploaded parts are dropped unless another part arrives first (each part renews it).'),
-  agent_message: str(),
-});
+export const ManifestResult = object(
+  {
+    manifest: str('Upload the missing contents with `POST /v1/deploy?manifest=<this>`, in one request or several.', { pattern: '^mf_' }),
+    manifest_secret: str(
+      'Only when the manifest was made without a credential, and only in that first answer: send it as the `X-Manifest-Secret` header with every later request for this manifest (uploads, `GET`, `DELETE`); without it the manifest answers `404`.',
+      { pattern: '^ms_' },
+    ),
+    missing: arrayOf(str(undefined, { pattern: SHA256 }), 'sha256 of every content still to upload, each once.'),
+    missing_bytes: int('Bytes still to upload.'),
+    received: int('Contents that have arrived so far.'),
+    received_bytes: int('Bytes that have arrived so far.'),
+    files: int('Files of the site to publish.'),
+    skipped: arrayOf(str(), 'Paths left out on purpose.'),
+    expires_at: time('When the manifest and its uploaded parts are dropped unless another part arrives first (each part renews it).'),
+    agent_message: str(),
+  },
+  ['manifest', 'missing', 'missing_bytes', 'received', 'received_bytes', 'files', 'skipped', 'expires_at', 'agent_message'],
+);
 
 export const SiteList = object({ sites: arrayOf(Site), next_cursor: nextCursor });
 
@@ -123,7 +133,10 @@ export const Revision = object(
     rollback_of: revisionId('For a rollback: the revision whose files it restored.'),
     live: bool('Whether this is the live revision.'),
     draft: bool('Stored with `publish: false` and not promoted since.'),
-    preview_url: str("The revision's own read-only address, `<number>--<name>` under the site domain.", { format: 'uri' }),
+    preview_url: str(
+      "The revision's own read-only address, `<number>--<name>` under the site domain; while the site keeps its previews to members, a preview link that opens it for anyone holding it.",
+      { format: 'uri' },
+    ),
   },
   ['id', 'number', 'created_at', 'created_by', 'files', 'bytes', 'kind', 'live', 'draft', 'preview_url'],
 );
@@ -133,10 +146,28 @@ export const RollbackResult = object({ site: Site, revision: Revision, agent_mes
 export const PromoteResult = object({ site: Site, revision: Revision, agent_message: str() });
 export const SiteAccess = object(
   {
-    access: object({ mode: enumOf(['public', 'password', 'members'], 'Who may see the site and its previews.') }),
+    access: object(
+      {
+        mode: enumOf(['public', 'password', 'members'], 'Who may see the site (and, unless `previews` says otherwise, its previews).'),
+        previews: enumOf(
+          ['public', 'members'],
+          "`members`: the previews (`<number>--<name>`) of a public site are kept to its members and to holders of a preview link (the `preview_url` members are given); the live address stays public. A password or members-only site's previews always follow its own access.",
+        ),
+      },
+      ['mode', 'previews'],
+    ),
     agent_message: str(),
   },
   ['access'],
+);
+export const RevisionDeleted = object(
+  {
+    revision: object({ id: revisionId(), number: revisionRefProperties.number }, ['id', 'number']),
+    deleted: constant(true),
+    agent_message: str(),
+  },
+  ['revision', 'deleted', 'agent_message'],
+  'A revision deleted: its preview answers 410, its files are no longer served, and its number is not used again.',
 );
 export const RenameResult = object({ site: Site, previous_name: str(), agent_message: str() });
 
@@ -263,6 +294,7 @@ export const SHAPES = {
   RollbackResult,
   PromoteResult,
   SiteAccess,
+  RevisionDeleted,
   RenameResult,
   DeletionRequest,
   Approval,
@@ -291,6 +323,7 @@ export type RevisionListView = JsonOf<typeof RevisionList>;
 export type RollbackView = JsonOf<typeof RollbackResult>;
 export type PromoteView = JsonOf<typeof PromoteResult>;
 export type SiteAccessView = JsonOf<typeof SiteAccess>;
+export type RevisionDeletedView = JsonOf<typeof RevisionDeleted>;
 export type RenameView = JsonOf<typeof RenameResult>;
 export type DeletionView = JsonOf<typeof DeletionRequest>;
 export type ApprovalView = JsonOf<typeof Approval>;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { ACCESS_PATHS, ACCESS_TICKET_LIFETIME_MS, hasRole, safeReturnPath } from '../rules/index.js';
-import { hashPassword, hashToken, type SiteAccessRecord, type SiteRecord } from '../store/index.js';
+import { hashPassword, hashToken, type AccessChange, type SiteRecord } from '../store/index.js';
 import { resolveSite } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
@@ -10,6 +10,9 @@ import type { SiteAccessView } from './shapes.js';
 
 export type AccessMode = 'public' | 'password' | 'members';
 export const ACCESS_MODES: readonly AccessMode[] = ['public', 'password', 'members'];
+/** Who may see the previews of a public site. */
+export type PreviewsMode = 'public' | 'members';
+export const PREVIEWS_MODES: readonly PreviewsMode[] = ['public', 'members'];
 export const PASSWORD_MIN_CHARS = 8;
 export const PASSWORD_MAX_CHARS = 128;
 
@@ -21,8 +24,11 @@ export interface AccessTicket {
 export interface AccessOperations {
   /** `GET /v1/sites/:name/access` (members). */
   get(caller: Caller, name: string): SiteAccessView;
-  /** `PUT /v1/sites/:name/access` (owners, account credentials). */
-  set(caller: Caller, name: string, body: { mode?: unknown; password?: unknown }): Promise<SiteAccessView>;
+  /**
+   * `PUT /v1/sites/:name/access` (owners, account credentials): `mode` (with `password`) and/or
+   * `previews`; what is left out stays as it is.
+   */
+  set(caller: Caller, name: string, body: { mode?: unknown; password?: unknown; previews?: unknown }): Promise<SiteAccessView>;
   /**
    * The app's half of the members-only hop: a single-use ticket for a signed-in member, bound to
    * the site and to the host (`<name>` or `<number>--<name>`) it was asked for.
@@ -34,11 +40,16 @@ export function modeOf(site: SiteRecord): AccessMode {
   return site.access?.mode ?? 'public';
 }
 
+/** The site's previews setting as the API spells it (it takes effect while the site is public). */
+export function previewsOf(site: SiteRecord): PreviewsMode {
+  return site.previews ? 'members' : 'public';
+}
+
 /** Who may see a site (issue 23): public, a shared password, or its members only. */
 export function accessOperations(deps: OperationsDeps): AccessOperations {
   const { store, config, log } = deps;
   const view = (site: SiteRecord, agentMessage?: string): SiteAccessView => ({
-    access: { mode: modeOf(site) },
+    access: { mode: modeOf(site), previews: previewsOf(site) },
     ...(agentMessage ? { agent_message: agentMessage } : {}),
   });
 
@@ -51,13 +62,19 @@ export function accessOperations(deps: OperationsDeps): AccessOperations {
     async set(caller, name, body) {
       const now = deps.now();
       const { site } = resolveSite(store, caller, name, 'set_access', now);
-      const mode = body.mode;
-      if (typeof mode !== 'string' || !(ACCESS_MODES as readonly string[]).includes(mode)) {
-        throw new ServiceError('bad_request', '"mode" must be "public", "password" or "members".', {
-          agentMessage: 'Send {"mode": "public"}, {"mode": "members"} or {"mode": "password", "password": "<8 to 128 characters>"}.',
-        });
+      const { mode, previews } = body;
+      const usage =
+        'Send {"mode": "public"}, {"mode": "members"} or {"mode": "password", "password": "<8 to 128 characters>"}, and/or {"previews": "members"} (or "public") to keep the previews of a public site to its members and preview links.';
+      if (mode === undefined && previews === undefined) {
+        throw new ServiceError('bad_request', 'The body needs "mode", "previews" or both.', { agentMessage: usage });
       }
-      let access: SiteAccessRecord | undefined;
+      if (mode !== undefined && (typeof mode !== 'string' || !(ACCESS_MODES as readonly string[]).includes(mode))) {
+        throw new ServiceError('bad_request', '"mode" must be "public", "password" or "members".', { agentMessage: usage });
+      }
+      if (previews !== undefined && (typeof previews !== 'string' || !(PREVIEWS_MODES as readonly string[]).includes(previews))) {
+        throw new ServiceError('bad_request', '"previews" must be "public" or "members".', { agentMessage: usage });
+      }
+      const change: AccessChange = {};
       if (mode === 'password') {
         const password = body.password;
         if (typeof password !== 'string' || [...password].length < PASSWORD_MIN_CHARS || [...password].length > PASSWORD_MAX_CHARS) {
@@ -65,23 +82,41 @@ export function accessOperations(deps: OperationsDeps): AccessOperations {
             agentMessage: `Ask the user for a password of ${PASSWORD_MIN_CHARS} to ${PASSWORD_MAX_CHARS} characters and send it as "password"; it is stored only as a hash.`,
           });
         }
-        access = { mode, passwordHash: await hashPassword(password), since: now };
+        change.access = { mode, passwordHash: await hashPassword(password), since: now };
       } else if (body.password !== undefined) {
         throw new ServiceError('bad_request', '"password" is only used with "mode": "password".');
       } else if (mode === 'members') {
-        access = { mode, since: now };
+        change.access = { mode, since: now };
+      } else if (mode === 'public') {
+        change.access = null;
       }
-      const result = await store.setSiteAccess(site.id, access);
+      // Turning it on again starts anew (old preview links and cookies stop); asking for what is
+      // already on changes nothing, so links handed out stay good.
+      if (previews === 'public') change.previews = null;
+      else if (previews === 'members' && site.previews === undefined) change.previews = { mode: 'members', since: now };
+      const result = await store.changeSiteAccess(site.id, change);
       if (!result.ok) throw new ServiceError('not_found', `There is no site named ${site.name}.`);
-      log.info({ site: site.name, mode }, 'site.access_set');
+      log.info({ site: site.name, ...(mode !== undefined ? { mode } : {}), ...(previews !== undefined ? { previews } : {}) }, 'site.access_set');
       const url = siteUrl(config.publicUrls, site.name);
-      const said =
-        mode === 'public'
-          ? `${url} is public again: anyone with the address can see it.`
-          : mode === 'password'
-            ? `${url} now asks visitors for the password (also accepted as HTTP Basic auth, any user name). Everyone signed in before must sign in again.`
-            : `${url} is now visible only to members of the site, who sign in through the Plinth app; member API tokens also open it as "Authorization: Bearer pl_…".`;
-      return view(result.site, said);
+      const said: string[] = [];
+      if (mode !== undefined) {
+        said.push(
+          mode === 'public'
+            ? `${url} is public again: anyone with the address can see it.`
+            : mode === 'password'
+              ? `${url} now asks visitors for the password (also accepted as HTTP Basic auth, any user name). Everyone signed in before must sign in again.`
+              : `${url} is now visible only to members of the site, who sign in through the Plinth app; member API tokens also open it as "Authorization: Bearer pl_…".`,
+        );
+      }
+      if (previews !== undefined) {
+        const kept = result.site.previews !== undefined;
+        said.push(
+          kept
+            ? `Previews of ${site.name} (<number>--${site.name} addresses) are kept to members of the site and to whoever holds a preview link: the preview_url of a draft's deploy answer and of GET /v1/sites/${site.name}/revisions.${result.site.access ? ' While the site itself is protected, its previews follow its own access.' : ` The live address ${url} stays public.`}`
+            : `Previews of ${site.name} follow the site's own access again${result.site.access ? '' : ': anyone with a preview address can see it'}; preview links handed out before no longer count.`,
+        );
+      }
+      return view(result.site, said.join(' '));
     },
 
     async issueTicket(caller, name, host, path) {

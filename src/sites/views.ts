@@ -13,10 +13,16 @@ export function deploySiteView(site: SiteRecord, urls: PublicUrls): DeploySiteVi
   return view;
 }
 
-export function deployRevisionView(revision: RevisionRecord, site: SiteRecord, urls: PublicUrls): DeployView['revision'] {
+/** `previewUrlOf`: where the draft is shown (a preview link while the site keeps previews to members). */
+export function deployRevisionView(
+  revision: RevisionRecord,
+  site: SiteRecord,
+  urls: PublicUrls,
+  previewUrlOf: (revision: RevisionRecord) => string = (r) => previewUrl(urls, site.name, r.number),
+): DeployView['revision'] {
   const view: DeployView['revision'] = { id: revision.id, number: revision.number, files: revision.files, bytes: revision.bytes };
   // Live deploys answer as they always did; a draft says so and where to look at it.
-  if (site.liveRevision !== revision.id) Object.assign(view, { live: false, preview_url: previewUrl(urls, site.name, revision.number) });
+  if (site.liveRevision !== revision.id) Object.assign(view, { live: false, preview_url: previewUrlOf(revision) });
   return view;
 }
 
@@ -40,8 +46,13 @@ export function revisionRef(revision: RevisionRecord): RevisionRefView {
   return { id: revision.id, number: revision.number, created_at: iso(revision.createdAt), created_by: revision.createdBy };
 }
 
-/** A revision in listings and rollback answers. */
-export function revisionView(revision: RevisionRecord, site: SiteRecord, urls: PublicUrls): RevisionView {
+/** A revision in listings and rollback answers; `previewUrlOf` as for `deployRevisionView`. */
+export function revisionView(
+  revision: RevisionRecord,
+  site: SiteRecord,
+  urls: PublicUrls,
+  previewUrlOf: (revision: RevisionRecord) => string = (r) => previewUrl(urls, site.name, r.number),
+): RevisionView {
   return {
     ...revisionRef(revision),
     files: revision.files,
@@ -50,7 +61,7 @@ export function revisionView(revision: RevisionRecord, site: SiteRecord, urls: P
     ...(revision.rollbackOf !== undefined ? { rollback_of: revision.rollbackOf } : {}),
     live: site.liveRevision === revision.id,
     draft: revision.draft === true,
-    preview_url: previewUrl(urls, site.name, revision.number),
+    preview_url: previewUrlOf(revision),
   };
 }
 

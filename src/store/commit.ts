@@ -40,6 +40,9 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
       const liveRevision = site.liveRevision;
       return liveRevision === undefined ? { ok: false, reason: 'conflict' } : { ok: false, reason: 'conflict', liveRevision };
     }
+    // A rollback copied its source's rows before this transaction: if an owner deleted the source
+    // since, garbage collection may already be deleting those blobs.
+    if (input.rollbackOf !== undefined && dbs.revisionIds.get(input.rollbackOf) === undefined) return { ok: false, reason: 'no_revision' };
 
     const number = site.lastNumber + 1;
     const revision: RevisionRecord = compact({

@@ -16,7 +16,8 @@ import type { BlobStore } from './types.js';
  *   period (which must exceed the longest deploy), and its variants are judged with it;
  * - a rollback: it copies rows of a revision that still exists, and those rows were marked.
  *   `pruneRevisions` only drops revisions past the plan's reach, which a rollback cannot choose,
- *   and the sweeper runs it before, not during, collection.
+ *   and the sweeper runs it before, not during, collection; a revision an owner deletes meanwhile
+ *   fails the rollback's commit, which checks that its source still exists (commit.ts).
  * What remains is the gap between reading a file's mtime and unlinking it (a deploy touching a
  * blob exactly then), which a re-read of the index would not close either.
  * Fan-out folders are never removed: `writeSync` remembers which ones exist.

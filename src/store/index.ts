@@ -4,10 +4,11 @@ export type { AddDomainResult, DomainPatch, DomainRecords, NewDomain } from './d
 export type { LifecycleRecords } from './lifecycle.js';
 export type { MembershipRecords } from './memberships.js';
 export type { SiteRecords } from './metadata.js';
+export type { DeleteRevisionResult } from './prune.js';
 export type { ManifestRecords } from './manifests.js';
 export type { OAuthRecords } from './oauth.js';
 export type { PeopleRecords } from './sessions.js';
-export type { SiteAccessRecords, PromoteResult } from './site-access.js';
+export type { AccessChange, SiteAccessRecords, PromoteResult } from './site-access.js';
 export { hashToken, newId, sameHash } from './ids.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { connectStore, openBlobStore, openStore } from './open.js';

@@ -6,7 +6,7 @@ import { collectGarbage } from './gc.js';
 import { manifestOps, pruneManifests, type ManifestRecords } from './manifests.js';
 import { lifecycleOps } from './lifecycle.js';
 import { membershipOps } from './memberships.js';
-import { pruneRevisions } from './prune.js';
+import { deleteRevision, pruneRevisions, type DeleteRevisionResult } from './prune.js';
 import { oauthOps } from './oauth.js';
 import { peopleOps } from './sessions.js';
 import { siteAccessOps } from './site-access.js';
@@ -48,6 +48,7 @@ export interface SiteRecords extends ManifestRecords {
   /** Site by current or former name. A former name returns the record whose `name` is the new one. */
   getSite(name: string): SiteRecord | undefined;
   getSiteById(id: string): SiteRecord | undefined;
+  /** A revision by id; undefined once pruned or deleted. */
   getRevision(revisionId: string): RevisionRecord | undefined;
   /** A revision's compiled site rules and link warnings; undefined when it has none. Synchronous. */
   getRevisionExtras(revisionId: string): RevisionExtras | undefined;
@@ -55,7 +56,7 @@ export interface SiteRecords extends ManifestRecords {
   getFile(revisionId: string, path: string): FileEntry | undefined;
   /** A revision's files in path order. */
   listFiles(revisionId: string): ListedFile[];
-  /** Newest first; `before` is an exclusive upper bound on `number`. */
+  /** Newest first, deleted revisions left out; `before` is an exclusive upper bound on `number`. */
   listRevisions(siteId: string, options?: { before?: number; limit?: number }): RevisionPage;
   /** Atomically check the base, write the revision and its path index, move the live pointer. */
   commitRevision(input: CommitInput): Promise<CommitResult>;
@@ -94,6 +95,14 @@ export interface SiteRecords extends ManifestRecords {
    * rows (in bounded transactions); their blobs are left to `collectGarbage`. Returns how many.
    */
   pruneRevisions(siteId: string, before: number): Promise<number>;
+  /**
+   * Deletes a revision of the site that is not live (`live` otherwise; `no_revision` for one that
+   * is not the site's, or already deleted; `not_found` for a deleted or unknown site): from its
+   * first transaction on, nothing resolves it by id, listings leave it out, its preview answers
+   * 410 and every serving thread has been told; its path rows are gone when this resolves, and
+   * its blobs are left to `collectGarbage`. Its number is never handed out again.
+   */
+  deleteRevision(siteId: string, revisionId: string, deletedBy: string): Promise<DeleteRevisionResult>;
   /** Drops expired manifests, sessions and sign-ins (for the sweeper); returns how many. */
   pruneExpired(): Promise<number>;
   /** Every site id (for the sweeper). */
@@ -241,9 +250,14 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     listRevisions(siteId, options = {}): RevisionPage {
       const limit = options.limit ?? DEFAULT_REVISION_PAGE;
       const top = options.before === undefined ? Number.MAX_SAFE_INTEGER : options.before - 1;
-      // One extra row tells whether another page exists without a second scan.
-      const range = dbs.revisions.getRange({ start: [siteId, top], end: [siteId], reverse: true, limit: limit + 1 });
-      const rows = Array.from(range, ({ value }) => value);
+      // One extra row tells whether another page exists without a second scan; tombstones of
+      // deleted revisions are stepped over (the range is lazy, so it reads only what it keeps).
+      const rows: RevisionRecord[] = [];
+      for (const { value } of dbs.revisions.getRange({ start: [siteId, top], end: [siteId], reverse: true })) {
+        if (value.deletedAt !== undefined) continue;
+        rows.push(value);
+        if (rows.length > limit) break;
+      }
       const revisions = rows.slice(0, limit);
       const last = revisions[revisions.length - 1];
       return rows.length > limit && last ? { revisions, nextBefore: last.number } : { revisions };
@@ -299,6 +313,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     },
     // Not a site change: the live revision is never pruned, and only live content is cached.
     pruneRevisions: (siteId, before) => pruneRevisions(dbs, siteId, before),
+    deleteRevision: (siteId, revisionId, deletedBy) => deleteRevision(dbs, siteId, revisionId, { deletedBy, at: now() }, announce),
     listSiteIds: () => Array.from(dbs.sites.getKeys({ snapshot: false })),
     collectGarbage: (graceMs) => collectGarbage(dbs, blobs, graceMs, now, manifests.manifestBlobs),
     async snapshot(dir) {

@@ -1,20 +1,26 @@
 import { compact, type MetadataDbs } from './metadata-dbs.js';
-import type { AccessTicketRecord, RevisionRecord, SiteAccessRecord, SiteRecord } from './types.js';
+import type { AccessTicketRecord, PreviewAccessRecord, RevisionRecord, SiteAccessRecord, SiteRecord } from './types.js';
 
 export type PromoteResult =
   | { ok: true; site: SiteRecord; revision: RevisionRecord }
   | { ok: false; reason: 'not_found' | 'no_revision' }
   | { ok: false; reason: 'conflict'; liveRevision?: string };
 
+/** What `changeSiteAccess` sets: a field left out stays as it is; `null` clears it (public). */
+export interface AccessChange {
+  access?: SiteAccessRecord | null;
+  previews?: PreviewAccessRecord | null;
+}
+
 /** Who may see a site, drafts going live, and the tickets of the members-only hop. */
 export interface SiteAccessRecords {
-  /** A site's revision by its number, or undefined. */
+  /** A site's revision by its number, or undefined; a deleted one is its tombstone (`deletedAt`). */
   getRevisionByNumber(siteId: string, number: number): RevisionRecord | undefined;
   /**
-   * Sets (or, with undefined, clears: public) the site's access rule; `not_found` for an unknown
-   * or deleted site.
+   * Sets or clears the site's access rule and the rule of its previews, in one transaction;
+   * `not_found` for an unknown or deleted site.
    */
-  setSiteAccess(siteId: string, access: SiteAccessRecord | undefined): Promise<{ ok: true; site: SiteRecord } | { ok: false; reason: 'not_found' }>;
+  changeSiteAccess(siteId: string, change: AccessChange): Promise<{ ok: true; site: SiteRecord } | { ok: false; reason: 'not_found' }>;
   /**
    * Makes an existing revision of the site live, in one transaction, without copying it: the
    * live revision must still be `baseRevision` (else `conflict`, nothing changes). The revision
@@ -34,12 +40,16 @@ export function siteAccessOps(dbs: MetadataDbs, now: () => number, announce: (si
   return {
     getRevisionByNumber: (siteId, number) => dbs.revisions.get([siteId, number]),
 
-    async setSiteAccess(siteId, access) {
-      const result = await dbs.transact((): Awaited<ReturnType<SiteAccessRecords['setSiteAccess']>> => {
+    async changeSiteAccess(siteId, change) {
+      const result = await dbs.transact((): Awaited<ReturnType<SiteAccessRecords['changeSiteAccess']>> => {
         const site = dbs.sites.get(siteId);
         if (!site || site.state === 'deleted') return { ok: false, reason: 'not_found' };
-        const { access: _previous, ...rest } = site;
-        const updated: SiteRecord = access === undefined ? rest : { ...rest, access: compact(access) };
+        const updated: SiteRecord = { ...site };
+        if (change.access === null) delete updated.access;
+        // `previewLinks` belongs to serving's derived rule only, never to a stored one.
+        else if (change.access !== undefined) updated.access = compact({ ...change.access, previewLinks: undefined });
+        if (change.previews === null) delete updated.previews;
+        else if (change.previews !== undefined) updated.previews = { mode: change.previews.mode, since: change.previews.since };
         void dbs.sites.put(site.id, updated);
         return { ok: true, site: updated };
       });

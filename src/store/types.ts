@@ -45,6 +45,18 @@ export interface SiteRecord {
   domainsChangedAt?: number;
   /** Who may see the site; absent means public (serving checks this one field). */
   access?: SiteAccessRecord;
+  /**
+   * Previews (`<number>--<name>`) of a public site kept to members and holders of a preview link;
+   * absent: previews follow `access`. A protected site's previews always follow its own access.
+   */
+  previews?: PreviewAccessRecord;
+}
+
+/** A public site's previews kept to members (see site-access.ts). */
+export interface PreviewAccessRecord {
+  mode: 'members';
+  /** When it was turned on: cookies and preview links from before no longer count. */
+  since: number;
 }
 
 /** A protected site's access rule (see site-access.ts). */
@@ -54,6 +66,11 @@ export interface SiteAccessRecord {
   passwordHash?: string;
   /** When the rule was last set: access granted before it (cookies) no longer counts. */
   since: number;
+  /**
+   * Never stored: set on the rule serving derives for the previews of a public site kept to
+   * members (`SiteRecord.previews`), whose preview links open them too.
+   */
+  previewLinks?: true;
 }
 
 /** A single-use ticket that carries a signed-in member from the app to a members-only site host. */
@@ -96,6 +113,13 @@ export interface RevisionRecord {
   bytes: number;
   /** Stored with `publish: false` and not made live since. */
   draft?: boolean;
+  /**
+   * Set when an owner deleted the revision: its files are gone and nothing resolves it by id; the
+   * record stays (its number is never used again, its preview answers 410) until past the reach.
+   */
+  deletedAt?: number;
+  /** Who deleted it: as `createdBy`. */
+  deletedBy?: string;
 }
 
 /** Fields for a site created in the same transaction as its first revision. */
@@ -128,6 +152,7 @@ export interface CommitInput {
   files: ReadonlyMap<string, FileEntry>;
   kind: RevisionKind;
   createdBy: string;
+  /** A rollback's source revision: it must still exist at commit time (else `no_revision`). */
   rollbackOf?: string;
   /** What the deploy compiled and found besides the files (`_redirects`, `_headers`, link warnings). */
   extras?: RevisionExtras;
@@ -140,7 +165,9 @@ export type CommitResult =
   | { ok: false; reason: 'conflict'; liveRevision?: string }
   | { ok: false; reason: 'not_found' }
   | { ok: false; reason: 'name_taken' }
-  | { ok: false; reason: 'over_limit' };
+  | { ok: false; reason: 'over_limit' }
+  /** A rollback whose source revision was deleted meanwhile. */
+  | { ok: false; reason: 'no_revision' };
 
 export interface RevisionPage {
   revisions: RevisionRecord[];
@@ -334,8 +361,13 @@ export type ClaimResult = { ok: true; site: SiteRecord; tokenId?: string } | { o
 
 /** The first half of a digest deploy: the whole site by hash, and what the caller must still send. */
 export interface ManifestRecord {
-  /** Who may finish it: `account:<id>` or `site_token:<token hash>`. */
+  /** Who may finish it: `account:<id>`, `site_token:<token hash>`, or `anonymous` (with `secretHash`). */
   owner: string;
+  /**
+   * An anonymous maker's manifest secret, by its sha256: every later call for the manifest must
+   * send the secret, since the id alone (in URLs and logs) proves nothing.
+   */
+  secretHash?: string;
   mode: 'create' | 'update';
   /** For an update: the site (by id, so a rename in between is harmless) and its base revision. */
   siteId?: string;
@@ -351,7 +383,7 @@ export interface ManifestRecord {
   missing: string[];
   /** Bytes of `missing` together (what the manifest parks until it is published). */
   missingBytes?: number;
-  /** An anonymous maker's network: anonymous manifests share one owner, their cap is per network. */
+  /** An anonymous maker's network: anonymous manifests count against one cap per network. */
   network?: string;
   createdAt: number;
   /**

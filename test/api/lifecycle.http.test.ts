@@ -42,7 +42,7 @@ describe('claim', () => {
       expires_at: new Date(clock + 72 * HOUR).toISOString(),
       plan: 'anonymous',
       role: 'owner',
-      permissions: ['read', 'deploy', 'rollback', 'promote'],
+      permissions: ['read', 'deploy', 'rollback', 'promote', 'delete_revision'],
       live_revision: { id: site.revision, number: 1, created_at: new Date(clock).toISOString(), created_by: 'anonymous' },
       badge: true,
     });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,6 +147,48 @@ describe('plinth deploy of a folder larger than one request', () => {
       const state = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string };
       expect(server.store.listRevisions(server.store.getSite(state.site)!.id).revisions).toHaveLength(1);
       await expectServed(state.site, contents);
+      expect(existsSync(join(dir, UPLOAD_FILE))).toBe(false);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('plinth deploy in parts without a token', () => {
+  it('keeps the manifest’s secret with its id, sends it with every request, and resumes with it', async () => {
+    // Within an anonymous site's limits, but larger than one part.
+    const dir = tempDir('plinth-parts-anon-');
+    const contents: Record<string, Buffer> = { 'index.html': Buffer.from('<h1>anonymous, in parts</h1>') };
+    for (let i = 0; i < 6; i++) contents[`media/photo-${i}.jpg`] = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), randomBytes(120_000 + i)]);
+    writeTree(dir, contents);
+    const proxy = await cuttingProxy(server.port);
+    try {
+      proxy.cutAfter(300_000);
+      const before = siteCount();
+      await expect(deployCommand({ dir, apiUrl: apiUrl(proxy.port), out: () => undefined, partBytes: PART, parallel: 1 })).rejects.toThrow(
+        /Run the same deploy again to resume/,
+      );
+      expect(siteCount()).toBe(before);
+      const saved = JSON.parse(readFileSync(join(dir, UPLOAD_FILE), 'utf8')) as { manifest: string; secret: string };
+      expect(saved.secret).toMatch(/^ms_/);
+      expect(statSync(join(dir, UPLOAD_FILE)).mode & 0o077).toBe(0);
+      expect(server.store.listManifestParts(saved.manifest).size).toBeGreaterThan(0);
+      // The id alone opens nothing.
+      expect((await callApi({ apiUrl: apiUrl(), method: 'GET', path: `v1/deploy/manifest/${saved.manifest}` })).status).toBe(404);
+
+      proxy.cutAfter(Number.POSITIVE_INFINITY);
+      const errors: string[] = [];
+      const lines: string[] = [];
+      expect(await deployCommand({ dir, apiUrl: apiUrl(proxy.port), out: (line) => lines.push(line), err: (line) => errors.push(line), partBytes: PART })).toBe(
+        0,
+      );
+      expect(errors.join('\n')).toMatch(/^Resuming the upload of mf_/);
+      expect(lines[0]).toMatch(/^Published revision 1: /);
+      const state = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string; site_token: string };
+      expect(state.site_token).toMatch(/^st_/);
+      // The page carries the anonymous badge; every other file is served as sent.
+      const { 'index.html': _page, ...media } = contents;
+      await expectServed(state.site, media);
       expect(existsSync(join(dir, UPLOAD_FILE))).toBe(false);
     } finally {
       await proxy.close();

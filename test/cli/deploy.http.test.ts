@@ -216,7 +216,47 @@ describe('plinth sites, revisions and rollback', () => {
     expect(stale.stderr).toContain('409');
   });
 
+  it('deletes a revision that is not live with revisions delete, by number or id, and refuses the live one', async () => {
+    const { token } = await accountWithToken(server.store, 'builder');
+    const dir = tempDir('plinth-cli-');
+    writeTree(dir, { 'index.html': '<h1>live</h1>' });
+    expect((await run(['deploy', dir], { PLINTH_TOKEN: token })).status).toBe(0);
+    const state = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string; revision: string };
+    // Two drafts, stored as `deploy --draft` stores them (that command is tested above).
+    const drafts: string[] = [];
+    for (const html of ['<h1>mistake</h1>', '<h1>another draft</h1>']) {
+      const entry = await server.store.blobs.putFile(Buffer.from(html), 'text/html; charset=utf-8', { compress: false });
+      const result = await server.store.commitRevision({
+        site: state.site,
+        baseRevision: state.revision,
+        files: new Map([['index.html', entry]]),
+        kind: 'deploy',
+        createdBy: 'test',
+        publish: false,
+      });
+      if (!result.ok) throw new Error(result.reason);
+      drafts.push(result.revision.id);
+    }
+
+    const deleted = await run(['revisions', 'delete', '2', dir], { PLINTH_TOKEN: token });
+    expect(deleted.status).toBe(0);
+    expect(deleted.stdout).toContain(`Deleted revision 2 of ${state.site}`);
+    expect((await request({ port: server.port, host: `2--${state.site}.sites.localhost` })).status).toBe(410);
+    const byId = await run(['revisions', 'delete', drafts[1]!, dir, '--json'], { PLINTH_TOKEN: token });
+    expect(byId.status).toBe(0);
+    expect(JSON.parse(byId.stdout)).toMatchObject({ revision: { id: drafts[1], number: 3 }, deleted: true });
+    expect(server.store.listRevisions(server.store.getSite(state.site)!.id).revisions.map((r) => r.number)).toEqual([1]);
+
+    const live = await run(['revisions', 'delete', '1', dir], { PLINTH_TOKEN: token });
+    expect(live.status).toBe(1);
+    expect(live.stderr).toContain('409 conflict');
+    expect(live.stderr).toContain('roll back');
+    expect((await request({ port: server.port, host: `${state.site}.sites.localhost` })).text).toContain('live');
+  });
+
   it.each([
+    [['revisions', 'delete'], 2],
+    [['revisions', 'delete', '1', 'a', 'b'], 2],
     [['promote'], 2],
     [['rollback'], 2],
     [['sites'], 2],

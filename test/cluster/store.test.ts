@@ -167,7 +167,7 @@ describe('records in PostgreSQL', () => {
       createdBy: 'admin',
     });
     if (!site.ok) throw new Error('commit failed');
-    await a.setSiteAccess(site.site.id, { mode: 'members', since: Date.now() });
+    await a.changeSiteAccess(site.site.id, { access: { mode: 'members', since: Date.now() } });
     await b.cluster!.catchUp();
     expect(b.getSite('private-cluster')?.access?.mode).toBe('members');
   });

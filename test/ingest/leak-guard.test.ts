@@ -173,10 +173,7 @@ it('never repeats the key in the refusal', () => {
 function refusal(path: string, bytes: Uint8Array): DeployRejected['error'] {
   const hits = createLeakGuard(LIMITS).check(path, bytes);
   expect(hits.length).toBeGreaterThan(0);
-  return secretsFound(
-    hits.map((hit) => ({ file: path, ...hit })),
-    MAX_SECRET_FINDINGS,
-  ).error;
+  return secretsFound(hits, MAX_SECRET_FINDINGS).error;
 }
 
 function catchRejection(run: () => void): DeployRejected['error'] {
@@ -192,8 +189,55 @@ function catchRejection(run: () => void): DeployRejected['error'] {
 it('finds every key of a file, one per line, in order', () => {
   const text = `${CONFIG}ok\nsecond = ${KEY}\r\nthird = ${KEY} and ${KEY}\n`;
   expect(createLeakGuard(LIMITS).check('keys.txt', utf8(text))).toEqual([
-    { line: 3, kind: 'aws-access-key-id', compressed: false },
-    { line: 5, kind: 'aws-access-key-id', compressed: false },
-    { line: 6, kind: 'aws-access-key-id', compressed: false },
+    { file: 'keys.txt', line: 3, kind: 'aws-access-key-id', compressed: false },
+    { file: 'keys.txt', line: 5, kind: 'aws-access-key-id', compressed: false },
+    { file: 'keys.txt', line: 6, kind: 'aws-access-key-id', compressed: false },
   ]);
+});
+
+describe('the leak guard judges bytes as every path they are published at', () => {
+  const hidden = brotli(`${CONFIG}${LOG}`);
+  const check = (paths: string | string[], bytes: Uint8Array) =>
+    createLeakGuard(LIMITS)
+      .check(paths, bytes)
+      .map((hit) => `${hit.file}: ${hit.kind} at line ${hit.line}${hit.compressed ? ' (decompressed)' : ''}`);
+
+  it.each<[string, string | string[], Uint8Array, string[]]>([
+    ['brotli as x.bin alone (not read as brotli)', 'x.bin', hidden, []],
+    [
+      'brotli as x.bin and config.js.br: found at the .br path',
+      ['x.bin', 'config.js.br'],
+      hidden,
+      ['config.js.br: aws-access-key-id at line 3 (decompressed)'],
+    ],
+    [
+      'brotli as two .br paths, any case',
+      ['a.js.br', 'B.JS.BR'],
+      hidden,
+      ['a.js.br: aws-access-key-id at line 3 (decompressed)', 'B.JS.BR: aws-access-key-id at line 3 (decompressed)'],
+    ],
+    ['a .br path named twice counts once', ['a.js.br', 'a.js.br'], hidden, ['a.js.br: aws-access-key-id at line 3 (decompressed)']],
+    ['plain text at two paths: found at both', ['a.txt', 'b.js'], utf8(CONFIG), ['a.txt: aws-access-key-id at line 3', 'b.js: aws-access-key-id at line 3']],
+    [
+      'plain text at a .br path and another',
+      ['notes.br', 'notes.txt'],
+      utf8(CONFIG),
+      ['notes.br: aws-access-key-id at line 3', 'notes.txt: aws-access-key-id at line 3'],
+    ],
+    [
+      'gzip at a .br path and another',
+      ['a.gz', 'a.br'],
+      gzip(CONFIG),
+      ['a.gz: aws-access-key-id at line 3 (decompressed)', 'a.br: aws-access-key-id at line 3 (decompressed)'],
+    ],
+    ['brotli holding gzip at a .br path', ['x', 'x.gz.br'], brotli(gzip(CONFIG)), ['x.gz.br: aws-access-key-id at line 3 (decompressed)']],
+    ['clean brotli at a .br path', ['x.bin', 'app.js.br'], brotli(`${CLEAN}${LOG}`), []],
+  ])('%s', (_name, paths, bytes, expected) => {
+    expect(check(paths, bytes)).toEqual(expected);
+  });
+
+  it('refuses a brotli bomb published at a .br path, naming that path', () => {
+    const error = catchRejection(() => createLeakGuard(LIMITS).check(['zeros.bin', 'zeros.js.br'], brotli(Buffer.alloc(2 * MB))));
+    expect(error).toMatchObject({ code: 'too_large', details: { file: 'zeros.js.br' } });
+  });
 });

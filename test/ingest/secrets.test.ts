@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SECRET_RULES, firstMatchOf, isPlaceholder, scanForSecrets } from '../../src/ingest/secrets.js';
+import { SECRET_RULES, firstMatchOf, isPlaceholder, scanAllSecrets, scanForSecrets } from '../../src/ingest/secrets.js';
 
 // Fake keys are assembled at run time from a seeded generator, so this file holds no literal
 // key-shaped strings for repository scanners (or this very leak guard) to trip on.
@@ -31,6 +31,43 @@ const POSITIVES: [string, string, string][] = [
   ['an AWS temporary key id', `"${'ASIA'}${fake(16, UPPER + DIGITS)}"`, 'aws-access-key-id'],
   ['an AWS secret key by its name', `AWS_SECRET_ACCESS_KEY=${fake(40, BASE64)}`, 'aws-secret-access-key'],
   ['an AWS secret key in JS', `secretAccessKey: '${fake(40, BASE64)}',`, 'aws-secret-access-key'],
+  // The secret key as configs spell it: every name, assignment and quote.
+  ['an AWS secret key in JS, double-quoted', `  secretAccessKey: "${fake(40, BASE64)}",`, 'aws-secret-access-key'],
+  ['an AWS secret key in a template literal', `const creds = { secretAccessKey: \`${fake(40, BASE64)}\` };`, 'aws-secret-access-key'],
+  ['an AWS secret key in YAML', `  secret_access_key: ${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key in YAML, quoted', `aws_secret_access_key: '${fake(40, BASE64)}'`, 'aws-secret-access-key'],
+  ['an AWS secret key in .env, quoted', `AWS_SECRET_ACCESS_KEY="${fake(40, BASE64)}"`, 'aws-secret-access-key'],
+  ['an AWS secret key exported in a shell script', `export AWS_SECRET_ACCESS_KEY=${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key in PowerShell', `$env:AWS_SECRET_ACCESS_KEY = "${fake(40, BASE64)}"`, 'aws-secret-access-key'],
+  ['an AWS secret key in INI (credentials file)', `aws_secret_access_key=${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key in JSON (PascalCase, as STS answers)', `"SecretAccessKey": "${fake(40, BASE64)}",`, 'aws-secret-access-key'],
+  ['an AWS secret key in TOML', `secret_access_key = "${fake(40, BASE64)}"`, 'aws-secret-access-key'],
+  ['an AWS secret key aligned with spaces', `aws_secret_access_key         =     "${fake(40, BASE64)}"`, 'aws-secret-access-key'],
+  ['an AWS secret key aligned with a tab (YAML)', `secret_access_key:\t${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key as aws.secretKey', `aws.secretKey=${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key as awsSecretKey', `awsSecretKey: '${fake(40, BASE64)}'`, 'aws-secret-access-key'],
+  ['an AWS secret key as AWS_SECRET_KEY', `AWS_SECRET_KEY=${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key in kebab case', `secret-access-key: ${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key in Spring properties', `cloud.aws.credentials.secret-key=${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key in a Dockerfile', `ENV AWS_SECRET_ACCESS_KEY ${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key given to the AWS CLI', `aws configure set aws_secret_access_key ${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key in escaped JSON', `"{\\"secretAccessKey\\":\\"${fake(40, BASE64)}\\"}"`, 'aws-secret-access-key'],
+  ['an AWS secret key in XML', `<SecretAccessKey>${fake(40, BASE64)}</SecretAccessKey>`, 'aws-secret-access-key'],
+  ['an AWS secret key as a Kubernetes env entry', `- name: AWS_SECRET_ACCESS_KEY\n  value: ${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key as an ECS env entry', `{"name": "AWS_SECRET_ACCESS_KEY", "value": "${fake(40, BASE64)}"}`, 'aws-secret-access-key'],
+  [
+    'a Terraform secret_key next to an AWS key id',
+    `secret_key = "${fake(40, BASE64)}"\naccess_key = "${'AKIA'}${fake(16, UPPER + DIGITS)}"`,
+    'aws-secret-access-key',
+  ],
+  [
+    'a secretKey next to an AWS key id (MinIO client)',
+    `{"secretKey": "${fake(40, BASE64)}", "accessKey": "${'AKIA'}${fake(16, UPPER + DIGITS)}"}`,
+    'aws-secret-access-key',
+  ],
+  ['a secret next to an AWS key id (PHP)', `'secret' => '${fake(40, BASE64)}', 'key' => '${'AKIA'}${fake(16, UPPER + DIGITS)}',`, 'aws-secret-access-key'],
+  // The pair passed without names is found at the id: the first finding there is the id's.
+  ['an AWS key pair as two arguments', `new BasicAWSCredentials("${'AKIA'}${fake(16, UPPER + DIGITS)}", "${fake(40, BASE64)}")`, 'aws-access-key-id'],
   ['a GitHub classic token', `token=${'ghp_'}${fake(36)}`, 'github-token'],
   ['a GitHub OAuth token', `${'gho_'}${fake(36)}`, 'github-token'],
   ['a GitHub app token', `${'ghs_'}${fake(36)}`, 'github-token'],
@@ -118,6 +155,24 @@ const NEGATIVES: [string, string][] = [
   ['an AWS placeholder', `${'AKIA'}${'X'.repeat(16)}`],
   ['the AWS documentation key id', `${'AKIA'}IOSFODNN7${'EXAMPLE'}`],
   ['the AWS documentation secret', `aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY${'EXAMPLE'}KEY`],
+  // Lookalikes of the AWS secret key that must pass.
+  ['the AWS documentation pair', `aws_access_key_id = ${'AKIA'}IOSFODNN7${'EXAMPLE'}\nsecretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCY${'EXAMPLE'}KEY"`],
+  ['a docs placeholder for the secret key', 'AWS_SECRET_ACCESS_KEY=<your key>'],
+  ['a docs placeholder in capitals', 'aws_secret_access_key = YOUR_SECRET_ACCESS_KEY'],
+  ['the secret key from a CI secret', 'AWS_SECRET_ACCESS_KEY: ${{ secrets.AWS_SECRET_ACCESS_KEY }}'],
+  ['the secret key from the environment (JS)', 'secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY,'],
+  ['the secret key from the environment (Python)', 'aws_secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"]'],
+  ['the secret key from the environment (shell)', 'export AWS_SECRET_ACCESS_KEY="$(aws configure get aws_secret_access_key)"'],
+  ['a masked secret key', `secretAccessKey: '${'x'.repeat(40)}'`],
+  ['a SHA-1 under the secret key name', `secret_access_key = ${fake(40, HEX)}`],
+  ['a 40-character word run under the secret key name', 'aws_secret_access_key = ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn'],
+  ['a longer base64 value under the secret key name', `aws_secret_access_key = ${fake(44, BASE64)}`],
+  ['a path under a longer name', `aws_secret_access_key_file = /run/secrets/${fake(40, BASE64)}`],
+  ['prose about the secret key', 'Set AWS_SECRET_ACCESS_KEY to the secret access key that the IAM console shows once.'],
+  ['a Flask secret_key with no AWS key id near', `app.secret_key = '${fake(40, BASE64)}'`],
+  ['a Django SECRET_KEY with no AWS key id near', `SECRET_KEY = "${fake(40, BASE64)}"`],
+  ['an OAuth clientSecret with no AWS key id near', `clientSecret: '${fake(40, BASE64)}'`],
+  ['a secret_key next to a placeholder AWS key id', `access_key = "${'AKIA'}${'X'.repeat(16)}"\nsecret_key = "${fake(40, BASE64)}"`],
   ['a GitHub placeholder', `${'ghp_'}${'x'.repeat(36)}`],
   ['a GitHub counting placeholder', `${'ghp_'}1234567890${LOWER}`],
   ['a Slack documentation webhook', `https://${'hooks.slack.com'}/services/T00000000/B00000000/${'X'.repeat(24)}`],
@@ -215,9 +270,104 @@ describe('scanForSecrets', () => {
     ['a megabyte of uppercase', fake(1 << 20, UPPER + DIGITS)],
     ['repeated webhook paths', 'hooks.slack.com/services/T'.repeat(1 << 15)],
     ['repeated short keywords', 'aws secret pat hf_ r8_ SKa key- -us1 dapia sk-ant- ----'.repeat(1 << 14)],
+    ['repeated placeholder key ids with separators', `${'AKIA'}${'X'.repeat(16)}", "`.repeat(1 << 15)],
+    ['repeated secret names with values and no key id', `secret: "${fake(40, BASE64)}", `.repeat(1 << 14)],
+    ['repeated secret names with quotes and spaces', 'secret\\" \t \\" ,\n value\\" := \\"'.repeat(1 << 14)],
   ])('scans %s in linear time', (_name, text) => {
     const started = performance.now();
     scanForSecrets(text);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('scanAllSecrets', () => {
+  const id = (): string => `${'AKIA'}${fake(16, UPPER + DIGITS)}`;
+  const secret = (): string => fake(40, BASE64);
+  it.each<[string, string, Array<[number, string]>]>([
+    [
+      'an id, and its secret key on the next line',
+      `const c = {\n  accessKeyId: "${id()}",\n  secretAccessKey: "${secret()}",\n};`,
+      [
+        [2, 'aws-access-key-id'],
+        [3, 'aws-secret-access-key'],
+      ],
+    ],
+    [
+      'an id and its secret key on one line: both kinds',
+      `{"AccessKeyId":"${id()}","SecretAccessKey":"${secret()}"}`,
+      [
+        [1, 'aws-access-key-id'],
+        [1, 'aws-secret-access-key'],
+      ],
+    ],
+    [
+      'the secret key before the id on one line',
+      `new S3({secretAccessKey: \`${secret()}\`, accessKeyId: \`${id()}\`})`,
+      [
+        [1, 'aws-secret-access-key'],
+        [1, 'aws-access-key-id'],
+      ],
+    ],
+    [
+      'two keys of one kind on a line: the line once',
+      `a = "${id()}", b = "${id()}"\nc = "${id()}"`,
+      [
+        [1, 'aws-access-key-id'],
+        [2, 'aws-access-key-id'],
+      ],
+    ],
+    [
+      'a Terraform provider block',
+      `provider "aws" {\n  region     = "eu-west-1"\n  access_key = "${id()}"\n  secret_key = "${secret()}"\n}`,
+      [
+        [3, 'aws-access-key-id'],
+        [4, 'aws-secret-access-key'],
+      ],
+    ],
+    [
+      'an AWS key pair as two arguments',
+      `boto3.Session('${id()}', '${secret()}')`,
+      [
+        [1, 'aws-access-key-id'],
+        [1, 'aws-secret-access-key'],
+      ],
+    ],
+    [
+      'an AWS key pair in an s3:// address',
+      `s3://${id()}:${secret()}@bucket/path`,
+      [
+        [1, 'aws-access-key-id'],
+        [1, 'aws-secret-access-key'],
+      ],
+    ],
+    ['an AWS key id beside a SHA-1: only the id', `ids = ["${id()}", "${fake(40, HEX)}"]`, [[1, 'aws-access-key-id']]],
+    ['a secret_key far from the id: only the id', `access_key = "${id()}"\n${'#'.repeat(500)}\nsecret_key = "${secret()}"`, [[1, 'aws-access-key-id']]],
+    [
+      'three kinds on one minified line',
+      `x={k:"${id()}",s:"${'ghp_'}${fake(36)}",secret:"${secret()}"};y=1`,
+      [
+        [1, 'aws-access-key-id'],
+        [1, 'github-token'],
+        [1, 'aws-secret-access-key'],
+      ],
+    ],
+  ])('reports %s', (_name, text, expected) => {
+    expect(scanAllSecrets(text, 50)).toEqual(expected.map(([line, kind]) => ({ line, kind })));
+  });
+
+  it('stops at the cap', () => {
+    const text = Array.from({ length: 30 }, () => `key = "${id()}"`).join('\n');
+    expect(scanAllSecrets(text, 7)).toHaveLength(7);
+  });
+
+  it('scans a long minified line full of keys in linear time', () => {
+    const text = `var c=[${Array.from({ length: 20_000 }, () => `{accessKeyId:"${id()}",secretAccessKey:"${secret()}",t:"${'ghp_'}${fake(36)}"}`).join(',')}];`;
+    const started = performance.now();
+    expect(scanAllSecrets(text, 50)).toEqual([
+      { line: 1, kind: 'aws-access-key-id' },
+      { line: 1, kind: 'aws-secret-access-key' },
+      { line: 1, kind: 'github-token' },
+    ]);
     expect(performance.now() - started).toBeLessThan(1000);
   });
 });

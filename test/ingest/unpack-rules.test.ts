@@ -234,7 +234,9 @@ describe('leak guard (SPEC 4.1 rule 6)', () => {
         ],
       },
     });
-    expect(error.message).toBe('4 secret keys found in 3 files; nothing was published.');
+    expect(error.message).toBe(
+      '4 secret keys found in 3 files: js/a.js line 2 (aws-access-key-id), line 3 (aws-access-key-id); js/b.js line 1 (aws-access-key-id); notes/deploy.txt line 2 (private-key). Nothing was published.',
+    );
     expect(error.agentMessage).toContain('js/b.js line 1 (aws-access-key-id)');
     expect(error.agentMessage).toContain('notes/deploy.txt line 2 (private-key)');
     for (const key of keys) expect(JSON.stringify(result)).not.toContain(key);

@@ -12,6 +12,11 @@ describe('REST calls in messages, as MCP tools', () => {
     ['GET /v1/sites/x-y/members lists the members.', 'list_members {"site": "x-y"} lists the members.'],
     ['GET /v1/sites lists the sites your API token can reach.', 'list_sites lists the sites your API token can reach.'],
     ['delete one with DELETE /v1/sites/<name>, or', 'delete one with delete_site {"site": "<name>"}, or'],
+    ['Delete it with DELETE /v1/sites/s/revisions/rev_2.', 'Delete it with delete_revision {"site": "s", "revision": "rev_2"}.'],
+    [
+      'Turn it on with PUT /v1/sites/s/access; GET /v1/sites/s/access shows it.',
+      'Turn it on with set_access {"site": "s"}; get_access {"site": "s"} shows it.',
+    ],
     [
       'Call DELETE /v1/sites/s/members/a%40b.c without ?confirm to get a new one.',
       'Call remove_member {"site": "s", "email": "a@b.c"} without "confirm" to get a new one.',

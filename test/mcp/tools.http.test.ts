@@ -39,6 +39,7 @@ describe('tool listing', () => {
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
       [
+        'delete_revision',
         'delete_site',
         'deploy_site',
         'get_access',
@@ -366,13 +367,53 @@ describe('drafts and access through MCP', () => {
     expect(promoted.revision).toMatchObject({ number: 2, live: true });
     expect((await visit(name)).text).toContain('Draft two');
 
-    expect(structured(await client.callTool({ name: 'get_access', arguments: { site: name } }))).toEqual({ access: { mode: 'public' } });
+    expect(structured(await client.callTool({ name: 'get_access', arguments: { site: name } }))).toEqual({ access: { mode: 'public', previews: 'public' } });
     const set = structured<{ access: { mode: string } }>(await client.callTool({ name: 'set_access', arguments: { site: name, mode: 'members' } }));
     expect(set.access.mode).toBe('members');
     expect((await visit(name)).status).toBe(401);
     expect((await visit(name, { authorization: `Bearer ${owner.token}` })).text).toContain('Draft two');
     const short = await client.callTool({ name: 'set_access', arguments: { site: name, mode: 'password', password: 'short' } });
     expect(short.isError).toBe(true);
+  });
+});
+
+describe('deleting revisions and keeping previews to members through MCP', () => {
+  it('deletes a draft (never the live revision) and keeps previews to members with a preview link', async () => {
+    const visit = (label: string, headers: Record<string, string> = {}, path = '/') =>
+      request({ port: server.port, host: `${label}.sites.localhost:${server.port}`, headers, path });
+    const created = structured<{ site: { name: string }; revision: { id: string } }>(await deploy({ files: [{ path: 'index.html', content: page('Live') }] }));
+    const name = created.site.name;
+    const draft = structured<{ revision: { id: string; number: number } }>(
+      await deploy({ site: name, base_revision: created.revision.id, publish: false, files: [{ path: 'index.html', content: page('Mistake') }] }),
+    );
+    const live = await client.callTool({ name: 'delete_revision', arguments: { site: name, revision: created.revision.id } });
+    expect(live.isError).toBe(true);
+    expect(textOf(live)).toMatch(/^conflict: /);
+    expect(textOf(live)).toContain(`rollback_site {"site": "${name}"}`);
+    const deleted = structured<{ revision: { id: string; number: number }; deleted: true }>(
+      await client.callTool({ name: 'delete_revision', arguments: { site: name, revision: draft.revision.id } }),
+    );
+    expect(deleted).toMatchObject({ revision: { id: draft.revision.id, number: 2 }, deleted: true });
+    expect((await visit(`2--${name}`)).status).toBe(410);
+    const listed = structured<{ revisions: Array<{ number: number }> }>(await client.callTool({ name: 'list_revisions', arguments: { site: name } }));
+    expect(listed.revisions.map((r) => r.number)).toEqual([1]);
+
+    const kept = structured<{ access: { mode: string; previews: string } }>(
+      await client.callTool({ name: 'set_access', arguments: { site: name, previews: 'members' } }),
+    );
+    expect(kept.access).toEqual({ mode: 'public', previews: 'members' });
+    expect((await visit(name)).status).toBe(200);
+    expect((await visit(`1--${name}`)).status).toBe(401);
+    const next = structured<{ revision: { preview_url: string } }>(
+      await deploy({ site: name, base_revision: created.revision.id, publish: false, files: [{ path: 'index.html', content: page('Review me') }] }),
+    );
+    const link = new URL(next.revision.preview_url);
+    expect(link.host).toBe(`3--${name}.sites.localhost:${server.port}`);
+    expect(link.pathname).toBe('/.plinth/share');
+    const exchanged = await visit(`3--${name}`, {}, `${link.pathname}${link.search}`);
+    expect(exchanged.status).toBe(303);
+    const cookie = String(exchanged.headers['set-cookie']).split(';')[0]!;
+    expect((await visit(`3--${name}`, { cookie })).text).toContain('Review me');
   });
 });
 

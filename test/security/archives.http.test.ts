@@ -4,13 +4,14 @@
 // format; then the archive tricks that must be refused whatever the files hold. Keys are assembled
 // at run time so this file holds none.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tarBytes, tgzBytes, zipBytes, type ArchiveFiles } from '../helpers/archive-bytes.js';
 import { deployTo, jsonDeployBody, type DeployAnswer, type DeployCall } from '../helpers/deploy-client.js';
-import { request } from '../helpers/http.js';
+import { callApi, request, type ApiResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import { tarFromEntries, writeTree, zipFromEntries, type TarEntrySpec, type ZipEntrySpec } from '../fixtures/archives.js';
@@ -398,5 +399,262 @@ describe('archive tricks', () => {
     const answer = await deployTo(server.port, { body: await tarGz([{ name: deep, content: 'deep' }]) });
     expect(answer.status).toBe(201);
     expect((await visit(answer.json.site.name, `/${deep}`)).text).toBe('deep');
+  });
+});
+
+// ---- AWS secret access keys -------------------------------------------------------------------
+// An AWS key id is half a credential: the secret access key must be caught however a config spells
+// it, and the refusal must name every line with a key, or a caller that removes only the id's line
+// publishes the secret half.
+
+// A made-up secret access key, assembled at run time (40 base64 characters).
+const AWS_SECRET = ['Hk3n9Qz2Lm', 'P8vR4tY7wX', '1cB5dF6gJ0', 'sAeU/OpZ+C'].join('');
+const ID_LINE = `    accessKeyId: "${KEY}",`;
+
+const SECRET_SPELLINGS: Array<[config: string, path: string, text: string, line: number]> = [
+  ['JS, in a template literal', 'js/aws.js', `const s3 = new S3Client({\n  credentials: {\n    secretAccessKey: \`${AWS_SECRET}\`,\n  },\n});\n`, 3],
+  ['JS, double-quoted and aligned', 'js/aws.js', `export default {\n  region:          "eu-west-1",\n  secretAccessKey: "${AWS_SECRET}",\n};\n`, 3],
+  ['JSON, as the AWS CLI and STS write it', 'creds.json', `{\n  "Credentials": {\n    "SecretAccessKey": "${AWS_SECRET}"\n  }\n}\n`, 3],
+  ['YAML', 'config.yml', `aws:\n  secret_access_key: ${AWS_SECRET}\n`, 2],
+  ['.env style, quoted', 'settings.txt', `# production\nAWS_SECRET_ACCESS_KEY="${AWS_SECRET}"\n`, 2],
+  ['a shell export', 'deploy.sh', `#!/bin/sh\nexport AWS_SECRET_ACCESS_KEY=${AWS_SECRET}\n`, 2],
+  ['INI', 'credentials.ini', `[default]\naws_secret_access_key = ${AWS_SECRET}\n`, 2],
+  ['TOML', 'config.toml', `[aws]\nsecret_access_key = "${AWS_SECRET}"\n`, 2],
+  ['aws.secretKey', 'app.properties', `aws.accessKeyId=${KEY.slice(0, 4)}…\naws.secretKey=${AWS_SECRET}\n`, 2],
+  ['a Dockerfile ENV', 'Dockerfile.txt', `FROM node:20\nENV AWS_SECRET_ACCESS_KEY ${AWS_SECRET}\n`, 2],
+  ['escaped JSON in a script', 'js/env.js', `window.ENV = JSON.parse("{\\"secretAccessKey\\":\\"${AWS_SECRET}\\"}");\n`, 1],
+  ['Terraform secret_key beside the key id', 'main.tf.txt', `provider "aws" {\n  access_key = "${KEY}"\n  secret_key = "${AWS_SECRET}"\n}\n`, 3],
+  [
+    'Java, the pair as two arguments',
+    'src/Aws.java.txt',
+    `class Aws {\n  static final AWSCredentials CREDS = new BasicAWSCredentials("${KEY}", "${AWS_SECRET}");\n}\n`,
+    2,
+  ],
+];
+
+const SECRET_LOOKALIKES: Array<[what: string, text: string]> = [
+  ['a placeholder in the docs', 'Set AWS_SECRET_ACCESS_KEY=<your key> before you run the script.\n'],
+  ['the key taken from the environment', 'const s3 = new S3Client({ credentials: { secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY } });\n'],
+  ['AWS’s documented example key', `aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY${'EXAMPLE'}KEY\n`],
+  ['a SHA-1 under the name', 'secret_access_key: 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12\n'],
+  ['a Flask secret_key with no AWS key id near', `app.secret_key = '${AWS_SECRET}'\n`],
+];
+
+describe('the leak guard and AWS secret access keys', () => {
+  it('names the id’s line and the secret key’s line, in details, message and agent_message', async () => {
+    const config = `export const s3 = new S3Client({\n  credentials: {\n${ID_LINE}\n    secretAccessKey: \`${AWS_SECRET}\`,\n  },\n});\n`;
+    for (const format of FORMATS) {
+      const answer = await deployTo(
+        server.port,
+        bodyIn(format, [
+          ['index.html', INDEX],
+          ['js/aws.js', config],
+        ]),
+      );
+      expect(answer.status, format).toBe(422);
+      expect(answer.json.error.details, format).toEqual({
+        file: 'js/aws.js',
+        line: 3,
+        kind: 'aws-access-key-id',
+        findings: [
+          { file: 'js/aws.js', line: 3, kind: 'aws-access-key-id' },
+          { file: 'js/aws.js', line: 4, kind: 'aws-secret-access-key' },
+        ],
+      });
+      for (const text of [answer.json.error.message, answer.json.agent_message]) {
+        expect(text, format).toContain('js/aws.js line 3 (aws-access-key-id), line 4 (aws-secret-access-key)');
+      }
+      expectNoKey(answer);
+      expect(answer.text).not.toContain(AWS_SECRET.slice(10, 30));
+    }
+  });
+
+  it('names both kinds when the id and the secret key share a line', async () => {
+    const answer = await deployTo(
+      server.port,
+      bodyIn('json', [
+        ['index.html', INDEX],
+        ['creds.json', `{"AccessKeyId":"${KEY}","SecretAccessKey":"${AWS_SECRET}","Expiration":"2026-01-01T00:00:00Z"}`],
+      ]),
+    );
+    expect(answer.status).toBe(422);
+    expect(answer.json.error.details.findings).toEqual([
+      { file: 'creds.json', line: 1, kind: 'aws-access-key-id' },
+      { file: 'creds.json', line: 1, kind: 'aws-secret-access-key' },
+    ]);
+    expect(answer.json.agent_message).toContain('creds.json line 1 (aws-access-key-id, aws-secret-access-key)');
+  });
+
+  it.each(SECRET_SPELLINGS)('refuses the secret key alone, spelled for %s', async (_config, path, text, line) => {
+    const sites = server.store.listSiteIds().length;
+    const answer = await deployTo(
+      server.port,
+      bodyIn('tar.gz', [
+        ['index.html', INDEX],
+        [path, text],
+      ]),
+    );
+    expect(answer.status).toBe(422);
+    expect(answer.json.error.details.findings).toContainEqual({ file: path, line, kind: 'aws-secret-access-key' });
+    expect(answer.text).not.toContain(AWS_SECRET.slice(10, 30));
+    expect(server.store.listSiteIds()).toHaveLength(sites);
+  });
+
+  it.each(SECRET_LOOKALIKES)('still publishes %s', async (_what, text) => {
+    const answer = await deployTo(
+      server.port,
+      bodyIn('tar.gz', [
+        ['index.html', INDEX],
+        ['notes.txt', text],
+      ]),
+    );
+    expect(answer.status, answer.text).toBe(201);
+  });
+});
+
+// ---- the same bytes at several paths ----------------------------------------------------------
+// Brotli is read as brotli only by a `.br` name, and bytes may reach a site under one name and be
+// published under others: a manifest's part names its files as it likes (any path of the manifest
+// with that content, or none), and content sent by sha256 is whatever the site stored before, under
+// whatever name. The guard must judge the bytes as every path they will be published at.
+
+const HIDDEN = brotliCompressSync(`${CONFIG}${LOG}`);
+const CLEAN_BROTLI = brotliCompressSync(`console.log("hello");\n${LOG}`);
+const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
+const describeFiles = (files: ArchiveFiles) =>
+  files.map(([path, content]) => ({ path, size: Buffer.byteLength(content), sha256: sha256(Buffer.from(content)) }));
+const apiCall = (method: string, path: string, token: string, body: { json?: unknown; raw?: Buffer | string; type?: string } = {}): Promise<ApiResponse> =>
+  callApi(server.port, {
+    method,
+    path,
+    token,
+    ...(body.json !== undefined ? { body: body.json } : {}),
+    ...(body.raw !== undefined ? { raw: body.raw, headers: body.type ? { 'content-type': body.type } : {} } : {}),
+  });
+
+/** A new anonymous site of its own, with `files`; its name, site token and live revision. */
+async function siteWith(files: ArchiveFiles): Promise<{ name: string; token: string; revision: string }> {
+  const created = await deployTo(server.port, { body: tgzBytes(files) });
+  expect(created.status, created.text).toBe(201);
+  return { name: created.json.site.name, token: created.json.site_token, revision: created.json.revision.id };
+}
+
+function expectRefusedAt(answer: ApiResponse, file: string): void {
+  expect(answer.status, answer.text).toBe(422);
+  expect(answer.json.error).toMatchObject({ code: 'blocked_secret', details: { file, line: 3, kind: 'aws-access-key-id' } });
+  expect(answer.json.agent_message).toContain(`${file} line 3 (once decompressed)`);
+  expectNoKey(answer);
+}
+
+describe('the leak guard judges bytes as every path they are published at', () => {
+  const parts: Array<[how: string, part: (published: string) => { raw: Buffer | string; type?: string }]> = [
+    ['an archive naming it x.bin', () => ({ raw: tgzBytes([['x.bin', HIDDEN]]) })],
+    ['an archive naming it after no path of the manifest', () => ({ raw: tgzBytes([['upload/blob-1', HIDDEN]]) })],
+    ['a zip naming it x.bin', () => ({ raw: zipBytes([['x.bin', HIDDEN]]) })],
+    ['JSON naming it x.bin', () => ({ raw: jsonDeployBody([['x.bin', HIDDEN]]), type: 'application/json' })],
+  ];
+
+  it.each(parts)('refuses a manifest part carrying brotli as %s when the manifest publishes it as config.js.br', async (_how, part) => {
+    const target = await siteWith([['index.html', INDEX]]);
+    const files: ArchiveFiles = [
+      ['index.html', INDEX],
+      ['x.bin', HIDDEN],
+      ['config.js.br', HIDDEN],
+    ];
+    const made = await apiCall('POST', '/v1/deploy/manifest', target.token, {
+      json: { site: target.name, base_revision: target.revision, files: describeFiles(files) },
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json.missing).toEqual([sha256(HIDDEN)]);
+    const sent = await apiCall('POST', `/v1/deploy?manifest=${made.json.manifest}`, target.token, part('config.js.br'));
+    expectRefusedAt(sent, 'config.js.br');
+    // Refused for good: the same content can never finish this manifest.
+    expect((await apiCall('GET', `/v1/deploy/manifest/${made.json.manifest}`, target.token)).status).toBe(422);
+    expect(server.store.getSite(target.name)!.liveRevision).toBe(target.revision);
+    expect((await visit(target.name, '/config.js.br')).body.equals(HIDDEN)).toBe(false);
+  });
+
+  it('refuses stored content sent by sha256 in JSON at a new .br path', async () => {
+    // Published as x.bin, the bytes are not brotli to anyone; as config.js.br they are.
+    const target = await siteWith([
+      ['index.html', INDEX],
+      ['x.bin', HIDDEN],
+    ]);
+    const answer = await deployTo(server.port, {
+      token: target.token,
+      contentType: 'application/json',
+      body: JSON.stringify({
+        site: target.name,
+        base_revision: target.revision,
+        files: [
+          { path: 'index.html', content: INDEX },
+          { path: 'x.bin', sha256: sha256(HIDDEN), size: HIDDEN.length },
+          { path: 'config.js.br', sha256: sha256(HIDDEN), size: HIDDEN.length },
+        ],
+      }),
+    });
+    expectRefusedAt(answer, 'config.js.br');
+    expect(answer.json.error.details.findings).toEqual([{ file: 'config.js.br', line: 3, kind: 'aws-access-key-id' }]);
+    expect(server.store.getSite(target.name)!.liveRevision).toBe(target.revision);
+  });
+
+  it('refuses a manifest that reuses stored content at a new .br path, for good', async () => {
+    const target = await siteWith([
+      ['index.html', INDEX],
+      ['x.bin', HIDDEN],
+    ]);
+    const made = await apiCall('POST', '/v1/deploy/manifest', target.token, {
+      json: {
+        site: target.name,
+        base_revision: target.revision,
+        files: describeFiles([
+          ['index.html', INDEX],
+          ['assets/config.js.br', HIDDEN],
+        ]),
+      },
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json.missing).toEqual([]);
+    const finished = await apiCall('POST', `/v1/deploy?manifest=${made.json.manifest}`, target.token, { raw: '' });
+    expectRefusedAt(finished, 'assets/config.js.br');
+    expect((await apiCall('GET', `/v1/deploy/manifest/${made.json.manifest}`, target.token)).status).toBe(422);
+    expect(server.store.getSite(target.name)!.liveRevision).toBe(target.revision);
+  });
+
+  it('refuses the same bytes as x.bin and config.js.br in one archive, naming the .br path', async () => {
+    for (const format of FORMATS) {
+      const answer = await deployTo(
+        server.port,
+        bodyIn(format, [
+          ['index.html', INDEX],
+          ['x.bin', HIDDEN],
+          ['config.js.br', HIDDEN],
+        ]),
+      );
+      expectRefusedAt(answer, 'config.js.br');
+      expect(answer.json.error.details.findings, format).toEqual([{ file: 'config.js.br', line: 3, kind: 'aws-access-key-id' }]);
+    }
+  });
+
+  it('still publishes clean brotli reused at its own path and at a new .br path', async () => {
+    const target = await siteWith([
+      ['index.html', INDEX],
+      ['app.js.br', CLEAN_BROTLI],
+    ]);
+    const answer = await deployTo(server.port, {
+      token: target.token,
+      contentType: 'application/json',
+      body: JSON.stringify({
+        site: target.name,
+        base_revision: target.revision,
+        files: [
+          { path: 'index.html', content: INDEX },
+          { path: 'app.js.br', sha256: sha256(CLEAN_BROTLI), size: CLEAN_BROTLI.length },
+          { path: 'vendor.js.br', sha256: sha256(CLEAN_BROTLI), size: CLEAN_BROTLI.length },
+        ],
+      }),
+    });
+    expect(answer.status, answer.text).toBe(201);
+    expect((await visit(target.name, '/vendor.js.br')).body.equals(CLEAN_BROTLI)).toBe(true);
   });
 });

@@ -73,6 +73,8 @@ interface World {
   confirm: string;
   /** A custom domain attached to the addressed site (rows about one domain). */
   domain?: string;
+  /** A draft revision of the addressed site (rows about one revision). */
+  draft?: string;
 }
 
 type Headers = Record<string, string | string[]>;
@@ -129,9 +131,21 @@ interface Snapshot {
   count: number;
   sites: Record<
     string,
-    { name: string; state: string; claimed: boolean; live: string | undefined; access: string; members: string[]; invites: string[]; domains: string[] }
+    {
+      name: string;
+      state: string;
+      claimed: boolean;
+      live: string | undefined;
+      access: string;
+      previews: string;
+      members: string[];
+      invites: string[];
+      domains: string[];
+    }
   >;
   approval: string | undefined;
+  /** Whether the row's draft still exists (rows about one revision). */
+  draft: boolean | undefined;
 }
 
 type Statuses = readonly [
@@ -187,6 +201,20 @@ async function attachDomain(w: World): Promise<void> {
   w.domain = `${unique('dom')}.example.org`;
   const added = await server.store.addDomain({ domain: w.domain, siteId: w.site.id, token: 'plinth-verify=x', maxPerSite: 10 });
   expect(added.ok).toBe(true);
+}
+
+/** Stores a draft of the addressed site, as a deploy with publish=false would have. */
+async function addDraft(w: World): Promise<void> {
+  const result = await server.store.commitRevision({
+    site: w.site.name,
+    baseRevision: w.site.revision,
+    files: new Map([['index.html', await server.store.blobs.putFile(Buffer.from('<h1>draft</h1>'), 'text/html; charset=utf-8', { compress: false })]]),
+    kind: 'deploy',
+    createdBy: 'admin',
+    publish: false,
+  });
+  if (!result.ok) throw new Error(result.reason);
+  w.draft = result.revision.id;
 }
 
 /** Each endpoint; `statuses` in COLUMNS order: none, site token, other site token, claimed site token, expired site token, non-member, viewer, editor, owner. */
@@ -289,16 +317,33 @@ const OPERATIONS: Record<string, Operation> = {
     statuses: [401, 200, 404, 403, 410, 404, 403, 200, 200],
     check: (body, w) => expect(body.revision.id).toBe(w.site.revision),
   },
+  'DELETE /v1/sites/:name/revisions/:id': {
+    prepare: addDraft,
+    call: (w) => ({ method: 'DELETE', path: `/v1/sites/${w.site.name}/revisions/${w.draft}` }),
+    // The site token is its unclaimed site's only owner.
+    statuses: [401, 200, 404, 403, 410, 404, 403, 403, 200],
+    effect: (s) => {
+      s.draft = false;
+    },
+    check: (body, w) => expect(body).toMatchObject({ revision: { id: w.draft }, deleted: true }),
+  },
   'GET /v1/sites/:name/access': {
     call: (w) => ({ path: `/v1/sites/${w.site.name}/access` }),
     statuses: [401, 200, 404, 403, 410, 404, 200, 200, 200],
-    check: (body) => expect(body).toEqual({ access: { mode: 'public' } }),
+    check: (body) => expect(body).toEqual({ access: { mode: 'public', previews: 'public' } }),
   },
   'PUT /v1/sites/:name/access': {
     call: (w) => ({ method: 'PUT', path: `/v1/sites/${w.site.name}/access`, json: { mode: 'members' } }),
     statuses: [401, 403, 404, 403, 410, 404, 403, 403, 200],
     effect: (s, _body, w) => {
       s.sites[w.site.id]!.access = 'members';
+    },
+  },
+  'PUT /v1/sites/:name/access (previews)': {
+    call: (w) => ({ method: 'PUT', path: `/v1/sites/${w.site.name}/access`, json: { previews: 'members' } }),
+    statuses: [401, 403, 404, 403, 410, 404, 403, 403, 200],
+    effect: (s, _body, w) => {
+      s.sites[w.site.id]!.previews = 'members';
     },
   },
   'POST /v1/sites/:name/rename': {
@@ -445,6 +490,7 @@ function snapshot(w: World): Snapshot {
       claimed: site.claimed,
       live: site.liveRevision,
       access: site.access?.mode ?? 'public',
+      previews: site.previews ? 'members' : 'public',
       members: store
         .listMembers(id)
         .map((m) => `${m.email} ${m.role}`)
@@ -457,7 +503,12 @@ function snapshot(w: World): Snapshot {
     };
   }
   const approval = store.getConfirmation(hashToken(w.approval));
-  return { count: store.listSiteIds().length, sites, approval: approval?.kind === 'delete_site' ? approval.status : undefined };
+  return {
+    count: store.listSiteIds().length,
+    sites,
+    approval: approval?.kind === 'delete_site' ? approval.status : undefined,
+    draft: w.draft === undefined ? undefined : store.getRevision(w.draft) !== undefined,
+  };
 }
 
 interface Answered extends TestResponse {
@@ -672,6 +723,8 @@ const TOOLS: ReadonlyArray<[tool: string, args: (w: World) => Record<string, unk
   ['promote_site', (w) => ({ site: w.site.name, revision: w.site.revision, base_revision: w.site.revision }), 'POST /v1/sites/:name/promote'],
   ['get_access', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/access'],
   ['set_access', (w) => ({ site: w.site.name, mode: 'members' }), 'PUT /v1/sites/:name/access'],
+  ['set_access', (w) => ({ site: w.site.name, previews: 'members' }), 'PUT /v1/sites/:name/access (previews)'],
+  ['delete_revision', (w) => ({ site: w.site.name, revision: w.draft }), 'DELETE /v1/sites/:name/revisions/:id'],
   ['rename_site', (w) => ({ site: w.site.name, name: unique('renamed-') }), 'POST /v1/sites/:name/rename'],
   ['delete_site', (w) => ({ site: w.site.name }), 'DELETE /v1/sites/:name'],
   ['list_members', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/members'],
@@ -754,8 +807,8 @@ describe('MCP: every credential × every tool', () => {
 
 // A manifest's status and abandonment answer its maker first (404 for anyone else), whatever its site's state.
 const SITE_OPERATIONS = Object.keys(OPERATIONS).filter((name) => !/create|^GET \/v1\/sites$|\/v1\/me|approvals|manifest\/:id/.test(name));
-// A site taken down for abuse cannot get a custom domain either.
-const FROZEN = /deploy|rollback|rename|promote|PUT|^POST \/v1\/sites\/:name\/domains$/;
+// A site taken down for abuse cannot get a custom domain either, nor lose a revision (its content is evidence).
+const FROZEN = /deploy|rollback|rename|promote|PUT|^POST \/v1\/sites\/:name\/domains$|revisions\/:id/;
 const STATE_CALLERS: ReadonlyArray<[kind: string, answer: Column, headers: (w: World) => Headers, target: Target]> = [
   ['its site token', 'site token', (w) => bearer(w.siteToken!), 'own'],
   ['a non-member', 'non-member', () => bearer(outsider.token), 'team'],

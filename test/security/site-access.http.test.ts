@@ -3,7 +3,12 @@ import { hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, type TestAccount } from '../api/api-helpers.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
-import { request, type TestResponse } from '../helpers/http.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { startServer } from '../../src/runtime/server.js';
+import { callApi, request, type TestResponse } from '../helpers/http.js';
+import { INGEST_WORKER } from '../helpers/server.js';
+import { tempDir } from '../helpers/sites.js';
 
 /**
  * Attacks on protected sites (issue 23): every form, cookie, ticket and header of the site host's
@@ -104,7 +109,7 @@ describe('setting the access', () => {
   it('lets every member read the mode, and stores only a slow hash of the password', async () => {
     const site = await protectedSite('password', [[viewer, 'viewer']]);
     const read = await api(server, { path: `/v1/sites/${site.name}/access`, token: viewer.token });
-    expect(read.json).toEqual({ access: { mode: 'password' } });
+    expect(read.json).toEqual({ access: { mode: 'password', previews: 'public' } });
     const record = server.store.getSite(site.name)!;
     expect(record.access?.passwordHash).toMatch(/^scrypt\$16384\$8\$1\$/);
     expect(JSON.stringify(record)).not.toContain(PASSWORD);
@@ -358,5 +363,265 @@ describe('previews of protected sites', () => {
     expect(res.status).toBe(200);
     expect(res.headers['x-robots-tag']).toBe('noindex');
     expect(res.headers['cache-control']).toBe('private, no-store');
+  });
+});
+
+describe('previews of a public site kept to members, and preview links', () => {
+  /** A public site with revisions 1 (live), 2 and 3 (drafts), previews kept to members. */
+  async function keptSite() {
+    const site = await accountSite(server.store, owner, [[viewer, 'viewer']], { files: FILES });
+    await commitDraft(site.name, { 'index.html': '<h1>secret draft two</h1>' });
+    await commitDraft(site.name, { 'index.html': '<h1>secret draft three</h1>' });
+    const set = await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { previews: 'members' } });
+    expect(set.status).toBe(200);
+    expect(set.json.access).toEqual({ mode: 'public', previews: 'members' });
+    return site;
+  }
+  async function commitDraft(name: string, files: Record<string, string>): Promise<void> {
+    const site = server.store.getSite(name)!;
+    const entries = new Map();
+    for (const [path, content] of Object.entries(files))
+      entries.set(path, await server.store.blobs.putFile(Buffer.from(content), 'text/html; charset=utf-8', { compress: false }));
+    const result = await server.store.commitRevision({
+      site: name,
+      baseRevision: site.liveRevision!,
+      files: entries,
+      kind: 'deploy',
+      createdBy: 'test',
+      publish: false,
+    });
+    expect(result.ok).toBe(true);
+  }
+  /** The preview links the revision listing gives a member, by revision number. */
+  async function links(name: string, token = viewer.token): Promise<Map<number, URL>> {
+    const listed = await api(server, { path: `/v1/sites/${name}/revisions`, token });
+    expect(listed.status).toBe(200);
+    return new Map(listed.json.revisions.map((r: { number: number; preview_url: string }) => [r.number, new URL(r.preview_url)]));
+  }
+  const exchange = (label: string, link: URL, headers: Record<string, string> = {}) => visit(label, `${link.pathname}${link.search}`, headers);
+
+  it('answers a preview like a members-only site for every path, while the live address stays public', async () => {
+    const site = await keptSite();
+    expect((await visit(site.name, '/about')).text).toContain('secret about');
+    for (const label of [`1--${site.name}`, `2--${site.name}`, `3--${site.name}`]) {
+      for (const path of ['/', '/about', '/report-2026.pdf', '/missing', '/%2e%2e/index.html', '/.plinth/share', '/.plinth/share?token=']) {
+        const res = await visit(label, path);
+        expectNothingRevealed(res);
+        expect(res.text).not.toContain('draft');
+      }
+    }
+    const page = await visit(`2--${site.name}`, '/about');
+    expect(page.text).toContain('Members only');
+    expect(page.text).toContain(`${server.appUrl}/site-access?site=${site.name}&amp;preview=2&amp;return=%2Fabout`);
+    // Member API tokens open it as Bearer; no other credential does.
+    const asMember = await visit(`2--${site.name}`, '/', { authorization: `Bearer ${viewer.token}` });
+    expect(asMember.status).toBe(200);
+    expect(asMember.text).toContain('secret draft two');
+    expect(asMember.headers['cache-control']).toBe('private, no-store');
+    for (const authorization of [`Bearer ${outsider.token}`, basic(PASSWORD).authorization!, 'Bearer st_nope']) {
+      expectNothingRevealed(await visit(`2--${site.name}`, '/', { authorization }));
+    }
+  });
+
+  it('opens one preview with its link, with a cookie of that host only, and goes to the clean address', async () => {
+    const site = await keptSite();
+    const link = (await links(site.name)).get(2)!;
+    expect(link.host).toBe(host(`2--${site.name}`));
+    expect(link.pathname).toBe('/.plinth/share');
+    const opened = await exchange(`2--${site.name}`, link);
+    expect(opened.status).toBe(303);
+    expect(opened.headers.location).toBe('/');
+    expect(opened.headers['cache-control']).toBe('private, no-store');
+    expect(opened.headers['referrer-policy']).toBe('same-origin');
+    const line = ([] as string[]).concat(opened.headers['set-cookie'] ?? [])[0]!;
+    expect(line).toMatch(/HttpOnly/);
+    expect(line).not.toMatch(/Domain=/i);
+    const cookie = cookieOf(opened);
+    expect(cookie).not.toContain(link.searchParams.get('token')!);
+    const seen = await visit(`2--${site.name}`, '/', { cookie });
+    expect(seen.status).toBe(200);
+    expect(seen.text).toContain('secret draft two');
+    // The cookie is bound to that preview's host: not another preview, not another site's preview.
+    expectNothingRevealed(await visit(`3--${site.name}`, '/', { cookie }));
+    expectNothingRevealed(await visit(`1--${site.name}`, '/', { cookie }));
+    const other = await keptSite();
+    expectNothingRevealed(await visit(`2--${other.name}`, '/', { cookie }));
+  });
+
+  it('refuses a link on any other preview or site, altered, or forged, and sets no cookie', async () => {
+    const site = await keptSite();
+    const other = await keptSite();
+    const mine = await links(site.name);
+    const theirs = await links(other.name);
+    const two = mine.get(2)!;
+    const token = two.searchParams.get('token')!;
+    const [prefix, expires, signature] = token.split('.') as [string, string, string];
+    const attempts: Array<[string, string]> = [
+      [`3--${site.name}`, `/.plinth/share?token=${token}`],
+      [`1--${site.name}`, `/.plinth/share?token=${token}`],
+      [`2--${other.name}`, `/.plinth/share?token=${token}`],
+      [`2--${site.name}`, `/.plinth/share?token=${theirs.get(2)!.searchParams.get('token')}`],
+      [`2--${site.name}`, `/.plinth/share?token=${mine.get(3)!.searchParams.get('token')}`],
+      [`2--${site.name}`, `/.plinth/share?token=${prefix}.${(parseInt(expires, 36) + 86_400_000).toString(36)}.${signature}`],
+      [`2--${site.name}`, `/.plinth/share?token=${prefix}.${expires}.${signature.slice(0, -2)}AA`],
+      [`2--${site.name}`, `/.plinth/share?token=${prefix}.${expires}`],
+      [`2--${site.name}`, `/.plinth/share?token=pv2.${expires}.${signature}`],
+      [`2--${site.name}`, `/.plinth/share?token=${token}x`],
+      [`2--${site.name}`, `/.plinth/share?token=`],
+      [`2--${site.name}`, `/.plinth/share?ticket=${token}`],
+      [`2--${site.name}`, `/.plinth/ticket?ticket=${token}`],
+      [`2--${site.name}`, `/?token=${token}`],
+    ];
+    for (const [label, path] of attempts) {
+      const res = await visit(label, path);
+      expectNothingRevealed(res);
+      expect(res.headers['set-cookie'], `${label}${path}`).toBeUndefined();
+      // A refused link is not repeated back (its return path is `return`, never the link itself).
+      if (path.startsWith('/.plinth/share')) expect(res.text).not.toContain(signature);
+    }
+    // A link's cookie cannot pass for a member's, nor open the live site's protection later on.
+    const cookie = cookieOf(await exchange(`2--${site.name}`, two));
+    await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { mode: 'members' } });
+    expectNothingRevealed(await visit(site.name, '/', { cookie }));
+    expectNothingRevealed(await visit(`2--${site.name}`, '/', { cookie }));
+    // A link sends a visitor back to a local path only.
+    await api(server, { method: 'PUT', path: `/v1/sites/${other.name}/access`, token: owner.token, body: { mode: 'public' } });
+    const back = await visit(`2--${other.name}`, `/.plinth/share?token=${theirs.get(2)!.searchParams.get('token')}&return=//evil.example`);
+    expect(back.status).toBe(303);
+    expect(back.headers.location).toBe('/');
+  });
+
+  it('stops a link when it expires, when the setting is turned off and on, and when the revision is deleted', async () => {
+    const site = await keptSite();
+    let two = (await links(site.name)).get(2)!;
+    const cookie = cookieOf(await exchange(`2--${site.name}`, two));
+    expect((await visit(`2--${site.name}`, '/', { cookie })).status).toBe(200);
+
+    // Asking for what is already on keeps links and cookies good.
+    await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { previews: 'members' } });
+    expect((await visit(`2--${site.name}`, '/', { cookie })).status).toBe(200);
+    // Off: previews are public again. On again: every earlier link and cookie is void.
+    await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { previews: 'public' } });
+    expect((await visit(`2--${site.name}`)).status).toBe(200);
+    clock += 1;
+    await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { previews: 'members' } });
+    expectNothingRevealed(await visit(`2--${site.name}`, '/', { cookie }));
+    const stale = await exchange(`2--${site.name}`, two);
+    expectNothingRevealed(stale);
+    expect(stale.text).toContain('preview link has expired or no longer works');
+
+    // A fresh link works until its 7 days are over, and so does its cookie.
+    two = (await links(site.name)).get(2)!;
+    const fresh = cookieOf(await exchange(`2--${site.name}`, two));
+    expect((await visit(`2--${site.name}`, '/', { cookie: fresh })).status).toBe(200);
+    clock += 7 * 24 * 3600_000 + 1;
+    expectNothingRevealed(await visit(`2--${site.name}`, '/', { cookie: fresh }));
+    expectNothingRevealed(await exchange(`2--${site.name}`, two));
+
+    // Deleted: the link opens nothing, and a cookie from it meets 410.
+    const three = (await links(site.name, owner.token)).get(3)!;
+    const threeCookie = cookieOf(await exchange(`3--${site.name}`, three));
+    expect((await api(server, { method: 'DELETE', path: `/v1/sites/${site.name}/revisions/3`, token: owner.token })).status).toBe(200);
+    expectNothingRevealed(await exchange(`3--${site.name}`, three));
+    const gone = await visit(`3--${site.name}`, '/', { cookie: threeCookie });
+    expect(gone.status).toBe(410);
+    expect(gone.text).not.toContain('secret draft three');
+  });
+
+  it('takes a member through the app to a kept preview, with a ticket for that preview', async () => {
+    const site = await keptSite();
+    const client = new AppClient(server);
+    const email = `member-${++counter}@example.com`;
+    await client.signIn(email);
+    await server.store.setMember(site.id, server.store.getAccountByEmail(email)!.id, 'viewer');
+    const start = await visit(`2--${site.name}`, `/.plinth/login?return=${encodeURIComponent('/about')}`);
+    expect(start.status).toBe(303);
+    const hop = new URL(start.headers.location!);
+    const page = await client.get(`${hop.pathname}${hop.search}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`2--${site.name}`);
+    const issued = await client.post('/site-access', {
+      site: site.name,
+      preview: '2',
+      return: '/about',
+      csrf: await client.formToken(`${hop.pathname}${hop.search}`),
+    });
+    const ticketUrl = new URL(issued.headers.location!);
+    expect(ticketUrl.host).toBe(host(`2--${site.name}`));
+    const cookie = cookieOf(await visit(`2--${site.name}`, `${ticketUrl.pathname}${ticketUrl.search}`));
+    const about = await visit(`2--${site.name}`, '/about', { cookie });
+    expect(about.status).toBe(200);
+    expectNothingRevealed(await visit(`3--${site.name}`, '/about', { cookie }));
+  });
+
+  it('leaves the previews of a protected site behind its own access, and keeps unclaimed sites public', async () => {
+    const site = await protectedSite('password');
+    const set = await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { previews: 'members' } });
+    expect(set.json.access).toEqual({ mode: 'password', previews: 'members' });
+    // The password still opens the previews; the listing hands out plain addresses, no links.
+    expect((await visit(`1--${site.name}`, '/about', basic(PASSWORD))).status).toBe(200);
+    const listed = await api(server, { path: `/v1/sites/${site.name}/revisions`, token: owner.token });
+    expect(listed.json.revisions[0].preview_url).toBe(`http://1--${site.name}.sites.localhost:${server.port}`);
+
+    const anon = await anonymousSite(server.store, clock + 72 * 3600_000);
+    const refused = await api(server, { method: 'PUT', path: `/v1/sites/${anon.name}/access`, token: anon.siteToken, body: { previews: 'members' } });
+    expect(refused.status).toBe(403);
+    for (const body of [{ previews: 'secret' }, { previews: true }, {}, { previews: 'members', password: 'long enough' }]) {
+      expect((await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body })).status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: viewer.token, body: { previews: 'public' } })).status).toBe(404);
+  });
+});
+
+describe('preview links in the logs', () => {
+  it('never writes a preview link’s token to the log, at any level', async () => {
+    const lines: string[] = [];
+    const dataDir = tempDir();
+    const config = loadConfig({
+      PLINTH_PORT: '0',
+      PLINTH_THREADS: '1',
+      PLINTH_DATA_DIR: dataDir,
+      PLINTH_LISTEN_HOST: '127.0.0.1',
+      PLINTH_LOG_LEVEL: 'debug',
+      PLINTH_INGEST_THREADS: '1',
+    });
+    const logged = await startServer({
+      config,
+      log: createLogger({ level: 'debug', write: (line) => void lines.push(line) }),
+      ingestWorkerFile: INGEST_WORKER,
+    });
+    try {
+      const person = await accountWithToken(logged.store, 'builder');
+      const site = await accountSite(logged.store, person);
+      const call = (method: string, path: string, body?: unknown) =>
+        callApi(logged.port, { method, path, token: person.token, ...(body === undefined ? {} : { body }) });
+      expect((await call('PUT', `/v1/sites/${site.name}/access`, { previews: 'members' })).status).toBe(200);
+      const draft = await call('POST', '/v1/deploy', {
+        site: site.name,
+        base_revision: site.revision,
+        publish: false,
+        files: [{ path: 'index.html', content: 'draft' }],
+      });
+      expect(draft.status).toBe(201);
+      const link = new URL(draft.json.revision.preview_url);
+      const token = link.searchParams.get('token')!;
+      expect(token).toMatch(/^pv1\./);
+      const label = `2--${site.name}`;
+      const go = (path: string) => request({ port: logged.port, host: `${label}.sites.localhost`, path });
+      expect((await go(`${link.pathname}${link.search}`)).status).toBe(303);
+      expect((await go(`/.plinth/share?token=${token}x`)).status).toBe(401);
+      expect((await go(`/.plinth/share?token=${token}&return=/about`)).status).toBe(303);
+      expect((await call('GET', `/v1/sites/${site.name}/revisions`)).status).toBe(200);
+      expect((await call('DELETE', `/v1/sites/${site.name}/revisions/2`)).status).toBe(200);
+      expect((await go(`${link.pathname}${link.search}`)).status).toBe(401);
+      expect(lines.length).toBeGreaterThan(0);
+      const signature = token.split('.')[2]!;
+      for (const line of lines) {
+        expect(line).not.toContain(signature);
+        expect(line).not.toContain(signature.slice(0, 16));
+      }
+    } finally {
+      await logged.close();
+    }
   });
 });

@@ -30,13 +30,13 @@ describe('permissionsOf', () => {
       account,
       site('active'),
       'owner',
-      ['read', 'list_members', 'deploy', 'rollback', 'rename', 'delete', 'manage_members', 'promote', 'set_access'],
+      ['read', 'list_members', 'deploy', 'rollback', 'rename', 'delete', 'manage_members', 'promote', 'set_access', 'delete_revision'],
     ],
     ['an editor', account, site('active'), 'editor', ['read', 'list_members', 'deploy', 'rollback', 'rename', 'promote']],
     ['a viewer', account, site('active'), 'viewer', ['read', 'list_members']],
     ['an owner of a taken-down site', account, site('taken_down'), 'owner', ['read', 'list_members', 'delete', 'manage_members']],
     ['an editor of a taken-down site', account, site('taken_down'), 'editor', ['read', 'list_members']],
-    ["an unclaimed site's token", siteToken, site('active', false), 'owner', ['read', 'deploy', 'rollback', 'promote']],
+    ["an unclaimed site's token", siteToken, site('active', false), 'owner', ['read', 'deploy', 'rollback', 'promote', 'delete_revision']],
     ["a claimed site's token", siteToken, site('active', true), 'owner', []],
   ])('%s may %j', (_label, caller, record, role, expected) => {
     expect(permissionsOf(caller, record, role)).toEqual(expected);

@@ -144,14 +144,29 @@ describe('commitRevision and reads', () => {
   });
 
   it('commits with a null base regardless of the live revision', async () => {
-    await createSite('admin-site');
+    const { revision: earlier } = await createSite('admin-site');
     const result = await store.commitRevision({
       ...deploy('admin-site', null, [['/index.html', markedEntry(5)]]),
       kind: 'rollback',
-      rollbackOf: 'rev_earlier',
+      rollbackOf: earlier.id,
       createdBy: 'admin',
     });
-    expect(result).toMatchObject({ ok: true, revision: { number: 2, kind: 'rollback', rollbackOf: 'rev_earlier' } });
+    expect(result).toMatchObject({ ok: true, revision: { number: 2, kind: 'rollback', rollbackOf: earlier.id } });
+  });
+
+  it('refuses a rollback whose source revision is gone (deleted meanwhile), writing nothing', async () => {
+    const { revision: first } = await createSite('rollback-source');
+    const second = await store.commitRevision(deploy('rollback-source', first.id, [['/index.html', markedEntry(6)]]));
+    expect(second.ok).toBe(true);
+    expect((await store.deleteRevision(store.getSite('rollback-source')!.id, first.id, 'admin')).ok).toBe(true);
+    const result = await store.commitRevision({
+      ...deploy('rollback-source', null, [['/index.html', markedEntry(1)]]),
+      kind: 'rollback',
+      rollbackOf: first.id,
+      createdBy: 'admin',
+    });
+    expect(result).toEqual({ ok: false, reason: 'no_revision' });
+    expect(store.getSite('rollback-source')?.lastNumber).toBe(2);
   });
 
   it('refuses a path too long for an index key before writing anything', async () => {

@@ -2,6 +2,7 @@ import { existsSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Encoding, FileEntry, RevisionRecord, SiteRecord } from '../../src/store/index.js';
+import { openMetadataDbs } from '../../src/store/metadata-dbs.js';
 import { createSite, deploySite, markedEntry, useTestStore } from './helpers.js';
 
 const HOUR_MS = 3600_000;
@@ -176,6 +177,103 @@ describe('pruneRevisions', () => {
       expect(new Set(listed).size).toBe(listed.length);
       expect(listed).toEqual(expect.arrayContaining(filesOf(blobs.shared!)));
     });
+  });
+});
+
+describe('deleteRevision', () => {
+  it('keeps a tombstone, hides the revision from every read, drops its rows and tells serving threads', async () => {
+    const { site, revision: first } = await createSite(t.store, 'deleting-site', {}, [
+      ['/index.html', markedEntry(101)],
+      ['/mistake.txt', markedEntry(102)],
+    ]);
+    const second = await deploySite(t.store, 'deleting-site', [['/index.html', markedEntry(103)]]);
+    await t.store.changeSiteAccess(site.id, { previews: { mode: 'members', since: 1 } });
+    const heard: string[] = [];
+    const stop = t.store.onSiteChanged((change) => heard.push(change.siteId));
+    try {
+      const result = await t.store.deleteRevision(site.id, first.id, 'owner@example.com');
+      expect(result).toMatchObject({ ok: true, revision: { id: first.id, number: 1, deletedBy: 'owner@example.com' } });
+    } finally {
+      stop();
+    }
+    expect(heard).toContain(site.id);
+    expect(t.store.getRevision(first.id)).toBeUndefined();
+    expect(t.store.listFiles(first.id)).toEqual([]);
+    expect(t.store.getFile(first.id, '/mistake.txt')).toBeUndefined();
+    expect(t.store.listRevisions(site.id).revisions.map((r) => r.id)).toEqual([second.id]);
+    expect(t.store.getRevisionByNumber(site.id, 1)).toMatchObject({ id: first.id, deletedAt: t.clock.now });
+    // The site record is as it was (the write only announced the change).
+    const after = t.store.getSite('deleting-site')!;
+    expect(after).toMatchObject({ liveRevision: second.id, lastNumber: 2, previews: { mode: 'members', since: 1 } });
+    // Numbers are never handed out again.
+    expect((await deploySite(t.store, 'deleting-site', [['/index.html', markedEntry(104)]])).number).toBe(3);
+  });
+
+  it('refuses the live revision, another site’s revision, a deleted one, and a deleted site', async () => {
+    const { site, revision } = await createSite(t.store, 'refusing-site');
+    const { site: other, revision: theirs } = await createSite(t.store, 'other-refusing-site');
+    await deploySite(t.store, 'other-refusing-site', [['/index.html', markedEntry(2)]]);
+    expect(await t.store.deleteRevision(site.id, revision.id, 'x')).toEqual({ ok: false, reason: 'live' });
+    expect(await t.store.deleteRevision(site.id, theirs.id, 'x')).toEqual({ ok: false, reason: 'no_revision' });
+    expect(await t.store.deleteRevision(site.id, 'rev_none', 'x')).toEqual({ ok: false, reason: 'no_revision' });
+    expect((await t.store.deleteRevision(other.id, theirs.id, 'x')).ok).toBe(true);
+    expect(await t.store.deleteRevision(other.id, theirs.id, 'x')).toEqual({ ok: false, reason: 'no_revision' });
+    await t.store.setSiteState('refusing-site', 'deleted');
+    expect(await t.store.deleteRevision(site.id, revision.id, 'x')).toEqual({ ok: false, reason: 'not_found' });
+    expect(t.store.getRevision(revision.id)).toBeDefined();
+    expect(t.store.listFiles(revision.id)).toHaveLength(1);
+  });
+
+  it('leaves blobs that other revisions use to them, and the rest to garbage collection', async () => {
+    const kept = await page('kept by the live revision');
+    const only = await page('only the deleted draft');
+    const { site } = await createSite(t.store, 'collected-site', {}, [['/index.html', kept]]);
+    const draft = await t.store.commitRevision({
+      site: 'collected-site',
+      baseRevision: site.liveRevision!,
+      files: new Map([
+        ['/index.html', kept],
+        ['/only.html', only],
+      ]),
+      kind: 'deploy',
+      createdBy: 'admin',
+      publish: false,
+    });
+    if (!draft.ok) throw new Error(draft.reason);
+    age(kept, 2 * HOUR_MS);
+    age(only, 2 * HOUR_MS);
+    expect(await t.store.collectGarbage(HOUR_MS)).toBe(0);
+    expect((await t.store.deleteRevision(site.id, draft.revision.id, 'admin')).ok).toBe(true);
+    expect(await t.store.collectGarbage(HOUR_MS)).toBe(3);
+    expect(filesOf(only)).toEqual([]);
+    expect(filesOf(kept)).toHaveLength(3);
+  });
+
+  it('finishes the rows of a deletion cut off part-way at the next prune, and drops the tombstone past the reach', async () => {
+    const { site } = await createSite(t.store, 'cut-off-site');
+    const draft = await t.store.commitRevision({
+      site: 'cut-off-site',
+      baseRevision: site.liveRevision!,
+      files: new Map([['/a.txt', markedEntry(7)]]),
+      kind: 'deploy',
+      createdBy: 'admin',
+      publish: false,
+    });
+    if (!draft.ok) throw new Error(draft.reason);
+    // What the first transaction leaves when the process dies before the rows go: a tombstone,
+    // no id, and the rows still there (written through a second handle on the same environment).
+    const raw = openMetadataDbs(join(t.dir, 'meta'));
+    await raw.transact(() => {
+      void raw.revisions.put([site.id, 2], { ...draft.revision, deletedAt: t.clock.now, deletedBy: 'admin' });
+      void raw.revisionIds.remove(draft.revision.id);
+    });
+    expect(Array.from(raw.paths.getKeys({ start: [draft.revision.id], end: [draft.revision.id, '\uffff'] }))).toHaveLength(1);
+    expect(await t.store.pruneRevisions(site.id, 0)).toBe(0);
+    expect(Array.from(raw.paths.getKeys({ start: [draft.revision.id], end: [draft.revision.id, '\uffff'] }))).toEqual([]);
+    expect(t.store.getRevisionByNumber(site.id, 2)?.deletedAt).toBe(t.clock.now);
+    expect(await t.store.pruneRevisions(site.id, t.clock.now + 1)).toBe(1);
+    expect(t.store.getRevisionByNumber(site.id, 2)).toBeUndefined();
+    expect(t.store.getSite('cut-off-site')?.lastNumber).toBe(2);
   });
 });
 

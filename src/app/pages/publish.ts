@@ -7,7 +7,7 @@ import type { DeployFlash } from '../flash.js';
 import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';
 import { jsonResponse, type AppResponse } from '../response.js';
 import { tokensMatch } from '../security.js';
-import { MAX_UPLOAD_BODY_BYTES, multipartBoundary, readFormUpload, tooLargeUpload, uploadedBytes } from '../upload.js';
+import { MAX_UPLOAD_BODY_BYTES, multipartBoundary, readFormHead, readFormUpload, tooLargeUpload, uploadedBytes } from '../upload.js';
 
 /**
  * Drop to publish: a person without a terminal publishes a folder or an archive from the browser.
@@ -115,8 +115,9 @@ export interface UploadTarget {
 }
 
 /**
- * Takes one drop: checks the form token (a header from the script, a field of a plain form),
- * admits the deploy before its body is read where it can (401, 403, 404, 409 cost no upload),
+ * Takes one drop: checks the form token (a header from the script, a field of a plain form that
+ * comes before its file) and admits the deploy before the archive is read (401, 403, 404, 409 and
+ * the anonymous caps cost no upload),
  * and publishes through the deploy operation. The script gets JSON (SPEC 7's error shape on a
  * refusal); a plain form gets post/redirect/get, or its page again with the error.
  */
@@ -151,20 +152,25 @@ export async function receiveUpload(context: PageContext, target: UploadTarget):
       });
       archive = { path: upload.path, bytes: await uploadedBytes(upload) };
     } else {
-      await uploadedBytes(upload);
-      const form = await readFormUpload(upload, boundary, ARCHIVE_FIELD);
-      if (!tokensMatch(context.formToken, form.fields.get('csrf'))) return expired();
-      if (!form.file) {
+      // A plain form: its fields come before the archive, so the token and the deploy's admission
+      // (anonymous caps included) are checked on the body's first bytes, not after 90 MB.
+      const head = await readFormHead(upload, boundary, ARCHIVE_FIELD);
+      if (!tokensMatch(context.formToken, head.fields.get('csrf'))) return expired();
+      const noArchive = async (): Promise<AppResponse> => {
         const message = 'Choose a .zip or .tar.gz archive of your site.';
         return json ? jsonResponse({ error: { code: 'bad_request', message } }, 400) : target.refused([{ field: ARCHIVE_FIELD, message }], 400);
-      }
+      };
+      if (!head.fileFollows) return noArchive();
       pending = await ops.deploy.begin({
         caller: context.caller,
         network: context.network,
         bodyKind: 'archive',
         site: target.site,
-        baseRevision: form.fields.get('base_revision'),
+        baseRevision: head.fields.get('base_revision'),
       });
+      await uploadedBytes(upload);
+      const form = await readFormUpload(upload, boundary, ARCHIVE_FIELD);
+      if (!form.file) return noArchive();
       archive = form.file;
     }
     const outcome = await pending.finish({ spoolPath: archive.path, bytes: archive.bytes });

@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import { siteUrl } from '../../config.js';
-import { previewLabel, safeReturnPath } from '../../rules/index.js';
+import { PREVIEW_LINK_LIFETIME_MS, previewLabel, safeReturnPath } from '../../rules/index.js';
 import type { SiteView } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, fieldError, invalidAttrs, type FieldError, type Html } from '../layout.js';
@@ -22,12 +22,21 @@ const MODE_WORDS = {
   members: 'Members only: people who are members of this site, signed in',
 } as const;
 
+const PREVIEW_WORDS = {
+  public: 'Anyone with a preview address',
+  members: 'Members of this site, and people you give a preview link',
+} as const;
+
 /** The "Who can see it" section of the site page. */
 export function accessSection(context: PageContext, site: SiteView, errors: FieldError[] = []): Html {
-  const mode = context.deps.ops.access.get(context.caller, site.name).access.mode;
+  const { mode, previews } = context.deps.ops.access.get(context.caller, site.name).access;
+  // A protected site's previews follow its own access whatever the setting says.
+  const previewsNow = mode === 'public' ? PREVIEW_WORDS[previews] : 'The same people as the site';
   if (!site.permissions.includes('set_access')) {
-    return html`<h2>Who can see it</h2><p>${MODE_WORDS[mode]}.${site.claimed ? '' : ' Claim the site to change this.'}</p>`;
+    return html`<h2>Who can see it</h2><p>${MODE_WORDS[mode]}.${site.claimed ? '' : ' Claim the site to change this.'}</p><p>Previews of revisions: ${previewsNow}.</p>`;
   }
+  const previewOption = (value: keyof typeof PREVIEW_WORDS) =>
+    html`<div class="radio"><input type="radio" id="previews-${value}" name="previews" value="${value}" ${previews === value ? html`checked` : ''}><label for="previews-${value}">${PREVIEW_WORDS[value]}</label></div>`;
   const option = (value: keyof typeof MODE_WORDS) =>
     html`<div class="radio"><input type="radio" id="access-${value}" name="mode" value="${value}" ${mode === value ? html`checked` : ''}><label for="access-${value}">${MODE_WORDS[value]}</label></div>`;
   return html`<h2>Who can see it</h2>
@@ -44,6 +53,15 @@ export function accessSection(context: PageContext, site: SiteView, errors: Fiel
     <input id="access-password" name="password" type="password" autocomplete="new-password" aria-describedby="access-password-hint" ${invalidAttrs(errors, 'access-password')}>
   </div>
   <button type="submit">Save access</button>
+</form>
+<form method="post" action="/sites/${site.name}/previews" novalidate>
+  ${csrfField(context.formToken)}
+  <fieldset>
+    <legend>Who can see previews of a public site</legend>
+    <p class="hint">Each revision has its own address, such as revision 2 at 2--${site.name}. While the site is public, you can keep these to members: the preview links in the revision list (and in a draft's deploy answer) then open one preview each for whoever you give them to, for ${PREVIEW_LINK_LIFETIME_MS / 86_400_000} days. Turning this off, or off and on again, ends every link. A password or members-only site's previews always follow its own access.</p>
+    ${previewOption('public')}${previewOption('members')}
+  </fieldset>
+  <button type="submit">Save previews</button>
 </form>`;
 }
 
@@ -80,6 +98,25 @@ export function siteAccessRoutes(
           return showSite(context, name, [{ field: mode === 'password' ? 'access-password' : 'access-public', message: error.message }], 400);
         }
         return redirectWithFlash(context, siteHref(name), { notice: `Saved: ${MODE_WORDS[mode as keyof typeof MODE_WORDS] ?? mode}.` });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/sites/{name}/previews',
+      async handle(context) {
+        if (!context.person) return toSignIn(context);
+        const name = context.request.params[0]!;
+        const previews = formOf(context.request).get('previews') ?? '';
+        try {
+          await ops.access.set(context.caller, name, { previews });
+        } catch (err) {
+          const error = err as { code?: string; message: string };
+          if (error.code !== 'bad_request') throw err;
+          return showSite(context, name, [{ field: 'previews-public', message: error.message }], 400);
+        }
+        return redirectWithFlash(context, siteHref(name), {
+          notice: `Saved: previews are visible to ${previews === 'members' ? 'members and preview links' : 'anyone with the address'}.`,
+        });
       },
     },
     {
@@ -121,7 +158,7 @@ export function siteAccessRoutes(
           title: `Open ${hop.site}`,
           current: 'sites',
           body: html`<h1>Open ${label}</h1>
-<p>${hop.site} is visible to its members only. You are signed in as ${context.person.account.email}, a member.</p>
+<p>${hop.preview === undefined ? hop.site : html`This preview of ${hop.site}`} is visible to its members only. You are signed in as ${context.person.account.email}, a member.</p>
 <form method="post" action="/site-access">
   ${csrfField(context.formToken)}
   <input type="hidden" name="site" value="${hop.site}">

@@ -32,9 +32,9 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
     return renderSite(context, site, state, status);
   }
 
-  function renderSite(context: PageContext, site: SiteView, state: SiteFormState, status: number): AppResponse {
+  async function renderSite(context: PageContext, site: SiteView, state: SiteFormState, status: number): Promise<AppResponse> {
     const may = (action: SiteAction): boolean => site.permissions.includes(action);
-    const revisions = ops.revisions.list(context.caller, site.name, { limit: 50, cursor: context.request.query.get('revisions') ?? undefined });
+    const revisions = await ops.revisions.list(context.caller, site.name, { limit: 50, cursor: context.request.query.get('revisions') ?? undefined });
     const live = revisions.revisions.find((revision) => revision.id === site.live_revision?.id);
     const members = ops.members.list(context.caller, site.name);
     const checked = ops.revisions.liveWarnings(context.caller, site.name);
@@ -56,6 +56,11 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
   <td>${revisionActions(context, site, revision)}${
     may('rollback') && revision.id !== site.live_revision?.id
       ? html`<form method="post" action="/sites/${site.name}/rollback">${csrfField(token)}<input type="hidden" name="revision" value="${revision.id}"><button type="submit" class="button-secondary">Roll back to revision ${revision.number}</button></form>`
+      : ''
+  }${
+    // Asks first on a page of its own; the live revision cannot be deleted.
+    may('delete_revision') && revision.id !== site.live_revision?.id
+      ? html`<form method="get" action="/sites/${site.name}/revisions/${revision.number}/delete"><button type="submit" class="button-danger">Delete revision ${revision.number}…</button></form>`
       : ''
   }</td>
 </tr>`,
@@ -238,11 +243,74 @@ ${
         act(context, async (name, form) => {
           const result = await ops.revisions.rollback(context.caller, name, form.get('revision') ?? '');
           const from = result.revision.rollback_of
-            ? ops.revisions.list(context.caller, name, { limit: 200 }).revisions.find((r) => r.id === result.revision.rollback_of)?.number
+            ? (await ops.revisions.list(context.caller, name, { limit: 200 })).revisions.find((r) => r.id === result.revision.rollback_of)?.number
             : undefined;
           return redirectWithFlash(context, siteHref(name), {
             notice: `Rolled back: the content of revision ${from ?? ''} is live again as revision ${result.revision.number}.`,
           });
+        }),
+    },
+    {
+      // Step one of deleting a revision: a page that asks, with what it does.
+      method: 'GET',
+      path: '/sites/{name}/revisions/{number}/delete',
+      async handle(context) {
+        if (!context.person) return toSignIn(context);
+        const name = context.request.params[0]!;
+        const number = context.request.params[1]!;
+        const site = await ops.sites.get(context.caller, name);
+        if (!('name' in site)) throw new Error('claim poll for a signed-in person');
+        // The revision as the listing shows it (in reach, not deleted), however far back it is.
+        let revision: RevisionView | undefined;
+        let cursor: string | null | undefined;
+        while (/^[1-9]\d{0,8}$/.test(number) && revision === undefined && cursor !== null) {
+          const listed = await ops.revisions.list(context.caller, site.name, { limit: 200, cursor: cursor ?? undefined });
+          revision = listed.revisions.find((r) => r.number === Number(number));
+          cursor = listed.next_cursor;
+        }
+        const back = { href: `/sites/${site.name}`, label: `Back to ${site.name}` };
+        if (!revision) return messagePage(context, 404, 'No such revision', html`<p>${site.name} has no revision ${number} within its history.</p>`, back);
+        if (!site.permissions.includes('delete_revision'))
+          return messagePage(context, 403, 'Owners only', html`<p>Only an owner of ${site.name} can delete its revisions.</p>`, back);
+        if (revision.live)
+          return messagePage(
+            context,
+            409,
+            'This revision is live',
+            html`<p>Revision ${revision.number} is what ${site.name} shows now, so it cannot be deleted. Roll back to another revision or promote a draft first.</p>`,
+            back,
+          );
+        return page(context, {
+          title: `Delete revision ${revision.number} of ${site.name}`,
+          current: 'sites',
+          body: html`<h1>Delete revision ${revision.number} of ${site.name}?</h1>
+<p>Revision ${revision.number} (${fileCount(revision.files)}, ${formatBytes(revision.bytes)}, published ${timeOf(revision.created_at)} by ${revision.created_by}) will be gone for good: its preview address answers “gone” at once, it cannot be rolled back to or promoted, and its files are deleted unless another revision has the same ones. The live site does not change. Its number is not used again.</p>
+<form method="post" action="/sites/${site.name}/revisions/${revision.number}/delete" class="button-row">
+  ${csrfField(context.formToken)}
+  <input type="hidden" name="revision" value="${revision.id}">
+  <button type="submit" class="button-danger">Delete revision ${revision.number}</button>
+  <a href="/sites/${site.name}" class="button-secondary">Cancel</a>
+</form>`,
+        });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/sites/{name}/revisions/{number}/delete',
+      handle: (context) =>
+        act(context, async (name, form) => {
+          try {
+            const result = await ops.revisions.delete(context.caller, name, form.get('revision') ?? '');
+            return redirectWithFlash(context, siteHref(name), {
+              notice: `Revision ${result.revision.number} was deleted: its preview address now answers “gone”.`,
+            });
+          } catch (err) {
+            // Made live meanwhile (a rollback or promote since the page was shown).
+            if ((err as { code?: string }).code !== 'conflict') throw err;
+            return redirectWithFlash(context, siteHref(name), {
+              notice: 'That revision is live now, so it was not deleted. Make another revision live first.',
+            });
+          }
         }),
     },
     {
