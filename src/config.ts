@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describeProxyTrust, normaliseEmail, NO_PROXY_TRUST, parseProxyTrust, type AccountPlan, type ProxyTrust } from './rules/index.js';
+import { closestName, describeProxyTrust, normaliseEmail, NO_PROXY_TRUST, parseProxyTrust, type AccountPlan, type ProxyTrust } from './rules/index.js';
 
 /** Everything the service can be told from the environment, parsed and validated once. */
 export interface Config {
@@ -230,6 +230,120 @@ export interface SiteAccessConfig {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * Every environment variable the server reads: the one list that the settings table of
+ * docs/operating.md is checked against, and that `loadConfig` refuses any other `PLINTH_*` name
+ * by. A name `loadConfig` reads must be here (its environment is typed by this list), and a test
+ * checks that it reads every name here.
+ */
+export const SERVER_SETTINGS = [
+  'PLINTH_PORT',
+  'PLINTH_LISTEN_HOST',
+  'PLINTH_THREADS',
+  'PLINTH_DATA_DIR',
+  'PLINTH_DATABASE_URL',
+  'PLINTH_LOG_LEVEL',
+  'PLINTH_DOCS_HOST',
+  'PLINTH_API_HOST',
+  'PLINTH_MCP_HOST',
+  'PLINTH_APP_HOST',
+  'PLINTH_SITE_DOMAIN',
+  'PLINTH_PUBLIC_DOCS_URL',
+  'PLINTH_PUBLIC_API_URL',
+  'PLINTH_PUBLIC_MCP_URL',
+  'PLINTH_PUBLIC_APP_URL',
+  'PLINTH_PUBLIC_SITE_URL',
+  'PLINTH_SWEEP_INTERVAL_S',
+  'PLINTH_BLOB_GRACE_S',
+  'PLINTH_STOP_GRACE_S',
+  'PLINTH_S3_BUCKET',
+  'PLINTH_S3_ENDPOINT',
+  'PLINTH_S3_REGION',
+  'PLINTH_S3_FORCE_PATH_STYLE',
+  'PLINTH_BLOB_CACHE_MB',
+  'PLINTH_CACHE_MB',
+  'PLINTH_SITE_CACHE_MB',
+  'PLINTH_STREAM_THRESHOLD_KB',
+  'PLINTH_MAX_URL_BYTES',
+  'PLINTH_ANON_SITES_PER_HOUR',
+  'PLINTH_ANON_DEPLOYS_PER_HOUR',
+  'PLINTH_TRUST_PROXY',
+  'PLINTH_INGEST_THREADS',
+  'PLINTH_INGEST_QUEUE',
+  'PLINTH_UPLOAD_PACE_MB_S',
+  'PLINTH_UPLOAD_PACE_ABOVE_RPS',
+  'PLINTH_UPLOAD_TIMEOUT_S',
+  'PLINTH_MEMORY_BODY_MB',
+  'PLINTH_MEMORY_BODY_MAX_MB',
+  'PLINTH_REDIRECTS_MAX_RULES',
+  'PLINTH_REDIRECTS_MAX_LINE',
+  'PLINTH_HEADERS_MAX_BLOCKS',
+  'PLINTH_HEADERS_MAX_LINE',
+  'PLINTH_RULES_FILE_KB',
+  'PLINTH_RULES_MAX_SEGMENTS',
+  'PLINTH_REDIRECTS_MAX_CONDITIONS',
+  'PLINTH_HEADERS_MAX_LINES',
+  'PLINTH_LINK_WARNINGS',
+  'PLINTH_UNPUBLISHED_SITES',
+  'PLINTH_API_RATE_PER_CREDENTIAL',
+  'PLINTH_API_RATE_PER_NETWORK',
+  'PLINTH_SITES_LIMIT_FREE',
+  'PLINTH_SITES_LIMIT_PROMPTER',
+  'PLINTH_SITES_LIMIT_BUILDER',
+  'PLINTH_SITES_LIMIT_TEAM',
+  'PLINTH_SITES_LIMIT_COMPANY',
+  'PLINTH_DOMAINS_FREE',
+  'PLINTH_DOMAINS_PROMPTER',
+  'PLINTH_DOMAINS_BUILDER',
+  'PLINTH_DOMAINS_TEAM',
+  'PLINTH_DOMAINS_COMPANY',
+  'PLINTH_DNS_SERVERS',
+  'PLINTH_DOMAIN_GRACE_S',
+  'PLINTH_TLS_ASK_PORT',
+  'PLINTH_TLS_ASK_HOST',
+  'PLINTH_SMTP_URL',
+  'PLINTH_MAIL_FROM',
+  'PLINTH_SIGNIN_EMAILS_PER_ADDRESS',
+  'PLINTH_SIGNIN_EMAILS_PER_NETWORK',
+  'PLINTH_SIGNIN_CODES_PER_ADDRESS',
+  'PLINTH_REPORTS_PER_HOUR',
+  'PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK',
+  'PLINTH_ABUSE_EMAIL',
+  'PLINTH_MCP_ALLOWED_ORIGINS',
+  'PLINTH_MCP_MAX_BATCH',
+  'PLINTH_OAUTH_REGISTRATIONS_PER_HOUR',
+  'PLINTH_OAUTH_METADATA_FETCHES_PER_NETWORK',
+  'PLINTH_OUTBOX_PAGE',
+] as const;
+
+export type ServerSetting = (typeof SERVER_SETTINGS)[number];
+
+/**
+ * The `plinth` command's own variables (`loadCliSettings`). The server does not read them, but
+ * knows them: a shell that exports them for the command can still start the server.
+ */
+export const CLI_SETTINGS = ['PLINTH_API_URL', 'PLINTH_TOKEN'] as const;
+
+/** The variables besides ours that the server reads: the AWS SDK's standard ones, and uWS's switch. */
+type OtherVariable = 'AWS_ACCESS_KEY_ID' | 'AWS_SECRET_ACCESS_KEY' | 'AWS_SESSION_TOKEN' | 'UWS_USE_FALLBACK';
+
+/** The environment as `loadConfig` sees it: reading a name that is not in the lists above does not compile. */
+type SettingsEnv = { readonly [name in ServerSetting | OtherVariable]?: string };
+
+const KNOWN_SETTINGS: ReadonlySet<string> = new Set<string>([...SERVER_SETTINGS, ...CLI_SETTINGS]);
+
+/**
+ * `PLINTH_*` variables that are set but are no setting of ours, each with the known setting
+ * closest to it. A mistyped name would otherwise be ignored, and the server would start on its
+ * defaults (a node meant for a cluster running alone on the cluster's bucket).
+ */
+export function unknownSettings(env: Env): Array<{ name: string; closest: string }> {
+  return Object.keys(env)
+    .filter((name) => name.startsWith('PLINTH_') && env[name] !== undefined && !KNOWN_SETTINGS.has(name))
+    .sort()
+    .map((name) => ({ name, closest: closestName(name, [...KNOWN_SETTINGS])! }));
+}
+
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 // S3's rule for new buckets (3–63 characters: lower-case letters, digits, dots and hyphens), which
 // R2, MinIO and Ceph RGW follow too.
@@ -250,10 +364,13 @@ export function defaultHttpThreads(cores: number): number {
  * Builds the configuration from `PLINTH_*` variables. Collects every problem before failing so an
  * operator fixes them all in one go; the result is frozen.
  */
-export function loadConfig(env: Env = process.env): Readonly<Config> {
-  const problems: string[] = [];
+export function loadConfig(source: Env = process.env): Readonly<Config> {
+  const env: SettingsEnv = source;
+  const problems: string[] = unknownSettings(source).map(
+    ({ name, closest }) => `${name} is not a setting of Plinth (the closest one is ${closest}); correct or unset it (docs/operating.md lists every setting)`,
+  );
 
-  const int = (name: string, fallback: number, min: number, max: number): number => {
+  const int = (name: ServerSetting, fallback: number, min: number, max: number): number => {
     const raw = env[name];
     if (raw === undefined || raw.trim() === '') return fallback;
     const value = Number(raw);
@@ -263,12 +380,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }
     return value;
   };
-  const host = (name: string, fallback: string): string => {
+  const host = (name: ServerSetting, fallback: string): string => {
     const value = (env[name] ?? fallback).trim().toLowerCase();
     if (!HOST_PATTERN.test(value)) problems.push(`${name} must be a host name such as "api.example.com" (got "${env[name]}")`);
     return value;
   };
-  const url = (name: string, fallback: string): string => {
+  const url = (name: ServerSetting, fallback: string): string => {
     const value = (env[name] ?? fallback).trim().replace(/\/+$/, '');
     try {
       const parsed = new URL(value.replace('{name}', 'x'));
@@ -281,7 +398,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 
   const port = int('PLINTH_PORT', 8080, 0, 65535);
   const threads = int('PLINTH_THREADS', defaultHttpThreads(availableParallelism()), 1, 256);
-  const listenHost = (env.PLINTH_LISTEN_HOST ?? '0.0.0.0').trim();
+  // Loopback unless told otherwise: a local install (whose outbox page shows sign-in codes) is
+  // reachable from this machine only, and a node behind a load balancer elsewhere says so.
+  const listenHost = (env.PLINTH_LISTEN_HOST ?? '').trim() || '127.0.0.1';
   const dataDir = resolve(env.PLINTH_DATA_DIR?.trim() || './data');
   const logLevelRaw = (env.PLINTH_LOG_LEVEL ?? 'info').trim().toLowerCase();
   if (!LOG_LEVELS.includes(logLevelRaw as LogLevel)) {
@@ -508,6 +627,22 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     blobs,
     domains,
   });
+}
+
+/**
+ * What a server cannot run with although every setting is valid alone (`plinth admin` can: it
+ * moves records alone, and manages accounts without touching blobs). Empty when it can start.
+ */
+export function serverConfigProblems(config: Readonly<Config>): string[] {
+  const problems: string[] = [];
+  if (config.databaseUrl !== undefined && config.blobs.bucket === undefined) {
+    // Without a shared bucket a node keeps the blobs of the deploys it takes on its own disk, and
+    // every other node answers those sites with errors.
+    problems.push(
+      "PLINTH_DATABASE_URL is set without PLINTH_S3_BUCKET: the nodes of a cluster share their blobs through a bucket. Set PLINTH_S3_BUCKET (and the other PLINTH_S3_* settings) to the cluster's bucket.",
+    );
+  }
+  return problems;
 }
 
 /** An IPv4 or IPv6 address with an optional port, as node:dns `setServers` takes them. */

@@ -158,10 +158,14 @@ function hasCode(err: unknown, codes: ReadonlySet<string>): boolean {
   return false;
 }
 
-/** A refusal for lack of the records database, made before trying it (it is known not to answer). */
-export function recordsUnavailableError(): ServiceError {
-  const { code, message, agentMessage, details } = RECORDS_UNAVAILABLE;
-  return new ServiceError(code, message, { agentMessage, details: { ...details } });
+/**
+ * A write refused for lack of the records database before it was tried (PostgreSQL is known not
+ * to answer): answered and logged like any failure of it.
+ */
+export function recordsSilentError(): Error {
+  return Object.assign(new Error('The records database (PostgreSQL) did not answer in time; the write was refused before its work began.'), {
+    code: RECORDS_UNAVAILABLE_CODE,
+  });
 }
 
 /** True for a failed write whose cause is a full disk, quota or LMDB map, also when it is wrapped as a `cause`. */

@@ -1,10 +1,12 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { loadConfig, redactConfig, siteUrl, type Config } from './config.js';
+import { loadConfig, redactConfig, serverConfigProblems, siteUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from './store/index.js';
+import { bucketOptionsOf, checkBucket, claimBucket, connectStore, ownerOf, REPLICA_POLL_MS, type BucketOwner, type Store } from './store/index.js';
 import { startCacheTrimmer } from './runtime/blob-bucket.js';
+import { lockDataDir, type DataDirLock } from './runtime/data-dir-lock.js';
+import { checkPortFree } from './runtime/port-check.js';
 import { setHeapGrowth } from './runtime/heap-growth.js';
 import { startSweeper } from './runtime/sweeper.js';
 import { startTlsAsk } from './runtime/tls-ask.js';
@@ -30,10 +32,11 @@ async function main(): Promise<void> {
   let config: Readonly<Config>;
   try {
     config = loadConfig();
+    const problems = serverConfigProblems(config);
+    if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
     loadNativeUws({ fallbackRequested: config.uwsFallbackRequested });
   } catch (err) {
-    process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    refuse(err);
   }
   const log = createLogger({ level: config.logLevel });
   log.info({ config: redactConfig(config) }, 'config.loaded');
@@ -42,16 +45,29 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => log.error({ err }, 'process.unhandled_rejection'));
 
   mkdirSync(config.dataDir, { recursive: true });
+  let dataDirLock: DataDirLock;
+  try {
+    // Before anything here touches the directory: a server running on it owns its spool.
+    dataDirLock = await lockDataDir(config.dataDir);
+    // Early, so that a busy port is told before a replica is built; again right before listening.
+    if (config.port !== 0) await checkPortFree(config.listenHost, config.port);
+  } catch (err) {
+    refuse(err);
+  }
   // Uploads spooled by a previous run that died mid-request; no request is in flight yet.
   rmSync(config.spoolDir, { recursive: true, force: true });
+  const bucket = bucketOptionsOf(config);
   // The main thread keeps its own store handle for start-up cleanup and the sweeper. In a cluster
   // it builds the replica first if it must (before any HTTP thread opens it), and keeps it
   // current for every thread of the process.
   let store: Store;
+  let bucketOwner: BucketOwner | undefined;
   try {
+    // A wrong bucket name or key is told now, not as `500 internal` at the first deploy.
+    if (bucket) await checkBucket(bucket);
     store = await connectStore({
       dir: config.dataDir,
-      bucket: bucketOptionsOf(config),
+      bucket,
       ...(config.databaseUrl
         ? {
             databaseUrl: config.databaseUrl,
@@ -62,9 +78,17 @@ async function main(): Promise<void> {
           }
         : {}),
     });
+    if (bucket) {
+      // Only the bucket's own installation may collect it (see store/bucket-owner.ts).
+      bucketOwner = await ownerOf(store);
+      const outcome = await claimBucket(bucket, bucketOwner, () => store.listSiteIds().length > 0).catch(async (err: unknown) => {
+        await store.close();
+        throw err;
+      });
+      log.info({ bucket: bucket.bucket, owner: bucketOwner, outcome }, 'bucket.owned');
+    }
   } catch (err) {
-    process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    refuse(err);
   }
   // A replica the log has moved past cannot be trusted: exit, and the next start rebuilds it.
   const stopFollowing = store.cluster
@@ -76,10 +100,6 @@ async function main(): Promise<void> {
   if (store.cluster) log.info({ cluster: store.cluster.clusterId, applied: store.cluster.applied() }, 'cluster.following');
   // Serving from the replica as it is; writes answer 503 until PostgreSQL answers.
   if (store.cluster && !store.cluster.connected()) log.warn({ applied: store.cluster.applied() }, 'cluster.started_without_database');
-  if (store.cluster && !store.blobs.bucket) {
-    // Fine for one node; a second node would lack the blobs of every deploy this one takes.
-    log.warn({ blobs: config.dataDir }, 'cluster.blobs_on_this_node_only');
-  }
   // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.
   const swept = await store.blobs.sweepTemp(STALE_TEMP_MS, { atStartup: true });
   if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');
@@ -87,6 +107,11 @@ async function main(): Promise<void> {
   const threads: Worker[] = [];
   // uWS does not share a port it was given as 0 between threads, so pick the port first.
   let port = config.port === 0 ? await findFreePort(config.listenHost) : config.port;
+  try {
+    await checkPortFree(config.listenHost, port);
+  } catch (err) {
+    refuse(err);
+  }
   for (let index = 0; index < config.threads; index++) {
     const { worker, boundPort } = await startThread(config, port, index, log);
     threads.push(worker);
@@ -101,6 +126,7 @@ async function main(): Promise<void> {
           intervalMs: config.sweepIntervalMs,
           now: store.now,
           checkDomains: createDomainChecker({ store, config, log: log.child({ area: 'domains' }), now: store.now }),
+          bucketOwner,
         })
       : () => Promise.resolve();
   // The TLS terminator's question (custom domains), answered from this node's replica.
@@ -139,11 +165,16 @@ async function main(): Promise<void> {
     await sweepStopped;
     await stopFollowing?.();
     await store.close();
+    await dataDirLock.release();
     log.info({ cutOff: outcome.filter((finished) => !finished).length }, 'server.stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // By default SIGHUP ends a process at once, with no drain (a closed terminal, or a reload that
+  // daemons take it for). Nothing here can be reloaded: settings are read at start and logs go
+  // to standard output, which has no file to reopen. So it is said and otherwise ignored.
+  process.on('SIGHUP', () => log.warn({ signal: 'SIGHUP', note: 'nothing to reload: settings apply at start; still serving' }, 'server.hangup_ignored'));
   for (const worker of threads) {
     worker.on('exit', (code) => {
       if (stopping) return;
@@ -151,6 +182,7 @@ async function main(): Promise<void> {
       process.exit(1);
     });
   }
+  dataDirLock.describe({ port });
   // Announced only once a stop signal would be handled: tools start sending (and stopping) at the banner.
   printBanner(config, port, tlsAsk?.port);
   log.info({ port, threads: threads.length }, 'server.listening');
@@ -201,6 +233,12 @@ function stopThread(worker: Worker): Promise<boolean> {
     worker.once('exit', () => resolve(finished));
     worker.postMessage({ type: 'stop' });
   });
+}
+
+/** Stops a start that cannot go on, saying why on standard error. */
+function refuse(err: unknown): never {
+  process.stderr.write(`plinth: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
 }
 
 const delay = (ms: number): Promise<undefined> => new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());

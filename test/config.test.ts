@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { defaultHttpThreads, loadConfig, redactConfig, siteUrl } from '../src/config.js';
+import { CLI_SETTINGS, defaultHttpThreads, loadConfig, redactConfig, SERVER_SETTINGS, serverConfigProblems, siteUrl, unknownSettings } from '../src/config.js';
 
 describe('defaultHttpThreads', () => {
   it.each([
@@ -157,5 +157,86 @@ describe('loadConfig', () => {
       expect(String(err)).toContain('PLINTH_PORT');
       expect(String(err)).toContain('PLINTH_THREADS');
     }
+  });
+
+  it('listens on loopback unless PLINTH_LISTEN_HOST says otherwise', () => {
+    expect(loadConfig({}).listenHost).toBe('127.0.0.1');
+    expect(loadConfig({ PLINTH_LISTEN_HOST: '' }).listenHost).toBe('127.0.0.1');
+    expect(loadConfig({ PLINTH_LISTEN_HOST: '0.0.0.0' }).listenHost).toBe('0.0.0.0');
+  });
+});
+
+describe('serverConfigProblems', () => {
+  it.each([
+    [{}, []],
+    [{ PLINTH_S3_BUCKET: 'plinth-blobs' }, []],
+    [{ PLINTH_DATABASE_URL: 'postgres://db.internal/plinth', PLINTH_S3_BUCKET: 'plinth-blobs' }, []],
+    [{ PLINTH_DATABASE_URL: 'postgres://db.internal/plinth' }, ['PLINTH_DATABASE_URL is set without PLINTH_S3_BUCKET']],
+  ])('%o → %j', (env, fragments) => {
+    const problems = serverConfigProblems(loadConfig(env));
+    expect(problems).toHaveLength(fragments.length);
+    for (const [i, fragment] of fragments.entries()) expect(problems[i]).toContain(fragment);
+  });
+});
+
+describe('unknown settings', () => {
+  it.each([
+    ['PLINTH_DATABSE_URL', 'PLINTH_DATABASE_URL'],
+    ['PLINTH_DATABASE_URI', 'PLINTH_DATABASE_URL'],
+    ['PLINTH_S3_BUKET', 'PLINTH_S3_BUCKET'],
+    ['PLINTH_THRAEDS', 'PLINTH_THREADS'],
+    ['PLINTH_LISTEN_ADDR', 'PLINTH_LISTEN_HOST'],
+    ['PLINTH_PORTS', 'PLINTH_PORT'],
+    ['PLINTH_APIURL', 'PLINTH_API_URL'],
+    ['PLINTH_SITES_LIMIT_FRE', 'PLINTH_SITES_LIMIT_FREE'],
+  ])('refuses %s, naming %s as the closest setting', (name, closest) => {
+    expect(() => loadConfig({ [name]: 'x' })).toThrow(`${name} is not a setting of Plinth (the closest one is ${closest})`);
+  });
+
+  it('refuses an unknown name even when it is set empty', () => {
+    expect(() => loadConfig({ PLINTH_DATABSE_URL: '' })).toThrow('PLINTH_DATABSE_URL');
+  });
+
+  it("knows the plinth command's own variables, so a shell that exports them can start the server", () => {
+    expect(() => loadConfig({ PLINTH_API_URL: 'https://api.example.com', PLINTH_TOKEN: 'pl_x' })).not.toThrow();
+  });
+
+  it('leaves variables of other programs alone', () => {
+    expect(() => loadConfig({ PLINTHX: '1', MY_PLINTH_PORT: '1', HOME: '/root' })).not.toThrow();
+  });
+
+  it('lists unknown names with the other problems, all at once', () => {
+    const problems = String(
+      (() => {
+        try {
+          loadConfig({ PLINTH_PORT: 'x', PLINTH_DATABSE_URL: 'postgres://db/plinth', PLINTH_S3_BUKET: 'b' });
+        } catch (err) {
+          return err;
+        }
+      })(),
+    );
+    expect(problems).toContain('PLINTH_PORT');
+    expect(problems).toContain('PLINTH_DATABSE_URL');
+    expect(problems).toContain('PLINTH_S3_BUKET');
+  });
+
+  it('reports them in name order, each with its closest setting', () => {
+    expect(unknownSettings({ PLINTH_ZZZ: '1', PLINTH_DATABSE_URL: 'x', PLINTH_PORT: '1' })).toEqual([
+      { name: 'PLINTH_DATABSE_URL', closest: 'PLINTH_DATABASE_URL' },
+      { name: 'PLINTH_ZZZ', closest: expect.stringMatching(/^PLINTH_/) },
+    ]);
+  });
+
+  it('reads exactly the names of SERVER_SETTINGS (the list the docs table and the refusal use)', () => {
+    const read = new Set<string>();
+    const env = new Proxy({} as Record<string, string | undefined>, {
+      get(target, name) {
+        if (typeof name === 'string') read.add(name);
+        return undefined;
+      },
+    });
+    loadConfig(env);
+    expect([...read].filter((name) => name.startsWith('PLINTH_')).sort()).toEqual([...SERVER_SETTINGS].sort());
+    for (const name of CLI_SETTINGS) expect(SERVER_SETTINGS as readonly string[]).not.toContain(name);
   });
 });

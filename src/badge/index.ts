@@ -4,5 +4,5 @@
  * it. Pure CPU work that imports nothing of ours but the rules, so serving threads and the ingest
  * worker can both run it.
  */
-export { badgeCorner, injectBadge, BADGE_CORNERS, type BadgeCorner, type BadgeOptions } from './inject.js';
+export { badgeCorner, badgeMarkup, injectBadge, BADGE_CORNERS, type BadgeCorner, type BadgeOptions } from './inject.js';
 export { buildBadgedPage, MAX_BADGE_COMPRESS_BYTES, type BadgedPage } from './page.js';

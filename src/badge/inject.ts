@@ -3,18 +3,25 @@
  * HTML with inline styles and no script: a site's CSP or scripts cannot be broken by it, and it
  * works with JavaScript off.
  *
- * Two ways a site could make it disappear without script are closed here:
- * - Its stylesheet. Every inline declaration is `!important`, on the pill and on each child, and
- *   starts from `all:initial`: an important declaration in a style attribute beats every author
- *   style sheet rule, important or not, layered or not (CSS Cascade 5, element-attached styles),
- *   and `all` resets what the site might set through inheritance, an animation or a transition.
+ * Three ways a site could make it disappear without script are closed here:
+ * - Its stylesheet. The pill lives in a declarative shadow root that the badge gives <body>
+ *   (`<template shadowrootmode>`, which a browser's parser attaches with or without script), so
+ *   no selector of the page reaches it; the page's own content is slotted and renders as before.
+ *   Every inline declaration is `!important` too and starts from `all:initial`, against
+ *   inheritance, animations and transitions, and for the copy used where there is no shadow root.
+ * - Its body and html. A `transform`, `filter`, `contain`, `will-change` and the like on <body>
+ *   or <html> makes that element, not the viewport, the box a fixed element is placed in, and
+ *   pushes the pill off screen. The shadow root turns these off on body with `:host {…
+ *   !important}`, which the page cannot outrank (important rules of a shadow tree beat those of
+ *   the page around it, style attributes and cascade layers included); on html, a style sheet
+ *   of the page's own does it, as strong as a page's ordinary rules but no stronger.
  * - Its markup. The badge goes where a browser's parser really puts it into <body>, not where a
  *   string search finds `</body>` (which may be inside a comment, a <textarea>, or an element
- *   left open that hides its content); see badge-placement.ts and badge-check.ts.
- * What a site can still do (script, a CSP without inline styles, hiding or shrinking body,
- * painting over it) is in docs/serving.md.
+ *   left open that hides its content); see placement.ts and check.ts.
+ * What a site can still do (script, a CSP without inline styles, a style attribute on <html>,
+ * hiding or shrinking body, painting over it) is in docs/serving.md.
  */
-import { badgeTree, showsBadge } from './check.js';
+import { expectedBadge, showsBadge, type BadgeKind, type ExpectedBadge } from './check.js';
 import { proposePlacements, type Placement } from './placement.js';
 import { escapeHtml } from '../rules/index.js';
 import { readPageText, type PageText } from './page-text.js';
@@ -82,15 +89,63 @@ export function badgeCorner(text: string): BadgeCorner {
 const TEXT_STYLE = important(['all:initial', 'color:inherit', FONT]);
 const LINK_STYLE = important(['all:initial', 'color:#9cd4ff', 'text-decoration:underline', 'cursor:pointer', 'white-space:nowrap', FONT]);
 
-function badgeHtml({ siteName, reportUrl }: BadgeOptions, corner: BadgeCorner): string {
+/**
+ * What makes an element the containing block of fixed descendants (CSS Transforms, Filter
+ * Effects, Containment, Will Change, Motion Path), or clips them (clip-path, mask), set back to
+ * what does not. The root element is not made one by a filter, so a page-wide filter on <html>
+ * is left alone.
+ */
+const NOT_A_CONTAINING_BLOCK = [
+  'transform:none',
+  'translate:none',
+  'rotate:none',
+  'scale:none',
+  'perspective:none',
+  'transform-style:flat',
+  'contain:none',
+  'content-visibility:visible',
+  'will-change:auto',
+  'offset-path:none',
+  'clip-path:none',
+  'mask:none',
+];
+const BODY_RESET = important([...NOT_A_CONTAINING_BLOCK, 'filter:none', 'backdrop-filter:none']);
+const ROOT_RESET = important(NOT_A_CONTAINING_BLOCK);
+// For the page's own cascade (html always; body where the shadow root is not used), more
+// specific than rules on `html`, `:root` or an id of html: a page must mean to outrank it.
+const ROOT = ':root:not(#plinth-badge#plinth-badge)';
+const PAGE_STYLE = `<style>${ROOT}{${ROOT_RESET}}${ROOT}>body{${BODY_RESET}}</style>`;
+const HOST_STYLE = `<style>:host{${BODY_RESET}}</style>`;
+/** The name of a slot no shadow root of ours has: the light copy of the pill, which renders only where shadow roots do not exist. */
+const FALLBACK_SLOT = 'plinth-badge';
+
+function pillHtml({ siteName, reportUrl }: BadgeOptions, corner: BadgeCorner, slot?: string): string {
   const name = escapeHtml(siteName);
   return (
-    `<div data-plinth-badge style="${pillStyle(corner)}">` +
+    `<div data-plinth-badge${slot === undefined ? '' : ` slot="${slot}"`} style="${pillStyle(corner)}">` +
     `<span style="${TEXT_STYLE}">Published with Plinth</span>` +
     `<a href="${escapeHtml(reportUrl)}" rel="nofollow noopener" target="_blank"` +
     ` title="Report abuse on ${name}" style="${LINK_STYLE}">Report abuse</a>` +
     `</div>`
   );
+}
+
+/**
+ * The badge's markup, of each kind:
+ * - `shadow`, for every page whose body has no shadow root of its own: a light copy of the pill
+ *   for browsers without declarative shadow roots (given a slot no one has, so others do not
+ *   render it), then the shadow root for body (its style, a slot for the page's own content,
+ *   the pill after it), then the page-wide style for html.
+ * - `bare`, for a page whose body is a declarative shadow host already (it goes into that shadow
+ *   tree) or one that gives body's children slot names (they would not render in ours): the pill
+ *   and a style with both kinds of rule, in the cascade it lands in.
+ */
+export function badgeMarkup(options: BadgeOptions, corner: BadgeCorner): Record<BadgeKind, string> {
+  const pill = pillHtml(options, corner);
+  return {
+    shadow: `${pillHtml(options, corner, FALLBACK_SLOT)}<template shadowrootmode="open">${HOST_STYLE}<slot></slot>${pill}</template>${PAGE_STYLE}`,
+    bare: `${pill}<style>:host{${BODY_RESET}}${ROOT}{${ROOT_RESET}}${ROOT}>body{${BODY_RESET}}</style>`,
+  };
 }
 
 // `</body` followed by what ends a tag name (or the end of input, where the tag is dropped).
@@ -123,73 +178,89 @@ const MIN_PARSES = 3;
 
 interface Candidate {
   key: string;
+  kind: BadgeKind;
   result: Buffer;
 }
 
 export function injectBadge(html: Buffer, options: BadgeOptions): Buffer {
   const page = readPageText(html);
-  const markup = badgeHtml(options, badgeCorner(page.text));
-  const badge = badgeTree(markup);
+  const markups = badgeMarkup(options, badgeCorner(page.text));
+  const expected: Record<BadgeKind, ExpectedBadge> = { shadow: expectedBadge('shadow', markups.shadow), bare: expectedBadge('bare', markups.bare) };
   // With scripting off, <noscript> content is markup rather than text and can leave elements
   // open; pages without the word parse the same either way, so only pages with it pay twice.
   const noscript = /<noscript/i.test(page.text);
   const budget = Math.min(MAX_PARSES, Math.max(MIN_PARSES, Math.floor(PARSE_BUDGET_CHARS / Math.max(page.text.length, 1))));
   let parses = 0;
-  const propose = (text: string, scriptingEnabled: boolean): Placement[] => {
+  const propose = (text: string, scriptingEnabled: boolean): ReturnType<typeof proposePlacements> => {
     parses += 1;
     return proposePlacements(text, scriptingEnabled);
   };
   const keyOf = (placement: Placement): string => `${placement.offset}:${placement.closers}`;
-  const at = (placement: Placement): Candidate => ({ key: keyOf(placement), result: splice(html, page, markup, placement) });
+  const at = (kind: BadgeKind, placement: Placement): Candidate => ({
+    key: `${kind}|${keyOf(placement)}`,
+    kind,
+    result: splice(html, page, markups[kind], placement),
+  });
   let bestGuess: Buffer | undefined;
+  // The usual page: straight before its last </body>. Not with a <select> in it: parse5 and
+  // browsers may disagree about select content, which only the proposals allow for (placement.ts).
+  const straight = /<select/i.test(page.text) ? undefined : { offset: lastBodyCloseOffset(page.text) ?? page.text.length, closers: '' };
+
+  // A child of body with a slot name would not render in the badge's shadow root, which slots
+  // only unnamed content: such pages may need the bare badge, so they try it beside the other.
+  const slotNames = /\sslot\s*=/i.test(page.text);
+  const kindsFor = (bodyIsShadowHost: boolean): BadgeKind[] => (bodyIsShadowHost ? ['bare'] : slotNames ? ['shadow', 'bare'] : ['shadow']);
 
   function* candidates(): Generator<Candidate> {
-    // The usual page: straight before its last </body>, one parse to confirm. Not with a
-    // <select> in it: parse5 and browsers may disagree about select content, which only the
-    // proposals allow for (badge-placement.ts).
-    if (!/<select/i.test(page.text)) yield at({ offset: lastBodyCloseOffset(page.text) ?? page.text.length, closers: '' });
-    const proposals = propose(page.text, true);
-    bestGuess = proposals[0] === undefined ? undefined : at(proposals[0]).result;
-    for (const on of proposals) yield at(on);
+    // The usual page: one parse to confirm.
+    if (straight) for (const kind of kindsFor(false)) yield at(kind, straight);
+    const { placements: proposals, bodyIsShadowHost } = propose(page.text, true);
+    // A body that is a shadow host of the page's own takes the bare badge, into that shadow tree.
+    const kinds = kindsFor(bodyIsShadowHost);
+    if (proposals[0] !== undefined) bestGuess = at(kinds[0]!, proposals[0]).result;
+    for (const on of proposals) for (const kind of kinds) yield at(kind, on);
     // With scripting off the same spot may need other closers. Extra end tags are ignored by the
     // parse that does not need them, so both sets together are tried too.
-    const off = noscript ? propose(page.text, false) : [];
+    const off = noscript ? propose(page.text, false).placements : [];
     for (const on of proposals) {
       for (const other of off) {
         if (other.offset !== on.offset || other.closers === on.closers) continue;
-        yield at({ offset: on.offset, closers: on.closers + other.closers });
-        yield at({ offset: on.offset, closers: other.closers + on.closers });
+        for (const kind of kinds) {
+          yield at(kind, { offset: on.offset, closers: on.closers + other.closers });
+          yield at(kind, { offset: on.offset, closers: other.closers + on.closers });
+        }
       }
     }
-    for (const other of off) yield at(other);
+    for (const other of off) for (const kind of kinds) yield at(kind, other);
     // Inserting the badge can change how the rest parses (before a <frameset>, the rest becomes
     // body content, where a <template shadowrootmode> makes body a shadow host), so place again
-    // in each result; the first badge stays, unrendered, in the bytes.
+    // in each result; the first badge stays, unrendered, in the bytes. That is the bare badge
+    // both times: the page's own shadow root is the one that must attach.
     for (const first of proposals) {
-      const { key, result } = at(first);
+      const { key, result } = at('bare', first);
       const again = readPageText(result);
-      for (const placement of propose(again.text, true)) {
-        yield { key: `${key}|${keyOf(placement)}`, result: splice(result, again, markup, placement) };
+      for (const placement of propose(again.text, true).placements) {
+        yield { key: `${key}|${keyOf(placement)}`, kind: 'bare', result: splice(result, again, markups.bare, placement) };
       }
     }
   }
 
   const tried = new Set<string>();
   let scriptingOnly: Buffer | undefined;
-  for (const { key, result } of candidates()) {
+  for (const { key, kind, result } of candidates()) {
     if (parses >= budget) break;
     if (tried.has(key)) continue;
     tried.add(key);
     const text = readPageText(result).text;
     parses += 1;
-    if (!showsBadge(text, badge, true)) continue;
+    if (!showsBadge(text, expected[kind], true)) continue;
     if (!noscript) return result;
     parses += 1;
-    if (showsBadge(text, badge, false)) return result;
+    if (showsBadge(text, expected[kind], false)) return result;
     // Browsers parse with scripting on unless a visitor turned JavaScript off: that view
     // decides when no placement satisfies both.
     scriptingOnly ??= result;
   }
   // Without a placement that passes (none is known to exist), the first proposal is the best guess.
-  return scriptingOnly ?? bestGuess ?? splice(html, page, markup, { offset: page.text.length, closers: '' });
+  return scriptingOnly ?? bestGuess ?? splice(html, page, markups.shadow, { offset: page.text.length, closers: '' });
 }

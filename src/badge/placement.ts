@@ -257,9 +257,9 @@ function placement(snapshot: Snapshot | undefined, container: Element | undefine
  * Placements for the badge in `text`, best first: before the real </body> (or where input ends
  * when there is none), then right after body starts, then before a <frameset> that would replace
  * body, then before the first <noscript>. When body is a declarative shadow host, only places
- * inside that shadow tree are offered.
+ * inside that shadow tree are offered, and `bodyIsShadowHost` says so.
  */
-export function proposePlacements(text: string, scriptingEnabled = true): Placement[] {
+export function proposePlacements(text: string, scriptingEnabled = true): { placements: Placement[]; bodyIsShadowHost: boolean } {
   const recorder = new PlacementRecorder(text, scriptingEnabled);
   recorder.tokenizer.write(text, true);
   const host = recorder.shadowHost;
@@ -278,11 +278,12 @@ export function proposePlacements(text: string, scriptingEnabled = true): Placem
         placement(recorder.firstNoscript, undefined, recorder),
       ];
   const seen = new Set<string>();
-  return proposals.filter((p): p is Placement => {
+  const placements = proposals.filter((p): p is Placement => {
     if (p === undefined) return false;
     const key = `${p.offset}:${p.closers}`;
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
   });
+  return { placements, bodyIsShadowHost: host !== undefined };
 }

@@ -71,7 +71,10 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
     if (claim.accountToken) {
       state = { site: state.site, url: state.url, revision: state.revision, api_token: claim.accountToken };
       await writeState(dir, state);
-      io.err(`${state.site} has been claimed; its owner let this folder keep publishing. Their API token for it is kept in .service.json as "api_token".`);
+      io.err(
+        `${state.site} has been claimed, and its owner let this folder keep publishing: .service.json now holds an API token for your account as "api_token". ` +
+          `It can do everything the account can, on every one of its sites; the file is readable by you alone and kept out of git, so keep it out of anything you share.`,
+      );
       token = claim.accountToken;
       answer = await send();
     } else if (claim.claimed) {

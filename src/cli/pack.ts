@@ -5,9 +5,11 @@ import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { createGzip } from 'node:zlib';
 import tarStream from 'tar-stream';
+import { isStateFile } from './state.js';
 
-// Folders never worth uploading; the server would skip them anyway, this just sends less.
-const NEVER_SENT = new Set(['.git', 'node_modules', '.service.json', '.gitignore', '.plinth-upload.json']);
+// Folders never worth uploading; the server would skip them anyway, this just sends less. The
+// state file (and one left half-written) holds tokens: it never leaves the machine.
+const NEVER_SENT = new Set(['.git', 'node_modules', '.gitignore', '.plinth-upload.json']);
 
 export interface FolderFile {
   /** Path relative to the folder, with `/`. */
@@ -101,7 +103,7 @@ export async function readFolder(root: string, options: { twoThreadBytes?: numbe
     const entries = readdirSync(dir, { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : 1));
     for (const entry of entries) {
-      if (NEVER_SENT.has(entry.name)) continue;
+      if (NEVER_SENT.has(entry.name) || isStateFile(entry.name)) continue;
       const absolute = join(dir, entry.name);
       if (entry.isDirectory()) walk(absolute);
       else if (entry.isFile()) found.push({ path: relative(root, absolute).split(sep).join('/'), absolute, statSize: statSync(absolute).size });

@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** What the CLI keeps next to a site's files between runs (SPEC 2 "Project state file"). */
@@ -8,7 +9,10 @@ export interface ServiceState {
   url: string;
   revision: string;
   site_token?: string;
-  /** An API token of the account that claimed the site (the claim answer hands one to the publisher). */
+  /**
+   * An API token for the account that claimed the site (the claim answer hands one to the
+   * publisher): it can do everything that account can, on all its sites, not only this one.
+   */
   api_token?: string;
 }
 
@@ -16,6 +20,9 @@ export interface ServiceState {
 export const stateToken = (state: ServiceState | undefined, given?: string): string | undefined => given ?? state?.api_token ?? state?.site_token;
 
 export const STATE_FILE = '.service.json';
+
+/** Whether a file name is the state file or one being written (never packed: they hold tokens). */
+export const isStateFile = (name: string): boolean => name === STATE_FILE || name.startsWith(`${STATE_FILE}.`);
 
 export async function readState(dir: string): Promise<ServiceState | undefined> {
   const path = join(dir, STATE_FILE);
@@ -27,9 +34,28 @@ export async function readState(dir: string): Promise<ServiceState | undefined> 
   return state as ServiceState;
 }
 
-/** Writes the state (owner-only: it holds a token) and keeps it out of git. */
+/**
+ * Writes the state, readable by its owner only (it holds a token, maybe one for a whole account),
+ * and keeps it out of git. A mode given to open() applies only to a file it creates, so a state
+ * file that already existed with wider rights would keep them: the state goes into a new file,
+ * made 0600 before a byte is written, that then replaces the old one (which also means a crash
+ * never leaves half a file).
+ */
 export async function writeState(dir: string, state: ServiceState): Promise<void> {
-  await writeFile(join(dir, STATE_FILE), `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  const path = join(dir, STATE_FILE);
+  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    // The umask can only narrow the mode open() asked for; this makes it exactly 0600.
+    await handle.chmod(0o600);
+    await handle.writeFile(`${JSON.stringify(state, null, 2)}\n`);
+    await handle.close();
+    await rename(temp, path);
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
   const gitignore = join(dir, '.gitignore');
   const current = existsSync(gitignore) ? await readFile(gitignore, 'utf8') : '';
   if (current.split(/\r?\n/).some((line) => line.trim() === STATE_FILE || line.trim() === `/${STATE_FILE}`)) return;

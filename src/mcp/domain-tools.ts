@@ -19,7 +19,8 @@ export function domainToolSpecs(): ToolSpec[] {
     {
       name: 'list_domains',
       title: 'List custom domains',
-      description: 'The custom domains of a site with their status (pending, active, failed, suspended and why) and the DNS records each needs.',
+      description:
+        'The custom domains of a site with their status (pending, active, failed, suspended, or taken: another site verified it first; "reason" says why) and the DNS records each needs.',
       inputSchema: input({ site: siteName }, ['site']),
       outputSchema: SHAPES.DomainList,
       annotations: reads,

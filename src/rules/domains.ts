@@ -11,9 +11,15 @@ import { domainToASCII } from 'node:url';
 export const MAX_DOMAIN_LENGTH = 253;
 /** The TXT record that proves control of `<domain>` lives at `<prefix>.<domain>`. */
 export const DOMAIN_CHALLENGE_PREFIX = '_plinth-challenge';
-/** Statuses of a custom domain; only `active` ones are served and certified. */
+/** Statuses of a site's claim on a custom domain, as stored; only `active` ones are served and certified. */
 export const DOMAIN_STATUSES = ['pending', 'active', 'failed', 'suspended'] as const;
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
+/**
+ * Statuses as a site's owner is shown them: also `taken`, never stored, which a pending or failed
+ * claim shows while another site's claim holds the domain (that site's TXT record was found first).
+ */
+export const SHOWN_DOMAIN_STATUSES = [...DOMAIN_STATUSES, 'taken'] as const;
+export type ShownDomainStatus = (typeof SHOWN_DOMAIN_STATUSES)[number];
 
 /** The service's own names, which no site may claim. */
 export interface ServiceHosts {

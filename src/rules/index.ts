@@ -21,6 +21,7 @@ export * from './site-resolve.js';
 export * from './history-reach.js';
 export * from './preview-host.js';
 export * from './site-access.js';
+export * from './closest-name.js';
 export * from './proxy-trust.js';
 export * from './rule-index.js';
 export * from './preview-links.js';

@@ -148,7 +148,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const docs = createDocs({ config, log: log.child({ area: 'docs' }) });
 
   // Custom domains: hosts that are none of ours, and redirects to a site's primary domain.
-  const domains = createDomainServing({ store, hosts: config.hosts, scheme: config.publicUrls.site.startsWith('https:') ? 'https' : 'http' });
+  const domains = createDomainServing({ store, hosts: config.hosts, scheme: config.publicUrls.site.startsWith('https:') ? 'https' : 'http', now });
   const unknownHost = new ServiceError('not_found', `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`);
 
   const app = uws.App().any('/*', (res, req) => {

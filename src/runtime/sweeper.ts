@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import { PLAN_LIMITS } from '../rules/index.js';
 import type { DomainCheckReport } from '../sites/index.js';
-import { collectBucketGarbage, type Store } from '../store/index.js';
+import { collectBucketGarbage, type BucketOwner, type Store } from '../store/index.js';
 
 /**
  * The periodic lifecycle pass (DESIGN "Storage"): expiry itself is decided at read time, so this
@@ -19,6 +19,8 @@ export interface SweeperOptions {
   now?: () => number;
   /** Looks up the TXT records of custom domains that are due (sites' `createDomainChecker`). */
   checkDomains?: () => Promise<DomainCheckReport>;
+  /** This installation: the bucket is collected only while its marker names it. */
+  bucketOwner?: BucketOwner;
 }
 
 export interface SweepReport {
@@ -89,7 +91,7 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   // cannot be reached fails the sweep only after this node's own upkeep.
   const deletedBlobFiles = await store.collectGarbage(options.blobGraceMs);
   const deletedTempFiles = await store.blobs.sweepTemp(options.blobGraceMs);
-  const collectBucket = () => collectBucketGarbage(store, { graceMs: options.blobGraceMs, now: options.now });
+  const collectBucket = () => collectBucketGarbage(store, { graceMs: options.blobGraceMs, now: options.now, owner: options.bucketOwner });
   const deletedBucketObjects =
     store.blobs.bucket === undefined ? 0 : ((store.cluster ? await store.cluster.alone('bucket-gc', collectBucket) : await collectBucket()) ?? 0);
   const report = { sites: siteIds.length, ...upkeep, domains, deletedBlobFiles, deletedBucketObjects, deletedTempFiles };

@@ -1,6 +1,7 @@
 import { writeResponse, type HttpRequest, type HttpResponse } from '../http/index.js';
 import { hostOfHeader, isAtOrUnder, parsePreviewLabel, wwwPartner, type ServiceHosts } from '../rules/index.js';
 import type { Store } from '../store/index.js';
+import { isServingSite, previewRevision } from './preview-revision.js';
 
 /**
  * Custom domains on the serving side: which site a Host that is none of ours belongs to, the
@@ -11,7 +12,7 @@ import type { Store } from '../store/index.js';
  */
 
 /** All that custom domains read of the store. */
-export type DomainReader = Pick<Store, 'getDomain' | 'listDomains' | 'getSite' | 'getSiteById' | 'onSiteChanged'>;
+export type DomainReader = Pick<Store, 'getDomain' | 'listDomains' | 'getSite' | 'getSiteById' | 'getRevisionByNumber' | 'onSiteChanged'>;
 
 /** Where a request for a custom domain goes: a site (by its current name), or another host. */
 export type DomainRoute = { kind: 'site'; name: string } | { kind: 'redirect'; host: string };
@@ -24,9 +25,12 @@ export interface DomainServing {
   /** Answers 301 to the same path and query on `host`. */
   redirect(res: HttpResponse, req: HttpRequest, host: string): void;
   /**
-   * The TLS terminator's question: may a certificate be obtained for `name`? Yes for
-   * `<site>.<site domain>` of a site that exists and is not deleted, and for active custom
-   * domains of such sites; no for everything else (the service's own hosts get theirs otherwise).
+   * The TLS terminator's question: may a certificate be obtained for `name`? Each yes can become
+   * a certificate, so only for names that serve a page now, spelled as a terminator asks (lower
+   * case, no trailing dot): `<site>.<site domain>` (or a former name of it) of a site that is
+   * not deleted, expired or taken down; `<number>--<site>` under its current name when serving
+   * shows that revision (stored and within the plan's history reach); and active custom domains
+   * of such sites. No for everything else (the service's own hosts get theirs otherwise).
    */
   mayCertify(name: string): boolean;
 }
@@ -34,9 +38,18 @@ export interface DomainServing {
 // Distinct hosts remembered per thread (unknown ones too): beyond it the cache starts again.
 const MAX_CACHED_HOSTS = 10_000;
 const SITE_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+// A name as a TLS terminator asks for it: lower-case ASCII labels, no trailing dot, port or space.
+const CANONICAL_NAME = /^[a-z0-9-]+(?:\.[a-z0-9-]+)+$/;
 
-export function createDomainServing(options: { store: DomainReader; hosts: ServiceHosts; scheme: 'http' | 'https' }): DomainServing {
+export function createDomainServing(options: {
+  store: DomainReader;
+  hosts: ServiceHosts;
+  scheme: 'http' | 'https';
+  /** Wall clock for expiry and history reach; injectable for tests. */
+  now?: () => number;
+}): DomainServing {
   const { store, hosts, scheme } = options;
+  const now = options.now ?? Date.now;
   const routes = new Map<string, DomainRoute | null>();
   const siteRedirects = new Map<string, string | null>();
   // A name leads to the same site forever (names are never reused), so a known one is never
@@ -48,9 +61,9 @@ export function createDomainServing(options: { store: DomainReader; hosts: Servi
     for (const [name, id] of siteIds) if (id === null) siteIds.delete(name);
   });
 
-  const liveSite = (siteId: string) => {
+  const servingSite = (siteId: string) => {
     const site = store.getSiteById(siteId);
-    return site && site.state !== 'deleted' ? site : undefined;
+    return site && isServingSite(site, now()) ? site : undefined;
   };
 
   const resolve = (host: string): DomainRoute | null => {
@@ -108,18 +121,25 @@ export function createDomainServing(options: { store: DomainReader; hosts: Servi
     },
 
     mayCertify(name) {
-      const host = hostOfHeader(name.trim());
-      if (host === '' || host.length > 253) return false;
-      if (isAtOrUnder(host, hosts.siteDomain)) {
-        const label = host.slice(0, Math.max(0, host.length - hosts.siteDomain.length - 1));
+      // Any other spelling (`SITE.`, ` site`, `site:443`) would be a name of its own to a
+      // terminator that does not fold it, and to a CA's count of certificates.
+      if (name.length > 253 || !CANONICAL_NAME.test(name)) return false;
+      if (isAtOrUnder(name, hosts.siteDomain)) {
+        const label = name.slice(0, Math.max(0, name.length - hosts.siteDomain.length - 1));
         if (!SITE_LABEL.test(label)) return false;
-        // A preview address (`<number>--<name>`) is certified as its site is.
-        const site = store.getSite(parsePreviewLabel(label)?.name ?? label);
+        const preview = parsePreviewLabel(label);
         // A former name too: its address redirects to the current one, over HTTPS as well.
-        return site !== undefined && site.state !== 'deleted';
+        const site = store.getSite(preview?.name ?? label);
+        if (site === undefined || !isServingSite(site, now())) return false;
+        if (preview === undefined) return true;
+        // A preview, only where serving shows one: under the current name, for a revision in reach
+        // that its owner has not deleted.
+        if (site.name !== preview.name) return false;
+        const revision = previewRevision(store, site, preview.number, now());
+        return revision !== undefined && revision.deletedAt === undefined;
       }
-      const record = store.getDomain(host);
-      return record !== undefined && record.status === 'active' && liveSite(record.siteId) !== undefined;
+      const record = store.getDomain(name);
+      return record !== undefined && record.status === 'active' && servingSite(record.siteId) !== undefined;
     },
   };
 }

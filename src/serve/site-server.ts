@@ -14,17 +14,18 @@ import {
   type HttpResponse,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { ACCESS_PATHS, hasBadge, isExpired, isInHistoryReach, previewLabel, withRequestQuery, type SiteHeaders } from '../rules/index.js';
-import type { Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
+import { ACCESS_PATHS, hasBadge, isExpired, previewLabel, withRequestQuery, type SiteHeaders } from '../rules/index.js';
+import type { Encoding, FileEntry, SiteRecord } from '../store/index.js';
 import { accessOfHost, PROTECTED_HEADERS, type AccessGate } from './access.js';
 import { BlobNotLocal, createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
 import { blobEtag, fileHeaders, joinAfterFirst, notModifiedHeaders, pageHeaders, SECURITY_HEADERS, type FileAnswer, type HeaderList } from './headers.js';
 import { matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
 import { statusPage, type StatusPageCode } from './pages.js';
+import { previewRevision, type PreviewReader } from './preview-revision.js';
 import { createSiteCache, ENCODINGS, type CachedSite, type PreparedHeaders, type SiteReader, type Target } from './site-cache.js';
 
 export interface SiteServerOptions {
-  store: SiteReader & Pick<Store, 'getRevisionByNumber'>;
+  store: SiteReader & PreviewReader;
   config: ServeConfig;
   /** Public address of a site, for redirects after a rename. */
   siteUrl: (name: string) => string;
@@ -307,10 +308,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     }
     const privacy = access !== undefined ? PROTECTED_PRIVACY : PREVIEW_PRIVACY;
     if (route.preview === undefined) return { revision: site.liveRevision, privacy };
-    const revision = store.getRevisionByNumber(site.id, route.preview);
+    const revision = previewRevision(store, site, route.preview, now());
     const refusalHeaders = access !== undefined ? PROTECTED_HEADERS : { 'X-Robots-Tag': 'noindex' };
-    // A revision out of the plan's history reach has no preview, whether it is still stored or not.
-    if (revision === undefined || !isInHistoryReach(site, revision, now())) return void sendPage(res, 404, head, refusalHeaders, siteName);
+    if (revision === undefined) return void sendPage(res, 404, head, refusalHeaders, siteName);
     // Deleted by its owner: gone for good, whatever the path or credential (its number is never reused).
     if (revision.deletedAt !== undefined) return void sendRevisionGone(res, head, refusalHeaders, siteName);
     return { revision: revision.id, privacy };

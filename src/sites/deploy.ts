@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { siteUrl } from '../config.js';
-import { recordsUnavailableError, ServiceError } from '../errors.js';
+import { recordsSilentError, ServiceError } from '../errors.js';
 import { isBrotliName, type FileReference, type JsonDeployFields, type RejudgedContent, type SiteFile, type UnpackResult } from '../ingest/index.js';
 import { ANONYMOUS_LIFETIME_MS, isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type Plan, type RevisionExtras } from '../rules/index.js';
 import { hashToken, type FileEntry, type ManifestPart, type ManifestRecord } from '../store/index.js';
@@ -22,7 +22,10 @@ export interface DeployRequest {
   network: string;
   /** `json`: the body is SPEC 4.2's inline files; `archive`: tar, tgz or zip, told apart by bytes. */
   bodyKind: 'archive' | 'json';
-  /** For archives, the site and base revision named outside the body; JSON bodies name them inside. */
+  /**
+   * The site and base revision named outside the body (`?site=`, `X-Base-Revision`): archives name
+   * them only there; JSON bodies name them inside, and may name them here instead.
+   */
   site?: string;
   baseRevision?: string;
   /** Finishes a digest deploy: the body holds only the contents its manifest listed as missing. */
@@ -86,7 +89,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
   async function begin(request: DeployRequest): Promise<PendingDeploy> {
     // A deploy unpacks, checks and uploads before its one write: while the cluster's records
     // database is known not to answer, it is refused at once rather than after all that.
-    if (store.cluster !== undefined && !store.cluster.answering()) throw recordsUnavailableError();
+    if (store.cluster !== undefined && !store.cluster.answering()) throw recordsSilentError();
     if (request.manifest !== undefined) return beginFromManifest(request, request.manifest);
     const { caller, network } = request;
     // Archives name their site outside the body: decide before reading it.
@@ -107,7 +110,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
           throw new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
         }
         const fields = result.json ?? {};
-        const decision = early ?? (await decideJson(caller, fields, network));
+        const decision = early ?? (await decideJson(caller, withOutsideNames(fields, request), network));
         const files = assemble(decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
         const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
         const reused = contentsToRejudge(decision.mode === 'update' ? decision.base : undefined, result.references ?? []);
@@ -583,4 +586,23 @@ export function linkCheckShares(site: readonly SiteFile[], threads: number): Arr
   }
   if (current.length > 0) shares.push(current);
   return shares;
+}
+
+/**
+ * A JSON body's site and base revision, taken from outside the body (`?site=`, `X-Base-Revision`)
+ * where the body leaves them out. Left out, a `?site=` was ignored and the deploy created a new
+ * site; named twice, the two must agree.
+ */
+function withOutsideNames(fields: JsonDeployFields, outside: { site?: string; baseRevision?: string }): JsonDeployFields {
+  const pick = (inside: string | undefined, given: string | undefined, bodyName: string, outsideName: string): string | undefined => {
+    if (inside !== undefined && given !== undefined && inside !== given) {
+      throw new ServiceError('bad_request', `The body's "${bodyName}" is ${inside}, but ${outsideName} is ${given}.`, {
+        agentMessage: `Name the ${bodyName === 'site' ? 'site' : 'base revision'} once: in the JSON body as "${bodyName}", or as ${outsideName}.`,
+      });
+    }
+    return inside ?? given;
+  };
+  const site = pick(fields.site, outside.site, 'site', '?site=');
+  const baseRevision = pick(fields.base_revision, outside.baseRevision, 'base_revision', 'the X-Base-Revision header');
+  return { ...fields, ...(site !== undefined ? { site } : {}), ...(baseRevision !== undefined ? { base_revision: baseRevision } : {}) };
 }

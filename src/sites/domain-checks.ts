@@ -78,7 +78,19 @@ export function isCheckDue(record: DomainRecord, at: number): boolean {
   return at - (record.checkedAt ?? record.verifiedAt ?? record.createdAt) >= DOMAIN_RECHECK_MS;
 }
 
-/** Looks a domain up and records the outcome, unless the claim changed meanwhile (then undefined). */
+/**
+ * Whether another site's claim holds the claim's domain (it was verified first): then this claim
+ * waits, is shown `taken`, and is not looked up (it could not become active).
+ */
+export function isHeldElsewhere(store: Pick<Store, 'getDomainHolder'>, record: DomainRecord): boolean {
+  const holder = store.getDomainHolder(record.domain);
+  return holder !== undefined && holder.siteId !== record.siteId;
+}
+
+/**
+ * Looks a domain up and records the outcome, unless the claim changed meanwhile (then undefined).
+ * A claim the store does not let become active (another site's was verified first) keeps its status.
+ */
 export async function checkDomain(
   store: Store,
   lookup: TxtLookup,
@@ -88,7 +100,7 @@ export async function checkDomain(
 ): Promise<DomainRecord | undefined> {
   const answer = await lookup(challengeName(record.domain));
   // Decided against the record as it is after the lookup, which may have taken seconds.
-  const current = store.getDomain(record.domain);
+  const current = store.getDomainClaim(record.domain, record.siteId);
   if (!current || current.claim !== record.claim) return undefined;
   return store.updateDomain(record.domain, record.claim, checkOutcome(current, answer, now(), graceMs));
 }
@@ -115,7 +127,7 @@ export function createDomainChecker(options: DomainCheckerOptions): () => Promis
   const lookup = options.lookup ?? createTxtLookup(options.config.domains.dnsServers);
   return async () => {
     const at = now();
-    const due = options.store.listAllDomains().filter((record) => isCheckDue(record, at));
+    const due = options.store.listAllDomains().filter((record) => isCheckDue(record, at) && !isHeldElsewhere(options.store, record));
     const report: DomainCheckReport = { checked: 0, activated: 0, failed: 0, suspended: 0 };
     let next = 0;
     const worker = async (): Promise<void> => {

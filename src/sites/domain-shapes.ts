@@ -1,4 +1,4 @@
-import { DOMAIN_STATUSES } from '../rules/index.js';
+import { SHOWN_DOMAIN_STATUSES } from '../rules/index.js';
 import { arrayOf, bool, constant, enumOf, object, str, time, type JsonOf } from './schema-kit.js';
 
 /** The JSON of custom domains (docs/sites-api.md "Custom domains"), listed in shapes.ts's SHAPES. */
@@ -18,10 +18,10 @@ export const DnsRecord = object(
 const domainProperties = {
   domain: str('The domain, in lower-case ASCII (internationalised names in punycode).', { pattern: DOMAIN }),
   status: enumOf(
-    DOMAIN_STATUSES,
-    '`pending` until the TXT record is found; `active` is served and gets a certificate; `failed` or `suspended` say why in `reason`.',
+    SHOWN_DOMAIN_STATUSES,
+    '`pending` until the TXT record is found; `active` is served and gets a certificate; `failed` or `suspended` say why in `reason`; `taken`: another site verified the domain first and serves it, so this claim waits.',
   ),
-  reason: str('Why the last check failed.'),
+  reason: str('Why the last check failed, or why the domain is taken.'),
   primary: bool('Of `example.org` and `www.example.org`, the one the other redirects to.'),
   redirect_site_address: bool("With `primary`: the site's own address redirects here too."),
   verification: object({ type: constant('TXT'), name: str('Where the TXT record goes.'), value: str('What it must hold.') }),

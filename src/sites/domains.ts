@@ -5,7 +5,7 @@ import { challengeName, looksLikeApex, parseDomain } from '../rules/index.js';
 import type { DomainRecord, SiteRecord } from '../store/index.js';
 import { resolveSite } from './access.js';
 import type { Caller } from './callers.js';
-import { checkDomain, createTxtLookup, type TxtLookup } from './domain-checks.js';
+import { checkDomain, createTxtLookup, isHeldElsewhere, type TxtLookup } from './domain-checks.js';
 import type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';
 import type { OperationsDeps } from './deps.js';
 import { iso } from './views.js';
@@ -15,7 +15,9 @@ import { iso } from './views.js';
  * the DNS records to create, and asks for the TXT check; only an active domain is served and
  * certified. The verification value is an HMAC of the site id and the domain under a server
  * secret: the same for the same site whenever it is added again, different for any other site, so
- * a record left behind for one site never verifies another.
+ * a record left behind for one site never verifies another. Several sites may claim one domain at
+ * once and nobody can remove another's claim; the first whose value is found in DNS gets it, and
+ * the others are shown `taken` (in their listing and verify answers) until it lets go.
  */
 export interface DomainOperations {
   list(caller: Caller, name: string): DomainListView;
@@ -41,12 +43,16 @@ export function domainOperations(deps: OperationsDeps, lookup: TxtLookup = creat
     return `plinth-verify=${createHmac('sha256', secret).update(`${siteId}\n${domain}`).digest('base64url').slice(0, 32)}`;
   };
 
+  const takenReason = (record: DomainRecord): string =>
+    `Another site verified ${record.domain} first and serves it now; a domain serves one site at a time. This site gets it only once the other site gives it up.`;
+
   const view = (record: DomainRecord, site: SiteRecord): DomainView => {
     const target = targetOf(site);
     const verification = { type: 'TXT' as const, name: challengeName(record.domain), value: record.token };
+    const taken = isHeldElsewhere(store, record);
     const result: DomainView = {
       domain: record.domain,
-      status: record.status,
+      status: taken ? 'taken' : record.status,
       primary: record.primary,
       redirect_site_address: record.redirectSite === true,
       verification,
@@ -54,7 +60,8 @@ export function domainOperations(deps: OperationsDeps, lookup: TxtLookup = creat
       records: [verification, { type: looksLikeApex(record.domain) ? 'ALIAS' : 'CNAME', name: record.domain, value: target }],
       created_at: iso(record.createdAt),
     };
-    if (record.reason !== undefined) result.reason = record.reason;
+    if (taken) result.reason = takenReason(record);
+    else if (record.reason !== undefined) result.reason = record.reason;
     if (record.verifiedAt !== undefined) result.verified_at = iso(record.verifiedAt);
     if (record.checkedAt !== undefined) result.checked_at = iso(record.checkedAt);
     return result;
@@ -63,6 +70,13 @@ export function domainOperations(deps: OperationsDeps, lookup: TxtLookup = creat
   const instructions = (record: DomainRecord, site: SiteRecord): string => {
     const target = targetOf(site);
     const verify = `POST /v1/sites/${site.name}/domains/${record.domain}/verify`;
+    if (isHeldElsewhere(store, record)) {
+      return (
+        `${record.domain} is in use by another site, whose owner verified it first, so it does not serve ${site.name}. ` +
+        `Tell the user: if the domain is theirs and should serve ${site.name}, it must first be removed from the other site. ` +
+        `Then verify again with ${verify}. Otherwise remove it here with DELETE /v1/sites/${site.name}/domains/${record.domain}.`
+      );
+    }
     if (record.status === 'active') {
       return `${record.domain} is active: it serves ${site.name} over HTTPS (the certificate is issued on the first visit). Keep the TXT record ${challengeName(record.domain)} in place; it is checked daily.`;
     }
@@ -78,8 +92,8 @@ export function domainOperations(deps: OperationsDeps, lookup: TxtLookup = creat
 
   const findOwn = (site: SiteRecord, raw: string): DomainRecord => {
     const parsed = parseDomain(raw, config.hosts);
-    const record = parsed.ok ? store.getDomain(parsed.domain) : undefined;
-    if (!record || record.siteId !== site.id) {
+    const record = parsed.ok ? store.getDomainClaim(parsed.domain, site.id) : undefined;
+    if (!record) {
       throw new ServiceError('not_found', `${site.name} has no custom domain ${raw.slice(0, 253)}.`, {
         agentMessage: `List the site's domains with GET /v1/sites/${site.name}/domains.`,
       });
@@ -110,7 +124,7 @@ export function domainOperations(deps: OperationsDeps, lookup: TxtLookup = creat
       else if (added.reason === 'exists') record = added.record;
       else if (added.reason === 'taken') {
         throw new ServiceError('conflict', `${domain} is already in use by another site.`, {
-          agentMessage: `${domain} is attached to another site. Its owner must remove it there first; a domain belongs to one site at a time.`,
+          agentMessage: `${domain} is attached to another site, which verified it. Its owner must remove it there first; a domain serves one site at a time.`,
         });
       } else if (added.reason === 'over_limit') {
         throw new ServiceError(
@@ -141,6 +155,8 @@ export function domainOperations(deps: OperationsDeps, lookup: TxtLookup = creat
     async verify(caller, name, domain) {
       const { site } = resolveSite(store, caller, name, 'manage_members', deps.now());
       const record = findOwn(site, domain);
+      // Held by another site's claim: no lookup could make this one active.
+      if (isHeldElsewhere(store, record)) return { ...view(record, site), agent_message: instructions(record, site) };
       // Any status passes to active when the record is there; a failed domain stays failed otherwise.
       const checked = await checkDomain(store, lookup, record, deps.now, config.domains.graceMs);
       if (!checked) {

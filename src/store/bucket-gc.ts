@@ -1,5 +1,6 @@
 import { forEachLimit } from './bucket.js';
-import type { Store } from './types.js';
+import { describeOwner, sameOwner } from './bucket-owner.js';
+import type { BucketOwner, Store } from './types.js';
 
 /** What bucket garbage collection reads: the bucket, and the records (through the Store interface). */
 export type BucketGarbageStore = Pick<Store, 'blobs' | 'listSiteIds' | 'listRevisions' | 'listFiles' | 'manifestBlobs'>;
@@ -12,6 +13,11 @@ export interface BucketGarbageOptions {
    * walks every revision of every site; a backend with a cheaper query may pass its own.
    */
   referenced?: () => Iterable<string> | Promise<Iterable<string>>;
+  /**
+   * This installation: nothing is deleted unless the bucket's marker names it (the node checked
+   * at start-up; an operator may have handed the bucket to another installation since).
+   */
+  owner?: BucketOwner;
   now?: () => number;
 }
 
@@ -54,6 +60,14 @@ export function referencedBlobs(store: Pick<Store, 'listSiteIds' | 'listRevision
 export async function collectBucketGarbage(store: BucketGarbageStore, options: BucketGarbageOptions): Promise<number> {
   const bucket = store.blobs.bucket;
   if (bucket === undefined) return 0;
+  if (options.owner !== undefined) {
+    const marked = await bucket.readOwner();
+    if (!sameOwner(marked, options.owner)) {
+      throw new Error(
+        `The bucket belongs to ${marked ? describeOwner(marked) : 'no installation (it has no marker)'}, not to ${describeOwner(options.owner)}: nothing was deleted from it.`,
+      );
+    }
+  }
   const now = options.now ?? Date.now;
   const { graceMs } = options;
 

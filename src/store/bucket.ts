@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import {
@@ -15,7 +16,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { Config } from '../config.js';
 import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
-import type { BlobBucket, BucketObject, BucketOptions, Encoding } from './types.js';
+import type { BlobBucket, BucketObject, BucketOptions, BucketOwner, Encoding } from './types.js';
 
 /**
  * The blob bucket through @aws-sdk/client-s3, with only the calls AWS S3, Cloudflare R2, MinIO
@@ -55,8 +56,19 @@ export interface S3Bucket extends BlobBucket {
   download(key: string): Promise<AsyncIterable<Uint8Array>>;
   /** Renews the object's age (a copy onto itself with a fresh stamp), so garbage collection spares it. */
   touch(key: string, at: number): Promise<void>;
+  /** Writes the marker naming the bucket's owner (see bucket-owner.ts); `by` says who wrote it, for people. */
+  writeOwner(owner: BucketOwner, by: string): Promise<void>;
+  /**
+   * Writes a small object outside `blobs/`, reads it back and deletes it: rejects with what the
+   * bucket answered (the SDK's own error, not mapped), or an error with code `PROBE_MISMATCH`.
+   */
+  probe(): Promise<void>;
   close(): void;
 }
+
+/** The marker object: outside `blobs/`, so no listing of blobs or garbage collection ever sees it. */
+export const OWNER_KEY = 'plinth/owner.json';
+const PROBE_PREFIX = 'plinth/probe/';
 
 /** The store's bucket options from the configuration; undefined without `PLINTH_S3_BUCKET`. */
 export function bucketOptionsOf(config: Readonly<Config>): BucketOptions | undefined {
@@ -183,6 +195,38 @@ export function createS3Bucket(options: BucketOptions): S3Bucket {
       );
     },
 
+    async readOwner() {
+      let text: string;
+      try {
+        const found = await client.send(new GetObjectCommand({ Bucket, Key: OWNER_KEY }));
+        text = (await found.Body?.transformToString('utf8')) ?? '';
+      } catch (err) {
+        const mapped = bucketError(err, OWNER_KEY);
+        if ((mapped as { code?: string }).code === NOT_IN_BUCKET) return undefined;
+        throw mapped;
+      }
+      return parseOwner(text);
+    },
+
+    async writeOwner(owner, by) {
+      const body = JSON.stringify({ owner, written_at: new Date().toISOString(), written_by: by }, null, 2);
+      await call(OWNER_KEY, () => client.send(new PutObjectCommand({ Bucket, Key: OWNER_KEY, Body: body, ContentType: 'application/json' })));
+    },
+
+    async probe() {
+      const Key = `${PROBE_PREFIX}${randomUUID()}`;
+      const written = `plinth start-up check ${Key}`;
+      await client.send(new PutObjectCommand({ Bucket, Key, Body: written }));
+      try {
+        const found = await client.send(new GetObjectCommand({ Bucket, Key }));
+        const read = (await found.Body?.transformToString('utf8')) ?? '';
+        if (read !== written)
+          throw Object.assign(new Error(`${Key} read back ${read.length} bytes other than the ${written.length} written`), { code: 'PROBE_MISMATCH' });
+      } finally {
+        await client.send(new DeleteObjectCommand({ Bucket, Key }));
+      }
+    },
+
     async *list() {
       let ContinuationToken: string | undefined;
       do {
@@ -201,6 +245,21 @@ export function createS3Bucket(options: BucketOptions): S3Bucket {
 
     close: () => client.destroy(),
   };
+}
+
+/**
+ * The owner a marker names. A marker that is not one of ours (unreadable, another shape) is an
+ * error: no installation may take the bucket for its own until an operator adopts it.
+ */
+function parseOwner(text: string): BucketOwner {
+  let owner: { kind?: unknown; id?: unknown } | undefined;
+  try {
+    owner = (JSON.parse(text) as { owner?: { kind?: unknown; id?: unknown } } | null)?.owner;
+  } catch {
+    owner = undefined;
+  }
+  if ((owner?.kind === 'cluster' || owner?.kind === 'install') && typeof owner.id === 'string' && owner.id !== '') return { kind: owner.kind, id: owner.id };
+  throw new Error(`the bucket's ${OWNER_KEY} is not a marker Plinth wrote`);
 }
 
 /** A body whose stream fails mid-way (a reset connection) fails as the bucket being unavailable. */

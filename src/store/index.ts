@@ -18,3 +18,4 @@ export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } 
 export { moveToCluster, type ClusterMoveReport } from './migrate.js';
 export { collectBucketGarbage, referencedBlobs, type BucketGarbageOptions, type BucketGarbageStore } from './bucket-gc.js';
 export { bucketOptionsOf } from './bucket.js';
+export { adoptBucket, checkBucket, claimBucket, describeOwner, ownerOf } from './bucket-owner.js';

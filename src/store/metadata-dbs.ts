@@ -92,8 +92,13 @@ export interface MetadataDbs {
   oauthGrants: Database<OAuthGrantRecord, string>;
   /** `[accountId, grantId]` → 1; one range scan lists an account's connected apps. */
   accountGrants: Database<number, AccountGrantKey>;
-  /** domain → custom domain record (one site at a time). */
+  /**
+   * domain → its one claim: the layout before several sites could claim a domain at once. Records
+   * still stored so are moved to `domainClaims` when the store opens (domains.ts).
+   */
   domains: Database<DomainRecord, string>;
+  /** `[domain, siteId]` → that site's claim on the domain; one range scan lists a domain's claims. */
+  domainClaims: Database<DomainRecord, DomainClaimKey>;
   /** `[siteId, domain]` → 1; one range scan lists a site's domains. */
   siteDomains: Database<number, SiteDomainKey>;
   /** sha256 of a members-only access ticket → the ticket (used once). */
@@ -117,6 +122,7 @@ export type InviteKey = [siteId: string, email: string];
 export type AccountTokenKey = [accountId: string, tokenId: string];
 export type AccountGrantKey = [accountId: string, grantId: string];
 export type SiteDomainKey = [siteId: string, domain: string];
+export type DomainClaimKey = [domain: string, siteId: string];
 
 export function openMetadataDbs(path: string): MetadataDbs {
   // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
@@ -153,6 +159,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     oauthGrants: env.openDB<OAuthGrantRecord, string>('oauthGrants', {}),
     accountGrants: env.openDB<number, AccountGrantKey>('accountGrants', {}),
     domains: env.openDB<DomainRecord, string>('domains', {}),
+    domainClaims: env.openDB<DomainRecord, DomainClaimKey>('domainClaims', {}),
     siteDomains: env.openDB<number, SiteDomainKey>('siteDomains', {}),
     accessTickets: env.openDB<AccessTicketRecord, string>('accessTickets', {}),
     replicaState: env.openDB<number | string, string>('replicaState', {}),

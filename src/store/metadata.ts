@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { accountOps } from './accounts.js';
-import { domainOps } from './domains.js';
+import { domainOps, hasLegacyDomains, liftLegacyDomains } from './domains.js';
 import { commitRevision } from './commit.js';
 import { collectGarbage } from './gc.js';
 import { manifestOps, pruneManifests, type ManifestRecords } from './manifests.js';
@@ -135,6 +135,9 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     void raw.env.close();
     throw new Error(`${path} belongs to a cluster (its records live in PostgreSQL): start with PLINTH_DATABASE_URL set.`);
   }
+  // Records of a former layout, moved before anything reads them (a cluster's go through
+  // PostgreSQL once the replica has caught up: see connectStore).
+  if (!records && hasLegacyDomains(raw)) raw.env.transactionSync(() => liftLegacyDomains(raw));
   const replica = records ? recordingDbs(raw) : undefined;
   const dbs = replica ? replica.dbs : raw;
   const changes = createSiteChanges(`plinth:site-changes:${path}`, () => raw.env.resetReadTxn());

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,9 +7,10 @@ import type { Database, Key } from 'lmdb';
 import { createBucketBlobStore } from './bucket-blob-store.js';
 import { forEachLimit } from './bucket.js';
 import { openMetadataDbs, type MetadataDbs } from './metadata-dbs.js';
-import { openRecordsLog } from './records-log.js';
+import { claimBucketForMove, INSTALL_ID_SECRET } from './bucket-owner.js';
+import { openRecordsLog, type RecordsLog } from './records-log.js';
 import { clusterOf, REPLICATED_DBS, type RecordWrite, type ReplicatedDb } from './replica.js';
-import type { BucketOptions, Encoding } from './types.js';
+import type { BucketOptions, BucketOwner, Encoding } from './types.js';
 
 /**
  * Moving an embedded install into a cluster. The blobs its revisions reference go into the bucket
@@ -56,13 +57,33 @@ export interface ClusterMoveReport {
 export async function moveToCluster(dataDir: string, target: { databaseUrl?: string; bucket?: BucketOptions }): Promise<ClusterMoveReport> {
   const dbs = openSource(dataDir);
   try {
-    const report: ClusterMoveReport = {};
-    if (target.bucket) report.blobs = await copyBlobs(dbs, dataDir, target.bucket);
-    if (target.databaseUrl) report.records = await copyRecords(dbs, target.databaseUrl);
-    return report;
+    const log = target.databaseUrl ? await openRecordsLog({ url: target.databaseUrl, origin: `${process.pid}/migrate`, maxConnections: 1 }) : undefined;
+    try {
+      const report: ClusterMoveReport = {};
+      if (target.bucket) {
+        // The bucket becomes the cluster's (or, blobs alone, this install's) before a blob goes
+        // in: another installation's bucket is refused with nothing copied.
+        const installId = dbs.secrets.get(INSTALL_ID_SECRET);
+        const source: BucketOwner | undefined = installId === undefined ? undefined : { kind: 'install', id: installId };
+        const owner: BucketOwner = log ? { kind: 'cluster', id: log.clusterId } : (source ?? { kind: 'install', id: await newInstallId(dbs) });
+        await claimBucketForMove(target.bucket, owner, source);
+        report.blobs = await copyBlobs(dbs, dataDir, target.bucket);
+      }
+      if (log) report.records = await copyRecords(dbs, log);
+      return report;
+    } finally {
+      await log?.close();
+    }
   } finally {
     await dbs.env.close();
   }
+}
+
+/** Gives the embedded install the id it is known by as a bucket's owner (see bucket-owner.ts `ownerOf`). */
+async function newInstallId(dbs: MetadataDbs): Promise<string> {
+  const id = randomUUID();
+  await dbs.secrets.put(INSTALL_ID_SECRET, id);
+  return id;
 }
 
 /** The LMDB of a stopped embedded install: refused if it is a cluster's or a process has it open. */
@@ -117,24 +138,19 @@ async function copyBlobs(dbs: MetadataDbs, dataDir: string, bucket: BucketOption
   return report;
 }
 
-/** The records into the empty cluster at `databaseUrl`, verified before PostgreSQL commits. */
-async function copyRecords(dbs: MetadataDbs, databaseUrl: string): Promise<RecordsCopyReport> {
+/** The records into the empty cluster of `log`, verified before PostgreSQL commits. */
+async function copyRecords(dbs: MetadataDbs, log: RecordsLog): Promise<RecordsCopyReport> {
   const source = digestOf((each) => eachLocalRecord(dbs, each));
-  const log = await openRecordsLog({ url: databaseUrl, origin: `${process.pid}/migrate`, maxConnections: 1 });
-  try {
-    const { records, changes } = await log.importRecords(localBatches(dbs), async (read) => {
-      const copied = await digestOfAsync(read);
-      const differing = REPLICATED_DBS.filter((db) => copied[db].records !== source[db].records || copied[db].digest !== source[db].digest);
-      if (differing.length > 0) throw new Error(`The copy differs from the source in ${differing.join(', ')}; nothing was committed.`);
-    });
-    // The data directory now belongs to the cluster: a node may start on it with
-    // PLINTH_DATABASE_URL (its replica is rebuilt from the same records), and nothing may
-    // write to it as an embedded install any more.
-    await dbs.replicaState.put('migratedTo', log.clusterId);
-    return { records, changes, digest: source };
-  } finally {
-    await log.close();
-  }
+  const { records, changes } = await log.importRecords(localBatches(dbs), async (read) => {
+    const copied = await digestOfAsync(read);
+    const differing = REPLICATED_DBS.filter((db) => copied[db].records !== source[db].records || copied[db].digest !== source[db].digest);
+    if (differing.length > 0) throw new Error(`The copy differs from the source in ${differing.join(', ')}; nothing was committed.`);
+  });
+  // The data directory now belongs to the cluster: a node may start on it with
+  // PLINTH_DATABASE_URL (its replica is rebuilt from the same records), and nothing may
+  // write to it as an embedded install any more.
+  await dbs.replicaState.put('migratedTo', log.clusterId);
+  return { records, changes, digest: source };
 }
 
 /** Pids of other processes with reader slots in this LMDB environment (a running server has some). */

@@ -55,7 +55,12 @@ export async function connectStore(options: StoreOptions | ClusterStoreOptions):
   const now = (): number => base() + records.clockOffsetMs();
   const blobs = openBlobs(options, now);
   const store: Store = { blobs, ...openMetadata(metaPath, now, blobs, records) };
-  if (records.connected()) await store.cluster!.catchUp();
+  // Offline, both wait for PostgreSQL: catching up as the node follows it, the lift for the next start.
+  if (records.connected()) {
+    await store.cluster!.catchUp();
+    // Records of a former layout are moved through PostgreSQL, once, by whichever thread comes first.
+    await store.liftLegacyDomains();
+  }
   return store;
 }
 

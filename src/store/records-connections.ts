@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { RECORDS_BUSY_CODE, RECORDS_UNAVAILABLE_CODE } from '../errors.js';
+import { describePostgresFailure } from './postgres-errors.js';
 
 /**
  * The connections of a records log to PostgreSQL, with every wait bounded (docs/operating.md,
@@ -148,7 +149,7 @@ export function openConnections(url: string, maxConnections: number): RecordsCon
     let probe = false;
     if (silentAt !== undefined) {
       if (probing || performance.now() - silentAt < DATABASE_ANSWER_MS) {
-        throw unavailable(new Error(`PostgreSQL did not answer within ${DATABASE_ANSWER_MS} ms.`));
+        throw unavailable(Object.assign(new Error(`no answer within ${DATABASE_ANSWER_MS} ms to the last call`), { code: 'ETIMEDOUT' }), url);
       }
       probe = probing = true;
     }
@@ -159,7 +160,7 @@ export function openConnections(url: string, maxConnections: number): RecordsCon
       } catch (err) {
         // A refused connection is an answer (PostgreSQL is down, not hung).
         silentAt = isSilence(err) ? performance.now() : undefined;
-        throw unavailable(err);
+        throw unavailable(err, url);
       }
       // The server can end a connection between two queries (a restart): the client then emits
       // 'error' while it is checked out, which would take the process down without a listener.
@@ -176,7 +177,7 @@ export function openConnections(url: string, maxConnections: number): RecordsCon
         broken ||= isConnectionError(err);
         // A connection the server closed (a restart, an idle transaction ended) was an answer.
         silentAt = isSilence(err) ? performance.now() : undefined;
-        if (broken || codeOf(err) === '57014') throw unavailable(err);
+        if (broken || codeOf(err) === '57014') throw unavailable(err, url);
         if (codeOf(err) === '55P03') throw busy(err);
         throw err;
       } finally {
@@ -209,8 +210,9 @@ export async function rollback(client: pg.ClientBase, err: unknown): Promise<voi
   if (!isConnectionError(err)) await client.query('ROLLBACK').catch(() => undefined);
 }
 
-export function unavailable(err: unknown): Error {
-  return Object.assign(new Error('The records database (PostgreSQL) cannot be reached.', { cause: err }), { code: RECORDS_UNAVAILABLE_CODE });
+/** A failure to use PostgreSQL at all, with its cause in the message (start-up and the log show it). */
+export function unavailable(err: unknown, url: string): Error {
+  return Object.assign(new Error(describePostgresFailure(err, url), { cause: err }), { code: RECORDS_UNAVAILABLE_CODE });
 }
 
 function busy(err: unknown): Error {

@@ -52,6 +52,7 @@ export const REPLICATED_DBS = [
   'oauthGrants',
   'accountGrants',
   'domains',
+  'domainClaims',
   'siteDomains',
   'accessTickets',
 ] as const satisfies readonly (keyof MetadataDbs)[];

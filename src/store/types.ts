@@ -287,6 +287,8 @@ export interface BucketObject {
 
 /** The blob bucket, as garbage collection sees it. */
 export interface BlobBucket {
+  /** Which installation the bucket belongs to, from its marker; undefined for a bucket without one. */
+  readOwner(): Promise<BucketOwner | undefined>;
   /** Every blob object (key, size, age), page by page. */
   list(): AsyncIterable<BucketObject>;
   /** The object, or undefined when the bucket has none under `key`. */
@@ -294,6 +296,16 @@ export interface BlobBucket {
   delete(key: string): Promise<void>;
   /** The blob and its variant a key names, or undefined for a key that is not a blob's. */
   parseKey(key: string): { sha256: string; encoding?: Encoding } | undefined;
+}
+
+/**
+ * The one Plinth installation a bucket's blobs belong to, named by the marker object the bucket
+ * carries: a cluster (its id in PostgreSQL) or an embedded install (an id kept in its data
+ * directory). Only the owner's sweeps may delete in it.
+ */
+export interface BucketOwner {
+  kind: 'cluster' | 'install';
+  id: string;
 }
 
 /** An S3-compatible bucket for blobs (AWS S3, R2, MinIO, Ceph RGW). */

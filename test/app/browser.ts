@@ -54,7 +54,7 @@ export async function startAppServer(
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
-    executablePath: process.env.PLINTH_CHROMIUM ?? '/usr/bin/chromium',
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: [
       '--no-sandbox',
       '--disable-gpu',

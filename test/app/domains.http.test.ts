@@ -55,6 +55,23 @@ describe('custom domains in the app', () => {
     expect(removed).toContain('is served only at its own address');
   });
 
+  it('tells the owner when another site verified the domain first', async () => {
+    const site = await accountSite(server.store, owner);
+    const path = `/sites/${site.name}`;
+    await browser.post(`${path}/domains`, { domain: 'www.app-taken.org', csrf: await browser.formToken(path) });
+    const other = await accountWithToken(server.store, 'builder');
+    const otherSite = await accountSite(server.store, other);
+    const added = await server.store.addDomain({ domain: 'www.app-taken.org', siteId: otherSite.id, token: 'plinth-verify=other', maxPerSite: 5 });
+    if (!added.ok) throw new Error(added.reason);
+    await server.store.updateDomain('www.app-taken.org', added.record.claim, { status: 'active', verifiedAt: Date.now() });
+
+    const shown = (await browser.get(path)).text;
+    expect(shown).toContain('In use by another site');
+    expect(shown).toContain('Another site verified www.app-taken.org first');
+    await browser.post(`${path}/domains/verify`, { domain: 'www.app-taken.org', csrf: await browser.formToken(path) });
+    expect((await browser.get(path)).text).toContain('www.app-taken.org is not active yet: Another site verified');
+  });
+
   it('shows a refused domain next to the field and in the summary', async () => {
     const site = await accountSite(server.store, owner);
     const path = `/sites/${site.name}`;

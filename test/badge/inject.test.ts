@@ -1,22 +1,44 @@
 import fc from 'fast-check';
 import { parse, type DefaultTreeAdapterTypes as T } from 'parse5';
 import { describe, expect, it } from 'vitest';
-import { badgeCorner, injectBadge } from '../../src/badge/index.js';
+import { badgeCorner, badgeMarkup, injectBadge } from '../../src/badge/index.js';
 
 const OPTIONS = { siteName: 'my-site', reportUrl: 'https://plinth.example/report/my-site' };
 const MARK = '<div data-plinth-badge';
-const BADGE_END = 'Report abuse</a></div>';
+/** What is inserted, of either kind: the shadow root for body (usual), or the bare pill. */
+const MARKUP = badgeMarkup(OPTIONS, 'bottom-left');
 
 function inject(html: string, options = OPTIONS): string {
   return injectBadge(Buffer.from(html, 'utf8'), options).toString('utf8');
 }
 
+/** The length of the badge's markup (of either kind) that starts at `at` in `text`, or 0. */
+function badgeLengthAt(text: string, at: number): number {
+  for (const markup of [MARKUP.shadow, MARKUP.bare]) if (text.startsWith(markup, at)) return markup.length;
+  return 0;
+}
+
+/** Offsets where a badge's markup starts in `text`. */
+function badgeStarts(text: string): number[] {
+  const starts: number[] = [];
+  for (let at = text.indexOf(MARK); at !== -1; at = text.indexOf(MARK, at + 1)) {
+    const length = badgeLengthAt(text, at);
+    if (length > 0) {
+      starts.push(at);
+      at += length - 1;
+    }
+  }
+  return starts;
+}
+
 /** The page with the badge cut out, to show nothing else moved. */
 function withoutBadge(out: string): string {
-  const start = out.indexOf(MARK);
-  const end = out.indexOf('</div>', start) + '</div>'.length;
-  return out.slice(0, start) + out.slice(end);
+  const start = badgeStarts(out)[0]!;
+  return out.slice(0, start) + out.slice(start + badgeLengthAt(out, start));
 }
+
+/** The page with each badge written as [B]. */
+const marked = (out: string): string => out.replaceAll(MARKUP.shadow, '[B]').replaceAll(MARKUP.bare, '[B]');
 
 // --- What a browser builds, read with parse5's public parse(), independently of src/serve. ---
 
@@ -88,18 +110,18 @@ function closerRuns(text: string, at: number): number[] {
  * badge is in, such as a frameset, may get a second.)
  */
 function onlyInserted(text: string, source: string): boolean {
-  const start = text.indexOf(MARK);
-  if (start === -1) return text === source;
-  const end = text.indexOf(BADGE_END, start) + BADGE_END.length;
+  const start = badgeStarts(text)[0];
+  if (start === undefined) return text === source;
+  const end = start + badgeLengthAt(text, start);
   return closerRuns(text, start).some((length) => onlyInserted(text.slice(0, start - length) + text.slice(end), source));
 }
 
 /** The inserted end tags before the (last) badge, after checking the rest of the page is unchanged. */
 function insertedPart(page: Buffer, out: Buffer): { closers: string } {
   const text = decodeServed(out);
-  expect(text, 'no badge markup at all').toContain(MARK);
+  expect(badgeStarts(text).length, 'no badge markup at all').toBeGreaterThan(0);
   expect(onlyInserted(text, decodeServed(page)), text).toBe(true);
-  const start = text.lastIndexOf(MARK);
+  const start = badgeStarts(text).at(-1)!;
   return { closers: text.slice(start - Math.max(...closerRuns(text, start)), start) };
 }
 
@@ -118,9 +140,11 @@ describe('injectBadge', () => {
     ['non-ASCII content', '<body>café 日本</body>', '日本', '</body>'],
   ])('inserts the badge before the last </body> in %s', (_name, html, before, after) => {
     const out = inject(html);
-    expect(out.split(MARK)).toHaveLength(2);
-    expect(out.slice(0, out.indexOf(MARK)).endsWith(before)).toBe(true);
-    expect(out.slice(out.indexOf('</div>', out.indexOf(MARK)) + 6)).toBe(after);
+    expect(badgeStarts(out)).toHaveLength(1);
+    const start = badgeStarts(out)[0]!;
+    expect(out.startsWith(MARKUP.shadow, start)).toBe(true);
+    expect(out.slice(0, start).endsWith(before)).toBe(true);
+    expect(out.slice(start + MARKUP.shadow.length)).toBe(after);
     expect(withoutBadge(out)).toBe(html);
   });
 
@@ -132,9 +156,7 @@ describe('injectBadge', () => {
     ['a page with a lone </', '<p>a </ b</p>'],
   ])('appends the badge to %s', (_name, html) => {
     const out = inject(html);
-    expect(out.startsWith(html)).toBe(true);
-    expect(out.slice(html.length).startsWith(MARK)).toBe(true);
-    expect(out.endsWith('</div>')).toBe(true);
+    expect(out).toBe(html + MARKUP.shadow);
   });
 
   it.each([
@@ -161,7 +183,8 @@ describe('injectBadge', () => {
 
   it('marks every inline declaration !important and starts each element from all:initial', () => {
     const styles = [...inject('<body></body>').matchAll(/ style="([^"]*)"/g)].map((m) => m[1]!);
-    expect(styles).toHaveLength(3);
+    // The pill in the shadow root and its light copy.
+    expect(styles).toHaveLength(6);
     for (const style of styles) {
       const declarations = style.split(';');
       expect(declarations[0]).toBe('all:initial !important');
@@ -196,6 +219,51 @@ describe('injectBadge', () => {
     const out = inject('<body></body>', { siteName, reportUrl: OPTIONS.reportUrl });
     expect(out).toContain(escaped);
     expect(out).not.toContain('<img');
+  });
+
+  it("gives body a shadow root that slots the page's content and holds the pill, with a light copy for browsers without one", () => {
+    const document = parse(inject('<body><p>x</p></body>'));
+    const body = (document.childNodes.find((n) => isElement(n, 'html')) as T.Element).childNodes.find((n) => isElement(n, 'body')) as T.Element;
+    const [p, copy, host, style] = body.childNodes as T.Element[];
+    expect(p!.tagName).toBe('p');
+    expect(isIntactBadge(copy!, OPTIONS.reportUrl)).toBe(true);
+    expect(attr(copy!, 'slot')).toBe('plinth-badge');
+    expect(host!.tagName).toBe('template');
+    expect(attr(host!, 'shadowrootmode')).toBe('open');
+    const shadow = (host as T.Template).content.childNodes as T.Element[];
+    expect(shadow.map((node) => node.tagName)).toEqual(['style', 'slot', 'div']);
+    expect(shadow[1]!.attrs).toEqual([]);
+    expect(isIntactBadge(shadow[2]!, OPTIONS.reportUrl)).toBe(true);
+    expect(style!.tagName).toBe('style');
+    expect(body.childNodes).toHaveLength(4);
+  });
+
+  it.each([
+    ['transform:none'],
+    ['translate:none'],
+    ['rotate:none'],
+    ['scale:none'],
+    ['perspective:none'],
+    ['transform-style:flat'],
+    ['contain:none'],
+    ['content-visibility:visible'],
+    ['will-change:auto'],
+    ['offset-path:none'],
+    ['clip-path:none'],
+    ['mask:none'],
+  ])('sets %s !important on body (from its shadow root) and on html', (declaration) => {
+    const styles = [...MARKUP.shadow.matchAll(/<style>([^<]*)<\/style>/g)].map((m) => m[1]!);
+    expect(styles).toHaveLength(2);
+    const rules = styles.flatMap((css) => [...css.matchAll(/([^{}]+)\{([^}]*)\}/g)].map((m) => [m[1]!, m[2]!.split(';')] as const));
+    for (const selector of [':host', ':root:not(#plinth-badge#plinth-badge)', ':root:not(#plinth-badge#plinth-badge)>body']) {
+      const declarations = rules.find(([found]) => found === selector)?.[1];
+      expect(declarations, selector).toContain(`${declaration} !important`);
+    }
+  });
+
+  it('leaves a filter on html alone (it does not make html a containing block), and turns it off on body', () => {
+    expect(MARKUP.shadow).toMatch(/:host\{[^}]*filter:none !important;backdrop-filter:none !important/);
+    expect(MARKUP.shadow).not.toMatch(/:root:not\(#plinth-badge#plinth-badge\)\{[^}]*filter/);
   });
 
   it('keeps the badge ASCII so it reads the same in any ASCII-compatible charset', () => {
@@ -325,8 +393,20 @@ describe('injectBadge on hostile pages', () => {
       '<body><template shadowrootmode=open><p>x</p>[B]</template></body>',
     ],
   ])('places the badge %s', (_name, html, expected) => {
-    const out = inject(html).replace(/<div data-plinth-badge.*?Report abuse<\/a><\/div>/, '[B]');
-    expect(out).toBe(expected);
+    expect(marked(inject(html))).toBe(expected);
+  });
+
+  it.each([
+    ['with a shadow root of its own for a page whose body is no shadow host', '<body><p>x</p></body>', 'shadow'],
+    ['with a shadow root of its own when other elements have one', '<body><my-card><template shadowrootmode=open>c</template></my-card></body>', 'shadow'],
+    ['with a shadow root of its own when a deeper element has a slot name', '<body><my-card><b slot=x>c</b></my-card></body>', 'shadow'],
+    ['bare, inside the shadow root body has already', '<body><template shadowrootmode=closed><p>x</p></template></body>', 'bare'],
+    ['bare, beside a child of body with a slot name (it would not render in our shadow root)', '<body><p slot=x>x</p></body>', 'bare'],
+    ['bare, before a later shadow root of the page it would turn off', '<body><select><b></select><template shadowrootmode=open>t</template></body>', 'bare'],
+  ])('places the badge %s', (_name, html, kind) => {
+    const out = inject(html);
+    expect(out.includes(MARKUP.shadow) ? 'shadow' : out.includes(MARKUP.bare) ? 'bare' : 'none').toBe(kind);
+    expect(badgeRendered(out, true)).toBe(true);
   });
 });
 
@@ -457,7 +537,7 @@ describe('injectBadge on random tag soup', () => {
     fc.assert(
       fc.property(bytes, (raw) => {
         const out = injectBadge(Buffer.from(raw), OPTIONS);
-        expect(decodeServed(out)).toContain(MARK);
+        expect(badgeStarts(decodeServed(out)).length).toBeGreaterThan(0);
       }),
       { seed, numRuns: runs },
     );

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployCommand } from '../../src/cli/deploy.js';
@@ -45,6 +45,9 @@ describe('plinth deploy of a folder whose site was claimed', () => {
     const err: string[] = [];
     expect(await deployCommand({ dir, apiUrl: server.apiUrl, out: (line) => out.push(line), err: (line) => err.push(line) })).toBe(0);
     expect(err.join('\n')).toContain('"api_token"');
+    // Called what it is: a token for the whole account, kept in a file only its owner can read.
+    expect(err.join('\n')).toContain('an API token for your account');
+    expect((statSync(join(dir, '.service.json')).mode & 0o777).toString(8)).toBe('600');
     expect(out[0]).toMatch(/^Published revision 2: /);
     expect((await request({ port: server.port, host: `${site}.sites.localhost` })).text).toContain('second');
 

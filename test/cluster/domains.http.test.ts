@@ -67,4 +67,33 @@ describe('custom domains across nodes', () => {
     expect(await waitUntil(async () => (await visit(0, domain)).status === 404, 10_000)).toBe(true);
     expect(await waitUntil(async () => (await asks(0, domain)) === 404, 10_000)).toBe(true);
   }, 60_000);
+
+  it('claims of two sites through two nodes stand side by side; verified at once, exactly one gets it and the other is told', async () => {
+    const first = await deploy(0, 'first claim');
+    const second = await deploy(1, 'second claim');
+    const domain = 'www.race-example.org';
+    const values: string[] = [];
+    for (const [node, site] of [
+      [0, first],
+      [1, second],
+    ] as const) {
+      const added = await api(node, { method: 'POST', path: `/v1/sites/${site}/domains`, token: owner.token, body: { domain } });
+      expect(added.status, added.text).toBe(201);
+      values.push((added.json as { verification: { value: string } }).verification.value);
+    }
+    dns.txt.set(`_plinth-challenge.${domain}`, values);
+    const verified = await Promise.all([
+      api(0, { method: 'POST', path: `/v1/sites/${first}/domains/${domain}/verify`, token: owner.token }),
+      api(1, { method: 'POST', path: `/v1/sites/${second}/domains/${domain}/verify`, token: owner.token }),
+    ]);
+    const statuses = verified.map((answer) => (answer.json as { status: string }).status);
+    expect([...statuses].sort()).toEqual(['active', 'taken']);
+    const [winner, loser] = statuses[0] === 'active' ? [first, second] : [second, first];
+    // Every node serves the winner and lists the loser's claim as taken.
+    for (const node of [0, 1]) {
+      expect(await waitUntil(async () => (await visit(node, domain)).text === (winner === first ? 'first claim' : 'second claim'), 10_000)).toBe(true);
+      const listed = (await api(node, { path: `/v1/sites/${loser}/domains`, token: owner.token })).json as { domains: Array<{ status: string }> };
+      expect(listed.domains).toMatchObject([{ status: 'taken' }]);
+    }
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,10 +45,23 @@ function plinth(env: Record<string, string>, ...args: string[]): Promise<CliResu
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
-/** A cluster of its own per test: an empty database, and a bucket prefix nobody else uses. */
+/** A cluster of its own per test: an empty database and an empty bucket (a bucket belongs to one cluster). */
 async function emptyCluster(): Promise<Record<string, string>> {
-  const url = await pg.createDatabase(`migrate_${Date.now()}_${randomBytes(3).toString('hex')}`);
-  return { PLINTH_DATABASE_URL: url, ...s3.env };
+  const name = `migrate_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const url = await pg.createDatabase(name);
+  return { PLINTH_DATABASE_URL: url, ...(await s3.createBucket(name.replace(/_/g, '-'))) };
+}
+
+/** The keys under `blobs/` of a cluster's bucket. */
+async function blobKeys(cluster: Record<string, string>): Promise<string[]> {
+  const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: cluster.PLINTH_S3_BUCKET, Prefix: 'blobs/' }));
+  return (listed.Contents ?? []).map((object) => object.Key!);
+}
+
+/** The owner the bucket's marker names. */
+async function markerOf(cluster: Record<string, string>): Promise<{ kind: string; id: string }> {
+  const found = await s3.client.send(new GetObjectCommand({ Bucket: cluster.PLINTH_S3_BUCKET, Key: 'plinth/owner.json' }));
+  return JSON.parse(await found.Body!.transformToString()).owner;
 }
 
 /** An embedded install that has served: an account, its token, a site with an image and a stylesheet (with variants). */
@@ -97,8 +111,9 @@ describe('plinth admin migrate --to-cluster', () => {
     expect(report.blobs.variants).toBeGreaterThanOrEqual(2);
     expect(report.records.records).toBeGreaterThan(5);
     expect(report.records.digest.sites.records).toBe(1);
-    // Every blob and variant is in the bucket.
-    const keys = (await s3.list()).map((object) => object.key);
+    // Every blob and variant is in the bucket, and the bucket is the cluster's.
+    const keys = await blobKeys(cluster);
+    expect((await markerOf(cluster)).kind).toBe('cluster');
     expect(keys).toContain(`blobs/${sha256(install.image).slice(0, 2)}/${sha256(install.image).slice(2, 4)}/${sha256(install.image)}`);
 
     // Without the cluster settings the old directory no longer starts: it would fork the records.
@@ -168,7 +183,8 @@ describe('plinth admin migrate --to-cluster', () => {
     const cluster = await emptyCluster();
     // Same size, other bytes: the copy keeps what the bucket has, and reading it back catches it.
     const hash = sha256(install.image);
-    await s3.put(`blobs/${hash.slice(0, 2)}/${hash.slice(2, 4)}/${hash}`, randomBytes(install.image.length));
+    const key = `blobs/${hash.slice(0, 2)}/${hash.slice(2, 4)}/${hash}`;
+    await s3.client.send(new PutObjectCommand({ Bucket: cluster.PLINTH_S3_BUCKET, Key: key, Body: randomBytes(install.image.length) }));
     const moved = await plinth({ PLINTH_DATA_DIR: install.dir, ...cluster }, 'admin', 'migrate', '--to-cluster');
     expect(moved.code).toBe(1);
     expect(moved.stderr).toMatch(/does not hash to/);
@@ -181,8 +197,23 @@ describe('plinth admin migrate --to-cluster', () => {
     }
     const alone = await startMain(mainEnv(install.dir));
     await killMain(alone, 'SIGTERM');
-    await s3.remove(`blobs/${hash.slice(0, 2)}/${hash.slice(2, 4)}/${hash}`);
   });
+
+  it("refuses a bucket marked as another installation's, copying nothing", async () => {
+    const install = await embeddedInstall();
+    const taken = await emptyCluster();
+    await s3.client.send(
+      new PutObjectCommand({
+        Bucket: taken.PLINTH_S3_BUCKET,
+        Key: 'plinth/owner.json',
+        Body: JSON.stringify({ owner: { kind: 'cluster', id: 'someone-else' } }),
+      }),
+    );
+    const moved = await plinth({ PLINTH_DATA_DIR: install.dir, ...taken }, 'admin', 'migrate', '--to-cluster');
+    expect(moved.code).toBe(1);
+    expect(moved.stderr).toMatch(/belongs to the cluster someone-else/);
+    expect(await blobKeys(taken)).toEqual([]);
+  }, 120_000);
 
   it('a node refuses to start on the data directory of an install that was not moved', async () => {
     const install = await embeddedInstall();

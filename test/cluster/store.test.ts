@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORDS_UNAVAILABLE_CODE } from '../../src/errors.js';
 import { connectStore, hashToken, type Store } from '../../src/store/index.js';
@@ -190,6 +191,61 @@ describe('records in PostgreSQL', () => {
     await a.revokeApiToken(account.id, info.id);
     await b.cluster!.catchUp();
     expect(b.findToken(hashToken('pl_cluster'))).toBeUndefined();
+  });
+
+  it('two sites on two nodes claim one domain side by side; of two activations at once, one holds it', async () => {
+    const a = await node();
+    const b = await node();
+    await createSite(a, 'claims-one');
+    await createSite(b, 'claims-two');
+    await Promise.all([a.cluster!.catchUp(), b.cluster!.catchUp()]);
+    const [one, two] = [a.getSite('claims-one')!.id, b.getSite('claims-two')!.id];
+    const domain = 'www.two-nodes.example';
+    const first = await a.addDomain({ domain, siteId: one, token: 't1', maxPerSite: 5 });
+    const second = await b.addDomain({ domain, siteId: two, token: 't2', maxPerSite: 5 });
+    if (!first.ok || !second.ok) throw new Error('both claims should be added');
+    const [x, y] = await Promise.all([
+      a.updateDomain(domain, first.record.claim, { status: 'active' }),
+      b.updateDomain(domain, second.record.claim, { status: 'active' }),
+    ]);
+    expect([x!.status, y!.status].sort()).toEqual(['active', 'pending']);
+    await Promise.all([a.cluster!.catchUp(), b.cluster!.catchUp()]);
+    expect(a.getDomainHolder(domain)).toEqual(b.getDomainHolder(domain));
+    expect([a.getDomainClaim(domain, one), a.getDomainClaim(domain, two)].filter((claim) => claim?.status === 'active')).toHaveLength(1);
+  });
+
+  it('moves domain claims stored in the former layout through PostgreSQL once, for every node', async () => {
+    const a = await node();
+    await createSite(a, 'legacy-domains');
+    const siteId = a.getSite('legacy-domains')!.id;
+    const domain = 'www.legacy-cluster.example';
+    const record = { domain, siteId, claim: 'dom_legacy', status: 'active', token: 'plinth-verify=x', primary: false, createdAt: 1, verifiedAt: 2 };
+    // As the previous version stored them: one record per domain, keyed by the domain.
+    const client = new pgClient.Client({ connectionString: pg.url });
+    await client.connect();
+    try {
+      await client.query("INSERT INTO plinth_records (db, key, value) VALUES ('domains', $1, $2), ('siteDomains', $3, '1')", [
+        JSON.stringify(domain),
+        JSON.stringify(record),
+        JSON.stringify([siteId, domain]),
+      ]);
+      // A node built from a snapshot now finds them in the former layout, and moves them.
+      const b = await node();
+      expect(b.getDomain(domain)).toEqual(record);
+      expect(b.listDomains(siteId)).toEqual([record]);
+      // A node that never saw the rows gets the moved claim from the change log.
+      await a.cluster!.catchUp();
+      expect(a.getDomain(domain)).toEqual(record);
+      const rows = await client.query<{ db: string; key: string }>(
+        "SELECT db, key FROM plinth_records WHERE db IN ('domains', 'domainClaims') AND key LIKE '%legacy-cluster%'",
+      );
+      expect(rows.rows).toEqual([{ db: 'domainClaims', key: JSON.stringify([domain, siteId]) }]);
+      const c = await node();
+      expect(await c.liftLegacyDomains()).toBe(0);
+      expect(c.getDomainHolder(domain)).toEqual(record);
+    } finally {
+      await client.end();
+    }
   });
 
   it('builds a new node from a snapshot, then follows the log', async () => {

@@ -104,9 +104,11 @@ export class ShellSession {
         PATH: `${shimDir}:${process.env.PATH}`,
         HOME: workDir,
         LANG: 'C.UTF-8',
-        PLINTH_TEST_PORT: String(options.port),
-        PLINTH_TEST_CAPTURE: this.captureDir,
-        PLINTH_TEST_ROOT: ROOT,
+        // The runner's own variables are not named PLINTH_*: the server and `plinth admin`
+        // refuse PLINTH_* names that are no setting of theirs.
+        EXAMPLES_PORT: String(options.port),
+        EXAMPLES_CAPTURE: this.captureDir,
+        EXAMPLES_ROOT: ROOT,
         PLINTH_DATA_DIR: options.dataDir,
         PLINTH_LOG_LEVEL: 'silent',
       },
@@ -197,22 +199,22 @@ function writeShims(dir: string): void {
   const curl = `#!/usr/bin/env bash
 # Test shim: the real curl, connected to the test server, with every answer kept for the runner.
 for arg in "$@"; do case "$arg" in -D|--dump-header) echo "guides must not use -D (the runner needs it); use -i" >&2; exit 90;; esac; done
-n=$(( $(cat "$PLINTH_TEST_CAPTURE/count" 2>/dev/null || echo 0) + 1 ))
-echo "$n" > "$PLINTH_TEST_CAPTURE/count"
-printf '%s\\0' "$@" > "$PLINTH_TEST_CAPTURE/$n.args"
-/usr/bin/curl --connect-to "::127.0.0.1:$PLINTH_TEST_PORT" -D "$PLINTH_TEST_CAPTURE/$n.head" "$@" > "$PLINTH_TEST_CAPTURE/$n.out"
+n=$(( $(cat "$EXAMPLES_CAPTURE/count" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$EXAMPLES_CAPTURE/count"
+printf '%s\\0' "$@" > "$EXAMPLES_CAPTURE/$n.args"
+/usr/bin/curl --connect-to "::127.0.0.1:$EXAMPLES_PORT" -D "$EXAMPLES_CAPTURE/$n.head" "$@" > "$EXAMPLES_CAPTURE/$n.out"
 status=$?
-cat "$PLINTH_TEST_CAPTURE/$n.out"
+cat "$EXAMPLES_CAPTURE/$n.out"
 exit $status
 `;
   const plinth = `#!/usr/bin/env bash
 # Test shim: the built CLI, with the guides' local server (port 8080) pointed at the test server.
 # A port or address the guide sets itself (to show what happens elsewhere) is left alone.
 args=()
-for arg in "$@"; do args+=("\${arg//localhost:8080/localhost:$PLINTH_TEST_PORT}"); done
-if [ -n "$PLINTH_API_URL" ]; then export PLINTH_API_URL="\${PLINTH_API_URL//localhost:8080/localhost:$PLINTH_TEST_PORT}"
-elif [ -z "$PLINTH_PORT" ] || [ "$PLINTH_PORT" = 8080 ]; then export PLINTH_PORT="$PLINTH_TEST_PORT"; fi
-exec node "$PLINTH_TEST_ROOT/dist/cli/plinth.js" "\${args[@]}"
+for arg in "$@"; do args+=("\${arg//localhost:8080/localhost:$EXAMPLES_PORT}"); done
+if [ -n "$PLINTH_API_URL" ]; then export PLINTH_API_URL="\${PLINTH_API_URL//localhost:8080/localhost:$EXAMPLES_PORT}"
+elif [ -z "$PLINTH_PORT" ] || [ "$PLINTH_PORT" = 8080 ]; then export PLINTH_PORT="$EXAMPLES_PORT"; fi
+exec node "$EXAMPLES_ROOT/dist/cli/plinth.js" "\${args[@]}"
 `;
   const npx = `#!/usr/bin/env bash
 if [ "$1" = plinth ]; then shift; exec plinth "$@"; fi

@@ -132,7 +132,7 @@ describe('an agent that reads only /llms.txt', () => {
     // The real curl: the guides' addresses must work as written.
     writeFileSync(
       join(workDir, '.shims', 'curl'),
-      readFileSync(join(workDir, '.shims', 'curl'), 'utf8').replace('--connect-to "::127.0.0.1:$PLINTH_TEST_PORT" ', ''),
+      readFileSync(join(workDir, '.shims', 'curl'), 'utf8').replace('--connect-to "::127.0.0.1:$EXAMPLES_PORT" ', ''),
     );
     chmodSync(join(workDir, '.shims', 'curl'), 0o755);
     const bindings: Bindings = new Map();

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadCliSettings, loadConfig } from '../../src/config.js';
+import { CLI_SETTINGS, loadCliSettings, loadConfig, SERVER_SETTINGS } from '../../src/config.js';
 
 /**
  * The settings table in docs/operating.md is the one list of environment variables. Every column
@@ -62,15 +62,12 @@ for (const { path, text } of sources) {
 const rows = settingRows(guide);
 const byName = new Map(rows.map((row) => [row.name, row]));
 const configSource = sources.find((file) => /export function loadConfig\b/.test(file.text))!.text;
-/** Variables only the `plinth` command reads (config.ts loadCliSettings). */
-const SERVER_READS = new Set(
-  [...configSource.slice(0, configSource.indexOf('export interface CliSettings')).matchAll(/'(PLINTH_[A-Z0-9_]+)'/g)].map((m) => m[1]!),
+/** Variables only the `plinth` command reads (config.ts loadCliSettings), found in its source. */
+const CLI_READS = new Set(
+  [...configSource.slice(configSource.indexOf('export function loadCliSettings')).matchAll(/\benv\.(PLINTH_[A-Z0-9_]+)/g)].map((m) => m[1]!),
 );
-const CLI_ONLY = new Set(
-  [...configSource.slice(configSource.indexOf('export function loadCliSettings')).matchAll(/\benv\.(PLINTH_[A-Z0-9_]+)/g)]
-    .map((m) => m[1]!)
-    .filter((name) => !SERVER_READS.has(name)),
-);
+const SERVER_READS: ReadonlySet<string> = new Set(SERVER_SETTINGS);
+const CLI_ONLY: ReadonlySet<string> = new Set(CLI_SETTINGS);
 /** Rows of variables the server reads; the rest are read only by the `plinth` command. */
 const serverRows = rows.filter((row) => !CLI_ONLY.has(row.name));
 
@@ -104,7 +101,7 @@ const RULES: Record<string, Array<{ env: Env; value: string }>> = {
 /** A valid value other than the default, to prove the variable is read. */
 function otherValue(name: string, fallback: string): string {
   const samples: Env = {
-    PLINTH_LISTEN_HOST: '127.0.0.1',
+    PLINTH_LISTEN_HOST: '0.0.0.0',
     PLINTH_DATA_DIR: './elsewhere',
     PLINTH_LOG_LEVEL: 'debug',
     PLINTH_PUBLIC_SITE_URL: 'https://{name}.example.site',
@@ -183,6 +180,10 @@ describe('the settings table (docs/operating.md)', () => {
     expect(rows.map((row) => row.name).sort()).toEqual([...readBy.keys()].sort());
   });
 
+  it("lists exactly the settings of the code's one list (SERVER_SETTINGS and CLI_SETTINGS, by which unknown names are refused)", () => {
+    expect(rows.map((row) => row.name).sort()).toEqual([...SERVER_SETTINGS, ...CLI_SETTINGS].sort());
+  });
+
   it('names in the operating guide every other environment variable src/ reads', () => {
     const others = new Set(
       sources.flatMap(({ text }) => [...text.matchAll(/process\.env\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!)).filter((name) => !name.startsWith('PLINTH_')),
@@ -223,6 +224,7 @@ describe('the settings table (docs/operating.md)', () => {
 
   it('finds the variables only the plinth command reads', () => {
     expect([...CLI_ONLY].sort()).toEqual(['PLINTH_API_URL', 'PLINTH_TOKEN']);
+    expect([...CLI_READS].filter((name) => !SERVER_READS.has(name)).sort()).toEqual([...CLI_ONLY].sort());
   });
 
   it("states the plinth command's defaults as loadCliSettings applies them", () => {

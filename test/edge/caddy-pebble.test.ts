@@ -17,6 +17,8 @@ import { tempDir } from '../helpers/sites.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
 const DOMAIN = 'www.example.org';
+/** Visited first with its name in upper case in the TLS handshake. */
+const UPPER_CASE_DOMAIN = 'shop.example.org';
 const PAGE = '<h1>Served through Caddy</h1>\n';
 
 let dns: TestDns;
@@ -52,15 +54,17 @@ beforeAll(async () => {
   expect(deployed.status, deployed.text).toBe(201);
   siteName = (deployed.json as { site: { name: string } }).site.name;
 
-  // The domain: attached, its TXT record published, verified.
-  const added = await callApi(plinth.port, { method: 'POST', path: `/v1/sites/${siteName}/domains`, token, body: { domain: DOMAIN } });
-  expect(added.status, added.text).toBe(201);
-  const { verification } = added.json as { verification: { name: string; value: string } };
-  dns.txt.set(verification.name, [verification.value]);
-  dns.a.set(DOMAIN, ['127.0.0.1']);
+  // The domains: attached, their TXT records published, verified.
+  for (const domain of [DOMAIN, UPPER_CASE_DOMAIN]) {
+    const added = await callApi(plinth.port, { method: 'POST', path: `/v1/sites/${siteName}/domains`, token, body: { domain } });
+    expect(added.status, added.text).toBe(201);
+    const { verification } = added.json as { verification: { name: string; value: string } };
+    dns.txt.set(verification.name, [verification.value]);
+    dns.a.set(domain, ['127.0.0.1']);
+    const verified = await callApi(plinth.port, { method: 'POST', path: `/v1/sites/${siteName}/domains/${domain}/verify`, token });
+    expect(verified.json, verified.text).toMatchObject({ status: 'active' });
+  }
   dns.a.set('unknown.example.org', ['127.0.0.1']);
-  const verified = await callApi(plinth.port, { method: 'POST', path: `/v1/sites/${siteName}/domains/${DOMAIN}/verify`, token });
-  expect(verified.json, verified.text).toMatchObject({ status: 'active' });
 
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
   pebble = await startPebble({ dir: join(dir, 'pebble'), dns: dns.address, httpPort, tlsPort: httpsPort });
@@ -90,6 +94,13 @@ describe('custom domains behind Caddy with certificates from Pebble', () => {
     const again = await httpsGet({ port: caddy.httpsPort, servername: DOMAIN, ca: root, path: '/index.html' });
     expect(again).toEqual({ status: 200, text: PAGE });
     expect(dns.asked).toContain(`TXT _plinth-challenge.${DOMAIN}`);
+  }, 60_000);
+
+  it('asks for the name as the records hold it, whatever the case of the name the client sent', async () => {
+    // The ask says yes only to the lower-case name (another spelling would be another
+    // certificate): Caddy folds the name before it asks, so a client's spelling does not matter.
+    const first = await httpsGet({ port: caddy.httpsPort, servername: UPPER_CASE_DOMAIN.toUpperCase(), ca: root });
+    expect(first).toEqual({ status: 200, text: PAGE });
   }, 60_000);
 
   it('gets no certificate for a domain no site has verified', async () => {

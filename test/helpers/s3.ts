@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startS3rver, type S3rverRequest, type S3rverServer } from '../../bench/lib/s3rver.mjs';
 import type { BucketOptions } from '../../src/store/index.js';
 
@@ -18,6 +18,8 @@ export interface TestS3 extends S3rverServer {
   get(key: string): Promise<Buffer>;
   put(key: string, bytes: Buffer): Promise<void>;
   remove(key: string): Promise<void>;
+  /** Makes another bucket on the same server and returns Plinth's settings for it. */
+  createBucket(name: string): Promise<Record<string, string>>;
   /** A client of the bucket, for what the helpers above do not cover. */
   client: S3Client;
 }
@@ -56,6 +58,10 @@ export async function startS3(bucket = 'plinth-test'): Promise<TestS3> {
     },
     async put(key, bytes) {
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }));
+    },
+    async createBucket(name) {
+      await client.send(new CreateBucketCommand({ Bucket: name }));
+      return { ...server.env, PLINTH_S3_BUCKET: name };
     },
     async remove(key) {
       await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));

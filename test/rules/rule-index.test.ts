@@ -23,8 +23,9 @@ import {
  */
 
 const LIMITS: RulesFileLimits = { maxEntries: 0, maxLineChars: 0, maxFileBytes: 0 };
-// A fixed seed, printed by fast-check on failure; PLINTH_TEST_SEED picks another.
-const SEED = Number(process.env.PLINTH_TEST_SEED ?? 20_261_125);
+// A fixed seed, printed by fast-check on failure; TEST_SEED picks another (not PLINTH_*: servers
+// other test files start inherit the environment and refuse names that are no setting).
+const SEED = Number(process.env.TEST_SEED ?? 20_261_125);
 const RUNS = 400;
 
 function referenceRedirect(compiled: CompiledRedirects, segments: readonly string[], fileExists: boolean, query: URLSearchParams): RedirectMatch | undefined {

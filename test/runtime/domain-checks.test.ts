@@ -105,4 +105,24 @@ describe('periodic checks in the sweeper', () => {
     expect(store.getDomain('soon.example.org')).toMatchObject({ status: 'active' });
     expect(store.getDomain('soon.example.org')).not.toHaveProperty('failingSince');
   });
+
+  it("does not look up a claim while another site's claim holds its domain, and does again once it lets go", async () => {
+    const config = loadConfig({ PLINTH_DNS_SERVERS: dns.address });
+    const checkDomains = createDomainChecker({ store, config, log, now: () => clock });
+    await publishSite(store, 'holder-site', { 'index.html': 'holder' });
+    await publishSite(store, 'waiting-site', { 'index.html': 'waiting' });
+    const [holder, waiting] = [store.getSite('holder-site')!.id, store.getSite('waiting-site')!.id];
+    const domain = 'held.example.org';
+    const held = await store.addDomain({ domain, siteId: holder, token: 'plinth-verify=holder', maxPerSite: 5 });
+    const waits = await store.addDomain({ domain, siteId: waiting, token: 'plinth-verify=waiting', maxPerSite: 5 });
+    if (!held.ok || !waits.ok) throw new Error('not added');
+    await store.updateDomain(domain, held.record.claim, { status: 'active', verifiedAt: clock, checkedAt: clock });
+    dns.txt.set('_plinth-challenge.held.example.org', ['plinth-verify=holder', 'plinth-verify=waiting']);
+
+    expect(await checkDomains()).toEqual({ checked: 0, activated: 0, failed: 0, suspended: 0 });
+    expect(store.getDomainClaim(domain, waiting)).toMatchObject({ status: 'pending' });
+    await store.removeDomain(holder, domain);
+    expect(await checkDomains()).toEqual({ checked: 1, activated: 1, failed: 0, suspended: 0 });
+    expect(store.getDomainHolder(domain)).toMatchObject({ siteId: waiting });
+  });
 });

@@ -6,8 +6,10 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Custom domains under attack: names that are not the caller's to claim (the service's own,
- * IPs, another site's active domain), verification with a record left for someone else or against
- * a claim that was removed meanwhile, Host header tricks, and the TLS ask question on public hosts.
+ * IPs, another site's active domain), another account's claim on the same domain (it must not push
+ * a pending claim out, nor win without its own TXT value), verification with a record left for
+ * someone else or against a claim that was removed meanwhile, Host header tricks, and the TLS ask
+ * question on public hosts.
  */
 
 let server: TestServer;
@@ -88,29 +90,6 @@ describe('attacks on custom domains', () => {
     expect(server.store.getDomain(domain)).toMatchObject({ siteId: victimSite.id, status: 'active' });
   });
 
-  it("a pending claim proves nothing: another site may replace it, and the first site's TXT value does not verify the second", async () => {
-    const first = await accountSite(server.store, owner);
-    const domain = `${unique('p')}.example.org`;
-    const firstAdd = await api(server, { method: 'POST', path: domainsOf(first.name), token: owner.token, body: { domain } });
-    const firstValue = (firstAdd.json as { verification: { value: string } }).verification.value;
-    dns.txt.set(`_plinth-challenge.${domain}`, [firstValue]);
-
-    const other = await accountWithToken(server.store, 'builder');
-    const otherSite = await accountSite(server.store, other);
-    const otherAdd = await api(server, { method: 'POST', path: domainsOf(otherSite.name), token: other.token, body: { domain } });
-    expect(otherAdd.status).toBe(201);
-    expect((otherAdd.json as { verification: { value: string } }).verification.value).not.toBe(firstValue);
-    const otherVerify = await api(server, { method: 'POST', path: `${domainsOf(otherSite.name)}/${domain}/verify`, token: other.token });
-    expect(otherVerify.json).toMatchObject({ status: 'pending' });
-
-    // The first site adds it back: same value as before, so its record still verifies it.
-    const again = await api(server, { method: 'POST', path: domainsOf(first.name), token: owner.token, body: { domain } });
-    expect((again.json as { verification: { value: string } }).verification.value).toBe(firstValue);
-    expect((await api(server, { method: 'POST', path: `${domainsOf(first.name)}/${domain}/verify`, token: owner.token })).json).toMatchObject({
-      status: 'active',
-    });
-  });
-
   it('a check that finishes after the domain was removed changes nothing', async () => {
     const site = await accountSite(server.store, owner);
     const domain = `${unique('s')}.example.org`;
@@ -126,6 +105,120 @@ describe('attacks on custom domains', () => {
     await api(server, { method: 'POST', path: domainsOf(site.name), token: owner.token, body: { domain } });
     expect(await server.store.updateDomain(domain, record.claim, { status: 'active' })).toBeUndefined();
     expect(server.store.getDomain(domain)).toMatchObject({ status: 'pending' });
+  });
+});
+
+describe('claims of several sites on one domain', () => {
+  type DomainAnswer = { status: string; reason?: string; verification: { name: string; value: string }; agent_message?: string };
+  const add = (name: string, token: string, domain: string) => api(server, { method: 'POST', path: domainsOf(name), token, body: { domain } });
+  const verify = (name: string, token: string, domain: string) => api(server, { method: 'POST', path: `${domainsOf(name)}/${domain}/verify`, token });
+  const listed = async (name: string, token: string, domain: string) =>
+    ((await api(server, { path: domainsOf(name), token })).json as { domains: DomainAnswer[] }).domains.find((d) => d.domain === domain);
+  const twoSites = async () => {
+    const victim = await accountSite(server.store, owner, [], { files: { 'index.html': 'victim' } });
+    const attacker = await accountWithToken(server.store, 'builder');
+    const attackerSite = await accountSite(server.store, attacker, [], { files: { 'index.html': 'attacker' } });
+    return { victim, attacker, attackerSite, domain: `www.${unique('claim')}.example.org` };
+  };
+
+  it("another account cannot push a site's pending claim out, however often it adds the domain", async () => {
+    const { victim, attacker, attackerSite, domain } = await twoSites();
+    const mine = await add(victim.name, owner.token, domain);
+    expect(mine.status).toBe(201);
+    const myValue = (mine.json as DomainAnswer).verification.value;
+
+    for (let round = 0; round < 5; round++) {
+      const theirs = await add(attackerSite.name, attacker.token, domain);
+      expect([200, 201]).toContain(theirs.status);
+      expect((theirs.json as DomainAnswer).verification.value).not.toBe(myValue);
+      // The owner's claim is still there, unchanged, and its verify answers.
+      expect(await listed(victim.name, owner.token, domain)).toMatchObject({ status: 'pending', verification: { value: myValue } });
+      expect((await verify(victim.name, owner.token, domain)).status).toBe(200);
+    }
+    // Removing and adding again does not push it out either.
+    expect((await api(server, { method: 'DELETE', path: `${domainsOf(attackerSite.name)}/${domain}`, token: attacker.token })).status).toBe(200);
+    expect((await add(attackerSite.name, attacker.token, domain)).status).toBe(201);
+
+    // The owner publishes its value and verifies: its site gets the domain.
+    dns.txt.set(`_plinth-challenge.${domain}`, [myValue]);
+    expect((await verify(victim.name, owner.token, domain)).json).toMatchObject({ status: 'active' });
+    expect((await visitHost(domain)).text).toBe('victim');
+  });
+
+  it('the first claim verified wins; the others are told, and cannot take the domain by verifying or adding again', async () => {
+    const { victim, attacker, attackerSite, domain } = await twoSites();
+    const mine = (await add(victim.name, owner.token, domain)).json as DomainAnswer;
+    const theirs = (await add(attackerSite.name, attacker.token, domain)).json as DomainAnswer;
+    // Whoever controls the DNS may publish both values: the first verified gets the domain.
+    dns.txt.set(`_plinth-challenge.${domain}`, [mine.verification.value, theirs.verification.value]);
+    expect((await verify(victim.name, owner.token, domain)).json).toMatchObject({ status: 'active' });
+
+    const told = await verify(attackerSite.name, attacker.token, domain);
+    expect(told.status).toBe(200);
+    expect(told.json).toMatchObject({ status: 'taken', reason: expect.stringContaining('Another site verified') });
+    expect((told.json as DomainAnswer).agent_message).toContain('in use by another site');
+    expect(await listed(attackerSite.name, attacker.token, domain)).toMatchObject({
+      status: 'taken',
+      reason: expect.stringContaining('Another site verified'),
+    });
+    const again = await add(attackerSite.name, attacker.token, domain);
+    expect(again.status).toBe(200);
+    expect(again.json).toMatchObject({ status: 'taken' });
+    // Nothing of the attacker's is served or certified for it; the owner's listing is unchanged.
+    expect((await visitHost(domain)).text).toBe('victim');
+    expect(server.store.getDomain(domain)).toMatchObject({ siteId: victim.id, status: 'active' });
+    expect(await listed(victim.name, owner.token, domain)).toMatchObject({ status: 'active' });
+    expect(await listed(victim.name, owner.token, domain)).not.toHaveProperty('reason');
+
+    // A third site, arriving now, is refused outright.
+    const late = await accountSite(server.store, attacker);
+    expect((await add(late.name, attacker.token, domain)).status).toBe(409);
+  });
+
+  it('two claims verified at the same moment: exactly one gets the domain', async () => {
+    for (let round = 0; round < 5; round++) {
+      const { victim, attacker, attackerSite, domain } = await twoSites();
+      const mine = (await add(victim.name, owner.token, domain)).json as DomainAnswer;
+      const theirs = (await add(attackerSite.name, attacker.token, domain)).json as DomainAnswer;
+      dns.txt.set(`_plinth-challenge.${domain}`, [mine.verification.value, theirs.verification.value]);
+      const answers = await Promise.all([verify(victim.name, owner.token, domain), verify(attackerSite.name, attacker.token, domain)]);
+      const statuses = answers.map((answer) => (answer.json as DomainAnswer).status).sort();
+      expect(statuses).toEqual(['active', 'taken']);
+      const claims = [server.store.getDomainClaim(domain, victim.id)!, server.store.getDomainClaim(domain, attackerSite.id)!];
+      expect(claims.filter((claim) => claim.status === 'active')).toHaveLength(1);
+    }
+  });
+
+  it('when the holder lets go, a waiting claim can be verified', async () => {
+    const { victim, attacker, attackerSite, domain } = await twoSites();
+    const mine = (await add(victim.name, owner.token, domain)).json as DomainAnswer;
+    const theirs = (await add(attackerSite.name, attacker.token, domain)).json as DomainAnswer;
+    dns.txt.set(`_plinth-challenge.${domain}`, [theirs.verification.value]);
+    expect((await verify(attackerSite.name, attacker.token, domain)).json).toMatchObject({ status: 'active' });
+    expect(await listed(victim.name, owner.token, domain)).toMatchObject({ status: 'taken' });
+
+    // The DNS is the owner's: they point it at their site and the other site gives the domain up.
+    dns.txt.set(`_plinth-challenge.${domain}`, [mine.verification.value]);
+    expect((await verify(victim.name, owner.token, domain)).json).toMatchObject({ status: 'taken' });
+    expect((await api(server, { method: 'DELETE', path: `${domainsOf(attackerSite.name)}/${domain}`, token: attacker.token })).status).toBe(200);
+    expect(await listed(victim.name, owner.token, domain)).toMatchObject({ status: 'pending' });
+    expect((await verify(victim.name, owner.token, domain)).json).toMatchObject({ status: 'active' });
+    expect((await visitHost(domain)).text).toBe('victim');
+  });
+
+  it("a deleted site's active domain is free for the next claim verified", async () => {
+    const { victim, attacker, attackerSite, domain } = await twoSites();
+    const theirs = (await add(attackerSite.name, attacker.token, domain)).json as DomainAnswer;
+    dns.txt.set(`_plinth-challenge.${domain}`, [theirs.verification.value]);
+    expect((await verify(attackerSite.name, attacker.token, domain)).json).toMatchObject({ status: 'active' });
+    await server.store.setSiteState(attackerSite.name, 'deleted');
+    const mine = await add(victim.name, owner.token, domain);
+    expect(mine.status).toBe(201);
+    dns.txt.set(`_plinth-challenge.${domain}`, [(mine.json as DomainAnswer).verification.value]);
+    expect((await verify(victim.name, owner.token, domain)).json).toMatchObject({ status: 'active' });
+    expect((await visitHost(domain)).text).toBe('victim');
+    // The deleted site's claim is gone: one active claim per domain.
+    expect(server.store.getDomainClaim(domain, attackerSite.id)).toBeUndefined();
   });
 });
 

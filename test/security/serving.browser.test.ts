@@ -8,8 +8,9 @@ import { request, type TestResponse } from '../helpers/http.js';
 /**
  * The site-serving host under attack: tables of hostile inputs, each row an attack with the
  * answer it must get, run against the real server over loopback. Published pages try to hide or
- * drop the "Report abuse" badge (checked in Chromium, as a visitor sees it); requests try to
- * climb out of a site or into another site with odd paths and Host spellings.
+ * drop the "Report abuse" badge, or to push it out of the window by making html or body the
+ * box it is placed in (checked in Chromium, as a visitor sees it); requests try to climb out of a
+ * site or into another site with odd paths and Host spellings.
  */
 
 let server: AppServer;
@@ -17,6 +18,7 @@ let browser: Browser;
 let page: Page;
 let hostile: string;
 let other: string;
+const containingBlockSites: string[] = [];
 
 const CONTENT = '<main><h1>A published page</h1><p>Some text of the site.</p></main>';
 const styled = (css: string, body = CONTENT): string =>
@@ -55,6 +57,80 @@ const CSS_ATTACKS: Array<[string, string]> = [
   ['an href aimed at the report link', 'a[href*="report"]{display:none !important}'],
   ['a full-page overlay at the highest z-index, earlier in the page', '#cover{position:fixed;inset:0;background:#fff;z-index:2147483647}'],
 ];
+
+/**
+ * Properties that make <html> or <body> the containing block of fixed descendants (or clip them),
+ * so that the badge is placed in that element's box (the whole page, or none of it) rather than
+ * the viewport: pushed below the fold, above the top, or clipped away, while the site looks the same.
+ */
+const CONTAINING_BLOCKS: string[] = [
+  'transform:translateZ(0)',
+  'transform:translate(0, 4000px)',
+  'translate:0 0',
+  'rotate:0deg',
+  'scale:1',
+  'perspective:100px',
+  'transform-style:preserve-3d',
+  'filter:blur(0)',
+  'backdrop-filter:blur(0)',
+  'contain:paint',
+  'contain:layout',
+  'contain:strict',
+  'contain:content',
+  'will-change:transform',
+  'will-change:filter',
+  'will-change:perspective',
+  'will-change:contain',
+  'will-change:offset-path',
+  'content-visibility:auto',
+  'content-visibility:hidden',
+  'container-type:size',
+  'container-type:inline-size',
+  'offset-path:path("M0 0")',
+  'clip-path:inset(0)',
+  'mask:linear-gradient(#000,#000)',
+  '-webkit-mask-image:linear-gradient(#000,#000)',
+];
+/** How a page sets one: a rule, an important rule, an important rule in a cascade layer, a style attribute. */
+const SPELLINGS = ['a rule', 'an important rule', 'a layered important rule', 'a style attribute'] as const;
+const LONG = `${CONTENT}${'<p>More of the site, so that it is taller than the window.</p>'.repeat(60)}`;
+function containingBlockPage(element: 'html' | 'body', property: string, spelling: (typeof SPELLINGS)[number], short: boolean): string {
+  const content = short ? CONTENT : LONG;
+  const css =
+    spelling === 'a rule'
+      ? `${element}{${property}}`
+      : spelling === 'an important rule'
+        ? `${element}{${property} !important}`
+        : spelling === 'a layered important rule'
+          ? `@layer site{${element}{${property} !important}}`
+          : '';
+  const page = styled(css, content);
+  if (spelling !== 'a style attribute') return page;
+  return page.replace(`<${element}>`, `<${element} style='${property} !important'>`);
+}
+/**
+ * The rows: every property on body, each way a page can set it, on a page taller than the
+ * window (pushed below it) or a short one (pushed above, or clipped); on html, by a rule and an
+ * important rule (docs/serving.md says what an important rule in a cascade layer, or a style
+ * attribute, on html can still do). A filter does not make html a containing block: one that
+ * hides (opacity, blur) hides the whole site with the badge, so html keeps its filter.
+ */
+const CONTAINING_BLOCK_ATTACKS: Array<[string, string]> = [];
+for (const property of CONTAINING_BLOCKS) {
+  CONTAINING_BLOCK_ATTACKS.push(
+    [`${property} on body by a rule`, containingBlockPage('body', property, 'a rule', false)],
+    [`${property} on body by an important rule, on a short page`, containingBlockPage('body', property, 'an important rule', true)],
+    [`${property} on body by a layered important rule`, containingBlockPage('body', property, 'a layered important rule', false)],
+    [`${property} on body by a style attribute`, containingBlockPage('body', property, 'a style attribute', false)],
+  );
+  if (property.includes('filter:')) continue;
+  CONTAINING_BLOCK_ATTACKS.push(
+    [`${property} on html by a rule`, containingBlockPage('html', property, 'a rule', false)],
+    [`${property} on html by an important rule, on a short page`, containingBlockPage('html', property, 'an important rule', true)],
+  );
+}
+/** Anonymous sites hold 100 files each: the rows are spread over several. */
+const ROWS_PER_SITE = 90;
 
 /** Markup that put the badge where it does not render when it went before the last `</body>` string. */
 const STRUCTURE_ATTACKS: Array<[string, string]> = [
@@ -126,6 +202,12 @@ beforeAll(async () => {
     ...ENCODING_ATTACKS.map(([, bytes], i) => [fileOf('encoding', i), bytes] as const),
     ...NOSCRIPT_ATTACKS.map(([, html], i) => [fileOf('noscript', i), html] as const),
   ]);
+  for (let from = 0; from < CONTAINING_BLOCK_ATTACKS.length; from += ROWS_PER_SITE) {
+    const rows = CONTAINING_BLOCK_ATTACKS.slice(from, from + ROWS_PER_SITE);
+    containingBlockSites.push(
+      await deployAnonymous([['index.html', styled('')], ...rows.map(([, html], i) => [fileOf('containing-block', from + i), html] as const)]),
+    );
+  }
   other = await deployAnonymous([
     ['index.html', '<!DOCTYPE html><title>Other</title><p>SITE-B-ONLY home</p>'],
     ['b-only.html', '<!DOCTYPE html><title>Other</title><p>SITE-B-ONLY page</p>'],
@@ -144,8 +226,13 @@ afterAll(async () => {
  * the accessibility tree, a box of readable size inside the viewport, nothing painted over its
  * centre, visible and opaque all the way up, with text of a readable size and colour.
  */
-async function reportLink(path: string, visitor: Page = page): Promise<string> {
-  await visitor.goto(`${server.siteUrl(hostile)}${path}`);
+async function reportLink(path: string, visitor: Page = page, site = hostile): Promise<string> {
+  await visitor.goto(`${server.siteUrl(site)}${path}`);
+  return shownHere(visitor);
+}
+
+/** The same, for the page as it is now (scrolled, say). */
+async function shownHere(visitor: Page = page): Promise<string> {
   const links = visitor.getByRole('link', { name: 'Report abuse' });
   if ((await links.count()) === 0) return 'no "Report abuse" link';
   return links.first().evaluate((link: Element) => {
@@ -181,6 +268,13 @@ describe('the badge on a hostile page, as Chromium shows it', () => {
 
   it.each(STRUCTURE_ATTACKS.map(([name], i) => [name, i] as const))('survives markup with %s', async (_name, i) => {
     expect(await reportLink(`/${fileOf('structure', i)}`)).toBe('shown');
+  });
+
+  it.each(CONTAINING_BLOCK_ATTACKS.map(([name], i) => [name, i] as const))('stays in the viewport with %s', async (_name, i) => {
+    expect(await reportLink(`/${fileOf('containing-block', i)}`, page, containingBlockSites[Math.floor(i / ROWS_PER_SITE)])).toBe('shown');
+    // Scrolled to the end, too.
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    expect(await shownHere()).toBe('shown');
   });
 
   it.each(ENCODING_ATTACKS.map(([name], i) => [name, i] as const))('survives %s', async (_name, i) => {

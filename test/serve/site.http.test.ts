@@ -242,7 +242,7 @@ describe('badge', () => {
     const res = await get('free-site');
     expect(res.text.indexOf('data-plinth-badge')).toBeGreaterThan(res.text.indexOf('one'));
     expect(res.text.indexOf('data-plinth-badge')).toBeLessThan(res.text.indexOf('</body>'));
-    expect(res.text.endsWith('</div></body><!-- </body> --></html>')).toBe(true);
+    expect(res.text.endsWith('</style></body><!-- </body> --></html>')).toBe(true);
   });
 
   it('is not added to paid sites or to non-HTML files', async () => {

@@ -66,6 +66,29 @@ describe('bucket garbage collection', () => {
     expect(before.length - after.length).toBe(3);
   });
 
+  it('deletes nothing from a bucket whose marker names another installation, or none', async () => {
+    const orphan = await store.blobs.write(randomBytes(2000));
+    await store.blobs.publish([orphan.sha256]);
+    const later = () => Date.now() + 2 * HOUR;
+    const ours = { kind: 'install', id: 'this-install' } as const;
+    // No marker yet: the node marks the bucket at start-up, so an unmarked one is not its own.
+    await expect(collectBucketGarbage(store, { graceMs: HOUR, now: later, owner: ours })).rejects.toThrow(
+      'The bucket belongs to no installation (it has no marker), not to the embedded install this-install: nothing was deleted from it.',
+    );
+    await s3.put('plinth/owner.json', Buffer.from(JSON.stringify({ owner: { kind: 'cluster', id: 'another-cluster' } })));
+    try {
+      await expect(collectBucketGarbage(store, { graceMs: HOUR, now: later, owner: ours })).rejects.toThrow(
+        'The bucket belongs to the cluster another-cluster, not to the embedded install this-install',
+      );
+      expect(has(await keys(), orphan.sha256)).toBe(true);
+      await s3.put('plinth/owner.json', Buffer.from(JSON.stringify({ owner: ours })));
+      expect(await collectBucketGarbage(store, { graceMs: HOUR, now: later, owner: ours })).toBeGreaterThanOrEqual(1);
+      expect(has(await keys(), orphan.sha256)).toBe(false);
+    } finally {
+      await s3.remove('plinth/owner.json');
+    }
+  });
+
   it('keeps unreferenced objects younger than the grace period', async () => {
     const young = await store.blobs.write(randomBytes(1000));
     await store.blobs.publish([young.sha256]);

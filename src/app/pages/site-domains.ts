@@ -22,6 +22,7 @@ const STATUS_WORDS: Record<DomainView['status'], string> = {
   active: 'Active',
   failed: 'Failed',
   suspended: 'Suspended',
+  taken: 'In use by another site',
 };
 
 /** The section of the site page; `manage` is whether the person may change domains (owners). */
