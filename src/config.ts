@@ -222,6 +222,10 @@ export interface ServeConfig {
 export interface SiteAccessConfig {
   /** Site passwords one network (IPv4 /24, IPv6 /64) may try per hour, by form or HTTP Basic; 0 = no cap. */
   readonly passwordTriesPerHour: number;
+  /** Passwords all networks together may try on one site per hour; 0 = no cap. */
+  readonly passwordTriesPerSitePerHour: number;
+  /** Password hashes (scrypt) one process runs at once; more tries get 503. 0 = no bound. */
+  readonly passwordHashesAtOnce: number;
   /** Access cookies get `Secure` and the `__Host-` prefix (sites are served over https). */
   readonly secureCookies: boolean;
   /** Which proxies in front may name the client in X-Forwarded-For (as `PLINTH_TRUST_PROXY`). */
@@ -308,6 +312,8 @@ export const SERVER_SETTINGS = [
   'PLINTH_SIGNIN_CODES_PER_ADDRESS',
   'PLINTH_REPORTS_PER_HOUR',
   'PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK',
+  'PLINTH_SITE_PASSWORD_TRIES_PER_SITE',
+  'PLINTH_SITE_PASSWORD_HASHES',
   'PLINTH_ABUSE_EMAIL',
   'PLINTH_MCP_ALLOWED_ORIGINS',
   'PLINTH_MCP_MAX_BATCH',
@@ -469,6 +475,8 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     appUrl: publicUrls.app,
     access: {
       passwordTriesPerHour: int('PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK', 30, 0, 1_000_000),
+      passwordTriesPerSitePerHour: int('PLINTH_SITE_PASSWORD_TRIES_PER_SITE', 100, 0, 1_000_000),
+      passwordHashesAtOnce: int('PLINTH_SITE_PASSWORD_HASHES', 2, 0, 1024),
       secureCookies: publicUrls.site.startsWith('https:'),
       trustProxy: deploy.trustProxy,
     },
@@ -664,6 +672,15 @@ function safeHostname(url: string): string {
 /** The public address of a site, from the configured template. */
 export function siteUrl(urls: PublicUrls, name: string): string {
   return urls.site.replace('{name}', name);
+}
+
+/**
+ * The address of a site at one of its custom domains: the scheme and port of the site addresses
+ * (custom domains reach the same listener, behind the same TLS terminator).
+ */
+export function domainUrl(urls: PublicUrls, domain: string): string {
+  const template = new URL(urls.site.replace('{name}', 'x'));
+  return `${template.protocol}//${domain}${template.port === '' ? '' : `:${template.port}`}`;
 }
 
 /** The config as it may be logged: the SMTP password and the bucket's secret key replaced by `***`. */

@@ -112,8 +112,10 @@ async function main(): Promise<void> {
   } catch (err) {
     refuse(err);
   }
+  // Site password hashes share libuv's thread pool of this process: one bound for all threads.
+  const passwordHashSlots = new SharedArrayBuffer(4);
   for (let index = 0; index < config.threads; index++) {
-    const { worker, boundPort } = await startThread(config, port, index, log);
+    const { worker, boundPort } = await startThread(config, port, index, passwordHashSlots, log);
     threads.push(worker);
     port = boundPort;
   }
@@ -197,10 +199,16 @@ async function main(): Promise<void> {
  */
 const HTTP_THREAD_YOUNG_GEN_MB = 12;
 
-function startThread(config: Readonly<Config>, port: number, index: number, log: Logger): Promise<{ worker: Worker; boundPort: number }> {
+function startThread(
+  config: Readonly<Config>,
+  port: number,
+  index: number,
+  passwordHashSlots: SharedArrayBuffer,
+  log: Logger,
+): Promise<{ worker: Worker; boundPort: number }> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./runtime/http-thread.js', import.meta.url), {
-      workerData: { config, port, index },
+      workerData: { config, port, index, passwordHashSlots },
       resourceLimits: { maxYoungGenerationSizeMb: HTTP_THREAD_YOUNG_GEN_MB },
     });
     const onMessage = (message: ThreadMessage): void => {

@@ -65,7 +65,58 @@ const FORBIDDEN: ReadonlyMap<string, string> = new Map([
   ['proxy-authenticate', 'published sites have no sign-in of their own'],
   ['age', 'caches set Age'],
   ['host', 'it is a request header'],
+  // Applies to the whole registrable domain, which every site host shares: one site could sign
+  // visitors out of every other site and wipe their storage.
+  ['clear-site-data', 'it would clear the data of every site on the site domain, not only this one'],
 ]);
+
+/**
+ * Families of headers that the proxies and caches in front of the server act on (nginx
+ * `X-Accel-Redirect` serves another file, `X-Sendfile` a file of the proxy's disk, LiteSpeed and
+ * Surrogate-* steer the operator's cache): a site may not send them, and ones stored by a deploy
+ * from before this rule are dropped when served.
+ */
+const FRONT_PROXY_PREFIXES: ReadonlyArray<readonly [prefix: string, proxy: string]> = [
+  ['x-accel-', 'nginx'],
+  ['x-sendfile', 'Apache and lighttpd'],
+  ['x-lighttpd-', 'lighttpd'],
+  ['x-litespeed-', 'LiteSpeed'],
+  ['x-reproxy-', 'Perlbal'],
+  ['surrogate-', 'caches and CDNs (Varnish, Fastly, Akamai)'],
+];
+
+/** Why a site may not set or remove header `lower` (a lower-case name), or undefined when it may. */
+function refusalOf(lower: string): string | undefined {
+  const forbidden = FORBIDDEN.get(lower);
+  if (forbidden !== undefined) return forbidden;
+  const proxy = FRONT_PROXY_PREFIXES.find(([prefix]) => lower.startsWith(prefix));
+  return proxy === undefined ? undefined : `it is an instruction to the proxy or cache in front of the server (${proxy[1]}), which only the operator gives`;
+}
+
+/**
+ * Whether `lower` (a lower-case header name) may tell a shared cache or CDN whether and how long
+ * to keep an answer: any name with `cache` or `expires` in it (`Cache-Control`,
+ * `CDN-Cache-Control`, `Cloudflare-CDN-Cache-Control` and every `*-CDN-Cache-Control`,
+ * `X-LiteSpeed-Cache`, `Expires`, nginx's `X-Accel-Expires`…), `Pragma`, Akamai's `Edge-Control`,
+ * `Surrogate-*`, `X-Accel-*`, and `*-Vary` cache keys. A site may send these when public; a
+ * protected site's answers carry the server's instead.
+ */
+export function isCacheInstruction(lower: string): boolean {
+  return (
+    lower.includes('cache') ||
+    lower.includes('expires') ||
+    lower === 'pragma' ||
+    lower === 'edge-control' ||
+    lower.endsWith('-vary') ||
+    lower.startsWith('surrogate-') ||
+    lower.startsWith('x-accel-')
+  );
+}
+
+/** Whether a site's `_headers` may set (or remove) the header `lower` (a lower-case name). */
+export function siteMaySend(lower: string): boolean {
+  return refusalOf(lower) === undefined;
+}
 
 /** Headers that must stay, whatever a site says. */
 const KEPT: ReadonlyMap<string, string> = new Map([
@@ -118,7 +169,7 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
       const name = trimmed.slice(1).trim();
       if (!HEADER_NAME.test(name)) return fail('bad_header_name', 'write ! and the header name, such as ! X-Robots-Tag');
       const lower = name.toLowerCase();
-      const reason = KEPT.get(lower) ?? FORBIDDEN.get(lower);
+      const reason = KEPT.get(lower) ?? refusalOf(lower);
       if (reason !== undefined) return fail('header_not_removable', `${name} cannot be removed: ${reason}`);
       current.remove.push(lower);
       continue;
@@ -129,7 +180,7 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
     const value = trimmed.slice(colon + 1).trim();
     if (!HEADER_NAME.test(name)) return fail('bad_header_name', 'a header name is letters, digits and - only, such as Cache-Control');
     const lower = name.toLowerCase();
-    const forbidden = FORBIDDEN.get(lower);
+    const forbidden = refusalOf(lower);
     if (forbidden !== undefined) return fail('header_not_allowed', `${name} cannot be set by a site: ${forbidden}`);
     if (lower === 'x-content-type-options' && value.toLowerCase() !== 'nosniff') return fail('header_not_allowed', 'X-Content-Type-Options is always nosniff');
     if (value === '') return fail('empty_value', `give ${name} a value, or write ! ${name} to remove it`);
@@ -163,6 +214,24 @@ export function headersFor(compiled: CompiledHeaders, segments: readonly string[
   }
   if (set === undefined) return undefined;
   return { set: [...set.values()], remove: [...removed!] };
+}
+
+/**
+ * Compiled rules as they may be served: headers refused since a deploy stored them
+ * (`Clear-Site-Data`, instructions to the proxy in front) taken out. The same object when there
+ * are none, as there are in every deploy since; read once per revision, never per request.
+ */
+export function servableHeaders(compiled: CompiledHeaders): CompiledHeaders {
+  const refused = (name: string): boolean => !siteMaySend(name.toLowerCase());
+  if (!compiled.blocks.some((block) => block.set.some(([name]) => refused(name)) || block.remove.some(refused))) return compiled;
+  return {
+    ...compiled,
+    blocks: compiled.blocks.map((block) => ({
+      ...block,
+      set: block.set.filter(([name]) => !refused(name)),
+      remove: block.remove.filter((name) => !refused(name)),
+    })),
+  };
 }
 
 /**

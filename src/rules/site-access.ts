@@ -41,3 +41,27 @@ export function safeReturnPath(raw: string | undefined | null): string {
   if (/[\u0000-\u001f\u007f\\]/.test(raw)) return '/';
   return raw;
 }
+
+/** What a browser says of where a request comes from and what it is for (`Sec-Fetch-*`). */
+export interface FetchMetadata {
+  site: string;
+  mode: string;
+  dest: string;
+}
+
+/**
+ * Whether a request may reach a protected site's gate and content, from its `Sec-Fetch-*`
+ * headers. Every site host shares the site domain, so browsers count them all as one "site" and
+ * send the access cookie along with a `<script>`, `<img>` or `fetch` from any other site host:
+ * such a load would let another site read a private script or tell whether the visitor is signed
+ * in. So a request from another origin (`same-site` and `cross-site` alike) is let through only as
+ * a top-level navigation: following a link or a form to the site still works. Requests without
+ * the headers (curl, older browsers) and the browser's own (`none`: typed, bookmarked) pass.
+ */
+export function mayReachProtected(fetch: FetchMetadata): boolean {
+  const site = fetch.site.toLowerCase();
+  if (site === '' || site === 'same-origin' || site === 'none') return true;
+  const dest = fetch.dest.toLowerCase();
+  // Browsers before Sec-Fetch-Dest sent `navigate` for top-level and `nested-navigate` for frames.
+  return fetch.mode.toLowerCase() === 'navigate' && (dest === 'document' || dest === '');
+}

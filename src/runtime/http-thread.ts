@@ -8,19 +8,20 @@ interface ThreadData {
   config: Config;
   port: number;
   index: number;
+  passwordHashSlots: SharedArrayBuffer;
 }
 
 /** `stop` starts the graceful stop; `hurry` (a second signal) cuts its grace short. */
 type Command = { type: 'stop' } | { type: 'hurry' };
 
-const { config, port, index } = workerData as ThreadData;
+const { config, port, index, passwordHashSlots } = workerData as ThreadData;
 const log = createLogger({ level: config.logLevel, base: { thread: index } });
 
 // One request's stray rejection must not take down every connection on this thread.
 process.on('unhandledRejection', (err) => log.error({ err }, 'thread.unhandled_rejection'));
 
 try {
-  const server = await startServer({ config, log, port, index });
+  const server = await startServer({ config, log, port, index, passwordHashSlots });
   const hurry = new AbortController();
   parentPort!.postMessage({ type: 'listening', port: server.port });
   parentPort!.on('message', (message: Command) => {

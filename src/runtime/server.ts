@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createApi } from '../api/index.js';
 import { createApp } from '../app/index.js';
-import { siteUrl, type Config } from '../config.js';
+import { domainUrl, siteUrl, type Config } from '../config.js';
 import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { createMcp } from '../mcp/index.js';
 import { createDocs } from '../docs/index.js';
@@ -69,6 +69,8 @@ export interface StartServerOptions {
   followCluster?: boolean;
   /** Names this thread in the cluster's change log. */
   index?: number;
+  /** Counter of site password hashes running in the process, shared by its HTTP threads. */
+  passwordHashSlots?: SharedArrayBuffer;
 }
 
 /** How long a stop waits for follow-up work once the ingest pool has stopped (a bucket upload, say). */
@@ -102,9 +104,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     store,
     config: config.serve,
     secret: await store.ensureSecret(ACCESS_SECRET_NAME, () => randomBytes(32).toString('base64url')),
-    hostUrl: (label) => siteUrl(config.publicUrls, label),
+    hostUrl: (label) => (label.includes('.') ? domainUrl(config.publicUrls, label) : siteUrl(config.publicUrls, label)),
     log: log.child({ area: 'serve' }),
     now,
+    hashSlots: options.passwordHashSlots,
   });
   const sites = createSiteServer({
     store,
@@ -180,10 +183,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         return docs.handle(res, req);
       default: {
         const custom = domains.route(req.getHeader('host'));
-        if (custom?.kind === 'redirect') return domains.redirect(res, req, custom.host);
+        if (custom?.kind === 'redirect') return domains.redirect(res, req, custom);
         if (custom?.kind === 'site') {
           pacer?.noteRequest();
-          sites.handle(res, req, custom.name);
+          sites.handle(res, req, custom.name, undefined, custom.domain);
           return holdIfUnfinished(res, pending);
         }
         return sendError(res, unknownHost, log, { head });

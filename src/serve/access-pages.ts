@@ -15,7 +15,7 @@ export interface AccessPageOptions {
   signInUrl?: string;
   /** A preview of a public site kept to members, which preview links open too. */
   keptPreview?: boolean;
-  problem?: 'wrong_password' | 'too_many' | 'ticket' | 'credential' | 'unavailable' | 'link';
+  problem?: 'wrong_password' | 'too_many' | 'ticket' | 'credential' | 'unavailable' | 'link' | 'elsewhere';
 }
 
 const STYLE =
@@ -28,11 +28,12 @@ const STYLE =
 
 const PROBLEMS: Record<NonNullable<AccessPageOptions['problem']>, string> = {
   wrong_password: 'That password is not right. Try again.',
-  too_many: 'Too many wrong passwords from your network. Wait a while, then try again.',
+  too_many: 'Too many passwords have been tried here lately. Wait a while, then try again.',
   ticket: 'That sign-in has expired or was already used. Sign in again.',
   credential: 'The credentials sent do not open this site.',
   unavailable: 'Signing in is not possible right now. Try again in a moment.',
   link: 'That preview link has expired or no longer works. Ask for a new one, or sign in if you are a member.',
+  elsewhere: 'Pages and files of this site cannot be loaded from another site. Open the site itself.',
 };
 
 export function accessPage(options: AccessPageOptions): string {
@@ -40,17 +41,19 @@ export function accessPage(options: AccessPageOptions): string {
   const problem = options.problem ? `<p class="problem" role="alert">${escapeHtml(PROBLEMS[options.problem])}</p>` : '';
   const title = options.mode === 'password' ? 'Password required' : 'Members only';
   const body =
-    options.mode === 'password'
-      ? `<p><strong>${site}</strong> is protected by a password.</p>${problem}` +
-        `<form method="post" action="${ACCESS_PATHS.login}">` +
-        `<input type="hidden" name="return" value="${escapeHtml(options.returnPath)}">` +
-        '<label for="password">Password</label>' +
-        '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus>' +
-        '<button type="submit">Open the site</button></form>'
-      : (options.keptPreview
-          ? `<p>This preview of <strong>${site}</strong> is visible to its members and to holders of a preview link only.</p>${problem}`
-          : `<p><strong>${site}</strong> is visible to its members only.</p>${problem}`) +
-        (options.signInUrl ? `<p><a class="button" href="${escapeHtml(options.signInUrl)}">Sign in with Plinth</a></p>` : '');
+    options.problem === 'elsewhere'
+      ? `<p><strong>${site}</strong> is private.</p>${problem}<p><a class="button" href="/" target="_top">Open ${site}</a></p>`
+      : options.mode === 'password'
+        ? `<p><strong>${site}</strong> is protected by a password.</p>${problem}` +
+          `<form method="post" action="${ACCESS_PATHS.login}">` +
+          `<input type="hidden" name="return" value="${escapeHtml(options.returnPath)}">` +
+          '<label for="password">Password</label>' +
+          '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus>' +
+          '<button type="submit">Open the site</button></form>'
+        : (options.keptPreview
+            ? `<p>This preview of <strong>${site}</strong> is visible to its members and to holders of a preview link only.</p>${problem}`
+            : `<p><strong>${site}</strong> is visible to its members only.</p>${problem}`) +
+          (options.signInUrl ? `<p><a class="button" href="${escapeHtml(options.signInUrl)}">Sign in with Plinth</a></p>` : '');
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
     '<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex">' +

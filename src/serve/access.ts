@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ServeConfig } from '../config.js';
 import {
   clientAddress,
@@ -13,17 +13,20 @@ import {
   type HttpResponse,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, parsePreviewLabel, previewLinkExpiry, safeReturnPath } from '../rules/index.js';
-import { hashToken, verifyPassword, type SiteAccessRecord, type SiteRecord, type Store } from '../store/index.js';
+import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, mayReachProtected, parsePreviewLabel, previewLinkExpiry, safeReturnPath } from '../rules/index.js';
+import { hashToken, type AccessTicketRecord, type SiteAccessRecord, type SiteRecord, type Store } from '../store/index.js';
 import { accessPage, type AccessPageOptions } from './access-pages.js';
+import { protectedHeaders } from './headers.js';
+import { createPasswordChecker } from './password-check.js';
 
 /**
  * The gate of protected sites (issue 23). Public sites never get here: serving checks one field
  * (`site.access`) and goes on. A visitor of a protected site gets in with, in order:
  *
- * - a cookie this site host set (signed with the server secret, bound to the host label, the site
- *   and the time its access rule was set, so setting it again signs everyone out; a member's cookie
- *   also names the account, which must still be a member);
+ * - a cookie this host set (signed with the server secret, bound to the host — its label, or the
+ *   custom domain — the site and the time its access rule was set, so setting it again signs
+ *   everyone out; a member's cookie also names the account, which must still be a member; any
+ *   valid one among several of the same name will do);
  * - an API token of a member as `Authorization: Bearer pl_…` (agents checking their own work);
  * - password mode: the password as HTTP Basic auth (any user name), or through the sign-in form;
  * - members mode: a single-use ticket from the app (`/.plinth/ticket`), which sets the cookie;
@@ -31,10 +34,14 @@ import { accessPage, type AccessPageOptions } from './access-pages.js';
  *   link (`/.plinth/share?token=…`), which sets a cookie of that preview's host alone.
  *
  * Anything else gets a 401 page that names the kind of access and nothing of the site's content.
- * Every answer behind the gate is `private, no-store` and `noindex`.
+ * Loads from other origins other than top-level navigations (`<script>`, `<img>`, `fetch`, frames,
+ * told by `Sec-Fetch-*`) get a 403 before any of this: browsers send the cookie along with them,
+ * because every site host shares the site domain (see rules `mayReachProtected`).
+ * Every answer of a protected site, the gate's own included, carries the privacy headers of
+ * headers.ts `protectedHeaders`, whatever the site's `_headers` say.
  */
 
-export type AccessStore = Pick<Store, 'findToken' | 'getRole' | 'takeRateTokens' | 'useAccessTicket' | 'getRevisionByNumber'>;
+export type AccessStore = Pick<Store, 'findToken' | 'getRole' | 'takeRateTokens' | 'findAccessTicket' | 'useAccessTicket' | 'getRevisionByNumber' | 'cluster'>;
 
 /**
  * The access rule a host of the site answers under: the site's own, or, for a preview of a public
@@ -54,10 +61,12 @@ export interface AccessGateOptions {
   config: ServeConfig;
   /** Key the access cookies are signed with: the same on every thread and node. */
   secret: string;
-  /** The site host's own address for a host label (`<name>` or `<number>--<name>`). */
+  /** The address of a host label: `<name>` or `<number>--<name>` on the site domain, or a custom domain (it has dots). */
   hostUrl: (label: string) => string;
   log: Logger;
   now: () => number;
+  /** Counter of password hashes running in this process, shared by its HTTP threads (password-check.ts). */
+  hashSlots?: SharedArrayBuffer;
 }
 
 /** The part of a request the gate reads before deciding (`forEach` for every X-Forwarded-For line). */
@@ -74,19 +83,17 @@ export interface AccessGate {
   postLogin(res: HttpResponse, req: GateRequest, site: SiteRecord, label: string): void;
 }
 
-/** The headers of every answer behind the gate. */
-export const PROTECTED_HEADERS: Headers = { 'Cache-Control': 'private, no-store', 'X-Robots-Tag': 'noindex' };
-
 const COOKIE_LIFETIME_MS = ACCESS_COOKIE_LIFETIME_MS;
 const MAX_FORM_BYTES = 4096;
-const PASSWORD_WINDOW_MS = 3600_000;
-/** Passwords that checked out lately, so HTTP Basic on every request costs no scrypt run. */
-const KNOWN_GOOD_MAX = 1000;
+/** Access cookies of one request that are checked (planted ones included); each costs an HMAC. */
+const MAX_ACCESS_COOKIES = 16;
+/** Seconds a visitor waits when too many passwords are being hashed at once. */
+const HASHING_RETRY_AFTER_S = '1';
 
 export function createAccessGate(options: AccessGateOptions): AccessGate {
   const { store, config, log, now, secret } = options;
   const cookieName = config.access.secureCookies ? '__Host-plinth_access' : 'plinth_access';
-  const knownGood = new Set<string>();
+  const passwords = createPasswordChecker({ store, config: config.access, log, now, hashSlots: options.hashSlots });
 
   const sign = (payload: string): string => createHmac('sha256', secret).update(payload).digest('base64url');
   const payloadOf = (label: string, site: SiteRecord, account: string, expires: number): string =>
@@ -100,10 +107,15 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     return `${cookieName}=${value}; Path=/; Max-Age=${Math.floor((expires - at) / 1000)}; HttpOnly; SameSite=Lax${config.access.secureCookies ? '; Secure' : ''}`;
   };
 
-  /** Whether the request's cookie was made by this host for this site under its current rule. */
-  const cookieAdmits = (cookieHeader: string, label: string, site: SiteRecord): boolean => {
-    const value = readCookie(cookieHeader, cookieName);
-    if (value === undefined) return false;
+  /**
+   * Whether one of the request's access cookies was made by this host for this site under its
+   * current rule. Any of them will do: on an http install another site host may plant cookies of
+   * the same name for the whole site domain, or for a longer path, which browsers send first.
+   */
+  const cookieAdmits = (cookieHeader: string, label: string, site: SiteRecord): boolean =>
+    readCookies(cookieHeader, cookieName, MAX_ACCESS_COOKIES).some((value) => cookieValueAdmits(value, label, site));
+
+  const cookieValueAdmits = (value: string, label: string, site: SiteRecord): boolean => {
     const parts = value.split('.');
     if (parts.length !== 3) return false;
     const [account, expiresText, signature] = parts as [string, string, string];
@@ -127,43 +139,27 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
   const network = (res: HttpResponse, req: GateRequest): string =>
     networkOf(clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), forwardedFor(req), config.access.trustProxy));
 
-  /**
-   * Checks a password: known good ones at once; any other counts against the network's tries
-   * first, so a right guess after the cap is refused like a wrong one.
-   */
-  const checkPassword = async (site: SiteRecord, password: string, net: string): Promise<'ok' | 'wrong' | { retryAfterMs: number }> => {
-    const key = createHash('sha256').update(`${site.id}\u0000${site.access!.since}\u0000${password}`).digest('base64url');
-    if (knownGood.has(key)) return 'ok';
-    const limit = config.access.passwordTriesPerHour;
-    if (limit > 0) {
-      const taken = await store.takeRateTokens([{ scope: `site-password:${net}`, limit, windowMs: PASSWORD_WINDOW_MS }]);
-      if (!taken.allowed) return { retryAfterMs: taken.retryAfterMs };
-    }
-    const hash = site.access!.passwordHash;
-    if (hash === undefined || !(await verifyPassword(password, hash))) return 'wrong';
-    if (knownGood.size >= KNOWN_GOOD_MAX) knownGood.clear();
-    knownGood.add(key);
-    return 'ok';
-  };
-
   const page = (res: HttpResponse, status: number, head: boolean, pageOptions: AccessPageOptions, extra: Headers = {}, cookies?: string[]): void => {
     const body = status === 303 ? '' : accessPage(pageOptions);
-    const headers: Headers = {
-      'Content-Type': 'text/html; charset=utf-8',
-      ...PROTECTED_HEADERS,
-      'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'same-origin',
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-      ...extra,
-    };
-    writeResponse(res, status, headers, body, { head, ...(cookies ? { cookies } : {}) });
+    const headers = protectedHeaders(
+      Object.entries({
+        'Content-Type': 'text/html; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+        'Referrer-Policy': 'same-origin',
+        'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+        ...extra,
+      }),
+    );
+    writeResponse(res, status, Object.fromEntries(headers), body, { head, ...(cookies ? { cookies } : {}) });
   };
 
   /** Where the members-only hop starts: the app, which sends the visitor back with a ticket. */
   const appHop = (site: SiteRecord, label: string, back: string): string => {
     const query = new URLSearchParams({ site: site.name });
     const dashes = label.indexOf('--');
-    if (dashes > 0) query.set('preview', label.slice(0, dashes));
+    // The app sends the visitor back to the host they came by, a custom domain too.
+    if (label.includes('.')) query.set('domain', label);
+    else if (dashes > 0) query.set('preview', label.slice(0, dashes));
     query.set('return', back);
     return `${config.appUrl}/site-access?${query.toString()}`;
   };
@@ -196,15 +192,31 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     const ticket = query.get('ticket') ?? '';
     const back = safeReturnPath(query.get('return'));
     if (site.access!.mode !== 'members' || !/^tk_[A-Za-z0-9_-]{20,64}$/.test(ticket)) return refuse(res, req, site, label, head, 'ticket');
+    const hash = hashToken(ticket);
+    const refused = (): void =>
+      page(res, 401, head, { mode: 'members', siteName: site.name, returnPath: back, signInUrl: appHop(site, label, back), problem: 'ticket' });
+    // A ticket names its site and host: one made for another site or address is refused.
+    const fits = (found: AccessTicketRecord): boolean =>
+      found.siteId === site.id && found.host === label && found.expiresAt > now() && store.getRole(site.id, found.accountId) !== undefined;
+    // Read-only first: a made-up ticket, or one for another address, costs no write transaction
+    // (in a cluster, the cluster-wide write lock), and is not used up by being shown elsewhere.
+    const seen = store.findAccessTicket(hash);
+    if (seen !== undefined ? !fits(seen) : store.cluster === undefined) return refused();
     trackAbort(res);
-    store.useAccessTicket(hashToken(ticket)).then(
+    (async () => {
+      // Made on another node moments ago: this node's replica may not have it yet.
+      if (seen === undefined) {
+        await store.cluster!.catchUp();
+        const caught = store.findAccessTicket(hash);
+        if (caught === undefined || !fits(caught)) return undefined;
+      }
+      const used = await store.useAccessTicket(hash);
+      return used !== undefined && fits(used) ? used : undefined;
+    })().then(
       (found) => {
         if (isAborted(res)) return;
         res.cork(() => {
-          // A ticket names its site and host: one made for another site or address is refused.
-          if (found === undefined || found.siteId !== site.id || found.host !== label || store.getRole(site.id, found.accountId) === undefined) {
-            return page(res, 401, head, { mode: 'members', siteName: site.name, returnPath: back, signInUrl: appHop(site, label, back), problem: 'ticket' });
-          }
+          if (found === undefined) return refused();
           page(res, 303, head, { mode: 'members', siteName: site.name, returnPath: back }, { Location: back }, [makeCookie(label, site, found.accountId)]);
         });
       },
@@ -247,9 +259,16 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
       { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
     );
 
+  const hashingBusy = (res: HttpResponse, head: boolean, site: SiteRecord, back: string): void =>
+    page(res, 503, head, { mode: 'password', siteName: site.name, returnPath: back, problem: 'unavailable' }, { 'Retry-After': HASHING_RETRY_AFTER_S });
+
   return {
     admit(res, req, site, label, proceed) {
       const head = req.getMethod() === 'head';
+      // Before any credential is looked at, so the answer is the same signed in or not.
+      const fetch = { site: req.getHeader('sec-fetch-site'), mode: req.getHeader('sec-fetch-mode'), dest: req.getHeader('sec-fetch-dest') };
+      if (!mayReachProtected(fetch))
+        return answered(page(res, 403, head, { mode: site.access!.mode, siteName: site.name, returnPath: '/', problem: 'elsewhere' }));
       const url = req.getUrl();
       if (url === ACCESS_PATHS.ticket) return answered(redeemTicket(res, req, site, label, head));
       if (url === ACCESS_PATHS.share) return answered(redeemShare(res, req, site, label, head));
@@ -275,12 +294,13 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
       const net = network(res, req);
       const refusedCopy = copyGateRequest(req);
       trackAbort(res);
-      checkPassword(site, password, net).then(
+      passwords.check(site, password, net).then(
         (outcome) => {
           if (isAborted(res)) return;
           res.cork(() => {
             if (outcome === 'ok') return proceed(refusedCopy);
             if (outcome === 'wrong') return refuse(res, refusedCopy, site, label, head, 'wrong_password');
+            if (outcome === 'busy') return hashingBusy(res, head, site, safeReturnPath(pathWithQuery(refusedCopy)));
             tooMany(res, head, site, safeReturnPath(pathWithQuery(refusedCopy)), outcome.retryAfterMs);
           });
         },
@@ -316,7 +336,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
           if (!isAborted(res)) res.cork(() => refuse(res, copy, site, label, false));
           return;
         }
-        const outcome = await checkPassword(site, form.get('password') ?? '', net);
+        const outcome = await passwords.check(site, form.get('password') ?? '', net);
         if (isAborted(res)) return;
         res.cork(() => {
           if (outcome === 'ok')
@@ -324,6 +344,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
           if (outcome === 'wrong') {
             return page(res, 401, false, { mode: 'password', siteName: site.name, returnPath: back, problem: 'wrong_password' });
           }
+          if (outcome === 'busy') return hashingBusy(res, false, site, back);
           tooMany(res, false, site, back, outcome.retryAfterMs);
         });
       })().catch((err: unknown) => {
@@ -344,14 +365,16 @@ function pathWithQuery(req: GateRequest): string {
   return query ? `${req.getUrl()}?${query}` : req.getUrl();
 }
 
-/** One cookie's value from a Cookie header; the first of that name wins. */
-function readCookie(header: string, name: string): string | undefined {
-  if (header === '') return undefined;
+/** The values of every cookie called `name` in a Cookie header, in order, at most `max`. */
+function readCookies(header: string, name: string, max: number): string[] {
+  const values: string[] = [];
+  if (header === '') return values;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq !== -1 && part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim());
+    if (values.length === max) break;
   }
-  return undefined;
+  return values;
 }
 
 function copyGateRequest(req: GateRequest): GateRequest {

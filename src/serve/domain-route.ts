@@ -1,6 +1,7 @@
 import { writeResponse, type HttpRequest, type HttpResponse } from '../http/index.js';
 import { hostOfHeader, isAtOrUnder, parsePreviewLabel, wwwPartner, type ServiceHosts } from '../rules/index.js';
 import type { Store } from '../store/index.js';
+import { protectedHeaders } from './headers.js';
 import { isServingSite, previewRevision } from './preview-revision.js';
 
 /**
@@ -14,16 +15,22 @@ import { isServingSite, previewRevision } from './preview-revision.js';
 /** All that custom domains read of the store. */
 export type DomainReader = Pick<Store, 'getDomain' | 'listDomains' | 'getSite' | 'getSiteById' | 'getRevisionByNumber' | 'onSiteChanged'>;
 
+/** A redirect to another address of the same site; a protected site's is private like its other answers. */
+export interface DomainRedirect {
+  host: string;
+  private: boolean;
+}
+
 /** Where a request for a custom domain goes: a site (by its current name), or another host. */
-export type DomainRoute = { kind: 'site'; name: string } | { kind: 'redirect'; host: string };
+export type DomainRoute = { kind: 'site'; name: string; domain: string } | ({ kind: 'redirect' } & DomainRedirect);
 
 export interface DomainServing {
   /** The route of a Host header that is not one of the service's own, or undefined (unknown host). */
   route(hostHeader: string): DomainRoute | undefined;
   /** The primary domain a site's own address redirects to, if its owner chose so. */
-  siteRedirect(siteName: string): string | undefined;
-  /** Answers 301 to the same path and query on `host`. */
-  redirect(res: HttpResponse, req: HttpRequest, host: string): void;
+  siteRedirect(siteName: string): DomainRedirect | undefined;
+  /** Answers 301 to the same path and query on `to.host`. */
+  redirect(res: HttpResponse, req: HttpRequest, to: DomainRedirect): void;
   /**
    * The TLS terminator's question: may a certificate be obtained for `name`? Each yes can become
    * a certificate, so only for names that serve a page now, spelled as a terminator asks (lower
@@ -51,7 +58,7 @@ export function createDomainServing(options: {
   const { store, hosts, scheme } = options;
   const now = options.now ?? Date.now;
   const routes = new Map<string, DomainRoute | null>();
-  const siteRedirects = new Map<string, string | null>();
+  const siteRedirects = new Map<string, DomainRedirect | null>();
   // A name leads to the same site forever (names are never reused), so a known one is never
   // looked up again: a change costs serving no second read of the site by name.
   const siteIds = new Map<string, string | null>();
@@ -73,10 +80,12 @@ export function createDomainServing(options: {
     if (!site) return null;
     if (!record.primary) {
       const partner = store.getDomain(wwwPartner(host));
-      if (partner && partner.siteId === record.siteId && partner.primary && partner.status === 'active') return { kind: 'redirect', host: partner.domain };
+      if (partner && partner.siteId === record.siteId && partner.primary && partner.status === 'active') {
+        return { kind: 'redirect', host: partner.domain, private: site.access !== undefined };
+      }
     }
     // Deleted, expired or taken-down sites answer here as at their own address (410, 451).
-    return { kind: 'site', name: site.name };
+    return { kind: 'site', name: site.name, domain: host };
   };
 
   return {
@@ -105,17 +114,18 @@ export function createDomainServing(options: {
         const site = siteId === null ? undefined : store.getSiteById(siteId);
         // A former name redirects to the current one first (site-server.ts), then from there.
         const primary = site && site.name === siteName && site.domainsChangedAt !== undefined ? store.listDomains(site.id).find((d) => d.primary) : undefined;
-        found = primary && primary.redirectSite === true && primary.status === 'active' ? primary.domain : null;
+        found = primary && primary.redirectSite === true && primary.status === 'active' ? { host: primary.domain, private: site!.access !== undefined } : null;
         if (siteRedirects.size >= MAX_CACHED_HOSTS) siteRedirects.clear();
         siteRedirects.set(siteName, found);
       }
       return found ?? undefined;
     },
 
-    redirect(res, req, host) {
+    redirect(res, req, to) {
       const query = req.getQuery();
-      const location = `${scheme}://${host}${req.getUrl()}${query ? `?${query}` : ''}`;
-      writeResponse(res, 301, { Location: location, 'Cache-Control': 'public, max-age=300', 'Content-Type': 'text/plain; charset=utf-8' }, '', {
+      const location = `${scheme}://${to.host}${req.getUrl()}${query ? `?${query}` : ''}`;
+      const headers = { Location: location, 'Cache-Control': 'public, max-age=300', 'Content-Type': 'text/plain; charset=utf-8' };
+      writeResponse(res, 301, to.private ? Object.fromEntries(protectedHeaders(Object.entries(headers))) : headers, '', {
         head: req.getMethod() === 'head',
       });
     },

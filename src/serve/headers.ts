@@ -1,4 +1,4 @@
-import { withSiteHeaders, type SiteHeaders } from '../rules/index.js';
+import { isCacheInstruction, withSiteHeaders, type SiteHeaders } from '../rules/index.js';
 import type { Encoding } from '../store/index.js';
 
 /**
@@ -35,6 +35,52 @@ export interface FileAnswer {
   site?: SiteHeaders;
   /** `X-Robots-Tag: noindex`: previews and protected sites. */
   noindex?: boolean;
+  /** Behind the access gate: the privacy headers win over the site's (`protectedHeaders`). */
+  protected?: boolean;
+}
+
+/** What shared caches are told about every answer of a protected site. */
+export const PROTECTED_CACHE_CONTROL = 'private, no-store';
+/** The request headers that carry a visitor's credential: a protected answer depends on them. */
+const CREDENTIAL_VARY = ['Cookie', 'Authorization'];
+
+/**
+ * The headers of an answer of a protected site (behind the gate, or the gate's own pages): the
+ * server's privacy headers win over anything the site's `_headers` say, including rules deployed
+ * while the site was public. No cache instruction of the site's survives (`Cache-Control`,
+ * `Expires`, `CDN-Cache-Control` and the like: see `isCacheInstruction`), `Cache-Control` is
+ * `private, no-store`, `noindex` stays, `Vary` names the credential, and no other origin may
+ * embed the answer (`Cross-Origin-Resource-Policy: same-origin`).
+ */
+export function protectedHeaders(list: readonly (readonly [string, string])[]): HeaderList {
+  const out: HeaderList = [];
+  const vary: string[] = [];
+  for (const pair of list) {
+    const lower = pair[0].toLowerCase();
+    if (lower === 'vary') vary.push(pair[1]);
+    else if (!isCacheInstruction(lower) && lower !== 'x-robots-tag' && lower !== 'cross-origin-resource-policy') out.push(pair);
+  }
+  out.push(
+    ['Cache-Control', PROTECTED_CACHE_CONTROL],
+    ['X-Robots-Tag', 'noindex'],
+    ['Vary', joinVary([...vary, ...CREDENTIAL_VARY])],
+    // Browsers refuse the answer to a `<script>` or `<img>` of another origin (access.ts has why).
+    ['Cross-Origin-Resource-Policy', 'same-origin'],
+  );
+  return out;
+}
+
+/** One `Vary` value from several, each name once (`*` alone stands for everything). */
+function joinVary(values: readonly string[]): string {
+  const names = new Map<string, string>();
+  for (const value of values) {
+    for (const name of value.split(',')) {
+      const trimmed = name.trim();
+      if (trimmed === '*') return '*';
+      if (trimmed !== '' && !names.has(trimmed.toLowerCase())) names.set(trimmed.toLowerCase(), trimmed);
+    }
+  }
+  return [...names.values()].join(', ');
 }
 
 /** The headers a 304 shares with the full answer. */
@@ -53,19 +99,25 @@ export function fileHeaders(answer: FileAnswer): HeaderList {
   if (answer.encoding) list.push(['Content-Encoding', answer.encoding]);
   if (answer.contentRange) list.push(['Content-Range', answer.contentRange]);
   // Content-Type stays first: the prepared path writes the rest as its value (`joinAfterFirst`).
-  return answer.site ? withSiteHeaders(list, answer.site) : list;
+  return finish(list, answer.site, answer.protected);
 }
 
 /** Every header of a 304 for that answer, ETag first. */
 export function notModifiedHeaders(answer: FileAnswer & { etag: string }): HeaderList {
   const list: HeaderList = [['ETag', answer.etag], ...validatorHeaders(answer)];
-  return answer.site ? withSiteHeaders(list, answer.site) : list;
+  return finish(list, answer.site, answer.protected);
 }
 
-/** The headers of a status page (404, 410, 451…) or a redirect. */
-export function pageHeaders(cacheControl: string, extra: Record<string, string> = {}, site?: SiteHeaders): HeaderList {
+/** The headers of a status page (404, 410, 451…) or a redirect; `protect` for a protected site's. */
+export function pageHeaders(cacheControl: string, extra: Record<string, string> = {}, site?: SiteHeaders, protect = false): HeaderList {
   const list: HeaderList = [['Content-Type', 'text/html; charset=utf-8'], ['Cache-Control', cacheControl], ...SECURITY_HEADERS, ...Object.entries(extra)];
-  return site ? withSiteHeaders(list, site) : list;
+  return finish(list, site, protect);
+}
+
+/** The site's `_headers` applied, then, for a protected site, the privacy headers over all. */
+function finish(list: HeaderList, site: SiteHeaders | undefined, protect: boolean | undefined): HeaderList {
+  const withSite = site ? withSiteHeaders(list, site) : list;
+  return protect ? protectedHeaders(withSite) : withSite;
 }
 
 /**

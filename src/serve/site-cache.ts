@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ServeConfig } from '../config.js';
-import { headersFor, isHtmlType, type CompiledHeaders, type CompiledRedirects, type SiteHeaders } from '../rules/index.js';
+import { headersFor, isHtmlType, servableHeaders, type CompiledHeaders, type CompiledRedirects, type SiteHeaders } from '../rules/index.js';
 import type { BlobStore, Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
 import { cacheControlFor } from './http-rules.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
@@ -231,5 +231,5 @@ function previewRulesOf(store: SiteReader, cached: CachedSite, revision: string)
 function rulesOf(store: SiteReader, revision: string | undefined): { rules?: SiteRules } {
   const extras = revision === undefined ? undefined : store.getRevisionExtras(revision);
   if (extras === undefined || (extras.redirects === undefined && extras.headers === undefined)) return {};
-  return { rules: { ...(extras.redirects ? { redirects: extras.redirects } : {}), ...(extras.headers ? { headers: extras.headers } : {}) } };
+  return { rules: { ...(extras.redirects ? { redirects: extras.redirects } : {}), ...(extras.headers ? { headers: servableHeaders(extras.headers) } : {}) } };
 }

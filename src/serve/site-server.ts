@@ -16,9 +16,20 @@ import {
 import type { Logger } from '../log.js';
 import { ACCESS_PATHS, hasBadge, isExpired, previewLabel, withRequestQuery, type SiteHeaders } from '../rules/index.js';
 import type { Encoding, FileEntry, SiteRecord } from '../store/index.js';
-import { accessOfHost, PROTECTED_HEADERS, type AccessGate } from './access.js';
+import { accessOfHost, type AccessGate } from './access.js';
 import { BlobNotLocal, createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
-import { blobEtag, fileHeaders, joinAfterFirst, notModifiedHeaders, pageHeaders, SECURITY_HEADERS, type FileAnswer, type HeaderList } from './headers.js';
+import {
+  blobEtag,
+  fileHeaders,
+  joinAfterFirst,
+  notModifiedHeaders,
+  pageHeaders,
+  PROTECTED_CACHE_CONTROL,
+  protectedHeaders,
+  SECURITY_HEADERS,
+  type FileAnswer,
+  type HeaderList,
+} from './headers.js';
 import { matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
 import { statusPage, type StatusPageCode } from './pages.js';
 import { previewRevision, type PreviewReader } from './preview-revision.js';
@@ -41,9 +52,9 @@ export interface SiteServerOptions {
 export interface SiteServer {
   /**
    * Answers one request for the site `siteName` (already taken from the Host header), or for its
-   * revision number `preview` (`<number>--<name>`).
+   * revision number `preview` (`<number>--<name>`); `domain`: the custom domain it came by.
    */
-  handle(res: HttpResponse, req: HttpRequest, siteName: string, preview?: number): void;
+  handle(res: HttpResponse, req: HttpRequest, siteName: string, preview?: number, domain?: string): void;
   /** What this thread's caches hold, against their budgets. */
   cacheStats(): SiteCacheStats;
 }
@@ -69,15 +80,16 @@ interface Asked {
 }
 
 /**
- * How an answer differs from a public site's live one: previews are `noindex`; answers behind the
- * access gate are also `private, no-store`.
+ * How an answer differs from a public site's live one: previews are `noindex`; every answer of a
+ * protected site gets the privacy headers over the site's own (headers.ts `protectedHeaders`).
  */
 interface Privacy {
-  cacheControl?: string;
   noindex: true;
+  protected?: true;
 }
 const PREVIEW_PRIVACY: Privacy = { noindex: true };
-const PROTECTED_PRIVACY: Privacy = { cacheControl: PROTECTED_HEADERS['Cache-Control']!, noindex: true };
+const PROTECTED_PRIVACY: Privacy = { noindex: true, protected: true };
+const NOINDEX: Headers = { 'X-Robots-Tag': 'noindex' };
 
 /** Seconds a visitor is told to wait when a file must come from a bucket that cannot be reached. */
 const BUCKET_RETRY_AFTER_S = '30';
@@ -125,7 +137,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       ...(target.site ? { site: target.site } : {}),
     };
     if (privacy === undefined) return answer;
-    return { ...answer, cacheControl: privacy.cacheControl ?? answer.cacheControl, noindex: true };
+    if (!privacy.protected) return { ...answer, noindex: true };
+    return { ...answer, cacheControl: PROTECTED_CACHE_CONTROL, noindex: true, protected: true };
   };
 
   const writeList = (res: HttpResponse, list: HeaderList): void => {
@@ -133,6 +146,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
   const recordOf = (list: HeaderList): Headers => Object.fromEntries(list);
 
+  /** A status page or redirect; `protect`: an answer of a protected site, private whatever it says. */
   const sendPage = (
     res: HttpResponse,
     status: StatusPageCode | RedirectCode,
@@ -140,19 +154,35 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     extra: Headers = {},
     siteName?: string,
     site?: SiteHeaders,
+    protect = false,
   ): void => {
     const body = isRedirect(status) ? '' : statusPage(status, siteName === undefined ? undefined : { siteName });
-    writeResponse(res, status, recordOf(pageHeaders(status === 404 ? 'public, max-age=60' : 'no-store', extra, site)), body, { head });
+    writeResponse(res, status, recordOf(pageHeaders(status === 404 ? 'public, max-age=60' : 'no-store', extra, site, protect)), body, { head });
   };
 
-  const sendRevisionGone = (res: HttpResponse, head: boolean, extra: Headers, siteName: string): void =>
-    writeResponse(res, 410, recordOf(pageHeaders('no-store', extra)), statusPage(410, { siteName, revisionGone: true }), { head });
+  const sendRevisionGone = (res: HttpResponse, head: boolean, extra: Headers, siteName: string, protect: boolean): void =>
+    writeResponse(res, 410, recordOf(pageHeaders('no-store', extra, undefined, protect)), statusPage(410, { siteName, revisionGone: true }), { head });
 
   /** A folder's address without its slash, or a `_redirects` redirect; the request's query goes along. */
-  const sendRedirect = (res: HttpResponse, req: SiteRequest, redirect: NonNullable<Target['redirect']>, head: boolean, extra: Headers = {}): void => {
+  const sendRedirect = (
+    res: HttpResponse,
+    req: SiteRequest,
+    redirect: NonNullable<Target['redirect']>,
+    head: boolean,
+    extra: Headers,
+    protect: boolean,
+  ): void => {
     const location = redirect.ownQuery ? redirect.location : withRequestQuery(redirect.location, req.getQuery() ?? '');
     // Short-lived like HTML: the next deploy may change the rules. A protected site's stay private.
-    sendPage(res, redirect.status as RedirectCode, head, { Location: location, 'Cache-Control': 'public, max-age=60', ...extra });
+    sendPage(
+      res,
+      redirect.status as RedirectCode,
+      head,
+      { Location: location, 'Cache-Control': 'public, max-age=60', ...extra },
+      undefined,
+      undefined,
+      protect,
+    );
   };
 
   /**
@@ -207,8 +237,10 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     let status: number = target.status;
     if (asked.range !== '') {
       const range = parseRange(asked.range, size);
-      if (range === 'unsatisfiable')
-        return writeResponse(res, 416, recordOf([['Content-Range', `bytes */${size}`], ...SECURITY_HEADERS]), '', { head: asked.head });
+      if (range === 'unsatisfiable') {
+        const list: HeaderList = [['Content-Range', `bytes */${size}`], ...SECURITY_HEADERS];
+        return writeResponse(res, 416, recordOf(answer.protected ? protectedHeaders(list) : list), '', { head: asked.head });
+      }
       if (range) {
         ({ start, end } = range);
         status = 206;
@@ -257,14 +289,15 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const cached = sites.lookup(siteName);
     if (cached === undefined) return void sendPage(res, 404, head);
     const site = cached.site;
+    const protect = site.access !== undefined;
     if (site.name !== siteName) {
       const query = req.getQuery();
       const location = `${options.siteUrl(site.name)}${req.getUrl()}${query ? `?${query}` : ''}`;
-      return void sendPage(res, 301, head, { Location: location, 'Cache-Control': 'public, max-age=300' });
+      return void sendPage(res, 301, head, { Location: location, 'Cache-Control': 'public, max-age=300' }, undefined, undefined, protect);
     }
-    if (site.state === 'deleted' || isExpired(site, now())) return void sendPage(res, 410, head, {}, siteName);
-    if (site.state === 'taken_down') return void sendPage(res, 451, head, {}, siteName);
-    if (site.liveRevision === undefined) return void sendPage(res, 404, head, {}, siteName);
+    if (site.state === 'deleted' || isExpired(site, now())) return void sendPage(res, 410, head, {}, siteName, undefined, protect);
+    if (site.state === 'taken_down') return void sendPage(res, 451, head, {}, siteName, undefined, protect);
+    if (site.liveRevision === undefined) return void sendPage(res, 404, head, {}, siteName, undefined, protect);
     return cached as CachedSite & { site: { liveRevision: string } };
   };
 
@@ -274,7 +307,15 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
    * left. A bucket that cannot be reached gets a 503 page; the cached files of this node are
    * served meanwhile all the same.
    */
-  const fetchThenAnswer = (res: HttpResponse, req: SiteRequest, siteName: string, missing: BlobNotLocal, fetches: number, route: Route): void => {
+  const fetchThenAnswer = (
+    res: HttpResponse,
+    req: SiteRequest,
+    siteName: string,
+    missing: BlobNotLocal,
+    fetches: number,
+    route: Route,
+    protect: boolean,
+  ): void => {
     const copy = copySiteRequest(req);
     const head = copy.getMethod() === 'head';
     trackAbort(res);
@@ -286,7 +327,11 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         if (isBucketUnavailable(err)) log.warn({ err, site: siteName }, 'serve.bucket_unavailable');
         else log.error({ err, site: siteName }, 'serve.fetch_failed');
         if (isAborted(res)) return;
-        res.cork(() => (isBucketUnavailable(err) ? sendPage(res, 503, head, { 'Retry-After': BUCKET_RETRY_AFTER_S }, siteName) : sendPage(res, 500, head)));
+        res.cork(() =>
+          isBucketUnavailable(err)
+            ? sendPage(res, 503, head, { 'Retry-After': BUCKET_RETRY_AFTER_S }, siteName, undefined, protect)
+            : sendPage(res, 500, head, {}, undefined, undefined, protect),
+        );
       },
     );
   };
@@ -301,18 +346,18 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const head = req.getMethod() === 'head';
     const access = accessOfHost(site, route.preview !== undefined);
     if (access !== undefined && !route.granted) {
-      const label = route.preview === undefined ? site.name : previewLabel(site.name, route.preview);
-      if (options.gate === undefined) return void sendPage(res, 404, head, PROTECTED_HEADERS, siteName);
+      const label = hostLabel(site.name, route);
+      if (options.gate === undefined) return void sendPage(res, 404, head, {}, siteName, undefined, true);
       const proceed = (copy: SiteRequest): void => answer(res, copy, siteName, fetches, { ...route, granted: true });
       if (!options.gate.admit(res, req, access === site.access ? site : { ...site, access }, label, proceed)) return undefined;
     }
     const privacy = access !== undefined ? PROTECTED_PRIVACY : PREVIEW_PRIVACY;
     if (route.preview === undefined) return { revision: site.liveRevision, privacy };
     const revision = previewRevision(store, site, route.preview, now());
-    const refusalHeaders = access !== undefined ? PROTECTED_HEADERS : { 'X-Robots-Tag': 'noindex' };
-    if (revision === undefined) return void sendPage(res, 404, head, refusalHeaders, siteName);
+    const protect = privacy.protected === true;
+    if (revision === undefined) return void sendPage(res, 404, head, NOINDEX, siteName, undefined, protect);
     // Deleted by its owner: gone for good, whatever the path or credential (its number is never reused).
-    if (revision.deletedAt !== undefined) return void sendRevisionGone(res, head, refusalHeaders, siteName);
+    if (revision.deletedAt !== undefined) return void sendRevisionGone(res, head, NOINDEX, siteName, protect);
     return { revision: revision.id, privacy };
   };
 
@@ -320,20 +365,22 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   const answer = (res: HttpResponse, req: SiteRequest, siteName: string, fetches: number, route: Route): void => {
     const method = req.getMethod();
     const head = method === 'head';
+    // Once the site is known: its answers are private whatever happens, errors included.
+    let protect = false;
     try {
       if (method !== 'get' && !head) {
         // The password form of a protected site is the one thing a site host takes a POST for.
         if (method === 'post' && req.getUrl() === ACCESS_PATHS.login && options.gate !== undefined) {
           const live = siteStep(res, req, siteName, false);
           if (live === undefined) return;
-          if (live.site.access?.mode === 'password')
-            return options.gate.postLogin(res, req, live.site, route.preview === undefined ? live.site.name : previewLabel(live.site.name, route.preview));
+          if (live.site.access?.mode === 'password') return options.gate.postLogin(res, req, live.site, hostLabel(live.site.name, route));
         }
-        return sendPage(res, 405, false, { Allow: 'GET, HEAD' });
+        return sendPage(res, 405, false, { Allow: 'GET, HEAD' }, undefined, undefined, sites.lookup(siteName)?.site.access !== undefined);
       }
       const live = siteStep(res, req, siteName, head);
       if (live === undefined) return;
       const site = live.site;
+      protect = site.access !== undefined;
       let revision = site.liveRevision;
       let privacy: Privacy | undefined;
       // Public sites' live answers pay for this one field check only.
@@ -341,21 +388,22 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         const gated = gateStep(res, req, site, siteName, route, fetches);
         if (gated === undefined) return;
         ({ revision, privacy } = gated);
+        protect ||= privacy.protected === true;
       }
       // The query is read only where rules may test it (a redirect reads it when it is sent).
       const query = revision !== site.liveRevision || live.rules?.redirects?.usesQuery === true ? (req.getQuery() ?? '') : '';
       const target = sites.target(live, revision, req.getUrl(), query);
-      const privateHeaders: Headers = privacy === undefined ? {} : privacy.cacheControl ? PROTECTED_HEADERS : { 'X-Robots-Tag': 'noindex' };
-      if (target.error !== undefined) return sendPage(res, target.error, head, privacy?.cacheControl ? PROTECTED_HEADERS : {});
+      const privateHeaders: Headers = privacy === undefined ? {} : NOINDEX;
+      if (target.error !== undefined) return sendPage(res, target.error, head, {}, undefined, undefined, protect);
       const entry = target.entry;
       if (entry === undefined) {
-        if (target.redirect !== undefined) return sendRedirect(res, req, target.redirect, head, privateHeaders);
+        if (target.redirect !== undefined) return sendRedirect(res, req, target.redirect, head, privateHeaders, protect);
         if (target.status === 410) {
           // A page `_redirects` marks as gone, not the site: its own page text.
-          const headers = recordOf(pageHeaders(privacy?.cacheControl ?? 'public, max-age=60', privateHeaders, target.site));
+          const headers = recordOf(pageHeaders('public, max-age=60', privateHeaders, target.site, protect));
           return writeResponse(res, 410, headers, statusPage(410, { siteName, pageGone: true }), { head });
         }
-        return sendPage(res, 404, head, privateHeaders, siteName, target.site);
+        return sendPage(res, 404, head, privateHeaders, siteName, target.site, protect);
       }
 
       const badged = target.html && hasBadge(site.plan);
@@ -379,19 +427,19 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         },
         (err: unknown) => {
           log.error({ err, site: siteName }, 'serve.failed');
-          if (!isAborted(res)) res.cork(() => sendPage(res, 500, head));
+          if (!isAborted(res)) res.cork(() => sendPage(res, 500, head, {}, undefined, undefined, protect));
         },
       );
     } catch (err) {
-      if (err instanceof BlobNotLocal && fetches < MAX_FETCHES) return fetchThenAnswer(res, req, siteName, err, fetches, route);
+      if (err instanceof BlobNotLocal && fetches < MAX_FETCHES) return fetchThenAnswer(res, req, siteName, err, fetches, route, protect);
       log.error({ err, site: siteName }, 'serve.failed');
-      sendPage(res, 500, head);
+      sendPage(res, 500, head, {}, undefined, undefined, protect);
     }
   };
 
   const publicRoute: Route = {};
-  const handle = (res: HttpResponse, req: HttpRequest, siteName: string, preview?: number): void =>
-    answer(res, req, siteName, 0, preview === undefined ? publicRoute : { preview });
+  const handle = (res: HttpResponse, req: HttpRequest, siteName: string, preview?: number, domain?: string): void =>
+    answer(res, req, siteName, 0, preview === undefined && domain === undefined ? publicRoute : { preview, domain });
 
   return {
     handle,
@@ -402,10 +450,17 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 type RedirectCode = 301 | 302 | 303 | 307 | 308;
 const isRedirect = (status: number): status is RedirectCode => status >= 301 && status <= 308;
 
-/** A preview's revision number, and whether the gate already let this request in (after an await). */
+/** A preview's revision number or the custom domain asked for, and whether the gate already let this request in (after an await). */
 interface Route {
   preview?: number;
+  domain?: string;
   granted?: boolean;
+}
+
+/** The host the gate binds cookies and tickets to: `<name>`, `<number>--<name>`, or the custom domain. */
+function hostLabel(siteName: string, route: Route): string {
+  if (route.domain !== undefined) return route.domain;
+  return route.preview === undefined ? siteName : previewLabel(siteName, route.preview);
 }
 
 /** What `answer` reads of a request, kept past the handler's return. */

@@ -71,7 +71,7 @@ export type { ClaimPoll, DeletionRequest, RenameResult, SiteList } from './sites
 export type { ApprovalView } from './shapes.js';
 export type { FileList, LiveFile } from './files.js';
 export type { LinkWarnings, PromoteResult, RevisionDeleted, RevisionList, RollbackResult } from './revisions.js';
-export { ACCESS_MODES, modeOf, PREVIEWS_MODES, previewsOf, type AccessMode, type AccessTicket, type PreviewsMode } from './site-access.js';
+export { ACCESS_MODES, modeOf, PREVIEWS_MODES, previewsOf, type AccessMode, type AccessTicket, type HopHost, type PreviewsMode } from './site-access.js';
 export type { InvitePreview, InviteResult, MemberList, RemovalResult } from './members.js';
 export type { ClaimPreview, ClaimResultView } from './claims.js';
 export { newApiToken, type TokenView } from './tokens.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { siteUrl } from '../config.js';
+import { domainUrl, siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { ACCESS_PATHS, ACCESS_TICKET_LIFETIME_MS, hasRole, safeReturnPath } from '../rules/index.js';
 import { hashPassword, hashToken, type AccessChange, type SiteRecord } from '../store/index.js';
@@ -30,10 +30,23 @@ export interface AccessOperations {
    */
   set(caller: Caller, name: string, body: { mode?: unknown; password?: unknown; previews?: unknown }): Promise<SiteAccessView>;
   /**
-   * The app's half of the members-only hop: a single-use ticket for a signed-in member, bound to
-   * the site and to the host (`<name>` or `<number>--<name>`) it was asked for.
+   * The host of the members-only hop that a member of the site asked for: `<name>`,
+   * `<number>--<name>`, or one of the site's active custom domains (`bad_request` for any other
+   * domain, so the hop never leads to a host the site does not own).
    */
-  issueTicket(caller: Caller, name: string, host: { preview?: number }, path: string): Promise<AccessTicket>;
+  hopHost(caller: Caller, name: string, host: HopHost): string;
+  /**
+   * The app's half of the members-only hop: a single-use ticket for a signed-in member, bound to
+   * the site and to the host (`hopHost`) it was asked for, and the address on that host that
+   * redeems it.
+   */
+  issueTicket(caller: Caller, name: string, host: HopHost, path: string): Promise<AccessTicket>;
+}
+
+/** Which address of a site the members-only hop returns to: a preview's, a custom domain, or its own. */
+export interface HopHost {
+  preview?: number;
+  domain?: string;
 }
 
 export function modeOf(site: SiteRecord): AccessMode {
@@ -119,12 +132,17 @@ export function accessOperations(deps: OperationsDeps): AccessOperations {
       return view(result.site, said.join(' '));
     },
 
+    hopHost(caller, name, host) {
+      const { site } = resolveSite(store, caller, name, 'read', deps.now());
+      return hopLabel(site, host);
+    },
+
     async issueTicket(caller, name, host, path) {
       const now = deps.now();
       const { site, role } = resolveSite(store, caller, name, 'read', now);
       if (caller.kind !== 'account' || !hasRole(role, 'viewer')) throw new ServiceError('forbidden', `Only members of ${site.name} can open it.`);
       const ticket = `tk_${randomBytes(24).toString('base64url')}`;
-      const label = host.preview === undefined ? site.name : `${host.preview}--${site.name}`;
+      const label = hopLabel(site, host);
       await store.createAccessTicket(hashToken(ticket), {
         siteId: site.id,
         accountId: caller.account.id,
@@ -132,7 +150,20 @@ export function accessOperations(deps: OperationsDeps): AccessOperations {
         expiresAt: now + ACCESS_TICKET_LIFETIME_MS,
       });
       const query = new URLSearchParams({ ticket, return: safeReturnPath(path) });
-      return { url: `${siteUrl(config.publicUrls, label)}${ACCESS_PATHS.ticket}?${query.toString()}` };
+      const origin = host.domain !== undefined ? domainUrl(config.publicUrls, label) : siteUrl(config.publicUrls, label);
+      return { url: `${origin}${ACCESS_PATHS.ticket}?${query.toString()}` };
     },
   };
+
+  /** The host label of a hop: a custom domain only if it is one of this site's, and active. */
+  function hopLabel(site: SiteRecord, host: HopHost): string {
+    if (host.domain !== undefined) {
+      const record = host.preview === undefined ? store.getDomain(host.domain) : undefined;
+      if (record === undefined || record.siteId !== site.id || record.status !== 'active') {
+        throw new ServiceError('bad_request', `${host.domain} is not an address of ${site.name}.`);
+      }
+      return record.domain;
+    }
+    return host.preview === undefined ? site.name : `${host.preview}--${site.name}`;
+  }
 }

@@ -27,6 +27,11 @@ export interface SiteAccessRecords {
    * stops being a draft.
    */
   promoteRevision(siteId: string, revisionId: string, baseRevision: string): Promise<PromoteResult>;
+  /**
+   * A members-only ticket as this node's records have it, without using it up (a read, no
+   * transaction): serving looks before it writes. Expired ones too, until they are swept.
+   */
+  findAccessTicket(ticketHash: string): AccessTicketRecord | undefined;
   /** Stores a members-only access ticket by the hash of its secret. */
   createAccessTicket(ticketHash: string, record: AccessTicketRecord): Promise<void>;
   /**
@@ -76,6 +81,8 @@ export function siteAccessOps(dbs: MetadataDbs, now: () => number, announce: (si
       if (result.ok) announce(result.site);
       return result;
     },
+
+    findAccessTicket: (ticketHash) => dbs.accessTickets.get(ticketHash),
 
     async createAccessTicket(ticketHash, record) {
       await dbs.transact(() => void dbs.accessTickets.put(ticketHash, record));

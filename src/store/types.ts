@@ -580,7 +580,10 @@ export interface RateCheck {
   scope: string;
   limit: number;
   windowMs: number;
-  /** How many hits this take counts (default 1): a JSON-RPC batch counts each of its calls. */
+  /**
+   * How many hits this take counts (default 1): a JSON-RPC batch counts each of its calls. A
+   * negative number gives hits back (a site password that turned out right).
+   */
   hits?: number;
 }
 

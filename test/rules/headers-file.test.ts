@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { compileHeaders, headersFor, withSiteHeaders, type CompiledHeaders, type HeaderPair, type RulesFileLimits } from '../../src/rules/index.js';
+import {
+  compileHeaders,
+  headersFor,
+  isCacheInstruction,
+  servableHeaders,
+  withSiteHeaders,
+  type CompiledHeaders,
+  type HeaderPair,
+  type RulesFileLimits,
+} from '../../src/rules/index.js';
 
 const LIMITS: RulesFileLimits = { maxEntries: 100, maxLineChars: 2000, maxFileBytes: 1024 * 1024 };
 
@@ -90,8 +99,63 @@ describe('_headers: what an answer gets', () => {
     expect(site.set.map(([name]) => name)).toEqual(['B', 'A', 'C']);
   });
 
+  it('keeps rules with nothing refused as they are', () => {
+    const rules = compiled('/*\n  X-Frame-Options: DENY\n  ! Referrer-Policy');
+    expect(servableHeaders(rules)).toBe(rules);
+  });
+
+  it('leaves out headers refused since a deploy stored them (rules compiled before the refusal)', () => {
+    const stored: CompiledHeaders = {
+      blocks: [
+        {
+          line: 1,
+          pattern: compiled('/*\n  X-A: 1').blocks[0]!.pattern,
+          set: [
+            ['Clear-Site-Data', '"cookies"'],
+            ['X-Accel-Redirect', '/internal/secrets'],
+            ['X-Sendfile', '/etc/passwd'],
+            ['Surrogate-Control', 'max-age=86400'],
+            ['X-Frame-Options', 'DENY'],
+          ],
+          remove: [],
+        },
+      ],
+    };
+    const lines = withSiteHeaders(SERVER, headersFor(servableHeaders(stored), ['page'])!).map(([name]) => name.toLowerCase());
+    expect(lines).toContain('x-frame-options');
+    for (const refused of ['clear-site-data', 'x-accel-redirect', 'x-sendfile', 'surrogate-control']) expect(lines).not.toContain(refused);
+  });
+
   it('answers undefined when no block matches, so a path costs nothing extra', () => {
     expect(headersFor(compiled('/a\n  X: 1'), ['b'])).toBeUndefined();
+  });
+});
+
+describe('cache instructions that a protected site does not keep', () => {
+  it.each<[string, boolean]>([
+    ['cache-control', true],
+    ['cdn-cache-control', true],
+    ['cloudflare-cdn-cache-control', true],
+    ['vercel-cdn-cache-control', true],
+    ['netlify-cdn-cache-control', true],
+    ['fastly-cdn-cache-control', true],
+    ['x-litespeed-cache-control', true],
+    ['x-litespeed-cache', true],
+    ['expires', true],
+    ['x-accel-expires', true],
+    ['pragma', true],
+    ['edge-control', true],
+    ['surrogate-control', true],
+    ['surrogate-key', true],
+    ['netlify-vary', true],
+    ['cache-tag', true],
+    ['x-frame-options', false],
+    ['content-security-policy', false],
+    ['link', false],
+    ['vary', false],
+    ['access-control-allow-origin', false],
+  ])('%s: %s', (name, expected) => {
+    expect(isCacheInstruction(name)).toBe(expected);
   });
 });
 
@@ -122,6 +186,25 @@ describe('_headers: refusals', () => {
     ['a path with a header on its line', '/* X-A: 1', 1, 'bad_path'],
     ['a full URL as path (Cloudflare preview hosts)', 'https://:project.pages.dev/*\n  X-Robots-Tag: noindex', 1, 'full_url'],
     ['a * inside a segment', '/*.js\n  X-A: 1', 1, 'partial_splat'],
+    // Clear-Site-Data reaches every site of the registrable domain: one site could sign visitors out of all.
+    ['Clear-Site-Data', '/*\n  Clear-Site-Data: "cookies"', 2, 'header_not_allowed'],
+    ['Clear-Site-Data with every type', '/logout\n  clear-site-data: "*"', 2, 'header_not_allowed'],
+    ['removing Clear-Site-Data', '/*\n  ! Clear-Site-Data', 2, 'header_not_removable'],
+    // Instructions to the proxy or cache in front of the server.
+    ['X-Accel-Redirect', '/*\n  X-Accel-Redirect: /internal/secrets', 2, 'header_not_allowed'],
+    ['X-Accel-Expires', '/*\n  X-Accel-Expires: 86400', 2, 'header_not_allowed'],
+    ['X-Accel-Buffering', '/*\n  X-Accel-Buffering: no', 2, 'header_not_allowed'],
+    ['X-Accel-Limit-Rate', '/*\n  x-accel-limit-rate: 1', 2, 'header_not_allowed'],
+    ['X-Sendfile', '/*\n  X-Sendfile: /etc/passwd', 2, 'header_not_allowed'],
+    ['X-Sendfile-Type', '/*\n  X-Sendfile-Type: X-Accel-Redirect', 2, 'header_not_allowed'],
+    ['X-Sendfile2', '/*\n  X-Sendfile2: /etc/passwd 0-', 2, 'header_not_allowed'],
+    ['X-Lighttpd-Send-File', '/*\n  X-LIGHTTPD-send-file: /etc/passwd', 2, 'header_not_allowed'],
+    ['X-LiteSpeed-Location', '/*\n  X-LiteSpeed-Location: /etc/passwd', 2, 'header_not_allowed'],
+    ['X-LiteSpeed-Cache-Control', '/*\n  X-LiteSpeed-Cache-Control: public, max-age=86400', 2, 'header_not_allowed'],
+    ['X-Reproxy-URL', '/*\n  X-Reproxy-URL: http://169.254.169.254/', 2, 'header_not_allowed'],
+    ['Surrogate-Control', '/*\n  Surrogate-Control: max-age=86400', 2, 'header_not_allowed'],
+    ['Surrogate-Key', '/*\n  Surrogate-Key: all', 2, 'header_not_allowed'],
+    ['removing X-Accel-Redirect', '/*\n  ! X-Accel-Redirect', 2, 'header_not_removable'],
   ])('refuses %s', (_name, text, line, reason) => {
     const result = compileHeaders(text, LIMITS);
     expect(result.ok).toBe(false);

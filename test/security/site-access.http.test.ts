@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../src/store/index.js';
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { hashPassword, hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, type TestAccount } from '../api/api-helpers.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
@@ -72,7 +73,10 @@ function expectNothingRevealed(res: TestResponse, status = 401): void {
 }
 
 beforeAll(async () => {
-  server = await startAppServer({ PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '8' }, () => clock);
+  server = await startAppServer(
+    { PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '8', PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '20', PLINTH_SITE_PASSWORD_HASHES: '0' },
+    () => clock,
+  );
   owner = await accountWithToken(server.store, 'builder');
   viewer = await accountWithToken(server.store, 'builder');
   outsider = await accountWithToken(server.store, 'builder');
@@ -206,6 +210,29 @@ describe('password sites', () => {
     }
   });
 
+  it('lets in a visitor whose real cookie comes after planted ones of the same name', async () => {
+    // On an http install any site host's script may set `plinth_access` for the whole site domain,
+    // or for a longer path, and browsers send those first: the real cookie must still count.
+    const site = await protectedSite('password');
+    const other = await protectedSite('password');
+    const real = cookieOf(await login(site.name, { password: PASSWORD }));
+    const [name, value] = real.split('=') as [string, string];
+    const otherCookie = cookieOf(await login(other.name, { password: PASSWORD }));
+    for (const planted of [
+      `${name}=junk`,
+      `${name}=`,
+      `${name}=-.${Date.now() + 86_400_000}.forged`,
+      `${otherCookie}`,
+      Array.from({ length: 5 }, (_, i) => `${name}=planted-${i}`).join('; '),
+    ]) {
+      const res = await visit(site.name, '/about', { cookie: `${planted}; ${name}=${value}` });
+      expect(res.status, planted).toBe(200);
+      expect(res.text).toContain('secret about');
+    }
+    // Planted ones alone open nothing.
+    expectNothingRevealed(await visit(site.name, '/about', { cookie: `${name}=junk; ${otherCookie}` }));
+  });
+
   it('signs everyone out when the password is set again, and expires cookies after 7 days', async () => {
     const site = await protectedSite('password');
     const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
@@ -245,6 +272,235 @@ describe('password sites', () => {
     // The form is capped the same way.
     expect((await login(site.name, { password: 'another guess entirely' })).status).toBe(429);
     clock += 3600_000;
+  });
+});
+
+/**
+ * A request from another loopback address, so from another network (IPv4 /24) as the caps count
+ * them: `127.0.<network>.1`. Linux answers every 127/8 address on the loopback interface.
+ */
+function visitFrom(
+  network: number,
+  label: string,
+  path = '/',
+  headers: Record<string, string> = {},
+  method = 'GET',
+  body?: string,
+  on: AppServer = server,
+): Promise<TestResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        localAddress: `127.0.${network}.1`,
+        port: on.port,
+        method,
+        path,
+        headers: { host: `${label}.sites.localhost:${on.port}`, connection: 'close', ...headers },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bytes, text: bytes.toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const loginFrom = (network: number, label: string, password: string) =>
+  visitFrom(
+    network,
+    label,
+    '/.plinth/login',
+    { 'content-type': 'application/x-www-form-urlencoded', origin: `http://${host(label)}` },
+    'POST',
+    new URLSearchParams({ password }).toString(),
+  );
+let networks = 10;
+
+describe('password tries', () => {
+  it('counts every try before checking it: past the cap the right password is 429 too, even one that opened the site before', async () => {
+    const site = await protectedSite('password');
+    const net = ++networks;
+    // The right password, once: it opens the site and is remembered as good.
+    expect((await visitFrom(net, site.name, '/', basic(PASSWORD))).status).toBe(200);
+    const cookie = cookieOf(await loginFrom(net, site.name, PASSWORD));
+    let wrong = 0;
+    for (let i = 0; i < 12; i++) {
+      const res = await visitFrom(net, site.name, '/', basic(`guess-${i}-${++counter}`));
+      if (res.status === 429) break;
+      expectNothingRevealed(res);
+      wrong++;
+    }
+    expect(wrong).toBeGreaterThan(0);
+    // Past the cap, no answer tells the right password from a wrong one.
+    for (const attempt of [
+      () => visitFrom(net, site.name, '/', basic(PASSWORD)),
+      () => visitFrom(net, site.name, '/about', basic(PASSWORD, 'other-user')),
+      () => visitFrom(net, site.name, '/report-2026.pdf', basic(PASSWORD), 'HEAD'),
+      () => loginFrom(net, site.name, PASSWORD),
+      () => visitFrom(net, site.name, '/', basic('a wrong one')),
+    ]) {
+      const res = await attempt();
+      expectNothingRevealed(res, 429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    // A visitor already signed in keeps going.
+    expect((await visitFrom(net, site.name, '/about', { cookie })).status).toBe(200);
+  });
+
+  it('does not use up the budget of a visitor who sends the right password with every request', async () => {
+    const site = await protectedSite('password');
+    const net = ++networks;
+    for (let i = 0; i < 20; i++) {
+      expect((await visitFrom(net, site.name, i % 2 ? '/about' : '/', basic(PASSWORD))).status).toBe(200);
+      if (i % 5 === 0) expect((await loginFrom(net, site.name, PASSWORD)).status).toBe(303);
+    }
+    // The whole budget is still there: exactly 8 wrong tries are judged.
+    let wrong = 0;
+    while (wrong < 12 && (await visitFrom(net, site.name, '/', basic(`guess-${wrong}-${++counter}`))).status === 401) wrong++;
+    expect(wrong).toBe(8);
+  });
+
+  it('lets no try slip past the cap when many are sent at once', async () => {
+    const site = await protectedSite('password');
+    const net = ++networks;
+    expect((await visitFrom(net, site.name, '/', basic(PASSWORD))).status).toBe(200);
+    const answers = await Promise.all([
+      ...Array.from({ length: 30 }, (_, i) => visitFrom(net, site.name, '/', basic(`burst-${i}-${++counter}`))),
+      visitFrom(net, site.name, '/', basic(PASSWORD)),
+    ]);
+    const wrongJudged = answers.slice(0, 30).filter((res) => res.status === 401).length;
+    expect(wrongJudged).toBeLessThanOrEqual(8);
+    for (const res of answers) expect([200, 401, 429]).toContain(res.status);
+    // Whatever the order was, the cap is full now, for the right password as well.
+    while ((await visitFrom(net, site.name, '/', basic(`more-${++counter}`))).status === 401);
+    expectNothingRevealed(await visitFrom(net, site.name, '/', basic(PASSWORD)), 429);
+  });
+
+  it('caps the tries on one site from all networks together (PLINTH_SITE_PASSWORD_TRIES_PER_SITE)', async () => {
+    const site = await protectedSite('password');
+    const other = await protectedSite('password');
+    const first = networks + 1;
+    networks += 6;
+    // 5 networks × 4 wrong tries: each network is under its own cap of 8, the site reaches its 20.
+    for (let n = 0; n < 5; n++) {
+      for (let i = 0; i < 4; i++) expectNothingRevealed(await visitFrom(first + n, site.name, '/', basic(`spread-${n}-${i}-${++counter}`)));
+    }
+    for (const res of [
+      await visitFrom(first + 5, site.name, '/', basic('one more guess')),
+      await visitFrom(first + 5, site.name, '/', basic(PASSWORD)),
+      await loginFrom(first + 5, site.name, PASSWORD),
+    ]) {
+      expectNothingRevealed(res, 429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // Other sites keep their own budget; the networks still have theirs.
+    expect((await visitFrom(first, other.name, '/', basic(PASSWORD))).status).toBe(200);
+    expectNothingRevealed(await visitFrom(first, other.name, '/', basic('wrong for the other site')));
+  });
+});
+
+describe('password hashing at once (PLINTH_SITE_PASSWORD_HASHES)', () => {
+  let bounded: AppServer;
+  beforeAll(async () => {
+    bounded = await startAppServer({
+      PLINTH_SITE_PASSWORD_HASHES: '1',
+      PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '16',
+      PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '0',
+    });
+  });
+  afterAll(async () => {
+    await bounded?.close();
+  });
+
+  it('answers 503 with Retry-After on the sign-in page, not a queue of scrypt runs, past the bound', async () => {
+    const site = await accountSite(bounded.store, await accountWithToken(bounded.store, 'builder'), [], { files: FILES });
+    await bounded.store.changeSiteAccess(site.id, { access: { mode: 'password', passwordHash: await hashPassword(PASSWORD), since: Date.now() } });
+    const net = ++networks;
+    const guess = (password: string, from = net) => visitFrom(from, site.name, '/about', basic(password), 'GET', undefined, bounded);
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => guess(`flood-${i}-${++counter}`)));
+    const busy = answers.filter((res) => res.status === 503);
+    expect(busy.length, answers.map((res) => res.status).join(' ')).toBeGreaterThan(0);
+    expect(answers.filter((res) => res.status === 401).length).toBeGreaterThan(0);
+    for (const res of answers) expect([401, 503]).toContain(res.status);
+    for (const res of busy) {
+      expectNothingRevealed(res, 503);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.text).toContain('Password required');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // Tries beyond the bound count all the same: the 16 used the network's whole budget, so a
+    // full bound never answers a password remembered as good for free.
+    expect((await guess(PASSWORD, ++networks)).status).toBe(200);
+    expectNothingRevealed(await guess(PASSWORD), 429);
+    // The bound frees up as hashes finish.
+    expectNothingRevealed(await guess('one more wrong', ++networks));
+  });
+});
+
+describe('loads from other sites (Sec-Fetch-*)', () => {
+  // Every site host shares the site domain: to a browser they are one site, and the access cookie
+  // rides along with another site host's <script>, <img> or fetch. Only navigations get through.
+  const FOREIGN: Array<[string, Record<string, string>]> = [
+    ['a <script> on another site host', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' }],
+    ['a <script> on another site', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' }],
+    ['an <img>', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }],
+    ['a style sheet', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'style' }],
+    ['a fetch with credentials', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }],
+    ['a no-cors fetch', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'empty' }],
+    ['an <iframe>', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' }],
+    ['an <object>', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'object' }],
+    ['a frame of an older browser', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'nested-navigate' }],
+    ['a worker', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'same-origin', 'sec-fetch-dest': 'worker' }],
+    ['a media element', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'video' }],
+    ['upper-case values', { 'sec-fetch-site': 'SAME-SITE', 'sec-fetch-mode': 'NO-CORS', 'sec-fetch-dest': 'SCRIPT' }],
+  ];
+
+  it.each(FOREIGN)('refuses %s alike, signed in or not, with any credential', async (_what, fetchHeaders) => {
+    const site = await protectedSite('password', [[viewer, 'viewer']]);
+    const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
+    const answers = await Promise.all(
+      [{}, { cookie }, basic(PASSWORD), { authorization: `Bearer ${viewer.token}` }].map((credential) =>
+        visit(site.name, '/report-2026.pdf', { ...fetchHeaders, ...credential }),
+      ),
+    );
+    for (const res of answers) {
+      expectNothingRevealed(res, 403);
+      expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    // Nothing tells them apart.
+    expect(new Set(answers.map((res) => res.text)).size).toBe(1);
+    // Members-only sites and previews alike.
+    const members = await protectedSite('members', [[viewer, 'viewer']]);
+    expectNothingRevealed(await visit(members.name, '/', { ...fetchHeaders, authorization: `Bearer ${viewer.token}` }), 403);
+    expectNothingRevealed(await visit(`1--${site.name}`, '/', { ...fetchHeaders, cookie }), 403);
+  });
+
+  it('lets navigations in, from anywhere, and loads of the site itself', async () => {
+    const site = await protectedSite('password');
+    const cookie = cookieOf(await login(site.name, { password: PASSWORD }));
+    for (const fetchHeaders of [
+      { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' },
+      { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' },
+      {},
+    ]) {
+      const res = await visit(site.name, '/about', { ...fetchHeaders, cookie });
+      expect(res.status, JSON.stringify(fetchHeaders)).toBe(200);
+      expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expectNothingRevealed(await visit(site.name, '/about', fetchHeaders));
+    }
   });
 });
 
@@ -341,6 +597,33 @@ describe('members-only sites', () => {
     expect(seen.status).toBe(200);
     expect(seen.text).toContain('secret two');
     expectNothingRevealed(await visit(site.name, '/', { cookie }));
+  });
+
+  it('looks a ticket up read-only first: a made-up one, or one shown at another address, takes no write and is not used up', async () => {
+    const site = await protectedSite('members', [[viewer, 'viewer']]);
+    const other = await protectedSite('members', [[viewer, 'viewer']]);
+    const value = `tk_${(++counter).toString(36).padStart(30, 'r')}`;
+    await server.store.createAccessTicket(hashToken(value), { siteId: site.id, accountId: viewer.account.id, host: site.name, expiresAt: clock + 60_000 });
+    const uses = vi.spyOn(server.store, 'useAccessTicket');
+    try {
+      for (const [label, ticket] of [
+        [site.name, 'tk_madeupmadeupmadeupmadeup'],
+        [site.name, `tk_${'x'.repeat(40)}`],
+        [other.name, value],
+        [`1--${site.name}`, value],
+      ] as const) {
+        expectNothingRevealed(await visit(label, `/.plinth/ticket?ticket=${ticket}`));
+      }
+      expect(uses).not.toHaveBeenCalled();
+      // Still good where it was made for, once.
+      const redeemed = await visit(site.name, `/.plinth/ticket?ticket=${value}`);
+      expect(redeemed.status).toBe(303);
+      expect(uses).toHaveBeenCalledTimes(1);
+      expectNothingRevealed(await visit(site.name, `/.plinth/ticket?ticket=${value}`));
+      expect(uses).toHaveBeenCalledTimes(1);
+    } finally {
+      uses.mockRestore();
+    }
   });
 
   it('shows a non-member nothing in the app, and issues no ticket', async () => {

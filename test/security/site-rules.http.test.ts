@@ -4,9 +4,11 @@
 // headers that belong to the server, oversized and pathological files; then what visitors can
 // send to a site with rules. A refused file refuses the whole deploy: the live site stays as it was.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileHeaders } from '../../src/rules/index.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { request, type TestResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { storeFiles } from '../helpers/sites.js';
 
 let server: TestServer;
 // A live anonymous site the hostile updates are aimed at; none of them may change it.
@@ -53,6 +55,17 @@ describe('rules files that must refuse the deploy', () => {
     ['a weaker X-Content-Type-Options', '_headers', '/*\n  X-Content-Type-Options: sniff', 'header_not_allowed'],
     ['removing nosniff', '_headers', '/*\n  ! X-Content-Type-Options', 'header_not_removable'],
     ['removing Vary', '_headers', '/*\n  ! Vary', 'header_not_removable'],
+    // Clear-Site-Data covers the registrable domain every site host shares: it would sign visitors out of every private site.
+    ['Clear-Site-Data: "cookies"', '_headers', '/*\n  Clear-Site-Data: "cookies"', 'header_not_allowed'],
+    ['Clear-Site-Data: "*" on one page', '_headers', '/logout\n  Clear-Site-Data: "*"', 'header_not_allowed'],
+    // Instructions to the proxy in front: serve another file, a file of its disk, or steer its cache.
+    ['X-Accel-Redirect', '_headers', '/*\n  X-Accel-Redirect: /protected/other-site/index.html', 'header_not_allowed'],
+    ['X-Accel-Expires', '_headers', '/*\n  X-Accel-Expires: 31536000', 'header_not_allowed'],
+    ['X-Sendfile', '_headers', '/*\n  X-Sendfile: /etc/passwd', 'header_not_allowed'],
+    ['X-Sendfile-Type', '_headers', '/*\n  X-Sendfile-Type: X-Accel-Redirect', 'header_not_allowed'],
+    ['X-Lighttpd-Send-File', '_headers', '/*\n  X-Lighttpd-Send-File: /etc/passwd', 'header_not_allowed'],
+    ['X-LiteSpeed-Location', '_headers', '/*\n  X-LiteSpeed-Location: /etc/passwd', 'header_not_allowed'],
+    ['Surrogate-Control', '_headers', '/*\n  Surrogate-Control: max-age=31536000', 'header_not_allowed'],
     ['a scheme-relative redirect (open redirect)', '_redirects', '/go //evil.example/ 302', 'scheme_relative_target'],
     ['a backslash redirect (/\\ is another host to browsers)', '_redirects', '/go /\\evil.example 302', 'bad_target'],
     ['a visitor-chosen host', '_redirects', '/go/:host https://:host/ 302', 'placeholder_in_host'],
@@ -91,6 +104,44 @@ describe('rules files that must refuse the deploy', () => {
     // Nothing was published: the live revision is unchanged.
     const live = await visit(site.name, '/');
     expect(live.text).toContain('<h1>ruled</h1>');
+  });
+});
+
+describe('headers a deploy from before a refusal still holds', () => {
+  it('are dropped when served: Clear-Site-Data and instructions to the proxy in front', async () => {
+    const name = `old-rules-${Date.now().toString(36)}`;
+    const stored = compileHeaders('/*\n  X-Frame-Options: DENY', { maxEntries: 0, maxLineChars: 0, maxFileBytes: 0 });
+    if (!stored.ok) throw new Error('compile failed');
+    // As a deploy from before the refusal stored them: compiled rules with the headers in.
+    stored.compiled.blocks[0]!.set.push(
+      ['Clear-Site-Data', '"cookies"'],
+      ['X-Accel-Redirect', '/internal/other-site/secret.html'],
+      ['X-Sendfile', '/etc/passwd'],
+      ['X-LiteSpeed-Cache-Control', 'public, max-age=31536000'],
+      ['Surrogate-Control', 'max-age=31536000'],
+    );
+    const result = await server.store.commitRevision({
+      site: name,
+      create: { name, plan: 'builder', claimed: true },
+      baseRevision: null,
+      files: await storeFiles(server.store, { 'index.html': INDEX, 'app.js': 'let a = 1;' }),
+      kind: 'deploy',
+      createdBy: 'admin',
+      extras: { headers: stored.compiled },
+    });
+    expect(result.ok).toBe(true);
+    for (const [path, method] of [
+      ['/', 'GET'],
+      ['/app.js', 'GET'],
+      ['/app.js', 'HEAD'],
+      ['/missing', 'GET'],
+    ] as const) {
+      const res = await request({ port: server.port, host: `${name}.sites.localhost`, path, method });
+      expect(res.headers['x-frame-options'], path).toBe('DENY');
+      for (const refused of ['clear-site-data', 'x-accel-redirect', 'x-sendfile', 'x-litespeed-cache-control', 'surrogate-control']) {
+        expect(res.headers[refused], `${method} ${path} ${refused}`).toBeUndefined();
+      }
+    }
   });
 });
 

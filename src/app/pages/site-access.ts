@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
-import { siteUrl } from '../../config.js';
-import { PREVIEW_LINK_LIFETIME_MS, previewLabel, safeReturnPath } from '../../rules/index.js';
+import { domainUrl, siteUrl } from '../../config.js';
+import { PREVIEW_LINK_LIFETIME_MS, safeReturnPath } from '../../rules/index.js';
 import type { SiteView } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, fieldError, invalidAttrs, type FieldError, type Html } from '../layout.js';
@@ -153,7 +153,14 @@ export function siteAccessRoutes(
         } catch {
           return notMember(context);
         }
-        const label = hop.preview === undefined ? hop.site : previewLabel(hop.site, hop.preview);
+        // The way back: only an address of this site (a custom domain must be one of its own).
+        let label: string;
+        try {
+          label = ops.access.hopHost(context.caller, hop.site, hop);
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'bad_request') throw err;
+          return brokenLink(context);
+        }
         const response = page(context, {
           title: `Open ${hop.site}`,
           current: 'sites',
@@ -163,12 +170,14 @@ export function siteAccessRoutes(
   ${csrfField(context.formToken)}
   <input type="hidden" name="site" value="${hop.site}">
   ${hop.preview === undefined ? '' : html`<input type="hidden" name="preview" value="${String(hop.preview)}">`}
+  ${hop.domain === undefined ? '' : html`<input type="hidden" name="domain" value="${hop.domain}">`}
   <input type="hidden" name="return" value="${hop.returnPath}">
   <button type="submit">Open ${label}</button>
 </form>`,
         });
-        // The form's redirect leads to the site host: CSP form-action must allow site hosts.
-        response.headers = { ...response.headers, ...pageHeaders({ formActions: [siteOrigins(config.publicUrls)] }) };
+        // The form's redirect leads to the site host (or its custom domain): CSP form-action must allow it.
+        const formActions = hop.domain === undefined ? [siteOrigins(config.publicUrls)] : [domainUrl(config.publicUrls, label)];
+        response.headers = { ...response.headers, ...pageHeaders({ formActions }) };
         return response;
       },
     },
@@ -178,14 +187,14 @@ export function siteAccessRoutes(
       async handle(context) {
         if (!context.person) return toSignIn(context);
         const hop = hopOf(formOf(context.request));
-        if (hop === undefined)
-          return messagePage(context, 400, 'That link does not work', 'The link to open a site is incomplete.', { href: '/', label: 'Go to your sites' });
+        if (hop === undefined) return brokenLink(context);
         let url: string;
         try {
-          url = (await ops.access.issueTicket(context.caller, hop.site, hop.preview === undefined ? {} : { preview: hop.preview }, hop.returnPath)).url;
+          url = (await ops.access.issueTicket(context.caller, hop.site, hop, hop.returnPath)).url;
         } catch (err) {
           const code = (err as { code?: string }).code;
           if (code === 'not_found' || code === 'forbidden') return notMember(context);
+          if (code === 'bad_request') return brokenLink(context);
           throw err;
         }
         return redirect(url);
@@ -199,6 +208,10 @@ function siteOrigins(urls: Parameters<typeof siteUrl>[0]): string {
   return new URL(siteUrl(urls, 'x')).origin.replace('//x.', '//*.');
 }
 
+function brokenLink(context: PageContext): AppResponse {
+  return messagePage(context, 400, 'That link does not work', 'The link to open a site is incomplete.', { href: '/', label: 'Go to your sites' });
+}
+
 function notMember(context: PageContext): AppResponse {
   return messagePage(context, 403, 'Not a member', 'Your account is not a member of this site, so it cannot open it. Ask an owner of the site to invite you.', {
     href: '/',
@@ -206,11 +219,19 @@ function notMember(context: PageContext): AppResponse {
   });
 }
 
-/** The site, preview number and return path of the hop, or undefined when malformed. */
-function hopOf(values: URLSearchParams): { site: string; preview?: number; returnPath: string } | undefined {
+/** The site, preview number or custom domain, and return path of the hop, or undefined when malformed. */
+function hopOf(values: URLSearchParams): { site: string; preview?: number; domain?: string; returnPath: string } | undefined {
   const site = values.get('site') ?? '';
   if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(site)) return undefined;
   const previewText = values.get('preview');
   if (previewText !== null && !/^[1-9]\d{0,8}$/.test(previewText)) return undefined;
-  return { site, ...(previewText !== null ? { preview: Number(previewText) } : {}), returnPath: safeReturnPath(values.get('return')) };
+  const domain = values.get('domain');
+  // A syntax check only; the operation checks that it is an active domain of the site.
+  if (domain !== null && (previewText !== null || !/^(?=.{4,253}$)[a-z0-9-]+(?:\.[a-z0-9-]+)+$/.test(domain))) return undefined;
+  return {
+    site,
+    ...(previewText !== null ? { preview: Number(previewText) } : {}),
+    ...(domain !== null ? { domain } : {}),
+    returnPath: safeReturnPath(values.get('return')),
+  };
 }
