@@ -610,11 +610,26 @@ export interface ClusterStoreOptions extends StoreOptions {
   /** Names this process in the change log. */
   origin?: string;
   maxConnections?: number;
+  /**
+   * Start even while PostgreSQL cannot be reached, if the replica is complete (it follows a
+   * cluster): reads are served from it, writes fail as unavailable until PostgreSQL answers, and
+   * then the replica is checked against it and follows it. Without, the store does not open.
+   */
+  startWithoutDatabase?: boolean;
+  /** Told each time the correction the node applies to its clock to match PostgreSQL's changes (0: none). */
+  onClockOffset?: (offsetMs: number) => void;
 }
 
 /** What a store in a cluster adds: the replica's position and the cluster's upkeep lock. */
 export interface ClusterControl {
   readonly clusterId: string;
+  /** False while a node that started without PostgreSQL (on its complete replica) has not reached it yet. */
+  connected(): boolean;
+  /**
+   * False while PostgreSQL is known not to answer (its last call failed): a write would fail, so
+   * an operation with costly work before its write (a deploy) refuses at once.
+   */
+  answering(): boolean;
   /** The last change of the log this replica applied. */
   applied(): number;
   /** Applies every change committed since; returns the position reached. */
