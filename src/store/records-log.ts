@@ -103,6 +103,8 @@ export interface RecordsLog {
   pruneCounters(before: number): Promise<number>;
   /** Runs `fn` only if no other node is running a task of this name (a leader for upkeep). */
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
+  /** Calls that failed so far (PostgreSQL unreachable, or a query it refused), for operators' metrics. */
+  readonly errors: number;
   close(): Promise<void>;
 }
 
@@ -425,16 +427,20 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           // Locked in one order (scope, window) so two requests never wait on each other in a cycle.
           const ordered = [...keys].sort((a, b) => (a.scope === b.scope ? a.start - b.start : a.scope < b.scope ? -1 : 1));
           let retryAfterMs = 0;
+          let refusedBy = '';
           for (const key of ordered) {
             const row = await client.query<{ hits: number }>('SELECT hits FROM plinth_counters WHERE scope = $1 AND window_start = $2 FOR UPDATE', [
               key.scope,
               key.start,
             ]);
-            if ((row.rows[0]?.hits ?? 0) + key.hits > key.check.limit) retryAfterMs = Math.max(retryAfterMs, key.start + key.check.windowMs - at);
+            if ((row.rows[0]?.hits ?? 0) + key.hits > key.check.limit) {
+              retryAfterMs = Math.max(retryAfterMs, key.start + key.check.windowMs - at);
+              refusedBy ||= key.scope;
+            }
           }
           if (retryAfterMs > 0) {
             await client.query('ROLLBACK');
-            return { allowed: false, retryAfterMs };
+            return { allowed: false, retryAfterMs, refusedBy };
           }
           for (const key of keys) {
             await client.query('UPDATE plinth_counters SET hits = hits + $3 WHERE scope = $1 AND window_start = $2', [key.scope, key.start, key.hits]);
@@ -465,6 +471,9 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         }
       }),
 
+    get errors() {
+      return connections.errors();
+    },
     close: () => connections.end(),
   };
 }

@@ -10,6 +10,8 @@ export interface MainProcess {
   port: number;
   /** Everything written to stdout and stderr so far. */
   output(): string;
+  /** What was written to stdout alone (JSON lines). */
+  stdout(): string;
   /** Resolves with the exit code and signal once the process has ended. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -37,6 +39,7 @@ export function startMain(env: Record<string, string>, options: { timeoutMs?: nu
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let stdout = '';
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
       child.on('exit', (code, signal) => done({ code, signal }));
     });
@@ -49,9 +52,10 @@ export function startMain(env: Record<string, string>, options: { timeoutMs?: nu
       const match = /running on port (\d+)/.exec(out);
       if (match) {
         clearTimeout(timer);
-        resolve({ child, port: Number(match[1]), output: () => out, exited });
+        resolve({ child, port: Number(match[1]), output: () => out, stdout: () => stdout, exited });
       }
     };
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     void exited.then(({ code, signal }) => {
