@@ -34,7 +34,7 @@ export const ERROR_MEANING: Readonly<Record<ErrorCode, string>> = {
   limit: 'Plan limit or rate limit',
   internal: 'Something failed on our side',
   unavailable:
-    "The deploy queue is full, the server is stopping or out of storage space, a cluster's records database or its blob bucket cannot be reached, or an e-mail could not be sent",
+    "The deploy queue is full, the server is stopping or out of storage space, a cluster's records database or its blob bucket cannot be reached, another node's change held the records past its bound, or an e-mail could not be sent",
 };
 
 export interface ServiceErrorOptions {
@@ -81,6 +81,9 @@ const STORAGE_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'MD
 /** The `code` the store gives an error when a cluster's records database (PostgreSQL) cannot be reached. */
 export const RECORDS_UNAVAILABLE_CODE = 'RECORDS_UNAVAILABLE';
 
+/** The `code` the store gives an error when a cluster's write lock was not free within its bound (another writer stalled). */
+export const RECORDS_BUSY_CODE = 'RECORDS_BUSY';
+
 /**
  * The `code` the store gives an error when the blob bucket cannot be reached or refuses us
  * (network, timeouts, 5xx, denied credentials), as the file system gives `ENOSPC`.
@@ -110,6 +113,19 @@ export const RECORDS_UNAVAILABLE = {
   retryAfterS: 5,
 } as const;
 
+/**
+ * What a client is told when a cluster's write lock stayed taken past its bound: a stalled node
+ * holds it, and PostgreSQL takes it from that node within seconds.
+ */
+export const RECORDS_BUSY = {
+  code: 'unavailable',
+  message: 'Another change is taking too long to finish, so nothing was changed.',
+  agentMessage:
+    'The service could not save the change in time because another change is still in progress. Nothing was changed and everything published stays online. Retry the same request after the Retry-After delay.',
+  details: { reason: 'records_busy' },
+  retryAfterS: 5,
+} as const;
+
 /** What a client is told when the blob bucket cannot be reached: nothing changed, come back later. */
 export const BUCKET_UNAVAILABLE = {
   code: 'unavailable',
@@ -129,6 +145,7 @@ const OUTAGES = [
   { codes: STORAGE_FULL_CODES, answer: STORAGE_FULL },
   { codes: new Set([RECORDS_UNAVAILABLE_CODE]), answer: RECORDS_UNAVAILABLE },
   { codes: new Set([BUCKET_UNAVAILABLE_CODE]), answer: BUCKET_UNAVAILABLE },
+  { codes: new Set([RECORDS_BUSY_CODE]), answer: RECORDS_BUSY },
 ] as const;
 
 /** True when `err`, or an error it wraps as its `cause`, has one of `codes`. */
@@ -141,6 +158,16 @@ function hasCode(err: unknown, codes: ReadonlySet<string>): boolean {
   return false;
 }
 
+/**
+ * A write refused for lack of the records database before it was tried (PostgreSQL is known not
+ * to answer): answered and logged like any failure of it.
+ */
+export function recordsSilentError(): Error {
+  return Object.assign(new Error('The records database (PostgreSQL) did not answer in time; the write was refused before its work began.'), {
+    code: RECORDS_UNAVAILABLE_CODE,
+  });
+}
+
 /** True for a failed write whose cause is a full disk, quota or LMDB map, also when it is wrapped as a `cause`. */
 export const isStorageFull = (err: unknown): boolean => hasCode(err, STORAGE_FULL_CODES);
 
@@ -149,6 +176,9 @@ export const isBucketUnavailable = (err: unknown): boolean => hasCode(err, OUTAG
 
 /** True for an error of the records database being unreachable, also when it is wrapped as a `cause`. */
 export const isRecordsUnavailable = (err: unknown): boolean => hasCode(err, OUTAGES[1].codes);
+
+/** True for an error of the cluster's write lock not being free in time, also when it is wrapped as a `cause`. */
+export const isRecordsBusy = (err: unknown): boolean => hasCode(err, OUTAGES[3].codes);
 
 /** Every 503 tells the client when to come back; a full disk takes longer to clear than a busy pool. */
 function retryAfter(code: ErrorCode, details: Record<string, unknown> | undefined, headers: Record<string, string>): Record<string, string> {

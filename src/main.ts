@@ -73,7 +73,15 @@ async function main(): Promise<void> {
     store = await connectStore({
       dir: config.dataDir,
       bucket,
-      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/main` } : {}),
+      ...(config.databaseUrl
+        ? {
+            databaseUrl: config.databaseUrl,
+            bootstrap: true,
+            origin: `${process.pid}/main`,
+            startWithoutDatabase: true,
+            onClockOffset: (offsetMs: number) => (offsetMs === 0 ? log.info({}, 'cluster.clock_agrees') : log.warn({ offsetMs }, 'cluster.clock_differs')),
+          }
+        : {}),
     });
     if (bucket) {
       // Only the bucket's own installation may collect it (see store/bucket-owner.ts).
@@ -100,6 +108,8 @@ async function main(): Promise<void> {
     // Said, not silent: nodes of a newer release migrated the database and declared that this one still works on it.
     if (schema.database > schema.known) log.warn({ schema: schema.database, known: schema.known }, 'cluster.schema_newer');
   }
+  // Serving from the replica as it is; writes answer 503 until PostgreSQL answers.
+  if (store.cluster && !store.cluster.connected()) log.warn({ applied: store.cluster.applied() }, 'cluster.started_without_database');
   // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.
   const swept = await store.blobs.sweepTemp(STALE_TEMP_MS, { atStartup: true });
   if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');
@@ -126,7 +136,8 @@ async function main(): Promise<void> {
           log: log.child({ area: 'sweeper' }),
           blobGraceMs: config.blobGraceMs,
           intervalMs: config.sweepIntervalMs,
-          checkDomains: createDomainChecker({ store, config, log: log.child({ area: 'domains' }) }),
+          now: store.now,
+          checkDomains: createDomainChecker({ store, config, log: log.child({ area: 'domains' }), now: store.now }),
           bucketOwner,
         })
       : () => Promise.resolve();

@@ -71,6 +71,21 @@ describe('toErrorBody', () => {
     expect(mapped.internal).toBe(true);
   });
 
+  it.each([
+    ['a wait for the write lock past its bound', Object.assign(new Error("The cluster's write lock was not free within 2000 ms."), { code: 'RECORDS_BUSY' })],
+    ['an error caused by one', new Error('commit failed', { cause: Object.assign(new Error('lock timeout'), { code: 'RECORDS_BUSY' }) })],
+  ])('answers %s with 503 records_busy and Retry-After 5', (_, thrown) => {
+    const mapped = toErrorBody(thrown);
+    expect(mapped.status).toBe(503);
+    expect(mapped.headers).toEqual({ 'Retry-After': '5' });
+    expect(mapped.body).toEqual({
+      error: { code: 'unavailable', message: expect.stringContaining('nothing was changed'), details: { reason: 'records_busy' } },
+      agent_message: expect.stringContaining('Retry the same request'),
+    });
+    expect(JSON.stringify(mapped.body)).not.toMatch(/lock timeout|2000/);
+    expect(mapped.internal).toBe(true);
+  });
+
   it('gives every 503 a Retry-After, longer for a full disk', () => {
     expect(toErrorBody(new ServiceError('unavailable', 'busy')).headers).toEqual({ 'Retry-After': '5' });
     const rebuilt = new ServiceError('unavailable', 'full', { details: { reason: 'storage_full' } });

@@ -10,6 +10,10 @@ export interface PostgresServer {
   /** Stops the server but keeps its files, to start it again (an outage). */
   pause(): Promise<void>;
   resume(): Promise<void>;
+  /** Stops (SIGSTOP) every process of the server: it accepts connections and never answers. */
+  freeze(): void;
+  /** Resumes (SIGCONT) a frozen server. */
+  thaw(): void;
 }
 
 export function postgresBinDir(): string | undefined;

@@ -3,7 +3,7 @@
 // test/helpers/postgres.ts, which only adds types) and the cluster bench, which runs on plain node.
 // initdb refuses to run as root, so as root the server runs as the `postgres` user (`runuser`).
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './proc.mjs';
@@ -36,7 +36,7 @@ function run(command, args) {
 /**
  * Starts the server with one database, `plinth`. Durability is off (fsync, synchronous commit,
  * full page writes): the data is thrown away at the end, and tests and benches measure Plinth.
- * Resolves { url, port, createDatabase(name), stop(), pause(), resume() }.
+ * Resolves { url, port, createDatabase(name), stop(), pause(), resume(), freeze(), thaw() }.
  */
 export async function startPostgres() {
   const bin = postgresBinDir();
@@ -106,5 +106,32 @@ export async function startPostgres() {
     },
     pause: stopChild,
     resume: start,
+    // A hung server rather than a stopped one: every process of it stopped (SIGSTOP), so
+    // connections are still accepted by the kernel and nothing ever answers.
+    freeze: () => signalServer(data, 'SIGSTOP'),
+    thaw() {
+      signalServer(data, 'SIGCONT');
+      // As root the server runs under runuser, which stops itself when its child stops.
+      child?.kill('SIGCONT');
+    },
   };
+}
+
+/** Sends `signal` to the postmaster of the cluster in `data` and to every process it started. */
+function signalServer(data, signal) {
+  const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        // Field 4 of /proc/<pid>/stat is the parent; the name before it may hold spaces, not ')'.
+        return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === postmaster;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  // The postmaster first when stopping (it would start new backends), last when resuming.
+  const order = signal === 'SIGSTOP' ? [postmaster, ...children] : [...children, postmaster];
+  for (const pid of order) process.kill(pid, signal);
 }

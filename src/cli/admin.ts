@@ -164,8 +164,9 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
     store,
     config,
     log,
-    now: Date.now,
-    mailer: createMailer({ config: config.mail, dataDir: config.dataDir, log, now: Date.now }),
+    // In a cluster, PostgreSQL's time (database-clock.ts), whatever this machine's clock says.
+    now: store.now,
+    mailer: createMailer({ config: config.mail, dataDir: config.dataDir, log, now: store.now }),
   });
   try {
     const output = await command.run(ops, values, positionals);

@@ -95,8 +95,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     dir: config.dataDir,
     now: options.now,
     bucket: bucketOptionsOf(config),
-    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/${options.index ?? 0}` } : {}),
+    ...(config.databaseUrl
+      ? { databaseUrl: config.databaseUrl, bootstrap: true, startWithoutDatabase: true, origin: `${process.pid}/${options.index ?? 0}` }
+      : {}),
   });
+  // In a cluster, time as PostgreSQL tells it (store.now); `options.now` is this node's own clock.
+  const now = store.now;
   const stopFollowing = options.followCluster && store.cluster ? await store.cluster.follow(REPLICA_POLL_MS) : undefined;
   // Deploy bodies of known size that fit are received into memory, not spooled (see body-memory.ts).
   const memory = createBodyMemory({ budgetBytes: config.deploy.memoryBodyBytes, maxBodyBytes: config.deploy.memoryBodyMaxBytes });
@@ -113,7 +117,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     secret: await store.ensureSecret(ACCESS_SECRET_NAME, () => randomBytes(32).toString('base64url')),
     hostUrl: (label) => (label.includes('.') ? domainUrl(config.publicUrls, label) : siteUrl(config.publicUrls, label)),
     log: log.child({ area: 'serve' }),
-    now: options.now ?? Date.now,
+    now,
     hashSlots: options.passwordHashSlots,
   });
   const sites = createSiteServer({
@@ -121,7 +125,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     config: config.serve,
     siteUrl: (name) => siteUrl(config.publicUrls, name),
     log: log.child({ area: 'serve' }),
-    now: options.now,
+    now,
     buildBadgedPage: (source, badge) => ingest.badgePage({ source, ...badge }),
     gate,
   });
@@ -132,7 +136,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       : undefined;
   // Once a stop has begun and its grace is over, no deploy or rollback may still go live.
   const commits = gateCommits(store);
-  const now = options.now ?? Date.now;
   const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
   const followUps = createFollowUps();
   // The operations commit through the gate.

@@ -1,5 +1,5 @@
 import { ServiceError } from '../errors.js';
-import type { AccountRecord, RateCheck } from '../store/index.js';
+import { DATABASE_ANSWER_MS, type AccountRecord, type RateCheck } from '../store/index.js';
 import { identifyBearer, type Caller, type Surface } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { cap, MINUTE_MS, takeOrRefuse } from './rate.js';
@@ -40,14 +40,18 @@ export interface Admission {
    * the call was made, so that a request decides on what any node acknowledged before it arrived:
    * a client behind a load balancer without sticky sessions sees its own writes wherever its next
    * request lands. `admit` does it first; the deploy edge, which does not `admit`, and the account
-   * app call it themselves. Never fails: while PostgreSQL is away or slow (past a second), the
-   * request goes on with the replica as it is, as serving does. Does nothing outside a cluster.
+   * app call it themselves. Never fails: while PostgreSQL is away or slow (past about a second),
+   * the request goes on with the replica as it is, as serving does. Does nothing outside a cluster.
    */
   catchUp(): Promise<void>;
 }
 
-/** How long a request waits for its node's replica to catch up before going on without. */
-const CATCH_UP_WAIT_MS = 1000;
+/**
+ * How long a request waits for its node's replica to catch up before going on without: a little
+ * past the bound on PostgreSQL's answer, so that a PostgreSQL that hangs is known to before the
+ * request goes on, and the write it makes fails at once (503) rather than waiting again.
+ */
+const CATCH_UP_WAIT_MS = DATABASE_ANSWER_MS + 250;
 
 export function admission(deps: OperationsDeps, tokens: TokenOperations): Admission {
   const { store, config, log } = deps;

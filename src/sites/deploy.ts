@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { siteUrl } from '../config.js';
-import { ServiceError } from '../errors.js';
+import { recordsSilentError, ServiceError } from '../errors.js';
 import { isBrotliName, type FileReference, type JsonDeployFields, type RejudgedContent, type SiteFile, type UnpackResult } from '../ingest/index.js';
 import { ANONYMOUS_LIFETIME_MS, isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type Plan, type RevisionExtras } from '../rules/index.js';
 import { hashToken, type FileEntry, type ManifestPart, type ManifestRecord } from '../store/index.js';
@@ -87,6 +87,9 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
   const manifests = manifestOperations(deps);
 
   async function begin(request: DeployRequest): Promise<PendingDeploy> {
+    // A deploy unpacks, checks and uploads before its one write: while the cluster's records
+    // database is known not to answer, it is refused at once rather than after all that.
+    if (store.cluster !== undefined && !store.cluster.answering()) throw recordsSilentError();
     if (request.manifest !== undefined) return beginFromManifest(request, request.manifest);
     const { caller, network } = request;
     // Archives name their site outside the body: decide before reading it.

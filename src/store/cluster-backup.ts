@@ -7,7 +7,8 @@ import pg from 'pg';
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { decodedHash } from './bucket-blob-store.js';
 import { createS3Bucket, forEachLimit, NOT_IN_BUCKET } from './bucket.js';
-import { hashTask, SCHEMA_VERSION } from './records-log.js';
+import { hashTask } from './records-log.js';
+import { SCHEMA_VERSION } from './records-schema.js';
 import { schemaRefusal } from './schema-version.js';
 import type { BucketOptions } from './types.js';
 

@@ -13,6 +13,7 @@ export { hashToken, newId, sameHash } from './ids.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { connectStore, openBlobStore, openStore } from './open.js';
 export { REPLICA_POLL_MS } from './replica.js';
+export { DATABASE_ANSWER_MS } from './records-connections.js';
 export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } from './backup.js';
 export { moveToCluster, type ClusterMoveReport } from './migrate.js';
 export { backupCluster, restoreCluster, type ClusterBackupReport, type ClusterRestoreReport } from './cluster-backup.js';

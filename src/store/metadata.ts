@@ -11,7 +11,7 @@ import { oauthOps } from './oauth.js';
 import { peopleOps } from './sessions.js';
 import { siteAccessOps } from './site-access.js';
 import { isRunning } from './processes.js';
-import { isRecordsUnavailable } from '../errors.js';
+import { isRecordsBusy, isRecordsUnavailable } from '../errors.js';
 import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
 import { applyChanges, appliedSeq, clusterOf, recordingDbs } from './replica.js';
 import { createReplicaHealth } from './replica-health.js';
@@ -42,6 +42,11 @@ const DEFAULT_REVISION_PAGE = 50;
 /** Sites, revisions and their path index, site tokens, names, rate counters, manifests, the change feed and upkeep. */
 export interface SiteRecords extends ManifestRecords {
   readonly blobs: BlobStore;
+  /**
+   * The clock the store judges time by, for its callers to judge by too: in a cluster, this
+   * node's corrected to PostgreSQL's (expiry, sessions and rate windows mean the same on every node).
+   */
+  now(): number;
   /** Site by current or former name. A former name returns the record whose `name` is the new one. */
   getSite(name: string): SiteRecord | undefined;
   getSiteById(id: string): SiteRecord | undefined;
@@ -201,7 +206,11 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     };
     cluster = {
       clusterId: records.clusterId,
-      schema: records.schema,
+      get schema() {
+        return records.schema;
+      },
+      connected: () => records.connected(),
+      answering: () => records.answering(),
       applied: () => appliedSeq(raw),
       catchUp,
       async follow(pollMs, onBehind) {
@@ -248,8 +257,9 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     try {
       return await records.takeRateTokens(checks, now());
     } catch (err) {
-      // PostgreSQL away: count on this node alone rather than refuse every request.
-      if (!isRecordsUnavailable(err)) throw err;
+      // PostgreSQL away, or a stalled node holding these counters: count on this node alone
+      // rather than refuse every request.
+      if (!isRecordsUnavailable(err) && !isRecordsBusy(err)) throw err;
       return takeRateTokens(raw, checks, now());
     }
   };
@@ -267,6 +277,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     ...oauthOps(dbs, now),
     ...domainOps(dbs, now, announce),
     ...siteAccessOps(dbs, now, announce),
+    now,
     getSite,
     getSiteById: (id) => dbs.sites.get(id),
     getRevision(revisionId) {

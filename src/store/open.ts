@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { createBlobStore } from './blob-store.js';
 import { createBucketBlobStore } from './bucket-blob-store.js';
-import { openMetadataDbs } from './metadata-dbs.js';
+import { openMetadataDbs, type MetadataDbs } from './metadata-dbs.js';
 import { openMetadata } from './metadata.js';
 import { openRecordsLog } from './records-log.js';
-import { bootstrapReplica, followsCluster } from './replica.js';
+import { bootstrapReplica, canResume, clusterOfReplica, followsCluster } from './replica.js';
 import type { BlobStore, ClusterStoreOptions, Store, StoreOptions } from './types.js';
 
 /**
@@ -23,32 +23,54 @@ export function openStore(options: StoreOptions): Store {
  * Opens the store in a cluster: records in PostgreSQL (migrated to the current schema first),
  * the LMDB at `<dir>/meta` as this node's replica of them. With `bootstrap` the replica is built
  * from a snapshot when it does not follow this database yet; without, it must already (one thread
- * per node bootstraps before the others connect). Embedded options open the embedded store.
+ * per node bootstraps before the others connect). With `startWithoutDatabase`, a complete replica
+ * opens while PostgreSQL cannot be reached. Embedded options open the embedded store.
  */
 export async function connectStore(options: StoreOptions | ClusterStoreOptions): Promise<Store> {
   if (!('databaseUrl' in options) || !options.databaseUrl) return openStore(options);
-  const now = options.now ?? Date.now;
-  const records = await openRecordsLog({ url: options.databaseUrl, origin: options.origin, maxConnections: options.maxConnections });
+  const base = options.now ?? Date.now;
   const metaPath = join(options.dir, 'meta');
+  const replicaOf = options.startWithoutDatabase ? await withDbs(metaPath, (dbs) => clusterOfReplica(dbs)) : undefined;
+  const records = await openRecordsLog({
+    url: options.databaseUrl,
+    origin: options.origin,
+    maxConnections: options.maxConnections,
+    now: base,
+    onClockOffset: options.onClockOffset,
+    ...(replicaOf !== undefined ? { offline: { clusterId: replicaOf, resumable: (log) => withDbs(metaPath, (dbs) => canResume(dbs, log)) } } : {}),
+  });
   try {
-    const dbs = openMetadataDbs(metaPath);
-    try {
+    await withDbs(metaPath, async (dbs) => {
+      // Offline, the replica is checked once PostgreSQL answers (see RecordsLogOptions.offline).
+      if (!records.connected()) return;
       if (options.bootstrap) await bootstrapReplica(dbs, records);
       else if (!followsCluster(dbs, records.clusterId))
         throw new Error(`${metaPath} does not follow the cluster at PLINTH_DATABASE_URL yet; the main thread builds it at start-up.`);
-    } finally {
-      await dbs.env.close();
-    }
+    });
   } catch (err) {
     await records.close();
     throw err;
   }
+  // The node judges time by PostgreSQL's clock (database-clock.ts).
+  const now = (): number => base() + records.clockOffsetMs();
   const blobs = openBlobs(options, now);
   const store: Store = { blobs, ...openMetadata(metaPath, now, blobs, records) };
-  await store.cluster!.catchUp();
-  // Records of a former layout are moved through PostgreSQL, once, by whichever thread comes first.
-  await store.liftLegacyDomains();
+  // Offline, both wait for PostgreSQL: catching up as the node follows it, the lift for the next start.
+  if (records.connected()) {
+    await store.cluster!.catchUp();
+    // Records of a former layout are moved through PostgreSQL, once, by whichever thread comes first.
+    await store.liftLegacyDomains();
+  }
   return store;
+}
+
+async function withDbs<T>(metaPath: string, fn: (dbs: MetadataDbs) => T | Promise<T>): Promise<T> {
+  const dbs = openMetadataDbs(metaPath);
+  try {
+    return await fn(dbs);
+  } finally {
+    await dbs.env.close();
+  }
 }
 
 /**

@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Key } from 'lmdb';
 import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
-import { describePostgresFailure } from './postgres-errors.js';
+import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
+import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
+import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
 import type { RecordWrite, ReplicatedDb } from './replica.js';
-import { checkSchema, READABLE_FROM_KEY, type DatabaseSchema } from './schema-version.js';
+import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
 import type { RateCheck, RateResult } from './types.js';
 
 /**
@@ -22,6 +23,17 @@ export interface RecordsLogOptions {
   maxConnections?: number;
   /** Names this process in the log, for operators. */
   origin?: string;
+  /** This node's own clock (injectable for tests); PostgreSQL's is measured against it. */
+  now?: () => number;
+  /** Told each time the correction this node applies to its clock changes (0: none). */
+  onClockOffset?: (offsetMs: number) => void;
+  /**
+   * A node whose replica is complete may start while PostgreSQL cannot be reached: the log then
+   * belongs to the cluster the replica follows, and connects on first use. Once PostgreSQL
+   * answers, the log checks that it is that cluster and that `resumable` holds (the replica's
+   * position is in it), else every call fails with `REPLICA_BEHIND`.
+   */
+  offline?: { clusterId: string; resumable(log: Pick<RecordsLog, 'logStart' | 'stampOf'>): Promise<boolean> };
 }
 
 export interface Change {
@@ -42,8 +54,18 @@ export interface LogPosition {
 
 export interface RecordsLog {
   readonly clusterId: string;
-  /** The database's schema version once this handle opened it, and the newest this Plinth knows. */
+  /** The database's schema version as this handle last found it, and the newest this Plinth knows. */
   readonly schema: { database: number; known: number };
+  /** False while a log opened `offline` has not reached PostgreSQL yet. */
+  connected(): boolean;
+  /** False while PostgreSQL is known to be silent (records-connections.ts): writes would fail at once too. */
+  answering(): boolean;
+  /**
+   * PostgreSQL's clock less this node's (database-clock.ts): a node judges time by
+   * `now() + clockOffsetMs()`, so that expiry, rate windows and single-use windows mean the same
+   * on every node. Read at every catch-up and under the write lock.
+   */
+  clockOffsetMs(): number;
   /**
    * Runs `prepare` under the cluster-wide write lock after `catchUp` brought the replica to the
    * head of the log; commits what it returns as the next change. The lock is held until
@@ -99,106 +121,65 @@ export const REPLICA_BEHIND = 'EREPLICA_BEHIND';
 const STAMP = '(extract(epoch from at) * 1000000)::bigint::text';
 
 const WRITE_LOCK = 7_000_001;
-const MIGRATE_LOCK = 7_000_002;
 
-/**
- * Versioned migrations, applied in order at start-up, once per database. Nodes of this release
- * and the one before share the database during a rolling upgrade: a migration only adds what
- * older nodes ignore, and removes only what the release before already stopped using, raising
- * `schema_readable_from` when it does (schema-version.ts, docs/operating.md "Upgrading a cluster").
- */
-const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE plinth_meta (key text PRIMARY KEY, value text NOT NULL);
-   CREATE TABLE plinth_changes (seq bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), origin text NOT NULL, writes jsonb NOT NULL);
-   CREATE TABLE plinth_records (db text NOT NULL, key text NOT NULL, value jsonb NOT NULL, PRIMARY KEY (db, key));
-   CREATE TABLE plinth_counters (scope text NOT NULL, window_start bigint NOT NULL, hits integer NOT NULL, PRIMARY KEY (scope, window_start));`,
-];
+/** Moving an install into a cluster copies every record in one transaction: its statements are not bounded. */
+const IMPORT_QUERY_MS = 24 * 3600_000;
+/** A snapshot for a new replica writes each batch to LMDB between two reads; it holds no lock. */
+const SNAPSHOT_IDLE = '60s';
 
-/** The newest schema version this Plinth knows: that of its last migration. */
-export const SCHEMA_VERSION = MIGRATIONS.length;
-
-/** A failure to use PostgreSQL at all, with its cause in the message (start-up and the log show it). */
-function unavailable(err: unknown, url: string): Error {
-  return Object.assign(new Error(describePostgresFailure(err, url), { cause: err }), { code: RECORDS_UNAVAILABLE_CODE });
+function behind(message: string): Error {
+  return Object.assign(new Error(message), { code: REPLICA_BEHIND });
 }
 
 /** Keys are stored as their JSON text: LMDB keys here are strings, numbers and arrays of them. */
 const keyText = (key: Key): string => JSON.stringify(key);
 
 export async function openRecordsLog(options: RecordsLogOptions): Promise<RecordsLog> {
-  const pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections ?? 4, connectionTimeoutMillis: 5000 });
-  // An idle connection that breaks (the server restarting) must not take the process down.
-  pool.on('error', () => undefined);
+  const connections = openConnections(options.url, options.maxConnections ?? 4);
+  const { withClient } = connections;
   const origin = options.origin ?? `${process.pid}`;
+  const clock = options.now ?? Date.now;
+  // Set while a log opened offline has not yet checked the cluster PostgreSQL holds.
+  let reconnected = true;
+  const databaseClock = createDatabaseClock({ now: clock, onOffset: options.onClockOffset, withClient, mayRead: () => reconnected });
 
-  let errors = 0;
-  const withClient = async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (err) {
-      errors++;
-      throw unavailable(err, options.url);
-    }
-    // The server can end a connection between two queries (a restart): the client then emits
-    // 'error' while it is checked out, which would take the process down without a listener.
-    let broken = false;
-    const onError = (): void => {
-      broken = true;
-    };
-    client.on('error', onError);
-    try {
-      return await fn(client);
-    } catch (err) {
-      broken ||= isConnectionError(err);
-      // Refusals of ours thrown inside a transaction (a replica too far behind) are not the database's.
-      if (broken || isDatabaseError(err)) errors++;
-      throw broken ? unavailable(err, options.url) : err;
-    } finally {
-      client.off('error', onError);
-      client.release(broken);
-    }
-  };
-
-  let schema: DatabaseSchema = { version: 0 };
-  const clusterId = await withClient(async (client) => {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK]);
-    try {
-      await client.query('CREATE TABLE IF NOT EXISTS plinth_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-      const done = new Set((await client.query<{ version: number }>('SELECT version FROM plinth_migrations')).rows.map((row) => row.version));
-      schema = await readSchema(client, done);
-      const refusal = checkSchema(schema, MIGRATIONS.length);
-      if (refusal) throw refusal;
-      for (const [index, sql] of MIGRATIONS.entries()) {
-        const version = index + 1;
-        if (done.has(version)) continue;
-        await client.query('BEGIN');
-        await client.query(sql);
-        await client.query('INSERT INTO plinth_migrations (version) VALUES ($1)', [version]);
-        if (version === 1) await client.query("INSERT INTO plinth_meta (key, value) VALUES ('cluster_id', $1)", [randomUUID()]);
-        await client.query('COMMIT');
-      }
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+  let clusterId: string;
+  let pending: Promise<void> | undefined;
+  let refusal: Error | undefined;
+  // Until PostgreSQL answers, a log opened offline takes the schema for its own.
+  let schema: DatabaseSchema = { version: SCHEMA_VERSION };
+  const migrate = (client: pg.PoolClient): Promise<string> => migrateSchema(client, (found) => (schema = found));
+  try {
+    clusterId = await withClient(migrate);
+  } catch (err) {
+    const offline = options.offline;
+    if (offline === undefined || (err as { code?: unknown }).code !== RECORDS_UNAVAILABLE_CODE) {
+      await connections.end();
       throw err;
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATE_LOCK]);
     }
-    return (await client.query<{ value: string }>("SELECT value FROM plinth_meta WHERE key = 'cluster_id'")).rows[0]!.value;
-  });
+    clusterId = offline.clusterId;
+    reconnected = false;
+  }
 
   const readLogStart = async (client: pg.PoolClient): Promise<number> =>
-    Number((await client.query<{ value: string }>("SELECT value FROM plinth_meta WHERE key = 'log_start'")).rows[0]?.value ?? 0);
+    Number(
+      (
+        await databaseClock.query<{ value: string | null; clock: number }>(
+          client,
+          `SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
+        )
+      ).rows[0]!.value ?? 0,
+    );
 
   const fetchChanges = async (client: pg.PoolClient, seq: number, limit = 1000): Promise<Change[]> => {
     if (seq < (await readLogStart(client))) {
-      throw Object.assign(new Error(`This replica (at change ${seq}) is older than the change log PostgreSQL still keeps; it must be rebuilt.`), {
-        code: REPLICA_BEHIND,
-      });
+      throw behind(`This replica (at change ${seq}) is older than the change log PostgreSQL still keeps; it must be rebuilt.`);
     }
-    const rows = await client.query<{ seq: string; stamp: string; writes: Array<[ReplicatedDb, string, unknown]> }>(
+    const rows = await timeBound<{ seq: string; stamp: string; writes: Array<[ReplicatedDb, string, unknown]> }>(
+      client,
       `SELECT seq, ${STAMP} AS stamp, writes FROM plinth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`,
       [seq, limit],
+      BULK_QUERY_MS,
     );
     return rows.rows.map((row) => ({
       seq: Number(row.seq),
@@ -207,19 +188,75 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     }));
   };
 
+  const stampOf = (seq: number): Promise<string | undefined> =>
+    withClient(async (client) => (await client.query<{ stamp: string }>(`SELECT ${STAMP} AS stamp FROM plinth_changes WHERE seq = $1`, [seq])).rows[0]?.stamp);
+  const logStart = (): Promise<number> => withClient(readLogStart);
+
+  /**
+   * Before anything else, a log opened offline checks what PostgreSQL holds once it answers: the
+   * schema (migrated as at start-up), the cluster, and that the replica can resume from it.
+   */
+  const ready = async (): Promise<void> => {
+    if (refusal) throw refusal;
+    if (reconnected) return;
+    pending ??= (async () => {
+      const found = await withClient(migrate).catch((err: unknown) => {
+        // Migrated past this Plinth while it ran without PostgreSQL: it writes nothing more.
+        if ((err as { code?: unknown }).code === SCHEMA_TOO_NEW) refusal = err as Error;
+        throw err;
+      });
+      if (found !== clusterId) {
+        refusal = behind(`PostgreSQL now holds cluster ${found}, not ${clusterId} that this replica follows; it must be rebuilt.`);
+      } else if (!(await options.offline!.resumable({ logStart, stampOf }))) {
+        refusal = behind('This replica is not part of the change log PostgreSQL now holds (a database restored to an earlier point?); it must be rebuilt.');
+      } else {
+        reconnected = true;
+      }
+    })().finally(() => {
+      pending = undefined;
+    });
+    await pending;
+    if (refusal) throw refusal;
+  };
+  const withReadyClient = async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+    await ready();
+    return withClient(fn);
+  };
+
+  /**
+   * A time `before` now by this node's clock, as that long before now by PostgreSQL's, never
+   * later than `before`: upkeep that drops what is older than a cut-off never drops more because
+   * this node's clock runs ahead.
+   */
+  const onDatabaseClock = async (client: pg.PoolClient, before: number): Promise<number> => {
+    const { rows } = await databaseClock.query<{ clock: number }>(client, `SELECT ${CLOCK_COLUMN}`);
+    return Math.min(before, before + Math.round(Number(rows[0]!.clock)) - (clock() + databaseClock.offsetMs()));
+  };
+
   return {
     clusterId,
-    schema: { database: Math.max(schema.version, MIGRATIONS.length), known: MIGRATIONS.length },
+
+    get schema() {
+      return { database: Math.max(schema.version, SCHEMA_VERSION), known: SCHEMA_VERSION };
+    },
+
+    connected: () => reconnected,
+
+    answering: () => connections.answering(),
+
+    clockOffsetMs: () => databaseClock.offsetMs(),
 
     commit: (catchUp, after, prepare) =>
-      withClient(async (client) => {
+      withReadyClient(async (client) => {
         await client.query('BEGIN');
         try {
-          await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
+          await timeBound(client, 'SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK], WRITE_LOCK_QUERY_MS);
+          // The first look at the log also measures PostgreSQL's clock, so that the operation
+          // below takes its time from it.
           for (;;) {
-            const behind = await fetchChanges(client, after());
-            if (behind.length === 0) break;
-            await catchUp(behind);
+            const behindBy = await fetchChanges(client, after());
+            if (behindBy.length === 0) break;
+            await catchUp(behindBy);
           }
           const { result, writes } = prepare();
           if (writes.length === 0) {
@@ -232,86 +269,104 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           const puts = [...last.values()].filter((write) => write[2] !== null);
           const removes = [...last.values()].filter((write) => write[2] === null);
           const logged = writes.map(([db, key, value]) => [db, keyText(key), value]);
-          const inserted = await client.query<{ seq: string; stamp: string }>(
+          const inserted = await timeBound<{ seq: string; stamp: string }>(
+            client,
             `INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp`,
             [origin, JSON.stringify(logged)],
+            BULK_QUERY_MS,
           );
           if (puts.length > 0) {
-            await client.query(
+            await timeBound(
+              client,
               `INSERT INTO plinth_records (db, key, value) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
                ON CONFLICT (db, key) DO UPDATE SET value = excluded.value`,
               [puts.map((w) => w[0]), puts.map((w) => keyText(w[1])), puts.map((w) => JSON.stringify(w[2]))],
+              BULK_QUERY_MS,
             );
           }
           if (removes.length > 0) {
-            await client.query('DELETE FROM plinth_records WHERE (db, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))', [
-              removes.map((w) => w[0]),
-              removes.map((w) => keyText(w[1])),
-            ]);
+            await timeBound(
+              client,
+              'DELETE FROM plinth_records WHERE (db, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
+              [removes.map((w) => w[0]), removes.map((w) => keyText(w[1]))],
+              BULK_QUERY_MS,
+            );
           }
           const seq = Number(inserted.rows[0]!.seq);
           await client.query("SELECT pg_notify('plinth_changes', $1)", [String(seq)]);
-          await client.query('COMMIT');
+          await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
           return { result, change: { seq, stamp: inserted.rows[0]!.stamp, writes } };
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await rollback(client, err);
           throw err;
         }
       }),
 
-    changesSince: (seq, limit) => withClient((client) => fetchChanges(client, seq, limit)),
+    changesSince: (seq, limit) => withReadyClient((client) => fetchChanges(client, seq, limit)),
 
-    logStart: () => withClient(readLogStart),
+    logStart: async () => {
+      await ready();
+      return logStart();
+    },
 
-    stampOf: (seq) =>
-      withClient(
-        async (client) => (await client.query<{ stamp: string }>(`SELECT ${STAMP} AS stamp FROM plinth_changes WHERE seq = $1`, [seq])).rows[0]?.stamp,
-      ),
+    stampOf: async (seq) => {
+      await ready();
+      return stampOf(seq);
+    },
 
     pruneChanges: (before) =>
-      withClient(async (client) => {
+      withReadyClient(async (client) => {
         await client.query('BEGIN');
         try {
           // Under the write lock, so the newest change cannot be committed between the two statements.
-          await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
-          const pruned = await client.query<{ count: number; last: string }>(
+          await timeBound(client, 'SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK], WRITE_LOCK_QUERY_MS);
+          const pruned = await timeBound<{ count: number; last: string }>(
+            client,
             `WITH gone AS (DELETE FROM plinth_changes WHERE at < to_timestamp($1 / 1000.0) AND seq < (SELECT max(seq) FROM plinth_changes) RETURNING seq)
              SELECT count(*)::int AS count, coalesce(max(seq), 0) AS last FROM gone`,
-            [before],
+            [await onDatabaseClock(client, before)],
+            BULK_QUERY_MS,
           );
           const { count, last } = pruned.rows[0]!;
           if (count > 0) {
             await client.query("INSERT INTO plinth_meta (key, value) VALUES ('log_start', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [last]);
           }
-          await client.query('COMMIT');
+          await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
           return count;
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await rollback(client, err);
           throw err;
         }
       }),
 
     snapshot: (each) =>
-      withClient(async (client) => {
+      withReadyClient(async (client) => {
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         try {
+          await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${SNAPSHOT_IDLE}'`);
           const last = (await client.query<{ seq: string; stamp: string }>(`SELECT seq, ${STAMP} AS stamp FROM plinth_changes ORDER BY seq DESC LIMIT 1`))
             .rows[0];
-          await readAllRecords(client, each);
+          await readAllRecords(client, each, BULK_QUERY_MS);
           await client.query('COMMIT');
           return last ? { seq: Number(last.seq), stamp: last.stamp } : { seq: 0 };
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await rollback(client, err);
           throw err;
         }
       }),
 
     importRecords: (batches, verify) =>
-      withClient(async (client) => {
-        await client.query('BEGIN');
+      withReadyClient(async (client) => {
+        // One transaction holds every record of the install being moved in: no statement bound,
+        // and the write lock for as long as it takes (the cluster is empty).
+        const q = (text: string, values: unknown[] = []) => timeBound(client, text, values, IMPORT_QUERY_MS);
+        await q('BEGIN');
         try {
-          await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
-          if ((await client.query('SELECT 1 FROM plinth_records LIMIT 1')).rows.length > 0) {
+          await q('SET LOCAL statement_timeout = 0');
+          await q('SET LOCAL lock_timeout = 0');
+          await q("SET LOCAL idle_in_transaction_session_timeout = '10min'");
+          await q('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
+          if ((await q('SELECT 1 FROM plinth_records LIMIT 1')).rows.length > 0) {
             throw Object.assign(new Error('The cluster at PLINTH_DATABASE_URL already holds records: records move only into an empty cluster.'), {
               code: CLUSTER_NOT_EMPTY,
             });
@@ -321,25 +376,25 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           let last = 0;
           for await (const writes of batches) {
             if (writes.length === 0) continue;
-            const inserted = await client.query<{ seq: string }>('INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq', [
+            const inserted = await q('INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq', [
               `${origin}/import`,
               JSON.stringify(writes.map(([db, key, value]) => [db, keyText(key), value])),
             ]);
-            await client.query(
+            await q(
               `INSERT INTO plinth_records (db, key, value) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
                ON CONFLICT (db, key) DO UPDATE SET value = excluded.value`,
               [writes.map((w) => w[0]), writes.map((w) => keyText(w[1])), writes.map((w) => JSON.stringify(w[2]))],
             );
             records += writes.length;
             changes++;
-            last = Number(inserted.rows[0]!.seq);
+            last = Number((inserted.rows[0] as { seq: string }).seq);
           }
-          await verify((each) => readAllRecords(client, async (batch) => each(batch)));
-          if (last > 0) await client.query("SELECT pg_notify('plinth_changes', $1)", [String(last)]);
-          await client.query('COMMIT');
+          await verify((each) => readAllRecords(client, async (batch) => each(batch), IMPORT_QUERY_MS));
+          if (last > 0) await q("SELECT pg_notify('plinth_changes', $1)", [String(last)]);
+          await q('COMMIT');
           return { records, changes };
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await rollback(client, err);
           throw err;
         }
       }),
@@ -349,7 +404,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       let stopped = false;
       const connect = async (): Promise<void> => {
         if (stopped) return;
-        const next = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 5000 });
+        const next = new BoundedClient(connectionSettings(options.url));
         next.on('error', () => undefined);
         next.on('notification', () => wake());
         // A lost connection is dropped; the next poll of the replica keeps it current meanwhile.
@@ -372,11 +427,13 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       };
     },
 
-    takeRateTokens: (checks, at) =>
-      withClient(async (client) => {
-        const keys = checks.map((check) => ({ scope: check.scope, start: at - (at % check.windowMs), hits: check.hits ?? 1, check }));
+    takeRateTokens: (checks, fallbackAt) =>
+      withReadyClient(async (client) => {
         await client.query('BEGIN');
         try {
+          // Windows are PostgreSQL's, so every node counts in the same ones whatever its own clock says.
+          const at = Math.round(Number((await databaseClock.query<{ clock: number }>(client, `SELECT ${CLOCK_COLUMN}`)).rows[0]!.clock)) || fallbackAt;
+          const keys = checks.map((check) => ({ scope: check.scope, start: at - (at % check.windowMs), hits: check.hits ?? 1, check }));
           await client.query(
             'INSERT INTO plinth_counters (scope, window_start, hits) SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[]) ON CONFLICT DO NOTHING',
             [keys.map((k) => k.scope), keys.map((k) => k.start), keys.map(() => 0)],
@@ -405,16 +462,19 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           await client.query('COMMIT');
           return { allowed: true };
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await rollback(client, err);
           throw err;
         }
       }),
 
     pruneCounters: (before) =>
-      withClient(async (client) => (await client.query('DELETE FROM plinth_counters WHERE window_start < $1', [before])).rowCount ?? 0),
+      withReadyClient(async (client) => {
+        const cutoff = await onDatabaseClock(client, before);
+        return (await timeBound(client, 'DELETE FROM plinth_counters WHERE window_start < $1', [cutoff], BULK_QUERY_MS)).rowCount ?? 0;
+      }),
 
     alone: (task, fn) =>
-      withClient(async (client) => {
+      withReadyClient(async (client) => {
         const key = hashTask(task);
         const got = (await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [key])).rows[0]!.ok;
         if (!got) return undefined;
@@ -426,48 +486,29 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       }),
 
     get errors() {
-      return errors;
+      return connections.errors();
     },
-    close: () => pool.end(),
+    close: () => connections.end(),
   };
 }
 
-/** The database's schema: its newest applied migration, and what its migrations said older nodes may do. */
-async function readSchema(client: pg.PoolClient, applied: ReadonlySet<number>): Promise<DatabaseSchema> {
-  const version = Math.max(0, ...applied);
-  if (version === 0) return { version };
-  const row = (await client.query<{ value: string }>('SELECT value FROM plinth_meta WHERE key = $1', [READABLE_FROM_KEY])).rows[0];
-  return row === undefined ? { version } : { version, readableFrom: Number(row.value) };
-}
-
 /** Reads `plinth_records` through a cursor, in batches, inside the caller's transaction. */
-async function readAllRecords(client: pg.PoolClient, each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>): Promise<void> {
+async function readAllRecords(
+  client: pg.PoolClient,
+  each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>,
+  queryTimeoutMs: number,
+): Promise<void> {
   await client.query('DECLARE plinth_records_cursor NO SCROLL CURSOR FOR SELECT db, key, value FROM plinth_records');
   for (;;) {
-    const batch = await client.query<{ db: ReplicatedDb; key: string; value: unknown }>('FETCH 2000 FROM plinth_records_cursor');
+    const batch = await timeBound<{ db: ReplicatedDb; key: string; value: unknown }>(client, 'FETCH 2000 FROM plinth_records_cursor', [], queryTimeoutMs);
     if (batch.rows.length === 0) break;
     await each(batch.rows.map((row) => [row.db, JSON.parse(row.key) as Key, row.value]));
   }
 }
 
-/** A lock number for a task name (`alone`'s): advisory locks take integers. */
+/** A lock number for a task name: advisory locks take integers. */
 export function hashTask(task: string): number {
   let hash = 7_100_000;
   for (const char of task) hash = (hash * 31 + char.charCodeAt(0)) | 0;
   return hash;
-}
-
-/** An error PostgreSQL (or the driver talking to it) raised: it carries a SQLSTATE or a system error code. */
-function isDatabaseError(err: unknown): boolean {
-  return err instanceof pg.DatabaseError || isConnectionError(err);
-}
-
-/** Errors of the connection itself (the server gone, refused, reset), not of a query. */
-function isConnectionError(err: unknown): boolean {
-  const code = String((err as { code?: unknown } | undefined)?.code ?? '');
-  const message = String((err as { message?: unknown } | undefined)?.message ?? '');
-  return (
-    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006'].includes(code) ||
-    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message)
-  );
 }

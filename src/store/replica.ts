@@ -206,7 +206,11 @@ export async function bootstrapReplica(
   return 'rebuilt';
 }
 
-async function canResume(dbs: MetadataDbs, log: Pick<RecordsLog, 'logStart' | 'stampOf'>): Promise<boolean> {
+/**
+ * Whether the replica can go on from its position in `log`: the log still holds every change
+ * after it, and the change at it is the one the replica applied.
+ */
+export async function canResume(dbs: MetadataDbs, log: Pick<RecordsLog, 'logStart' | 'stampOf'>): Promise<boolean> {
   const applied = appliedSeq(dbs);
   const logStart = await log.logStart();
   if (applied < logStart) return false;
@@ -232,6 +236,15 @@ function holdsRecords(dbs: MetadataDbs): boolean {
  */
 export function clusterOf(dbs: MetadataDbs): string | undefined {
   const id = dbs.replicaState.get('cluster') ?? dbs.replicaState.get('migratedTo');
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * The cluster a complete replica follows: set only once a snapshot was copied in whole, so such
+ * a replica can serve on its own while PostgreSQL is away.
+ */
+export function clusterOfReplica(dbs: MetadataDbs): string | undefined {
+  const id = dbs.replicaState.get('cluster');
   return typeof id === 'string' ? id : undefined;
 }
 

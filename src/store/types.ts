@@ -638,6 +638,14 @@ export interface ClusterStoreOptions extends StoreOptions {
   /** Names this process in the change log. */
   origin?: string;
   maxConnections?: number;
+  /**
+   * Start even while PostgreSQL cannot be reached, if the replica is complete (it follows a
+   * cluster): reads are served from it, writes fail as unavailable until PostgreSQL answers, and
+   * then the replica is checked against it and follows it. Without, the store does not open.
+   */
+  startWithoutDatabase?: boolean;
+  /** Told each time the correction the node applies to its clock to match PostgreSQL's changes (0: none). */
+  onClockOffset?: (offsetMs: number) => void;
 }
 
 /** What a store in a cluster adds: the replica's position and the cluster's upkeep lock. */
@@ -648,6 +656,13 @@ export interface ClusterControl {
    * while a rolling upgrade is under way and its migrations said this version still works on it.
    */
   readonly schema: { database: number; known: number };
+  /** False while a node that started without PostgreSQL (on its complete replica) has not reached it yet. */
+  connected(): boolean;
+  /**
+   * False while PostgreSQL is known not to answer (its last call failed): a write would fail, so
+   * an operation with costly work before its write (a deploy) refuses at once.
+   */
+  answering(): boolean;
   /** The last change of the log this replica applied. */
   applied(): number;
   /** Applies every change committed since; returns the position reached. */

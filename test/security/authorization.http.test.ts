@@ -896,15 +896,14 @@ const CONFUSIONS: readonly Confusion[] = [
   { attack: 'a site token naming another unclaimed site', run: (c) => get(`/v1/sites/${c.s2.name}/files`, c.s1.siteToken), status: 404 },
   { attack: 'a site token naming an account site', run: (c) => get(`/v1/sites/${c.a.name}`, c.s1.siteToken), status: 404 },
   {
-    attack: 'a site token, another site in the JSON body and its own in the query',
+    attack: 'a site token, another site in the JSON body and its own in the query (they disagree: refused)',
     run: (c) => json(`/v1/deploy?site=${c.s1.name}`, { site: c.s2.name, base_revision: c.s2.revision, files: inline }, c.s1.siteToken),
-    status: 404,
+    status: 400,
   },
   {
-    attack: 'a site token, its own site in the JSON body and another in the query (the body decides)',
+    attack: 'a site token, its own site in the JSON body and another in the query (they disagree: refused)',
     run: (c) => json(`/v1/deploy?site=${c.s2.name}`, { site: c.s1.name, base_revision: c.s1.revision, files: inline }, c.s1.siteToken),
-    status: 201,
-    changes: (c) => c.s1,
+    status: 400,
   },
   {
     attack: 'a site token, ?site= twice with another site first (the first counts)',
