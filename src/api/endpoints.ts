@@ -1,82 +1,80 @@
 import { readFileSync } from 'node:fs';
 import { sendResponse, streamFile, type Headers } from '../http/index.js';
-import { objectBody, requestNetwork, type Endpoint, type EndpointDeps } from './handler.js';
+import { objectBody, requestNetwork } from './handler.js';
+import type { RouteHandle } from './route.js';
+
+const page = (query: URLSearchParams) => ({ limit: query.get('limit') ?? undefined, cursor: query.get('cursor') ?? undefined });
 
 /**
- * The REST endpoints of SPEC 4.3 and 4.4 other than deploy: each reads its parameters, calls one
- * operation and picks the status. Every rule lives in the operation.
+ * The REST endpoints of SPEC 4.3 and 4.4 other than deploy, as the route table (routes/) names
+ * them: each reads its parameters, calls one operation and picks the status. Every rule lives in
+ * the operation.
  */
-export function siteEndpoints(deps: EndpointDeps) {
-  const { ops, config, log } = deps;
-  const page = (query: URLSearchParams) => ({ limit: query.get('limit') ?? undefined, cursor: query.get('cursor') ?? undefined });
-
-  const endpoints = {
-    me: async ({ caller }) => ({ status: 200, body: ops.account.me(caller) }),
-    listSites: async ({ caller, request }) => ({ status: 200, body: ops.sites.list(caller, page(request.query)) }),
-    getSite: async ({ caller, request }) => ({ status: 200, body: await ops.sites.get(caller, request.params[0]!) }),
-    deleteSite: async ({ caller, request }) => ({ status: 202, body: await ops.sites.requestDeletion(caller, request.params[0]!) }),
-    rename: async ({ caller, request, body }) => {
-      const fields = objectBody(body, '{"name": "my-site"}');
-      return { status: 200, body: await ops.sites.rename(caller, request.params[0]!, fields.name) };
-    },
-    listFiles: async ({ caller, request }) => ({ status: 200, body: ops.files.list(caller, request.params[0]!) }),
-    readFile: async ({ caller, request, res }) => {
-      const file = await ops.files.find(caller, request.params[0]!, request.params[1]!);
-      const headers: Headers = {
-        'Content-Type': file.entry.type,
-        'X-Revision': file.revision,
-        ETag: `"${file.entry.sha256}"`,
-        'Cache-Control': 'no-store',
-        // Uploaded content read back on the API host must never run there.
-        'X-Content-Type-Options': 'nosniff',
-        'Content-Security-Policy': "default-src 'none'; sandbox",
-      };
-      if (request.method === 'HEAD') {
-        sendResponse(res, 200, headers, '', { head: true, headLength: file.entry.size });
-      } else if (file.entry.size <= config.serve.streamThresholdBytes) {
-        sendResponse(res, 200, headers, readFileSync(file.blobPath));
-      } else {
-        streamFile(res, { path: file.blobPath, start: 0, end: file.entry.size - 1, status: 200, headers, log });
-      }
-      return undefined;
-    },
-    listRevisions: async ({ caller, request }) => ({ status: 200, body: await ops.revisions.list(caller, request.params[0]!, page(request.query)) }),
-    deleteRevision: async ({ caller, request }) => ({ status: 200, body: await ops.revisions.delete(caller, request.params[0]!, request.params[1]!) }),
-    rollback: async ({ caller, request, body }) => {
-      const fields = objectBody(body, '{"revision": "rev_…"}');
-      return { status: 201, body: await ops.revisions.rollback(caller, request.params[0]!, fields.revision) };
-    },
-    promote: async ({ caller, request, body }) => {
-      const fields = objectBody(body, '{"revision": "rev_…", "base_revision": "rev_…"}');
-      return { status: 200, body: await ops.revisions.promote(caller, request.params[0]!, fields.revision, fields.base_revision) };
-    },
-    getAccess: async ({ caller, request }) => ({ status: 200, body: ops.access.get(caller, request.params[0]!) }),
-    setAccess: async ({ caller, request, body }) => {
-      const fields = objectBody(body, '{"mode": "password", "password": "…"} or {"previews": "members"}');
-      return { status: 200, body: await ops.access.set(caller, request.params[0]!, fields) };
-    },
-    listMembers: async ({ caller, request }) => ({ status: 200, body: ops.members.list(caller, request.params[0]!) }),
-    invite: async ({ caller, request, body }) => {
-      const fields = objectBody(body, '{"email": "person@example.com", "role": "editor"}');
-      return { status: 201, body: await ops.members.invite(caller, request.params[0]!, { email: fields.email, role: fields.role }) };
-    },
-    removeMember: async ({ caller, request }) => ({
-      status: 200,
-      body: await ops.members.remove(caller, request.params[0]!, request.params[1]!, request.query.get('confirm') ?? undefined),
-    }),
-    approval: async ({ request }) => ({ status: 200, body: ops.sites.getApproval(request.params[0]!) }),
-    manifest: async ({ caller, request, body }) => {
-      const fields = objectBody(body, '{"files": [{"path": "index.html", "size": 123, "sha256": "…"}]}');
-      return { status: 201, body: await ops.deploy.manifest(caller, requestNetwork(request, config), fields) };
-    },
-    manifestStatus: async ({ caller, request }) => ({
-      status: 200,
-      body: ops.deploy.manifestStatus(caller, request.params[0]!, request.headers['x-manifest-secret']),
-    }),
-    abandonManifest: async ({ caller, request }) => {
-      await ops.deploy.abandonManifest(caller, request.params[0]!, request.headers['x-manifest-secret']);
-      return { status: 200, body: { abandoned: true } };
-    },
-  } satisfies Record<string, Endpoint>;
-  return endpoints;
-}
+export const siteEndpoints = {
+  me: async ({ ops, caller }) => ({ status: 200, body: ops.account.me(caller) }),
+  listSites: async ({ ops, caller, request }) => ({ status: 200, body: ops.sites.list(caller, page(request.query)) }),
+  getSite: async ({ ops, caller, request }) => ({ status: 200, body: await ops.sites.get(caller, request.params[0]!) }),
+  deleteSite: async ({ ops, caller, request }) => ({ status: 202, body: await ops.sites.requestDeletion(caller, request.params[0]!) }),
+  rename: async ({ ops, caller, request, body }) => {
+    const fields = objectBody(body, '{"name": "my-site"}');
+    return { status: 200, body: await ops.sites.rename(caller, request.params[0]!, fields.name) };
+  },
+  listFiles: async ({ ops, caller, request }) => ({ status: 200, body: ops.files.list(caller, request.params[0]!) }),
+  readFile: async ({ ops, config, log, caller, request, res }) => {
+    const file = await ops.files.find(caller, request.params[0]!, request.params[1]!);
+    const headers: Headers = {
+      'Content-Type': file.entry.type,
+      'X-Revision': file.revision,
+      ETag: `"${file.entry.sha256}"`,
+      'Cache-Control': 'no-store',
+      // Uploaded content read back on the API host must never run there.
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': "default-src 'none'; sandbox",
+    };
+    if (request.method === 'HEAD') {
+      sendResponse(res, 200, headers, '', { head: true, headLength: file.entry.size });
+    } else if (file.entry.size <= config.serve.streamThresholdBytes) {
+      sendResponse(res, 200, headers, readFileSync(file.blobPath));
+    } else {
+      streamFile(res, { path: file.blobPath, start: 0, end: file.entry.size - 1, status: 200, headers, log });
+    }
+    return undefined;
+  },
+  listRevisions: async ({ ops, caller, request }) => ({ status: 200, body: await ops.revisions.list(caller, request.params[0]!, page(request.query)) }),
+  deleteRevision: async ({ ops, caller, request }) => ({ status: 200, body: await ops.revisions.delete(caller, request.params[0]!, request.params[1]!) }),
+  rollback: async ({ ops, caller, request, body }) => {
+    const fields = objectBody(body, '{"revision": "rev_…"}');
+    return { status: 201, body: await ops.revisions.rollback(caller, request.params[0]!, fields.revision) };
+  },
+  promote: async ({ ops, caller, request, body }) => {
+    const fields = objectBody(body, '{"revision": "rev_…", "base_revision": "rev_…"}');
+    return { status: 200, body: await ops.revisions.promote(caller, request.params[0]!, fields.revision, fields.base_revision) };
+  },
+  getAccess: async ({ ops, caller, request }) => ({ status: 200, body: ops.access.get(caller, request.params[0]!) }),
+  setAccess: async ({ ops, caller, request, body }) => {
+    const fields = objectBody(body, '{"mode": "password", "password": "…"} or {"previews": "members"}');
+    return { status: 200, body: await ops.access.set(caller, request.params[0]!, fields) };
+  },
+  listMembers: async ({ ops, caller, request }) => ({ status: 200, body: ops.members.list(caller, request.params[0]!) }),
+  invite: async ({ ops, caller, request, body }) => {
+    const fields = objectBody(body, '{"email": "person@example.com", "role": "editor"}');
+    return { status: 201, body: await ops.members.invite(caller, request.params[0]!, { email: fields.email, role: fields.role }) };
+  },
+  removeMember: async ({ ops, caller, request }) => ({
+    status: 200,
+    body: await ops.members.remove(caller, request.params[0]!, request.params[1]!, request.query.get('confirm') ?? undefined),
+  }),
+  approval: async ({ ops, request }) => ({ status: 200, body: ops.sites.getApproval(request.params[0]!) }),
+  manifest: async ({ ops, config, caller, request, body }) => {
+    const fields = objectBody(body, '{"files": [{"path": "index.html", "size": 123, "sha256": "…"}]}');
+    return { status: 201, body: await ops.deploy.manifest(caller, requestNetwork(request, config), fields) };
+  },
+  manifestStatus: async ({ ops, caller, request }) => ({
+    status: 200,
+    body: ops.deploy.manifestStatus(caller, request.params[0]!, request.headers['x-manifest-secret']),
+  }),
+  abandonManifest: async ({ ops, caller, request }) => {
+    await ops.deploy.abandonManifest(caller, request.params[0]!, request.headers['x-manifest-secret']);
+    return { status: 200, body: { abandoned: true } };
+  },
+} satisfies Record<string, RouteHandle>;

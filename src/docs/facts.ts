@@ -18,6 +18,7 @@ import {
   APPROVAL_LIFETIME_MS,
   AUTHORIZATION_CODE_LIFETIME_MS,
   DEFAULT_PAGE,
+  formatDuration,
   INVITE_LIFETIME_MS,
   MANIFEST_LIFETIME_MS,
   MAX_PAGE,
@@ -34,7 +35,6 @@ import {
  */
 
 const HOUR = 3600_000;
-const DAY = 24 * HOUR;
 const KB = 1024;
 const MB = 1024 * KB;
 const GB = 1024 * MB;
@@ -44,14 +44,6 @@ export function formatBytes(bytes: number): string {
   if (bytes >= MB && bytes % MB === 0) return `${bytes / MB} MB`;
   if (bytes >= KB && bytes % KB === 0) return `${bytes / KB} KB`;
   return `${bytes} bytes`;
-}
-
-export function formatDuration(ms: number): string {
-  if (ms === 0) return 'the live revision only';
-  if (ms % (365 * DAY) === 0) return ms === 365 * DAY ? '1 year' : `${ms / (365 * DAY)} years`;
-  if (ms % DAY === 0) return ms === DAY ? '1 day' : `${ms / DAY} days`;
-  if (ms % HOUR === 0) return ms === HOUR ? '1 hour' : `${ms / HOUR} hours`;
-  return ms === 60_000 ? '1 minute' : `${ms / 60_000} minutes`;
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');

@@ -4,8 +4,7 @@ import { type HttpRequest, type HttpResponse, writeResponse } from '../http/inde
 import type { Logger } from '../log.js';
 import { buildDocsSite, type DocsSite } from './site.js';
 
-export { buildDocsSite, pickEncoding, prefersMarkdown, type DocsRequest, type DocsResponse, type DocsSite } from './site.js';
-export { openApiDocument } from './openapi.js';
+export { buildDocsSite, pickEncoding, prefersMarkdown, type DocsRequest, type DocsResponse, type DocsSite, type DocsSiteOptions } from './site.js';
 export { docFacts } from './facts.js';
 export { GUIDE_DIR, type Guide } from './guides.js';
 
@@ -17,6 +16,8 @@ export interface DocsHost {
 export interface DocsOptions {
   config: Readonly<Config>;
   log: Logger;
+  /** The REST API's OpenAPI document, served as `/openapi.json`. */
+  openApi: Record<string, unknown>;
 }
 
 /**
@@ -25,7 +26,7 @@ export interface DocsOptions {
  */
 export function createDocs(options: DocsOptions): DocsHost {
   const started = performance.now();
-  const site = buildDocsSite(options.config);
+  const site = buildDocsSite(options.config, { openApi: options.openApi });
   options.log.debug({ pages: site.paths().length, ms: Math.round(performance.now() - started) }, 'docs.built');
   return {
     site,

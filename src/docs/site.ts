@@ -5,7 +5,6 @@ import { loadPageAssets, matchesEtag, securityHeaders, type PageAssets } from '.
 import { docFacts } from './facts.js';
 import { loadGuides, type Guide } from './guides.js';
 import { llmsFullTxt, llmsTxt } from './llms.js';
-import { openApiDocument } from './openapi.js';
 import { guidePage, landingPage, notFoundPage, type PageContext } from './pages.js';
 
 /**
@@ -50,7 +49,14 @@ export interface DocsSite {
 const PAGE_CACHE = 'public, max-age=300';
 const COMPRESS_ABOVE_BYTES = 1024;
 
-export function buildDocsSite(config: Readonly<Config>, options: { assets?: PageAssets; guideDir?: URL } = {}): DocsSite {
+/** What the docs host serves besides its guides: the API's own OpenAPI document (the api area builds it from its route table). */
+export interface DocsSiteOptions {
+  openApi: Record<string, unknown>;
+  assets?: PageAssets;
+  guideDir?: URL;
+}
+
+export function buildDocsSite(config: Readonly<Config>, options: DocsSiteOptions): DocsSite {
   const assets = options.assets ?? loadPageAssets();
   const docsUrl = config.publicUrls.docs;
   const guides = loadGuides({ facts: docFacts(config), urls: config.publicUrls, port: config.port, dir: options.guideDir });
@@ -74,7 +80,7 @@ export function buildDocsSite(config: Readonly<Config>, options: { assets?: Page
   }
   add('/llms.txt', 'text/plain; charset=utf-8', llmsTxt(guides, docsUrl), 'text');
   add('/llms-full.txt', 'text/plain; charset=utf-8', llmsFullTxt(guides, docsUrl), 'text');
-  add('/openapi.json', 'application/json; charset=utf-8', `${JSON.stringify(openApiDocument(config), null, 2)}\n`, 'text');
+  add('/openapi.json', 'application/json; charset=utf-8', `${JSON.stringify(options.openApi, null, 2)}\n`, 'text');
   add('/robots.txt', 'text/plain; charset=utf-8', 'User-agent: *\nAllow: /\n', 'text');
   const pageSecurity = securityHeaders();
 

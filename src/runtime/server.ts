@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createApi } from '../api/index.js';
+import { createApi, openApiDocument, type ApiRoute } from '../api/index.js';
 import { createApp } from '../app/index.js';
 import { domainUrl, siteUrl, type Config } from '../config.js';
 import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
@@ -82,6 +82,8 @@ export interface StartServerOptions {
   passwordHashSlots?: SharedArrayBuffer;
   /** Where `PLINTH_ACCESS_LOG=1` writes its lines (default: `log`, at its level). */
   accessLog?: Logger;
+  /** The REST routes this thread serves and documents (default `API_ROUTES`; a test adds one). */
+  apiRoutes?: readonly ApiRoute[];
 }
 
 /** How long a stop waits for follow-up work once the ingest pool has stopped (a bucket upload, say). */
@@ -161,7 +163,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   // One set of operations behind every surface of this thread; its deploys counted by result.
   const ops = metrics ? { ...operations, deploy: meterDeploys(operations.deploy, metrics.deploy) } : operations;
-  const api = createApi({ ops, store: commits.store, pacer, memory, config, log: log.child({ area: 'api' }) });
+  const api = createApi({ ops, store: commits.store, pacer, memory, config, log: log.child({ area: 'api' }), routes: options.apiRoutes });
   const account = createApp({ ops, config, pacer, log: log.child({ area: 'app' }) });
   const mcp = createMcp({ ops, config, pacer, log: log.child({ area: 'mcp' }) });
   // Responses still owed after their handler returned (uploads, deploys, API calls, streamed files).
@@ -171,7 +173,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     agentMessage: 'The server is restarting. Send the same deploy again in a few seconds.',
     headers: { 'Retry-After': '5' },
   });
-  const docs = createDocs({ config, log: log.child({ area: 'docs' }) });
+  const docs = createDocs({ config, log: log.child({ area: 'docs' }), openApi: openApiDocument(config, options.apiRoutes) });
 
   // Custom domains: hosts that are none of ours, and redirects to a site's primary domain.
   const domains = createDomainServing({ store, hosts: config.hosts, scheme: config.publicUrls.site.startsWith('https:') ? 'https' : 'http', now });

@@ -83,7 +83,7 @@ export { operatorOperations, type AccountView, type OperatorOperations, type Rep
 export { SIGN_IN_LIFETIME_MS, SIGN_IN_MAX_ATTEMPTS, SESSION_LIFETIME_MS } from './people.js';
 export { INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS } from './members.js';
 export { APPROVAL_LIFETIME_MS } from './sites.js';
-export { formatBytes } from './limits.js';
+export { formatBytes, formatDuration } from './limits.js';
 export type { DomainOperations } from './domains.js';
 export type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';
 export {

@@ -4,6 +4,8 @@ import { accountAllowsMore, PLAN_LIMITS, PLAN_TITLES, siteTooLarge, type TierLim
 import type { AccountRecord, FileEntry, Store } from '../store/index.js';
 
 const MB = 1024 * 1024;
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
 
 /** Sites an account's plan allows it to own (SPEC 8 rule 4; `PLINTH_SITES_LIMIT_*`). */
 export function sitesLimitOf(config: Readonly<Config>, account: AccountRecord): number {
@@ -79,4 +81,13 @@ export function formatBytes(bytes: number): string {
     return `${Number.isInteger(gb) ? gb : gb.toFixed(1)} GB`;
   }
   return `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB`;
+}
+
+/** `1 hour`, `30 days`, `1 year` — lifetimes and reaches as the docs and the API reference quote them. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return 'the live revision only';
+  if (ms % (365 * DAY) === 0) return ms === 365 * DAY ? '1 year' : `${ms / (365 * DAY)} years`;
+  if (ms % DAY === 0) return ms === DAY ? '1 day' : `${ms / DAY} days`;
+  if (ms % HOUR === 0) return ms === HOUR ? '1 hour' : `${ms / HOUR} hours`;
+  return ms === 60_000 ? '1 minute' : `${ms / 60_000} minutes`;
 }

@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { openApiDocument } from '../../src/api/index.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { buildDocsSite, GUIDE_DIR, pickEncoding, prefersMarkdown } from '../../src/docs/index.js';
 import { request } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
+// The docs host as the server builds it, with the API's OpenAPI document.
+const docsSiteOf = (config: Readonly<Config>) => buildDocsSite(config, { openApi: openApiDocument(config) });
 const get = (path: string, headers: Record<string, string> = {}) => request({ port: server.port, host: 'localhost', path, headers });
 
 beforeAll(async () => {
@@ -61,7 +64,7 @@ describe('docs host', () => {
   });
 
   it('links every page only to pages and anchors that exist', async () => {
-    const site = buildDocsSite(server.config);
+    const site = docsSiteOf(server.config);
     const pages = site.paths().filter((path) => !/\.(md|txt|json)$/.test(path));
     const ids = new Map<string, Set<string>>();
     const bodies = new Map<string, string>();
@@ -83,7 +86,7 @@ describe('docs host', () => {
   });
 
   it('gives every heading of every page an id, unique on its page', async () => {
-    const site = buildDocsSite(server.config);
+    const site = docsSiteOf(server.config);
     for (const path of site.paths().filter((p) => !/\.(md|txt|json)$/.test(p))) {
       const text = (await get(path)).text;
       const headings = [...text.matchAll(/<h([1-6])([^>]*)>/g)];
@@ -159,10 +162,10 @@ describe('docs host', () => {
 });
 
 describe('docs content', () => {
-  const site = buildDocsSite(loadConfig({ PLINTH_PORT: '8080' }));
+  const site = docsSiteOf(loadConfig({ PLINTH_PORT: '8080' }));
 
   it('shows a deployment its own public addresses', () => {
-    const custom = buildDocsSite(
+    const custom = docsSiteOf(
       loadConfig({
         PLINTH_PUBLIC_API_URL: 'https://api.example.com',
         PLINTH_PUBLIC_SITE_URL: 'https://{name}.example.site',
@@ -178,7 +181,7 @@ describe('docs content', () => {
   });
 
   it('shows a local server on another port its own port everywhere: pages, Markdown, llms-full.txt, OpenAPI', () => {
-    const other = buildDocsSite(loadConfig({ PLINTH_PORT: '9123' }));
+    const other = docsSiteOf(loadConfig({ PLINTH_PORT: '9123' }));
     const stray: string[] = [];
     for (const path of other.paths()) {
       const text = other.respond({ method: 'GET', path }).body.toString();

@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { API_ROUTES } from '../../src/api/index.js';
-import { docFacts, GUIDE_DIR, openApiDocument } from '../../src/docs/index.js';
+import { API_ROUTES, openApiDocument } from '../../src/api/index.js';
+import { docFacts, GUIDE_DIR } from '../../src/docs/index.js';
 import { fillFacts } from '../../src/docs/facts.js';
 import { startTestDns, type TestDns } from '../helpers/dns.js';
 import { startTestServer } from '../helpers/server.js';

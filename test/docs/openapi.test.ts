@@ -1,10 +1,9 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { API_ROUTES } from '../../src/api/index.js';
+import { API_ROUTES, openApiDocument } from '../../src/api/index.js';
 import { openApiPath } from '../../src/http/index.js';
 import { loadConfig } from '../../src/config.js';
 import { ERROR_STATUS } from '../../src/errors.js';
-import { openApiDocument } from '../../src/docs/index.js';
 
 const config = loadConfig({ PLINTH_PORT: '8080' });
 const document = openApiDocument(config) as Record<string, any>;

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApiDocument } from '../../src/api/index.js';
 import { buildDocsSite } from '../../src/docs/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -39,7 +40,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-const pages = buildDocsSite((await import('../../src/config.js')).loadConfig({}))
+const docsConfig = (await import('../../src/config.js')).loadConfig({});
+const pages = buildDocsSite(docsConfig, { openApi: openApiDocument(docsConfig) })
   .paths()
   .filter((path) => !/\.(md|txt|json)$/.test(path));
 

@@ -1,0 +1,47 @@
+import { DEFAULT_PAGE, MAX_PAGE, schema, type Schema } from '../../sites/index.js';
+import { pathParam } from '../route.js';
+
+/** Parameters several routes share, as OpenAPI parameter objects. */
+
+const { int, str } = schema;
+
+/** What every route on one site may answer: the wrong role, no such site (or not this caller's), a deleted one. */
+export const SITE_READ = ['forbidden', 'not_found', 'gone'] as const;
+
+export const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
+
+export const nameParam: Schema = pathParam('name', 'Site name.', str(undefined, { pattern: SITE_NAME }));
+
+export const manifestParam: Schema = pathParam('id', 'The manifest id (`manifest` of `POST /v1/deploy/manifest`).', str(undefined, { pattern: '^mf_' }));
+
+export const manifestSecretParam: Schema = {
+  name: 'X-Manifest-Secret',
+  in: 'header',
+  required: false,
+  description:
+    'For a manifest made without a credential: the `manifest_secret` of its first answer, required with every request for it (without it the manifest answers `404`). A credential binds every other manifest to its maker.',
+  schema: str(undefined, { pattern: '^ms_' }),
+};
+
+export const pageParams: Schema[] = [
+  {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: `Items per page, 1–${MAX_PAGE}.`,
+    schema: int(undefined, { minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE }),
+  },
+  {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description: '`next_cursor` of the previous page, unchanged. Omit for the first page.',
+    schema: str(undefined, { pattern: '^[A-Za-z0-9_-]+$' }),
+  },
+];
+
+export const domainParam: Schema = pathParam(
+  'domain',
+  'The domain, as the list spells it (lower-case ASCII).',
+  str(undefined, { pattern: '^[a-z0-9.-]{3,253}$' }),
+);
