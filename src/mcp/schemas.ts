@@ -1,4 +1,4 @@
-import { schema, SHAPES, type Schema } from '../sites/index.js';
+import { BODIES, schema, SHAPES, type Schema } from '../sites/index.js';
 
 const { int, object, str } = schema;
 
@@ -63,3 +63,6 @@ export const deployInput = SHAPES.JsonDeploy;
 
 /** The first half of a deploy in parts: the whole site by path, size and sha256. */
 export const manifestInput = SHAPES.Manifest;
+
+/** What `set_access` changes: the body of `PUT /v1/sites/{name}/access`. */
+export const accessChange = BODIES.SiteAccessChange;

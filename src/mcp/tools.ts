@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
 import { formatBytes, MANIFEST_LIFETIME_MS, type Caller, type Operations } from '../sites/index.js';
 import { domainToolSpecs } from './domain-tools.js';
-import { deployInput, manifestInput, outputs, page, siteName } from './schemas.js';
+import { accessChange, deployInput, manifestInput, outputs, page, siteName } from './schemas.js';
 
 /** What one tool call runs with: the caller of this HTTP request and its spooled body, if any. */
 export interface ToolContext {
@@ -231,15 +231,7 @@ export function toolSpecs(): ToolSpec[] {
         'Sets who may see the site: "mode" is "public", "password" (with a password of 8-128 characters the user chose; it is stored only as a hash) or "members"; setting it signs every visitor out. ' +
         '"previews": "members" keeps the previews (<number>--<name> addresses) of a public site to its members and to whoever holds a preview link, while the live address stays public; the preview_url that deploy_site (drafts) and list_revisions then answer is such a link, to share with reviewers. "previews": "public" turns it off and ends the links. ' +
         'Send mode, previews or both. Unclaimed sites stay public. Needs the owner role. A member’s API token opens a protected site or preview as "Authorization: Bearer".',
-      inputSchema: input(
-        {
-          site: siteName,
-          mode: { type: 'string', enum: ['public', 'password', 'members'] },
-          password: { type: 'string', minLength: 8, maxLength: 128, description: 'With "mode": "password".' },
-          previews: { type: 'string', enum: ['public', 'members'], description: 'Who may see the previews while the site is public.' },
-        },
-        ['site'],
-      ),
+      inputSchema: input({ site: siteName, ...accessChange.properties }, ['site']),
       outputSchema: outputs.access,
       annotations: changes(false),
       run: async ({ ops, caller }, args) =>

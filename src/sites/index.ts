@@ -97,7 +97,7 @@ export {
 } from './domain-checks.js';
 export { renameProblem, RESERVED_NAMES, isRandomNameForm, isSiteNameSyntax } from './site-names.js';
 export type { DeploySiteView, RevisionView, SiteView } from './shapes.js';
-export { SHAPES } from './shapes.js';
+export { BODIES, SHAPES } from './shapes.js';
 export * as schema from './schema-kit.js';
 export type { JsonOf, Schema } from './schema-kit.js';
 export {

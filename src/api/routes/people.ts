@@ -1,4 +1,4 @@
-import { formatDuration, INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS, schema } from '../../sites/index.js';
+import { BODIES, formatDuration, INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS, schema } from '../../sites/index.js';
 import { siteEndpoints as e } from '../endpoints.js';
 import { answer, pathParam, shape, type ApiRoute } from '../route.js';
 import { nameParam, SITE_READ } from './params.js';
@@ -30,19 +30,7 @@ export const peopleRoutes: readonly ApiRoute[] = [
     tag: 'Access',
     auth: ['api'],
     parameters: [nameParam],
-    body: {
-      schema: {
-        minProperties: 1,
-        ...object(
-          {
-            mode: { type: 'string', enum: ['public', 'password', 'members'] },
-            password: str('With `mode: "password"`.', { minLength: 8, maxLength: 128 }),
-            previews: { type: 'string', enum: ['public', 'members'], description: 'Who may see the previews while the site is public.' },
-          },
-          [],
-        ),
-      },
-    },
+    body: { schema: BODIES.SiteAccessChange },
     responses: { 200: answer('SiteAccess', 'Set.') },
     errors: SITE_READ,
     handle: e.setAccess,
