@@ -36,10 +36,9 @@ export interface RawEndpoint {
 }
 
 /**
- * One REST route, declared once (see fastify's route `schema`): the dispatcher serves it, the
- * OpenAPI document describes it, and its error list is the one both use. `errors` are the codes
- * the operation itself may answer; the edge adds those it answers on every route (see
- * `routeErrors`).
+ * One REST route, declared once (see fastify's route `schema`): the dispatcher serves it and the
+ * OpenAPI document describes it. `errors` are the codes the operation itself may answer; the edge
+ * adds those it answers on every route (see `routeErrors`).
  */
 export interface ApiRoute {
   method: RouteMethod;
