@@ -53,8 +53,9 @@ export interface PageRoute {
    */
   form?: boolean;
   /**
-   * An upload (drop to publish): the body is spooled to a file rather than read into memory, and
-   * the handler checks the form token itself, since it may sit inside a multipart body.
+   * An upload (drop to publish): the body arrives through the deploy intake (the thread's body
+   * memory, else a spool file) rather than as a small form, and the handler checks the form token
+   * itself, since it may sit inside a multipart body.
    */
   upload?: boolean;
 }

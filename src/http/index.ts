@@ -1,11 +1,12 @@
 /**
- * The uWS edge kit shared by every host: the native binding, request copies, routing, body
- * readers and writers, abort tracking, upload pacing and the client's network.
+ * The uWS edge kit shared by every host: the native binding, request copies, routing, the one
+ * body intake, writers, abort tracking, upload pacing and the client's network.
  */
 export * from './client-network.js';
 export * from './abort.js';
 export * from './body-memory.js';
-export * from './read-body.js';
+export { declaredLength, IntakeError, receiveBody, type BodyLimit, type Intake, type IntakeOptions, type ReceivedBody } from './intake.js';
+export { isMultipartForm, receiveForm, type FormHead, type FormIntake, type FormOptions, type ReceivedFile } from './form-intake.js';
 export * from './request.js';
 export * from './respond.js';
 export * from './send-body.js';

@@ -2,15 +2,16 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ServeConfig } from '../config.js';
 import {
   clientAddress,
-  collectBody,
   forwardedFor,
   isAborted,
   networkOf,
+  receiveBody,
   trackAbort,
   writeResponse,
   type Headers,
   type HttpRequest,
   type HttpResponse,
+  type BodyLimit,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, mayReachProtected, parsePreviewLabel, previewLinkExpiry, safeReturnPath } from '../rules/index.js';
@@ -85,6 +86,13 @@ export interface AccessGate {
 
 const COOKIE_LIFETIME_MS = ACCESS_COOKIE_LIFETIME_MS;
 const MAX_FORM_BYTES = 4096;
+/** The password form is small; a larger one is answered with the form again (413). */
+const FORM_LIMIT: BodyLimit = {
+  maxBytes: MAX_FORM_BYTES,
+  deadlineMs: 0,
+  tooLarge: () => new Error('form too large'),
+  tooSlow: () => new Error('form too slow'),
+};
 /** Access cookies of one request that are checked (planted ones included); each costs an HMAC. */
 const MAX_ACCESS_COOKIES = 16;
 /** Seconds a visitor waits when too many passwords are being hashed at once. */
@@ -317,11 +325,11 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
       const origin = req.getHeader('origin');
       const net = network(res, req);
       trackAbort(res);
-      const body = collectBody(res, MAX_FORM_BYTES, () => new Error('form too large'));
+      const body = receiveBody(res, { limit: FORM_LIMIT });
       void (async () => {
         let form: URLSearchParams;
         try {
-          form = new URLSearchParams((await body.done).toString('utf8'));
+          form = new URLSearchParams((await body.done).data!.toString('utf8'));
         } catch {
           if (!isAborted(res)) res.cork(() => page(res, 413, false, { mode: 'password', siteName: site.name, returnPath: '/', problem: 'credential' }, {}));
           return;
