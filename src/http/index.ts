@@ -9,6 +9,7 @@ export { declaredLength, IntakeError, receiveBody, type BodyLimit, type Intake, 
 export { isMultipartForm, receiveForm, type FormHead, type FormIntake, type FormOptions, type ReceivedFile } from './form-intake.js';
 export * from './request.js';
 export * from './respond.js';
+export * from './response-meter.js';
 export * from './send-body.js';
 export * from './router.js';
 export * from './upload-pacer.js';
