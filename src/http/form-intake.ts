@@ -55,6 +55,7 @@ export function isMultipartForm(contentType: string | undefined): boolean {
 }
 
 const badForm = (message: string): ServiceError => new ServiceError('bad_request', message);
+const tooMuchHead = (): ServiceError => badForm('The form sent too much before its file.');
 
 /** Starts receiving a form. Call it synchronously in the handler, as `receiveBody`. */
 export function receiveForm(res: HttpResponse, options: FormOptions): FormIntake {
@@ -80,10 +81,13 @@ export function receiveForm(res: HttpResponse, options: FormOptions): FormIntake
     const intake = refusedIntake(res, { ...options, limit: bodyLimit }, refused);
     const head = Promise.reject(refused);
     head.catch(() => undefined);
-    return { ...intake, head, done: intake.done.then(() => undefined) };
+    const done = intake.done.then(() => undefined);
+    done.catch(() => undefined);
+    return { ...intake, head, done };
   }
 
   const fields = new Map<string, string>();
+  let headBytes = 0;
   let headSettled = false;
   let resolveHead!: (head: FormHead) => void;
   let rejectHead!: (err: Error) => void;
@@ -115,7 +119,11 @@ export function receiveForm(res: HttpResponse, options: FormOptions): FormIntake
     // Only the fields before the file count: one after it could not be checked before the file was read.
     if (headSettled) return;
     if (info.valueTruncated) return failWith(badForm(`The form field ${name.slice(0, 40)} is too long.`));
-    if (!fields.has(name)) fields.set(name, value);
+    // Counted here too, not only by bytes received: a head that came in one chunk is held to the same bound.
+    headBytes += name.length + value.length;
+    if (headBytes > FORM_HEAD_BYTES) return failWith(tooMuchHead());
+    // The file input left empty comes as a field of the file's name: not a field of the form.
+    if (name !== options.fileField && !fields.has(name)) fields.set(name, value);
   });
   parser.on('file', (name: string, stream: Readable, info: busboy.FileInfo) => {
     // A part destroyed by a malformed form errors too; the parser reports it.
@@ -153,7 +161,7 @@ export function receiveForm(res: HttpResponse, options: FormOptions): FormIntake
       // Busboy keeps slices of what it is given past this callback: a copy, not uWS's chunk.
       const roomLeft = parser.write(Buffer.from(bytes));
       if (failure) throw failure;
-      if (!headSettled && reading.received() > FORM_HEAD_BYTES) throw badForm('The form sent too much before its file.');
+      if (!headSettled && reading.received() > FORM_HEAD_BYTES) throw tooMuchHead();
       return roomLeft;
     },
     end: () =>
