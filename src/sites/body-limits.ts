@@ -60,6 +60,6 @@ export function requestTooLarge(allowedBytes: number): ServiceError {
 export function bodyTooSlow(deadlineMs: number): ServiceError {
   const seconds = Math.round(deadlineMs / 1000);
   return new ServiceError('bad_request', `The request body did not arrive within ${seconds} seconds, so nothing was changed.`, {
-    agentMessage: `The connection is too slow for a body this size. Send the same request again over a faster connection, or send a large site in parts: ${PARTS_ADVICE} in smaller requests.`,
+    agentMessage: `Nothing was changed: the connection is too slow for a body this size. Send the same request again over a faster connection, or send a large site in parts: ${PARTS_ADVICE} in smaller requests.`,
   });
 }
