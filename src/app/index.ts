@@ -1,8 +1,17 @@
 /** The account web app on the app host (SPEC 1): pages and forms over the operations. */
-import { serialize } from 'cookie';
 import type { Config } from '../config.js';
 import { toErrorBody } from '../errors.js';
-import { clientNetwork, copyRequest, createRouter, trackAbort, type HttpRequest, type HttpResponse, type RouteMatch, type UploadPacer } from '../http/index.js';
+import {
+  clientNetwork,
+  copyRequest,
+  createRouter,
+  setCookie,
+  trackAbort,
+  type HttpRequest,
+  type HttpResponse,
+  type RouteMatch,
+  type UploadPacer,
+} from '../http/index.js';
 import type { Logger } from '../log.js';
 import { personCaller, type Operations } from '../sites/index.js';
 import { loadPageAssets } from '../web/index.js';
@@ -91,7 +100,7 @@ export function createApp(options: AppOptions): App {
       let formCookie = request.cookies[names.form];
       if (!formCookie || !/^[A-Za-z0-9_-]{32}$/.test(formCookie)) {
         formCookie = newFormCookie();
-        cookies.push(serialize(names.form, formCookie, cookieOptions(config, FORM_COOKIE_SECONDS)));
+        cookies.push(setCookie(names.form, formCookie, cookieOptions(config, FORM_COOKIE_SECONDS)));
       }
       token = formToken(await ops.people.formKey(), formCookie);
     }

@@ -1,7 +1,6 @@
-import { parse as parseCookies } from 'cookie';
 import { ServiceError } from '../errors.js';
 import type { Upload } from './upload.js';
-import { collectBody, type CollectedBody, type HttpResponse, type RequestCopy } from '../http/index.js';
+import { collectBody, readCookies, type CollectedBody, type HttpResponse, type RequestCopy } from '../http/index.js';
 
 /** What a page handler may use after its first await. */
 export interface AppRequest extends RequestCopy {
@@ -34,7 +33,7 @@ export function jsonOf(request: AppRequest): Record<string, unknown> {
 
 /** The request's cookies, parsed once. */
 export function cookiesOf(request: RequestCopy): AppRequest['cookies'] {
-  return parseCookies(request.headers.cookie ?? '');
+  return readCookies(request.headers.cookie);
 }
 
 /** Collects a small body (forms, OAuth requests). Must be attached synchronously in the handler. */
