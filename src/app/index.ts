@@ -1,5 +1,4 @@
 /** The account web app on the app host (SPEC 1): pages and forms over the operations. */
-import { serialize } from 'cookie';
 import type { Config } from '../config.js';
 import { toErrorBody } from '../errors.js';
 import {
@@ -9,6 +8,7 @@ import {
   createRouter,
   declaredLength,
   receiveBody,
+  setCookie,
   trackAbort,
   type HttpRequest,
   type HttpResponse,
@@ -106,7 +106,7 @@ export function createApp(options: AppOptions): App {
       let formCookie = request.cookies[names.form];
       if (!formCookie || !/^[A-Za-z0-9_-]{32}$/.test(formCookie)) {
         formCookie = newFormCookie();
-        cookies.push(serialize(names.form, formCookie, cookieOptions(config, FORM_COOKIE_SECONDS)));
+        cookies.push(setCookie(names.form, formCookie, cookieOptions(config, FORM_COOKIE_SECONDS)));
       }
       token = formToken(await ops.people.formKey(), formCookie);
     }

@@ -1,7 +1,6 @@
-import { parse as parseCookies } from 'cookie';
 import { ServiceError } from '../errors.js';
 import type { Upload } from './upload.js';
-import type { RequestCopy } from '../http/index.js';
+import { readCookies, type RequestCopy } from '../http/index.js';
 
 /** What a page handler may use after its first await. */
 export interface AppRequest extends RequestCopy {
@@ -34,5 +33,5 @@ export function jsonOf(request: AppRequest): Record<string, unknown> {
 
 /** The request's cookies, parsed once. */
 export function cookiesOf(request: RequestCopy): AppRequest['cookies'] {
-  return parseCookies(request.headers.cookie ?? '');
+  return readCookies(request.headers.cookie);
 }

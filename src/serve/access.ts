@@ -2,10 +2,14 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ServeConfig } from '../config.js';
 import {
   clientAddress,
+  cookieName,
+  cookieValues,
   forwardedFor,
   isAborted,
   networkOf,
   receiveBody,
+  securityHeaders,
+  setCookie,
   trackAbort,
   writeResponse,
   type Headers,
@@ -100,7 +104,8 @@ const HASHING_RETRY_AFTER_S = '1';
 
 export function createAccessGate(options: AccessGateOptions): AccessGate {
   const { store, config, log, now, secret } = options;
-  const cookieName = config.access.secureCookies ? '__Host-plinth_access' : 'plinth_access';
+  const secure = config.access.secureCookies;
+  const accessCookie = cookieName('plinth_access', secure);
   const passwords = createPasswordChecker({ store, config: config.access, log, now, hashSlots: options.hashSlots });
 
   const sign = (payload: string): string => createHmac('sha256', secret).update(payload).digest('base64url');
@@ -112,7 +117,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     const at = now();
     const expires = Math.min(until, at + COOKIE_LIFETIME_MS);
     const value = `${account}.${expires}.${sign(payloadOf(label, site, account, expires))}`;
-    return `${cookieName}=${value}; Path=/; Max-Age=${Math.floor((expires - at) / 1000)}; HttpOnly; SameSite=Lax${config.access.secureCookies ? '; Secure' : ''}`;
+    return setCookie(accessCookie, value, { secure, maxAgeSeconds: (expires - at) / 1000 });
   };
 
   /**
@@ -121,7 +126,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
    * the same name for the whole site domain, or for a longer path, which browsers send first.
    */
   const cookieAdmits = (cookieHeader: string, label: string, site: SiteRecord): boolean =>
-    readCookies(cookieHeader, cookieName, MAX_ACCESS_COOKIES).some((value) => cookieValueAdmits(value, label, site));
+    cookieValues(cookieHeader, accessCookie, MAX_ACCESS_COOKIES).some((value) => cookieValueAdmits(value, label, site));
 
   const cookieValueAdmits = (value: string, label: string, site: SiteRecord): boolean => {
     const parts = value.split('.');
@@ -149,15 +154,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
 
   const page = (res: HttpResponse, status: number, head: boolean, pageOptions: AccessPageOptions, extra: Headers = {}, cookies?: string[]): void => {
     const body = status === 303 ? '' : accessPage(pageOptions);
-    const headers = protectedHeaders(
-      Object.entries({
-        'Content-Type': 'text/html; charset=utf-8',
-        'X-Content-Type-Options': 'nosniff',
-        'Referrer-Policy': 'same-origin',
-        'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-        ...extra,
-      }),
-    );
+    const headers = protectedHeaders(Object.entries({ 'Content-Type': 'text/html; charset=utf-8', ...securityHeaders('gate'), ...extra }));
     writeResponse(res, status, Object.fromEntries(headers), body, { head, ...(cookies ? { cookies } : {}) });
   };
 
@@ -371,18 +368,6 @@ function answered(_sent: void): false {
 function pathWithQuery(req: GateRequest): string {
   const query = req.getQuery();
   return query ? `${req.getUrl()}?${query}` : req.getUrl();
-}
-
-/** The values of every cookie called `name` in a Cookie header, in order, at most `max`. */
-function readCookies(header: string, name: string, max: number): string[] {
-  const values: string[] = [];
-  if (header === '') return values;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim());
-    if (values.length === max) break;
-  }
-  return values;
 }
 
 function copyGateRequest(req: GateRequest): GateRequest {
