@@ -390,7 +390,7 @@ describe('updates', () => {
     const site = await createSite('lonely');
     const res = await deploy(tgz({ 'index.html': 'x' }), { token: site.token });
     expect(res.status).toBe(403);
-    expect(res.json.error.code).toBe('forbidden');
+    expect(res.json.error?.code).toBe('forbidden');
     expect(res.json.agent_message).toContain('?site=');
   });
 });

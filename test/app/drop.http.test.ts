@@ -130,7 +130,7 @@ describe('drop to publish, attacks', () => {
   it('the script’s upload needs the header token, checked before the body is read', async () => {
     const client = new AppClient(server);
     await client.formToken('/publish');
-    for (const headers of [{}, { 'x-csrf-token': 'forged' }]) {
+    for (const headers of [{}, { 'x-csrf-token': 'forged' }] as Record<string, string>[]) {
       const posted = await client.postRaw('/publish', tgzBytes([['index.html', INDEX]]), { accept: 'application/json', ...headers });
       expect(posted.status).toBe(403);
       expect(JSON.parse(posted.text)).toMatchObject({ error: { code: 'forbidden' } });

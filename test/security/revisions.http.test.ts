@@ -57,7 +57,12 @@ function expectGone(res: TestResponse, what: string): void {
 
 beforeAll(async () => {
   server = await startAppServer({}, () => clock);
-  [owner, editor, viewer, outsider] = await Promise.all([0, 1, 2, 3].map(() => accountWithToken(server.store, 'builder')));
+  [owner, editor, viewer, outsider] = (await Promise.all([0, 1, 2, 3].map(() => accountWithToken(server.store, 'builder')))) as [
+    TestAccount,
+    TestAccount,
+    TestAccount,
+    TestAccount,
+  ];
 });
 afterAll(async () => {
   await server?.close();
@@ -101,7 +106,7 @@ describe('a deleted revision is unreachable', () => {
       { range: 'bytes=0-10' },
       { 'if-none-match': etag },
       { authorization: `Bearer ${owner.token}` },
-    ]) {
+    ] as Record<string, string>[]) {
       expectGone(await visit(host, '/notes/oops.txt', headers), JSON.stringify(headers));
       expectGone(await visit(host, '/big.js', headers), JSON.stringify(headers));
     }
