@@ -102,7 +102,12 @@ async function main(): Promise<void> {
         process.exit(1);
       })
     : undefined;
-  if (store.cluster) log.info({ cluster: store.cluster.clusterId, applied: store.cluster.applied() }, 'cluster.following');
+  if (store.cluster) {
+    const { clusterId, schema } = store.cluster;
+    log.info({ cluster: clusterId, applied: store.cluster.applied(), schema: schema.database }, 'cluster.following');
+    // Said, not silent: nodes of a newer release migrated the database and declared that this one still works on it.
+    if (schema.database > schema.known) log.warn({ schema: schema.database, known: schema.known }, 'cluster.schema_newer');
+  }
   // Serving from the replica as it is; writes answer 503 until PostgreSQL answers.
   if (store.cluster && !store.cluster.connected()) log.warn({ applied: store.cluster.applied() }, 'cluster.started_without_database');
   // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.

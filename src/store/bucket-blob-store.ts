@@ -197,7 +197,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   };
 }
 
-async function decodedHash(path: string, encoding: Encoding): Promise<string> {
+/** The sha256 of what a variant file decodes to ('' if it does not decode). */
+export async function decodedHash(path: string, encoding: Encoding): Promise<string> {
   const hash = createHash('sha256');
   try {
     await pipeline(createReadStream(path), encoding === 'br' ? createBrotliDecompress() : createGunzip(), async (decoded: AsyncIterable<Buffer>) => {

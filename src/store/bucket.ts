@@ -49,6 +49,8 @@ const CONNECT_TIMEOUT_MS = 3000;
 const IDLE_TIMEOUT_MS = 15_000;
 
 export interface S3Bucket extends BlobBucket {
+  /** Every object under `prefix` (default: the blobs'), page by page. */
+  list(prefix?: string): AsyncIterable<BucketObject>;
   keyOf(sha256: string, encoding?: Encoding): string;
   /** Uploads the file at `path` (`size` bytes) under `key`, in parts past the threshold. */
   upload(key: string, path: string, size: number): Promise<void>;
@@ -235,10 +237,10 @@ export function createS3Bucket(options: BucketOptions): S3Bucket {
       }
     },
 
-    async *list() {
+    async *list(prefix = PREFIX) {
       let ContinuationToken: string | undefined;
       do {
-        const page = await call(PREFIX, () => client.send(new ListObjectsV2Command({ Bucket, Prefix: PREFIX, ContinuationToken })));
+        const page = await call(prefix, () => client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken })));
         for (const object of page.Contents ?? []) {
           if (object.Key === undefined) continue;
           yield { key: object.Key, size: object.Size ?? 0, touchedMs: object.LastModified?.getTime() ?? 0 };

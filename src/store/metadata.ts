@@ -206,6 +206,9 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     };
     cluster = {
       clusterId: records.clusterId,
+      get schema() {
+        return records.schema;
+      },
       connected: () => records.connected(),
       answering: () => records.answering(),
       applied: () => appliedSeq(raw),

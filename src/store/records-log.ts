@@ -3,8 +3,9 @@ import type { Key } from 'lmdb';
 import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
 import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
-import { migrateSchema } from './records-schema.js';
+import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
 import type { RecordWrite, ReplicatedDb } from './replica.js';
+import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
 import type { RateCheck, RateResult } from './types.js';
 
 /**
@@ -53,6 +54,8 @@ export interface LogPosition {
 
 export interface RecordsLog {
   readonly clusterId: string;
+  /** The database's schema version as this handle last found it, and the newest this Plinth knows. */
+  readonly schema: { database: number; known: number };
   /** False while a log opened `offline` has not reached PostgreSQL yet. */
   connected(): boolean;
   /** False while PostgreSQL is known to be silent (records-connections.ts): writes would fail at once too. */
@@ -143,8 +146,11 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
   let clusterId: string;
   let pending: Promise<void> | undefined;
   let refusal: Error | undefined;
+  // Until PostgreSQL answers, a log opened offline takes the schema for its own.
+  let schema: DatabaseSchema = { version: SCHEMA_VERSION };
+  const migrate = (client: pg.PoolClient): Promise<string> => migrateSchema(client, (found) => (schema = found));
   try {
-    clusterId = await withClient(migrateSchema);
+    clusterId = await withClient(migrate);
   } catch (err) {
     const offline = options.offline;
     if (offline === undefined || (err as { code?: unknown }).code !== RECORDS_UNAVAILABLE_CODE) {
@@ -194,7 +200,11 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     if (refusal) throw refusal;
     if (reconnected) return;
     pending ??= (async () => {
-      const found = await withClient(migrateSchema);
+      const found = await withClient(migrate).catch((err: unknown) => {
+        // Migrated past this Plinth while it ran without PostgreSQL: it writes nothing more.
+        if ((err as { code?: unknown }).code === SCHEMA_TOO_NEW) refusal = err as Error;
+        throw err;
+      });
       if (found !== clusterId) {
         refusal = behind(`PostgreSQL now holds cluster ${found}, not ${clusterId} that this replica follows; it must be rebuilt.`);
       } else if (!(await options.offline!.resumable({ logStart, stampOf }))) {
@@ -225,6 +235,10 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
   return {
     clusterId,
+
+    get schema() {
+      return { database: Math.max(schema.version, SCHEMA_VERSION), known: SCHEMA_VERSION };
+    },
 
     connected: () => reconnected,
 
@@ -493,7 +507,7 @@ async function readAllRecords(
 }
 
 /** A lock number for a task name: advisory locks take integers. */
-function hashTask(task: string): number {
+export function hashTask(task: string): number {
   let hash = 7_100_000;
   for (const char of task) hash = (hash * 31 + char.charCodeAt(0)) | 0;
   return hash;

@@ -651,6 +651,11 @@ export interface ClusterStoreOptions extends StoreOptions {
 /** What a store in a cluster adds: the replica's position and the cluster's upkeep lock. */
 export interface ClusterControl {
   readonly clusterId: string;
+  /**
+   * The database's schema version and the newest this Plinth knows. The database is newer only
+   * while a rolling upgrade is under way and its migrations said this version still works on it.
+   */
+  readonly schema: { database: number; known: number };
   /** False while a node that started without PostgreSQL (on its complete replica) has not reached it yet. */
   connected(): boolean;
   /**

@@ -10,8 +10,8 @@ import { waitUntil } from '../helpers/proc-stats.js';
 import { tempDir } from '../helpers/sites.js';
 
 /**
- * The several-node Caddy set-up of docs/operating.md, run as the guide writes it (issue 31: "the
- * documented Caddy set-up asks any healthy node, not one fixed node"). Its three nodes become
+ * The several-node Caddy set-up that Plinth ships (deploy/Caddyfile, shown in docs/operating.md), run
+ * as it is written (issue 31: "the documented Caddy set-up asks any healthy node, not one fixed node"). Its three nodes become
  * 127.0.0.2, 127.0.0.3 and 127.0.0.4, each with the same public and operator ports, as three
  * machines would have: two cluster nodes run, the first of them alive but unready (its free-space
  * bound is past any disk), and the third never starts. Caddy must ask the one ready node whether
@@ -30,17 +30,17 @@ let caddy: Caddy;
 let root: string;
 let ports: { site: number; ops: number; ask: number };
 
-/** The guide's Caddyfile for several nodes, with the test's addresses and ports. */
-function guideCaddyfile(): string {
-  const guide = readFileSync(new URL('../../docs/operating.md', import.meta.url), 'utf8');
-  const blocks = [...guide.matchAll(/```caddyfile\n([\s\S]*?)```/g)].map((match) => match[1]!);
-  const several = blocks.find((block) => block.includes('health_uri /readyz'));
-  if (!several) throw new Error('docs/operating.md has no Caddyfile for several nodes');
-  return several
-    .replace(/10\.0\.0\.1([123]):8000/g, (_m, n: string) => `${NODE_ADDRESSES[Number(n) - 1]}:${ports.site}`)
-    .replace(/10\.0\.0\.1([123]):9100/g, (_m, n: string) => `${NODE_ADDRESSES[Number(n) - 1]}:${ports.ops}`)
-    .replace(/health_port 9100/g, `health_port ${ports.ops}`)
-    .replace(/127\.0\.0\.1:9180/g, `127.0.0.1:${ports.ask}`);
+/** deploy/Caddyfile, which the guide shows, with the test's addresses and ports in place of its examples. */
+function shippedCaddyfile(): string {
+  const shipped = readFileSync(new URL('../../deploy/Caddyfile', import.meta.url), 'utf8');
+  const replace = (text: string, pattern: RegExp, by: (match: string, ...groups: string[]) => string, count: number): string => {
+    expect(text.match(pattern), `${pattern} in deploy/Caddyfile`).toHaveLength(count);
+    return text.replace(pattern, by);
+  };
+  let caddyfile = replace(shipped, /10\.0\.0\.1([123]):8000/g, (_m, n) => `${NODE_ADDRESSES[Number(n) - 1]}:${ports.site}`, 3);
+  caddyfile = replace(caddyfile, /10\.0\.0\.1([123]):9100/g, (_m, n) => `${NODE_ADDRESSES[Number(n) - 1]}:${ports.ops}`, 3);
+  caddyfile = replace(caddyfile, /health_port 9100/g, () => `health_port ${ports.ops}`, 1);
+  return replace(caddyfile, /127\.0\.0\.1:9180/g, () => `127.0.0.1:${ports.ask}`, 2);
 }
 
 const onNode = (node: number, path: string, init: { method?: string; token?: string; body?: unknown; host?: string } = {}): Promise<TestResponse> =>
@@ -100,7 +100,7 @@ beforeAll(async () => {
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
   pebble = await startPebble({ dir: join(dir, 'pebble'), dns: dns.address, httpPort, tlsPort: httpsPort });
   root = await pebble.root();
-  caddy = await startCaddyfile({ dir: join(dir, 'caddy'), pebble, caddyfile: guideCaddyfile(), httpPort, httpsPort });
+  caddy = await startCaddyfile({ dir: join(dir, 'caddy'), pebble, caddyfile: shippedCaddyfile(), httpPort, httpsPort });
 }, 240_000);
 
 afterAll(async () => {
@@ -110,7 +110,7 @@ afterAll(async () => {
   await dns?.close();
 });
 
-describe("custom domains behind the guide's Caddy set-up for several nodes", () => {
+describe('custom domains behind the shipped Caddyfile for several nodes', () => {
   it('passes the ask only to a ready node: a stopped node and an unready one are left out', async () => {
     const ask = () => request({ port: ports.ask, host: '127.0.0.1', path: '/?domain=probe.example.org' });
     // Caddy's first health checks: once they ran, twenty asks in a row reach node 1 alone.

@@ -214,9 +214,13 @@ export async function startCaddyfile(options: { dir: string; pebble: Pebble; cad
     `\tstorage file_system ${join(options.dir, 'data')}`,
     '\tskip_install_trust',
   ];
-  if (!options.caddyfile.startsWith('{\n')) throw new Error('the Caddyfile must open with its global options block');
+  // The global options block is the first block, after any comments.
+  const lines = options.caddyfile.split('\n');
+  const opening = lines.findIndex((line) => !line.startsWith('#') && line.trim() !== '');
+  if (lines[opening] !== '{') throw new Error('the Caddyfile must open with its global options block');
+  lines.splice(opening + 1, 0, ...testOptions);
   const caddyfile = join(options.dir, 'Caddyfile');
-  writeFileSync(caddyfile, `{\n${testOptions.join('\n')}\n${options.caddyfile.slice(2)}`);
+  writeFileSync(caddyfile, lines.join('\n'));
   const proc = run('caddy', ['run', '--config', caddyfile, '--adapter', 'caddyfile'], {
     HOME: options.dir,
     XDG_DATA_HOME: options.dir,

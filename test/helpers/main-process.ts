@@ -33,11 +33,25 @@ export function mainEnv(dataDir: string, env: Record<string, string> = {}): Reco
   };
 }
 
+export interface StartMainOptions {
+  timeoutMs?: number;
+  /** The command line, as a service manager would run it (default: this Node on dist/main.js). */
+  command?: readonly string[];
+  cwd?: string;
+  /** `env` alone, as systemd gives a service, rather than on top of this process's environment. */
+  cleanEnv?: boolean;
+}
+
 /** Starts `node dist/main.js` and resolves once it prints the port it listens on. */
-export function startMain(env: Record<string, string>, options: { timeoutMs?: number } = {}): Promise<MainProcess> {
+export function startMain(env: Record<string, string>, options: StartMainOptions = {}): Promise<MainProcess> {
   if (!existsSync(MAIN)) throw new Error('run `npm run build` first (npm test does)');
+  const [command, ...args] = options.command ?? [process.execPath, MAIN];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command!, args, {
+      env: options.cleanEnv ? env : { ...process.env, ...env },
+      cwd: options.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let stdout = '';
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
