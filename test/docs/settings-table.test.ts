@@ -164,11 +164,9 @@ const accepts = (env: Env): boolean => {
 
 describe('the settings table (docs/operating.md)', () => {
   it('exists once: no other guide has a row for a PLINTH_* variable', () => {
-    const others = [
-      ...readdirSync(new URL('docs/', root))
-        .filter((file) => file.endsWith('.md') && file !== 'operating.md')
-        .map((file) => `docs/${file}`),
-    ];
+    const others = readdirSync(new URL('docs/', root))
+      .filter((file) => file.endsWith('.md') && file !== 'operating.md')
+      .map((file) => `docs/${file}`);
     for (const file of others)
       expect(
         settingRows(read(file)).map((row) => row.name),
