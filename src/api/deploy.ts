@@ -90,13 +90,11 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
         sendJson(res, outcome.status ?? 201, outcome.view);
       } catch (err) {
         if (isAborted(res)) return;
-        if (err instanceof SpoolError) {
-          if (err.reason === 'aborted') return;
-          if (err.reason === 'too_large') err = tooLargeRequest();
-        }
+        if (err instanceof SpoolError && err.reason === 'aborted') return;
+        const refusal = err instanceof SpoolError && err.reason === 'too_large' ? tooLargeRequest() : err;
         // The body may still be arriving (an early refusal, or one over the size limit).
         const finished = await spool.drain();
-        sendError(res, err, log, { closeConnection: !finished, context: { route: 'deploy' } });
+        sendError(res, refusal, log, { closeConnection: !finished, context: { route: 'deploy' } });
       } finally {
         spool.discard();
         if (!spool.inMemory) await unlink(spoolPath).catch(() => undefined);
