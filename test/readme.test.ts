@@ -53,6 +53,19 @@ describe('README', () => {
     expect(wanted.filter((name) => !readme.includes(name === 'test' ? 'npm test' : `npm run ${name}`))).toEqual([]);
   });
 
+  it('says which vitest projects npm test runs, as package.json runs them', () => {
+    const script = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.test ?? '';
+    const projects = [...read('vitest.config.ts').matchAll(/name: '([a-z]+)'/g)].map((m) => m[1]!);
+    const run = [...script.matchAll(/--project ([a-z]+)/g)].map((m) => m[1]!);
+    const said = (pattern: RegExp): string[] => {
+      const words = pattern.exec(readme)?.[1] ?? '';
+      return projects.filter((name) => new RegExp(`\\b${name}\\b`, 'i').test(words));
+    };
+    expect(run.length).toBeGreaterThan(0);
+    expect(said(/`npm test` runs the ([^.;]*) projects/)).toEqual(projects.filter((name) => run.includes(name)));
+    expect(said(/it does not run the ([^.;]*) projects/)).toEqual(projects.filter((name) => !run.includes(name)));
+  });
+
   describe('project layout', () => {
     const block = /## Project layout\n+```text\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
     const named = [...block.matchAll(/^(src\/\S*)/gm)].map((m) => m[1]!);
