@@ -15,7 +15,7 @@ import {
   type TreeFiles,
 } from '../fixtures/archives.js';
 import { declaredButUnsent, request, type TestResponse } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import { hashToken, type AccountRecord } from '../../src/store/index.js';
