@@ -24,8 +24,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   app: ['sites', 'store', 'web', 'http', 'rules'],
   mcp: ['sites', 'store', 'http', 'rules'],
   cli: ['sites', 'store', 'ingest', 'rules'],
-  // The shared page kit (layout, stylesheet, security headers) depends on nothing of ours.
-  web: [],
+  // The shared page kit (layout, stylesheet, script, icon) answers by the HTTP rules every host shares.
+  web: ['http'],
   docs: ['web', 'sites', 'http', 'rules'],
   // Process wiring: starts threads and composes every area.
   runtime: ['rules', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],

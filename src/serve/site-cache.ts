@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { ServeConfig } from '../config.js';
 import { headersFor, isHtmlType, servableHeaders, type CompiledHeaders, type CompiledRedirects, type SiteHeaders } from '../rules/index.js';
 import type { BlobStore, Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
-import { cacheControlFor } from './http-rules.js';
+import { cacheControlFor } from './headers.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
 import { normalizeRequestPath } from './request-path.js';
 import { resolveSitePath } from './resolve.js';

@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { siteUrl } from '../config.js';
 import { recordsSilentError, ServiceError } from '../errors.js';
-import { isBrotliName, type FileReference, type JsonDeployFields, type RejudgedContent, type SiteFile, type UnpackResult } from '../ingest/index.js';
+import {
+  isBrotliName,
+  type ByteRange,
+  type FileReference,
+  type JsonDeployFields,
+  type RejudgedContent,
+  type SiteFile,
+  type UnpackResult,
+} from '../ingest/index.js';
 import { ANONYMOUS_LIFETIME_MS, isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type Plan, type RevisionExtras } from '../rules/index.js';
 import { hashToken, type FileEntry, type ManifestPart, type ManifestRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
@@ -37,14 +45,15 @@ export interface DeployRequest {
 }
 
 /**
- * The request body: spooled to a file the caller deletes afterwards, or (a body small enough to
- * be received into memory) its bytes, which the ingest worker takes over.
+ * The request body: spooled to a file the caller deletes afterwards (`range`: only those bytes of
+ * it, as for a large MCP call's arguments), or (a body small enough to be received into memory)
+ * its bytes, which the ingest worker takes over.
  */
 export type DeployBody = {
   bytes: number;
   /** How long the body took to arrive, for the timing log. */
   uploadMs?: number;
-} & ({ spoolPath: string; data?: undefined } | { data: Uint8Array; spoolPath?: undefined });
+} & ({ spoolPath: string; range?: ByteRange; data?: undefined } | { data: Uint8Array; spoolPath?: undefined });
 
 /** The SPEC 4.1 response body. */
 export type DeployView = DeployShape;
@@ -264,7 +273,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     const tier = PLAN_LIMITS[caller.kind === 'account' ? caller.account.plan : 'anonymous'];
     return deps.ingest.unpack(
       {
-        ...(body.data !== undefined ? { body: body.data } : { spoolPath: body.spoolPath }),
+        ...(body.data !== undefined ? { body: body.data } : { spoolPath: body.spoolPath, ...(body.range ? { range: body.range } : {}) }),
         dataDir: config.dataDir,
         bodyKind,
         limits: { maxFiles: tier.maxFiles, maxFileBytes: tier.maxFileBytes, maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES) },

@@ -110,3 +110,4 @@ export {
   type TokenResponse,
 } from './oauth.js';
 export { CLIENT_METADATA_UNAVAILABLE, createClientMetadataFetcher, type ClientMetadataFetcher, type ClientMetadataFetchOptions } from './client-metadata.js';
+export { bodyTooSlow, MCP_FRAMING_BYTES, requestBodyLimit, requestTooLarge, smallBodyLimit, type BodyLimit } from './body-limits.js';
