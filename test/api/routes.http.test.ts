@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES, routeErrors, type ApiRoute } from '../../src/api/index.js';
 import { answer, pathParam } from '../../src/api/route.js';
 import { ERROR_MEANING, ERROR_STATUS, ServiceError } from '../../src/errors.js';
 import { openApiPath } from '../../src/http/index.js';
 import { schema } from '../../src/sites/index.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { accountWithToken, api } from './api-helpers.js';
 
 /**
@@ -31,17 +31,13 @@ const echo: ApiRoute = {
 };
 const TABLE = [...API_ROUTES, echo];
 
-let server: TestServer;
+const server = useTestServer({}, { apiRoutes: TABLE });
 let document: Record<string, any>;
 
 beforeAll(async () => {
-  server = await startTestServer({}, undefined, { apiRoutes: TABLE });
   const res = await request({ port: server.port, host: 'localhost', path: '/openapi.json' });
   expect(res.status).toBe(200);
   document = JSON.parse(res.text);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const statuses = (codes: readonly string[]): string[] => codes.map((code) => String(ERROR_STATUS[code as keyof typeof ERROR_STATUS])).sort();

@@ -1,23 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/api/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildDocsSite, GUIDE_DIR, prefersMarkdown } from '../../src/docs/index.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
-let server: TestServer;
 // The docs host as the server builds it, with the API's OpenAPI document.
 const docsSiteOf = (config: Readonly<Config>) => buildDocsSite(config, { openApi: openApiDocument(config) });
 const get = (path: string, headers: Record<string, string> = {}) => request({ port: server.port, host: 'localhost', path, headers });
 
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 describe('docs host', () => {
   it('serves the landing page with the security headers, an ETag and a cache lifetime', async () => {
