@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { MAX_REQUEST_BYTES, PLAN_LIMITS } from '../rules/index.js';
+import { MAX_REQUEST_BYTES, PLAN_LIMITS, SITE_NAME_PATTERN } from '../rules/index.js';
 import {
   APPROVAL_LIFETIME_MS,
   DEFAULT_PAGE,
@@ -26,9 +26,7 @@ const ref = (name: keyof typeof SHAPES): Schema => ({ $ref: `#/components/schema
 const response = (name: string): Schema => ({ $ref: `#/components/responses/${name}` });
 const json = (body: Schema, description: string, extra: Schema = {}): Schema => ({ description, content: { 'application/json': { schema: body } }, ...extra });
 
-const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
-
-const nameParam: Schema = { name: 'name', in: 'path', required: true, description: 'Site name.', schema: str(undefined, { pattern: SITE_NAME }) };
+const nameParam: Schema = { name: 'name', in: 'path', required: true, description: 'Site name.', schema: str(undefined, { pattern: SITE_NAME_PATTERN }) };
 const manifestParam: Schema = {
   name: 'id',
   in: 'path',
@@ -115,7 +113,7 @@ function paths(): Record<string, Schema> {
             in: 'query',
             required: false,
             description: 'Site to update (archives; JSON bodies name it inside).',
-            schema: str(undefined, { pattern: SITE_NAME }),
+            schema: str(undefined, { pattern: SITE_NAME_PATTERN }),
           },
           {
             name: 'X-Base-Revision',

@@ -3,7 +3,16 @@ import { performance } from 'node:perf_hooks';
 import { siteUrl } from '../config.js';
 import { recordsSilentError, ServiceError } from '../errors.js';
 import { isBrotliName, type FileReference, type JsonDeployFields, type RejudgedContent, type SiteFile, type UnpackResult } from '../ingest/index.js';
-import { ANONYMOUS_LIFETIME_MS, isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type Plan, type RevisionExtras } from '../rules/index.js';
+import {
+  ANONYMOUS_LIFETIME_MS,
+  isHtmlType,
+  isRulesFile,
+  MAX_UNPACKED_BYTES,
+  PLAN_LIMITS,
+  randomSiteName,
+  type Plan,
+  type RevisionExtras,
+} from '../rules/index.js';
 import { hashToken, type FileEntry, type ManifestPart, type ManifestRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
@@ -12,7 +21,6 @@ import { checkTier, compactEntry, sitesLimitError } from './limits.js';
 import { entryAt, manifestOperations, reusableContents, type ManifestInput, type ManifestView } from './manifest.js';
 import { previewLinks } from './preview-links.js';
 import { claimKeyFor } from './sealed-token.js';
-import { randomSiteName } from './site-names.js';
 import type { DeployView as DeployShape } from './shapes.js';
 import { deployRevisionView, deploySiteView, iso, warningsView } from './views.js';
 

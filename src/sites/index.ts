@@ -95,7 +95,6 @@ export {
   type TxtAnswer,
   type TxtLookup,
 } from './domain-checks.js';
-export { renameProblem, RESERVED_NAMES, isRandomNameForm, isSiteNameSyntax } from './site-names.js';
 export type { DeploySiteView, RevisionView, SiteView } from './shapes.js';
 export { SHAPES } from './shapes.js';
 export * as schema from './schema-kit.js';

@@ -1,5 +1,5 @@
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
-import { ACCOUNT_PLANS, PLANS, ROLES, SITE_ACTIONS } from '../rules/index.js';
+import { ACCOUNT_PLANS, PLANS, ROLES, SITE_ACTIONS, SITE_NAME_PATTERN } from '../rules/index.js';
 import { Domain, DomainList, DomainRemoved, DomainResult } from './domain-shapes.js';
 import { REMOVAL_CONFIRM_MS } from './members.js';
 import { arrayOf, bool, constant, enumOf, int, nullable, object, str, time, type JsonOf, type StringSchema } from './schema-kit.js';
@@ -13,7 +13,6 @@ import { arrayOf, bool, constant, enumOf, int, nullable, object, str, time, type
  */
 
 const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
-const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
 const SHA256 = '^[0-9a-f]{64}$';
 const revisionId = (description = 'Revision id.'): StringSchema => str(description, { pattern: '^rev_' });
 const nextCursor = nullable(str('Pass it as `cursor` for the next page.'), '`null` on the last page.');
@@ -26,7 +25,7 @@ const revisionRefProperties = {
   created_by: str("The deploying account's e-mail, `site_token`, `anonymous` (first anonymous deploy) or `admin`."),
 };
 const deploySiteProperties = {
-  name: str('Site name.', { pattern: SITE_NAME }),
+  name: str('Site name.', { pattern: SITE_NAME_PATTERN }),
   url: str("The site's public address.", { format: 'uri' }),
   claimed: bool('False for an unclaimed anonymous site.'),
   expires_at: time('Only for unclaimed anonymous sites.'),
