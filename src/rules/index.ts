@@ -5,6 +5,7 @@
  */
 export * from './content-types.js';
 export * from './email.js';
+export * from './encodings.js';
 export * from './expiry.js';
 export * from './html-escape.js';
 export * from './plans.js';

@@ -3,10 +3,9 @@
  * If-None-Match (§13.1.2) and Cache-Control (SPEC 4.5.4). Pure string logic so the edge code stays
  * a thin sequence of lookups and writes.
  */
-import { isHtmlType } from '../rules/index.js';
+import { ENCODINGS, isHtmlType, type Encoding } from '../rules/index.js';
 
 export type ByteRange = { start: number; end: number };
-export type Encoding = 'br' | 'gzip';
 
 // One range-spec: `a-b`, `a-` or `-n`. Digits only: signs, spaces inside or hex are malformed.
 const RANGE_SPEC = /^(\d*)-(\d*)$/;
@@ -69,9 +68,6 @@ function parseAcceptEncoding(header: string): Map<string, number> {
   return weights;
 }
 
-// Preference at equal weight: br is smaller for the same text.
-const PREFERENCE: readonly Encoding[] = ['br', 'gzip'];
-
 /**
  * The best encoding both sides have, or `undefined` for identity. No header means identity here:
  * the RFC allows any coding, but old clients and tools that omit it often cannot decode one.
@@ -82,7 +78,8 @@ export function pickEncoding(acceptEncoding: string | undefined, available: read
   const wildcard = weights.get('*') ?? 0;
   let best: Encoding | undefined;
   let bestWeight = 0;
-  for (const encoding of PREFERENCE) {
+  // At equal weight, the order of ENCODINGS: br is smaller for the same text.
+  for (const encoding of ENCODINGS) {
     if (!available.includes(encoding)) continue;
     const weight = weights.get(encoding) ?? wildcard;
     // Strictly greater keeps the earlier (preferred) coding on ties; q=0 never wins.

@@ -4,7 +4,7 @@
  * refusals are result objects, and only I/O faults throw.
  */
 
-import type { DomainStatus, Plan, RevisionExtras, Role } from '../rules/index.js';
+import type { DomainStatus, Encoding, Plan, RevisionExtras, Role } from '../rules/index.js';
 import type { AccountRecords } from './accounts.js';
 import type { DomainRecords } from './domains.js';
 import type { LifecycleRecords } from './lifecycle.js';
@@ -14,7 +14,7 @@ import type { OAuthRecords } from './oauth.js';
 import type { PeopleRecords } from './sessions.js';
 import type { SiteAccessRecords } from './site-access.js';
 
-export type { Plan, RevisionExtras, Role };
+export type { Encoding, Plan, RevisionExtras, Role };
 
 /** Stored state; `expired` is never stored, it is decided at read time from `expiresAt`. */
 export type SiteState = 'active' | 'deleted' | 'taken_down';
@@ -81,8 +81,6 @@ export interface AccessTicketRecord {
   host: string;
   expiresAt: number;
 }
-
-export type Encoding = 'br' | 'gzip';
 
 /** One row of a revision's path index. */
 export interface FileEntry {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cacheControlFor, matchesIfNoneMatch, parseRange, pickEncoding, type Encoding } from '../../src/serve/http-rules.js';
+import type { Encoding } from '../../src/rules/index.js';
+import { cacheControlFor, matchesIfNoneMatch, parseRange, pickEncoding } from '../../src/serve/http-rules.js';
 
 describe('parseRange', () => {
   it.each([
