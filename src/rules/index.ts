@@ -28,3 +28,4 @@ export * from './closest-name.js';
 export * from './proxy-trust.js';
 export * from './rule-index.js';
 export * from './preview-links.js';
+export * from './rate-window.js';

@@ -12,6 +12,7 @@ import { peopleOps } from './sessions.js';
 import { siteAccessOps } from './site-access.js';
 import { isRunning } from './processes.js';
 import { isRecordsBusy, isRecordsUnavailable } from '../errors.js';
+import { exceedsCap, rateWindow } from '../rules/index.js';
 import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
 import { applyChanges, appliedSeq, clusterOf, recordingDbs } from './replica.js';
 import { createSiteChanges } from './site-changes.js';
@@ -347,12 +348,11 @@ function listFiles(dbs: MetadataDbs, revisionId: string): ListedFile[] {
 
 function takeRateTokens(dbs: MetadataDbs, checks: readonly RateCheck[], at: number): Promise<RateResult> {
   return dbs.transact((): RateResult => {
-    const keys = checks.map((check) => [check.scope, at - (at % check.windowMs)] as CounterKey);
+    const windows = checks.map((check) => rateWindow(at, check.windowMs));
+    const keys = checks.map((check, i) => [check.scope, windows[i]!.start] as CounterKey);
     let retryAfterMs = 0;
     checks.forEach((check, i) => {
-      if ((dbs.counters.get(keys[i]!) ?? 0) + (check.hits ?? 1) > check.limit) {
-        retryAfterMs = Math.max(retryAfterMs, keys[i]![1] + check.windowMs - at);
-      }
+      if (exceedsCap(dbs.counters.get(keys[i]!) ?? 0, check.hits ?? 1, check.limit)) retryAfterMs = Math.max(retryAfterMs, windows[i]!.retryAfterMs);
     });
     if (retryAfterMs > 0) return { allowed: false, retryAfterMs };
     keys.forEach((key, i) => void dbs.counters.put(key, (dbs.counters.get(key) ?? 0) + (checks[i]!.hits ?? 1)));
