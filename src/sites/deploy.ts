@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { siteUrl } from '../config.js';
-import { recordsSilentError, ServiceError } from '../errors.js';
+import { recordsSilentError, refusalError, ServiceError } from '../errors.js';
 import { isBrotliName, type FileReference, type JsonDeployFields, type RejudgedContent, type SiteFile, type UnpackResult } from '../ingest/index.js';
 import {
   ANONYMOUS_LIFETIME_MS,
@@ -115,7 +115,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         const result = await unpack(caller, body, request.bodyKind, signal);
         const unpacked = performance.now();
         if (!result.ok) {
-          throw new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
+          throw refusalError(result.error);
         }
         const fields = result.json ?? {};
         const decision = early ?? (await decideJson(caller, withOutsideNames(fields, request), network));
@@ -163,7 +163,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
         if (body.bytes > 0) {
           const result = await unpack(request.caller, body, request.bodyKind, signal, publishedPaths(record));
           if (!result.ok) {
-            const error = new ServiceError(result.error.code, result.error.message, { agentMessage: result.error.agentMessage, details: result.error.details });
+            const error = refusalError(result.error);
             // Content with a secret keeps its sha256, so the manifest could never be finished.
             if (error.code === 'blocked_secret') await manifests.refuse(id, error);
             throw error;
@@ -402,7 +402,7 @@ export function deployOperations(deps: OperationsDeps): DeployOperations {
     // reused content is found by the first share alone, and it is the first looked at).
     const refused = results.find((result) => !result.ok);
     if (refused !== undefined && !refused.ok) {
-      throw new ServiceError(refused.error.code, refused.error.message, { agentMessage: refused.error.agentMessage, details: refused.error.details });
+      throw refusalError(refused.error);
     }
     const extras = results.map((result) => (result.ok ? result.extras : {}));
     const merged: RevisionExtras = { ...extras[0] };

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { contentTypeFor, isCompressibleType, PLAN_LIMITS } from '../rules/index.js';
-import { ServiceError } from '../errors.js';
+import { refusalError, ServiceError } from '../errors.js';
 import { checkDeployPaths } from '../ingest/index.js';
 import { hashToken, sameHash, type FileEntry, type ManifestPart, type ManifestRecord, type SiteRecord, type Store } from '../store/index.js';
 import type { Caller } from './callers.js';
@@ -90,8 +90,7 @@ export function manifestOperations(deps: OperationsDeps) {
         raw.map((file) => file.path),
         { maxFiles: PLAN_LIMITS[plan].maxFiles, blockExecutables: anonymous, partial: false },
       );
-      if (!checked.ok)
-        throw new ServiceError(checked.error.code, checked.error.message, { agentMessage: checked.error.agentMessage, details: checked.error.details });
+      if (!checked.ok) throw refusalError(checked.error);
       const files = checked.checked.paths.map((path, i) => ({ ...raw[checked.checked.from[i]!]!, path }));
       checkTier(new Map(files.map((file) => [file.path, { sha256: file.sha256, size: file.size, type: '' }])), PLAN_LIMITS[plan]);
       await takeAnonymousTokens(caller, network, { deploy: true, site: decision.mode === 'create' });
