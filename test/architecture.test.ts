@@ -4,31 +4,33 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
-const AREAS = ['rules', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'cli', 'web', 'docs', 'runtime'] as const;
+const AREAS = ['rules', 'contract', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'cli', 'web', 'docs', 'runtime'] as const;
 // The root modules every area may use (besides its own folder and node built-ins).
 const SHARED = ['config.ts', 'errors.ts', 'log.ts'];
 // Which other areas each area may import, always through that area's index.ts.
 const ALLOWED: Record<string, readonly string[]> = {
   // Pure domain rules (plans, roles, content types, paths, e-mail, expiry): nothing of ours.
   rules: [],
+  // The wire shapes and their schemas: a leaf that the operations, the edges and the ingest worker read.
+  contract: ['rules'],
   // The uWS edge kit: request copies, routing, bodies, writers.
   http: ['rules'],
   // Placing the badge in a page: CPU work that both serving threads and ingest workers run.
   badge: ['rules'],
   store: ['rules'],
   serve: ['store', 'http', 'rules', 'badge'],
-  ingest: ['store', 'rules', 'badge'],
+  ingest: ['store', 'rules', 'badge', 'contract'],
   // The operations never reach an edge or uWS; edges reach the store only for read-only views.
-  sites: ['store', 'ingest', 'rules'],
-  api: ['sites', 'store', 'http', 'rules'],
-  app: ['sites', 'store', 'web', 'http', 'rules'],
-  mcp: ['sites', 'store', 'http', 'rules'],
-  cli: ['sites', 'store', 'ingest', 'rules'],
+  sites: ['store', 'ingest', 'rules', 'contract'],
+  api: ['sites', 'store', 'http', 'rules', 'contract'],
+  app: ['sites', 'store', 'web', 'http', 'rules', 'contract'],
+  mcp: ['sites', 'store', 'http', 'rules', 'contract'],
+  cli: ['sites', 'store', 'ingest', 'rules', 'contract'],
   // The shared page kit (layout, stylesheet, security headers) depends on nothing of ours.
   web: [],
-  docs: ['web', 'sites', 'http', 'rules'],
+  docs: ['web', 'sites', 'http', 'rules', 'contract'],
   // Process wiring: starts threads and composes every area.
-  runtime: ['rules', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
+  runtime: ['rules', 'contract', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
 };
 // Surfaces that answer requests or people; none may reach into another.
 const EDGES = ['api', 'mcp', 'app', 'docs', 'cli'];
@@ -69,6 +71,15 @@ describe('module boundaries', () => {
       }
       expect(area !== undefined && ALLOWED[area]!.includes(targetArea), `${path} may not import ${target}`).toBe(true);
       expect(target, `${path} must import ${targetArea} through its index.ts`).toBe(`${targetArea}/index.ts`);
+    }
+  });
+
+  it('keeps the contract a leaf: the rules and the error catalogue, nothing else of ours', () => {
+    for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'contract')) {
+      for (const target of localImports(file)) {
+        const inside = areaOf(target) === 'contract' || target === 'rules/index.ts' || target === 'errors.ts';
+        expect(inside, `${path} → ${target}`).toBe(true);
+      }
     }
   });
 

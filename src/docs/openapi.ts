@@ -1,16 +1,7 @@
 import type { Config } from '../config.js';
-import { MAX_REQUEST_BYTES, PLAN_LIMITS, SITE_NAME_PATTERN } from '../rules/index.js';
-import {
-  APPROVAL_LIFETIME_MS,
-  DEFAULT_PAGE,
-  INVITE_LIFETIME_MS,
-  MANIFEST_LIFETIME_MS,
-  MAX_PAGE,
-  REMOVAL_CONFIRM_MS,
-  schema,
-  SHAPES,
-  type Schema,
-} from '../sites/index.js';
+import { schema, SHAPES, type Schema } from '../contract/index.js';
+import { MAX_REQUEST_BYTES, PLAN_LIMITS, REMOVAL_CONFIRM_MS, SITE_NAME_PATTERN } from '../rules/index.js';
+import { APPROVAL_LIFETIME_MS, DEFAULT_PAGE, INVITE_LIFETIME_MS, MANIFEST_LIFETIME_MS, MAX_PAGE } from '../sites/index.js';
 import { formatDuration } from './facts.js';
 
 /**

@@ -1,4 +1,4 @@
-import { SHAPES } from '../sites/index.js';
+import { SHAPES } from '../contract/index.js';
 import type { ToolAnnotations, ToolSpec } from './tools.js';
 import { siteName } from './schemas.js';
 

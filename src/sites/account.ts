@@ -5,7 +5,7 @@ import { requireAccount } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { sitesLimitOf } from './limits.js';
-import type { MeView as MeShape } from './shapes.js';
+import type { MeView as MeShape } from '../contract/index.js';
 
 export type MeView = MeShape;
 

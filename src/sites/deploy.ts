@@ -21,7 +21,7 @@ import { checkTier, compactEntry, sitesLimitError } from './limits.js';
 import { entryAt, manifestOperations, reusableContents, type ManifestInput, type ManifestView } from './manifest.js';
 import { previewLinks } from './preview-links.js';
 import { claimKeyFor } from './sealed-token.js';
-import type { DeployView as DeployShape } from './shapes.js';
+import type { DeployView as DeployShape } from '../contract/index.js';
 import { deployRevisionView, deploySiteView, iso, warningsView } from './views.js';
 
 export interface DeployRequest {

@@ -6,7 +6,7 @@ import type { DomainRecord, SiteRecord } from '../store/index.js';
 import { resolveSite } from './access.js';
 import type { Caller } from './callers.js';
 import { checkDomain, createTxtLookup, isHeldElsewhere, type TxtLookup } from './domain-checks.js';
-import type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';
+import type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from '../contract/index.js';
 import type { OperationsDeps } from './deps.js';
 import { iso } from './views.js';
 

@@ -3,7 +3,7 @@ import type { FileEntry, SiteRecord } from '../store/index.js';
 import { resolveSite } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
-import type { FileListView } from './shapes.js';
+import type { FileListView } from '../contract/index.js';
 
 export type FileList = FileListView;
 

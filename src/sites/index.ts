@@ -68,7 +68,6 @@ export type { DeployBody, DeployOutcome, DeployRequest, DeployView, PendingDeplo
 export type { ManifestInput, ManifestView } from './manifest.js';
 export { MANIFEST_LIFETIME_MS } from './manifest.js';
 export type { ClaimPoll, DeletionRequest, RenameResult, SiteList } from './sites.js';
-export type { ApprovalView } from './shapes.js';
 export type { FileList, LiveFile } from './files.js';
 export type { LinkWarnings, PromoteResult, RevisionDeleted, RevisionList, RollbackResult } from './revisions.js';
 export { ACCESS_MODES, modeOf, PREVIEWS_MODES, previewsOf, type AccessMode, type AccessTicket, type HopHost, type PreviewsMode } from './site-access.js';
@@ -81,11 +80,10 @@ export { DEFAULT_PAGE, MAX_PAGE, type PageRequest } from './paging.js';
 export { REPORT_REASONS, type ReportReason } from './reports.js';
 export { operatorOperations, type AccountView, type OperatorOperations, type ReportView, type SiteStateView } from './operator.js';
 export { SIGN_IN_LIFETIME_MS, SIGN_IN_MAX_ATTEMPTS, SESSION_LIFETIME_MS } from './people.js';
-export { INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS } from './members.js';
+export { INVITE_LIFETIME_MS } from './members.js';
 export { APPROVAL_LIFETIME_MS } from './sites.js';
 export { formatBytes } from './limits.js';
 export type { DomainOperations } from './domains.js';
-export type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';
 export {
   createDomainChecker,
   createTxtLookup,
@@ -95,10 +93,6 @@ export {
   type TxtAnswer,
   type TxtLookup,
 } from './domain-checks.js';
-export type { DeploySiteView, RevisionView, SiteView } from './shapes.js';
-export { SHAPES } from './shapes.js';
-export * as schema from './schema-kit.js';
-export type { JsonOf, Schema } from './schema-kit.js';
 export {
   OAUTH_PATHS,
   OAUTH_SCOPE,

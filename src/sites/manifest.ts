@@ -7,7 +7,7 @@ import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { deployDecisions, type Decision } from './deploy-decision.js';
 import { checkTier, formatBytes } from './limits.js';
-import type { ManifestView as ManifestShape } from './shapes.js';
+import type { ManifestView as ManifestShape } from '../contract/index.js';
 import { iso } from './views.js';
 
 /**

@@ -1,19 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { normaliseEmail } from '../rules/index.js';
+import { normaliseEmail, REMOVAL_CONFIRM_MS } from '../rules/index.js';
 import { hashToken, type InviteRecord, type Role, type SiteRecord } from '../store/index.js';
 import { checkAlive, requireAccount, resolveSite } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { inviteMail } from './mail-templates.js';
-import type { InviteView, MemberListView, RemovalView } from './shapes.js';
+import type { InviteView, MemberListView, RemovalView } from '../contract/index.js';
 import { iso } from './views.js';
 
 /** Invites wait this long to be accepted. */
 export const INVITE_LIFETIME_MS = 7 * 24 * 3600_000;
-/** The second call of a member removal must come this soon (SPEC 8 rule 6). */
-export const REMOVAL_CONFIRM_MS = 5 * 60_000;
 
 const INVITABLE: readonly Role[] = ['editor', 'viewer'];
 

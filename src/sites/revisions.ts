@@ -8,7 +8,7 @@ import type { OperationsDeps } from './deps.js';
 import { compactEntry } from './limits.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
 import { previewLinks } from './preview-links.js';
-import type { PromoteView, RevisionDeletedView, RevisionListView, RollbackView } from './shapes.js';
+import type { PromoteView, RevisionDeletedView, RevisionListView, RollbackView } from '../contract/index.js';
 import { previewUrl, revisionView, siteView, warningsView } from './views.js';
 import { anonymousRollbackAdvice, reachWords } from './history-words.js';
 

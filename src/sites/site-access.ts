@@ -6,7 +6,7 @@ import { hashPassword, hashToken, type AccessChange, type SiteRecord } from '../
 import { resolveSite } from './access.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
-import type { SiteAccessView } from './shapes.js';
+import type { SiteAccessView } from '../contract/index.js';
 
 export type AccessMode = 'public' | 'password' | 'members';
 export const ACCESS_MODES: readonly AccessMode[] = ['public', 'password', 'members'];

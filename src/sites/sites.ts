@@ -8,7 +8,7 @@ import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
 import { unsealAccountToken } from './sealed-token.js';
-import type { ApprovalView, ClaimPollView, DeletionView, RenameView, SiteListView, SiteView } from './shapes.js';
+import type { ApprovalView, ClaimPollView, DeletionView, RenameView, SiteListView, SiteView } from '../contract/index.js';
 import { iso, siteView } from './views.js';
 import { historyAfterClaim } from './history-words.js';
 

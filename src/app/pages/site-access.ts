@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import { domainUrl, siteUrl } from '../../config.js';
 import { isSiteNameSyntax, PREVIEW_LINK_LIFETIME_MS, safeReturnPath } from '../../rules/index.js';
-import type { SiteView } from '../../sites/index.js';
+import type { SiteView } from '../../contract/index.js';
 import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, fieldError, invalidAttrs, type FieldError, type Html } from '../layout.js';
 import { formOf } from '../request.js';
