@@ -33,6 +33,7 @@ export interface Config {
   readonly mcp: McpConfig;
   readonly blobs: BlobsConfig;
   readonly domains: DomainsConfig;
+  readonly ops: OpsConfig;
   /** How often the lifecycle sweeper runs (prune history, collect unreferenced blobs); 0 = never. */
   readonly sweepIntervalMs: number;
   /** Unreferenced blobs younger than this are kept (longer than any deploy takes). */
@@ -49,10 +50,28 @@ export interface DomainsConfig {
   readonly dnsServers: readonly string[];
   /** An active domain whose TXT record is gone is suspended after this long; 0 = at the first failed check. */
   readonly graceMs: number;
-  /** Port of the internal listener that answers the TLS terminator's "may I certify this name?"; 0 = no listener. */
-  readonly askPort: number;
-  /** Address that listener binds to (loopback unless the terminator runs on another machine). */
-  readonly askHost: string;
+}
+
+/**
+ * The operator listener (`/healthz`, `/readyz`, `/metrics` and the TLS terminator's "may I
+ * certify this name?") and what the node tells operators about itself.
+ */
+export interface OpsConfig {
+  /** Port of the operator listener; 0 = none. */
+  readonly port: number;
+  /** Address it binds to: loopback unless the load balancer, Prometheus or Caddy run on another machine. */
+  readonly host: string;
+  /** Count requests, deploys and the rest for `/metrics`; false: nothing is counted on the serving path. */
+  readonly metrics: boolean;
+  /** One JSON line per request on stdout. */
+  readonly accessLog: boolean;
+  /** `/readyz` fails while the data directory's file system has less free than this; 0 = no bound (a failed write still counts). */
+  readonly minFreeBytes: number;
+  /**
+   * `/readyz` fails while the replica has known of changes it has not applied for longer than
+   * this; 0 = no bound (a replica whose applying fails still counts).
+   */
+  readonly maxReplicaLagMs: number;
 }
 
 /** Where blob bytes live: the local blob folder only, or an S3-compatible bucket with a local cache. */
@@ -303,8 +322,14 @@ export const SERVER_SETTINGS = [
   'PLINTH_DOMAINS_COMPANY',
   'PLINTH_DNS_SERVERS',
   'PLINTH_DOMAIN_GRACE_S',
+  'PLINTH_OPS_PORT',
+  'PLINTH_OPS_HOST',
   'PLINTH_TLS_ASK_PORT',
   'PLINTH_TLS_ASK_HOST',
+  'PLINTH_METRICS',
+  'PLINTH_ACCESS_LOG',
+  'PLINTH_READY_MIN_FREE_MB',
+  'PLINTH_READY_REPLICA_LAG_S',
   'PLINTH_SMTP_URL',
   'PLINTH_MAIL_FROM',
   'PLINTH_SIGNIN_EMAILS_PER_ADDRESS',
@@ -376,8 +401,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     ({ name, closest }) => `${name} is not a setting of Plinth (the closest one is ${closest}); correct or unset it (docs/operating.md lists every setting)`,
   );
 
-  const int = (name: ServerSetting, fallback: number, min: number, max: number): number => {
-    const raw = env[name];
+  const int = (name: ServerSetting, fallback: number, min: number, max: number, raw = env[name]): number => {
     if (raw === undefined || raw.trim() === '') return fallback;
     const value = Number(raw);
     if (!Number.isInteger(value) || value < min || value > max) {
@@ -390,6 +414,18 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     const value = (env[name] ?? fallback).trim().toLowerCase();
     if (!HOST_PATTERN.test(value)) problems.push(`${name} must be a host name such as "api.example.com" (got "${env[name]}")`);
     return value;
+  };
+  const flag = (name: ServerSetting, fallback: boolean): boolean => {
+    const raw = (env[name] ?? '').trim();
+    if (!['0', '1', 'true', 'false', ''].includes(raw)) problems.push(`${name} must be 1 or 0 (got "${raw}")`);
+    return raw === '' ? fallback : raw === '1' || raw === 'true';
+  };
+  // A setting that replaced an older one: either name works, both only if they agree.
+  const renamed = (name: ServerSetting, old: ServerSetting): { name: ServerSetting; raw?: string } => {
+    const value = env[name]?.trim() || undefined;
+    const before = env[old]?.trim() || undefined;
+    if (value !== undefined && before !== undefined && value !== before) problems.push(`${old} is the former name of ${name}: set only ${name}`);
+    return value === undefined && before !== undefined ? { name: old, raw: before } : { name, raw: value };
   };
   const url = (name: ServerSetting, fallback: string): string => {
     const value = (env[name] ?? fallback).trim().replace(/\/+$/, '');
@@ -583,8 +619,6 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     if (isDnsServer(raw)) dnsServers.push(raw);
     else problems.push(`PLINTH_DNS_SERVERS must list IP addresses, optionally with a port (1.1.1.1, 127.0.0.1:5353, [::1]:53) (got "${raw}")`);
   }
-  const askHost = (env.PLINTH_TLS_ASK_HOST ?? '127.0.0.1').trim();
-  if (askHost === '' || /\s/.test(askHost)) problems.push(`PLINTH_TLS_ASK_HOST must be an address to listen on (got "${env.PLINTH_TLS_ASK_HOST}")`);
   const domains: DomainsConfig = {
     perSite: {
       free: int('PLINTH_DOMAINS_FREE', 1, 0, 10_000),
@@ -595,8 +629,20 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     },
     dnsServers,
     graceMs: int('PLINTH_DOMAIN_GRACE_S', 3 * 24 * 3600, 0, 365 * 24 * 3600) * 1000,
-    askPort: int('PLINTH_TLS_ASK_PORT', 0, 0, 65535),
-    askHost,
+  };
+
+  // The operator listener took over the TLS ask listener, whose settings still work.
+  const opsPort = renamed('PLINTH_OPS_PORT', 'PLINTH_TLS_ASK_PORT');
+  const opsHost = renamed('PLINTH_OPS_HOST', 'PLINTH_TLS_ASK_HOST');
+  const opsHostValue = opsHost.raw ?? '127.0.0.1';
+  if (/\s/.test(opsHostValue)) problems.push(`${opsHost.name} must be an address to listen on (got "${opsHostValue}")`);
+  const ops: OpsConfig = {
+    port: int(opsPort.name, 0, 0, 65535, opsPort.raw),
+    host: opsHostValue,
+    metrics: flag('PLINTH_METRICS', true),
+    accessLog: flag('PLINTH_ACCESS_LOG', false),
+    minFreeBytes: int('PLINTH_READY_MIN_FREE_MB', 64, 0, 1024 * 1024) * 1024 * 1024,
+    maxReplicaLagMs: int('PLINTH_READY_REPLICA_LAG_S', 10, 0, 24 * 3600) * 1000,
   };
 
   // Read before the problems are reported, so a bad value here is reported with the rest.
@@ -634,6 +680,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     mcp,
     blobs,
     domains,
+    ops,
   });
 }
 

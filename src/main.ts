@@ -9,7 +9,10 @@ import { lockDataDir, type DataDirLock } from './runtime/data-dir-lock.js';
 import { checkPortFree } from './runtime/port-check.js';
 import { setHeapGrowth } from './runtime/heap-growth.js';
 import { startSweeper } from './runtime/sweeper.js';
-import { startTlsAsk } from './runtime/tls-ask.js';
+import { createNodeHealth } from './runtime/node-health.js';
+import { startOpsListener, type OpsListener } from './runtime/ops-listener.js';
+import { createThreadReports } from './runtime/thread-reports.js';
+import { answerTlsAsk } from './runtime/tls-ask.js';
 import { createDomainServing } from './serve/index.js';
 import { createDomainChecker } from './sites/index.js';
 import { loadNativeUws } from './http/index.js';
@@ -21,6 +24,8 @@ import { loadNativeUws } from './http/index.js';
  */
 
 const STALE_TEMP_MS = 10 * 60 * 1000;
+// How often the node looks at its own readiness, to log when it changes.
+const READINESS_WATCH_MS = 5000;
 // Beyond the grace period, what closing the pool and the store may take before a stop counts as stuck.
 const STOP_SLACK_MS = 15_000;
 
@@ -97,7 +102,12 @@ async function main(): Promise<void> {
         process.exit(1);
       })
     : undefined;
-  if (store.cluster) log.info({ cluster: store.cluster.clusterId, applied: store.cluster.applied() }, 'cluster.following');
+  if (store.cluster) {
+    const { clusterId, schema } = store.cluster;
+    log.info({ cluster: clusterId, applied: store.cluster.applied(), schema: schema.database }, 'cluster.following');
+    // Said, not silent: nodes of a newer release migrated the database and declared that this one still works on it.
+    if (schema.database > schema.known) log.warn({ schema: schema.database, known: schema.known }, 'cluster.schema_newer');
+  }
   // Serving from the replica as it is; writes answer 503 until PostgreSQL answers.
   if (store.cluster && !store.cluster.connected()) log.warn({ applied: store.cluster.applied() }, 'cluster.started_without_database');
   // Blob temp files of deploys cut off by a crash or a kill: nothing of ours writes them yet.
@@ -131,23 +141,40 @@ async function main(): Promise<void> {
           bucketOwner,
         })
       : () => Promise.resolve();
-  // The TLS terminator's question (custom domains), answered from this node's replica.
-  let tlsAsk: Awaited<ReturnType<typeof startTlsAsk>> | undefined;
-  if (config.domains.askPort > 0) {
-    const serving = createDomainServing({ store, hosts: config.hosts, scheme: 'https' });
+  // This node's blob cache, kept within its budget (a bucket's objects are the sweeper's).
+  const trimmer = store.blobs.bucket ? startCacheTrimmer({ blobs: store.blobs, log: log.child({ area: 'blobs' }) }) : undefined;
+
+  let stopping = false;
+  const health = createNodeHealth({
+    config: config.ops,
+    dataDir: config.dataDir,
+    store,
+    threads: createThreadReports(threads),
+    isStopping: () => stopping,
+    cachedBlobBytes: trimmer?.cachedBytes,
+    log: log.child({ area: 'ops' }),
+  });
+  const stopWatching = health.watch(READINESS_WATCH_MS);
+  // Health, readiness, metrics and the TLS terminator's question (custom domains, answered from this node's replica).
+  let ops: OpsListener | undefined;
+  if (config.ops.port > 0) {
+    const ask = answerTlsAsk({ serving: createDomainServing({ store, hosts: config.hosts, scheme: 'https' }), log: log.child({ area: 'tls-ask' }) });
     try {
-      tlsAsk = await startTlsAsk({ serving, host: config.domains.askHost, port: config.domains.askPort, log: log.child({ area: 'tls-ask' }) });
+      ops = await startOpsListener({
+        host: config.ops.host,
+        port: config.ops.port,
+        log: log.child({ area: 'ops' }),
+        ask,
+        readiness: health.readiness,
+        metrics: health.metrics,
+      });
     } catch (err) {
       process.stderr.write(
-        `plinth: cannot listen on ${config.domains.askHost}:${config.domains.askPort} (PLINTH_TLS_ASK_PORT): ${err instanceof Error ? err.message : String(err)}\n`,
+        `plinth: cannot listen on ${config.ops.host}:${config.ops.port} (PLINTH_OPS_PORT): ${err instanceof Error ? err.message : String(err)}\n`,
       );
       process.exit(1);
     }
   }
-  // This node's blob cache, kept within its budget (a bucket's objects are the sweeper's).
-  const stopTrimmer = store.blobs.bucket ? startCacheTrimmer({ blobs: store.blobs, log: log.child({ area: 'blobs' }) }) : () => Promise.resolve();
-
-  let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) {
       // A second signal: the operator does not want to wait out the grace period.
@@ -157,7 +184,8 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info({ signal, graceMs: config.stopGraceMs }, 'server.stopping');
-    const sweepStopped = Promise.all([stopSweeper(), stopTrimmer(), tlsAsk?.close()]);
+    stopWatching();
+    const sweepStopped = Promise.all([stopSweeper(), trimmer?.stop()]);
     const stopped = threads.map((worker) => stopThread(worker));
     const outcome = await Promise.race([Promise.all(stopped), delay(config.stopGraceMs + STOP_SLACK_MS)]);
     if (outcome === undefined) {
@@ -165,6 +193,8 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     await sweepStopped;
+    // Open until the threads are done, so load balancers read "stopping" on /readyz meanwhile.
+    await ops?.close();
     await stopFollowing?.();
     await store.close();
     await dataDirLock.release();
@@ -186,7 +216,7 @@ async function main(): Promise<void> {
   }
   dataDirLock.describe({ port });
   // Announced only once a stop signal would be handled: tools start sending (and stopping) at the banner.
-  printBanner(config, port, tlsAsk?.port);
+  printBanner(config, port, ops?.port);
   log.info({ port, threads: threads.length }, 'server.listening');
 }
 
@@ -262,9 +292,11 @@ function findFreePort(host: string): Promise<number> {
   });
 }
 
-function printBanner(config: Readonly<Config>, port: number, askPort: number | undefined): void {
+/** For the person at the terminal, on stderr: stdout carries JSON lines only. */
+function printBanner(config: Readonly<Config>, port: number, opsPort: number | undefined): void {
   const local = (host: string): string => `http://${host}:${port}`;
-  process.stdout.write(
+  const ops = `http://${config.ops.host.includes(':') ? `[${config.ops.host}]` : config.ops.host}:${opsPort}`;
+  process.stderr.write(
     [
       `Plinth is running on port ${port} (${config.threads} HTTP thread${config.threads === 1 ? '' : 's'}).`,
       `  API        ${local(config.hosts.api)}/v1`,
@@ -272,7 +304,7 @@ function printBanner(config: Readonly<Config>, port: number, askPort: number | u
       `  App        ${local(config.hosts.app)}`,
       `  MCP        ${local(config.hosts.mcp)}`,
       `  Docs       ${local(config.hosts.docs)}`,
-      ...(askPort === undefined ? [] : [`  TLS ask    http://${config.domains.askHost}:${askPort}/?domain=<name>`]),
+      ...(opsPort === undefined ? [] : [`  Operator   ${ops}/healthz, /readyz, /metrics, TLS ask at /?domain=<name>`]),
       `  Public site address form: ${siteUrl(config.publicUrls, '<name>')}`,
       `  Data       ${config.dataDir}`,
       '',

@@ -108,6 +108,53 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env)).toThrow(fragment);
   });
 
+  it('runs no operator listener unless a port is given, binds it to loopback, counts metrics and writes no access log', () => {
+    expect(loadConfig({}).ops).toEqual({
+      port: 0,
+      host: '127.0.0.1',
+      metrics: true,
+      accessLog: false,
+      minFreeBytes: 64 * 1024 * 1024,
+      maxReplicaLagMs: 10_000,
+    });
+    expect(loadConfig({ PLINTH_OPS_PORT: '9100', PLINTH_METRICS: '0', PLINTH_ACCESS_LOG: '1', PLINTH_READY_REPLICA_LAG_S: '0' }).ops).toMatchObject({
+      port: 9100,
+      metrics: false,
+      accessLog: true,
+      maxReplicaLagMs: 0,
+    });
+  });
+
+  it.each([
+    [{ PLINTH_TLS_ASK_PORT: '8079' }, { port: 8079, host: '127.0.0.1' }],
+    [
+      { PLINTH_TLS_ASK_PORT: '8079', PLINTH_TLS_ASK_HOST: '10.0.0.2' },
+      { port: 8079, host: '10.0.0.2' },
+    ],
+    [
+      { PLINTH_TLS_ASK_PORT: '9100', PLINTH_OPS_PORT: '9100' },
+      { port: 9100, host: '127.0.0.1' },
+    ],
+    [
+      { PLINTH_OPS_PORT: '9100', PLINTH_TLS_ASK_PORT: '' },
+      { port: 9100, host: '127.0.0.1' },
+    ],
+  ])('reads the former ask listener settings as the operator listener: %o', (env, ops) => {
+    expect(loadConfig(env).ops).toMatchObject(ops);
+  });
+
+  it.each([
+    [{ PLINTH_OPS_PORT: '9100', PLINTH_TLS_ASK_PORT: '8079' }, 'PLINTH_TLS_ASK_PORT is the former name of PLINTH_OPS_PORT: set only PLINTH_OPS_PORT'],
+    [{ PLINTH_OPS_HOST: '10.0.0.2', PLINTH_TLS_ASK_HOST: '10.0.0.3' }, 'PLINTH_TLS_ASK_HOST is the former name of PLINTH_OPS_HOST'],
+    [{ PLINTH_TLS_ASK_PORT: 'ninety' }, 'PLINTH_TLS_ASK_PORT must be a whole number'],
+    [{ PLINTH_OPS_HOST: 'two words' }, 'PLINTH_OPS_HOST must be an address'],
+    [{ PLINTH_METRICS: 'yes' }, 'PLINTH_METRICS must be 1 or 0'],
+    [{ PLINTH_ACCESS_LOG: '2' }, 'PLINTH_ACCESS_LOG must be 1 or 0'],
+    [{ PLINTH_READY_MIN_FREE_MB: '-1' }, 'PLINTH_READY_MIN_FREE_MB'],
+  ])('rejects operator settings %o', (env, fragment) => {
+    expect(() => loadConfig(env)).toThrow(fragment);
+  });
+
   it('keeps blobs in the data directory alone unless a bucket is named', () => {
     const config = loadConfig({});
     expect(config.blobs).toEqual({ region: 'us-east-1', forcePathStyle: false, cacheBytes: 10240 * 1024 * 1024 });

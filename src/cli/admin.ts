@@ -5,6 +5,7 @@ import { ACCOUNT_PLANS, PLAN_TITLES } from '../rules/index.js';
 import { createMailer, operatorOperations, type OperatorOperations } from '../sites/index.js';
 import { connectStore, type Store } from '../store/index.js';
 import { backupCommand } from './backup.js';
+import { clusterBackupCommand } from './cluster-backup.js';
 import { bucketCommand } from './bucket.js';
 import { migrateCommand } from './migrate.js';
 import { UsageError } from './usage.js';
@@ -23,6 +24,9 @@ export const ADMIN_USAGE = `Usage: plinth admin <command>   (works on $PLINTH_DA
   restore <dir>                           restore a backup into an empty PLINTH_DATA_DIR (server stopped)
   migrate --to-cluster                    move this install (server stopped) into the PostgreSQL and bucket
                                           of PLINTH_DATABASE_URL and PLINTH_S3_*, verified; prints a report
+  backup-cluster <dir>                    copy a cluster's records (pg_dump) and bucket into a new folder,
+                                          while the nodes run
+  restore-cluster <dir>                   put a cluster backup back (every node stopped; pg_restore)
   bucket adopt                            mark the bucket of PLINTH_S3_* as this installation's (the cluster
                                           of PLINTH_DATABASE_URL, else this install), whoever it belonged to
 
@@ -116,6 +120,9 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
   }
   if (group === 'backup' || group === 'restore') {
     return backupCommand({ command: group, args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
+  }
+  if (group === 'backup-cluster' || group === 'restore-cluster') {
+    return clusterBackupCommand({ command: group, args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
   }
   if (group === 'migrate') return migrateCommand({ args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
   if (group === 'bucket') return bucketCommand({ args: options.args.slice(1), env: options.env, out: options.out, err: options.err });

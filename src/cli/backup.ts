@@ -27,7 +27,7 @@ export async function backupCommand(options: BackupCommandOptions): Promise<numb
   if (databaseUrl !== undefined) {
     // A node's data directory is a replica and a cache; the records are in PostgreSQL.
     options.err(
-      `plinth: admin ${options.command} is for the embedded store. In a cluster, back up PostgreSQL (pg_dump, or its point-in-time recovery) and the bucket (versioning or replication); see docs/operating.md.`,
+      `plinth: admin ${options.command} is for the embedded store. In a cluster, use plinth admin ${options.command}-cluster (deploy/${options.command}-cluster.sh), or PostgreSQL's point-in-time recovery and the bucket's versioning; see docs/operating.md.`,
     );
     return 1;
   }

@@ -8,6 +8,7 @@ export * from './body-memory.js';
 export * from './read-body.js';
 export * from './request.js';
 export * from './respond.js';
+export * from './response-meter.js';
 export * from './send-body.js';
 export * from './router.js';
 export * from './upload-pacer.js';

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, sep } from 'node:path';
 import type * as UwsModule from 'uWebSockets.js';
 
-export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+export type { HttpRequest, HttpResponse, RecognizedString, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 
 const require = createRequire(import.meta.url);
 

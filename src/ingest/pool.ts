@@ -59,6 +59,10 @@ export interface IngestPool {
   close(options?: { force?: boolean }): Promise<void>;
   /** Tasks waiting for a thread. */
   readonly queueSize: number;
+  /** Unpacks and analyses admitted and not finished (running or waiting). */
+  readonly inFlight: number;
+  /** Unpacks and analyses the pool admits at once (threads and queue); past it, `unavailable`. */
+  readonly capacity: number;
   /** Threads that run unpacks and analyses (at most). */
   readonly threads: number;
   /** Unpack tasks admitted since the pool started (refused ones not counted). */
@@ -153,6 +157,10 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     get queueSize() {
       return piscina.queueSize;
     },
+    get inFlight() {
+      return inFlight;
+    },
+    capacity,
     threads: maxThreads,
     get unpacksStarted() {
       return unpacksStarted;

@@ -2,6 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { createLogger } from '../log.js';
 import { startServer } from './server.js';
+import { batchedLines } from './access-log.js';
+import type { ThreadReport } from './thread-reports.js';
 
 /** Entry point of one HTTP worker thread: serve until the main thread says stop. */
 interface ThreadData {
@@ -11,8 +13,11 @@ interface ThreadData {
   passwordHashSlots: SharedArrayBuffer;
 }
 
-/** `stop` starts the graceful stop; `hurry` (a second signal) cuts its grace short. */
-type Command = { type: 'stop' } | { type: 'hurry' };
+/**
+ * `stop` starts the graceful stop; `hurry` (a second signal) cuts its grace short; `report` asks
+ * for this thread's metrics and whether it can serve (the operator listener, see thread-reports.ts).
+ */
+type Command = { type: 'stop' } | { type: 'hurry' } | { type: 'report'; id: number };
 
 const { config, port, index, passwordHashSlots } = workerData as ThreadData;
 const log = createLogger({ level: config.logLevel, base: { thread: index } });
@@ -21,11 +26,19 @@ const log = createLogger({ level: config.logLevel, base: { thread: index } });
 process.on('unhandledRejection', (err) => log.error({ err }, 'thread.unhandled_rejection'));
 
 try {
-  const server = await startServer({ config, log, port, index, passwordHashSlots });
+  // The access log is its own switch: its lines are written whatever PLINTH_LOG_LEVEL says.
+  const accessLog = config.ops.accessLog
+    ? createLogger({ level: 'info', base: { thread: index }, write: batchedLines((text) => process.stdout.write(text)) })
+    : undefined;
+  const server = await startServer({ config, log, port, index, passwordHashSlots, accessLog });
   const hurry = new AbortController();
   parentPort!.postMessage({ type: 'listening', port: server.port });
   parentPort!.on('message', (message: Command) => {
     if (message.type === 'hurry') return hurry.abort();
+    if (message.type === 'report') {
+      const report: ThreadReport = { metrics: server.metrics(), problem: server.problem() };
+      return parentPort!.postMessage({ type: 'report', id: message.id, report });
+    }
     if (message.type !== 'stop') return;
     server
       .close({ hurry: hurry.signal })

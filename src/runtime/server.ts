@@ -10,6 +10,7 @@ import {
   type BodyMemoryStats,
   closeApp,
   createBodyMemory,
+  createResponseMeter,
   createUploadPacer,
   holdIfUnfinished,
   type HttpResponse,
@@ -23,6 +24,10 @@ import { ACCESS_SECRET_NAME } from '../rules/index.js';
 import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
 import { createFollowUps, createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
+import { createAccessLog, readAccessDetail, type AccessDetail } from './access-log.js';
+import { meterDeploys } from './metered-deploys.js';
+import type { MetricFamily } from './metric-families.js';
+import { createThreadMetrics, HOST_KIND_INDEX } from './thread-metrics.js';
 
 /**
  * One HTTP thread's composition: its own store handle, its own uWS app, the Host router in front.
@@ -40,6 +45,10 @@ export interface RunningServer {
   close(options?: { graceMs?: number; hurry?: AbortSignal }): Promise<boolean>;
   /** Counters of this thread, for tests and benchmarks. */
   stats(): ServerStats;
+  /** This thread's metric families for `/metrics` (none with `PLINTH_METRICS=0`). */
+  metrics(): MetricFamily[];
+  /** Why this thread cannot serve (its store handle fails a read), or undefined when it can. */
+  problem(): string | undefined;
 }
 
 export interface ServerStats {
@@ -71,6 +80,8 @@ export interface StartServerOptions {
   index?: number;
   /** Counter of site password hashes running in the process, shared by its HTTP threads. */
   passwordHashSlots?: SharedArrayBuffer;
+  /** Where `PLINTH_ACCESS_LOG=1` writes its lines (default: `log`, at its level). */
+  accessLog?: Logger;
 }
 
 /** How long a stop waits for follow-up work once the ingest pool has stopped (a bucket upload, say). */
@@ -127,8 +138,18 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const commits = gateCommits(store);
   const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
   const followUps = createFollowUps();
-  // One set of operations behind every surface of this thread, committing through the gate.
-  const ops = createOperations({
+  // The operations commit through the gate.
+  // Counting for /metrics and the access log (see http/response-meter.ts); neither costs anything when off.
+  const metrics = config.ops.metrics ? createThreadMetrics() : undefined;
+  const accessLog = config.ops.accessLog ? createAccessLog(options.accessLog ?? log) : undefined;
+  const meter =
+    metrics || accessLog
+      ? createResponseMeter<AccessDetail | undefined>((kind, status, bytes, ms, aborted, detail) => {
+          metrics?.request(kind, status, bytes, ms, aborted);
+          if (detail !== undefined) accessLog?.(detail, status, bytes, ms, aborted);
+        })
+      : undefined;
+  const operations = createOperations({
     followUps,
     store: commits.store,
     ingest,
@@ -138,6 +159,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     mailer,
     fetchClientMetadata: options.fetchClientMetadata,
   });
+  // One set of operations behind every surface of this thread; its deploys counted by result.
+  const ops = metrics ? { ...operations, deploy: meterDeploys(operations.deploy, metrics.deploy) } : operations;
   const api = createApi({ ops, store: commits.store, pacer, memory, config, log: log.child({ area: 'api' }) });
   const account = createApp({ ops, config, pacer, log: log.child({ area: 'app' }) });
   const mcp = createMcp({ ops, config, pacer, log: log.child({ area: 'mcp' }) });
@@ -156,6 +179,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
   const app = uws.App().any('/*', (res, req) => {
     const route = routeHost(req.getHeader('host'), config.hosts);
+    meter?.begin(
+      res,
+      HOST_KIND_INDEX[route.kind === 'unknown' ? 'other' : route.kind],
+      accessLog ? readAccessDetail(res, req, config.deploy.trustProxy) : undefined,
+    );
     if (route.kind === 'site') {
       pacer?.noteRequest();
       // A preview address stays where it is: only the live site's own address moves to its domain.
@@ -185,6 +213,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         const custom = domains.route(req.getHeader('host'));
         if (custom?.kind === 'redirect') return domains.redirect(res, req, custom);
         if (custom?.kind === 'site') {
+          meter?.retag(res, HOST_KIND_INDEX.domain);
           pacer?.noteRequest();
           sites.handle(res, req, custom.name, undefined, custom.domain);
           return holdIfUnfinished(res, pending);
@@ -236,5 +265,21 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       return closing;
     },
     stats: () => ({ ingestTasks: ingest.unpacksStarted, unanswered: pending.size, cache: sites.cacheStats(), uploads: memory.stats() }),
+    metrics: () =>
+      metrics?.families({
+        cache: sites.cacheStats(),
+        ingest: { queued: ingest.queueSize, inFlight: ingest.inFlight, capacity: ingest.capacity },
+        store: store.counters(),
+      }) ?? [],
+    problem() {
+      if (closing) return 'this HTTP thread is stopping';
+      try {
+        // A read any open store answers; a closed or broken LMDB environment throws.
+        store.isNameUsed('plinth-readiness-probe');
+        return undefined;
+      } catch (err) {
+        return `the store cannot be read: ${err instanceof Error ? err.message : String(err)}`;
+      }
+    },
   };
 }

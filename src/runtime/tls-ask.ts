@@ -1,9 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import type { RequestListener } from 'node:http';
 import type { Logger } from '../log.js';
 import type { DomainServing } from '../serve/index.js';
+import { startOpsListener } from './ops-listener.js';
 
 /**
- * The TLS terminator's question, on a listener of its own (never a public host): Caddy's
+ * The TLS terminator's question, on the operator listener (never a public host): Caddy's
  * on-demand TLS sends `GET /?domain=<name>` before it obtains a certificate for a name it has
  * none for, and obtains one only on a 2xx. Anything else (another path or method, no name, a
  * name we do not serve) is 404, so nobody can make the terminator ask a CA for names of theirs.
@@ -13,8 +14,14 @@ export interface TlsAsk {
   close(): Promise<void>;
 }
 
-export function startTlsAsk(options: { serving: Pick<DomainServing, 'mayCertify'>; host: string; port: number; log: Logger }): Promise<TlsAsk> {
-  const server: Server = createServer((req, res) => {
+export interface TlsAskOptions {
+  serving: Pick<DomainServing, 'mayCertify'>;
+  log: Logger;
+}
+
+/** The ask's answer to one request; the operator listener (ops-listener.ts) serves it at `/`. */
+export function answerTlsAsk(options: TlsAskOptions): RequestListener {
+  return (req, res) => {
     let allowed = false;
     try {
       const url = new URL(req.url ?? '/', 'http://ask.invalid');
@@ -26,22 +33,10 @@ export function startTlsAsk(options: { serving: Pick<DomainServing, 'mayCertify'
     }
     res.writeHead(allowed ? 200 : 404, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
     res.end(allowed ? 'ok\n' : 'no\n');
-  });
-  // Caddy keeps connections to the ask endpoint; none may hold a stopping process open.
-  server.keepAliveTimeout = 5000;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      const address = server.address();
-      resolve({
-        port: typeof address === 'object' && address ? address.port : options.port,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
+  };
+}
+
+/** The ask alone on a listener of its own (the operator listener without health or metrics). */
+export function startTlsAsk(options: TlsAskOptions & { host: string; port: number }): Promise<TlsAsk> {
+  return startOpsListener({ host: options.host, port: options.port, log: options.log, ask: answerTlsAsk(options) });
 }

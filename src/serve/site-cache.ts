@@ -88,6 +88,15 @@ export interface SiteCache {
   target(cached: CachedSite, revision: string, url: string, query: string): Target;
   readonly size: number;
   readonly weight: number;
+  /** Lookups answered from the cache or not, for site records and for resolved URLs, since the start. */
+  readonly counts: SiteCacheCounts;
+}
+
+export interface SiteCacheCounts {
+  siteHits: number;
+  siteMisses: number;
+  pathHits: number;
+  pathMisses: number;
 }
 
 // Writes made through any thread of this process invalidate cached site records at once (store
@@ -123,6 +132,7 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
     for (const cached of sites.values()) if (cached.site.id === siteId) forgetSite(cached);
   });
 
+  const counts: SiteCacheCounts = { siteHits: 0, siteMisses: 0, pathHits: 0, pathMisses: 0 };
   let epoch = 0;
   let elsewhere = store.siteChangesElsewhere();
   let elsewhereCheckedAt = performance.now();
@@ -139,7 +149,11 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
         }
       }
       let cached = sites.get(name);
-      if (cached !== undefined && cached.epoch === epoch) return cached;
+      if (cached !== undefined && cached.epoch === epoch) {
+        counts.siteHits++;
+        return cached;
+      }
+      counts.siteMisses++;
       const site = store.getSite(name);
       if (site === undefined) {
         if (cached !== undefined) forgetSite(cached);
@@ -167,7 +181,11 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       // A preview's targets sit beside the live ones, under a key no URL has (URLs start with `/`).
       const key = live ? path : `${revision} ${path}`;
       const known = cached.targets.get(key);
-      if (known !== undefined) return known;
+      if (known !== undefined) {
+        counts.pathHits++;
+        return known;
+      }
+      counts.pathMisses++;
       const normalized = normalizeRequestPath(url, config.maxUrlBytes);
       let target: Target;
       if (!normalized.ok) {
@@ -219,6 +237,7 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
     get weight() {
       return sites.weight;
     },
+    counts,
   };
 }
 

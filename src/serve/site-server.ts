@@ -33,7 +33,7 @@ import {
 import { matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
 import { statusPage, type StatusPageCode } from './pages.js';
 import { previewRevision, type PreviewReader } from './preview-revision.js';
-import { createSiteCache, type CachedSite, type PreparedHeaders, type SiteReader, type Target } from './site-cache.js';
+import { createSiteCache, type CachedSite, type PreparedHeaders, type SiteCacheCounts, type SiteReader, type Target } from './site-cache.js';
 
 export interface SiteServerOptions {
   store: SiteReader & PreviewReader;
@@ -66,6 +66,8 @@ export interface SiteCacheStats {
   siteBytes: number;
   /** Badged pages built by a worker thread so far (pages too large to build while serving). */
   badgedPagesBuiltElsewhere: number;
+  /** Site records and resolved URLs found in the cache, or read from the store, so far. */
+  lookups: SiteCacheCounts;
 }
 
 /** What the steps read of a request: uWS's own, or a copy of it made before an await. */
@@ -444,7 +446,13 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
   return {
     handle,
-    cacheStats: () => ({ bodyBytes: bodies.weight, sites: sites.size, siteBytes: sites.weight, badgedPagesBuiltElsewhere: bodies.builtElsewhere }),
+    cacheStats: () => ({
+      bodyBytes: bodies.weight,
+      sites: sites.size,
+      siteBytes: sites.weight,
+      badgedPagesBuiltElsewhere: bodies.builtElsewhere,
+      lookups: { ...sites.counts },
+    }),
   };
 }
 

@@ -64,7 +64,7 @@ export type { OperationsDeps } from './deps.js';
 export { identifyBearer, personCaller, unauthorized, type AccountCredential, type Caller, type Surface } from './callers.js';
 export { createMailer, type Mail, type Mailer } from './mailer.js';
 export { createFollowUps, type FollowUps } from './follow-ups.js';
-export type { DeployBody, DeployOutcome, DeployRequest, DeployView, PendingDeploy } from './deploy.js';
+export type { DeployBody, DeployOperations, DeployOutcome, DeployRequest, DeployView, PendingDeploy } from './deploy.js';
 export type { ManifestInput, ManifestView } from './manifest.js';
 export { MANIFEST_LIFETIME_MS } from './manifest.js';
 export type { ClaimPoll, DeletionRequest, RenameResult, SiteList } from './sites.js';

@@ -248,6 +248,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     fetch: () => Promise.resolve(),
     publish: () => Promise.resolve(),
     trimCache: () => Promise.resolve({ files: 0, bytes: 0 }),
+    counters: () => ({ downloads: 0, downloadedBytes: 0, bucketErrors: 0 }),
   };
 }
 

@@ -9,7 +9,7 @@ import { publishTemp, writeTemp } from './atomic-file.js';
 import { createBlobStore } from './blob-store.js';
 import { createS3Bucket, forEachLimit, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
-import type { BlobFile, BlobStore, BucketOptions } from './types.js';
+import type { BlobFile, BlobStore, BucketOptions, CacheTrim } from './types.js';
 
 /**
  * Blobs in an S3-compatible bucket, with `<dataDir>/blobs` as this node's cache of them, laid out
@@ -43,6 +43,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   const { cacheBytes, graceMs } = options.bucket;
   const minIdleMs = options.bucket.minIdleMs ?? DEFAULT_MIN_IDLE_MS;
   const downloads = new Map<string, Promise<void>>();
+  const downloaded = { count: 0, bytes: 0 };
   // Key → until when it is known to be in the bucket and young enough for garbage collection to
   // spare it, so a redeploy does not ask the bucket again about each of its unchanged files.
   const knownFresh = new Map<string, number>();
@@ -88,6 +89,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         throw Object.assign(new Error(`the bucket's ${key} does not hash to ${sha256}`), { code: 'BLOB_CORRUPT' });
       }
       await publishTemp(temp.path, path, false);
+      downloaded.count++;
+      downloaded.bytes += temp.size;
     } catch (err) {
       await unlink(temp.path).catch(() => undefined);
       throw err;
@@ -147,7 +150,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     }
   }
 
-  async function trimCache(): Promise<{ files: number; bytes: number }> {
+  async function trimCache(): Promise<CacheTrim> {
     const evicted = { files: 0, bytes: 0 };
     if (cacheBytes === 0) return evicted;
     const files: BlobFile[] = [];
@@ -156,7 +159,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       files.push(file);
       total += file.size;
     }
-    if (total <= cacheBytes) return evicted;
+    if (total <= cacheBytes) return { ...evicted, cachedBytes: total };
     files.sort((a, b) => a.mtimeMs - b.mtimeMs);
     const idleBefore = now() - minIdleMs;
     for (let start = 0; start < files.length && total > cacheBytes; start += TRIM_CONCURRENCY) {
@@ -180,7 +183,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         evicted.bytes += file.size;
       }
     }
-    return evicted;
+    return { ...evicted, cachedBytes: total };
   }
 
   return {
@@ -190,10 +193,12 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     publish,
     trimCache,
     bucket,
+    counters: () => ({ downloads: downloaded.count, downloadedBytes: downloaded.bytes, bucketErrors: bucket.errors }),
   };
 }
 
-async function decodedHash(path: string, encoding: Encoding): Promise<string> {
+/** The sha256 of what a variant file decodes to ('' if it does not decode). */
+export async function decodedHash(path: string, encoding: Encoding): Promise<string> {
   const hash = createHash('sha256');
   try {
     await pipeline(createReadStream(path), encoding === 'br' ? createBrotliDecompress() : createGunzip(), async (decoded: AsyncIterable<Buffer>) => {

@@ -49,6 +49,8 @@ const CONNECT_TIMEOUT_MS = 3000;
 const IDLE_TIMEOUT_MS = 15_000;
 
 export interface S3Bucket extends BlobBucket {
+  /** Every object under `prefix` (default: the blobs'), page by page. */
+  list(prefix?: string): AsyncIterable<BucketObject>;
   keyOf(sha256: string, encoding?: Encoding): string;
   /** Uploads the file at `path` (`size` bytes) under `key`, in parts past the threshold. */
   upload(key: string, path: string, size: number): Promise<void>;
@@ -63,6 +65,8 @@ export interface S3Bucket extends BlobBucket {
    * bucket answered (the SDK's own error, not mapped), or an error with code `PROBE_MISMATCH`.
    */
   probe(): Promise<void>;
+  /** Calls that failed with `BUCKET_UNAVAILABLE_CODE` so far (a missing object is no failure). */
+  readonly errors: number;
   close(): void;
 }
 
@@ -104,11 +108,17 @@ export function createS3Bucket(options: BucketOptions): S3Bucket {
   const keyOf = (sha256: string, encoding?: Encoding): string =>
     `${PREFIX}${sha256.slice(0, 2)}/${sha256.slice(2, 4)}/${sha256}${encoding === undefined ? '' : SUFFIX[encoding]}`;
 
+  let errors = 0;
+  const counted = (err: Error): Error => {
+    if ((err as { code?: string }).code === BUCKET_UNAVAILABLE_CODE) errors++;
+    return err;
+  };
+
   async function call<T>(key: string, send: () => Promise<T>): Promise<T> {
     try {
       return await send();
     } catch (err) {
-      throw bucketError(err, key);
+      throw counted(bucketError(err, key));
     }
   }
 
@@ -119,7 +129,7 @@ export function createS3Bucket(options: BucketOptions): S3Bucket {
       const modified = found.LastModified?.getTime() ?? 0;
       return { key, size: found.ContentLength ?? 0, touchedMs: Number.isFinite(stamped) ? Math.max(modified, stamped) : modified };
     } catch (err) {
-      const mapped = bucketError(err, key);
+      const mapped = counted(bucketError(err, key));
       if ((mapped as { code?: string }).code === NOT_IN_BUCKET) return undefined;
       throw mapped;
     }
@@ -177,8 +187,8 @@ export function createS3Bucket(options: BucketOptions): S3Bucket {
     async download(key) {
       const found = await call(key, () => client.send(new GetObjectCommand({ Bucket, Key: key })));
       const body = found.Body as Readable | undefined;
-      if (body === undefined) throw bucketError(new Error('GetObject answered without a body'), key);
-      return mapErrors(body, key);
+      if (body === undefined) throw counted(bucketError(new Error('GetObject answered without a body'), key));
+      return mapErrors(body, key, counted);
     },
 
     async touch(key, at) {
@@ -227,10 +237,10 @@ export function createS3Bucket(options: BucketOptions): S3Bucket {
       }
     },
 
-    async *list() {
+    async *list(prefix = PREFIX) {
       let ContinuationToken: string | undefined;
       do {
-        const page = await call(PREFIX, () => client.send(new ListObjectsV2Command({ Bucket, Prefix: PREFIX, ContinuationToken })));
+        const page = await call(prefix, () => client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken })));
         for (const object of page.Contents ?? []) {
           if (object.Key === undefined) continue;
           yield { key: object.Key, size: object.Size ?? 0, touchedMs: object.LastModified?.getTime() ?? 0 };
@@ -243,6 +253,9 @@ export function createS3Bucket(options: BucketOptions): S3Bucket {
       await call(key, () => client.send(new DeleteObjectCommand({ Bucket, Key: key })));
     },
 
+    get errors() {
+      return errors;
+    },
     close: () => client.destroy(),
   };
 }
@@ -263,11 +276,11 @@ function parseOwner(text: string): BucketOwner {
 }
 
 /** A body whose stream fails mid-way (a reset connection) fails as the bucket being unavailable. */
-async function* mapErrors(body: AsyncIterable<Uint8Array>, key: string): AsyncIterable<Uint8Array> {
+async function* mapErrors(body: AsyncIterable<Uint8Array>, key: string, counted: (err: Error) => Error): AsyncIterable<Uint8Array> {
   try {
     for await (const chunk of body) yield chunk;
   } catch (err) {
-    throw bucketError(err, key);
+    throw counted(bucketError(err, key));
   }
 }
 

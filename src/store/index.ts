@@ -16,6 +16,7 @@ export { REPLICA_POLL_MS } from './replica.js';
 export { DATABASE_ANSWER_MS } from './records-connections.js';
 export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } from './backup.js';
 export { moveToCluster, type ClusterMoveReport } from './migrate.js';
+export { backupCluster, restoreCluster, type ClusterBackupReport, type ClusterRestoreReport } from './cluster-backup.js';
 export { collectBucketGarbage, referencedBlobs, type BucketGarbageOptions, type BucketGarbageStore } from './bucket-gc.js';
 export { bucketOptionsOf } from './bucket.js';
 export { adoptBucket, checkBucket, claimBucket, describeOwner, ownerOf } from './bucket-owner.js';

@@ -15,6 +15,7 @@ import { isRecordsBusy, isRecordsUnavailable } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
 import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
 import { applyChanges, appliedSeq, clusterOf, recordingDbs } from './replica.js';
+import { createReplicaHealth } from './replica-health.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
 import type {
@@ -33,6 +34,7 @@ import type {
   SiteRecord,
   SiteState,
   Store,
+  StoreCounters,
   TokenRecord,
 } from './types.js';
 
@@ -86,6 +88,8 @@ export interface SiteRecords extends ManifestRecords {
    * unsubscribe function.
    */
   onSiteChanged(listener: (change: { siteId: string; name: string }) => void): () => void;
+  /** What this handle counted so far (bucket calls and downloads, PostgreSQL errors, rate-limit refusals). */
+  counters(): StoreCounters;
   /**
    * A value that changes whenever another process (the admin CLI) changes a site record, which
    * `onSiteChanged` does not report. Cheap enough to poll about once a second.
@@ -177,15 +181,35 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       if (change) await applyChanges(raw, [change]);
       return result;
     };
+    // Wall-clock times for operators, whatever clock the records use.
+    const health = createReplicaHealth(appliedSeq(raw), Date.now);
     const catchUp = async (): Promise<number> => {
       for (;;) {
-        const found = await records.changesSince(appliedSeq(raw));
-        if (found.length === 0) return appliedSeq(raw);
-        await applyRemote(found);
+        const from = appliedSeq(raw);
+        let found: Change[];
+        try {
+          found = await records.changesSince(from);
+        } catch (err) {
+          if (isRecordsUnavailable(err)) health.pollFailed(err);
+          throw err;
+        }
+        health.polled(from, found.at(-1)?.seq ?? from);
+        if (found.length === 0) return from;
+        try {
+          await applyRemote(found);
+        } catch (err) {
+          // A full disk, say: the replica stays where it was and the next poll tries again.
+          health.applyFailed(err);
+          throw err;
+        }
+        health.applied(appliedSeq(raw));
       }
     };
     cluster = {
       clusterId: records.clusterId,
+      get schema() {
+        return records.schema;
+      },
       connected: () => records.connected(),
       answering: () => records.answering(),
       applied: () => appliedSeq(raw),
@@ -222,10 +246,24 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       },
       alone: (task, fn) => records.alone(task, fn),
       pruneLog: (before) => records.pruneChanges(before),
+      health: () => health.status(),
     };
   }
 
   const manifests = manifestOps(dbs, now);
+  const rateLimited: Record<string, number> = {};
+  const takeRateTokensSomewhere = async (checks: readonly RateCheck[]): Promise<RateResult> => {
+    // Counters are this machine's own LMDB table when they are not in PostgreSQL.
+    if (!records) return takeRateTokens(raw, checks, now());
+    try {
+      return await records.takeRateTokens(checks, now());
+    } catch (err) {
+      // PostgreSQL away, or a stalled node holding these counters: count on this node alone
+      // rather than refuse every request.
+      if (!isRecordsUnavailable(err) && !isRecordsBusy(err)) throw err;
+      return takeRateTokens(raw, checks, now());
+    }
+  };
 
   function getSite(name: string): SiteRecord | undefined {
     const id = dbs.names.get(name);
@@ -294,21 +332,18 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     pruneExpired: () => pruneExpired(dbs, now()),
     findToken: (tokenHash) => dbs.tokens.get(tokenHash),
     async takeRateTokens(checks) {
-      // Counters are this machine's own LMDB table when they are not in PostgreSQL.
-      if (!records) return takeRateTokens(raw, checks, now());
-      try {
-        return await records.takeRateTokens(checks, now());
-      } catch (err) {
-        // PostgreSQL away, or a stalled node holding these counters: count on this node alone
-        // rather than refuse every request.
-        if (!isRecordsUnavailable(err) && !isRecordsBusy(err)) throw err;
-        return takeRateTokens(raw, checks, now());
+      const result = await takeRateTokensSomewhere(checks);
+      if (!result.allowed) {
+        const kind = capKind(result.refusedBy);
+        rateLimited[kind] = (rateLimited[kind] ?? 0) + 1;
       }
+      return result;
     },
     async pruneCounters(before) {
       const local = await pruneCounters(raw, before);
       return records ? local + (await records.pruneCounters(before)) : local;
     },
+    counters: () => ({ ...blobs.counters(), databaseErrors: records?.errors ?? 0, rateLimited: { ...rateLimited } }),
     onSiteChanged: (listener) => changes.subscribe(listener),
     siteChangesElsewhere() {
       let marksOfOthers = '';
@@ -351,13 +386,23 @@ function takeRateTokens(dbs: MetadataDbs, checks: readonly RateCheck[], at: numb
     const windows = checks.map((check) => rateWindow(at, check.windowMs));
     const keys = checks.map((check, i) => [check.scope, windows[i]!.start] as CounterKey);
     let retryAfterMs = 0;
+    let refusedBy = '';
     checks.forEach((check, i) => {
-      if (exceedsCap(dbs.counters.get(keys[i]!) ?? 0, check.hits ?? 1, check.limit)) retryAfterMs = Math.max(retryAfterMs, windows[i]!.retryAfterMs);
+      if (exceedsCap(dbs.counters.get(keys[i]!) ?? 0, check.hits ?? 1, check.limit)) {
+        retryAfterMs = Math.max(retryAfterMs, windows[i]!.retryAfterMs);
+        refusedBy ||= check.scope;
+      }
     });
-    if (retryAfterMs > 0) return { allowed: false, retryAfterMs };
+    if (retryAfterMs > 0) return { allowed: false, retryAfterMs, refusedBy };
     keys.forEach((key, i) => void dbs.counters.put(key, (dbs.counters.get(key) ?? 0) + (checks[i]!.hits ?? 1)));
     return { allowed: true };
   });
+}
+
+/** A cap's kind for metrics: its scope up to the colon (`api-network:203.0.113.0/24` → `api-network`), never the key. */
+function capKind(scope: string): string {
+  const colon = scope.indexOf(':');
+  return colon === -1 ? scope : scope.slice(0, colon);
 }
 
 function pruneCounters(dbs: MetadataDbs, before: number): Promise<number> {

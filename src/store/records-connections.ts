@@ -132,6 +132,8 @@ export interface RecordsConnections {
   withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
   /** False while PostgreSQL is known to be silent: its last call got no answer within the bound. */
   answering(): boolean;
+  /** Calls that failed so far (PostgreSQL unreachable or silent, or a query it refused), for operators' metrics. */
+  errors(): number;
   end(): Promise<void>;
 }
 
@@ -144,11 +146,13 @@ export function openConnections(url: string, maxConnections: number): RecordsCon
   // again. A moment later one call at a time tries it again; the first answer ends this.
   let silentAt: number | undefined;
   let probing = false;
+  let errors = 0;
 
   async function withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     let probe = false;
     if (silentAt !== undefined) {
       if (probing || performance.now() - silentAt < DATABASE_ANSWER_MS) {
+        errors++;
         throw unavailable(Object.assign(new Error(`no answer within ${DATABASE_ANSWER_MS} ms to the last call`), { code: 'ETIMEDOUT' }), url);
       }
       probe = probing = true;
@@ -160,6 +164,7 @@ export function openConnections(url: string, maxConnections: number): RecordsCon
       } catch (err) {
         // A refused connection is an answer (PostgreSQL is down, not hung).
         silentAt = isSilence(err) ? performance.now() : undefined;
+        errors++;
         throw unavailable(err, url);
       }
       // The server can end a connection between two queries (a restart): the client then emits
@@ -177,6 +182,8 @@ export function openConnections(url: string, maxConnections: number): RecordsCon
         broken ||= isConnectionError(err);
         // A connection the server closed (a restart, an idle transaction ended) was an answer.
         silentAt = isSilence(err) ? performance.now() : undefined;
+        // Refusals of ours thrown inside a transaction (a replica too far behind) are not the database's.
+        if (broken || err instanceof pg.DatabaseError) errors++;
         if (broken || codeOf(err) === '57014') throw unavailable(err, url);
         if (codeOf(err) === '55P03') throw busy(err);
         throw err;
@@ -189,7 +196,7 @@ export function openConnections(url: string, maxConnections: number): RecordsCon
     }
   }
 
-  return { withClient, answering: () => silentAt === undefined, end: () => pool.end() };
+  return { withClient, answering: () => silentAt === undefined, errors: () => errors, end: () => pool.end() };
 }
 
 /**

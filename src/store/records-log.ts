@@ -4,8 +4,9 @@ import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
 import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
-import { migrateSchema } from './records-schema.js';
+import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
 import type { RecordWrite, ReplicatedDb } from './replica.js';
+import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
 import type { RateCheck, RateResult } from './types.js';
 
 /**
@@ -54,6 +55,8 @@ export interface LogPosition {
 
 export interface RecordsLog {
   readonly clusterId: string;
+  /** The database's schema version as this handle last found it, and the newest this Plinth knows. */
+  readonly schema: { database: number; known: number };
   /** False while a log opened `offline` has not reached PostgreSQL yet. */
   connected(): boolean;
   /** False while PostgreSQL is known to be silent (records-connections.ts): writes would fail at once too. */
@@ -104,6 +107,8 @@ export interface RecordsLog {
   pruneCounters(before: number): Promise<number>;
   /** Runs `fn` only if no other node is running a task of this name (a leader for upkeep). */
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
+  /** Calls that failed so far (PostgreSQL unreachable, or a query it refused), for operators' metrics. */
+  readonly errors: number;
   close(): Promise<void>;
 }
 
@@ -142,8 +147,11 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
   let clusterId: string;
   let pending: Promise<void> | undefined;
   let refusal: Error | undefined;
+  // Until PostgreSQL answers, a log opened offline takes the schema for its own.
+  let schema: DatabaseSchema = { version: SCHEMA_VERSION };
+  const migrate = (client: pg.PoolClient): Promise<string> => migrateSchema(client, (found) => (schema = found));
   try {
-    clusterId = await withClient(migrateSchema);
+    clusterId = await withClient(migrate);
   } catch (err) {
     const offline = options.offline;
     if (offline === undefined || (err as { code?: unknown }).code !== RECORDS_UNAVAILABLE_CODE) {
@@ -193,7 +201,11 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     if (refusal) throw refusal;
     if (reconnected) return;
     pending ??= (async () => {
-      const found = await withClient(migrateSchema);
+      const found = await withClient(migrate).catch((err: unknown) => {
+        // Migrated past this Plinth while it ran without PostgreSQL: it writes nothing more.
+        if ((err as { code?: unknown }).code === SCHEMA_TOO_NEW) refusal = err as Error;
+        throw err;
+      });
       if (found !== clusterId) {
         refusal = behind(`PostgreSQL now holds cluster ${found}, not ${clusterId} that this replica follows; it must be rebuilt.`);
       } else if (!(await options.offline!.resumable({ logStart, stampOf }))) {
@@ -224,6 +236,10 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
   return {
     clusterId,
+
+    get schema() {
+      return { database: Math.max(schema.version, SCHEMA_VERSION), known: SCHEMA_VERSION };
+    },
 
     connected: () => reconnected,
 
@@ -426,16 +442,20 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           // Locked in one order (scope, window) so two requests never wait on each other in a cycle.
           const ordered = [...keys].sort((a, b) => (a.scope === b.scope ? a.start - b.start : a.scope < b.scope ? -1 : 1));
           let retryAfterMs = 0;
+          let refusedBy = '';
           for (const key of ordered) {
             const row = await client.query<{ hits: number }>('SELECT hits FROM plinth_counters WHERE scope = $1 AND window_start = $2 FOR UPDATE', [
               key.scope,
               key.start,
             ]);
-            if (exceedsCap(row.rows[0]?.hits ?? 0, key.hits, key.check.limit)) retryAfterMs = Math.max(retryAfterMs, key.retryAfterMs);
+            if (exceedsCap(row.rows[0]?.hits ?? 0, key.hits, key.check.limit)) {
+              retryAfterMs = Math.max(retryAfterMs, key.retryAfterMs);
+              refusedBy ||= key.scope;
+            }
           }
           if (retryAfterMs > 0) {
             await client.query('ROLLBACK');
-            return { allowed: false, retryAfterMs };
+            return { allowed: false, retryAfterMs, refusedBy };
           }
           for (const key of keys) {
             await client.query('UPDATE plinth_counters SET hits = hits + $3 WHERE scope = $1 AND window_start = $2', [key.scope, key.start, key.hits]);
@@ -466,6 +486,9 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         }
       }),
 
+    get errors() {
+      return connections.errors();
+    },
     close: () => connections.end(),
   };
 }
@@ -485,7 +508,7 @@ async function readAllRecords(
 }
 
 /** A lock number for a task name: advisory locks take integers. */
-function hashTask(task: string): number {
+export function hashTask(task: string): number {
   let hash = 7_100_000;
   for (const char of task) hash = (hash * 31 + char.charCodeAt(0)) | 0;
   return hash;

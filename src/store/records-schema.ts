@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { BULK_QUERY_MS, DATABASE_ANSWER_MS, isConnectionError, timeBound } from './records-connections.js';
+import { checkSchema, READABLE_FROM_KEY, type DatabaseSchema } from './schema-version.js';
 
 /** The tables of a cluster's records in PostgreSQL, created and upgraded by versioned migrations. */
 
@@ -9,7 +10,12 @@ const MIGRATE_LOCK = 7_000_002;
 const MIGRATE_LOCK_WAIT = '60s';
 const MIGRATE_LOCK_QUERY_MS = 60_000 + DATABASE_ANSWER_MS;
 
-/** Versioned migrations, applied in order at start-up, once per database. */
+/**
+ * Versioned migrations, applied in order at start-up, once per database. Nodes of this release
+ * and the one before share the database during a rolling upgrade: a migration only adds what
+ * older nodes ignore, and removes only what the release before already stopped using, raising
+ * `schema_readable_from` when it does (schema-version.ts, docs/operating.md "Upgrading a cluster").
+ */
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE plinth_meta (key text PRIMARY KEY, value text NOT NULL);
    CREATE TABLE plinth_changes (seq bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), origin text NOT NULL, writes jsonb NOT NULL);
@@ -17,16 +23,25 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE plinth_counters (scope text NOT NULL, window_start bigint NOT NULL, hits integer NOT NULL, PRIMARY KEY (scope, window_start));`,
 ];
 
+/** The newest schema version this Plinth knows: that of its last migration. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
 /**
  * Brings the schema up to date (once per database, under a lock, whichever node gets there first)
- * and returns the cluster's id.
+ * and returns the cluster's id. A database newer than this Plinth knows is refused, unchanged
+ * (an error with code SCHEMA_TOO_NEW), unless its migrations declared that this version still
+ * works there; `seen` is told what the database held.
  */
-export async function migrateSchema(client: pg.PoolClient): Promise<string> {
+export async function migrateSchema(client: pg.PoolClient, seen?: (schema: DatabaseSchema) => void): Promise<string> {
   await client.query(`SET lock_timeout = '${MIGRATE_LOCK_WAIT}'`);
   await timeBound(client, 'SELECT pg_advisory_lock($1)', [MIGRATE_LOCK], MIGRATE_LOCK_QUERY_MS);
   try {
     await client.query('CREATE TABLE IF NOT EXISTS plinth_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const done = new Set((await client.query<{ version: number }>('SELECT version FROM plinth_migrations')).rows.map((row) => row.version));
+    const schema = await readSchema(client, done);
+    const refusal = checkSchema(schema, SCHEMA_VERSION);
+    if (refusal) throw refusal;
+    seen?.(schema);
     for (const [index, sql] of MIGRATIONS.entries()) {
       const version = index + 1;
       if (done.has(version)) continue;
@@ -44,4 +59,12 @@ export async function migrateSchema(client: pg.PoolClient): Promise<string> {
     await client.query('RESET lock_timeout').catch(() => undefined);
   }
   return (await client.query<{ value: string }>("SELECT value FROM plinth_meta WHERE key = 'cluster_id'")).rows[0]!.value;
+}
+
+/** The database's schema: its newest applied migration, and what its migrations said older nodes may do. */
+async function readSchema(client: pg.PoolClient, applied: ReadonlySet<number>): Promise<DatabaseSchema> {
+  const version = Math.max(0, ...applied);
+  if (version === 0) return { version };
+  const row = (await client.query<{ value: string }>('SELECT value FROM plinth_meta WHERE key = $1', [READABLE_FROM_KEY])).rows[0];
+  return row === undefined ? { version } : { version, readableFrom: Number(row.value) };
 }

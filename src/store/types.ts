@@ -13,8 +13,9 @@ import type { SiteRecords } from './metadata.js';
 import type { OAuthRecords } from './oauth.js';
 import type { PeopleRecords } from './sessions.js';
 import type { SiteAccessRecords } from './site-access.js';
+import type { ReplicaStatus } from './replica-health.js';
 
-export type { Encoding, Plan, RevisionExtras, Role };
+export type { Encoding, Plan, RevisionExtras, ReplicaStatus, Role };
 
 /** Stored state; `expired` is never stored, it is decided at read time from `expiresAt`. */
 export type SiteState = 'active' | 'deleted' | 'taken_down';
@@ -258,9 +259,35 @@ export interface BlobStore {
    * cache is within its byte budget, never one the bucket does not hold yet, nor one used in the
    * last minute. No-op without a bucket, or with a budget of 0.
    */
-  trimCache(): Promise<{ files: number; bytes: number }>;
+  trimCache(): Promise<CacheTrim>;
   /** The bucket the blobs live in, for bucket garbage collection; undefined without one. */
   readonly bucket?: BlobBucket;
+  /** What this handle did with the bucket so far (all 0 without one), for operators' metrics. */
+  counters(): BlobCounters;
+}
+
+/** One pass of cache upkeep: what went, and what the cache held after it (when it was measured). */
+export interface CacheTrim {
+  files: number;
+  bytes: number;
+  /** Bytes of blob files left in the cache; undefined when the pass did not list them (no budget). */
+  cachedBytes?: number;
+}
+
+export interface BlobCounters {
+  /** Blobs and variants downloaded from the bucket into the local cache, and their bytes. */
+  downloads: number;
+  downloadedBytes: number;
+  /** Calls to the bucket that failed because it could not be reached or refused (not a missing object). */
+  bucketErrors: number;
+}
+
+/** What a store handle counted so far, for operators' metrics. */
+export interface StoreCounters extends BlobCounters {
+  /** Calls to PostgreSQL that failed (0 for the embedded store). */
+  databaseErrors: number;
+  /** Requests refused by a rate cap, by the cap's kind (its scope up to the colon: `api-network`, `anon-sites` …). */
+  rateLimited: Record<string, number>;
 }
 
 export interface BlobFile {
@@ -585,7 +612,8 @@ export interface RateCheck {
   hits?: number;
 }
 
-export type RateResult = { allowed: true } | { allowed: false; retryAfterMs: number };
+/** A refusal names the scope of (the first) cap that had no room. */
+export type RateResult = { allowed: true } | { allowed: false; retryAfterMs: number; refusedBy: string };
 
 export interface StoreOptions {
   /** Data directory; LMDB lives in `<dir>/meta`, blobs in `<dir>/blobs`. */
@@ -621,6 +649,11 @@ export interface ClusterStoreOptions extends StoreOptions {
 /** What a store in a cluster adds: the replica's position and the cluster's upkeep lock. */
 export interface ClusterControl {
   readonly clusterId: string;
+  /**
+   * The database's schema version and the newest this Plinth knows. The database is newer only
+   * while a rolling upgrade is under way and its migrations said this version still works on it.
+   */
+  readonly schema: { database: number; known: number };
   /** False while a node that started without PostgreSQL (on its complete replica) has not reached it yet. */
   connected(): boolean;
   /**
@@ -642,4 +675,6 @@ export interface ClusterControl {
   pruneLog(before: number): Promise<number>;
   /** Runs `fn` unless another node is already running the task (returns undefined then). */
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
+  /** How well the replica follows the log, as the thread that follows it saw it (see `follow`). */
+  health(): ReplicaStatus;
 }

@@ -115,9 +115,10 @@ function otherValue(name: string, fallback: string): string {
     PLINTH_S3_REGION: 'eu-west-1',
     PLINTH_DNS_SERVERS: '127.0.0.1:5353',
     PLINTH_TLS_ASK_HOST: '10.0.0.2',
+    PLINTH_OPS_HOST: '10.0.0.2',
   };
   if (samples[name] !== undefined) return samples[name]!;
-  if (name === 'PLINTH_TRUST_PROXY' || name === 'PLINTH_OUTBOX_PAGE') return fallback === '1' ? '0' : '1';
+  if (['PLINTH_TRUST_PROXY', 'PLINTH_OUTBOX_PAGE', 'PLINTH_METRICS', 'PLINTH_ACCESS_LOG'].includes(name)) return fallback === '1' ? '0' : '1';
   if (/_HOST$|_DOMAIN$/.test(name)) return 'other.example';
   if (/_URL$/.test(name)) return 'https://other.example';
   if (/^\d+$/.test(fallback)) return String(Number(fallback) + 1);

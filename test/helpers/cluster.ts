@@ -30,6 +30,8 @@ export interface ClusterOptions {
   count?: number;
   /** Settings every node gets (beside the test defaults of `mainEnv`). */
   env?: Record<string, string>;
+  /** Settings of one node (its own address and ports, say), over `env`. */
+  nodeEnv?: (index: number) => Record<string, string>;
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<TestCluster> {
@@ -39,7 +41,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
   const dirs = Array.from({ length: count }, (_, i) => tempDir(`plinth-node-${i}-`));
   const processes: Array<MainProcess | undefined> = new Array(count).fill(undefined);
   const env = (index: number, extra: Record<string, string> = {}) =>
-    mainEnv(dirs[index]!, { PLINTH_DATABASE_URL: pg.url, ...s3.env, ...options.env, ...extra });
+    mainEnv(dirs[index]!, { PLINTH_DATABASE_URL: pg.url, ...s3.env, ...options.env, ...options.nodeEnv?.(index), ...extra });
   const cluster: TestCluster = {
     pg,
     s3,

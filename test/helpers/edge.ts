@@ -181,33 +181,46 @@ export async function startPebble(options: { dir: string; dns: string; httpPort:
  * Caddy with on-demand TLS in front of `upstream`, asking `ask` before each new certificate, with
  * Pebble as its CA. Its admin API is off and its storage, home and config live in `dir`.
  */
-export async function startCaddy(options: { dir: string; pebble: Pebble; upstream: string; ask: string; httpPort: number; httpsPort: number }): Promise<Caddy> {
+export function startCaddy(options: { dir: string; pebble: Pebble; upstream: string; ask: string; httpPort: number; httpsPort: number }): Promise<Caddy> {
+  const caddyfile = [
+    '{',
+    '\ton_demand_tls {',
+    `\t\task ${options.ask}`,
+    '\t}',
+    '}',
+    'https:// {',
+    '\ttls {',
+    '\t\ton_demand',
+    '\t}',
+    `\treverse_proxy ${options.upstream}`,
+    '}',
+    '',
+  ].join('\n');
+  return startCaddyfile({ ...options, caddyfile });
+}
+
+/**
+ * Caddy running `caddyfile`, with the test's own global options added to its global block (ports,
+ * Pebble as the CA, storage in `dir`, admin API off): everything else as written.
+ */
+export async function startCaddyfile(options: { dir: string; pebble: Pebble; caddyfile: string; httpPort: number; httpsPort: number }): Promise<Caddy> {
   mkdirSync(options.dir, { recursive: true });
+  const testOptions = [
+    '\tadmin off',
+    `\thttp_port ${options.httpPort}`,
+    `\thttps_port ${options.httpsPort}`,
+    `\tacme_ca ${options.pebble.directory}`,
+    `\tacme_ca_root ${options.pebble.listenerCertPath}`,
+    `\tstorage file_system ${join(options.dir, 'data')}`,
+    '\tskip_install_trust',
+  ];
+  // The global options block is the first block, after any comments.
+  const lines = options.caddyfile.split('\n');
+  const opening = lines.findIndex((line) => !line.startsWith('#') && line.trim() !== '');
+  if (lines[opening] !== '{') throw new Error('the Caddyfile must open with its global options block');
+  lines.splice(opening + 1, 0, ...testOptions);
   const caddyfile = join(options.dir, 'Caddyfile');
-  writeFileSync(
-    caddyfile,
-    [
-      '{',
-      '\tadmin off',
-      `\thttp_port ${options.httpPort}`,
-      `\thttps_port ${options.httpsPort}`,
-      `\tacme_ca ${options.pebble.directory}`,
-      `\tacme_ca_root ${options.pebble.listenerCertPath}`,
-      `\tstorage file_system ${join(options.dir, 'data')}`,
-      '\tskip_install_trust',
-      '\ton_demand_tls {',
-      `\t\task ${options.ask}`,
-      '\t}',
-      '}',
-      'https:// {',
-      '\ttls {',
-      '\t\ton_demand',
-      '\t}',
-      `\treverse_proxy ${options.upstream}`,
-      '}',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(caddyfile, lines.join('\n'));
   const proc = run('caddy', ['run', '--config', caddyfile, '--adapter', 'caddyfile'], {
     HOME: options.dir,
     XDG_DATA_HOME: options.dir,

@@ -10,6 +10,8 @@ export interface TestResponse {
 export interface TestRequest {
   port: number;
   host: string;
+  /** Where to connect: 127.0.0.1 unless another loopback address (a node of its own) is named. */
+  address?: string;
   path?: string;
   method?: string;
   headers?: Record<string, string>;
@@ -24,7 +26,7 @@ export function request(options: TestRequest): Promise<TestResponse> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       {
-        host: '127.0.0.1',
+        host: options.address ?? '127.0.0.1',
         port: options.port,
         method: options.method ?? 'GET',
         path: options.path ?? '/',

@@ -10,6 +10,8 @@ export interface MainProcess {
   port: number;
   /** Everything written to stdout and stderr so far. */
   output(): string;
+  /** What was written to stdout alone (JSON lines). */
+  stdout(): string;
   /** Resolves with the exit code and signal once the process has ended. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -31,12 +33,27 @@ export function mainEnv(dataDir: string, env: Record<string, string> = {}): Reco
   };
 }
 
+export interface StartMainOptions {
+  timeoutMs?: number;
+  /** The command line, as a service manager would run it (default: this Node on dist/main.js). */
+  command?: readonly string[];
+  cwd?: string;
+  /** `env` alone, as systemd gives a service, rather than on top of this process's environment. */
+  cleanEnv?: boolean;
+}
+
 /** Starts `node dist/main.js` and resolves once it prints the port it listens on. */
-export function startMain(env: Record<string, string>, options: { timeoutMs?: number } = {}): Promise<MainProcess> {
+export function startMain(env: Record<string, string>, options: StartMainOptions = {}): Promise<MainProcess> {
   if (!existsSync(MAIN)) throw new Error('run `npm run build` first (npm test does)');
+  const [command, ...args] = options.command ?? [process.execPath, MAIN];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command!, args, {
+      env: options.cleanEnv ? env : { ...process.env, ...env },
+      cwd: options.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
+    let stdout = '';
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
       child.on('exit', (code, signal) => done({ code, signal }));
     });
@@ -49,9 +66,10 @@ export function startMain(env: Record<string, string>, options: { timeoutMs?: nu
       const match = /running on port (\d+)/.exec(out);
       if (match) {
         clearTimeout(timer);
-        resolve({ child, port: Number(match[1]), output: () => out, exited });
+        resolve({ child, port: Number(match[1]), output: () => out, stdout: () => stdout, exited });
       }
     };
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     void exited.then(({ code, signal }) => {

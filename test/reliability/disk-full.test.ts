@@ -5,7 +5,9 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
 import { deployTo, jsonDeployBody, type DeployAnswer } from '../helpers/deploy-client.js';
+import { freePort } from '../helpers/edge.js';
 import { request } from '../helpers/http.js';
+import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { fillDisk, freeBytes, mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 import { recordFigures } from './figures.js';
@@ -181,4 +183,89 @@ describe('the LMDB map', () => {
     }
     recordFigures('lmdb-map', { rows: 20_000, dataMdbBytes: size });
   });
+});
+
+// The health check operators used (`GET /` on the docs host) said 200 however full the disk was.
+// The operator listener's /readyz says what is wrong: here two nodes share a full tmpfs, one with
+// a free-space bound (the disk is full) and one without (a write fails).
+const readyMount = mountTmpfs(48 * 1024 * 1024);
+const readyFs = 'dir' in readyMount ? readyMount : undefined;
+
+describe.skipIf(!readyFs)('readiness on a full disk', () => {
+  const fs = readyFs as Tmpfs;
+  const nodes: Array<{ main: MainProcess; opsPort: number }> = [];
+  let filler: string | undefined;
+
+  beforeAll(async () => {
+    for (const [name, minFree] of [
+      ['bounded', '8'],
+      ['unbounded', '0'],
+    ] as const) {
+      const opsPort = await freePort();
+      const main = await startMain(mainEnv(join(fs.dir, name), { PLINTH_OPS_PORT: String(opsPort), PLINTH_READY_MIN_FREE_MB: minFree }), { timeoutMs: 60_000 });
+      nodes.push({ main, opsPort });
+    }
+  }, 150_000);
+
+  afterAll(async () => {
+    try {
+      if (filler) rmSync(filler);
+      for (const node of nodes) await killMain(node.main, 'SIGKILL');
+    } finally {
+      fs.unmount();
+    }
+  });
+
+  const readyz = async (opsPort: number) => {
+    const res = await request({ port: opsPort, host: '127.0.0.1', path: '/readyz' });
+    return { status: res.status, body: JSON.parse(res.text) as { ready: boolean; reason?: string; checks: Record<string, { ok: boolean }> } };
+  };
+  const until = async <T>(probe: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const value = await probe();
+      if (done(value) || Date.now() > deadline) return value;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  };
+
+  it('answers /readyz 503 with the reason while the docs host goes on saying 200, and 200 again once space is back', async () => {
+    for (const node of nodes) expect((await readyz(node.opsPort)).status).toBe(200);
+    filler = fillDisk(fs.dir, 0);
+
+    const [bounded, unbounded] = nodes as [(typeof nodes)[0], (typeof nodes)[0]];
+    const full = await until(
+      () => readyz(bounded.opsPort),
+      (answer) => answer.status === 503,
+    );
+    expect(full.status).toBe(503);
+    expect(full.body.ready).toBe(false);
+    expect(full.body.reason).toMatch(/the data directory's disk is full: \d+\.\d MB free, under the 8 MB of PLINTH_READY_MIN_FREE_MB/);
+    expect(full.body.checks.disk!.ok).toBe(false);
+    // Without a bound on free space, the write that fails tells it.
+    const failing = await until(
+      () => readyz(unbounded.opsPort),
+      (answer) => answer.status === 503,
+    );
+    expect(failing.status).toBe(503);
+    expect(failing.body.reason).toMatch(/the data directory takes no writes \(ENOSPC\)/);
+
+    for (const node of nodes) {
+      // The old check still says all is well; the process itself runs.
+      expect((await request({ port: node.main.port, host: 'localhost', path: '/' })).status).toBe(200);
+      expect((await request({ port: node.opsPort, host: '127.0.0.1', path: '/healthz' })).status).toBe(200);
+    }
+
+    rmSync(filler);
+    filler = undefined;
+    for (const node of nodes)
+      expect(
+        (
+          await until(
+            () => readyz(node.opsPort),
+            (answer) => answer.status === 200,
+          )
+        ).status,
+      ).toBe(200);
+  }, 60_000);
 });

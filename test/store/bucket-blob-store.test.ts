@@ -225,11 +225,13 @@ describe('the local cache', () => {
     // Using the oldest makes it the newest.
     expect(blobs.isLocal(shas[0]!)).toBe(true);
 
-    expect(await blobs.trimCache()).toEqual({ files: 3, bytes: 30_000 });
+    expect(await blobs.trimCache()).toEqual({ files: 3, bytes: 30_000, cachedBytes: 30_000 });
     expect(shas.map((sha) => existsSync(blobs.pathOf(sha)))).toEqual([true, false, false, false, true, true]);
-    // An evicted blob comes back from the bucket.
+    // An evicted blob comes back from the bucket, and counts as a download.
+    expect(blobs.counters()).toEqual({ downloads: 0, downloadedBytes: 0, bucketErrors: 0 });
     await blobs.fetch(shas[1]!);
     expect(sha256(blobs.readSync(shas[1]!))).toBe(shas[1]);
+    expect(blobs.counters()).toEqual({ downloads: 1, downloadedBytes: 10_000, bucketErrors: 0 });
   });
 
   it('never evicts a blob the bucket does not hold yet, nor one used within the idle time', async () => {
@@ -240,7 +242,7 @@ describe('the local cache', () => {
     // Used just now: kept whatever its rank.
     utimesSync(blobs.pathOf(shas[0]!), Date.now() / 1000, Date.now() / 1000);
 
-    expect(await blobs.trimCache()).toEqual({ files: 2, bytes: 20_000 });
+    expect(await blobs.trimCache()).toEqual({ files: 2, bytes: 20_000, cachedBytes: 20_000 });
     expect(existsSync(blobs.pathOf(unpublished))).toBe(true);
     expect(existsSync(blobs.pathOf(shas[0]!))).toBe(true);
     expect(existsSync(blobs.pathOf(shas[1]!))).toBe(false);
@@ -293,7 +295,8 @@ describe('with the bucket down', () => {
 
       await expect(node.blobs.publish([pending])).rejects.toMatchObject({ code: 'BUCKET_UNAVAILABLE' });
       // Whether the bucket holds a file cannot be known now, so the cache keeps everything.
-      expect(await blobs.trimCache()).toEqual({ files: 0, bytes: 0 });
+      expect(await blobs.trimCache()).toEqual({ files: 0, bytes: 0, cachedBytes: 5000 });
+      expect(node.blobs.counters().bucketErrors).toBeGreaterThan(0);
       expect(blobs.isLocal(sha)).toBe(true);
       // What is cached is still read locally.
       expect(blobs.readSync(sha)).toEqual(bytes);

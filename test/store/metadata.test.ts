@@ -261,9 +261,11 @@ describe('rate counters', () => {
       expect(await store.takeRateTokens([sites, deploys])).toEqual({ allowed: true });
       expect(await store.takeRateTokens([sites, deploys])).toEqual({ allowed: true });
       // The site cap is reached: nothing is counted, not even the deploy.
-      expect(await store.takeRateTokens([sites, deploys])).toEqual({ allowed: false, retryAfterMs: 50 * 60_000 });
+      expect(await store.takeRateTokens([sites, deploys])).toEqual({ allowed: false, retryAfterMs: 50 * 60_000, refusedBy: 'sites:net' });
       expect(await store.takeRateTokens([deploys])).toEqual({ allowed: true });
-      expect(await store.takeRateTokens([deploys])).toEqual({ allowed: false, retryAfterMs: 50 * 60_000 });
+      expect(await store.takeRateTokens([deploys])).toEqual({ allowed: false, retryAfterMs: 50 * 60_000, refusedBy: 'deploys:net' });
+      // Refusals are counted by the kind of cap, never by its key (the network here).
+      expect(store.counters().rateLimited).toEqual({ sites: 1, deploys: 1 });
       clock += 50 * 60_000;
       expect(await store.takeRateTokens([sites, deploys])).toEqual({ allowed: true });
       expect(await store.pruneCounters(clock)).toBe(2);
@@ -291,10 +293,10 @@ describe('rate counters', () => {
           { ...credential, hits: 2 },
           { ...network, hits: 2 },
         ]),
-      ).toEqual({ allowed: false, retryAfterMs: 60_000 });
+      ).toEqual({ allowed: false, retryAfterMs: 60_000, refusedBy: 'credential:c' });
       expect(await store.takeRateTokens([{ ...network, hits: 6 }])).toEqual({ allowed: true });
       expect(await store.takeRateTokens([credential])).toEqual({ allowed: true });
-      expect(await store.takeRateTokens([credential])).toEqual({ allowed: false, retryAfterMs: 60_000 });
+      expect(await store.takeRateTokens([credential])).toEqual({ allowed: false, retryAfterMs: 60_000, refusedBy: 'credential:c' });
     } finally {
       await store.close();
     }
