@@ -83,6 +83,25 @@ describe('module boundaries', () => {
     }
   });
 
+  // Type-only imports count too: a circle of types is still two modules that cannot be read apart.
+  it('has no import circle, inside an area or across areas', () => {
+    const graph = new Map(files.map(({ file, path }) => [path, localImports(file)]));
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (path: string, trail: string[]): void => {
+      if (state.get(path) === 'done' || !graph.has(path)) return;
+      if (state.get(path) === 'open') {
+        circles.push([...trail.slice(trail.indexOf(path)), path].join(' → '));
+        return;
+      }
+      state.set(path, 'open');
+      for (const target of graph.get(path)!) visit(target, [...trail, path]);
+      state.set(path, 'done');
+    };
+    for (const path of graph.keys()) visit(path, []);
+    expect(circles).toEqual([]);
+  });
+
   it('keeps the operations free of any transport', () => {
     for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'sites')) {
       for (const target of localImports(file)) expect(target.startsWith('http/'), `${path} → ${target}`).toBe(false);

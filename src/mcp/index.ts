@@ -30,7 +30,8 @@ import { judgeBatch } from './batch.js';
 import { splitArguments } from './envelope.js';
 import { isAllowedOrigin, type OriginPolicy } from './origins.js';
 import { compileTools, createToolServer } from './tool-server.js';
-import { toolSpecs, type ToolContext } from './tools.js';
+import type { ToolContext } from './tool-spec.js';
+import { toolSpecs } from './tools.js';
 
 export interface McpOptions {
   ops: Operations;

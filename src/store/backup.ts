@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { syncFilesystem } from './filesystem-sync.js';
 import { openBlobStore, openStore } from './open.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
-import type { Store } from './types.js';
+import type { Store } from './metadata.js';
 
 /**
  * Backups of a data directory, taken while the server runs and deploys go on.

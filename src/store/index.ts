@@ -3,7 +3,7 @@ export type { AccountRecords } from './accounts.js';
 export type { AddDomainResult, DomainPatch, DomainRecords, NewDomain } from './domains.js';
 export type { LifecycleRecords } from './lifecycle.js';
 export type { MembershipRecords } from './memberships.js';
-export type { SiteRecords } from './metadata.js';
+export type { SiteRecords, Store } from './metadata.js';
 export type { DeleteRevisionResult } from './prune.js';
 export type { ManifestRecords } from './manifests.js';
 export type { OAuthRecords } from './oauth.js';

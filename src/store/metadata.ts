@@ -11,6 +11,13 @@ import { oauthOps } from './oauth.js';
 import { peopleOps } from './sessions.js';
 import { siteAccessOps } from './site-access.js';
 import { isRunning } from './processes.js';
+import type { AccountRecords } from './accounts.js';
+import type { DomainRecords } from './domains.js';
+import type { LifecycleRecords } from './lifecycle.js';
+import type { MembershipRecords } from './memberships.js';
+import type { OAuthRecords } from './oauth.js';
+import type { PeopleRecords } from './sessions.js';
+import type { SiteAccessRecords } from './site-access.js';
 import { isRecordsBusy, isRecordsUnavailable } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
 import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
@@ -33,7 +40,6 @@ import type {
   RevisionRecord,
   SiteRecord,
   SiteState,
-  Store,
   StoreCounters,
   TokenRecord,
 } from './types.js';
@@ -126,6 +132,12 @@ export interface SiteRecords extends ManifestRecords {
   /** Set in a cluster (records in PostgreSQL); undefined for the embedded store. */
   readonly cluster?: ClusterControl;
 }
+
+/**
+ * The whole store, one record family per module (each family's contract sits next to its
+ * implementation). Areas that need less ask for less: serving takes serve's `SiteReader`.
+ */
+export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords & DomainRecords & SiteAccessRecords;
 
 export type Metadata = Omit<Store, 'blobs'>;
 

@@ -9,7 +9,8 @@ import { forEachLimit } from './bucket.js';
 import { openMetadataDbs, type MetadataDbs } from './metadata-dbs.js';
 import { claimBucketForMove, INSTALL_ID_SECRET } from './bucket-owner.js';
 import { openRecordsLog, type RecordsLog } from './records-log.js';
-import { clusterOf, REPLICATED_DBS, type RecordWrite, type ReplicatedDb } from './replica.js';
+import { clusterOf } from './replica.js';
+import { REPLICATED_DBS, type RecordWrite, type ReplicatedDb } from './replicated-dbs.js';
 import { ENCODINGS } from '../rules/index.js';
 import type { BucketOptions, BucketOwner } from './types.js';
 

@@ -5,7 +5,7 @@ import { exceedsCap, rateWindow } from '../rules/index.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
 import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
-import type { RecordWrite, ReplicatedDb } from './replica.js';
+import type { RecordWrite, ReplicatedDb } from './replicated-dbs.js';
 import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
 import type { RateCheck, RateResult } from './types.js';
 

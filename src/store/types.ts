@@ -5,14 +5,6 @@
  */
 
 import type { DomainStatus, Encoding, Plan, RevisionExtras, Role } from '../rules/index.js';
-import type { AccountRecords } from './accounts.js';
-import type { DomainRecords } from './domains.js';
-import type { LifecycleRecords } from './lifecycle.js';
-import type { MembershipRecords } from './memberships.js';
-import type { SiteRecords } from './metadata.js';
-import type { OAuthRecords } from './oauth.js';
-import type { PeopleRecords } from './sessions.js';
-import type { SiteAccessRecords } from './site-access.js';
 import type { ReplicaStatus } from './replica-health.js';
 
 export type { Encoding, Plan, RevisionExtras, ReplicaStatus, Role };
@@ -353,12 +345,6 @@ export interface BucketOptions {
   /** `trimCache` keeps files used within this long (default a minute). */
   minIdleMs?: number;
 }
-
-/**
- * The whole store, one record family per module (each family's contract sits next to its
- * implementation). Areas that need less ask for less: serving takes serve's `SiteReader`.
- */
-export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords & DomainRecords & SiteAccessRecords;
 
 /** A custom domain attached to a site (keyed by the domain: one site at a time). */
 export interface DomainRecord {
