@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import type { Plan, SiteRecord } from '../store/index.js';
-import { resolveSite } from './access.js';
+import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { checkSitesLimit, sitesLimitOf } from './limits.js';

@@ -3,7 +3,7 @@ import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { challengeName, looksLikeApex, parseDomain } from '../rules/index.js';
 import type { DomainRecord, SiteRecord } from '../store/index.js';
-import { resolveSite } from './access.js';
+import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import { checkDomain, createTxtLookup, isHeldElsewhere, type TxtLookup } from './domain-checks.js';
 import type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from '../contract/index.js';

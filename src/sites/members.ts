@@ -3,7 +3,7 @@ import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { normaliseEmail, REMOVAL_CONFIRM_MS } from '../rules/index.js';
 import { hashToken, type InviteRecord, type Role, type SiteRecord } from '../store/index.js';
-import { checkAlive, requireAccount, resolveSite } from './access.js';
+import { checkAlive, requireAccount, resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { inviteMail } from './mail-templates.js';

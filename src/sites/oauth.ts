@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { hashToken, newId, type AccountRecord, type OAuthClientRecord, type OAuthGrantRecord } from '../store/index.js';
-import { requireAccount } from './access.js';
+import { requireAccount } from './authorization.js';
 import type { Caller } from './callers.js';
 import { createClientMetadataFetcher, type ClientMetadataFetcher } from './client-metadata.js';
 import type { OperationsDeps } from './deps.js';

@@ -2,7 +2,7 @@ import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { isInHistoryReach, PLAN_LIMITS } from '../rules/index.js';
 import type { FileEntry, RevisionRecord, SiteRecord } from '../store/index.js';
-import { permissionsOf, resolveSite } from './access.js';
+import { permissionsOf, resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { compactEntry } from './limits.js';

@@ -3,7 +3,7 @@ import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { renameProblem } from '../rules/index.js';
 import { hashToken, type Confirmation, type Role, type SiteRecord } from '../store/index.js';
-import { checkAlive, notFound, permissionsOf, requireAccount, resolveSite, visibleSite } from './access.js';
+import { checkAlive, notFound, permissionsOf, requireAccount, resolveSite, visibleSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
