@@ -4,7 +4,24 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
-const AREAS = ['rules', 'contract', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'cli', 'web', 'docs', 'runtime'] as const;
+const AREAS = [
+  'rules',
+  'contract',
+  'outbound',
+  'http',
+  'badge',
+  'store',
+  'serve',
+  'ingest',
+  'sites',
+  'api',
+  'app',
+  'mcp',
+  'cli',
+  'web',
+  'docs',
+  'runtime',
+] as const;
 // The root modules every area may use (besides its own folder and node built-ins).
 const SHARED = ['config.ts', 'errors.ts', 'log.ts'];
 // Which other areas each area may import, always through that area's index.ts.
@@ -13,6 +30,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   rules: [],
   // The wire shapes and their schemas: a leaf that the operations, the edges and the ingest worker read.
   contract: ['rules'],
+  // What the service sends out (mail, client metadata fetches, DNS lookups), injected into the operations.
+  outbound: ['rules'],
   // The uWS edge kit: request copies, routing, bodies, writers.
   http: ['rules'],
   // Placing the badge in a page: CPU work that both serving threads and ingest workers run.
@@ -21,16 +40,16 @@ const ALLOWED: Record<string, readonly string[]> = {
   serve: ['store', 'http', 'rules', 'badge'],
   ingest: ['store', 'rules', 'badge', 'contract'],
   // The operations never reach an edge or uWS; edges reach the store only for read-only views.
-  sites: ['store', 'ingest', 'rules', 'contract'],
+  sites: ['store', 'ingest', 'rules', 'contract', 'outbound'],
   api: ['sites', 'store', 'http', 'rules', 'contract'],
   app: ['sites', 'store', 'web', 'http', 'rules', 'contract'],
   mcp: ['sites', 'store', 'http', 'rules', 'contract'],
-  cli: ['sites', 'store', 'ingest', 'rules', 'contract'],
+  cli: ['sites', 'store', 'ingest', 'rules', 'contract', 'outbound'],
   // The shared page kit (layout, stylesheet, security headers) depends on nothing of ours.
   web: [],
   docs: ['web', 'sites', 'http', 'rules', 'contract'],
   // Process wiring: starts threads and composes every area.
-  runtime: ['rules', 'contract', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
+  runtime: ['rules', 'contract', 'outbound', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
 };
 // Surfaces that answer requests or people; none may reach into another.
 const EDGES = ['api', 'mcp', 'app', 'docs', 'cli'];
@@ -106,6 +125,15 @@ describe('module boundaries', () => {
     for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'sites')) {
       for (const target of localImports(file)) expect(target.startsWith('http/'), `${path} → ${target}`).toBe(false);
       expect(readFileSync(file, 'utf8'), path).not.toMatch(/from 'uWebSockets\.js'/);
+    }
+  });
+
+  // Mail, client metadata fetches and DNS lookups are outbound's, injected through OperationsDeps.
+  it('lets no operation open a connection or build an outbound adapter itself', () => {
+    for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'sites')) {
+      const text = readFileSync(file, 'utf8');
+      expect(text, path).not.toMatch(/from '(node:(net|dns|dns\/promises|http|https|http2|tls|dgram)|nodemailer|undici)'/);
+      expect(text, path).not.toMatch(/\b(createMailer|createClientMetadataFetcher|createTxtLookup)\(/);
     }
   });
 

@@ -29,3 +29,4 @@ export * from './proxy-trust.js';
 export * from './rule-index.js';
 export * from './preview-links.js';
 export * from './rate-window.js';
+export * from './fetchable-address.js';

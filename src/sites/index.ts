@@ -39,7 +39,7 @@ export interface Operations {
   domains: DomainOperations;
 }
 
-/** Builds every operation over one thread's store, ingest pool and mailer. */
+/** Builds every operation over one thread's store, ingest pool and outbound adapters. */
 export function createOperations(deps: OperationsDeps): Operations {
   const tokens = tokenOperations(deps);
   return {
@@ -55,14 +55,13 @@ export function createOperations(deps: OperationsDeps): Operations {
     account: accountOperations(deps),
     reports: reportOperations(deps),
     people: peopleOperations(deps),
-    oauth: oauthOperations(deps, { fetchClientMetadata: deps.fetchClientMetadata }),
+    oauth: oauthOperations(deps),
     domains: domainOperations(deps),
   };
 }
 
 export type { OperationsDeps } from './deps.js';
 export { identifyBearer, personCaller, unauthorized, type AccountCredential, type Caller, type Surface } from './callers.js';
-export { createMailer, type Mail, type Mailer } from './mailer.js';
 export { createFollowUps, type FollowUps } from './follow-ups.js';
 export type { DeployBody, DeployOperations, DeployOutcome, DeployRequest, DeployView, PendingDeploy } from './deploy.js';
 export type { ManifestInput, ManifestView } from './manifest.js';
@@ -84,15 +83,7 @@ export { INVITE_LIFETIME_MS } from './members.js';
 export { APPROVAL_LIFETIME_MS } from './sites.js';
 export { formatBytes } from './limits.js';
 export type { DomainOperations } from './domains.js';
-export {
-  createDomainChecker,
-  createTxtLookup,
-  DOMAIN_PENDING_LIFETIME_MS,
-  DOMAIN_RECHECK_MS,
-  type DomainCheckReport,
-  type TxtAnswer,
-  type TxtLookup,
-} from './domain-checks.js';
+export { createDomainChecker, DOMAIN_PENDING_LIFETIME_MS, DOMAIN_RECHECK_MS, type DomainCheckReport } from './domain-checks.js';
 export {
   OAUTH_PATHS,
   OAUTH_SCOPE,
@@ -102,4 +93,3 @@ export {
   type ConnectionView,
   type TokenResponse,
 } from './oauth.js';
-export { CLIENT_METADATA_UNAVAILABLE, createClientMetadataFetcher, type ClientMetadataFetcher, type ClientMetadataFetchOptions } from './client-metadata.js';

@@ -6,7 +6,7 @@ import { hashToken, type InviteRecord, type Role, type SiteRecord } from '../sto
 import { checkAlive, requireAccount, resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
-import { inviteMail } from './mail-templates.js';
+import { inviteMail } from '../outbound/index.js';
 import type { InviteView, MemberListView, RemovalView } from '../contract/index.js';
 import { iso } from './views.js';
 

@@ -3,7 +3,6 @@ import { ServiceError } from '../errors.js';
 import { hashToken, newId, type AccountRecord, type OAuthClientRecord, type OAuthGrantRecord } from '../store/index.js';
 import { requireAccount } from './authorization.js';
 import type { Caller } from './callers.js';
-import { createClientMetadataFetcher, type ClientMetadataFetcher } from './client-metadata.js';
 import type { OperationsDeps } from './deps.js';
 import {
   isClientMetadataUrl,
@@ -97,14 +96,11 @@ const oauthError = (error: string, description: string, redirect = false): Servi
 
 const invalidClient = (description: string): ServiceError => new ServiceError('unauthorized', description, { details: { oauth_error: 'invalid_client' } });
 
-export function oauthOperations(deps: OperationsDeps, options: { fetchClientMetadata?: ClientMetadataFetcher } = {}): OAuthOperations {
+export function oauthOperations(deps: OperationsDeps): OAuthOperations {
   const { store, config, log } = deps;
   const issuer = config.publicUrls.app;
   const resources = [`${config.publicUrls.mcp}/`, `${config.publicUrls.mcp}/mcp`];
-  const appHost = new URL(issuer).hostname;
-  const fetchMetadata =
-    options.fetchClientMetadata ??
-    createClientMetadataFetcher({ allowLoopback: appHost === 'localhost' || appHost.endsWith('.localhost') || appHost === '127.0.0.1', log });
+  const fetchMetadata = deps.fetchClientMetadata;
 
   /** The client behind a `client_id`: registered, or fetched from its metadata document URL. */
   async function clientFor(clientId: string, network: string): Promise<OAuthClientRecord | undefined> {

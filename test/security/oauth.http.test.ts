@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLIENT_METADATA_UNAVAILABLE } from '../../src/sites/index.js';
+import { CLIENT_METADATA_UNAVAILABLE } from '../../src/outbound/index.js';
 import { hashToken } from '../../src/store/index.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  isClientMetadataUrl,
-  isCodeVerifier,
-  isFetchableAddress,
-  matchResource,
-  redirectUriMatches,
-  redirectUriProblem,
-  s256,
-} from '../../src/sites/oauth-rules.js';
+import { isClientMetadataUrl, isCodeVerifier, matchResource, redirectUriMatches, redirectUriProblem, s256 } from '../../src/sites/oauth-rules.js';
+import { isFetchableAddress } from '../../src/rules/index.js';
 
 describe('redirect URIs a client may register', () => {
   it.each([
