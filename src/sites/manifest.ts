@@ -5,7 +5,7 @@ import { checkDeployPaths } from '../ingest/index.js';
 import { hashToken, sameHash, type FileEntry, type ManifestPart, type ManifestRecord, type SiteRecord, type Store } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
-import { deployDecisions, type Decision } from './deploy-decision.js';
+import { decideDeploy, takeAnonymousTokens, type Decision } from './deploy-decision.js';
 import { checkTier, formatBytes } from './limits.js';
 import type { ManifestView as ManifestShape } from '../contract/index.js';
 import { iso } from './views.js';
@@ -49,7 +49,6 @@ const SECRET_PREFIX = 'ms_';
 
 export function manifestOperations(deps: OperationsDeps) {
   const { store, log } = deps;
-  const { decide, takeAnonymousTokens } = deployDecisions(deps);
 
   function parseFiles(raw: unknown): Array<{ path: string; size: number; sha256: string }> {
     if (!Array.isArray(raw) || raw.length === 0) {
@@ -82,7 +81,7 @@ export function manifestOperations(deps: OperationsDeps) {
     async create(caller: Caller, network: string, input: ManifestInput): Promise<ManifestView> {
       const site = typeof input.site === 'string' && input.site !== '' ? input.site : undefined;
       const base = typeof input.base_revision === 'string' ? input.base_revision : undefined;
-      const decision = decide(caller, site, base);
+      const decision = decideDeploy(deps, caller, site, base);
       const raw = parseFiles(input.files);
       const anonymous = caller.kind !== 'account';
       const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
@@ -93,7 +92,7 @@ export function manifestOperations(deps: OperationsDeps) {
       if (!checked.ok) throw refusalError(checked.error);
       const files = checked.checked.paths.map((path, i) => ({ ...raw[checked.checked.from[i]!]!, path }));
       checkTier(new Map(files.map((file) => [file.path, { sha256: file.sha256, size: file.size, type: '' }])), PLAN_LIMITS[plan]);
-      await takeAnonymousTokens(caller, network, { deploy: true, site: decision.mode === 'create' });
+      await takeAnonymousTokens(deps, caller, network, { deploy: true, site: decision.mode === 'create' });
 
       const known = decision.mode === 'update' ? reusableContents(store, decision.site, deps.now()) : {};
       const missing = new Map<string, number>();
@@ -167,7 +166,7 @@ export function manifestOperations(deps: OperationsDeps) {
       // Access and the base are checked again: both may have changed since the manifest.
       const site = record.siteId === undefined ? undefined : store.getSiteById(record.siteId);
       if (record.mode === 'update' && !site) throw new ServiceError('not_found', 'The site of this manifest no longer exists.');
-      return { record, decision: decide(caller, site?.name, record.baseRevision) };
+      return { record, decision: decideDeploy(deps, caller, site?.name, record.baseRevision) };
     },
 
     /**
