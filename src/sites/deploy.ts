@@ -11,7 +11,21 @@ import { decideDeploy, takeAnonymousTokens, type Decision } from './deploy-decis
 import { compressAfterPublish, publishRevision, type Published } from './deploy-publish.js';
 import type { OperationsDeps } from './deps.js';
 import { checkTier } from './limits.js';
-import { manifestOperations, type ManifestInput, type ManifestView } from './manifest.js';
+import {
+  abandonManifest,
+  assembleManifest,
+  createManifest,
+  loadManifest,
+  manifestStatus,
+  manifestStatusView,
+  receiveParts,
+  refuseManifest,
+  releaseManifest,
+  remainingContents,
+  takeManifest,
+  type ManifestInput,
+  type ManifestView,
+} from './manifest.js';
 
 export interface DeployRequest {
   caller: Caller;
@@ -74,12 +88,11 @@ export interface DeployOperations {
 
 /** `POST /v1/deploy` (SPEC 4.1, 4.2) and the MCP `deploy_site` tool. */
 export function deployOperations(deps: OperationsDeps): DeployOperations {
-  const manifests = manifestOperations(deps);
   return {
     begin: (request) => beginDeploy(deps, request),
-    manifest: (caller, network, input) => manifests.create(caller, network, input),
-    manifestStatus: (caller, id, secret) => manifests.status(caller, id, secret),
-    abandonManifest: (caller, id, secret) => manifests.abandon(caller, id, secret),
+    manifest: (caller, network, input) => createManifest(deps, caller, network, input),
+    manifestStatus: (caller, id, secret) => manifestStatus(deps, caller, id, secret),
+    abandonManifest: (caller, id, secret) => abandonManifest(deps, caller, id, secret),
   };
 }
 
@@ -149,8 +162,7 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
  */
 function beginFromManifest(deps: OperationsDeps, request: DeployRequest, id: string): PendingDeploy {
   const { store, log } = deps;
-  const manifests = manifestOperations(deps);
-  const { record, decision } = manifests.load(request.caller, id, request.manifestSecret);
+  const { record, decision } = loadManifest(deps, request.caller, id, request.manifestSecret);
   return {
     async finish(body, signal) {
       const started = performance.now();
@@ -161,7 +173,7 @@ function beginFromManifest(deps: OperationsDeps, request: DeployRequest, id: str
         if (!result.ok) {
           const error = refusalError(result.error);
           // Content with a secret keeps its sha256, so the manifest could never be finished.
-          if (error.code === 'blocked_secret') await manifests.refuse(id, error);
+          if (error.code === 'blocked_secret') await refuseManifest(deps, id, error);
           throw error;
         }
         const json = result.json ?? {};
@@ -176,7 +188,8 @@ function beginFromManifest(deps: OperationsDeps, request: DeployRequest, id: str
         }
         const compress = new Set(result.pendingVariants);
         uploaded = result.files.length;
-        parts = await manifests.receive(
+        parts = await receiveParts(
+          deps,
           id,
           record,
           result.files.map((file) => ({ path: file.path, sha256: file.sha256, size: file.size, compress: compress.has(file.sha256) })),
@@ -186,13 +199,13 @@ function beginFromManifest(deps: OperationsDeps, request: DeployRequest, id: str
       } else {
         parts = store.listManifestParts(id);
       }
-      const remaining = manifests.remaining(record, parts);
+      const remaining = remainingContents(record, parts);
       if (remaining.length > 0) {
-        if (body.bytes === 0) manifests.assemble(record, parts); // throws: says what is missing
+        if (body.bytes === 0) assembleManifest(record, parts); // throws: says what is missing
         log.info({ manifest: id, uploaded, remaining: remaining.length, ms: Math.round(performance.now() - started) }, 'deploy.part');
-        return { status: 202, view: manifests.statusView(id, record, parts) };
+        return { status: 202, view: manifestStatusView(deps, id, record, parts) };
       }
-      const files = manifests.assemble(record, parts);
+      const files = assembleManifest(record, parts);
       checkTier(files, PLAN_LIMITS[record.plan]);
       // Uploaded contents were judged as every path of the manifest (`publishedAs`); reused ones
       // are judged here. A bad _redirects or _headers leaves the manifest for a corrected upload,
@@ -207,19 +220,19 @@ function beginFromManifest(deps: OperationsDeps, request: DeployRequest, id: str
       try {
         extras = await analyzeSite(deps, files, signal, { contents: reused, plan: record.plan });
       } catch (err) {
-        if ((err as { code?: unknown }).code === 'blocked_secret') await manifests.refuse(id, err as ServiceError);
+        if ((err as { code?: unknown }).code === 'blocked_secret') await refuseManifest(deps, id, err as ServiceError);
         throw err;
       }
       // Until here a refused part leaves the manifest for a corrected one; from here it is spent.
-      await manifests.take(id);
+      await takeManifest(deps, id);
       let outcome: Published;
       try {
         outcome = await publishRevision(deps, { decision, files, skipped: record.skipped, patch: false, extras, live: request.publish !== false });
       } catch (err) {
-        await manifests.release(id, err);
+        await releaseManifest(deps, id, err);
         throw err;
       }
-      await manifests.release(id);
+      await releaseManifest(deps, id);
       log.info({ revision: outcome.revisionId, uploaded, parts: parts.size, files: files.size, ms: Math.round(performance.now() - started) }, 'deploy.digest');
       compressAfterPublish(
         deps,
