@@ -30,3 +30,4 @@ export * from './rule-index.js';
 export * from './preview-links.js';
 export * from './rate-window.js';
 export * from './fetchable-address.js';
+export * from './oauth.js';

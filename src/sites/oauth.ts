@@ -1,10 +1,6 @@
 import type { Config } from '../config.js';
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import { hashToken, newId, type AccountRecord, type OAuthClientRecord, type OAuthGrantRecord } from '../store/index.js';
-import { requireAccount } from './authorization.js';
-import type { Caller } from './callers.js';
-import type { OperationsDeps } from './deps.js';
 import {
   isClientMetadataUrl,
   isCodeChallenge,
@@ -14,7 +10,11 @@ import {
   redirectUriMatches,
   redirectUriProblem,
   s256,
-} from './oauth-rules.js';
+} from '../rules/index.js';
+import { hashToken, newId, type AccountRecord, type OAuthClientRecord, type OAuthGrantRecord } from '../store/index.js';
+import { requireAccount } from './authorization.js';
+import type { Caller } from './callers.js';
+import type { OperationsDeps } from './deps.js';
 import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
 import { iso } from './views.js';
 

@@ -25,7 +25,7 @@ import { rpc } from '../mcp/mcp-helpers.js';
  *
  * Only loopback is ever contacted: rows are spellings of this machine's own addresses or names
  * /etc/hosts resolves, never a name that needs outside DNS. Other internal ranges (private,
- * link-local, NAT64, 6to4, …) are checked as a table in test/sites/oauth-rules.test.ts, where
+ * link-local, NAT64, 6to4, …) are checked as a table in test/rules/oauth.test.ts, where
  * nothing connects.
  */
 
