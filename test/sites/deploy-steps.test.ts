@@ -9,7 +9,8 @@ import { analyzeSite } from '../../src/sites/deploy-analyze.js';
 import { assembleFiles, contentsToRejudge } from '../../src/sites/deploy-assemble.js';
 import type { Decision } from '../../src/sites/deploy-decision.js';
 import { publishRevision } from '../../src/sites/deploy-publish.js';
-import { openStore, type FileEntry, type Store } from '../../src/store/index.js';
+import { assembleManifest, remainingContents } from '../../src/sites/manifest.js';
+import { openStore, type FileEntry, type ManifestPart, type ManifestRecord, type Store } from '../../src/store/index.js';
 import { builtWorker } from '../fixtures/ingest-pool.js';
 import { publishSite, storeFiles, tempDir } from '../helpers/sites.js';
 
@@ -209,5 +210,72 @@ describe('publishing', () => {
       '1 link or asset reference leads nowhere on the site (published all the same), for example /x.html in index.html line 3',
     );
     expect(view).toMatchObject({ warnings: [{ file: 'index.html', line: 3, ref: '/x.html' }], warnings_total: 1 });
+  });
+});
+
+describe("assembling a digest deploy's manifest", () => {
+  const [a, b, c] = ['a', 'b', 'c'].map((letter) => letter.repeat(64)) as [string, string, string];
+  const record: ManifestRecord = {
+    owner: 'anonymous',
+    mode: 'update',
+    plan: 'free',
+    files: [
+      { path: 'index.html', size: 5, sha256: a },
+      { path: 'copy.html', size: 5, sha256: a },
+      { path: 'style.css', size: 7, sha256: b },
+      { path: 'logo.svg', size: 3, sha256: c },
+    ],
+    skipped: [],
+    known: { [c]: { size: 3, encodings: { gzip: 2 } } },
+    missing: [a, b],
+    createdAt: 0,
+    expiresAt: 1,
+  };
+  const part = (size: number): ManifestPart => ({ size, at: 0 });
+
+  it('says what is still missing, and refuses to assemble until it has arrived', async () => {
+    const parts = new Map([[a, part(5)]]);
+    expect(remainingContents(record, parts)).toEqual([b]);
+    const error = await refusal(() => assembleManifest(record, parts));
+    expect(error).toMatchObject({
+      code: 'bad_request',
+      message: '1 missing contents were not uploaded, for example style.css.',
+      details: { file: 'style.css' },
+    });
+  });
+
+  it('places every content at each of its paths, uploaded and reused alike, with its type', () => {
+    const files = assembleManifest(
+      record,
+      new Map([
+        [a, part(5)],
+        [b, part(7)],
+      ]),
+    );
+    expect(
+      remainingContents(
+        record,
+        new Map([
+          [a, part(5)],
+          [b, part(7)],
+        ]),
+      ),
+    ).toEqual([]);
+    expect([...files.keys()].sort()).toEqual(['copy.html', 'index.html', 'logo.svg', 'style.css']);
+    expect(files.get('copy.html')).toMatchObject({ sha256: a, size: 5, type: expect.stringMatching(/^text\/html/) });
+    expect(files.get('logo.svg')).toMatchObject({ sha256: c, size: 3, type: expect.stringMatching(/^image\/svg\+xml/) });
+  });
+
+  it('refuses a part whose size is not the one the manifest names', async () => {
+    const error = await refusal(() =>
+      assembleManifest(
+        record,
+        new Map([
+          [a, part(5)],
+          [b, part(8)],
+        ]),
+      ),
+    );
+    expect(error.message).toBe('style.css: the manifest says 7 bytes, the content has 8.');
   });
 });
