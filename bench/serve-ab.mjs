@@ -4,7 +4,9 @@
 // the rounds are reported. For checking that a change to the site host costs public sites nothing.
 //
 // Env: BENCH_BASE (required: e.g. a `git archive` of main, built), BENCH_ROUNDS (6),
-//      BENCH_DURATION (s per round, 3), BENCH_CONNECTIONS (64), PLINTH_THREADS (1).
+//      BENCH_DURATION (s per round, 3), BENCH_CONNECTIONS (64), PLINTH_THREADS (1),
+//      BENCH_ACCEPT_ENCODING (unset: no header, the plain bytes; e.g. `gzip, deflate, br` as
+//      browsers send it, to measure the negotiated path and the compressed variant).
 import { execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,6 +24,7 @@ const rounds = Number(env.BENCH_ROUNDS ?? 6);
 const seconds = Number(env.BENCH_DURATION ?? 3);
 const connections = Number(env.BENCH_CONNECTIONS ?? 64);
 const threads = env.PLINTH_THREADS ?? '1';
+const acceptEncoding = env.BENCH_ACCEPT_ENCODING ? ['-H', `Accept-Encoding: ${env.BENCH_ACCEPT_ENCODING}`] : [];
 const page = `<!doctype html><html><head><title>Bench</title></head><body>${'<p>bench text for a small page</p>'.repeat(55)}</body></html>`;
 
 async function start(label, root) {
@@ -75,7 +78,16 @@ function call(port, method, path, token, body) {
 function measure(server) {
   const out = execFileSync(
     'wrk',
-    ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-H', `Host: ${server.site}.sites.localhost`, `http://127.0.0.1:${server.port}/`],
+    [
+      '-t1',
+      `-c${connections}`,
+      `-d${seconds}s`,
+      '--latency',
+      '-H',
+      `Host: ${server.site}.sites.localhost`,
+      ...acceptEncoding,
+      `http://127.0.0.1:${server.port}/`,
+    ],
     {
       encoding: 'utf8',
     },

@@ -45,8 +45,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   app: ['sites', 'store', 'web', 'http', 'rules', 'contract'],
   mcp: ['sites', 'store', 'http', 'rules', 'contract'],
   cli: ['sites', 'store', 'ingest', 'rules', 'contract', 'outbound'],
-  // The shared page kit (layout, stylesheet, security headers) depends on nothing of ours.
-  web: [],
+  // The shared page kit (layout, stylesheet, script, icon) answers by the HTTP rules every host shares.
+  web: ['http'],
   docs: ['web', 'sites', 'http', 'rules', 'contract'],
   // Process wiring: starts threads and composes every area.
   runtime: ['rules', 'contract', 'outbound', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],

@@ -1,24 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { unlink } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import {
   type BodyMemory,
+  declaredLength,
   type HttpRequest,
   type HttpResponse,
   isAborted,
   receiveBody,
   sendError,
   sendJson,
-  SpoolError,
   trackAbort,
   type UploadPacer,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { MAX_REQUEST_BYTES } from '../rules/index.js';
-import { identifyBearer, type Operations } from '../sites/index.js';
+import { identifyBearer, requestBodyLimit, type Operations } from '../sites/index.js';
 import type { Store } from '../store/index.js';
 import { requestNetwork } from './handler.js';
 import { readRequest } from './request.js';
@@ -34,7 +30,6 @@ export interface DeployEdgeDeps {
   log: Logger;
 }
 
-const MB = 1024 * 1024;
 const isJsonBody = (contentType: string | undefined): boolean => /^application\/([a-z.+-]*\+)?json\b/i.test(contentType?.trim() ?? '');
 
 /**
@@ -46,28 +41,18 @@ const isJsonBody = (contentType: string | undefined): boolean => /^application\/
  */
 export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, req: HttpRequest) => void {
   const { ops, config, log } = deps;
-  const spoolDir = config.spoolDir;
-  mkdirSync(spoolDir, { recursive: true });
+  const spool = { dir: config.spoolDir, memory: deps.memory };
+  mkdirSync(spool.dir, { recursive: true });
+  const limit = requestBodyLimit(config, 'rest');
 
   return (res, req) => {
     const arrived = performance.now();
     const request = readRequest(res, req, []);
     trackAbort(res);
-    const declared = request.headers['content-length'];
-    if (declared !== undefined && Number(declared) > MAX_REQUEST_BYTES) {
-      return sendError(res, tooLargeRequest(), log, { closeConnection: true });
-    }
-    const spoolPath = join(spoolDir, `${randomUUID()}.upload`);
-    const spool = receiveBody(res, {
-      path: spoolPath,
-      maxBytes: MAX_REQUEST_BYTES,
-      pacer: deps.pacer,
-      deadlineMs: config.deploy.uploadTimeoutMs,
-      declaredBytes: declaredLength(declared, request.headers['transfer-encoding']),
-      memory: deps.memory,
-    });
+    const intake = receiveBody(res, { limit, declaredBytes: declaredLength(request.headers), spool, pacer: deps.pacer });
     void (async () => {
       try {
+        if (intake.refused) throw intake.refused;
         // A site or token another node made a moment ago decides this deploy too.
         await ops.admission.catchUp();
         const caller = identifyBearer(request.headers.authorization, deps.store, 'rest');
@@ -82,40 +67,19 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
           manifestSecret: request.headers['x-manifest-secret'],
           ...publishQuery(request.query.get('publish')),
         });
-        const body = await spool.done;
-        const uploadMs = Math.round(performance.now() - arrived);
-        const outcome = await pending.finish(
-          body.data !== undefined ? { data: body.data, bytes: body.bytes, uploadMs } : { spoolPath, bytes: body.bytes, uploadMs },
-        );
+        const body = await intake.done;
+        const outcome = await pending.finish({ ...body, uploadMs: Math.round(performance.now() - arrived) });
         sendJson(res, outcome.status ?? 201, outcome.view);
       } catch (err) {
         if (isAborted(res)) return;
-        if (err instanceof SpoolError) {
-          if (err.reason === 'aborted') return;
-          if (err.reason === 'too_large') err = tooLargeRequest();
-        }
         // The body may still be arriving (an early refusal, or one over the size limit).
-        const finished = await spool.drain();
+        const finished = await intake.drain();
         sendError(res, err, log, { closeConnection: !finished, context: { route: 'deploy' } });
       } finally {
-        spool.discard();
-        if (!spool.inMemory) await unlink(spoolPath).catch(() => undefined);
+        intake.discard();
       }
     })();
   };
-}
-
-/** A body of known size (not chunked) may be received into memory. */
-function declaredLength(contentLength: string | undefined, transferEncoding: string | undefined): number | undefined {
-  if (transferEncoding !== undefined || contentLength === undefined || !/^\d{1,15}$/.test(contentLength.trim())) return undefined;
-  return Number(contentLength.trim());
-}
-
-function tooLargeRequest(): ServiceError {
-  return new ServiceError('too_large', `One request can carry at most ${MAX_REQUEST_BYTES / MB} MB.`, {
-    agentMessage:
-      'The upload is over 90 MB. Send the site in parts, published at once as one revision: describe every file with POST /v1/deploy/manifest, then upload the contents it lists as missing to POST /v1/deploy?manifest=<id> in several requests of at most 90 MB each (the plinth command does this by itself).',
-  });
 }
 
 /** `?publish=false` (or `0`) stores a draft; `true`/`1` or no parameter publishes. */

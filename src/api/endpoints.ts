@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { sendResponse, streamFile, type Headers } from '../http/index.js';
+import { securityHeaders, sendResponse, streamFile, type Headers } from '../http/index.js';
 import { objectBody, requestNetwork, type Endpoint, type EndpointDeps } from './handler.js';
 
 /**
@@ -28,8 +28,7 @@ export function siteEndpoints(deps: EndpointDeps) {
         ETag: `"${file.entry.sha256}"`,
         'Cache-Control': 'no-store',
         // Uploaded content read back on the API host must never run there.
-        'X-Content-Type-Options': 'nosniff',
-        'Content-Security-Policy': "default-src 'none'; sandbox",
+        ...securityHeaders('upload'),
       };
       if (request.method === 'HEAD') {
         sendResponse(res, 200, headers, '', { head: true, headLength: file.entry.size });

@@ -1,9 +1,8 @@
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { clientNetwork, collectBody, isAborted, sendError, sendJson, trackAbort, type Headers, type HttpResponse } from '../http/index.js';
+import { clientNetwork, declaredLength, isAborted, receiveBody, sendError, sendJson, trackAbort, type Headers, type HttpResponse } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { MAX_JSON_BODY_BYTES } from '../rules/index.js';
-import type { Caller, Operations } from '../sites/index.js';
+import { smallBodyLimit, type BodyLimit, type Caller, type Operations } from '../sites/index.js';
 import { readRequest, type ApiRequest } from './request.js';
 import type { RouteHandler } from './router.js';
 
@@ -44,46 +43,38 @@ export function requestNetwork(request: ApiRequest, config: Readonly<Config>): s
  */
 export function endpoint(deps: EndpointDeps, run: Endpoint, options: { body?: boolean; maxBodyBytes?: number } = {}): RouteHandler {
   const { log, ops, config } = deps;
+  const limit: BodyLimit = smallBodyLimit(config, options.maxBodyBytes);
   return (res, req, params) => {
     const request = readRequest(res, req, params);
     trackAbort(res);
-    const body = options.body ? readJsonBody(res, options.maxBodyBytes ?? MAX_JSON_BODY_BYTES) : undefined;
+    const body = options.body ? receiveBody(res, { limit, declaredBytes: declaredLength(request.headers) }) : undefined;
     void (async () => {
       try {
+        if (body?.refused) throw body.refused;
         const caller = await ops.admission.admit({ authorization: request.headers.authorization, network: requestNetwork(request, config), surface: 'rest' });
-        const parsed = body ? await body.done : undefined;
+        const parsed = body ? parseJson((await body.done).data!) : undefined;
         const reply = await run({ request, caller, body: parsed, res });
         if (reply) sendJson(res, reply.status, reply.body, reply.headers, { head: request.method === 'HEAD' });
       } catch (err) {
         if (isAborted(res)) return;
-        sendError(res, err, log, { head: request.method === 'HEAD', closeConnection: body !== undefined && !body.finished(), context: { path: request.path } });
+        const finished = body === undefined || (await body.drain());
+        sendError(res, err, log, { head: request.method === 'HEAD', closeConnection: !finished, context: { path: request.path } });
+      } finally {
+        body?.discard();
       }
     })();
   };
 }
 
-interface BodyReader {
-  /** Resolves with the parsed JSON (`undefined` for an empty body). */
-  done: Promise<unknown>;
-  /** True once the whole body was read (the connection can be kept). */
-  finished(): boolean;
-}
-
-/** Collects a small JSON body; `too_large` past the cap, `bad_request` for invalid JSON. */
-function readJsonBody(res: HttpResponse, maxBytes: number): BodyReader {
-  const body = collectBody(res, maxBytes, () => new ServiceError('too_large', `A request body here can be at most ${Math.round(maxBytes / 1024)} KB.`));
-  const done = body.done.then((bytes) => {
-    const text = bytes.toString('utf8');
-    if (text.trim() === '') return undefined;
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw new ServiceError('bad_request', 'The request body is not valid JSON.', { agentMessage: 'Send a JSON object with Content-Type: application/json.' });
-    }
-  });
-  // The endpoint may fail before awaiting the body; never an unhandled rejection.
-  done.catch(() => undefined);
-  return { done, finished: body.finished };
+/** A small JSON body (`undefined` when empty), or `bad_request`. */
+function parseJson(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ServiceError('bad_request', 'The request body is not valid JSON.', { agentMessage: 'Send a JSON object with Content-Type: application/json.' });
+  }
 }
 
 /** The JSON body as an object, or a 400 naming what was expected. */

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { serialize, type SerializeOptions } from 'cookie';
 import { html } from 'hono/html';
 import type { Config } from '../config.js';
 import { toErrorBody } from '../errors.js';
-import type { UploadPacer } from '../http/index.js';
+import { cookieName, setCookie, type CookieOptions, type UploadPacer } from '../http/index.js';
 import type { Logger } from '../log.js';
 import type { Caller, Operations, Session } from '../sites/index.js';
 import type { PageAssets } from '../web/index.js';
@@ -53,24 +52,30 @@ export interface PageRoute {
    */
   form?: boolean;
   /**
-   * An upload (drop to publish): the body is spooled to a file rather than read into memory, and
-   * the handler checks the form token itself, since it may sit inside a multipart body.
+   * An upload (drop to publish): the body arrives through the deploy intake (the thread's body
+   * memory, else a spool file) rather than as a small form, and the handler checks the form token
+   * itself, since it may sit inside a multipart body.
    */
   upload?: boolean;
 }
 
 /** Cookie names: the `__Host-` prefix pins them to the app host over https. */
 export function cookieNames(config: Readonly<Config>): { session: string; form: string; signIn: string; flash: string } {
-  const prefix = config.app.secureCookies ? '__Host-' : '';
-  return { session: `${prefix}plinth_session`, form: `${prefix}plinth_form`, signIn: `${prefix}plinth_signin`, flash: `${prefix}plinth_flash` };
+  const secure = config.app.secureCookies;
+  return {
+    session: cookieName('plinth_session', secure),
+    form: cookieName('plinth_form', secure),
+    signIn: cookieName('plinth_signin', secure),
+    flash: cookieName('plinth_flash', secure),
+  };
 }
 
 /**
- * Host-only, HttpOnly, SameSite=Lax cookies: never sent to the site domain or to other sites'
- * forms. Every cookie has `Path=/`: browsers refuse a `__Host-` cookie with any other path.
+ * The app's cookies have the attributes of every cookie Plinth sets (http `setCookie`): host-only,
+ * HttpOnly, SameSite=Lax, never sent to the site domain or to other sites' forms.
  */
-export function cookieOptions(config: Readonly<Config>, maxAgeSeconds: number): SerializeOptions {
-  return { httpOnly: true, sameSite: 'lax', secure: config.app.secureCookies, path: '/', maxAge: maxAgeSeconds };
+export function cookieOptions(config: Readonly<Config>, maxAgeSeconds: number): CookieOptions {
+  return { secure: config.app.secureCookies, maxAgeSeconds };
 }
 
 export function newFormCookie(): string {
@@ -94,7 +99,7 @@ export function page(context: PageContext, options: Omit<ShellOptions, 'formToke
     }),
     status,
   );
-  if (context.flash && !keepFlash) response.cookies.push(serialize(cookieNames(context.deps.config).flash, '', cookieOptions(context.deps.config, 0)));
+  if (context.flash && !keepFlash) response.cookies.push(setCookie(cookieNames(context.deps.config).flash, '', cookieOptions(context.deps.config, 0)));
   return response;
 }
 
@@ -114,7 +119,7 @@ export async function redirectWithFlash(context: PageContext, location: string, 
 /** Adds a flash for the next page to any answer (the drop script's JSON answer navigates itself). */
 export async function withFlash(context: PageContext, response: AppResponse, flash: Flash, options: { signedOut?: boolean } = {}): Promise<AppResponse> {
   const sealed = sealFlash(await flashKey(context, options.signedOut), flash);
-  response.cookies.push(serialize(cookieNames(context.deps.config).flash, sealed, cookieOptions(context.deps.config, FLASH_MAX_AGE_SECONDS)));
+  response.cookies.push(setCookie(cookieNames(context.deps.config).flash, sealed, cookieOptions(context.deps.config, FLASH_MAX_AGE_SECONDS)));
   return response;
 }
 

@@ -1,10 +1,22 @@
 /** The account web app on the app host (SPEC 1): pages and forms over the operations. */
-import { serialize } from 'cookie';
 import type { Config } from '../config.js';
 import { toErrorBody } from '../errors.js';
-import { clientNetwork, copyRequest, createRouter, trackAbort, type HttpRequest, type HttpResponse, type RouteMatch, type UploadPacer } from '../http/index.js';
+import {
+  type BodyMemory,
+  clientNetwork,
+  copyRequest,
+  createRouter,
+  declaredLength,
+  receiveBody,
+  setCookie,
+  trackAbort,
+  type HttpRequest,
+  type HttpResponse,
+  type RouteMatch,
+  type UploadPacer,
+} from '../http/index.js';
 import type { Logger } from '../log.js';
-import { personCaller, type Operations } from '../sites/index.js';
+import { personCaller, requestBodyLimit, smallBodyLimit, type Operations } from '../sites/index.js';
 import { loadPageAssets } from '../web/index.js';
 import { assetRoutes } from './assets.js';
 import { cookieNames, cookieOptions, errorPage, messagePage, newFormCookie, type AppDeps, type PageContext, type PageRoute } from './context.js';
@@ -20,10 +32,10 @@ import { signInRoutes } from './pages/sign-in.js';
 import { fileRoutes } from './pages/files.js';
 import { publishRoutes } from './pages/publish.js';
 import { siteRoutes } from './pages/site.js';
-import { cookiesOf, formOf, readBody, type AppRequest } from './request.js';
+import { cookiesOf, formOf, type AppRequest } from './request.js';
 import { writeAppResponse, type AppResponse } from './response.js';
 import { openFlash } from './flash.js';
-import { removeUpload, startUpload, type Upload } from './upload.js';
+import { discardUpload, drainUpload, startUpload, type Upload } from './upload.js';
 import { formToken, isCrossSite, pageHeaders, tokensMatch } from './security.js';
 
 export interface AppOptions {
@@ -34,6 +46,8 @@ export interface AppOptions {
   extraRoutes?: readonly PageRoute[];
   /** Slows drop-to-publish uploads while the thread is busy serving visitors. */
   pacer?: UploadPacer;
+  /** This thread's budget for bodies received into memory rather than spooled (shared with REST deploys). */
+  memory?: BodyMemory;
 }
 
 export interface App {
@@ -47,13 +61,14 @@ export { htmlResponse, jsonResponse, redirect } from './response.js';
 export { formOf, jsonOf } from './request.js';
 export { csrfField, timeOf, type Html } from './layout.js';
 
-const MAX_BODY_BYTES = 64 * 1024;
 const FORM_COOKIE_SECONDS = 24 * 3600;
 
 export function createApp(options: AppOptions): App {
   const deps: AppDeps = { ops: options.ops, config: options.config, log: options.log, assets: loadPageAssets(), pacer: options.pacer };
   const { ops, config, log } = deps;
   const names = cookieNames(config);
+  const uploads = { limit: requestBodyLimit(config, 'rest'), spool: { dir: config.spoolDir, memory: options.memory }, pacer: options.pacer };
+  const formLimit = smallBodyLimit(config);
   const appOrigin = new URL(config.publicUrls.app).origin;
   const routes = [
     ...assetRoutes(deps.assets),
@@ -91,7 +106,7 @@ export function createApp(options: AppOptions): App {
       let formCookie = request.cookies[names.form];
       if (!formCookie || !/^[A-Za-z0-9_-]{32}$/.test(formCookie)) {
         formCookie = newFormCookie();
-        cookies.push(serialize(names.form, formCookie, cookieOptions(config, FORM_COOKIE_SECONDS)));
+        cookies.push(setCookie(names.form, formCookie, cookieOptions(config, FORM_COOKIE_SECONDS)));
       }
       token = formToken(await ops.people.formKey(), formCookie);
     }
@@ -152,30 +167,30 @@ export function createApp(options: AppOptions): App {
       trackAbort(res);
       const found = router.match(copied.method, copied.path);
       const uploading = copied.method === 'POST' && found.kind === 'found' && found.handler.upload === true;
-      // An upload goes to a spool file as it arrives; a form is small and read into memory.
-      const upload: Upload | undefined = uploading
-        ? startUpload(res, { spoolDir: config.spoolDir, pacer: deps.pacer, deadlineMs: config.deploy.uploadTimeoutMs })
-        : undefined;
-      const body = copied.method === 'POST' && !uploading ? readBody(res, MAX_BODY_BYTES) : undefined;
+      // An upload arrives through the deploy intake (memory or a spool file); a form is small.
+      const upload: Upload | undefined = uploading ? startUpload(res, copied, uploads) : undefined;
+      const body = copied.method === 'POST' && !uploading ? receiveBody(res, { limit: formLimit, declaredBytes: declaredLength(copied.headers) }) : undefined;
       void (async () => {
         let response: AppResponse;
-        let finished = body === undefined || body.finished();
         try {
+          if (body?.refused) throw body.refused;
           const params = found.kind === 'found' ? found.params : [];
-          const request: AppRequest = { ...copied, cookies: cookiesOf(copied), params, body: body ? await body.done : Buffer.alloc(0), upload };
+          const request: AppRequest = { ...copied, cookies: cookiesOf(copied), params, body: body ? (await body.done).data! : Buffer.alloc(0), upload };
           response = await respond(request, found);
         } catch (err) {
-          // Only reading the body fails here (too large, or the client went); pages handle the rest.
+          // Only reading the body fails here (too large or too slow, or the client went); pages handle the rest.
           const { status, body: error, internal } = toErrorBody(err);
           if (internal) log.error({ err, path: copied.path }, 'app.failed');
           response = { status, headers: { 'Content-Type': 'text/plain; charset=utf-8', ...pageHeaders() }, cookies: [], body: error.error.message };
         }
+        // A refusal may come before the whole body arrived: read on a little, then close.
+        let finished = true;
         if (upload) {
-          // A refusal may come before the whole body arrived: read on a little, then close.
-          finished = await upload.spool.drain();
-          await removeUpload(upload);
+          finished = await drainUpload(upload);
+          discardUpload(upload);
         } else if (body) {
-          finished = body.finished();
+          finished = await body.drain();
+          body.discard();
         }
         writeAppResponse(res, response, { head: copied.method === 'HEAD', closeConnection: !finished });
       })();

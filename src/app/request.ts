@@ -1,7 +1,6 @@
-import { parse as parseCookies } from 'cookie';
 import { ServiceError } from '../errors.js';
 import type { Upload } from './upload.js';
-import { collectBody, type CollectedBody, type HttpResponse, type RequestCopy } from '../http/index.js';
+import { readCookies, type RequestCopy } from '../http/index.js';
 
 /** What a page handler may use after its first await. */
 export interface AppRequest extends RequestCopy {
@@ -10,7 +9,7 @@ export interface AppRequest extends RequestCopy {
   params: string[];
   /** The raw request body (POST only), read before the handler runs; empty for uploads. */
   body: Buffer;
-  /** An upload route's body, arriving in a spool file. */
+  /** An upload route's body, still arriving (see upload.ts). */
   upload?: Upload;
 }
 
@@ -34,10 +33,5 @@ export function jsonOf(request: AppRequest): Record<string, unknown> {
 
 /** The request's cookies, parsed once. */
 export function cookiesOf(request: RequestCopy): AppRequest['cookies'] {
-  return parseCookies(request.headers.cookie ?? '');
-}
-
-/** Collects a small body (forms, OAuth requests). Must be attached synchronously in the handler. */
-export function readBody(res: HttpResponse, maxBytes: number): CollectedBody {
-  return collectBody(res, maxBytes, () => new ServiceError('too_large', `A form can send at most ${Math.round(maxBytes / 1024)} KB.`));
+  return readCookies(request.headers.cookie);
 }

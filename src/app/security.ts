@@ -1,14 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { securityHeaders, type SecurityHeaderOptions } from '../web/index.js';
+import { securityHeaders, type SecurityHeaderOptions } from '../http/index.js';
 
 /**
  * Pure rules of the app host's security: the headers every page carries, the cross-site check on
  * state-changing requests, form tokens, and where `?next=` may send a person.
  */
 
-/** The shared security headers, and never cached: app pages carry per-person data and form tokens. */
+/** The page variant of the security headers, and never cached: app pages carry per-person data and form tokens. */
 export function pageHeaders(options: SecurityHeaderOptions = {}): Record<string, string> {
-  return { ...securityHeaders(options), 'Cache-Control': 'no-store' };
+  return { ...securityHeaders('page', options), 'Cache-Control': 'no-store' };
 }
 
 /**

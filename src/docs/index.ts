@@ -4,7 +4,7 @@ import { type HttpRequest, type HttpResponse, writeResponse } from '../http/inde
 import type { Logger } from '../log.js';
 import { buildDocsSite, type DocsSite } from './site.js';
 
-export { buildDocsSite, pickEncoding, prefersMarkdown, type DocsRequest, type DocsResponse, type DocsSite } from './site.js';
+export { buildDocsSite, prefersMarkdown, type DocsRequest, type DocsResponse, type DocsSite } from './site.js';
 export { openApiDocument } from './openapi.js';
 export { docFacts } from './facts.js';
 export { GUIDE_DIR, type Guide } from './guides.js';

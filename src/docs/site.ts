@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import type { Config } from '../config.js';
-import { loadPageAssets, matchesEtag, securityHeaders, type PageAssets } from '../web/index.js';
+import { createEncodingChooser, matchesIfNoneMatch, pickMediaType, securityHeaders } from '../http/index.js';
+import { ENCODINGS, type Encoding } from '../rules/index.js';
+import { loadPageAssets, type PageAssets } from '../web/index.js';
 import { docFacts } from './facts.js';
 import { loadGuides, type Guide } from './guides.js';
 import { llmsFullTxt, llmsTxt } from './llms.js';
@@ -35,7 +37,7 @@ interface Resource {
   /** HTML pages send the CSP and friends; text for agents may be read cross-origin. */
   kind: 'page' | 'text';
   /** Compressed variants, made on first request. */
-  variants: Map<'br' | 'gzip', { body: Buffer; etag: string }>;
+  variants: Map<Encoding, { body: Buffer; etag: string }>;
   /** The Markdown of this page, for `Accept: text/markdown`. */
   markdownPath?: string;
 }
@@ -76,7 +78,10 @@ export function buildDocsSite(config: Readonly<Config>, options: { assets?: Page
   add('/llms-full.txt', 'text/plain; charset=utf-8', llmsFullTxt(guides, docsUrl), 'text');
   add('/openapi.json', 'application/json; charset=utf-8', `${JSON.stringify(openApiDocument(config), null, 2)}\n`, 'text');
   add('/robots.txt', 'text/plain; charset=utf-8', 'User-agent: *\nAllow: /\n', 'text');
-  const pageSecurity = securityHeaders();
+  const pageSecurity = securityHeaders('page');
+  // Text for agents may be read cross-origin.
+  const textHeaders = { ...securityHeaders('resource'), 'Access-Control-Allow-Origin': '*' };
+  const chooseEncoding = createEncodingChooser(ENCODINGS);
 
   return {
     guides,
@@ -85,7 +90,7 @@ export function buildDocsSite(config: Readonly<Config>, options: { assets?: Page
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         return {
           status: 405,
-          headers: { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' },
+          headers: { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...securityHeaders('resource') },
           body: Buffer.from('The docs can only be read, with GET or HEAD.\n'),
         };
       }
@@ -95,7 +100,8 @@ export function buildDocsSite(config: Readonly<Config>, options: { assets?: Page
       let resource = resources.get(request.path);
       if (!resource && request.path.length > 1 && request.path.endsWith('/')) {
         const bare = request.path.replace(/\/+$/, '');
-        if (resources.has(bare)) return { status: 301, headers: { Location: bare, 'Cache-Control': PAGE_CACHE }, body: Buffer.alloc(0) };
+        if (resources.has(bare))
+          return { status: 301, headers: { Location: bare, 'Cache-Control': PAGE_CACHE, ...securityHeaders('resource') }, body: Buffer.alloc(0) };
       }
       if (!resource) {
         const body = Buffer.from(notFoundPage(context, request.path.slice(0, 200)), 'utf8');
@@ -107,7 +113,7 @@ export function buildDocsSite(config: Readonly<Config>, options: { assets?: Page
         vary.push('Accept');
         if (prefersMarkdown(request.accept)) resource = resources.get(resource.markdownPath)!;
       }
-      const encoding = resource.body.byteLength > COMPRESS_ABOVE_BYTES ? pickEncoding(request.acceptEncoding) : undefined;
+      const encoding = resource.body.byteLength > COMPRESS_ABOVE_BYTES ? chooseEncoding(request.acceptEncoding) : undefined;
       const variant = encoding ? compressed(resource, encoding) : undefined;
       const etag = variant?.etag ?? resource.etag;
       const headers: Record<string, string> = {
@@ -115,11 +121,10 @@ export function buildDocsSite(config: Readonly<Config>, options: { assets?: Page
         ETag: etag,
         'Cache-Control': PAGE_CACHE,
         Vary: vary.join(', '),
-        'X-Content-Type-Options': 'nosniff',
-        ...(resource.kind === 'page' ? pageSecurity : { 'Access-Control-Allow-Origin': '*' }),
+        ...(resource.kind === 'page' ? pageSecurity : textHeaders),
       };
       if (encoding) headers['Content-Encoding'] = encoding;
-      if (request.ifNoneMatch !== undefined && matchesEtag(request.ifNoneMatch, etag)) {
+      if (matchesIfNoneMatch(request.ifNoneMatch, etag)) {
         return { status: 304, headers, body: Buffer.alloc(0) };
       }
       return { status: 200, headers, body: variant?.body ?? resource.body };
@@ -127,7 +132,7 @@ export function buildDocsSite(config: Readonly<Config>, options: { assets?: Page
   };
 }
 
-function compressed(resource: Resource, encoding: 'br' | 'gzip'): { body: Buffer; etag: string } {
+function compressed(resource: Resource, encoding: Encoding): { body: Buffer; etag: string } {
   let variant = resource.variants.get(encoding);
   if (!variant) {
     const body =
@@ -141,33 +146,7 @@ function compressed(resource: Resource, encoding: 'br' | 'gzip'): { body: Buffer
   return variant;
 }
 
-/** `br` when accepted, else `gzip`, else none; `q=0` refuses a coding. */
-export function pickEncoding(acceptEncoding: string | undefined): 'br' | 'gzip' | undefined {
-  if (!acceptEncoding) return undefined;
-  const accepted = new Map<string, number>();
-  for (const part of acceptEncoding.toLowerCase().split(',')) {
-    const [name, ...params] = part.trim().split(';');
-    const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)).find(Boolean);
-    accepted.set(name!.trim(), q ? Number(q[1]) : 1);
-  }
-  const ok = (name: string): boolean => (accepted.get(name) ?? (accepted.has('*') ? accepted.get('*')! : 0)) > 0;
-  if (ok('br')) return 'br';
-  if (ok('gzip')) return 'gzip';
-  return undefined;
-}
-
 /** True when the client ranks Markdown above HTML (an agent asking for `text/markdown`). */
 export function prefersMarkdown(accept: string | undefined): boolean {
-  if (!accept) return false;
-  const quality = (type: string): number => {
-    for (const part of accept.toLowerCase().split(',')) {
-      const [name, ...params] = part.trim().split(';');
-      if (name!.trim() !== type) continue;
-      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)).find(Boolean);
-      return q ? Number(q[1]) : 1;
-    }
-    return 0;
-  };
-  const markdown = quality('text/markdown');
-  return markdown > 0 && markdown > quality('text/html');
+  return pickMediaType(accept, ['text/html', 'text/markdown']) === 'text/markdown';
 }

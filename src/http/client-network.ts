@@ -1,4 +1,5 @@
-import { addressBytes, inNetworks, ipv6Groups, isIPv4Bytes, type AddressBytes, type ProxyTrust } from '../rules/index.js';
+import ipaddr from 'ipaddr.js';
+import { addressBytes, inNetworks, isIPv4Bytes, type AddressBytes, type ProxyTrust } from '../rules/index.js';
 import type { HttpRequest } from './uws.js';
 
 /**
@@ -53,7 +54,7 @@ export function clientAddress(socketAddress: string, forwarded: string, trust: P
 
 interface ReadAddress {
   bytes: AddressBytes;
-  /** Plain text: IPv4 dotted (also for IPv4-mapped IPv6), IPv6 without brackets, port or zone. */
+  /** Plain text: IPv4 dotted (also for IPv4-mapped IPv6), IPv6 in its short form (RFC 5952) without brackets, port or zone. */
   text: string;
 }
 
@@ -74,7 +75,7 @@ function readAddress(text: string): ReadAddress | undefined {
   const bytes = addressBytes(text);
   if (bytes === undefined) return undefined;
   if (isIPv4Bytes(bytes)) return { bytes, text: bytes.slice(12).join('.') };
-  return { bytes, text: text.split('%')[0]!.toLowerCase() };
+  return { bytes, text: ipaddr.fromByteArray([...bytes]).toString() };
 }
 
 /** `a.b.c.0/24` for IPv4 (also IPv4-mapped IPv6), `xxxx:xxxx:xxxx:xxxx::/64` for IPv6. */
@@ -82,8 +83,9 @@ export function networkOf(address: string): string {
   const bytes = addressBytes(address);
   if (bytes === undefined) return `other:${address}`;
   if (isIPv4Bytes(bytes)) return `${bytes.slice(12, 15).join('.')}.0/24`;
-  return `${ipv6Groups(address)
-    .slice(0, 4)
-    .map((g) => g.toString(16))
-    .join(':')}::/64`;
+  const groups = ipaddr
+    .fromByteArray([...bytes])
+    .toNormalizedString()
+    .split(':');
+  return `${groups.slice(0, 4).join(':')}::/64`;
 }

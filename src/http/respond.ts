@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { toErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isAborted, markFinished } from './abort.js';
+import { securityHeaders } from './security-headers.js';
 import type { HttpResponse } from './uws.js';
 
 /**
@@ -63,8 +64,10 @@ export function sendResponse(res: HttpResponse, status: number, headers: Headers
   res.cork(() => writeResponse(res, status, headers, body, options));
 }
 
+const JSON_HEADERS: Headers = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...securityHeaders('resource') };
+
 export function sendJson(res: HttpResponse, status: number, body: unknown, headers: Headers = {}, options: WriteOptions = {}): void {
-  const json = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers };
+  const json = { ...JSON_HEADERS, ...headers };
   sendResponse(res, status, json, JSON.stringify(body), options);
 }
 

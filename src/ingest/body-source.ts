@@ -1,10 +1,11 @@
-// The request body an unpack reads: a spool file, or the bytes the HTTP thread received into
-// memory. Every reader goes through these few calls, so both give the same answers.
+// The request body an unpack reads: a spool file (or a range of one), or the bytes the HTTP thread
+// received into memory. Every reader goes through these few calls, so all give the same answers.
 import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import type { ByteRange } from './types.js';
 
-export type BodySource = { path: string } | { bytes: Buffer };
+export type BodySource = { path: string; range?: ByteRange } | { bytes: Buffer };
 
 const READ_CHUNK_BYTES = 256 * 1024;
 
@@ -15,12 +16,11 @@ export function asBuffer(bytes: Uint8Array): Buffer {
 
 /** Up to `length` bytes from `position`. */
 export async function readAt(source: BodySource, position: number, length: number): Promise<Buffer> {
-  if ('bytes' in source) return source.bytes.subarray(position, position + length);
-  const handle = await open(source.path, 'r');
+  const reader = await openBodyReader(source);
   try {
-    return await readFrom(handle, position, length);
+    return await reader.readAt(position, length);
   } finally {
-    await handle.close();
+    await reader.close();
   }
 }
 
@@ -36,7 +36,11 @@ export async function openBodyReader(source: BodySource): Promise<BodyReader> {
     return { readAt: async (position, length) => bytes.subarray(position, position + length), close: async () => undefined };
   }
   const handle = await open(source.path, 'r');
-  return { readAt: (position, length) => readFrom(handle, position, length), close: () => handle.close() };
+  const { start, end } = source.range ?? { start: 0, end: Infinity };
+  return {
+    readAt: (position, length) => readFrom(handle, start + position, Math.max(0, Math.min(length, end - start - position))),
+    close: () => handle.close(),
+  };
 }
 
 async function readFrom(handle: Awaited<ReturnType<typeof open>>, position: number, length: number): Promise<Buffer> {
@@ -52,7 +56,11 @@ async function readFrom(handle: Awaited<ReturnType<typeof open>>, position: numb
  * parser into memory, where a file's chunks keep it paced by what the parser takes.
  */
 export function bodyStream(source: BodySource, options: { paced?: boolean } = {}): Readable {
-  if (!('bytes' in source)) return createReadStream(source.path, { highWaterMark: READ_CHUNK_BYTES });
+  if (!('bytes' in source)) {
+    // createReadStream's `end` is inclusive.
+    const range = source.range ? { start: source.range.start, end: source.range.end - 1 } : {};
+    return createReadStream(source.path, { highWaterMark: READ_CHUNK_BYTES, ...range });
+  }
   const { bytes } = source;
   if (!options.paced) return Readable.from([bytes], { objectMode: false });
   return Readable.from(
@@ -64,5 +72,8 @@ export function bodyStream(source: BodySource, options: { paced?: boolean } = {}
 }
 
 export async function readBodyText(source: BodySource): Promise<string> {
-  return 'bytes' in source ? source.bytes.toString('utf8') : readFile(source.path, 'utf8');
+  if ('bytes' in source) return source.bytes.toString('utf8');
+  if (source.range === undefined) return readFile(source.path, 'utf8');
+  const { start, end } = source.range;
+  return (await readAt(source, 0, end - start)).toString('utf8');
 }

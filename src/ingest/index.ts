@@ -3,6 +3,7 @@ export type {
   AnalyzeResult,
   AnalyzeTask,
   BadgeTask,
+  ByteRange,
   CompressResult,
   CompressTask,
   FileReference,

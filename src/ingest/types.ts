@@ -12,11 +12,18 @@ export interface IngestLimits {
 }
 
 /**
- * Where the request body is: on disk (`spoolPath`; the worker deletes it once read, before
- * flushing blobs, and the HTTP side deletes it in every other case), or its bytes (`body`, a body
- * the HTTP thread received into memory; the pool transfers it to the worker rather than copying).
+ * Where the request body is: on disk (`spoolPath`, or only its bytes `range` of it; the worker
+ * deletes it once read, before flushing blobs, and the HTTP side deletes it in every other case),
+ * or its bytes (`body`, a body the HTTP thread received into memory; the pool transfers it to the
+ * worker rather than copying).
  */
-export type UnpackBody = { spoolPath: string; body?: undefined } | { body: Uint8Array; spoolPath?: undefined };
+export type UnpackBody = { spoolPath: string; range?: ByteRange; body?: undefined } | { body: Uint8Array; spoolPath?: undefined };
+
+/** `[start, end)` of a file, in bytes. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
 
 export type UnpackTask = UnpackBody & UnpackOptions;
 

@@ -64,7 +64,7 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     blockExecutables: task.blockExecutables,
     ...(task.publishedAs !== undefined ? { publishedAs: task.publishedAs } : {}),
   });
-  const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath };
+  const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
   try {
     if (task.bodyKind === 'json') {
       const json = await readJsonDeploy(body, collector);

@@ -1,36 +1,35 @@
 /** The remote MCP server on the MCP host (SPEC 1, 5, 8): streamable HTTP at `/` and `/mcp`. */
-import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { readFile, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo } from '@modelcontextprotocol/server';
 import {
+  type BodyMemory,
   clientNetwork,
-  collectBody,
   copyRequest,
+  declaredLength,
   isAborted,
   markFinished,
+  receiveBody,
   sendError,
   sendResponse,
-  spoolBody,
-  SpoolError,
   statusLine,
   trackAbort,
   type Headers,
   type HttpRequest,
   type HttpResponse,
+  type ReceivedBody,
   type UploadPacer,
 } from '../http/index.js';
 import type { Config } from '../config.js';
 import { ServiceError, toErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
-import { MAX_MCP_REQUEST_BYTES } from '../rules/index.js';
-import { OAUTH_SCOPE, type Caller, type Operations } from '../sites/index.js';
+import { OAUTH_SCOPE, requestBodyLimit, type Caller, type DeployBody, type Operations } from '../sites/index.js';
 import { judgeBatch } from './batch.js';
 import { splitArguments } from './envelope.js';
 import { isAllowedOrigin, type OriginPolicy } from './origins.js';
 import { compileTools, createToolServer } from './tool-server.js';
 import type { ToolContext } from './tool-spec.js';
+import { inToolWords } from './tool-words.js';
 import { toolSpecs } from './tools.js';
 
 export interface McpOptions {
@@ -39,6 +38,8 @@ export interface McpOptions {
   log: Logger;
   /** Paces large bodies while the thread is busy serving sites. */
   pacer?: UploadPacer;
+  /** This thread's budget for bodies received into memory rather than spooled (shared with REST deploys). */
+  memory?: BodyMemory;
 }
 
 export interface McpEdge {
@@ -49,17 +50,13 @@ export interface McpEdge {
 
 export { MAX_READ_FILE_BYTES } from './tools.js';
 
-/** Room for the JSON-RPC framing around 40 MB of files (SPEC 8 rule 2). */
-export const MCP_FRAMING_BYTES = 256 * 1024;
-const MAX_BODY_BYTES = MAX_MCP_REQUEST_BYTES + MCP_FRAMING_BYTES;
-/** Bodies up to this size are read into memory; larger ones are spooled to disk. */
-const IN_MEMORY_BYTES = 1024 * 1024;
-const MB = 1024 * 1024;
+/**
+ * A `deploy_site` call larger than this is split (see envelope.ts): its arguments go to the ingest
+ * worker as they arrived, unparsed; a smaller call is parsed here like any message.
+ */
+const SPLIT_MIN_BYTES = 1024 * 1024;
 /** Headers that describe this hop, not the MCP message, and credentials the edge has already used. */
 const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'authorization', 'cookie', 'keep-alive', 'upgrade']);
-/** A refused body up to this size is read to its end before the answer (see `lingerThen`). */
-const LINGER_MAX_BYTES = 128 * MB;
-const LINGER_MS = 10_000;
 
 const ALLOW_HEADERS = 'authorization, content-type, accept, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name, last-event-id';
 const EXPOSE_HEADERS = 'www-authenticate, mcp-session-id, mcp-protocol-version';
@@ -95,8 +92,9 @@ export function createMcp(options: McpOptions): McpEdge {
     }
   }
 
-  const spoolDir = config.spoolDir;
-  mkdirSync(spoolDir, { recursive: true });
+  const spool = { dir: config.spoolDir, memory: options.memory };
+  mkdirSync(spool.dir, { recursive: true });
+  const limit = requestBodyLimit(config, 'mcp');
   const base = config.publicUrls.mcp;
   // The server is one resource reachable at two paths; each path has its own metadata. The root
   // is spelled as URL parsers spell it (with the slash), so clients that compare parsed URLs and
@@ -119,13 +117,13 @@ export function createMcp(options: McpOptions): McpEdge {
   }
   const metadataUrl = (path: '/' | '/mcp'): string => `${base}${PRM_PATH}${path === '/' ? '' : '/mcp'}`;
 
-  // Large bodies are read back and split one at a time per thread, so however many deploys are
-  // in flight, the thread holds at most one body in memory; the others wait on disk.
-  let splitting: Promise<unknown> = Promise.resolve();
-  function parseInTurn(received: ReceivedBody, cleanup: string[]): ReturnType<typeof parseMessage> {
-    if (received.kind === 'memory') return parseMessage(received, cleanup);
-    const turn = splitting.then(() => parseMessage(received, cleanup));
-    splitting = turn.catch(() => undefined);
+  // Spooled bodies are read back and parsed one at a time per thread, so however many deploys are
+  // in flight, the thread holds at most one of them in memory; the others wait on disk.
+  let reading: Promise<unknown> = Promise.resolve();
+  function parseInTurn(received: ReceivedBody): ReturnType<typeof parseMessage> {
+    if (received.data !== undefined) return parseMessage(received);
+    const turn = reading.then(() => parseMessage(received));
+    reading = turn.catch(() => undefined);
     return turn;
   }
 
@@ -188,22 +186,13 @@ export function createMcp(options: McpOptions): McpEdge {
       const headers = copied.headers;
       const network = clientNetwork(copied, config.deploy.trustProxy);
       trackAbort(res);
-      const declared = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
-      if (declared !== undefined && declared > MAX_BODY_BYTES) {
-        const answer = (finished: boolean): void =>
-          sendRpcError(res, 413, -32600, tooLarge().message, cors(origin), { close: !finished, data: dataOf(tooLarge()) });
-        if (declared > LINGER_MAX_BYTES) return answer(false);
-        // Read and drop the body first: closing on unread data resets the connection, and the
-        // reset can destroy the answer before a client that sends its body in one go reads it.
-        return lingerThen(res, answer);
-      }
-      const body = declared !== undefined && declared <= IN_MEMORY_BYTES ? memoryBody(res, IN_MEMORY_BYTES) : fileBody(res, spoolDir, options.pacer);
+      const intake = receiveBody(res, { limit, declaredBytes: declaredLength(headers), spool, pacer: options.pacer });
       const controller = new AbortController();
       trackAbort(res, () => controller.abort());
 
       void (async () => {
-        const cleanup: string[] = [];
         try {
+          if (intake.refused) throw intake.refused;
           let caller: Caller;
           try {
             caller = await ops.admission.admit({
@@ -220,9 +209,7 @@ export function createMcp(options: McpOptions): McpEdge {
             return await refuse(err, headers.authorization !== undefined && headers.authorization !== '');
           }
 
-          const received = await body.read();
-          if (received.kind === 'file') cleanup.push(received.path);
-          const message = await parseInTurn(received, cleanup);
+          const message = await parseInTurn(await intake.done);
           if (message === undefined) return send(400, rpcError(-32700, 'Parse error: the body is not valid JSON.'));
           if (Array.isArray(message.parsed)) {
             // Decided here, before the SDK sees the batch: its transport serves any batch of up to
@@ -240,7 +227,7 @@ export function createMcp(options: McpOptions): McpEdge {
             }
           }
 
-          const context: ToolContext = { ops, caller, network, spoolDir, spooledArguments: message.spooledArguments, signal: controller.signal };
+          const context: ToolContext = { ops, caller, network, deployArguments: message.deployArguments, signal: controller.signal };
           const forwarded = new globalThis.Headers();
           for (const name in headers) if (!HOP_HEADERS.has(name)) forwarded.set(name, headers[name]!);
           const response = await serveMessage(new Request(`${base}${endpoint}`, { method: 'POST', headers: forwarded, signal: controller.signal }), {
@@ -259,20 +246,17 @@ export function createMcp(options: McpOptions): McpEdge {
           sendResponse(res, response.status, out, text);
         } catch (err) {
           if (isAborted(res)) return;
-          if (err instanceof SpoolError) {
-            if (err.reason === 'aborted') return;
-            if (err.reason === 'too_large') {
-              const finished = await body.drain();
-              return sendRpcError(res, 413, -32600, tooLarge().message, cors(origin), { close: !finished, data: dataOf(tooLarge()) });
-            }
-          }
+          // A body over the limit or too slow, a full disk: the REST API's words, in tool words.
           const { status, body: errorBody, internal } = toErrorBody(err);
           if (internal) log.error({ err }, 'mcp.failed');
-          const finished = await body.drain();
-          sendRpcError(res, status, -32603, errorBody.error.message, cors(origin), { close: !finished });
+          const finished = await intake.drain();
+          const known = errorBody.error.code !== 'internal';
+          sendRpcError(res, status, internal ? -32603 : -32600, inToolWords(errorBody.error.message), cors(origin), {
+            close: !finished,
+            ...(known ? { data: dataOf(err) } : {}),
+          });
         } finally {
-          body.discard();
-          await Promise.all(cleanup.map((file) => unlink(file).catch(() => undefined)));
+          intake.discard();
         }
 
         function send(status: number, payload: unknown, extra: Headers = {}): void {
@@ -286,7 +270,7 @@ export function createMcp(options: McpOptions): McpEdge {
 
         /** 401 with the discovery pointer (RFC 9728 §5.1), or the admission's own refusal (429). */
         async function refuse(err: unknown, sentToken: boolean): Promise<void> {
-          const finished = await body.drain();
+          const finished = await intake.drain();
           const { status, body: errorBody, headers: extra } = toErrorBody(err);
           if (status === 401) {
             const challenge = sentToken
@@ -308,59 +292,30 @@ export function createMcp(options: McpOptions): McpEdge {
   };
 }
 
-interface ReceivedBody {
-  kind: 'memory' | 'file';
-  bytes: Buffer | undefined;
-  path: string;
-  size: number;
-}
-
-interface BodySource {
-  read(): Promise<ReceivedBody>;
-  /** Stops keeping the body; resolves true when the client finished sending it. */
-  drain(): Promise<boolean>;
-  discard(): void;
-}
-
-/** A small body, collected in memory. */
-function memoryBody(res: HttpResponse, maxBytes: number): BodySource {
-  const body = collectBody(res, maxBytes, () => new SpoolError('too_large', 'The body is larger than it said.'));
-  return {
-    read: () => body.done.then((bytes): ReceivedBody => ({ kind: 'memory', bytes, path: '', size: bytes.byteLength })),
-    drain: async () => body.finished(),
-    discard: body.discard,
-  };
-}
-
-/** A large body, spooled to a file with the same size cap and pacing as REST uploads. */
-function fileBody(res: HttpResponse, spoolDir: string, pacer: UploadPacer | undefined): BodySource {
-  const path = join(spoolDir, `${randomUUID()}.mcp`);
-  const spool = spoolBody(res, { path, maxBytes: MAX_BODY_BYTES, pacer });
-  return {
-    read: async () => ({ kind: 'file', bytes: undefined, path, size: await spool.done }),
-    drain: () => spool.drain(),
-    discard: () => spool.discard(),
-  };
+/** A message parsed, and a large `deploy_site` call's arguments left as they arrived. */
+interface Message {
+  parsed: unknown;
+  /** The `deploy_site` arguments of a large call, unparsed, for the ingest worker (see envelope.ts). */
+  deployArguments?: DeployBody;
 }
 
 /**
- * The parsed message, or undefined for invalid JSON. A large `deploy_site` call is split: its
- * arguments go to a file of their own, unparsed, for the ingest worker.
+ * The parsed message, or undefined for invalid JSON. A large `deploy_site` call is split: only its
+ * envelope is parsed, and its arguments' bytes go to the ingest worker as REST's JSON body does,
+ * from memory or as a range of the spool file.
  */
-async function parseMessage(
-  body: ReceivedBody,
-  cleanup: string[],
-): Promise<{ parsed: unknown; spooledArguments?: { path: string; bytes: number } } | undefined> {
-  const bytes = body.bytes ?? (await readFile(body.path));
-  if (body.kind === 'file') {
+async function parseMessage(body: ReceivedBody): Promise<Message | undefined> {
+  const bytes = body.data ?? (await readFile(body.spoolPath));
+  if (body.bytes > SPLIT_MIN_BYTES) {
     const split = splitArguments(bytes);
     const params = split?.envelope.params as { name?: unknown } | undefined;
     if (split && split.envelope.method === 'tools/call' && params?.name === 'deploy_site') {
-      const argsPath = `${body.path}.arguments.json`;
-      cleanup.push(argsPath);
       const [start, end] = split.argumentsRange;
-      await writeFile(argsPath, bytes.subarray(start, end), { mode: 0o600, flag: 'wx' });
-      return { parsed: split.envelope, spooledArguments: { path: argsPath, bytes: end - start } };
+      const deployArguments: DeployBody =
+        body.data !== undefined
+          ? { data: body.data.subarray(start, end), bytes: end - start }
+          : { spoolPath: body.spoolPath, range: { start, end }, bytes: end - start };
+      return { parsed: split.envelope, deployArguments };
     }
   }
   try {
@@ -370,16 +325,9 @@ async function parseMessage(
   }
 }
 
-function tooLarge(): ServiceError {
-  return new ServiceError('too_large', `One MCP request can carry at most ${MAX_MCP_REQUEST_BYTES / MB} MB.`, {
-    agentMessage:
-      'The deploy is over 40 MB. Send it in several calls that go live at once: start_deploy with every file by path, size and sha256, then deploy_site with "manifest" and some of the missing files per call, each under 40 MB.',
-  });
-}
-
 function dataOf(err: unknown): Record<string, unknown> {
   const { body } = toErrorBody(err);
-  return { code: body.error.code, ...(body.agent_message ? { agent_message: body.agent_message } : {}) };
+  return { code: body.error.code, ...(body.agent_message ? { agent_message: inToolWords(body.agent_message) } : {}) };
 }
 
 function rpcError(code: number, message: string, data?: Record<string, unknown>): unknown {
@@ -427,22 +375,6 @@ async function streamEvents(res: HttpResponse, response: Response, headers: Head
     }
     res.cork(() => res.write(value));
   }
-}
-
-/** Drops the rest of the body, then answers (closing the connection if the client never finished). */
-function lingerThen(res: HttpResponse, answer: (finished: boolean) => void): void {
-  let done = false;
-  const finish = (finished: boolean): void => {
-    if (done) return;
-    done = true;
-    clearTimeout(timer);
-    answer(finished);
-  };
-  const timer = setTimeout(() => finish(false), LINGER_MS);
-  trackAbort(res, () => clearTimeout(timer));
-  res.onData((_chunk, isLast) => {
-    if (isLast) finish(true);
-  });
 }
 
 function sendEmpty(res: HttpResponse, status: number, headers: Headers): void {

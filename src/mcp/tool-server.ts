@@ -48,9 +48,9 @@ export function createToolServer(catalogue: ToolCatalogue, context: ToolContext,
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}. tools/list names the tools.`);
     const args = request.params.arguments ?? {};
     try {
-      // Spooled deploy arguments are checked by the ingest worker against the same schema.
-      const spooled = tool.spec.name === 'deploy_site' && context.spooledArguments !== undefined;
-      if (!spooled && !tool.validate(args)) throw invalidArguments(tool.spec, tool.validate);
+      // A large deploy's arguments, left unparsed, are checked by the ingest worker against the same schema.
+      const unparsed = tool.spec.name === 'deploy_site' && context.deployArguments !== undefined;
+      if (!unparsed && !tool.validate(args)) throw invalidArguments(tool.spec, tool.validate);
       const result = inToolWordsOf(await tool.spec.run(context, args));
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
     } catch (err) {

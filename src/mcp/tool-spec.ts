@@ -1,17 +1,16 @@
-import type { Caller, Operations } from '../sites/index.js';
+import type { Caller, DeployBody, Operations } from '../sites/index.js';
 
-/** What one tool call runs with: the caller of this HTTP request and its spooled body, if any. */
+/** What one tool call runs with: the caller of this HTTP request and, for a large deploy, its arguments' bytes. */
 export interface ToolContext {
   ops: Operations;
   caller: Caller;
   network: string;
-  /** Where deploy bodies are spooled for the ingest worker. */
-  spoolDir: string;
   /**
-   * The `deploy_site` arguments of a large request, left on disk unparsed (see envelope.ts).
-   * When set, the tool's `arguments` object is an empty placeholder.
+   * The `deploy_site` arguments of a large request as they arrived, unparsed (see envelope.ts), in
+   * memory or in the spool file. When set, the tool's `arguments` object is a placeholder that
+   * keeps only `manifest`.
    */
-  spooledArguments?: { path: string; bytes: number };
+  deployArguments?: DeployBody;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
 }

@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { readFile, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { ServiceError } from '../errors.js';
-import { formatBytes, MANIFEST_LIFETIME_MS } from '../sites/index.js';
+import { formatBytes, MANIFEST_LIFETIME_MS, type DeployBody } from '../sites/index.js';
 import { domainToolSpecs } from './domain-tools.js';
 import { changes, reads, type ToolContext, type ToolSpec } from './tool-spec.js';
 import { deployInput, manifestInput, outputs, page, siteName } from './schemas.js';
@@ -280,23 +278,20 @@ export function toolSpecs(): ToolSpec[] {
 /** SPEC 4.2 through the same deploy operation, ingest pool and checks as `POST /v1/deploy`. */
 async function deploy(context: ToolContext, args: Record<string, unknown>): Promise<unknown> {
   const { ops, caller, network, signal } = context;
-  let spool = context.spooledArguments;
-  let written: string | undefined;
-  try {
-    if (spool === undefined) {
-      written = join(context.spoolDir, `${randomUUID()}.mcp.json`);
-      const json = JSON.stringify(args);
-      await writeFile(written, json, { mode: 0o600, flag: 'wx' });
-      spool = { path: written, bytes: Buffer.byteLength(json) };
-    }
-    // A part names its manifest; a large call's arguments stay on disk, but the envelope keeps it.
-    const manifest = text(args.manifest);
-    const pending = await ops.deploy.begin({ caller, network, bodyKind: 'json', ...(manifest !== undefined ? { manifest } : {}) });
-    const outcome = await pending.finish({ spoolPath: spool.path, bytes: spool.bytes }, signal);
-    return outcome.view;
-  } finally {
-    if (written !== undefined) await unlink(written).catch(() => undefined);
-  }
+  // A small call's arguments were parsed to be checked against the tool's schema; they go to the
+  // ingest worker in memory as a REST JSON body does, never through a file.
+  const body = context.deployArguments ?? jsonBody(args);
+  // A part names its manifest; a large call's arguments stay unparsed, but the envelope keeps it.
+  const manifest = text(args.manifest);
+  const pending = await ops.deploy.begin({ caller, network, bodyKind: 'json', ...(manifest !== undefined ? { manifest } : {}) });
+  const outcome = await pending.finish(body, signal);
+  return outcome.view;
+}
+
+/** Bytes of their own (not a view of a shared pool), so they move to the worker rather than being copied. */
+function jsonBody(args: Record<string, unknown>): DeployBody {
+  const data = new TextEncoder().encode(JSON.stringify(args));
+  return { data, bytes: data.byteLength };
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -1,4 +1,5 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Which proxies in front of Plinth may say who the client is (`PLINTH_TRUST_PROXY`), and the IP
@@ -75,9 +76,7 @@ function describeNetwork({ bytes, prefixBits }: TrustedNetwork): string {
     const address = bytes.slice(12).join('.');
     return prefixBits === 128 ? address : `${address}/${prefixBits - 96}`;
   }
-  const groups: string[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
-  const address = groups.join(':');
+  const address = ipaddr.fromByteArray([...bytes]).toNormalizedString();
   return prefixBits === 128 ? address : `${address}/${prefixBits}`;
 }
 
@@ -87,7 +86,7 @@ export function parseNetwork(text: string): TrustedNetwork | undefined {
   const address = slash === -1 ? text : text.slice(0, slash);
   const bytes = addressBytes(address);
   if (bytes === undefined) return undefined;
-  const v4 = isIPv4(address);
+  const v4 = isIP(address) === 4;
   if (slash === -1) return { bytes, prefixBits: 128 };
   const prefixText = text.slice(slash + 1);
   if (!/^\d{1,3}$/.test(prefixText)) return undefined;
@@ -111,13 +110,15 @@ function inNetwork(address: AddressBytes, network: TrustedNetwork): boolean {
 }
 
 /**
- * The 16 bytes of an IPv4 or IPv6 address in its plain text form (as Node's `isIP` accepts it;
- * an IPv6 zone id is dropped), or undefined for anything else.
+ * The 16 bytes of an IPv4 or IPv6 address in its plain text form, or undefined for anything
+ * else. Node's `isIP` decides what is an address (ipaddr.js alone would also read `0x7f.1` or
+ * `127.1`, which no proxy writes); ipaddr.js reads it (an IPv6 zone id is dropped, and the
+ * deprecated `::a.b.c.d` is read as IPv4-mapped).
  */
 export function addressBytes(text: string): AddressBytes | undefined {
-  if (isIPv4(text)) return [...V4_MAPPED_PREFIX, ...text.split('.').map(Number)];
-  if (!isIPv6(text)) return undefined;
-  return ipv6Groups(text).flatMap((group) => [group >> 8, group & 0xff]);
+  const family = isIP(text);
+  if (family === 0) return undefined;
+  return family === 4 ? ipaddr.IPv4.parse(text).toIPv4MappedAddress().toByteArray() : ipaddr.IPv6.parse(text).toByteArray();
 }
 
 const V4_MAPPED_PREFIX = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
@@ -125,19 +126,4 @@ const V4_MAPPED_PREFIX = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
 /** Whether the bytes are an IPv4 address (or IPv4-mapped IPv6, which is the same address). */
 export function isIPv4Bytes(bytes: AddressBytes): boolean {
   return V4_MAPPED_PREFIX.every((byte, i) => bytes[i] === byte);
-}
-
-/** Eight 16-bit groups of a valid IPv6 address (zone id dropped, embedded IPv4 folded in). */
-export function ipv6Groups(address: string): number[] {
-  let text = address.split('%')[0]!.toLowerCase();
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4) {
-    const [a, b, c, d] = v4[1]!.split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const fill = tail === undefined ? [] : Array(8 - left.length - right.length).fill('0');
-  return [...left, ...fill, ...right].map((g) => parseInt(g, 16));
 }

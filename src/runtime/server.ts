@@ -103,7 +103,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // In a cluster, time as PostgreSQL tells it (store.now); `options.now` is this node's own clock.
   const now = store.now;
   const stopFollowing = options.followCluster && store.cluster ? await store.cluster.follow(REPLICA_POLL_MS) : undefined;
-  // Deploy bodies of known size that fit are received into memory, not spooled (see body-memory.ts).
+  // Large bodies of known size that fit (deploys, drops, MCP calls) are received into memory, not spooled (see body-memory.ts).
   const memory = createBodyMemory({ budgetBytes: config.deploy.memoryBodyBytes, maxBodyBytes: config.deploy.memoryBodyMaxBytes });
   const ingest = createIngestPool({
     maxThreads: config.deploy.ingestThreads,
@@ -164,8 +164,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // One set of operations behind every surface of this thread; its deploys counted by result.
   const ops = metrics ? { ...operations, deploy: meterDeploys(operations.deploy, metrics.deploy) } : operations;
   const api = createApi({ ops, store: commits.store, pacer, memory, config, log: log.child({ area: 'api' }) });
-  const account = createApp({ ops, config, pacer, log: log.child({ area: 'app' }) });
-  const mcp = createMcp({ ops, config, pacer, log: log.child({ area: 'mcp' }) });
+  const account = createApp({ ops, config, pacer, memory, log: log.child({ area: 'app' }) });
+  const mcp = createMcp({ ops, config, pacer, memory, log: log.child({ area: 'mcp' }) });
   // Responses still owed after their handler returned (uploads, deploys, API calls, streamed files).
   const pending = new Set<HttpResponse>();
   let stopping = false;

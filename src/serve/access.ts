@@ -2,15 +2,20 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ServeConfig } from '../config.js';
 import {
   clientAddress,
-  collectBody,
+  cookieName,
+  cookieValues,
   forwardedFor,
   isAborted,
   networkOf,
+  receiveBody,
+  securityHeaders,
+  setCookie,
   trackAbort,
   writeResponse,
   type Headers,
   type HttpRequest,
   type HttpResponse,
+  type BodyLimit,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, mayReachProtected, parsePreviewLabel, previewLinkExpiry, safeReturnPath } from '../rules/index.js';
@@ -85,6 +90,13 @@ export interface AccessGate {
 
 const COOKIE_LIFETIME_MS = ACCESS_COOKIE_LIFETIME_MS;
 const MAX_FORM_BYTES = 4096;
+/** The password form is small; a larger one is answered with the form again (413). */
+const FORM_LIMIT: BodyLimit = {
+  maxBytes: MAX_FORM_BYTES,
+  deadlineMs: 0,
+  tooLarge: () => new Error('form too large'),
+  tooSlow: () => new Error('form too slow'),
+};
 /** Access cookies of one request that are checked (planted ones included); each costs an HMAC. */
 const MAX_ACCESS_COOKIES = 16;
 /** Seconds a visitor waits when too many passwords are being hashed at once. */
@@ -92,7 +104,8 @@ const HASHING_RETRY_AFTER_S = '1';
 
 export function createAccessGate(options: AccessGateOptions): AccessGate {
   const { store, config, log, now, secret } = options;
-  const cookieName = config.access.secureCookies ? '__Host-plinth_access' : 'plinth_access';
+  const secure = config.access.secureCookies;
+  const accessCookie = cookieName('plinth_access', secure);
   const passwords = createPasswordChecker({ store, config: config.access, log, now, hashSlots: options.hashSlots });
 
   const sign = (payload: string): string => createHmac('sha256', secret).update(payload).digest('base64url');
@@ -104,7 +117,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     const at = now();
     const expires = Math.min(until, at + COOKIE_LIFETIME_MS);
     const value = `${account}.${expires}.${sign(payloadOf(label, site, account, expires))}`;
-    return `${cookieName}=${value}; Path=/; Max-Age=${Math.floor((expires - at) / 1000)}; HttpOnly; SameSite=Lax${config.access.secureCookies ? '; Secure' : ''}`;
+    return setCookie(accessCookie, value, { secure, maxAgeSeconds: (expires - at) / 1000 });
   };
 
   /**
@@ -113,7 +126,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
    * the same name for the whole site domain, or for a longer path, which browsers send first.
    */
   const cookieAdmits = (cookieHeader: string, label: string, site: SiteRecord): boolean =>
-    readCookies(cookieHeader, cookieName, MAX_ACCESS_COOKIES).some((value) => cookieValueAdmits(value, label, site));
+    cookieValues(cookieHeader, accessCookie, MAX_ACCESS_COOKIES).some((value) => cookieValueAdmits(value, label, site));
 
   const cookieValueAdmits = (value: string, label: string, site: SiteRecord): boolean => {
     const parts = value.split('.');
@@ -141,15 +154,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
 
   const page = (res: HttpResponse, status: number, head: boolean, pageOptions: AccessPageOptions, extra: Headers = {}, cookies?: string[]): void => {
     const body = status === 303 ? '' : accessPage(pageOptions);
-    const headers = protectedHeaders(
-      Object.entries({
-        'Content-Type': 'text/html; charset=utf-8',
-        'X-Content-Type-Options': 'nosniff',
-        'Referrer-Policy': 'same-origin',
-        'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-        ...extra,
-      }),
-    );
+    const headers = protectedHeaders(Object.entries({ 'Content-Type': 'text/html; charset=utf-8', ...securityHeaders('gate'), ...extra }));
     writeResponse(res, status, Object.fromEntries(headers), body, { head, ...(cookies ? { cookies } : {}) });
   };
 
@@ -317,11 +322,11 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
       const origin = req.getHeader('origin');
       const net = network(res, req);
       trackAbort(res);
-      const body = collectBody(res, MAX_FORM_BYTES, () => new Error('form too large'));
+      const body = receiveBody(res, { limit: FORM_LIMIT });
       void (async () => {
         let form: URLSearchParams;
         try {
-          form = new URLSearchParams((await body.done).toString('utf8'));
+          form = new URLSearchParams((await body.done).data!.toString('utf8'));
         } catch {
           if (!isAborted(res)) res.cork(() => page(res, 413, false, { mode: 'password', siteName: site.name, returnPath: '/', problem: 'credential' }, {}));
           return;
@@ -363,18 +368,6 @@ function answered(_sent: void): false {
 function pathWithQuery(req: GateRequest): string {
   const query = req.getQuery();
   return query ? `${req.getUrl()}?${query}` : req.getUrl();
-}
-
-/** The values of every cookie called `name` in a Cookie header, in order, at most `max`. */
-function readCookies(header: string, name: string, max: number): string[] {
-  const values: string[] = [];
-  if (header === '') return values;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim());
-    if (values.length === max) break;
-  }
-  return values;
 }
 
 function copyGateRequest(req: GateRequest): GateRequest {

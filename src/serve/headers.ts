@@ -1,4 +1,5 @@
-import { isCacheInstruction, withSiteHeaders, type SiteHeaders } from '../rules/index.js';
+import { securityHeaders } from '../http/index.js';
+import { isCacheInstruction, isHtmlType, withSiteHeaders, type SiteHeaders } from '../rules/index.js';
 import type { Encoding } from '../store/index.js';
 
 /**
@@ -9,10 +10,14 @@ import type { Encoding } from '../store/index.js';
 
 export type HeaderList = Array<readonly [name: string, value: string]>;
 
-export const SECURITY_HEADERS: HeaderList = [
-  ['X-Content-Type-Options', 'nosniff'],
-  ['Referrer-Policy', 'strict-origin-when-cross-origin'],
-];
+/** The site variant of the one security-header builder. */
+export const SECURITY_HEADERS: HeaderList = Object.entries(securityHeaders('site'));
+
+// HTML is short-lived so a redeploy shows up within a minute; assets change name less often in
+// practice and a 5-minute window saves most repeat fetches (SPEC 4.5.4).
+export function cacheControlFor(type: string): string {
+  return isHtmlType(type) ? 'public, max-age=60' : 'public, max-age=300';
+}
 
 /** The ETag of a stored blob, or of one of its precompressed forms. */
 export function blobEtag(sha256: string, encoding?: Encoding): string {

@@ -11,7 +11,7 @@ import {
   type SiteHeaders,
 } from '../rules/index.js';
 import type { BlobStore, FileEntry, SiteRecord, Store } from '../store/index.js';
-import { cacheControlFor } from './http-rules.js';
+import { cacheControlFor } from './headers.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
 import { normalizeRequestPath } from './request-path.js';
 import { resolveSitePath } from './resolve.js';

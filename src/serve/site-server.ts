@@ -2,8 +2,11 @@ import type { BadgedPage } from '../badge/index.js';
 import type { ServeConfig } from '../config.js';
 import { isBucketUnavailable } from '../errors.js';
 import {
+  createEncodingChooser,
   endFromMemory,
   isAborted,
+  matchesIfNoneMatch,
+  parseRange,
   markFinished,
   statusLine,
   streamFile,
@@ -30,7 +33,6 @@ import {
   type FileAnswer,
   type HeaderList,
 } from './headers.js';
-import { matchesIfNoneMatch, parseRange, pickEncoding } from './http-rules.js';
 import { statusPage, type StatusPageCode } from './pages.js';
 import { previewRevision, type PreviewReader } from './preview-revision.js';
 import { createSiteCache, type CachedSite, type PreparedHeaders, type SiteCacheCounts, type SiteReader, type Target } from './site-cache.js';
@@ -113,19 +115,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   const now = options.now ?? Date.now;
   const bodies = createBodyCache(store, config, options.buildBadgedPage);
   const sites = createSiteCache(store, config, bodies.forget);
-  const encodingChoices = new Map<string, Encoding | undefined>();
   const reportUrl = (siteName: string): string => `${config.appUrl}/report/${siteName}`;
-
-  // Browsers send a handful of distinct Accept-Encoding values; parse each once.
-  const chooseEncoding = (acceptEncoding: string, available: readonly Encoding[]): Encoding | undefined => {
-    if (acceptEncoding === '' || available.length === 0) return undefined;
-    const key = available.length === 2 ? acceptEncoding : `${available[0]}|${acceptEncoding}`;
-    if (encodingChoices.has(key)) return encodingChoices.get(key);
-    const choice = pickEncoding(acceptEncoding, available);
-    if (encodingChoices.size >= 1000) encodingChoices.clear();
-    encodingChoices.set(key, choice);
-    return choice;
-  };
+  // Browsers send a handful of distinct Accept-Encoding values; each is negotiated once.
+  const chooseEncoding = createEncodingChooser(ENCODINGS);
 
   const answerOf = (target: Target, type: string, varies: boolean, etag: string, encoding: Encoding | undefined, privacy?: Privacy): FileAnswer => {
     const ok = target.status === 200;

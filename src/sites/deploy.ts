@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { DeployView as DeployShape } from '../contract/index.js';
 import { recordsSilentError, refusalError, ServiceError } from '../errors.js';
-import type { JsonDeployFields, UnpackResult } from '../ingest/index.js';
+import type { ByteRange, JsonDeployFields, UnpackResult } from '../ingest/index.js';
 import { MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
 import type { ManifestPart, ManifestRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
@@ -48,14 +48,15 @@ export interface DeployRequest {
 }
 
 /**
- * The request body: spooled to a file the caller deletes afterwards, or (a body small enough to
- * be received into memory) its bytes, which the ingest worker takes over.
+ * The request body: spooled to a file the caller deletes afterwards (`range`: only those bytes of
+ * it, as for a large MCP call's arguments), or (a body small enough to be received into memory)
+ * its bytes, which the ingest worker takes over.
  */
 export type DeployBody = {
   bytes: number;
   /** How long the body took to arrive, for the timing log. */
   uploadMs?: number;
-} & ({ spoolPath: string; data?: undefined } | { data: Uint8Array; spoolPath?: undefined });
+} & ({ spoolPath: string; range?: ByteRange; data?: undefined } | { data: Uint8Array; spoolPath?: undefined });
 
 /** The SPEC 4.1 response body. */
 export type DeployView = DeployShape;
@@ -281,7 +282,7 @@ async function unpackBody(
   const tier = PLAN_LIMITS[caller.kind === 'account' ? caller.account.plan : 'anonymous'];
   return deps.ingest.unpack(
     {
-      ...(body.data !== undefined ? { body: body.data } : { spoolPath: body.spoolPath }),
+      ...(body.data !== undefined ? { body: body.data } : { spoolPath: body.spoolPath, ...(body.range ? { range: body.range } : {}) }),
       dataDir: deps.config.dataDir,
       bodyKind,
       limits: { maxFiles: tier.maxFiles, maxFileBytes: tier.maxFileBytes, maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES) },

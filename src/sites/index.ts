@@ -93,3 +93,4 @@ export {
   type ConnectionView,
   type TokenResponse,
 } from './oauth.js';
+export { bodyTooSlow, MCP_FRAMING_BYTES, requestBodyLimit, requestTooLarge, smallBodyLimit, type BodyLimit } from './body-limits.js';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { matchesIfNoneMatch, securityHeaders } from '../http/index.js';
 
 /**
  * The shared static files of our pages: the stylesheet, the enhancement script and the icon.
@@ -78,17 +79,10 @@ export function loadPageAssets(dir: URL = ASSET_DIR): PageAssets {
         'Content-Type': asset.type,
         ETag: asset.etag,
         'Cache-Control': immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=300',
-        'X-Content-Type-Options': 'nosniff',
+        ...securityHeaders('resource'),
       };
-      if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, asset.etag)) return { status: 304, headers, body: Buffer.alloc(0) };
+      if (matchesIfNoneMatch(ifNoneMatch, asset.etag)) return { status: 304, headers, body: Buffer.alloc(0) };
       return { status: 200, headers, body: asset.body };
     },
   };
-}
-
-/** `If-None-Match` holds one or more ETags, or `*` (RFC 9110 13.1.2; weak comparison). */
-export function matchesEtag(ifNoneMatch: string, etag: string): boolean {
-  if (ifNoneMatch.trim() === '*') return true;
-  const bare = etag.replace(/^W\//, '');
-  return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === bare);
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { buildDocsSite, GUIDE_DIR, pickEncoding, prefersMarkdown } from '../../src/docs/index.js';
+import { buildDocsSite, GUIDE_DIR, prefersMarkdown } from '../../src/docs/index.js';
 import { request } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -204,23 +204,13 @@ describe('docs content', () => {
 });
 
 describe('negotiation rules', () => {
-  it.each([
-    [undefined, undefined],
-    ['gzip', 'gzip'],
-    ['gzip, br', 'br'],
-    ['br;q=0, gzip', 'gzip'],
-    ['identity', undefined],
-    ['*', 'br'],
-    ['*;q=0', undefined],
-  ])('Accept-Encoding %s picks %s', (header, expected) => {
-    expect(pickEncoding(header)).toBe(expected);
-  });
-
+  // Accept-Encoding is negotiated by the rules every host shares (test/http/http-rules.test.ts).
   it.each([
     [undefined, false],
     ['text/html', false],
     ['text/markdown', true],
-    ['text/markdown, text/html', false],
+    ['text/markdown, text/html', true],
+    ['text/html, text/markdown', false],
     ['text/html;q=0.9, text/markdown', true],
     ['*/*', false],
   ])('Accept %s prefers Markdown: %s', (header, expected) => {

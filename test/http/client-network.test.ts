@@ -21,6 +21,8 @@ describe('networkOf', () => {
     ['::ffff:198.51.100.23', '198.51.100.0/24'],
     ['0000:0000:0000:0000:0000:ffff:c633:6417', '198.51.100.0/24'],
     ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    // The deprecated IPv4-compatible form is read as ipaddr.js reads it: IPv4-mapped.
+    ['::198.51.100.23', '198.51.100.0/24'],
     ['not an address', 'other:not an address'],
   ])('%s is in %s', (address, network) => {
     expect(networkOf(address)).toBe(network);
@@ -34,6 +36,9 @@ describe('clientAddress', () => {
     ['10.0.0.1', '203.0.113.9', '0', '10.0.0.1'],
     ['10.0.0.1', '203.0.113.9', 'false', '10.0.0.1'],
     ['0000:0000:0000:0000:0000:ffff:0a00:0001', '', '0', '10.0.0.1'],
+    // IPv6 in its short form (RFC 5952), however it was written.
+    ['0000:0000:0000:0000:0000:0000:0000:0001', '', '0', '::1'],
+    ['2001:DB8:0:0:0:0:0:1', '', '0', '2001:db8::1'],
 
     // One proxy: the entry it appended, the rightmost.
     ['10.0.0.1', '', '1', '10.0.0.1'],

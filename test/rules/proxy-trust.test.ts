@@ -59,6 +59,9 @@ describe('trusted networks', () => {
     ['2001:db8::1', '0.0.0.0/0', false],
     ['2001:db8::1', '::/0', true],
     ['fe80::1%eth0', 'fe80::/10', true],
+    ['::10.1.2.3', '10.0.0.0/8', true],
+    ['::ffff:0:0', '::ffff:0:0/96', true],
+    ['10.1.2.3', '::ffff:0:0/96', true],
   ])('%s in %s: %s', (address, networks, expected) => {
     expect(inNetworks(addressBytes(address)!, list(networks))).toBe(expected);
   });

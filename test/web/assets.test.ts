@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadPageAssets, matchesEtag } from '../../src/web/index.js';
+import { loadPageAssets } from '../../src/web/index.js';
 
 const assets = loadPageAssets();
 
@@ -43,18 +43,6 @@ describe('page assets', () => {
     expect(answer.status).toBe(304);
     expect(answer.body.byteLength).toBe(0);
     expect(assets.respond(css, '"other"')!.status).toBe(200);
-  });
-
-  it.each([
-    ['"a"', '"a"', true],
-    ['W/"a"', '"a"', true],
-    ['"b", "a"', '"a"', true],
-    ['*', '"a"', true],
-    ['"b"', '"a"', false],
-    ['', '"a"', false],
-    ['a', '"a"', false],
-  ])('If-None-Match %s against %s: %s', (header, etag, expected) => {
-    expect(matchesEtag(header, etag)).toBe(expected);
   });
 
   it('keeps the stylesheet free of imports and remote fonts', () => {

@@ -1,6 +1,6 @@
 import { html, raw } from 'hono/html';
 import { describe, expect, it } from 'vitest';
-import { contentSecurityPolicy, errorSummary, fieldError, invalidAttrs, loadPageAssets, renderPage, securityHeaders } from '../../src/web/index.js';
+import { errorSummary, fieldError, invalidAttrs, loadPageAssets, renderPage } from '../../src/web/index.js';
 
 const assets = loadPageAssets();
 const hostile = `<script>alert("x")</script>&'"`;
@@ -62,30 +62,5 @@ describe('page layout', () => {
     expect(String(invalidAttrs(errors, 'email'))).toBe('aria-invalid="true" aria-describedby="email-error"');
     expect(errorSummary([])).toBe('');
     expect(fieldError(errors, 'name')).toBe('');
-  });
-});
-
-describe('security headers', () => {
-  it('sends a strict CSP without inline script or style', () => {
-    const csp = contentSecurityPolicy();
-    expect(csp).not.toContain('unsafe');
-    expect(csp).toContain("default-src 'none'");
-    expect(csp).toContain("script-src 'self'");
-    expect(csp).toContain("style-src 'self'");
-    expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).toContain("base-uri 'none'");
-    expect(csp).toContain("form-action 'self'");
-  });
-
-  it('adds form-action sources when asked', () => {
-    expect(contentSecurityPolicy({ formActions: ['https://client.example'] })).toContain("form-action 'self' https://client.example");
-  });
-
-  it('sets framing, referrer and sniffing rules', () => {
-    expect(securityHeaders()).toMatchObject({
-      'X-Frame-Options': 'DENY',
-      'Referrer-Policy': 'same-origin',
-      'X-Content-Type-Options': 'nosniff',
-    });
   });
 });

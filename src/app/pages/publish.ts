@@ -2,13 +2,13 @@ import { html } from 'hono/html';
 import { toErrorBody } from '../../errors.js';
 import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES } from '../../rules/index.js';
 import type { DeployView } from '../../contract/index.js';
-import { formatBytes } from '../../sites/index.js';
+import { formatBytes, type DeployBody, type PendingDeploy } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, withFlash, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import type { DeployFlash } from '../flash.js';
 import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';
 import { jsonResponse, type AppResponse } from '../response.js';
 import { tokensMatch } from '../security.js';
-import { MAX_UPLOAD_BODY_BYTES, multipartBoundary, readFormHead, readFormUpload, tooLargeUpload, uploadedBytes } from '../upload.js';
+import { ARCHIVE_FIELD, uploadRefusal } from '../upload.js';
 
 /**
  * Drop to publish: a person without a terminal publishes a folder or an archive from the browser.
@@ -18,8 +18,7 @@ import { MAX_UPLOAD_BODY_BYTES, multipartBoundary, readFormHead, readFormUpload,
  */
 
 const MB = 1024 * 1024;
-/** The archive field of the upload form; its id is what error summaries link to. */
-export const ARCHIVE_FIELD = 'archive';
+export { ARCHIVE_FIELD };
 /** A cookie holds about 4 KB: the result page lists this many skipped paths and counts the rest. */
 const SKIPPED_SHOWN = 8;
 const SKIPPED_PATH_CHARS = 160;
@@ -135,12 +134,12 @@ export async function receiveUpload(context: PageContext, target: UploadTarget):
           label: 'Reload the page',
         });
   try {
-    // A body declared over the cap is refused before any of it is read.
-    if (Number(request.headers['content-length'] ?? 0) > MAX_UPLOAD_BODY_BYTES) throw tooLargeUpload();
-    const boundary = multipartBoundary(request.headers['content-type']);
-    let pending;
-    let archive: { path: string; bytes: number };
-    if (boundary === undefined) {
+    // A body declared over the limit is refused before anything else.
+    const refused = uploadRefusal(upload);
+    if (refused) throw refused;
+    let pending: PendingDeploy;
+    let archive: DeployBody;
+    if (upload.body) {
       // The script sends the archive as the body and the form token in a header: checked, and
       // the deploy admitted, before a byte of the body matters.
       if (!tokensMatch(context.formToken, request.headers['x-csrf-token'])) return expired();
@@ -151,11 +150,11 @@ export async function receiveUpload(context: PageContext, target: UploadTarget):
         site: target.site,
         baseRevision: request.headers['x-base-revision'],
       });
-      archive = { path: upload.path, bytes: await uploadedBytes(upload) };
+      archive = await upload.body.done;
     } else {
       // A plain form: its fields come before the archive, so the token and the deploy's admission
       // (anonymous caps included) are checked on the body's first bytes, not after 90 MB.
-      const head = await readFormHead(upload, boundary, ARCHIVE_FIELD);
+      const head = await upload.form.head;
       if (!tokensMatch(context.formToken, head.fields.get('csrf'))) return expired();
       const noArchive = async (): Promise<AppResponse> => {
         const message = 'Choose a .zip or .tar.gz archive of your site.';
@@ -169,12 +168,11 @@ export async function receiveUpload(context: PageContext, target: UploadTarget):
         site: target.site,
         baseRevision: head.fields.get('base_revision'),
       });
-      await uploadedBytes(upload);
-      const form = await readFormUpload(upload, boundary, ARCHIVE_FIELD);
-      if (!form.file) return noArchive();
-      archive = form.file;
+      const file = await upload.form.done;
+      if (!file) return noArchive();
+      archive = file;
     }
-    const outcome = await pending.finish({ spoolPath: archive.path, bytes: archive.bytes });
+    const outcome = await pending.finish(archive);
     // An archive is one whole deploy: only a manifest's part answers without a revision.
     if (outcome.revisionId === undefined) throw new Error('a dropped archive was answered as a part of a manifest');
     const flash = { deploy: flashOf(outcome.view, json ? leftOutFolders(context) : [], target.site === undefined) };

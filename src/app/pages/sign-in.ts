@@ -1,5 +1,5 @@
-import { serialize } from 'cookie';
 import { html } from 'hono/html';
+import { setCookie } from '../../http/index.js';
 import { localReturnPath } from '../../rules/index.js';
 import type { AccountRecord } from '../../store/index.js';
 import { SESSION_LIFETIME_MS, SIGN_IN_LIFETIME_MS } from '../../sites/index.js';
@@ -83,8 +83,8 @@ ${
     if (previous) await ops.people.endSession(previous);
     const { cookie } = await ops.people.createSession(account);
     const response = redirect(localReturnPath(next) ?? '/');
-    response.cookies.push(serialize(names.session, cookie, cookieOptions(config, SESSION_LIFETIME_MS / 1000)));
-    response.cookies.push(serialize(names.signIn, '', cookieOptions(config, 0)));
+    response.cookies.push(setCookie(names.session, cookie, cookieOptions(config, SESSION_LIFETIME_MS / 1000)));
+    response.cookies.push(setCookie(names.signIn, '', cookieOptions(config, 0)));
     return response;
   }
 
@@ -113,7 +113,7 @@ ${
         try {
           const started = await ops.people.startSignIn({ email, next, network: context.network });
           const response = redirect('/login/check');
-          response.cookies.push(serialize(names.signIn, started.browserSecret, cookieOptions(config, minutes * 60)));
+          response.cookies.push(setCookie(names.signIn, started.browserSecret, cookieOptions(config, minutes * 60)));
           return response;
         } catch (err) {
           const { code, message } = err as { code?: string; message: string };
@@ -189,7 +189,7 @@ ${
         const cookie = context.request.cookies[names.session];
         if (cookie) await ops.people.endSession(cookie);
         const response = await redirectWithFlash(context, '/login', { notice: 'You are signed out.' }, { signedOut: true });
-        response.cookies.push(serialize(names.session, '', cookieOptions(config, 0)));
+        response.cookies.push(setCookie(names.session, '', cookieOptions(config, 0)));
         return response;
       },
     },
