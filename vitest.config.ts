@@ -14,6 +14,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Builds dist/ when it is missing or older than src/ (tests run the built server and workers).
+    globalSetup: ['test/global-setup.ts'],
     projects: [
       {
         extends: true,

@@ -20,7 +20,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, sampleMemory, startChild, stopChild, waitReady } from './lib/proc.mjs';
+import { freePort, sampleMemory, startChild, stopChild } from './lib/proc.mjs';
 import { machineInfo, publishSection } from './lib/report.mjs';
 import { runWrk } from './lib/wrk.mjs';
 import { formatSummary, median, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';

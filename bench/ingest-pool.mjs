@@ -11,7 +11,7 @@
 // round, then its median.
 //
 // Env: BENCH_ROUNDS (5). About 30 s with building the site.
-import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { dirname, join } from 'node:path';

@@ -69,7 +69,8 @@ async function deploy(dir, env, serverPid) {
     run.on('error', reject);
     run.on('exit', (code) => {
       clearInterval(sampler);
-      code === 0 ? resolve() : reject(new Error(`plinth deploy exited with ${code}`));
+      if (code === 0) resolve();
+      else reject(new Error(`plinth deploy exited with ${code}`));
     });
   });
   return { ms: Number(process.hrtime.bigint() - started) / 1e6, clientPeak, serverPeak };

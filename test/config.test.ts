@@ -277,7 +277,7 @@ describe('unknown settings', () => {
   it('reads exactly the names of SERVER_SETTINGS (the list the docs table and the refusal use)', () => {
     const read = new Set<string>();
     const env = new Proxy({} as Record<string, string | undefined>, {
-      get(target, name) {
+      get(_target, name) {
         if (typeof name === 'string') read.add(name);
         return undefined;
       },

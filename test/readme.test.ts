@@ -34,7 +34,7 @@ describe('README', () => {
 
   it('holds neither the settings table nor the error table', () => {
     const codes = Object.keys(ERROR_STATUS);
-    const offending = readme.split('\n').filter((line) => /^\| `PLINTH_/.test(line) || codes.some((code) => line.startsWith(`| \`${code}\` |`)));
+    const offending = readme.split('\n').filter((line) => line.startsWith('| `PLINTH_') || codes.some((code) => line.startsWith(`| \`${code}\` |`)));
     expect(offending).toEqual([]);
   });
 
@@ -51,6 +51,19 @@ describe('README', () => {
     const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
     const wanted = scripts.filter((name) => /^(test|bench:|reliability$|chaos(:cluster)?$|soak$)/.test(name));
     expect(wanted.filter((name) => !readme.includes(name === 'test' ? 'npm test' : `npm run ${name}`))).toEqual([]);
+  });
+
+  it('says which vitest projects npm test runs, as package.json runs them', () => {
+    const script = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.test ?? '';
+    const projects = [...read('vitest.config.ts').matchAll(/name: '([a-z]+)'/g)].map((m) => m[1]!);
+    const run = [...script.matchAll(/--project ([a-z]+)/g)].map((m) => m[1]!);
+    const said = (pattern: RegExp): string[] => {
+      const words = pattern.exec(readme)?.[1] ?? '';
+      return projects.filter((name) => new RegExp(`\\b${name}\\b`, 'i').test(words));
+    };
+    expect(run.length).toBeGreaterThan(0);
+    expect(said(/`npm test` runs the ([^.;]*) projects/)).toEqual(projects.filter((name) => run.includes(name)));
+    expect(said(/it does not run the ([^.;]*) projects/)).toEqual(projects.filter((name) => !run.includes(name)));
   });
 
   describe('project layout', () => {

@@ -20,8 +20,8 @@ function testFiles(dir: string): string[] {
 const files = testFiles(TEST)
   .map((file) => relative(TEST, file))
   .filter((path) => !path.startsWith('reliability/') && !path.startsWith('cluster/') && !path.startsWith('edge/'));
-const STARTS_BROWSER = /\blaunchBrowser\(|chromium\.launch\(/;
-const STARTS_SERVER = /\b(startTestServer|startAppServer|startMain|startServer)\(/;
+const STARTS_BROWSER = /\b(launchBrowser|useBrowser)\(|chromium\.launch\(/;
+const STARTS_SERVER = /\b(startTestServer|startAppServer|useTestServer|useAppServer|startMain|startServer)\(/;
 
 describe('test projects', () => {
   it.each(files.map((path) => [path]))('%s is in the project it needs', (path) => {

@@ -150,7 +150,7 @@ async function sendParts(
 ): Promise<ApiAnswer> {
   const parts = splitIntoParts(upload, options.partBytes);
   const total = parts.reduce((sum, part) => sum + part.bytes, 0);
-  const sentOf = new Array<number>(parts.length).fill(0);
+  const sentOf = Array.from({ length: parts.length }, () => 0);
   const show = (): void => {
     const sent = sentOf.reduce((sum, bytes) => sum + bytes, 0);
     io.status?.(

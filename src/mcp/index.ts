@@ -366,7 +366,7 @@ async function streamEvents(res: HttpResponse, response: Response, headers: Head
     for (const name in headers) res.writeHeader(name, headers[name]!);
   });
   for (;;) {
-    const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+    const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
     if (isAborted(res)) return;
     if (done) {
       res.cork(() => res.end());

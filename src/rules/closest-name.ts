@@ -15,10 +15,10 @@ export function closestName(name: string, candidates: readonly string[]): string
 /** Optimal string alignment distance: Levenshtein plus transpositions of adjacent characters. */
 export function editDistance(a: string, b: string): number {
   // Three rows suffice: a transposition looks two rows back.
-  let before = new Array<number>(b.length + 1).fill(0);
+  let before = Array.from({ length: b.length + 1 }, () => 0);
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
-    const current = new Array<number>(b.length + 1);
+    const current = Array.from({ length: b.length + 1 }, () => 0);
     current[0] = i;
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;

@@ -76,7 +76,7 @@ export function gateCommits(store: Store): CommitGate {
     store: gated,
     async seal() {
       sealed = true;
-      await Promise.allSettled([...running]);
+      await Promise.allSettled(running);
     },
   };
 }

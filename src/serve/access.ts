@@ -186,9 +186,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
         problem,
         ...(site.access!.previewLinks ? { keptPreview: true } : {}),
       },
-      {
-        ...(mode === 'members' ? { 'WWW-Authenticate': 'Bearer' } : {}),
-      },
+      mode === 'members' ? { 'WWW-Authenticate': 'Bearer' } : {},
     );
   };
 

@@ -20,7 +20,7 @@ export function createFollowUps(): FollowUps {
       work.then(forget, forget);
     },
     async settled() {
-      while (running.size > 0) await Promise.allSettled([...running]);
+      while (running.size > 0) await Promise.allSettled(running);
     },
     get size() {
       return running.size;

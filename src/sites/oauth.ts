@@ -143,7 +143,7 @@ async function clientFor(deps: OperationsDeps, clientId: string, network: string
     kind: 'metadata_document',
     name: cleanName(document.client_name) ?? new URL(clientId).hostname,
     redirectUris: redirectUris as string[],
-    ...(typeof document.client_uri === 'string' && /^https:\/\//.test(document.client_uri) ? { clientUri: document.client_uri } : {}),
+    ...(typeof document.client_uri === 'string' && document.client_uri.startsWith('https://') ? { clientUri: document.client_uri } : {}),
     createdAt: cached?.createdAt ?? deps.now(),
     fetchedAt: deps.now(),
   };
@@ -236,7 +236,7 @@ export async function registerClient(deps: OperationsDeps, body: unknown, networ
   if (!Array.isArray(responseTypes) || responseTypes.some((type) => type !== 'code')) {
     throw oauthError('invalid_client_metadata', 'response_types may only hold "code".');
   }
-  const clientUri = typeof fields.client_uri === 'string' && /^https:\/\//.test(fields.client_uri) ? fields.client_uri : undefined;
+  const clientUri = typeof fields.client_uri === 'string' && fields.client_uri.startsWith('https://') ? fields.client_uri : undefined;
   const client: OAuthClientRecord = {
     id: `mcp_${randomBytes(18).toString('base64url')}`,
     kind: 'registered',

@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashToken, type Plan } from '../../src/store/index.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
 import { deployTo } from '../helpers/deploy-client.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, unique, visit } from './api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /** Site lifecycle over REST (SPEC 3, 4.3, 4.4, 8) on a real server whose clock the tests move. */
 
@@ -13,15 +13,8 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 let clock = Date.now();
-let server: TestServer;
 
-beforeAll(async () => {
-  server = await startTestServer({ PLINTH_SITES_LIMIT_FREE: '2', PLINTH_STREAM_THRESHOLD_KB: '16' }, () => clock);
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer({ PLINTH_SITES_LIMIT_FREE: '2', PLINTH_STREAM_THRESHOLD_KB: '16' }, { now: () => clock });
 
 /** An anonymous site published through the real deploy endpoint, as an agent would. */
 async function anonymousDeploy(html: string): Promise<{ name: string; siteToken: string; claimUrl: string; revision: string }> {

@@ -1,21 +1,18 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_LIFETIME_MS } from '../../src/sites/index.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountWithToken, api, visit, type TestAccount } from './api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /** Digest deploys: a manifest by hash, then only the missing contents; every rule of a deploy. */
 
 let clock = Date.now();
-let server: TestServer;
 let owner: TestAccount;
 
+const server = useTestServer({}, { now: () => clock });
+
 beforeAll(async () => {
-  server = await startTestServer({}, () => clock);
   owner = await accountWithToken(server.store, 'builder');
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex');

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken } from './api-helpers.js';
 import { tarBytes, tgzBytes, zipBytes } from '../helpers/archive-bytes.js';
 import { request, type TestResponse } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // Deploy bodies of known size are received into memory within a per-thread budget (here 2 MB,

@@ -1,28 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { tgzBytes } from '../helpers/archive-bytes.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, type TestAccount } from './api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /** Drafts (`publish: false`), preview addresses `<number>--<name>`, and promote, over REST. */
 
 const DAY = 24 * 3600_000;
 let clock = Date.now();
-let server: TestServer;
 let owner: TestAccount;
 let viewer: TestAccount;
 
 const visit = (label: string, path = '/', headers: Record<string, string> = {}) =>
   request({ port: server.port, host: `${label}.sites.localhost`, path, headers });
 
+const server = useTestServer({}, { now: () => clock });
+
 beforeAll(async () => {
-  server = await startTestServer({}, () => clock);
   owner = await accountWithToken(server.store, 'builder');
   viewer = await accountWithToken(server.store, 'builder');
-});
-afterAll(async () => {
-  await server.close();
 });
 
 describe('drafts, previews and promote', () => {

@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, api, type TestAccount } from './api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /** Per-credential and per-network request caps on the REST API (SPEC 7 `limit`, SPEC 8 rule 4). */
 
 let clock = Date.now();
-let server: TestServer;
 let alice: TestAccount;
 let bob: TestAccount;
 
-beforeAll(async () => {
-  server = await startTestServer({ PLINTH_API_RATE_PER_CREDENTIAL: '3', PLINTH_API_RATE_PER_NETWORK: '6' }, () => clock);
-  [alice, bob] = [await accountWithToken(server.store), await accountWithToken(server.store)];
-});
+const server = useTestServer({ PLINTH_API_RATE_PER_CREDENTIAL: '3', PLINTH_API_RATE_PER_NETWORK: '6' }, { now: () => clock });
 
-afterAll(async () => {
-  await server?.close();
+beforeAll(async () => {
+  [alice, bob] = [await accountWithToken(server.store), await accountWithToken(server.store)];
 });
 
 describe('API rate limits', () => {

@@ -1,17 +1,16 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { sweep } from '../../src/runtime/sweeper.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, type TestAccount } from './api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /** Deleting a revision that is not live (`DELETE /v1/sites/:name/revisions/:id`), over REST. */
 
 let clock = Date.now();
-let server: TestServer;
 let owner: TestAccount;
 let editor: TestAccount;
 
@@ -30,13 +29,11 @@ const draftOf = async (site: { name: string; revision: string }, files: Array<[s
 const remove = (name: string, revision: string | number, token = owner.token) =>
   api(server, { method: 'DELETE', path: `/v1/sites/${name}/revisions/${revision}`, token });
 
+const server = useTestServer({}, { now: () => clock });
+
 beforeAll(async () => {
-  server = await startTestServer({}, () => clock);
   owner = await accountWithToken(server.store, 'builder');
   editor = await accountWithToken(server.store, 'builder');
-});
-afterAll(async () => {
-  await server.close();
 });
 
 describe('deleting a revision', () => {

@@ -7,6 +7,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { expect } from 'vitest';
 import type { StartServerOptions } from '../../src/runtime/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * Browser tests drive Debian's Chromium against a real server over loopback. Chromium resolves
@@ -91,19 +92,16 @@ export async function openPage(browser: Browser, width = 1280): Promise<{ contex
 /** The newest e-mail to `to` in the outbox that arrived after `after` files, parsed. */
 export async function mailTo(server: TestServer, to: string, options: { after?: number; timeoutMs?: number } = {}): Promise<ParsedMail & { file: string }> {
   const dir = join(server.dataDir, 'outbox');
-  const deadline = Date.now() + (options.timeoutMs ?? 5000);
-  while (Date.now() < deadline) {
-    const files = outboxFiles(server)
+  let files: string[] = [];
+  const arrived = () => {
+    files = outboxFiles(server)
       .filter((file) => file.includes(`-${to}-`))
       .slice(options.after ?? 0);
-    if (files.length > 0) {
-      const file = files[files.length - 1]!;
-      const parsed = await simpleParser(readFileSync(join(dir, file)));
-      return Object.assign(parsed, { file });
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`no e-mail to ${to} arrived`);
+    return files.length > 0;
+  };
+  if (!(await waitUntil(arrived, options.timeoutMs ?? 5000))) throw new Error(`no e-mail to ${to} arrived`);
+  const file = files[files.length - 1]!;
+  return Object.assign(await simpleParser(readFileSync(join(dir, file))), { file });
 }
 
 /** The outbox's .eml files, oldest first. */

@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api, visit } from '../api/api-helpers.js';
 import { zipBytes } from '../helpers/archive-bytes.js';
 import { tempDir } from '../helpers/sites.js';
-import { inspectPage, launchBrowser, openPage, signIn, startAppServer, type AppServer } from './browser.js';
+import { inspectPage, openPage, signIn } from './browser.js';
+import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /**
  * Drop to publish in Chromium: a real folder on disk chosen with the folder chooser (packed in the
@@ -13,19 +13,12 @@ import { inspectPage, launchBrowser, openPage, signIn, startAppServer, type AppS
  * form with JavaScript off. Screenshots at 390 and 1280 px go to test/screenshots/.
  */
 
-let server: AppServer;
-let browser: Browser;
 let counter = 0;
 const email = (who: string): string => `${who}-${Date.now().toString(36)}${++counter}@example.com`;
 
-beforeAll(async () => {
-  server = await startAppServer();
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const server = useAppServer();
+
+const browser = useBrowser();
 
 /** A project folder as people have them: the site, plus things that must never be published. */
 function projectFolder(title: string): string {

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api, visit } from '../api/api-helpers.js';
 import { tarBytes, tgzBytes, zipBytes } from '../helpers/archive-bytes.js';
 import { request } from '../helpers/http.js';
-import { startAppServer, type AppServer } from './browser.js';
 import { AppClient } from './http-client.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /**
  * Drop to publish over HTTP: the plain form upload (no script), the script's raw upload, and the
@@ -12,17 +12,11 @@ import { AppClient } from './http-client.js';
  * that try to climb out of the site — which the deploy operation refuses as it does for the API.
  */
 
-let server: AppServer;
 let counter = 0;
 const email = (who: string): string => `${who}-${(++counter).toString(36)}@example.com`;
 const INDEX = '<!doctype html><html lang="en"><head><title>Dropped</title></head><body><h1>Dropped</h1></body></html>';
 
-beforeAll(async () => {
-  server = await startAppServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useAppServer();
 
 /** The flash result page after a drop: the facts it shows. */
 async function resultOf(client: AppClient): Promise<{ text: string; name: string; claim?: string }> {
@@ -130,7 +124,7 @@ describe('drop to publish, attacks', () => {
   it('the script’s upload needs the header token, checked before the body is read', async () => {
     const client = new AppClient(server);
     await client.formToken('/publish');
-    for (const headers of [{}, { 'x-csrf-token': 'forged' }]) {
+    for (const headers of [{}, { 'x-csrf-token': 'forged' }] as Record<string, string>[]) {
       const posted = await client.postRaw('/publish', tgzBytes([['index.html', INDEX]]), { accept: 'application/json', ...headers });
       expect(posted.status).toBe(403);
       expect(JSON.parse(posted.text)).toMatchObject({ error: { code: 'forbidden' } });

@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from './browser.js';
 import { AppClient } from './http-client.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /**
  * The app's file browser of a site's live revision: members see every path and text content as
  * escaped text; nobody else sees anything, and no path reaches outside the revision.
  */
 
-let server: AppServer;
 let counter = 0;
 const email = (who: string): string => `${who}-${(++counter).toString(36)}@example.com`;
 
-beforeAll(async () => {
-  server = await startAppServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useAppServer();
 
 async function ownerWithSite(): Promise<{ client: AppClient; name: string }> {
   const client = new AppClient(server);

@@ -1,25 +1,24 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, visit } from '../api/api-helpers.js';
-import { inspectPage, launchBrowser, linkIn, mailTo, openPage, signIn, startAppServer, type AppServer } from './browser.js';
+import { inspectPage, linkIn, mailTo, openPage, signIn, startAppServer, type AppServer } from './browser.js';
+import { useBrowser } from '../helpers/fixtures.js';
 
 /** The account app end to end, as a person uses it: real Chromium, real server, mail from the outbox. */
 
 let server: AppServer;
-let browser: Browser;
 let counter = 0;
 const email = (who: string): string => `${who}-${Date.now().toString(36)}${++counter}@example.com`;
 const PLINTH = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
 
+const browser = useBrowser();
+
 beforeAll(async () => {
   server = await startAppServer();
-  browser = await launchBrowser();
 });
 
 afterAll(async () => {
-  await browser?.close();
   await server?.close();
 });
 

@@ -1,25 +1,21 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountSite, accountWithToken, api, type TestAccount } from '../api/api-helpers.js';
-import { inspectPage, launchBrowser, openPage, signIn, startAppServer, type AppServer } from './browser.js';
+import { inspectPage, openPage, signIn } from './browser.js';
+import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /** Private sites in a real browser: the password page on the site host, and the members hop through the app. */
 
-let server: AppServer;
-let browser: Browser;
 let owner: TestAccount;
 let counter = 0;
 const PASSWORD = 'open sesame seed';
 const PAGE = '<!doctype html><html lang="en"><head><title>Private</title></head><body><h1>Behind the gate</h1></body></html>';
 
+const server = useAppServer();
+
+const browser = useBrowser();
+
 beforeAll(async () => {
-  server = await startAppServer();
-  browser = await launchBrowser();
   owner = await accountWithToken(server.store, 'builder');
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
 });
 
 describe('protected sites in Chromium', () => {

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { storeFiles } from '../helpers/sites.js';
-import { startAppServer, type AppServer } from './browser.js';
+import { type AppServer } from './browser.js';
 import { AppClient } from './http-client.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /** The site page of the account app shows the link check of the live revision. */
 
-let server: AppServer;
-
-beforeAll(async () => {
-  server = await startAppServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useAppServer();
 
 async function ownSite(email: string, name: string, extras?: Parameters<AppServer['store']['commitRevision']>[0]['extras']): Promise<void> {
   const account = server.store.getAccountByEmail(email)!;

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/store/index.js';
 import { accountWithToken, api, type TestAccount } from '../api/api-helpers.js';
-import { inspectPage, launchBrowser, openPage, overflowingRegions, signIn, startAppServer, type AppServer } from './browser.js';
+import { inspectPage, openPage, overflowingRegions, signIn } from './browser.js';
+import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /**
  * The app's tables of records on a phone: a site with several revisions, broken links, members
@@ -12,16 +13,16 @@ import { inspectPage, launchBrowser, openPage, overflowingRegions, signIn, start
  * table may scroll sideways inside its region (inspectPage); at 1280 px they stay tables.
  */
 
-let server: AppServer;
-let browser: Browser;
 let owner: TestAccount;
 let name: string;
 
 const LONG_PATH = 'assets/photographs/summer-2024/the-bakery-front-window-at-dawn-with-fresh-loaves.jpg';
 
+const server = useAppServer();
+
+const browser = useBrowser();
+
 beforeAll(async () => {
-  server = await startAppServer();
-  browser = await launchBrowser();
   owner = await accountWithToken(server.store, 'builder');
 
   // Three deploys through the API (the link check runs there), the last with two broken links.
@@ -86,11 +87,6 @@ beforeAll(async () => {
     },
   );
   expect(connected.ok).toBe(true);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
 });
 
 /** The owner, signed in on a phone-sized page. */

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, SCREENSHOTS, startAppServer, type AppServer } from '../app/browser.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SCREENSHOTS } from '../app/browser.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
+import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /**
  * Issue 24, defect 8: the badge must not sit over a page's own fixed controls — a presentation's
@@ -11,8 +12,6 @@ import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
  * is the control, and the report link is shown and not covered either.
  */
 
-let server: AppServer;
-let browser: Browser;
 let site: string;
 
 // An impress.js-style toolbar and an app toast, both fixed to the bottom-right corner.
@@ -31,8 +30,11 @@ const BOTTOM_LEFT = `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <style>#help { position: fixed; left: 8px; bottom: 8px; font: 16px sans-serif; padding: 8px 14px; }</style></head>
 <body><h1>Help desk</h1><button id="help">Chat with us</button></body></html>`;
 
+const server = useAppServer();
+
+const browser = useBrowser();
+
 beforeAll(async () => {
-  server = await startAppServer();
   const answer = await deployTo(server.port, {
     body: jsonDeployBody([
       ['index.html', BOTTOM_RIGHT],
@@ -42,11 +44,6 @@ beforeAll(async () => {
   });
   expect(answer.status, answer.text).toBe(201);
   site = answer.json.site.name as string;
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
 });
 
 /** The badge as shown: the pill in body's shadow root (its light copy, for older browsers, is not rendered). */

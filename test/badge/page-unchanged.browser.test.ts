@@ -1,8 +1,8 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken } from '../api/api-helpers.js';
-import { launchBrowser, startAppServer, type AppServer } from '../app/browser.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
+import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /**
  * The badge gives <body> a declarative shadow root that slots the page's own content: a page must
@@ -12,8 +12,6 @@ import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
  * pixel, the badge's pill taken out of the picture first.
  */
 
-let server: AppServer;
-let browser: Browser;
 let page: Page;
 let anonymous: string;
 let paid: string;
@@ -69,8 +67,11 @@ const PAGES: Array<[string, string]> = [
 
 const fileOf = (i: number): string => `page-${i}.html`;
 
+const server = useAppServer();
+
+const browser = useBrowser();
+
 beforeAll(async () => {
-  server = await startAppServer();
   const files = [['index.html', PAGES[0]![1]] as const, ...PAGES.map(([, html], i) => [fileOf(i), html] as const)];
   const anonymousAnswer = await deployTo(server.port, { body: jsonDeployBody(files), contentType: 'application/json' });
   expect(anonymousAnswer.status, anonymousAnswer.text).toBe(201);
@@ -79,14 +80,8 @@ beforeAll(async () => {
   const paidAnswer = await deployTo(server.port, { body: jsonDeployBody(files), contentType: 'application/json', token: owner.token });
   expect(paidAnswer.status, paidAnswer.text).toBe(201);
   paid = paidAnswer.json.site.name as string;
-  browser = await launchBrowser();
   page = await (await browser.newContext({ viewport: { width: 1000, height: 700 } })).newPage();
 }, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
 
 /** The page scrolled halfway and whole, with the badge's pill (wherever it renders) taken out by script. */
 async function pictures(site: string, path: string): Promise<Buffer[]> {

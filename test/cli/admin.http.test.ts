@@ -7,6 +7,7 @@ import { hashToken } from '../../src/store/index.js';
 import { request } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { publishSite } from '../helpers/sites.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // The built CLI, as `npx plinth` runs it; `npm test` builds before vitest.
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
@@ -30,12 +31,8 @@ function plinth(...args: string[]): Promise<CliResult> {
 const serving = (name: string) => request({ port: server.port, host: `${name}.sites.localhost` });
 
 async function statusWithin(name: string, status: number, ms: number): Promise<number> {
-  const deadline = Date.now() + ms;
-  let last = (await serving(name)).status;
-  while (last !== status && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    last = (await serving(name)).status;
-  }
+  let last = 0;
+  await waitUntil(async () => (last = (await serving(name)).status) === status, ms);
   return last;
 }
 

@@ -1,24 +1,18 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deployCommand } from '../../src/cli/deploy.js';
 import { revisionsCommand } from '../../src/cli/site-commands.js';
 import { accountWithToken } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
 import { writeTree } from '../fixtures/archives.js';
 import { request } from '../helpers/http.js';
 import { tempDir } from '../helpers/sites.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /** A folder published anonymously by `plinth deploy`, then claimed in the app by a signed-in person. */
-let server: AppServer;
 
-beforeAll(async () => {
-  server = await startAppServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useAppServer();
 
 const readState = (dir: string): Record<string, string> => JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8'));
 

@@ -2,28 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { callApi } from '../../src/cli/api-client.js';
 import { deployCommand } from '../../src/cli/deploy.js';
 import { UPLOAD_FILE } from '../../src/cli/upload-parts.js';
 import { writeTree } from '../fixtures/archives.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /** `plinth deploy` of a folder larger than one request: parts, in parallel, resumed after a failure. */
 
-let server: TestServer;
 let owner: TestAccount;
 const PART = 256 * 1024;
 
+const server = useTestServer();
+
 beforeAll(async () => {
-  server = await startTestServer();
   owner = await accountWithToken(server.store, 'builder');
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const apiUrl = (port = server.port) => `http://api.localhost:${port}`;

@@ -3,25 +3,18 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deployCommand } from '../../src/cli/deploy.js';
 import { writeTree } from '../fixtures/archives.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { hashToken } from '../../src/store/index.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 describe('plinth deploy', () => {
   it('publishes a folder, keeps .service.json out of git, and updates the same site next time', async () => {

@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { unreachableAdvice } from '../../src/cli/server-address.js';
 import { extractBlocks } from '../docs/example-runner.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /**
  * The install the guides give for the `plinth` command, run as a reader would on a machine where
@@ -18,7 +18,6 @@ import { tempDir } from '../helpers/sites.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const cliGuide = readFileSync(join(ROOT, 'docs/cli.md'), 'utf8');
 
-let server: TestServer;
 let home: string;
 let bin: string;
 
@@ -37,13 +36,11 @@ function run(command: string, args: string[], options: { cwd: string; env: NodeJ
   });
 }
 
+const server = useTestServer();
+
 beforeAll(async () => {
-  server = await startTestServer();
   home = tempDir('plinth-install-');
   bin = join(home, 'global', 'bin');
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 describe('installing the plinth command', () => {

@@ -2,12 +2,12 @@ import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deployCommand } from '../../src/cli/deploy.js';
 import { readFolder } from '../../src/cli/pack.js';
 import { writeTree } from '../fixtures/archives.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /**
  * `.service.json` holds a site token, or an API token for a whole account: it is readable by its
@@ -15,16 +15,10 @@ import { tempDir } from '../helpers/sites.js';
  * and neither it nor a temp file of it is ever sent with the site.
  */
 
-let server: TestServer;
 const apiUrl = () => `http://api.localhost:${server.port}`;
 const modeOf = (path: string): number => statSync(path).mode & 0o777;
 
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 /** Records the mode of every state file the code under test opens, the moment it is opened. */
 async function watchingOpens<T>(run: () => Promise<T>): Promise<{ result: T; opened: Array<{ path: string; mode: number }> }> {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { callApi, request, type ApiCall, type ApiResponse } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * Every wait of a cluster node on PostgreSQL is bounded (docs/operating.md, "Bounded waits"): a

@@ -4,7 +4,7 @@ import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { startTestDns, type TestDns } from '../helpers/dns.js';
 import { freePort } from '../helpers/edge.js';
 import { callApi, request, type ApiCall, type ApiResponse } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * Custom domains in a cluster: records live in PostgreSQL like every other, so a domain verified

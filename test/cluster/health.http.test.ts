@@ -5,7 +5,7 @@ import { accountWithToken } from '../api/api-helpers.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { freePort } from '../helpers/edge.js';
 import { callApi, request } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 import { fillDisk, mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 
 /**

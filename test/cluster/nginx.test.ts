@@ -8,7 +8,7 @@ import { accountWithToken } from '../api/api-helpers.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { freePort } from '../helpers/edge.js';
 import { request } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 import { startNginx, type TestNginx } from '../helpers/nginx.js';
 import { tempDir } from '../helpers/sites.js';
 

@@ -11,7 +11,7 @@ import { AppClient } from '../app/http-client.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { callApi, request, type ApiCall, type ApiResponse } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 import { tempDir } from '../helpers/sites.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { callApi, request, type ApiCall, type ApiResponse } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * Deleting a revision and keeping previews to members across two nodes: the change replicates

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORDS_UNAVAILABLE_CODE } from '../../src/errors.js';
 import { connectStore, hashToken, type Store } from '../../src/store/index.js';
 import { postgresBinDir, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 import { tempDir } from '../helpers/sites.js';
 import { markedEntry } from '../store/helpers.js';
 

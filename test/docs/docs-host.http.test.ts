@@ -1,20 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { buildDocsSite, GUIDE_DIR, prefersMarkdown } from '../../src/docs/index.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
-let server: TestServer;
 const get = (path: string, headers: Record<string, string> = {}) => request({ port: server.port, host: 'localhost', path, headers });
 
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 describe('docs host', () => {
   it('serves the landing page with the security headers, an ETag and a cache lifetime', async () => {

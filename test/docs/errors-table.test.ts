@@ -43,11 +43,9 @@ describe('the error table (docs/errors.md)', () => {
   );
 
   it('exists once: no other guide has a row for an error code', () => {
-    const others = [
-      ...readdirSync(new URL('docs/', root))
-        .filter((file) => file.endsWith('.md') && file !== 'errors.md')
-        .map((file) => `docs/${file}`),
-    ];
+    const others = readdirSync(new URL('docs/', root))
+      .filter((file) => file.endsWith('.md') && file !== 'errors.md')
+      .map((file) => `docs/${file}`);
     for (const file of others) expect(errorRows(read(file)), file).toEqual([]);
   });
 });

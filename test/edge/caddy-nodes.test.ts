@@ -6,7 +6,7 @@ import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { startTestDns, type TestDns } from '../helpers/dns.js';
 import { freePort, httpsGet, startCaddyfile, startPebble, type Caddy, type Pebble } from '../helpers/edge.js';
 import { request, type TestResponse } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 import { tempDir } from '../helpers/sites.js';
 
 /**

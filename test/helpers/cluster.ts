@@ -39,7 +39,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
   const pg = await startPostgres();
   const s3 = await startS3('plinth-cluster');
   const dirs = Array.from({ length: count }, (_, i) => tempDir(`plinth-node-${i}-`));
-  const processes: Array<MainProcess | undefined> = new Array(count).fill(undefined);
+  const processes: Array<MainProcess | undefined> = Array.from({ length: count }, () => undefined);
   const env = (index: number, extra: Record<string, string> = {}) =>
     mainEnv(dirs[index]!, { PLINTH_DATABASE_URL: pg.url, ...s3.env, ...options.env, ...options.nodeEnv?.(index), ...extra });
   const cluster: TestCluster = {

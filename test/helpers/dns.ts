@@ -1,4 +1,4 @@
-import dns2 from 'dns2';
+import dns2, { type Resource } from 'dns2';
 
 /**
  * A DNS server on loopback for tests of custom domains: it answers A and TXT questions from maps
@@ -31,10 +31,12 @@ export async function startTestDns(): Promise<TestDns> {
         const name = question.name.toLowerCase().replace(/\.$/, '');
         if (question.type === Packet.TYPE.A) {
           asked.push(`A ${name}`);
-          for (const address of a.get(name) ?? []) response.answers.push({ name: question.name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 1, address });
+          for (const address of a.get(name) ?? [])
+            response.answers.push({ name: question.name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 1, address } as Resource);
         } else if (question.type === Packet.TYPE.TXT) {
           asked.push(`TXT ${name}`);
-          for (const data of txt.get(name) ?? []) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data });
+          for (const data of txt.get(name) ?? [])
+            response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data } as Resource);
         } else {
           asked.push(`${question.type} ${name}`);
         }

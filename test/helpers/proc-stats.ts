@@ -10,16 +10,3 @@ export function rssBytes(pid: number): number {
 export function openFds(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
 }
-
-/**
- * Resolves once `ready()` holds, polling every `everyMs`; false if `timeoutMs` passed first. The
- * way tests wait for an observable state, never a fixed sleep.
- */
-export async function waitUntil(ready: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ready())) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-  return true;
-}

@@ -87,13 +87,6 @@ describe('cssRefs', () => {
   ])('%s', (_name, css, expected) => {
     expect(cssRefs(css).map((r) => [r.ref, r.line])).toEqual(expected);
   });
-
-  it('scans a hostile style sheet in linear time', () => {
-    const css = `${'url('.repeat(50_000)}${'/*'.repeat(50_000)}${'@import '.repeat(50_000)}`;
-    const started = performance.now();
-    cssRefs(css);
-    expect(performance.now() - started).toBeLessThan(1000);
-  });
 });
 
 const LIMITS: SiteRulesLimits = {

@@ -1,7 +1,7 @@
 import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngestPool, type UnpackTask } from '../../src/ingest/index.js';
+import { createIngestPool, type UnpackOptions, type UnpackTask } from '../../src/ingest/index.js';
 import { tempDir } from '../helpers/sites.js';
 import { tarGzWithTool, writeTree } from '../fixtures/archives.js';
 import { builtWorker, MB, TEST_LIMITS } from '../fixtures/ingest-pool.js';
@@ -26,7 +26,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let spools = 0;
 
 /** Each task gets its own copy of the archive as its spool, as each request does. */
-function task(archivePath: string, overrides: Partial<UnpackTask> = {}): UnpackTask {
+function task(archivePath: string, overrides: Partial<UnpackOptions> = {}): UnpackTask {
   const spoolPath = join(dir, `${++spools}.spool`);
   copyFileSync(archivePath, spoolPath);
   return {

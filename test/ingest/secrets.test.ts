@@ -249,35 +249,6 @@ describe('scanForSecrets', () => {
     const text = `${'sk_live_'}${'x'.repeat(24)}\n${'sk_live_'}${fake(30)}`;
     expect(scanForSecrets(text)).toEqual({ line: 2, kind: 'stripe-live-secret-key' });
   });
-
-  it.each([
-    ['a megabyte of one letter', 'a'.repeat(1 << 20)],
-    ['a megabyte of hex', HEX.repeat(1 << 16)],
-    ['a megabyte of base64', fake(1 << 20, BASE64)],
-    ['repeated Stripe prefixes', 'sk_live_'.repeat(1 << 17)],
-    ['repeated Slack prefixes', 'xoxb-1-'.repeat(1 << 17)],
-    ['repeated GitLab prefixes', 'glpat-'.repeat(1 << 17)],
-    ['repeated OpenAI prefixes', 'sk-proj-'.repeat(1 << 17)],
-    ['repeated key headers', '-----BEGIN '.repeat(1 << 16)],
-    ['repeated key names', 'aws_secret_access_key='.repeat(1 << 15)],
-    ['a Mailgun keyword and hex', `mailgun ${'0123456789abcdef-'.repeat(1 << 16)}`],
-    ['dotted words', 'Maaaaaaaaaaaaaaaaaaaaaaaaa.'.repeat(1 << 15)],
-    ['one long word after a prefix', `${'ghp_'}${'a'.repeat(1 << 20)}`],
-    ['a megabyte of newlines', '\n'.repeat(1 << 20)],
-    ['a key header with a long label', `-----BEGIN ${'A'.repeat(1 << 20)}`],
-    ['repeated mailgun keywords', 'mailgun '.repeat(1 << 17)],
-    ['repeated Discord-like words', `M${'a'.repeat(24)}.abcdef.`.repeat(1 << 15)],
-    ['a megabyte of uppercase', fake(1 << 20, UPPER + DIGITS)],
-    ['repeated webhook paths', 'hooks.slack.com/services/T'.repeat(1 << 15)],
-    ['repeated short keywords', 'aws secret pat hf_ r8_ SKa key- -us1 dapia sk-ant- ----'.repeat(1 << 14)],
-    ['repeated placeholder key ids with separators', `${'AKIA'}${'X'.repeat(16)}", "`.repeat(1 << 15)],
-    ['repeated secret names with values and no key id', `secret: "${fake(40, BASE64)}", `.repeat(1 << 14)],
-    ['repeated secret names with quotes and spaces', 'secret\\" \t \\" ,\n value\\" := \\"'.repeat(1 << 14)],
-  ])('scans %s in linear time', (_name, text) => {
-    const started = performance.now();
-    scanForSecrets(text);
-    expect(performance.now() - started).toBeLessThan(1000);
-  });
 });
 
 describe('scanAllSecrets', () => {
@@ -358,17 +329,6 @@ describe('scanAllSecrets', () => {
   it('stops at the cap', () => {
     const text = Array.from({ length: 30 }, () => `key = "${id()}"`).join('\n');
     expect(scanAllSecrets(text, 7)).toHaveLength(7);
-  });
-
-  it('scans a long minified line full of keys in linear time', () => {
-    const text = `var c=[${Array.from({ length: 20_000 }, () => `{accessKeyId:"${id()}",secretAccessKey:"${secret()}",t:"${'ghp_'}${fake(36)}"}`).join(',')}];`;
-    const started = performance.now();
-    expect(scanAllSecrets(text, 50)).toEqual([
-      { line: 1, kind: 'aws-access-key-id' },
-      { line: 1, kind: 'aws-secret-access-key' },
-      { line: 1, kind: 'github-token' },
-    ]);
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 });
 

@@ -116,37 +116,39 @@ const CYRILLIC = 'Настройки развёртывания: регион и
 const CJK = '配置文件，请勿提交到公共仓库。\n'.repeat(20);
 
 describe('detectTextEncoding', () => {
-  it.each<[string, Uint8Array, string | undefined]>(
-    [
-      ['ASCII', encode(CONFIG), 'utf-8'],
-      ['UTF-8 with accents and emoji', encode('café 日本 😀\r\n'.repeat(100)), 'utf-8'],
-      ['UTF-8 with a byte-order mark', utf8Bom(CONFIG), 'utf-8'],
-      ['an empty file', new Uint8Array(), 'utf-8'],
-      ['UTF-16LE with a mark (PowerShell, Notepad "Unicode")', utf16(CONFIG, 'le'), 'utf-16le'],
-      ['UTF-16BE with a mark', utf16(CONFIG, 'be'), 'utf-16be'],
-      ['UTF-16LE without a mark', utf16(CONFIG, 'le', false), 'utf-16le'],
-      ['UTF-16BE without a mark', utf16(CONFIG, 'be', false), 'utf-16be'],
-      ['UTF-16LE Cyrillic prose without a mark', utf16(CYRILLIC, 'le', false), 'utf-16le'],
-      ['UTF-16BE Chinese prose without a mark', utf16(CJK, 'be', false), 'utf-16be'],
-      ['UTF-16LE with an odd byte at the end', Uint8Array.from([...utf16(CONFIG, 'le', false), 0x41]), 'utf-16le'],
-      ['UTF-32LE with a mark', utf32(CONFIG, 'le'), 'utf-32le'],
-      ['UTF-32BE with a mark', utf32(CONFIG, 'be'), 'utf-32be'],
-      // Random bytes after a mark read as rare CJK characters and get scanned, which costs a scan only.
+  it.each(
+    (
       [
-        'a UTF-16 mark before control characters',
-        Uint8Array.from([0xff, 0xfe, ...Array.from({ length: 4000 }, (_, i) => (i % 2 === 0 ? 1 + (i % 7) : 0))]),
-        undefined,
-      ],
-      ['a PNG image', PNG, undefined],
-      ['a JPEG image', JPEG, undefined],
-      ['a WebAssembly module', WASM, undefined],
-      ['a TrueType font', TTF, undefined],
-      ['a WOFF2 font', WOFF2, undefined],
-      ['gzip data', GZIP, undefined],
-      ['16-bit audio', WAV, undefined],
-      ['a single NUL byte', Uint8Array.from([0]), undefined],
-      ['a NUL in 8-bit text', Uint8Array.from([...encode('a = 1\n'.repeat(50)), 0, ...encode('b = 2\n')]), undefined],
-    ].map(([name, bytes, expected]) => [name, expected ?? 'binary', bytes, expected] as const),
+        ['ASCII', encode(CONFIG), 'utf-8'],
+        ['UTF-8 with accents and emoji', encode('café 日本 😀\r\n'.repeat(100)), 'utf-8'],
+        ['UTF-8 with a byte-order mark', utf8Bom(CONFIG), 'utf-8'],
+        ['an empty file', new Uint8Array(), 'utf-8'],
+        ['UTF-16LE with a mark (PowerShell, Notepad "Unicode")', utf16(CONFIG, 'le'), 'utf-16le'],
+        ['UTF-16BE with a mark', utf16(CONFIG, 'be'), 'utf-16be'],
+        ['UTF-16LE without a mark', utf16(CONFIG, 'le', false), 'utf-16le'],
+        ['UTF-16BE without a mark', utf16(CONFIG, 'be', false), 'utf-16be'],
+        ['UTF-16LE Cyrillic prose without a mark', utf16(CYRILLIC, 'le', false), 'utf-16le'],
+        ['UTF-16BE Chinese prose without a mark', utf16(CJK, 'be', false), 'utf-16be'],
+        ['UTF-16LE with an odd byte at the end', Uint8Array.from([...utf16(CONFIG, 'le', false), 0x41]), 'utf-16le'],
+        ['UTF-32LE with a mark', utf32(CONFIG, 'le'), 'utf-32le'],
+        ['UTF-32BE with a mark', utf32(CONFIG, 'be'), 'utf-32be'],
+        // Random bytes after a mark read as rare CJK characters and get scanned, which costs a scan only.
+        [
+          'a UTF-16 mark before control characters',
+          Uint8Array.from([0xff, 0xfe, ...Array.from({ length: 4000 }, (_, i) => (i % 2 === 0 ? 1 + (i % 7) : 0))]),
+          undefined,
+        ],
+        ['a PNG image', PNG, undefined],
+        ['a JPEG image', JPEG, undefined],
+        ['a WebAssembly module', WASM, undefined],
+        ['a TrueType font', TTF, undefined],
+        ['a WOFF2 font', WOFF2, undefined],
+        ['gzip data', GZIP, undefined],
+        ['16-bit audio', WAV, undefined],
+        ['a single NUL byte', Uint8Array.from([0]), undefined],
+        ['a NUL in 8-bit text', Uint8Array.from([...encode('a = 1\n'.repeat(50)), 0, ...encode('b = 2\n')]), undefined],
+      ] as Array<[string, Uint8Array, string | undefined]>
+    ).map(([name, bytes, expected]) => [name, expected ?? 'binary', bytes, expected] as const),
   )('reads %s as %s', (_name, _shown, bytes, expected) => {
     expect(detectTextEncoding(bytes)).toBe(expected);
   });

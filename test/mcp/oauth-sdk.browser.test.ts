@@ -3,11 +3,11 @@ import { auth, extractWWWAuthenticateParams, type OAuthClientProvider } from '@m
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspectPage, launchBrowser, openPage, signIn, startAppServer, type AppServer } from '../app/browser.js';
+import { inspectPage, openPage, signIn } from '../app/browser.js';
 import { loopbackFetch } from './loopback-fetch.js';
 import { rpc, structured } from './mcp-helpers.js';
+import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /**
  * The MCP SDK client's own OAuth flow against our authorization server, end to end: discovery from
@@ -16,8 +16,6 @@ import { rpc, structured } from './mcp-helpers.js';
  * app on the tokens page.
  */
 
-let server: AppServer;
-let browser: Browser;
 let callback: Server;
 let callbackPort: number;
 let lastCallback: URLSearchParams | undefined;
@@ -26,9 +24,11 @@ const HOUR_MS = 3600_000;
 /** Chromium on a busy 2-core machine can take a few seconds per page. */
 const POLL = { timeout: 15_000 };
 
+const server = useAppServer({}, { now: () => Date.now() + clock.offsetMs });
+
+const browser = useBrowser();
+
 beforeAll(async () => {
-  server = await startAppServer({}, () => Date.now() + clock.offsetMs);
-  browser = await launchBrowser();
   // The app's loopback redirect URI (RFC 8252): where the browser lands with the code.
   callback = createServer((req, res) => {
     // Only the redirect itself counts: the browser's later /favicon.ico request to the same
@@ -43,9 +43,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await browser?.close();
   await new Promise((resolve) => callback?.close(resolve));
-  await server?.close();
 });
 
 /** An MCP app's storage of its registration, tokens and PKCE verifier, as the SDK expects. */

@@ -1,23 +1,23 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
 import { request } from '../helpers/http.js';
 import { connectClient, structured, textOf } from './mcp-helpers.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /**
  * Every tool through the MCP SDK's own client over streamable HTTP, with an API token, against the
  * real server: the same operations, checks and ingest pool as the REST API.
  */
 
-let server: AppServer;
 let owner: TestAccount;
 let client: Client;
 let mcpUrl: string;
 const MB = 1024 * 1024;
 
+const server = useAppServer();
+
 beforeAll(async () => {
-  server = await startAppServer();
   mcpUrl = `http://mcp.localhost:${server.port}/mcp`;
   owner = await accountWithToken(server.store, 'builder');
   client = await connectClient(mcpUrl, owner.token);
@@ -25,7 +25,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.close();
-  await server?.close();
 });
 
 const page = (title: string): string => `<!doctype html><html lang="en"><head><title>${title}</title></head><body><h1>${title}</h1></body></html>`;

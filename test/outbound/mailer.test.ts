@@ -44,7 +44,7 @@ async function startSmtp(options: { refuseRecipient?: boolean } = {}): Promise<{
       if (auth.username === 'relay-user' && auth.password === 'p@ss word') return callback(null, { user: auth.username });
       return callback(new Error('Invalid credentials'));
     },
-    onRcptTo(address, _session, callback) {
+    onRcptTo(_address, _session, callback) {
       if (options.refuseRecipient) return callback(new Error('Mailbox unavailable'));
       return callback();
     },

@@ -7,7 +7,7 @@ import { hashToken, openStore } from '../../src/store/index.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
 import { request } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 import { tempDir } from '../helpers/sites.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
 import { recordFigures } from './figures.js';

@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { accountSite, accountWithToken } from '../api/api-helpers.js';
 import { request } from '../helpers/http.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
 import { tempDir } from '../helpers/sites.js';
 import { slowUpload, splitBody } from '../helpers/slow-client.js';

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callApi, type ApiResponse } from '../helpers/http.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
-import { rssBytes, waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
+import { rssBytes } from '../helpers/proc-stats.js';
 import { tempDir } from '../helpers/sites.js';
 import { recordFigures } from './figures.js';
 

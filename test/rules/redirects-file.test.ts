@@ -179,13 +179,12 @@ describe('_redirects: refusals', () => {
     expect(result.ok ? undefined : result.error.reason).toBe('too_many_segments');
   });
 
-  it('compiles a 2,000-rule file of hostile patterns quickly, and matches it in linear time', () => {
+  // test/reliability/timings.test.ts times this.
+  it('compiles a 2,000-rule file of hostile patterns, and matches it', () => {
     // As long as the segment cap lets a pattern be: 30 literals, a placeholder and a splat.
     const text = Array.from({ length: 2000 }, (_, i) => `/${'x/'.repeat(30)}:p${i}/* /y/:p${i}/:splat`).join('\n');
-    const started = performance.now();
     const rules = compiled(text, { ...LIMITS, maxPatternSegments: 32 });
     const segments = Array.from({ length: 400 }, () => 'x');
-    for (let i = 0; i < 10; i++) matchRedirect(rules, segments, false, () => new URLSearchParams());
-    expect(performance.now() - started).toBeLessThan(2000);
+    for (let i = 0; i < 10; i++) expect(matchRedirect(rules, segments, false, () => new URLSearchParams())).toMatchObject({ rule: { line: 1 } });
   });
 });

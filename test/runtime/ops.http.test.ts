@@ -6,7 +6,7 @@ import { accountWithToken } from '../api/api-helpers.js';
 import { freePort } from '../helpers/edge.js';
 import { callApi, request } from '../helpers/http.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 import { publishSite, tempDir } from '../helpers/sites.js';
 import { slowUpload } from '../helpers/slow-client.js';
 
@@ -149,16 +149,14 @@ describe('stdout', () => {
     const claim = `/claim/ct_${'x'.repeat(40)}`;
     await request({ port: main.port, host: 'app.localhost', path: `${claim}?code=supersecretcode` });
     let lines: Array<Record<string, unknown>> = [];
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const out = main.stdout();
-      lines = out
+    await waitUntil(() => {
+      lines = main
+        .stdout()
         .split('\n')
         .filter((line) => line !== '')
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-      if (lines.some((line) => line.event === 'http.request' && line.host === 'app.localhost')) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+      return lines.some((line) => line.event === 'http.request' && line.host === 'app.localhost');
+    }, 10_000);
     const access = lines.filter((line) => line.event === 'http.request');
     expect(access.length).toBeGreaterThan(20);
     expect(access.find((line) => line.host === 'app.localhost')).toEqual({

@@ -8,34 +8,30 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { tarBytes, tgzBytes, zipBytes, type ArchiveFiles } from '../helpers/archive-bytes.js';
 import { deployTo, jsonDeployBody, type DeployAnswer, type DeployCall } from '../helpers/deploy-client.js';
 import { callApi, request, type ApiResponse } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import { tarFromEntries, writeTree, zipFromEntries, type TarEntrySpec, type ZipEntrySpec } from '../fixtures/archives.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 const KEY = ['AKIA', 'Q3EGV7XM', 'JS2PLN5R'].join('');
 const DASHES = '-'.repeat(5);
 const MB = 1024 * 1024;
 const INDEX = '<!doctype html><h1>guarded</h1>\n';
 
-let server: TestServer;
 // A live anonymous site that the hostile updates are aimed at; none of them may change it.
 let site: { name: string; token: string; revision: string };
 const work = tempDir('plinth-security-archives-');
 let counter = 0;
 
+const server = useTestServer();
+
 beforeAll(async () => {
-  server = await startTestServer();
   const created = await deployTo(server.port, { body: tgzBytes([['index.html', INDEX]]) });
   expect(created.status).toBe(201);
   site = { name: created.json.site.name, token: created.json.site_token, revision: created.json.revision.id };
-});
-
-afterAll(async () => {
-  await server?.close();
 });
 
 // ---- spellings of a file holding a key -------------------------------------------------------

@@ -592,7 +592,13 @@ beforeAll(async () => {
   // Custom domains are looked up on a loopback DNS server that has no records.
   dns = await startTestDns();
   server = await startAppServer({ PLINTH_SITES_LIMIT_BUILDER: '1000000', PLINTH_DNS_SERVERS: dns.address }, () => clock);
-  [owner, editor, viewer, outsider, claimer] = await Promise.all([0, 1, 2, 3, 4].map(() => accountWithToken(server.store, 'builder')));
+  [owner, editor, viewer, outsider, claimer] = (await Promise.all([0, 1, 2, 3, 4].map(() => accountWithToken(server.store, 'builder')))) as [
+    TestAccount,
+    TestAccount,
+    TestAccount,
+    TestAccount,
+    TestAccount,
+  ];
   // A second token of the owner, revoked as the tokens page does.
   keys.revoked = `pl_${randomBytes(24).toString('base64url')}`;
   const info = await server.store.addApiToken({ accountId: owner.account.id, tokenHash: hashToken(keys.revoked), name: 'revoked' });

@@ -109,7 +109,7 @@ describe('attacks on custom domains', () => {
 });
 
 describe('claims of several sites on one domain', () => {
-  type DomainAnswer = { status: string; reason?: string; verification: { name: string; value: string }; agent_message?: string };
+  type DomainAnswer = { domain: string; status: string; reason?: string; verification: { name: string; value: string }; agent_message?: string };
   const add = (name: string, token: string, domain: string) => api(server, { method: 'POST', path: domainsOf(name), token, body: { domain } });
   const verify = (name: string, token: string, domain: string) => api(server, { method: 'POST', path: `${domainsOf(name)}/${domain}/verify`, token });
   const listed = async (name: string, token: string, domain: string) =>

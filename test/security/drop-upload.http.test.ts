@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tgzBytes } from '../helpers/archive-bytes.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /**
  * The drop page (the app's publish form) takes up to 90 MB. A refusal that needs nothing of the
@@ -15,7 +15,6 @@ import { AppClient } from '../app/http-client.js';
 const MB = 1024 * 1024;
 const BODY_BYTES = 90 * MB;
 const BOUNDARY = '----plinthdropattack';
-let server: AppServer;
 
 const field = (name: string, value: string): string => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
 const fileStart = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="archive"; filename="site.tgz"\r\nContent-Type: application/gzip\r\n\r\n`;
@@ -92,13 +91,7 @@ const formHeaders = (cookie: string): Record<string, string> => ({
   'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
 });
 
-beforeAll(async () => {
-  server = await startAppServer({ PLINTH_ANON_DEPLOYS_PER_HOUR: '1', PLINTH_ANON_SITES_PER_HOUR: '0' });
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+const server = useAppServer({ PLINTH_ANON_DEPLOYS_PER_HOUR: '1', PLINTH_ANON_SITES_PER_HOUR: '0' });
 
 describe('the drop page refuses before it reads the archive', () => {
   const forms: Array<[string, (csrf: string) => string]> = [

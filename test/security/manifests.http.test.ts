@@ -4,19 +4,12 @@
 // answer carried. Anyone else, anonymous or not, meets a manifest that does not exist (404), for
 // reading it, sending it parts, finishing it and giving it up, and changes nothing.
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tgzBytes } from '../helpers/archive-bytes.js';
 import { callApi, type ApiCall, type ApiResponse } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
 const PAGE = '<!doctype html><h1>uploaded in parts</h1>\n';

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MANIFEST_LIFETIME_MS } from '../../src/sites/index.js';
 import { hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, api, type ApiResponse, type TestAccount } from '../api/api-helpers.js';
-import { countMailTo, linkIn, mailTo, startAppServer, type AppServer } from '../app/browser.js';
+import { countMailTo, linkIn, mailTo } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
 import type { TestResponse } from '../helpers/http.js';
 import { rpc } from '../mcp/mcp-helpers.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /**
  * Replays of every single-use secret other than sign-in links and OAuth codes and tokens (their
@@ -24,14 +25,8 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 let clock = Date.now();
-let server: AppServer;
 
-beforeAll(async () => {
-  server = await startAppServer({}, () => clock);
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useAppServer({}, { now: () => clock });
 
 // ---------------------------------------------------------------------------------------------
 // People, sites and what the store says about them.

@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, anonymousSite, api, type TestAccount } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { request, type TestResponse } from '../helpers/http.js';
 import { rpc } from '../mcp/mcp-helpers.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /**
  * Deleting a revision (audit item 8: a file published by mistake stayed public for the plan's
@@ -15,7 +15,6 @@ import { rpc } from '../mcp/mcp-helpers.js';
  */
 
 let clock = Date.now();
-let server: AppServer;
 let owner: TestAccount;
 let editor: TestAccount;
 let viewer: TestAccount;
@@ -55,12 +54,15 @@ function expectGone(res: TestResponse, what: string): void {
   expect(res.headers['content-range'], what).toBeUndefined();
 }
 
+const server = useAppServer({}, { now: () => clock });
+
 beforeAll(async () => {
-  server = await startAppServer({}, () => clock);
-  [owner, editor, viewer, outsider] = await Promise.all([0, 1, 2, 3].map(() => accountWithToken(server.store, 'builder')));
-});
-afterAll(async () => {
-  await server?.close();
+  [owner, editor, viewer, outsider] = (await Promise.all([0, 1, 2, 3].map(() => accountWithToken(server.store, 'builder')))) as [
+    TestAccount,
+    TestAccount,
+    TestAccount,
+    TestAccount,
+  ];
 });
 
 describe('a deleted revision is unreachable', () => {
@@ -101,7 +103,7 @@ describe('a deleted revision is unreachable', () => {
       { range: 'bytes=0-10' },
       { 'if-none-match': etag },
       { authorization: `Bearer ${owner.token}` },
-    ]) {
+    ] as Record<string, string>[]) {
       expectGone(await visit(host, '/notes/oops.txt', headers), JSON.stringify(headers));
       expectGone(await visit(host, '/big.js', headers), JSON.stringify(headers));
     }

@@ -1,9 +1,12 @@
+/// <reference lib="dom" />
+// page.evaluate callbacks run in Chromium, where the DOM exists.
 import { connect } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openPage, startAppServer, type AppServer } from '../app/browser.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openPage } from '../app/browser.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { request, type TestResponse } from '../helpers/http.js';
+import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /**
  * The site-serving host under attack: tables of hostile inputs, each row an attack with the
@@ -13,8 +16,6 @@ import { request, type TestResponse } from '../helpers/http.js';
  * site or into another site with odd paths and Host spellings.
  */
 
-let server: AppServer;
-let browser: Browser;
 let page: Page;
 let hostile: string;
 let other: string;
@@ -193,8 +194,11 @@ async function deployAnonymous(files: Array<readonly [string, string | Buffer]>)
   return answer.json.site.name as string;
 }
 
+const server = useAppServer();
+
+const browser = useBrowser();
+
 beforeAll(async () => {
-  server = await startAppServer();
   hostile = await deployAnonymous([
     ['index.html', styled('')],
     ...CSS_ATTACKS.map(([, css], i) => [fileOf('css', i), styled(css, `<div id="cover"></div>${CONTENT}`)] as const),
@@ -212,14 +216,8 @@ beforeAll(async () => {
     ['index.html', '<!DOCTYPE html><title>Other</title><p>SITE-B-ONLY home</p>'],
     ['b-only.html', '<!DOCTYPE html><title>Other</title><p>SITE-B-ONLY page</p>'],
   ]);
-  browser = await launchBrowser();
   ({ page } = await openPage(browser));
 }, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
 
 /**
  * 'shown' when a visitor can see and click the report link: an element named "Report abuse" in

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, api, unique, type TestAccount } from '../api/api-helpers.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { request, type TestResponse } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /**
  * Shared caches in front of a protected site (nginx `proxy_cache`, a CDN) must never keep one of
@@ -12,7 +12,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * (`CDN-Cache-Control` and kin, `Expires`, `Edge-Control`…) are left out.
  */
 
-let server: TestServer;
 let owner: TestAccount;
 const PASSWORD = 'correct horse battery';
 const basic = (password: string): Record<string, string> => ({ authorization: `Basic ${Buffer.from(`visitor:${password}`).toString('base64')}` });
@@ -68,8 +67,9 @@ function expectPrivate(res: TestResponse, what: string): void {
 const domain = `${unique('private')}.example.org`;
 let site: string;
 
+const server = useTestServer({ PLINTH_STREAM_THRESHOLD_KB: '16', PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '0', PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '0' });
+
 beforeAll(async () => {
-  server = await startTestServer({ PLINTH_STREAM_THRESHOLD_KB: '16', PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '0', PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '0' });
   owner = await accountWithToken(server.store, 'builder');
   const deployed = await deployTo(server.port, {
     token: owner.token,
@@ -96,10 +96,6 @@ beforeAll(async () => {
   const added = await server.store.addDomain({ domain, siteId: id, token: 'plinth-verify=x', maxPerSite: 10 });
   if (!added.ok) throw new Error(added.reason);
   await server.store.updateDomain(domain, added.record.claim, { status: 'active', verifiedAt: Date.now() });
-});
-
-afterAll(async () => {
-  await server?.close();
 });
 
 describe('every answer of a protected site stays out of shared caches', () => {

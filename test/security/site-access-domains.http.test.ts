@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountSite, accountWithToken, api, unique, type TestAccount } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
 import { request, type TestResponse } from '../helpers/http.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /**
  * Private sites at their custom domains: the password form and the members-only hop follow the
@@ -10,7 +10,6 @@ import { request, type TestResponse } from '../helpers/http.js';
  * the attacker's to choose: only an active domain of the same site.
  */
 
-let server: AppServer;
 let owner: TestAccount;
 const PASSWORD = 'correct horse battery';
 let counter = 0;
@@ -42,12 +41,10 @@ async function privateSite(mode: 'password' | 'members'): Promise<{ name: string
   return { ...site, domain };
 }
 
+const server = useAppServer({ PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '0' });
+
 beforeAll(async () => {
-  server = await startAppServer({ PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '0' });
   owner = await accountWithToken(server.store, 'builder');
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 describe('password sites at a custom domain', () => {

@@ -1,8 +1,10 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+/// <reference lib="dom" />
+// page.evaluate callbacks run in Chromium, where the DOM exists.
+import type { BrowserContext, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, api } from '../api/api-helpers.js';
-import { launchBrowser, startAppServer, type AppServer } from '../app/browser.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
+import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /**
  * Private sites against other sites, in Chromium. Every site host shares the site domain, which
@@ -13,8 +15,6 @@ import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
  * plants cookies of the access cookie's name for the whole site domain must not sign anyone out.
  */
 
-let server: AppServer;
-let browser: Browser;
 let victim: string;
 let attacker: string;
 const PASSWORD = 'correct horse battery';
@@ -58,9 +58,11 @@ async function deploy(token: string, files: Array<readonly [string, string | Buf
   return res.json.site.name as string;
 }
 
+const server = useAppServer({ PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '0' });
+
+const browser = useBrowser();
+
 beforeAll(async () => {
-  server = await startAppServer({ PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '0' });
-  browser = await launchBrowser();
   const owner = await accountWithToken(server.store, 'builder');
   victim = await deploy(owner.token, [
     ['index.html', '<!doctype html><title>victim</title><h1>Private home</h1><a href="/about">About</a>'],
@@ -75,11 +77,6 @@ beforeAll(async () => {
   const set = await api(server, { method: 'PUT', path: `/v1/sites/${victim}/access`, token: owner.token, body: { mode: 'password', password: PASSWORD } });
   expect(set.status).toBe(200);
   attacker = await deploy(owner.token, [['index.html', attackerPage(server.siteUrl(victim))]]);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
 });
 
 /** A visitor's browser, signed in to the private site through its form, or not. */

@@ -495,7 +495,7 @@ describe('loads from other sites (Sec-Fetch-*)', () => {
       { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' },
       { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' },
       {},
-    ]) {
+    ] as Record<string, string>[]) {
       const res = await visit(site.name, '/about', { ...fetchHeaders, cookie });
       expect(res.status, JSON.stringify(fetchHeaders)).toBe(200);
       expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');

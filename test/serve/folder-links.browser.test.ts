@@ -1,7 +1,9 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openPage, startAppServer, type AppServer } from '../app/browser.js';
+/// <reference lib="dom" />
+// page.evaluate callbacks run in Chromium, where the DOM exists.
+import { describe, expect, it } from 'vitest';
+import { openPage } from '../app/browser.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
+import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /**
  * The reveal.js case in Chromium: a presentation in a folder with relative assets, opened at the
@@ -10,17 +12,9 @@ import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
  * inside the folder. Then a single-page app under `/app` through `_redirects`, with `_headers`.
  */
 
-let server: AppServer;
-let browser: Browser;
+const server = useAppServer();
 
-beforeAll(async () => {
-  server = await startAppServer();
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const browser = useBrowser();
 
 const REVEAL_INDEX = `<!doctype html>
 <html><head><meta charset="utf-8"><title>Slides</title>

@@ -1,23 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountSite, accountWithToken, api, type TestAccount } from '../api/api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /** Site rules where they meet previews and private sites: each revision keeps its own rules, and a protected site's rule answers stay private. */
 
-let server: TestServer;
 let owner: TestAccount;
 
 const visit = (label: string, path = '/', headers: Record<string, string> = {}) =>
   request({ port: server.port, host: `${label}.sites.localhost`, path, headers });
 
+const server = useTestServer();
+
 beforeAll(async () => {
-  server = await startTestServer();
   owner = await accountWithToken(server.store, 'builder');
-});
-afterAll(async () => {
-  await server.close();
 });
 
 describe('site rules with previews and access', () => {

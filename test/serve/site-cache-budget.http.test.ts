@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { publishSite } from '../helpers/sites.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 // With both per-thread caches at 0 every request reads the site record and resolves its path
 // again: serving must stay correct, only slower (the budgets bound memory, not behaviour).
-let server: TestServer;
 
 const get = (site: string, path = '/') => request({ port: server.port, host: `${site}.sites.localhost`, path });
 const page = (text: string) => `<!doctype html><html><body><h1>${text}</h1></body></html>`;
 
-beforeAll(async () => {
-  server = await startTestServer({ PLINTH_SITE_CACHE_MB: '0', PLINTH_CACHE_MB: '0' });
-  for (const name of ['alpha', 'beta', 'gamma']) await publishSite(server.store, name, { 'index.html': page(name), 'about.html': page(`${name} about`) });
-});
+const server = useTestServer({ PLINTH_SITE_CACHE_MB: '0', PLINTH_CACHE_MB: '0' });
 
-afterAll(async () => {
-  await server?.close();
+beforeAll(async () => {
+  for (const name of ['alpha', 'beta', 'gamma']) await publishSite(server.store, name, { 'index.html': page(name), 'about.html': page(`${name} about`) });
 });
 
 it('serves every site and path correctly with no site or body cache', async () => {

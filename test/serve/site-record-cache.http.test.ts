@@ -1,23 +1,22 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { publishSite } from '../helpers/sites.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 // A cached site record is read again only after a change: one made in this process arrives on the
 // change feed, one made by another process (the admin CLI) moves its mark in the store. Re-reading
 // every cached record on a timer cost a 10,000-site rotation about 30% of its throughput.
-let server: TestServer;
 
 const get = (site: string, path = '/') => request({ port: server.port, host: `${site}.sites.localhost`, path });
 
+const server = useTestServer({});
+
 beforeAll(async () => {
-  server = await startTestServer({});
   for (const name of ['steady', 'other']) await publishSite(server.store, name, { 'index.html': `<h1>${name}</h1>` });
 });
 
 afterAll(async () => {
   vi.restoreAllMocks();
-  await server?.close();
 });
 
 it('serves a cached site for well over a second without reading its record again', async () => {

@@ -4,6 +4,7 @@ import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { callApi, request } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * Sites that behave like real sites: folder addresses keep their relative links, `_redirects`
@@ -230,13 +231,11 @@ describe('_headers', () => {
 
   it('adds to Vary where the server varies by encoding', async () => {
     // Compressed variants appear once the deploy has gone live; Vary is sent from then on.
-    const deadline = Date.now() + 10_000;
     let vary: string | undefined;
-    while (Date.now() < deadline) {
+    await waitUntil(async () => {
       vary = (await get(name, '/assets/app.css', { 'accept-encoding': 'br' })).headers.vary as string | undefined;
-      if (vary?.includes('Accept-Encoding')) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return vary?.includes('Accept-Encoding') === true;
+    }, 10_000);
     expect(vary).toBe('Accept-Encoding, Origin');
   });
 

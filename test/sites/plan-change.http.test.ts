@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, api, visit } from '../api/api-helpers.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * Issue 24, defect 1: a plan change made by the operator reaches the account's sites at once —
@@ -31,12 +32,8 @@ function setPlan(email: string, plan: string): Promise<string> {
 
 /** Polls the served page until `test` holds (the CLI's change reaches the serving threads' caches). */
 async function servedUntil(name: string, test: (html: string) => boolean): Promise<string> {
-  const deadline = Date.now() + 10_000;
-  let html = (await visit(server, name)).text;
-  while (!test(html) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    html = (await visit(server, name)).text;
-  }
+  let html = '';
+  await waitUntil(async () => test((html = (await visit(server, name)).text)), 10_000);
   return html;
 }
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord, Store } from '../../src/store/index.js';
+import type { AccountRecord } from '../../src/store/index.js';
 import { createAccount, createSite, useTestStore } from './helpers.js';
 
 const t = useTestStore('members');

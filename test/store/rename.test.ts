@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/index.js';
 import { createSite, useTestStore } from './helpers.js';
 
 const t = useTestStore('rename');

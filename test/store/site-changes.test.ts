@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { tempDir } from '../helpers/sites.js';
 import { assertBuilt, fixture, markedEntry } from './helpers.js';
-import { waitUntil } from '../helpers/proc-stats.js';
+import { waitUntil } from '../helpers/wait.js';
 
 describe('site change feed', () => {
   let store: Store;

@@ -214,6 +214,8 @@
       const tops = new Set(kept.map(({ path }) => (path.includes('/') ? path.split('/')[0] : '')));
       const [top] = tops;
       if (tops.size === 1 && top) {
+        // A copy, as the loop adds to the set it walks:
+        // oxlint-disable-next-line unicorn/no-useless-spread
         for (const path of [...leftOut]) {
           if (!path.startsWith(`${top}/`)) continue;
           leftOut.delete(path);

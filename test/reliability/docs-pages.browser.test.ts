@@ -9,7 +9,9 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 /**
  * Every docs page in Chromium at a phone's and a laptop's width: no console errors (a CSP
  * violation is one), no sideways scrolling on the phone, no axe-core WCAG A/AA violations.
- * Screenshots go to test/screenshots/ (ignored by git) for a person to look at.
+ * Screenshots go to test/screenshots/ (ignored by git) for a person to look at. The slowest
+ * browser file of the suite, for pages whose serving and headers the docs-host tests of `npm test`
+ * check: so it runs with the reliability project.
  */
 
 const SHOTS = fileURLToPath(new URL('../screenshots/', import.meta.url));

@@ -1,8 +1,8 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tgzBytes } from '../helpers/archive-bytes.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { api } from '../api/api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 
 /**
  * A site's `_redirects` and `_headers` must not multiply what a request costs. The attacker
@@ -17,7 +17,6 @@ const RULES = 2000;
 const BLOCKS = 100;
 const REQUESTS = 150;
 const ROUNDS = 4;
-let server: TestServer;
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 const placeholders = Array.from({ length: SEGMENTS - 1 }, (_, k) => `:p${k}`).join('/');
@@ -83,8 +82,9 @@ async function cpuPerRequest(host: string, path: (n: number) => string): Promise
   return (used.user + used.system) / REQUESTS;
 }
 
+const server = useTestServer();
+
 beforeAll(async () => {
-  server = await startTestServer();
   const page = '<!doctype html><title>x</title><h1>x</h1>';
   hosts.plain = await deploy([['index.html', page]]);
   for (const [shape, { redirects, headers }] of Object.entries(SHAPES)) {
@@ -98,7 +98,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   agent.destroy();
-  await server?.close();
 });
 
 describe('a maximal rules file and uncached requests', () => {
