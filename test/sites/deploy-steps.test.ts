@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { RevisionExtras } from '../../src/rules/index.js';
 import { ServiceError } from '../../src/errors.js';
 import { createIngestPool, type IngestPool } from '../../src/ingest/index.js';
 import { createLogger } from '../../src/log.js';
@@ -197,7 +198,7 @@ describe('publishing', () => {
 
   it('says how many links lead nowhere in its answer, and lists them', async () => {
     const decision = await existing('warned', { 'index.html': 'one' });
-    const extras = { warnings: [{ file: 'index.html', line: 3, ref: '/x.html' }], warningsTotal: 1 };
+    const extras: RevisionExtras = { warnings: [{ file: 'index.html', line: 3, ref: '/x.html', kind: 'broken_link' }], warningsTotal: 1 };
     const { view } = await publishRevision(deps, {
       decision,
       files: await storeFiles(store, { 'index.html': 'two' }),
