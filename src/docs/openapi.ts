@@ -1,16 +1,7 @@
 import type { Config } from '../config.js';
-import { MAX_REQUEST_BYTES, PLAN_LIMITS } from '../rules/index.js';
-import {
-  APPROVAL_LIFETIME_MS,
-  DEFAULT_PAGE,
-  INVITE_LIFETIME_MS,
-  MANIFEST_LIFETIME_MS,
-  MAX_PAGE,
-  REMOVAL_CONFIRM_MS,
-  schema,
-  SHAPES,
-  type Schema,
-} from '../sites/index.js';
+import { schema, SHAPES, type Schema } from '../contract/index.js';
+import { MAX_REQUEST_BYTES, PLAN_LIMITS, REMOVAL_CONFIRM_MS, SITE_NAME_PATTERN } from '../rules/index.js';
+import { APPROVAL_LIFETIME_MS, DEFAULT_PAGE, INVITE_LIFETIME_MS, MANIFEST_LIFETIME_MS, MAX_PAGE } from '../sites/index.js';
 import { formatDuration } from './facts.js';
 
 /**
@@ -26,9 +17,7 @@ const ref = (name: keyof typeof SHAPES): Schema => ({ $ref: `#/components/schema
 const response = (name: string): Schema => ({ $ref: `#/components/responses/${name}` });
 const json = (body: Schema, description: string, extra: Schema = {}): Schema => ({ description, content: { 'application/json': { schema: body } }, ...extra });
 
-const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
-
-const nameParam: Schema = { name: 'name', in: 'path', required: true, description: 'Site name.', schema: str(undefined, { pattern: SITE_NAME }) };
+const nameParam: Schema = { name: 'name', in: 'path', required: true, description: 'Site name.', schema: str(undefined, { pattern: SITE_NAME_PATTERN }) };
 const manifestParam: Schema = {
   name: 'id',
   in: 'path',
@@ -115,7 +104,7 @@ function paths(): Record<string, Schema> {
             in: 'query',
             required: false,
             description: 'Site to update (archives; JSON bodies name it inside).',
-            schema: str(undefined, { pattern: SITE_NAME }),
+            schema: str(undefined, { pattern: SITE_NAME_PATTERN }),
           },
           {
             name: 'X-Base-Revision',
