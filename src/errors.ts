@@ -66,6 +66,21 @@ export class ServiceError extends Error {
   }
 }
 
+/**
+ * A refusal as plain data, the form in which it crosses a thread (an ingest worker's `error`,
+ * CONVENTIONS "Worker boundary"); `refusalError` turns it back into the error it stands for.
+ */
+export interface Refusal {
+  code: ErrorCode;
+  message: string;
+  agentMessage?: string;
+  details?: Record<string, unknown>;
+}
+
+export function refusalError(refusal: Refusal): ServiceError {
+  return new ServiceError(refusal.code, refusal.message, { agentMessage: refusal.agentMessage, details: refusal.details });
+}
+
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: Record<string, unknown> };
   agent_message?: string;

@@ -14,6 +14,7 @@ import { startOpsListener, type OpsListener } from './runtime/ops-listener.js';
 import { createThreadReports } from './runtime/thread-reports.js';
 import { answerTlsAsk } from './runtime/tls-ask.js';
 import { createDomainServing } from './serve/index.js';
+import { createTxtLookup } from './outbound/index.js';
 import { createDomainChecker } from './sites/index.js';
 import { loadNativeUws } from './http/index.js';
 
@@ -137,7 +138,13 @@ async function main(): Promise<void> {
           blobGraceMs: config.blobGraceMs,
           intervalMs: config.sweepIntervalMs,
           now: store.now,
-          checkDomains: createDomainChecker({ store, config, log: log.child({ area: 'domains' }), now: store.now }),
+          checkDomains: createDomainChecker({
+            store,
+            config,
+            log: log.child({ area: 'domains' }),
+            now: store.now,
+            lookup: createTxtLookup(config.domains.dnsServers),
+          }),
           bucketOwner,
         })
       : () => Promise.resolve();

@@ -4,31 +4,52 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
-const AREAS = ['rules', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'cli', 'web', 'docs', 'runtime'] as const;
+const AREAS = [
+  'rules',
+  'contract',
+  'outbound',
+  'http',
+  'badge',
+  'store',
+  'serve',
+  'ingest',
+  'sites',
+  'api',
+  'app',
+  'mcp',
+  'cli',
+  'web',
+  'docs',
+  'runtime',
+] as const;
 // The root modules every area may use (besides its own folder and node built-ins).
 const SHARED = ['config.ts', 'errors.ts', 'log.ts'];
 // Which other areas each area may import, always through that area's index.ts.
 const ALLOWED: Record<string, readonly string[]> = {
   // Pure domain rules (plans, roles, content types, paths, e-mail, expiry): nothing of ours.
   rules: [],
+  // The wire shapes and their schemas: a leaf that the operations, the edges and the ingest worker read.
+  contract: ['rules'],
+  // What the service sends out (mail, client metadata fetches, DNS lookups), injected into the operations.
+  outbound: ['rules'],
   // The uWS edge kit: request copies, routing, bodies, writers.
   http: ['rules'],
   // Placing the badge in a page: CPU work that both serving threads and ingest workers run.
   badge: ['rules'],
   store: ['rules'],
   serve: ['store', 'http', 'rules', 'badge'],
-  ingest: ['store', 'rules', 'badge'],
+  ingest: ['store', 'rules', 'badge', 'contract'],
   // The operations never reach an edge or uWS; edges reach the store only for read-only views.
-  sites: ['store', 'ingest', 'rules'],
-  api: ['sites', 'store', 'http', 'rules'],
-  app: ['sites', 'store', 'web', 'http', 'rules'],
-  mcp: ['sites', 'store', 'http', 'rules'],
-  cli: ['sites', 'store', 'ingest', 'rules'],
+  sites: ['store', 'ingest', 'rules', 'contract', 'outbound'],
+  api: ['sites', 'store', 'http', 'rules', 'contract'],
+  app: ['sites', 'store', 'web', 'http', 'rules', 'contract'],
+  mcp: ['sites', 'store', 'http', 'rules', 'contract'],
+  cli: ['sites', 'store', 'ingest', 'rules', 'contract', 'outbound'],
   // The shared page kit (layout, stylesheet, script, icon) answers by the HTTP rules every host shares.
   web: ['http'],
-  docs: ['web', 'sites', 'http', 'rules'],
+  docs: ['web', 'sites', 'http', 'rules', 'contract'],
   // Process wiring: starts threads and composes every area.
-  runtime: ['rules', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
+  runtime: ['rules', 'contract', 'outbound', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
 };
 // Surfaces that answer requests or people; none may reach into another.
 const EDGES = ['api', 'mcp', 'app', 'docs', 'cli'];
@@ -72,10 +93,47 @@ describe('module boundaries', () => {
     }
   });
 
+  it('keeps the contract a leaf: the rules and the error catalogue, nothing else of ours', () => {
+    for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'contract')) {
+      for (const target of localImports(file)) {
+        const inside = areaOf(target) === 'contract' || target === 'rules/index.ts' || target === 'errors.ts';
+        expect(inside, `${path} → ${target}`).toBe(true);
+      }
+    }
+  });
+
+  // Type-only imports count too: a circle of types is still two modules that cannot be read apart.
+  it('has no import circle, inside an area or across areas', () => {
+    const graph = new Map(files.map(({ file, path }) => [path, localImports(file)]));
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (path: string, trail: string[]): void => {
+      if (state.get(path) === 'done' || !graph.has(path)) return;
+      if (state.get(path) === 'open') {
+        circles.push([...trail.slice(trail.indexOf(path)), path].join(' → '));
+        return;
+      }
+      state.set(path, 'open');
+      for (const target of graph.get(path)!) visit(target, [...trail, path]);
+      state.set(path, 'done');
+    };
+    for (const path of graph.keys()) visit(path, []);
+    expect(circles).toEqual([]);
+  });
+
   it('keeps the operations free of any transport', () => {
     for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'sites')) {
       for (const target of localImports(file)) expect(target.startsWith('http/'), `${path} → ${target}`).toBe(false);
       expect(readFileSync(file, 'utf8'), path).not.toMatch(/from 'uWebSockets\.js'/);
+    }
+  });
+
+  // Mail, client metadata fetches and DNS lookups are outbound's, injected through OperationsDeps.
+  it('lets no operation open a connection or build an outbound adapter itself', () => {
+    for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'sites')) {
+      const text = readFileSync(file, 'utf8');
+      expect(text, path).not.toMatch(/from '(node:(net|dns|dns\/promises|http|https|http2|tls|dgram)|nodemailer|undici)'/);
+      expect(text, path).not.toMatch(/\b(createMailer|createClientMetadataFetcher|createTxtLookup)\(/);
     }
   });
 

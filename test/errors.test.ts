@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_STATUS, ServiceError, toErrorBody } from '../src/errors.js';
+import { ERROR_STATUS, refusalError, ServiceError, STORAGE_FULL, toErrorBody } from '../src/errors.js';
 
 describe('toErrorBody', () => {
   it.each(Object.entries(ERROR_STATUS).filter(([code]) => code !== 'internal'))('maps %s to %i', (code, status) => {
@@ -19,6 +19,26 @@ describe('toErrorBody', () => {
       body: { error: { code: 'limit', message: 'Too many deploys.', details: { retry_after_s: 60 } }, agent_message: 'Wait an hour.' },
       headers: { 'Retry-After': '60' },
       internal: false,
+    });
+  });
+
+  it.each([
+    [
+      'a worker refusal with its agent message and details',
+      { code: 'blocked_secret', message: 'A key.', agentMessage: 'Remove it.', details: { file: 'a.js', line: 2 } },
+    ],
+    ['a bare refusal', { code: 'bad_request', message: 'No index.html.' }],
+    [
+      'the full-disk answer',
+      { code: STORAGE_FULL.code, message: STORAGE_FULL.message, agentMessage: STORAGE_FULL.agentMessage, details: STORAGE_FULL.details },
+    ],
+  ] as const)('rebuilds %s as the error it stands for', (_name, refusal) => {
+    const err = refusalError(refusal);
+    expect(err).toBeInstanceOf(ServiceError);
+    expect({ code: err.code, message: err.message, agentMessage: err.agentMessage, details: err.details }).toEqual({
+      agentMessage: undefined,
+      details: undefined,
+      ...refusal,
     });
   });
 

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { ERROR_MEANING, ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { openApiPath } from '../http/index.js';
-import { SHAPES, type Schema } from '../sites/index.js';
+import { SHAPES, type Schema } from '../contract/index.js';
 import { routeErrors, shape, type ApiRoute, type ApiTag, type Credential } from './route.js';
 import { API_ROUTES } from './routes/index.js';
 

@@ -3,7 +3,8 @@ import type { Config } from '../config.js';
 import type { BodyMemory, HttpRequest, HttpResponse, UploadPacer } from '../http/index.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/index.js';
-import { schema, SHAPES, type Operations, type Schema } from '../sites/index.js';
+import { schema, SHAPES, type Schema } from '../contract/index.js';
+import type { Operations } from '../sites/index.js';
 import type { EndpointContext, EndpointDeps, JsonReply } from './handler.js';
 import type { RouteMethod } from './router.js';
 

@@ -183,7 +183,7 @@ export function createApp(options: AppOptions): App {
           if (internal) log.error({ err, path: copied.path }, 'app.failed');
           response = { status, headers: { 'Content-Type': 'text/plain; charset=utf-8', ...pageHeaders() }, cookies: [], body: error.error.message };
         }
-        // A refusal may come before the whole body arrived: read on a little, then close.
+        // A refusal may come before the whole body arrived: read on a little first.
         let finished = true;
         if (upload) {
           finished = await drainUpload(upload);
@@ -192,7 +192,13 @@ export function createApp(options: AppOptions): App {
           finished = await body.drain();
           body.discard();
         }
-        writeAppResponse(res, response, { head: copied.method === 'HEAD', closeConnection: !finished });
+        // Past that, a body declared within the limit is still not a reason to close: uWS reads the
+        // rest of a declared body and drops it, so the connection stays in step, while closing on a
+        // client that is still sending resets it, and the reset can destroy the answer before the
+        // browser reads it. Only a body of unknown length, or one declared over the limit, is cut off.
+        const declared = declaredLength(copied.headers);
+        const inStep = finished || (declared !== undefined && declared <= (upload ? uploads.limit.maxBytes : formLimit.maxBytes));
+        writeAppResponse(res, response, { head: copied.method === 'HEAD', closeConnection: !inStep });
       })();
     },
   };

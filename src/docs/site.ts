@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import type { Config } from '../config.js';
 import { createEncodingChooser, matchesIfNoneMatch, pickMediaType, securityHeaders } from '../http/index.js';
+import { ENCODINGS, type Encoding } from '../rules/index.js';
 import { loadPageAssets, type PageAssets } from '../web/index.js';
 import { docFacts } from './facts.js';
 import { loadGuides, type Guide } from './guides.js';
@@ -49,8 +50,6 @@ export interface DocsSite {
 
 const PAGE_CACHE = 'public, max-age=300';
 const COMPRESS_ABOVE_BYTES = 1024;
-type Encoding = 'br' | 'gzip';
-const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 
 /** What the docs host serves besides its guides: the API's own OpenAPI document (the api area builds it from its route table). */
 export interface DocsSiteOptions {

@@ -21,6 +21,5 @@ export type {
   UnpackTask,
 } from './types.js';
 export { checkArchivePath, MAX_PATH_BYTES, type ArchivePathResult } from './archive-path.js';
-export { SITE_NAME_PATTERN } from './json-body.js';
 export { checkDeployPaths, type CheckedPaths } from './collector.js';
 export { isBrotliName } from './leak-guard.js';

@@ -1,7 +1,8 @@
-// Inline JSON deploys (SPEC 4.2): parse the body, validate it against a schema, decode
+// Inline JSON deploys (SPEC 4.2): parse the body, validate it against the contract's JsonDeploy, decode
 // each file and hand it to the same collector as archive entries. Runs in the worker because a
 // JSON.parse of a 90 MB body would stall an HTTP thread for a noticeable time.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { JsonDeploy } from '../contract/index.js';
 import { checkArchivePath } from './archive-path.js';
 import { readBodyText, type BodySource } from './body-source.js';
 import type { Collector } from './collector.js';
@@ -28,38 +29,6 @@ interface InlineDeploy extends JsonDeployFields {
   files: InlineFile[];
 }
 
-export const SITE_NAME_PATTERN = '^[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$';
-
-const SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['files'],
-  properties: {
-    site: { type: 'string', pattern: SITE_NAME_PATTERN },
-    base_revision: { type: 'string', minLength: 1, maxLength: 200 },
-    files: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['path'],
-        properties: {
-          path: { type: 'string' },
-          content: { type: 'string' },
-          encoding: { enum: ['utf8', 'base64'] },
-          sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-          size: { type: 'integer', minimum: 0 },
-        },
-      },
-    },
-    patch: { type: 'boolean' },
-    publish: { type: 'boolean' },
-    deleted: { type: 'array', items: { type: 'string' } },
-    // A part of a digest deploy may name its manifest (MCP's deploy_site does); the HTTP side checks it.
-    manifest: { type: 'string', pattern: '^mf_[A-Za-z0-9_-]{1,100}$' },
-  },
-} as const;
-
 const TYPE_WORDS: Record<string, string> = {
   string: 'a string',
   array: 'an array',
@@ -70,7 +39,8 @@ const TYPE_WORDS: Record<string, string> = {
 // Compiled on first use, not at import (importing a module does nothing).
 let validator: ValidateFunction | undefined;
 function validate(body: unknown): ErrorObject | undefined {
-  validator ??= new Ajv({ allErrors: false, strict: true }).compile(SCHEMA);
+  // `verbose`: an error carries the schema it broke, so a wrong type can name the allowed values.
+  validator ??= new Ajv({ allErrors: false, strict: true, verbose: true }).compile(JsonDeploy);
   return validator(body) ? undefined : (validator.errors?.[0] ?? undefined);
 }
 
@@ -96,14 +66,17 @@ export function describeSchemaError(error: ErrorObject): string {
       const name = fieldName(error.instancePath, String(params.additionalProperty));
       return `${name} is not an allowed field.`;
     }
-    case 'type':
+    case 'type': {
+      const allowed = (error.parentSchema as { enum?: unknown[] } | undefined)?.enum;
+      if (allowed) return `${field} must be ${allowed.map((v) => JSON.stringify(v)).join(' or ')}.`;
       return `${field} must be ${TYPE_WORDS[String(params.type)] ?? String(params.type)}.`;
+    }
     case 'enum':
       return `${field} must be ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(' or ')}.`;
     case 'pattern':
       if (field.endsWith('.sha256')) return `${field} must be 64 lower-case hex digits.`;
       return field === 'site'
-        ? 'site must be a site name: 2 to 63 lowercase letters, digits and hyphens, not starting or ending with a hyphen.'
+        ? 'site must be a site name: 1 to 63 lowercase letters, digits and hyphens, not starting or ending with a hyphen.'
         : `${field} has an invalid format.`;
     case 'minLength':
       return `${field} must not be empty.`;

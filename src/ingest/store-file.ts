@@ -1,14 +1,12 @@
 // Writes one accepted file to the blob store and returns its path-index entry.
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { isCompressibleType } from '../rules/index.js';
-import type { BlobStore, Encoding, FileEntry } from '../store/index.js';
+import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js';
+import type { BlobStore, FileEntry } from '../store/index.js';
 
 // Below 1 KB a precompressed variant saves a few hundred bytes at most, while each variant costs
 // a compression, a file, an fsync and a rename at deploy time.
 const MIN_COMPRESS_BYTES = 1024;
-
-const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 
 async function sizeIfExists(path: string): Promise<number | undefined> {
   try {

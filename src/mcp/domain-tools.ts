@@ -1,11 +1,9 @@
-import { SHAPES } from '../sites/index.js';
-import type { ToolAnnotations, ToolSpec } from './tools.js';
+import { SHAPES } from '../contract/index.js';
+import { changes, reads, type ToolSpec } from './tool-spec.js';
 import { siteName } from './schemas.js';
 
 /** Custom domains over MCP: each tool is one domain operation, the REST endpoints' own. */
 
-const reads: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-const changes = (destructive: boolean): ToolAnnotations => ({ readOnlyHint: false, destructiveHint: destructive, idempotentHint: false, openWorldHint: false });
 const domain = { type: 'string', minLength: 1, maxLength: 253, description: 'The domain, e.g. "www.example.org".' };
 const input = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({
   type: 'object',

@@ -28,8 +28,9 @@ import { judgeBatch } from './batch.js';
 import { splitArguments } from './envelope.js';
 import { isAllowedOrigin, type OriginPolicy } from './origins.js';
 import { compileTools, createToolServer } from './tool-server.js';
+import type { ToolContext } from './tool-spec.js';
 import { inToolWords } from './tool-words.js';
-import { toolSpecs, type ToolContext } from './tools.js';
+import { toolSpecs } from './tools.js';
 
 export interface McpOptions {
   ops: Operations;

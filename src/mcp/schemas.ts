@@ -1,10 +1,10 @@
-import { BODIES, schema, SHAPES, type Schema } from '../sites/index.js';
+import { BODIES, schema, SHAPES, type Schema } from '../contract/index.js';
 
 const { int, object, str } = schema;
 
 /**
  * JSON Schemas of the tools' inputs and outputs. Outputs are the REST API's own shapes (SPEC 2,
- * 4), defined once in sites/shapes.ts, since both come from the same operations.
+ * 4), defined once in contract/shapes.ts, since both come from the same operations.
  */
 
 export const siteName = {
@@ -22,7 +22,7 @@ export const page = {
 /** An answer that is one of several shapes; MCP wants an object schema at the top. */
 const eitherOf = (...shapes: Schema[]): Schema => ({ type: 'object', anyOf: shapes });
 
-/** The REST API's shapes (sites/shapes.ts), plus the one answer only MCP has: a file's content. */
+/** The REST API's shapes (contract/shapes.ts), plus the one answer only MCP has: a file's content. */
 export const outputs = {
   account: SHAPES.Me,
   siteList: SHAPES.SiteList,

@@ -2,7 +2,7 @@ import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Too
 import { Ajv, type ValidateFunction } from 'ajv';
 import { ServiceError, toErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ToolContext, ToolSpec } from './tools.js';
+import type { ToolContext, ToolSpec } from './tool-spec.js';
 import { inToolWords } from './tool-words.js';
 
 const SERVER_INFO = { name: 'plinth', title: 'Plinth', version: '0.1.0' };

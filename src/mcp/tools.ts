@@ -1,51 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { ServiceError } from '../errors.js';
-import { formatBytes, MANIFEST_LIFETIME_MS, type Caller, type DeployBody, type Operations } from '../sites/index.js';
+import { formatBytes, MANIFEST_LIFETIME_MS, type DeployBody } from '../sites/index.js';
 import { domainToolSpecs } from './domain-tools.js';
+import { changes, reads, type ToolContext, type ToolSpec } from './tool-spec.js';
 import { accessChange, deployInput, manifestInput, outputs, page, siteName } from './schemas.js';
-
-/** What one tool call runs with: the caller of this HTTP request and, for a large deploy, its arguments' bytes. */
-export interface ToolContext {
-  ops: Operations;
-  caller: Caller;
-  network: string;
-  /**
-   * The `deploy_site` arguments of a large request as they arrived, unparsed (see envelope.ts), in
-   * memory or in the spool file. When set, the tool's `arguments` object is a placeholder that
-   * keeps only `manifest`.
-   */
-  deployArguments?: DeployBody;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
-}
-
-export interface ToolAnnotations {
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
-  openWorldHint: false;
-}
-
-export interface ToolSpec {
-  name: string;
-  title: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  outputSchema: Record<string, unknown>;
-  annotations: ToolAnnotations;
-  run(context: ToolContext, args: Record<string, unknown>): Promise<unknown>;
-}
 
 /** `read_file` returns whole files inline; larger ones are read from the site or the REST API. */
 export const MAX_READ_FILE_BYTES = 5 * 1024 * 1024;
-
-const reads: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-const changes = (destructive: boolean, idempotent = false): ToolAnnotations => ({
-  readOnlyHint: false,
-  destructiveHint: destructive,
-  idempotentHint: idempotent,
-  openWorldHint: false,
-});
 
 const input = (properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> => ({
   type: 'object',

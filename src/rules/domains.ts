@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
+import { isDnsLabel } from './dns-label.js';
 
 /**
  * Custom domains: which names a site may claim, how a Host header is compared with them, and
@@ -30,7 +31,6 @@ export interface ServiceHosts {
   readonly siteDomain: string;
 }
 
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 // Names that never resolve on the public internet (RFC 6761, RFC 6762, RFC 8375 and ICANN's .internal).
 const LOCAL_SUFFIXES = ['localhost', 'local', 'invalid', 'internal', 'arpa', 'home.arpa', 'lan'];
 
@@ -57,7 +57,7 @@ export function parseDomain(input: unknown, hosts: ServiceHosts): DomainParse {
   if (isIP(ascii) !== 0 || /^[0-9.]+$/.test(ascii)) return { ok: false, problem: 'An IP address cannot be a custom domain; give a domain name.' };
   const labels = ascii.split('.');
   if (labels.length < 2) return { ok: false, problem: 'A custom domain needs at least one dot, such as "example.org".' };
-  if (!labels.every((label) => LABEL.test(label))) {
+  if (!labels.every(isDnsLabel)) {
     return { ok: false, problem: 'Each part of the domain must be 1-63 letters, digits or hyphens, not starting or ending with a hyphen.' };
   }
   if (/^[0-9]+$/.test(labels[labels.length - 1]!)) return { ok: false, problem: 'The last part of a domain name cannot be a number.' };

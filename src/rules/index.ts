@@ -5,12 +5,15 @@
  */
 export * from './content-types.js';
 export * from './email.js';
+export * from './encodings.js';
 export * from './expiry.js';
 export * from './html-escape.js';
 export * from './plans.js';
 export * from './roles.js';
 export * from './site-paths.js';
+export * from './site-names.js';
 export * from './size-advice.js';
+export * from './dns-label.js';
 export * from './domains.js';
 export * from './rule-patterns.js';
 export * from './rules-file.js';
@@ -25,3 +28,6 @@ export * from './closest-name.js';
 export * from './proxy-trust.js';
 export * from './rule-index.js';
 export * from './preview-links.js';
+export * from './rate-window.js';
+export * from './fetchable-address.js';
+export * from './oauth.js';

@@ -20,7 +20,10 @@ export function parseRole(raw: unknown): Role | undefined {
   return (ROLES as readonly string[]).includes(role) ? (role as Role) : undefined;
 }
 
-/** What a caller may do to a site, in the order `permissions` lists them; sites/access.ts says what each takes. */
+/** The second call of a member removal must come this soon (SPEC 8 rule 6). */
+export const REMOVAL_CONFIRM_MS = 5 * 60_000;
+
+/** What a caller may do to a site, in the order `permissions` lists them; sites/authorization.ts says what each takes. */
 export const SITE_ACTIONS = [
   'read',
   'list_members',

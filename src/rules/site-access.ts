@@ -32,14 +32,38 @@ export const ACCESS_COOKIE_LIFETIME_MS = 7 * 24 * 3600_000;
 export const ACCESS_TICKET_LIFETIME_MS = 60_000;
 
 /**
- * A path on the same host to return to after signing in, or `/`: never `//host`, `/\host`, a
- * scheme or control characters, so the hop cannot lead a visitor to another site.
+ * A path on the same host to send a person back to (the app's `?next=` after sign-in, a site's
+ * `return` after its gate), or undefined. The value is normalised as a browser would (dot
+ * segments, `%2e`), and it is the normalised value that is checked and returned, since that is
+ * what the `Location` header carries: it must start with exactly one `/`, and it never holds a
+ * backslash, a control character or whitespace a browser strips (any of which can turn a path
+ * into `//other.host`).
  */
+export function localReturnPath(raw: string | undefined | null): string | undefined {
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2048) return undefined;
+  if (!isLocalPath(raw)) return undefined;
+  let resolved: URL;
+  try {
+    resolved = new URL(raw, 'http://host.invalid');
+  } catch {
+    return undefined;
+  }
+  if (resolved.origin !== 'http://host.invalid') return undefined;
+  const path = `${resolved.pathname}${resolved.search}`;
+  return isLocalPath(path) ? path : undefined;
+}
+
+/** `localReturnPath`, or `/` when the value is not a path on the same host. */
 export function safeReturnPath(raw: string | undefined | null): string {
-  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2048) return '/';
-  if (raw[0] !== '/' || raw[1] === '/' || raw[1] === '\\') return '/';
-  if (/[\u0000-\u001f\u007f\\]/.test(raw)) return '/';
-  return raw;
+  return localReturnPath(raw) ?? '/';
+}
+
+/** Starts with one `/` and holds nothing a URL parser or a browser could read as another host. */
+function isLocalPath(value: string): boolean {
+  if (value[0] !== '/' || value[1] === '/' || value[1] === '\\') return false;
+  // Control characters (browsers drop tab and newline), backslashes (read as `/`), and the
+  // Unicode spaces and separators some parsers trim.
+  return !/[\u0000-\u0020\u007f-\u00a0\\\u1680\u2000-\u200f\u2028-\u202f\u205f\u3000\ufeff]/.test(value);
 }
 
 /** What a browser says of where a request comes from and what it is for (`Sec-Fetch-*`). */

@@ -22,7 +22,8 @@ import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { ACCESS_SECRET_NAME } from '../rules/index.js';
 import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
-import { createFollowUps, createMailer, createOperations, type ClientMetadataFetcher } from '../sites/index.js';
+import { createClientMetadataFetcher, createMailer, createTxtLookup, type ClientMetadataFetcher } from '../outbound/index.js';
+import { createFollowUps, createOperations } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
 import { createAccessLog, readAccessDetail, type AccessDetail } from './access-log.js';
 import { meterDeploys } from './metered-deploys.js';
@@ -159,7 +160,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     log: log.child({ area: 'sites' }),
     now,
     mailer,
-    fetchClientMetadata: options.fetchClientMetadata,
+    fetchClientMetadata: options.fetchClientMetadata ?? metadataFetcherFor(config, log.child({ area: 'sites' })),
+    lookupTxt: createTxtLookup(config.domains.dnsServers),
   });
   // One set of operations behind every surface of this thread; its deploys counted by result.
   const ops = metrics ? { ...operations, deploy: meterDeploys(operations.deploy, metrics.deploy) } : operations;
@@ -284,4 +286,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       }
     },
   };
+}
+
+/** The fenced client-metadata fetcher; loopback addresses pass only when the server itself runs on localhost. */
+function metadataFetcherFor(config: Readonly<Config>, log: Logger): ClientMetadataFetcher {
+  const appHost = new URL(config.publicUrls.app).hostname;
+  return createClientMetadataFetcher({ allowLoopback: appHost === 'localhost' || appHost.endsWith('.localhost') || appHost === '127.0.0.1', log });
 }

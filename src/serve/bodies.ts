@@ -1,10 +1,10 @@
 import { buildBadgedPage, type BadgedPage, type BadgeOptions } from '../badge/index.js';
 import type { ServeConfig } from '../config.js';
-import { isCompressibleType } from '../rules/index.js';
-import type { Encoding, FileEntry } from '../store/index.js';
+import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js';
+import type { FileEntry } from '../store/index.js';
 import { blobEtag } from './headers.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
-import { ENCODINGS, type CachedSite, type SiteReader, type Target } from './site-cache.js';
+import type { CachedSite, SiteReader, Target } from './site-cache.js';
 
 /**
  * Step three of serving a request: the body, held in memory within a byte budget. A stored blob

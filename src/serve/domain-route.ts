@@ -1,5 +1,5 @@
 import { writeResponse, type HttpRequest, type HttpResponse } from '../http/index.js';
-import { hostOfHeader, isAtOrUnder, parsePreviewLabel, wwwPartner, type ServiceHosts } from '../rules/index.js';
+import { hostOfHeader, isAtOrUnder, isDnsLabel, parsePreviewLabel, wwwPartner, type ServiceHosts } from '../rules/index.js';
 import type { Store } from '../store/index.js';
 import { protectedHeaders } from './headers.js';
 import { isServingSite, previewRevision } from './preview-revision.js';
@@ -44,7 +44,6 @@ export interface DomainServing {
 
 // Distinct hosts remembered per thread (unknown ones too): beyond it the cache starts again.
 const MAX_CACHED_HOSTS = 10_000;
-const SITE_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 // A name as a TLS terminator asks for it: lower-case ASCII labels, no trailing dot, port or space.
 const CANONICAL_NAME = /^[a-z0-9-]+(?:\.[a-z0-9-]+)+$/;
 
@@ -136,7 +135,7 @@ export function createDomainServing(options: {
       if (name.length > 253 || !CANONICAL_NAME.test(name)) return false;
       if (isAtOrUnder(name, hosts.siteDomain)) {
         const label = name.slice(0, Math.max(0, name.length - hosts.siteDomain.length - 1));
-        if (!SITE_LABEL.test(label)) return false;
+        if (!isDnsLabel(label)) return false;
         const preview = parsePreviewLabel(label);
         // A former name too: its address redirects to the current one, over HTTPS as well.
         const site = store.getSite(preview?.name ?? label);

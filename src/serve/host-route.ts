@@ -1,11 +1,8 @@
 import type { HostConfig } from '../config.js';
-import { parsePreviewLabel } from '../rules/index.js';
+import { isDnsLabel, parsePreviewLabel } from '../rules/index.js';
 
 /** `preview`: the host is a revision's preview address, `<number>--<name>`. */
 export type HostRoute = { kind: 'site'; name: string; preview?: number } | { kind: 'api' | 'mcp' | 'app' | 'docs' } | { kind: 'unknown' };
-
-// One DNS label: what a site name can be. Anything else under the site domain is no site.
-const SITE_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
  * Decides which surface a request is for from its Host header: port stripped, lower-cased, a
@@ -25,7 +22,8 @@ export function routeHost(hostHeader: string, hosts: HostConfig): HostRoute {
   const siteDomain = hosts.siteDomain;
   if (host.length > siteDomain.length + 1 && host.endsWith(siteDomain) && host.charCodeAt(host.length - siteDomain.length - 1) === 46) {
     const name = host.slice(0, host.length - siteDomain.length - 1);
-    if (!SITE_LABEL.test(name)) return { kind: 'unknown' };
+    // One DNS label: what a site name can be. Anything else under the site domain is no site.
+    if (!isDnsLabel(name)) return { kind: 'unknown' };
     const preview = parsePreviewLabel(name);
     return preview === undefined ? { kind: 'site', name } : { kind: 'site', name: preview.name, preview: preview.number };
   }

@@ -1,7 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import type { ServeConfig } from '../config.js';
-import { headersFor, isHtmlType, servableHeaders, type CompiledHeaders, type CompiledRedirects, type SiteHeaders } from '../rules/index.js';
-import type { BlobStore, Encoding, FileEntry, SiteRecord, Store } from '../store/index.js';
+import {
+  ENCODINGS,
+  headersFor,
+  isHtmlType,
+  servableHeaders,
+  type CompiledHeaders,
+  type CompiledRedirects,
+  type Encoding,
+  type SiteHeaders,
+} from '../rules/index.js';
+import type { BlobStore, FileEntry, SiteRecord, Store } from '../store/index.js';
 import { cacheControlFor } from './headers.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
 import { normalizeRequestPath } from './request-path.js';
@@ -20,8 +29,6 @@ import { resolveSitePath } from './resolve.js';
 export type SiteReader = Pick<Store, 'getSite' | 'getFile' | 'getRevisionExtras' | 'onSiteChanged' | 'siteChangesElsewhere'> & {
   readonly blobs: Pick<BlobStore, 'readSync' | 'pathOf' | 'isLocal' | 'fetch'>;
 };
-
-export const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 
 /**
  * Where one URL of one revision leads, with what the response needs precomputed. Revisions are

@@ -17,8 +17,8 @@ import {
   type HttpResponse,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { ACCESS_PATHS, hasBadge, isExpired, previewLabel, withRequestQuery, type SiteHeaders } from '../rules/index.js';
-import type { Encoding, FileEntry, SiteRecord } from '../store/index.js';
+import { ACCESS_PATHS, ENCODINGS, hasBadge, isExpired, previewLabel, withRequestQuery, type Encoding, type SiteHeaders } from '../rules/index.js';
+import type { FileEntry, SiteRecord } from '../store/index.js';
 import { accessOfHost, type AccessGate } from './access.js';
 import { BlobNotLocal, createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
 import {
@@ -35,7 +35,7 @@ import {
 } from './headers.js';
 import { statusPage, type StatusPageCode } from './pages.js';
 import { previewRevision, type PreviewReader } from './preview-revision.js';
-import { createSiteCache, ENCODINGS, type CachedSite, type PreparedHeaders, type SiteCacheCounts, type SiteReader, type Target } from './site-cache.js';
+import { createSiteCache, type CachedSite, type PreparedHeaders, type SiteCacheCounts, type SiteReader, type Target } from './site-cache.js';
 
 export interface SiteServerOptions {
   store: SiteReader & PreviewReader;

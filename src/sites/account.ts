@@ -1,11 +1,11 @@
 import { siteUrl } from '../config.js';
 import { ACCOUNT_PLANS, PLAN_LIMITS, PLAN_TITLES, type AccountPlan } from '../rules/index.js';
 import type { AccountRecord } from '../store/index.js';
-import { requireAccount } from './access.js';
+import { requireAccount } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { sitesLimitOf } from './limits.js';
-import type { MeView as MeShape } from './shapes.js';
+import type { MeView as MeShape } from '../contract/index.js';
 
 export type MeView = MeShape;
 

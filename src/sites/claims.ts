@@ -2,7 +2,7 @@ import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { isExpired } from '../rules/index.js';
 import { hashToken, type SiteRecord } from '../store/index.js';
-import { requireAccount } from './access.js';
+import { requireAccount } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { sitesLimitError, sitesLimitOf } from './limits.js';

@@ -1,12 +1,15 @@
 import type { Config } from '../config.js';
 import type { IngestPool } from '../ingest/index.js';
 import type { Logger } from '../log.js';
+import type { ClientMetadataFetcher, Mailer, TxtLookup } from '../outbound/index.js';
 import type { Store } from '../store/index.js';
-import type { ClientMetadataFetcher } from './client-metadata.js';
 import type { FollowUps } from './follow-ups.js';
-import type { Mailer } from './mailer.js';
 
-/** What every operation is built with; edges pass their thread's store and pool. */
+/**
+ * What every operation is built with; edges pass their thread's store and pool, and the process
+ * wiring the outbound adapters (mail, client metadata documents, DNS), so no operation opens a
+ * connection of its own.
+ */
 export interface OperationsDeps {
   store: Store;
   ingest: IngestPool;
@@ -16,6 +19,8 @@ export interface OperationsDeps {
   mailer: Mailer;
   /** Work started and not awaited; the server waits for it before closing the store. */
   followUps: FollowUps;
-  /** Fetches OAuth client metadata documents; defaults to the fenced https fetcher. */
-  fetchClientMetadata?: ClientMetadataFetcher;
+  /** Fetches OAuth client metadata documents (the fenced https fetcher). */
+  fetchClientMetadata: ClientMetadataFetcher;
+  /** Looks up the TXT records that prove a custom domain. */
+  lookupTxt: TxtLookup;
 }

@@ -1,7 +1,7 @@
-import { Resolver } from 'node:dns/promises';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { challengeName } from '../rules/index.js';
+import type { TxtAnswer, TxtLookup } from '../outbound/index.js';
 import type { DomainPatch, DomainRecord, Store } from '../store/index.js';
 
 /**
@@ -17,28 +17,6 @@ export const DOMAIN_PENDING_LIFETIME_MS = 7 * 24 * 3600_000;
 export const DOMAIN_RECHECK_MS = 24 * 3600_000;
 /** DNS lookups the periodic checks run at once. */
 const CHECK_CONCURRENCY = 8;
-
-/** What a TXT lookup found: the record's strings, none, or a failure that proves nothing. */
-export type TxtAnswer = { kind: 'found'; values: string[] } | { kind: 'none' } | { kind: 'error'; code: string };
-
-export type TxtLookup = (name: string) => Promise<TxtAnswer>;
-
-/** TXT lookups through node:dns, asking `servers` (the system's resolvers when empty). */
-export function createTxtLookup(servers: readonly string[]): TxtLookup {
-  const resolver = new Resolver({ timeout: 2000, tries: 2 });
-  if (servers.length > 0) resolver.setServers([...servers]);
-  return async (name) => {
-    try {
-      // A record may be split into strings of 255 bytes: they are one value joined.
-      const records = await resolver.resolveTxt(name);
-      return { kind: 'found', values: records.map((chunks) => chunks.join('')) };
-    } catch (err) {
-      const code = String((err as { code?: unknown }).code ?? 'EFAIL');
-      if (code === 'ENODATA' || code === 'ENOTFOUND') return { kind: 'none' };
-      return { kind: 'error', code };
-    }
-  };
-}
 
 /** The new status fields of a domain after one lookup at `at`. */
 export function checkOutcome(record: DomainRecord, answer: TxtAnswer, at: number, graceMs: number): DomainPatch {
@@ -117,14 +95,14 @@ export interface DomainCheckerOptions {
   config: Pick<Readonly<Config>, 'domains'>;
   log: Logger;
   now?: () => number;
-  /** Defaults to node:dns with `PLINTH_DNS_SERVERS`. */
-  lookup?: TxtLookup;
+  /** The TXT lookup (outbound's node:dns one, with `PLINTH_DNS_SERVERS`). */
+  lookup: TxtLookup;
 }
 
 /** The sweeper's step: every due domain looked up, a few at a time. */
 export function createDomainChecker(options: DomainCheckerOptions): () => Promise<DomainCheckReport> {
   const now = options.now ?? Date.now;
-  const lookup = options.lookup ?? createTxtLookup(options.config.domains.dnsServers);
+  const { lookup } = options;
   return async () => {
     const at = now();
     const due = options.store.listAllDomains().filter((record) => isCheckDue(record, at) && !isHeldElsewhere(options.store, record));

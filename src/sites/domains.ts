@@ -3,10 +3,10 @@ import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { challengeName, looksLikeApex, parseDomain } from '../rules/index.js';
 import type { DomainRecord, SiteRecord } from '../store/index.js';
-import { resolveSite } from './access.js';
+import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
-import { checkDomain, createTxtLookup, isHeldElsewhere, type TxtLookup } from './domain-checks.js';
-import type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';
+import { checkDomain, isHeldElsewhere } from './domain-checks.js';
+import type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from '../contract/index.js';
 import type { OperationsDeps } from './deps.js';
 import { iso } from './views.js';
 
@@ -34,8 +34,8 @@ export interface DomainOperations {
 
 const SECRET_NAME = 'domain-verification';
 
-export function domainOperations(deps: OperationsDeps, lookup: TxtLookup = createTxtLookup(deps.config.domains.dnsServers)): DomainOperations {
-  const { store, config } = deps;
+export function domainOperations(deps: OperationsDeps): DomainOperations {
+  const { store, config, lookupTxt: lookup } = deps;
   const targetOf = (site: SiteRecord): string => new URL(siteUrl(config.publicUrls, site.name)).hostname;
 
   const tokenFor = async (siteId: string, domain: string): Promise<string> => {

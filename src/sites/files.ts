@@ -1,9 +1,9 @@
 import { ServiceError } from '../errors.js';
 import type { FileEntry, SiteRecord } from '../store/index.js';
-import { resolveSite } from './access.js';
+import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
-import type { FileListView } from './shapes.js';
+import type { FileListView } from '../contract/index.js';
 
 export type FileList = FileListView;
 

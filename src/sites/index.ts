@@ -39,7 +39,7 @@ export interface Operations {
   domains: DomainOperations;
 }
 
-/** Builds every operation over one thread's store, ingest pool and mailer. */
+/** Builds every operation over one thread's store, ingest pool and outbound adapters. */
 export function createOperations(deps: OperationsDeps): Operations {
   const tokens = tokenOperations(deps);
   return {
@@ -55,20 +55,18 @@ export function createOperations(deps: OperationsDeps): Operations {
     account: accountOperations(deps),
     reports: reportOperations(deps),
     people: peopleOperations(deps),
-    oauth: oauthOperations(deps, { fetchClientMetadata: deps.fetchClientMetadata }),
+    oauth: oauthOperations(deps),
     domains: domainOperations(deps),
   };
 }
 
 export type { OperationsDeps } from './deps.js';
 export { identifyBearer, personCaller, unauthorized, type AccountCredential, type Caller, type Surface } from './callers.js';
-export { createMailer, type Mail, type Mailer } from './mailer.js';
 export { createFollowUps, type FollowUps } from './follow-ups.js';
 export type { DeployBody, DeployOperations, DeployOutcome, DeployRequest, DeployView, PendingDeploy } from './deploy.js';
 export type { ManifestInput, ManifestView } from './manifest.js';
 export { MANIFEST_LIFETIME_MS } from './manifest.js';
 export type { ClaimPoll, DeletionRequest, RenameResult, SiteList } from './sites.js';
-export type { ApprovalView } from './shapes.js';
 export type { FileList, LiveFile } from './files.js';
 export type { LinkWarnings, PromoteResult, RevisionDeleted, RevisionList, RollbackResult } from './revisions.js';
 export { ACCESS_MODES, modeOf, PREVIEWS_MODES, previewsOf, type AccessMode, type AccessTicket, type HopHost, type PreviewsMode } from './site-access.js';
@@ -81,25 +79,11 @@ export { DEFAULT_PAGE, MAX_PAGE, type PageRequest } from './paging.js';
 export { REPORT_REASONS, type ReportReason } from './reports.js';
 export { operatorOperations, type AccountView, type OperatorOperations, type ReportView, type SiteStateView } from './operator.js';
 export { SIGN_IN_LIFETIME_MS, SIGN_IN_MAX_ATTEMPTS, SESSION_LIFETIME_MS } from './people.js';
-export { INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS } from './members.js';
+export { INVITE_LIFETIME_MS } from './members.js';
 export { APPROVAL_LIFETIME_MS } from './sites.js';
 export { formatBytes, formatDuration } from './limits.js';
 export type { DomainOperations } from './domains.js';
-export type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';
-export {
-  createDomainChecker,
-  createTxtLookup,
-  DOMAIN_PENDING_LIFETIME_MS,
-  DOMAIN_RECHECK_MS,
-  type DomainCheckReport,
-  type TxtAnswer,
-  type TxtLookup,
-} from './domain-checks.js';
-export { renameProblem, RESERVED_NAMES, isRandomNameForm, isSiteNameSyntax } from './site-names.js';
-export type { DeploySiteView, RevisionView, SiteView } from './shapes.js';
-export { BODIES, SHAPES } from './shapes.js';
-export * as schema from './schema-kit.js';
-export type { JsonOf, Schema } from './schema-kit.js';
+export { createDomainChecker, DOMAIN_PENDING_LIFETIME_MS, DOMAIN_RECHECK_MS, type DomainCheckReport } from './domain-checks.js';
 export {
   OAUTH_PATHS,
   OAUTH_SCOPE,
@@ -109,5 +93,4 @@ export {
   type ConnectionView,
   type TokenResponse,
 } from './oauth.js';
-export { CLIENT_METADATA_UNAVAILABLE, createClientMetadataFetcher, type ClientMetadataFetcher, type ClientMetadataFetchOptions } from './client-metadata.js';
 export { bodyTooSlow, MCP_FRAMING_BYTES, requestBodyLimit, requestTooLarge, smallBodyLimit, type BodyLimit } from './body-limits.js';

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { contentTypeFor, isCompressibleType, PLAN_LIMITS } from '../rules/index.js';
-import { ServiceError } from '../errors.js';
+import { refusalError, ServiceError } from '../errors.js';
 import { checkDeployPaths } from '../ingest/index.js';
 import { hashToken, sameHash, type FileEntry, type ManifestPart, type ManifestRecord, type SiteRecord, type Store } from '../store/index.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
-import { deployDecisions, type Decision } from './deploy-decision.js';
+import { decideDeploy, takeAnonymousTokens, type Decision } from './deploy-decision.js';
 import { checkTier, formatBytes } from './limits.js';
-import type { ManifestView as ManifestShape } from './shapes.js';
+import type { ManifestView as ManifestShape } from '../contract/index.js';
 import { iso } from './views.js';
 
 /**
@@ -47,295 +47,306 @@ const ownerOf = (caller: Caller): string =>
 const MANIFEST_SECRET_HEADER = 'X-Manifest-Secret';
 const SECRET_PREFIX = 'ms_';
 
-export function manifestOperations(deps: OperationsDeps) {
-  const { store, log } = deps;
-  const { decide, takeAnonymousTokens } = deployDecisions(deps);
-
-  function parseFiles(raw: unknown): Array<{ path: string; size: number; sha256: string }> {
-    if (!Array.isArray(raw) || raw.length === 0) {
-      throw new ServiceError('bad_request', '"files" must be a non-empty array of {path, size, sha256}.', {
-        agentMessage:
-          'Send {"files": [{"path": "index.html", "size": 1234, "sha256": "<64 hex digits>"}, …], "site"?: "<name>", "base_revision"?: "<revision id>"} describing every file of the site.',
-      });
-    }
-    return raw.map((item: unknown, index) => {
-      const entry = (item ?? {}) as Record<string, unknown>;
-      const { path, size, sha256 } = entry;
-      if (
-        typeof path !== 'string' ||
-        typeof size !== 'number' ||
-        !Number.isSafeInteger(size) ||
-        size < 0 ||
-        typeof sha256 !== 'string' ||
-        !SHA256.test(sha256)
-      ) {
-        throw new ServiceError('bad_request', `files[${index}] must be {path: string, size: whole number of bytes, sha256: 64 lower-case hex digits}.`, {
-          details: { index },
-        });
-      }
-      return { path, size, sha256 };
-    });
-  }
-
-  const api = {
-    /** Describes the site to publish; answers what must be uploaded. Counts as a deploy for the anonymous caps. */
-    async create(caller: Caller, network: string, input: ManifestInput): Promise<ManifestView> {
-      const site = typeof input.site === 'string' && input.site !== '' ? input.site : undefined;
-      const base = typeof input.base_revision === 'string' ? input.base_revision : undefined;
-      const decision = decide(caller, site, base);
-      const raw = parseFiles(input.files);
-      const anonymous = caller.kind !== 'account';
-      const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
-      const checked = checkDeployPaths(
-        raw.map((file) => file.path),
-        { maxFiles: PLAN_LIMITS[plan].maxFiles, blockExecutables: anonymous, partial: false },
-      );
-      if (!checked.ok)
-        throw new ServiceError(checked.error.code, checked.error.message, { agentMessage: checked.error.agentMessage, details: checked.error.details });
-      const files = checked.checked.paths.map((path, i) => ({ ...raw[checked.checked.from[i]!]!, path }));
-      checkTier(new Map(files.map((file) => [file.path, { sha256: file.sha256, size: file.size, type: '' }])), PLAN_LIMITS[plan]);
-      await takeAnonymousTokens(caller, network, { deploy: true, site: decision.mode === 'create' });
-
-      const known = decision.mode === 'update' ? reusableContents(store, decision.site, deps.now()) : {};
-      const missing = new Map<string, number>();
-      for (const file of files) {
-        const had = known[file.sha256];
-        if (had && had.size !== file.size) {
-          throw new ServiceError('bad_request', `${file.path}: size ${file.size} does not match the content with that sha256 (${had.size} bytes).`, {
-            details: { file: file.path },
-          });
-        }
-        if (!had) missing.set(file.sha256, file.size);
-      }
-      // Only what the manifest needs of `known` is kept.
-      const kept: ManifestRecord['known'] = {};
-      for (const file of files) if (known[file.sha256]) kept[file.sha256] = known[file.sha256]!;
-
-      const missingBytes = [...missing.values()].reduce((sum, size) => sum + size, 0);
-      const owner = ownerOf(caller);
-      const anonymousNetwork = caller.kind === 'anonymous' ? network : undefined;
-      checkUnpublishedCap(caller, owner, anonymousNetwork, missingBytes);
-
-      const id = `mf_${randomBytes(18).toString('base64url')}`;
-      const secret = caller.kind === 'anonymous' ? `${SECRET_PREFIX}${randomBytes(24).toString('base64url')}` : undefined;
-      const now = deps.now();
-      const record: ManifestRecord = {
-        owner,
-        ...(secret !== undefined ? { secretHash: hashToken(secret) } : {}),
-        mode: decision.mode,
-        ...(decision.mode === 'update' ? { siteId: decision.site.id, baseRevision: decision.base } : {}),
-        plan,
-        files,
-        skipped: checked.checked.skipped,
-        known: kept,
-        missing: [...missing.keys()],
-        missingBytes,
-        ...(anonymousNetwork !== undefined ? { network: anonymousNetwork } : {}),
-        createdAt: now,
-        expiresAt: now + MANIFEST_LIFETIME_MS,
-      };
-      await store.putManifest(id, record);
-      log.info({ manifest: id, files: files.length, missing: missing.size, missingBytes }, 'deploy.manifest');
-      const view = statusView(id, record, new Map());
-      if (secret === undefined) return view;
-      return {
-        ...view,
-        manifest_secret: secret,
-        agent_message: `${view.agent_message} Send the manifest_secret as the ${MANIFEST_SECRET_HEADER} header with every request for this manifest (each upload, GET and DELETE); it is shown only now, and without it the manifest answers 404.`,
-      };
-    },
-
-    /**
-     * `GET /v1/deploy/manifest/<id>`: what is still missing (after an interrupted upload, say).
-     * `secret`: an anonymous manifest's secret, as every call for one must send it.
-     */
-    status(caller: Caller, id: string, secret?: string): ManifestView {
-      // What the next part would meet: the site gone (410), access lost (403), a stale base (409).
-      const { record } = api.load(caller, id, secret);
-      return statusView(id, record, store.listManifestParts(id));
-    },
-
-    /** `DELETE /v1/deploy/manifest/<id>`: gives up an upload; its parts go at the next sweep. */
-    async abandon(caller: Caller, id: string, secret?: string): Promise<void> {
-      ownRecord(caller, id, secret, { refusedToo: true });
-      if (!(await store.deleteManifest(id))) throw manifestNotFound(caller);
-      log.info({ manifest: id }, 'deploy.manifest_abandoned');
-    },
-
-    /** The manifest a part belongs to, if this caller made it (404 otherwise, used or expired alike). */
-    load(caller: Caller, id: string, secret?: string): { record: ManifestRecord; decision: Decision } {
-      const record = ownRecord(caller, id, secret);
-      // Access and the base are checked again: both may have changed since the manifest.
-      const site = record.siteId === undefined ? undefined : store.getSiteById(record.siteId);
-      if (record.mode === 'update' && !site) throw new ServiceError('not_found', 'The site of this manifest no longer exists.');
-      return { record, decision: decide(caller, site?.name, record.baseRevision) };
-    },
-
-    /**
-     * Records the contents of one uploaded part (already checked by ingest: paths, limits, the
-     * leak guard, executables). Each must be a content the manifest lists as missing; one sent
-     * again costs nothing. Answers every content arrived so far.
-     */
-    async receive(id: string, record: ManifestRecord, uploaded: UploadedContent[]): Promise<Map<string, ManifestPart>> {
-      const missing = new Set(record.missing);
-      const sizes = new Map(record.files.map((file) => [file.sha256, file.size]));
-      const parts = new Map<string, { sha256: string; size: number; compress?: boolean }>();
-      for (const file of uploaded) {
-        if (!missing.has(file.sha256)) {
-          throw new ServiceError('bad_request', `${file.path} was uploaded but its content is not one the manifest asked for.`, {
-            agentMessage: 'Upload only contents listed as "missing" by the manifest (by sha256); GET /v1/deploy/manifest/<id> lists what is still missing.',
-            details: { file: file.path },
-          });
-        }
-        if (sizes.get(file.sha256) !== file.size) {
-          throw new ServiceError('bad_request', `${file.path}: the manifest says ${sizes.get(file.sha256)} bytes, the content has ${file.size}.`, {
-            details: { file: file.path },
-          });
-        }
-        parts.set(file.sha256, { sha256: file.sha256, size: file.size, ...(file.compress ? { compress: true } : {}) });
-      }
-      const arrived = await store.addManifestParts(id, [...parts.values()]);
-      // Expired, refused, or being published by another request since `load`.
-      if (!arrived) throw manifestNotFound();
-      return arrived;
-    },
-
-    /** Refuses the whole deploy for good (a secret in one part): nothing of it can go live. */
-    async refuse(id: string, error: ServiceError): Promise<void> {
-      const refused = await store.refuseManifest(id, {
-        code: error.code,
-        message: error.message,
-        ...(error.agentMessage !== undefined ? { agentMessage: error.agentMessage } : {}),
-        ...(error.details !== undefined ? { details: error.details } : {}),
-      });
-      if (refused) log.info({ manifest: id, code: error.code }, 'deploy.manifest_refused');
-    },
-
-    /** What is still missing, by sha256 (empty: the deploy can publish). */
-    remaining(record: ManifestRecord, parts: ReadonlyMap<string, ManifestPart>): string[] {
-      return record.missing.filter((sha256) => !parts.has(sha256));
-    },
-
-    statusView,
-
-    /**
-     * The site's files from the manifest: uploaded contents (already checked by ingest) and the
-     * reused ones. Every missing content must have arrived, and nothing else.
-     */
-    assemble(record: ManifestRecord, parts: ReadonlyMap<string, ManifestPart>): Map<string, FileEntry> {
-      const absent = record.missing.filter((sha256) => !parts.has(sha256));
-      if (absent.length > 0) {
-        const paths = record.files.filter((file) => absent.includes(file.sha256)).map((file) => file.path);
-        throw new ServiceError('bad_request', `${absent.length} missing contents were not uploaded, for example ${paths[0]}.`, {
-          agentMessage: `Upload every content the manifest listed as missing, for example ${paths.slice(0, 3).join(', ')}.`,
-          details: { file: paths[0] },
-        });
-      }
-      const files = new Map<string, FileEntry>();
-      for (const file of record.files) {
-        const source = parts.get(file.sha256) ?? record.known[file.sha256]!;
-        if (source.size !== file.size) {
-          throw new ServiceError('bad_request', `${file.path}: the manifest says ${file.size} bytes, the content has ${source.size}.`, {
-            details: { file: file.path },
-          });
-        }
-        files.set(file.path, entryAt(file.path, file.sha256, 'at' in source ? { size: source.size } : source));
-      }
-      return files;
-    },
-
-    /**
-     * Uses the manifest up, just before its deploy publishes: of any requests racing each other,
-     * only the one that took it may go on (404 for the rest), so one manifest never publishes
-     * twice or creates a second site. Its parts stay held until `release`.
-     */
-    async take(id: string): Promise<void> {
-      if (!(await store.takeManifest(id))) throw manifestNotFound();
-    },
-
-    /**
-     * After a taken manifest's publish: dropped once published, or refused for good (409: the
-     * base moved on; 404: the site is gone); any other failure (a store outage, a limit) gives
-     * it back, so the parts already uploaded can still publish with an empty request.
-     */
-    async release(id: string, failure?: unknown): Promise<void> {
-      const code = (failure as { code?: unknown } | undefined)?.code;
-      if (failure === undefined || code === 'conflict' || code === 'not_found') await store.deleteManifest(id);
-      else await store.untakeManifest(id);
-    },
-  };
-  return api;
-
-  /**
-   * The caller's own live manifest; a refused one answers its refusal. Anyone else, an anonymous
-   * caller without the manifest's secret included, is told there is no such manifest.
-   */
-  function ownRecord(caller: Caller, id: string, secret: string | undefined, options: { refusedToo?: boolean } = {}): ManifestRecord {
-    const record = typeof id === 'string' && id.startsWith('mf_') ? store.getManifest(id) : undefined;
-    if (!record || record.owner !== ownerOf(caller) || record.takenAt !== undefined) throw manifestNotFound(caller);
-    if (caller.kind === 'anonymous' && !holdsSecret(record, secret)) throw manifestNotFound(caller);
-    if (record.refused && !options.refusedToo) {
-      const { code, message, agentMessage, details } = record.refused;
-      throw new ServiceError(code as ServiceError['code'], `This deploy was refused and can no longer be finished: ${message}`, {
-        agentMessage: `${agentMessage ?? message} Nothing of this deploy was published. Fix the files, then start again with a new manifest (POST /v1/deploy/manifest).`,
-        ...(details !== undefined ? { details } : {}),
-      });
-    }
-    return record;
-  }
-
-  function statusView(id: string, record: ManifestRecord, parts: ReadonlyMap<string, ManifestPart>): ManifestView {
-    const sizes = new Map(record.files.map((file) => [file.sha256, file.size]));
-    const missing = record.missing.filter((sha256) => !parts.has(sha256));
-    const missingBytes = missing.reduce((sum, sha256) => sum + (sizes.get(sha256) ?? 0), 0);
-    let receivedBytes = 0;
-    for (const part of parts.values()) receivedBytes += part.size;
-    let expiresAt = record.expiresAt;
-    for (const part of parts.values()) expiresAt = Math.max(expiresAt, part.at + MANIFEST_LIFETIME_MS);
-    const within = spellDuration(expiresAt - deps.now());
-    return {
-      manifest: id,
-      missing,
-      missing_bytes: missingBytes,
-      received: parts.size,
-      received_bytes: receivedBytes,
-      files: record.files.length,
-      skipped: record.skipped,
-      expires_at: iso(expiresAt),
-      agent_message:
-        missing.length === 0
-          ? `Nothing is missing. Publish with POST /v1/deploy?manifest=${id} and an empty body within ${within}.`
-          : `Upload the ${missing.length} missing contents (${formatBytes(missingBytes)}) to POST /v1/deploy?manifest=${id}, as archives or JSON {"files": [...]} of at most 90 MB each (40 MB through MCP), in any number of requests and in any order; ` +
-            `each file at any path of the manifest that has its sha256. The site goes live, as one revision, when the last one arrives. Within ${within} of the last part; GET /v1/deploy/manifest/${id} tells what is still missing.`,
-    };
-  }
-
-  /**
-   * An owner's open manifests may together ask for at most `PLINTH_UNPUBLISHED_SITES` times its
-   * plan's per-site limit: uploads nobody publishes cannot fill the disk. Counted when a
-   * manifest is made, so a refusal costs no upload.
-   */
-  function checkUnpublishedCap(caller: Caller, owner: string, network: string | undefined, adding: number): void {
-    const factor = deps.config.deploy.unpublishedSites;
-    if (factor === 0 || adding === 0) return;
-    const plan = caller.kind === 'account' ? caller.account.plan : 'anonymous';
-    const cap = factor * PLAN_LIMITS[plan].maxSiteBytes;
-    let held = 0;
-    let soonest = Number.POSITIVE_INFINITY;
-    for (const { record } of store.listOwnerManifests(owner)) {
-      if (record.refused || record.takenAt !== undefined || record.network !== network) continue;
-      held += record.missingBytes ?? 0;
-      soonest = Math.min(soonest, record.expiresAt);
-    }
-    if (held + adding <= cap) return;
-    throw new ServiceError('limit', `Uploads not yet published would hold ${formatBytes(held + adding)}; the limit is ${formatBytes(cap)}.`, {
+function parseFiles(raw: unknown): Array<{ path: string; size: number; sha256: string }> {
+  if (!Array.isArray(raw) || raw.length === 0) {
+    throw new ServiceError('bad_request', '"files" must be a non-empty array of {path, size, sha256}.', {
       agentMessage:
-        `Other deploys of yours that were never finished hold ${formatBytes(held)} of uploads. Finish them, give them up with DELETE /v1/deploy/manifest/<id>, or wait until they expire` +
-        (Number.isFinite(soonest) ? ` (the first at ${iso(soonest)})` : '') +
-        '; then send this manifest again.',
-      details: { unpublished_bytes: held, limit_bytes: cap },
+        'Send {"files": [{"path": "index.html", "size": 1234, "sha256": "<64 hex digits>"}, …], "site"?: "<name>", "base_revision"?: "<revision id>"} describing every file of the site.',
     });
   }
+  return raw.map((item: unknown, index) => {
+    const entry = (item ?? {}) as Record<string, unknown>;
+    const { path, size, sha256 } = entry;
+    if (typeof path !== 'string' || typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0 || typeof sha256 !== 'string' || !SHA256.test(sha256)) {
+      throw new ServiceError('bad_request', `files[${index}] must be {path: string, size: whole number of bytes, sha256: 64 lower-case hex digits}.`, {
+        details: { index },
+      });
+    }
+    return { path, size, sha256 };
+  });
+}
+
+/** Describes the site to publish; answers what must be uploaded. Counts as a deploy for the anonymous caps. */
+export async function createManifest(deps: OperationsDeps, caller: Caller, network: string, input: ManifestInput): Promise<ManifestView> {
+  const site = typeof input.site === 'string' && input.site !== '' ? input.site : undefined;
+  const base = typeof input.base_revision === 'string' ? input.base_revision : undefined;
+  const { store, log } = deps;
+  const decision = decideDeploy(deps, caller, site, base);
+  const raw = parseFiles(input.files);
+  const anonymous = caller.kind !== 'account';
+  const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
+  const checked = checkDeployPaths(
+    raw.map((file) => file.path),
+    { maxFiles: PLAN_LIMITS[plan].maxFiles, blockExecutables: anonymous, partial: false },
+  );
+  if (!checked.ok) throw refusalError(checked.error);
+  const files = checked.checked.paths.map((path, i) => ({ ...raw[checked.checked.from[i]!]!, path }));
+  checkTier(new Map(files.map((file) => [file.path, { sha256: file.sha256, size: file.size, type: '' }])), PLAN_LIMITS[plan]);
+  await takeAnonymousTokens(deps, caller, network, { deploy: true, site: decision.mode === 'create' });
+
+  const known = decision.mode === 'update' ? reusableContents(store, decision.site, deps.now()) : {};
+  const missing = new Map<string, number>();
+  for (const file of files) {
+    const had = known[file.sha256];
+    if (had && had.size !== file.size) {
+      throw new ServiceError('bad_request', `${file.path}: size ${file.size} does not match the content with that sha256 (${had.size} bytes).`, {
+        details: { file: file.path },
+      });
+    }
+    if (!had) missing.set(file.sha256, file.size);
+  }
+  // Only what the manifest needs of `known` is kept.
+  const kept: ManifestRecord['known'] = {};
+  for (const file of files) if (known[file.sha256]) kept[file.sha256] = known[file.sha256]!;
+
+  const missingBytes = [...missing.values()].reduce((sum, size) => sum + size, 0);
+  const owner = ownerOf(caller);
+  const anonymousNetwork = caller.kind === 'anonymous' ? network : undefined;
+  checkUnpublishedCap(deps, caller, owner, anonymousNetwork, missingBytes);
+
+  const id = `mf_${randomBytes(18).toString('base64url')}`;
+  const secret = caller.kind === 'anonymous' ? `${SECRET_PREFIX}${randomBytes(24).toString('base64url')}` : undefined;
+  const now = deps.now();
+  const record: ManifestRecord = {
+    owner,
+    ...(secret !== undefined ? { secretHash: hashToken(secret) } : {}),
+    mode: decision.mode,
+    ...(decision.mode === 'update' ? { siteId: decision.site.id, baseRevision: decision.base } : {}),
+    plan,
+    files,
+    skipped: checked.checked.skipped,
+    known: kept,
+    missing: [...missing.keys()],
+    missingBytes,
+    ...(anonymousNetwork !== undefined ? { network: anonymousNetwork } : {}),
+    createdAt: now,
+    expiresAt: now + MANIFEST_LIFETIME_MS,
+  };
+  await store.putManifest(id, record);
+  log.info({ manifest: id, files: files.length, missing: missing.size, missingBytes }, 'deploy.manifest');
+  const view = manifestStatusView(deps, id, record, new Map());
+  if (secret === undefined) return view;
+  return {
+    ...view,
+    manifest_secret: secret,
+    agent_message: `${view.agent_message} Send the manifest_secret as the ${MANIFEST_SECRET_HEADER} header with every request for this manifest (each upload, GET and DELETE); it is shown only now, and without it the manifest answers 404.`,
+  };
+}
+
+/**
+ * `GET /v1/deploy/manifest/<id>`: what is still missing (after an interrupted upload, say).
+ * `secret`: an anonymous manifest's secret, as every call for one must send it.
+ */
+export function manifestStatus(deps: Pick<OperationsDeps, 'store' | 'config' | 'now'>, caller: Caller, id: string, secret?: string): ManifestView {
+  // What the next part would meet: the site gone (410), access lost (403), a stale base (409).
+  const { record } = loadManifest(deps, caller, id, secret);
+  return manifestStatusView(deps, id, record, deps.store.listManifestParts(id));
+}
+
+/** `DELETE /v1/deploy/manifest/<id>`: gives up an upload; its parts go at the next sweep. */
+export async function abandonManifest(deps: Pick<OperationsDeps, 'store' | 'log'>, caller: Caller, id: string, secret?: string): Promise<void> {
+  ownRecord(deps.store, caller, id, secret, { refusedToo: true });
+  if (!(await deps.store.deleteManifest(id))) throw manifestNotFound(caller);
+  deps.log.info({ manifest: id }, 'deploy.manifest_abandoned');
+}
+
+/** The manifest a part belongs to, if this caller made it (404 otherwise, used or expired alike). */
+export function loadManifest(
+  deps: Pick<OperationsDeps, 'store' | 'config' | 'now'>,
+  caller: Caller,
+  id: string,
+  secret?: string,
+): { record: ManifestRecord; decision: Decision } {
+  const record = ownRecord(deps.store, caller, id, secret);
+  // Access and the base are checked again: both may have changed since the manifest.
+  const site = record.siteId === undefined ? undefined : deps.store.getSiteById(record.siteId);
+  if (record.mode === 'update' && !site) throw new ServiceError('not_found', 'The site of this manifest no longer exists.');
+  return { record, decision: decideDeploy(deps, caller, site?.name, record.baseRevision) };
+}
+
+/**
+ * Records the contents of one uploaded part (already checked by ingest: paths, limits, the
+ * leak guard, executables). Each must be a content the manifest lists as missing; one sent
+ * again costs nothing. Answers every content arrived so far.
+ */
+export async function receiveParts(
+  { store }: Pick<OperationsDeps, 'store'>,
+  id: string,
+  record: ManifestRecord,
+  uploaded: UploadedContent[],
+): Promise<Map<string, ManifestPart>> {
+  const missing = new Set(record.missing);
+  const sizes = new Map(record.files.map((file) => [file.sha256, file.size]));
+  const parts = new Map<string, { sha256: string; size: number; compress?: boolean }>();
+  for (const file of uploaded) {
+    if (!missing.has(file.sha256)) {
+      throw new ServiceError('bad_request', `${file.path} was uploaded but its content is not one the manifest asked for.`, {
+        agentMessage: 'Upload only contents listed as "missing" by the manifest (by sha256); GET /v1/deploy/manifest/<id> lists what is still missing.',
+        details: { file: file.path },
+      });
+    }
+    if (sizes.get(file.sha256) !== file.size) {
+      throw new ServiceError('bad_request', `${file.path}: the manifest says ${sizes.get(file.sha256)} bytes, the content has ${file.size}.`, {
+        details: { file: file.path },
+      });
+    }
+    parts.set(file.sha256, { sha256: file.sha256, size: file.size, ...(file.compress ? { compress: true } : {}) });
+  }
+  const arrived = await store.addManifestParts(id, [...parts.values()]);
+  // Expired, refused, or being published by another request since `load`.
+  if (!arrived) throw manifestNotFound();
+  return arrived;
+}
+
+/** Refuses the whole deploy for good (a secret in one part): nothing of it can go live. */
+export async function refuseManifest({ store, log }: Pick<OperationsDeps, 'store' | 'log'>, id: string, error: ServiceError): Promise<void> {
+  const refused = await store.refuseManifest(id, {
+    code: error.code,
+    message: error.message,
+    ...(error.agentMessage !== undefined ? { agentMessage: error.agentMessage } : {}),
+    ...(error.details !== undefined ? { details: error.details } : {}),
+  });
+  if (refused) log.info({ manifest: id, code: error.code }, 'deploy.manifest_refused');
+}
+
+/** What is still missing, by sha256 (empty: the deploy can publish). */
+export function remainingContents(record: ManifestRecord, parts: ReadonlyMap<string, ManifestPart>): string[] {
+  return record.missing.filter((sha256) => !parts.has(sha256));
+}
+
+/**
+ * The site's files from the manifest: uploaded contents (already checked by ingest) and the
+ * reused ones. Every missing content must have arrived, and nothing else.
+ */
+export function assembleManifest(record: ManifestRecord, parts: ReadonlyMap<string, ManifestPart>): Map<string, FileEntry> {
+  const absent = record.missing.filter((sha256) => !parts.has(sha256));
+  if (absent.length > 0) {
+    const paths = record.files.filter((file) => absent.includes(file.sha256)).map((file) => file.path);
+    throw new ServiceError('bad_request', `${absent.length} missing contents were not uploaded, for example ${paths[0]}.`, {
+      agentMessage: `Upload every content the manifest listed as missing, for example ${paths.slice(0, 3).join(', ')}.`,
+      details: { file: paths[0] },
+    });
+  }
+  const files = new Map<string, FileEntry>();
+  for (const file of record.files) {
+    const source = parts.get(file.sha256) ?? record.known[file.sha256]!;
+    if (source.size !== file.size) {
+      throw new ServiceError('bad_request', `${file.path}: the manifest says ${file.size} bytes, the content has ${source.size}.`, {
+        details: { file: file.path },
+      });
+    }
+    files.set(file.path, entryAt(file.path, file.sha256, 'at' in source ? { size: source.size } : source));
+  }
+  return files;
+}
+
+/**
+ * Uses the manifest up, just before its deploy publishes: of any requests racing each other,
+ * only the one that took it may go on (404 for the rest), so one manifest never publishes
+ * twice or creates a second site. Its parts stay held until `release`.
+ */
+export async function takeManifest({ store }: Pick<OperationsDeps, 'store'>, id: string): Promise<void> {
+  if (!(await store.takeManifest(id))) throw manifestNotFound();
+}
+
+/**
+ * After a taken manifest's publish: dropped once published, or refused for good (409: the
+ * base moved on; 404: the site is gone); any other failure (a store outage, a limit) gives
+ * it back, so the parts already uploaded can still publish with an empty request.
+ */
+export async function releaseManifest({ store }: Pick<OperationsDeps, 'store'>, id: string, failure?: unknown): Promise<void> {
+  const code = (failure as { code?: unknown } | undefined)?.code;
+  if (failure === undefined || code === 'conflict' || code === 'not_found') await store.deleteManifest(id);
+  else await store.untakeManifest(id);
+}
+
+/**
+ * The caller's own live manifest; a refused one answers its refusal. Anyone else, an anonymous
+ * caller without the manifest's secret included, is told there is no such manifest.
+ */
+function ownRecord(
+  store: Pick<Store, 'getManifest'>,
+  caller: Caller,
+  id: string,
+  secret: string | undefined,
+  options: { refusedToo?: boolean } = {},
+): ManifestRecord {
+  const record = typeof id === 'string' && id.startsWith('mf_') ? store.getManifest(id) : undefined;
+  if (!record || record.owner !== ownerOf(caller) || record.takenAt !== undefined) throw manifestNotFound(caller);
+  if (caller.kind === 'anonymous' && !holdsSecret(record, secret)) throw manifestNotFound(caller);
+  if (record.refused && !options.refusedToo) {
+    const { code, message, agentMessage, details } = record.refused;
+    throw new ServiceError(code as ServiceError['code'], `This deploy was refused and can no longer be finished: ${message}`, {
+      agentMessage: `${agentMessage ?? message} Nothing of this deploy was published. Fix the files, then start again with a new manifest (POST /v1/deploy/manifest).`,
+      ...(details !== undefined ? { details } : {}),
+    });
+  }
+  return record;
+}
+
+/** What a manifest still lacks, and how to send it. */
+export function manifestStatusView(
+  deps: Pick<OperationsDeps, 'now'>,
+  id: string,
+  record: ManifestRecord,
+  parts: ReadonlyMap<string, ManifestPart>,
+): ManifestView {
+  const sizes = new Map(record.files.map((file) => [file.sha256, file.size]));
+  const missing = record.missing.filter((sha256) => !parts.has(sha256));
+  const missingBytes = missing.reduce((sum, sha256) => sum + (sizes.get(sha256) ?? 0), 0);
+  let receivedBytes = 0;
+  for (const part of parts.values()) receivedBytes += part.size;
+  let expiresAt = record.expiresAt;
+  for (const part of parts.values()) expiresAt = Math.max(expiresAt, part.at + MANIFEST_LIFETIME_MS);
+  const within = spellDuration(expiresAt - deps.now());
+  return {
+    manifest: id,
+    missing,
+    missing_bytes: missingBytes,
+    received: parts.size,
+    received_bytes: receivedBytes,
+    files: record.files.length,
+    skipped: record.skipped,
+    expires_at: iso(expiresAt),
+    agent_message:
+      missing.length === 0
+        ? `Nothing is missing. Publish with POST /v1/deploy?manifest=${id} and an empty body within ${within}.`
+        : `Upload the ${missing.length} missing contents (${formatBytes(missingBytes)}) to POST /v1/deploy?manifest=${id}, as archives or JSON {"files": [...]} of at most 90 MB each (40 MB through MCP), in any number of requests and in any order; ` +
+          `each file at any path of the manifest that has its sha256. The site goes live, as one revision, when the last one arrives. Within ${within} of the last part; GET /v1/deploy/manifest/${id} tells what is still missing.`,
+  };
+}
+
+/**
+ * An owner's open manifests may together ask for at most `PLINTH_UNPUBLISHED_SITES` times its
+ * plan's per-site limit: uploads nobody publishes cannot fill the disk. Counted when a
+ * manifest is made, so a refusal costs no upload.
+ */
+function checkUnpublishedCap(
+  { store, config }: Pick<OperationsDeps, 'store' | 'config'>,
+  caller: Caller,
+  owner: string,
+  network: string | undefined,
+  adding: number,
+): void {
+  const factor = config.deploy.unpublishedSites;
+  if (factor === 0 || adding === 0) return;
+  const plan = caller.kind === 'account' ? caller.account.plan : 'anonymous';
+  const cap = factor * PLAN_LIMITS[plan].maxSiteBytes;
+  let held = 0;
+  let soonest = Number.POSITIVE_INFINITY;
+  for (const { record } of store.listOwnerManifests(owner)) {
+    if (record.refused || record.takenAt !== undefined || record.network !== network) continue;
+    held += record.missingBytes ?? 0;
+    soonest = Math.min(soonest, record.expiresAt);
+  }
+  if (held + adding <= cap) return;
+  throw new ServiceError('limit', `Uploads not yet published would hold ${formatBytes(held + adding)}; the limit is ${formatBytes(cap)}.`, {
+    agentMessage:
+      `Other deploys of yours that were never finished hold ${formatBytes(held)} of uploads. Finish them, give them up with DELETE /v1/deploy/manifest/<id>, or wait until they expire` +
+      (Number.isFinite(soonest) ? ` (the first at ${iso(soonest)})` : '') +
+      '; then send this manifest again.',
+    details: { unpublished_bytes: held, limit_bytes: cap },
+  });
 }
 
 /** An uploaded content of a part, as ingest reports it. */
@@ -404,5 +415,3 @@ function manifestNotFound(caller?: Caller): ServiceError {
     },
   );
 }
-
-export type ManifestOperations = ReturnType<typeof manifestOperations>;

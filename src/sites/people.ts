@@ -2,7 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { hashToken, sameHash, type AccountRecord, type SessionRecord, type SignInProof } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
-import { signInMail } from './mail-templates.js';
+import { signInMail } from '../outbound/index.js';
 import { parseEmail } from './members.js';
 import { cap, DAY_MS, HOUR_MS, takeOrRefuse } from './rate.js';
 

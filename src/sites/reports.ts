@@ -2,7 +2,7 @@ import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import type { ReportRecord } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
-import { reportNoticeMail, reportReceiptMail } from './mail-templates.js';
+import { reportNoticeMail, reportReceiptMail } from '../outbound/index.js';
 import { parseEmail } from './members.js';
 import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
 

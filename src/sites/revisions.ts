@@ -2,13 +2,13 @@ import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { isInHistoryReach, PLAN_LIMITS } from '../rules/index.js';
 import type { FileEntry, RevisionRecord, SiteRecord } from '../store/index.js';
-import { permissionsOf, resolveSite } from './access.js';
+import { permissionsOf, resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { compactEntry } from './limits.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
 import { previewLinks } from './preview-links.js';
-import type { PromoteView, RevisionDeletedView, RevisionListView, RollbackView } from './shapes.js';
+import type { PromoteView, RevisionDeletedView, RevisionListView, RollbackView } from '../contract/index.js';
 import { previewUrl, revisionView, siteView, warningsView } from './views.js';
 import { anonymousRollbackAdvice, reachWords } from './history-words.js';
 

@@ -3,10 +3,10 @@ import { domainUrl, siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { ACCESS_PATHS, ACCESS_TICKET_LIFETIME_MS, hasRole, safeReturnPath } from '../rules/index.js';
 import { hashPassword, hashToken, type AccessChange, type SiteRecord } from '../store/index.js';
-import { resolveSite } from './access.js';
+import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
-import type { SiteAccessView } from './shapes.js';
+import type { SiteAccessView } from '../contract/index.js';
 
 export type AccessMode = 'public' | 'password' | 'members';
 export const ACCESS_MODES: readonly AccessMode[] = ['public', 'password', 'members'];

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { renameProblem } from '../rules/index.js';
 import { hashToken, type Confirmation, type Role, type SiteRecord } from '../store/index.js';
-import { checkAlive, notFound, permissionsOf, requireAccount, resolveSite, visibleSite } from './access.js';
+import { checkAlive, notFound, permissionsOf, requireAccount, resolveSite, visibleSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
 import { unsealAccountToken } from './sealed-token.js';
-import { renameProblem } from './site-names.js';
-import type { ApprovalView, ClaimPollView, DeletionView, RenameView, SiteListView, SiteView } from './shapes.js';
+import type { ApprovalView, ClaimPollView, DeletionView, RenameView, SiteListView, SiteView } from '../contract/index.js';
 import { iso, siteView } from './views.js';
 import { historyAfterClaim } from './history-words.js';
 

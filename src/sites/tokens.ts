@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { hashToken, type AccountRecord, type ApiTokenInfo } from '../store/index.js';
-import { requireAccount } from './access.js';
+import { requireAccount } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { iso } from './views.js';

@@ -1,7 +1,7 @@
 import { siteUrl, type PublicUrls } from '../config.js';
 import { hasBadge, previewLabel, type LinkWarning, type RevisionExtras, type SiteAction } from '../rules/index.js';
 import type { RevisionRecord, Role, SiteRecord } from '../store/index.js';
-import type { DeploySiteView, DeployView, RevisionRefView, RevisionView, SiteView } from './shapes.js';
+import type { DeploySiteView, DeployView, RevisionRefView, RevisionView, SiteView } from '../contract/index.js';
 
 /** Records turned into the JSON shapes of shapes.ts, in one place so every endpoint spells fields the same way. */
 

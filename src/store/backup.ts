@@ -4,7 +4,8 @@ import { copyFile, mkdir, open, readFile, rename, stat, writeFile } from 'node:f
 import { dirname, join, resolve } from 'node:path';
 import { syncFilesystem } from './filesystem-sync.js';
 import { openBlobStore, openStore } from './open.js';
-import type { Encoding, Store } from './types.js';
+import { ENCODINGS, type Encoding } from '../rules/index.js';
+import type { Store } from './metadata.js';
 
 /**
  * Backups of a data directory, taken while the server runs and deploys go on.
@@ -19,7 +20,6 @@ import type { Encoding, Store } from './types.js';
 
 const FORMAT = 1;
 const PARALLEL_COPIES = 16;
-const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 
 export interface BackupReport {
   format: number;

@@ -7,7 +7,8 @@ import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:z
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { syncFilesystem } from './filesystem-sync.js';
 import { isRunning } from './processes.js';
-import type { BlobFile, BlobStore, Encoding, FileEntry, PutFileOptions } from './types.js';
+import { ENCODINGS, type Encoding } from '../rules/index.js';
+import type { BlobFile, BlobStore, FileEntry, PutFileOptions } from './types.js';
 
 /** Below this, a variant's framing eats most of the saving and the extra file is not worth it. */
 const MIN_COMPRESS_BYTES = 256;
@@ -29,7 +30,6 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 const FAN_OUT_DIR = /^[0-9a-f]{2}$/;
 const BLOB_FILE = /^([0-9a-f]{64})(\.br|\.gz)?$/;
 const SUFFIX: Record<Encoding, string> = { br: '.br', gzip: '.gz' };
-const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 const ENCODING_OF: Record<string, Encoding> = { '.br': 'br', '.gz': 'gzip' };
 
 export interface BlobStoreOptions {

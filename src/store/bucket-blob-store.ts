@@ -8,7 +8,8 @@ import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { createBlobStore } from './blob-store.js';
 import { createS3Bucket, forEachLimit, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
-import type { BlobFile, BlobStore, BucketOptions, CacheTrim, Encoding } from './types.js';
+import { ENCODINGS, type Encoding } from '../rules/index.js';
+import type { BlobFile, BlobStore, BucketOptions, CacheTrim } from './types.js';
 
 /**
  * Blobs in an S3-compatible bucket, with `<dataDir>/blobs` as this node's cache of them, laid out
@@ -19,7 +20,6 @@ import type { BlobFile, BlobStore, BucketOptions, CacheTrim, Encoding } from './
  * holds in memory do not touch the disk).
  */
 
-const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 /** Blobs (and variants) one `publish` checks or uploads at once. */
 const PUBLISH_CONCURRENCY = 8;
 /** Objects `trimCache` asks the bucket about at once before evicting their local copies. */

@@ -1,6 +1,7 @@
 import { forEachLimit } from './bucket.js';
 import { describeOwner, sameOwner } from './bucket-owner.js';
-import type { BucketOwner, Store } from './types.js';
+import type { Store } from './metadata.js';
+import type { BucketOwner } from './types.js';
 
 /** What bucket garbage collection reads: the bucket, and the records (through the Store interface). */
 export type BucketGarbageStore = Pick<Store, 'blobs' | 'listSiteIds' | 'listRevisions' | 'listFiles' | 'manifestBlobs'>;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createS3Bucket, OWNER_KEY, type S3Bucket } from './bucket.js';
-import type { BucketOptions, BucketOwner, Store } from './types.js';
+import type { Store } from './metadata.js';
+import type { BucketOptions, BucketOwner } from './types.js';
 
 /**
  * Which Plinth installation a bucket belongs to. Bucket garbage collection deletes every blob its

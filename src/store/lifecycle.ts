@@ -2,7 +2,7 @@ import { isExpired } from '../rules/index.js';
 import { newId } from './ids.js';
 import { countOwned } from './memberships.js';
 import { compact, type MetadataDbs } from './metadata-dbs.js';
-import type { ApprovalOutcome, ClaimOptions, ClaimResult, Confirmation, SiteRecord, Store } from './types.js';
+import type { ApprovalOutcome, ClaimOptions, ClaimResult, Confirmation, SiteRecord } from './types.js';
 
 /** Site changes outside deploys: claim, rename, approved deletion and confirmations. */
 export interface LifecycleRecords {
@@ -37,7 +37,7 @@ export interface LifecycleRecords {
    */
   approveDeletion(approvalTokenHash: string, typedAddress: string): Promise<ApprovalOutcome>;
 }
-type RenameResult = Awaited<ReturnType<Store['renameSite']>>;
+type RenameResult = Awaited<ReturnType<LifecycleRecords['renameSite']>>;
 type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
 
 /**

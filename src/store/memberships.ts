@@ -1,7 +1,7 @@
 import { strongerRole } from '../rules/index.js';
 import { emailKey } from './accounts.js';
 import { prefixRange, type MetadataDbs } from './metadata-dbs.js';
-import type { InviteRecord, Membership, Role, SiteRecord, Store } from './types.js';
+import type { InviteRecord, Membership, Role, SiteRecord } from './types.js';
 
 /** Who belongs to which site, and pending invites. */
 export interface MembershipRecords {
@@ -122,7 +122,7 @@ export function membershipOps(dbs: MetadataDbs, now: () => number): MembershipRe
       return invite && invite.tokenHash === tokenHash && invite.expiresAt > now() ? invite : undefined;
     },
     acceptInvite(tokenHash, accountId) {
-      type Outcome = Awaited<ReturnType<Store['acceptInvite']>>;
+      type Outcome = Awaited<ReturnType<MembershipRecords['acceptInvite']>>;
       return dbs.transact((): Outcome => {
         const key = dbs.inviteTokens.get(tokenHash);
         const invite = key && dbs.invites.get(key);

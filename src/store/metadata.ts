@@ -8,10 +8,18 @@ import { lifecycleOps } from './lifecycle.js';
 import { membershipOps } from './memberships.js';
 import { deleteRevision, pruneRevisions, type DeleteRevisionResult } from './prune.js';
 import { oauthOps } from './oauth.js';
-import { peopleOps } from './sessions.js';
+import { peopleOps } from './people.js';
 import { siteAccessOps } from './site-access.js';
 import { isRunning } from './processes.js';
+import type { AccountRecords } from './accounts.js';
+import type { DomainRecords } from './domains.js';
+import type { LifecycleRecords } from './lifecycle.js';
+import type { MembershipRecords } from './memberships.js';
+import type { OAuthRecords } from './oauth.js';
+import type { PeopleRecords } from './people.js';
+import type { SiteAccessRecords } from './site-access.js';
 import { isRecordsBusy, isRecordsUnavailable } from '../errors.js';
+import { exceedsCap, rateWindow } from '../rules/index.js';
 import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
 import { applyChanges, appliedSeq, clusterOf, recordingDbs } from './replica.js';
 import { createReplicaHealth } from './replica-health.js';
@@ -32,7 +40,6 @@ import type {
   RevisionRecord,
   SiteRecord,
   SiteState,
-  Store,
   StoreCounters,
   TokenRecord,
 } from './types.js';
@@ -125,6 +132,12 @@ export interface SiteRecords extends ManifestRecords {
   /** Set in a cluster (records in PostgreSQL); undefined for the embedded store. */
   readonly cluster?: ClusterControl;
 }
+
+/**
+ * The whole store, one record family per module (each family's contract sits next to its
+ * implementation). Areas that need less ask for less: serving takes serve's `SiteReader`.
+ */
+export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords & DomainRecords & SiteAccessRecords;
 
 export type Metadata = Omit<Store, 'blobs'>;
 
@@ -382,12 +395,13 @@ function listFiles(dbs: MetadataDbs, revisionId: string): ListedFile[] {
 
 function takeRateTokens(dbs: MetadataDbs, checks: readonly RateCheck[], at: number): Promise<RateResult> {
   return dbs.transact((): RateResult => {
-    const keys = checks.map((check) => [check.scope, at - (at % check.windowMs)] as CounterKey);
+    const windows = checks.map((check) => rateWindow(at, check.windowMs));
+    const keys = checks.map((check, i) => [check.scope, windows[i]!.start] as CounterKey);
     let retryAfterMs = 0;
     let refusedBy = '';
     checks.forEach((check, i) => {
-      if ((dbs.counters.get(keys[i]!) ?? 0) + (check.hits ?? 1) > check.limit) {
-        retryAfterMs = Math.max(retryAfterMs, keys[i]![1] + check.windowMs - at);
+      if (exceedsCap(dbs.counters.get(keys[i]!) ?? 0, check.hits ?? 1, check.limit)) {
+        retryAfterMs = Math.max(retryAfterMs, windows[i]!.retryAfterMs);
         refusedBy ||= check.scope;
       }
     });

@@ -9,8 +9,10 @@ import { forEachLimit } from './bucket.js';
 import { openMetadataDbs, type MetadataDbs } from './metadata-dbs.js';
 import { claimBucketForMove, INSTALL_ID_SECRET } from './bucket-owner.js';
 import { openRecordsLog, type RecordsLog } from './records-log.js';
-import { clusterOf, REPLICATED_DBS, type RecordWrite, type ReplicatedDb } from './replica.js';
-import type { BucketOptions, BucketOwner, Encoding } from './types.js';
+import { clusterOf } from './replica.js';
+import { REPLICATED_DBS, type RecordWrite, type ReplicatedDb } from './replicated-dbs.js';
+import { ENCODINGS } from '../rules/index.js';
+import type { BucketOptions, BucketOwner } from './types.js';
 
 /**
  * Moving an embedded install into a cluster. The blobs its revisions reference go into the bucket
@@ -33,7 +35,6 @@ export interface RecordsCopyReport {
 const BATCH = 1000;
 /** Blobs read back from the bucket at once. */
 const VERIFY_CONCURRENCY = 8;
-const ENCODINGS: readonly Encoding[] = ['br', 'gzip'];
 const MOD = 1n << 256n;
 
 export interface BlobsCopyReport {

@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import { createBlobStore } from './blob-store.js';
 import { createBucketBlobStore } from './bucket-blob-store.js';
 import { openMetadataDbs, type MetadataDbs } from './metadata-dbs.js';
-import { openMetadata } from './metadata.js';
+import { openMetadata, type Store } from './metadata.js';
 import { openRecordsLog } from './records-log.js';
 import { bootstrapReplica, canResume, clusterOfReplica, followsCluster } from './replica.js';
-import type { BlobStore, ClusterStoreOptions, Store, StoreOptions } from './types.js';
+import type { BlobStore, ClusterStoreOptions, StoreOptions } from './types.js';
 
 /**
  * Opens the LMDB index at `<dir>/meta` and the blob store at `<dir>/blobs` (both created if

@@ -1,10 +1,11 @@
 import pg from 'pg';
 import type { Key } from 'lmdb';
 import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
+import { exceedsCap, rateWindow } from '../rules/index.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
 import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
-import type { RecordWrite, ReplicatedDb } from './replica.js';
+import type { RecordWrite, ReplicatedDb } from './replicated-dbs.js';
 import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
 import type { RateCheck, RateResult } from './types.js';
 
@@ -433,7 +434,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         try {
           // Windows are PostgreSQL's, so every node counts in the same ones whatever its own clock says.
           const at = Math.round(Number((await databaseClock.query<{ clock: number }>(client, `SELECT ${CLOCK_COLUMN}`)).rows[0]!.clock)) || fallbackAt;
-          const keys = checks.map((check) => ({ scope: check.scope, start: at - (at % check.windowMs), hits: check.hits ?? 1, check }));
+          const keys = checks.map((check) => ({ scope: check.scope, ...rateWindow(at, check.windowMs), hits: check.hits ?? 1, check }));
           await client.query(
             'INSERT INTO plinth_counters (scope, window_start, hits) SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[]) ON CONFLICT DO NOTHING',
             [keys.map((k) => k.scope), keys.map((k) => k.start), keys.map(() => 0)],
@@ -447,8 +448,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
               key.scope,
               key.start,
             ]);
-            if ((row.rows[0]?.hits ?? 0) + key.hits > key.check.limit) {
-              retryAfterMs = Math.max(retryAfterMs, key.start + key.check.windowMs - at);
+            if (exceedsCap(row.rows[0]?.hits ?? 0, key.hits, key.check.limit)) {
+              retryAfterMs = Math.max(retryAfterMs, key.retryAfterMs);
               refusedBy ||= key.scope;
             }
           }

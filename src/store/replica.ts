@@ -1,6 +1,7 @@
 import type { Database, Key } from 'lmdb';
 import type { MetadataDbs } from './metadata-dbs.js';
 import type { RecordsLog } from './records-log.js';
+import { REPLICATED_DBS, type RecordWrite } from './replicated-dbs.js';
 
 /**
  * The local LMDB as a replica of PostgreSQL (DESIGN "Past one machine"). Every store operation is
@@ -20,44 +21,6 @@ import type { RecordsLog } from './records-log.js';
 
 /** How often a replica looks for changes besides being woken by NOTIFY. */
 export const REPLICA_POLL_MS = 250;
-
-/** One write of a transaction: the database, the key, and the new value (null: removed). */
-export type RecordWrite = [db: ReplicatedDb, key: Key, value: unknown];
-
-/** Databases that live in PostgreSQL and are replicated; the rest are this machine's own. */
-export const REPLICATED_DBS = [
-  'sites',
-  'names',
-  'revisions',
-  'revisionIds',
-  'paths',
-  'revisionExtras',
-  'tokens',
-  'accounts',
-  'accountEmails',
-  'members',
-  'memberSites',
-  'invites',
-  'confirmations',
-  'inviteTokens',
-  'accountTokens',
-  'sessions',
-  'signIns',
-  'reports',
-  'secrets',
-  'manifests',
-  'manifestParts',
-  'oauthClients',
-  'oauthCodes',
-  'oauthGrants',
-  'accountGrants',
-  'domains',
-  'domainClaims',
-  'siteDomains',
-  'accessTickets',
-] as const satisfies readonly (keyof MetadataDbs)[];
-
-export type ReplicatedDb = (typeof REPLICATED_DBS)[number];
 
 const ABORT = Symbol('dry run');
 

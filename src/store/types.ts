@@ -4,18 +4,10 @@
  * refusals are result objects, and only I/O faults throw.
  */
 
-import type { DomainStatus, Plan, RevisionExtras, Role } from '../rules/index.js';
-import type { AccountRecords } from './accounts.js';
-import type { DomainRecords } from './domains.js';
-import type { LifecycleRecords } from './lifecycle.js';
-import type { MembershipRecords } from './memberships.js';
-import type { SiteRecords } from './metadata.js';
-import type { OAuthRecords } from './oauth.js';
-import type { PeopleRecords } from './sessions.js';
-import type { SiteAccessRecords } from './site-access.js';
+import type { DomainStatus, Encoding, Plan, RevisionExtras, Role } from '../rules/index.js';
 import type { ReplicaStatus } from './replica-health.js';
 
-export type { Plan, RevisionExtras, ReplicaStatus, Role };
+export type { Encoding, Plan, RevisionExtras, ReplicaStatus, Role };
 
 /** Stored state; `expired` is never stored, it is decided at read time from `expiresAt`. */
 export type SiteState = 'active' | 'deleted' | 'taken_down';
@@ -82,8 +74,6 @@ export interface AccessTicketRecord {
   host: string;
   expiresAt: number;
 }
-
-export type Encoding = 'br' | 'gzip';
 
 /** One row of a revision's path index. */
 export interface FileEntry {
@@ -355,12 +345,6 @@ export interface BucketOptions {
   /** `trimCache` keeps files used within this long (default a minute). */
   minIdleMs?: number;
 }
-
-/**
- * The whole store, one record family per module (each family's contract sits next to its
- * implementation). Areas that need less ask for less: serving takes serve's `SiteReader`.
- */
-export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords & DomainRecords & SiteAccessRecords;
 
 /** A custom domain attached to a site (keyed by the domain: one site at a time). */
 export interface DomainRecord {

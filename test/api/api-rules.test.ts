@@ -1,42 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { renameProblem, RESERVED_NAMES } from '../../src/sites/site-names.js';
 import { loadConfig, redactConfig } from '../../src/config.js';
 
-/** Pure rules of the sites API: names people may choose, and the API's configuration. */
-
-describe('renameProblem', () => {
-  it.each([
-    ['my-site', undefined],
-    ['abcd', undefined],
-    ['a'.repeat(63), undefined],
-    ['site2026', undefined],
-    ['blue-fox', undefined],
-    ['blue-fox-12345', undefined],
-    ['abc', '4 to 63'],
-    ['a'.repeat(64), '4 to 63'],
-    ['My-Site', 'lower-case'],
-    ['my_site', 'lower-case'],
-    ['my.site', 'lower-case'],
-    ['café', 'lower-case'],
-    ['-site', 'hyphen'],
-    ['site-', 'hyphen'],
-    ['xn--site', 'third and fourth'],
-    ['brave-otter-1234', 'word-word-NNNN'],
-    ['api', '4 to 63'],
-    ['docs', 'reserved'],
-    ['admin', 'reserved'],
-    ['status', 'reserved'],
-    ['www-', 'hyphen'],
-  ])('%s → %s', (name, problem) => {
-    const found = renameProblem(name);
-    if (problem === undefined) expect(found).toBeUndefined();
-    else expect(found).toContain(problem);
-  });
-
-  it('reserves the service hosts', () => {
-    for (const name of ['api', 'app', 'mcp', 'docs', 'www', 'admin', 'mail', 'status']) expect(RESERVED_NAMES.has(name)).toBe(true);
-  });
-});
+/** The API's configuration. */
 
 describe('API configuration', () => {
   it('has generous defaults', () => {

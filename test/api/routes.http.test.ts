@@ -3,7 +3,7 @@ import { API_ROUTES, routeErrors, type ApiRoute } from '../../src/api/index.js';
 import { answer, pathParam } from '../../src/api/route.js';
 import { ERROR_MEANING, ERROR_STATUS, ServiceError } from '../../src/errors.js';
 import { openApiPath } from '../../src/http/index.js';
-import { schema } from '../../src/sites/index.js';
+import { schema } from '../../src/contract/index.js';
 import { request } from '../helpers/http.js';
 import { useTestServer } from '../helpers/fixtures.js';
 import { accountWithToken, api } from './api-helpers.js';

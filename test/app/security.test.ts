@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-// safeNext's table of hostile values is in test/security/forms.test.ts.
+// The table of hostile ?next= values (rules' localReturnPath) is in test/security/forms.browser.test.ts.
 import { formToken, isCrossSite, pageHeaders, tokensMatch } from '../../src/app/security.js';
 
 describe('isCrossSite', () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { analyzeSite } from '../../src/ingest/site-analysis.js';
-import { linkCheckShares } from '../../src/sites/deploy.js';
+import { linkCheckShares } from '../../src/sites/deploy-analyze.js';
 import { cssRefs, pageRefs, srcsetUrls } from '../../src/ingest/link-refs.js';
 import type { SiteFile, SiteRulesLimits } from '../../src/ingest/types.js';
 import { contentTypeFor } from '../../src/rules/index.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../../src/api/index.js';
 import { toolSpecs } from '../../src/mcp/tools.js';
-import { SHAPES } from '../../src/sites/index.js';
+import { SHAPES } from '../../src/contract/index.js';
 
 /** A tool and the REST route that call the same operation read the same shape, not a copy of it. */
 

@@ -50,6 +50,11 @@ describe('return paths after signing in', () => {
     ['a backslash host', '/\\evil.example', '/'],
     ['a scheme', 'https://evil.example/', '/'],
     ['a line break', '/a\r\nSet-Cookie: x=1', '/'],
+    ['a dot segment before another host', '/.//evil.example', '/'],
+    ['an encoded dot segment before another host', '/%2e//evil.example', '/'],
+    ['a parent segment before another host', '/a/..//evil.example', '/'],
+    ['dot segments inside the site', '/a/./b/../c?x=1', '/a/c?x=1'],
+    ['a space a browser strips', '/\u3000/evil.example', '/'],
   ])('%s', (_name, raw, expected) => {
     expect(safeReturnPath(raw)).toBe(expected);
   });

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { sweep } from '../../src/runtime/sweeper.js';
-import { createDomainChecker, type TxtAnswer } from '../../src/sites/index.js';
+import { createTxtLookup, type TxtAnswer } from '../../src/outbound/index.js';
+import { createDomainChecker } from '../../src/sites/index.js';
 import { checkOutcome } from '../../src/sites/domain-checks.js';
 import { openStore, type DomainRecord, type Store } from '../../src/store/index.js';
 import { startTestDns, type TestDns } from '../helpers/dns.js';
@@ -65,7 +66,7 @@ describe('periodic checks in the sweeper', () => {
 
   it('activates pending domains when the record appears, fails them after a week, suspends active ones after the grace period', async () => {
     const config = loadConfig({ PLINTH_DNS_SERVERS: dns.address, PLINTH_DOMAIN_GRACE_S: String(2 * 24 * 3600) });
-    const checkDomains = createDomainChecker({ store, config, log, now: () => clock });
+    const checkDomains = createDomainChecker({ store, config, log, now: () => clock, lookup: createTxtLookup(config.domains.dnsServers) });
     const run = () => sweep({ store, log, blobGraceMs: HOUR, now: () => clock, checkDomains });
     await publishSite(store, 'domain-site', { 'index.html': 'hi' });
     const siteId = store.getSite('domain-site')!.id;
@@ -108,7 +109,7 @@ describe('periodic checks in the sweeper', () => {
 
   it("does not look up a claim while another site's claim holds its domain, and does again once it lets go", async () => {
     const config = loadConfig({ PLINTH_DNS_SERVERS: dns.address });
-    const checkDomains = createDomainChecker({ store, config, log, now: () => clock });
+    const checkDomains = createDomainChecker({ store, config, log, now: () => clock, lookup: createTxtLookup(config.domains.dnsServers) });
     await publishSite(store, 'holder-site', { 'index.html': 'holder' });
     await publishSite(store, 'waiting-site', { 'index.html': 'waiting' });
     const [holder, waiting] = [store.getSite('holder-site')!.id, store.getSite('waiting-site')!.id];

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { safeNext } from '../../src/app/security.js';
+import { localReturnPath } from '../../src/rules/index.js';
 import { api } from '../api/api-helpers.js';
 import { launchBrowser, mailTo, openPage, startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
@@ -94,8 +94,8 @@ function staysOnApp(location: string | undefined, appUrl: string): boolean {
 }
 
 describe('where ?next= may send a person', () => {
-  it.each(HOSTILE_NEXT)('safeNext(%j) → %j', (raw, expected) => {
-    expect(safeNext(raw)).toBe(expected);
+  it.each(HOSTILE_NEXT)('localReturnPath(%j) → %j', (raw, expected) => {
+    expect(localReturnPath(raw)).toBe(expected);
   });
 
   it.each(HOSTILE_NEXT.filter(([raw]) => raw.length < 100))('a signed-in person sent to /login?next=%j stays on the app host', async (raw) => {

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLIENT_METADATA_UNAVAILABLE } from '../../src/sites/index.js';
+import { CLIENT_METADATA_UNAVAILABLE } from '../../src/outbound/index.js';
 import { hashToken } from '../../src/store/index.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
@@ -25,7 +25,7 @@ import { rpc } from '../mcp/mcp-helpers.js';
  *
  * Only loopback is ever contacted: rows are spellings of this machine's own addresses or names
  * /etc/hosts resolves, never a name that needs outside DNS. Other internal ranges (private,
- * link-local, NAT64, 6to4, …) are checked as a table in test/sites/oauth-rules.test.ts, where
+ * link-local, NAT64, 6to4, …) are checked as a table in test/rules/oauth.test.ts, where
  * nothing connects.
  */
 

@@ -1,9 +1,10 @@
-import { MAX_REQUEST_BYTES } from '../../rules/index.js';
-import { formatDuration, MANIFEST_LIFETIME_MS, schema } from '../../sites/index.js';
+import { MAX_REQUEST_BYTES, SITE_NAME_PATTERN } from '../../rules/index.js';
+import { schema } from '../../contract/index.js';
+import { formatDuration, MANIFEST_LIFETIME_MS } from '../../sites/index.js';
 import { createDeployHandler } from '../deploy.js';
 import { siteEndpoints as e } from '../endpoints.js';
 import { answer, shape, type ApiRoute } from '../route.js';
-import { manifestParam, manifestSecretParam, SITE_NAME } from './params.js';
+import { manifestParam, manifestSecretParam } from './params.js';
 
 const { object, str } = schema;
 const MB = 1024 * 1024;
@@ -30,7 +31,7 @@ export const deployRoutes: readonly ApiRoute[] = [
         in: 'query',
         required: false,
         description: 'Site to update (archives; JSON bodies name it inside).',
-        schema: str(undefined, { pattern: SITE_NAME }),
+        schema: str(undefined, { pattern: SITE_NAME_PATTERN }),
       },
       {
         name: 'X-Base-Revision',

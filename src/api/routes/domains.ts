@@ -1,4 +1,4 @@
-import { schema } from '../../sites/index.js';
+import { schema } from '../../contract/index.js';
 import { domainEndpoints as d } from '../domain-endpoints.js';
 import { answer, type ApiRoute } from '../route.js';
 import { domainParam, nameParam, SITE_READ } from './params.js';

@@ -1,5 +1,6 @@
 import { PLAN_LIMITS } from '../../rules/index.js';
-import { formatDuration, schema } from '../../sites/index.js';
+import { schema } from '../../contract/index.js';
+import { formatDuration } from '../../sites/index.js';
 import { siteEndpoints as e } from '../endpoints.js';
 import { answer, pathParam, type ApiRoute } from '../route.js';
 import { nameParam, pageParams, SITE_READ } from './params.js';

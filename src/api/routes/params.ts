@@ -1,4 +1,6 @@
-import { DEFAULT_PAGE, MAX_PAGE, schema, type Schema } from '../../sites/index.js';
+import { schema, type Schema } from '../../contract/index.js';
+import { SITE_NAME_PATTERN } from '../../rules/index.js';
+import { DEFAULT_PAGE, MAX_PAGE } from '../../sites/index.js';
 import { pathParam } from '../route.js';
 
 /** Parameters several routes share, as OpenAPI parameter objects. */
@@ -8,9 +10,7 @@ const { int, str } = schema;
 /** What every route on one site may answer: the wrong role, no such site (or not this caller's), a deleted one. */
 export const SITE_READ = ['forbidden', 'not_found', 'gone'] as const;
 
-export const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
-
-export const nameParam: Schema = pathParam('name', 'Site name.', str(undefined, { pattern: SITE_NAME }));
+export const nameParam: Schema = pathParam('name', 'Site name.', str(undefined, { pattern: SITE_NAME_PATTERN }));
 
 export const manifestParam: Schema = pathParam('id', 'The manifest id (`manifest` of `POST /v1/deploy/manifest`).', str(undefined, { pattern: '^mf_' }));
 

@@ -1,4 +1,6 @@
-import { BODIES, formatDuration, INVITE_LIFETIME_MS, REMOVAL_CONFIRM_MS, schema } from '../../sites/index.js';
+import { BODIES, schema } from '../../contract/index.js';
+import { REMOVAL_CONFIRM_MS } from '../../rules/index.js';
+import { formatDuration, INVITE_LIFETIME_MS } from '../../sites/index.js';
 import { siteEndpoints as e } from '../endpoints.js';
 import { answer, pathParam, shape, type ApiRoute } from '../route.js';
 import { nameParam, SITE_READ } from './params.js';

@@ -1,4 +1,5 @@
-import { APPROVAL_LIFETIME_MS, formatDuration, schema } from '../../sites/index.js';
+import { schema } from '../../contract/index.js';
+import { APPROVAL_LIFETIME_MS, formatDuration } from '../../sites/index.js';
 import { siteEndpoints as e } from '../endpoints.js';
 import { answer, pathParam, shape, type ApiRoute } from '../route.js';
 import { nameParam, pageParams } from './params.js';

@@ -1,6 +1,7 @@
 import { html } from 'hono/html';
 import { ANONYMOUS_LIFETIME_MS, PLAN_LIMITS } from '../../rules/index.js';
-import { formatBytes, type ConnectionView, type PlanRow, type SiteView, type TokenView } from '../../sites/index.js';
+import type { SiteView } from '../../contract/index.js';
+import { formatBytes, type ConnectionView, type PlanRow, type TokenView } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';
 import { formOf } from '../request.js';

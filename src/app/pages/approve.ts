@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import type { Config } from '../../config.js';
-import type { SiteView } from '../../sites/index.js';
+import type { SiteView } from '../../contract/index.js';
 import { messagePage, page, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, roleWithArticle, timeOf, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';

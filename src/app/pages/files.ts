@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { html } from 'hono/html';
-import { formatBytes, type FileList } from '../../sites/index.js';
+import type { FileListView } from '../../contract/index.js';
+import { formatBytes } from '../../sites/index.js';
 import { page, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { fileCount } from '../layout.js';
 import type { AppResponse } from '../response.js';
@@ -28,7 +29,7 @@ export function fileRoutes(deps: AppDeps): PageRoute[] {
     const name = context.request.params[0]!;
     const site = await ops.sites.get(context.caller, name);
     if (!('name' in site)) throw new Error('claim poll for a signed-in person');
-    const list: FileList = ops.files.list(context.caller, name);
+    const list: FileListView = ops.files.list(context.caller, name);
     const files = [...list.files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const pages = Math.max(1, Math.ceil(files.length / FILES_PAGE));
     const at = Math.min(pages, Math.max(1, Number.parseInt(context.request.query.get('page') ?? '1', 10) || 1));

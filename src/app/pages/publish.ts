@@ -1,7 +1,8 @@
 import { html } from 'hono/html';
 import { toErrorBody } from '../../errors.js';
 import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES } from '../../rules/index.js';
-import { formatBytes, type DeployBody, type DeployView, type PendingDeploy } from '../../sites/index.js';
+import type { DeployView } from '../../contract/index.js';
+import { formatBytes, type DeployBody, type PendingDeploy } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, withFlash, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import type { DeployFlash } from '../flash.js';
 import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';

@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
-import { isSiteNameSyntax, REPORT_REASONS } from '../../sites/index.js';
+import { isSiteNameSyntax } from '../../rules/index.js';
+import { REPORT_REASONS } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';

@@ -1,12 +1,12 @@
 import { html } from 'hono/html';
 import { setCookie } from '../../http/index.js';
+import { localReturnPath } from '../../rules/index.js';
 import type { AccountRecord } from '../../store/index.js';
 import { SESSION_LIFETIME_MS, SIGN_IN_LIFETIME_MS } from '../../sites/index.js';
 import { cookieNames, cookieOptions, messagePage, page, redirectWithFlash, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
-import { safeNext } from '../security.js';
 
 /**
  * Sign-in by e-mail (no passwords): the address gets a one-time link and a 6-digit code, both
@@ -82,7 +82,7 @@ ${
     const previous = context.request.cookies[names.session];
     if (previous) await ops.people.endSession(previous);
     const { cookie } = await ops.people.createSession(account);
-    const response = redirect(safeNext(next) ?? '/');
+    const response = redirect(localReturnPath(next) ?? '/');
     response.cookies.push(setCookie(names.session, cookie, cookieOptions(config, SESSION_LIFETIME_MS / 1000)));
     response.cookies.push(setCookie(names.signIn, '', cookieOptions(config, 0)));
     return response;
@@ -96,7 +96,7 @@ ${
       method: 'GET',
       path: '/login',
       async handle(context) {
-        const next = safeNext(context.request.query.get('next'));
+        const next = localReturnPath(context.request.query.get('next'));
         if (context.person) return redirect(next ?? '/');
         // An invitation's page fills in the invited address (a value in the form, nothing more).
         const email = (context.request.query.get('email') ?? '').slice(0, 320);
@@ -109,7 +109,7 @@ ${
       async handle(context) {
         const form = formOf(context.request);
         const email = (form.get('email') ?? '').trim();
-        const next = safeNext(form.get('next'));
+        const next = localReturnPath(form.get('next'));
         try {
           const started = await ops.people.startSignIn({ email, next, network: context.network });
           const response = redirect('/login/check');

@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import { domainUrl, siteUrl } from '../../config.js';
-import { PREVIEW_LINK_LIFETIME_MS, safeReturnPath } from '../../rules/index.js';
-import type { SiteView } from '../../sites/index.js';
+import { isSiteNameSyntax, PREVIEW_LINK_LIFETIME_MS, safeReturnPath } from '../../rules/index.js';
+import type { SiteView } from '../../contract/index.js';
 import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, fieldError, invalidAttrs, type FieldError, type Html } from '../layout.js';
 import { formOf } from '../request.js';
@@ -222,7 +222,7 @@ function notMember(context: PageContext): AppResponse {
 /** The site, preview number or custom domain, and return path of the hop, or undefined when malformed. */
 function hopOf(values: URLSearchParams): { site: string; preview?: number; domain?: string; returnPath: string } | undefined {
   const site = values.get('site') ?? '';
-  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(site)) return undefined;
+  if (!isSiteNameSyntax(site)) return undefined;
   const previewText = values.get('preview');
   if (previewText !== null && !/^[1-9]\d{0,8}$/.test(previewText)) return undefined;
   const domain = values.get('domain');

@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import type { DomainView, SiteView } from '../../sites/index.js';
+import type { DomainView, SiteView } from '../../contract/index.js';
 import { redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, fieldError, invalidAttrs, timeOf, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';

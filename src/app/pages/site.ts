@@ -1,6 +1,7 @@
 import { html } from 'hono/html';
 import type { SiteAction } from '../../rules/index.js';
-import { formatBytes, type RevisionView, type SiteView } from '../../sites/index.js';
+import type { RevisionView, SiteView } from '../../contract/index.js';
+import { formatBytes } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, fileCount, invalidAttrs, roleWithArticle, timeOf, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';

@@ -4,8 +4,8 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { createMailer } from '../../src/sites/mailer.js';
-import { inviteMail } from '../../src/sites/mail-templates.js';
+import { createMailer } from '../../src/outbound/mailer.js';
+import { inviteMail } from '../../src/outbound/mail-templates.js';
 import { tempDir } from '../helpers/sites.js';
 
 /** E-mail: outbox files without a relay, and a real SMTP server (STARTTLS, AUTH) with one. */

@@ -1,7 +1,6 @@
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
-import { ACCOUNT_PLANS, PLANS, ROLES, SITE_ACTIONS } from '../rules/index.js';
+import { ACCOUNT_PLANS, PLANS, REMOVAL_CONFIRM_MS, ROLES, SITE_ACTIONS, SITE_NAME_PATTERN } from '../rules/index.js';
 import { Domain, DomainList, DomainRemoved, DomainResult } from './domain-shapes.js';
-import { REMOVAL_CONFIRM_MS } from './members.js';
 import { arrayOf, bool, constant, enumOf, int, nullable, object, str, time, type JsonOf, type StringSchema } from './schema-kit.js';
 
 /**
@@ -13,7 +12,6 @@ import { arrayOf, bool, constant, enumOf, int, nullable, object, str, time, type
  */
 
 const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
-const SITE_NAME = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
 const SHA256 = '^[0-9a-f]{64}$';
 const revisionId = (description = 'Revision id.'): StringSchema => str(description, { pattern: '^rev_' });
 const nextCursor = nullable(str('Pass it as `cursor` for the next page.'), '`null` on the last page.');
@@ -26,7 +24,7 @@ const revisionRefProperties = {
   created_by: str("The deploying account's e-mail, `site_token`, `anonymous` (first anonymous deploy) or `admin`."),
 };
 const deploySiteProperties = {
-  name: str('Site name.', { pattern: SITE_NAME }),
+  name: str('Site name.', { pattern: SITE_NAME_PATTERN }),
   url: str("The site's public address.", { format: 'uri' }),
   claimed: bool('False for an unclaimed anonymous site.'),
   expires_at: time('Only for unclaimed anonymous sites.'),
@@ -232,10 +230,14 @@ const fileInBody = {
   sha256: str('For content this site already has (as its file list shows it): its sha256 instead of the content.', { pattern: SHA256 }),
   size: int('With sha256: the size of that content in bytes.'),
 };
-const siteInBody = str('Site to update; omit to create a new site.', { minLength: 1, maxLength: 63 });
-const baseInBody = revisionId('For updates: the live revision id (`live_revision.id` of the site) the change is based on.');
+const siteInBody = str('Site to update; omit to create a new site.', { pattern: SITE_NAME_PATTERN });
+// Any other string is a base that is not the live revision: a conflict, as in `X-Base-Revision`.
+const baseInBody = str('For updates: the live revision id (`live_revision.id` of the site) the change is based on.', { minLength: 1, maxLength: 200 });
 
-/** SPEC 4.2's inline-files deploy body (REST `POST /v1/deploy` with JSON, MCP `deploy_site`). */
+/**
+ * SPEC 4.2's inline-files deploy body (REST `POST /v1/deploy` with JSON, MCP `deploy_site`): the
+ * one schema the ingest worker validates every JSON deploy against.
+ */
 export const JsonDeploy = object(
   {
     files: arrayOf(
@@ -258,7 +260,7 @@ export const JsonDeploy = object(
     deleted: arrayOf(str(), 'With patch: paths to remove.'),
     manifest: str(
       'A part of a digest deploy: files holds some of the contents the manifest lists as missing, and the site goes live when the last one has arrived. REST: the same id as `?manifest=`.',
-      { pattern: '^mf_' },
+      { pattern: '^mf_[A-Za-z0-9_-]{1,100}$' },
     ),
   },
   ['files'],

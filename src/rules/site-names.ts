@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { DNS_LABEL_PATTERN, isDnsLabel } from './dns-label.js';
 
 /**
  * Site names: the random `word-word-NNNN` form given to anonymous sites, and the rules for names
@@ -203,9 +204,12 @@ export function isRandomNameForm(name: string): boolean {
   return /^[a-z]+-[a-z]+-\d{4}$/.test(name);
 }
 
+/** A site name is one DNS label: the pattern for JSON Schemas, and the check. */
+export const SITE_NAME_PATTERN = DNS_LABEL_PATTERN;
+
 /** Any syntactically valid site name (a DNS label we serve). */
 export function isSiteNameSyntax(name: string): boolean {
-  return /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(name);
+  return isDnsLabel(name);
 }
 
 /**

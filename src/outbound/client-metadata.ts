@@ -3,7 +3,7 @@ import { request } from 'node:https';
 import { isIP } from 'node:net';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { isFetchableAddress } from './oauth-rules.js';
+import { isFetchableAddress } from '../rules/index.js';
 
 /**
  * Fetches an OAuth Client ID Metadata Document (the `client_id` is an https URL whose JSON names

@@ -8,7 +8,7 @@ import {
   createClientMetadataFetcher,
   type ClientMetadataFetcher,
   type ClientMetadataFetchOptions,
-} from '../../src/sites/index.js';
+} from '../../src/outbound/index.js';
 import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
 import { METADATA_REDIRECT_URI as redirectUri, startMetadataServer, type MetadataServer } from '../helpers/metadata-server.js';

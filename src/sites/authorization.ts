@@ -11,7 +11,7 @@ import { iso } from './views.js';
  * credentials are needed, or too small a role → 403.
  */
 
-export interface SiteAccess {
+export interface AuthorizedSite {
   site: SiteRecord;
   /** The caller's role; a site token counts as owner of its unclaimed site. */
   role: Role;
@@ -73,7 +73,7 @@ export function notFound(name: string, caller?: Caller): ServiceError {
  * has been claimed is refused here: its one remaining call, `GET /v1/sites/:name`, checks
  * `visibleSite`.
  */
-export function resolveSite(store: Store, caller: Caller, name: string, action: SiteAction, now: number): SiteAccess {
+export function resolveSite(store: Store, caller: Caller, name: string, action: SiteAction, now: number): AuthorizedSite {
   const { site, role } = visibleSite(store, caller, name);
   checkAlive(site, now);
   const refused = refusal(caller, site, role, action);

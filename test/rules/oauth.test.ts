@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  isClientMetadataUrl,
-  isCodeVerifier,
-  isFetchableAddress,
-  matchResource,
-  redirectUriMatches,
-  redirectUriProblem,
-  s256,
-} from '../../src/sites/oauth-rules.js';
+import { isClientMetadataUrl, isFetchableAddress, isCodeVerifier, matchResource, redirectUriMatches, redirectUriProblem, s256 } from '../../src/rules/index.js';
 
 describe('redirect URIs a client may register', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { permissionsOf } from '../../src/sites/access.js';
+import { permissionsOf } from '../../src/sites/authorization.js';
 import type { Caller } from '../../src/sites/index.js';
 import type { Role, SiteRecord } from '../../src/store/index.js';
 

@@ -1,0 +1,34 @@
+/**
+ * The wire contract: every JSON shape the operations answer and the bodies they take, each
+ * written once as a JSON Schema whose TypeScript type is derived from it (`JsonOf`). The
+ * operations return these views, the ingest worker validates a JSON deploy against `JsonDeploy`,
+ * the MCP tools list them as their schemas and the OpenAPI document as its components. A leaf:
+ * it imports nothing of ours but the rules and the error catalogue.
+ */
+export * as schema from './schema-kit.js';
+export type { JsonOf, Schema } from './schema-kit.js';
+export { BODIES, JsonDeploy, SHAPES } from './shapes.js';
+export type {
+  ApprovalView,
+  ClaimPollView,
+  DeletionView,
+  DeploySiteView,
+  DeployView,
+  FileListView,
+  InviteView,
+  ManifestView,
+  MemberListView,
+  MeView,
+  PromoteView,
+  RemovalView,
+  RenameView,
+  RevisionDeletedView,
+  RevisionListView,
+  RevisionRefView,
+  RevisionView,
+  RollbackView,
+  SiteAccessView,
+  SiteListView,
+  SiteView,
+} from './shapes.js';
+export type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';

@@ -1,0 +1,102 @@
+import { refusalError } from '../errors.js';
+import type { RejudgedContent, SiteFile } from '../ingest/index.js';
+import { isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type Plan, type RevisionExtras } from '../rules/index.js';
+import type { FileEntry } from '../store/index.js';
+import type { OperationsDeps } from './deps.js';
+
+/**
+ * The assembled site's `_redirects` and `_headers` compiled (a bad line refuses the deploy
+ * with 400) and its links checked, in an ingest worker. Its pages and rules files are read
+ * from the blob store, so a patch or digest deploy is judged as the whole resulting site.
+ * Reused contents in `rejudge` pass the leak guard first, within the target plan's limits.
+ */
+export async function analyzeSite(
+  deps: Pick<OperationsDeps, 'store' | 'config' | 'ingest'>,
+  files: Map<string, FileEntry>,
+  signal?: AbortSignal,
+  rejudge?: { contents: RejudgedContent[]; plan: Plan },
+): Promise<RevisionExtras> {
+  const { store, config } = deps;
+  const site: SiteFile[] = [];
+  const read: string[] = rejudge?.contents.map((content) => content.sha256) ?? [];
+  for (const [path, entry] of files) {
+    site.push({ path, sha256: entry.sha256, size: entry.size, type: entry.type });
+    if (isRulesFile(path) || isHtmlType(entry.type) || entry.type.startsWith('text/css')) read.push(entry.sha256);
+  }
+  site.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  // With a bucket, content a patch keeps may not be on this node yet.
+  await Promise.all([...new Set(read)].map((sha256) => store.blobs.fetch(sha256)));
+  const { siteRules } = config.deploy;
+  const ruleLimits = (maxEntries: number, maxLineChars: number) => ({
+    maxEntries,
+    maxLineChars,
+    maxFileBytes: siteRules.maxRulesFileBytes,
+    maxPatternSegments: siteRules.maxPatternSegments,
+  });
+  const limits = {
+    redirects: { ...ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars), maxConditions: siteRules.maxRedirectConditions },
+    headers: { ...ruleLimits(siteRules.maxHeaderBlocks, siteRules.maxHeaderLineChars), maxHeaderLines: siteRules.maxHeaderLines },
+    maxWarnings: siteRules.maxLinkWarnings,
+  };
+  const shares = linkCheckShares(site, deps.ingest.threads);
+  const tier = rejudge && PLAN_LIMITS[rejudge.plan];
+  // One share is enough to read the reused contents again.
+  const rejudged =
+    rejudge && tier && rejudge.contents.length > 0
+      ? {
+          rejudge: { contents: rejudge.contents, limits: { maxFileBytes: tier.maxFileBytes, maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES) } },
+        }
+      : {};
+  const results = await Promise.all(
+    shares.map((checkPaths, index) =>
+      deps.ingest.analyze({ dataDir: config.dataDir, files: site, limits, ...(checkPaths ? { checkPaths } : {}), ...(index === 0 ? rejudged : {}) }, signal),
+    ),
+  );
+  // Every share compiled the same rules files, so a refusal is the same in each (a secret in
+  // reused content is found by the first share alone, and it is the first looked at).
+  const refused = results.find((result) => !result.ok);
+  if (refused !== undefined && !refused.ok) {
+    throw refusalError(refused.error);
+  }
+  const extras = results.map((result) => (result.ok ? result.extras : {}));
+  const merged: RevisionExtras = { ...extras[0] };
+  delete merged.warnings;
+  delete merged.warningsTotal;
+  // Shares are consecutive runs of the sorted paths: their warnings joined are in path order.
+  const warnings = extras.flatMap((share) => share.warnings ?? []);
+  const total = extras.reduce((sum, share) => sum + (share.warningsTotal ?? 0), 0);
+  if (total > 0) {
+    merged.warnings = siteRules.maxLinkWarnings === 0 ? warnings : warnings.slice(0, siteRules.maxLinkWarnings);
+    merged.warningsTotal = total;
+  }
+  return merged;
+}
+
+// Below this many bytes of pages and style sheets one worker checks the links alone: a share of
+// its own would cost more in the hand-over than it saves.
+const SHARE_MIN_BYTES = 1024 * 1024;
+
+/**
+ * The pages and style sheets of a large site, cut into consecutive runs of about equal bytes, one
+ * per ingest thread, so that their links are checked side by side; `[undefined]` (one task, all
+ * of them) for a small site or a single thread.
+ */
+export function linkCheckShares(site: readonly SiteFile[], threads: number): Array<string[] | undefined> {
+  const checked = site.filter((file) => isHtmlType(file.type) || file.type.startsWith('text/css'));
+  const bytes = checked.reduce((sum, file) => sum + file.size, 0);
+  const count = Math.min(threads, Math.floor(bytes / SHARE_MIN_BYTES), checked.length);
+  if (count <= 1) return [undefined];
+  const shares: string[][] = [];
+  let current: string[] = [];
+  let taken = 0;
+  for (const file of checked) {
+    current.push(file.path);
+    taken += file.size;
+    if (shares.length < count - 1 && taken >= (bytes * (shares.length + 1)) / count) {
+      shares.push(current);
+      current = [];
+    }
+  }
+  if (current.length > 0) shares.push(current);
+  return shares;
+}

@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { siteUrl } from '../config.js';
+import type { DeployView } from '../contract/index.js';
+import { ServiceError } from '../errors.js';
+import { ANONYMOUS_LIFETIME_MS, randomSiteName, type RevisionExtras } from '../rules/index.js';
+import { hashToken, type FileEntry } from '../store/index.js';
+import { deployConflict, type Decision } from './deploy-decision.js';
+import type { OperationsDeps } from './deps.js';
+import { sitesLimitError } from './limits.js';
+import { previewLinks } from './preview-links.js';
+import { claimKeyFor } from './sealed-token.js';
+import { deployRevisionView, deploySiteView, iso, warningsView } from './views.js';
+
+/** A checked, analysed site ready to become a revision. */
+export interface NewRevision {
+  decision: Decision;
+  files: Map<string, FileEntry>;
+  /** Paths left out on purpose (the answer names them). */
+  skipped: string[];
+  patch: boolean;
+  extras: RevisionExtras;
+  /** `false`: store a draft, do not make it live. */
+  live: boolean;
+}
+
+/** A deploy that went through: its answer and the new revision. */
+export interface Published {
+  status?: 201;
+  view: DeployView;
+  revisionId: string;
+}
+
+const NAME_ATTEMPTS = 8;
+
+/** Commits the revision (creating the site when asked); `live: false` stores a draft. */
+export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'now'>, revision: NewRevision): Promise<Published> {
+  const { store, config, log } = deps;
+  const { decision, files, skipped, patch, extras, live } = revision;
+  if (!live && decision.mode === 'create') {
+    throw new ServiceError('bad_request', 'A draft (publish: false) is a new revision of an existing site; a new site is published live.', {
+      agentMessage: 'Deploy the first version without publish=false (it goes live), then send drafts with "site", "base_revision" and publish=false.',
+    });
+  }
+  const checked = warningsView(extras);
+  const note = skippedNote(skipped) + warningsNote(extras);
+  // With a blob bucket, every blob the revision references is in it before the commit.
+  await store.blobs.publish(Array.from(files.values(), (entry) => entry.sha256));
+  if (decision.mode === 'update') {
+    const result = await store.commitRevision({
+      site: decision.site.name,
+      baseRevision: decision.base,
+      files,
+      kind: patch ? 'patch' : 'deploy',
+      createdBy: decision.createdBy,
+      extras,
+      ...(live ? {} : { publish: false }),
+    });
+    if (!result.ok) {
+      if (result.reason === 'conflict') throw deployConflict(store.getSite(decision.site.name) ?? decision.site);
+      throw new ServiceError('not_found', `There is no site named ${decision.site.name}.`);
+    }
+    log.info({ site: result.site.name, revision: result.revision.id, files: files.size, kind: result.revision.kind }, 'deploy.published');
+    const url = siteUrl(config.publicUrls, result.site.name);
+    // A draft's preview_url is a preview link while the site keeps its previews to members.
+    const revision = deployRevisionView(result.revision, result.site, config.publicUrls, live ? undefined : await previewLinks(deps).of(result.site));
+    const view: DeployView = {
+      site: deploySiteView(result.site, config.publicUrls),
+      revision,
+      skipped,
+      ...checked,
+      agent_message: live
+        ? `Published revision ${result.revision.number} of ${url} (${files.size} ${files.size === 1 ? 'file' : 'files'}).${note}`
+        : `Stored draft revision ${result.revision.number} of ${url} (${files.size} ${files.size === 1 ? 'file' : 'files'}); it is not live. Check it at ${revision.preview_url} , then make it live with POST /v1/sites/${result.site.name}/promote {"revision": "${result.revision.id}", "base_revision": "${result.site.liveRevision}"}.${note}`,
+    };
+    return { view, revisionId: result.revision.id };
+  }
+
+  const anonymous = decision.plan === 'anonymous';
+  const siteToken = anonymous ? `st_${randomBytes(24).toString('base64url')}` : undefined;
+  const claimToken = anonymous ? `ct_${randomBytes(24).toString('base64url')}` : undefined;
+  const expiresAt = anonymous ? deps.now() + ANONYMOUS_LIFETIME_MS : undefined;
+  for (let attempt = 0; attempt < NAME_ATTEMPTS; attempt++) {
+    const name = randomSiteName();
+    if (store.isNameUsed(name)) continue;
+    const result = await store.commitRevision({
+      site: name,
+      create: {
+        name,
+        plan: decision.plan,
+        claimed: !anonymous,
+        accountId: decision.accountId,
+        ...(decision.maxOwnedSites !== undefined ? { maxOwnedSites: decision.maxOwnedSites } : {}),
+        expiresAt,
+        siteTokenHash: siteToken && hashToken(siteToken),
+        claimTokenHash: claimToken && hashToken(claimToken),
+        claimKey: siteToken && claimKeyFor(siteToken),
+      },
+      baseRevision: null,
+      files,
+      kind: 'deploy',
+      createdBy: decision.createdBy,
+      extras,
+    });
+    if (!result.ok && result.reason === 'over_limit') {
+      const account = store.getAccount(decision.accountId!)!;
+      throw sitesLimitError(config, account, store.countOwnedSites(account.id), 'create');
+    }
+    if (!result.ok) continue; // `name_taken`: another deploy took the name
+    log.info({ site: name, revision: result.revision.id, files: files.size, anonymous }, 'deploy.created');
+    const url = siteUrl(config.publicUrls, name);
+    const base = { site: deploySiteView(result.site, config.publicUrls), revision: deployRevisionView(result.revision, result.site, config.publicUrls) };
+    if (anonymous) {
+      const claimUrl = `${config.publicUrls.app}/claim/${claimToken}`;
+      const view: DeployView = {
+        ...base,
+        site_token: siteToken,
+        claim_url: claimUrl,
+        skipped,
+        ...checked,
+        agent_message:
+          `Your site is live at ${url} . It is temporary: it will be deleted on ${iso(expiresAt!)} (72 hours from now) unless you claim it. ` +
+          `To keep it, open ${claimUrl} and sign in. To update it later, keep the site_token (save it with the site name in .service.json, and keep that file out of version control).` +
+          note,
+      };
+      return { view, revisionId: result.revision.id };
+    }
+    return { view: { ...base, skipped, ...checked, agent_message: `Your site is live at ${url} .${note}` }, revisionId: result.revision.id };
+  }
+  throw new Error('could not find an unused site name');
+}
+
+/**
+ * The site is live before its text files have compressed variants: they are made by the pool
+ * right after, recorded on the revision, and picked up by serving threads then.
+ */
+export function compressAfterPublish(
+  deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'ingest' | 'followUps'>,
+  revisionId: string,
+  sha256s: string[],
+): void {
+  const { store, config, log } = deps;
+  if (sha256s.length === 0) return;
+  const started = performance.now();
+  const work = deps.ingest
+    .compress({ dataDir: config.dataDir, sha256s })
+    .then((made) => store.blobs.publish(Object.keys(made)).then(() => store.recordEncodings(revisionId, new Map(Object.entries(made)))))
+    .then(
+      (files) => log.info({ revision: revisionId, files, compressMs: Math.round(performance.now() - started) }, 'deploy.compressed'),
+      (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),
+    );
+  deps.followUps.track(work);
+}
+
+function skippedNote(skipped: readonly string[]): string {
+  if (skipped.length === 0) return '';
+  const shown = skipped.slice(0, 5).join(', ');
+  return ` Left out on purpose (never published): ${shown}${skipped.length > 5 ? ` and ${skipped.length - 5} more` : ''}.`;
+}
+
+function warningsNote(extras: RevisionExtras): string {
+  const total = extras.warningsTotal ?? 0;
+  const first = extras.warnings?.[0];
+  if (total === 0 || first === undefined) return '';
+  const what = total === 1 ? '1 link or asset reference leads' : `${total} link or asset references lead`;
+  return ` ${what} nowhere on the site (published all the same), for example ${first.ref} in ${first.file} line ${first.line}; "warnings" lists them. Fix the references or add the missing files, then deploy again.`;
+}
