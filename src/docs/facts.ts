@@ -103,6 +103,7 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     rules_max_segments: capOrOff(config.deploy.siteRules.maxPatternSegments, 'segments'),
     redirects_max_conditions: capOrOff(config.deploy.siteRules.maxRedirectConditions, 'conditions'),
     headers_max_lines: capOrOff(config.deploy.siteRules.maxHeaderLines, 'lines'),
+    rules_max_inner_splats: capOrOff(config.deploy.siteRules.maxInnerSplats, 'paths'),
     rules_file_max: config.deploy.siteRules.maxRulesFileBytes === 0 ? 'no cap' : formatBytes(config.deploy.siteRules.maxRulesFileBytes),
     link_warnings: capOrOff(config.deploy.siteRules.maxLinkWarnings, 'warnings'),
   };

@@ -64,6 +64,7 @@ export function resolveSitePath(
   has: (path: string) => boolean,
   redirects?: CompiledRedirects,
   query: () => URLSearchParams = () => new URLSearchParams(),
+  host?: string,
 ): Resolution {
   // Skipped paths (`.git/…`, `.env`, `*.map`, …) should never be in a revision; if one slipped in,
   // it is still not served. They get the site's 404 page but never the SPA shell: a 200 for
@@ -75,7 +76,7 @@ export function resolveSitePath(
 
   if (redirects !== undefined && redirects.rules.length > 0) {
     const segments = path === '' ? [] : path.split('/');
-    const match = matchRedirect(redirects, segments, file !== undefined || folder, query);
+    const match = matchRedirect(redirects, segments, file !== undefined || folder, query, host);
     if (match !== undefined) {
       const { status } = match.rule;
       if (status !== 200 && status !== 404 && status !== 410) {

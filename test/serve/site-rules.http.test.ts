@@ -291,10 +291,50 @@ describe('refused rules files', () => {
     ]);
     expect(answer.status).toBe(400);
     expect(answer.json.error.code).toBe('bad_request');
-    expect(answer.json.error.details).toEqual({ file, line, reason });
+    expect(answer.json.error.details).toEqual({ file, line, reason, lines: [{ file, line, reason }] });
     const quoted = text.split('\n')[line - 1]!;
     expect(answer.json.agent_message).toContain(JSON.stringify(quoted));
     expect(answer.json.agent_message).toMatch(/fix that line and deploy again/);
+  });
+
+  it('tells an anonymous deploy that rules files are 1 MB on every plan, not to make an account', async () => {
+    const rules = Array.from({ length: 40_000 }, (_, i) => `/old/page-${i} /new/page-${i} 301`).join('\n');
+    expect(Buffer.byteLength(rules)).toBeGreaterThan(1024 * 1024);
+    const answer = await deployTo(server.port, {
+      body: jsonDeployBody([
+        ['index.html', page('Home')],
+        ['_redirects', rules],
+      ]),
+      contentType: 'application/json',
+    });
+    expect(answer.status, answer.text).toBe(413);
+    expect(answer.json.agent_message).toMatch(/_redirects may be at most 1 MB on every plan, with an account too/);
+    expect(answer.json.agent_message).not.toMatch(/free account/);
+  });
+
+  it('lists every refused line of both files in one answer, and publishes nothing', async () => {
+    const redirects = ['/ok /fine', '/a /b 299', '/c', '/shop/* https://shop.example/:splat 200', '/d /e 302 Country=de'].join('\n');
+    const headers = ['/*', '  X-Frame-Options: DENY', '  Set-Cookie: a=1', 'http://example.com/*', '  X-A: 1', '/x', '  ! Vary'].join('\n');
+    const answer = await deploy([
+      ['index.html', page('Home')],
+      ['_redirects', redirects],
+      ['_headers', headers],
+    ]);
+    expect(answer.status, answer.text).toBe(400);
+    expect(answer.json.error.code).toBe('bad_request');
+    const lines = [
+      { file: '_redirects', line: 2, reason: 'unknown_status' },
+      { file: '_redirects', line: 3, reason: 'missing_to' },
+      { file: '_redirects', line: 4, reason: 'proxy_not_supported' },
+      { file: '_redirects', line: 5, reason: 'unsupported_condition' },
+      { file: '_headers', line: 3, reason: 'header_not_allowed' },
+      { file: '_headers', line: 4, reason: 'not_https' },
+      { file: '_headers', line: 7, reason: 'header_not_removable' },
+    ];
+    expect(answer.json.error.details).toEqual({ ...lines[0], lines });
+    for (const { file, line, reason } of lines) expect(answer.json.error.message).toContain(`${file} line ${line} (${reason})`);
+    for (const { file, line } of lines) expect(answer.json.agent_message).toContain(`${file} line ${line} reads`);
+    expect(answer.json.agent_message).toMatch(/Nothing was published/);
   });
 });
 
@@ -379,7 +419,7 @@ describe('digest deploys', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(refused.status).toBe(400);
-    expect(refused.json.error.details).toEqual({ file: '_redirects', line: 1, reason: 'unknown_status' });
+    expect(refused.json.error.details).toMatchObject({ file: '_redirects', line: 1, reason: 'unknown_status' });
 
     const good: Files = [
       ['index.html', page('Home', '<img src="logo.png">')],
