@@ -313,8 +313,17 @@ function firstValues(query: URLSearchParams): Map<string, string> {
   return values;
 }
 
+/**
+ * Whether a target ending in `:splat` keeps the request's trailing slash: the splat holds segments
+ * only, so `/old/* /new/:splat` would take `/old/a/` to `/new/a` (Netlify keeps `/new/a/`).
+ */
+function keepsTrailingSlash(match: RedirectMatch, requestTrailingSlash: boolean): boolean {
+  const last = match.rule.to[match.rule.to.length - 1];
+  return requestTrailingSlash && last !== undefined && typeof last !== 'string' && last.p === 'splat' && (match.params.splat ?? '') !== '';
+}
+
 /** A redirect's Location without the request's query: placeholders %-encoded. */
-export function redirectTarget(match: RedirectMatch): string {
+export function redirectTarget(match: RedirectMatch, requestTrailingSlash = false): string {
   let location = '';
   for (const part of match.rule.to) {
     if (typeof part === 'string') location += part;
@@ -323,6 +332,7 @@ export function redirectTarget(match: RedirectMatch): string {
       location += part.p === 'splat' ? value.split('/').map(encodeURIComponent).join('/') : encodeURIComponent(value);
     }
   }
+  if (keepsTrailingSlash(match, requestTrailingSlash)) location += '/';
   // A `//` at the start would be read as another host; literals never start so, values are encoded.
   if (location.startsWith('//') || location.startsWith('/\\')) location = `/${location.replace(/^[/\\]+/, '')}`;
   return location;
@@ -337,9 +347,10 @@ export function withRequestQuery(location: string, requestQuery: string): string
 }
 
 /** A rewrite's (200), 404's or 410's site path, normalized; undefined if it would leave the site. */
-export function targetPath(match: RedirectMatch): { path: string; trailingSlash: boolean } | undefined {
+export function targetPath(match: RedirectMatch, requestTrailingSlash = false): { path: string; trailingSlash: boolean } | undefined {
   let path = '';
   for (const part of match.rule.to) path += typeof part === 'string' ? part : (match.params[part.p] ?? '');
+  if (keepsTrailingSlash(match, requestTrailingSlash)) path += '/';
   const segments = path.split('/').filter((segment) => segment !== '');
   if (segments.some((segment) => segment === '.' || segment === '..' || segment.includes('\\') || CONTROL.test(segment))) return undefined;
   return { path: segments.join('/'), trailingSlash: segments.length > 0 && path.endsWith('/') };

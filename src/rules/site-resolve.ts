@@ -80,9 +80,9 @@ export function resolveSitePath(
     if (match !== undefined) {
       const { status } = match.rule;
       if (status !== 200 && status !== 404 && status !== 410) {
-        return { kind: 'redirect', location: redirectTarget(match), ownQuery: match.rule.ownQuery, status };
+        return { kind: 'redirect', location: redirectTarget(match, trailingSlash), ownQuery: match.rule.ownQuery, status };
       }
-      const target = targetPath(match);
+      const target = targetPath(match, trailingSlash);
       const found = target === undefined || isHidden(target.path) ? undefined : findTarget(target.path, target.trailingSlash, has);
       if (status === 200 && found !== undefined) return { kind: 'file', path: found, status: 200 };
       if (status === 410) return found !== undefined ? { kind: 'rule_page', path: found, status: 410 } : { kind: 'gone', status: 410 };
