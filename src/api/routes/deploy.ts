@@ -1,4 +1,4 @@
-import { MAX_REQUEST_BYTES, SITE_NAME_PATTERN } from '../../rules/index.js';
+import { MAX_MANIFEST_BODY_BYTES, MAX_REQUEST_BYTES, SITE_NAME_PATTERN } from '../../rules/index.js';
 import { schema } from '../../contract/index.js';
 import { formatDuration, MANIFEST_LIFETIME_MS } from '../../sites/index.js';
 import { createDeployHandler } from '../deploy.js';
@@ -86,8 +86,7 @@ export const deployRoutes: readonly ApiRoute[] = [
       'It belongs to the credential that made it; one made without a credential answers a `manifest_secret` once, which every later request for it must send as `X-Manifest-Secret`.',
     tag: 'Deploy',
     auth: ANYONE,
-    // A manifest of the largest plan (5,000 files with long paths) fits in a few MB.
-    body: { schema: shape('Manifest'), maxBytes: 8 * MB },
+    body: { schema: shape('Manifest'), maxBytes: MAX_MANIFEST_BODY_BYTES },
     responses: { 201: answer('ManifestResult', 'What to upload.') },
     errors: ['forbidden', 'not_found', 'conflict', 'gone', 'unavailable'],
     handle: e.manifest,
