@@ -64,5 +64,20 @@ export const deployInput = SHAPES.JsonDeploy;
 /** The first half of a deploy in parts: the whole site by path, size and sha256. */
 export const manifestInput = SHAPES.Manifest;
 
-/** What `set_access` changes: the body of `PUT /v1/sites/{name}/access`. */
-export const accessChange = BODIES.SiteAccessChange;
+/**
+ * The input of a tool whose REST twin takes a body on one site: `site` (the path's name) beside
+ * the fields of that very body shape (contract/bodies.ts), so both edges accept and refuse alike.
+ */
+export function siteAnd(body: { readonly properties: Record<string, Schema>; readonly required: readonly string[] }): Schema {
+  return { type: 'object', properties: { site: siteName, ...body.properties }, required: ['site', ...body.required], additionalProperties: false };
+}
+
+/** The inputs of the tools whose REST twin takes a body. */
+export const bodyInputs = {
+  setAccess: siteAnd(BODIES.SiteAccessChange),
+  rollback: siteAnd(BODIES.Rollback),
+  promote: siteAnd(BODIES.Promote),
+  rename: siteAnd(BODIES.Rename),
+  invite: siteAnd(BODIES.Invite),
+  addDomain: siteAnd(BODIES.AddDomain),
+};

@@ -1,11 +1,11 @@
 import { PLAN_LIMITS } from '../../rules/index.js';
-import { schema } from '../../contract/index.js';
+import { BODIES, schema } from '../../contract/index.js';
 import { formatDuration } from '../../sites/index.js';
 import { siteEndpoints as e } from '../endpoints.js';
 import { answer, pathParam, type ApiRoute } from '../route.js';
 import { nameParam, pageParams, SITE_READ } from './params.js';
 
-const { object, str } = schema;
+const { str } = schema;
 
 /** The live revision's files, the revision history, rollback and promote (docs/sites-api.md). */
 export const fileRoutes: readonly ApiRoute[] = [
@@ -81,7 +81,7 @@ export const fileRoutes: readonly ApiRoute[] = [
     tag: 'Revisions',
     auth: ['site', 'api'],
     parameters: [nameParam],
-    body: { schema: object({ revision: str('Revision id to restore.', { pattern: '^rev_' }) }) },
+    body: { schema: BODIES.Rollback },
     responses: { 201: answer('RollbackResult', 'Rolled back.') },
     errors: ['conflict', ...SITE_READ],
     handle: e.rollback,
@@ -96,12 +96,7 @@ export const fileRoutes: readonly ApiRoute[] = [
     tag: 'Revisions',
     auth: ['site', 'api'],
     parameters: [nameParam],
-    body: {
-      schema: object({
-        revision: str('Revision id to make live.', { pattern: '^rev_' }),
-        base_revision: str('The live revision id it replaces.', { pattern: '^rev_' }),
-      }),
-    },
+    body: { schema: BODIES.Promote },
     responses: { 200: answer('PromoteResult', 'Promoted.') },
     errors: ['conflict', ...SITE_READ],
     handle: e.promote,
