@@ -1,16 +1,10 @@
 import { SHAPES } from '../contract/index.js';
 import { changes, reads, type ToolSpec } from './tool-spec.js';
-import { bodyInputs, siteName } from './schemas.js';
+import { bodyInputs, input, siteName, siteOnly } from './schemas.js';
 
 /** Custom domains over MCP: each tool is one domain operation, the REST endpoints' own. */
 
 const domain = { type: 'string', minLength: 1, maxLength: 253, description: 'The domain, e.g. "www.example.org".' };
-const input = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-});
 
 export function domainToolSpecs(): ToolSpec[] {
   return [
@@ -19,7 +13,7 @@ export function domainToolSpecs(): ToolSpec[] {
       title: 'List custom domains',
       description:
         'The custom domains of a site with their status (pending, active, failed, suspended, or taken: another site verified it first; "reason" says why) and the DNS records each needs.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: SHAPES.DomainList,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.domains.list(caller, String(args.site)),

@@ -19,6 +19,17 @@ export const page = {
   cursor: { type: 'string', description: 'next_cursor from the previous page; omit for the first page.' },
 };
 
+/** A tool's input: these properties and no other. */
+export const input = (properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+/** The input of a tool that takes only the site. */
+export const siteOnly = input({ site: siteName }, ['site']);
+
 /** An answer that is one of several shapes; MCP wants an object schema at the top. */
 const eitherOf = (...shapes: Schema[]): Schema => ({ type: 'object', anyOf: shapes });
 

@@ -3,17 +3,10 @@ import { ServiceError } from '../errors.js';
 import { formatBytes, MANIFEST_LIFETIME_MS, type DeployBody } from '../sites/index.js';
 import { domainToolSpecs } from './domain-tools.js';
 import { changes, reads, type ToolContext, type ToolSpec } from './tool-spec.js';
-import { bodyInputs, deployInput, manifestInput, outputs, page, siteName } from './schemas.js';
+import { bodyInputs, deployInput, input, manifestInput, outputs, page, siteName, siteOnly } from './schemas.js';
 
 /** `read_file` returns whole files inline; larger ones are read from the site or the REST API. */
 export const MAX_READ_FILE_BYTES = 5 * 1024 * 1024;
-
-const input = (properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-});
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const pageOf = (args: Record<string, unknown>) => ({ limit: args.limit as number | undefined, cursor: text(args.cursor) });
@@ -49,7 +42,7 @@ export function toolSpecs(): ToolSpec[] {
       title: 'Get site',
       description:
         'One site: its address, plan, the caller’s role and its live revision. Use live_revision.id as base_revision when updating the site with deploy_site.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: outputs.siteOrClaim,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.sites.get(caller, String(args.site)),
@@ -100,7 +93,7 @@ export function toolSpecs(): ToolSpec[] {
       name: 'list_files',
       title: 'List files',
       description: 'Every file of the site’s live revision: path, size in bytes and sha256, in path order.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: outputs.fileList,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.files.list(caller, String(args.site)),
@@ -167,7 +160,7 @@ export function toolSpecs(): ToolSpec[] {
       title: 'Get access',
       description:
         'Who may see the site: mode public, password (visitors type a password) or members (members of the site only); and previews: "members" when the previews of a public site are kept to members and holders of a preview link.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: outputs.access,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.access.get(caller, String(args.site)),
@@ -204,7 +197,7 @@ export function toolSpecs(): ToolSpec[] {
       title: 'Delete site',
       description:
         'Asks for the site to be deleted. Nothing is deleted yet: the answer has an approve_url where an owner must confirm by typing the site’s address. Give that link to the user. Needs the owner role.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: outputs.deletion,
       annotations: changes(true),
       run: async ({ ops, caller }, args) => ops.sites.requestDeletion(caller, String(args.site)),
@@ -213,7 +206,7 @@ export function toolSpecs(): ToolSpec[] {
       name: 'list_members',
       title: 'List members',
       description: 'People who can reach the site with their roles (viewer, editor, owner), and pending invitations.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: outputs.members,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.members.list(caller, String(args.site)),
