@@ -89,7 +89,8 @@ async function overRest(tool: Tool, fields: Fields): Promise<Outcome> {
   const site = await accountSite(server.store, owner);
   const twin = TWINS[tool];
   const res = await api(server, { method: twin.method, path: `/v1/sites/${site.name}/${twin.path}`, token: owner.token, body: fields(site) });
-  if (res.status === twin.ok) return { code: 'accepted' };
+  // A rollback to what is live already answers 200 (`unchanged`), not 201.
+  if (res.status === twin.ok || (res.status === 200 && twin.ok === 201)) return { code: 'accepted' };
   return { code: res.json.error.code, message: res.json.error.message.replaceAll(site.name, '<site>') };
 }
 
