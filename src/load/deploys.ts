@@ -58,8 +58,12 @@ export function startDeploys(options: DeployOptions): { stop(): Promise<DeployEv
 
   const change = async (index: number, finishing = false): Promise<void> => {
     const site = options.corpus.sites[index]!;
-    const state = states.get(index) ?? { live: site.revision, changes: 0 };
-    states.set(index, state);
+    let state = states.get(index);
+    if (!state) {
+      // The corpus's revision is stale once an earlier run has deployed and rolled back: ask.
+      state = { live: (await liveRevision(options, site.name)) ?? site.revision, changes: 0 };
+      states.set(index, state);
+    }
     const rollingBack = state.before !== undefined;
     const original = site.files.find((f) => f.path === 'index.html')!.sha256;
     const page = changedHomePage(site, ++state.changes + turn * 1000);
@@ -101,11 +105,7 @@ export function startDeploys(options: DeployOptions): { stop(): Promise<DeployEv
     } else {
       event.error = refusal(answer);
       // Someone else moved the site on: start again from its live revision.
-      if (answer.status === 409) {
-        const now = await callApi(options.agent, options.api, { method: 'GET', path: `/sites/${site.name}`, token: options.token });
-        const live = (now.body.live_revision as { id?: string } | undefined)?.id;
-        if (live) state.live = live;
-      }
+      if (answer.status === 409) state.live = (await liveRevision(options, site.name)) ?? state.live;
     }
     // The rollbacks that tidy up after the run are not part of it.
     if (!finishing) events.push(event);
@@ -141,6 +141,11 @@ export function startDeploys(options: DeployOptions): { stop(): Promise<DeployEv
       return events.filter((event) => event.at_s >= 0).sort((a, b) => a.at_s - b.at_s);
     },
   };
+}
+
+async function liveRevision(options: DeployOptions, name: string): Promise<string | undefined> {
+  const answer = await callApi(options.agent, options.api, { method: 'GET', path: `/sites/${encodeURIComponent(name)}`, token: options.token });
+  return (answer.body.live_revision as { id?: string } | undefined)?.id;
 }
 
 /** Polls the site's home page until its bytes are `expected`: when they first were (if they were), and how many polls it took. */

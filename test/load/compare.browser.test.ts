@@ -193,4 +193,33 @@ describe('plinth load against Plinth and nginx', () => {
     expect(outside).toEqual([]);
     await context.close();
   }, 120_000);
+
+  it('deploys again on a later run, from the revisions the last run left live', async () => {
+    const again = join(dir, 'again.json');
+    const run = await plinthLoad(
+      [
+        'run',
+        '--corpus',
+        corpusFile,
+        '--connect',
+        plinthAddress(),
+        '--duration',
+        '3s',
+        '--rate',
+        '40',
+        '--deploys-per-minute',
+        '60',
+        '--hot-sites',
+        '2',
+        '--json',
+        again,
+      ],
+      { PLINTH_TOKEN: token },
+    );
+    expect(run.code).toBe(0);
+    const report = readReport(readFileSync(again, 'utf8'));
+    expect(report.deploys.count).toBeGreaterThanOrEqual(2);
+    expect(report.deploys.events.filter((event) => event.error !== undefined)).toEqual([]);
+    expect(report.overall.errors.total).toBe(0);
+  }, 120_000);
 });
