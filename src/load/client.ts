@@ -25,7 +25,10 @@ export function createAgent(connections: number, timeoutMs = 30_000): Agent {
     pipelining: 1,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
-    keepAliveTimeout: 30_000,
+    // Servers close idle connections (Plinth after 10 s, docs/operating.md "Slow and hostile
+    // clients"); a request sent on one as it closes fails. Let them go well before that.
+    keepAliveTimeout: 4_000,
+    keepAliveMaxTimeout: 4_000,
     connect: { lookup: localhostLookup as never },
   });
 }
