@@ -68,7 +68,7 @@ const OPTIONS = {
 const COMMANDS = ['login', 'logout', 'whoami', 'deploy', 'pull', 'sites', 'revisions', 'rollback', 'promote', 'domains'];
 
 /** The server's own commands: they run in the Plinth checkout, where the server is. */
-const SERVER_COMMANDS = ['start', 'admin'];
+const SERVER_COMMANDS = ['start', 'load', 'admin'];
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
