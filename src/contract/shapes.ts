@@ -140,7 +140,17 @@ export const Revision = object(
 );
 
 export const RevisionList = object({ revisions: arrayOf(Revision), next_cursor: nextCursor });
-export const RollbackResult = object({ site: Site, revision: Revision, agent_message: str() });
+export const RollbackResult = object(
+  {
+    site: Site,
+    revision: Revision,
+    unchanged: bool(
+      'Present (true) when the chosen content was live already: nothing changed, no revision was made, and `revision` is the live one (answered `200`, not `201`).',
+    ),
+    agent_message: str(),
+  },
+  ['site', 'revision', 'agent_message'],
+);
 export const PromoteResult = object({ site: Site, revision: Revision, agent_message: str() });
 export const SiteAccess = object(
   {
@@ -275,24 +285,6 @@ export const ManifestRequest = object(
   },
   ['files'],
 );
-
-/**
- * Small request bodies that are not components of the OpenAPI document: the REST route shows its
- * body inline, and the MCP tool that calls the same operation takes the same fields beside `site`.
- */
-export const BODIES = {
-  SiteAccessChange: {
-    minProperties: 1,
-    ...object(
-      {
-        mode: { type: 'string', enum: ['public', 'password', 'members'] },
-        password: str('With `mode: "password"`.', { minLength: 8, maxLength: 128 }),
-        previews: { type: 'string', enum: ['public', 'members'], description: 'Who may see the previews while the site is public.' },
-      },
-      [],
-    ),
-  },
-};
 
 /** Every named shape, as the OpenAPI document's components list them. */
 export const SHAPES = {

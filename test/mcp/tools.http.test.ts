@@ -130,7 +130,9 @@ describe('sites through MCP', () => {
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toContain('bad_request: _redirects line 1 is refused (proxy_not_supported).');
     expect(textOf(refused)).toContain('_redirects line 1 reads "/api/* https://api.example.com/:splat 200": Plinth does not proxy');
-    expect(textOf(refused)).toContain('Details: {"file":"_redirects","line":1,"reason":"proxy_not_supported"}');
+    expect(textOf(refused)).toContain(
+      'Details: {"file":"_redirects","line":1,"reason":"proxy_not_supported","lines":[{"file":"_redirects","line":1,"reason":"proxy_not_supported"}]}',
+    );
   });
 
   it('reads the account, the site list and the site', async () => {
@@ -277,7 +279,11 @@ describe('sites through MCP', () => {
     );
     expect(renamed).toMatchObject({ site: { name: wanted }, previous_name: name });
     name = wanted;
-    const bad = await client.callTool({ name: 'rename_site', arguments: { site: name, name: 'ab' } });
+    // Too short for the body's shape (as on the REST API), then a name the operation refuses.
+    const short = await client.callTool({ name: 'rename_site', arguments: { site: name, name: 'ab' } });
+    expect(short.isError).toBe(true);
+    expect(textOf(short)).toMatch(/^bad_request: rename_site: name must be at least 4 characters\./);
+    const bad = await client.callTool({ name: 'rename_site', arguments: { site: name, name: 'My-Site' } });
     expect(bad.isError).toBe(true);
     expect(textOf(bad)).toMatch(/^bad_request: Cannot rename/);
   });
