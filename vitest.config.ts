@@ -9,6 +9,25 @@ import { defineConfig } from 'vitest/config';
  * `npm run test:cluster` and `npm run test:edge` the others; `.ci/run` runs all of them.
  * test/suite.test.ts checks that every file sits in the project its contents need.
  */
+
+const ELSEWHERE = ['test/reliability/**', 'test/cluster/**', 'test/edge/**'];
+
+/**
+ * The first-line projects run two files at a time: most of a file's time is spent waiting on a
+ * server, a spawned CLI or Chromium, so a second file fills the other core (ports are ephemeral
+ * and every server has its own temporary data directory, so files never meet). A worker also
+ * runs file after file without restarting (`isolate: false`): starting a fork and importing
+ * src/ through vite again for each of some 180 files cost more than two minutes of CPU. A file
+ * closes what it starts (test/helpers/fixtures.ts), and no test replaces a module of ours.
+ */
+const FIRST_LINE = { maxWorkers: 2, isolate: false };
+
+/**
+ * The other projects run one file at a time in a fresh process, after the first-line ones when
+ * all are run together: they time the wall clock, kill processes and fill disks.
+ */
+const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 } };
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -22,16 +41,17 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.http.test.ts', 'test/**/*.browser.test.ts', 'test/reliability/**', 'test/cluster/**', 'test/edge/**'],
+          exclude: ['test/**/*.http.test.ts', 'test/**/*.browser.test.ts', ...ELSEWHERE],
+          ...FIRST_LINE,
         },
       },
-      { extends: true, test: { name: 'http', include: ['test/**/*.http.test.ts'], exclude: ['test/reliability/**', 'test/cluster/**', 'test/edge/**'] } },
-      { extends: true, test: { name: 'browser', include: ['test/**/*.browser.test.ts'], exclude: ['test/reliability/**', 'test/cluster/**', 'test/edge/**'] } },
-      { extends: true, test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'] } },
+      { extends: true, test: { name: 'http', include: ['test/**/*.http.test.ts'], exclude: ELSEWHERE, ...FIRST_LINE } },
+      { extends: true, test: { name: 'browser', include: ['test/**/*.browser.test.ts'], exclude: ELSEWHERE, ...FIRST_LINE } },
+      { extends: true, test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], ...ONE_AT_A_TIME } },
       // Needs PostgreSQL's server binaries (Debian's postgresql package) and starts s3rver.
-      { extends: true, test: { name: 'cluster', include: ['test/cluster/**/*.test.ts'] } },
+      { extends: true, test: { name: 'cluster', include: ['test/cluster/**/*.test.ts'], ...ONE_AT_A_TIME } },
       // Custom domains end to end: needs Debian's caddy and pebble; everything on loopback.
-      { extends: true, test: { name: 'edge', include: ['test/edge/**/*.test.ts'] } },
+      { extends: true, test: { name: 'edge', include: ['test/edge/**/*.test.ts'], ...ONE_AT_A_TIME } },
     ],
   },
 });

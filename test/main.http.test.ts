@@ -1,66 +1,37 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/index.js';
 import { request } from './helpers/http.js';
+import { killMain, mainEnv, startMain, type MainProcess } from './helpers/main-process.js';
 import { publishSite, tempDir } from './helpers/sites.js';
 
 // Runs the built service as operators do (`npm test` builds first).
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
-interface Started {
-  child: ChildProcess;
-  port: number;
-  output: () => string;
-}
-
-function startMain(env: Record<string, string>): Promise<Started> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no banner in time:\n${out}`)), 15_000);
-    const onData = (chunk: Buffer): void => {
-      out += chunk.toString();
-      const match = /running on port (\d+)/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, port: Number(match[1]), output: () => out });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code}:\n${out}`));
-    });
-  });
-}
-
-function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stderr }));
-  });
+/** Whether a process with this PID still runs (signal 0 only asks). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 describe('plinth process', () => {
   const dataDir = tempDir();
-  let started: Started;
+  let started: MainProcess;
 
   beforeAll(async () => {
-    expect(existsSync(MAIN), 'run `npm run build` first (npm test does)').toBe(true);
     const store = await openStore({ dir: dataDir });
     await publishSite(store, 'two-threads', { 'index.html': '<h1>served by a thread</h1>' });
     await store.close();
-    started = await startMain({ PLINTH_PORT: '0', PLINTH_THREADS: '2', PLINTH_DATA_DIR: dataDir, PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_LOG_LEVEL: 'warn' });
-  });
+    started = await startMain(mainEnv(dataDir, { PLINTH_THREADS: '2' }), { timeoutMs: 60_000 });
+  }, 90_000);
 
-  afterAll(() => {
-    if (started?.child.exitCode === null) started.child.kill('SIGKILL');
-  });
+  afterAll(() => killMain(started));
 
   it('prints its local addresses', () => {
     expect(started.output()).toContain('2 HTTP threads');
@@ -85,32 +56,32 @@ describe('plinth process', () => {
   });
 
   it('shuts down cleanly on SIGTERM', async () => {
-    const exit = exitOf(started.child);
     started.child.kill('SIGTERM');
-    expect((await exit).code).toBe(0);
+    expect((await started.exited).code).toBe(0);
+  });
+});
+
+describe('waiting for the start banner', () => {
+  it('ends the process it started when the banner does not come in time', async () => {
+    const pidFile = join(tempDir(), 'pid');
+    // A process that starts, says nothing and would run for ever.
+    const silent = [process.execPath, '-e', `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`];
+    await expect(startMain({}, { command: silent, timeoutMs: 5000 })).rejects.toThrow('no banner in time');
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(pid).toBeGreaterThan(0);
+    expect(running(pid), `process ${pid} was left running`).toBe(false);
   });
 });
 
 describe('start-up checks', () => {
   it('refuses to start on the pure-JS uWS fallback, with a clear message', async () => {
-    const child = spawn(process.execPath, [MAIN], {
-      env: { ...process.env, UWS_USE_FALLBACK: '1', PLINTH_PORT: '0', PLINTH_DATA_DIR: tempDir() },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const { code, stderr } = await exitOf(child);
-    expect(code).toBe(1);
-    expect(stderr).toContain('native binary');
+    const refused = startMain({ UWS_USE_FALLBACK: '1', PLINTH_PORT: '0', PLINTH_DATA_DIR: tempDir() });
+    await expect(refused).rejects.toThrow(/exited with 1 before listening[\s\S]*native binary/);
   });
 
   it('refuses to start with invalid configuration, listing the problems', async () => {
-    const child = spawn(process.execPath, [MAIN], {
-      env: { ...process.env, PLINTH_PORT: 'eighty', PLINTH_THREADS: 'many', PLINTH_DATA_DIR: tempDir() },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const { code, stderr } = await exitOf(child);
-    expect(code).toBe(1);
-    expect(stderr).toContain('PLINTH_PORT');
-    expect(stderr).toContain('PLINTH_THREADS');
+    const refused = startMain({ PLINTH_PORT: 'eighty', PLINTH_THREADS: 'many', PLINTH_DATA_DIR: tempDir() });
+    await expect(refused).rejects.toThrow(/exited with 1 before listening[\s\S]*PLINTH_PORT[\s\S]*PLINTH_THREADS/);
   });
 });
 

@@ -23,11 +23,18 @@ const files = testFiles(TEST)
 const STARTS_BROWSER = /\b(launchBrowser|useBrowser)\(|chromium\.launch\(/;
 const STARTS_SERVER = /\b(startTestServer|startAppServer|useTestServer|useAppServer|startMain|startServer)\(/;
 
+/** A path to the built service in a test file: it is started through test/helpers/main-process.ts instead. */
+const NAMES_BUILT_SERVICE = /['"][\w./-]*dist\/main\.js['"]/;
+
 describe('test projects', () => {
   it.each(files.map((path) => [path]))('%s is in the project it needs', (path) => {
     const text = readFileSync(join(TEST, path), 'utf8');
     if (STARTS_BROWSER.test(text)) expect(path).toMatch(/\.browser\.test\.ts$/);
     else if (STARTS_SERVER.test(text)) expect(path).toMatch(/\.(http|browser)\.test\.ts$/);
     else expect(path).not.toMatch(/\.(http|browser)\.test\.ts$/);
+  });
+
+  it('start the built service through startMain (test/helpers/main-process.ts), whose time-out ends the process it started', () => {
+    expect(files.filter((path) => NAMES_BUILT_SERVICE.test(readFileSync(join(TEST, path), 'utf8')))).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   emptyZip,
   tarFromEntries,
@@ -14,15 +14,15 @@ import {
   zipWithTool,
   type TreeFiles,
 } from '../fixtures/archives.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { declaredButUnsent, request, type TestResponse } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import { hashToken, type AccountRecord } from '../../src/store/index.js';
 
 const HOUR = 3600_000;
 let clock = Date.now();
-let server: TestServer;
 const work = tempDir('plinth-deploy-');
 let counter = 0;
 
@@ -110,13 +110,7 @@ function chunkedUpload(path: string, megabytes: number): Promise<{ status: numbe
   });
 }
 
-beforeAll(async () => {
-  server = await startTestServer({}, () => clock);
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer({}, { now: () => clock });
 
 describe('anonymous create', () => {
   it('publishes a .tar.gz and returns the site, revision, token and claim link', async () => {

@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestDns, type TestDns } from '../helpers/dns.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestDns, useTestServer } from '../helpers/fixtures.js';
+import { startTestServer } from '../helpers/server.js';
 import { accountSite, accountWithToken, anonymousSite, api, unique, type TestAccount } from './api-helpers.js';
 
 /** Custom domains over REST: attach, the records to create, verification by TXT, caps, refusals. */
 
-let server: TestServer;
-let dns: TestDns;
 let owner: TestAccount;
 
-beforeAll(async () => {
-  dns = await startTestDns();
-  server = await startTestServer({ PLINTH_DNS_SERVERS: dns.address, PLINTH_DOMAINS_FREE: '0', PLINTH_DOMAINS_BUILDER: '3' });
-  owner = await accountWithToken(server.store, 'builder');
-});
+const dns = useTestDns();
+const server = useTestServer(() => ({ PLINTH_DNS_SERVERS: dns.address, PLINTH_DOMAINS_FREE: '0', PLINTH_DOMAINS_BUILDER: '3' }));
 
-afterAll(async () => {
-  await server?.close();
-  await dns?.close();
+beforeAll(async () => {
+  owner = await accountWithToken(server.store, 'builder');
 });
 
 const domainsOf = (name: string) => `/v1/sites/${name}/domains`;

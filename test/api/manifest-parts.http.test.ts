@@ -1,12 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_LIFETIME_MS } from '../../src/sites/index.js';
 import { sweep } from '../../src/runtime/sweeper.js';
 import { createLogger } from '../../src/log.js';
 import { tarBytes } from '../helpers/archive-bytes.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { declaredButUnsent } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
 import { accountWithToken, api, visit, type TestAccount } from './api-helpers.js';
 
 /**
@@ -15,15 +16,12 @@ import { accountWithToken, api, visit, type TestAccount } from './api-helpers.js
  */
 
 let clock = Date.now();
-let server: TestServer;
 let owner: TestAccount;
 
+const server = useTestServer({}, { now: () => clock });
+
 beforeAll(async () => {
-  server = await startTestServer({}, () => clock);
   owner = await accountWithToken(server.store, 'builder');
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const sha = (content: string | Buffer): string => createHash('sha256').update(content).digest('hex');

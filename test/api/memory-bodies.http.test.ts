@@ -3,36 +3,28 @@ import { type ClientRequest, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken } from './api-helpers.js';
 import { tarBytes, tgzBytes, zipBytes } from '../helpers/archive-bytes.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { request, type TestResponse } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 
 // Deploy bodies of known size are received into memory within a per-thread budget (here 2 MB,
 // at most 1 MB a body), and spooled to disk otherwise. The server's counters tell which.
-let server: TestServer;
-let spoolingServer: TestServer;
+const server = useTestServer({ PLINTH_MEMORY_BODY_MB: '2', PLINTH_MEMORY_BODY_MAX_MB: '1' });
+const spoolingServer = useTestServer({ PLINTH_MEMORY_BODY_MB: '0' });
 // Bodies of a megabyte and more get buffers that come back from the worker for the next body.
-let reusingServer: TestServer;
+const reusingServer = useTestServer({ PLINTH_MEMORY_BODY_MB: '32', PLINTH_MEMORY_BODY_MAX_MB: '4' });
 let token: string;
 let spoolingToken: string;
 let reusingToken: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ PLINTH_MEMORY_BODY_MB: '2', PLINTH_MEMORY_BODY_MAX_MB: '1' });
-  spoolingServer = await startTestServer({ PLINTH_MEMORY_BODY_MB: '0' });
-  reusingServer = await startTestServer({ PLINTH_MEMORY_BODY_MB: '32', PLINTH_MEMORY_BODY_MAX_MB: '4' });
   token = (await accountWithToken(server.store, 'builder')).token;
   spoolingToken = (await accountWithToken(spoolingServer.store, 'builder')).token;
   reusingToken = (await accountWithToken(reusingServer.store, 'builder')).token;
-});
-
-afterAll(async () => {
-  await server?.close();
-  await spoolingServer?.close();
-  await reusingServer?.close();
 });
 
 const uploads = () => server.stats().uploads;

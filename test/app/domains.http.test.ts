@@ -1,27 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountSite, accountWithToken, type TestAccount } from '../api/api-helpers.js';
-import { startTestDns, type TestDns } from '../helpers/dns.js';
-import { startAppServer, type AppServer } from './browser.js';
+import { useAppServer, useTestDns } from '../helpers/fixtures.js';
 import { AppClient } from './http-client.js';
 
 /** The site page's custom domains: the records to create, checking them, primary, removal, refusals. */
 
-let server: AppServer;
-let dns: TestDns;
 let owner: TestAccount;
 let browser: AppClient;
 
+const dns = useTestDns();
+const server = useAppServer(() => ({ PLINTH_DNS_SERVERS: dns.address }));
+
 beforeAll(async () => {
-  dns = await startTestDns();
-  server = await startAppServer({ PLINTH_DNS_SERVERS: dns.address });
   owner = await accountWithToken(server.store, 'builder');
   browser = new AppClient(server);
   await browser.signIn(owner.account.email);
-});
-
-afterAll(async () => {
-  await server?.close();
-  await dns?.close();
 });
 
 describe('custom domains in the app', () => {

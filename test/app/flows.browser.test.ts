@@ -2,25 +2,18 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, visit } from '../api/api-helpers.js';
-import { inspectPage, linkIn, mailTo, openPage, signIn, startAppServer, type AppServer } from './browser.js';
-import { useBrowser } from '../helpers/fixtures.js';
+import { inspectPage, linkIn, mailTo, openPage, signIn, startAppServer } from './browser.js';
+import { useAppServer, useBrowser } from '../helpers/fixtures.js';
 
 /** The account app end to end, as a person uses it: real Chromium, real server, mail from the outbox. */
 
-let server: AppServer;
 let counter = 0;
 const email = (who: string): string => `${who}-${Date.now().toString(36)}${++counter}@example.com`;
 const PLINTH = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
 
 const browser = useBrowser();
 
-beforeAll(async () => {
-  server = await startAppServer();
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+const server = useAppServer();
 
 /** An anonymous deploy, as an agent makes it. */
 async function anonymousDeploy(html = '<!doctype html><html lang="en"><head><title>Hi</title></head><body><h1>Hello</h1></body></html>') {

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from './browser.js';
+import { useAppServer } from '../helpers/fixtures.js';
+import { startAppServer } from './browser.js';
 import { AppClient } from './http-client.js';
 
 /**
@@ -10,16 +11,10 @@ import { AppClient } from './http-client.js';
  */
 
 let clock = Date.now();
-let server: AppServer;
 let counter = 0;
 const email = (who: string): string => `${who}-${(++counter).toString(36)}@example.com`;
 
-beforeAll(async () => {
-  server = await startAppServer({}, () => clock);
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useAppServer({}, { now: () => clock });
 
 describe('links that no longer work', () => {
   it('an expired claim link gets a clear page and claims nothing', async () => {

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api } from '../api/api-helpers.js';
-import { linkIn, mailTo, startAppServer, type AppServer } from './browser.js';
+import { useAppServer } from '../helpers/fixtures.js';
+import { linkIn, mailTo, startAppServer } from './browser.js';
 import { AppClient } from './http-client.js';
 
 /**
@@ -10,16 +11,10 @@ import { AppClient } from './http-client.js';
  * confirmation that does not say what it accepts, and "a editor", "1 files", "this token".
  */
 
-let server: AppServer;
 let counter = 0;
 const email = (who: string): string => `${who}-${(++counter).toString(36)}@example.com`;
 
-beforeAll(async () => {
-  server = await startAppServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useAppServer();
 
 async function personWithToken(who: string): Promise<{ client: AppClient; address: string; token: string }> {
   const client = new AppClient(server);

@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/store/index.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { publishSite } from '../helpers/sites.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -17,8 +17,6 @@ interface CliResult {
   stdout: string;
   stderr: string;
 }
-
-let server: TestServer;
 
 function plinth(...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
@@ -42,11 +40,11 @@ function filesUnder(dir: string): string[] {
 
 beforeAll(async () => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npx tsc -p tsconfig.json\` (npm test does) first`);
-  server = await startTestServer();
-  await publishSite(server.store, 'team-site', { 'index.html': '<h1>team</h1>' });
 });
-afterAll(async () => {
-  await server?.close();
+const server = useTestServer();
+
+beforeAll(async () => {
+  await publishSite(server.store, 'team-site', { 'index.html': '<h1>team</h1>' });
 });
 
 describe('plinth admin', () => {

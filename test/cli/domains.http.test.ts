@@ -2,28 +2,21 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountSite, accountWithToken, type TestAccount } from '../api/api-helpers.js';
-import { startTestDns, type TestDns } from '../helpers/dns.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestDns, useTestServer } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/sites.js';
 
 /** `plinth domains` through the built command against a real server and a loopback DNS server. */
 
 const CLI = fileURLToPath(new URL('../../packages/cli/dist/plinth.js', import.meta.url));
-let server: TestServer;
-let dns: TestDns;
 let owner: TestAccount;
 
-beforeAll(async () => {
-  dns = await startTestDns();
-  server = await startTestServer({ PLINTH_DNS_SERVERS: dns.address });
-  owner = await accountWithToken(server.store, 'builder');
-});
+const dns = useTestDns();
+const server = useTestServer(() => ({ PLINTH_DNS_SERVERS: dns.address }));
 
-afterAll(async () => {
-  await server?.close();
-  await dns?.close();
+beforeAll(async () => {
+  owner = await accountWithToken(server.store, 'builder');
 });
 
 function plinth(dir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** The docs, the account app and the API point to each other by their real addresses. */
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer({
-    PLINTH_PUBLIC_DOCS_URL: 'http://localhost:9123',
-    PLINTH_PUBLIC_APP_URL: 'http://app.localhost:9123',
-    PLINTH_PUBLIC_API_URL: 'http://api.localhost:9123',
-  });
-});
-afterAll(async () => {
-  await server?.close();
+const server = useTestServer({
+  PLINTH_PUBLIC_DOCS_URL: 'http://localhost:9123',
+  PLINTH_PUBLIC_APP_URL: 'http://app.localhost:9123',
+  PLINTH_PUBLIC_API_URL: 'http://api.localhost:9123',
 });
 
 describe('links between the hosts', () => {

@@ -1,11 +1,11 @@
 import { writeFileSync, chmodSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../../src/api/index.js';
 import { GUIDE_DIR } from '../../src/docs/index.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { captureLines, compareJson, compareText, extractBlocks, ShellSession, valueAt, type Bindings, type BlockResult } from './example-runner.js';
@@ -19,7 +19,6 @@ import { captureLines, compareJson, compareText, extractBlocks, ShellSession, va
  * agent goes on as the claim poll's answer tells it.
  */
 
-let server: TestServer;
 let port: number;
 const read = async (url: string): Promise<string> => {
   const { host, pathname } = new URL(url);
@@ -41,11 +40,9 @@ function freePort(): Promise<number> {
 
 beforeAll(async () => {
   port = await freePort();
-  server = await startTestServer({ PLINTH_PORT: String(port) });
 });
-afterAll(async () => {
-  await server?.close();
-});
+
+const server = useTestServer(() => ({ PLINTH_PORT: String(port) }));
 
 /** `GET /v1/sites/<name>` and the like, as the guides write calls, against the API's routes. */
 function isRoute(method: string, path: string): boolean {

@@ -1,12 +1,15 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { launchBrowser, startAppServer, type AppServer } from '../app/browser.js';
+import { startTestDns, type TestDns } from './dns.js';
 import { startTestServer, type TestServer } from './server.js';
 
 /**
- * Shared fixtures: one server or browser per test file, started before its first test and closed
- * after its last (waiting for a state is ./wait.ts's `waitUntil`). A file writes `const server = useTestServer()`
- * instead of a `let`, a `beforeAll` that starts and an `afterAll` that closes.
+ * Shared fixtures: one server, browser or DNS server per test file (or per `describe`, when called
+ * inside one), started before its first test and closed after its last (waiting for a state is
+ * ./wait.ts's `waitUntil`). A file writes `const server = useTestServer()` instead of a `let`, a
+ * `beforeAll` that starts and an `afterAll` that closes. Fixtures start in the order they are
+ * declared and close in the reverse order, so a server may use a DNS server declared before it.
  */
 
 type Settings = Record<string, string> | (() => Record<string, string>);
@@ -34,6 +37,7 @@ function fileScoped<T extends object>(what: string, start: () => Promise<T>, sto
       const field = Reflect.get(target, key, target) as unknown;
       return typeof field === 'function' ? (field as (...args: unknown[]) => unknown).bind(target) : field;
     },
+    set: (_target, key, value) => Reflect.set(current(), key, value),
     has: (_target, key) => Reflect.has(current(), key),
     ownKeys: () => Reflect.ownKeys(current()),
     getOwnPropertyDescriptor: (_target, key) => {
@@ -68,4 +72,9 @@ export function useAppServer(settings: Settings = {}, options: StartOptions = {}
 /** Debian's Chromium for this file (launchBrowser). */
 export function useBrowser(): Browser {
   return fileScoped('browser', launchBrowser, (browser) => browser.close());
+}
+
+/** A DNS server on loopback for this file (startTestDns), for PLINTH_DNS_SERVERS. */
+export function useTestDns(): TestDns {
+  return fileScoped('DNS server', startTestDns, (dns) => dns.close());
 }

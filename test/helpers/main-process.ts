@@ -57,9 +57,12 @@ export function startMain(env: Record<string, string>, options: StartMainOptions
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
       child.on('exit', (code, signal) => done({ code, signal }));
     });
+    // No banner in time: the process is ended, and the start refused once it has exited, so a
+    // failed start leaves nothing running.
+    let timedOut = false;
     const timer = setTimeout(() => {
+      timedOut = true;
       child.kill('SIGKILL');
-      reject(new Error(`no banner in time:\n${out}`));
     }, options.timeoutMs ?? 20_000);
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
@@ -74,7 +77,7 @@ export function startMain(env: Record<string, string>, options: StartMainOptions
     child.stderr!.on('data', onData);
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(new Error(`exited with ${code ?? signal} before listening:\n${out}`));
+      reject(new Error(timedOut ? `no banner in time:\n${out}` : `exited with ${code ?? signal} before listening:\n${out}`));
     });
   });
 }

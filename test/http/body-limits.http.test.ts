@@ -1,11 +1,11 @@
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { inToolWords } from '../../src/mcp/tool-words.js';
 import { MAX_JSON_BODY_BYTES, MAX_MCP_REQUEST_BYTES, MAX_REQUEST_BYTES } from '../../src/rules/index.js';
 import { bodyTooSlow, requestTooLarge, smallBodyLimit } from '../../src/sites/index.js';
 import { accountWithToken } from '../api/api-helpers.js';
+import { useAppServer } from '../helpers/fixtures.js';
 import { callApi } from '../helpers/http.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
 
 /**
@@ -18,20 +18,16 @@ import { AppClient } from '../app/http-client.js';
 
 const MB = 1024 * 1024;
 const DEADLINE_S = 2;
-let server: AppServer;
 let token: string;
 let app: { cookie: string; csrf: string };
 
+const server = useAppServer({ PLINTH_UPLOAD_TIMEOUT_S: String(DEADLINE_S), PLINTH_API_RATE_PER_CREDENTIAL: '0' });
+
 beforeAll(async () => {
-  server = await startAppServer({ PLINTH_UPLOAD_TIMEOUT_S: String(DEADLINE_S), PLINTH_API_RATE_PER_CREDENTIAL: '0' });
   token = (await accountWithToken(server.store)).token;
   const client = new AppClient(server);
   const csrf = await client.formToken('/publish');
   app = { cookie: [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; '), csrf };
-});
-
-afterAll(async () => {
-  await server?.close();
 });
 
 type Edge = 'rest' | 'app' | 'mcp';

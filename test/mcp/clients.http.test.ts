@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /**
  * Tools we did not write, run as their own processes against the running server: the MCP
@@ -17,17 +17,15 @@ const run = promisify(execFile);
 const bin = (name: string): string => fileURLToPath(new URL(`../../node_modules/.bin/${name}`, import.meta.url));
 const BASELINE = fileURLToPath(new URL('./conformance-baseline.yml', import.meta.url));
 
-let server: AppServer;
 let owner: TestAccount;
 let url: string;
 
+const server = useAppServer({ PLINTH_MCP_HOST: '127.0.0.1' });
+
 beforeAll(async () => {
-  server = await startAppServer({ PLINTH_MCP_HOST: '127.0.0.1' });
   url = `http://127.0.0.1:${server.port}/mcp`;
   owner = await accountWithToken(server.store, 'builder');
 });
-
-afterAll(() => server?.close());
 
 async function inspector(...args: string[]): Promise<any> {
   const { stdout } = await run(bin('mcp-inspector'), ['--cli', url, '--transport', 'http', '--header', `Authorization: Bearer ${owner.token}`, ...args], {

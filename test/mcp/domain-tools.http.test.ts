@@ -1,28 +1,24 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountSite, accountWithToken, type TestAccount } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
-import { startTestDns, type TestDns } from '../helpers/dns.js';
+import { useAppServer, useTestDns } from '../helpers/fixtures.js';
 import { connectClient, structured, textOf } from './mcp-helpers.js';
 
 /** The custom-domain tools through the MCP SDK's client: the REST endpoints' operations and answers. */
 
-let server: AppServer;
-let dns: TestDns;
 let owner: TestAccount;
 let client: Client;
 
+const dns = useTestDns();
+const server = useAppServer(() => ({ PLINTH_DNS_SERVERS: dns.address }));
+
 beforeAll(async () => {
-  dns = await startTestDns();
-  server = await startAppServer({ PLINTH_DNS_SERVERS: dns.address });
   owner = await accountWithToken(server.store, 'builder');
   client = await connectClient(`http://mcp.localhost:${server.port}/mcp`, owner.token);
 });
 
 afterAll(async () => {
   await client?.close();
-  await server?.close();
-  await dns?.close();
 });
 
 describe('custom domain tools', () => {

@@ -1,23 +1,21 @@
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
+import { useAppServer } from '../helpers/fixtures.js';
 import { INITIALIZE, rpc } from './mcp-helpers.js';
 import { declaredButUnsent } from '../helpers/http.js';
 
 /** The MCP endpoint as HTTP: what clients usually hide (status codes, headers, CORS, limits). */
 
-let server: AppServer;
 let owner: TestAccount;
 let mcp: string;
 
+const server = useAppServer({ PLINTH_MCP_ALLOWED_ORIGINS: 'https://inspector.example' });
+
 beforeAll(async () => {
-  server = await startAppServer({ PLINTH_MCP_ALLOWED_ORIGINS: 'https://inspector.example' });
   mcp = `http://mcp.localhost:${server.port}`;
   owner = await accountWithToken(server.store, 'builder');
 });
-
-afterAll(() => server?.close());
 
 describe('authentication', () => {
   it.each([

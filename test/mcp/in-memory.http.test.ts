@@ -1,8 +1,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken } from '../api/api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { callApi } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { rpc } from './mcp-helpers.js';
 
 /**
@@ -11,18 +11,14 @@ import { rpc } from './mcp-helpers.js';
  * (a plain file where it was): a call that wrote its arguments to a file there would fail.
  */
 
-let server: TestServer;
 let token: string;
 
+const server = useTestServer({ PLINTH_API_RATE_PER_CREDENTIAL: '0' });
+
 beforeAll(async () => {
-  server = await startTestServer({ PLINTH_API_RATE_PER_CREDENTIAL: '0' });
   token = (await accountWithToken(server.store)).token;
   rmSync(server.config.spoolDir, { recursive: true, force: true });
   writeFileSync(server.config.spoolDir, 'not a directory');
-});
-
-afterAll(async () => {
-  await server?.close();
 });
 
 const files = (title: string) => [{ path: 'index.html', content: `<h1>${title}</h1>` }];

@@ -1,7 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
+import { useAppServer } from '../helpers/fixtures.js';
 import { loopbackFetch } from './loopback-fetch.js';
 
 /**
@@ -9,18 +9,16 @@ import { loopbackFetch } from './loopback-fetch.js';
  * 2.x): each request carries its own envelope, the server answers statelessly in JSON.
  */
 
-let server: AppServer;
 let owner: TestAccount;
 let url: URL;
 const MB = 1024 * 1024;
 
+const server = useAppServer();
+
 beforeAll(async () => {
-  server = await startAppServer();
   url = new URL(`http://mcp.localhost:${server.port}/mcp`);
   owner = await accountWithToken(server.store, 'builder');
 });
-
-afterAll(() => server?.close());
 
 async function connect(mode: 'auto' | { pin: string }): Promise<Client> {
   const client = new Client({ name: 'modern-tests', version: '1.0.0' }, { versionNegotiation: { mode } });

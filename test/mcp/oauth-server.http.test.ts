@@ -1,8 +1,8 @@
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/store/index.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
+import { useAppServer } from '../helpers/fixtures.js';
 import { loopbackFetch } from './loopback-fetch.js';
 import { rpc } from './mcp-helpers.js';
 
@@ -12,7 +12,6 @@ import { rpc } from './mcp-helpers.js';
  * check, refresh rotation, RFC 7009 revocation, and every refusal that guards a token.
  */
 
-let server: AppServer;
 let person: AppClient;
 let as: oauth.AuthorizationServer;
 let client: oauth.Client;
@@ -21,8 +20,9 @@ const clock = { offsetMs: 0 };
 const redirectUri = 'http://127.0.0.1:7777/callback';
 const options = { [oauth.customFetch]: loopbackFetch as never, [oauth.allowInsecureRequests]: true };
 
+const server = useAppServer({}, { now: () => Date.now() + clock.offsetMs });
+
 beforeAll(async () => {
-  server = await startAppServer({}, () => Date.now() + clock.offsetMs);
   mcp = `http://mcp.localhost:${server.port}`;
   person = new AppClient(server);
   await person.signIn(`as-${Date.now().toString(36)}@example.com`);
@@ -37,8 +37,6 @@ beforeAll(async () => {
   );
   client = { client_id: registered.client_id, token_endpoint_auth_method: 'none' };
 });
-
-afterAll(() => server?.close());
 
 /** A person approves an authorization request on the consent page; returns where the browser goes. */
 async function approve(params: Record<string, string>, decision: 'allow' | 'deny' = 'allow'): Promise<URL> {

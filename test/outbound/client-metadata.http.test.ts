@@ -9,8 +9,8 @@ import {
   type ClientMetadataFetcher,
   type ClientMetadataFetchOptions,
 } from '../../src/outbound/index.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
+import { useAppServer } from '../helpers/fixtures.js';
 import { METADATA_REDIRECT_URI as redirectUri, startMetadataServer, type MetadataServer } from '../helpers/metadata-server.js';
 import { tempDir } from '../helpers/sites.js';
 import { loopbackFetch } from '../mcp/loopback-fetch.js';
@@ -149,15 +149,14 @@ describe('fetching a client metadata document', () => {
 });
 
 describe('an authorization with a URL as client_id', () => {
-  let server: AppServer;
+  // The fetcher is made in the file's beforeAll, which runs before this server starts.
+  const server = useAppServer({}, { fetchClientMetadata: (...args: Parameters<ClientMetadataFetcher>) => fetcher(...args) });
   let person: AppClient;
 
   beforeAll(async () => {
-    server = await startAppServer({}, undefined, { fetchClientMetadata: fetcher });
     person = new AppClient(server);
     await person.signIn(`cimd-${Date.now().toString(36)}@example.com`);
   });
-  afterAll(() => server?.close());
 
   it('names the app from its document, and the code flow works with the URL as client_id', async () => {
     const clientId = `${base}/client.json`;

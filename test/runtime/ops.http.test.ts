@@ -224,8 +224,7 @@ describe('with the former ask settings and PLINTH_METRICS=0', () => {
     other!.child.kill('SIGTERM');
     expect(await waitUntil(() => other!.output().includes('server.stopping'), 10_000, 20)).toBe(true);
     let answer = await request({ port, host: '127.0.0.1', path: '/readyz' });
-    for (const deadline = Date.now() + 5000; answer.status !== 503 && Date.now() < deadline;)
-      answer = await request({ port, host: '127.0.0.1', path: '/readyz' });
+    await waitUntil(async () => (answer = await request({ port, host: '127.0.0.1', path: '/readyz' })).status === 503, 5000, 20);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.text)).toMatchObject({ ready: false, reason: expect.stringContaining('the node is stopping') });
     upload.end(body.subarray(20));

@@ -1,11 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, anonymousSite, unique, type TestAccount } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
-import { startTestDns, type TestDns } from '../helpers/dns.js';
+import { useAppServer, useTestDns } from '../helpers/fixtures.js';
 import { request, type TestResponse } from '../helpers/http.js';
 
 /**
@@ -13,7 +12,8 @@ import { request, type TestResponse } from '../helpers/http.js';
  * against every REST endpoint and every MCP tool, on the real server over loopback. A row is a
  * credential × an operation; it asserts the status, the error code, and the state afterwards:
  * a refused request changes nothing, an allowed one changes only what it should. Each row gets
- * fresh sites, so rows cannot affect each other.
+ * fresh sites, so rows cannot affect each other; only the rows of one endpoint whose credential
+ * is refused before any operation runs share theirs, which each of them checks it left as it was.
  *
  * How to read it: CREDENTIALS says how each kind is sent and which column it answers as;
  * OPERATIONS has one row per endpoint with the status for each column. Any credential that is
@@ -23,8 +23,6 @@ import { request, type TestResponse } from '../helpers/http.js';
 
 const HOUR = 3600_000;
 const clock = Date.now();
-let server: AppServer;
-let dns: TestDns;
 let owner: TestAccount;
 let editor: TestAccount;
 let viewer: TestAccount;
@@ -445,6 +443,20 @@ async function anonymous(expiresAt = clock + 72 * HOUR) {
   return anonymousSite(server.store, expiresAt);
 }
 
+/**
+ * The world of a row whose credential is refused before any operation runs. Such a row changes
+ * nothing (it checks that), so the rows of one endpoint and target share one world rather than
+ * each making sites. Endpoints with a `prepare` step get a fresh world per row, as every row does.
+ */
+const refusalWorlds = new Map<string, Promise<World>>();
+function worldFor(refused: boolean, endpoint: string, operation: Operation, target: Target): Promise<World> {
+  if (!refused || operation.prepare) return world(target);
+  const key = `${endpoint} ${target}`;
+  let shared = refusalWorlds.get(key);
+  if (!shared) refusalWorlds.set(key, (shared = world(target)));
+  return shared;
+}
+
 async function world(target: Target): Promise<World> {
   const team = await accountSite(server.store, owner, [
     [editor, 'editor'],
@@ -589,10 +601,11 @@ async function oauthToken(
   return { access, refresh, grant };
 }
 
+// Custom domains are looked up on a loopback DNS server that has no records.
+const dns = useTestDns();
+const server = useAppServer(() => ({ PLINTH_SITES_LIMIT_BUILDER: '1000000', PLINTH_DNS_SERVERS: dns.address }), { now: () => clock });
+
 beforeAll(async () => {
-  // Custom domains are looked up on a loopback DNS server that has no records.
-  dns = await startTestDns();
-  server = await startAppServer({ PLINTH_SITES_LIMIT_BUILDER: '1000000', PLINTH_DNS_SERVERS: dns.address }, () => clock);
   [owner, editor, viewer, outsider, claimer] = (await Promise.all([0, 1, 2, 3, 4].map(() => accountWithToken(server.store, 'builder')))) as [
     TestAccount,
     TestAccount,
@@ -621,11 +634,6 @@ beforeAll(async () => {
   keys.oauthDisconnected = disconnected.access;
 });
 
-afterAll(async () => {
-  await server?.close();
-  await dns?.close();
-});
-
 // ---------------------------------------------------------------------------------------------
 // REST
 
@@ -639,7 +647,7 @@ describe('REST: every credential × every endpoint', () => {
   });
 
   it.each(restRows.map((row) => [row.name, row.kind, row.status, row] as const))('%s with %s → %i', async (_name, _kind, status, row) => {
-    const w = await world(row.target);
+    const w = await worldFor(row.answer === 'invalid', `rest ${row.name}`, row.operation, row.target);
     await row.operation.prepare?.(w);
     const before = snapshot(w);
     const res = await send(row.operation.call(w), row.headers(w));
@@ -780,7 +788,7 @@ describe('MCP: every credential × every tool', () => {
   });
 
   it.each(mcpRows.map((row) => [row.label, row.kind, row.status, row] as const))('%s with %s → %i', async (_label, _kind, status, row) => {
-    const w = await world(row.target);
+    const w = await worldFor(row.answer === 'refused', `mcp ${row.label}`, row.operation, row.target);
     await row.operation.prepare?.(w);
     const before = snapshot(w);
     const res = await callTool(row.tool, row.args(w), row.headers(w));

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountSite, accountWithToken, api, unique, type TestAccount } from '../api/api-helpers.js';
-import { startTestDns, type TestDns } from '../helpers/dns.js';
+import { useTestDns, useTestServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Custom domains under attack: names that are not the caller's to claim (the service's own,
@@ -12,19 +11,13 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * question on public hosts.
  */
 
-let server: TestServer;
-let dns: TestDns;
 let owner: TestAccount;
 
-beforeAll(async () => {
-  dns = await startTestDns();
-  server = await startTestServer({ PLINTH_DNS_SERVERS: dns.address });
-  owner = await accountWithToken(server.store, 'builder');
-});
+const dns = useTestDns();
+const server = useTestServer(() => ({ PLINTH_DNS_SERVERS: dns.address }));
 
-afterAll(async () => {
-  await server?.close();
-  await dns?.close();
+beforeAll(async () => {
+  owner = await accountWithToken(server.store, 'builder');
 });
 
 const domainsOf = (name: string) => `/v1/sites/${name}/domains`;

@@ -8,6 +8,7 @@ import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * The process as an operator starts it (`node dist/main.js`), given what operators get wrong:
@@ -195,8 +196,7 @@ describe('signals', { timeout: 180_000 }, () => {
   it('logs SIGHUP and goes on serving; SIGTERM still stops it cleanly', async () => {
     const main = await start(mainEnv(tempDir()));
     main.child.kill('SIGHUP');
-    const deadline = Date.now() + 10_000;
-    while (!main.output().includes('server.hangup_ignored') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitUntil(() => main.output().includes('server.hangup_ignored'), 10_000);
     expect(main.output()).toContain('"event":"server.hangup_ignored"');
     expect((await request({ port: main.port, host: 'localhost' })).status).toBe(200);
     expect(main.child.exitCode).toBeNull();

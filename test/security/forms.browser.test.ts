@@ -2,24 +2,19 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localReturnPath } from '../../src/rules/index.js';
 import { api } from '../api/api-helpers.js';
-import { launchBrowser, mailTo, openPage, startAppServer, type AppServer } from '../app/browser.js';
+import { mailTo, openPage, startAppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
+import { useAppServer, useBrowser } from '../helpers/fixtures.js';
 
 /**
  * Attacks through the app's forms and links, from outside: cross-site posts, where `?next=` may
  * send a person after sign-in, text an attacker puts in a link, and hostile form input.
  */
 
-let server: AppServer;
 let counter = 0;
 const email = (who: string): string => `${who}-${(++counter).toString(36)}@example.com`;
 
-beforeAll(async () => {
-  server = await startAppServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useAppServer();
 
 async function tokenNames(client: AppClient): Promise<string[]> {
   const page = await client.get('/tokens');
@@ -130,21 +125,18 @@ describe('where ?next= may send a person', () => {
       trapHost = `127.0.0.2:${(trap.address() as { port: number }).port}`;
     });
     afterAll(() => new Promise<void>((resolve) => trap.close(() => resolve())));
+    const browser = useBrowser();
 
     it('follows none of the hostile forms off the app host', async () => {
-      const browser = await launchBrowser();
-      try {
-        const { context, page } = await openPage(browser);
-        const client = signedIn ?? (signedIn = await signedInClient());
-        await context.addCookies([{ name: 'plinth_session', value: client.session()!, url: server.appUrl }]);
-        for (const form of ['/.//HOST/x', '/..//HOST/x', '/%2e//HOST/x', '/a/..//HOST/x', '/\\HOST/x', '//HOST/x', '/\t/HOST/x']) {
-          await page.goto(`${server.appUrl}/login?next=${encodeURIComponent(form.replace('HOST', trapHost))}`);
-          expect(new URL(page.url()).origin, form).toBe(new URL(server.appUrl).origin);
-        }
-        expect(trapHits).toBe(0);
-      } finally {
-        await browser.close();
+      const { context, page } = await openPage(browser);
+      const client = signedIn ?? (signedIn = await signedInClient());
+      await context.addCookies([{ name: 'plinth_session', value: client.session()!, url: server.appUrl }]);
+      for (const form of ['/.//HOST/x', '/..//HOST/x', '/%2e//HOST/x', '/a/..//HOST/x', '/\\HOST/x', '//HOST/x', '/\t/HOST/x']) {
+        await page.goto(`${server.appUrl}/login?next=${encodeURIComponent(form.replace('HOST', trapHost))}`);
+        expect(new URL(page.url()).origin, form).toBe(new URL(server.appUrl).origin);
       }
+      expect(trapHits).toBe(0);
+      await context.close();
     });
   });
 });

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tgzBytes } from '../helpers/archive-bytes.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { accountSite, accountWithToken, api } from '../api/api-helpers.js';
 
 /**
@@ -13,7 +13,6 @@ import { accountSite, accountWithToken, api } from '../api/api-helpers.js';
  */
 
 const PROXY_SAW = '198.51.100.9';
-let server: TestServer;
 let spoof = 0;
 /** A different made-up client address every time, from another network each. */
 const nextSpoof = (): string => `203.0.${++spoof % 250}.7`;
@@ -51,16 +50,10 @@ const FORMS: Array<[string, (sent: string) => string[]]> = [
   ['Forwarded and X-Real-IP beside it', (sent) => [`Forwarded: for=${sent}`, `X-Real-IP: ${sent}`, `True-Client-IP: ${sent}`, `X-Forwarded-For: ${PROXY_SAW}`]],
 ];
 
-beforeAll(async () => {
-  server = await startTestServer({
-    PLINTH_TRUST_PROXY: '1',
-    PLINTH_ANON_DEPLOYS_PER_HOUR: '2',
-    PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '2',
-  });
-});
-
-afterAll(async () => {
-  await server?.close();
+const server = useTestServer({
+  PLINTH_TRUST_PROXY: '1',
+  PLINTH_ANON_DEPLOYS_PER_HOUR: '2',
+  PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '2',
 });
 
 describe('a client behind PLINTH_TRUST_PROXY=1 that writes its own X-Forwarded-For', () => {

@@ -1,8 +1,8 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountSite, accountWithToken, api } from '../api/api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { request, type TestResponse } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * One set of HTTP rules on every host: the same `Accept-Encoding` picks the same coding, the same
@@ -12,7 +12,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * holding one unreadable element), and spelled its own headers (REST answers had no `nosniff`).
  */
 
-let server: TestServer;
 let site: string;
 let protectedSite: string;
 
@@ -21,8 +20,9 @@ const send = (host: string, path: string, headers: Record<string, string> = {}, 
 
 const css = 'body { color: red; }\n'.repeat(200);
 
+const server = useTestServer({ PLINTH_API_RATE_PER_NETWORK: '0' });
+
 beforeAll(async () => {
-  server = await startTestServer({ PLINTH_API_RATE_PER_NETWORK: '0' });
   const owner = await accountWithToken(server.store, 'builder');
   const files = {
     'index.html': `<!doctype html><title>t</title>${'<p>text</p>'.repeat(100)}`,
@@ -39,10 +39,6 @@ beforeAll(async () => {
     body: { mode: 'password', password: 'a long enough password' },
   });
   expect(set.status).toBe(200);
-});
-
-afterAll(async () => {
-  await server?.close();
 });
 
 /** Resources that come in more than one coding, on each host that has them. */

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, anonymousSite, type TestAccount } from '../api/api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { declaredButUnsent, request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { INITIALIZE, rpc } from '../mcp/mcp-helpers.js';
 
 /**
@@ -13,13 +13,8 @@ import { INITIALIZE, rpc } from '../mcp/mcp-helpers.js';
  * row also checks that none was done.
  */
 
-let server: TestServer;
-
-beforeAll(async () => {
-  // Rate limits off here: the rows below must each meet the rule they test, not a 429.
-  server = await startTestServer({ PLINTH_API_RATE_PER_CREDENTIAL: '0', PLINTH_API_RATE_PER_NETWORK: '0' });
-});
-afterAll(() => server?.close());
+// Rate limits off here: the rows below must each meet the rule they test, not a 429.
+const server = useTestServer({ PLINTH_API_RATE_PER_CREDENTIAL: '0', PLINTH_API_RATE_PER_NETWORK: '0' });
 
 const list = (id: number | string) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
 const note = { jsonrpc: '2.0', method: 'notifications/initialized' };
@@ -97,11 +92,7 @@ describe('JSON-RPC batches', () => {
 describe('JSON-RPC batches against the rate limits', () => {
   // Its own server, with low caps and a clock the tests move to a fresh minute window each.
   let clock = Date.now();
-  let limited: TestServer;
-  beforeAll(async () => {
-    limited = await startTestServer({ PLINTH_API_RATE_PER_CREDENTIAL: '5', PLINTH_API_RATE_PER_NETWORK: '8' }, () => clock);
-  });
-  afterAll(() => limited?.close());
+  const limited = useTestServer({ PLINTH_API_RATE_PER_CREDENTIAL: '5', PLINTH_API_RATE_PER_NETWORK: '8' }, { now: () => clock });
   const nextWindow = (): void => {
     clock = (Math.floor(clock / 60_000) + 1) * 60_000;
   };

@@ -4,11 +4,13 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_METADATA_UNAVAILABLE } from '../../src/outbound/index.js';
 import { hashToken } from '../../src/store/index.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
+import { startAppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
+import { useAppServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
 import { METADATA_REDIRECT_URI as redirectUri, startMetadataServer, type MetadataServer } from '../helpers/metadata-server.js';
 import { tempDir } from '../helpers/sites.js';
+import { waitUntil } from '../helpers/wait.js';
 import { loopbackFetch } from '../mcp/loopback-fetch.js';
 import { rpc } from '../mcp/mcp-helpers.js';
 
@@ -31,7 +33,6 @@ import { rpc } from '../mcp/mcp-helpers.js';
 
 let dir: string;
 let metadata: MetadataServer;
-let server: AppServer;
 let person: AppClient;
 let clientId: string;
 let otherClientId: string;
@@ -42,8 +43,12 @@ beforeAll(async () => {
   dir = tempDir('plinth-sec-oauth-');
   metadata = await startMetadataServer(dir, ['127.0.0.1', '::1']);
   // A public install: the app host is not a localhost name, so its public URL is not either.
-  server = await startAppServer({ PLINTH_APP_HOST: 'app.plinth.example' }, () => Date.now() + clock.offsetMs);
-  server = Object.assign(server, { appUrl: server.config.publicUrls.app });
+});
+
+const server = useAppServer({ PLINTH_APP_HOST: 'app.plinth.example' }, { now: () => Date.now() + clock.offsetMs });
+
+beforeAll(async () => {
+  Object.assign(server, { appUrl: server.config.publicUrls.app });
   expect(new URL(server.appUrl).hostname).toBe('app.plinth.example');
   mcp = `http://mcp.localhost:${server.port}`;
   person = new AppClient(server);
@@ -53,7 +58,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await server?.close();
   await metadata?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -114,8 +118,7 @@ const mcpStatus = async (access: string): Promise<number> =>
 
 /** Polls until the metadata server has counted `count` connections (its counter runs on accept). */
 async function connectionsReach(count: number): Promise<void> {
-  const deadline = Date.now() + 2000;
-  while (metadata.connections() < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitUntil(() => metadata.connections() >= count, 2000, 10);
   expect(metadata.connections()).toBe(count);
 }
 

@@ -7,6 +7,7 @@ import { openPage } from '../app/browser.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { request, type TestResponse } from '../helpers/http.js';
 import { useBrowser, useAppServer } from '../helpers/fixtures.js';
+import { badgeShown, CONTENT, containingBlockAttacks, styled } from './badge-pages.js';
 
 /**
  * The site-serving host under attack: tables of hostile inputs, each row an attack with the
@@ -20,10 +21,6 @@ let page: Page;
 let hostile: string;
 let other: string;
 const containingBlockSites: string[] = [];
-
-const CONTENT = '<main><h1>A published page</h1><p>Some text of the site.</p></main>';
-const styled = (css: string, body = CONTENT): string =>
-  `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Styled</title><style>${css}</style></head><body>${body}</body></html>`;
 
 /**
  * Style sheets aimed at the badge: at its attribute, its tags, every element, its position in
@@ -60,76 +57,11 @@ const CSS_ATTACKS: Array<[string, string]> = [
 ];
 
 /**
- * Properties that make <html> or <body> the containing block of fixed descendants (or clip them),
- * so that the badge is placed in that element's box (the whole page, or none of it) rather than
- * the viewport: pushed below the fold, above the top, or clipped away, while the site looks the same.
+ * Properties that make html or body the containing block of the badge (badge-pages.ts): each on
+ * body and on html, every spelling in turn. The reliability project tries every property in every
+ * spelling (test/reliability/badge-containing-blocks.browser.test.ts).
  */
-const CONTAINING_BLOCKS: string[] = [
-  'transform:translateZ(0)',
-  'transform:translate(0, 4000px)',
-  'translate:0 0',
-  'rotate:0deg',
-  'scale:1',
-  'perspective:100px',
-  'transform-style:preserve-3d',
-  'filter:blur(0)',
-  'backdrop-filter:blur(0)',
-  'contain:paint',
-  'contain:layout',
-  'contain:strict',
-  'contain:content',
-  'will-change:transform',
-  'will-change:filter',
-  'will-change:perspective',
-  'will-change:contain',
-  'will-change:offset-path',
-  'content-visibility:auto',
-  'content-visibility:hidden',
-  'container-type:size',
-  'container-type:inline-size',
-  'offset-path:path("M0 0")',
-  'clip-path:inset(0)',
-  'mask:linear-gradient(#000,#000)',
-  '-webkit-mask-image:linear-gradient(#000,#000)',
-];
-/** How a page sets one: a rule, an important rule, an important rule in a cascade layer, a style attribute. */
-const SPELLINGS = ['a rule', 'an important rule', 'a layered important rule', 'a style attribute'] as const;
-const LONG = `${CONTENT}${'<p>More of the site, so that it is taller than the window.</p>'.repeat(60)}`;
-function containingBlockPage(element: 'html' | 'body', property: string, spelling: (typeof SPELLINGS)[number], short: boolean): string {
-  const content = short ? CONTENT : LONG;
-  const css =
-    spelling === 'a rule'
-      ? `${element}{${property}}`
-      : spelling === 'an important rule'
-        ? `${element}{${property} !important}`
-        : spelling === 'a layered important rule'
-          ? `@layer site{${element}{${property} !important}}`
-          : '';
-  const page = styled(css, content);
-  if (spelling !== 'a style attribute') return page;
-  return page.replace(`<${element}>`, `<${element} style='${property} !important'>`);
-}
-/**
- * The rows: every property on body, each way a page can set it, on a page taller than the
- * window (pushed below it) or a short one (pushed above, or clipped); on html, by a rule and an
- * important rule (docs/serving.md says what an important rule in a cascade layer, or a style
- * attribute, on html can still do). A filter does not make html a containing block: one that
- * hides (opacity, blur) hides the whole site with the badge, so html keeps its filter.
- */
-const CONTAINING_BLOCK_ATTACKS: Array<[string, string]> = [];
-for (const property of CONTAINING_BLOCKS) {
-  CONTAINING_BLOCK_ATTACKS.push(
-    [`${property} on body by a rule`, containingBlockPage('body', property, 'a rule', false)],
-    [`${property} on body by an important rule, on a short page`, containingBlockPage('body', property, 'an important rule', true)],
-    [`${property} on body by a layered important rule`, containingBlockPage('body', property, 'a layered important rule', false)],
-    [`${property} on body by a style attribute`, containingBlockPage('body', property, 'a style attribute', false)],
-  );
-  if (property.includes('filter:')) continue;
-  CONTAINING_BLOCK_ATTACKS.push(
-    [`${property} on html by a rule`, containingBlockPage('html', property, 'a rule', false)],
-    [`${property} on html by an important rule, on a short page`, containingBlockPage('html', property, 'an important rule', true)],
-  );
-}
+const CONTAINING_BLOCK_ATTACKS = containingBlockAttacks(false);
 /** Anonymous sites hold 100 files each: the rows are spread over several. */
 const ROWS_PER_SITE = 90;
 
@@ -219,40 +151,10 @@ beforeAll(async () => {
   ({ page } = await openPage(browser));
 }, 60_000);
 
-/**
- * 'shown' when a visitor can see and click the report link: an element named "Report abuse" in
- * the accessibility tree, a box of readable size inside the viewport, nothing painted over its
- * centre, visible and opaque all the way up, with text of a readable size and colour.
- */
+/** Whether a visitor of the path sees the badge ('shown', or what is wrong: badge-pages.ts). */
 async function reportLink(path: string, visitor: Page = page, site = hostile): Promise<string> {
   await visitor.goto(`${server.siteUrl(site)}${path}`);
-  return shownHere(visitor);
-}
-
-/** The same, for the page as it is now (scrolled, say). */
-async function shownHere(visitor: Page = page): Promise<string> {
-  const links = visitor.getByRole('link', { name: 'Report abuse' });
-  if ((await links.count()) === 0) return 'no "Report abuse" link';
-  return links.first().evaluate((link: Element) => {
-    const box = link.getBoundingClientRect();
-    if (box.width < 20 || box.height < 8) return `a ${box.width}x${box.height} box`;
-    if (box.left < 0 || box.top < 0 || box.right > innerWidth || box.bottom > innerHeight) return 'outside the viewport';
-    const root = link.getRootNode() as Document | ShadowRoot;
-    const hit = root.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
-    if (hit !== link) return `covered by <${hit?.localName}>`;
-    const style = getComputedStyle(link);
-    if (style.visibility !== 'visible') return `visibility ${style.visibility}`;
-    if (parseFloat(style.fontSize) < 10) return `font-size ${style.fontSize}`;
-    if (/rgba\(.*, 0\)$/.test(style.color) || style.color === 'transparent') return `colour ${style.color}`;
-    let opacity = 1;
-    for (let node: Element | null = link; node; node = node.parentElement ?? ((node.getRootNode() as ShadowRoot).host || null)) {
-      const computed = getComputedStyle(node);
-      opacity *= parseFloat(computed.opacity);
-      if (computed.filter !== 'none' || computed.contentVisibility === 'hidden')
-        return `${computed.filter} ${computed.contentVisibility} on <${node.localName}>`;
-    }
-    return opacity < 0.9 ? `opacity ${opacity}` : 'shown';
-  });
+  return badgeShown(visitor);
 }
 
 describe('the badge on a hostile page, as Chromium shows it', () => {
@@ -272,7 +174,7 @@ describe('the badge on a hostile page, as Chromium shows it', () => {
     expect(await reportLink(`/${fileOf('containing-block', i)}`, page, containingBlockSites[Math.floor(i / ROWS_PER_SITE)])).toBe('shown');
     // Scrolled to the end, too.
     await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
-    expect(await shownHere()).toBe('shown');
+    expect(await badgeShown(page)).toBe('shown');
   });
 
   it.each(ENCODING_ATTACKS.map(([name], i) => [name, i] as const))('survives %s', async (_name, i) => {

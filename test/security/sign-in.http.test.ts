@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countMailTo, startAppServer, type AppServer } from '../app/browser.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { countMailTo, startAppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
+import { useAppServer } from '../helpers/fixtures.js';
 
 /**
  * Attacks on signing in and on sessions, from outside, over HTTP: an attacker who asks for a
@@ -27,14 +28,10 @@ const installs = [
 
 describe.each(installs)('on an $name install', ({ env, https }) => {
   let clock = Date.now();
-  let server: AppServer;
+  const server = useAppServer(env, { now: () => clock });
 
-  beforeAll(async () => {
-    server = await startAppServer(env, () => clock);
-    if (https) server = Object.assign(server, { appUrl: 'https://app.localhost' });
-  });
-  afterAll(async () => {
-    await server?.close();
+  beforeAll(() => {
+    if (https) Object.assign(server, { appUrl: 'https://app.localhost' });
   });
 
   /** The attacker asks for a sign-in e-mail to the victim's address; the mail goes to the victim. */

@@ -1,12 +1,13 @@
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashPassword, hashToken } from '../../src/store/index.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, type TestAccount } from '../api/api-helpers.js';
-import { startAppServer, type AppServer } from '../app/browser.js';
+import type { AppServer } from '../app/browser.js';
 import { AppClient } from '../app/http-client.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startServer } from '../../src/runtime/server.js';
+import { useAppServer } from '../helpers/fixtures.js';
 import { callApi, request, type TestResponse } from '../helpers/http.js';
 import { INGEST_WORKER } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
@@ -17,7 +18,6 @@ import { tempDir } from '../helpers/sites.js';
  */
 
 let clock = Date.now();
-let server: AppServer;
 let owner: TestAccount;
 let viewer: TestAccount;
 let outsider: TestAccount;
@@ -72,17 +72,15 @@ function expectNothingRevealed(res: TestResponse, status = 401): void {
   expect(text).not.toMatch(new RegExp(`\\b${FILES['report-2026.pdf'].length}\\b`));
 }
 
+const server = useAppServer(
+  { PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '8', PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '20', PLINTH_SITE_PASSWORD_HASHES: '0' },
+  { now: () => clock },
+);
+
 beforeAll(async () => {
-  server = await startAppServer(
-    { PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '8', PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '20', PLINTH_SITE_PASSWORD_HASHES: '0' },
-    () => clock,
-  );
   owner = await accountWithToken(server.store, 'builder');
   viewer = await accountWithToken(server.store, 'builder');
   outsider = await accountWithToken(server.store, 'builder');
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 describe('setting the access', () => {
@@ -409,16 +407,10 @@ describe('password tries', () => {
 });
 
 describe('password hashing at once (PLINTH_SITE_PASSWORD_HASHES)', () => {
-  let bounded: AppServer;
-  beforeAll(async () => {
-    bounded = await startAppServer({
-      PLINTH_SITE_PASSWORD_HASHES: '1',
-      PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '16',
-      PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '0',
-    });
-  });
-  afterAll(async () => {
-    await bounded?.close();
+  const bounded = useAppServer({
+    PLINTH_SITE_PASSWORD_HASHES: '1',
+    PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK: '16',
+    PLINTH_SITE_PASSWORD_TRIES_PER_SITE: '0',
   });
 
   it('answers 503 with Retry-After on the sign-in page, not a queue of scrypt runs, past the bound', async () => {

@@ -3,8 +3,8 @@ import { createLogger } from '../../src/log.js';
 import { startTlsAsk, type TlsAsk } from '../../src/runtime/tls-ask.js';
 import { createDomainServing } from '../../src/serve/index.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, unique, type TestAccount } from '../api/api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * The TLS terminator's question under attack: each yes may become a certificate a CA issues (and
@@ -15,12 +15,12 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const DAY = 24 * 3600_000;
 let clock = Date.now();
-let server: TestServer;
 let ask: TlsAsk;
 let owner: TestAccount;
 
+const server = useTestServer({}, { now: () => clock });
+
 beforeAll(async () => {
-  server = await startTestServer({}, () => clock);
   owner = await accountWithToken(server.store, 'builder');
   const serving = createDomainServing({ store: server.store, hosts: server.config.hosts, scheme: 'https', now: () => clock });
   ask = await startTlsAsk({ serving, host: '127.0.0.1', port: 0, log: createLogger({ level: 'silent' }) });
@@ -28,7 +28,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ask?.close();
-  await server?.close();
 });
 
 const site = (label: string): string => `${label}.sites.localhost`;

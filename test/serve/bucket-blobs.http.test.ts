@@ -10,6 +10,7 @@ import { deployTo } from '../helpers/deploy-client.js';
 import { callApi, request, type TestResponse } from '../helpers/http.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * The real server with its blobs in a bucket (s3rver standing in for S3): a deploy goes to the
@@ -51,13 +52,9 @@ function emptyLocalCache(dir = join(server.dataDir, 'blobs')): void {
 const localPath = (bytes: string | Buffer, encoding?: 'br' | 'gzip'): string => server.store.blobs.pathOf(sha256(Buffer.from(bytes)), encoding);
 
 async function until<T>(check: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  let value: T | undefined;
+  if (!(await waitUntil(async () => (value = await check()) !== undefined, ms, 25))) throw new Error(`timed out waiting for ${what}`);
+  return value!;
 }
 
 beforeAll(async () => {

@@ -3,17 +3,17 @@ import { createLogger } from '../../src/log.js';
 import { startTlsAsk, type TlsAsk } from '../../src/runtime/tls-ask.js';
 import { createDomainServing } from '../../src/serve/index.js';
 import { accountSite, accountWithToken, api, unique, type TestAccount } from '../api/api-helpers.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** Serving by custom domain, the redirects to a primary domain, and the TLS terminator's question. */
 
-let server: TestServer;
 let owner: TestAccount;
 let ask: TlsAsk;
 
+const server = useTestServer();
+
 beforeAll(async () => {
-  server = await startTestServer();
   owner = await accountWithToken(server.store, 'builder');
   const serving = createDomainServing({ store: server.store, hosts: server.config.hosts, scheme: 'https' });
   ask = await startTlsAsk({ serving, host: '127.0.0.1', port: 0, log: createLogger({ level: 'silent' }) });
@@ -21,7 +21,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ask?.close();
-  await server?.close();
 });
 
 /** A domain attached to the site and marked active, as a passed TXT check leaves it. */

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningServer } from '../../src/runtime/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
-import { startTestServer } from '../helpers/server.js';
 import { publishSite } from '../helpers/sites.js';
 
 // Files under the stream threshold are cached whole and sent from that buffer; past 64 KB with
@@ -11,7 +10,6 @@ import { publishSite } from '../helpers/sites.js';
 // Bodies up to 1 MB go out in one send as far as the socket takes it; larger ones 64 KB a turn.
 const big = randomBytes(12 * 1024 * 1024 + 77);
 const medium = randomBytes(300 * 1024 + 5);
-let server: RunningServer;
 let port: number;
 
 const get = (path: string, headers: Record<string, string> = {}) => request({ port, host: 'mem-site.sites.localhost', path, headers });
@@ -32,14 +30,11 @@ function slowGet(path: string, pauseMs: number): Promise<Buffer> {
   });
 }
 
+const server = useTestServer();
+
 beforeAll(async () => {
-  server = await startTestServer({});
   port = server.port;
   await publishSite(server.store, 'mem-site', { 'index.html': '<p>home</p>', 'big.bin': big, 'medium.bin': medium });
-});
-
-afterAll(async () => {
-  await server?.close();
 });
 
 describe('large bodies from memory', () => {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { callApi, request } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
@@ -12,15 +12,12 @@ import { waitUntil } from '../helpers/wait.js';
  * references lead nowhere. Deployed through the REST API, served by the real server.
  */
 
-let server: TestServer;
 let owner: TestAccount;
 
+const server = useTestServer();
+
 beforeAll(async () => {
-  server = await startTestServer();
   owner = await accountWithToken(server.store, 'builder');
-});
-afterAll(async () => {
-  await server.close();
 });
 
 type Files = Array<readonly [string, string]>;
@@ -518,13 +515,7 @@ describe('digest deploys', () => {
 });
 
 describe('the link check with a cap', () => {
-  let capped: TestServer;
-  beforeAll(async () => {
-    capped = await startTestServer({ PLINTH_LINK_WARNINGS: '2', PLINTH_INGEST_THREADS: '2' });
-  });
-  afterAll(async () => {
-    await capped.close();
-  });
+  const capped = useTestServer({ PLINTH_LINK_WARNINGS: '2', PLINTH_INGEST_THREADS: '2' });
 
   it('lists the first warnings and counts them all', async () => {
     const links = Array.from({ length: 7 }, (_, i) => `<img src="missing-${i}.png">`).join('\n');

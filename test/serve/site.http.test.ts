@@ -1,15 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningServer } from '../../src/runtime/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
-import { startTestServer } from '../helpers/server.js';
 import { publishSite } from '../helpers/sites.js';
 
 const HOUR = 3600_000;
 let clock = Date.now();
-let server: RunningServer;
 let port: number;
 
 const page = (title: string) =>
@@ -21,8 +19,9 @@ const bigText = Buffer.from('console.log("streamed");\n'.repeat(20_000));
 const get = (name: string, path = '/', headers: Record<string, string> = {}, method = 'GET') =>
   request({ port, host: `${name}.sites.localhost`, path, headers, method });
 
+const server = useTestServer({ PLINTH_STREAM_THRESHOLD_KB: '64' }, { now: () => clock });
+
 beforeAll(async () => {
-  server = await startTestServer({ PLINTH_STREAM_THRESHOLD_KB: '64' }, () => clock);
   port = server.port;
   const { store } = server;
 
@@ -59,10 +58,6 @@ beforeAll(async () => {
   await store.setSiteState('deleted-site', 'deleted');
   await publishSite(store, 'abuse-site', { 'index.html': page('Abuse') });
   await store.setSiteState('abuse-site', 'taken_down');
-});
-
-afterAll(async () => {
-  await server?.close();
 });
 
 describe('serving rules (SPEC 4.5)', () => {

@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, api, visit } from '../api/api-helpers.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/fixtures.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
@@ -17,7 +17,6 @@ import { waitUntil } from '../helpers/wait.js';
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
 const DAY_MS = 24 * 3600_000;
 let clock = Date.now();
-let server: TestServer;
 
 function setPlan(email: string, plan: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -39,11 +38,9 @@ async function servedUntil(name: string, test: (html: string) => boolean): Promi
 
 beforeAll(async () => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npx tsc -p tsconfig.json\` (npm test does) first`);
-  server = await startTestServer({}, () => clock);
 });
-afterAll(async () => {
-  await server?.close();
-});
+
+const server = useTestServer({}, { now: () => clock });
 
 describe('a plan change', () => {
   it('moves every site the account owns to the new plan: limits, history reach and badge', async () => {
