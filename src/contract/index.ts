@@ -10,6 +10,7 @@ export type { JsonOf, Schema } from './schema-kit.js';
 export { BODIES, JsonDeploy, SHAPES } from './shapes.js';
 export type {
   ApprovalView,
+  ClaimLinkView,
   ClaimPollView,
   DeletionView,
   DeploySiteView,

@@ -31,3 +31,4 @@ export * from './preview-links.js';
 export * from './rate-window.js';
 export * from './fetchable-address.js';
 export * from './oauth.js';
+export * from './idempotency-key.js';
