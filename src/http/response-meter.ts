@@ -7,8 +7,20 @@ import type { HttpResponse, RecognizedString } from './uws.js';
  * that finishes, `close`, and an abort) are wrapped once on the prototype uWS gives every
  * HttpResponse, much as `on-finished` hooks Node's `res.end`. A response is measured only when
  * `begin` was called for it, so nothing changes for the rest; when no meter is made, nothing is
- * wrapped at all. The cost per request is a timer read at each end and a few property writes
- * (bench/RESULTS.md, "Metrics").
+ * wrapped at all.
+ *
+ * Nothing is written onto uWS's response objects (a native object given new properties on every
+ * request changes shape every time), and none is held past its handler by this module: keeping the
+ * last response in a module variable cost 3 % of a 2 KB page's CPU (bench/RESULTS.md, "Metrics").
+ * The response whose handler is running is measured in this thread's one slot, open from `begin`
+ * to `handled` (uWS runs a thread's handlers one at a time, and most answers end inside their
+ * handler); one still owed when its handler returns moves to a weak table of owed responses.
+ *
+ * Reading the clock is the largest part of the cost (two reads were 3 % of a 2 KB page's CPU), so
+ * unless `timeEveryAnswer` is set, an answer given within its handler (from memory, in
+ * microseconds) is not timed: it counts as taking no time. One still owed when its handler returns
+ * (it waits on I/O: a deploy, a blob fetch, a streamed file) is timed from that return, which
+ * `handled` marks. The access log, which prints each answer's time, sets `timeEveryAnswer`.
  */
 
 /** How a measured response ended. `aborted`: the client went away, or the server cut it off. */
@@ -22,49 +34,99 @@ export interface ResponseMeter<Detail> {
   begin(res: HttpResponse, tag: number, detail: Detail): void;
   /** Changes the tag of a response being measured (once its handler knows better). */
   retag(res: HttpResponse, tag: number): void;
+  /** The handler of `res` has returned: from here an answer still owed is timed. */
+  handled(res: HttpResponse): void;
 }
 
-/** What a measured response carries; set in this order for every response, so they share one shape. */
-interface Metered extends HttpResponse {
-  plinthFinish?: FinishedResponse<unknown>;
-  plinthStart: number;
-  plinthTag: number;
-  plinthDetail: unknown;
-  plinthStatus: number;
-  plinthBytes: number;
+export interface ResponseMeterOptions {
+  /** Time answers given within their handler too (two clock reads per request). */
+  timeEveryAnswer: boolean;
+}
+
+/** What is kept of a response being measured. */
+interface Measure {
+  finish: FinishedResponse<unknown> | undefined;
+  /** When timing began; `UNTIMED` for an answer not timed (yet). */
+  start: number;
+  tag: number;
+  detail: unknown;
+  status: number;
+  bytes: number;
+}
+
+// The slot: the response whose handler is running, while `slotOpen`; closed by its answer or by
+// `handled`.
+let slotOpen = false;
+const slot: Measure = { finish: undefined, start: 0, tag: 0, detail: undefined, status: 200, bytes: 0 };
+// Responses that outlived their handler: uploads, deploys, streamed files. Weak, so a response uWS
+// dropped without an end or an abort is not kept.
+const owed = new WeakMap<HttpResponse, Measure>();
+let owedCount = 0;
+const UNTIMED = -1;
+
+/**
+ * The measure of `res`, if it is being measured: an owed one by its entry, else the slot's while
+ * a handler runs (what a handler answers within itself is its own response).
+ */
+function measureOf(res: HttpResponse): Measure | undefined {
+  if (owedCount > 0) {
+    const measure = owed.get(res);
+    if (measure !== undefined) return measure;
+  }
+  return slotOpen ? slot : undefined;
 }
 
 // Each native method has parameters of its own; the wrappers below state them.
-type Method = (this: Metered, ...args: any[]) => unknown;
+type Method = (this: HttpResponse, ...args: any[]) => unknown;
 const wrapped = new WeakSet<object>();
 // The prototype last seen: every response of a thread has the same one, so the set is asked once.
 let lastWrapped: object | undefined;
 
-export function createResponseMeter<Detail>(onFinished: FinishedResponse<Detail>): ResponseMeter<Detail> {
+export function createResponseMeter<Detail>(onFinished: FinishedResponse<Detail>, options: ResponseMeterOptions): ResponseMeter<Detail> {
+  const timeEveryAnswer = options.timeEveryAnswer;
   return {
     begin(res, tag, detail) {
-      const metered = res as Metered;
-      const proto = Object.getPrototypeOf(res) as object;
-      if (proto !== lastWrapped) wrapOnce(proto);
-      metered.plinthFinish = onFinished as FinishedResponse<unknown>;
-      metered.plinthStart = performance.now();
-      metered.plinthTag = tag;
-      metered.plinthDetail = detail;
-      metered.plinthStatus = 200;
-      metered.plinthBytes = 0;
+      // Every response of a thread is of one class (one App): its prototype is wrapped once.
+      if (lastWrapped === undefined) wrapOnce(Object.getPrototypeOf(res) as object);
+      slotOpen = true;
+      slot.finish = onFinished as FinishedResponse<unknown>;
+      slot.start = timeEveryAnswer ? performance.now() : UNTIMED;
+      slot.tag = tag;
+      slot.detail = detail;
+      slot.status = 200;
+      slot.bytes = 0;
     },
     retag(res, tag) {
-      (res as Metered).plinthTag = tag;
+      const measure = measureOf(res);
+      if (measure !== undefined) measure.tag = tag;
+    },
+    handled(res) {
+      if (!slotOpen) return;
+      // Still owed: it waits on I/O, timed from here unless it was from the start.
+      slotOpen = false;
+      owed.set(res, { ...slot, start: slot.start === UNTIMED ? performance.now() : slot.start });
+      owedCount++;
     },
   };
 }
 
-function finish(res: Metered, bytes: number, aborted: boolean): void {
-  const onFinished = res.plinthFinish;
+function finish(res: HttpResponse, bytes: number | undefined, aborted: boolean): void {
+  let measure = owedCount > 0 ? owed.get(res) : undefined;
+  if (measure !== undefined) {
+    owed.delete(res);
+    owedCount--;
+  } else if (slotOpen) {
+    measure = slot;
+    slotOpen = false;
+  } else {
+    return;
+  }
+  const onFinished = measure.finish;
   if (onFinished === undefined) return;
   // Once only: a close or an abort may follow an end.
-  res.plinthFinish = undefined;
-  onFinished(res.plinthTag, res.plinthStatus, bytes, performance.now() - res.plinthStart, aborted, res.plinthDetail);
+  measure.finish = undefined;
+  const ms = measure.start === UNTIMED ? 0 : performance.now() - measure.start;
+  onFinished(measure.tag, measure.status, bytes ?? measure.bytes, ms, aborted, measure.detail);
 }
 
 /** Body bytes of what uWS was handed. */
@@ -93,37 +155,40 @@ function wrapOnce(proto: object): void {
   const onAborted = methods.onAborted!;
   // Arguments are passed on as given, as many as were given: uWS reads an explicit `undefined`
   // differently from none. The hot ones (status, end, tryEnd) take no rest array per call.
-  methods.writeStatus = function (this: Metered, status: RecognizedString) {
-    if (this.plinthFinish !== undefined) this.plinthStatus = statusOf(status);
+  methods.writeStatus = function (this: HttpResponse, status: RecognizedString) {
+    const measure = measureOf(this);
+    if (measure !== undefined) measure.status = statusOf(status);
     return writeStatus.call(this, status);
   };
-  methods.write = function (this: Metered, chunk: RecognizedString) {
-    if (this.plinthFinish !== undefined) this.plinthBytes += sizeOf(chunk);
+  methods.write = function (this: HttpResponse, chunk: RecognizedString) {
+    const measure = measureOf(this);
+    if (measure !== undefined) measure.bytes += sizeOf(chunk);
     return write.call(this, chunk);
   };
-  methods.end = function (this: Metered, body?: RecognizedString, closeConnection?: boolean) {
+  methods.end = function (this: HttpResponse, body?: RecognizedString, closeConnection?: boolean) {
     const result = arguments.length === 0 ? end.call(this) : arguments.length === 1 ? end.call(this, body) : end.call(this, body, closeConnection);
-    if (this.plinthFinish !== undefined) finish(this, this.plinthBytes + sizeOf(body), false);
+    const measure = measureOf(this);
+    if (measure !== undefined) finish(this, measure.bytes + sizeOf(body), false);
     return result;
   };
-  methods.endWithoutBody = function (this: Metered, ...args: unknown[]) {
+  methods.endWithoutBody = function (this: HttpResponse, ...args: unknown[]) {
     const result = endWithoutBody.apply(this, args);
-    finish(this, this.plinthBytes, false);
+    finish(this, undefined, false);
     return result;
   };
-  methods.tryEnd = function (this: Metered, chunk: RecognizedString, totalSize: number) {
+  methods.tryEnd = function (this: HttpResponse, chunk: RecognizedString, totalSize: number) {
     const result = tryEnd.call(this, chunk, totalSize) as [boolean, boolean];
     if (result[1]) finish(this, totalSize, false);
     return result;
   };
-  methods.close = function (this: Metered) {
-    finish(this, this.plinthBytes, true);
+  methods.close = function (this: HttpResponse) {
+    finish(this, undefined, true);
     return close.apply(this, []);
   };
-  methods.onAborted = function (this: Metered, ...args: unknown[]) {
+  methods.onAborted = function (this: HttpResponse, ...args: unknown[]) {
     const handler = args[0] as () => void;
     return onAborted.call(this, () => {
-      finish(this, this.plinthBytes, true);
+      finish(this, undefined, true);
       handler();
     });
   };

@@ -13,6 +13,7 @@ import {
   createResponseMeter,
   createUploadPacer,
   holdIfUnfinished,
+  type HttpRequest,
   type HttpResponse,
   loadNativeUws,
   sendError,
@@ -147,10 +148,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const accessLog = config.ops.accessLog ? createAccessLog(options.accessLog ?? log) : undefined;
   const meter =
     metrics || accessLog
-      ? createResponseMeter<AccessDetail | undefined>((kind, status, bytes, ms, aborted, detail) => {
-          metrics?.request(kind, status, bytes, ms, aborted);
-          if (detail !== undefined) accessLog?.(detail, status, bytes, ms, aborted);
-        })
+      ? createResponseMeter<AccessDetail | undefined>(
+          (kind, status, bytes, ms, aborted, detail) => {
+            metrics?.request(kind, status, bytes, ms, aborted);
+            if (detail !== undefined) accessLog?.(detail, status, bytes, ms, aborted);
+          },
+          // The access log prints each answer's time; the metrics' first bucket is 0.5 ms.
+          { timeEveryAnswer: accessLog !== undefined },
+        )
       : undefined;
   const operations = createOperations({
     followUps,
@@ -181,7 +186,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const domains = createDomainServing({ store, hosts: config.hosts, scheme: config.publicUrls.site.startsWith('https:') ? 'https' : 'http', now });
   const unknownHost = new ServiceError('not_found', `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`);
 
-  const app = uws.App().any('/*', (res, req) => {
+  const dispatch = (res: HttpResponse, req: HttpRequest): void => {
     const route = routeHost(req.getHeader('host'), config.hosts);
     meter?.begin(
       res,
@@ -225,7 +230,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         return sendError(res, unknownHost, log, { head });
       }
     }
-  });
+  };
+  const app = uws.App().any(
+    '/*',
+    meter
+      ? (res, req) => {
+          dispatch(res, req);
+          meter.handled(res);
+        }
+      : dispatch,
+  );
 
   const port = options.port ?? config.port;
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
