@@ -122,6 +122,10 @@ export interface AppConfig {
   readonly outboxPage: boolean;
   /** Session cookies get `Secure` (the app is served over https). */
   readonly secureCookies: boolean;
+  /** Device sign-ins (RFC 8628, `plinth login`) one network may start per hour; 0 = no cap. */
+  readonly deviceAuthorizationsPerHour: number;
+  /** Wrong user codes one account, and one network, may type per hour on the device page; 0 = no cap. */
+  readonly deviceCodeTriesPerHour: number;
 }
 
 export interface McpConfig {
@@ -344,6 +348,8 @@ export const SERVER_SETTINGS = [
   'PLINTH_MCP_MAX_BATCH',
   'PLINTH_OAUTH_REGISTRATIONS_PER_HOUR',
   'PLINTH_OAUTH_METADATA_FETCHES_PER_NETWORK',
+  'PLINTH_DEVICE_AUTHORIZATIONS_PER_HOUR',
+  'PLINTH_DEVICE_CODE_TRIES_PER_HOUR',
   'PLINTH_OUTBOX_PAGE',
 ] as const;
 
@@ -561,6 +567,8 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     abuseEmail,
     outboxPage: outboxRaw === '' ? smtpUrl === undefined && localApp : outboxRaw === '1',
     secureCookies: publicUrls.app.startsWith('https:'),
+    deviceAuthorizationsPerHour: int('PLINTH_DEVICE_AUTHORIZATIONS_PER_HOUR', 30, 0, 1_000_000),
+    deviceCodeTriesPerHour: int('PLINTH_DEVICE_CODE_TRIES_PER_HOUR', 10, 0, 1_000_000),
   };
 
   const allowedOrigins: string[] = [];

@@ -25,6 +25,7 @@ import { approvalRoutes } from './pages/approve.js';
 import { claimRoutes } from './pages/claim.js';
 import { inviteRoutes } from './pages/invite.js';
 import { oauthConsentRoutes } from './pages/oauth.js';
+import { deviceRoutes } from './pages/device.js';
 import { oauthEndpointRoutes } from './oauth-endpoints.js';
 import { outboxRoutes } from './pages/outbox.js';
 import { reportRoutes } from './pages/report.js';
@@ -82,6 +83,7 @@ export function createApp(options: AppOptions): App {
     ...inviteRoutes(deps),
     ...reportRoutes(deps),
     ...oauthConsentRoutes(deps),
+    ...deviceRoutes(deps),
     ...oauthEndpointRoutes(deps),
     ...(config.app.outboxPage ? outboxRoutes(deps) : []),
     ...(options.extraRoutes ?? []),

@@ -6,7 +6,7 @@ import { jsonResponse, type AppResponse } from './response.js';
 
 /**
  * The authorization server's endpoints for programs (RFC 8414 metadata, RFC 7591 registration,
- * the token endpoint, RFC 7009 revocation). They take no cookies and no form tokens, and answer
+ * RFC 8628 device authorization, the token endpoint, RFC 7009 revocation). They take no cookies and no form tokens, and answer
  * any origin: browser-based MCP clients call them across origins, and nothing here acts on a
  * session.
  */
@@ -66,6 +66,18 @@ export function oauthEndpointRoutes(deps: AppDeps): PageRoute[] {
     },
     {
       method: 'POST',
+      path: OAUTH_PATHS.deviceAuthorization,
+      form: false,
+      async handle(context) {
+        try {
+          return jsonResponse(await ops.device.authorize(formOf(context.request), context.network), 200, { ...CORS, ...NO_STORE });
+        } catch (err) {
+          return oauthErrorResponse(err);
+        }
+      },
+    },
+    {
+      method: 'POST',
       path: OAUTH_PATHS.token,
       form: false,
       async handle(context) {
@@ -86,6 +98,7 @@ export function oauthEndpointRoutes(deps: AppDeps): PageRoute[] {
       },
     },
     preflight(OAUTH_PATHS.register),
+    preflight(OAUTH_PATHS.deviceAuthorization),
     preflight(OAUTH_PATHS.token),
     preflight(OAUTH_PATHS.revoke),
   ];

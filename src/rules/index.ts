@@ -31,4 +31,5 @@ export * from './preview-links.js';
 export * from './rate-window.js';
 export * from './fetchable-address.js';
 export * from './oauth.js';
+export * from './device-codes.js';
 export * from './idempotency-key.js';

@@ -8,6 +8,7 @@ import { admission, type Admission } from './admission.js';
 import { claimOperations, type ClaimOperations } from './claims.js';
 import type { OperationsDeps } from './deps.js';
 import { deployOperations, type DeployOperations } from './deploy.js';
+import { deviceOperations, type DeviceOperations } from './device.js';
 import { domainOperations, type DomainOperations } from './domains.js';
 import { fileOperations, type FileOperations } from './files.js';
 import { memberOperations, type MemberOperations } from './members.js';
@@ -36,6 +37,8 @@ export interface Operations {
   people: PeopleOperations;
   /** The OAuth 2.1 authorization server for MCP apps. */
   oauth: OAuthOperations;
+  /** Device sign-in (RFC 8628): the person's side, on the app's device page. */
+  device: DeviceOperations;
   /** Custom domains of sites. */
   domains: DomainOperations;
   /** Requests sent with an idempotency key: run once, answered again to their retries. */
@@ -68,6 +71,7 @@ export function createOperations(deps: OperationsDeps): Operations {
     reports: reportOperations(deps),
     people: peopleOperations(deps),
     oauth: oauthOperations(deps),
+    device: deviceOperations(deps),
     domains: domainOperations(deps),
     retries: { once: (request, bodyHash, run) => runOnce(deps, request, bodyHash, run) },
   };
@@ -107,4 +111,12 @@ export {
   type ConnectionView,
   type TokenResponse,
 } from './oauth.js';
+export {
+  DEVICE_CODE_LIFETIME_MS,
+  DEVICE_GRANT_TYPE,
+  DEVICE_POLL_INTERVAL_S,
+  type DeviceAuthorization,
+  type DeviceRequestView,
+  type DeviceTokenResponse,
+} from './device.js';
 export { bodyTooSlow, MCP_FRAMING_BYTES, requestBodyLimit, requestTooLarge, smallBodyLimit, type BodyLimit } from './body-limits.js';

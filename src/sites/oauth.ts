@@ -1,22 +1,17 @@
 import type { Config } from '../config.js';
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import {
-  isClientMetadataUrl,
-  isCodeChallenge,
-  isCodeVerifier,
-  isLoopbackRedirect,
-  matchResource,
-  redirectUriMatches,
-  redirectUriProblem,
-  s256,
-} from '../rules/index.js';
+import { isCodeChallenge, isCodeVerifier, isLoopbackRedirect, matchResource, redirectUriMatches, redirectUriProblem, s256 } from '../rules/index.js';
 import { hashToken, newId, type AccountRecord, type OAuthClientRecord, type OAuthGrantRecord } from '../store/index.js';
 import { requireAccount } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
+import { cleanName, clientFor, invalidClient, OAUTH_PATHS, OAUTH_SCOPE, oauthError } from './oauth-shared.js';
+import { DEVICE_GRANT_TYPE, exchangeDeviceCode, type DeviceTokenResponse } from './device.js';
 import { iso } from './views.js';
+
+export { OAUTH_PATHS, OAUTH_SCOPE } from './oauth-shared.js';
 
 /** SPEC 5 and 8: OAuth access tokens are valid one hour. */
 export const ACCESS_TOKEN_LIFETIME_MS = 3600_000;
@@ -24,19 +19,6 @@ export const ACCESS_TOKEN_LIFETIME_MS = 3600_000;
 export const AUTHORIZATION_CODE_LIFETIME_MS = 60_000;
 /** A refresh token lives this long unused; every use rotates it and starts a new period. */
 export const REFRESH_TOKEN_LIFETIME_MS = 90 * 24 * 3600_000;
-/** A fetched client metadata document is trusted this long before it is fetched again. */
-const CLIENT_METADATA_TTL_MS = 10 * 60_000;
-
-/** What an access token allows: everything the account can do, on the MCP server only. */
-export const OAUTH_SCOPE = 'sites';
-
-/** The authorization server's endpoints on the app host. */
-export const OAUTH_PATHS = {
-  authorize: '/oauth/authorize',
-  token: '/oauth/token',
-  register: '/oauth/register',
-  revoke: '/oauth/revoke',
-} as const;
 
 export interface AuthorizationRequest {
   client: { id: string; name: string; kind: OAuthClientRecord['kind']; clientUri?: string };
@@ -81,9 +63,12 @@ export interface OAuthOperations {
   approve(caller: Caller, request: AuthorizationRequest): Promise<string>;
   /** Where to send the browser with an error (RFC 6749 §4.1.2.1, with `iss` of RFC 9207). */
   errorRedirect(request: Pick<AuthorizationRequest, 'redirectUri' | 'state'>, error: string, description: string): string;
-  /** The token endpoint (authorization_code with PKCE, refresh_token with rotation). */
-  token(form: URLSearchParams): Promise<TokenResponse>;
-  /** RFC 7009: revoking a refresh token disconnects the app; an access token stops alone. */
+  /** The token endpoint (authorization_code with PKCE, refresh_token with rotation, a device's code). */
+  token(form: URLSearchParams): Promise<TokenResponse | DeviceTokenResponse>;
+  /**
+   * RFC 7009: revoking a refresh token disconnects the app; an access token stops alone; an API
+   * token a device sign-in issued is revoked (when `client_id` is sent, only by that client).
+   */
   revoke(form: URLSearchParams): Promise<void>;
   /** The account behind a `pla_` token, when it is unexpired, its grant stands and it is for one of `audiences`. */
   resolveAccessToken(token: string, audiences: readonly string[]): AccountRecord | undefined;
@@ -91,11 +76,6 @@ export interface OAuthOperations {
   /** Disconnects an app: its tokens stop at once. */
   disconnect(caller: Caller, grantId: string): Promise<void>;
 }
-
-const oauthError = (error: string, description: string, redirect = false): ServiceError =>
-  new ServiceError('bad_request', description, { details: { oauth_error: error, ...(redirect ? { redirect: true } : {}) } });
-
-const invalidClient = (description: string): ServiceError => new ServiceError('unauthorized', description, { details: { oauth_error: 'invalid_client' } });
 
 export function oauthOperations(deps: OperationsDeps): OAuthOperations {
   return {
@@ -114,42 +94,6 @@ export function oauthOperations(deps: OperationsDeps): OAuthOperations {
 
 /** The MCP server's addresses that tokens may be for (RFC 8707 resources). */
 const resourcesOf = (config: Pick<Config, 'publicUrls'>): string[] => [`${config.publicUrls.mcp}/`, `${config.publicUrls.mcp}/mcp`];
-
-/** The client behind a `client_id`: registered, or fetched from its metadata document URL. */
-async function clientFor(deps: OperationsDeps, clientId: string, network: string): Promise<OAuthClientRecord | undefined> {
-  const { store, config } = deps;
-  if (!isClientMetadataUrl(clientId)) {
-    const client = store.getOAuthClient(clientId);
-    return client?.kind === 'registered' ? client : undefined;
-  }
-  const cached = store.getOAuthClient(clientId);
-  if (cached?.kind === 'metadata_document' && cached.fetchedAt !== undefined && cached.fetchedAt > deps.now() - CLIENT_METADATA_TTL_MS) return cached;
-  // Anyone may make the server fetch a URL of theirs, before signing in: capped per network so
-  // the server cannot be used to send a flood of requests elsewhere.
-  await takeOrRefuse(store, [cap(`oauth-metadata-fetch:${network}`, config.mcp.metadataFetchesPerHour, HOUR_MS)], (seconds) => ({
-    message: `Too many app descriptions were fetched for this network; try again in ${Math.ceil(seconds / 60)} minutes.`,
-    agentMessage: `Client metadata document fetches are capped per network. Try again in ${Math.ceil(seconds / 60)} minutes.`,
-  }));
-  const document = await deps.fetchClientMetadata(clientId);
-  if (document.client_id !== clientId) throw oauthError('invalid_client', 'The client metadata document must name its own URL as client_id.');
-  const redirectUris = document.redirect_uris;
-  if (!Array.isArray(redirectUris) || redirectUris.length === 0 || redirectUris.some((uri) => redirectUriProblem(uri) !== undefined)) {
-    throw oauthError('invalid_client', 'The client metadata document must list redirect_uris, each https or loopback http.');
-  }
-  const method = document.token_endpoint_auth_method;
-  if (method !== undefined && method !== 'none') throw oauthError('invalid_client', 'Only public clients (token_endpoint_auth_method "none") are supported.');
-  const client: OAuthClientRecord = {
-    id: clientId,
-    kind: 'metadata_document',
-    name: cleanName(document.client_name) ?? new URL(clientId).hostname,
-    redirectUris: redirectUris as string[],
-    ...(typeof document.client_uri === 'string' && document.client_uri.startsWith('https://') ? { clientUri: document.client_uri } : {}),
-    createdAt: cached?.createdAt ?? deps.now(),
-    fetchedAt: deps.now(),
-  };
-  await store.putOAuthClient(client);
-  return client;
-}
 
 function newTokens(now: number): {
   access: string;
@@ -199,10 +143,11 @@ export function authorizationServerMetadata({ config }: Pick<OperationsDeps, 'co
     token_endpoint: `${issuer}${OAUTH_PATHS.token}`,
     registration_endpoint: `${issuer}${OAUTH_PATHS.register}`,
     revocation_endpoint: `${issuer}${OAUTH_PATHS.revoke}`,
+    device_authorization_endpoint: `${issuer}${OAUTH_PATHS.deviceAuthorization}`,
     scopes_supported: [OAUTH_SCOPE],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_GRANT_TYPE],
     token_endpoint_auth_methods_supported: ['none'],
     revocation_endpoint_auth_methods_supported: ['none'],
     code_challenge_methods_supported: ['S256'],
@@ -322,7 +267,7 @@ export function errorRedirect(
   return appendParams(request.redirectUri, { error, error_description: description, state: request.state, iss: config.publicUrls.app });
 }
 
-export async function issueTokens(deps: OperationsDeps, form: URLSearchParams): Promise<TokenResponse> {
+export async function issueTokens(deps: OperationsDeps, form: URLSearchParams): Promise<TokenResponse | DeviceTokenResponse> {
   const { store, log } = deps;
   const grantType = form.get('grant_type');
   const clientId = form.get('client_id') ?? '';
@@ -403,7 +348,9 @@ export async function issueTokens(deps: OperationsDeps, form: URLSearchParams): 
     return tokenResponse(tokens.access, tokens.refresh, outcome.grant.scope);
   }
 
-  throw oauthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+  if (grantType === DEVICE_GRANT_TYPE) return exchangeDeviceCode(deps, form, clientId);
+
+  throw oauthError('unsupported_grant_type', `grant_type must be authorization_code, refresh_token or ${DEVICE_GRANT_TYPE}.`);
 }
 
 export async function revokeToken(deps: OperationsDeps, form: URLSearchParams): Promise<void> {
@@ -411,6 +358,12 @@ export async function revokeToken(deps: OperationsDeps, form: URLSearchParams): 
   const token = form.get('token') ?? '';
   const clientId = form.get('client_id') ?? '';
   const record = token === '' ? undefined : store.findToken(hashToken(token));
+  if (record?.kind === 'api') {
+    // Only tokens a device sign-in issued: those made on the tokens page are the person's to revoke there.
+    if (record.clientId === undefined || record.id === undefined || (clientId !== '' && clientId !== record.clientId)) return;
+    if (await store.revokeApiToken(record.accountId, record.id)) deps.log.info({ account: record.accountId, token: record.id }, 'oauth.device_token_revoked');
+    return;
+  }
   if (record?.kind !== 'oauth_access' && record?.kind !== 'oauth_refresh') return;
   const grant = store.getOAuthGrant(record.grantId);
   // RFC 7009 §2.1: a client may revoke only its own tokens; anything else is silently ignored.
@@ -452,14 +405,4 @@ function connectionView(grant: OAuthGrantRecord): ConnectionView {
     connected_at: iso(grant.createdAt),
     renewed_at: grant.lastRefreshedAt === undefined ? null : iso(grant.lastRefreshedAt),
   };
-}
-
-/** A client's self-chosen name, one line and short, or undefined. */
-function cleanName(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const name = value
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return name === '' ? undefined : name.slice(0, 80);
 }

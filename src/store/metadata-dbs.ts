@@ -3,7 +3,6 @@ import { guardCommitFailures } from './commit-failure.js';
 import type {
   AccessTicketRecord,
   AccountRecord,
-  AuthorizationCodeRecord,
   Confirmation,
   DomainRecord,
   FileEntry,
@@ -12,6 +11,7 @@ import type {
   ManifestRecord,
   Membership,
   OAuthClientRecord,
+  OAuthCodeEntry,
   OAuthGrantRecord,
   ReplayRecord,
   ReportRecord,
@@ -89,8 +89,11 @@ export interface MetadataDbs {
   replays: Database<ReplayRecord, string>;
   /** client_id → OAuth client. */
   oauthClients: Database<OAuthClientRecord, string>;
-  /** sha256 of an authorization code → the code's bindings. */
-  oauthCodes: Database<AuthorizationCodeRecord, string>;
+  /**
+   * sha256 of an authorization code → the code's bindings; sha256 of a device code → the device
+   * sign-in; a user code's key → the device code's hash (device-grants.ts).
+   */
+  oauthCodes: Database<OAuthCodeEntry, string>;
   /** grant id → a person's approval of an MCP app. */
   oauthGrants: Database<OAuthGrantRecord, string>;
   /** `[accountId, grantId]` → 1; one range scan lists an account's connected apps. */
@@ -159,7 +162,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     manifestParts: env.openDB<ManifestPart, ManifestPartKey>('manifestParts', {}),
     replays: env.openDB<ReplayRecord, string>('replays', {}),
     oauthClients: env.openDB<OAuthClientRecord, string>('oauthClients', {}),
-    oauthCodes: env.openDB<AuthorizationCodeRecord, string>('oauthCodes', {}),
+    oauthCodes: env.openDB<OAuthCodeEntry, string>('oauthCodes', {}),
     oauthGrants: env.openDB<OAuthGrantRecord, string>('oauthGrants', {}),
     accountGrants: env.openDB<number, AccountGrantKey>('accountGrants', {}),
     domains: env.openDB<DomainRecord, string>('domains', {}),

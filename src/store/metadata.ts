@@ -17,6 +17,7 @@ import type { DomainRecords } from './domains.js';
 import type { LifecycleRecords } from './lifecycle.js';
 import type { MembershipRecords } from './memberships.js';
 import type { OAuthRecords } from './oauth.js';
+import { deviceGrantOps, type DeviceGrantRecords } from './device-grants.js';
 import type { PeopleRecords } from './people.js';
 import type { SiteAccessRecords } from './site-access.js';
 import { isRecordsBusy, isRecordsUnavailable } from '../errors.js';
@@ -138,7 +139,15 @@ export interface SiteRecords extends ManifestRecords, ReplayRecords {
  * The whole store, one record family per module (each family's contract sits next to its
  * implementation). Areas that need less ask for less: serving takes serve's `SiteReader`.
  */
-export type Store = SiteRecords & AccountRecords & MembershipRecords & LifecycleRecords & PeopleRecords & OAuthRecords & DomainRecords & SiteAccessRecords;
+export type Store = SiteRecords &
+  AccountRecords &
+  MembershipRecords &
+  LifecycleRecords &
+  PeopleRecords &
+  OAuthRecords &
+  DeviceGrantRecords &
+  DomainRecords &
+  SiteAccessRecords;
 
 export type Metadata = Omit<Store, 'blobs'>;
 
@@ -289,6 +298,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     ...lifecycleOps(dbs, now, announce),
     ...peopleOps(dbs, now),
     ...oauthOps(dbs, now),
+    ...deviceGrantOps(dbs, now),
     ...domainOps(dbs, now, announce),
     ...siteAccessOps(dbs, now, announce),
     now,

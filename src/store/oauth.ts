@@ -1,3 +1,4 @@
+import { DEVICE_RECORD_GRACE_MS } from './device-grants.js';
 import { newId } from './ids.js';
 import { prefixRange, type MetadataDbs } from './metadata-dbs.js';
 import type { AuthorizationCodeRecord, CodeRedemption, IssuedTokens, OAuthClientRecord, OAuthGrantRecord, RefreshOutcome } from './types.js';
@@ -68,8 +69,10 @@ export function oauthOps(dbs: MetadataDbs, now: () => number): OAuthRecords {
 
     redeemAuthorizationCode(codeHash, check, fields, tokens) {
       return dbs.transact(() => {
-        const code = dbs.oauthCodes.get(codeHash);
-        if (!code) return { ok: false, reason: 'not_found' } as const;
+        const entry = dbs.oauthCodes.get(codeHash);
+        // A device code (or a user code's index) is no authorization code, whatever a client sends.
+        if (!entry || 'kind' in entry) return { ok: false, reason: 'not_found' } as const;
+        const code = entry;
         if (code.usedAt !== undefined) {
           // RFC 6749 §4.1.2: a code used twice may have been stolen; what it granted is revoked.
           const granted = code.grantId === undefined ? undefined : dbs.oauthGrants.get(code.grantId);
@@ -155,7 +158,10 @@ export function oauthOps(dbs: MetadataDbs, now: () => number): OAuthRecords {
         let removed = 0;
         const at = now();
         for (const { key, value } of dbs.oauthCodes.getRange({ snapshot: false })) {
-          if (value.expiresAt <= at) {
+          // Device sign-ins stay a while past their expiry, to answer `expired_token` rather than
+          // `invalid_grant` to a client still polling.
+          const keptUntil = 'kind' in value ? value.expiresAt + DEVICE_RECORD_GRACE_MS : value.expiresAt;
+          if (keptUntil <= at) {
             void dbs.oauthCodes.remove(key);
             removed++;
           }

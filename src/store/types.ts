@@ -521,7 +521,8 @@ export type ApprovalOutcome =
 export type TokenRecord =
   | { kind: 'site'; siteId: string; sealedAccountToken?: string }
   | { kind: 'claim'; siteId: string }
-  | { kind: 'api'; accountId: string; name: string; createdAt: number; id?: string }
+  /** `clientId`: the OAuth client a device sign-in (RFC 8628) issued it to, which may revoke it (RFC 7009). */
+  | { kind: 'api'; accountId: string; name: string; createdAt: number; id?: string; clientId?: string }
   /** An OAuth access (`pla_`) or refresh token: valid while unexpired and its grant stands. */
   | { kind: 'oauth_access' | 'oauth_refresh'; grantId: string; expiresAt: number };
 
@@ -554,6 +555,46 @@ export interface AuthorizationCodeRecord {
   /** The grant the code was exchanged for (revoked if the code is used again). */
   grantId?: string;
 }
+
+/**
+ * A device sign-in (RFC 8628) waiting for, or past, a person's decision, stored in `oauthCodes` by
+ * the hash of its device code: nodes of the release before replicate it there as any record and
+ * prune it by `expiresAt`, so a rolling upgrade needs no new database.
+ */
+export interface DeviceGrantRecord {
+  kind: 'device';
+  clientId: string;
+  /** The client's name, and the device's (its own, or the client's); the token is named after the device. */
+  clientName: string;
+  deviceName: string;
+  scope: string;
+  /** The network (IPv4 /24, IPv6 /64) that asked, shown to the person who decides. */
+  network: string;
+  /** Key in `oauthCodes` of the user code's index record. */
+  userCodeKey: string;
+  createdAt: number;
+  /** After this the device code and user code answer `expired_token`. */
+  expiresAt: number;
+  /** Seconds the client must wait between polls; each `slow_down` adds 5 (RFC 8628 §3.5). */
+  intervalS: number;
+  lastPolledAt?: number;
+  status: 'pending' | 'approved' | 'denied' | 'used';
+  /** Who approved or denied, and when. */
+  accountId?: string;
+  decidedAt?: number;
+  /** The API token the exchange made (`tok_…`). */
+  tokenId?: string;
+}
+
+/** The user code's index in `oauthCodes`: the typed code leads to the device grant. */
+export interface DeviceUserCodeRecord {
+  kind: 'device_user_code';
+  deviceCodeHash: string;
+  expiresAt: number;
+}
+
+/** What `oauthCodes` holds: authorization codes (no `kind`), device grants and their user codes. */
+export type OAuthCodeEntry = AuthorizationCodeRecord | DeviceGrantRecord | DeviceUserCodeRecord;
 
 /** One person's approval of one MCP app: the tokens it holds hang off it, and stop when it goes. */
 export interface OAuthGrantRecord {

@@ -173,6 +173,35 @@ describe('records in PostgreSQL', () => {
     expect(b.getSite('private-cluster')?.access?.mode).toBe('members');
   });
 
+  it('keeps a device sign-in cluster-wide: started on one node, approved on another, exchanged once', async () => {
+    const a = await node();
+    const b = await node();
+    const account = (await a.createAccount({ email: `device-${Date.now()}@example.com`, plan: 'free' }))!;
+    const deviceHash = hashToken(`pld_cluster_${Date.now()}`);
+    const code = 'BCDFGHJK';
+    const grant = {
+      clientId: 'plinth-cli',
+      clientName: 'Plinth CLI',
+      deviceName: 'cluster laptop',
+      scope: 'sites',
+      network: '192.0.2.0/24',
+      createdAt: Date.now(),
+      expiresAt: Date.now() + 600_000,
+      intervalS: 5,
+    };
+    expect(await a.createDeviceGrant(deviceHash, code, grant)).toBe(true);
+    await b.cluster!.catchUp();
+    // The user code is taken on every node, and leads to the sign-in there.
+    expect(await b.createDeviceGrant(hashToken('pld_other'), code, grant)).toBe(false);
+    expect(b.findDeviceGrant(code)?.deviceName).toBe('cluster laptop');
+    expect(await b.decideDeviceGrant(code, account.id, 'approved')).toMatchObject({ ok: true });
+    const polls = await Promise.all([a, b, a, b].map((store, i) => store.pollDeviceGrant(deviceHash, 'plinth-cli', hashToken(`pl_cluster_${i}`))));
+    expect(polls.filter((poll) => poll.outcome === 'issued')).toHaveLength(1);
+    expect(polls.filter((poll) => poll.outcome === 'used')).toHaveLength(3);
+    await a.cluster!.catchUp();
+    expect(a.listApiTokens(account.id).map((token) => token.name)).toEqual(['cluster laptop']);
+  });
+
   it('counts rate caps across nodes', async () => {
     const a = await node();
     const b = await node();

@@ -88,7 +88,9 @@ async function follow(session: ShellSession, markdown: string, guide: string, bi
       // Every address the guide gives is this server's own, port and all.
       // (A site's own address, or a revision's preview, is visited to check what was published.)
       const ownSite = url.hostname.endsWith('.sites.localhost') && url.port === String(server.port);
-      if (!ownSite) expect([server.config.publicUrls.api, server.config.publicUrls.mcp, server.config.publicUrls.docs], where).toContain(url.origin);
+      // (The app host answers the device sign-in an agent may use to get an account token.)
+      const origins = [server.config.publicUrls.api, server.config.publicUrls.mcp, server.config.publicUrls.docs, server.config.publicUrls.app];
+      if (!ownSite) expect(origins, where).toContain(url.origin);
       if (url.origin === server.config.publicUrls.api) expect(isRoute(call.method, url.pathname), `${where}\n${call.method} ${url.pathname}`).toBe(true);
       const last = i === result.calls.length - 1;
       if (last && refusal !== undefined) expect(call.status, where).toBe(refusal);

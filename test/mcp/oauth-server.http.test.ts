@@ -97,9 +97,10 @@ describe('discovery', () => {
       token_endpoint: `${server.appUrl}/oauth/token`,
       registration_endpoint: `${server.appUrl}/oauth/register`,
       revocation_endpoint: `${server.appUrl}/oauth/revoke`,
+      device_authorization_endpoint: `${server.appUrl}/oauth/device_authorization`,
       code_challenge_methods_supported: ['S256'],
       response_types_supported: ['code'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
       scopes_supported: ['sites'],
       authorization_response_iss_parameter_supported: true,
     });
