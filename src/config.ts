@@ -200,6 +200,8 @@ export interface SiteRulesConfig {
   readonly maxRedirectConditions: number;
   /** Header lines of all `_headers` blocks together. */
   readonly maxHeaderLines: number;
+  /** Patterns with a `*` inside the path (`/*.xml`) in each file. */
+  readonly maxInnerSplats: number;
   /** Bytes of each of `_redirects` and `_headers`. */
   readonly maxRulesFileBytes: number;
   /** Broken links listed in a deploy's answer (all are counted). */
@@ -310,6 +312,7 @@ export const SERVER_SETTINGS = [
   'PLINTH_RULES_MAX_SEGMENTS',
   'PLINTH_REDIRECTS_MAX_CONDITIONS',
   'PLINTH_HEADERS_MAX_LINES',
+  'PLINTH_RULES_MAX_INNER_SPLATS',
   'PLINTH_LINK_WARNINGS',
   'PLINTH_UNPUBLISHED_SITES',
   'PLINTH_API_RATE_PER_CREDENTIAL',
@@ -503,6 +506,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
       maxPatternSegments: int('PLINTH_RULES_MAX_SEGMENTS', 32, 0, 1_000_000),
       maxRedirectConditions: int('PLINTH_REDIRECTS_MAX_CONDITIONS', 2000, 0, 1_000_000),
       maxHeaderLines: int('PLINTH_HEADERS_MAX_LINES', 100, 0, 1_000_000),
+      maxInnerSplats: int('PLINTH_RULES_MAX_INNER_SPLATS', 100, 0, 1_000_000),
       maxRulesFileBytes: int('PLINTH_RULES_FILE_KB', 1024, 0, 1024 * 1024) * 1024,
       maxLinkWarnings: int('PLINTH_LINK_WARNINGS', 50, 0, 1_000_000),
     },

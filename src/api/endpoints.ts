@@ -45,7 +45,8 @@ export const siteEndpoints = {
   deleteRevision: async ({ ops, caller, request }) => ({ status: 200, body: await ops.revisions.delete(caller, request.params[0]!, request.params[1]!) }),
   rollback: async ({ ops, caller, request, body }) => {
     const fields = objectBody(body, '{"revision": "rev_…"}');
-    return { status: 201, body: await ops.revisions.rollback(caller, request.params[0]!, fields.revision) };
+    const result = await ops.revisions.rollback(caller, request.params[0]!, fields.revision);
+    return { status: result.unchanged ? 200 : 201, body: result };
   },
   promote: async ({ ops, caller, request, body }) => {
     const fields = objectBody(body, '{"revision": "rev_…", "base_revision": "rev_…"}');

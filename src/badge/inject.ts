@@ -119,6 +119,24 @@ const HOST_STYLE = `<style>:host{${BODY_RESET}}</style>`;
 /** The name of a slot no shadow root of ours has: the light copy of the pill, which renders only where shadow roots do not exist. */
 const FALLBACK_SLOT = 'plinth-badge';
 
+/**
+ * Room after the page's content for a pill in a bottom corner: without it the last lines of a
+ * page stay under the pill however far one scrolls, as they did on a phone. Absolutely
+ * positioned at its static place (right after the content in a block body), it only lengthens
+ * the page's scrollable area: it is no flex or grid item and moves nothing. Its height follows
+ * the pill's, which wraps onto more lines the narrower the screen.
+ */
+const ROOM_STYLE = important([
+  'all:initial',
+  'display:block',
+  'position:absolute',
+  'width:1px',
+  'height:clamp(40px, calc(150px - 20vw), 76px)',
+  'visibility:hidden',
+  'pointer-events:none',
+]);
+const roomHtml = (corner: BadgeCorner): string => (corner.startsWith('bottom') ? `<div data-plinth-room aria-hidden="true" style="${ROOM_STYLE}"></div>` : '');
+
 function pillHtml({ siteName, reportUrl }: BadgeOptions, corner: BadgeCorner, slot?: string): string {
   const name = escapeHtml(siteName);
   return (
@@ -135,7 +153,7 @@ function pillHtml({ siteName, reportUrl }: BadgeOptions, corner: BadgeCorner, sl
  * - `shadow`, for every page whose body has no shadow root of its own: a light copy of the pill
  *   for browsers without declarative shadow roots (given a slot no one has, so others do not
  *   render it), then the shadow root for body (its style, a slot for the page's own content,
- *   the pill after it), then the page-wide style for html.
+ *   the room the pill needs at the page's end, the pill after it), then the page-wide style for html.
  * - `bare`, for a page whose body is a declarative shadow host already (it goes into that shadow
  *   tree) or one that gives body's children slot names (they would not render in ours): the pill
  *   and a style with both kinds of rule, in the cascade it lands in.
@@ -143,7 +161,7 @@ function pillHtml({ siteName, reportUrl }: BadgeOptions, corner: BadgeCorner, sl
 export function badgeMarkup(options: BadgeOptions, corner: BadgeCorner): Record<BadgeKind, string> {
   const pill = pillHtml(options, corner);
   return {
-    shadow: `${pillHtml(options, corner, FALLBACK_SLOT)}<template shadowrootmode="open">${HOST_STYLE}<slot></slot>${pill}</template>${PAGE_STYLE}`,
+    shadow: `${pillHtml(options, corner, FALLBACK_SLOT)}<template shadowrootmode="open">${HOST_STYLE}<slot></slot>${roomHtml(corner)}${pill}</template>${PAGE_STYLE}`,
     bare: `${pill}<style>:host{${BODY_RESET}}${ROOT}{${ROOT_RESET}}${ROOT}>body{${BODY_RESET}}</style>`,
   };
 }

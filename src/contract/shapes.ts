@@ -151,7 +151,17 @@ export const Revision = object(
 );
 
 export const RevisionList = object({ revisions: arrayOf(Revision), next_cursor: nextCursor });
-export const RollbackResult = object({ site: Site, revision: Revision, agent_message: str() });
+export const RollbackResult = object(
+  {
+    site: Site,
+    revision: Revision,
+    unchanged: bool(
+      'Present (true) when the chosen content was live already: nothing changed, no revision was made, and `revision` is the live one (answered `200`, not `201`).',
+    ),
+    agent_message: str(),
+  },
+  ['site', 'revision', 'agent_message'],
+);
 export const PromoteResult = object({ site: Site, revision: Revision, agent_message: str() });
 export const SiteAccess = object(
   {

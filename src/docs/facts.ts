@@ -7,6 +7,7 @@ import {
   ANONYMOUS_LIFETIME_MS,
   hasBadge,
   MAX_JSON_BODY_BYTES,
+  MAX_MANIFEST_BODY_BYTES,
   MAX_MCP_REQUEST_BYTES,
   MAX_REQUEST_BYTES,
   PLAN_LIMITS,
@@ -54,6 +55,14 @@ export function formatBytes(bytes: number): string {
 const count = (n: number): string => n.toLocaleString('en-US');
 const capOrOff = (n: number, unit: string): string => (n === 0 ? 'no cap' : `${count(n)} ${unit}`);
 
+/**
+ * The one rule for an archive's Content-Type, in every guide that sends one (the API tells JSON
+ * from an archive by this header alone, api/deploy.ts; the archive's format by its bytes).
+ */
+const ARCHIVE_CONTENT_TYPE =
+  'Any `Content-Type` but a JSON one will do (`application/gzip`, `application/zip`, `application/x-tar`, `application/octet-stream`, or none): ' +
+  'the format is recognised by its bytes. A JSON type (`application/json`, or any type ending in `+json`) means the JSON form instead, so an archive sent with one is refused with `400 bad_request`, naming the header.';
+
 /** Every placeholder a guide may use, with its value for this configuration. */
 export function docFacts(config: Readonly<Config>): Record<string, string> {
   const anon = PLAN_LIMITS.anonymous;
@@ -64,6 +73,11 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     anon_max_site: formatBytes(anon.maxSiteBytes),
     max_request_mb: String(MAX_REQUEST_BYTES / MB),
     max_mcp_request_mb: String(MAX_MCP_REQUEST_BYTES / MB),
+    // Sizes are binary (1 MB = 1,048,576 bytes): "90 MB" is 90 MiB, and the guides say so.
+    max_request_bytes: count(MAX_REQUEST_BYTES),
+    max_mcp_request_bytes: count(MAX_MCP_REQUEST_BYTES),
+    manifest_body_mb: String(MAX_MANIFEST_BODY_BYTES / MB),
+    archive_content_type: ARCHIVE_CONTENT_TYPE,
     // The refusals' own words, as every edge sends them (sites/body-limits.ts).
     request_too_large: requestTooLarge(MAX_REQUEST_BYTES).message,
     body_deadline: config.deploy.uploadTimeoutMs === 0 ? 'no deadline' : `${config.deploy.uploadTimeoutMs / 1000} seconds`,
@@ -110,6 +124,7 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     rules_max_segments: capOrOff(config.deploy.siteRules.maxPatternSegments, 'segments'),
     redirects_max_conditions: capOrOff(config.deploy.siteRules.maxRedirectConditions, 'conditions'),
     headers_max_lines: capOrOff(config.deploy.siteRules.maxHeaderLines, 'lines'),
+    rules_max_inner_splats: capOrOff(config.deploy.siteRules.maxInnerSplats, 'paths'),
     rules_file_max: config.deploy.siteRules.maxRulesFileBytes === 0 ? 'no cap' : formatBytes(config.deploy.siteRules.maxRulesFileBytes),
     link_warnings: capOrOff(config.deploy.siteRules.maxLinkWarnings, 'warnings'),
   };

@@ -26,6 +26,17 @@ export function loadNativeUws(options: { fallbackRequested: boolean }): typeof U
 }
 
 /**
+ * Stops uWS from adding `uWebSockets: 20` to every answer of this thread's loop. The header names
+ * the server and its major version to anyone who asks, and is not ours to send on a site's behalf.
+ * The package offers no documented switch; its native `_cfg('silent')` sets the loop's "no mark"
+ * flag (`Loop::setSilent`), which is what the C++ build define `UWS_HTTPRESPONSE_NO_WRITEMARK`
+ * does at compile time. The loop is per thread, so each HTTP thread calls this once.
+ */
+export function silenceServerMark(uws: typeof UwsModule): void {
+  uws._cfg('silent');
+}
+
+/**
  * Closes every socket of an app: its listen sockets and all connections, idle keep-alive ones
  * included (their `onAborted` handlers run). uWS v20.30's binary has `App.close()`; its typings
  * do not declare it.

@@ -286,7 +286,7 @@ export function createCollector(options: CollectorOptions): Collector {
     let headChecked = !blockExecutables;
     for await (const chunk of chunks) {
       size += chunk.byteLength;
-      if (size > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes, anonymous);
+      if (size > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes, anonymous, limits.maxRulesFileBytes);
       if (overLimit || siteBytes + size > limits.maxSiteBytes) {
         // Over the site limit: only the size matters now.
         if (countedOver + size > MAX_COUNTED_OVER_BYTES) throw tooLargeSite(false);
@@ -308,14 +308,14 @@ export function createCollector(options: CollectorOptions): Collector {
   }
 
   async function addBytes(path: string, bytes: Uint8Array): Promise<void> {
-    if (bytes.byteLength > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes, anonymous);
+    if (bytes.byteLength > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes, anonymous, limits.maxRulesFileBytes);
     count(path, bytes.byteLength);
     if (overLimit) return;
     await accept(path, bytes);
   }
 
   function addReference(path: string, sha256: string, size: number): void {
-    if (size > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes, anonymous);
+    if (size > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes, anonymous, limits.maxRulesFileBytes);
     count(path, size);
     if (overLimit) return;
     siteBytes += size;

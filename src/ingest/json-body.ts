@@ -6,6 +6,7 @@ import { JsonDeploy } from '../contract/index.js';
 import { checkArchivePath } from './archive-path.js';
 import { readBodyText, type BodySource } from './body-source.js';
 import type { Collector } from './collector.js';
+import { archiveSentAsJson } from './format.js';
 import { badRequest } from './rejection.js';
 import type { JsonDeployFields } from './types.js';
 
@@ -133,6 +134,8 @@ async function parseBody(source: BodySource): Promise<InlineDeploy> {
     try {
       body = JSON.parse(text);
     } catch (err) {
+      const archive = await archiveSentAsJson(source);
+      if (archive) throw archive;
       throw badRequest(`Body is not valid JSON: ${describeParseError(err)}`, {
         agentMessage:
           'The request body is not valid JSON. Send {"files":[{"path":"index.html","content":"..."}]} encoded as JSON with Content-Type: application/json.',

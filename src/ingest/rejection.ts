@@ -1,7 +1,7 @@
 // Expected deploy failures. Deep inside a stream loop the simplest way out is to throw; the worker
 // catches exactly this type at the top and returns its plain `error`, so nothing but real faults
 // ever crosses the thread boundary as a thrown Error.
-import { accountAllowsMore, siteTooLarge as siteTooLargeWords, type SizedFile } from '../rules/index.js';
+import { accountAllowsMore, isRulesFile, siteTooLarge as siteTooLargeWords, type SizedFile } from '../rules/index.js';
 import type { IngestError, IngestErrorCode } from './types.js';
 
 export class DeployRejected extends Error {
@@ -35,10 +35,15 @@ export function formatBytes(bytes: number): string {
   return `${+(bytes / 1024).toFixed(2)} KB`;
 }
 
-export function fileTooLarge(file: string, maxFileBytes: number, anonymous = false): DeployRejected {
+export function fileTooLarge(file: string, maxFileBytes: number, anonymous = false, maxRulesFileBytes = 0): DeployRejected {
   const limit = formatBytes(maxFileBytes);
+  // `_redirects` and `_headers` have one cap on every plan: an account would not let this one in.
+  const rulesFile = isRulesFile(file) && maxRulesFileBytes > 0 && maxRulesFileBytes <= maxFileBytes;
+  const advice = rulesFile
+    ? ` ${file} may be at most ${formatBytes(maxRulesFileBytes)} on every plan, with an account too: cover many paths with one rule using :name placeholders and *, then deploy again.`
+    : ` Make it smaller (compress or resize it) or leave it out, then deploy again.${anonymous ? accountAllowsMore('file') : ''}`;
   return reject('too_large', `File ${JSON.stringify(file)} is larger than the ${limit} per-file limit.`, {
-    agentMessage: `${file} is larger than ${limit}, the largest file this plan can publish. Make it smaller (compress or resize it) or leave it out, then deploy again.${anonymous ? accountAllowsMore('file') : ''}`,
+    agentMessage: `${file} is larger than ${limit}, the largest file this plan can publish.${advice}`,
     details: { file, limit: maxFileBytes },
   });
 }

@@ -7,7 +7,8 @@
 import {
   compileHeaders,
   compileRedirects,
-  describeRuleError,
+  describeRuleErrors,
+  MAX_LISTED_RULE_ERRORS,
   isHtmlType,
   resolveSitePath,
   type CompiledRedirects,
@@ -41,20 +42,29 @@ export function analyzeSite(
   const byPath = new Map(files.map((file) => [file.path, file]));
   const extras: RevisionExtras = {};
 
-  const compileFile = <T>(path: '_redirects' | '_headers', compile: (text: string) => RulesFileResult<T>): T | IngestError | undefined => {
+  // Both files are read whatever the first holds, so one answer lists every refused line.
+  const refused: RuleLineError[] = [];
+  let refusedTotal = 0;
+  const compileFile = <T>(path: '_redirects' | '_headers', compile: (text: string) => RulesFileResult<T>): T | undefined => {
     const file = byPath.get(path);
     if (file === undefined) return undefined;
     const fileLimits = path === '_redirects' ? limits.redirects : limits.headers;
     // Too large to be worth reading: refused by its size alone.
-    if (fileLimits.maxFileBytes > 0 && file.size > fileLimits.maxFileBytes) return ruleError(tooLarge(path, file.size, fileLimits.maxFileBytes));
+    if (fileLimits.maxFileBytes > 0 && file.size > fileLimits.maxFileBytes) {
+      refused.push(tooLarge(path, file.size, fileLimits.maxFileBytes));
+      refusedTotal++;
+      return undefined;
+    }
     const result = compile(read(file).toString('utf8'));
-    return result.ok ? result.compiled : ruleError(result.error);
+    if (result.ok) return result.compiled;
+    refused.push(...result.errors.slice(0, Math.max(0, MAX_LISTED_RULE_ERRORS - refused.length)));
+    refusedTotal += result.total;
+    return undefined;
   };
 
   const redirects = compileFile('_redirects', (text) => compileRedirects(text, limits.redirects));
-  if (isError(redirects)) return { ok: false, error: redirects };
   const headers = compileFile('_headers', (text) => compileHeaders(text, limits.headers));
-  if (isError(headers)) return { ok: false, error: headers };
+  if (refusedTotal > 0) return { ok: false, error: ruleError(refused, refusedTotal) };
   if (redirects !== undefined && redirects.rules.length > 0) extras.redirects = redirects;
   if (headers !== undefined && headers.blocks.length > 0) extras.headers = headers;
 
@@ -67,17 +77,26 @@ export function analyzeSite(
   return { ok: true, extras };
 }
 
-function isError(value: unknown): value is IngestError {
-  return typeof value === 'object' && value !== null && 'code' in value;
-}
-
 function tooLarge(file: '_redirects' | '_headers', size: number, max: number): RuleLineError {
-  return { file, line: 0, reason: 'file_too_large', text: '', hint: `it is ${size} bytes, more than the ${max} bytes allowed` };
+  return { file, line: 0, reason: 'file_too_large', text: '', hint: `it is ${size} bytes, more than the ${max} bytes allowed on every plan` };
 }
 
-function ruleError(error: RuleLineError): IngestError {
-  const { message, agentMessage } = describeRuleError(error);
-  return { code: 'bad_request', message, agentMessage, details: { file: error.file, line: error.line, reason: error.reason } };
+/** `details` keeps the first refused line's `file`, `line` and `reason` at the top and lists them all in `lines`. */
+function ruleError(errors: readonly RuleLineError[], total: number): IngestError {
+  const { message, agentMessage } = describeRuleErrors(errors, total);
+  const first = errors[0]!;
+  return {
+    code: 'bad_request',
+    message,
+    agentMessage,
+    details: {
+      file: first.file,
+      line: first.line,
+      reason: first.reason,
+      lines: errors.map((error) => ({ file: error.file, line: error.line, reason: error.reason })),
+      ...(total > errors.length ? { lines_total: total } : {}),
+    },
+  };
 }
 
 function checkLinks(

@@ -9,6 +9,8 @@ export interface IngestLimits {
   maxFileBytes: number;
   /** Decompressed bytes of all kept files in this request. */
   maxSiteBytes: number;
+  /** Bytes `_redirects` and `_headers` may have on every plan (0: no cap), for the refusal's words. */
+  maxRulesFileBytes?: number;
 }
 
 /**

@@ -40,6 +40,8 @@ const RULES: ReadonlyArray<[RegExp, (...groups: string[]) => string]> = [
   [new RegExp(`GET /v1/sites${END}`, 'g'), () => 'list_sites'],
   [new RegExp(`GET /v1/me${END}`, 'g'), () => 'get_account'],
   [new RegExp(`POST /v1/deploy${END}`, 'g'), () => 'deploy_site'],
+  // No tool reads an approval: its page (approve_url) says whether the site was deleted.
+  [new RegExp(` \\(so does GET /v1/approvals/${NAME}\\)`, 'g'), () => ''],
   [/without \?confirm/g, () => 'without "confirm"'],
   [/the X-Base-Revision header \(archives\) or "base_revision" \(JSON\)/g, () => '"base_revision"'],
   [/\bas X-Base-Revision\b/g, () => 'as "base_revision"'],

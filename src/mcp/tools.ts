@@ -61,7 +61,7 @@ export function toolSpecs(): ToolSpec[] {
         'Publishes a static site from inline files and returns its live address. Without "site" it creates a new site in the account. ' +
         'To update a site, send "site" and "base_revision" (the live revision id from get_site): a full deploy replaces every file; ' +
         'with "patch": true only the files sent change, "deleted" removes paths, and everything else is kept. ' +
-        'If someone published in between, the call fails with a conflict: get_site, merge, and retry on the new live revision. ' +
+        "If someone published in between, the call fails with a conflict and publishes nothing: read what is live with list_files and read_file (get_site has no file contents), merge your changes into those files, and deploy again with the conflict's details.live_revision as base_revision. " +
         'With "publish": false the update is stored as a draft that is not live: the answer has its preview_url to check, and promote_site makes it live. ' +
         'Text files go as utf8, binary files as base64. To redeploy without resending unchanged files, give those as {path, sha256, size} from list_files instead of content (only content this site already has). ' +
         'index.html at the root is required. Files with secret keys are refused (blocked_secret names file and line). ' +

@@ -1,13 +1,14 @@
 /**
- * `_headers` at the site root, in Netlify's and Cloudflare's format: a path pattern line, then
- * indented `Name: value` lines, or `! Name` (Cloudflare) to remove a header a broader block set.
+ * `_headers` at the site root, in Netlify's and Cloudflare's format: a path pattern line (a line
+ * starting with /), then `Name: value` lines (usually indented), or `! Name` (Cloudflare) to
+ * remove a header a broader block set.
  * Every matching block applies, in file order. Headers that belong to the server, or would break
  * the answer, are refused at deploy; values are printable ASCII only, so no line break or other
  * control character can ever reach a response.
  */
 import { matchingPatterns, patternIndexOf } from './rule-index.js';
-import { compilePattern, type CompiledPattern } from './rule-patterns.js';
-import { checkFileSize, lineTooLong, splitLines, type RulesFileLimits, type RulesFileResult } from './rules-file.js';
+import { compilePattern, matchPattern, type CompiledPattern } from './rule-patterns.js';
+import { checkFileSize, collectRuleErrors, lineTooLong, splitLines, type RulesFileLimits, type RulesFileResult } from './rules-file.js';
 
 export type HeaderPair = readonly [name: string, value: string];
 
@@ -22,6 +23,8 @@ export interface CompiledHeaderBlock {
 
 export interface CompiledHeaders {
   blocks: CompiledHeaderBlock[];
+  /** Some block names a host: answers depend on the request's host too. */
+  usesHost?: true;
 }
 
 /** What the blocks matching one path add and remove (names lower-case in `remove`). */
@@ -127,78 +130,114 @@ const KEPT: ReadonlyMap<string, string> = new Map([
 export function compileHeaders(text: string, limits: RulesFileLimits): RulesFileResult<CompiledHeaders> {
   const file = '_headers';
   const tooLarge = checkFileSize(file, Buffer.byteLength(text), limits);
-  if (tooLarge) return { ok: false, error: tooLarge };
+  if (tooLarge) return { ok: false, error: tooLarge, errors: [tooLarge], total: 1, lines: [0], kept: { blocks: [] } };
   const blocks: CompiledHeaderBlock[] = [];
+  const errors = collectRuleErrors();
   let current: CompiledHeaderBlock | undefined;
+  // After a refused path line, its header lines are not reported again as lines without a path.
+  let skipping = false;
   let headerLines = 0;
+  let innerSplats = 0;
   const lines = splitLines(text);
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i]!;
     const line = i + 1;
-    const long = lineTooLong(file, line, text, limits);
-    if (long) return { ok: false, error: long };
-    const fail = (reason: string, hint: string): RulesFileResult<CompiledHeaders> => ({ ok: false, error: { file, line, reason, text, hint } });
+    const fail = (reason: string, hint: string): void => errors.add({ file, line, reason, text, hint });
     const trimmed = text.trim();
+    // A comment is not read, however long (the file's own cap bounds it).
     if (trimmed === '' || trimmed.startsWith('#')) continue;
-    if (!HEADER_VALUE.test(trimmed))
-      return fail('bad_character', 'use printable ASCII only (no control characters or line breaks; %-encode other characters in values)');
-    const indented = /^[ \t]/.test(text);
-    if (!indented) {
-      if (/^[A-Za-z0-9-]+:(\s|$)/.test(trimmed) || trimmed.startsWith('!')) {
-        return fail('not_indented', `indent header lines under their path, such as "/*" on one line and "  ${trimmed}" on the next`);
+    const long = lineTooLong(file, line, text, limits);
+    if (long) {
+      errors.add(long);
+      continue;
+    }
+    if (!HEADER_VALUE.test(trimmed)) {
+      fail('bad_character', 'use printable ASCII only (no control characters or line breaks; %-encode other characters in values)');
+      continue;
+    }
+    // A path line starts with / (or names a host), however it is indented: as on both hosts.
+    if (trimmed.startsWith('/') || /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed)) {
+      current = undefined;
+      skipping = true;
+      // A header written on the path's own line is a slip, not a path with spaces in it.
+      if (/\s[A-Za-z0-9-]+:(\s|$)/.test(trimmed)) {
+        fail('bad_path', 'a path line holds only the path, such as /assets/*; put each header on its own line below it');
+        continue;
       }
-      if (/\s/.test(trimmed)) return fail('bad_path', 'a path line holds only the path, such as /assets/*; put each header on its own indented line below it');
-      const pattern = compilePattern(trimmed, limits.maxPatternSegments ?? 0);
-      if (!pattern.ok) return fail(pattern.reason, pattern.hint);
+      const pattern = compilePattern(trimmed, { maxSegments: limits.maxPatternSegments ?? 0, innerSplat: true, hosts: 'https' });
+      if (!pattern.ok) {
+        fail(pattern.reason, pattern.hint);
+        continue;
+      }
+      // Each block past a cap is refused (and counted), its header lines skipped.
       if (limits.maxEntries > 0 && blocks.length >= limits.maxEntries) {
-        return fail('too_many_blocks', `a _headers file may have at most ${limits.maxEntries} path blocks; use * and :name to cover many paths with one block`);
+        fail('too_many_blocks', `a _headers file may have at most ${limits.maxEntries} path blocks; use * and :name to cover many paths with one block`);
+        continue;
+      }
+      if (pattern.pattern.glob !== undefined && limits.maxInnerSplats !== undefined && limits.maxInnerSplats > 0 && ++innerSplats > limits.maxInnerSplats) {
+        fail('too_many_inner_splats', `a _headers file may have at most ${limits.maxInnerSplats} paths with a * inside them; end the others in /*`);
+        continue;
       }
       current = { line, pattern: pattern.pattern, set: [], remove: [] };
       blocks.push(current);
       continue;
     }
-    if (current === undefined) return fail('header_without_path', 'start with a path line such as /* and indent the headers under it');
+    if (current === undefined) {
+      if (!skipping) fail('header_without_path', 'start with a path line such as /* and put the headers under it');
+      continue;
+    }
     // Every matching block's lines are applied to each answer: their number is what an answer costs.
     if (limits.maxHeaderLines !== undefined && limits.maxHeaderLines > 0 && ++headerLines > limits.maxHeaderLines) {
-      return fail(
-        'too_many_headers',
-        `a _headers file may have at most ${limits.maxHeaderLines} header lines in all; set a header once on a broader path such as /*`,
-      );
-    }
-    if (trimmed.startsWith('!')) {
-      const name = trimmed.slice(1).trim();
-      if (!HEADER_NAME.test(name)) return fail('bad_header_name', 'write ! and the header name, such as ! X-Robots-Tag');
-      const lower = name.toLowerCase();
-      const reason = KEPT.get(lower) ?? refusalOf(lower);
-      if (reason !== undefined) return fail('header_not_removable', `${name} cannot be removed: ${reason}`);
-      current.remove.push(lower);
+      fail('too_many_headers', `a _headers file may have at most ${limits.maxHeaderLines} header lines in all; set a header once on a broader path such as /*`);
       continue;
     }
     const colon = trimmed.indexOf(':');
-    if (colon <= 0) return fail('not_a_header', 'write a header as Name: value, or ! Name to remove one');
+    if (trimmed.startsWith('!') && colon === -1) {
+      const name = trimmed.slice(1).trim();
+      // `! Name`, as Cloudflare writes it; `!Name` is refused there too.
+      if (!HEADER_NAME.test(name) || !/^![ \t]/.test(trimmed)) {
+        fail('bad_header_name', 'write !, a space and the header name, such as ! X-Robots-Tag');
+        continue;
+      }
+      const lower = name.toLowerCase();
+      const reason = KEPT.get(lower) ?? refusalOf(lower);
+      if (reason !== undefined) fail('header_not_removable', `${name} cannot be removed: ${reason}`);
+      else current.remove.push(lower);
+      continue;
+    }
+    if (colon === -1) {
+      fail('not_a_header', 'write a header as Name: value, or ! Name to remove one');
+      continue;
+    }
     const name = trimmed.slice(0, colon).trim();
     const value = trimmed.slice(colon + 1).trim();
-    if (!HEADER_NAME.test(name)) return fail('bad_header_name', 'a header name is letters, digits and - only, such as Cache-Control');
+    if (!HEADER_NAME.test(name)) {
+      fail('bad_header_name', 'a header name is letters, digits and - only, such as Cache-Control');
+      continue;
+    }
     const lower = name.toLowerCase();
     const forbidden = refusalOf(lower);
-    if (forbidden !== undefined) return fail('header_not_allowed', `${name} cannot be set by a site: ${forbidden}`);
-    if (lower === 'x-content-type-options' && value.toLowerCase() !== 'nosniff') return fail('header_not_allowed', 'X-Content-Type-Options is always nosniff');
-    if (value === '') return fail('empty_value', `give ${name} a value, or write ! ${name} to remove it`);
-    current.set.push([name, value]);
+    if (forbidden !== undefined) fail('header_not_allowed', `${name} cannot be set by a site: ${forbidden}`);
+    else if (lower === 'x-content-type-options' && value.toLowerCase() !== 'nosniff') fail('header_not_allowed', 'X-Content-Type-Options is always nosniff');
+    else if (value === '') fail('empty_value', `give ${name} a value, or write ! ${name} to remove it`);
+    else current.set.push([name, value]);
   }
-  return { ok: true, compiled: { blocks } };
+  return errors.result({ blocks, ...(blocks.some((block) => block.pattern.host !== undefined) ? { usesHost: true as const } : {}) });
 }
 
 /**
- * The headers every block matching a path gives, in file order (undefined when none matches).
- * The matching blocks come from an index (rule-index.ts), in file order.
+ * The headers every block matching a path (and `host`, the request's, for blocks that name one)
+ * gives, in file order (undefined when none matches). The matching blocks come from an index
+ * (rule-index.ts), in file order.
  */
-export function headersFor(compiled: CompiledHeaders, segments: readonly string[]): SiteHeaders | undefined {
+export function headersFor(compiled: CompiledHeaders, segments: readonly string[], host?: string): SiteHeaders | undefined {
   let set: Map<string, [string, string]> | undefined;
   let removed: Set<string> | undefined;
   const index = patternIndexOf(compiled, () => compiled.blocks.map((block) => block.pattern));
   for (const n of matchingPatterns(index, segments)) {
     const block = compiled.blocks[n]!;
+    // The index decides alone, but for a * inside the path, a placeholder inside a segment or a host.
+    if (block.pattern.checked && matchPattern(block.pattern, segments, host) === undefined) continue;
     set ??= new Map();
     removed ??= new Set();
     for (const name of block.remove) {

@@ -38,6 +38,9 @@ export const PLAN_LIMITS: Readonly<Record<Plan, Readonly<TierLimits>>> = {
 /** A JSON request body other than a deploy (rename, rollback, invite…) is at most this large. */
 export const MAX_JSON_BODY_BYTES = 64 * 1024;
 
+/** A digest deploy's manifest: the largest plan's 5,000 files with long paths fit in a few MB. */
+export const MAX_MANIFEST_BODY_BYTES = 8 * MB;
+
 /** One request carries at most this much (SPEC 8 rule 2); through MCP, less. */
 export const MAX_REQUEST_BYTES = 90 * MB;
 export const MAX_MCP_REQUEST_BYTES = 40 * MB;

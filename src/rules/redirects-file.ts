@@ -5,7 +5,16 @@
  */
 import { matchingPatterns, patternIndexOf } from './rule-index.js';
 import { compilePattern, matchPattern, patternNames, type CompiledPattern, type PatternParams } from './rule-patterns.js';
-import { checkFileSize, CONTROL, lineTooLong, splitLines, type RuleLineError, type RulesFileLimits, type RulesFileResult } from './rules-file.js';
+import {
+  checkFileSize,
+  collectRuleErrors,
+  CONTROL,
+  lineTooLong,
+  splitLines,
+  type RuleLineError,
+  type RulesFileLimits,
+  type RulesFileResult,
+} from './rules-file.js';
 
 export type RedirectStatus = 200 | 301 | 302 | 303 | 307 | 308 | 404 | 410;
 export const REDIRECT_STATUSES: readonly RedirectStatus[] = [301, 302, 303, 307, 308];
@@ -35,6 +44,8 @@ export interface CompiledRedirects {
   rules: CompiledRedirect[];
   /** Some rule has query conditions: answers depend on the query string too. */
   usesQuery: boolean;
+  /** Some rule names a host: answers depend on the request's host too. */
+  usesHost?: true;
 }
 
 const NAME_IN_TARGET = /:([A-Za-z_][A-Za-z0-9_]*)/g;
@@ -44,45 +55,73 @@ const UNSUPPORTED_CONDITION = /^(country|language|role|cookie|header)=/i;
 export function compileRedirects(text: string, limits: RulesFileLimits): RulesFileResult<CompiledRedirects> {
   const file = '_redirects';
   const tooLarge = checkFileSize(file, Buffer.byteLength(text), limits);
-  if (tooLarge) return { ok: false, error: tooLarge };
+  if (tooLarge) return { ok: false, error: tooLarge, errors: [tooLarge], total: 1, lines: [0], kept: { rules: [], usesQuery: false } };
   const rules: CompiledRedirect[] = [];
+  const errors = collectRuleErrors();
   let conditions = 0;
+  let entries = 0;
+  let innerSplats = 0;
   const lines = splitLines(text);
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i]!;
     const line = i + 1;
-    const long = lineTooLong(file, line, text, limits);
-    if (long) return { ok: false, error: long };
+    const fail = (reason: string, hint: string): void => errors.add({ file, line, reason, text, hint });
     const trimmed = text.trim();
+    // A comment is not read, however long (the file's own cap bounds it).
     if (trimmed === '' || trimmed.startsWith('#')) continue;
-    const fail = (reason: string, hint: string): RulesFileResult<CompiledRedirects> => ({ ok: false, error: { file, line, reason, text, hint } });
-    if (CONTROL.test(trimmed)) return fail('control_character', 'remove the control character; a rule is printable text');
-    if (limits.maxEntries > 0 && rules.length >= limits.maxEntries) {
-      return fail(
-        'too_many_rules',
-        `a _redirects file may have at most ${limits.maxEntries} rules; use placeholders (:name) and * to cover many paths with one rule`,
-      );
+    const long = lineTooLong(file, line, text, limits);
+    if (long) {
+      errors.add(long);
+      continue;
     }
-    const compiled = compileRule(trimmed.split(/[ \t]+/), line, limits.maxPatternSegments ?? 0);
-    if ('reason' in compiled) return fail(compiled.reason, compiled.hint);
+    const tokens = withoutComment(trimmed.split(/[ \t]+/));
+    if (tokens.some((token) => CONTROL.test(token))) {
+      fail('control_character', 'remove the control character; a rule is printable text');
+      continue;
+    }
+    // Each rule past the cap is refused (and counted), without being read.
+    if (limits.maxEntries > 0 && ++entries > limits.maxEntries) {
+      fail('too_many_rules', `a _redirects file may have at most ${limits.maxEntries} rules; use placeholders (:name) and * to cover many paths with one rule`);
+      continue;
+    }
+    const compiled = compileRule(tokens, line, limits.maxPatternSegments ?? 0);
+    if ('reason' in compiled) {
+      fail(compiled.reason, compiled.hint);
+      continue;
+    }
+    // A * inside the path is checked against the whole rest of every path it may match.
+    if (compiled.from.glob !== undefined && limits.maxInnerSplats !== undefined && limits.maxInnerSplats > 0 && ++innerSplats > limits.maxInnerSplats) {
+      fail('too_many_inner_splats', `a _redirects file may have at most ${limits.maxInnerSplats} rules with a * inside the path; end the others in /*`);
+      continue;
+    }
     // Every request may have to check them all: their number is what a request can cost.
     conditions += compiled.query?.length ?? 0;
     if (limits.maxConditions !== undefined && limits.maxConditions > 0 && conditions > limits.maxConditions) {
-      return fail(
+      fail(
         'too_many_conditions',
         `a _redirects file may have at most ${limits.maxConditions} query conditions in all; use :name values rather than one rule per value`,
       );
+      continue;
     }
     rules.push(compiled);
   }
-  return { ok: true, compiled: { rules, usesQuery: rules.some((rule) => rule.query !== undefined) } };
+  const usesHost = rules.some((rule) => rule.from.host !== undefined);
+  return errors.result({ rules, usesQuery: rules.some((rule) => rule.query !== undefined), ...(usesHost ? { usesHost: true as const } : {}) });
+}
+
+/** A rule's tokens up to a comment: a token starting with `#` starts one, as on both hosts. */
+function withoutComment(tokens: string[]): string[] {
+  const comment = tokens.findIndex((token) => token.startsWith('#'));
+  return comment === -1 ? tokens : tokens.slice(0, comment);
 }
 
 type Refusal = { reason: string; hint: string };
 
 function compileRule(tokens: string[], line: number, maxSegments: number): CompiledRedirect | Refusal {
-  const [fromRaw, ...rest] = tokens as [string, ...string[]];
-  const from = compilePattern(fromRaw, maxSegments);
+  const [written, ...rest] = tokens as [string, ...string[]];
+  // A from without its leading / (`old.html /new`) is a path all the same, as on both hosts.
+  const fromRaw = written.startsWith('/') || /^[a-z][a-z0-9+.-]*:/i.test(written) ? written : `/${written}`;
+  const from = compilePattern(fromRaw, { maxSegments, innerSplat: true, hosts: 'http' });
   if (!from.ok) return { reason: from.reason, hint: from.hint };
   // Query conditions come between `from` and `to`; `to` starts with / or a scheme.
   const query: NonNullable<CompiledRedirect['query']> = [];
@@ -102,13 +141,21 @@ function compileRule(tokens: string[], line: number, maxSegments: number): Compi
     query.push({ key: safeDecode(key), value: placeholder ? { p: placeholder[1]! } : safeDecode(value) });
     at++;
   }
-  const toRaw = rest[at];
+  let toRaw = rest[at];
+  let statusAt = at + 1;
+  // Netlify's forward rule: `/app/* 200` serves /app/:splat, the same path (handy with `!`).
+  if (toRaw !== undefined && /^2\d\d!?$/.test(toRaw) && fromRaw.endsWith('/*') && query.length === 0) {
+    toRaw = `${fromRaw.slice(0, -1)}:splat`;
+    statusAt = at;
+  }
   if (toRaw === undefined || /^\d{3}!?$/.test(toRaw)) {
     return { reason: 'missing_to', hint: `write where ${fromRaw} leads after it, such as ${fromRaw} /new-page 301` };
   }
-  const statusRaw = rest[at + 1] ?? '301';
-  const extra = rest[at + 2];
+  const statusRaw = rest[statusAt] ?? '301';
+  const extra = rest[statusAt + 1];
   if (extra !== undefined) {
+    // Netlify signs proxied requests (`Sign=`): there is no proxying here to sign.
+    if (/^(sign|signed)=/i.test(extra)) return PROXY_REFUSAL;
     if (UNSUPPORTED_CONDITION.test(extra) || extra.includes('=')) return unsupported(extra);
     return { reason: 'unexpected_text', hint: `a rule is "from to status"; remove ${JSON.stringify(extra)} (or start a comment with #)` };
   }
@@ -125,6 +172,11 @@ function compileRule(tokens: string[], line: number, maxSegments: number): Compi
   if (query.length > 0 && REDIRECT_STATUSES.includes(status)) to.ownQuery = true;
   return { line, from: from.pattern, ...(query.length > 0 ? { query } : {}), ...to, status, force };
 }
+
+const PROXY_REFUSAL: Refusal = {
+  reason: 'proxy_not_supported',
+  hint: 'Plinth does not proxy to other hosts; a 200 rule rewrites to a path of this site, such as /app/index.html, and a 301 or 302 sends visitors elsewhere',
+};
 
 function isCondition(token: string): boolean {
   return token.includes('=') && !token.startsWith('/') && !/^[a-z][a-z0-9+.-]*:/i.test(token);
@@ -151,15 +203,12 @@ function compileTarget(raw: string, status: RedirectStatus, names: Set<string>):
   const absolute = /^[a-z][a-z0-9+.-]*:/i.test(raw) && !raw.startsWith('/');
   const redirect = REDIRECT_STATUSES.includes(status);
   if (absolute || raw.startsWith('//')) {
-    if (status === 200)
-      return {
-        reason: 'proxy_not_supported',
-        hint: 'Plinth does not proxy to other hosts; a 200 rule rewrites to a path of this site, such as /app/index.html, and a 301 or 302 sends visitors elsewhere',
-      };
+    if (status === 200) return PROXY_REFUSAL;
     if (!redirect) return { reason: 'target_not_a_path', hint: `a ${status} rule serves a page of this site: write its path, such as /404.html` };
     if (raw.startsWith('//')) return { reason: 'scheme_relative_target', hint: `write the address in full, such as https:${raw}` };
-    if (!/^https:\/\//i.test(raw)) return { reason: 'not_https', hint: 'an address on another host must start with https://' };
-    const authority = raw.slice('https://'.length).split(/[/?#]/, 1)[0]!;
+    const scheme = /^https?:\/\//i.exec(raw);
+    if (scheme === null) return { reason: 'bad_scheme', hint: 'an address on another host must start with https:// (or http://)' };
+    const authority = raw.slice(scheme[0].length).split(/[/?#]/, 1)[0]!;
     if (/:[A-Za-z_]/.test(authority) || authority.includes('*') || authority === '') {
       return { reason: 'placeholder_in_host', hint: 'the host of the target must be written out; placeholders may only fill its path' };
     }
@@ -218,21 +267,29 @@ export interface RedirectMatch {
 
 /**
  * The first rule that applies to a request path: with `fileExists`, only forced rules (`!`)
- * apply, as on Netlify. `query` is read only if a rule has query conditions. The rules whose
- * path pattern matches come from an index (rule-index.ts), then are tried in file order.
+ * apply, as on Netlify. `query` is read only if a rule has query conditions; `host` (the
+ * request's, lower-case, no port) only by rules that name one. The rules whose path pattern
+ * matches come from an index (rule-index.ts), then are tried in file order.
  */
 export function matchRedirect(
   compiled: CompiledRedirects,
   segments: readonly string[],
   fileExists: boolean,
   query: () => URLSearchParams,
+  host?: string,
 ): RedirectMatch | undefined {
   let params: Map<string, string> | undefined;
   const index = patternIndexOf(compiled, () => compiled.rules.map((rule) => rule.from));
   for (const n of matchingPatterns(index, segments)) {
     const rule = compiled.rules[n]!;
     if (fileExists && !rule.force) continue;
-    if (rule.query === undefined) return { rule, params: matchPattern(rule.from, segments)! };
+    // The index decides alone, but for a * inside the path, a placeholder inside a segment or a host.
+    let matched: PatternParams | undefined;
+    if (rule.from.checked) {
+      matched = matchPattern(rule.from, segments, host);
+      if (matched === undefined) continue;
+    }
+    if (rule.query === undefined) return { rule, params: matched ?? matchPattern(rule.from, segments)! };
     params ??= firstValues(query());
     let fromQuery: PatternParams | undefined;
     let ok = true;
@@ -244,7 +301,7 @@ export function matchRedirect(
       }
       if (typeof condition.value !== 'string') (fromQuery ??= {})[condition.value.p] = value;
     }
-    if (ok) return { rule, params: { ...matchPattern(rule.from, segments)!, ...fromQuery } };
+    if (ok) return { rule, params: { ...(matched ?? matchPattern(rule.from, segments)!), ...fromQuery } };
   }
   return undefined;
 }
@@ -256,8 +313,17 @@ function firstValues(query: URLSearchParams): Map<string, string> {
   return values;
 }
 
+/**
+ * Whether a target ending in `:splat` keeps the request's trailing slash: the splat holds segments
+ * only, so `/old/* /new/:splat` would take `/old/a/` to `/new/a` (Netlify keeps `/new/a/`).
+ */
+function keepsTrailingSlash(match: RedirectMatch, requestTrailingSlash: boolean): boolean {
+  const last = match.rule.to[match.rule.to.length - 1];
+  return requestTrailingSlash && last !== undefined && typeof last !== 'string' && last.p === 'splat' && (match.params.splat ?? '') !== '';
+}
+
 /** A redirect's Location without the request's query: placeholders %-encoded. */
-export function redirectTarget(match: RedirectMatch): string {
+export function redirectTarget(match: RedirectMatch, requestTrailingSlash = false): string {
   let location = '';
   for (const part of match.rule.to) {
     if (typeof part === 'string') location += part;
@@ -266,6 +332,7 @@ export function redirectTarget(match: RedirectMatch): string {
       location += part.p === 'splat' ? value.split('/').map(encodeURIComponent).join('/') : encodeURIComponent(value);
     }
   }
+  if (keepsTrailingSlash(match, requestTrailingSlash)) location += '/';
   // A `//` at the start would be read as another host; literals never start so, values are encoded.
   if (location.startsWith('//') || location.startsWith('/\\')) location = `/${location.replace(/^[/\\]+/, '')}`;
   return location;
@@ -280,9 +347,10 @@ export function withRequestQuery(location: string, requestQuery: string): string
 }
 
 /** A rewrite's (200), 404's or 410's site path, normalized; undefined if it would leave the site. */
-export function targetPath(match: RedirectMatch): { path: string; trailingSlash: boolean } | undefined {
+export function targetPath(match: RedirectMatch, requestTrailingSlash = false): { path: string; trailingSlash: boolean } | undefined {
   let path = '';
   for (const part of match.rule.to) path += typeof part === 'string' ? part : (match.params[part.p] ?? '');
+  if (keepsTrailingSlash(match, requestTrailingSlash)) path += '/';
   const segments = path.split('/').filter((segment) => segment !== '');
   if (segments.some((segment) => segment === '.' || segment === '..' || segment.includes('\\') || CONTROL.test(segment))) return undefined;
   return { path: segments.join('/'), trailingSlash: segments.length > 0 && path.endsWith('/') };

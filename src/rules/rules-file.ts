@@ -19,6 +19,8 @@ export interface RulesFileLimits {
   maxConditions?: number;
   /** `_headers`: header lines (`Name: value` and `! Name`) of all its blocks together. */
   maxHeaderLines?: number;
+  /** Patterns with a `*` that is not the whole last segment (`/*.xml`): each is checked against a path's whole rest. */
+  maxInnerSplats?: number;
 }
 
 /** A refused line: where, a stable reason, the line as written, and what to write instead. */
@@ -31,21 +33,72 @@ export interface RuleLineError {
   hint: string;
 }
 
-export type RulesFileResult<T> = { ok: true; compiled: T } | { ok: false; error: RuleLineError };
+/**
+ * A refused file: its first refused line, the first `MAX_LISTED_RULE_ERRORS` of them, how many in
+ * all and the number of each, and what its other lines compiled to (to report on; a refused file
+ * is never published).
+ */
+export type RulesFileResult<T> =
+  { ok: true; compiled: T } | { ok: false; error: RuleLineError; errors: RuleLineError[]; total: number; lines: number[]; kept: T };
+
+/** At most this many refused lines are listed in one answer (all are counted). */
+export const MAX_LISTED_RULE_ERRORS = 50;
 
 /** At most this much of a refused line is quoted back. */
 const QUOTE_CHARS = 200;
 
-/** The message and agent message of a refused line (the deploy answers `400 bad_request`). */
+/** Collects the refused lines of one file as it is read, keeping the first few. */
+export interface RuleErrors {
+  add(error: RuleLineError): void;
+  result<T>(compiled: T): RulesFileResult<T>;
+}
+
+export function collectRuleErrors(): RuleErrors {
+  const list: RuleLineError[] = [];
+  const lines: number[] = [];
+  return {
+    add(error) {
+      lines.push(error.line);
+      if (list.length < MAX_LISTED_RULE_ERRORS) list.push(error);
+    },
+    result<T>(compiled: T): RulesFileResult<T> {
+      return lines.length === 0 ? { ok: true, compiled } : { ok: false, error: list[0]!, errors: list, total: lines.length, lines, kept: compiled };
+    },
+  };
+}
+
+/**
+ * The message and agent message of the refused lines of a deploy's rules files (the deploy
+ * answers `400 bad_request`): every listed line with its reason, and in the agent message each
+ * line quoted with what to write instead, so one answer says everything to fix.
+ */
+export function describeRuleErrors(errors: readonly RuleLineError[], total = errors.length): { message: string; agentMessage: string } {
+  if (errors.length === 1 && total === 1) return describeRuleError(errors[0]!);
+  const more = total > errors.length ? `, and ${total - errors.length} more` : '';
+  const where = errors.map((error) => (error.line === 0 ? `${error.file} (${error.reason})` : `${error.file} line ${error.line} (${error.reason})`));
+  const said = errors.map((error) => {
+    if (error.line === 0) return `${error.file} is refused: ${error.hint}.`;
+    return `${error.file} line ${error.line} reads ${JSON.stringify(quote(error.text))}: ${error.hint}.`;
+  });
+  return {
+    message: `${total} lines of the rules files are refused: ${where.join(', ')}${more}.`,
+    agentMessage: `${said.join(' ')}${more === '' ? '' : ` (${total - errors.length} more lines are refused; fix these and deploy again to see them.)`} Nothing was published; fix those lines and deploy again.`,
+  };
+}
+
+function quote(text: string): string {
+  return text.length > QUOTE_CHARS ? `${text.slice(0, QUOTE_CHARS)}…` : text;
+}
+
+/** The message and agent message of one refused line. */
 export function describeRuleError(error: RuleLineError): { message: string; agentMessage: string } {
   if (error.line === 0) {
     const message = `${error.file} is refused: ${error.hint}.`;
     return { message, agentMessage: `${message} Nothing was published; fix ${error.file} and deploy again.` };
   }
-  const quoted = error.text.length > QUOTE_CHARS ? `${error.text.slice(0, QUOTE_CHARS)}…` : error.text;
   return {
     message: `${error.file} line ${error.line} is refused (${error.reason}).`,
-    agentMessage: `${error.file} line ${error.line} reads ${JSON.stringify(quoted)}: ${error.hint}. Nothing was published; fix that line and deploy again.`,
+    agentMessage: `${error.file} line ${error.line} reads ${JSON.stringify(quote(error.text))}: ${error.hint}. Nothing was published; fix that line and deploy again.`,
   };
 }
 
@@ -58,7 +111,13 @@ export function splitLines(text: string): string[] {
 /** The whole-file and per-line caps, checked before anything is parsed. */
 export function checkFileSize(file: RulesFileName, bytes: number, limits: RulesFileLimits): RuleLineError | undefined {
   if (limits.maxFileBytes > 0 && bytes > limits.maxFileBytes) {
-    return { file, line: 0, reason: 'file_too_large', text: '', hint: `it is ${bytes} bytes, more than the ${limits.maxFileBytes} bytes allowed` };
+    return {
+      file,
+      line: 0,
+      reason: 'file_too_large',
+      text: '',
+      hint: `it is ${bytes} bytes, more than the ${limits.maxFileBytes} bytes allowed on every plan`,
+    };
   }
   return undefined;
 }

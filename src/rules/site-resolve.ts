@@ -64,6 +64,7 @@ export function resolveSitePath(
   has: (path: string) => boolean,
   redirects?: CompiledRedirects,
   query: () => URLSearchParams = () => new URLSearchParams(),
+  host?: string,
 ): Resolution {
   // Skipped paths (`.git/…`, `.env`, `*.map`, …) should never be in a revision; if one slipped in,
   // it is still not served. They get the site's 404 page but never the SPA shell: a 200 for
@@ -75,13 +76,13 @@ export function resolveSitePath(
 
   if (redirects !== undefined && redirects.rules.length > 0) {
     const segments = path === '' ? [] : path.split('/');
-    const match = matchRedirect(redirects, segments, file !== undefined || folder, query);
+    const match = matchRedirect(redirects, segments, file !== undefined || folder, query, host);
     if (match !== undefined) {
       const { status } = match.rule;
       if (status !== 200 && status !== 404 && status !== 410) {
-        return { kind: 'redirect', location: redirectTarget(match), ownQuery: match.rule.ownQuery, status };
+        return { kind: 'redirect', location: redirectTarget(match, trailingSlash), ownQuery: match.rule.ownQuery, status };
       }
-      const target = targetPath(match);
+      const target = targetPath(match, trailingSlash);
       const found = target === undefined || isHidden(target.path) ? undefined : findTarget(target.path, target.trailingSlash, has);
       if (status === 200 && found !== undefined) return { kind: 'file', path: found, status: 200 };
       if (status === 410) return found !== undefined ? { kind: 'rule_page', path: found, status: 410 } : { kind: 'gone', status: 410 };

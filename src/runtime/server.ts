@@ -16,6 +16,7 @@ import {
   type HttpRequest,
   type HttpResponse,
   loadNativeUws,
+  silenceServerMark,
   sendError,
   type us_listen_socket,
 } from '../http/index.js';
@@ -94,6 +95,7 @@ const FOLLOW_UP_CUTOFF_MS = 10_000;
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config, log } = options;
   const uws = loadNativeUws({ fallbackRequested: config.uwsFallbackRequested });
+  silenceServerMark(uws);
   // The main thread built the replica already; a server started alone builds it here.
   const store = await connectStore({
     dir: config.dataDir,

@@ -84,8 +84,12 @@ export interface SiteRules {
 export interface SiteCache {
   /** The site asked for by name (a former name finds the renamed site), or undefined. */
   lookup(name: string): CachedSite | undefined;
-  /** Where `url` (with `query`, which only rules with query conditions read) leads in the site's revision `revision` (the live one, or a preview's). */
-  target(cached: CachedSite, revision: string, url: string, query: string): Target;
+  /**
+   * Where `url` (with `query`, which only rules with query conditions read, and `host`, the
+   * request's in lower case without a port, which only rules that name one read) leads in the
+   * site's revision `revision` (the live one, or a preview's).
+   */
+  target(cached: CachedSite, revision: string, url: string, query: string, host?: string): Target;
   readonly size: number;
   readonly weight: number;
   /** Lookups answered from the cache or not, for site records and for resolved URLs, since the start. */
@@ -172,14 +176,17 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       return cached;
     },
 
-    target(cached, revision, url, query) {
+    target(cached, revision, url, query, host) {
       const live = revision === cached.site.liveRevision;
       // A preview follows its own revision's rules (an LMDB point read: previews are rare).
       const rules = live ? cached.rules : previewRulesOf(store, cached, revision);
       // Only rules with query conditions make the answer depend on the query.
       const path = rules?.redirects?.usesQuery === true && query !== '' ? `${url}?${query}` : url;
-      // A preview's targets sit beside the live ones, under a key no URL has (URLs start with `/`).
-      const key = live ? path : `${revision} ${path}`;
+      // Only rules that name a host make it depend on the host (a site may have several).
+      const byHost = rules?.redirects?.usesHost === true || rules?.headers?.usesHost === true ? host : undefined;
+      // A preview's targets sit beside the live ones, under a key no URL has (URLs start with `/`),
+      // and so do those of a host (host names have no `|`).
+      const key = `${byHost === undefined ? '' : `${byHost}|`}${live ? path : `${revision} ${path}`}`;
       const known = cached.targets.get(key);
       if (known !== undefined) {
         counts.pathHits++;
@@ -192,8 +199,8 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
         target = { status: 404, error: normalized.status, html: false, cacheControl: '', encodings: [], prepared: [], held: [] };
       } else {
         const has = (path: string): boolean => store.getFile(revision, path) !== undefined;
-        const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, has, rules?.redirects, () => new URLSearchParams(query));
-        const site = rules?.headers ? headersFor(rules.headers, normalized.path === '' ? [] : normalized.path.split('/')) : undefined;
+        const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, has, rules?.redirects, () => new URLSearchParams(query), byHost);
+        const site = rules?.headers ? headersFor(rules.headers, normalized.path === '' ? [] : normalized.path.split('/'), byHost) : undefined;
         if (resolution.kind === 'folder' || resolution.kind === 'redirect') {
           const ownQuery = resolution.kind === 'redirect' && resolution.ownQuery;
           target = {

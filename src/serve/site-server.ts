@@ -387,7 +387,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       }
       // The query is read only where rules may test it (a redirect reads it when it is sent).
       const query = revision !== site.liveRevision || live.rules?.redirects?.usesQuery === true ? (req.getQuery() ?? '') : '';
-      const target = sites.target(live, revision, req.getUrl(), query);
+      // The host only where rules name one (a preview's rules are its own: asked for always).
+      const byHost = revision !== site.liveRevision || live.rules?.redirects?.usesHost === true || live.rules?.headers?.usesHost === true;
+      const target = sites.target(live, revision, req.getUrl(), query, byHost ? requestHost(siteName, route) : undefined);
       const privateHeaders: Headers = privacy === undefined ? {} : NOINDEX;
       if (target.error !== undefined) return sendPage(res, target.error, head, {}, undefined, undefined, protect);
       const entry = target.entry;
@@ -431,6 +433,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       sendPage(res, 500, head, {}, undefined, undefined, protect);
     }
   };
+
+  /** The host a request came by (lower-case, no port): a custom domain, or the site's or preview's own. */
+  const requestHost = (siteName: string, route: Route): string => route.domain ?? new URL(options.siteUrl(hostLabel(siteName, route))).hostname;
 
   const publicRoute: Route = {};
   const handle = (res: HttpResponse, req: HttpRequest, siteName: string, preview?: number, domain?: string): void =>

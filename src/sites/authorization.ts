@@ -88,7 +88,10 @@ function refusal(caller: Caller, site: SiteRecord, role: Role, action: SiteActio
   if (caller.kind === 'site_token') {
     if (site.claimed) {
       return new ServiceError('forbidden', `${site.name} has been claimed; its site token can now only report that.`, {
-        agentMessage: 'The site now belongs to an account. Use an API token (pl_…) of a member of the site instead of the site token.',
+        agentMessage:
+          `The site now belongs to an account. Call GET /v1/sites/${site.name} with this site token: if the person who claimed it chose to give you access, ` +
+          `that answer carries account_token, an API token of the account, handed over only once; keep it in .service.json as "api_token" and send it from then on. ` +
+          `Otherwise ask your user for an API token (pl_…) of a member of the site.`,
       });
     }
     if (rule.accountOnly) {

@@ -32,6 +32,7 @@ export async function analyzeSite(
     maxLineChars,
     maxFileBytes: siteRules.maxRulesFileBytes,
     maxPatternSegments: siteRules.maxPatternSegments,
+    maxInnerSplats: siteRules.maxInnerSplats,
   });
   const limits = {
     redirects: { ...ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars), maxConditions: siteRules.maxRedirectConditions },

@@ -47,8 +47,12 @@ export function decideDeploy(
   // The same access rules as every other site operation: 401, 404, 410, then 403.
   const { site, actor } = resolveSite(store, caller, siteName, 'deploy', deps.now());
   if (base === undefined || base === '') {
+    // Not "fetch the live revision and retry": sent blindly, that base overwrites whatever is live.
     throw new ServiceError('bad_request', 'An update needs the revision it is based on.', {
-      agentMessage: `Get the live revision with GET /v1/sites/${site.name} (field live_revision.id) and send it as the X-Base-Revision header (archives) or "base_revision" (JSON), then retry.`,
+      agentMessage:
+        `Nothing was published. An update names the revision it replaces: whatever is live at that revision is replaced by what you send, including changes someone else published. ` +
+        `Look first: GET /v1/sites/${site.name} shows the live revision (live_revision.id, who published it and when), GET /v1/sites/${site.name}/files lists its files and GET /v1/sites/${site.name}/files/<path> returns each one. ` +
+        `Once your files include what should stay, send that revision id as the X-Base-Revision header (archives) or "base_revision" (JSON).`,
     });
   }
   if (base !== site.liveRevision) throw deployConflict(site);

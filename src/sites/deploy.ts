@@ -310,7 +310,12 @@ async function unpackBody(
       ...(body.data !== undefined ? { body: body.data } : { spoolPath: body.spoolPath, ...(body.range ? { range: body.range } : {}) }),
       dataDir: deps.config.dataDir,
       bodyKind,
-      limits: { maxFiles: tier.maxFiles, maxFileBytes: tier.maxFileBytes, maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES) },
+      limits: {
+        maxFiles: tier.maxFiles,
+        maxFileBytes: tier.maxFileBytes,
+        maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES),
+        maxRulesFileBytes: deps.config.deploy.siteRules.maxRulesFileBytes,
+      },
       blockExecutables: anonymous,
       ...(publishedAs !== undefined ? { partial: true, publishedAs } : {}),
     },

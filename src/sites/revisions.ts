@@ -36,6 +36,16 @@ export interface RevisionOperations {
 
 export type LinkWarnings = ReturnType<typeof warningsView>;
 
+/** Whether a revision's files are exactly `files`: the same paths with the same contents. */
+function sameFiles(files: ReadonlyMap<string, FileEntry>, other: Iterable<{ path: string; sha256: string }>): boolean {
+  let count = 0;
+  for (const file of other) {
+    if (files.get(file.path)?.sha256 !== file.sha256) return false;
+    count += 1;
+  }
+  return count === files.size;
+}
+
 /**
  * Revision history and rollback (SPEC 4.3). Both see only the plan's history reach: the live
  * revision always, older ones while they are younger than the reach (anonymous sites: the live
@@ -107,6 +117,18 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
       }
       const files = new Map<string, FileEntry>();
       for (const file of store.listFiles(target.id)) files.set(file.path, compactEntry(file));
+      // A repeated rollback (or one to what is live already) changes nothing: no copy is made.
+      const live = site.liveRevision === undefined ? undefined : store.getRevision(site.liveRevision);
+      if (live !== undefined && sameFiles(files, store.listFiles(live.id))) {
+        const previewUrlOf = await links.of(site);
+        const asLive = target.id === live.id ? '' : ` (live as revision ${live.number})`;
+        return {
+          site: siteView(site, role, permissionsOf(caller, site, role), live, config.publicUrls),
+          revision: revisionView(live, site, config.publicUrls, previewUrlOf),
+          unchanged: true,
+          agent_message: `${siteUrl(config.publicUrls, site.name)} already serves the content of revision ${target.number}${asLive}, so nothing was changed and no revision was made.`,
+        };
+      }
       // The rules and link warnings follow the files: they were compiled from these very files.
       const extras = store.getRevisionExtras(target.id);
       const result = await store.commitRevision({

@@ -143,7 +143,7 @@ export function siteOperations(deps: OperationsDeps): SiteOperations {
         approval: { token, status: 'pending', expires_at: iso(expiresAt) },
         agent_message:
           `Nothing is deleted yet. To delete ${siteUrl(config.publicUrls, site.name)} permanently, open ${approveUrl(token)} , type the site address and confirm, before ${iso(expiresAt)}. ` +
-          `Check the result with GET /v1/approvals/${token}.`,
+          `That page shows whether it was deleted (so does GET /v1/approvals/${token}).`,
       };
     },
 

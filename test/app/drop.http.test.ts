@@ -167,7 +167,7 @@ describe('drop to publish, attacks', () => {
     );
     expect(posted.status).toBe(413);
     expect(posted.text).toContain('1 MB');
-    expect(posted.text).toContain('Sign in to publish larger sites.');
+    expect(posted.text).toContain('Sign in to publish more: a free account allows 500 files and 5 MB per site.');
   });
 
   it.each([

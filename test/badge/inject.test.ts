@@ -183,8 +183,8 @@ describe('injectBadge', () => {
 
   it('marks every inline declaration !important and starts each element from all:initial', () => {
     const styles = [...inject('<body></body>').matchAll(/ style="([^"]*)"/g)].map((m) => m[1]!);
-    // The pill in the shadow root and its light copy.
-    expect(styles).toHaveLength(6);
+    // The pill in the shadow root and its light copy, and the room the shadow root keeps for it.
+    expect(styles).toHaveLength(7);
     for (const style of styles) {
       const declarations = style.split(';');
       expect(declarations[0]).toBe('all:initial !important');
@@ -231,9 +231,12 @@ describe('injectBadge', () => {
     expect(host!.tagName).toBe('template');
     expect(attr(host!, 'shadowrootmode')).toBe('open');
     const shadow = (host as T.Template).content.childNodes as T.Element[];
-    expect(shadow.map((node) => node.tagName)).toEqual(['style', 'slot', 'div']);
+    expect(shadow.map((node) => node.tagName)).toEqual(['style', 'slot', 'div', 'div']);
     expect(shadow[1]!.attrs).toEqual([]);
-    expect(isIntactBadge(shadow[2]!, OPTIONS.reportUrl)).toBe(true);
+    // Room at the page's end, so its last lines can be scrolled clear of the pill.
+    expect(attr(shadow[2]!, 'data-plinth-room')).toBe('');
+    expect(shadow[2]!.childNodes).toEqual([]);
+    expect(isIntactBadge(shadow[3]!, OPTIONS.reportUrl)).toBe(true);
     expect(style!.tagName).toBe('style');
     expect(body.childNodes).toHaveLength(4);
   });

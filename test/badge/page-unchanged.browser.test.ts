@@ -83,17 +83,20 @@ beforeAll(async () => {
   page = await (await browser.newContext({ viewport: { width: 1000, height: 700 } })).newPage();
 }, 60_000);
 
-/** The page scrolled halfway and whole, with the badge's pill (wherever it renders) taken out by script. */
+/** The page scrolled halfway and whole, with the badge's pill (wherever it renders) and its room taken out by script. */
 async function pictures(site: string, path: string): Promise<Buffer[]> {
   await page.goto(`${server.siteUrl(site)}/${path}`);
   const pills = await page.evaluate(() => {
     const roots: Array<Document | ShadowRoot> = [document, ...(document.body.shadowRoot ? [document.body.shadowRoot] : [])];
     let removed = 0;
-    for (const root of roots)
+    for (const root of roots) {
       for (const pill of root.querySelectorAll('[data-plinth-badge]')) {
         if (pill.getClientRects().length > 0) removed += 1;
         pill.remove();
       }
+      // The room the pill keeps at the end of the page goes with it.
+      for (const room of root.querySelectorAll('[data-plinth-room]')) room.remove();
+    }
     return removed;
   });
   if (site === anonymous) expect(pills, 'one pill shown').toBe(1);

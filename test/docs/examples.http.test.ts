@@ -39,8 +39,8 @@ const LOCAL_URLS = {
 };
 
 const guides = listGuideFiles(GUIDE_DIR);
-/** Guides read step by step by newcomers and agents: every command that prints has its output shown. */
-const EVERY_OUTPUT_SHOWN = new Set(['agent-guide.md', 'quick-start.md', 'cli.md']);
+/** Guides read step by step by newcomers and agents, and the API reference: every command that prints has its output shown. */
+const EVERY_OUTPUT_SHOWN = new Set(['agent-guide.md', 'quick-start.md', 'cli.md', 'sites-api.md']);
 let checker: ReturnType<typeof responseChecker> | undefined;
 const counts = { blocks: 0, calls: 0, outputs: 0, schemaExamples: 0, skipped: 0 };
 

@@ -37,6 +37,8 @@ describe('REST calls in messages, as MCP tools', () => {
       'Publish with deploy_site {"manifest": "mf_abc"} and no files within 24 hours.',
     ],
     ['start again with a new manifest (POST /v1/deploy/manifest).', 'start again with a new manifest (start_deploy).'],
+    // No tool reads an approval: its page is where the result is told.
+    ['That page shows whether it was deleted (so does GET /v1/approvals/ap_x-Y_9).', 'That page shows whether it was deleted.'],
     // Named on purpose as the REST API's: left alone.
     ['or with GET /v1/sites/s/files/big.mp4 on the REST API.', 'or with GET /v1/sites/s/files/big.mp4 on the REST API.'],
     ['Nothing to do here.', 'Nothing to do here.'],

@@ -131,7 +131,9 @@ describe('sites through MCP', () => {
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toContain('bad_request: _redirects line 1 is refused (proxy_not_supported).');
     expect(textOf(refused)).toContain('_redirects line 1 reads "/api/* https://api.example.com/:splat 200": Plinth does not proxy');
-    expect(textOf(refused)).toContain('Details: {"file":"_redirects","line":1,"reason":"proxy_not_supported"}');
+    expect(textOf(refused)).toContain(
+      'Details: {"file":"_redirects","line":1,"reason":"proxy_not_supported","lines":[{"file":"_redirects","line":1,"reason":"proxy_not_supported"}]}',
+    );
   });
 
   it('reads the account, the site list and the site', async () => {

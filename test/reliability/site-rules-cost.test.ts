@@ -48,6 +48,12 @@ const SHAPES: Record<string, { redirects: (i: number) => string; headers: (i: nu
     headers: (i) => `/*\n  X-H${i}: v`,
     path: (n) => `/u/${n}.html`,
   },
+  // Each * inside a path is checked against the whole rest of the path, here nearly equal to it.
+  'a * inside the path, as many as the cap allows, with long endings': {
+    redirects: (i) => (i < 100 ? `/*${'a'.repeat(800)}-r${i}.html /index.html 301` : `/r${i} /index.html 301`),
+    headers: (i) => `/*${'a'.repeat(800)}-h${i}.html\n  X-Block: ${i}`,
+    path: (n) => `/u/${'a'.repeat(800)}-q${n}.html`,
+  },
   'a query condition on every rule for /*': {
     redirects: (i) => `/* z${i}=v /index.html 301`,
     headers: (i) => `/h${i}/*\n  X-Block: ${i}`,

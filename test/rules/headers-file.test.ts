@@ -83,6 +83,20 @@ describe('_headers: what an answer gets', () => {
     ['Vary added to, not replaced', '/*\n  Vary: Origin', '/', ['Vary: Accept-Encoding, Origin']],
     ['nosniff allowed when it says nosniff', '/*\n  X-Content-Type-Options: nosniff', '/', ['X-Content-Type-Options: nosniff']],
     ['no block for another path', '/assets/*\n  X-A: 1', '/other', ['!X-A']],
+    // Issue 36: forms both hosts accept.
+    ['an indented path line', '  /docs/*\n    X-A: 1', '/docs/x', ['X-A: 1']],
+    ['header lines not indented', '/*\nX-A: 1', '/x', ['X-A: 1']],
+    ['a * inside a segment (any file ending so, at any depth)', '/*.xml\n  X-A: 1', '/feeds/blog/atom.xml', ['X-A: 1']],
+    ['a * inside a segment, another ending', '/*.xml\n  X-A: 1', '/feeds/blog/atom.json', ['!X-A']],
+    ['a * with a prefix', '/assets/app-*.js\n  X-A: 1', '/assets/app-1f2e.js', ['X-A: 1']],
+    ['a * between segments', '/blog/*/feed\n  X-A: 1', '/blog/2024/01/feed', ['X-A: 1']],
+    ['a * between segments, matching nothing', '/blog/*/feed\n  X-A: 1', '/blog/feed', ['X-A: 1']],
+    ['a * between segments, another end', '/blog/*/feed\n  X-A: 1', '/blog/2024/feeds', ['!X-A']],
+    ['spaces in a path line', '/some page\n  X-A: 1', '/some page', ['X-A: 1']],
+    ['// in a path line', '//docs//guide\n  X-A: 1', '/docs/guide', ['X-A: 1']],
+    [':splat as a placeholder name', '/blog/:splat\n  X-A: 1', '/blog/post', ['X-A: 1']],
+    [':splat as a placeholder, one segment only', '/blog/:splat\n  X-A: 1', '/blog/a/b', ['!X-A']],
+    ['a comment after the path', '/*\n  # X-B: 2\n  X-A: 1', '/', ['X-A: 1', '!X-B']],
   ])('%s', (_name, text, path, expected) => {
     const lines = answered(text, path);
     for (const line of expected) {
@@ -92,6 +106,21 @@ describe('_headers: what an answer gets', () => {
     // The server's framing and validators are never touched.
     expect(lines[0]).toBe('Content-Type: text/html; charset=utf-8');
     expect(lines).toContain('X-Content-Type-Options: nosniff');
+  });
+
+  it.each([
+    ['its host', 'www.example.org', ['X-A: 1']],
+    ['another host', 'example.org', ['!X-A']],
+    ['no host known', undefined, ['!X-A']],
+  ])('applies a block for one host name to requests for %s', (_name, host, expected) => {
+    const rules = compiled('https://www.example.org/*\n  X-A: 1');
+    expect(rules.usesHost).toBe(true);
+    const site = headersFor(rules, ['page'], host);
+    const lines = (site?.set ?? []).map(([name, value]) => `${name}: ${value}`);
+    for (const line of expected) {
+      if (line.startsWith('!')) expect(lines.some((l) => l.startsWith(`${line.slice(1)}:`))).toBe(false);
+      else expect(lines).toContain(line);
+    }
   });
 
   it('keeps blocks in file order and headers in the order written', () => {
@@ -182,10 +211,12 @@ describe('_headers: refusals', () => {
     ['a header without a colon', '/*\n  X-A 1', 2, 'not_a_header'],
     ['an empty value', '/*\n  X-A:', 2, 'empty_value'],
     ['a header before any path', '  X-A: 1', 1, 'header_without_path'],
-    ['a header line not indented', '/*\nX-A: 1', 2, 'not_indented'],
     ['a path with a header on its line', '/* X-A: 1', 1, 'bad_path'],
-    ['a full URL as path (Cloudflare preview hosts)', 'https://:project.pages.dev/*\n  X-Robots-Tag: noindex', 1, 'full_url'],
-    ['a * inside a segment', '/*.js\n  X-A: 1', 1, 'partial_splat'],
+    ['a rule for one host name over http (Cloudflare refuses it too)', 'http://example.com/*\n  X-A: 1', 1, 'not_https'],
+    ["a port in a rule's host", 'https://example.com:8080/*\n  X-A: 1', 1, 'port_in_host'],
+    ['two * in one path', '/*/assets/*\n  X-A: 1', 1, 'multiple_splats'],
+    ['a * and :splat in one path', '/blog/*/:splat\n  X-A: 1', 1, 'splat_twice'],
+    ['a removal without its space (Cloudflare refuses it too)', '/*\n  !X-Robots-Tag', 2, 'bad_header_name'],
     // Clear-Site-Data reaches every site of the registrable domain: one site could sign visitors out of all.
     ['Clear-Site-Data', '/*\n  Clear-Site-Data: "cookies"', 2, 'header_not_allowed'],
     ['Clear-Site-Data with every type', '/logout\n  clear-site-data: "*"', 2, 'header_not_allowed'],
@@ -219,6 +250,28 @@ describe('_headers: refusals', () => {
     const result = compileHeaders(text, limits);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error).toMatchObject({ line, reason });
+  });
+
+  it('lists every refused line, and does not refuse the header lines of a refused path again', () => {
+    const text = ['/ok', '  X-A: 1', '  Set-Cookie: a=1', '/a/*/b/*', '  X-B: 2', '/c', '  X-C', '  ! Vary'].join('\n');
+    const result = compileHeaders(text, LIMITS);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errors.map((error) => [error.line, error.reason])).toEqual([
+      [3, 'header_not_allowed'],
+      [4, 'multiple_splats'],
+      [7, 'not_a_header'],
+      [8, 'header_not_removable'],
+    ]);
+    expect(result.total).toBe(4);
+    expect(result.kept.blocks.map((block) => block.line)).toEqual([1, 6]);
+  });
+
+  it('caps paths with a * inside them', () => {
+    const text = ['/*.xml', '  X-A: 1', '/*.json', '  X-A: 1', '/a/*', '  X-A: 1', '/*.txt', '  X-A: 1'].join('\n');
+    const result = compileHeaders(text, { ...LIMITS, maxInnerSplats: 2 });
+    expect(result.ok ? [] : result.errors.map((error) => [error.line, error.reason])).toEqual([[7, 'too_many_inner_splats']]);
+    expect(compileHeaders(text, { ...LIMITS, maxInnerSplats: 0 }).ok).toBe(true);
   });
 
   it('has no caps when they are 0', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   compileRedirects,
   describeRuleError,
+  describeRuleErrors,
   matchRedirect,
   redirectTarget,
   withRequestQuery,
@@ -67,7 +68,25 @@ describe('_redirects: matching', () => {
     ['a splat encoded segment by segment', '/f/* /g/:splat', '/f/a b/ü', {}, '301 /g/a%20b/%C3%BC'],
     ['non-ASCII in the target encoded', '/alt /neu/über', '/alt', {}, '301 /neu/%C3%BCber'],
     ['a decoded literal in from', '/caf%C3%A9 /cafe', '/café', {}, '301 /cafe'],
-    ['no comment after a rule: # starts a comment line only', '/a /b # moved', '/a', {}, 'refused'],
+    // Issue 36: forms both hosts accept.
+    ['a comment after a rule', '/a /b 302 # moved in 2024', '/a', {}, '302 /b'],
+    ['a comment after a rule without a status', '/a /b # moved', '/a', {}, '301 /b'],
+    ['a comment without a space after #', '/a /b 307 #moved', '/a', {}, '307 /b'],
+    ['a fragment is not a comment', '/a /b#part # moved', '/a', {}, '301 /b#part'],
+    ['an http target', '/a http://example.com/ 301', '/a', {}, '301 http://example.com/'],
+    ['a from without its /', 'old.html /new', '/old.html', {}, '301 /new'],
+    ['a query in from, left out as on Cloudflare', '/a?x=1 /b', '/a', { query: 'y=2' }, '301 /b?y=2'],
+    ['// in from', '//a//b /c', '/a/b', {}, '301 /c'],
+    [':splat as a placeholder name', '/blog/:splat /posts/:splat', '/blog/hello', {}, '301 /posts/hello'],
+    [':splat as a placeholder, one segment only', '/blog/:splat /posts/:splat', '/blog/a/b', {}, 'none'],
+    ['Netlify forward rule: the status without a target', '/app/* 200', '/app/settings', {}, '200 →/app/settings'],
+    ['a forced forward rule', '/app/* 200!', '/app/x', { fileExists: true }, '200 →/app/x'],
+    ['a * inside a segment (Cloudflare)', '/assets/*.js /js/:splat.js', '/assets/app.js', {}, '301 /js/app.js'],
+    ['a * after a prefix', '/partial* /new-partial:splat 302', '/partialfoo/bar', {}, '302 /new-partialfoo/bar'],
+    ['a * between segments', '/a/*/b /c', '/a/x/y/b', {}, '301 /c'],
+    ['a * between segments, another end', '/a/*/b /c', '/a/x/c', {}, 'none'],
+    ['a placeholder inside a segment (Cloudflare)', '/file-:id.html /files/:id 302', '/file-42.html', {}, '302 /files/42'],
+    ['a placeholder inside a segment needs a character', '/file-:id.html /files/:id 302', '/file-.html', {}, 'none'],
   ])('%s', (_name, text, path, options, expected) => {
     if (expected === 'refused') {
       expect(compileRedirects(text, LIMITS).ok).toBe(false);
@@ -82,6 +101,27 @@ describe('_redirects: matching', () => {
       [3, 302],
       [5, 301],
     ]);
+  });
+
+  it.each([
+    ['its host', 'https://old.example.com/* https://new.example.com/:splat 301', 'old.example.com', '/a/b', '301 https://new.example.com/a/b'],
+    ['its host, written with http:// (Netlify)', 'http://old.example.com/* /:splat 301', 'old.example.com', '/a', '301 /a'],
+    ['another host', 'https://old.example.com/* https://new.example.com/:splat 301', 'www.example.com', '/a/b', 'none'],
+    ['no host known (the link check)', 'https://old.example.com/* https://new.example.com/:splat 301', undefined, '/a/b', 'none'],
+    ['a placeholder label', 'https://:lang.example.com/* /:lang/:splat 302', 'de.example.com', '/a', '302 /de/a'],
+    ['a placeholder label is one label', 'https://:lang.example.com/* /:lang/:splat 302', 'x.de.example.com', '/a', 'none'],
+    ['a * label, one or more', 'https://*.example.com/old /new?from=:splat 302', 'a.b.example.com', '/old', '302 /new?from=a.b'],
+  ])('applies a rule for one host name to requests for %s', (_name, text, host, path, expected) => {
+    const rules = compiled(text);
+    expect(rules.usesHost).toBe(true);
+    const match = matchRedirect(
+      rules,
+      path.split('/').filter((s) => s !== ''),
+      false,
+      () => new URLSearchParams(),
+      host,
+    );
+    expect(match === undefined ? 'none' : `${match.rule.status} ${redirectTarget(match)}`).toBe(expected);
   });
 
   it('marks rules with query conditions, so answers are cached per query', () => {
@@ -113,9 +153,9 @@ describe('_redirects: refusals', () => {
     ['a status where the target should be', '/a 301', 'missing_to', /after it/],
     ['a 200 to another host (no proxy)', '/api/* https://api.example.com/:splat 200', 'proxy_not_supported', /does not proxy/],
     ['a 404 to another host', '/a https://example.com/404 404', 'target_not_a_path', /its path/],
-    ['an http target', '/a http://example.com/ 301', 'not_https', /https:\/\//],
     ['a scheme-relative target', '/a //evil.example/ 301', 'scheme_relative_target', /such as https:\/\/evil\.example\//],
-    ['a javascript: target', '/a javascript:alert(1) 302', 'not_https', /https/],
+    ['a javascript: target', '/a javascript:alert(1) 302', 'bad_scheme', /https/],
+    ['a data: target', '/a data:text/html,x 302', 'bad_scheme', /https/],
     ['a placeholder in the target host', '/r/:host https://:host.example.com/ 302', 'placeholder_in_host', /host/],
     ['a splat in the target host', '/r/* https://:splat/ 302', 'placeholder_in_host', /host/],
     ['a target that is not a path', '/a b.html 301', 'bad_target', /starting with \//],
@@ -129,11 +169,11 @@ describe('_redirects: refusals', () => {
     ['text after the status', '/a /b 301 extra', 'unexpected_text', /from to status/],
     ['an unknown placeholder in the target', '/a /b/:slug', 'unknown_placeholder', /:slug is not defined/],
     [':splat without a *', '/a /b/:splat', 'unknown_placeholder', /ends in \*/],
-    ['a full URL as from', 'https://old.example.com/* /:splat 301', 'full_url', /path only/],
-    ['a from without /', 'old /new', 'not_a_path', /starts with \//],
-    ['a query in from', '/a?x=1 /b', 'query_in_path', /key=:value/],
-    ['a * before the end', '/a/*/b /c', 'splat_not_last', /last segment/],
-    ['a * inside a segment', '/assets/*.js /js/:splat', 'partial_splat', /whole segments/],
+    ["a port in a rule's host", 'https://old.example.com:8080/* /:splat 301', 'port_in_host', /without a port/],
+    ['two placeholders in one segment', '/:year-:month /archive 301', 'placeholders_in_one_segment', /one :name/],
+    ['two * in one path', '/a/*/b/* /c', 'multiple_splats', /one \*/],
+    ['a placeholder after a * inside the path', '/a/*/:b /c/:b', 'placeholder_after_splat', /before the \*/],
+    ['a * and :splat in one path', '/a/:splat/* /b/:splat', 'splat_twice', /name the placeholder differently/],
     ['a .. in from', '/a/../b /c', 'bad_segment', /\.\.\//],
     ['a duplicate placeholder', '/:a/:a /b', 'duplicate_placeholder', /once/],
     ['a control character', '/a /b\u0000 301', 'control_character', /control character/],
@@ -154,6 +194,45 @@ describe('_redirects: refusals', () => {
     expect(message).toBe('_redirects line 3 is refused (unknown_status).');
     expect(agentMessage).toContain('_redirects line 3 reads "/a /b 299"');
     expect(agentMessage).toContain('such as /a /b 301');
+  });
+
+  it('lists every refused line in one answer, with its reason', () => {
+    const text = ['/ok /fine', '/a /b 299', '# a comment', '/c', '/d /e 301 extra', '/f /g 302 Country=de', '/h https://api.example/:x 200'].join('\n');
+    const result = compileRedirects(text, LIMITS);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errors.map((error) => [error.line, error.reason])).toEqual([
+      [2, 'unknown_status'],
+      [4, 'missing_to'],
+      [5, 'unexpected_text'],
+      [6, 'unsupported_condition'],
+      [7, 'proxy_not_supported'],
+    ]);
+    expect(result.kept.rules.map((rule) => rule.line)).toEqual([1]);
+    const { message, agentMessage } = describeRuleErrors(result.errors, result.total);
+    expect(message).toBe(
+      '5 lines of the rules files are refused: _redirects line 2 (unknown_status), _redirects line 4 (missing_to), _redirects line 5 (unexpected_text), _redirects line 6 (unsupported_condition), _redirects line 7 (proxy_not_supported).',
+    );
+    for (const line of [2, 4, 5, 6, 7]) expect(agentMessage).toContain(`_redirects line ${line} reads`);
+    expect(agentMessage).toMatch(/Country= conditions/);
+    expect(agentMessage).toMatch(/does not proxy/);
+  });
+
+  it('lists the first 50 refused lines and counts them all', () => {
+    const result = compileRedirects(Array.from({ length: 80 }, (_, i) => `/a${i} /b 299`).join('\n'), LIMITS);
+    expect(result.ok ? undefined : [result.errors.length, result.total]).toEqual([50, 80]);
+    if (result.ok) return;
+    expect(describeRuleErrors(result.errors, result.total).message).toMatch(/^80 lines of the rules files are refused: .*, and 30 more\.$/);
+  });
+
+  it('reads comments of any length', () => {
+    expect(compileRedirects(`# ${'x'.repeat(5000)}\n/a /b`, LIMITS).ok).toBe(true);
+  });
+
+  it('caps rules with a * inside the path', () => {
+    const text = ['/a*.js /b', '/c/*/d /e', '/f/* /g', '/h*.css /i'].join('\n');
+    const result = compileRedirects(text, { ...LIMITS, maxInnerSplats: 2 });
+    expect(result.ok ? [] : result.errors.map((error) => [error.line, error.reason])).toEqual([[4, 'too_many_inner_splats']]);
   });
 
   it.each([

@@ -313,9 +313,10 @@ const OPERATIONS: Record<string, Operation> = {
     statuses: [401, 200, 404, 403, 410, 404, 200, 200, 200],
   },
   'POST /v1/sites/:name/rollback': {
+    // To what is live already: allowed callers change nothing (200, no revision), refused ones are refused first.
     call: (w) => ({ method: 'POST', path: `/v1/sites/${w.site.name}/rollback`, json: { revision: w.site.revision } }),
-    statuses: [401, 201, 404, 403, 410, 404, 403, 201, 201],
-    effect: published,
+    statuses: [401, 200, 404, 403, 410, 404, 403, 200, 200],
+    check: (body, w) => expect(body).toMatchObject({ unchanged: true, revision: { id: w.site.revision } }),
   },
   'POST /v1/sites/:name/promote': {
     // The live revision onto itself: allowed callers change nothing, refused ones are refused first.

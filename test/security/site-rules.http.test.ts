@@ -36,7 +36,7 @@ const CRLF_VALUE = 'X-Note: a\r\nSet-Cookie: stolen=1';
 
 describe('rules files that must refuse the deploy', () => {
   it.each([
-    ['a CR/LF starting a Set-Cookie line', '_headers', `/*\n  ${CRLF_VALUE}`, 'not_indented'],
+    ['a CR/LF starting a Set-Cookie line', '_headers', `/*\n  ${CRLF_VALUE}`, 'header_not_allowed'],
     ['a CR/LF starting an indented Set-Cookie line', '_headers', '/*\n  X-Note: a\r\n  Set-Cookie: stolen=1', 'header_not_allowed'],
     ['a bare CR splitting a header line', '_headers', '/*\n  X-Note: a\rLocation: https://evil.example/', 'bad_character'],
     ['a NUL in a header value', '_headers', '/*\n  X-Note: a\u0000b', 'bad_character'],
@@ -66,8 +66,8 @@ describe('rules files that must refuse the deploy', () => {
     ['a backslash redirect (/\\ is another host to browsers)', '_redirects', '/go /\\evil.example 302', 'bad_target'],
     ['a visitor-chosen host', '_redirects', '/go/:host https://:host/ 302', 'placeholder_in_host'],
     ['a visitor-chosen host by splat', '/go/*', '/go/* https://:splat 302', 'placeholder_in_host'],
-    ['a javascript: target', '_redirects', '/go javascript:alert(document.domain) 302', 'not_https'],
-    ['a data: target', '_redirects', '/go data:text/html,<script>alert(1)</script> 302', 'not_https'],
+    ['a javascript: target', '_redirects', '/go javascript:alert(document.domain) 302', 'bad_scheme'],
+    ['a data: target', '_redirects', '/go data:text/html,<script>alert(1)</script> 302', 'bad_scheme'],
     ['a proxy to a private address', '_redirects', '/api/* https://169.254.169.254/:splat 200', 'proxy_not_supported'],
     ['a rewrite above the root', '_redirects', '/x /../../../etc/passwd 200', 'path_traversal'],
     ['an encoded rewrite above the root', '_redirects', '/x /%2e%2e/%2e%2e/etc/passwd 200', 'path_traversal'],

@@ -276,6 +276,79 @@ describe('_headers', () => {
   });
 });
 
+describe('files written for Netlify and Cloudflare Pages, served over HTTP', () => {
+  // Forms from the peers' own cases (test/rules/peer-fixtures), in one site: what a visitor gets.
+  const REDIRECTS = [
+    '# moved pages',
+    '/blog/my-post.php  /blog/my-post # an old leftover',
+    '/admin/* 200!',
+    '/partialSplat* /new-partialSplat:splat 302',
+    '/file-:id.html /files/:id 302',
+    'old.html /new.html',
+    '/c?this=rejected /d 301',
+  ].join('\n');
+  const HEADERS = ['  /path', '    X-Indented: yes', '/*.xml', 'X-Feed: yes', '/some page', '  X-Spaces: yes'].join('\n');
+  let name: string;
+  let revision: string;
+  beforeAll(async () => {
+    ({ name, revision } = await deployed([
+      ['index.html', page('Home')],
+      ['path.html', page('Path')],
+      ['admin/index.html', page('Admin')],
+      ['feeds/atom.xml', '<feed/>'],
+      ['_redirects', REDIRECTS],
+      ['_headers', HEADERS],
+    ]));
+  });
+
+  it.each([
+    ['a rule with a comment after it', '/blog/my-post.php', 301, '/blog/my-post'],
+    ['a * inside a path', '/partialSplatfoo/bar', 302, '/new-partialSplatfoo/bar'],
+    ['a placeholder inside a segment', '/file-42.html', 302, '/files/42'],
+    ['a from without its /', '/old.html', 301, '/new.html'],
+    ['a from with a query (left out)', '/c?x=1', 301, '/d?x=1'],
+  ])('%s: %s answers %i to %s', async (_name, path, status, location) => {
+    const answer = await get(name, path);
+    expect(answer.status).toBe(status);
+    expect(answer.headers.location).toBe(location);
+  });
+
+  it('serves a forced forward rule', async () => {
+    const answer = await get(name, '/admin/');
+    expect(answer.status).toBe(200);
+    expect(answer.text).toContain('<h1>Admin</h1>');
+  });
+
+  it.each([
+    ['an indented path line', '/path', 'x-indented'],
+    ['a * inside a segment, at any depth', '/feeds/atom.xml', 'x-feed'],
+    ['spaces in a path line', '/some%20page', 'x-spaces'],
+  ])('applies headers under %s', async (_name, path, header) => {
+    const answer = await get(name, path);
+    expect(answer.headers[header]).toBe('yes');
+  });
+
+  it('applies a rule for one host name at that host only', async () => {
+    const host = `${name}.sites.localhost`;
+    const update = await deploy(
+      [
+        ['index.html', page('Home')],
+        ['_redirects', `https://${host}/here /there 302\nhttps://elsewhere.example/* /nowhere 302`],
+        ['_headers', `https://${host}/*\n  X-Host-Rule: yes`],
+      ],
+      { site: name, base_revision: revision },
+    );
+    expect(update.status, update.text).toBe(201);
+    const here = await get(name, '/here');
+    expect(here.status).toBe(302);
+    expect(here.headers.location).toBe('/there');
+    expect(here.headers['x-host-rule']).toBeUndefined();
+    const page404 = await get(name, '/anything.png');
+    expect(page404.headers['x-host-rule']).toBe('yes');
+    expect((await get(name, '/x/y.png')).headers.location).toBeUndefined();
+  });
+});
+
 describe('refused rules files', () => {
   it.each([
     ['_redirects', '/ok /fine\n/a /b 299', 2, 'unknown_status'],
@@ -291,10 +364,50 @@ describe('refused rules files', () => {
     ]);
     expect(answer.status).toBe(400);
     expect(answer.json.error.code).toBe('bad_request');
-    expect(answer.json.error.details).toEqual({ file, line, reason });
+    expect(answer.json.error.details).toEqual({ file, line, reason, lines: [{ file, line, reason }] });
     const quoted = text.split('\n')[line - 1]!;
     expect(answer.json.agent_message).toContain(JSON.stringify(quoted));
     expect(answer.json.agent_message).toMatch(/fix that line and deploy again/);
+  });
+
+  it('tells an anonymous deploy that rules files are 1 MB on every plan, not to make an account', async () => {
+    const rules = Array.from({ length: 40_000 }, (_, i) => `/old/page-${i} /new/page-${i} 301`).join('\n');
+    expect(Buffer.byteLength(rules)).toBeGreaterThan(1024 * 1024);
+    const answer = await deployTo(server.port, {
+      body: jsonDeployBody([
+        ['index.html', page('Home')],
+        ['_redirects', rules],
+      ]),
+      contentType: 'application/json',
+    });
+    expect(answer.status, answer.text).toBe(413);
+    expect(answer.json.agent_message).toMatch(/_redirects may be at most 1 MB on every plan, with an account too/);
+    expect(answer.json.agent_message).not.toMatch(/free account/);
+  });
+
+  it('lists every refused line of both files in one answer, and publishes nothing', async () => {
+    const redirects = ['/ok /fine', '/a /b 299', '/c', '/shop/* https://shop.example/:splat 200', '/d /e 302 Country=de'].join('\n');
+    const headers = ['/*', '  X-Frame-Options: DENY', '  Set-Cookie: a=1', 'http://example.com/*', '  X-A: 1', '/x', '  ! Vary'].join('\n');
+    const answer = await deploy([
+      ['index.html', page('Home')],
+      ['_redirects', redirects],
+      ['_headers', headers],
+    ]);
+    expect(answer.status, answer.text).toBe(400);
+    expect(answer.json.error.code).toBe('bad_request');
+    const lines = [
+      { file: '_redirects', line: 2, reason: 'unknown_status' },
+      { file: '_redirects', line: 3, reason: 'missing_to' },
+      { file: '_redirects', line: 4, reason: 'proxy_not_supported' },
+      { file: '_redirects', line: 5, reason: 'unsupported_condition' },
+      { file: '_headers', line: 3, reason: 'header_not_allowed' },
+      { file: '_headers', line: 4, reason: 'not_https' },
+      { file: '_headers', line: 7, reason: 'header_not_removable' },
+    ];
+    expect(answer.json.error.details).toEqual({ ...lines[0], lines });
+    for (const { file, line, reason } of lines) expect(answer.json.error.message).toContain(`${file} line ${line} (${reason})`);
+    for (const { file, line } of lines) expect(answer.json.agent_message).toContain(`${file} line ${line} reads`);
+    expect(answer.json.agent_message).toMatch(/Nothing was published/);
   });
 });
 
@@ -379,7 +492,7 @@ describe('digest deploys', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(refused.status).toBe(400);
-    expect(refused.json.error.details).toEqual({ file: '_redirects', line: 1, reason: 'unknown_status' });
+    expect(refused.json.error.details).toMatchObject({ file: '_redirects', line: 1, reason: 'unknown_status' });
 
     const good: Files = [
       ['index.html', page('Home', '<img src="logo.png">')],

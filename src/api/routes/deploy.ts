@@ -1,4 +1,4 @@
-import { MAX_REQUEST_BYTES, SITE_NAME_PATTERN } from '../../rules/index.js';
+import { MAX_MANIFEST_BODY_BYTES, MAX_REQUEST_BYTES, SITE_NAME_PATTERN } from '../../rules/index.js';
 import { schema } from '../../contract/index.js';
 import { formatDuration, MANIFEST_LIFETIME_MS, REPLAY_LIFETIME_MS } from '../../sites/index.js';
 import { createDeployHandler } from '../deploy.js';
@@ -88,8 +88,7 @@ export const deployRoutes: readonly ApiRoute[] = [
     tag: 'Deploy',
     auth: ANYONE,
     parameters: [idempotencyKeyParam],
-    // A manifest of the largest plan (5,000 files with long paths) fits in a few MB.
-    body: { schema: shape('Manifest'), maxBytes: 8 * MB },
+    body: { schema: shape('Manifest'), maxBytes: MAX_MANIFEST_BODY_BYTES },
     responses: { 201: answer('ManifestResult', 'What to upload.') },
     errors: ['forbidden', 'not_found', 'conflict', 'gone', 'unavailable'],
     handle: e.manifest,

@@ -77,12 +77,16 @@ export const fileRoutes: readonly ApiRoute[] = [
     path: '/v1/sites/{name}/rollback',
     operationId: 'rollback',
     summary: 'Make an earlier revision live again',
-    description: "The chosen revision's files become a new revision with the next number. Site token while unclaimed, editor or owner.",
+    description:
+      "The chosen revision's files become a new revision with the next number. When they are what is live already (a repeated rollback), nothing changes and no revision is made: `200` with `unchanged: true`. Site token while unclaimed, editor or owner.",
     tag: 'Revisions',
     auth: ['site', 'api'],
     parameters: [nameParam],
     body: { schema: object({ revision: str('Revision id to restore.', { pattern: '^rev_' }) }) },
-    responses: { 201: answer('RollbackResult', 'Rolled back.') },
+    responses: {
+      200: answer('RollbackResult', 'The content was live already: nothing changed (`unchanged: true`).'),
+      201: answer('RollbackResult', 'Rolled back.'),
+    },
     errors: ['conflict', ...SITE_READ],
     handle: e.rollback,
   },

@@ -33,6 +33,7 @@ export function accountRoutes(deps: AppDeps): PageRoute[] {
       action: '/publish',
       heading: 'Publish a new site',
       lead: html`Drop a folder or an archive: it becomes a new site in your account, live at once.`,
+      plan: context.person!.account.plan,
     });
     const body =
       list.sites.length === 0 && cursor === undefined

@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import { toErrorBody } from '../../errors.js';
-import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES } from '../../rules/index.js';
+import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES, type Plan } from '../../rules/index.js';
 import type { DeployView } from '../../contract/index.js';
 import { formatBytes, type DeployBody, type PendingDeploy } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, withFlash, type AppDeps, type PageContext, type PageRoute } from '../context.js';
@@ -17,7 +17,6 @@ import { ARCHIVE_FIELD, uploadRefusal } from '../upload.js';
  * through the deploy operation the API uses: the same limits, checks and messages.
  */
 
-const MB = 1024 * 1024;
 export { ARCHIVE_FIELD };
 /** A cookie holds about 4 KB: the result page lists this many skipped paths and counts the rest. */
 const SKIPPED_SHOWN = 8;
@@ -35,6 +34,22 @@ export interface DropZoneOptions {
   errors?: readonly FieldError[];
   /** The heading level: a section of a page (2) or the page's own (1). */
   level?: 1 | 2;
+  /** The plan whose limits the drop is held to: `anonymous` for a person signed out. */
+  plan: Plan;
+}
+
+const count = (n: number): string => n.toLocaleString('en-GB');
+
+/** What one drop may hold, in people's words, from the plan's limits. */
+function limitsHint(plan: Plan): Html {
+  const limits = PLAN_LIMITS[plan];
+  if (plan === 'anonymous') {
+    const free = PLAN_LIMITS.free;
+    return html`Without an account a site can hold at most ${count(limits.maxFiles)} files and ${formatBytes(limits.maxSiteBytes)} in all. Signed in, a free account allows ${count(free.maxFiles)} files and ${formatBytes(free.maxSiteBytes)} per site.`;
+  }
+  const perSite = Math.min(limits.maxSiteBytes, MAX_REQUEST_BYTES);
+  const upload = limits.maxSiteBytes > MAX_REQUEST_BYTES ? ' per upload' : '';
+  return html`On the ${PLAN_TITLES[plan]} plan: at most ${count(limits.maxFiles)} files and ${formatBytes(perSite)}${upload}, ${formatBytes(limits.maxFileBytes)} per file.`;
 }
 
 /**
@@ -54,7 +69,7 @@ ${title}
     <p class="drop-hint" data-js-only hidden><strong>Drag a folder, or a .zip or .tar.gz archive, here</strong>, or choose one below.</p>
     <div class="field">
       <label for="${ARCHIVE_FIELD}">Archive of the site (.zip or .tar.gz)</label>
-      <p class="hint" id="${ARCHIVE_FIELD}-hint">With <code>index.html</code> at the top, or in one folder. At most ${MAX_REQUEST_BYTES / MB} MB per upload.</p>
+      <p class="hint" id="${ARCHIVE_FIELD}-hint">With <code>index.html</code> at the top, or in one folder. ${limitsHint(options.plan)}</p>
       ${fieldError(errors, ARCHIVE_FIELD)}
       <input type="file" id="${ARCHIVE_FIELD}" name="${ARCHIVE_FIELD}" accept=".zip,.tar.gz,.tgz,.tar,application/zip,application/gzip,application/x-tar" aria-describedby="${ARCHIVE_FIELD}-hint" ${invalidAttrs(errors, ARCHIVE_FIELD)}>
     </div>
@@ -184,15 +199,27 @@ export async function receiveUpload(context: PageContext, target: UploadTarget):
       context.deps.log.error({ err, path: request.path }, 'app.drop_failed');
       throw err;
     }
-    if (json) return jsonResponse(body, status, headers);
-    return target.refused([{ field: ARCHIVE_FIELD, message: dropMessage(body.error.code, body.error.message, context.person !== undefined) }], status);
+    // People read these, not agents: the same refusal, in the words of a drop.
+    const message = dropMessage(body.error, context.person !== undefined);
+    if (json) return jsonResponse({ ...body, error: { ...body.error, message } }, status, headers);
+    return target.refused([{ field: ARCHIVE_FIELD, message }], status);
   }
 }
 
-/** The operation's message, with the way on a person (not an agent) can take. */
-function dropMessage(code: string, message: string, signedIn: boolean): string {
+/** The operation's message, in a person's words and with the way on a person (not an agent) can take. */
+function dropMessage(error: { code: string; message: string; details?: Record<string, unknown> }, signedIn: boolean): string {
+  const { code, message } = error;
+  const reason = error.details?.reason;
   if (code === 'conflict') return `${message} Reload the page to see the new live revision, then drop again.`;
-  if (code === 'too_large' && !signedIn) return `${message} Sign in to publish larger sites.`;
+  if (reason === 'unsupported_format') return 'This is not a .zip, .tar.gz or .tar archive. Choose an archive of your site, or drop its folder.';
+  if (code === 'too_large' && !signedIn) {
+    const anon = PLAN_LIMITS.anonymous;
+    const free = PLAN_LIMITS.free;
+    return (
+      `${message} Without an account a site can hold at most ${count(anon.maxFiles)} files and ${formatBytes(anon.maxSiteBytes)} in all. ` +
+      `Sign in to publish more: a free account allows ${count(free.maxFiles)} files and ${formatBytes(free.maxSiteBytes)} per site.`
+    );
+  }
   return message;
 }
 
@@ -209,7 +236,7 @@ export function publishRoutes(_deps: AppDeps): PageRoute[] {
         current: signedIn ? 'sites' : undefined,
         scripts: ['drop.js'],
         body: html`${errorSummary(errors)}
-${dropZone(context, { action: '/publish', heading: 'Publish a site', lead, errors, level: 1 })}`,
+${dropZone(context, { action: '/publish', heading: 'Publish a site', lead, errors, level: 1, plan: signedIn ? context.person!.account.plan : 'anonymous' })}`,
       },
       status,
     );
@@ -262,7 +289,7 @@ ${
     ? html`<h2>Left out (never published)</h2>
 <ul>${result.skipped.map((path) => html`<li><code>${path}</code></li>`)}</ul>
 ${result.skippedMore > 0 ? html`<p>and ${result.skippedMore.toLocaleString('en-GB')} more.</p>` : ''}
-<p class="hint">Plinth never publishes version-control folders, <code>node_modules/</code>, <code>.env</code> files, keys or other dotfiles.</p>`
+<p class="hint">Plinth never publishes version-control folders, <code>node_modules/</code>, <code>.env</code> files, keys or other dotfiles, nor source maps (<code>.map</code> files): a source map hands every visitor the site's original source code, comments included. Pages work without them; only a browser's developer tools use them.</p>`
     : ''
 }
 <p><a href="/publish">Publish another site</a>${signedIn ? html` · <a href="/">Your sites</a>` : ''}</p>`;

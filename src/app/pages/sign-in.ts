@@ -1,12 +1,26 @@
 import { html } from 'hono/html';
 import { setCookie } from '../../http/index.js';
-import { localReturnPath } from '../../rules/index.js';
+import { isSiteNameSyntax, localReturnPath } from '../../rules/index.js';
 import type { AccountRecord } from '../../store/index.js';
 import { SESSION_LIFETIME_MS, SIGN_IN_LIFETIME_MS } from '../../sites/index.js';
 import { cookieNames, cookieOptions, messagePage, page, redirectWithFlash, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
+
+/**
+ * The site (or custom domain) a members-only site's sign-in hop leads back to, when `next` is that
+ * hop (`/site-access?site=…`); undefined for any other page.
+ */
+function memberSiteOf(next: string | undefined): string | undefined {
+  if (next === undefined) return undefined;
+  const url = new URL(next, 'http://app.invalid');
+  if (url.pathname !== '/site-access') return undefined;
+  const site = url.searchParams.get('site') ?? '';
+  if (!isSiteNameSyntax(site)) return undefined;
+  const domain = url.searchParams.get('domain');
+  return domain !== null && /^(?=.{4,253}$)[a-z0-9-]+(?:\.[a-z0-9-]+)+$/.test(domain) ? domain : site;
+}
 
 /**
  * Sign-in by e-mail (no passwords): the address gets a one-time link and a 6-digit code, both
@@ -23,14 +37,21 @@ export function signInRoutes(deps: AppDeps): PageRoute[] {
   const minutes = SIGN_IN_LIFETIME_MS / 60_000;
 
   function loginForm(context: PageContext, values: { email?: string; next?: string }, errors: FieldError[], status = 200): AppResponse {
+    // A visitor sent here by a members-only site is told which site, and not offered publishing.
+    const visiting = memberSiteOf(values.next);
     return page(
       context,
       {
-        title: 'Sign in',
+        title: visiting ? `Sign in to open ${visiting}` : 'Sign in',
         body: html`${errorSummary(errors)}
-<h1>Sign in to Plinth</h1>
+${
+  visiting
+    ? html`<h1>Sign in to open ${visiting}</h1>
+<p>${visiting} is visible to its members only. Sign in with the e-mail address its owner invited; we will send you a link and a 6-digit code, no password is needed.</p>`
+    : html`<h1>Sign in to Plinth</h1>
 <p>Enter your e-mail address. We will send you a link and a 6-digit code to sign in; no password is needed.
-If you have no account yet, this creates a free one.</p>
+If you have no account yet, this creates a free one.</p>`
+}
 <form method="post" action="/login" novalidate>
   ${csrfField(context.formToken)}
   ${values.next ? html`<input type="hidden" name="next" value="${values.next}">` : ''}
@@ -41,8 +62,12 @@ If you have no account yet, this creates a free one.</p>
   </div>
   <button type="submit">Send me a sign-in link</button>
 </form>
-<h2>No account yet?</h2>
-<p><a href="/publish">Publish a site without an account</a>: drop a folder or an archive, and claim the site later to keep it.</p>`,
+${
+  visiting
+    ? ''
+    : html`<h2>No account yet?</h2>
+<p><a href="/publish">Publish a site without an account</a>: drop a folder or an archive, and claim the site later to keep it.</p>`
+}`,
       },
       status,
     );

@@ -47,10 +47,10 @@ export function accessSection(context: PageContext, site: SiteView, errors: Fiel
     ${option('public')}${option('password')}${option('members')}
   </fieldset>
   <div class="field">
-    <label for="access-password">New password</label>
-    <p class="hint" id="access-password-hint">For “Password”: 8 to 128 characters. Saving signs every visitor out.</p>
-    ${fieldError(errors, 'access-password')}
-    <input id="access-password" name="password" type="password" autocomplete="new-password" aria-describedby="access-password-hint" ${invalidAttrs(errors, 'access-password')}>
+    <label for="access-new-password">New password</label>
+    <p class="hint" id="access-new-password-hint">For “Password”: 8 to 128 characters. Saving signs every visitor out.</p>
+    ${fieldError(errors, 'access-new-password')}
+    <input id="access-new-password" name="password" type="password" autocomplete="new-password" aria-describedby="access-new-password-hint" ${invalidAttrs(errors, 'access-new-password')}>
   </div>
   <button type="submit">Save access</button>
 </form>
@@ -66,10 +66,11 @@ export function accessSection(context: PageContext, site: SiteView, errors: Fiel
 }
 
 /** The Preview and Promote cells of one revision row. */
-export function revisionActions(context: PageContext, site: SiteView, revision: { id: string; number: number; preview_url: string }): Html {
+export function revisionActions(context: PageContext, site: SiteView, revision: { id: string; number: number; preview_url: string; draft: boolean }): Html {
   const live = revision.id === site.live_revision?.id;
   const promote =
-    !live && site.permissions.includes('promote') && site.live_revision
+    // Only drafts: an earlier published revision is rolled back to (a copy), one action per row.
+    !live && revision.draft && site.permissions.includes('promote') && site.live_revision
       ? html`<form method="post" action="/sites/${site.name}/promote">${csrfField(context.formToken)}<input type="hidden" name="revision" value="${revision.id}"><input type="hidden" name="base_revision" value="${site.live_revision.id}"><button type="submit" class="button-secondary">Promote revision ${revision.number}</button></form>`
       : '';
   return html`<a href="${revision.preview_url}" rel="noopener">Preview revision ${revision.number}</a>${promote}`;
@@ -95,7 +96,7 @@ export function siteAccessRoutes(
         } catch (err) {
           const error = err as { code?: string; message: string };
           if (error.code !== 'bad_request') throw err;
-          return showSite(context, name, [{ field: mode === 'password' ? 'access-password' : 'access-public', message: error.message }], 400);
+          return showSite(context, name, [{ field: mode === 'password' ? 'access-new-password' : 'access-public', message: error.message }], 400);
         }
         return redirectWithFlash(context, siteHref(name), { notice: `Saved: ${MODE_WORDS[mode as keyof typeof MODE_WORDS] ?? mode}.` });
       },

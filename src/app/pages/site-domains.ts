@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import type { DomainView, SiteView } from '../../contract/index.js';
-import { redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
+import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, fieldError, invalidAttrs, timeOf, type FieldError } from '../layout.js';
 import { formOf } from '../request.js';
 import type { AppResponse } from '../response.js';
@@ -10,6 +10,12 @@ import type { AppResponse } from '../response.js';
  * and, for owners, forms to add, check, mark primary and remove. Every action is a POST to
  * `/sites/<name>/domains…` that redirects back to the site page.
  */
+
+/** `localhost` and `*.localhost` (RFC 6761): names that only ever lead to this computer. */
+const isLocalHost = (hostname: string): boolean => hostname === 'localhost' || hostname.endsWith('.localhost');
+
+/** `sites.localhost` from `https://<name>.sites.localhost:8080`. */
+const siteDomainOf = (site: SiteView): string => new URL(site.url).hostname.slice(site.name.length + 1);
 
 /** What the add form shows again after a refusal. */
 export interface DomainFormState {
@@ -40,7 +46,9 @@ export function domainsSection(context: PageContext, deps: AppDeps, site: SiteVi
   ${
     domain.status === 'active'
       ? ''
-      : html`<p>Create these records at the DNS host of ${domain.domain}, then check them:</p>
+      : !manage
+        ? html`<p>An owner of the site sets up its DNS records; it serves the site once they are found.</p>`
+        : html`<p>Create these records at the DNS host of ${domain.domain}, then check them:</p>
 <div class="table-wrap" role="region" tabindex="0" aria-label="DNS records for ${domain.domain}">
 <table class="stack-table">
   <caption class="visually-hidden">DNS records for ${domain.domain}</caption>
@@ -58,18 +66,28 @@ ${domain.records.some((record) => record.type === 'ALIAS') ? html`<p class="hint
       ? action('primary', domain.domain, `Stop using ${domain.domain} as primary`, 'button-secondary', html`<input type="hidden" name="primary" value="0">`)
       : action('primary', domain.domain, `Make ${domain.domain} primary`, 'button-secondary', html`<input type="hidden" name="primary" value="1">`)
   }
-  ${action('remove', domain.domain, `Remove ${domain.domain}`, 'button-danger')}
+  <form method="get" action="/sites/${site.name}/domains/remove"><input type="hidden" name="domain" value="${domain.domain}"><button type="submit" class="button-danger">Remove ${domain.domain}…</button></form>
 </div>`
       : ''
   }
 </li>`,
   );
 
+  const local = isLocalHost(new URL(site.url).hostname);
   return html`<h2>Custom domains</h2>
 ${
   domains.length === 0
     ? html`<p>${site.name} is served only at its own address.</p>`
-    : html`<p>Active domains serve this site over HTTPS. Of <code>example.org</code> and <code>www.example.org</code>, the primary one is where the other redirects.</p><ul class="domains">${items}</ul>`
+    : html`<p>Active domains serve this site${local ? '' : ' over HTTPS'}. Of <code>example.org</code> and <code>www.example.org</code>, the primary one is where the other redirects.</p><ul class="domains">${items}</ul>`
+}
+${
+  local && (manage || domains.length > 0)
+    ? html`<div class="panel" id="local-domains"><h3>This is a local install</h3><p>Its sites live under <code>${siteDomainOf(site)}</code>, a name that exists only on this computer: no DNS host on the internet can point a domain at it, and there is no certificate for HTTPS. A domain added here can be checked, but visitors reach it only once the server runs under real host names with a TLS terminator in front (${
+        context.deps.config.publicUrls.docs
+          ? html`<a href="${context.deps.config.publicUrls.docs}/operating#custom-domains-and-https">custom domains and HTTPS</a>`
+          : 'see the operating guide'
+      }).</p></div>`
+    : ''
 }
 ${
   manage
@@ -144,6 +162,31 @@ export function siteDomainRoutes(
           notice: primary ? `${view.domain} is now the primary domain.` : `${view.domain} is no longer the primary domain.`,
         });
       }),
+    },
+    {
+      // Removing asks first, on a page of its own: the domain stops serving the site at once.
+      method: 'GET',
+      path: '/sites/{name}/domains/remove',
+      async handle(context) {
+        if (!context.person) return toSignIn(context);
+        const name = context.request.params[0]!;
+        const wanted = (context.request.query.get('domain') ?? '').trim().toLowerCase();
+        const domain = ops.domains.list(context.caller, name).domains.find((d) => d.domain === wanted);
+        const backLink = { href: back(name), label: `Back to ${name}` };
+        if (!domain) return messagePage(context, 404, 'No such domain', html`<p>${name} has no custom domain ${wanted}.</p>`, backLink);
+        return page(context, {
+          title: `Remove ${domain.domain} from ${name}`,
+          current: 'sites',
+          body: html`<h1>Remove ${domain.domain} from ${name}?</h1>
+<p>${domain.domain} stops serving ${name} at once${domain.status === 'active' ? ': visitors who use it get an error page' : ''}. Adding it again later means creating and checking its DNS records again. The site itself and its own address do not change.</p>
+<form method="post" action="/sites/${name}/domains/remove" class="button-row">
+  ${csrfField(context.formToken)}
+  <input type="hidden" name="domain" value="${domain.domain}">
+  <button type="submit" class="button-danger">Remove ${domain.domain}</button>
+  <a href="${back(name)}" class="button-secondary">Cancel</a>
+</form>`,
+        });
+      },
     },
     {
       method: 'POST',

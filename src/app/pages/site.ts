@@ -55,7 +55,8 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
   <td data-label="Kind">${revision.kind === 'rollback' ? 'rollback' : revision.kind}</td>
   <td data-label="Content">${fileCount(revision.files)}, ${formatBytes(revision.bytes)}</td>
   <td>${revisionActions(context, site, revision)}${
-    may('rollback') && revision.id !== site.live_revision?.id
+    // A draft was never live: it is promoted (made live as it is), not rolled back to.
+    may('rollback') && revision.id !== site.live_revision?.id && !revision.draft
       ? html`<form method="post" action="/sites/${site.name}/rollback">${csrfField(token)}<input type="hidden" name="revision" value="${revision.id}"><button type="submit" class="button-secondary">Roll back to revision ${revision.number}</button></form>`
       : ''
   }${
@@ -107,6 +108,7 @@ ${
         lead: html`Drop the whole site: it replaces revision ${site.live_revision.number} as the next revision. Files not in the upload are removed; you can roll back afterwards.`,
         baseRevision: site.live_revision.id,
         errors: errors.filter((error) => error.field === ARCHIVE_FIELD),
+        plan: site.plan,
       })
     : ''
 }
@@ -114,7 +116,9 @@ ${
 ${
   checked.warnings_total > 0
     ? html`<h2>Broken links</h2>
-<p>${checked.warnings_total === 1 ? 'One reference' : `${checked.warnings_total} references`} in the live revision's pages and style sheets ${checked.warnings_total === 1 ? 'leads' : 'lead'} to no file of the site${checked.warnings_total > checked.warnings.length ? html`; the first ${checked.warnings.length} are listed` : ''}. Fix them and publish again.</p>
+<p>${checked.warnings_total === 1 ? 'One reference' : `${checked.warnings_total} references`} in the live revision's pages and style sheets ${checked.warnings_total === 1 ? 'leads' : 'lead'} to no file of the site${checked.warnings_total > checked.warnings.length ? html`; the first ${checked.warnings.length} are listed` : ''}. ${
+        may('deploy') ? 'Fix them and publish again.' : 'An editor or owner of the site can fix them.'
+      }</p>
 <div class="table-wrap" role="region" tabindex="0" aria-label="Broken links in the live revision">
 <table class="stack-table">
   <caption class="visually-hidden">Broken links in the live revision</caption>
@@ -125,6 +129,11 @@ ${
 }
 
 <h2>Revisions</h2>
+${
+  may('rollback') || may('promote')
+    ? html`<p class="hint" id="revision-actions-hint">“Roll back” publishes an earlier revision's files again, as a new revision. “Promote” makes a draft (a revision stored without going live) the live one as it is, without a copy.</p>`
+    : ''
+}
 <div class="table-wrap" role="region" tabindex="0" aria-label="Revisions of ${site.name}, newest first">
 <table class="stack-table">
   <caption class="visually-hidden">Revisions of ${site.name}, newest first</caption>
@@ -242,12 +251,19 @@ ${
       path: '/sites/{name}/rollback',
       handle: (context) =>
         act(context, async (name, form) => {
-          const result = await ops.revisions.rollback(context.caller, name, form.get('revision') ?? '');
-          const from = result.revision.rollback_of
-            ? (await ops.revisions.list(context.caller, name, { limit: 200 })).revisions.find((r) => r.id === result.revision.rollback_of)?.number
-            : undefined;
+          const wanted = form.get('revision') ?? '';
+          const result = await ops.revisions.rollback(context.caller, name, wanted);
+          const target = (await ops.revisions.list(context.caller, name, { limit: 200 })).revisions.find((r) => r.id === wanted);
+          const which = target ? `revision ${target.number}` : 'that revision';
+          if (result.unchanged) {
+            return redirectWithFlash(context, siteHref(name), {
+              notice: `Nothing to do: the content of ${which} is what ${name} shows already, so no revision was made.`,
+            });
+          }
+          // A draft was never live, so it is not live "again".
+          const again = target && !target.draft ? 'again ' : '';
           return redirectWithFlash(context, siteHref(name), {
-            notice: `Rolled back: the content of revision ${from ?? ''} is live again as revision ${result.revision.number}.`,
+            notice: `Rolled back: the content of ${which} is live ${again}as revision ${result.revision.number}.`,
           });
         }),
     },
