@@ -21,22 +21,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 plinth=$here/../dist/cli/plinth.js
 
-usage() {
-  sed -n '/^# Usage:/,/^#   DIR/s/^# \{0,1\}//p' "$0" >&2
-  exit 2
-}
-
-# KEY=value lines as systemd's EnvironmentFile reads them (comments, optional double quotes),
-# exported without the shell interpreting the values: a password may hold any character.
-load_settings() {
-  while IFS= read -r line || [ -n "$line" ]; do
-    case $line in '' | '#'* | ';'*) continue ;; esac
-    key=${line%%=*}
-    value=${line#*=}
-    case $value in \"*\") value=${value#\"}; value=${value%\"} ;; esac
-    export "$key=$value"
-  done <"$1"
-}
+# usage, use_settings (the nodes' settings file, loaded as systemd loads it).
+. "$here/settings.sh"
 
 settings=
 keep=
@@ -52,11 +38,7 @@ done
 dir=$1
 case $keep in '' | *[!0-9]* | 0) [ -z "$keep" ] || usage ;; esac
 
-if [ -z "$settings" ] && [ -z "${PLINTH_DATABASE_URL:-}" ]; then settings=/etc/plinth/plinth.env; fi
-if [ -n "$settings" ]; then
-  [ -r "$settings" ] || { echo "backup-cluster.sh: cannot read $settings" >&2; exit 1; }
-  load_settings "$settings"
-fi
+use_settings "$settings"
 command -v pg_dump >/dev/null || { echo "backup-cluster.sh: pg_dump not found (Debian: apt-get install postgresql-client)" >&2; exit 1; }
 
 node "$plinth" admin backup-cluster "$dir"

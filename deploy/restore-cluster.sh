@@ -20,22 +20,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 plinth=$here/../dist/cli/plinth.js
 
-usage() {
-  sed -n '/^# Usage:/,/^#   DIR/s/^# \{0,1\}//p' "$0" >&2
-  exit 2
-}
-
-# KEY=value lines as systemd's EnvironmentFile reads them (comments, optional double quotes),
-# exported without the shell interpreting the values: a password may hold any character.
-load_settings() {
-  while IFS= read -r line || [ -n "$line" ]; do
-    case $line in '' | '#'* | ';'*) continue ;; esac
-    key=${line%%=*}
-    value=${line#*=}
-    case $value in \"*\") value=${value#\"}; value=${value%\"} ;; esac
-    export "$key=$value"
-  done <"$1"
-}
+# usage, use_settings (the nodes' settings file, loaded as systemd loads it).
+. "$here/settings.sh"
 
 settings=
 while [ $# -gt 0 ]; do
@@ -48,11 +34,7 @@ done
 [ $# -eq 1 ] || usage
 dir=$1
 
-if [ -z "$settings" ] && [ -z "${PLINTH_DATABASE_URL:-}" ]; then settings=/etc/plinth/plinth.env; fi
-if [ -n "$settings" ]; then
-  [ -r "$settings" ] || { echo "restore-cluster.sh: cannot read $settings" >&2; exit 1; }
-  load_settings "$settings"
-fi
+use_settings "$settings"
 command -v pg_restore >/dev/null || { echo "restore-cluster.sh: pg_restore not found (Debian: apt-get install postgresql-client)" >&2; exit 1; }
 
 exec node "$plinth" admin restore-cluster "$dir"

@@ -21,6 +21,7 @@ const AREAS = [
   'web',
   'docs',
   'runtime',
+  'load',
 ] as const;
 // The root modules every area may use (besides its own folder and node built-ins).
 const SHARED = ['config.ts', 'errors.ts', 'log.ts'];
@@ -44,10 +45,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   api: ['sites', 'store', 'http', 'rules', 'contract'],
   app: ['sites', 'store', 'web', 'http', 'rules', 'contract'],
   mcp: ['sites', 'store', 'http', 'rules', 'contract'],
-  cli: ['sites', 'store', 'ingest', 'rules', 'contract', 'outbound'],
+  cli: ['sites', 'store', 'ingest', 'rules', 'contract', 'outbound', 'load'],
   // The shared page kit (layout, stylesheet, script, icon) answers by the HTTP rules every host shares.
   web: ['http'],
   docs: ['web', 'sites', 'http', 'rules', 'contract'],
+  // The load suite talks to Plinth only over HTTP, like any outside client, and ships with the CLI.
+  load: [],
   // Process wiring: starts threads and composes every area.
   runtime: ['rules', 'contract', 'outbound', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
 };
@@ -119,6 +122,17 @@ describe('module boundaries', () => {
     };
     for (const path of graph.keys()) visit(path, []);
     expect(circles).toEqual([]);
+  });
+
+  // It moves into the CLI package as it is: relative imports inside its folder, node built-ins and undici.
+  it('keeps the load suite self-contained: nothing of ours outside src/load, not even config, errors or log', () => {
+    const load = files.filter(({ path }) => areaOf(path) === 'load');
+    expect(load.length).toBeGreaterThan(5);
+    for (const { file, path } of load) {
+      for (const target of localImports(file)) expect(areaOf(target), `${path} → ${target}`).toBe('load');
+      const packages = [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s[^;]*?from\s+'([^.'][^']*)'/gms)].map((m) => m[1]!);
+      for (const name of packages) expect(name.startsWith('node:') || name === 'undici', `${path} imports ${name}`).toBe(true);
+    }
   });
 
   it('keeps the operations free of any transport', () => {

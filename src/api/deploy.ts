@@ -1,34 +1,13 @@
 import { mkdirSync } from 'node:fs';
-import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import {
-  type BodyMemory,
-  declaredLength,
-  type HttpRequest,
-  type HttpResponse,
-  isAborted,
-  receiveBody,
-  sendError,
-  sendJson,
-  trackAbort,
-  type UploadPacer,
-} from '../http/index.js';
-import type { Logger } from '../log.js';
-import { hashDeployBody, identifyBearer, readIdempotencyKey, requestBodyLimit, type DeployRequest, type Operations } from '../sites/index.js';
-import type { Store } from '../store/index.js';
+import { declaredLength, type HttpRequest, type HttpResponse, isAborted, receiveBody, sendError, sendJson, trackAbort } from '../http/index.js';
+import { hashDeployBody, identifyBearer, readIdempotencyKey, requestBodyLimit, type DeployRequest } from '../sites/index.js';
 import { REPLAYED_HEADER, requestNetwork } from './handler.js';
 import { readRequest, type ApiRequest } from './request.js';
+import type { ApiOptions } from './route.js';
 
-export interface DeployEdgeDeps {
-  ops: Operations;
-  /** Read-only: who the bearer token belongs to. */
-  store: Store;
-  pacer?: UploadPacer;
-  /** This thread's budget for deploy bodies received into memory rather than spooled. */
-  memory?: BodyMemory;
-  config: Readonly<Config>;
-  log: Logger;
-}
+/** What the deploy edge runs with: the API's own options (its store only to identify the bearer). */
+export type DeployEdgeDeps = Omit<ApiOptions, 'routes'>;
 
 const isJsonBody = (contentType: string | undefined): boolean => /^application\/([a-z.+-]*\+)?json\b/i.test(contentType?.trim() ?? '');
 

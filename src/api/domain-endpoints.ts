@@ -1,11 +1,11 @@
-import { objectBody } from './handler.js';
+import type { AddDomainBody } from '../contract/index.js';
 import type { RouteHandle } from './route.js';
 
-/** Custom domains of a site (docs/sites-api.md "Custom domains"); every rule lives in the operations. */
+/** Custom domains of a site (docs/sites-api.md "Custom domains"); every rule lives in the operations, and the body arrives checked against its shape. */
 export const domainEndpoints = {
   listDomains: async ({ ops, caller, request }) => ({ status: 200, body: ops.domains.list(caller, request.params[0]!) }),
   addDomain: async ({ ops, caller, request, body }) => {
-    const fields = objectBody(body, '{"domain": "www.example.org"}');
+    const fields = body as AddDomainBody;
     const { created, view } = await ops.domains.add(caller, request.params[0]!, {
       domain: fields.domain,
       primary: fields.primary,

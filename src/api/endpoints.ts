@@ -1,3 +1,4 @@
+import type { InviteBody, PromoteBody, RenameBody, RollbackBody } from '../contract/index.js';
 import { readFileSync } from 'node:fs';
 import { securityHeaders, sendResponse, streamFile, type Headers } from '../http/index.js';
 import { hashDeployBody, readIdempotencyKey } from '../sites/index.js';
@@ -9,7 +10,7 @@ const page = (query: URLSearchParams) => ({ limit: query.get('limit') ?? undefin
 /**
  * The REST endpoints of SPEC 4.3 and 4.4 other than deploy, as the route table (routes/) names
  * them: each reads its parameters, calls one operation and picks the status. Every rule lives in
- * the operation.
+ * the operation; a body with a shape in `BODIES` arrives checked against it (see `ApiRoute.body`).
  */
 export const siteEndpoints = {
   me: async ({ ops, caller }) => ({ status: 200, body: ops.account.me(caller) }),
@@ -17,10 +18,7 @@ export const siteEndpoints = {
   getSite: async ({ ops, caller, request }) => ({ status: 200, body: await ops.sites.get(caller, request.params[0]!) }),
   renewClaimLink: async ({ ops, caller, request }) => ({ status: 201, body: await ops.claims.renewLink(caller, request.params[0]!) }),
   deleteSite: async ({ ops, caller, request }) => ({ status: 202, body: await ops.sites.requestDeletion(caller, request.params[0]!) }),
-  rename: async ({ ops, caller, request, body }) => {
-    const fields = objectBody(body, '{"name": "my-site"}');
-    return { status: 200, body: await ops.sites.rename(caller, request.params[0]!, fields.name) };
-  },
+  rename: async ({ ops, caller, request, body }) => ({ status: 200, body: await ops.sites.rename(caller, request.params[0]!, (body as RenameBody).name) }),
   listFiles: async ({ ops, caller, request }) => ({ status: 200, body: ops.files.list(caller, request.params[0]!) }),
   readFile: async ({ ops, config, log, caller, request, res }) => {
     const file = await ops.files.find(caller, request.params[0]!, request.params[1]!);
@@ -44,22 +42,21 @@ export const siteEndpoints = {
   listRevisions: async ({ ops, caller, request }) => ({ status: 200, body: await ops.revisions.list(caller, request.params[0]!, page(request.query)) }),
   deleteRevision: async ({ ops, caller, request }) => ({ status: 200, body: await ops.revisions.delete(caller, request.params[0]!, request.params[1]!) }),
   rollback: async ({ ops, caller, request, body }) => {
-    const fields = objectBody(body, '{"revision": "rev_…"}');
-    const result = await ops.revisions.rollback(caller, request.params[0]!, fields.revision);
+    const result = await ops.revisions.rollback(caller, request.params[0]!, (body as RollbackBody).revision);
     return { status: result.unchanged ? 200 : 201, body: result };
   },
   promote: async ({ ops, caller, request, body }) => {
-    const fields = objectBody(body, '{"revision": "rev_…", "base_revision": "rev_…"}');
+    const fields = body as PromoteBody;
     return { status: 200, body: await ops.revisions.promote(caller, request.params[0]!, fields.revision, fields.base_revision) };
   },
   getAccess: async ({ ops, caller, request }) => ({ status: 200, body: ops.access.get(caller, request.params[0]!) }),
-  setAccess: async ({ ops, caller, request, body }) => {
-    const fields = objectBody(body, '{"mode": "password", "password": "…"} or {"previews": "members"}');
-    return { status: 200, body: await ops.access.set(caller, request.params[0]!, fields) };
-  },
+  setAccess: async ({ ops, caller, request, body }) => ({
+    status: 200,
+    body: await ops.access.set(caller, request.params[0]!, body as Record<string, unknown>),
+  }),
   listMembers: async ({ ops, caller, request }) => ({ status: 200, body: ops.members.list(caller, request.params[0]!) }),
   invite: async ({ ops, caller, request, body }) => {
-    const fields = objectBody(body, '{"email": "person@example.com", "role": "editor"}');
+    const fields = body as InviteBody;
     return { status: 201, body: await ops.members.invite(caller, request.params[0]!, { email: fields.email, role: fields.role }) };
   },
   removeMember: async ({ ops, caller, request }) => ({

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { BodyCheck } from '../contract/index.js';
 import { ServiceError } from '../errors.js';
 import { clientNetwork, declaredLength, isAborted, receiveBody, sendError, sendJson, trackAbort, type Headers, type HttpResponse } from '../http/index.js';
 import type { Logger } from '../log.js';
@@ -41,12 +42,21 @@ export function requestNetwork(request: ApiRequest, config: Readonly<Config>): s
   return clientNetwork(request, config.deploy.trustProxy);
 }
 
+/** How an endpoint reads its JSON body: at most `maxBodyBytes`, and checked against its shape when it has one. */
+export interface BodyOptions {
+  body?: boolean;
+  maxBodyBytes?: number;
+  /** The check of the route's body shape, and what to tell a caller whose body breaks it. */
+  shape?: { check: BodyCheck; advice: string };
+}
+
 /**
  * Wraps an endpoint: copies the request out of uWS, starts reading a JSON body when asked (it must
- * be attached before the handler returns), then admits the caller (identity and rate limits) and
- * runs the endpoint, mapping anything thrown to SPEC 7's error body.
+ * be attached before the handler returns), then admits the caller (identity and rate limits),
+ * checks the body against its shape and runs the endpoint, mapping anything thrown to SPEC 7's
+ * error body.
  */
-export function endpoint(deps: EndpointDeps, run: Endpoint, options: { body?: boolean; maxBodyBytes?: number } = {}): RouteHandler {
+export function endpoint(deps: EndpointDeps, run: Endpoint, options: BodyOptions = {}): RouteHandler {
   const { log, ops, config } = deps;
   const limit: BodyLimit = smallBodyLimit(config, options.maxBodyBytes);
   return (res, req, params) => {
@@ -59,6 +69,7 @@ export function endpoint(deps: EndpointDeps, run: Endpoint, options: { body?: bo
         const caller = await ops.admission.admit({ authorization: request.headers.authorization, network: requestNetwork(request, config), surface: 'rest' });
         const bodyBytes = body ? (await body.done).data! : undefined;
         const parsed = bodyBytes ? parseJson(bodyBytes) : undefined;
+        if (options.shape) checkBody(parsed, options.shape);
         const reply = await run({ request, caller, body: parsed, ...(bodyBytes ? { bodyBytes } : {}), res });
         if (reply) sendJson(res, reply.status, reply.body, reply.headers, { head: request.method === 'HEAD' });
       } catch (err) {
@@ -81,6 +92,12 @@ function parseJson(bytes: Buffer): unknown {
   } catch {
     throw new ServiceError('bad_request', 'The request body is not valid JSON.', { agentMessage: 'Send a JSON object with Content-Type: application/json.' });
   }
+}
+
+/** A body that breaks its route's shape is refused before the operation sees it, as MCP refuses such arguments. */
+function checkBody(body: unknown, shape: { check: BodyCheck; advice: string }): void {
+  const problem = shape.check(body);
+  if (problem !== undefined) throw new ServiceError('bad_request', problem, { agentMessage: shape.advice });
 }
 
 /** The JSON body as an object, or a 400 naming what was expected. */

@@ -1,7 +1,7 @@
 /** The REST API on the API host (SPEC 4). */
 import type { HttpRequest, HttpResponse } from '../http/index.js';
 import { endpoint, type EndpointContext, type EndpointDeps } from './handler.js';
-import { isRawEndpoint, type ApiOptions, type ApiRoute } from './route.js';
+import { bodyShapeOf, isRawEndpoint, type ApiOptions, type ApiRoute } from './route.js';
 import { createDispatch, type Route } from './router.js';
 import { API_ROUTES } from './routes/index.js';
 
@@ -24,6 +24,7 @@ function dispatchRoutes(options: ApiOptions, table: readonly ApiRoute[]): Route[
     const { handle } = route;
     if (isRawEndpoint(handle)) return { method: route.method, path: route.path, handle: handle.raw(options) };
     const run = (context: EndpointContext) => handle({ ...context, ...deps });
-    return { method: route.method, path: route.path, handle: endpoint(deps, run, { body: route.body !== undefined, maxBodyBytes: route.body?.maxBytes }) };
+    const body = { body: route.body !== undefined, maxBodyBytes: route.body?.maxBytes, shape: bodyShapeOf(route, options.config.publicUrls.docs) };
+    return { method: route.method, path: route.path, handle: endpoint(deps, run, body) };
   });
 }

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { BodyMemory, HttpRequest, HttpResponse, UploadPacer } from '../http/index.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/index.js';
-import { schema, SHAPES, type Schema } from '../contract/index.js';
+import { compileBodyCheck, schema, SHAPES, type BodyCheck, type Schema } from '../contract/index.js';
 import type { Operations } from '../sites/index.js';
 import type { EndpointContext, EndpointDeps, JsonReply } from './handler.js';
 import type { RouteMethod } from './router.js';
@@ -54,8 +54,11 @@ export interface ApiRoute {
   parameters?: readonly Schema[];
   /**
    * A JSON body, read before the operation runs (at most `maxBytes`, by default the small-body cap).
-   * `schema` is what the document shows; a route that reads a body it does not describe leaves it out.
-   * `content` replaces the JSON body for a route that reads its own (`handle` is then raw).
+   * `schema` is what the document shows and, written inline (a shape of `BODIES`), what the edge
+   * checks the body against before the operation runs, as the MCP tool of the same operation does;
+   * a component by reference (`shape(…)`) is checked by its operation, which says more about it. A
+   * route that reads a body it does not describe leaves `schema` out. `content` replaces the JSON
+   * body for a route that reads its own (`handle` is then raw).
    */
   body?: { schema?: Schema; maxBytes?: number; content?: Record<string, Schema> };
   /** The success answers by status, as OpenAPI response objects (see `answer`). */
@@ -77,7 +80,17 @@ export function routeErrors(route: Pick<ApiRoute, 'errors' | 'body'>): ErrorCode
   return [...new Set([...route.errors, ...EDGE_ERRORS, ...(route.body ? BODY_ERRORS : [])])];
 }
 
-/** A component schema of sites/shapes.ts, by reference. */
+/** The check of a route's inline body shape (see `ApiRoute.body`), with the advice for a body that breaks it. */
+export function bodyShapeOf(route: ApiRoute, docsUrl: string): { check: BodyCheck; advice: string } | undefined {
+  const shown = route.body?.schema;
+  if (shown === undefined || '$ref' in shown) return undefined;
+  return {
+    check: compileBodyCheck(shown),
+    advice: `Send ${route.method} ${route.path} the JSON object that ${docsUrl}/openapi.json describes for ${route.operationId}, with Content-Type: application/json.`,
+  };
+}
+
+/** A component schema of contract/shapes.ts, by reference. */
 export const shape = (name: keyof typeof SHAPES): Schema => ({ $ref: `#/components/schemas/${name}` });
 
 /** A JSON answer of `body` (a shape or a schema) with its description. */

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { createLogger } from '../log.js';
 import { ACCOUNT_PLANS, PLAN_TITLES } from '../rules/index.js';
 import { createMailer } from '../outbound/index.js';
@@ -126,7 +126,15 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
     return clusterBackupCommand({ command: group, args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
   }
   if (group === 'migrate') return migrateCommand({ args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
-  if (group === 'bucket') return bucketCommand({ args: options.args.slice(1), env: options.env, out: options.out, err: options.err });
+  if (group === 'bucket') {
+    return bucketCommand({
+      args: options.args.slice(1),
+      env: options.env,
+      out: options.out,
+      err: options.err,
+      openStore: (config) => openAdminStore(config, options.err),
+    });
+  }
   const key = `${group} ${action ?? ''}`;
   const command = COMMANDS[key];
   if (command === undefined) return usageError(options, `unknown admin command "${key.trim()}"`);
@@ -149,18 +157,8 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
 
   const config = loadConfig(options.env);
   const log = createLogger({ level: 'silent' });
-  // In a cluster the data directory only holds this command's replica; PostgreSQL is the record.
-  let store: Store;
-  try {
-    store = await connectStore({
-      dir: config.dataDir,
-      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/admin` } : {}),
-    });
-  } catch (err) {
-    // PostgreSQL unreachable, or a data directory that cannot serve as this cluster's replica.
-    options.err(`plinth: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
-  }
+  const store = await openAdminStore(config, options.err);
+  if (store === undefined) return 1;
   const ops = operatorOperations({
     store,
     config,
@@ -185,6 +183,23 @@ export async function adminCommand(options: AdminCommandOptions): Promise<number
     throw err;
   } finally {
     await store.close();
+  }
+}
+
+/**
+ * The store as every admin command opens it: in a cluster the data directory only holds this
+ * command's replica and PostgreSQL is the record. `undefined` after saying why it cannot open
+ * (PostgreSQL unreachable, or a data directory that cannot serve as this cluster's replica).
+ */
+export async function openAdminStore(config: Readonly<Config>, err: (line: string) => void): Promise<Store | undefined> {
+  try {
+    return await connectStore({
+      dir: config.dataDir,
+      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/admin` } : {}),
+    });
+  } catch (error) {
+    err(`plinth: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
   }
 }
 

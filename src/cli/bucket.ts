@@ -1,5 +1,5 @@
-import { loadConfig } from '../config.js';
-import { adoptBucket, bucketOptionsOf, connectStore, describeOwner, ownerOf, type Store } from '../store/index.js';
+import { loadConfig, type Config } from '../config.js';
+import { adoptBucket, bucketOptionsOf, describeOwner, ownerOf, type Store } from '../store/index.js';
 
 export interface BucketCommandOptions {
   /** The arguments after `bucket`. */
@@ -7,6 +7,8 @@ export interface BucketCommandOptions {
   env: Record<string, string | undefined>;
   out: (line: string) => void;
   err: (line: string) => void;
+  /** The store as every admin command opens it (admin.ts `openAdminStore`); `undefined` once it said why not. */
+  openStore: (config: Readonly<Config>) => Promise<Store | undefined>;
 }
 
 const USAGE = 'Usage: plinth admin bucket adopt   (with the settings of the installation that is to own PLINTH_S3_BUCKET)';
@@ -28,16 +30,8 @@ export async function bucketCommand(options: BucketCommandOptions): Promise<numb
     options.err('plinth: set PLINTH_S3_BUCKET (and the other PLINTH_S3_* settings and credentials) to the bucket to adopt.');
     return 1;
   }
-  let store: Store;
-  try {
-    store = await connectStore({
-      dir: config.dataDir,
-      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl, bootstrap: true, origin: `${process.pid}/admin` } : {}),
-    });
-  } catch (err) {
-    options.err(`plinth: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
-  }
+  const store = await options.openStore(config);
+  if (store === undefined) return 1;
   try {
     const owner = await ownerOf(store);
     const previous = await adoptBucket(bucket, owner);

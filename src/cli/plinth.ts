@@ -24,6 +24,9 @@ const USAGE = `Usage:
   plinth domains [dir]              list the custom domains of the folder's site; with
                                     add|verify|remove <domain> [dir], change them (API token)
   plinth start                      run the service (same as npm start)
+  plinth load <command>             the load suite: prepare a corpus of sites, run traffic shaped
+                                    like a publishing host's, clean, export for nginx;
+                                    \`plinth load help\` lists its flags
   plinth admin <command>            operator commands on the data directory (accounts, tokens,
                                     members, takedowns); \`plinth admin help\` lists them
 
@@ -62,6 +65,16 @@ async function main(argv: string[]): Promise<number> {
       env: process.env,
       out: (text) => process.stdout.write(`${text}\n`),
       err: (text) => process.stderr.write(`${text}\n`),
+    });
+  }
+  if (command === 'load') {
+    const { loadCommand } = await import('../load/index.js');
+    return loadCommand({
+      args: rest,
+      env: process.env,
+      out: (text) => process.stdout.write(`${text}\n`),
+      err: (text) => process.stderr.write(`${text}\n`),
+      progress: process.stdout.isTTY ? (line) => process.stdout.write(line === undefined ? '\r\x1b[K' : `\r\x1b[K${line}`) : undefined,
     });
   }
   if (command === 'start') {

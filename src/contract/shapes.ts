@@ -301,24 +301,6 @@ export const ManifestRequest = object(
   ['files'],
 );
 
-/**
- * Small request bodies that are not components of the OpenAPI document: the REST route shows its
- * body inline, and the MCP tool that calls the same operation takes the same fields beside `site`.
- */
-export const BODIES = {
-  SiteAccessChange: {
-    minProperties: 1,
-    ...object(
-      {
-        mode: { type: 'string', enum: ['public', 'password', 'members'] },
-        password: str('With `mode: "password"`.', { minLength: 8, maxLength: 128 }),
-        previews: { type: 'string', enum: ['public', 'members'], description: 'Who may see the previews while the site is public.' },
-      },
-      [],
-    ),
-  },
-};
-
 /** Every named shape, as the OpenAPI document's components list them. */
 export const SHAPES = {
   Error: ErrorBody,

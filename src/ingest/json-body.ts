@@ -1,8 +1,7 @@
 // Inline JSON deploys (SPEC 4.2): parse the body, validate it against the contract's JsonDeploy, decode
 // each file and hand it to the same collector as archive entries. Runs in the worker because a
 // JSON.parse of a 90 MB body would stall an HTTP thread for a noticeable time.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { JsonDeploy } from '../contract/index.js';
+import { compileBodyCheck, JsonDeploy, type BodyCheck } from '../contract/index.js';
 import { checkArchivePath } from './archive-path.js';
 import { readBodyText, type BodySource } from './body-source.js';
 import type { Collector } from './collector.js';
@@ -30,63 +29,8 @@ interface InlineDeploy extends JsonDeployFields {
   files: InlineFile[];
 }
 
-const TYPE_WORDS: Record<string, string> = {
-  string: 'a string',
-  array: 'an array',
-  object: 'an object',
-  boolean: 'true or false',
-};
-
 // Compiled on first use, not at import (importing a module does nothing).
-let validator: ValidateFunction | undefined;
-function validate(body: unknown): ErrorObject | undefined {
-  // `verbose`: an error carries the schema it broke, so a wrong type can name the allowed values.
-  validator ??= new Ajv({ allErrors: false, strict: true, verbose: true }).compile(JsonDeploy);
-  return validator(body) ? undefined : (validator.errors?.[0] ?? undefined);
-}
-
-// `/files/2/encoding` → `files[2].encoding`.
-function fieldName(instancePath: string, child?: string): string {
-  const parts = instancePath.split('/').slice(1);
-  if (child !== undefined) parts.push(child);
-  let name = '';
-  for (const part of parts) {
-    const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
-    name += /^\d+$/.test(key) ? `[${key}]` : name === '' ? key : `.${key}`;
-  }
-  return name;
-}
-
-export function describeSchemaError(error: ErrorObject): string {
-  const field = fieldName(error.instancePath) || 'The body';
-  const params = error.params as Record<string, unknown>;
-  switch (error.keyword) {
-    case 'required':
-      return `${fieldName(error.instancePath, String(params.missingProperty))} is required.`;
-    case 'additionalProperties': {
-      const name = fieldName(error.instancePath, String(params.additionalProperty));
-      return `${name} is not an allowed field.`;
-    }
-    case 'type': {
-      const allowed = (error.parentSchema as { enum?: unknown[] } | undefined)?.enum;
-      if (allowed) return `${field} must be ${allowed.map((v) => JSON.stringify(v)).join(' or ')}.`;
-      return `${field} must be ${TYPE_WORDS[String(params.type)] ?? String(params.type)}.`;
-    }
-    case 'enum':
-      return `${field} must be ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(' or ')}.`;
-    case 'pattern':
-      if (field.endsWith('.sha256')) return `${field} must be 64 lower-case hex digits.`;
-      return field === 'site'
-        ? 'site must be a site name: 1 to 63 lowercase letters, digits and hyphens, not starting or ending with a hyphen.'
-        : `${field} has an invalid format.`;
-    case 'minLength':
-      return `${field} must not be empty.`;
-    case 'maxLength':
-      return `${field} must be at most ${String(params.limit)} characters.`;
-    default:
-      return `${field} ${error.message ?? 'is invalid'}.`;
-  }
-}
+let checkJsonDeploy: BodyCheck | undefined;
 
 // V8 quotes a slice of the input in some messages ("Unexpected token 'x', "...{x" is not valid
 // JSON"); the body may hold a secret key, so the quote is dropped.
@@ -142,9 +86,10 @@ async function parseBody(source: BodySource): Promise<InlineDeploy> {
       });
     }
   }
-  const error = validate(body);
-  if (error) {
-    throw badRequest(describeSchemaError(error), {
+  checkJsonDeploy ??= compileBodyCheck(JsonDeploy);
+  const problem = checkJsonDeploy(body);
+  if (problem !== undefined) {
+    throw badRequest(problem, {
       agentMessage:
         'The JSON body must look like {"files":[{"path":"index.html","content":"<html>…","encoding":"utf8"}], "site"?: "<name>", "base_revision"?: "<revision id>", "patch"?: true, "deleted"?: ["old.html"]}. Fix the field named in the error and retry.',
     });

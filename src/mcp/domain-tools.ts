@@ -1,16 +1,10 @@
 import { SHAPES } from '../contract/index.js';
 import { changes, reads, type ToolSpec } from './tool-spec.js';
-import { siteName } from './schemas.js';
+import { bodyInputs, input, siteName, siteOnly } from './schemas.js';
 
 /** Custom domains over MCP: each tool is one domain operation, the REST endpoints' own. */
 
 const domain = { type: 'string', minLength: 1, maxLength: 253, description: 'The domain, e.g. "www.example.org".' };
-const input = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-});
 
 export function domainToolSpecs(): ToolSpec[] {
   return [
@@ -19,7 +13,7 @@ export function domainToolSpecs(): ToolSpec[] {
       title: 'List custom domains',
       description:
         'The custom domains of a site with their status (pending, active, failed, suspended, or taken: another site verified it first; "reason" says why) and the DNS records each needs.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: SHAPES.DomainList,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.domains.list(caller, String(args.site)),
@@ -31,15 +25,7 @@ export function domainToolSpecs(): ToolSpec[] {
         'Attaches a domain the user owns to a site (owner role). The answer lists the DNS records to create (a TXT record that proves control, and a CNAME or ALIAS to the site); ' +
         'tell the user exactly those, then call verify_domain once they exist. Calling it again for a domain the site has sets "primary" (of example.org and www.example.org, the one the other redirects to) ' +
         'and "redirect_site_address" (the site’s own address redirects to the primary domain too).',
-      inputSchema: input(
-        {
-          site: siteName,
-          domain,
-          primary: { type: 'boolean', description: 'Make this the primary domain of the site.' },
-          redirect_site_address: { type: 'boolean', description: 'With primary: redirect the site’s own address here.' },
-        },
-        ['site', 'domain'],
-      ),
+      inputSchema: bodyInputs.addDomain,
       outputSchema: SHAPES.DomainResult,
       annotations: changes(false),
       run: async ({ ops, caller }, args) =>

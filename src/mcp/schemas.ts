@@ -19,6 +19,17 @@ export const page = {
   cursor: { type: 'string', description: 'next_cursor from the previous page; omit for the first page.' },
 };
 
+/** A tool's input: these properties and no other. */
+export const input = (properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+/** The input of a tool that takes only the site. */
+export const siteOnly = input({ site: siteName }, ['site']);
+
 /** An answer that is one of several shapes; MCP wants an object schema at the top. */
 const eitherOf = (...shapes: Schema[]): Schema => ({ type: 'object', anyOf: shapes });
 
@@ -65,5 +76,20 @@ export const deployInput = SHAPES.JsonDeploy;
 /** The first half of a deploy in parts: the whole site by path, size and sha256. */
 export const manifestInput = SHAPES.Manifest;
 
-/** What `set_access` changes: the body of `PUT /v1/sites/{name}/access`. */
-export const accessChange = BODIES.SiteAccessChange;
+/**
+ * The input of a tool whose REST twin takes a body on one site: `site` (the path's name) beside
+ * the fields of that very body shape (contract/bodies.ts), so both edges accept and refuse alike.
+ */
+export function siteAnd(body: { readonly properties: Record<string, Schema>; readonly required: readonly string[] }): Schema {
+  return { type: 'object', properties: { site: siteName, ...body.properties }, required: ['site', ...body.required], additionalProperties: false };
+}
+
+/** The inputs of the tools whose REST twin takes a body. */
+export const bodyInputs = {
+  setAccess: siteAnd(BODIES.SiteAccessChange),
+  rollback: siteAnd(BODIES.Rollback),
+  promote: siteAnd(BODIES.Promote),
+  rename: siteAnd(BODIES.Rename),
+  invite: siteAnd(BODIES.Invite),
+  addDomain: siteAnd(BODIES.AddDomain),
+};

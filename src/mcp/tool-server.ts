@@ -1,5 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { compileBodyCheck, type BodyCheck } from '../contract/index.js';
 import { ServiceError, toErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ToolContext, ToolSpec } from './tool-spec.js';
@@ -13,16 +13,18 @@ const INSTRUCTIONS =
   'To let the user check a change first, deploy it with publish: false, show them its preview_url, then promote_site. ' +
   'Show the user every agent_message, with its links unchanged.';
 
-/** The tool table compiled once per thread: the MCP listing and an input validator per tool. */
+/**
+ * The tool table compiled once per thread: the MCP listing and a check of each tool's input, the
+ * same check (and the same words) as the REST edge's of a route's body.
+ */
 export interface ToolCatalogue {
   listing: Tool[];
-  byName: Map<string, { spec: ToolSpec; validate: ValidateFunction }>;
+  byName: Map<string, { spec: ToolSpec; check: BodyCheck }>;
 }
 
 export function compileTools(specs: readonly ToolSpec[]): ToolCatalogue {
-  const ajv = new Ajv({ allErrors: false, strict: false });
-  const byName = new Map<string, { spec: ToolSpec; validate: ValidateFunction }>();
-  for (const spec of specs) byName.set(spec.name, { spec, validate: ajv.compile(spec.inputSchema) });
+  const byName = new Map<string, { spec: ToolSpec; check: BodyCheck }>();
+  for (const spec of specs) byName.set(spec.name, { spec, check: compileBodyCheck(spec.inputSchema, 'The arguments') });
   const listing = specs.map((spec) => ({
     name: spec.name,
     title: spec.title,
@@ -50,7 +52,8 @@ export function createToolServer(catalogue: ToolCatalogue, context: ToolContext,
     try {
       // A large deploy's arguments, left unparsed, are checked by the ingest worker against the same schema.
       const unparsed = tool.spec.name === 'deploy_site' && context.deployArguments !== undefined;
-      if (!unparsed && !tool.validate(args)) throw invalidArguments(tool.spec, tool.validate);
+      const problem = unparsed ? undefined : tool.check(args);
+      if (problem !== undefined) throw invalidArguments(tool.spec, problem);
       const result = inToolWordsOf(await tool.spec.run(context, args));
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
     } catch (err) {
@@ -67,14 +70,8 @@ function inToolWordsOf(result: unknown): unknown {
   return { ...result, agent_message: inToolWords(result.agent_message) };
 }
 
-function invalidArguments(spec: ToolSpec, validate: ValidateFunction): ServiceError {
-  const error = validate.errors?.[0];
-  const where = error?.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'arguments';
-  const what =
-    error?.keyword === 'additionalProperties'
-      ? `has an unknown field "${String((error.params as { additionalProperty?: string }).additionalProperty)}"`
-      : (error?.message ?? 'are invalid');
-  return new ServiceError('bad_request', `${spec.name}: ${where} ${what}.`, {
+function invalidArguments(spec: ToolSpec, problem: string): ServiceError {
+  return new ServiceError('bad_request', `${spec.name}: ${problem}`, {
     agentMessage: `Check the arguments of ${spec.name} against its input schema (tools/list) and call it again.`,
   });
 }

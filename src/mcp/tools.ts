@@ -3,17 +3,10 @@ import { ServiceError } from '../errors.js';
 import { formatBytes, hashDeployBody, MANIFEST_LIFETIME_MS, readIdempotencyKey, type DeployBody } from '../sites/index.js';
 import { domainToolSpecs } from './domain-tools.js';
 import { changes, reads, type ToolContext, type ToolSpec } from './tool-spec.js';
-import { accessChange, deployInput, manifestInput, outputs, page, siteName } from './schemas.js';
+import { bodyInputs, deployInput, input, manifestInput, outputs, page, siteName, siteOnly } from './schemas.js';
 
 /** `read_file` returns whole files inline; larger ones are read from the site or the REST API. */
 export const MAX_READ_FILE_BYTES = 5 * 1024 * 1024;
-
-const input = (properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-});
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const pageOf = (args: Record<string, unknown>) => ({ limit: args.limit as number | undefined, cursor: text(args.cursor) });
@@ -49,7 +42,7 @@ export function toolSpecs(): ToolSpec[] {
       title: 'Get site',
       description:
         'One site: its address, plan, the caller’s role and its live revision. Use live_revision.id as base_revision when updating the site with deploy_site.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: outputs.siteOrClaim,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.sites.get(caller, String(args.site)),
@@ -102,7 +95,7 @@ export function toolSpecs(): ToolSpec[] {
       name: 'list_files',
       title: 'List files',
       description: 'Every file of the site’s live revision: path, size in bytes and sha256, in path order.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: outputs.fileList,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.files.list(caller, String(args.site)),
@@ -134,10 +127,7 @@ export function toolSpecs(): ToolSpec[] {
       title: 'Roll back site',
       description:
         'Makes an earlier revision live again, as a new revision with the next number (nothing is lost: the current content stays in the history). Needs the editor or owner role.',
-      inputSchema: input({ site: siteName, revision: { type: 'string', minLength: 1, description: 'Revision id (rev_…) from list_revisions.' } }, [
-        'site',
-        'revision',
-      ]),
+      inputSchema: bodyInputs.rollback,
       outputSchema: outputs.rollback,
       annotations: changes(false),
       run: async ({ ops, caller }, args) => ops.revisions.rollback(caller, String(args.site), args.revision),
@@ -148,14 +138,7 @@ export function toolSpecs(): ToolSpec[] {
       description:
         'Makes a stored revision live as it is, without a copy: usually a draft from deploy_site with "publish": false, after checking its preview_url. ' +
         '"base_revision" must be the live revision id (get_site or list_revisions); if someone published in between, the call fails with a conflict and nothing changes. Needs the editor or owner role.',
-      inputSchema: input(
-        {
-          site: siteName,
-          revision: { type: 'string', minLength: 1, description: 'Revision id (rev_…) to make live.' },
-          base_revision: { type: 'string', minLength: 1, description: 'The live revision id it replaces.' },
-        },
-        ['site', 'revision', 'base_revision'],
-      ),
+      inputSchema: bodyInputs.promote,
       outputSchema: outputs.promote,
       annotations: changes(false),
       run: async ({ ops, caller }, args) => ops.revisions.promote(caller, String(args.site), args.revision, args.base_revision),
@@ -179,7 +162,7 @@ export function toolSpecs(): ToolSpec[] {
       title: 'Get access',
       description:
         'Who may see the site: mode public, password (visitors type a password) or members (members of the site only); and previews: "members" when the previews of a public site are kept to members and holders of a preview link.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: outputs.access,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.access.get(caller, String(args.site)),
@@ -191,7 +174,7 @@ export function toolSpecs(): ToolSpec[] {
         'Sets who may see the site: "mode" is "public", "password" (with a password of 8-128 characters the user chose; it is stored only as a hash) or "members"; setting it signs every visitor out. ' +
         '"previews": "members" keeps the previews (<number>--<name> addresses) of a public site to its members and to whoever holds a preview link, while the live address stays public; the preview_url that deploy_site (drafts) and list_revisions then answer is such a link, to share with reviewers. "previews": "public" turns it off and ends the links. ' +
         'Send mode, previews or both. Unclaimed sites stay public. Needs the owner role. A member’s API token opens a protected site or preview as "Authorization: Bearer".',
-      inputSchema: input({ site: siteName, ...accessChange.properties }, ['site']),
+      inputSchema: bodyInputs.setAccess,
       outputSchema: outputs.access,
       annotations: changes(false),
       run: async ({ ops, caller }, args) =>
@@ -206,7 +189,7 @@ export function toolSpecs(): ToolSpec[] {
       title: 'Rename site',
       description:
         'Gives the site a new name and address: 4-63 characters of a-z, 0-9 and "-", not in the random word-word-NNNN form, and never used before. The old address redirects to the new one. Needs the editor or owner role.',
-      inputSchema: input({ site: siteName, name: { type: 'string', minLength: 1, maxLength: 63, description: 'The new name.' } }, ['site', 'name']),
+      inputSchema: bodyInputs.rename,
       outputSchema: outputs.rename,
       annotations: changes(false),
       run: async ({ ops, caller }, args) => ops.sites.rename(caller, String(args.site), args.name),
@@ -226,7 +209,7 @@ export function toolSpecs(): ToolSpec[] {
       title: 'Delete site',
       description:
         'Asks for the site to be deleted. Nothing is deleted yet: the answer has an approve_url where an owner must confirm by typing the site’s address. Give that link to the user. Needs the owner role.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: outputs.deletion,
       annotations: changes(true),
       run: async ({ ops, caller }, args) => ops.sites.requestDeletion(caller, String(args.site)),
@@ -235,7 +218,7 @@ export function toolSpecs(): ToolSpec[] {
       name: 'list_members',
       title: 'List members',
       description: 'People who can reach the site with their roles (viewer, editor, owner), and pending invitations.',
-      inputSchema: input({ site: siteName }, ['site']),
+      inputSchema: siteOnly,
       outputSchema: outputs.members,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.members.list(caller, String(args.site)),
@@ -245,14 +228,7 @@ export function toolSpecs(): ToolSpec[] {
       title: 'Invite member',
       description:
         'E-mails an invitation to join the site as editor (may deploy and roll back) or viewer (may read the site and its history). Inviting the same address again replaces the pending invitation. Needs the owner role.',
-      inputSchema: input(
-        {
-          site: siteName,
-          email: { type: 'string', minLength: 3, maxLength: 254, description: 'Address to invite.' },
-          role: { type: 'string', enum: ['editor', 'viewer'] },
-        },
-        ['site', 'email', 'role'],
-      ),
+      inputSchema: bodyInputs.invite,
       outputSchema: outputs.invite,
       annotations: changes(false),
       run: async ({ ops, caller }, args) => ops.members.invite(caller, String(args.site), { email: args.email, role: args.role }),

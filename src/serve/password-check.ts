@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SiteAccessConfig } from '../config.js';
 import type { Logger } from '../log.js';
+import { rateWindow } from '../rules/index.js';
 import { verifyPassword, type RateCheck, type SiteRecord, type Store } from '../store/index.js';
 
 /**
@@ -90,7 +91,7 @@ export function createPasswordChecker(options: PasswordCheckerOptions): Password
 
   /** Gives tries back into the window they were taken from (a new window starts full anyway). */
   const giveBack = async (checks: RateCheck[], takenAt: number): Promise<void> => {
-    if (Math.floor(now() / WINDOW_MS) !== Math.floor(takenAt / WINDOW_MS)) return;
+    if (rateWindow(now(), WINDOW_MS).start !== rateWindow(takenAt, WINDOW_MS).start) return;
     try {
       await store.takeRateTokens(checks.map((check) => ({ ...check, hits: -1 })));
     } catch (err) {

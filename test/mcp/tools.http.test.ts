@@ -280,7 +280,11 @@ describe('sites through MCP', () => {
     );
     expect(renamed).toMatchObject({ site: { name: wanted }, previous_name: name });
     name = wanted;
-    const bad = await client.callTool({ name: 'rename_site', arguments: { site: name, name: 'ab' } });
+    // Too short for the body's shape (as on the REST API), then a name the operation refuses.
+    const short = await client.callTool({ name: 'rename_site', arguments: { site: name, name: 'ab' } });
+    expect(short.isError).toBe(true);
+    expect(textOf(short)).toMatch(/^bad_request: rename_site: name must be at least 4 characters\./);
+    const bad = await client.callTool({ name: 'rename_site', arguments: { site: name, name: 'My-Site' } });
     expect(bad.isError).toBe(true);
     expect(textOf(bad)).toMatch(/^bad_request: Cannot rename/);
   });

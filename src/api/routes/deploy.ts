@@ -4,16 +4,21 @@ import { formatDuration, MANIFEST_LIFETIME_MS, REPLAY_LIFETIME_MS } from '../../
 import { createDeployHandler } from '../deploy.js';
 import { siteEndpoints as e } from '../endpoints.js';
 import { answer, shape, type ApiRoute } from '../route.js';
+import { routeGroup } from './group.js';
 import { idempotencyKeyParam, manifestParam, manifestSecretParam } from './params.js';
 
 const { object, str } = schema;
 const MB = 1024 * 1024;
-const ANYONE = ['none', 'site', 'api'] as const;
+// Anyone may publish (without a credential, an anonymous site).
+const publishing = { tag: 'Deploy', auth: ['none', 'site', 'api'] } as const;
+const deploy = routeGroup(publishing);
+// A manifest named by its id, with its secret when it was made without a credential.
+const manifest = routeGroup({ ...publishing, parameters: [manifestParam, manifestSecretParam] });
 const bytesOf = (type: string) => ({ schema: { type: 'string', contentMediaType: type } });
 
 /** Publishing: one request, or a manifest and its parts (docs/publishing.md). */
 export const deployRoutes: readonly ApiRoute[] = [
-  {
+  deploy({
     method: 'POST',
     path: '/v1/deploy',
     operationId: 'deploy',
@@ -23,8 +28,6 @@ export const deployRoutes: readonly ApiRoute[] = [
       'Without `site` it creates a site: anonymous without a credential (it expires unless claimed), in the account with an API token. ' +
       "With `site` it updates that site, which needs its site token or an editor's API token and the live revision as `X-Base-Revision` (JSON: `base_revision`); a stale base is `409` and publishes nothing. " +
       `One request carries at most ${MAX_REQUEST_BYTES / MB} MB.`,
-    tag: 'Deploy',
-    auth: ANYONE,
     parameters: [
       {
         name: 'site',
@@ -74,8 +77,8 @@ export const deployRoutes: readonly ApiRoute[] = [
     },
     errors: ['forbidden', 'not_found', 'conflict', 'gone', 'blocked_secret', 'unavailable'],
     handle: { raw: createDeployHandler },
-  },
-  {
+  }),
+  deploy({
     method: 'POST',
     path: '/v1/deploy/manifest',
     operationId: 'deployManifest',
@@ -85,15 +88,13 @@ export const deployRoutes: readonly ApiRoute[] = [
       "Only contents of this site's own recent revisions count as present, so a manifest never confirms content stored elsewhere. " +
       `Every check of a deploy that needs no bytes runs here (access, the base revision, paths, skips, executable names, plan limits, index.html). A manifest lasts ${formatDuration(MANIFEST_LIFETIME_MS)} after it was made or after its latest part, and publishes once. ` +
       'It belongs to the credential that made it; one made without a credential answers a `manifest_secret` once, which every later request for it must send as `X-Manifest-Secret`.',
-    tag: 'Deploy',
-    auth: ANYONE,
     parameters: [idempotencyKeyParam],
     body: { schema: shape('Manifest'), maxBytes: MAX_MANIFEST_BODY_BYTES },
     responses: { 201: answer('ManifestResult', 'What to upload.') },
     errors: ['forbidden', 'not_found', 'conflict', 'gone', 'unavailable'],
     handle: e.manifest,
-  },
-  {
+  }),
+  manifest({
     method: 'GET',
     path: '/v1/deploy/manifest/{id}',
     operationId: 'getManifest',
@@ -101,24 +102,18 @@ export const deployRoutes: readonly ApiRoute[] = [
     description:
       "The contents still missing from a manifest's upload, what has arrived and when it expires: ask after an interrupted upload, then send only what is missing. A refused deploy (a secret in one of its parts) answers its refusal; what the next part would meet (the site gone, access lost, a stale base revision) is answered as the part would be. " +
       `Once published, for ${formatDuration(REPLAY_LIFETIME_MS)}: the answer of the part that published it (site, revision, and for an anonymous create the same \`site_token\` and \`claim_url\`), to its maker only; that part sent again gets the same answer.`,
-    tag: 'Deploy',
-    auth: ANYONE,
-    parameters: [manifestParam, manifestSecretParam],
     responses: { 200: answer({ oneOf: [shape('ManifestResult'), shape('DeployResult')] }, 'What is missing; once published, what it published.') },
     errors: ['forbidden', 'not_found', 'conflict', 'gone', 'blocked_secret'],
     handle: e.manifestStatus,
-  },
-  {
+  }),
+  manifest({
     method: 'DELETE',
     path: '/v1/deploy/manifest/{id}',
     operationId: 'abandonManifest',
     summary: 'Give up a digest deploy',
     description: 'Drops the manifest; its uploaded parts are deleted at the next sweep and no longer count against the cap on unpublished uploads.',
-    tag: 'Deploy',
-    auth: ANYONE,
-    parameters: [manifestParam, manifestSecretParam],
     responses: { 200: answer(object({ abandoned: { type: 'boolean', const: true } }, ['abandoned']), 'Given up.') },
     errors: ['not_found'],
     handle: e.abandonManifest,
-  },
+  }),
 ];

@@ -1,9 +1,7 @@
-import { schema } from '../../contract/index.js';
+import { BODIES } from '../../contract/index.js';
 import { domainEndpoints as d } from '../domain-endpoints.js';
 import { answer, type ApiRoute } from '../route.js';
 import { domainParam, nameParam, SITE_READ } from './params.js';
-
-const { object, str } = schema;
 
 /** Custom domains of a site (docs/sites-api.md "Custom domains"). */
 export const domainRoutes: readonly ApiRoute[] = [
@@ -32,16 +30,7 @@ export const domainRoutes: readonly ApiRoute[] = [
     tag: 'Domains',
     auth: ['api'],
     parameters: [nameParam],
-    body: {
-      schema: object(
-        {
-          domain: str('Domain name; internationalised names are stored in punycode.'),
-          primary: { type: 'boolean', description: 'Of an apex/www pair, the one the other redirects to.' },
-          redirect_site_address: { type: 'boolean', description: "With `primary`: the site's own address redirects to this domain." },
-        },
-        ['domain'],
-      ),
-    },
+    body: { schema: BODIES.AddDomain },
     responses: {
       200: answer('DomainResult', 'The site had the domain already; `primary` changed as asked.'),
       201: answer('DomainResult', 'Attached, pending verification.'),

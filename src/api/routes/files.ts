@@ -1,34 +1,34 @@
 import { PLAN_LIMITS } from '../../rules/index.js';
-import { schema } from '../../contract/index.js';
+import { BODIES, schema } from '../../contract/index.js';
 import { formatDuration } from '../../sites/index.js';
 import { siteEndpoints as e } from '../endpoints.js';
 import { answer, pathParam, type ApiRoute } from '../route.js';
+import { routeGroup } from './group.js';
 import { nameParam, pageParams, SITE_READ } from './params.js';
 
-const { object, str } = schema;
+const { str } = schema;
+
+// Every route here is on one site, for its site token or a member's API token.
+const onSite = { auth: ['site', 'api'], parameters: [nameParam], errors: SITE_READ } as const;
+const files = routeGroup({ tag: 'Files', ...onSite });
+const revisions = routeGroup({ tag: 'Revisions', ...onSite });
 
 /** The live revision's files, the revision history, rollback and promote (docs/sites-api.md). */
 export const fileRoutes: readonly ApiRoute[] = [
-  {
+  files({
     method: 'GET',
     path: '/v1/sites/{name}/files',
     operationId: 'listFiles',
     summary: 'Files of the live revision',
-    tag: 'Files',
-    auth: ['site', 'api'],
-    parameters: [nameParam],
     responses: { 200: answer('FileList', 'Every file, in path order.') },
-    errors: SITE_READ,
     handle: e.listFiles,
-  },
-  {
+  }),
+  files({
     method: 'GET',
     path: '/v1/sites/{name}/files/{path...}',
     operationId: 'readFile',
     summary: 'One file of the live revision, raw',
-    tag: 'Files',
-    auth: ['site', 'api'],
-    parameters: [nameParam, pathParam('path', 'Path relative to the site root; may contain `/`.')],
+    parameters: [pathParam('path', 'Path relative to the site root; may contain `/`.')],
     responses: {
       200: {
         description: "The file's bytes with its stored content type.",
@@ -39,10 +39,9 @@ export const fileRoutes: readonly ApiRoute[] = [
         content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
       },
     },
-    errors: SITE_READ,
     handle: e.readFile,
-  },
-  {
+  }),
+  revisions({
     method: 'GET',
     path: '/v1/sites/{name}/revisions',
     operationId: 'listRevisions',
@@ -50,14 +49,12 @@ export const fileRoutes: readonly ApiRoute[] = [
     description: `Newest first. History reach: ${Object.entries(PLAN_LIMITS)
       .map(([plan, limits]) => `${plan} ${formatDuration(limits.historyReachMs)}`)
       .join(', ')}; the live revision is always listed.`,
-    tag: 'Revisions',
-    auth: ['site', 'api'],
-    parameters: [nameParam, ...pageParams],
+    parameters: pageParams,
     responses: { 200: answer('RevisionList', 'A page of revisions.') },
-    errors: ['bad_request', ...SITE_READ],
+    errors: ['bad_request'],
     handle: e.listRevisions,
-  },
-  {
+  }),
+  revisions({
     method: 'DELETE',
     path: '/v1/sites/{name}/revisions/{id}',
     operationId: 'deleteRevision',
@@ -65,49 +62,36 @@ export const fileRoutes: readonly ApiRoute[] = [
     description:
       "Owners (and the site token of an unclaimed site, its only owner). At once, on every node: the revision's preview answers `410`, its files are no longer served, listed or reusable, and rollback or promote to it is refused; blobs no other revision uses are collected by the next sweep. Its number is never used again. " +
       'The live revision cannot be deleted (`409`): roll back or promote another one first.',
-    tag: 'Revisions',
-    auth: ['site', 'api'],
-    parameters: [nameParam, pathParam('id', 'The revision id (`rev_…`), or its number.', str(undefined, { pattern: '^(rev_.+|[1-9][0-9]{0,8})$' }))],
+    parameters: [pathParam('id', 'The revision id (`rev_…`), or its number.', str(undefined, { pattern: '^(rev_.+|[1-9][0-9]{0,8})$' }))],
     responses: { 200: answer('RevisionDeleted', 'Deleted.') },
-    errors: ['conflict', ...SITE_READ],
+    errors: ['conflict'],
     handle: e.deleteRevision,
-  },
-  {
+  }),
+  revisions({
     method: 'POST',
     path: '/v1/sites/{name}/rollback',
     operationId: 'rollback',
     summary: 'Make an earlier revision live again',
     description:
       "The chosen revision's files become a new revision with the next number. When they are what is live already (a repeated rollback), nothing changes and no revision is made: `200` with `unchanged: true`. Site token while unclaimed, editor or owner.",
-    tag: 'Revisions',
-    auth: ['site', 'api'],
-    parameters: [nameParam],
-    body: { schema: object({ revision: str('Revision id to restore.', { pattern: '^rev_' }) }) },
+    body: { schema: BODIES.Rollback },
     responses: {
       200: answer('RollbackResult', 'The content was live already: nothing changed (`unchanged: true`).'),
       201: answer('RollbackResult', 'Rolled back.'),
     },
-    errors: ['conflict', ...SITE_READ],
+    errors: ['conflict'],
     handle: e.rollback,
-  },
-  {
+  }),
+  revisions({
     method: 'POST',
     path: '/v1/sites/{name}/promote',
     operationId: 'promote',
     summary: 'Make a stored revision (a draft) live as it is',
     description:
       'The revision becomes live without a copy, guarded like a deploy: `base_revision` must be the live revision, else `409` and nothing changes. Site token while unclaimed, editor or owner.',
-    tag: 'Revisions',
-    auth: ['site', 'api'],
-    parameters: [nameParam],
-    body: {
-      schema: object({
-        revision: str('Revision id to make live.', { pattern: '^rev_' }),
-        base_revision: str('The live revision id it replaces.', { pattern: '^rev_' }),
-      }),
-    },
+    body: { schema: BODIES.Promote },
     responses: { 200: answer('PromoteResult', 'Promoted.') },
-    errors: ['conflict', ...SITE_READ],
+    errors: ['conflict'],
     handle: e.promote,
-  },
+  }),
 ];

@@ -5,7 +5,7 @@ import { siteEndpoints as e } from '../endpoints.js';
 import { answer, pathParam, shape, type ApiRoute } from '../route.js';
 import { nameParam, SITE_READ } from './params.js';
 
-const { object, str } = schema;
+const { str } = schema;
 
 /** Who may see a site, and its members and invites (docs/sites-api.md). */
 export const peopleRoutes: readonly ApiRoute[] = [
@@ -58,7 +58,7 @@ export const peopleRoutes: readonly ApiRoute[] = [
     tag: 'Members',
     auth: ['api'],
     parameters: [nameParam],
-    body: { schema: object({ email: str(undefined, { format: 'email' }), role: { type: 'string', enum: ['editor', 'viewer'] } }) },
+    body: { schema: BODIES.Invite },
     responses: { 201: answer('InviteResult', 'Invited; the e-mail is on its way.') },
     errors: [...SITE_READ, 'unavailable'],
     handle: e.invite,

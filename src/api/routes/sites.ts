@@ -1,10 +1,10 @@
-import { schema } from '../../contract/index.js';
+import { BODIES, schema } from '../../contract/index.js';
 import { APPROVAL_LIFETIME_MS, formatDuration } from '../../sites/index.js';
 import { siteEndpoints as e } from '../endpoints.js';
 import { answer, pathParam, shape, type ApiRoute } from '../route.js';
 import { nameParam, pageParams } from './params.js';
 
-const { object, str } = schema;
+const { str } = schema;
 
 /** The account, its sites, a site's name and its deletion (docs/sites-api.md). */
 export const siteRoutes: readonly ApiRoute[] = [
@@ -82,7 +82,7 @@ export const siteRoutes: readonly ApiRoute[] = [
     tag: 'Sites',
     auth: ['api'],
     parameters: [nameParam],
-    body: { schema: object({ name: str('4–63 characters of a-z, 0-9 and -.', { minLength: 4, maxLength: 63 }) }) },
+    body: { schema: BODIES.Rename },
     responses: { 200: answer('RenameResult', 'Renamed.') },
     errors: ['forbidden', 'not_found', 'gone'],
     handle: e.rename,
