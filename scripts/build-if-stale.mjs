@@ -8,9 +8,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** The newest modification time among the compiler's inputs: every .ts under src/, and tsconfig.json. */
+/** The newest modification time among the compiler's inputs: every .ts under src/ and packages/cli/src/, and their tsconfig.json. */
 function newestInput() {
   let newest = { path: join(root, 'tsconfig.json'), mtimeMs: statSync(join(root, 'tsconfig.json')).mtimeMs };
+  const cliConfig = join(root, 'packages', 'cli', 'tsconfig.json');
+  if (statSync(cliConfig).mtimeMs > newest.mtimeMs) newest = { path: cliConfig, mtimeMs: statSync(cliConfig).mtimeMs };
   const visit = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
@@ -22,16 +24,19 @@ function newestInput() {
     }
   };
   visit(join(root, 'src'));
+  visit(join(root, 'packages', 'cli', 'src'));
   return newest;
 }
 
-/** Why a build is needed, or undefined when dist/ is newer than every input (tsc rewrites every output). */
+/** Why a build is needed, or undefined when both builds are newer than every input (tsc rewrites every output). */
 function staleness() {
-  let built;
-  try {
-    built = statSync(join(root, 'dist', 'main.js')).mtimeMs;
-  } catch {
-    return 'dist/main.js is missing';
+  let built = Infinity;
+  for (const output of [join('dist', 'main.js'), join('packages', 'cli', 'dist', 'plinth.js')]) {
+    try {
+      built = Math.min(built, statSync(join(root, output)).mtimeMs);
+    } catch {
+      return `${output} is missing`;
+    }
   }
   const newest = newestInput();
   return newest.mtimeMs > built ? `${newest.path.slice(root.length)} changed since the last build` : undefined;

@@ -359,8 +359,8 @@ export const SERVER_SETTINGS = [
 export type ServerSetting = (typeof SERVER_SETTINGS)[number];
 
 /**
- * The `plinth` command's own variables (`loadCliSettings`). The server does not read them, but
- * knows them: a shell that exports them for the command can still start the server.
+ * The plinth CLI's own variables (packages/cli, `loadCliSettings`). The server does not read them,
+ * but knows them: a shell that exports them for the command can still start the server.
  */
 export const CLI_SETTINGS = ['PLINTH_API_URL', 'PLINTH_TOKEN'] as const;
 
@@ -788,38 +788,4 @@ function deepFreeze<T extends object>(value: T): Readonly<T> {
     if (inner && typeof inner === 'object') deepFreeze(inner as object);
   }
   return Object.freeze(value);
-}
-
-/** The `plinth` command's own settings: it is a client of the API, not the server. */
-export interface CliSettings {
-  /** `PLINTH_API_URL`; an empty value counts as unset. Else the local server on `PLINTH_PORT`. */
-  apiUrl: string;
-  /** Which setting chose `apiUrl`, so an unreachable API can be explained. */
-  apiUrlFrom: 'PLINTH_API_URL' | 'PLINTH_PORT' | 'default';
-  /** `PLINTH_TOKEN`; an empty value counts as unset. */
-  token?: string;
-}
-
-/** The local server's API address on a port, as the server itself hands it out (see `publicUrls`). */
-export function localCliApiUrl(port: number): string {
-  return port === 80 ? 'http://api.localhost' : `http://api.localhost:${port}`;
-}
-
-export const DEFAULT_CLI_API_URL = localCliApiUrl(8080);
-
-/**
- * The command finds a local server the way the server picks its port: `PLINTH_PORT` (default
- * 8080), so one exported setting serves both. `PLINTH_API_URL` names any other API.
- */
-export function loadCliSettings(env: Record<string, string | undefined> = process.env): CliSettings {
-  const token = env.PLINTH_TOKEN?.trim() || undefined;
-  const explicit = env.PLINTH_API_URL?.trim();
-  const portText = env.PLINTH_PORT?.trim();
-  const port = portText && /^\d+$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535 ? Number(portText) : undefined;
-  const api: Pick<CliSettings, 'apiUrl' | 'apiUrlFrom'> = explicit
-    ? { apiUrl: explicit, apiUrlFrom: 'PLINTH_API_URL' }
-    : port !== undefined
-      ? { apiUrl: localCliApiUrl(port), apiUrlFrom: 'PLINTH_PORT' }
-      : { apiUrl: DEFAULT_CLI_API_URL, apiUrlFrom: 'default' };
-  return { ...api, ...(token ? { token } : {}) };
 }

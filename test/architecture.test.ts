@@ -169,3 +169,35 @@ describe('module boundaries', () => {
     expect(loose.sort()).toEqual([...ROOTS, ...SHARED].sort());
   });
 });
+
+// The plinth CLI installs on its own (docs/cli.md "Install"): nothing of the server's, no package.
+describe('the plinth CLI package (packages/cli)', () => {
+  const CLI_SRC = fileURLToPath(new URL('../packages/cli/src', import.meta.url));
+  const cliFiles = sourceFiles(CLI_SRC).map((file) => [relative(CLI_SRC, file), file] as const);
+  const manifest = JSON.parse(readFileSync(new URL('../packages/cli/package.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+
+  it('finds its sources', () => {
+    expect(cliFiles.length).toBeGreaterThan(5);
+  });
+
+  it.each(cliFiles)('%s imports only node built-ins and its own modules', (path, file) => {
+    const text = readFileSync(file, 'utf8');
+    const specifiers = [
+      ...[...text.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gms)].map((m) => m[1]!),
+      ...[...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].map((m) => m[1]!),
+    ];
+    for (const specifier of specifiers) {
+      if (specifier.startsWith('.')) {
+        expect(relative(CLI_SRC, resolve(dirname(file), specifier)).startsWith('..'), `${path} imports ${specifier}, outside packages/cli/src`).toBe(false);
+      } else {
+        expect(specifier, `${path} imports ${specifier}`).toMatch(/^node:/);
+      }
+    }
+  });
+
+  it('depends on no package at all', () => {
+    expect(manifest.dependencies ?? {}).toEqual({});
+    expect(manifest.peerDependencies ?? {}).toEqual({});
+    expect(manifest.optionalDependencies ?? {}).toEqual({});
+  });
+});

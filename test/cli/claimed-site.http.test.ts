@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deployCommand } from '../../src/cli/deploy.js';
-import { revisionsCommand } from '../../src/cli/site-commands.js';
+import { deployCommand } from '../../packages/cli/src/deploy.js';
+import { revisionsCommand } from '../../packages/cli/src/site-commands.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { AppClient } from '../app/http-client.js';
 import { writeTree } from '../fixtures/archives.js';

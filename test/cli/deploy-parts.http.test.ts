@@ -3,9 +3,9 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'no
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { callApi } from '../../src/cli/api-client.js';
-import { deployCommand } from '../../src/cli/deploy.js';
-import { UPLOAD_FILE } from '../../src/cli/upload-parts.js';
+import { callApi } from '../../packages/cli/src/api-client.js';
+import { deployCommand } from '../../packages/cli/src/deploy.js';
+import { UPLOAD_FILE } from '../../packages/cli/src/upload-parts.js';
 import { writeTree } from '../fixtures/archives.js';
 import { request } from '../helpers/http.js';
 import { tempDir } from '../helpers/sites.js';

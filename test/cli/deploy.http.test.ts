@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deployCommand } from '../../src/cli/deploy.js';
+import { deployCommand } from '../../packages/cli/src/deploy.js';
 import { writeTree } from '../fixtures/archives.js';
 import { request } from '../helpers/http.js';
 import { tempDir } from '../helpers/sites.js';
@@ -12,7 +12,7 @@ import { accountWithToken } from '../api/api-helpers.js';
 import { hashToken } from '../../src/store/index.js';
 import { useTestServer } from '../helpers/fixtures.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../packages/cli/dist/plinth.js', import.meta.url));
 
 const server = useTestServer();
 

@@ -10,7 +10,7 @@ import { tempDir } from '../helpers/sites.js';
 
 /** `plinth domains` through the built command against a real server and a loopback DNS server. */
 
-const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../packages/cli/dist/plinth.js', import.meta.url));
 let server: TestServer;
 let dns: TestDns;
 let owner: TestAccount;

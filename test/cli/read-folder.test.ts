@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { packFiles, readFolder } from '../../src/cli/pack.js';
+import { packFiles, readFolder } from '../../packages/cli/src/pack.js';
 import { tempDir } from '../helpers/sites.js';
 
 describe('reading a folder to deploy', () => {

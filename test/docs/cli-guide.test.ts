@@ -4,14 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_USAGE } from '../../src/cli/admin.js';
 
-/** docs/cli.md against `plinth --help`, and the admin table of docs/operating.md against `plinth admin help`. */
+/** docs/cli.md against the plinth CLI's `plinth --help`, and the admin table of docs/operating.md against `plinth admin help`. */
 
 const root = new URL('../../', import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');
 const cliGuide = read('docs/cli.md');
 const operating = read('docs/operating.md');
 // Built by `npm test` before vitest runs, like the CLI tests.
-const help = execFileSync(process.execPath, [fileURLToPath(new URL('dist/cli/plinth.js', root))], { encoding: 'utf8' });
+const help = execFileSync(process.execPath, [fileURLToPath(new URL('packages/cli/dist/plinth.js', root))], { encoding: 'utf8' });
 
 /** First cells of a Markdown table's rows, code spans unwrapped. */
 const firstCells = (markdown: string): string[] => [...markdown.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]!);

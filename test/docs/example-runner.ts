@@ -207,18 +207,22 @@ status=$?
 cat "$EXAMPLES_CAPTURE/$n.out"
 exit $status
 `;
-  const plinth = `#!/usr/bin/env bash
-# Test shim: the built CLI, with the guides' local server (port 8080) pointed at the test server.
+  // `plinth` is the plinth CLI (packages/cli), as a reader installs it; `npx plinth` is the
+  // server's own command, which runs only in the Plinth checkout (start, admin).
+  const pointAtServer = `# Test shim: the guides' local server (port 8080) pointed at the test server.
 # A port or address the guide sets itself (to show what happens elsewhere) is left alone.
 args=()
 for arg in "$@"; do args+=("\${arg//localhost:8080/localhost:$EXAMPLES_PORT}"); done
 if [ -n "$PLINTH_API_URL" ]; then export PLINTH_API_URL="\${PLINTH_API_URL//localhost:8080/localhost:$EXAMPLES_PORT}"
 elif [ -z "$PLINTH_PORT" ] || [ "$PLINTH_PORT" = 8080 ]; then export PLINTH_PORT="$EXAMPLES_PORT"; fi
-exec node "$EXAMPLES_ROOT/dist/cli/plinth.js" "\${args[@]}"
+`;
+  const plinth = `#!/usr/bin/env bash
+${pointAtServer}exec node "$EXAMPLES_ROOT/packages/cli/dist/plinth.js" "\${args[@]}"
 `;
   const npx = `#!/usr/bin/env bash
-if [ "$1" = plinth ]; then shift; exec plinth "$@"; fi
-echo "the guides run only 'npx plinth'" >&2; exit 91
+if [ "$1" != plinth ]; then echo "the guides run only 'npx plinth'" >&2; exit 91; fi
+shift
+${pointAtServer}exec node "$EXAMPLES_ROOT/dist/cli/plinth.js" "\${args[@]}"
 `;
   for (const [name, text] of [
     ['curl', curl],

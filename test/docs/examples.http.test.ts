@@ -54,8 +54,12 @@ afterAll(() => {
 let dns: TestDns | undefined;
 afterAll(() => dns?.close());
 
+// A guide is one shell session of many commands (the CLI guide runs the command some thirty
+// times): more than the default per-test time on a busy machine.
+const GUIDE_TIMEOUT_MS = 120_000;
+
 describe('guide examples', () => {
-  it.each(guides)('%s: every example runs and shows what the server answers', async (file) => {
+  it.each(guides)('%s: every example runs and shows what the server answers', { timeout: GUIDE_TIMEOUT_MS }, async (file) => {
     dns ??= await startTestDns();
     const server = await startTestServer({ ...LOCAL_URLS, PLINTH_DNS_SERVERS: dns.address });
     const document = openApiDocument(server.config);

@@ -3,7 +3,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CLI_SETTINGS, loadCliSettings, loadConfig, SERVER_SETTINGS } from '../../src/config.js';
+import { loadCliSettings } from '../../packages/cli/src/settings.js';
+import { CLI_SETTINGS, loadConfig, SERVER_SETTINGS } from '../../src/config.js';
 
 /**
  * The settings table in docs/operating.md is the one list of environment variables. Every column
@@ -45,8 +46,11 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const srcDir = fileURLToPath(new URL('src/', root));
-const sources = sourceFiles(srcDir).map((path) => ({ path: path.slice(srcDir.length), text: readFileSync(path, 'utf8') }));
+const rootDir = fileURLToPath(root);
+// The server's sources and the plinth CLI's (a package of its own, with its own variables).
+const sources = [fileURLToPath(new URL('src/', root)), fileURLToPath(new URL('packages/cli/src/', root))]
+  .flatMap((dir) => sourceFiles(dir))
+  .map((path) => ({ path: path.slice(rootDir.length), text: readFileSync(path, 'utf8') }));
 /** Names the code reads: as a string literal ('PLINTH_X') or a property of an environment (env.PLINTH_X). */
 const readBy = new Map<string, Set<string>>();
 /** Every full name mentioned anywhere in src/, comments and messages included. */
@@ -62,10 +66,9 @@ for (const { path, text } of sources) {
 const rows = settingRows(guide);
 const byName = new Map(rows.map((row) => [row.name, row]));
 const configSource = sources.find((file) => /export function loadConfig\b/.test(file.text))!.text;
-/** Variables only the `plinth` command reads (config.ts loadCliSettings), found in its source. */
-const CLI_READS = new Set(
-  [...configSource.slice(configSource.indexOf('export function loadCliSettings')).matchAll(/\benv\.(PLINTH_[A-Z0-9_]+)/g)].map((m) => m[1]!),
-);
+const cliSettingsSource = sources.find((file) => file.path === 'packages/cli/src/settings.ts')!.text;
+/** Variables the `plinth` command reads (packages/cli/src/settings.ts loadCliSettings), found in its source. */
+const CLI_READS = new Set([...cliSettingsSource.matchAll(/\benv\.(PLINTH_[A-Z0-9_]+)/g)].map((m) => m[1]!));
 const SERVER_READS: ReadonlySet<string> = new Set(SERVER_SETTINGS);
 const CLI_ONLY: ReadonlySet<string> = new Set(CLI_SETTINGS);
 /** Rows of variables the server reads; the rest are read only by the `plinth` command. */
@@ -240,7 +243,7 @@ describe('the settings table (docs/operating.md)', () => {
 
   it("states the plinth command's defaults as its --help does", async () => {
     const { execFileSync } = await import('node:child_process');
-    const help = execFileSync(process.execPath, [fileURLToPath(new URL('dist/cli/plinth.js', root)), '--help'], { encoding: 'utf8' });
+    const help = execFileSync(process.execPath, [fileURLToPath(new URL('packages/cli/dist/plinth.js', root)), '--help'], { encoding: 'utf8' });
     for (const row of rows.filter((r) => !serverRows.includes(r))) {
       const line = help.split('\n').find((l) => l.includes(`$${row.name}`));
       expect(line, `plinth --help mentions $${row.name}`).toBeDefined();

@@ -19,6 +19,7 @@ import { recordFigures } from './figures.js';
  */
 
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
+const CLIENT = fileURLToPath(new URL('../../packages/cli/dist/plinth.js', import.meta.url));
 const MB = 1024 * 1024;
 const SITE_BYTES = 300 * MB;
 const FILES = 600;
@@ -67,7 +68,7 @@ function deploy(dir: string): {
   child: ChildProcess;
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; peakRss: number }>;
 } {
-  const child = spawn(process.execPath, [CLI, 'deploy', dir, '--api', `http://api.localhost:${proxy.port}`, '--token', token], {
+  const child = spawn(process.execPath, [CLIENT, 'deploy', dir, '--api', `http://api.localhost:${proxy.port}`, '--token', token], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -16,8 +16,9 @@ export interface ServiceState {
   api_token?: string;
 }
 
-/** The token a command sends: one given on the command line first, then the folder's own. */
-export const stateToken = (state: ServiceState | undefined, given?: string): string | undefined => given ?? state?.api_token ?? state?.site_token;
+/** The token a command sends: one given (--token, PLINTH_TOKEN) first, then the folder's own, then that of `plinth login`. */
+export const stateToken = (state: ServiceState | undefined, given?: string, saved?: string): string | undefined =>
+  given ?? state?.api_token ?? state?.site_token ?? saved;
 
 export const STATE_FILE = '.service.json';
 

@@ -11,6 +11,8 @@ import { UsageError } from './usage.js';
 export interface DomainCommandOptions extends CommandIo {
   apiUrl: string;
   token?: string;
+  /** The token of `plinth login`. */
+  savedToken?: string;
   dir: string;
   action: 'list' | 'add' | 'verify' | 'remove';
   domain?: string;
@@ -31,7 +33,8 @@ interface DomainRow {
 export async function domainsCommand(options: DomainCommandOptions): Promise<number> {
   const state = await readState(resolve(options.dir));
   if (!state) throw new UsageError(`${options.dir} has no .service.json: publish it first with plinth deploy ${options.dir}`);
-  if (!options.token) throw new UsageError('plinth domains needs an API token: --token pl_… or PLINTH_TOKEN');
+  const token = options.token ?? options.savedToken;
+  if (!token) throw new UsageError('plinth domains needs an API token: run plinth login, or pass --token pl_… or set PLINTH_TOKEN');
   const base = `v1/sites/${encodeURIComponent(state.site)}/domains`;
   const domain = options.domain === undefined ? '' : encodeURIComponent(options.domain);
   const json = (value: unknown) => ({ headers: { 'Content-Type': 'application/json' }, body: Buffer.from(JSON.stringify(value)) });
@@ -52,7 +55,7 @@ export async function domainsCommand(options: DomainCommandOptions): Promise<num
         : options.action === 'verify'
           ? { method: 'POST' as const, path: `${base}/${domain}/verify`, what: 'Verifying the domain' }
           : { method: 'DELETE' as const, path: `${base}/${domain}`, what: 'Removing the domain' };
-  const answer = await callApi({ apiUrl: options.apiUrl, token: options.token, ...call });
+  const answer = await callApi({ apiUrl: options.apiUrl, token, ...call });
   if (answer.status !== 200 && answer.status !== 201) return reportFailure(options, call.what, answer);
   if (options.json) {
     options.out(JSON.stringify(answer.json, null, 2));

@@ -1,8 +1,8 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { callApi, type ApiAnswer } from './api-client.js';
 import { formatBytes, progressBar, reportFailure, type CommandIo } from './output.js';
 import { packFiles, readFolder, type FolderFile } from './pack.js';
-import { readState, stateToken, writeState, type ServiceState } from './state.js';
+import { readState, STATE_FILE, stateToken, writeState, type ServiceState } from './state.js';
 import { uploadInParts } from './upload-parts.js';
 
 export interface DeployCommandOptions extends Partial<CommandIo> {
@@ -10,6 +10,10 @@ export interface DeployCommandOptions extends Partial<CommandIo> {
   apiUrl: string;
   /** An API token (`pl_…`); without one, the `api_token` or else the `site_token` in `.service.json`. */
   token?: string;
+  /** The token of `plinth login`, used when neither of those is there. */
+  savedToken?: string;
+  /** Publish on top of the live revision, whatever `.service.json` names (it replaces what is live). */
+  force?: boolean;
   /** Upload the whole folder even for a redeploy (no digest). */
   full?: boolean;
   /** Store a draft (`publish=false`): checked and stored, not live; shown at its preview address. */
@@ -30,10 +34,11 @@ export const ONE_REQUEST_BYTES = 32 * 1024 * 1024;
 export const PART_BYTES = 16 * 1024 * 1024;
 
 interface DeployAnswer {
-  site: { name: string; url: string; claimed: boolean };
+  site: { name: string; url: string; claimed: boolean; expires_at?: string };
   revision: { id: string; number: number; live?: false; preview_url?: string };
   site_token?: string;
   claim_url?: string;
+  skipped?: string[];
   warnings?: Array<{ file: string; line: number; ref: string }>;
   warnings_total?: number;
   agent_message?: string;
@@ -47,7 +52,16 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   const io: CommandIo = { out: options.out, err: options.err ?? options.out, status: options.status, json: options.json };
   const dir = resolve(options.dir);
   let state = await readState(dir);
-  let token = stateToken(state, options.token);
+  let token = stateToken(state, options.token, options.savedToken);
+  if (state && options.force) {
+    const live = await liveRevision(options.apiUrl, state, token);
+    if ('failure' in live) return reportFailure(io, 'Reading the live revision', live.failure);
+    if (live.revision && live.revision.id !== state.revision) {
+      const by = live.revision.created_by ? `, published by ${live.revision.created_by}` : '';
+      io.err(`--force: this folder replaces revision ${live.revision.number} of ${state.site}, the live one${by} at ${live.revision.created_at}.`);
+      state = { ...state, revision: live.revision.id };
+    }
+  }
 
   io.status?.(`Reading ${options.dir}…`);
   const files = await readFolder(dir);
@@ -83,7 +97,14 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
     }
   }
   io.status?.(undefined);
-  if (answer.status !== 201) return reportFailure(io, 'Deploy', answer);
+  if (answer.status === 409 && state && answer.json?.error?.code === 'conflict' && !io.json) return conflict(io, state, options.dir, answer);
+  if (answer.status !== 201) {
+    const failed = reportFailure(io, 'Deploy', answer);
+    if (answer.status === 413 && /\bfiles\b/.test(answer.json?.error?.message ?? '') && !io.json) {
+      io.err(`${options.dir} has ${files.length} ${files.length === 1 ? 'file' : 'files'} to publish (.git, node_modules and .service.json left out).`);
+    }
+    return failed;
+  }
   const result = answer.json as unknown as DeployAnswer;
   // A draft is not live: the folder's base stays the live revision until the draft is promoted.
   const draft = result.revision.live === false;
@@ -105,7 +126,17 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
     return 0;
   }
   io.out(`Published revision ${result.revision.number}: ${result.site.url}`);
-  if (result.agent_message) io.out(result.agent_message);
+  // The agent_message repeats that line for agents, and tells them to save the site token, which
+  // this command has just done: a person gets only what they need to act on.
+  if (result.claim_url) {
+    const until = result.site.expires_at ? ` on ${result.site.expires_at}` : '';
+    io.out(`It is temporary: it will be deleted${until} unless you claim it. To keep it, open ${result.claim_url} and sign in.`);
+  }
+  if (result.site_token) io.out(`Its site token is kept in ${join(options.dir, STATE_FILE)}: the next plinth deploy of the folder updates the site.`);
+  if ((result.skipped?.length ?? 0) > 0) {
+    const shown = result.skipped!.slice(0, 5).join(', ');
+    io.out(`Left out (never published): ${shown}${result.skipped!.length > 5 ? ` and ${result.skipped!.length - 5} more` : ''}`);
+  }
   // The link check: every listed reference on a line of its own, as editors and terminals link them.
   for (const warning of result.warnings ?? []) io.out(`warning: ${warning.file}:${warning.line}: ${warning.ref} leads nowhere`);
   const unlisted = (result.warnings_total ?? 0) - (result.warnings?.length ?? 0);
@@ -167,5 +198,35 @@ function claimedSite(io: CommandIo, state: ServiceState, dir: string): number {
   } else {
     io.err(`Deploy failed: ${message}`);
   }
+  return 1;
+}
+
+interface LiveRevision {
+  id: string;
+  number: number;
+  created_at: string;
+  created_by?: string;
+}
+
+/** The site's live revision now (GET /v1/sites/<name>): what `--force` builds on. */
+async function liveRevision(
+  apiUrl: string,
+  state: ServiceState,
+  token: string | undefined,
+): Promise<{ revision: LiveRevision | null } | { failure: ApiAnswer }> {
+  const answer = await callApi({ apiUrl, method: 'GET', path: `v1/sites/${encodeURIComponent(state.site)}`, token });
+  if (answer.status !== 200) return { failure: answer };
+  return { revision: (answer.json?.live_revision as LiveRevision | null | undefined) ?? null };
+}
+
+/**
+ * Someone published since the folder's revision: nothing was published, and the same deploy
+ * would be refused again. Say so, and name the two ways on.
+ */
+function conflict(io: CommandIo, state: ServiceState, dir: string, answer: ApiAnswer): number {
+  io.err(`Deploy failed (409 conflict): ${answer.json?.error?.message ?? 'the site changed since this folder was published'}`);
+  io.err(`Someone published ${state.site} after the revision this folder was last published or pulled at. Either:`);
+  io.err(`  plinth pull ${dir} — writes the live files into the folder; merge your changes into them, then deploy again`);
+  io.err(`  plinth deploy --force ${dir} — publishes this folder on top of the live revision, replacing what is live`);
   return 1;
 }

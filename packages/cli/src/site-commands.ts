@@ -12,6 +12,8 @@ import { UsageError } from './usage.js';
 export interface SiteCommandOptions extends CommandIo {
   apiUrl: string;
   token?: string;
+  /** The token of `plinth login`, used when no other is given or kept in the folder. */
+  savedToken?: string;
   /** The folder whose `.service.json` names the site. */
   dir: string;
 }
@@ -37,7 +39,8 @@ interface RevisionRow {
 }
 
 export async function sitesCommand(options: SiteCommandOptions): Promise<number> {
-  if (!options.token) throw new UsageError('plinth sites needs an API token: --token pl_… or PLINTH_TOKEN');
+  const token = options.token ?? options.savedToken;
+  if (!token) throw new UsageError('plinth sites needs an API token: run plinth login, or pass --token pl_… or set PLINTH_TOKEN');
   const sites: SiteRow[] = [];
   let cursor: string | null = null;
   do {
@@ -45,7 +48,7 @@ export async function sitesCommand(options: SiteCommandOptions): Promise<number>
       apiUrl: options.apiUrl,
       method: 'GET',
       path: `v1/sites?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      token: options.token,
+      token,
     });
     if (answer.status !== 200) return reportFailure(options, 'Listing sites', answer);
     const page = answer.json as unknown as { sites: SiteRow[]; next_cursor: string | null };
@@ -181,12 +184,12 @@ export async function deleteRevisionCommand(options: SiteCommandOptions & { revi
   return 0;
 }
 
-async function siteOfFolder(options: SiteCommandOptions): Promise<{ state: ServiceState; token: string }> {
+export async function siteOfFolder(options: SiteCommandOptions): Promise<{ state: ServiceState; token: string }> {
   const dir = resolve(options.dir);
   const state = await readState(dir);
   if (!state) throw new UsageError(`${options.dir} has no .service.json: publish it first with plinth deploy ${options.dir}`);
-  const token = stateToken(state, options.token);
-  if (!token) throw new UsageError(`${state.site} needs an API token: --token pl_… or PLINTH_TOKEN`);
+  const token = stateToken(state, options.token, options.savedToken);
+  if (!token) throw new UsageError(`${state.site} needs an API token: run plinth login, or pass --token pl_… or set PLINTH_TOKEN`);
   return { state, token };
 }
 

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
-import type { Readable } from 'node:stream';
+import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { createGzip } from 'node:zlib';
-import tarStream from 'tar-stream';
 import { isStateFile } from './state.js';
+import { END_OF_ARCHIVE, entryHeaders, padding } from './tar.js';
 
 // Folders never worth uploading; the server would skip them anyway, this just sends less. The
 // state file (and one left half-written) holds tokens: it never leaves the machine.
@@ -139,27 +139,30 @@ export interface PackOptions {
  * read from disk as it is packed.
  */
 export async function packFiles(files: readonly FolderFile[], options: PackOptions = {}): Promise<PackedFolder> {
-  const pack = tarStream.pack();
   const chunks: Buffer[] = [];
-  const out = (options.compress === false ? pack : pack.pipe(createGzip({ level: 4 }))) as unknown as Readable;
-  out.on('data', (chunk: Buffer) => void chunks.push(chunk));
-  const done = new Promise<void>((resolve, reject) => {
-    out.on('end', resolve);
-    out.on('error', reject);
-    pack.on('error', reject);
-  });
+  const gzip = options.compress === false ? undefined : createGzip({ level: 4 });
+  gzip?.on('data', (chunk: Buffer) => void chunks.push(chunk));
+  const ended = gzip ? once(gzip, 'end') : Promise.resolve();
+  // Each file is read as it is packed; gzip's backpressure keeps at most a few of them in memory.
+  const add = async (chunk: Buffer): Promise<void> => {
+    if (chunk.byteLength === 0) return;
+    if (!gzip) return void chunks.push(chunk);
+    if (!gzip.write(chunk)) await once(gzip, 'drain');
+  };
+  const mtime = Math.floor(Date.now() / 1000);
   let bytes = 0;
   const room = options.readInto;
   for (const file of files) {
     const content = room && bytes + file.size <= room.byteLength ? readWhole(file, room.subarray(bytes, bytes + file.size)) : readFileSync(file.absolute);
     if (content.byteLength !== file.size) throw changedWhileDeploying(file);
     bytes += content.byteLength;
-    await new Promise<void>((resolve, reject) =>
-      pack.entry({ name: file.path, size: content.byteLength, mode: 0o644 }, content, (err) => (err ? reject(err) : resolve())),
-    );
+    for (const header of entryHeaders(file.path, content.byteLength, mtime)) await add(header);
+    await add(content);
+    await add(padding(content.byteLength));
   }
-  pack.finalize();
-  await done;
+  await add(END_OF_ARCHIVE);
+  gzip?.end();
+  await ended;
   return { archive: chunks, archiveBytes: chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0), files: files.length, bytes };
 }
 

@@ -11,12 +11,48 @@ export interface CommandIo {
 }
 
 /** A terminal status line that redraws itself in place. */
-export function terminalStatus(stream: NodeJS.WriteStream): (line: string | undefined) => void {
+export function terminalStatus(stream: { write: (text: string) => unknown; columns?: number }): (line: string | undefined) => void {
   let shown = false;
   return (line) => {
     if (shown) stream.write('\r\x1b[2K');
     shown = line !== undefined;
     if (line !== undefined) stream.write(line.slice(0, Math.max(20, (stream.columns ?? 80) - 1)));
+  };
+}
+
+export interface LineStreams {
+  stdout: { write: (text: string) => unknown };
+  stderr: { write: (text: string) => unknown; columns?: number };
+  /** Draw a status line on stderr (a person watching a terminal). */
+  progress: boolean;
+  /** Streams whose reader has gone (a closed pipe): nothing more is written to them. */
+  closed?: { stdout: boolean; stderr: boolean };
+}
+
+/**
+ * Lines to stdout and stderr, and on a terminal a status line. A line printed while the status
+ * line is shown first clears it, so the line stands alone and the status is drawn again below it
+ * (not glued to the end of the status text).
+ */
+export function lineIo(streams: LineStreams): Required<Pick<CommandIo, 'out' | 'err'>> & Pick<CommandIo, 'status'> {
+  const closed = streams.closed ?? { stdout: false, stderr: false };
+  const draw = streams.progress ? terminalStatus(streams.stderr) : undefined;
+  let current: string | undefined;
+  const print = (stream: 'stdout' | 'stderr', line: string): void => {
+    if (closed[stream]) return;
+    if (current !== undefined) draw?.(undefined);
+    streams[stream].write(`${line}\n`);
+    if (current !== undefined && !closed.stderr) draw?.(current);
+  };
+  return {
+    out: (line) => print('stdout', line),
+    err: (line) => print('stderr', line),
+    status: draw
+      ? (line) => {
+          current = line;
+          if (!closed.stderr) draw(line);
+        }
+      : undefined,
   };
 }
 

@@ -6,6 +6,8 @@ export interface ApiAnswer {
   status: number;
   json: ApiBody | undefined;
   text: string;
+  /** The body's bytes as they came. */
+  body: Buffer;
 }
 
 /** The fields the CLI reads from answers; the rest is passed through with --json. */
@@ -72,7 +74,7 @@ function exchange(call: ApiCall, body: Buffer | readonly Buffer[] | undefined, d
   const url = new URL(call.path, call.apiUrl.endsWith('/') ? call.apiUrl : `${call.apiUrl}/`);
   const send = url.protocol === 'https:' ? requestTls : request;
   const local = url.hostname === 'localhost' || url.hostname.endsWith('.localhost');
-  const headers: Record<string, string> = { ...call.headers, Host: url.host, Accept: 'application/json' };
+  const headers: Record<string, string> = { Accept: 'application/json', ...call.headers, Host: url.host };
   if (call.token) headers.Authorization = `Bearer ${call.token}`;
   const length = body === undefined ? declaredBytes : bodyLength(body);
   if (length !== undefined) headers['Content-Length'] = String(length);
@@ -95,7 +97,8 @@ function exchange(call: ApiCall, body: Buffer | readonly Buffer[] | undefined, d
         clearTimeout(probeTimer);
         const chunks: Buffer[] = [];
         const finish = (): void => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const bytes = Buffer.concat(chunks);
+          const text = bytes.toString('utf8');
           let json: ApiBody | undefined;
           if (String(res.headers['content-type'] ?? '').startsWith('application/json')) {
             try {
@@ -104,7 +107,7 @@ function exchange(call: ApiCall, body: Buffer | readonly Buffer[] | undefined, d
               json = undefined;
             }
           }
-          resolve({ status: res.statusCode ?? 0, json, text });
+          resolve({ status: res.statusCode ?? 0, json, text, body: bytes });
         };
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', finish);
