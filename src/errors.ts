@@ -27,7 +27,7 @@ export const ERROR_MEANING: Readonly<Record<ErrorCode, string>> = {
   not_found: 'No such site, file, revision, member, invite, token, domain or endpoint, or one this credential cannot see',
   method_not_allowed: 'The path exists, not with this method',
   conflict:
-    'Stale `X-Base-Revision` or `base_revision`, or another deploy landed first, or the custom domain belongs to another site, or the revision to delete is the live one; nothing was changed',
+    'Stale `X-Base-Revision` or `base_revision`, or another deploy landed first, or the custom domain belongs to another site, or the revision to delete is the live one, or the `Idempotency-Key` was used for another request or its first request is still running; nothing was changed',
   gone: 'The site expired or was deleted, or a deletion approval expired',
   too_large: 'A size or count limit is exceeded',
   blocked_secret: 'The leak guard found a secret key',

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { ServiceError } from '../errors.js';
 import { declaredLength, type HttpRequest, type HttpResponse, isAborted, receiveBody, sendError, sendJson, trackAbort } from '../http/index.js';
-import { identifyBearer, requestBodyLimit } from '../sites/index.js';
-import { requestNetwork } from './handler.js';
-import { readRequest } from './request.js';
+import { hashDeployBody, identifyBearer, readIdempotencyKey, requestBodyLimit, type DeployRequest } from '../sites/index.js';
+import { REPLAYED_HEADER, requestNetwork } from './handler.js';
+import { readRequest, type ApiRequest } from './request.js';
 import type { ApiOptions } from './route.js';
 
 /** What the deploy edge runs with: the API's own options (its store only to identify the bearer). */
@@ -36,19 +36,31 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
         await ops.admission.catchUp();
         const caller = identifyBearer(request.headers.authorization, deps.store, 'rest');
         ops.tokens.noteUse(caller);
-        const pending = await ops.deploy.begin({
+        const key = readIdempotencyKey(request.headers['idempotency-key']);
+        const network = requestNetwork(request, config);
+        const deploy: DeployRequest = {
           caller,
-          network: requestNetwork(request, config),
+          network,
           bodyKind: isJsonBody(request.headers['content-type']) ? 'json' : 'archive',
           site: request.query.get('site') ?? undefined,
           baseRevision: request.headers['x-base-revision'],
           manifest: request.query.get('manifest') ?? undefined,
           manifestSecret: request.headers['x-manifest-secret'],
           ...publishQuery(request.query.get('publish')),
-        });
-        const body = await intake.done;
-        const outcome = await pending.finish({ ...body, uploadMs: Math.round(performance.now() - arrived) });
-        sendJson(res, outcome.status ?? 201, outcome.view);
+        };
+        // The body is hashed as it is once it has arrived, before the ingest pool takes it over.
+        const hashed = key === undefined ? undefined : intake.done.then(hashDeployBody);
+        hashed?.catch(() => undefined);
+        const publish = async (): Promise<{ status: number; view: unknown; replayed?: true }> => {
+          const pending = await ops.deploy.begin(deploy);
+          const body = await intake.done;
+          await hashed;
+          const outcome = await pending.finish({ ...body, uploadMs: Math.round(performance.now() - arrived) });
+          return { status: outcome.status ?? 201, view: outcome.view, ...(outcome.replayed ? { replayed: true as const } : {}) };
+        };
+        const outcome =
+          key === undefined ? await publish() : await ops.retries.once({ caller, network, key, target: deployTarget(request, deploy) }, () => hashed!, publish);
+        sendJson(res, outcome.status, outcome.view, outcome.replayed ? { [REPLAYED_HEADER]: 'true' } : {});
       } catch (err) {
         if (isAborted(res)) return;
         // The body may still be arriving (an early refusal, or one over the size limit).
@@ -59,6 +71,15 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
       }
     })();
   };
+}
+
+/**
+ * What a deploy asks besides its body, for its idempotency key: the path, the query (sorted), the
+ * body's kind and the headers that change what it does. The caller is the key's scope.
+ */
+function deployTarget(request: ApiRequest, deploy: DeployRequest): string {
+  const query = new URLSearchParams([...request.query].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))).toString();
+  return ['POST', request.path, query, deploy.bodyKind, deploy.baseRevision ?? '', deploy.manifestSecret ?? ''].join('\0');
 }
 
 /** `?publish=false` (or `0`) stores a draft; `true`/`1` or no parameter publishes. */

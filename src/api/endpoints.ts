@@ -1,7 +1,8 @@
 import type { InviteBody, PromoteBody, RenameBody, RollbackBody } from '../contract/index.js';
 import { readFileSync } from 'node:fs';
 import { securityHeaders, sendResponse, streamFile, type Headers } from '../http/index.js';
-import { objectBody, requestNetwork } from './handler.js';
+import { hashDeployBody, readIdempotencyKey } from '../sites/index.js';
+import { objectBody, REPLAYED_HEADER, requestNetwork } from './handler.js';
 import type { RouteHandle } from './route.js';
 
 const page = (query: URLSearchParams) => ({ limit: query.get('limit') ?? undefined, cursor: query.get('cursor') ?? undefined });
@@ -15,6 +16,7 @@ export const siteEndpoints = {
   me: async ({ ops, caller }) => ({ status: 200, body: ops.account.me(caller) }),
   listSites: async ({ ops, caller, request }) => ({ status: 200, body: ops.sites.list(caller, page(request.query)) }),
   getSite: async ({ ops, caller, request }) => ({ status: 200, body: await ops.sites.get(caller, request.params[0]!) }),
+  renewClaimLink: async ({ ops, caller, request }) => ({ status: 201, body: await ops.claims.renewLink(caller, request.params[0]!) }),
   deleteSite: async ({ ops, caller, request }) => ({ status: 202, body: await ops.sites.requestDeletion(caller, request.params[0]!) }),
   rename: async ({ ops, caller, request, body }) => ({ status: 200, body: await ops.sites.rename(caller, request.params[0]!, (body as RenameBody).name) }),
   listFiles: async ({ ops, caller, request }) => ({ status: 200, body: ops.files.list(caller, request.params[0]!) }),
@@ -62,9 +64,17 @@ export const siteEndpoints = {
     body: await ops.members.remove(caller, request.params[0]!, request.params[1]!, request.query.get('confirm') ?? undefined),
   }),
   approval: async ({ ops, request }) => ({ status: 200, body: ops.sites.getApproval(request.params[0]!) }),
-  manifest: async ({ ops, config, caller, request, body }) => {
-    const fields = objectBody(body, '{"files": [{"path": "index.html", "size": 123, "sha256": "…"}]}');
-    return { status: 201, body: await ops.deploy.manifest(caller, requestNetwork(request, config), fields) };
+  manifest: async ({ ops, config, caller, request, body, bodyBytes }) => {
+    const key = readIdempotencyKey(request.headers['idempotency-key']);
+    const network = requestNetwork(request, config);
+    const make = async () => {
+      const fields = objectBody(body, '{"files": [{"path": "index.html", "size": 123, "sha256": "…"}]}');
+      return { status: 201, view: await ops.deploy.manifest(caller, network, fields) };
+    };
+    if (key === undefined) return { status: 201, body: (await make()).view };
+    const bytes = bodyBytes ?? Buffer.alloc(0);
+    const outcome = await ops.retries.once({ caller, network, key, target: `POST\0${request.path}` }, () => hashDeployBody({ data: bytes }), make);
+    return { status: outcome.status, body: outcome.view, ...('replayed' in outcome ? { headers: { [REPLAYED_HEADER]: 'true' } } : {}) };
   },
   manifestStatus: async ({ ops, caller, request }) => ({
     status: 200,

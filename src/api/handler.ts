@@ -19,6 +19,8 @@ export interface EndpointContext {
   caller: Caller;
   /** The parsed JSON body, for routes declared with `body: true`. */
   body: unknown;
+  /** That body's bytes as they arrived (an idempotency key is bound to them). */
+  bodyBytes?: Buffer;
   /** For endpoints that write their own response (raw file bytes); everything else returns a reply. */
   res: HttpResponse;
 }
@@ -31,6 +33,9 @@ export interface JsonReply {
 
 /** `undefined` means the endpoint has answered itself. */
 export type Endpoint = (context: EndpointContext) => Promise<JsonReply | undefined>;
+
+/** Marks an answer given again to a retry of an idempotent request (Stripe's header). */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /** The network a request counts against (IPv4 /24, IPv6 /64; the proxy's hop when trusted). */
 export function requestNetwork(request: ApiRequest, config: Readonly<Config>): string {
@@ -62,9 +67,10 @@ export function endpoint(deps: EndpointDeps, run: Endpoint, options: BodyOptions
       try {
         if (body?.refused) throw body.refused;
         const caller = await ops.admission.admit({ authorization: request.headers.authorization, network: requestNetwork(request, config), surface: 'rest' });
-        const parsed = body ? parseJson((await body.done).data!) : undefined;
+        const bodyBytes = body ? (await body.done).data! : undefined;
+        const parsed = bodyBytes ? parseJson(bodyBytes) : undefined;
         if (options.shape) checkBody(parsed, options.shape);
-        const reply = await run({ request, caller, body: parsed, res });
+        const reply = await run({ request, caller, body: parsed, ...(bodyBytes ? { bodyBytes } : {}), res });
         if (reply) sendJson(res, reply.status, reply.body, reply.headers, { head: request.method === 'HEAD' });
       } catch (err) {
         if (isAborted(res)) return;

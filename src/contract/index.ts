@@ -14,6 +14,7 @@ export { compileBodyCheck, type BodyCheck } from './body-check.js';
 export { JsonDeploy, SHAPES } from './shapes.js';
 export type {
   ApprovalView,
+  ClaimLinkView,
   ClaimPollView,
   DeletionView,
   DeploySiteView,

@@ -1,5 +1,5 @@
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
-import { ACCOUNT_PLANS, PLANS, REMOVAL_CONFIRM_MS, ROLES, SITE_ACTIONS, SITE_NAME_PATTERN } from '../rules/index.js';
+import { ACCOUNT_PLANS, MAX_IDEMPOTENCY_KEY_CHARS, PLANS, REMOVAL_CONFIRM_MS, ROLES, SITE_ACTIONS, SITE_NAME_PATTERN } from '../rules/index.js';
 import { Domain, DomainList, DomainRemoved, DomainResult } from './domain-shapes.js';
 import { arrayOf, bool, constant, enumOf, int, nullable, object, str, time, type JsonOf, type StringSchema } from './schema-kit.js';
 
@@ -71,6 +71,16 @@ export const ClaimPoll = object(
   'What a site token learns once its site was claimed.',
 );
 
+export const ClaimLink = object(
+  {
+    claim_url: str('The new claim link: a signed-in person who opens it keeps the site. The previous link no longer works.', { format: 'uri' }),
+    expires_at: time('When the unclaimed site expires, and the link with it.'),
+    agent_message: str(),
+  },
+  ['claim_url', 'expires_at', 'agent_message'],
+  "A new claim link for an unclaimed site, asked by its site token's holder.",
+);
+
 export const LinkWarning = object(
   {
     file: str('The page or style sheet that holds the reference.'),
@@ -91,6 +101,7 @@ export const DeployResult = object(
     skipped: arrayOf(str(), 'Paths left out on purpose (`.git/`, `node_modules/`, `.env*`, …).'),
     warnings: arrayOf(LinkWarning, 'The link check of the published site: the first broken references (the deploy is published all the same).'),
     warnings_total: int('How many broken references there are in all; more than `warnings` lists when there are many.', { minimum: 0 }),
+    manifest: str('Only when `GET /v1/deploy/manifest/<id>` answers what a published digest deploy published: that manifest.', { pattern: '^mf_' }),
     agent_message: str(),
   },
   ['site', 'revision', 'skipped', 'warnings', 'warnings_total', 'agent_message'],
@@ -272,6 +283,10 @@ export const JsonDeploy = object(
       'A part of a digest deploy: files holds some of the contents the manifest lists as missing, and the site goes live when the last one has arrived. REST: the same id as `?manifest=`.',
       { pattern: '^mf_[A-Za-z0-9_-]{1,100}$' },
     ),
+    idempotency_key: str(
+      "MCP's deploy_site only (REST sends the `Idempotency-Key` header instead, and refuses this field): a key of your choosing, such as a UUID, that makes a retry safe. The same key with the same arguments within 24 hours answers the first answer again and changes nothing; with other arguments, or while the first call still runs, it is a conflict.",
+      { minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_CHARS, pattern: '^[\\x20-\\x7e]+$' },
+    ),
   },
   ['files'],
 );
@@ -299,6 +314,7 @@ export const SHAPES = {
   ManifestResult,
   Site,
   ClaimPoll,
+  ClaimLink,
   SiteList,
   FileList,
   Revision,
@@ -330,6 +346,7 @@ export type DeployView = JsonOf<typeof DeployResult>;
 export type ManifestView = JsonOf<typeof ManifestResult>;
 export type SiteListView = JsonOf<typeof SiteList>;
 export type ClaimPollView = JsonOf<typeof ClaimPoll>;
+export type ClaimLinkView = JsonOf<typeof ClaimLink>;
 export type FileListView = JsonOf<typeof FileList>;
 export type RevisionListView = JsonOf<typeof RevisionList>;
 export type RollbackView = JsonOf<typeof RollbackResult>;

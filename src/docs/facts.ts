@@ -28,6 +28,7 @@ import {
   INVITE_LIFETIME_MS,
   MANIFEST_LIFETIME_MS,
   MAX_PAGE,
+  REPLAY_LIFETIME_MS,
   requestTooLarge,
   SESSION_LIFETIME_MS,
   SIGN_IN_LIFETIME_MS,
@@ -99,6 +100,7 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     page_max: String(MAX_PAGE),
     json_body_kb: String(MAX_JSON_BODY_BYTES / KB),
     manifest_lifetime: formatDuration(MANIFEST_LIFETIME_MS),
+    replay_lifetime: formatDuration(REPLAY_LIFETIME_MS),
     unpublished_cap:
       config.deploy.unpublishedSites === 0
         ? 'no cap'

@@ -144,5 +144,6 @@ export async function readJsonDeploy(source: BodySource, collector: Collector): 
   if (body.publish !== undefined) fields.publish = body.publish;
   if (deleted !== undefined) fields.deleted = deleted;
   if (body.manifest !== undefined) fields.manifest = body.manifest;
+  if (body.idempotency_key !== undefined) fields.idempotency_key = body.idempotency_key;
   return fields;
 }

@@ -76,6 +76,8 @@ export interface JsonDeployFields {
   deleted?: string[];
   /** The digest deploy these files are a part of (must be the one the request names). */
   manifest?: string;
+  /** MCP's idempotency key, honoured by the tool; REST takes it only as a header. */
+  idempotency_key?: string;
 }
 
 /** `unavailable`: the blobs could not be written because storage is full (see `STORAGE_FULL`). */

@@ -10,9 +10,10 @@
  * whole body and reports JSON's own error.
  */
 
-/** Small members of `params.arguments` kept in the envelope: a deploy part names its manifest there. */
-const KEPT_ARGUMENTS = new Set(['manifest']);
-const MAX_KEPT_BYTES = 256;
+/** Small members of `params.arguments` kept in the envelope: a deploy part names its manifest there, a retry its idempotency key. */
+const KEPT_ARGUMENTS = new Set(['manifest', 'idempotency_key']);
+// A 255-character key, quoted, with room for escapes.
+const MAX_KEPT_BYTES = 600;
 
 export interface SplitMessage {
   /** The message with `params.arguments` replaced by `{}` (plus the short string members of `KEPT_ARGUMENTS`). */

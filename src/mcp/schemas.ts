@@ -64,6 +64,7 @@ export const outputs = {
   revisionDeleted: SHAPES.RevisionDeleted,
   rename: SHAPES.RenameResult,
   deletion: SHAPES.DeletionRequest,
+  claimLink: SHAPES.ClaimLink,
   members: SHAPES.MemberList,
   invite: SHAPES.InviteResult,
   removal: eitherOf(SHAPES.RemovalConfirmation, SHAPES.RemovalDone),

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { ServiceError } from '../errors.js';
-import { formatBytes, MANIFEST_LIFETIME_MS, type DeployBody } from '../sites/index.js';
+import { formatBytes, hashDeployBody, MANIFEST_LIFETIME_MS, readIdempotencyKey, type DeployBody } from '../sites/index.js';
 import { domainToolSpecs } from './domain-tools.js';
 import { changes, reads, type ToolContext, type ToolSpec } from './tool-spec.js';
 import { bodyInputs, deployInput, input, manifestInput, outputs, page, siteName, siteOnly } from './schemas.js';
@@ -60,7 +60,8 @@ export function toolSpecs(): ToolSpec[] {
         'index.html at the root is required. Files with secret keys are refused (blocked_secret names file and line). ' +
         'One call carries at most 40 MB. A larger site goes live at once, as one revision, in several calls: start_deploy with every file by path, size and sha256; ' +
         'then deploy_site with "manifest" (its id) and some of the missing files per call, each under 40 MB, in any order; each call answers what is still missing, ' +
-        'and the call that brings the last one publishes the site and answers with its revision. After an interruption, get_deploy tells what is still missing.',
+        'and the call that brings the last one publishes the site and answers with its revision. After an interruption, get_deploy tells what is still missing (once published, what it published). ' +
+        'Send an "idempotency_key" (a fresh UUID per deploy) and the same one when you retry after a lost answer or a timeout: the retry answers the first answer again (the same site and revision) instead of publishing twice.',
       inputSchema: deployInput,
       outputSchema: outputs.deployOrPart,
       annotations: changes(true),
@@ -83,9 +84,10 @@ export function toolSpecs(): ToolSpec[] {
       name: 'get_deploy',
       title: 'Get deploy progress',
       description:
-        'What a deploy started with start_deploy still needs: the sha256 of every content still missing, what has arrived and when it expires. Call it after an interruption, then send only what is missing with deploy_site and "manifest".',
+        'What a deploy started with start_deploy still needs: the sha256 of every content still missing, what has arrived and when it expires. Call it after an interruption, then send only what is missing with deploy_site and "manifest". ' +
+        'For a day after it published, it answers what it published (site and revision), so a lost answer is never a reason to deploy again.',
       inputSchema: input({ manifest: { type: 'string', pattern: '^mf_', description: 'The manifest id from start_deploy.' } }, ['manifest']),
-      outputSchema: outputs.manifest,
+      outputSchema: outputs.deployOrPart,
       annotations: reads,
       run: async ({ ops, caller }, args) => ops.deploy.manifestStatus(caller, String(args.manifest)),
     },
@@ -193,6 +195,16 @@ export function toolSpecs(): ToolSpec[] {
       run: async ({ ops, caller }, args) => ops.sites.rename(caller, String(args.site), args.name),
     },
     {
+      name: 'new_claim_link',
+      title: 'New claim link',
+      description:
+        'A new claim link for an unclaimed anonymous site, with its site token; the previous link stops working at once. Use it when the claim link was lost: give the new one to the user and keep it as claim_url in .service.json.',
+      inputSchema: input({ site: siteName }, ['site']),
+      outputSchema: outputs.claimLink,
+      annotations: changes(false),
+      run: async ({ ops, caller }, args) => ops.claims.renewLink(caller, String(args.site)),
+    },
+    {
       name: 'delete_site',
       title: 'Delete site',
       description:
@@ -251,9 +263,16 @@ async function deploy(context: ToolContext, args: Record<string, unknown>): Prom
   const body = context.deployArguments ?? jsonBody(args);
   // A part names its manifest; a large call's arguments stay unparsed, but the envelope keeps it.
   const manifest = text(args.manifest);
-  const pending = await ops.deploy.begin({ caller, network, bodyKind: 'json', ...(manifest !== undefined ? { manifest } : {}) });
-  const outcome = await pending.finish(body, signal);
-  return outcome.view;
+  const key = readIdempotencyKey(args.idempotency_key);
+  const publish = async () => {
+    const pending = await ops.deploy.begin({ caller, network, bodyKind: 'json', idempotencyKeyInBody: true, ...(manifest !== undefined ? { manifest } : {}) });
+    const outcome = await pending.finish(body, signal);
+    return { status: outcome.status ?? 201, view: outcome.view };
+  };
+  if (key === undefined) return (await publish()).view;
+  // Hashed before the ingest pool takes the bytes over.
+  const hash = await hashDeployBody(body);
+  return (await ops.retries.once({ caller, network, key, target: 'mcp\0deploy_site' }, async () => hash, publish)).view;
 }
 
 /** Bytes of their own (not a view of a shared pool), so they move to the worker rather than being copied. */

@@ -32,3 +32,4 @@ export * from './rate-window.js';
 export * from './fetchable-address.js';
 export * from './oauth.js';
 export * from './device-codes.js';
+export * from './idempotency-key.js';

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { siteUrl } from '../config.js';
+import type { ClaimLinkView } from '../contract/index.js';
 import { ServiceError } from '../errors.js';
 import { isExpired } from '../rules/index.js';
 import { hashToken, type SiteRecord } from '../store/index.js';
-import { requireAccount } from './authorization.js';
+import { requireAccount, resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { sitesLimitError, sitesLimitOf } from './limits.js';
@@ -32,6 +34,12 @@ export interface ClaimOperations {
    * handed to its next claim poll, once.
    */
   claim(caller: Caller, token: string, options?: { giveAgentToken?: boolean }): Promise<ClaimResultView>;
+  /**
+   * A new claim link for an unclaimed site, asked by its site token's holder (`POST
+   * /v1/sites/:name/claim-link`): the old link stops working at once. The only way back to a
+   * lost link, since a link is stored as a hash and never shown twice.
+   */
+  renewLink(caller: Caller, name: string): Promise<ClaimLinkView>;
 }
 
 /** Claiming an anonymous site (SPEC 3). */
@@ -58,6 +66,41 @@ export function claimOperations(deps: OperationsDeps): ClaimOperations {
   }
 
   return {
+    async renewLink(caller, name) {
+      // The same checks as reading the site: 401, 404, 410, and 403 for a claimed site's token.
+      const { site } = resolveSite(store, caller, name, 'read', deps.now());
+      if (caller.kind !== 'site_token') {
+        throw new ServiceError(
+          'forbidden',
+          site.claimed
+            ? `${site.name} is claimed; a claimed site has no claim link.`
+            : 'Only the site token of an unclaimed site can ask for a new claim link.',
+          {
+            agentMessage: site.claimed
+              ? `${site.name} already belongs to an account; add people to it with POST /v1/sites/${site.name}/members instead.`
+              : `Send the site_token of ${site.name} (from .service.json) as "Authorization: Bearer st_…".`,
+          },
+        );
+      }
+      const claimToken = `ct_${randomBytes(24).toString('base64url')}`;
+      const result = await store.renewClaimToken(site.id, caller.tokenHash, hashToken(claimToken));
+      if (!result.ok) {
+        if (result.reason === 'expired') throw expired(site);
+        if (result.reason === 'claimed') throw new ServiceError('forbidden', `${site.name} has been claimed; its site token can now only report that.`);
+        throw new ServiceError('not_found', `There is no site named ${name} that this token can see.`);
+      }
+      log.info({ site: site.name }, 'site.claim_link_renewed');
+      const claimUrl = `${config.publicUrls.app}/claim/${claimToken}`;
+      const expiresAt = iso(result.site.expiresAt!);
+      return {
+        claim_url: claimUrl,
+        expires_at: expiresAt,
+        agent_message:
+          `Here is a new claim link for ${siteUrl(config.publicUrls, site.name)} : ${claimUrl} . The previous link no longer works. ` +
+          `Give it to the user: they open it and sign in to keep the site, before ${expiresAt}, when the unclaimed site expires. Save it as claim_url in .service.json, replacing the old one.`,
+      };
+    },
+
     preview(token) {
       const site = unclaimedSite(token);
       const revision = site.liveRevision ? store.getRevision(site.liveRevision) : undefined;

@@ -29,6 +29,8 @@ export interface Published {
   status?: 201;
   view: DeployView;
   revisionId: string;
+  /** The answer of an earlier request, given again: nothing was published by this one. */
+  replayed?: true;
 }
 
 const NAME_ATTEMPTS = 8;

@@ -15,9 +15,11 @@ import {
   abandonManifest,
   assembleManifest,
   createManifest,
+  keepPublishedManifest,
   loadManifest,
   manifestStatus,
   manifestStatusView,
+  publishedManifest,
   receiveParts,
   refuseManifest,
   releaseManifest,
@@ -45,6 +47,8 @@ export interface DeployRequest {
   manifestSecret?: string;
   /** `false` (query `publish=false`): store a draft, do not make it live. JSON bodies may say so inside. */
   publish?: boolean;
+  /** MCP: the arguments may carry `idempotency_key`, which the tool honoured; REST refuses it in a body (it is a header there). */
+  idempotencyKeyInBody?: boolean;
 }
 
 /**
@@ -65,7 +69,7 @@ export type DeployOutcome =
   /** Published: the new revision is live (or stored as a draft). */
   | Published
   /** A part of a digest deploy's upload arrived; contents are still missing, nothing is live yet. */
-  | { status: 202; view: ManifestView; revisionId?: undefined };
+  | { status: 202; view: ManifestView; revisionId?: undefined; replayed?: undefined };
 
 /** A deploy admitted before its body is read: `finish` unpacks, checks and publishes it. */
 export interface PendingDeploy {
@@ -81,8 +85,11 @@ export interface DeployOperations {
   begin(request: DeployRequest): Promise<PendingDeploy>;
   /** First half of a digest deploy: the whole site by hash; answers what must be uploaded. */
   manifest(caller: Caller, network: string, input: ManifestInput): Promise<ManifestView>;
-  /** What a digest deploy's upload still lacks (`GET /v1/deploy/manifest/<id>`); `secret` as in `DeployRequest`. */
-  manifestStatus(caller: Caller, id: string, secret?: string): ManifestView;
+  /**
+   * What a digest deploy's upload still lacks (`GET /v1/deploy/manifest/<id>`); `secret` as in
+   * `DeployRequest`. Once published, for a day: what it published.
+   */
+  manifestStatus(caller: Caller, id: string, secret?: string): ManifestView | DeployView;
   /** Gives up a digest deploy: its uploaded parts are collected at the next sweep. */
   abandonManifest(caller: Caller, id: string, secret?: string): Promise<void>;
 }
@@ -126,6 +133,7 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
         throw refusalError(result.error);
       }
       const fields = result.json ?? {};
+      refuseKeyInBody(request, fields);
       const decision = early ?? (await decideJson(deps, caller, withOutsideNames(fields, request), network));
       const files = assembleFiles(deps, decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
       const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
@@ -163,6 +171,13 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
  */
 function beginFromManifest(deps: OperationsDeps, request: DeployRequest, id: string): PendingDeploy {
   const { store, log } = deps;
+  // The part that published it, sent again (its answer was lost): the same answer, nothing redone.
+  const published = publishedManifest(deps, request.caller, id, request.manifestSecret);
+  if (published) {
+    const view = published.view as DeployView;
+    log.info({ manifest: id, revision: view.revision.id }, 'deploy.part_replayed');
+    return { finish: async () => ({ status: 201, view, revisionId: view.revision.id, replayed: true }) };
+  }
   const { record, decision } = loadManifest(deps, request.caller, id, request.manifestSecret);
   return {
     async finish(body, signal) {
@@ -178,6 +193,7 @@ function beginFromManifest(deps: OperationsDeps, request: DeployRequest, id: str
           throw error;
         }
         const json = result.json ?? {};
+        refuseKeyInBody(request, json);
         if (json.site !== undefined || json.base_revision !== undefined || json.patch !== undefined || json.deleted !== undefined) {
           throw new ServiceError('bad_request', 'With a manifest, the site and base revision come from the manifest; send only "files".');
         }
@@ -233,6 +249,7 @@ function beginFromManifest(deps: OperationsDeps, request: DeployRequest, id: str
         await releaseManifest(deps, id, err);
         throw err;
       }
+      await keepPublishedManifest(deps, request.caller, id, request.manifestSecret, { status: 201, view: outcome.view });
       await releaseManifest(deps, id);
       log.info({ revision: outcome.revisionId, uploaded, parts: parts.size, files: files.size, ms: Math.round(performance.now() - started) }, 'deploy.digest');
       compressAfterPublish(
@@ -243,6 +260,14 @@ function beginFromManifest(deps: OperationsDeps, request: DeployRequest, id: str
       return outcome;
     },
   };
+}
+
+/** Over REST the key is a header: one in the body would be ignored, and a retry would publish twice. */
+function refuseKeyInBody(request: DeployRequest, fields: JsonDeployFields): void {
+  if (fields.idempotency_key === undefined || request.idempotencyKeyInBody === true) return;
+  throw new ServiceError('bad_request', '"idempotency_key" is not a field of a REST deploy body; nothing was published.', {
+    agentMessage: `Send the key as the Idempotency-Key header (Idempotency-Key: ${fields.idempotency_key}) and leave it out of the JSON body.`,
+  });
 }
 
 /** A JSON body names its site and base inside; decided once the worker has parsed it. */

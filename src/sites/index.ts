@@ -14,6 +14,7 @@ import { fileOperations, type FileOperations } from './files.js';
 import { memberOperations, type MemberOperations } from './members.js';
 import { oauthOperations, type OAuthOperations } from './oauth.js';
 import { peopleOperations, type PeopleOperations } from './people.js';
+import { runOnce, type Answer, type KeyedRequest, type Replayed } from './replays.js';
 import { reportOperations, type ReportOperations } from './reports.js';
 import { revisionOperations, type RevisionOperations } from './revisions.js';
 import { accessOperations, type AccessOperations } from './site-access.js';
@@ -40,6 +41,17 @@ export interface Operations {
   device: DeviceOperations;
   /** Custom domains of sites. */
   domains: DomainOperations;
+  /** Requests sent with an idempotency key: run once, answered again to their retries. */
+  retries: RetryOperations;
+}
+
+export interface RetryOperations {
+  /**
+   * Runs `run` once per key and caller within a day: the same key with the same request (target
+   * and body, `bodyHash`) gets the first answer back, marked `replayed`; another request, or
+   * one while the first still runs, is `409 conflict`. Only answers that went through are kept.
+   */
+  once<T extends Answer>(request: KeyedRequest, bodyHash: () => Promise<string>, run: () => Promise<T>): Promise<T | Replayed>;
 }
 
 /** Builds every operation over one thread's store, ingest pool and outbound adapters. */
@@ -61,6 +73,7 @@ export function createOperations(deps: OperationsDeps): Operations {
     oauth: oauthOperations(deps),
     device: deviceOperations(deps),
     domains: domainOperations(deps),
+    retries: { once: (request, bodyHash, run) => runOnce(deps, request, bodyHash, run) },
   };
 }
 
@@ -70,6 +83,7 @@ export { createFollowUps, type FollowUps } from './follow-ups.js';
 export type { DeployBody, DeployOperations, DeployOutcome, DeployRequest, DeployView, PendingDeploy } from './deploy.js';
 export type { ManifestInput, ManifestView } from './manifest.js';
 export { MANIFEST_LIFETIME_MS } from './manifest.js';
+export { hashDeployBody, readIdempotencyKey, REPLAY_LIFETIME_MS, type Answer, type KeyedRequest, type Replayed } from './replays.js';
 export type { ClaimPoll, DeletionRequest, RenameResult, SiteList } from './sites.js';
 export type { FileList, LiveFile } from './files.js';
 export type { LinkWarnings, PromoteResult, RevisionDeleted, RevisionList, RollbackResult } from './revisions.js';

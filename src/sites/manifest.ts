@@ -7,7 +7,8 @@ import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
 import { decideDeploy, takeAnonymousTokens, type Decision } from './deploy-decision.js';
 import { checkTier, formatBytes } from './limits.js';
-import type { ManifestView as ManifestShape } from '../contract/index.js';
+import type { DeployView, ManifestView as ManifestShape } from '../contract/index.js';
+import { keepManifestAnswer, manifestAnswer, type Answer } from './replays.js';
 import { iso } from './views.js';
 
 /**
@@ -137,10 +138,37 @@ export async function createManifest(deps: OperationsDeps, caller: Caller, netwo
  * `GET /v1/deploy/manifest/<id>`: what is still missing (after an interrupted upload, say).
  * `secret`: an anonymous manifest's secret, as every call for one must send it.
  */
-export function manifestStatus(deps: Pick<OperationsDeps, 'store' | 'config' | 'now'>, caller: Caller, id: string, secret?: string): ManifestView {
+export function manifestStatus(deps: Pick<OperationsDeps, 'store' | 'config' | 'now'>, caller: Caller, id: string, secret?: string): ManifestView | DeployView {
+  // Published: what it published, credentials included, for a day (a lost answer is not a lost site).
+  const published = publishedManifest(deps, caller, id, secret);
+  if (published) {
+    const view = published.view as DeployView;
+    return {
+      ...view,
+      // A client that resumes by the manifest id (the CLI) finds it here and finishes with a replay.
+      manifest: id,
+      agent_message: `This manifest was already published, as revision ${view.revision.number} of ${view.site.url} ; nothing more to upload. Its answer follows. ${view.agent_message}`,
+    };
+  }
   // What the next part would meet: the site gone (410), access lost (403), a stale base (409).
   const { record } = loadManifest(deps, caller, id, secret);
   return manifestStatusView(deps, id, record, deps.store.listManifestParts(id));
+}
+
+/** The answer a manifest of this caller's published, kept a day (see replays.ts). */
+export function publishedManifest(deps: Pick<OperationsDeps, 'store'>, caller: Caller, id: string, secret: string | undefined): Answer | undefined {
+  return manifestAnswer(deps, { id, owner: ownerOf(caller), ...(caller.kind === 'anonymous' ? { secret: secret ?? '' } : {}) });
+}
+
+/** Keeps a published manifest's answer for its maker's retries (see replays.ts). */
+export function keepPublishedManifest(
+  deps: Pick<OperationsDeps, 'store' | 'log' | 'now'>,
+  caller: Caller,
+  id: string,
+  secret: string | undefined,
+  answer: Answer,
+): Promise<void> {
+  return keepManifestAnswer(deps, { id, owner: ownerOf(caller), ...(caller.kind === 'anonymous' ? { secret: secret ?? '' } : {}) }, answer);
 }
 
 /** `DELETE /v1/deploy/manifest/<id>`: gives up an upload; its parts go at the next sweep. */

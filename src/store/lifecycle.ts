@@ -14,6 +14,12 @@ export interface LifecycleRecords {
    */
   claimSite(claimTokenHash: string, accountId: string, options?: ClaimOptions): Promise<ClaimResult>;
   /**
+   * Replaces an unclaimed site's claim link: the old claim token stops working in the same
+   * transaction. Only for the holder of the site's token (`siteTokenHash`); a deleted, claimed or
+   * expired site, or another site's token, changes nothing.
+   */
+  renewClaimToken(siteId: string, siteTokenHash: string, claimTokenHash: string): Promise<RenewClaimResult>;
+  /**
    * The sealed account token a claim left for the site token's holder, removed as it is read
    * (the claim poll hands it out once).
    */
@@ -38,6 +44,7 @@ export interface LifecycleRecords {
   approveDeletion(approvalTokenHash: string, typedAddress: string): Promise<ApprovalOutcome>;
 }
 type RenameResult = Awaited<ReturnType<LifecycleRecords['renameSite']>>;
+export type RenewClaimResult = { ok: true; site: SiteRecord } | { ok: false; reason: 'not_found' | 'claimed' | 'expired' };
 type DeleteApproval = Extract<Confirmation, { kind: 'delete_site' }>;
 
 /**
@@ -84,6 +91,22 @@ export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (sit
           void dbs.tokens.put(site.siteTokenHash, { ...siteToken, sealedAccountToken: agentToken.sealed });
         }
         return tokenId === undefined ? { ok: true, site: claimed } : { ok: true, site: claimed, tokenId };
+      });
+      if (result.ok) announce(result.site);
+      return result;
+    },
+
+    async renewClaimToken(siteId, siteTokenHash, claimTokenHash) {
+      const result = await dbs.transact((): RenewClaimResult => {
+        const site = dbs.sites.get(siteId);
+        if (!site || site.state === 'deleted' || site.siteTokenHash !== siteTokenHash) return { ok: false, reason: 'not_found' };
+        if (site.claimed) return { ok: false, reason: 'claimed' };
+        if (isExpired(site, now())) return { ok: false, reason: 'expired' };
+        if (site.claimTokenHash !== undefined && dbs.tokens.get(site.claimTokenHash)?.kind === 'claim') void dbs.tokens.remove(site.claimTokenHash);
+        const renewed: SiteRecord = { ...site, claimTokenHash };
+        void dbs.tokens.put(claimTokenHash, { kind: 'claim', siteId: site.id });
+        void dbs.sites.put(site.id, renewed);
+        return { ok: true, site: renewed };
       });
       if (result.ok) announce(result.site);
       return result;

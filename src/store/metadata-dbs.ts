@@ -13,6 +13,7 @@ import type {
   OAuthClientRecord,
   OAuthCodeEntry,
   OAuthGrantRecord,
+  ReplayRecord,
   ReportRecord,
   RevisionExtras,
   RevisionRecord,
@@ -84,6 +85,8 @@ export interface MetadataDbs {
   manifests: Database<ManifestRecord, string>;
   /** `[manifestId, sha256]` → a content of that manifest that has arrived; one range scan lists them. */
   manifestParts: Database<ManifestPart, ManifestPartKey>;
+  /** sha256 naming a request that may be retried → its first answer (replays.ts). */
+  replays: Database<ReplayRecord, string>;
   /** client_id → OAuth client. */
   oauthClients: Database<OAuthClientRecord, string>;
   /**
@@ -157,6 +160,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
     secrets: env.openDB<string, string>('secrets', {}),
     manifests: env.openDB<ManifestRecord, string>('manifests', {}),
     manifestParts: env.openDB<ManifestPart, ManifestPartKey>('manifestParts', {}),
+    replays: env.openDB<ReplayRecord, string>('replays', {}),
     oauthClients: env.openDB<OAuthClientRecord, string>('oauthClients', {}),
     oauthCodes: env.openDB<OAuthCodeEntry, string>('oauthCodes', {}),
     oauthGrants: env.openDB<OAuthGrantRecord, string>('oauthGrants', {}),

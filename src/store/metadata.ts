@@ -4,6 +4,7 @@ import { domainOps, hasLegacyDomains, liftLegacyDomains } from './domains.js';
 import { commitRevision } from './commit.js';
 import { collectGarbage } from './gc.js';
 import { manifestOps, pruneManifests, type ManifestRecords } from './manifests.js';
+import { replayOps, type ReplayRecords } from './replays.js';
 import { lifecycleOps } from './lifecycle.js';
 import { membershipOps } from './memberships.js';
 import { deleteRevision, pruneRevisions, type DeleteRevisionResult } from './prune.js';
@@ -48,7 +49,7 @@ import type {
 const DEFAULT_REVISION_PAGE = 50;
 
 /** Sites, revisions and their path index, site tokens, names, rate counters, manifests, the change feed and upkeep. */
-export interface SiteRecords extends ManifestRecords {
+export interface SiteRecords extends ManifestRecords, ReplayRecords {
   readonly blobs: BlobStore;
   /**
    * The clock the store judges time by, for its callers to judge by too: in a cluster, this
@@ -115,7 +116,7 @@ export interface SiteRecords extends ManifestRecords {
    * its blobs are left to `collectGarbage`. Its number is never handed out again.
    */
   deleteRevision(siteId: string, revisionId: string, deletedBy: string): Promise<DeleteRevisionResult>;
-  /** Drops expired manifests, sessions and sign-ins (for the sweeper); returns how many. */
+  /** Drops expired manifests, replays, sessions and sign-ins (for the sweeper); returns how many. */
   pruneExpired(): Promise<number>;
   /** Every site id (for the sweeper). */
   listSiteIds(): string[];
@@ -351,6 +352,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     },
     isNameUsed: (name) => dbs.names.get(name) !== undefined,
     ...manifests,
+    ...replayOps(dbs, now),
     pruneExpired: () => pruneExpired(dbs, now()),
     findToken: (tokenHash) => dbs.tokens.get(tokenHash),
     async takeRateTokens(checks) {
@@ -485,6 +487,7 @@ function pruneExpired(dbs: MetadataDbs, at: number): Promise<number> {
     drop(dbs.sessions);
     drop(dbs.signIns, 24 * 3600_000);
     drop(dbs.accessTickets);
+    drop(dbs.replays);
     return removed;
   });
 }

@@ -27,6 +27,7 @@ export const REPLICATED_DBS = [
   'secrets',
   'manifests',
   'manifestParts',
+  'replays',
   'oauthClients',
   'oauthCodes',
   'oauthGrants',

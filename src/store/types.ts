@@ -382,6 +382,23 @@ export interface ClaimOptions {
 
 export type ClaimResult = { ok: true; site: SiteRecord; tokenId?: string } | { ok: false; reason: 'not_found' | 'already_claimed' | 'expired' | 'over_limit' };
 
+/**
+ * A request's first answer, kept for its retries (an `Idempotency-Key`, a digest deploy's last
+ * part). Pending (no `status`) while the first request runs.
+ */
+export interface ReplayRecord {
+  /** sha256 of what the request was (its target and body): the same key on another request does not replay. */
+  fingerprint?: string;
+  /** The answer's HTTP status; absent while the first request is still running. */
+  status?: number;
+  /** The answer's body, sealed by the operation that stored it (only a caller who can derive the key opens it). */
+  sealed?: string;
+  /** For a manifest's answer: who made the manifest (`ManifestRecord.owner`). */
+  owner?: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
 /** The first half of a digest deploy: the whole site by hash, and what the caller must still send. */
 export interface ManifestRecord {
   /** Who may finish it: `account:<id>`, `site_token:<token hash>`, or `anonymous` (with `secretHash`). */

@@ -70,8 +70,12 @@ describe('redeploy of a changed site', () => {
     const revisions = await api(server, { path: `/v1/sites/${first.name}/revisions`, token: owner.token });
     expect(revisions.json.revisions[0]).toMatchObject({ number: 2, kind: 'deploy' });
 
-    // A manifest is used once.
-    expect((await upload(owner.token, m.json.manifest, {})).status).toBe(404);
+    // A manifest publishes once: a part sent again answers that revision and publishes nothing.
+    const again = await upload(owner.token, m.json.manifest, {});
+    expect(again.status, again.text).toBe(201);
+    expect(again.json.revision.id).toBe(done.json.revision.id);
+    const after = await api(server, { path: `/v1/sites/${first.name}/revisions`, token: owner.token });
+    expect(after.json.revisions).toHaveLength(revisions.json.revisions.length);
   });
 
   it('finishes with an empty body when nothing is missing (a rename of a file)', async () => {

@@ -101,9 +101,14 @@ describe('an upload in many parts', () => {
     expect(revisionsOf(first.name)).toBe(2);
     expect((await visit(server, first.name)).text).toContain('home new');
     expect((await visit(server, first.name, '/pages/page-29.html')).text).toContain('page 29 of new');
-    // Published once: the manifest is gone.
-    expect((await status(owner.token, id)).status).toBe(404);
-    expect((await part(owner.token, id, parts[3]!)).status).toBe(404);
+    // Published once: the manifest answers what it published, and its last part sent again the same.
+    const published = await status(owner.token, id);
+    expect(published.status, published.text).toBe(200);
+    expect(published.json.revision).toEqual(last.json.revision);
+    const repeated = await part(owner.token, id, parts[3]!);
+    expect(repeated.status, repeated.text).toBe(201);
+    expect(repeated.json).toEqual(last.json);
+    expect(revisionsOf(first.name)).toBe(2);
   });
 
   it('creates a new site from parts', async () => {

@@ -50,6 +50,7 @@ describe('tool listing', () => {
         'list_members',
         'list_revisions',
         'list_sites',
+        'new_claim_link',
         'promote_site',
         'read_file',
         'remove_member',
@@ -486,8 +487,43 @@ describe('large deploys', () => {
     );
     expect(done.revision).toMatchObject({ number: 1, files: 3 });
     expect(structured<{ sites: unknown[] }>(await client.callTool({ name: 'list_sites', arguments: {} })).sites).toHaveLength(sites + 1);
-    const gone = await client.callTool({ name: 'get_deploy', arguments: { manifest: started.manifest } });
-    expect(gone.isError).toBe(true);
-    expect(textOf(gone)).toMatch(/^not_found/);
+    // Published, the manifest answers what it published (a lost answer is not a lost deploy).
+    const after = structured<{ manifest: string; site: { name: string }; revision: { number: number } }>(
+      await client.callTool({ name: 'get_deploy', arguments: { manifest: started.manifest } }),
+    );
+    expect(after).toMatchObject({ manifest: started.manifest, site: { name: done.site.name }, revision: { number: 1 } });
+  });
+
+  it('answers a deploy_site retried with the same idempotency_key with the first answer, small or large, and publishes once', async () => {
+    const { randomBytes, randomUUID } = await import('node:crypto');
+    const sitesNow = async (): Promise<number> => structured<{ sites: unknown[] }>(await client.callTool({ name: 'list_sites', arguments: {} })).sites.length;
+    for (const extra of [[], [{ path: 'big.bin', content: randomBytes(3 * MB).toString('base64'), encoding: 'base64' }]]) {
+      const args = { idempotency_key: randomUUID(), files: [{ path: 'index.html', content: page('Once') }, ...extra] };
+      const first = structured<{ site: { name: string }; revision: { id: string } }>(await deploy(args));
+      const sites = await sitesNow();
+      const again = structured<{ site: { name: string }; revision: { id: string } }>(await deploy(args));
+      expect(again).toEqual(first);
+      expect(await sitesNow()).toBe(sites);
+      const other = await deploy({ ...args, files: [{ path: 'index.html', content: page('Other') }] });
+      expect(other.isError).toBe(true);
+      expect(textOf(other)).toMatch(/^conflict: /);
+    }
+  });
+});
+
+describe('a new claim link through MCP', () => {
+  it('gives the site token of an unclaimed site a new claim link', async () => {
+    const { anonymousSite } = await import('../api/api-helpers.js');
+    const site = await anonymousSite(server.store, Date.now() + 3600_000);
+    const asSite = await connectClient(mcpUrl, site.siteToken);
+    try {
+      const link = structured<{ claim_url: string; expires_at: string }>(await asSite.callTool({ name: 'new_claim_link', arguments: { site: site.name } }));
+      expect(link.claim_url).toMatch(/\/claim\/ct_/);
+      expect(link.claim_url).not.toContain(site.claimToken);
+    } finally {
+      await asSite.close();
+    }
+    const refused = await client.callTool({ name: 'new_claim_link', arguments: { site: site.name } });
+    expect(refused.isError).toBe(true);
   });
 });

@@ -292,6 +292,12 @@ const OPERATIONS: Record<string, Operation> = {
     check: (body, w, answer) =>
       answer === 'claimed site token' ? expect(body).toEqual({ claimed: true, agent_message: expect.any(String) }) : expect(body.name).toBe(w.site.name),
   },
+  // A new claim link: the unclaimed site's token only; account credentials have no claim link to renew.
+  'POST /v1/sites/:name/claim-link': {
+    call: (w) => ({ method: 'POST', path: `/v1/sites/${w.site.name}/claim-link` }),
+    statuses: [401, 201, 404, 403, 410, 404, 403, 403, 403],
+    check: (body) => expect(body.claim_url).toMatch(/\/claim\/ct_/),
+  },
   'GET /v1/sites/:name/files': {
     call: (w) => ({ path: `/v1/sites/${w.site.name}/files` }),
     statuses: [401, 200, 404, 403, 410, 404, 200, 200, 200],
@@ -731,6 +737,7 @@ const TOOLS: ReadonlyArray<[tool: string, args: (w: World) => Record<string, unk
     'POST /v1/deploy/manifest (update)',
   ],
   ['get_deploy', () => ({ manifest: ownersManifest }), 'GET /v1/deploy/manifest/:id (the owner’s)'],
+  ['new_claim_link', (w) => ({ site: w.site.name }), 'POST /v1/sites/:name/claim-link'],
   ['list_files', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/files'],
   ['read_file', (w) => ({ site: w.site.name, path: 'index.html' }), 'GET /v1/sites/:name/files/<path>'],
   ['list_revisions', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/revisions'],

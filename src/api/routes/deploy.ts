@@ -1,11 +1,11 @@
 import { MAX_MANIFEST_BODY_BYTES, MAX_REQUEST_BYTES, SITE_NAME_PATTERN } from '../../rules/index.js';
 import { schema } from '../../contract/index.js';
-import { formatDuration, MANIFEST_LIFETIME_MS } from '../../sites/index.js';
+import { formatDuration, MANIFEST_LIFETIME_MS, REPLAY_LIFETIME_MS } from '../../sites/index.js';
 import { createDeployHandler } from '../deploy.js';
 import { siteEndpoints as e } from '../endpoints.js';
 import { answer, shape, type ApiRoute } from '../route.js';
 import { routeGroup } from './group.js';
-import { manifestParam, manifestSecretParam } from './params.js';
+import { idempotencyKeyParam, manifestParam, manifestSecretParam } from './params.js';
 
 const { object, str } = schema;
 const MB = 1024 * 1024;
@@ -52,6 +52,7 @@ export const deployRoutes: readonly ApiRoute[] = [
         schema: str(undefined, { pattern: '^mf_' }),
       },
       manifestSecretParam,
+      idempotencyKeyParam,
       {
         name: 'publish',
         in: 'query',
@@ -87,6 +88,7 @@ export const deployRoutes: readonly ApiRoute[] = [
       "Only contents of this site's own recent revisions count as present, so a manifest never confirms content stored elsewhere. " +
       `Every check of a deploy that needs no bytes runs here (access, the base revision, paths, skips, executable names, plan limits, index.html). A manifest lasts ${formatDuration(MANIFEST_LIFETIME_MS)} after it was made or after its latest part, and publishes once. ` +
       'It belongs to the credential that made it; one made without a credential answers a `manifest_secret` once, which every later request for it must send as `X-Manifest-Secret`.',
+    parameters: [idempotencyKeyParam],
     body: { schema: shape('Manifest'), maxBytes: MAX_MANIFEST_BODY_BYTES },
     responses: { 201: answer('ManifestResult', 'What to upload.') },
     errors: ['forbidden', 'not_found', 'conflict', 'gone', 'unavailable'],
@@ -98,8 +100,9 @@ export const deployRoutes: readonly ApiRoute[] = [
     operationId: 'getManifest',
     summary: 'What a digest deploy still needs',
     description:
-      "The contents still missing from a manifest's upload, what has arrived and when it expires: ask after an interrupted upload, then send only what is missing. A refused deploy (a secret in one of its parts) answers its refusal; what the next part would meet (the site gone, access lost, a stale base revision) is answered as the part would be.",
-    responses: { 200: answer('ManifestResult', 'What is missing.') },
+      "The contents still missing from a manifest's upload, what has arrived and when it expires: ask after an interrupted upload, then send only what is missing. A refused deploy (a secret in one of its parts) answers its refusal; what the next part would meet (the site gone, access lost, a stale base revision) is answered as the part would be. " +
+      `Once published, for ${formatDuration(REPLAY_LIFETIME_MS)}: the answer of the part that published it (site, revision, and for an anonymous create the same \`site_token\` and \`claim_url\`), to its maker only; that part sent again gets the same answer.`,
+    responses: { 200: answer({ oneOf: [shape('ManifestResult'), shape('DeployResult')] }, 'What is missing; once published, what it published.') },
     errors: ['forbidden', 'not_found', 'conflict', 'gone', 'blocked_secret'],
     handle: e.manifestStatus,
   }),

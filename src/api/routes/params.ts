@@ -1,6 +1,6 @@
 import { schema, type Schema } from '../../contract/index.js';
-import { SITE_NAME_PATTERN } from '../../rules/index.js';
-import { DEFAULT_PAGE, MAX_PAGE } from '../../sites/index.js';
+import { MAX_IDEMPOTENCY_KEY_CHARS, SITE_NAME_PATTERN } from '../../rules/index.js';
+import { DEFAULT_PAGE, formatDuration, MAX_PAGE, REPLAY_LIFETIME_MS } from '../../sites/index.js';
 import { pathParam } from '../route.js';
 
 /** Parameters several routes share, as OpenAPI parameter objects. */
@@ -21,6 +21,17 @@ export const manifestSecretParam: Schema = {
   description:
     'For a manifest made without a credential: the `manifest_secret` of its first answer, required with every request for it (without it the manifest answers `404`). A credential binds every other manifest to its maker.',
   schema: str(undefined, { pattern: '^ms_' }),
+};
+
+export const idempotencyKeyParam: Schema = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    `A key of your choosing (a UUID) that makes a retry safe, as Stripe's: the same key with the same request within ${formatDuration(REPLAY_LIFETIME_MS)} answers the first answer again (same site, revision and credentials, header \`Idempotent-Replayed: true\`) and changes nothing; ` +
+    "with another request, or while the first still runs, `409 conflict`. Keys belong to the caller (its API token's account, its site token, or without a credential its network). " +
+    `1–${MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters, else \`400\`. Only answers that went through are kept: after an error the key is free again.`,
+  schema: str(undefined, { minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_CHARS, pattern: '^[\\x20-\\x7e]+$' }),
 };
 
 export const pageParams: Schema[] = [

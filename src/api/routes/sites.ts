@@ -47,6 +47,20 @@ export const siteRoutes: readonly ApiRoute[] = [
     handle: e.getSite,
   },
   {
+    method: 'POST',
+    path: '/v1/sites/{name}/claim-link',
+    operationId: 'renewClaimLink',
+    summary: 'A new claim link for an unclaimed site',
+    description:
+      "The site token of an unclaimed site only: a new claim link, and the previous one stops working at once (a link is stored as a hash, so a lost one cannot be shown again). Keep it as `claim_url` in `.service.json`. A claimed site's token is `403`; an expired site is `410`.",
+    tag: 'Sites',
+    auth: ['site'],
+    parameters: [nameParam],
+    responses: { 201: answer('ClaimLink', 'The new claim link.') },
+    errors: ['forbidden', 'not_found', 'gone'],
+    handle: e.renewClaimLink,
+  },
+  {
     method: 'DELETE',
     path: '/v1/sites/{name}',
     operationId: 'deleteSite',
