@@ -32,6 +32,7 @@
 // BENCH_SCENARIOS (page2k,rotation,revalidate), BENCH_RATE (req/s of the fixed-rate pass, 2000;
 // BENCH_RATE_DURATION s, 4), BENCH_TOGETHER_ROUNDS (rounds of the pass that loads on and off at
 // once, 12), PLINTH_THREADS (unset: Plinth's default), BENCH_NO_WRITE=1 to print only. About 10 min.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -197,7 +198,7 @@ try {
     '',
     `Three Plinth processes of the same build side by side, each serving its own copy of one site (a 2 KB \`index.html\` and ${PAGES} pages of 2 KB, plan Builder, no badge), ${threads ? `PLINTH_THREADS=${threads}` : "Plinth's default thread count"}: metrics on (the default), metrics off (\`PLINTH_METRICS=0\`: nothing counted, no response hook) and metrics with the access log (\`PLINTH_ACCESS_LOG=1\`, stdout to a file). wrk, 1 thread, ${connections} keep-alive connections, a 1 s warm-up per cell, then ${rounds} rounds of ${seconds} s, each round measuring the three in an order rotated every round. Ratios are taken within each round (median, and range over the rounds). Goal: metrics on ≥ 0.97× metrics off.`,
     '',
-    `Metrics on and off loaded at the same time (${togetherRounds} rounds of ${seconds} s after one discarded, each by its own wrk with ${connections / 2} connections): server CPU time per request of each process (every thread, from /proc). Both share whatever the machine does in that moment, so their ratio holds still where figures taken one arm after the other swing by a fifth between rounds. The ratio is off ÷ on, so it reads as a throughput ratio. This is the figure the goal is judged by:`,
+    `Metrics on and off loaded at the same time (${togetherRounds} rounds of ${seconds} s after one discarded, each by its own wrk with ${connections / 2} connections; both servers pinned to one core, both wrk to the other): server CPU time per request of each process (every thread, from /proc). Both share whatever the machine does in that moment, so their ratio holds still where figures taken one arm after the other swing by a fifth between rounds. The ratio is off ÷ on, so it reads as a throughput ratio. This is the figure the goal is judged by:`,
     '',
     '| Scenario | Off | On | Off ÷ on |',
     '|---|---|---|---|',
@@ -234,11 +235,31 @@ try {
  */
 async function loadedTogether(name, on, off, scenario) {
   const pair = [on, off];
+  // Both servers on the last core and both wrk on the others, so neither arm's threads wander
+  // onto a core the other does not share.
+  const cores = os.availableParallelism();
+  const pin = (list) => {
+    if (cores < 2) return;
+    for (const node of pair) execFileSync('taskset', ['-a', '-p', '-c', list, String(node.child.pid)], { stdio: 'ignore' });
+  };
+  const serverCore = String(cores - 1);
+  const wrkCores = cores < 2 ? undefined : `0-${cores - 2}`;
   const once = async () => {
     const before = pair.map((node) => cpuTimeMs(node.child.pid));
-    const runs = await Promise.all(pair.map((node) => runWrk({ port: node.port, seconds, connections: connections / 2, scenario: scenario(node), benchDir })));
+    const runs = await Promise.all(
+      pair.map((node) => runWrk({ port: node.port, seconds, connections: connections / 2, scenario: scenario(node), benchDir, cpus: wrkCores })),
+    );
     return runs.map((run, i) => ((cpuTimeMs(pair[i].child.pid) - before[i]) * 1000) / run.requests);
   };
+  pin(serverCore);
+  try {
+    return await measureTogether(name, once);
+  } finally {
+    pin(`0-${cores - 1}`);
+  }
+}
+
+async function measureTogether(name, once) {
   await once();
   const onCpu = [];
   const offCpu = [];
