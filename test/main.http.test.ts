@@ -91,7 +91,7 @@ describe('npm start', () => {
   /** A copy of the package (its sources, built files and scripts; the guides and node_modules linked) with src/ older than dist/. */
   function packageCopy(): string {
     const dir = tempDir('plinth-package-');
-    for (const name of ['package.json', 'tsconfig.json', 'scripts', 'src', 'dist']) {
+    for (const name of ['package.json', 'tsconfig.json', 'scripts', 'src', 'dist', 'packages']) {
       if (existsSync(join(ROOT, name))) cpSync(join(ROOT, name), join(dir, name), { recursive: true });
     }
     // What the server reads but never builds: the guides, and the dependencies.
@@ -102,7 +102,9 @@ describe('npm start', () => {
       if (statSync(path).isDirectory()) for (const entry of readdirSync(path)) touchAll(join(path, entry));
     };
     touchAll(join(dir, 'src'));
+    touchAll(join(dir, 'packages', 'cli', 'src'));
     utimesSync(join(dir, 'tsconfig.json'), past, past);
+    utimesSync(join(dir, 'packages', 'cli', 'tsconfig.json'), past, past);
     return dir;
   }
 

@@ -108,7 +108,7 @@ describe('MCP', () => {
     expect(description).not.toContain('get_site, merge');
     expect(description).toMatch(/conflict[^.]*: read what is live with list_files and read_file/);
     for (const named of description.match(/\b[a-z]+_[a-z_]+\b/g) ?? []) {
-      if (['base_revision', 'live_revision', 'preview_url', 'blocked_secret'].includes(named)) continue;
+      if (['base_revision', 'live_revision', 'preview_url', 'blocked_secret', 'idempotency_key'].includes(named)) continue;
       expect(tools.map((tool) => tool.name)).toContain(named);
     }
   });
