@@ -506,7 +506,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
       maxPatternSegments: int('PLINTH_RULES_MAX_SEGMENTS', 32, 0, 1_000_000),
       maxRedirectConditions: int('PLINTH_REDIRECTS_MAX_CONDITIONS', 2000, 0, 1_000_000),
       maxHeaderLines: int('PLINTH_HEADERS_MAX_LINES', 100, 0, 1_000_000),
-      maxInnerSplats: int('PLINTH_RULES_MAX_INNER_SPLATS', 100, 0, 1_000_000),
+      maxInnerSplats: int('PLINTH_RULES_MAX_INNER_SPLATS', 40, 0, 1_000_000),
       maxRulesFileBytes: int('PLINTH_RULES_FILE_KB', 1024, 0, 1024 * 1024) * 1024,
       maxLinkWarnings: int('PLINTH_LINK_WARNINGS', 50, 0, 1_000_000),
     },

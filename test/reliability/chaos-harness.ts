@@ -273,6 +273,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       else op.site!.pending = op.expected;
       return undefined;
     }
+    // A rollback to what is live already makes no revision: acknowledged, the live one stays.
+    if (op.kind === 'rollback' && outcome.status === 200 && outcome.json?.unchanged === true) {
+      figures.acknowledged++;
+      if (down.size > 0 && !killed) figures.acknowledgedWhileDown++;
+      return op.site;
+    }
     if (outcome.status !== 201) {
       if (outcome.status >= 500 || !killed) fail(`${at(op.node)}${op.kind} answered ${outcome.status}: ${outcome.body.toString('utf8').slice(0, 300)}`);
       return undefined;

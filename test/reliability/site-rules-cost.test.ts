@@ -15,6 +15,8 @@ import { useTestServer } from '../helpers/fixtures.js';
 const SEGMENTS = 32;
 const RULES = 2000;
 const BLOCKS = 100;
+/** The default of `PLINTH_RULES_MAX_INNER_SPLATS`: patterns with a `*` inside the path, per file. */
+const INNER_SPLATS = 40;
 const REQUESTS = 150;
 const ROUNDS = 4;
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -50,8 +52,8 @@ const SHAPES: Record<string, { redirects: (i: number) => string; headers: (i: nu
   },
   // Each * inside a path is checked against the whole rest of the path, here nearly equal to it.
   'a * inside the path, as many as the cap allows, with long endings': {
-    redirects: (i) => (i < 100 ? `/*${'a'.repeat(800)}-r${i}.html /index.html 301` : `/r${i} /index.html 301`),
-    headers: (i) => `/*${'a'.repeat(800)}-h${i}.html\n  X-Block: ${i}`,
+    redirects: (i) => (i < INNER_SPLATS ? `/*${'a'.repeat(800)}-r${i}.html /index.html 301` : `/r${i} /index.html 301`),
+    headers: (i) => (i < INNER_SPLATS ? `/*${'a'.repeat(800)}-h${i}.html\n  X-Block: ${i}` : `/h${i}\n  X-Block: ${i}`),
     path: (n) => `/u/${'a'.repeat(800)}-q${n}.html`,
   },
   'a query condition on every rule for /*': {
