@@ -387,8 +387,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       }
       // The query is read only where rules may test it (a redirect reads it when it is sent).
       const query = revision !== site.liveRevision || live.rules?.redirects?.usesQuery === true ? (req.getQuery() ?? '') : '';
-      // The host only where rules name one (a preview's rules are its own: asked for always).
-      const byHost = revision !== site.liveRevision || live.rules?.redirects?.usesHost === true || live.rules?.headers?.usesHost === true;
+      // The host only where the live rules name one.
+      const byHost = live.rules?.redirects?.usesHost === true || live.rules?.headers?.usesHost === true;
       const target = sites.target(live, revision, req.getUrl(), query, byHost ? requestHost(siteName, route) : undefined);
       const privateHeaders: Headers = privacy === undefined ? {} : NOINDEX;
       if (target.error !== undefined) return sendPage(res, target.error, head, {}, undefined, undefined, protect);
