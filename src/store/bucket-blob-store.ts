@@ -9,6 +9,7 @@ import { publishTemp, writeTemp } from './atomic-file.js';
 import { createBlobStore } from './blob-store.js';
 import { createS3Bucket, forEachLimit, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
+import type { BucketLedger, LedgerEntry } from './bucket-ledger.js';
 import type { BlobFile, BlobStore, BucketOptions, CacheTrim } from './types.js';
 
 /**
@@ -20,8 +21,17 @@ import type { BlobFile, BlobStore, BucketOptions, CacheTrim } from './types.js';
  * holds in memory do not touch the disk).
  */
 
-/** Blobs (and variants) one `publish` checks or uploads at once. */
-const PUBLISH_CONCURRENCY = 8;
+/**
+ * Objects one `publish` checks or uploads at once: enough to keep a bucket's round trips
+ * overlapped (each request waits mostly on the network), few enough for the SDK's 50 sockets.
+ */
+const PUBLISH_CONCURRENCY = 32;
+/**
+ * With a ledger, an object it does not know and at most this large is put without asking the
+ * bucket first: one request either way. A larger one is asked about (HEAD), so that bytes the
+ * bucket already holds (uploaded before the ledger existed) are not sent again.
+ */
+const PUT_UNASKED_BYTES = 1024 * 1024;
 /** Objects `trimCache` asks the bucket about at once before evicting their local copies. */
 const TRIM_CONCURRENCY = 8;
 const DEFAULT_MIN_IDLE_MS = 60_000;
@@ -33,13 +43,16 @@ export interface BucketBlobStoreOptions {
   dir: string;
   now: () => number;
   bucket: BucketOptions;
+  /** In a cluster, what the database knows of the bucket: `publish` asks it before the bucket. */
+  ledger?: BucketLedger;
 }
 
 export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStore {
   const { now } = options;
   const local = createBlobStore({ dir: options.dir, now });
   const tmpDir = join(resolve(options.dir), 'tmp');
-  const bucket: S3Bucket = createS3Bucket(options.bucket);
+  const { ledger } = options;
+  const bucket: S3Bucket = createS3Bucket(options.bucket, ledger && { onDeleted: (key) => ledger.forget([key]) });
   const { cacheBytes, graceMs } = options.bucket;
   const minIdleMs = options.bucket.minIdleMs ?? DEFAULT_MIN_IDLE_MS;
   const downloads = new Map<string, Promise<void>>();
@@ -106,29 +119,49 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    * One object of a deploy: uploaded when missing or when the bucket's copy has another size than
    * this node's (a blob written wrong elsewhere; a variant that another build of the compressor
    * made, so the record about to be committed describes the bytes the bucket holds), renewed when
-   * older than half the grace period.
+   * older than half the grace period. `noted` is what the ledger says of it; with `ledgerKnows`,
+   * no row means no node uploaded it lately. Resolves what was uploaded or renewed, for the ledger.
    * Bucket garbage collection deletes only objects older than the whole grace period, so whatever
-   * this passes stays until its commit (right after) references it.
+   * this passes stays until its commit (right after) references it. A ledger row is taken as the
+   * bucket's word only while younger than half the grace period: its time was read before the
+   * upload, so the object is younger still.
    */
-  async function ensureInBucket(sha256: string, encoding: Encoding | undefined): Promise<void> {
+  async function ensureInBucket(
+    sha256: string,
+    encoding: Encoding | undefined,
+    noted: LedgerEntry | undefined,
+    ledgerKnows: boolean,
+  ): Promise<(LedgerEntry & { key: string }) | undefined> {
     const key = bucket.keyOf(sha256, encoding);
     const at = now();
-    if ((knownFresh.get(key) ?? 0) > at) return;
+    if ((knownFresh.get(key) ?? 0) > at) return undefined;
     const path = local.pathOf(sha256, encoding);
-    const found = await bucket.head(key);
     const size = await sizeIfExists(path);
+    if (noted !== undefined && noted.touchedMs > at - graceMs / 2 && (size === undefined || noted.size === size)) {
+      remember(key, noted.touchedMs);
+      return undefined;
+    }
+    if (ledgerKnows && noted === undefined && size !== undefined && size <= PUT_UNASKED_BYTES) {
+      await bucket.upload(key, path, size);
+      remember(key, at);
+      return { key, size, touchedMs: at };
+    }
+    const found = await bucket.head(key);
     if (found === undefined && size === undefined) {
       throw Object.assign(new Error(`blob ${key} is neither on this node nor in the bucket`), { code: NOT_IN_BUCKET });
     }
     if (found === undefined || (size !== undefined && found.size !== size)) {
       await bucket.upload(key, path, size!);
       remember(key, at);
-    } else if (found.touchedMs < at - graceMs / 2) {
+      return { key, size: size!, touchedMs: at };
+    }
+    if (found.touchedMs < at - graceMs / 2) {
       await bucket.touch(key, at);
       remember(key, at);
-    } else {
-      remember(key, found.touchedMs);
+      return { key, size: found.size, touchedMs: at };
     }
+    remember(key, found.touchedMs);
+    return { key, size: found.size, touchedMs: found.touchedMs };
   }
 
   async function publish(sha256s: Iterable<string>): Promise<void> {
@@ -137,7 +170,17 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       objects.push([sha256, undefined]);
       for (const encoding of ENCODINGS) if (existsSync(local.pathOf(sha256, encoding))) objects.push([sha256, encoding]);
     }
-    await forEachLimit(objects, PUBLISH_CONCURRENCY, ([sha256, encoding]) => ensureInBucket(sha256, encoding));
+    const at = now();
+    const asked = objects.map(([sha256, encoding]) => bucket.keyOf(sha256, encoding)).filter((key) => (knownFresh.get(key) ?? 0) <= at);
+    // The ledger is a shortcut: when the database cannot say, the bucket is asked as without one.
+    const noted = ledger === undefined || asked.length === 0 ? new Map<string, LedgerEntry>() : await ledger.find(asked).catch(() => undefined);
+    const done: Array<LedgerEntry & { key: string }> = [];
+    await forEachLimit(objects, PUBLISH_CONCURRENCY, async ([sha256, encoding]) => {
+      const entry = await ensureInBucket(sha256, encoding, noted?.get(bucket.keyOf(sha256, encoding)), noted !== undefined && ledger !== undefined);
+      if (entry !== undefined) done.push(entry);
+    });
+    // Best effort: a note that does not arrive only costs the next deploy of these blobs a question to the bucket.
+    if (ledger !== undefined && noted !== undefined) await ledger.note(done).catch(() => undefined);
   }
 
   /** Whether the bucket holds this file's object, so the local copy may go; false when it cannot tell. */

@@ -89,7 +89,12 @@ export function bucketOptionsOf(config: Readonly<Config>): BucketOptions | undef
   };
 }
 
-export function createS3Bucket(options: BucketOptions): S3Bucket {
+export interface BucketHooks {
+  /** Told of each blob object deleted (the ledger forgets it); its failure fails nothing. */
+  onDeleted?(key: string): Promise<void>;
+}
+
+export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}): S3Bucket {
   const client = new S3Client({
     region: options.region,
     ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
@@ -251,6 +256,8 @@ export function createS3Bucket(options: BucketOptions): S3Bucket {
 
     async delete(key) {
       await call(key, () => client.send(new DeleteObjectCommand({ Bucket, Key: key })));
+      // A row left behind is harmless: it is as old as the object was, too old to be believed.
+      await hooks.onDeleted?.(key).catch(() => undefined);
     },
 
     get errors() {

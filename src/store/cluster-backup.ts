@@ -213,6 +213,8 @@ export async function restoreCluster(options: ClusterRestoreOptions): Promise<Cl
       ['--clean', '--if-exists', '--no-owner', '--no-privileges', '--single-transaction', '--exit-on-error', join(source, manifest.records.file)],
       options.databaseUrl,
     );
+    // What the nodes noted of the bucket then is not what it holds now: deploys ask the bucket again.
+    await client.query("DO $$ BEGIN IF to_regclass('plinth_bucket_objects') IS NOT NULL THEN DELETE FROM plinth_bucket_objects; END IF; END $$");
     const restored = await clusterOf(client);
     if (restored.clusterId !== manifest.clusterId)
       throw new Error(`After the restore the database holds cluster ${restored.clusterId}, not the backup's ${manifest.clusterId}.`);

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { createBlobStore } from './blob-store.js';
 import { createBucketBlobStore } from './bucket-blob-store.js';
+import type { BucketLedger } from './bucket-ledger.js';
 import { openMetadataDbs, type MetadataDbs } from './metadata-dbs.js';
 import { openMetadata, type Store } from './metadata.js';
 import { openRecordsLog } from './records-log.js';
@@ -53,7 +54,7 @@ export async function connectStore(options: StoreOptions | ClusterStoreOptions):
   }
   // The node judges time by PostgreSQL's clock (database-clock.ts).
   const now = (): number => base() + records.clockOffsetMs();
-  const blobs = openBlobs(options, now);
+  const blobs = openBlobs(options, now, records.bucketLedger);
   const store: Store = { blobs, ...openMetadata(metaPath, now, blobs, records) };
   // Offline, both wait for PostgreSQL: catching up as the node follows it, the lift for the next start.
   if (records.connected()) {
@@ -81,7 +82,7 @@ export function openBlobStore(options: StoreOptions): BlobStore {
   return openBlobs(options, options.now ?? Date.now);
 }
 
-function openBlobs(options: StoreOptions, now: () => number): BlobStore {
+function openBlobs(options: StoreOptions, now: () => number, ledger?: BucketLedger): BlobStore {
   const dir = join(options.dir, 'blobs');
-  return options.bucket === undefined ? createBlobStore({ dir, now }) : createBucketBlobStore({ dir, now, bucket: options.bucket });
+  return options.bucket === undefined ? createBlobStore({ dir, now }) : createBucketBlobStore({ dir, now, bucket: options.bucket, ledger });
 }

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Key } from 'lmdb';
 import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
+import { createBucketLedger, type BucketLedger } from './bucket-ledger.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
 import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
@@ -105,6 +106,8 @@ export interface RecordsLog {
   listen(wake: () => void): Promise<() => Promise<void>>;
   takeRateTokens(checks: readonly RateCheck[], at: number): Promise<RateResult>;
   pruneCounters(before: number): Promise<number>;
+  /** What the bucket holds as the nodes uploaded it: a deploy asks this rather than the bucket. */
+  readonly bucketLedger: BucketLedger;
   /** Runs `fn` only if no other node is running a task of this name (a leader for upkeep). */
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
   /** Calls that failed so far (PostgreSQL unreachable, or a query it refused), for operators' metrics. */
@@ -473,6 +476,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         const cutoff = await onDatabaseClock(client, before);
         return (await timeBound(client, 'DELETE FROM plinth_counters WHERE window_start < $1', [cutoff], BULK_QUERY_MS)).rowCount ?? 0;
       }),
+
+    bucketLedger: createBucketLedger(withReadyClient),
 
     alone: (task, fn) =>
       withReadyClient(async (client) => {

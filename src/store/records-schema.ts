@@ -21,6 +21,8 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE plinth_changes (seq bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), origin text NOT NULL, writes jsonb NOT NULL);
    CREATE TABLE plinth_records (db text NOT NULL, key text NOT NULL, value jsonb NOT NULL, PRIMARY KEY (db, key));
    CREATE TABLE plinth_counters (scope text NOT NULL, window_start bigint NOT NULL, hits integer NOT NULL, PRIMARY KEY (scope, window_start));`,
+  // What the bucket holds, as the nodes uploaded it (bucket-ledger.ts); older nodes ignore it.
+  `CREATE TABLE plinth_bucket_objects (key text PRIMARY KEY, size bigint NOT NULL, touched_ms bigint NOT NULL);`,
 ];
 
 /** The newest schema version this Plinth knows: that of its last migration. */

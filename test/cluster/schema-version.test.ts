@@ -15,7 +15,7 @@ import { tempDir } from '../helpers/sites.js';
  */
 
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
-const KNOWN = 1;
+const KNOWN = 2;
 const REFUSAL = `database schema is version ${KNOWN + 1}; this Plinth knows up to ${KNOWN}: upgrade Plinth`;
 
 let cluster: TestCluster;
