@@ -17,7 +17,7 @@ import {
   type SecretLocation,
 } from './rejection.js';
 import { createLeakGuard, MAX_SECRET_FINDINGS } from './leak-guard.js';
-import { sha256Of, storeFile, type StoredFile } from './store-file.js';
+import { sha256Of, storeFile, type CompressBudget, type StoredFile } from './store-file.js';
 import type { FileReference, IngestedFile, IngestError, IngestLimits } from './types.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'hardlink' | 'device' | 'fifo' | 'other';
@@ -47,6 +47,8 @@ export interface CollectorOptions {
   blockExecutables: boolean;
   /** A manifest's part: the paths each content (by sha256) will be published at (see `UnpackOptions`). */
   publishedAs?: Readonly<Record<string, readonly string[]>>;
+  /** Compression this deploy may do before its answer (see `UnpackOptions.compressBeforePublish`). */
+  compressBeforePublish?: CompressBudget;
 }
 
 export interface CollectedSite {
@@ -243,6 +245,8 @@ function createPathAdmission(options: { maxFiles: number; blockExecutables: bool
 
 export function createCollector(options: CollectorOptions): Collector {
   const { blobs, limits, blockExecutables, publishedAs } = options;
+  // This deploy's own budget: spent as its files are stored.
+  const budget = options.compressBeforePublish && { ...options.compressBeforePublish };
   const admission = createPathAdmission({ maxFiles: limits.maxFiles, blockExecutables });
   // Admitted paths in archive order; entries are filled in as their writes finish.
   const admitted = admission.admitted;
@@ -336,7 +340,7 @@ export function createCollector(options: CollectorOptions): Collector {
   }
 
   async function startWrite(path: string, bytes: Uint8Array, type: string, sha256?: string): Promise<void> {
-    const write: Promise<void> = storeFile(blobs, bytes, type, sha256).then(
+    const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget).then(
       (entry) => void stored.set(path, entry),
       (error: unknown) => void (writeError ??= { error }),
     );

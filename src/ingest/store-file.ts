@@ -1,6 +1,7 @@
 // Writes one accepted file to the blob store and returns its path-index entry.
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js';
 import type { BlobStore, FileEntry } from '../store/index.js';
 
@@ -19,6 +20,15 @@ async function sizeIfExists(path: string): Promise<number | undefined> {
 
 export const sha256Of = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
+/**
+ * What a deploy may spend compressing before its answer: the time left (ms of this thread's
+ * compression), and the largest file worth it. Files past either are compressed after the commit.
+ */
+export interface CompressBudget {
+  leftMs: number;
+  maxFileBytes: number;
+}
+
 export interface StoredFile {
   entry: FileEntry;
   /** Compressible, but its variants do not exist yet: they are made after the commit. */
@@ -28,15 +38,24 @@ export interface StoredFile {
 /**
  * Writes the blob synchronously (this worker thread has nothing else to do, and a thousand small
  * files would otherwise cost thousands of round trips through libuv's shared thread pool),
- * without compressing it and without per-file fsyncs: the worker flushes the whole deploy once,
- * and variants are made after the site is live. Redeploys mostly resend files the store already
+ * without per-file fsyncs: the worker flushes the whole deploy once. A small text file is
+ * compressed here while `budget` lasts, so its first visitors get it compressed; the others'
+ * variants are made after the site is live. Redeploys mostly resend files the store already
  * has; blobs are immutable and addressed by hash, so those are reused with their variants.
  * `sha256`: the bytes' hash when the caller has it already.
  */
-export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: string, sha256 = sha256Of(bytes)): Promise<StoredFile> {
+export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: string, sha256 = sha256Of(bytes), budget?: CompressBudget): Promise<StoredFile> {
   const compress = isCompressibleType(type) && bytes.byteLength >= MIN_COMPRESS_BYTES;
   const entry: FileEntry = { sha256, size: bytes.byteLength, type };
-  if (blobs.writeSync(bytes, sha256) || !compress) return { entry, needsVariants: compress };
+  if (blobs.writeSync(bytes, sha256)) {
+    if (!compress || budget === undefined || budget.leftMs <= 0 || bytes.byteLength > budget.maxFileBytes) return { entry, needsVariants: compress };
+    const started = performance.now();
+    const encodings = blobs.compressSync(sha256, bytes);
+    budget.leftMs -= performance.now() - started;
+    // None paid off: made later, they would not either.
+    return { entry: Object.keys(encodings).length > 0 ? { ...entry, encodings } : entry, needsVariants: false };
+  }
+  if (!compress) return { entry, needsVariants: false };
   const encodings: Partial<Record<Encoding, number>> = {};
   for (const encoding of ENCODINGS) {
     const variantSize = await sizeIfExists(blobs.pathOf(sha256, encoding));

@@ -47,6 +47,12 @@ export interface UnpackOptions {
    * The leak guard judges the bytes as each of those, not as the name the part gave them.
    */
   publishedAs?: Record<string, string[]>;
+  /**
+   * Text files up to `maxFileBytes` are compressed while they are stored, until `leftMs` of
+   * compression is spent, so the deploy's first visitors get them compressed; the rest are
+   * compressed after the commit. Unset: all after.
+   */
+  compressBeforePublish?: { leftMs: number; maxFileBytes: number };
 }
 
 export interface IngestedFile {

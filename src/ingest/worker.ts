@@ -63,6 +63,7 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     limits: task.limits,
     blockExecutables: task.blockExecutables,
     ...(task.publishedAs !== undefined ? { publishedAs: task.publishedAs } : {}),
+    ...(task.compressBeforePublish !== undefined ? { compressBeforePublish: task.compressBeforePublish } : {}),
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
   try {

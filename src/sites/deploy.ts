@@ -318,10 +318,19 @@ async function unpackBody(
       },
       blockExecutables: anonymous,
       ...(publishedAs !== undefined ? { partial: true, publishedAs } : {}),
+      ...(deps.config.deploy.compressBeforePublishMs > 0
+        ? { compressBeforePublish: { leftMs: deps.config.deploy.compressBeforePublishMs, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
+        : {}),
     },
     signal,
   );
 }
+
+/**
+ * Text files up to this size are compressed before a deploy's answer (within its time budget);
+ * larger ones, rare and slow to compress, after it.
+ */
+const COMPRESS_BEFORE_PUBLISH_MAX_BYTES = 256 * 1024;
 
 /** Every path of the manifest for each content still to upload: a part's bytes are judged as these. */
 function publishedPaths(record: ManifestRecord): Record<string, string[]> {

@@ -125,6 +125,12 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
   function writeSync(bytes: Uint8Array, sha256: string): boolean {
     const finalPath = pathOf(sha256);
     if (touchSync(finalPath)) return false;
+    placeSync(bytes, finalPath);
+    return true;
+  }
+
+  /** Writes `bytes` at `finalPath` through a temp file and a rename, with no fsync. */
+  function placeSync(bytes: Uint8Array, finalPath: string): void {
     // Unique per process and thread without a syscall; a crash leaves it for `sweepTemp`.
     const temp = join(tmpDir, `${tempPrefix}${++tempCounter}.tmp`);
     try {
@@ -139,7 +145,18 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
       rmSync(temp, { force: true });
       throw err;
     }
-    return true;
+  }
+
+  function compressSync(sha256: string, bytes: Uint8Array): Partial<Record<Encoding, number>> {
+    const encodings: Partial<Record<Encoding, number>> = {};
+    if (bytes.byteLength < MIN_COMPRESS_BYTES) return encodings;
+    for (const encoding of ENCODINGS) {
+      const compressed = compress(bytes, encoding, 'fast');
+      if (compressed.byteLength > bytes.byteLength * MAX_VARIANT_RATIO) continue;
+      placeSync(compressed, pathOf(sha256, encoding));
+      encodings[encoding] = compressed.byteLength;
+    }
+    return encodings;
   }
 
   async function compressBlob(sha256: string, opts: { quality?: Quality; durable?: boolean } = {}) {
@@ -238,6 +255,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     putFile,
     compressBlob,
     writeSync,
+    compressSync,
     flush,
     readSync: (sha256, encoding) => readFileSync(pathOf(sha256, encoding)),
     sweepTemp,

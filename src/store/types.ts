@@ -205,6 +205,11 @@ export interface BlobStore {
    * with `flush()`. Returns false when the blob already existed (its mtime is renewed, as in `write`).
    */
   writeSync(bytes: Uint8Array, sha256: string): boolean;
+  /**
+   * Makes the blob's variants from its bytes on the calling thread (fast settings, no fsync, as
+   * `writeSync`), each only if it pays off; returns their sizes.
+   */
+  compressSync(sha256: string, bytes: Uint8Array): Partial<Record<Encoding, number>>;
   /** Makes every blob written with `durable: false` (or `writeSync`) durable, with one filesystem sync. */
   flush(): Promise<void>;
   /** Reads a whole blob (or variant) into memory; for small files only. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
+import { brotliDecompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import {
   emptyZip,
@@ -134,22 +135,27 @@ describe('anonymous create', () => {
     expect((await visit(body.site.name, '/css/site.css')).text).toBe('body{}');
   });
 
-  it('serves text files compressed shortly after the deploy went live', async () => {
+  it('serves a small text file compressed from the first request after the 201, a large one shortly after', async () => {
     const css = `${'.rule { margin: 0 auto; padding: 1rem; }\n'.repeat(200)}`;
-    const res = await deploy(tgz({ 'index.html': '<h1>compress me</h1>', 'site.css': css }));
+    // Past the size compressed before the answer (256 KB): compressed after it.
+    const big = Array.from({ length: 12000 }, (_, i) => `.c${i} { color: #${(i * 2654435761).toString(16).slice(-6).padStart(6, '0')}; }`).join('\n');
+    const res = await deploy(tgz({ 'index.html': '<h1>compress me</h1>', 'site.css': css, 'big.css': big }));
     expect(res.status).toBe(201);
-    // Live at once, uncompressed if the variants are not there yet…
-    const first = await visit(res.json.site.name, '/site.css');
-    expect(first.text).toBe(css);
-    // …and compressed as soon as the pool has made them.
-    const withBr = (): Promise<boolean> =>
-      request({ port: server.port, host: `${res.json.site.name}.sites.localhost`, path: '/site.css', headers: { 'accept-encoding': 'br, gzip' } }).then(
-        (page) => page.headers['content-encoding'] === 'br',
-      );
-    expect(await waitUntil(withBr, 5000, 20)).toBe(true);
+    const host = `${res.json.site.name}.sites.localhost`;
+    const compressed = (path: string) => request({ port: server.port, host, path, headers: { 'accept-encoding': 'br, gzip' } });
+
+    const first = await compressed('/site.css');
+    expect(first.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(first.body).toString()).toBe(css);
+    expect((await visit(res.json.site.name, '/site.css')).text).toBe(css);
     const file = server.store.listFiles(res.json.revision.id).find((f) => f.path === 'site.css')!;
     expect(file.encodings?.br).toBeLessThan(css.length);
     expect(file.encodings?.gzip).toBeLessThan(css.length);
+
+    // Live at once, uncompressed while its variants are made, then compressed.
+    expect((await visit(res.json.site.name, '/big.css')).text).toBe(big);
+    const withBr = (): Promise<boolean> => compressed('/big.css').then((page) => page.headers['content-encoding'] === 'br');
+    expect(await waitUntil(withBr, 15_000, 20)).toBe(true);
   });
 
   it('stores only hashes of the site and claim tokens', async () => {
