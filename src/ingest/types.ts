@@ -48,11 +48,11 @@ export interface UnpackOptions {
    */
   publishedAs?: Record<string, string[]>;
   /**
-   * Text files up to `maxFileBytes` are compressed while they are stored, until `leftMs` of
-   * compression is spent, so the deploy's first visitors get them compressed; the rest are
-   * compressed after the commit. Unset: all after.
+   * Text files up to `maxFileBytes` get their gzip variant while they are stored, until
+   * `leftBytes` of them were compressed, so the deploy's first visitors get them compressed; the
+   * other variants are made after the commit. Unset: all after.
    */
-  compressBeforePublish?: { leftMs: number; maxFileBytes: number };
+  compressBeforePublish?: { leftBytes: number; maxFileBytes: number };
 }
 
 export interface IngestedFile {

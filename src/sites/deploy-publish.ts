@@ -22,6 +22,8 @@ export interface NewRevision {
   extras: RevisionExtras;
   /** `false`: store a draft, do not make it live. */
   live: boolean;
+  /** `blobs.publish` of these files, started already (see deploy.ts); started here if not. */
+  uploads?: Promise<void>;
 }
 
 /** A deploy that went through: its answer and the new revision. */
@@ -46,8 +48,9 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
   }
   const checked = warningsView(extras);
   const note = skippedNote(skipped) + warningsNote(extras);
-  // With a blob bucket, every blob the revision references is in it before the commit.
-  await store.blobs.publish(Array.from(files.values(), (entry) => entry.sha256));
+  // With a blob bucket, every blob the revision references is in it before the commit, which
+  // alone takes the cluster's write lock: no bucket request is made while it is held.
+  await (revision.uploads ?? store.blobs.publish(Array.from(files.values(), (entry) => entry.sha256)));
   if (decision.mode === 'update') {
     const result = await store.commitRevision({
       site: decision.site.name,

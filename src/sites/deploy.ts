@@ -138,10 +138,14 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       const files = assembleFiles(deps, decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
       const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
       const reused = contentsToRejudge(store, decision.mode === 'update' ? decision.base : undefined, result.references ?? []);
+      // With a bucket, the blobs go up while the site is analysed (a refused deploy leaves them
+      // unreferenced, for garbage collection); the commit waits for them.
+      const uploads = store.blobs.publish(Array.from(files.values(), (entry) => entry.sha256));
+      uploads.catch(() => undefined);
       const extras = await analyzeSite(deps, files, signal, { contents: reused, plan });
       const analyzed = performance.now();
       const live = request.publish !== false && fields.publish !== false;
-      const outcome = await publishRevision(deps, { decision, files, skipped: result.skipped, patch: fields.patch === true, extras, live });
+      const outcome = await publishRevision(deps, { decision, files, skipped: result.skipped, patch: fields.patch === true, extras, live, uploads });
       const ms = (from: number, to: number): number => Math.round(to - from);
       log.info(
         {
@@ -318,8 +322,8 @@ async function unpackBody(
       },
       blockExecutables: anonymous,
       ...(publishedAs !== undefined ? { partial: true, publishedAs } : {}),
-      ...(deps.config.deploy.compressBeforePublishMs > 0
-        ? { compressBeforePublish: { leftMs: deps.config.deploy.compressBeforePublishMs, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
+      ...(deps.config.deploy.compressBeforePublishBytes > 0
+        ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
         : {}),
     },
     signal,

@@ -147,10 +147,10 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     }
   }
 
-  function compressSync(sha256: string, bytes: Uint8Array): Partial<Record<Encoding, number>> {
+  function compressSync(sha256: string, bytes: Uint8Array, only: readonly Encoding[] = ENCODINGS): Partial<Record<Encoding, number>> {
     const encodings: Partial<Record<Encoding, number>> = {};
     if (bytes.byteLength < MIN_COMPRESS_BYTES) return encodings;
-    for (const encoding of ENCODINGS) {
+    for (const encoding of only) {
       const compressed = compress(bytes, encoding, 'fast');
       if (compressed.byteLength > bytes.byteLength * MAX_VARIANT_RATIO) continue;
       placeSync(compressed, pathOf(sha256, encoding));

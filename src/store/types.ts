@@ -206,10 +206,10 @@ export interface BlobStore {
    */
   writeSync(bytes: Uint8Array, sha256: string): boolean;
   /**
-   * Makes the blob's variants from its bytes on the calling thread (fast settings, no fsync, as
-   * `writeSync`), each only if it pays off; returns their sizes.
+   * Makes the blob's variants (`only` these encodings; default all) from its bytes on the calling
+   * thread (fast settings, no fsync, as `writeSync`), each only if it pays off; returns their sizes.
    */
-  compressSync(sha256: string, bytes: Uint8Array): Partial<Record<Encoding, number>>;
+  compressSync(sha256: string, bytes: Uint8Array, only?: readonly Encoding[]): Partial<Record<Encoding, number>>;
   /** Makes every blob written with `durable: false` (or `writeSync`) durable, with one filesystem sync. */
   flush(): Promise<void>;
   /** Reads a whole blob (or variant) into memory; for small files only. */

@@ -1,0 +1,110 @@
+// Compressed from the first request (issue 35 §3): what compressing a deploy's small text files
+// before its 201 costs the deploy, and what its first visitors get. Two embedded Plinth nodes of
+// the same build run side by side, one with PLINTH_COMPRESS_BEFORE_PUBLISH_MS=0 (every variant
+// made after the 201, as before) and one with the default; each round deploys one new archive of
+// bench:deploy's (bench/lib/site-gen.mjs) to each, in an order rotated each round, then asks the
+// node for every text file of the site once with `Accept-Encoding: br, gzip` right after the 201.
+//
+// Env: BENCH_COMPRESS_ROUNDS (5 for the 100-file archive; the 1,000-file one takes
+// BENCH_COMPRESS_BIG_ROUNDS, 3). Prints a Markdown table; every sample goes to
+// bench/.work/compress-first/results.json.
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { adminBuilderToken, createClient, deploy, SITE_DOMAIN, startPlinthNode } from './lib/plinth-node.mjs';
+import { stopChild } from './lib/proc.mjs';
+import { formatSummary, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
+import { writeSite } from './lib/site-gen.mjs';
+import { tarGz } from './lib/archive.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const work = join(root, 'bench', '.work', 'compress-first');
+const rounds = Number(process.env.BENCH_COMPRESS_ROUNDS ?? 5);
+const bigRounds = Number(process.env.BENCH_COMPRESS_BIG_ROUNDS ?? 3);
+// The variants made after a 201 must not share the cores with the next timed deploy.
+const IDLE_MS = 3000;
+const TEXT = /\.(html|css|js|json|svg|txt|xml|md)$/;
+const log = (msg) => process.stdout.write(`[compress-first ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+const ms = (n) => (n < 100 ? `${n.toFixed(1)} ms` : `${Math.round(n)} ms`);
+const x = (r) => `${r.toFixed(2)}×`;
+
+const children = new Set();
+async function stopAll() {
+  for (const child of children) await stopChild(child);
+}
+
+function textFiles(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && TEXT.test(entry.name))
+    .map((entry) => relative(dir, join(entry.parentPath ?? entry.path, entry.name)));
+}
+
+async function main() {
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const nodes = [];
+  for (const [name, budget] of [
+    ['after the 201 (0)', '0'],
+    ['before the 201 (default)', undefined],
+  ]) {
+    const dataDir = join(work, `node-${nodes.length}`);
+    mkdirSync(dataDir, { recursive: true });
+    const token = adminBuilderToken(root, dataDir);
+    const env = { PLINTH_THREADS: '1', PLINTH_API_RATE_PER_CREDENTIAL: '0', PLINTH_API_RATE_PER_NETWORK: '0', ...(budget ? { PLINTH_COMPRESS_BEFORE_PUBLISH_MS: budget } : {}) };
+    const node = await startPlinthNode({ root, dataDir, env, logPath: join(work, `node-${nodes.length}.log`) });
+    children.add(node.child);
+    nodes.push({ name, token, client: createClient(node.port) });
+    log(`${name} on port ${node.port}`);
+  }
+  const rows = [];
+  for (const [id, label, files, bytes, count] of [
+    ['small', '100 files, ~1 MB archive', 100, 1024 * 1024, rounds],
+    ['big', '1,000 files, ~50 MB archive', 1000, 50 * 1024 * 1024, bigRounds],
+  ]) {
+    const archives = [];
+    for (let r = 0; r <= count; r++) {
+      const dir = join(work, `${id}-site-${r}`);
+      writeSite(dir, files, bytes, 10_000 * (r + 1) + (id === 'small' ? 5000 : 0) + 321);
+      archives.push({ body: readFileSync(tarGz(dir, join(work, `${id}-${r}.tgz`))), text: textFiles(dir) });
+    }
+    // Archive 0 warms both nodes up and is not timed.
+    for (const node of nodes) await deploy(node.client, node.token, archives[0].body);
+    const byArm = await runRounds(nodes, count, async (node, round) => {
+      await sleep(IDLE_MS);
+      const archive = archives[round + 1];
+      const res = await deploy(node.client, node.token, archive.body);
+      let compressed = 0;
+      for (const path of archive.text) {
+        const page = await node.client.request({ host: `${res.site}.${SITE_DOMAIN}`, path: `/${path}`, headers: { 'accept-encoding': 'br, gzip' } });
+        if (page.headers['content-encoding']) compressed++;
+      }
+      log(`${id} round ${round + 1} ${node.name}: ${Math.round(res.ms)} ms, ${compressed} of ${archive.text.length} text files compressed on the first request`);
+      return { ms: res.ms, compressed, text: archive.text.length };
+    });
+    rows.push({
+      label,
+      arms: byArm.map((runs, i) => ({ name: nodes[i].name, ms: summarize(runs.map((r) => r.ms)), compressed: runs.map((r) => `${r.compressed}/${r.text}`) })),
+      ratio: pairedRatio(
+        byArm[1].map((r) => r.ms),
+        byArm[0].map((r) => r.ms),
+      ),
+      byArm,
+    });
+  }
+  writeFileSync(join(work, 'results.json'), JSON.stringify(rows, null, 2));
+  const out = [
+    '| Archive | Compressed | Deploy, median (range) | Text files compressed on the first request, per round | Before ÷ after the 201, median of rounds (range) |',
+    '|---|---|--:|---|--:|',
+  ];
+  for (const row of rows)
+    for (const [i, arm] of row.arms.entries())
+      out.push(`| ${row.label} | ${arm.name} | ${formatSummary(arm.ms, ms)} | ${arm.compressed.join(', ')} | ${i === 1 ? formatSummary(row.ratio, x) : ''} |`);
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+main().then(stopAll, async (err) => {
+  console.error(err);
+  await stopAll();
+  process.exit(1);
+});
