@@ -1,6 +1,6 @@
 // Compressed from the first request (issue 35 §3): what compressing a deploy's small text files
 // before its 201 costs the deploy, and what its first visitors get. Two embedded Plinth nodes of
-// the same build run side by side, one with PLINTH_COMPRESS_BEFORE_PUBLISH_MS=0 (every variant
+// the same build run side by side, one with PLINTH_COMPRESS_BEFORE_PUBLISH_KB=0 (every variant
 // made after the 201, as before) and one with the default; each round deploys one new archive of
 // bench:deploy's (bench/lib/site-gen.mjs) to each, in an order rotated each round, then asks the
 // node for every text file of the site once with `Accept-Encoding: br, gzip` right after the 201.
@@ -51,7 +51,12 @@ async function main() {
     const dataDir = join(work, `node-${nodes.length}`);
     mkdirSync(dataDir, { recursive: true });
     const token = adminBuilderToken(root, dataDir);
-    const env = { PLINTH_THREADS: '1', PLINTH_API_RATE_PER_CREDENTIAL: '0', PLINTH_API_RATE_PER_NETWORK: '0', ...(budget ? { PLINTH_COMPRESS_BEFORE_PUBLISH_MS: budget } : {}) };
+    const env = {
+      PLINTH_THREADS: '1',
+      PLINTH_API_RATE_PER_CREDENTIAL: '0',
+      PLINTH_API_RATE_PER_NETWORK: '0',
+      ...(budget ? { PLINTH_COMPRESS_BEFORE_PUBLISH_KB: budget } : {}),
+    };
     const node = await startPlinthNode({ root, dataDir, env, logPath: join(work, `node-${nodes.length}.log`) });
     children.add(node.child);
     nodes.push({ name, token, client: createClient(node.port) });
@@ -79,7 +84,9 @@ async function main() {
         const page = await node.client.request({ host: `${res.site}.${SITE_DOMAIN}`, path: `/${path}`, headers: { 'accept-encoding': 'br, gzip' } });
         if (page.headers['content-encoding']) compressed++;
       }
-      log(`${id} round ${round + 1} ${node.name}: ${Math.round(res.ms)} ms, ${compressed} of ${archive.text.length} text files compressed on the first request`);
+      log(
+        `${id} round ${round + 1} ${node.name}: ${Math.round(res.ms)} ms, ${compressed} of ${archive.text.length} text files compressed on the first request`,
+      );
       return { ms: res.ms, compressed, text: archive.text.length };
     });
     rows.push({

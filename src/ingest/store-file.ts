@@ -54,7 +54,8 @@ export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: strin
   const compress = isCompressibleType(type) && bytes.byteLength >= MIN_COMPRESS_BYTES;
   const entry: FileEntry = { sha256, size: bytes.byteLength, type };
   if (blobs.writeSync(bytes, sha256)) {
-    if (!compress || budget === undefined || bytes.byteLength > budget.leftBytes || bytes.byteLength > budget.maxFileBytes) return { entry, needsVariants: compress };
+    if (!compress || budget === undefined || bytes.byteLength > budget.leftBytes || bytes.byteLength > budget.maxFileBytes)
+      return { entry, needsVariants: compress };
     budget.leftBytes -= bytes.byteLength;
     const encodings = blobs.compressSync(sha256, bytes, BEFORE_ANSWER);
     return { entry: Object.keys(encodings).length > 0 ? { ...entry, encodings } : entry, needsVariants: true };
