@@ -1,15 +1,18 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { useAppServer, useBrowser } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/sites.js';
 import { accountSite, accountWithToken, api, anonymousSite, type TestAccount } from '../api/api-helpers.js';
 import { inspectPage, openPage, signIn } from './browser.js';
 
 /**
  * The pages issue 33 added or changed, looked at as a person does at 390 and 1280 px (screenshots
  * in test/screenshots/, accessibility, nothing sideways): a site's page with its access form,
- * revisions (live, older, a draft) and custom domains, the domain removal page, and the claim
- * page of an unclaimed site. Besides what inspectPage checks, at both widths: no id twice, every
+ * revisions (live, older, a draft) and custom domains, the domain removal page, the drop page's
+ * refusal, and the claim page of an unclaimed site. Besides what inspectPage checks, at both widths: no id twice, every
  * field labelled by a label of its own, every field to type in drawn alike (the access form's
  * password field had the browser's own thin border), and no control or heading drawn over another.
  */
@@ -145,6 +148,31 @@ describe('the pages of issue 33 at 390 and 1280 px', () => {
     await expect.poll(() => page.getByRole('heading', { level: 1 }).count()).toBe(1);
     await lookAt(page, 'issue33-domain-remove');
     expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("the signed-out drop page's refusal: said next to the zone, its focus ring clear of the zone's edge", { timeout: 60_000 }, async () => {
+    const { context, page, errors } = await openPage(browser);
+    await page.goto(`${server.appUrl}/publish`);
+    const folder = join(tempDir('plinth-drop-'), 'no-index');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'about.html'), '<p>no index</p>');
+    await page.getByLabel('Choose a folder…').setInputFiles(folder);
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('index.html is required');
+    // The refusal takes the focus, so its ring is drawn: it must not cover the zone above it.
+    expect(await page.getByRole('alert').evaluate((alert) => alert === document.activeElement)).toBe(true);
+    await lookAt(page, 'issue33-drop-refused');
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      const gap = await page.evaluate(() => {
+        const alert = document.querySelector<HTMLElement>('[data-drop-error]')!;
+        const ring = parseFloat(getComputedStyle(alert, ':focus').outlineWidth) || 3;
+        return alert.getBoundingClientRect().top - document.querySelector('[data-drop-zone]')!.getBoundingClientRect().bottom - ring;
+      });
+      expect(gap, `at ${width}px the refusal's focus ring covers the zone's edge`).toBeGreaterThanOrEqual(0);
+    }
+    // The refusal itself is the upload's 400; nothing else failed.
+    expect(errors.filter((error) => !error.startsWith('400 '))).toEqual([]);
     await context.close();
   });
 
