@@ -27,7 +27,7 @@ const SERVER_MODULES = ['uWebSockets.js', 'lmdb', 'pg', '@aws-sdk', 'piscina', '
 let home: string;
 let bin: string;
 /** The tarball's install: its folder and its `plinth`. */
-let packed: { dir: string; plinth: string } | undefined;
+let tarballInstall: { dir: string; plinth: string } | undefined;
 
 /** The environment of a fresh shell: no npm script variables, no Plinth settings but the ones given. */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -102,7 +102,10 @@ describe('installing the plinth CLI', () => {
 
   it('packs into a tarball that installs into a clean folder offline in seconds, under 15 MB, and deploys', async () => {
     const packs = tempDir('plinth-pack-');
-    // The tests' set-up has built dist/; the prepack build is skipped so no other test meets a half-written file.
+    // The tests' set-up has built dist/; the prepack build is skipped so no other test meets a
+    // half-written file, and only its first step runs: undici copied where npm pack bundles it from.
+    const bundled = await run(process.execPath, [join(ROOT, 'scripts/bundle-cli-deps.mjs')], { cwd: ROOT, env: cleanEnv({}) });
+    expect(bundled.status, bundled.stderr).toBe(0);
     const packed = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packs], {
       cwd: join(ROOT, 'packages/cli'),
       env: cleanEnv({}),
@@ -137,7 +140,7 @@ describe('installing the plinth CLI', () => {
     expect(folderBytes(modules)).toBeLessThan(15 * 1024 * 1024);
 
     const plinth = join(modules, '.bin', 'plinth');
-    packed = { dir: elsewhere, plinth };
+    tarballInstall = { dir: elsewhere, plinth };
     const help = await run(plinth, ['--help'], { cwd: elsewhere, env: cleanEnv({}) });
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('plinth login');
@@ -164,8 +167,8 @@ describe('installing the plinth CLI', () => {
   });
 
   it('runs plinth load from the tarball: its help, a corpus prepared through the API, and a short run against the server', async () => {
-    expect(packed, 'the tarball test installs it').toBeDefined();
-    const { dir, plinth } = packed!;
+    expect(tarballInstall, 'the tarball test installs it').toBeDefined();
+    const { dir, plinth } = tarballInstall!;
     const help = await run(plinth, ['load', '--help'], { cwd: dir, env: cleanEnv({}) });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain('Usage: plinth load <command>');
