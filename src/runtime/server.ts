@@ -12,6 +12,7 @@ import {
   createBodyMemory,
   createResponseMeter,
   createUploadPacer,
+  HEADER_NAMES,
   holdIfUnfinished,
   type HttpRequest,
   type HttpResponse,
@@ -23,7 +24,7 @@ import {
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { ACCESS_SECRET_NAME } from '../rules/index.js';
-import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
+import { createAccessGate, createDomainServing, createHostRouter, createSiteServer, type SiteCacheStats } from '../serve/index.js';
 import { createClientMetadataFetcher, createMailer, createTxtLookup, type ClientMetadataFetcher } from '../outbound/index.js';
 import { createFollowUps, createOperations } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
@@ -191,8 +192,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
   const unknownHost = new ServiceError('not_found', `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`);
 
+  const routeHost = createHostRouter(config.hosts);
   const dispatch = (res: HttpResponse, req: HttpRequest): void => {
-    const route = routeHost(req.getHeader('host'), config.hosts);
+    const route = routeHost(req.getHeader(HEADER_NAMES.host));
     meter?.begin(
       res,
       HOST_KIND_INDEX[route.kind === 'unknown' ? 'other' : route.kind],

@@ -4,6 +4,7 @@ import { isBucketUnavailable } from '../errors.js';
 import {
   createEncodingChooser,
   endFromMemory,
+  HEADER_NAMES,
   isAborted,
   matchesIfNoneMatch,
   parseRange,
@@ -198,8 +199,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   const sendPrepared = (res: HttpResponse, req: SiteRequest, target: Target): boolean => {
     const entry = target.entry!;
     const ok = target.status === 200;
-    if (ok && !target.html && req.getHeader('range') !== '') return false;
-    const encoding = target.encodings.length > 0 ? chooseEncoding(req.getHeader('accept-encoding'), target.encodings) : undefined;
+    if (ok && !target.html && req.getHeader(HEADER_NAMES.range) !== '') return false;
+    const encoding = target.encodings.length > 0 ? chooseEncoding(req.getHeader(HEADER_NAMES.acceptEncoding), target.encodings) : undefined;
     const size = encoding ? entry.encodings![encoding]! : entry.size;
     if (size > config.streamThresholdBytes) return false;
 
@@ -210,10 +211,10 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       target.prepared[slot] = prepared;
     }
     if (ok) {
-      const ifNoneMatch = req.getHeader('if-none-match');
+      const ifNoneMatch = req.getHeader(HEADER_NAMES.ifNoneMatch);
       if (ifNoneMatch !== '' && (ifNoneMatch === prepared.etag || matchesIfNoneMatch(ifNoneMatch, prepared.etag))) {
         res.writeStatus('304 Not Modified');
-        res.writeHeader('ETag', prepared.notModified);
+        res.writeHeader(HEADER_NAMES.etag, prepared.notModified);
         ends.endWithoutBody(res, 304);
         return true;
       }
@@ -221,7 +222,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     // Before the first write: a body that is not on this node stops here (`BlobNotLocal`).
     const body = bodies.held(target, encoding);
     if (!ok) res.writeStatus(target.status === 404 ? '404 Not Found' : '410 Gone');
-    res.writeHeader('Content-Type', prepared.full);
+    res.writeHeader(HEADER_NAMES.contentType, prepared.full);
     if (size <= END_COPY_MAX_BYTES) ends.end(res, target.status, body.bytes);
     else endFromMemory(res, body.bytes);
     return true;
