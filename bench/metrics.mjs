@@ -318,10 +318,10 @@ async function meterCostNs() {
       const started = process.hrtime.bigint();
       for (let i = 0; i < n; i++) {
         const res = metered ? new Metered() : new Plain();
+        if (metered) meter.begin(res, 0, undefined);
         res.writeHeader('Content-Type', 'text/html');
         // As the prepared path ends its answers (src/serve/site-server.ts): through the meter.
         if (metered) {
-          meter.begin(res, 0, undefined);
           meter.end(res, 200, body);
           meter.handled(res);
         } else res.end(body);
