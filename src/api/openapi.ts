@@ -22,6 +22,7 @@ const TAGS: ReadonlyArray<{ name: ApiTag; description?: string }> = [
   { name: 'Access', description: 'Who may see a site: public, password or members only.' },
   { name: 'Members' },
   { name: 'Domains' },
+  { name: 'Events', description: 'The audit log, and webhooks that send events out.' },
   { name: 'Account' },
 ];
 

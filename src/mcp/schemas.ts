@@ -58,6 +58,7 @@ export const outputs = {
     ['site', 'path', 'revision', 'size', 'sha256', 'content_type', 'encoding', 'content'],
   ),
   revisionList: SHAPES.RevisionList,
+  eventList: SHAPES.EventList,
   rollback: SHAPES.RollbackResult,
   promote: SHAPES.PromoteResult,
   access: SHAPES.SiteAccess,

@@ -123,6 +123,16 @@ export function toolSpecs(): ToolSpec[] {
       run: async ({ ops, caller }, args) => ops.revisions.list(caller, String(args.site), pageOf(args)),
     },
     {
+      name: 'list_site_events',
+      title: 'List site events',
+      description:
+        "The site's audit log, newest first: who (an e-mail, site_token or anonymous) changed what and when — deploys, refused deploys, rollbacks, members, access, domains, deletion, webhooks. Any member may read it. Page with limit and cursor.",
+      inputSchema: input({ site: siteName, ...page }, ['site']),
+      outputSchema: outputs.eventList,
+      annotations: reads,
+      run: async ({ ops, caller }, args) => ops.events.forSite(caller, String(args.site), pageOf(args)),
+    },
+    {
       name: 'rollback_site',
       title: 'Roll back site',
       description:

@@ -22,6 +22,7 @@ export * from './headers-file.js';
 export * from './site-rules.js';
 export * from './site-resolve.js';
 export * from './history-reach.js';
+export * from './webhook-rules.js';
 export * from './preview-host.js';
 export * from './site-access.js';
 export * from './closest-name.js';

@@ -24,8 +24,15 @@ import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { ACCESS_SECRET_NAME } from '../rules/index.js';
 import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
-import { createClientMetadataFetcher, createMailer, createTxtLookup, type ClientMetadataFetcher } from '../outbound/index.js';
-import { createFollowUps, createOperations } from '../sites/index.js';
+import {
+  createClientMetadataFetcher,
+  createMailer,
+  createTxtLookup,
+  createWebhookTransport,
+  type ClientMetadataFetcher,
+  type WebhookTransport,
+} from '../outbound/index.js';
+import { createFollowUps, createOperations, startWebhookDeliverer } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
 import { createAccessLog, readAccessDetail, type AccessDetail } from './access-log.js';
 import { meterDeploys } from './metered-deploys.js';
@@ -87,7 +94,12 @@ export interface StartServerOptions {
   accessLog?: Logger;
   /** The REST routes this thread serves and documents (default `API_ROUTES`; a test adds one). */
   apiRoutes?: readonly ApiRoute[];
+  /** Sends webhook deliveries (tests trust a local https receiver with it). */
+  webhookTransport?: WebhookTransport;
 }
+
+/** Bytes of a webhook receiver's answer read at most: only its status matters. */
+const WEBHOOK_RESPONSE_BYTES = 64 * 1024;
 
 /** How long a stop waits for follow-up work once the ingest pool has stopped (a bucket upload, say). */
 const FOLLOW_UP_CUTOFF_MS = 10_000;
@@ -144,6 +156,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const commits = gateCommits(store);
   const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
   const followUps = createFollowUps();
+  const webhookTransport =
+    options.webhookTransport ??
+    createWebhookTransport({ allowLoopback: config.webhooks.allowLoopback, timeoutMs: config.webhooks.timeoutMs, maxResponseBytes: WEBHOOK_RESPONSE_BYTES });
   // The operations commit through the gate.
   // Counting for /metrics and the access log (see http/response-meter.ts); neither costs anything when off.
   const metrics = config.ops.metrics ? createThreadMetrics() : undefined;
@@ -169,7 +184,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     mailer,
     fetchClientMetadata: options.fetchClientMetadata ?? metadataFetcherFor(config, log.child({ area: 'sites' })),
     lookupTxt: createTxtLookup(config.domains.dnsServers),
+    webhookTransport,
   });
+  // One thread per node sends webhook deliveries; in a cluster the queue hands each to one node.
+  const deliverer =
+    (options.index ?? 0) === 0 ? startWebhookDeliverer({ store, log: log.child({ area: 'webhooks' }), config, now, webhookTransport }) : undefined;
   // One set of operations behind every surface of this thread; its deploys counted by result.
   const ops = metrics ? { ...operations, deploy: meterDeploys(operations.deploy, metrics.deploy) } : operations;
   const api = createApi({ ops, store: commits.store, pacer, memory, config, log: log.child({ area: 'api' }), routes: options.apiRoutes });
@@ -273,6 +292,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await settlesWithin(followUps.settled(), left());
     if (!(await settlesWithin(ingest.close(), left()))) await ingest.close({ force: true });
     if (!(await settlesWithin(followUps.settled(), FOLLOW_UP_CUTOFF_MS))) log.warn({ unfinished: followUps.size }, 'server.follow_ups_unfinished');
+    await deliverer?.stop();
     await stopFollowing?.();
     await store.close();
     return finished;

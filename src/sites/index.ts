@@ -20,6 +20,8 @@ import { revisionOperations, type RevisionOperations } from './revisions.js';
 import { accessOperations, type AccessOperations } from './site-access.js';
 import { siteOperations, type SiteOperations } from './sites.js';
 import { tokenOperations, type TokenOperations } from './tokens.js';
+import { eventOperations, type EventOperations } from './events.js';
+import { webhookOperations, type WebhookOperations } from './webhooks.js';
 
 export interface Operations {
   admission: Admission;
@@ -43,6 +45,10 @@ export interface Operations {
   domains: DomainOperations;
   /** Requests sent with an idempotency key: run once, answered again to their retries. */
   retries: RetryOperations;
+  /** The audit log of sites and accounts. */
+  events: EventOperations;
+  /** Sites' webhooks and their deliveries. */
+  webhooks: WebhookOperations;
 }
 
 export interface RetryOperations {
@@ -74,6 +80,8 @@ export function createOperations(deps: OperationsDeps): Operations {
     device: deviceOperations(deps),
     domains: domainOperations(deps),
     retries: { once: (request, bodyHash, run) => runOnce(deps, request, bodyHash, run) },
+    events: eventOperations(deps),
+    webhooks: webhookOperations(deps),
   };
 }
 
@@ -120,3 +128,7 @@ export {
   type DeviceTokenResponse,
 } from './device.js';
 export { bodyTooSlow, MCP_FRAMING_BYTES, requestBodyLimit, requestTooLarge, smallBodyLimit, type BodyLimit } from './body-limits.js';
+export { EVENT_KINDS, type EventKind, type EventList, type EventView } from './events.js';
+export { DELIVERIES_SHOWN, WEBHOOK_TARGET_REFUSED, type DeliveryView, type WebhookView } from './webhooks.js';
+export { signWebhook } from './webhook-queue.js';
+export { EXPIRY_NOTICE_MS, startWebhookDeliverer, type WebhookDeliverer } from './webhook-deliverer.js';

@@ -105,6 +105,8 @@ export interface RecordsLog {
   listen(wake: () => void): Promise<() => Promise<void>>;
   takeRateTokens(checks: readonly RateCheck[], at: number): Promise<RateResult>;
   pruneCounters(before: number): Promise<number>;
+  /** Runs `fn` with a connection of this handle, for tables beside the records (the webhook delivery queue). */
+  withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
   /** Runs `fn` only if no other node is running a task of this name (a leader for upkeep). */
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
   /** Calls that failed so far (PostgreSQL unreachable, or a query it refused), for operators' metrics. */
@@ -473,6 +475,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         const cutoff = await onDatabaseClock(client, before);
         return (await timeBound(client, 'DELETE FROM plinth_counters WHERE window_start < $1', [cutoff], BULK_QUERY_MS)).rowCount ?? 0;
       }),
+
+    withClient: (fn) => withReadyClient(fn),
 
     alone: (task, fn) =>
       withReadyClient(async (client) => {

@@ -49,6 +49,7 @@ describe('tool listing', () => {
         'list_files',
         'list_members',
         'list_revisions',
+        'list_site_events',
         'list_sites',
         'new_claim_link',
         'promote_site',
