@@ -23,8 +23,8 @@ export interface NewRevision {
   extras: RevisionExtras;
   /** `false`: store a draft, do not make it live. */
   live: boolean;
-  /** Who deploys, for the audit log. */
-  actor: EventActor;
+  /** Who deploys, for the audit log; by default, as the decision names the author. */
+  actor?: EventActor;
 }
 
 /** A deploy that went through: its answer and the new revision. */
@@ -41,7 +41,8 @@ const NAME_ATTEMPTS = 8;
 /** Commits the revision (creating the site when asked); `live: false` stores a draft. */
 export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'now'>, revision: NewRevision): Promise<Published> {
   const { store, config, log } = deps;
-  const { decision, files, skipped, patch, extras, live, actor } = revision;
+  const { decision, files, skipped, patch, extras, live } = revision;
+  const actor = revision.actor ?? authorAsActor(decision.createdBy);
   if (!live && decision.mode === 'create') {
     throw new ServiceError('bad_request', 'A draft (publish: false) is a new revision of an existing site; a new site is published live.', {
       agentMessage: 'Deploy the first version without publish=false (it goes live), then send drafts with "site", "base_revision" and publish=false.',
@@ -165,6 +166,13 @@ export function compressAfterPublish(
       (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),
     );
   deps.followUps.track(work);
+}
+
+/** The author a revision records, as the audit log names an actor. */
+function authorAsActor(createdBy: string): EventActor {
+  if (createdBy === 'anonymous') return { kind: 'anonymous' };
+  if (createdBy === 'site_token') return { kind: 'site_token' };
+  return { kind: 'account', email: createdBy };
 }
 
 function skippedNote(skipped: readonly string[]): string {
