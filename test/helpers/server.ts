@@ -16,7 +16,7 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(
   env: Record<string, string> = {},
   now?: () => number,
-  extra: Pick<StartServerOptions, 'fetchClientMetadata' | 'apiRoutes'> = {},
+  extra: Pick<StartServerOptions, 'fetchClientMetadata' | 'apiRoutes' | 'webhookTransport'> = {},
 ): Promise<TestServer> {
   const dataDir = tempDir();
   const config = loadConfig({
