@@ -288,3 +288,57 @@ describe('what a delivery does not do', () => {
     expect(await deliveriesOf(site.name, hook.json.id)).toHaveLength(2);
   });
 });
+
+describe('the events webhooks receive', () => {
+  let clock = Date.now();
+  const server = useTestServer({ PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1' }, { now: () => clock });
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let owner: TestAccount;
+
+  beforeAll(async () => {
+    receiver = await startReceiver(() => 204);
+    owner = await accountWithToken(server.store, 'builder');
+  });
+  afterAll(() => receiver?.close());
+
+  const typesFor = (path: string) => receiver.received.filter((request) => request.path === path).map((request) => JSON.parse(request.body).type as string);
+
+  it('sends deploy.failed for a refused update and site.rolled_back for a rollback, not what was not asked for', async () => {
+    const site = await accountSite(server.store, owner);
+    const hook = await addWebhook(server, site.name, owner.token, { url: receiver.url('/events'), events: ['deploy.failed', 'site.rolled_back'] });
+    expect(hook.status).toBe(201);
+    await publish(server.port, owner.token, site.name, '<h1>two</h1>');
+    const stale = await deployTo(server.port, {
+      token: owner.token,
+      contentType: 'application/json',
+      body: jsonDeployBody([['index.html', '<h1>stale</h1>']], { site: site.name, base_revision: site.revision }),
+    });
+    expect(stale.status).toBe(409);
+    const rolled = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/rollback`, token: owner.token, body: { revision: site.revision } });
+    expect(rolled.status).toBe(201);
+    expect(await waitUntil(() => typesFor('/events').length >= 2, 10_000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(typesFor('/events')).toEqual(['deploy.failed', 'site.rolled_back']);
+    const failed = JSON.parse(receiver.received.find((request) => request.path === '/events')!.body);
+    expect(failed.data).toMatchObject({ site: { name: site.name }, actor: owner.account.email, code: 'conflict' });
+  });
+
+  it("sends site.expiring once, a day before an unclaimed site expires, to the site token's webhook", async () => {
+    const created = await deployTo(server.port, { contentType: 'application/json', body: jsonDeployBody([['index.html', '<h1>anon</h1>']]) });
+    const { name } = created.json.site;
+    const hook = await addWebhook(server, name, created.json.site_token, { url: receiver.url('/expiry'), events: ['site.expiring'] });
+    expect(hook.status).toBe(201);
+    // 72 hours to go: nothing yet.
+    clock += 61_000;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(typesFor('/expiry')).toEqual([]);
+    // 23 hours to go.
+    clock += 49 * 3600_000;
+    expect(await waitUntil(() => typesFor('/expiry').length === 1, 10_000)).toBe(true);
+    clock += 61_000;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(typesFor('/expiry')).toEqual(['site.expiring']);
+    const notice = JSON.parse(receiver.received.find((request) => request.path === '/expiry')!.body);
+    expect(notice.data).toMatchObject({ site: { name }, actor: 'system', expires_at: created.json.site.expires_at });
+  });
+});
