@@ -34,7 +34,16 @@ export function localDeliveryQueue(dbs: MetadataDbs): DeliveryQueue {
         for (const delivery of deliveries) void dbs.deliveries.put(delivery.id, delivery);
       });
     },
-    claim({ at, limit, perSite, leaseMs }) {
+    async claim({ at, limit, perSite, leaseMs }) {
+      // Polled every second: a read finds whether anything is due before a write transaction is opened.
+      let anyDue = false;
+      for (const { value } of dbs.deliveries.getRange({ snapshot: false })) {
+        if (value.state === 'pending' && value.nextAt <= at && (value.leaseUntil === undefined || value.leaseUntil <= at)) {
+          anyDue = true;
+          break;
+        }
+      }
+      if (!anyDue) return [];
       return transact(() => {
         const held = new Map<string, number>();
         const due: WebhookDelivery[] = [];
