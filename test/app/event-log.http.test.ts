@@ -13,11 +13,17 @@ import { AppClient } from './http-client.js';
 const server = useAppServer({ PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1' });
 let receiver: Server;
 let hookUrl: string;
+/** The bodies the receiver got, by path. */
+const received: Array<{ path: string; body: string }> = [];
 
 beforeAll(async () => {
   receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(204).end());
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(204).end();
+    });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook?<b>`;
@@ -72,5 +78,42 @@ describe('the audit log in the app', () => {
     const tokens = await client.get('/tokens');
     expect(tokens.text).toContain('<h2>Account activity</h2>');
     expect(tokens.text).toContain('<code>account.signed_in</code>');
+  });
+
+  it("tells a site token's webhook of the claim made in the app, then of the deletion its new owner approves there", async () => {
+    const deployed = await callApi(server.port, { method: 'POST', path: '/v1/deploy', body: { files: [{ path: 'index.html', content: '<h1>anon</h1>' }] } });
+    expect(deployed.status).toBe(201);
+    const name = deployed.json.site.name as string;
+    const url = hookUrl.replace('/hook?<b>', '/lifecycle');
+    const hook = await callApi(server.port, {
+      method: 'POST',
+      path: `/v1/sites/${name}/webhooks`,
+      token: deployed.json.site_token,
+      body: { url, events: ['site.claimed', 'site.deleted'] },
+    });
+    expect(hook.status).toBe(201);
+    const types = () => received.filter((request) => request.path === '/lifecycle').map((request) => JSON.parse(request.body));
+
+    const client = new AppClient(server);
+    const email = 'claimer@example.com';
+    await client.signIn(email);
+    const claimPath = `/claim/${(deployed.json.claim_url as string).split('/claim/')[1]!}`;
+    const claimed = await client.post(claimPath, { csrf: await client.formToken(claimPath) });
+    expect(claimed.status).toBe(303);
+    expect(await waitUntil(() => types().length === 1, 10_000)).toBe(true);
+    expect(types()[0]).toMatchObject({ type: 'site.claimed', data: { site: { name }, actor: email } });
+
+    const account = server.store.getAccountByEmail(email)!;
+    const token = `pl_${randomBytes(24).toString('base64url')}`;
+    await server.store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name: 'test' });
+    const requested = await callApi(server.port, { method: 'DELETE', path: `/v1/sites/${name}`, token });
+    expect(requested.status).toBe(202);
+    const approvePath = `/approve/${requested.json.approval.token as string}`;
+    const approved = await client.post(approvePath, { address: `${name}.sites.localhost`, csrf: await client.formToken(approvePath) });
+    expect(approved.status).toBe(303);
+    expect(await waitUntil(() => types().length === 2, 10_000)).toBe(true);
+    expect(types()[1]).toMatchObject({ type: 'site.deleted', data: { site: { name }, actor: email } });
+    const log = server.store.listEvents(`site:${server.store.getSite(name)!.id}`, { limit: 10 }).events.map((event) => event.kind);
+    expect(log).toEqual(['site.deleted', 'site.deletion_requested', 'site.claimed', 'webhook.created', 'deploy.published']);
   });
 });
