@@ -1,34 +1,80 @@
-// A/B serving bench: this checkout's build against another build (BENCH_BASE, a folder with its
-// own dist/), side by side in the same run, on a public site's 2 KB page (the prepared hot path).
-// Rounds alternate the order (A,B then B,A …) so machine drift lands on both alike; medians of
-// the rounds are reported. For checking that a change to the site host costs public sites nothing.
+// A/B serving bench: this checkout's build against other builds (BENCH_BASE), and optionally the
+// bare uWS ceiling (bench/ceiling.mjs) beside them, on a public site's 2 KB page (the prepared hot
+// path) and a rotation over its pages. For checking that a change to the site host costs public
+// sites nothing, and how far each build is from what its stack allows.
 //
-// Env: BENCH_BASE (required: e.g. a `git archive` of main, built), BENCH_ROUNDS (6),
-//      BENCH_DURATION (s per round, 3), BENCH_CONNECTIONS (64), PLINTH_THREADS (1),
-//      BENCH_ACCEPT_ENCODING (unset: no header, the plain bytes; e.g. `gzip, deflate, br` as
-//      browsers send it, to measure the negotiated path and the compressed variant).
+// Two ways to measure, both with every arm up side by side for the whole run:
+// - `turns` (the default): each round measures every arm alone with wrk, in an order rotated each
+//   round (lib/rounds.mjs), and reports req/s. Ratios are taken within each round, then their
+//   median and range. Right on a quiet machine; on a shared one a round swings by a factor of 2.
+// - `together`: each round loads every arm at once, each by its own wrk, with the servers pinned
+//   to one core and the wrk processes to the others, and reads each server's CPU time per request
+//   from /proc. All arms share whatever the machine does in that moment, so their ratio holds
+//   still on a busy machine (a few per cent where turns swing by a factor of 2). The ratios are
+//   CPU of the reference ÷ CPU of the arm, so they read as throughput ratios.
+//
+// Env: BENCH_BASE (required: a comma list of folders with a built dist/, each `label=folder` or a
+//      folder named by its last path part; e.g. a `git archive` of main, built),
+//      BENCH_CEILING=1 (add bench/ceiling.mjs serving the same page for every path),
+//      BENCH_SCENARIOS (page2k,rotation), BENCH_PAGES (pages in the rotation, 1000),
+//      BENCH_MODE (turns | together), BENCH_ROUNDS (6), BENCH_DURATION (s per round, 3),
+//      BENCH_CONNECTIONS (64, split between the arms in `together`), PLINTH_THREADS (1),
+//      BENCH_SERVER_CPUS / BENCH_LOADGEN_CPUS (taskset lists; `together` defaults to the last core
+//      for the servers and the rest for wrk), BENCH_THIS_ENV (JSON of extra environment for this
+//      build's server, e.g. {"PLINTH_METRICS":"0"}), BENCH_ACCEPT_ENCODING (unset: no header, the
+//      plain bytes; e.g. `gzip, deflate, br` as browsers send it, to measure the negotiated path
+//      and the compressed variant).
 import { execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './lib/proc.mjs';
-import { parseWrk } from './lib/wrk.mjs';
+import { cpuNsBetween, freePort, threadCpuNs } from './lib/proc.mjs';
+import { runWrk } from './lib/wrk.mjs';
+import { formatSummary, pairedRatio, rotate, summarize } from './lib/rounds.mjs';
 
 const env = process.env;
 const here = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const base = env.BENCH_BASE ? resolve(env.BENCH_BASE) : undefined;
-if (!base) throw new Error('set BENCH_BASE to a folder with a built dist/ to compare against');
+const benchDir = join(here, 'bench');
+if (!env.BENCH_BASE) throw new Error('set BENCH_BASE to a folder with a built dist/ to compare against');
+const bases = env.BENCH_BASE.split(',').map((item) => {
+  const [label, folder] = item.includes('=') ? item.split('=') : [basename(resolve(item)), item];
+  return { label, root: resolve(folder) };
+});
+const mode = env.BENCH_MODE ?? 'turns';
 const rounds = Number(env.BENCH_ROUNDS ?? 6);
 const seconds = Number(env.BENCH_DURATION ?? 3);
 const connections = Number(env.BENCH_CONNECTIONS ?? 64);
 const threads = env.PLINTH_THREADS ?? '1';
-const acceptEncoding = env.BENCH_ACCEPT_ENCODING ? ['-H', `Accept-Encoding: ${env.BENCH_ACCEPT_ENCODING}`] : [];
-const page = `<!doctype html><html><head><title>Bench</title></head><body>${'<p>bench text for a small page</p>'.repeat(55)}</body></html>`;
+const pageCount = Number(env.BENCH_PAGES ?? 1000);
+const scenarioIds = (env.BENCH_SCENARIOS ?? 'page2k,rotation').split(',').map((s) => s.trim());
+const cores = os.availableParallelism();
+const serverCpus = env.BENCH_SERVER_CPUS ?? (mode === 'together' && cores > 1 ? String(cores - 1) : undefined);
+const loadgenCpus = env.BENCH_LOADGEN_CPUS ?? (mode === 'together' && cores > 1 ? `0-${cores - 2}` : undefined);
+const thisEnv = env.BENCH_THIS_ENV ? JSON.parse(env.BENCH_THIS_ENV) : {};
+const acceptEncoding = env.BENCH_ACCEPT_ENCODING ? { 'Accept-Encoding': env.BENCH_ACCEPT_ENCODING } : {};
+const log = (msg) => process.stdout.write(`[serve-ab ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-async function start(label, root) {
-  const dataDir = mkdtempSync(join(tmpdir(), `plinth-ab-${label}-`));
+// 2,048 bytes each, as bench:serve's page: the ceiling answers the index page's bytes for every path.
+const page = (title) => {
+  const head = `<!doctype html><html><head><title>${title}</title></head><body>`;
+  const tail = '</body></html>\n';
+  return head + '<p>bench text for a small page</p>'.repeat(60).slice(0, 2048 - head.length - tail.length) + tail;
+};
+const pagePath = (i) => `pages/p${String(i).padStart(4, '0')}.html`;
+
+const work = mkdtempSync(join(tmpdir(), 'plinth-ab-'));
+const indexFile = join(work, 'index.html');
+writeFileSync(indexFile, page('Bench'));
+
+function spawnServer(file, args, serverEnv) {
+  const [cmd, argv] = serverCpus ? ['taskset', ['-c', serverCpus, file, ...args]] : [file, args];
+  return spawn(cmd, argv, { env: serverEnv, stdio: 'ignore' });
+}
+
+async function startPlinth(label, root, extraEnv = {}) {
+  const dataDir = mkdtempSync(join(work, `${label}-`));
   const port = await freePort();
   const serverEnv = {
     ...env,
@@ -37,6 +83,7 @@ async function start(label, root) {
     PLINTH_THREADS: threads,
     PLINTH_LOG_LEVEL: 'silent',
     PLINTH_LISTEN_HOST: '127.0.0.1',
+    ...extraEnv,
   };
   const cli = join(root, 'dist/cli/plinth.js');
   execFileSync(process.execPath, [cli, 'admin', 'account', 'create', '--email', 'bench@example.com', '--plan', 'builder'], { env: serverEnv, stdio: 'ignore' });
@@ -45,87 +92,146 @@ async function start(label, root) {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   }).trim();
-  const child = spawn(process.execPath, [join(root, 'dist/main.js')], { env: serverEnv, stdio: 'ignore' });
+  const child = spawnServer(process.execPath, [join(root, 'dist/main.js')], serverEnv);
   try {
     for (let i = 0; ; i++) {
-      const me = await call(port, 'GET', '/v1/me', token).catch(() => undefined);
+      const me = await call(port, 'api.localhost', 'GET', '/v1/me', token).catch(() => undefined);
       if (me?.status === 200) break;
-      if (i > 200) throw new Error(`${label} did not start`);
+      if (i > 300) throw new Error(`${label} did not start`);
       await new Promise((r) => setTimeout(r, 100));
     }
+    const files = [{ path: 'index.html', content: page('Bench') }];
+    for (let i = 0; i < pageCount; i++) files.push({ path: pagePath(i), content: page(`Page ${i}`) });
+    const answer = await call(port, 'api.localhost', 'POST', '/v1/deploy', token, JSON.stringify({ files }));
+    if (answer.status !== 201) throw new Error(`${label}: deploy answered ${answer.status} ${answer.text}`);
+    const host = `${JSON.parse(answer.text).site.name}.sites.localhost`;
+    // The compression that follows a deploy runs in this process: let it finish first (the last
+    // page has its brotli variant), or its CPU would count as serving's.
+    for (let i = 0; i < 600; i++) {
+      const last = await call(port, host, 'GET', `/${pagePath(pageCount - 1)}`, undefined, undefined, { 'accept-encoding': 'br' });
+      if (last.headers['content-encoding'] === 'br') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return { label, kind: 'plinth', port, child, host };
   } catch (err) {
     child.kill('SIGTERM');
     throw err;
   }
-  const deployed = JSON.parse((await call(port, 'POST', '/v1/deploy', token, JSON.stringify({ files: [{ path: 'index.html', content: page }] }))).text);
-  return { label, port, child, dataDir, site: deployed.site.name };
 }
 
-/** One call to the API host over loopback (fetch would drop the Host header). */
-function call(port, method, path, token, body) {
+async function startCeiling() {
+  const port = await freePort();
+  const child = spawnServer(process.execPath, [join(benchDir, 'ceiling.mjs')], { ...env, CEILING_PORT: String(port), CEILING_BODY: indexFile });
+  for (let i = 0; ; i++) {
+    const res = await call(port, 'x.sites.localhost', 'GET', '/').catch(() => undefined);
+    if (res?.status === 200) break;
+    if (i > 100) throw new Error('the ceiling did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { label: 'ceiling', kind: 'ceiling', port, child, host: 'bench.sites.localhost' };
+}
+
+/** One request over loopback (fetch would drop the Host header). */
+function call(port, host, method, path, token, body, extra = {}) {
   return new Promise((resolvePromise, reject) => {
-    const headers = { host: 'api.localhost', authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) };
+    const headers = { host, ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}), ...extra };
     const req = request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
       let text = '';
       res.on('data', (c) => (text += c));
-      res.on('end', () => resolvePromise({ status: res.statusCode, text }));
+      res.on('end', () => resolvePromise({ status: res.statusCode, text, headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
   });
 }
 
-function measure(server) {
-  const out = execFileSync(
-    'wrk',
-    [
-      '-t1',
-      `-c${connections}`,
-      `-d${seconds}s`,
-      '--latency',
-      '-H',
-      `Host: ${server.site}.sites.localhost`,
-      ...acceptEncoding,
-      `http://127.0.0.1:${server.port}/`,
-    ],
-    {
-      encoding: 'utf8',
-    },
-  );
-  return parseWrk(out);
+const scenarios = {
+  page2k: (arm) => ({ path: '/', headers: { Host: arm.host, ...acceptEncoding } }),
+  rotation: (arm) => ({ path: '/', headers: { Host: arm.host }, wrkScript: { file: 'pages.lua', args: [arm.host, String(pageCount)] } }),
+};
+for (const id of scenarioIds) if (!scenarios[id]) throw new Error(`unknown scenario ${id}; known: ${Object.keys(scenarios).join(', ')}`);
+
+async function checkBodies(arms) {
+  for (const arm of arms) {
+    for (const path of ['/', `/${pagePath(0)}`, `/${pagePath(pageCount - 1)}`]) {
+      const res = await call(arm.port, arm.host, 'GET', path);
+      if (res.status !== 200 || res.text.length !== 2048) throw new Error(`${arm.label} ${path}: ${res.status}, ${res.text.length} bytes`);
+    }
+  }
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
+const wrk = (arm, scenario, conns, cpus) => runWrk({ port: arm.port, seconds, connections: conns, scenario: scenarios[scenario](arm), benchDir, cpus });
 
-const servers = [await start('base', base), await start('this', here)];
-try {
-  for (const server of servers) measure({ ...server }); // warm-up
-  const results = new Map(servers.map((s) => [s.label, []]));
-  const ratios = [];
+function check(arm, result, scenario) {
+  if (result.errors > 0 || result.badStatus > 0) throw new Error(`${scenario}/${arm.label}: ${result.errors} errors, ${result.badStatus} bad statuses`);
+}
+
+/** Every arm alone, in turn; req/s per arm and round. */
+async function turns(arms, scenario) {
+  const rps = arms.map(() => []);
+  for (const arm of arms) await wrk(arm, scenario, connections, loadgenCpus); // warm-up
   for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? servers : [...servers].reverse();
-    const got = {};
-    for (const server of order) {
-      got[server.label] = measure(server);
-      results.get(server.label).push(got[server.label]);
+    for (const arm of rotate(arms, round)) {
+      const result = await wrk(arm, scenario, connections, loadgenCpus);
+      check(arm, result, scenario);
+      rps[arms.indexOf(arm)][round] = result.rps;
+      log(`${scenario} round ${round + 1} ${arm.label}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms`);
     }
-    ratios.push(got.this.rps / got.base.rps);
   }
-  for (const [label, list] of results) {
-    console.log(
-      `${label.padEnd(5)} req/s median ${Math.round(median(list.map((r) => r.rps)))} (range ${Math.round(Math.min(...list.map((r) => r.rps)))}–${Math.round(Math.max(...list.map((r) => r.rps)))}), p50 ${median(list.map((r) => r.p50))} ms, p99 ${median(list.map((r) => r.p99))} ms, non-2xx ${list.reduce((a, r) => a + r.badStatus, 0)}, errors ${list.reduce((a, r) => a + r.errors, 0)}`,
-    );
+  // A throughput ratio: this arm ÷ that one.
+  return { values: rps, ratio: (a, b) => pairedRatio(rps[a], rps[b]), unit: 'req/s' };
+}
+
+/** Every arm at once; CPU µs per request per arm and round. */
+async function together(arms, scenario) {
+  const each = Math.max(1, Math.floor(connections / arms.length));
+  const once = async () => {
+    const before = arms.map((arm) => threadCpuNs(arm.child.pid));
+    const results = await Promise.all(arms.map((arm) => wrk(arm, scenario, each, loadgenCpus)));
+    return results.map((result, i) => {
+      check(arms[i], result, scenario);
+      return { us: cpuNsBetween(before[i], threadCpuNs(arms[i].child.pid)) / 1000 / result.requests, rps: result.rps };
+    });
+  };
+  await once(); // warm-up
+  const us = arms.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    const got = await once();
+    got.forEach((r, i) => (us[i][round] = r.us));
+    log(`${scenario} together round ${round + 1}: ${got.map((r, i) => `${arms[i].label} ${r.us.toFixed(2)} µs (${Math.round(r.rps)} req/s)`).join(', ')}`);
   }
-  console.log(
-    `this ÷ base, median of per-round ratios: ${median(ratios).toFixed(3)} (range ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)})`,
+  // CPU of b ÷ CPU of a reads as a's throughput ÷ b's.
+  return { values: us, ratio: (a, b) => pairedRatio(us[b], us[a]), unit: 'µs CPU/request' };
+}
+
+const arms = [];
+try {
+  arms.push(await startPlinth('this', here, thisEnv));
+  for (const base of bases) arms.push(await startPlinth(base.label, base.root));
+  if (env.BENCH_CEILING === '1') arms.push(await startCeiling());
+  await checkBodies(arms);
+  // What each server spends doing nothing (timers, sweeps), which `together` counts per request too.
+  const idleBefore = arms.map((arm) => threadCpuNs(arm.child.pid));
+  await new Promise((r) => setTimeout(r, 2000));
+  log(`idle CPU: ${arms.map((arm, i) => `${arm.label} ${(cpuNsBetween(idleBefore[i], threadCpuNs(arm.child.pid)) / 2e6).toFixed(2)} ms/s`).join(', ')}`);
+  log(
+    `${mode}: ${arms.map((a) => a.label).join(', ')}; ${rounds} rounds of ${seconds} s, wrk -t1 -c${connections}${mode === 'together' ? ` split ${arms.length} ways` : ''}; PLINTH_THREADS=${threads}${serverCpus ? `; servers on CPU ${serverCpus}, wrk on ${loadgenCpus}` : ''}; load ${os.loadavg()[0].toFixed(2)}`,
   );
-} finally {
-  for (const server of servers) {
-    server.child.kill('SIGTERM');
-    rmSync(server.dataDir, { recursive: true, force: true });
+  const x = (n) => `${n.toFixed(3)}×`;
+  const f = (n) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2));
+  const report = [];
+  for (const scenario of scenarioIds) {
+    const measured = mode === 'together' ? await together(arms, scenario) : await turns(arms, scenario);
+    report.push(`${scenario} (${measured.unit}, median of ${rounds} rounds, range):`);
+    arms.forEach((arm, i) => report.push(`  ${arm.label.padEnd(10)} ${formatSummary(summarize(measured.values[i]), f)}`));
+    for (let i = 1; i <= bases.length; i++) report.push(`  this ÷ ${arms[i].label}: ${formatSummary(measured.ratio(0, i), x)}`);
+    const ceiling = arms.findIndex((arm) => arm.kind === 'ceiling');
+    if (ceiling !== -1) for (let i = 0; i < ceiling; i++) report.push(`  ${arms[i].label} ÷ ceiling: ${formatSummary(measured.ratio(i, ceiling), x)}`);
   }
+  log(`load ${os.loadavg()[0].toFixed(2)} at the end`);
+  console.log(report.join('\n'));
+} finally {
+  for (const arm of arms) arm.child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 500));
+  rmSync(work, { recursive: true, force: true });
 }

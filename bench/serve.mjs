@@ -23,7 +23,9 @@
 //      BENCH_ROUNDS (5), BENCH_WARMUP (s per cell in the warm-up pass, 1; 0 skips it),
 //      BENCH_CONNECTIONS (64), BENCH_TARGETS (plinth,nginx,lighttpd,ceiling),
 //      BENCH_LOADGENS (wrk,autocannon),
-//      BENCH_SCENARIOS (page2k,script60k,image200k,file5m,file50m,pages,sites,revalidate),
+//      BENCH_SCENARIOS (page2k,script60k,image200k,file5m,file50m,pages,sites,revalidate,
+//      page2kBr,script60kBr: the page and the script asked with `Accept-Encoding: br, gzip`, as
+//      browsers send it; Plinth answers its brotli variant, nginx its `gzip_static` file),
 //      BENCH_SITES (10000), BENCH_PAGES (1000), PLINTH_THREADS (unset: Plinth's default),
 //      BENCH_PLINTH_THREADS (a list such as 1,2,3: one Plinth per count, side by side; the first
 //      is the one the goals use), BENCH_NGINX_WORKERS (1,<cores>),
@@ -31,6 +33,7 @@
 //      wrk on the other, to simulate a smaller machine), BENCH_NO_WRITE=1 to print without
 //      touching RESULTS.md. Every round of every cell is in bench/.work/serve-results.json.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -97,13 +100,18 @@ async function buildCorpus() {
   const t0 = Date.now();
   const main = makeMainSite(cfg.pageCount);
   writeSite(join(sitesDir, MAIN_SITE), main);
+  const types = await loadContentTypes(root);
+  // nginx's `gzip_static` serves `<file>.gz` where one exists: the main site's text files get one,
+  // gzip level 9 as Plinth's stored gzip variant (src/store/blob-store.ts).
+  const gzipped = new Map();
+  for (const [path, bytes] of main) if (types.isCompressible(types.typeOf(path))) gzipped.set(`${path}.gz`, gzipSync(bytes, { level: 9 }));
+  writeSite(join(sitesDir, MAIN_SITE), gzipped);
   const shared = makeSharedSmallFiles();
   const small = Array.from({ length: cfg.siteCount }, (_, i) => i);
   for (const i of small) writeSite(join(sitesDir, siteName(i)), makeSmallSite(i, shared));
   const writeMs = Date.now() - t0;
   log(`corpus on disk: ${1 + cfg.siteCount} sites in ${writeMs} ms`);
 
-  const types = await loadContentTypes(root);
   let publishMs = null;
   if (cfg.targets.includes('plinth')) {
     if (!existsSync(join(root, 'dist/store/index.js'))) throw new Error('dist/store/index.js missing: run `npm run build`, or set BENCH_TARGETS=nginx,ceiling');
@@ -146,6 +154,19 @@ function scenarios(corpus) {
       forTarget: () => ({ path: '/hero.png', headers: host }),
       checks: [{ host: mainHost, path: '/hero.png', body: corpus.main.get('hero.png') }],
     },
+    ...[
+      ['page2kBr', '2 KB page `/`, `Accept-Encoding: br, gzip`', '/', 'index.html'],
+      ['script60kBr', '60 KB script `/app.js`, `Accept-Encoding: br, gzip`', '/app.js', 'app.js'],
+    ].map(([id, title, path, file]) => ({
+      // What browsers send: Plinth answers its brotli variant, nginx the .gz file (gzip_static).
+      // lighttpd has no precompressed files configured, and the ceiling sends identity bytes.
+      skip: ['lighttpd', 'ceiling'],
+      id,
+      title,
+      compressed: true,
+      forTarget: () => ({ path, headers: { ...host, 'Accept-Encoding': 'br, gzip' } }),
+      checks: [{ host: mainHost, path, body: corpus.main.get(file), headers: { 'Accept-Encoding': 'br, gzip' } }],
+    })),
     {
       // Plinth streams these in slices, so a bare uWS answer from memory is no bound for them: the
       // ceiling sits the two large files out. So does autocannon: one Node thread taking 64
@@ -222,13 +243,17 @@ async function preflight(target, port, scs, notes) {
     for (const c of sc.checks) {
       // A 304 check asks for the scenario's own path (the ceiling's differs).
       const path = c.revalidate ? sc.forTarget(target).path : c.path;
-      const res = await httpGet(port, c.host, path, c.revalidate ? { 'If-None-Match': target.etag ?? '' } : {});
+      const res = await httpGet(port, c.host, path, c.revalidate ? { 'If-None-Match': target.etag ?? '' } : (c.headers ?? {}));
       const status = c.status ?? 200;
+      // A compressed answer is held against the corpus once decoded; its size on the wire is reported.
+      const encoding = res.headers['content-encoding'];
+      const body = encoding === 'br' ? brotliDecompressSync(res.body) : encoding === 'gzip' ? gunzipSync(res.body) : res.body;
+      if (sc.compressed) (target.wireBytes ??= {})[sc.id] = { bytes: res.body.length, encoding: encoding ?? 'identity' };
       const problem =
         res.status !== status
           ? `status ${res.status}, expected ${status}`
-          : c.body && !res.body.equals(c.body)
-            ? `body of ${res.body.length} bytes differs from the corpus file (${c.body.length})`
+          : c.body && !body.equals(c.body)
+            ? `body of ${body.length} bytes differs from the corpus file (${c.body.length})`
             : null;
       if (problem) {
         const msg = `check failed on ${target.label}: GET ${c.host}${path} → ${problem}`;
@@ -454,10 +479,18 @@ async function main() {
   const memory = sampled ? { ...sampled, startRss, threads } : null;
 
   const hdr = plan.map((t) => `${t.label} ${t.headerBytes} B (${t.headerNames})`).join('; ');
+  for (const sc of scs.filter((sc) => sc.compressed)) {
+    const sizes = plan
+      .filter((t) => t.wireBytes?.[sc.id])
+      .map((t) => `${t.label} ${t.wireBytes[sc.id].bytes.toLocaleString('en-US')} B (${t.wireBytes[sc.id].encoding})`);
+    notes.push(
+      `Body bytes per answer, ${sc.title} (identity ${corpus.main.get(sc.id === 'page2kBr' ? 'index.html' : 'app.js').length.toLocaleString('en-US')} B): ${sizes.join('; ')}.`,
+    );
+  }
   const setup = [
     `Corpus (bench/.work, rebuilt each run): site \`${MAIN_SITE}\` with a 2,048 B \`index.html\`, 60 KB \`app.js\`, 200 KB \`hero.png\` and ${cfg.pageCount.toLocaleString('en-US')} pages of 1–3 KB; plus ${cfg.siteCount.toLocaleString('en-US')} sites \`s00000\`… of 5 files (index.html with a unique line, about.html, style.css, app.js, logo.svg). Written in ${(corpus.writeMs / 1000).toFixed(1)} s${corpus.publishMs !== null ? `; published into Plinth's store directly (plan \`builder\`, no badge) in ${(corpus.publishMs / 1000).toFixed(1)} s` : ''}. Content types: ${corpus.types.source}.`,
     `Servers: Plinth with ${cfg.plinthThreads ? `PLINTH_THREADS=${cfg.plinthThreads}` : `its default settings (${threadLabel} on ${serverCores} core${serverCores > 1 ? 's' : ''})`}; lighttpd ${machine.lighttpd} (one process, sendfile, same headers and host routing); nginx ${cfg.nginxWorkers.map((w) => `${w} worker${w > 1 ? 's' : ''}`).join(' and ')} (sendfile, tcp_nopush, open_file_cache max=20000 inactive=1h, access_log off, keepalive_requests 100000, reuseport), each round compared against the better of the two in that round; the ceiling is \`bench/ceiling.mjs\`, one uWS thread answering from memory with all headers in one prebuilt block and bodies over 64 KB sent with \`tryEnd\` (as Plinth sends them): the same 2 KB page, 60 KB script and 200 KB image, an unconditional 304 on a path of its own, and the 2 KB page for every other path and host, so it also bounds the two rotations. It sits out the 5 MB and 50 MB files, which Plinth streams in slices.`,
-    'Fair responses: nginx gets the same Content-Type strings, Cache-Control, X-Content-Type-Options, Referrer-Policy and Vary as Plinth; the ceiling sends the headers Plinth sends for the same file (checked before measuring, by name). No request carries Accept-Encoding, so every server sends identical identity bytes (checked before measuring).',
+    'Fair responses: nginx gets the same Content-Type strings, Cache-Control, X-Content-Type-Options, Referrer-Policy and Vary as Plinth; the ceiling sends the headers Plinth sends for the same file (checked before measuring, by name). Only the two scenarios marked `Accept-Encoding: br, gzip` carry that header (Plinth answers its stored brotli variant, nginx its `.gz` file through `gzip_static on`, each decoded and checked against the corpus before measuring); every other request has none, so every server sends identical identity bytes (checked before measuring).',
     `Response headers for \`/\`: ${hdr}.`,
     `Load: ${cfg.connections} keep-alive connections to 127.0.0.1 with the site's Host header. All servers run side by side for the whole run. ${cfg.warmup > 0 ? `A warm-up pass of ${cfg.warmup} s per cell (discarded), then` : 'No warm-up pass;'} ${cfg.rounds} round${cfg.rounds > 1 ? 's' : ''}: each round measures every server once per scenario and generator for ${cfg.seconds} s, one after the other, in an order rotated each round (A, B, C, then B, C, A …). Each cell shows the median of its rounds and their range; ratios are taken within a round and their median shown, never a ratio of medians. wrk: 1 thread, rotations via bench/wrk/*.lua (prebuilt requests). autocannon ${machine.autocannon}: programmatic, one thread, rotations as \`requests\` arrays, not on the 5 MB and 50 MB files (one Node thread completes next to none of them in a ${cfg.seconds} s round); its latency histogram has 1 ms resolution. With 64 connections on ${cores} shared cores, p99 mostly measures scheduling (server threads and the generator take turns), so it swings between runs.`,
     `${cfg.serverCpus ? `Servers pinned to CPU ${cfg.serverCpus} and the load generator to CPU ${cfg.loadgenCpus ?? 'any'} (taskset).` : `Load generator and servers share the same ${cores} cores.`} Total run time ${((Date.now() - started) / 60000).toFixed(1)} min. 1-minute load average: ${loadStart.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end (the bench alone keeps 2–3 threads busy).`,

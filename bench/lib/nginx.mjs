@@ -47,6 +47,9 @@ ${typeLines}
   open_file_cache max=20000 inactive=1h;
   open_file_cache_valid 60s;
   open_file_cache_errors on;
+  # Precompressed files (<file>.gz, written by the bench for text files) for clients that accept
+  # gzip, as Plinth serves its stored variants; no compression on the fly.
+  gzip_static on;
   client_body_temp_path ${tmp}/body;
   proxy_temp_path ${tmp}/proxy;
   fastcgi_temp_path ${tmp}/fastcgi;

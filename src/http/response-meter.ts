@@ -16,6 +16,11 @@ import type { HttpResponse, RecognizedString } from './uws.js';
  * to `handled` (uWS runs a thread's handlers one at a time, and most answers end inside their
  * handler); one still owed when its handler returns moves to a weak table of owed responses.
  *
+ * The prepared hot path of the site host (serve/site-server.ts) knows its status and size, and ends
+ * its answers through `end` and `endWithoutBody` below: uWS's own methods, then the count, without
+ * the wrappers (they and the status parsing were most of what metrics cost a 2 KB page; see
+ * bench/RESULTS.md, "Metrics"). `PLAIN_ENDS` does the same with no meter.
+ *
  * Reading the clock is the largest part of the cost (two reads were 3 % of a 2 KB page's CPU), so
  * unless `timeEveryAnswer` is set, an answer given within its handler (from memory, in
  * microseconds) is not timed: it counts as taking no time. One still owed when its handler returns
@@ -36,7 +41,27 @@ export interface ResponseMeter<Detail> {
   retag(res: HttpResponse, tag: number): void;
   /** The handler of `res` has returned: from here an answer still owed is timed. */
   handled(res: HttpResponse): void;
+  /**
+   * Ends `res` with `body` through uWS's own `end` and counts it as `status`: for a writer inside
+   * the handler that knows both, which then skips the wrappers. `status` is the one it wrote.
+   */
+  end(res: HttpResponse, status: number, body: Buffer): void;
+  /** The same for an answer without a body (a 304). */
+  endWithoutBody(res: HttpResponse, status: number): void;
 }
+
+/** How a writer that knows its status and size ends a response: a meter's, or `PLAIN_ENDS`. */
+export type ResponseEnds = Pick<ResponseMeter<unknown>, 'end' | 'endWithoutBody'>;
+
+/** Ends responses with nothing measured (no meter). */
+export const PLAIN_ENDS: ResponseEnds = {
+  end(res, _status, body) {
+    res.end(body);
+  },
+  endWithoutBody(res) {
+    res.endWithoutBody();
+  },
+};
 
 export interface ResponseMeterOptions {
   /** Time answers given within their handler too (two clock reads per request). */
@@ -78,6 +103,14 @@ function measureOf(res: HttpResponse): Measure | undefined {
 
 // Each native method has parameters of its own; the wrappers below state them.
 type Method = (this: HttpResponse, ...args: any[]) => unknown;
+// uWS's own `end` and `endWithoutBody`, kept on the wrapped prototype under these keys (one
+// property each on the one prototype; the response objects themselves are left alone).
+const NATIVE_END = Symbol('uWS end');
+const NATIVE_END_WITHOUT_BODY = Symbol('uWS endWithoutBody');
+interface NativeEnds {
+  [NATIVE_END]?: (body: RecognizedString) => unknown;
+  [NATIVE_END_WITHOUT_BODY]?: () => unknown;
+}
 const wrapped = new WeakSet<object>();
 // The prototype last seen: every response of a thread has the same one, so the set is asked once.
 let lastWrapped: object | undefined;
@@ -107,7 +140,30 @@ export function createResponseMeter<Detail>(onFinished: FinishedResponse<Detail>
       owed.set(res, { ...slot, start: slot.start === UNTIMED ? performance.now() : slot.start });
       owedCount++;
     },
+    end(res, status, body) {
+      // Only the running handler's own response is in the slot; anything else takes the wrapper.
+      const end = (res as NativeEnds)[NATIVE_END];
+      if (!slotOpen || end === undefined) return void res.end(body);
+      end.call(res, body);
+      finishSlot(status, body.byteLength);
+    },
+    endWithoutBody(res, status) {
+      const endWithoutBody = (res as NativeEnds)[NATIVE_END_WITHOUT_BODY];
+      if (!slotOpen || endWithoutBody === undefined) return void res.endWithoutBody();
+      endWithoutBody.call(res);
+      finishSlot(status, 0);
+    },
   };
+}
+
+/** The response in the slot ended within its handler, as `status` with `bytes` of body. */
+function finishSlot(status: number, bytes: number): void {
+  slotOpen = false;
+  const onFinished = slot.finish;
+  if (onFinished === undefined) return;
+  slot.finish = undefined;
+  const ms = slot.start === UNTIMED ? 0 : performance.now() - slot.start;
+  onFinished(slot.tag, status, bytes, ms, false, slot.detail);
 }
 
 function finish(res: HttpResponse, bytes: number | undefined, aborted: boolean): void {
@@ -153,6 +209,9 @@ function wrapOnce(proto: object): void {
   const tryEnd = methods.tryEnd!;
   const close = methods.close!;
   const onAborted = methods.onAborted!;
+  const natives = proto as NativeEnds;
+  natives[NATIVE_END] = end;
+  natives[NATIVE_END_WITHOUT_BODY] = endWithoutBody;
   // Arguments are passed on as given, as many as were given: uWS reads an explicit `undefined`
   // differently from none. The hot ones (status, end, tryEnd) take no rest array per call.
   methods.writeStatus = function (this: HttpResponse, status: RecognizedString) {

@@ -12,6 +12,7 @@ import {
   createBodyMemory,
   createResponseMeter,
   createUploadPacer,
+  HEADER_NAMES,
   holdIfUnfinished,
   type HttpRequest,
   type HttpResponse,
@@ -23,7 +24,7 @@ import {
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { ACCESS_SECRET_NAME } from '../rules/index.js';
-import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
+import { createAccessGate, createDomainServing, createHostRouter, createSiteServer, type SiteCacheStats } from '../serve/index.js';
 import {
   createClientMetadataFetcher,
   createMailer,
@@ -138,28 +139,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     now,
     hashSlots: options.passwordHashSlots,
   });
-  const sites = createSiteServer({
-    store,
-    config: config.serve,
-    siteUrl: (name) => siteUrl(config.publicUrls, name),
-    log: log.child({ area: 'serve' }),
-    now,
-    buildBadgedPage: (source, badge) => ingest.badgePage({ source, ...badge }),
-    gate,
-  });
-  // Uploads yield to visitors on a busy thread (see upload-pacer.ts).
-  const pacer =
-    config.deploy.pacedUploadBytesPerSecond > 0
-      ? createUploadPacer({ busyRequestsPerSecond: config.deploy.busyRequestsPerSecond, pacedBytesPerSecond: config.deploy.pacedUploadBytesPerSecond })
-      : undefined;
-  // Once a stop has begun and its grace is over, no deploy or rollback may still go live.
-  const commits = gateCommits(store);
-  const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
-  const followUps = createFollowUps();
-  const webhookTransport =
-    options.webhookTransport ??
-    createWebhookTransport({ allowLoopback: config.webhooks.allowLoopback, timeoutMs: config.webhooks.timeoutMs, maxResponseBytes: WEBHOOK_RESPONSE_BYTES });
-  // The operations commit through the gate.
   // Counting for /metrics and the access log (see http/response-meter.ts); neither costs anything when off.
   const metrics = config.ops.metrics ? createThreadMetrics() : undefined;
   const accessLog = config.ops.accessLog ? createAccessLog(options.accessLog ?? log) : undefined;
@@ -174,6 +153,33 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           { timeEveryAnswer: accessLog !== undefined },
         )
       : undefined;
+  // Custom domains: hosts that are none of ours, and redirects to a site's primary domain.
+  const domains = createDomainServing({ store, hosts: config.hosts, scheme: config.publicUrls.site.startsWith('https:') ? 'https' : 'http', now });
+  const sites = createSiteServer({
+    store,
+    config: config.serve,
+    siteUrl: (name) => siteUrl(config.publicUrls, name),
+    log: log.child({ area: 'serve' }),
+    now,
+    buildBadgedPage: (source, badge) => ingest.badgePage({ source, ...badge }),
+    gate,
+    domains,
+    // The prepared path counts its own answers (status and size known) without the meter's wrappers.
+    ...(meter ? { ends: meter } : {}),
+  });
+  // Uploads yield to visitors on a busy thread (see upload-pacer.ts).
+  const pacer =
+    config.deploy.pacedUploadBytesPerSecond > 0
+      ? createUploadPacer({ busyRequestsPerSecond: config.deploy.busyRequestsPerSecond, pacedBytesPerSecond: config.deploy.pacedUploadBytesPerSecond })
+      : undefined;
+  // Once a stop has begun and its grace is over, no deploy or rollback may still go live.
+  const commits = gateCommits(store);
+  const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
+  const followUps = createFollowUps();
+  const webhookTransport =
+    options.webhookTransport ??
+    createWebhookTransport({ allowLoopback: config.webhooks.allowLoopback, timeoutMs: config.webhooks.timeoutMs, maxResponseBytes: WEBHOOK_RESPONSE_BYTES });
+  // The operations commit through the gate.
   const operations = createOperations({
     followUps,
     store: commits.store,
@@ -203,12 +209,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   const docs = createDocs({ config, log: log.child({ area: 'docs' }), openApi: openApiDocument(config, options.apiRoutes) });
 
-  // Custom domains: hosts that are none of ours, and redirects to a site's primary domain.
-  const domains = createDomainServing({ store, hosts: config.hosts, scheme: config.publicUrls.site.startsWith('https:') ? 'https' : 'http', now });
   const unknownHost = new ServiceError('not_found', `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`);
 
+  const routeHost = createHostRouter(config.hosts);
   const dispatch = (res: HttpResponse, req: HttpRequest): void => {
-    const route = routeHost(req.getHeader('host'), config.hosts);
+    const route = routeHost(req.getHeader(HEADER_NAMES.host));
     meter?.begin(
       res,
       HOST_KIND_INDEX[route.kind === 'unknown' ? 'other' : route.kind],
@@ -216,9 +221,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     );
     if (route.kind === 'site') {
       pacer?.noteRequest();
-      // A preview address stays where it is: only the live site's own address moves to its domain.
-      const primary = route.preview === undefined ? domains.siteRedirect(route.name) : undefined;
-      if (primary !== undefined) return domains.redirect(res, req, primary);
+      // A live site's own address may move to its primary domain: the site server asks `domains`.
       sites.handle(res, req, route.name, route.preview);
       return holdIfUnfinished(res, pending);
     }

@@ -30,7 +30,7 @@ export interface DomainServing {
   /** The primary domain a site's own address redirects to, if its owner chose so. */
   siteRedirect(siteName: string): DomainRedirect | undefined;
   /** Answers 301 to the same path and query on `to.host`. */
-  redirect(res: HttpResponse, req: HttpRequest, to: DomainRedirect): void;
+  redirect(res: HttpResponse, req: Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery'>, to: DomainRedirect): void;
   /**
    * The TLS terminator's question: may a certificate be obtained for `name`? Each yes can become
    * a certificate, so only for names that serve a page now, spelled as a terminator asks (lower

@@ -33,3 +33,22 @@ export function routeHost(hostHeader: string, hosts: HostConfig): HostRoute {
   if (host === hosts.docs) return { kind: 'docs' };
   return { kind: 'unknown' };
 }
+
+/**
+ * `routeHost` with its answers kept per Host header, as a thread sees a handful of hosts over and
+ * over (each site's, the API's). A kept answer also hands the site server the same name string
+ * every time, whose hash its caches have computed already. Up to `maxEntries` distinct headers
+ * (unknown ones too); past that the cache starts again. The routes given are shared: read only.
+ */
+export function createHostRouter(hosts: HostConfig, maxEntries = 10_000): (hostHeader: string) => HostRoute {
+  const routes = new Map<string, HostRoute>();
+  return (hostHeader) => {
+    let route = routes.get(hostHeader);
+    if (route === undefined) {
+      route = routeHost(hostHeader, hosts);
+      if (routes.size >= maxEntries) routes.clear();
+      routes.set(hostHeader, route);
+    }
+    return route;
+  };
+}

@@ -4,22 +4,26 @@ import { isBucketUnavailable } from '../errors.js';
 import {
   createEncodingChooser,
   endFromMemory,
+  HEADER_NAMES,
   isAborted,
   matchesIfNoneMatch,
   parseRange,
   markFinished,
   statusLine,
   streamFile,
+  PLAIN_ENDS,
   trackAbort,
   writeResponse,
   type Headers,
   type HttpRequest,
   type HttpResponse,
+  type ResponseEnds,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { ACCESS_PATHS, ENCODINGS, hasBadge, isExpired, previewLabel, withRequestQuery, type Encoding, type SiteHeaders } from '../rules/index.js';
 import type { FileEntry, SiteRecord } from '../store/index.js';
 import { accessOfHost, type AccessGate } from './access.js';
+import type { DomainServing } from './domain-route.js';
 import { BlobNotLocal, createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
 import {
   blobEtag,
@@ -49,6 +53,13 @@ export interface SiteServerOptions {
   buildBadgedPage?: BadgedPageBuilder;
   /** Lets visitors into protected sites; without it they are all refused. */
   gate?: AccessGate;
+  /** Moves a live site's own address to the primary domain its owner chose, if any. */
+  domains?: Pick<DomainServing, 'siteRedirect' | 'redirect'>;
+  /**
+   * How the prepared path ends its answers: through the response meter (http/response-meter.ts),
+   * which counts them without its wrappers, or plainly (the default).
+   */
+  ends?: ResponseEnds;
 }
 
 export interface SiteServer {
@@ -113,6 +124,7 @@ const END_COPY_MAX_BYTES = 64 * 1024;
 export function createSiteServer(options: SiteServerOptions): SiteServer {
   const { store, config, log } = options;
   const now = options.now ?? Date.now;
+  const ends = options.ends ?? PLAIN_ENDS;
   const bodies = createBodyCache(store, config, options.buildBadgedPage);
   const sites = createSiteCache(store, config, bodies.forget);
   const reportUrl = (siteName: string): string => `${config.appUrl}/report/${siteName}`;
@@ -187,8 +199,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   const sendPrepared = (res: HttpResponse, req: SiteRequest, target: Target): boolean => {
     const entry = target.entry!;
     const ok = target.status === 200;
-    if (ok && !target.html && req.getHeader('range') !== '') return false;
-    const encoding = target.encodings.length > 0 ? chooseEncoding(req.getHeader('accept-encoding'), target.encodings) : undefined;
+    if (ok && !target.html && req.getHeader(HEADER_NAMES.range) !== '') return false;
+    const encoding = target.encodings.length > 0 ? chooseEncoding(req.getHeader(HEADER_NAMES.acceptEncoding), target.encodings) : undefined;
     const size = encoding ? entry.encodings![encoding]! : entry.size;
     if (size > config.streamThresholdBytes) return false;
 
@@ -199,19 +211,19 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       target.prepared[slot] = prepared;
     }
     if (ok) {
-      const ifNoneMatch = req.getHeader('if-none-match');
+      const ifNoneMatch = req.getHeader(HEADER_NAMES.ifNoneMatch);
       if (ifNoneMatch !== '' && (ifNoneMatch === prepared.etag || matchesIfNoneMatch(ifNoneMatch, prepared.etag))) {
         res.writeStatus('304 Not Modified');
-        res.writeHeader('ETag', prepared.notModified);
-        res.endWithoutBody();
+        res.writeHeader(HEADER_NAMES.etag, prepared.notModified);
+        ends.endWithoutBody(res, 304);
         return true;
       }
     }
     // Before the first write: a body that is not on this node stops here (`BlobNotLocal`).
     const body = bodies.held(target, encoding);
     if (!ok) res.writeStatus(target.status === 404 ? '404 Not Found' : '410 Gone');
-    res.writeHeader('Content-Type', prepared.full);
-    if (size <= END_COPY_MAX_BYTES) res.end(body.bytes);
+    res.writeHeader(HEADER_NAMES.contentType, prepared.full);
+    if (size <= END_COPY_MAX_BYTES) ends.end(res, target.status, body.bytes);
     else endFromMemory(res, body.bytes);
     return true;
   };
@@ -279,8 +291,13 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   /** Site: the record and its state decide the answer, or lead on to its live revision. */
-  const siteStep = (res: HttpResponse, req: SiteRequest, siteName: string, head: boolean): (CachedSite & { site: { liveRevision: string } }) | undefined => {
-    const cached = sites.lookup(siteName);
+  const siteStep = (
+    res: HttpResponse,
+    req: SiteRequest,
+    siteName: string,
+    head: boolean,
+    cached: CachedSite | undefined,
+  ): (CachedSite & { site: { liveRevision: string } }) | undefined => {
     if (cached === undefined) return void sendPage(res, 404, head);
     const site = cached.site;
     const protect = site.access !== undefined;
@@ -363,16 +380,23 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     // Once the site is known: its answers are private whatever happens, errors included.
     let protect = false;
     try {
+      const cached = sites.lookup(siteName);
+      // A live site's own address moves to its primary domain, before anything else is asked;
+      // only a site whose domains ever changed can have one (most pay for this field check).
+      if (route === publicRoute && cached?.site.domainsChangedAt !== undefined && options.domains !== undefined) {
+        const primary = options.domains.siteRedirect(siteName);
+        if (primary !== undefined) return options.domains.redirect(res, req, primary);
+      }
       if (method !== 'get' && !head) {
         // The password form of a protected site is the one thing a site host takes a POST for.
         if (method === 'post' && req.getUrl() === ACCESS_PATHS.login && options.gate !== undefined) {
-          const live = siteStep(res, req, siteName, false);
+          const live = siteStep(res, req, siteName, false, cached);
           if (live === undefined) return;
           if (live.site.access?.mode === 'password') return options.gate.postLogin(res, req, live.site, hostLabel(live.site.name, route));
         }
-        return sendPage(res, 405, false, { Allow: 'GET, HEAD' }, undefined, undefined, sites.lookup(siteName)?.site.access !== undefined);
+        return sendPage(res, 405, false, { Allow: 'GET, HEAD' }, undefined, undefined, cached?.site.access !== undefined);
       }
-      const live = siteStep(res, req, siteName, head);
+      const live = siteStep(res, req, siteName, head, cached);
       if (live === undefined) return;
       const site = live.site;
       protect = site.access !== undefined;

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createResponseMeter } from '../../src/http/response-meter.js';
+import { createResponseMeter, PLAIN_ENDS } from '../../src/http/response-meter.js';
 import type { HttpResponse } from '../../src/http/uws.js';
 
 /** A stand-in for uWS's response class: its methods record nothing, as the native ones would write. */
 class FakeResponse {
   aborted?: () => void;
+  /** What the class's own `end` and `endWithoutBody` were given, by whichever caller. */
+  ended: unknown[] = [];
   writeStatus(): this {
     return this;
   }
@@ -14,10 +16,12 @@ class FakeResponse {
   write(): boolean {
     return true;
   }
-  end(): this {
+  end(body?: unknown): this {
+    this.ended.push(body);
     return this;
   }
   endWithoutBody(): this {
+    this.ended.push('without body');
     return this;
   }
   tryEnd(_chunk: unknown, _total: number): [boolean, boolean] {
@@ -156,5 +160,61 @@ describe('response meter', () => {
     meter.handled(res);
     res.tryEnd(Buffer.alloc(4), 1000);
     expect(finished).toMatchObject([{ detail: 't', bytes: 1000 }]);
+  });
+  it('ends the running response itself, counted with the status and size it was given, without the wrappers', () => {
+    const { meter, finished, response } = meterFor(false);
+    const wrappedEnd = FakeResponse.prototype.end;
+    const res = response();
+    meter.begin(res, 0, 'page');
+    // A wrapper that ran would count first, with the status it parsed (200): the given 404 shows it did not.
+    FakeResponse.prototype.end = () => {
+      throw new Error('the wrapped end ran');
+    };
+    try {
+      meter.end(res, 404, Buffer.alloc(2048));
+    } finally {
+      FakeResponse.prototype.end = wrappedEnd;
+    }
+    meter.handled(res);
+    const revalidated = response();
+    meter.begin(revalidated, 1, '304');
+    meter.endWithoutBody(revalidated, 304);
+    meter.handled(revalidated);
+    expect(finished).toEqual([
+      { tag: 0, status: 404, bytes: 2048, ms: 0, aborted: false, detail: 'page' },
+      { tag: 1, status: 304, bytes: 0, ms: 0, aborted: false, detail: '304' },
+    ]);
+    expect(res.ended).toEqual([Buffer.alloc(2048)]);
+    expect(revalidated.ended).toEqual(['without body']);
+  });
+
+  it('its ends time an answer when every answer is timed, and leave a response not in the slot to the wrappers', async () => {
+    const { meter, finished, response } = meterFor(true);
+    const res = response();
+    meter.begin(res, 0, 'timed');
+    const until = performance.now() + 5;
+    while (performance.now() < until);
+    meter.end(res, 200, Buffer.from('ok'));
+    meter.handled(res);
+    expect(finished[0]).toMatchObject({ detail: 'timed', status: 200, bytes: 2 });
+    expect(finished[0]!.ms).toBeGreaterThanOrEqual(5);
+    // Owed (its handler returned): the wrapped end finds it and counts it once.
+    const owed = response();
+    meter.begin(owed, 0, 'owed');
+    meter.handled(owed);
+    await wait(1);
+    meter.end(owed, 200, Buffer.from('late'));
+    expect(finished.map((f) => [f.detail, f.bytes])).toEqual([
+      ['timed', 2],
+      ['owed', 4],
+    ]);
+    expect(owed.ended).toEqual([Buffer.from('late')]);
+  });
+
+  it('without a meter, the plain ends only end', () => {
+    const res = new FakeResponse() as unknown as HttpResponse & FakeResponse;
+    PLAIN_ENDS.end(res, 200, Buffer.from('x'));
+    PLAIN_ENDS.endWithoutBody(res, 304);
+    expect(res.ended).toEqual([Buffer.from('x'), 'without body']);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { routeHost } from '../../src/serve/host-route.js';
+import { createHostRouter, routeHost } from '../../src/serve/host-route.js';
 
 const hosts = loadConfig({}).hosts;
 
@@ -31,5 +31,19 @@ describe('routeHost', () => {
     ['127.0.0.1:8080', { kind: 'unknown' }],
   ])('routes %j', (host, expected) => {
     expect(routeHost(host, hosts)).toEqual(expected);
+  });
+});
+
+describe('createHostRouter', () => {
+  it('answers as routeHost does, the same route for the same header, within its bound', () => {
+    const route = createHostRouter(hosts, 2);
+    const first = route('Blue-Fox.sites.localhost:8080');
+    expect(first).toEqual(routeHost('Blue-Fox.sites.localhost:8080', hosts));
+    expect(route('Blue-Fox.sites.localhost:8080')).toBe(first);
+    expect(route('3--blue-fox.sites.localhost')).toEqual({ kind: 'site', name: 'blue-fox', preview: 3 });
+    // A third header starts the cache again; every answer is still routeHost's.
+    expect(route('api.localhost')).toEqual({ kind: 'api' });
+    expect(route('Blue-Fox.sites.localhost:8080')).toEqual(first);
+    expect(route('example.com')).toEqual({ kind: 'unknown' });
   });
 });
