@@ -23,7 +23,15 @@ import {
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { ACCESS_SECRET_NAME } from '../rules/index.js';
-import { createAccessGate, createDomainServing, createSiteServer, routeHost, type SiteCacheStats } from '../serve/index.js';
+import {
+  createAccessGate,
+  createDomainServing,
+  createSiteServer,
+  createVisitCounter,
+  routeHost,
+  startAnalyticsFlush,
+  type SiteCacheStats,
+} from '../serve/index.js';
 import { createClientMetadataFetcher, createMailer, createTxtLookup, type ClientMetadataFetcher } from '../outbound/index.js';
 import { createFollowUps, createOperations } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
@@ -89,6 +97,12 @@ export interface StartServerOptions {
   apiRoutes?: readonly ApiRoute[];
 }
 
+/**
+ * Distinct page-view entries (path, referrer, client, user agent) one thread holds between
+ * flushes; reaching it flushes at once, so a flood of distinct visitors costs bounded memory.
+ */
+const ANALYTICS_BATCH_ENTRIES = 50_000;
+
 /** How long a stop waits for follow-up work once the ingest pool has stopped (a bucket upload, say). */
 const FOLLOW_UP_CUTOFF_MS = 10_000;
 
@@ -126,6 +140,28 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     now,
     hashSlots: options.passwordHashSlots,
   });
+  // Analytics: counted in this thread's memory, written in batches (serve/visits.ts, analytics-flush.ts).
+  let flushAnalytics: (() => void) | undefined;
+  const visits = config.analytics.enabled
+    ? createVisitCounter({
+        now,
+        readForwarded: config.deploy.trustProxy.kind !== 'none',
+        maxEntries: ANALYTICS_BATCH_ENTRIES,
+        onFull: () => flushAnalytics?.(),
+      })
+    : undefined;
+  const analytics = visits
+    ? startAnalyticsFlush({
+        store,
+        counter: visits,
+        config: config.analytics,
+        trustProxy: config.deploy.trustProxy,
+        siteHost: (name) => new URL(siteUrl(config.publicUrls, name)).hostname,
+        now,
+        log: log.child({ area: 'analytics' }),
+      })
+    : undefined;
+  flushAnalytics = analytics ? () => void analytics.flush() : undefined;
   const sites = createSiteServer({
     store,
     config: config.serve,
@@ -134,6 +170,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     now,
     buildBadgedPage: (source, badge) => ingest.badgePage({ source, ...badge }),
     gate,
+    visits,
   });
   // Uploads yield to visitors on a busy thread (see upload-pacer.ts).
   const pacer =
@@ -267,6 +304,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     pacer?.stop();
     await mcp.close();
     mailer.close();
+    // What this thread counted since its last flush, written before the store closes.
+    await analytics?.stop();
     // Follow-up work (compressing a published deploy) gets what is left of the grace; past it, the
     // pool is stopped, which fails that work, and the store closes only once none of it still runs.
     const left = (): number => (finished && !hurry?.aborted ? deadline - performance.now() : 0);

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import { PLAN_LIMITS } from '../rules/index.js';
+import { addDays, analyticsReachDays, PLAN_LIMITS, utcDay } from '../rules/index.js';
 import type { DomainCheckReport } from '../sites/index.js';
 import { collectBucketGarbage, type BucketOwner, type Store } from '../store/index.js';
 
@@ -38,6 +38,8 @@ export interface SweepReport {
   droppedOAuthRecords: number;
   /** Changes older than a week dropped from a cluster's change log. */
   droppedChanges: number;
+  /** Days of site analytics past their plan's history reach. */
+  prunedAnalyticsDays: number;
   /** Custom domains looked up, and how many became active, failed or were suspended. */
   domains: DomainCheckReport;
 }
@@ -58,6 +60,7 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const siteIds = store.listSiteIds();
   const records = async () => {
     let prunedRevisions = 0;
+    let prunedAnalyticsDays = 0;
     for (const siteId of siteIds) {
       const site = store.getSiteById(siteId);
       if (!site) continue;
@@ -66,12 +69,13 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
       const live = site.liveRevision === undefined ? undefined : store.getRevision(site.liveRevision);
       const before = PLAN_LIMITS[site.plan].historyReachMs === 0 ? (live?.createdAt ?? now + 1) : now - PLAN_LIMITS[site.plan].historyReachMs;
       prunedRevisions += await store.pruneRevisions(siteId, before);
+      prunedAnalyticsDays += await store.pruneAnalytics(siteId, addDays(utcDay(now), 1 - analyticsReachDays(site.plan)));
     }
     const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
     const droppedExpired = await store.pruneExpired();
     const droppedOAuthRecords = await store.pruneOAuth(now - REVOKED_GRANT_KEEP_MS);
     const droppedChanges = store.cluster ? await store.cluster.pruneLog(now - CHANGE_LOG_KEEP_MS) : 0;
-    return { prunedRevisions, droppedCounterWindows, droppedExpired, droppedOAuthRecords, droppedChanges };
+    return { prunedRevisions, droppedCounterWindows, droppedExpired, droppedOAuthRecords, droppedChanges, prunedAnalyticsDays };
   };
   // In a cluster the records are shared: one node at a time tends to them; every node tends to its own files.
   const upkeep = (store.cluster ? await store.cluster.alone('records-upkeep', records) : await records()) ?? {
@@ -80,6 +84,7 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
     droppedExpired: 0,
     droppedOAuthRecords: 0,
     droppedChanges: 0,
+    prunedAnalyticsDays: 0,
   };
   // DNS lookups of custom domains: one node at a time, apart from the records' upkeep so that
   // slow lookups never hold that up.

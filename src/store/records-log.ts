@@ -4,6 +4,8 @@ import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
 import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
+import type { AnalyticsRecords } from './analytics.js';
+import { clusterAnalytics } from './records-analytics.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
 import type { RecordWrite, ReplicatedDb } from './replicated-dbs.js';
 import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
@@ -105,6 +107,8 @@ export interface RecordsLog {
   listen(wake: () => void): Promise<() => Promise<void>>;
   takeRateTokens(checks: readonly RateCheck[], at: number): Promise<RateResult>;
   pruneCounters(before: number): Promise<number>;
+  /** Site analytics in PostgreSQL's own tables, outside the change log (records-analytics.ts). */
+  readonly analytics: AnalyticsRecords;
   /** Runs `fn` only if no other node is running a task of this name (a leader for upkeep). */
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
   /** Calls that failed so far (PostgreSQL unreachable, or a query it refused), for operators' metrics. */
@@ -473,6 +477,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         const cutoff = await onDatabaseClock(client, before);
         return (await timeBound(client, 'DELETE FROM plinth_counters WHERE window_start < $1', [cutoff], BULK_QUERY_MS)).rowCount ?? 0;
       }),
+
+    analytics: clusterAnalytics(withReadyClient),
 
     alone: (task, fn) =>
       withReadyClient(async (client) => {

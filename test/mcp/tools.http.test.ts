@@ -50,6 +50,7 @@ describe('tool listing', () => {
         'list_members',
         'list_revisions',
         'list_sites',
+        'get_site_analytics',
         'new_claim_link',
         'promote_site',
         'read_file',

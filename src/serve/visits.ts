@@ -1,0 +1,92 @@
+import type { HttpRequest } from '../http/index.js';
+
+/**
+ * Analytics counted on the serving hot path (docs/analytics.md): per site, a few additions and one
+ * Map entry per page view, in this thread's memory, nothing else. Everything that costs more (who
+ * the visitor is, crawler or not, the referrer's host, the keyed hash) is worked out when the
+ * batch is flushed (analytics-flush.ts), once per distinct value rather than once per request.
+ */
+export interface VisitCounter {
+  /** A GET answered with an HTML page, 200 or 304; `address`: the connection's (read before the answer); `bytes` of body sent. */
+  page(siteId: string, siteName: string, address: string, req: Pick<HttpRequest, 'getUrl' | 'getHeader'>, bytes: number): void;
+  /** Any other GET answered for a site: a file, or a 404 (`notFound`). */
+  other(siteId: string, siteName: string, notFound: boolean, bytes: number): void;
+  /** What was counted since the last call, and a fresh batch from here on. */
+  take(): VisitBatch;
+}
+
+/** One site's counts in a batch. */
+export interface SiteTally {
+  siteId: string;
+  siteName: string;
+  /** `path \0 referer \0 address \0 x-forwarded-for \0 user agent` of each page view → how many. */
+  views: Map<string, number>;
+  /** Page views past the batch's bound of distinct entries: counted, their details not kept. */
+  overflowViews: number;
+  notFound: number;
+  bytes: number;
+}
+
+export interface VisitBatch {
+  /** When the batch began (its day is this time's). */
+  startedAt: number;
+  sites: Map<string, SiteTally>;
+  /** Distinct view entries in the batch, over all sites. */
+  entries: number;
+}
+
+export interface VisitCounterOptions {
+  now: () => number;
+  /** Read `X-Forwarded-For` too (a trusted proxy names the client there). */
+  readForwarded: boolean;
+  /** Distinct view entries one batch holds; past it, views are counted without details. */
+  maxEntries: number;
+  /** Called once when the batch reaches `maxEntries`, so it is flushed early. */
+  onFull?: () => void;
+}
+
+export const FIELD = '\u0000';
+
+export function createVisitCounter(options: VisitCounterOptions): VisitCounter {
+  const { now, readForwarded, maxEntries } = options;
+  let batch: VisitBatch = { startedAt: now(), sites: new Map(), entries: 0 };
+
+  const tallyOf = (siteId: string, siteName: string): SiteTally => {
+    let tally = batch.sites.get(siteId);
+    if (tally === undefined) {
+      tally = { siteId, siteName, views: new Map(), overflowViews: 0, notFound: 0, bytes: 0 };
+      batch.sites.set(siteId, tally);
+    }
+    return tally;
+  };
+
+  return {
+    page(siteId, siteName, address, req, bytes) {
+      const tally = tallyOf(siteId, siteName);
+      tally.bytes += bytes;
+      const forwarded = readForwarded ? req.getHeader('x-forwarded-for') : '';
+      const key = req.getUrl() + FIELD + req.getHeader('referer') + FIELD + address + FIELD + forwarded + FIELD + req.getHeader('user-agent');
+      const seen = tally.views.get(key);
+      if (seen !== undefined) {
+        tally.views.set(key, seen + 1);
+      } else if (batch.entries < maxEntries) {
+        tally.views.set(key, 1);
+        if (++batch.entries === maxEntries) options.onFull?.();
+      } else {
+        tally.overflowViews++;
+      }
+    },
+
+    other(siteId, siteName, notFound, bytes) {
+      const tally = tallyOf(siteId, siteName);
+      tally.bytes += bytes;
+      if (notFound) tally.notFound++;
+    },
+
+    take() {
+      const taken = batch;
+      batch = { startedAt: now(), sites: new Map(), entries: 0 };
+      return taken;
+    },
+  };
+}
