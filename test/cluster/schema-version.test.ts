@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCHEMA_VERSION } from '../../src/store/records-schema.js';
 import { request } from '../helpers/http.js';
 import { killMain, startMain } from '../helpers/main-process.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
@@ -15,7 +16,8 @@ import { tempDir } from '../helpers/sites.js';
  */
 
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
-const KNOWN = 1;
+// The newest schema this Plinth knows (each release's migrations raise it).
+const KNOWN = SCHEMA_VERSION;
 const REFUSAL = `database schema is version ${KNOWN + 1}; this Plinth knows up to ${KNOWN}: upgrade Plinth`;
 
 let cluster: TestCluster;
@@ -56,7 +58,7 @@ function plinth(env: Record<string, string>, ...args: string[]): Promise<{ code:
 
 describe('a database with newer migrations than this Plinth knows', () => {
   it('is the version this Plinth migrates to on a new database', async () => {
-    expect(await versions()).toEqual([KNOWN]);
+    expect(await versions()).toEqual(Array.from({ length: KNOWN }, (_, i) => i + 1));
     expect(cluster.process(0)!.output()).not.toContain('cluster.schema_newer');
   });
 
@@ -67,7 +69,7 @@ describe('a database with newer migrations than this Plinth knows', () => {
     const refused = await startRefused(cluster.env(0));
     expect(refused).toContain('exited with 1 before listening');
     expect(refused).toContain(`plinth: ${REFUSAL}`);
-    expect(await versions()).toEqual([KNOWN, KNOWN + 1]);
+    expect((await versions()).slice(-2)).toEqual([KNOWN, KNOWN + 1]);
   }, 90_000);
 
   it('is refused by a new node before it builds a replica, and by plinth admin', async () => {
@@ -76,7 +78,7 @@ describe('a database with newer migrations than this Plinth knows', () => {
     const admin = await plinth(cluster.env(0, { PLINTH_DATA_DIR: tempDir('plinth-admin-') }), 'admin', 'account', 'create', '--email', 'ops@example.com');
     expect(admin.code).toBe(1);
     expect(admin.stderr).toContain(REFUSAL);
-    expect(await versions()).toEqual([KNOWN, KNOWN + 1]);
+    expect((await versions()).slice(-2)).toEqual([KNOWN, KNOWN + 1]);
   }, 90_000);
 
   it('is run on when its migrations declared that this version still works there, and the node says so', async () => {
@@ -90,6 +92,6 @@ describe('a database with newer migrations than this Plinth knows', () => {
       .filter((line) => line.includes('"cluster.schema_newer"'));
     expect(warned).toHaveLength(1);
     expect(JSON.parse(warned[0]!)).toMatchObject({ level: 'warn', schema: KNOWN + 1, known: KNOWN });
-    expect(await versions()).toEqual([KNOWN, KNOWN + 1]);
+    expect((await versions()).slice(-2)).toEqual([KNOWN, KNOWN + 1]);
   }, 90_000);
 });
