@@ -56,6 +56,8 @@ export interface RunningServer {
   close(options?: { graceMs?: number; hurry?: AbortSignal }): Promise<boolean>;
   /** Counters of this thread, for tests and benchmarks. */
   stats(): ServerStats;
+  /** Writes the analytics this thread counted so far now, rather than at its next flush (tests). */
+  flushAnalytics(): Promise<void>;
   /** This thread's metric families for `/metrics` (none with `PLINTH_METRICS=0`). */
   metrics(): MetricFamily[];
   /** Why this thread cannot serve (its store handle fails a read), or undefined when it can. */
@@ -323,6 +325,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closing ??= close(closeOptions.graceMs ?? config.stopGraceMs, closeOptions.hurry);
       return closing;
     },
+    flushAnalytics: () => analytics?.flush() ?? Promise.resolve(),
     stats: () => ({ ingestTasks: ingest.unpacksStarted, unanswered: pending.size, cache: sites.cacheStats(), uploads: memory.stats() }),
     metrics: () =>
       metrics?.families({
