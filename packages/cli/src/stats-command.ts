@@ -38,7 +38,7 @@ export async function statsCommand(options: SiteCommandOptions & { from?: string
   const { totals } = stats;
   options.out(`${stats.site}, ${stats.from} to ${stats.to} (UTC)`);
   options.out(
-    `${totals.page_views} page views, ${totals.visitors} visitors, ${totals.not_found} not found, ${formatBytes(totals.bytes)} served, ${totals.crawler_views} crawler views`,
+    `${count(totals.page_views, 'page view')}, ${count(totals.visitors, 'visitor')}, ${totals.not_found} not found, ${formatBytes(totals.bytes)} served, ${count(totals.crawler_views, 'crawler view')}`,
   );
   const visited = stats.days.filter((day) => day.page_views + day.not_found + day.crawler_views > 0);
   if (visited.length > 0) {
@@ -66,6 +66,10 @@ export async function statsCommand(options: SiteCommandOptions & { from?: string
     );
   }
   return 0;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function formatBytes(bytes: number): string {
