@@ -372,9 +372,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   /** Counts the answer a send step just gave (`sentStatus`, `sentBytes`): a page view, or a file or 404. */
-  const count = (address: string, req: SiteRequest, site: SiteRecord, target: Target): void => {
+  const count = (address: string, url: string, req: SiteRequest, site: SiteRecord, target: Target): void => {
     if (sentStatus === 0) return;
-    if (target.html && (sentStatus === 200 || sentStatus === 304)) visits!.page(site.id, site.name, address, req, sentBytes);
+    if (target.html && (sentStatus === 200 || sentStatus === 304)) visits!.page(site.id, site.name, address, url, req, sentBytes);
     else visits!.other(site.id, site.name, sentStatus === 404, sentBytes);
     sentStatus = 0;
   };
@@ -415,7 +415,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       const query = revision !== site.liveRevision || live.rules?.redirects?.usesQuery === true ? (req.getQuery() ?? '') : '';
       // The host only where the live rules name one.
       const byHost = live.rules?.redirects?.usesHost === true || live.rules?.headers?.usesHost === true;
-      const target = sites.target(live, revision, req.getUrl(), query, byHost ? requestHost(siteName, route) : undefined);
+      const url = req.getUrl();
+      const target = sites.target(live, revision, url, query, byHost ? requestHost(siteName, route) : undefined);
       const privateHeaders: Headers = privacy === undefined ? {} : NOINDEX;
       if (target.error !== undefined) return sendPage(res, target.error, head, {}, undefined, undefined, protect);
       const entry = target.entry;
@@ -435,7 +436,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       const address = counted && target.html ? Buffer.from(res.getRemoteAddressAsText()).toString('latin1') : '';
       // The prepared path ends responses uWS-style, for the synchronous handler only.
       if (!head && !badged && fetches === 0 && privacy === undefined && sendPrepared(res, req, target))
-        return counted ? count(address, req, site, target) : undefined;
+        return counted ? count(address, url, req, site, target) : undefined;
       const asked: Asked = {
         head,
         acceptEncoding: req.getHeader('accept-encoding'),
@@ -444,19 +445,19 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       };
       if (!badged) {
         sendFile(res, target, asked, privacy);
-        return counted ? count(address, req, site, target) : undefined;
+        return counted ? count(address, url, req, site, target) : undefined;
       }
 
       const page = bodies.badged(entry, { siteName: site.name, reportUrl: reportUrl(site.name) });
       if (!(page instanceof Promise)) {
         sendBadged(res, target, entry, page, asked, privacy);
-        return counted ? count(address, req, site, target) : undefined;
+        return counted ? count(address, url, req, site, target) : undefined;
       }
       if (counted) {
         // Counted now, while the request can still be read; its bytes are not known yet.
         sentStatus = target.status;
         sentBytes = 0;
-        count(address, req, site, target);
+        count(address, url, req, site, target);
       }
       // A large page is being built in a worker: answer when it is ready.
       trackAbort(res);

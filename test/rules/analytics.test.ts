@@ -106,14 +106,14 @@ describe('a batch', () => {
   it('splits page views into pages, referrers, visitors and crawlers, and bounds its entries', () => {
     let full = 0;
     const counter = createVisitCounter({ now: () => 0, readForwarded: false, maxEntries: 3, onFull: () => full++ });
-    const req = (url: string, headers: Record<string, string>) => ({ getUrl: () => url, getHeader: (name: string) => headers[name] ?? '' });
+    const req = (headers: Record<string, string>) => ({ getHeader: (name: string) => headers[name] ?? '' });
     const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
-    counter.page('s1', 'one', '203.0.113.5', req('/', { 'user-agent': firefox, referer: 'https://news.example.net/x' }), 100);
-    counter.page('s1', 'one', '203.0.113.5', req('/', { 'user-agent': firefox, referer: 'https://news.example.net/x' }), 0);
-    counter.page('s1', 'one', '203.0.113.9', req('/a', { 'user-agent': firefox, referer: 'http://one.sites.localhost/' }), 50);
-    counter.page('s1', 'one', '66.249.66.1', req('/', { 'user-agent': 'Googlebot/2.1' }), 100);
+    counter.page('s1', 'one', '203.0.113.5', '/', req({ 'user-agent': firefox, referer: 'https://news.example.net/x' }), 100);
+    counter.page('s1', 'one', '203.0.113.5', '/', req({ 'user-agent': firefox, referer: 'https://news.example.net/x' }), 0);
+    counter.page('s1', 'one', '203.0.113.9', '/a', req({ 'user-agent': firefox, referer: 'http://one.sites.localhost/' }), 50);
+    counter.page('s1', 'one', '66.249.66.1', '/', req({ 'user-agent': 'Googlebot/2.1' }), 100);
     // Past the bound: counted, without its details.
-    counter.page('s1', 'one', '192.0.2.1', req('/b', { 'user-agent': firefox }), 10);
+    counter.page('s1', 'one', '192.0.2.1', '/b', req({ 'user-agent': firefox }), 10);
     counter.other('s1', 'one', true, 0);
     counter.other('s1', 'one', false, 1000);
     expect(full).toBe(1);
@@ -134,6 +134,24 @@ describe('a batch', () => {
       ],
       referrers: [['news.example.net', 2]],
     });
+  });
+
+  it('counts the same request to another site, or after a batch was taken, where it belongs', () => {
+    const counter = createVisitCounter({ now: () => 0, readForwarded: true, maxEntries: 100 });
+    const req = { getHeader: (name: string) => (name === 'user-agent' ? 'Firefox' : name === 'x-forwarded-for' ? '203.0.113.1' : '') };
+    counter.page('s1', 'one', '10.0.0.1', '/', req, 1);
+    counter.page('s2', 'two', '10.0.0.1', '/', req, 2);
+    counter.page('s2', 'two', '10.0.0.1', '/', req, 3);
+    const first = counter.take();
+    counter.page('s2', 'two', '10.0.0.1', '/', req, 4);
+    const second = counter.take();
+    const views = (batch: typeof first, site: string) => [...batch.sites.get(site)!.views.values()];
+    expect(views(first, 's1')).toEqual([1]);
+    expect(views(first, 's2')).toEqual([2]);
+    expect(first.sites.get('s2')!.bytes).toBe(5);
+    expect([...second.sites.keys()]).toEqual(['s2']);
+    expect(views(second, 's2')).toEqual([1]);
+    expect(first.entries + second.entries).toBe(3);
   });
 
   it('cuts long paths', () => {
