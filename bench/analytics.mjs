@@ -7,10 +7,11 @@
 // the other swing (see metrics.mjs). The ratio is off ÷ on, so it reads as a throughput ratio;
 // the goal is ≥ 0.97. Scenarios: one 2 KB page as a browser asks for it (every request a page
 // view of one visitor with a referrer), and the same page from rotating user agents (each a new
-// visitor, so every request adds an entry to the thread's batch until it is written).
+// visitor, so every request adds an entry to the thread's batch until it is written), and the
+// page as wrk asks for it by default, without a user agent (a crawler's view, as in bench:serve).
 //
 // Env: BENCH_DURATION (s per round, default 3), BENCH_ROUNDS (10), BENCH_CONNECTIONS (64),
-// BENCH_SCENARIOS (page2k,visitors), PLINTH_THREADS (default 1). Prints a Markdown table.
+// BENCH_SCENARIOS (page2k,visitors,crawler), PLINTH_THREADS (default 1). Prints a Markdown table.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -54,6 +55,8 @@ try {
   const scenarios = {
     page2k: (node) => ({ path: '/', headers: { Host: node.host, 'User-Agent': FIREFOX, Referer: 'https://news.example.net/' } }),
     visitors: (node) => ({ wrkScript: { file: 'visitors.lua', args: [node.host] }, headers: { Host: node.host } }),
+    // wrk's own requests carry no User-Agent: a crawler's view, as bench:serve's page is counted.
+    crawler: (node) => ({ path: '/', headers: { Host: node.host } }),
   };
   const only = process.env.BENCH_SCENARIOS?.split(',').map((id) => id.trim());
   const cores = os.availableParallelism();

@@ -52,7 +52,7 @@ export function summarizeBatch(batch: VisitBatch, day: string, salt: string, tru
     const referrers = new Map<string, number>();
     const visitors = new Set<string>();
     let pageViews = tally.overflowViews;
-    let crawlerViews = 0;
+    let crawlerViews = tally.crawlerViews;
     const ownHost = siteHost(tally.siteName);
     for (const [key, count] of tally.views) {
       const [path, referer, address, forwarded, userAgent] = key.split(FIELD) as [string, string, string, string, string];

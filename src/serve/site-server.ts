@@ -372,9 +372,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   /** Counts the answer a send step just gave (`sentStatus`, `sentBytes`): a page view, or a file or 404. */
-  const count = (address: string, url: string, req: SiteRequest, site: SiteRecord, target: Target): void => {
+  const count = (address: string, url: string, userAgent: string, req: SiteRequest, site: SiteRecord, target: Target): void => {
     if (sentStatus === 0) return;
-    if (target.html && (sentStatus === 200 || sentStatus === 304)) visits!.page(site.id, site.name, address, url, req, sentBytes);
+    if (target.html && (sentStatus === 200 || sentStatus === 304)) visits!.page(site.id, site.name, address, url, userAgent, req, sentBytes);
     else visits!.other(site.id, site.name, sentStatus === 404, sentBytes);
     sentStatus = 0;
   };
@@ -432,11 +432,14 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       }
 
       const badged = target.html && hasBadge(site.plan);
-      // A page view's client, read while the response may still be touched (uWS forbids it once ended).
-      const address = counted && target.html ? Buffer.from(res.getRemoteAddressAsText()).toString('latin1') : '';
+      // A page view's client, read while the response may still be touched (uWS forbids it once
+      // ended). Reading the address is most of what counting costs (uWS asks the kernel, and hands
+      // it over in an ArrayBuffer), so a request without a user agent, a crawler's, goes without.
+      const userAgent = counted && target.html ? req.getHeader('user-agent') : '';
+      const address = userAgent !== '' ? Buffer.from(res.getRemoteAddressAsText()).toString('latin1') : '';
       // The prepared path ends responses uWS-style, for the synchronous handler only.
       if (!head && !badged && fetches === 0 && privacy === undefined && sendPrepared(res, req, target))
-        return counted ? count(address, url, req, site, target) : undefined;
+        return counted ? count(address, url, userAgent, req, site, target) : undefined;
       const asked: Asked = {
         head,
         acceptEncoding: req.getHeader('accept-encoding'),
@@ -445,19 +448,19 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       };
       if (!badged) {
         sendFile(res, target, asked, privacy);
-        return counted ? count(address, url, req, site, target) : undefined;
+        return counted ? count(address, url, userAgent, req, site, target) : undefined;
       }
 
       const page = bodies.badged(entry, { siteName: site.name, reportUrl: reportUrl(site.name) });
       if (!(page instanceof Promise)) {
         sendBadged(res, target, entry, page, asked, privacy);
-        return counted ? count(address, url, req, site, target) : undefined;
+        return counted ? count(address, url, userAgent, req, site, target) : undefined;
       }
       if (counted) {
         // Counted now, while the request can still be read; its bytes are not known yet.
         sentStatus = target.status;
         sentBytes = 0;
-        count(address, url, req, site, target);
+        count(address, url, userAgent, req, site, target);
       }
       // A large page is being built in a worker: answer when it is ready.
       trackAbort(res);

@@ -9,9 +9,10 @@ import type { HttpRequest } from '../http/index.js';
 export interface VisitCounter {
   /**
    * A GET answered with an HTML page, 200 or 304: `address` of the connection (read before the
-   * answer), `url` the path asked for, `bytes` of body sent.
+   * answer; '' without a user agent), `url` the path asked for, `bytes` of body sent. A view
+   * without a user agent is a crawler's, counted as that alone.
    */
-  page(siteId: string, siteName: string, address: string, url: string, req: Pick<HttpRequest, 'getHeader'>, bytes: number): void;
+  page(siteId: string, siteName: string, address: string, url: string, userAgent: string, req: Pick<HttpRequest, 'getHeader'>, bytes: number): void;
   /** Any other GET answered for a site: a file, or a 404 (`notFound`). */
   other(siteId: string, siteName: string, notFound: boolean, bytes: number): void;
   /** What was counted since the last call, and a fresh batch from here on. */
@@ -26,6 +27,8 @@ export interface SiteTally {
   views: Map<string, number>;
   /** Page views past the batch's bound of distinct entries: counted, their details not kept. */
   overflowViews: number;
+  /** Page views without a user agent: crawlers', counted without reading who sent them. */
+  crawlerViews: number;
   notFound: number;
   bytes: number;
 }
@@ -57,7 +60,7 @@ export function createVisitCounter(options: VisitCounterOptions): VisitCounter {
   const tallyOf = (siteId: string, siteName: string): SiteTally => {
     let tally = batch.sites.get(siteId);
     if (tally === undefined) {
-      tally = { siteId, siteName, views: new Map(), overflowViews: 0, notFound: 0, bytes: 0 };
+      tally = { siteId, siteName, views: new Map(), overflowViews: 0, crawlerViews: 0, notFound: 0, bytes: 0 };
       batch.sites.set(siteId, tally);
     }
     return tally;
@@ -69,9 +72,14 @@ export function createVisitCounter(options: VisitCounterOptions): VisitCounter {
   let last: { tally: SiteTally; url: string; referer: string; address: string; forwarded: string; userAgent: string; key: string } | undefined;
 
   return {
-    page(siteId, siteName, address, url, req, bytes) {
+    page(siteId, siteName, address, url, userAgent, req, bytes) {
+      if (userAgent === '') {
+        const tally = tallyOf(siteId, siteName);
+        tally.bytes += bytes;
+        tally.crawlerViews++;
+        return;
+      }
       const referer = req.getHeader('referer');
-      const userAgent = req.getHeader('user-agent');
       const forwarded = readForwarded ? req.getHeader('x-forwarded-for') : '';
       let key: string;
       let tally: SiteTally;

@@ -108,12 +108,14 @@ describe('a batch', () => {
     const counter = createVisitCounter({ now: () => 0, readForwarded: false, maxEntries: 3, onFull: () => full++ });
     const req = (headers: Record<string, string>) => ({ getHeader: (name: string) => headers[name] ?? '' });
     const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
-    counter.page('s1', 'one', '203.0.113.5', '/', req({ 'user-agent': firefox, referer: 'https://news.example.net/x' }), 100);
-    counter.page('s1', 'one', '203.0.113.5', '/', req({ 'user-agent': firefox, referer: 'https://news.example.net/x' }), 0);
-    counter.page('s1', 'one', '203.0.113.9', '/a', req({ 'user-agent': firefox, referer: 'http://one.sites.localhost/' }), 50);
-    counter.page('s1', 'one', '66.249.66.1', '/', req({ 'user-agent': 'Googlebot/2.1' }), 100);
+    counter.page('s1', 'one', '203.0.113.5', '/', firefox, req({ referer: 'https://news.example.net/x' }), 100);
+    counter.page('s1', 'one', '203.0.113.5', '/', firefox, req({ referer: 'https://news.example.net/x' }), 0);
+    counter.page('s1', 'one', '203.0.113.9', '/a', firefox, req({ referer: 'http://one.sites.localhost/' }), 50);
+    counter.page('s1', 'one', '66.249.66.1', '/', 'Googlebot/2.1', req({}), 100);
+    // No user agent: a crawler, counted without its address (which is not even read).
+    counter.page('s1', 'one', '', '/', '', req({}), 100);
     // Past the bound: counted, without its details.
-    counter.page('s1', 'one', '192.0.2.1', '/b', req({ 'user-agent': firefox }), 10);
+    counter.page('s1', 'one', '192.0.2.1', '/b', firefox, req({}), 10);
     counter.other('s1', 'one', true, 0);
     counter.other('s1', 'one', false, 1000);
     expect(full).toBe(1);
@@ -124,9 +126,9 @@ describe('a batch', () => {
       siteId: 's1',
       day: TODAY,
       pageViews: 4,
-      crawlerViews: 1,
+      crawlerViews: 2,
       notFound: 1,
-      bytes: 1260,
+      bytes: 1360,
       visitors: [visitorHash('salt', '203.0.113.0/24', firefox)],
       pages: [
         ['/', 2],
@@ -138,12 +140,12 @@ describe('a batch', () => {
 
   it('counts the same request to another site, or after a batch was taken, where it belongs', () => {
     const counter = createVisitCounter({ now: () => 0, readForwarded: true, maxEntries: 100 });
-    const req = { getHeader: (name: string) => (name === 'user-agent' ? 'Firefox' : name === 'x-forwarded-for' ? '203.0.113.1' : '') };
-    counter.page('s1', 'one', '10.0.0.1', '/', req, 1);
-    counter.page('s2', 'two', '10.0.0.1', '/', req, 2);
-    counter.page('s2', 'two', '10.0.0.1', '/', req, 3);
+    const req = { getHeader: (name: string) => (name === 'x-forwarded-for' ? '203.0.113.1' : '') };
+    counter.page('s1', 'one', '10.0.0.1', '/', 'Firefox', req, 1);
+    counter.page('s2', 'two', '10.0.0.1', '/', 'Firefox', req, 2);
+    counter.page('s2', 'two', '10.0.0.1', '/', 'Firefox', req, 3);
     const first = counter.take();
-    counter.page('s2', 'two', '10.0.0.1', '/', req, 4);
+    counter.page('s2', 'two', '10.0.0.1', '/', 'Firefox', req, 4);
     const second = counter.take();
     const views = (batch: typeof first, site: string) => [...batch.sites.get(site)!.views.values()];
     expect(views(first, 's1')).toEqual([1]);

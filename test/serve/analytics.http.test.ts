@@ -126,8 +126,10 @@ describe('counting visits', () => {
     // Further visits add to the day: a returning visitor is not counted twice.
     await browse(site.name, '/about', bob);
     await browse(site.name, '/', { address: '192.0.2.10', userAgent: CHROME });
-    const later = await todayOnceCounted(site.name, 8);
-    expect(later.totals).toMatchObject({ page_views: 7, visitors: 3, not_found: 1, crawler_views: 1 });
+    // No user agent at all: a crawler's view.
+    expect((await request({ port: server.port, host: `${site.name}.sites.localhost`, path: '/about' })).status).toBe(200);
+    const later = await todayOnceCounted(site.name, 9);
+    expect(later.totals).toMatchObject({ page_views: 7, visitors: 3, not_found: 1, crawler_views: 2 });
     expect(later.totals.pages).toEqual([
       { path: '/', count: 4 },
       { path: '/about', count: 3 },
