@@ -30,6 +30,9 @@ export interface AnalyticsFlushOptions {
   log: Logger;
 }
 
+/** Stands for a connection's address that serving did not read. */
+const UNREAD_ADDRESS = '0.0.0.0';
+
 /** Whether a user agent is a crawler's: the `isbot` package's maintained list, and no user agent at all. */
 export function isCrawler(userAgent: string): boolean {
   return userAgent.trim() === '' || isbot(userAgent);
@@ -65,7 +68,9 @@ export function summarizeBatch(batch: VisitBatch, day: string, salt: string, tru
       pages.set(counted, (pages.get(counted) ?? 0) + count);
       const host = referer === '' ? undefined : referrerHost(referer);
       if (host !== undefined && host !== ownHost) referrers.set(host, (referrers.get(host) ?? 0) + count);
-      visitors.add(visitorHash(salt, networkOf(clientAddress(address, forwarded, trustProxy)), userAgent));
+      // No address: not read, as X-Forwarded-For names the client behind trusted hops (a chain
+      // shorter than the hops names none, and counts as the placeholder's network).
+      visitors.add(visitorHash(salt, networkOf(clientAddress(address === '' ? UNREAD_ADDRESS : address, forwarded, trustProxy)), userAgent));
     }
     out.push({
       siteId: tally.siteId,

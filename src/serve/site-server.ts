@@ -122,6 +122,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   // Browsers send a handful of distinct Accept-Encoding values; each is negotiated once.
   const chooseEncoding = createEncodingChooser(ENCODINGS);
   const visits = options.visits;
+  // Behind a number of trusted proxies, the client is named in X-Forwarded-For whatever the connection's address.
+  const forwardedNamesClient = config.access.trustProxy.kind === 'hops';
   // Body bytes and status of the answer just sent from a file (set by sendPrepared and sendBody), for `visits`.
   let sentBytes = 0;
   let sentStatus = 0;
@@ -434,9 +436,14 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       const badged = target.html && hasBadge(site.plan);
       // A page view's client, read while the response may still be touched (uWS forbids it once
       // ended). Reading the address is most of what counting costs (uWS asks the kernel, and hands
-      // it over in an ArrayBuffer), so a request without a user agent, a crawler's, goes without.
+      // it over in an ArrayBuffer), so it is left unread where it cannot matter: a request without
+      // a user agent is a crawler's, and behind a number of trusted proxies X-Forwarded-For names
+      // the client (analytics-flush.ts).
       const userAgent = counted && target.html ? req.getHeader('user-agent') : '';
-      const address = userAgent !== '' ? Buffer.from(res.getRemoteAddressAsText()).toString('latin1') : '';
+      const address =
+        userAgent === '' || (forwardedNamesClient && req.getHeader('x-forwarded-for') !== '')
+          ? ''
+          : Buffer.from(res.getRemoteAddressAsText()).toString('latin1');
       // The prepared path ends responses uWS-style, for the synchronous handler only.
       if (!head && !badged && fetches === 0 && privacy === undefined && sendPrepared(res, req, target))
         return counted ? count(address, url, userAgent, req, site, target) : undefined;

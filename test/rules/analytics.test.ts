@@ -6,6 +6,7 @@ import { createVisitCounter } from '../../src/serve/visits.js';
 /** The pure rules of site analytics (docs/analytics.md): days, ranges, referrers, crawlers, the visitor hash, a batch. */
 
 const TODAY = '2026-11-29';
+const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
 
 describe('analyticsRange', () => {
   it.each([
@@ -154,6 +155,15 @@ describe('a batch', () => {
     expect([...second.sites.keys()]).toEqual(['s2']);
     expect(views(second, 's2')).toEqual([1]);
     expect(first.entries + second.entries).toBe(3);
+  });
+
+  it('takes the client from X-Forwarded-For behind trusted hops, where serving left the address unread', () => {
+    const counter = createVisitCounter({ now: () => 0, readForwarded: true, maxEntries: 100 });
+    const req = (forwarded: string) => ({ getHeader: (name: string) => (name === 'x-forwarded-for' ? forwarded : '') });
+    counter.page('s1', 'one', '', '/', FIREFOX, req('198.51.100.1, 203.0.113.9'), 1);
+    counter.page('s1', 'one', '', '/', FIREFOX, req('203.0.113.10'), 1);
+    const [visits] = summarizeBatch(counter.take(), TODAY, 'salt', { kind: 'hops', hops: 1 }, () => 'one.sites.localhost');
+    expect(visits!.visitors).toEqual([visitorHash('salt', '203.0.113.0/24', FIREFOX)]);
   });
 
   it('cuts long paths', () => {

@@ -33,11 +33,15 @@ const visit = (name: string) => request({ port: server.port, host: `${name}.site
 
 /** What the analytics tables of the data directory hold besides the counts: the visitor hashes and the salts. */
 function hashesAndSalts(): { visitors: Array<[string, string, string]>; salts: string[] } {
-  const env = open(join(server.dataDir, 'meta'), { noSubdir: false, maxDbs: 48 });
-  return {
-    visitors: [...env.openDB<number, [string, string, string]>('analyticsVisitors', {}).getKeys({ snapshot: false })],
-    salts: [...env.openDB<string, string>('analyticsSalts', {}).getKeys({ snapshot: false })],
-  };
+  const env = open(join(server.dataDir, 'meta'), { noSubdir: false, maxDbs: 48, readOnly: true });
+  try {
+    return {
+      visitors: [...env.openDB<number, [string, string, string]>('analyticsVisitors', {}).getKeys({ snapshot: false })],
+      salts: [...env.openDB<string, string>('analyticsSalts', {}).getKeys({ snapshot: false })],
+    };
+  } finally {
+    void env.close();
+  }
 }
 
 describe('analytics over days', () => {
