@@ -20,7 +20,7 @@ const ELSEWHERE = ['test/reliability/**', 'test/cluster/**', 'test/edge/**'];
  * src/ through vite again for each of some 180 files cost more than two minutes of CPU. A file
  * closes what it starts (test/helpers/fixtures.ts), and no test replaces a module of ours.
  */
-const FIRST_LINE = { maxWorkers: 2, isolate: false };
+const FIRST_LINE = { maxWorkers: 2, isolate: false, setupFiles: ['test/helpers/file-trail.ts'] };
 
 /**
  * The other projects run one file at a time in a fresh process, after the first-line ones when

@@ -98,10 +98,15 @@ async function main(): Promise<void> {
   }
   // A replica the log has moved past cannot be trusted: exit, and the next start rebuilds it.
   const stopFollowing = store.cluster
-    ? await store.cluster.follow(REPLICA_POLL_MS, () => {
-        log.error({ applied: store.cluster?.applied() }, 'cluster.replica_behind');
-        process.exit(1);
-      })
+    ? await store.cluster.follow(
+        REPLICA_POLL_MS,
+        () => {
+          log.error({ applied: store.cluster?.applied() }, 'cluster.replica_behind');
+          process.exit(1);
+        },
+        // A newer node's records during a rolling upgrade: skipped, said once per family.
+        (db, writes) => log.warn({ db, writes }, 'cluster.unknown_records_skipped'),
+      )
     : undefined;
   if (store.cluster) {
     const { clusterId, schema } = store.cluster;

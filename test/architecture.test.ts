@@ -21,7 +21,6 @@ const AREAS = [
   'web',
   'docs',
   'runtime',
-  'load',
 ] as const;
 // The root modules every area may use (besides its own folder and node built-ins).
 const SHARED = ['config.ts', 'errors.ts', 'log.ts'];
@@ -45,12 +44,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   api: ['sites', 'store', 'http', 'rules', 'contract'],
   app: ['sites', 'store', 'web', 'http', 'rules', 'contract'],
   mcp: ['sites', 'store', 'http', 'rules', 'contract'],
-  cli: ['sites', 'store', 'ingest', 'rules', 'contract', 'outbound', 'load'],
+  cli: ['sites', 'store', 'ingest', 'rules', 'contract', 'outbound'],
   // The shared page kit (layout, stylesheet, script, icon) answers by the HTTP rules every host shares.
   web: ['http'],
   docs: ['web', 'sites', 'http', 'rules', 'contract'],
-  // The load suite talks to Plinth only over HTTP, like any outside client, and ships with the CLI.
-  load: [],
   // Process wiring: starts threads and composes every area.
   runtime: ['rules', 'contract', 'outbound', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
 };
@@ -124,17 +121,6 @@ describe('module boundaries', () => {
     expect(circles).toEqual([]);
   });
 
-  // It moves into the CLI package as it is: relative imports inside its folder, node built-ins and undici.
-  it('keeps the load suite self-contained: nothing of ours outside src/load, not even config, errors or log', () => {
-    const load = files.filter(({ path }) => areaOf(path) === 'load');
-    expect(load.length).toBeGreaterThan(5);
-    for (const { file, path } of load) {
-      for (const target of localImports(file)) expect(areaOf(target), `${path} → ${target}`).toBe('load');
-      const packages = [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s[^;]*?from\s+'([^.'][^']*)'/gms)].map((m) => m[1]!);
-      for (const name of packages) expect(name.startsWith('node:') || name === 'undici', `${path} imports ${name}`).toBe(true);
-    }
-  });
-
   it('keeps the operations free of any transport', () => {
     for (const { file, path } of files.filter(({ path }) => areaOf(path) === 'sites')) {
       for (const target of localImports(file)) expect(target.startsWith('http/'), `${path} → ${target}`).toBe(false);
@@ -170,7 +156,10 @@ describe('module boundaries', () => {
   });
 });
 
-// The plinth CLI installs on its own (docs/cli.md "Install"): nothing of the server's, no package.
+// The plinth CLI installs on its own (docs/cli.md "Install"): nothing of the server's, and one
+// package, undici, for the load suite's generator.
+const CLI_PACKAGES = ['undici'];
+
 describe('the plinth CLI package (packages/cli)', () => {
   const CLI_SRC = fileURLToPath(new URL('../packages/cli/src', import.meta.url));
   const cliFiles = sourceFiles(CLI_SRC).map((file) => [relative(CLI_SRC, file), file] as const);
@@ -180,7 +169,8 @@ describe('the plinth CLI package (packages/cli)', () => {
     expect(cliFiles.length).toBeGreaterThan(5);
   });
 
-  it.each(cliFiles)('%s imports only node built-ins and its own modules', (path, file) => {
+  // undici is the load suite's alone: the other commands use node:http(s).
+  it.each(cliFiles)('%s imports only node built-ins, its own modules and (the load suite) its dependencies', (path, file) => {
     const text = readFileSync(file, 'utf8');
     const specifiers = [
       ...[...text.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gms)].map((m) => m[1]!),
@@ -189,14 +179,30 @@ describe('the plinth CLI package (packages/cli)', () => {
     for (const specifier of specifiers) {
       if (specifier.startsWith('.')) {
         expect(relative(CLI_SRC, resolve(dirname(file), specifier)).startsWith('..'), `${path} imports ${specifier}, outside packages/cli/src`).toBe(false);
-      } else {
+      } else if (!(path.startsWith('load/') && CLI_PACKAGES.includes(specifier))) {
         expect(specifier, `${path} imports ${specifier}`).toMatch(/^node:/);
       }
     }
   });
 
-  it('depends on no package at all', () => {
-    expect(manifest.dependencies ?? {}).toEqual({});
+  // The load suite talks to Plinth only over HTTP, like any outside client: only the CLI's
+  // entry point loads it, and it uses nothing else of the CLI.
+  it('keeps the load suite in its folder: nothing of the CLI outside src/load imports it, and it imports nothing outside it', () => {
+    const load = cliFiles.filter(([path]) => path.startsWith('load/'));
+    expect(load.length).toBeGreaterThan(5);
+    for (const [path, file] of cliFiles) {
+      const relatives = [...readFileSync(file, 'utf8').matchAll(/(?:from\s+|import\(\s*)'(\.[^']+)'/g)].map((m) =>
+        relative(CLI_SRC, resolve(dirname(file), m[1]!)),
+      );
+      if (path.startsWith('load/')) for (const target of relatives) expect(target.startsWith('load/'), `${path} → ${target}`).toBe(true);
+      else if (path !== 'plinth.ts') for (const target of relatives) expect(target.startsWith('load/'), `${path} → ${target}`).toBe(false);
+    }
+  });
+
+  it('depends on undici alone (the load suite), and on nothing of the server', () => {
+    expect(Object.keys(manifest.dependencies ?? {})).toEqual(CLI_PACKAGES);
+    // Inside its package file, so that file installs with no registry in reach.
+    expect(manifest.bundleDependencies).toEqual(CLI_PACKAGES);
     expect(manifest.peerDependencies ?? {}).toEqual({});
     expect(manifest.optionalDependencies ?? {}).toEqual({});
   });

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { BodyCheck } from '../contract/index.js';
+import { problemDetails, type BodyCheck } from '../contract/index.js';
 import { ServiceError } from '../errors.js';
 import { clientNetwork, declaredLength, isAborted, receiveBody, sendError, sendJson, trackAbort, type Headers, type HttpResponse } from '../http/index.js';
 import type { Logger } from '../log.js';
@@ -97,7 +97,7 @@ function parseJson(bytes: Buffer): unknown {
 /** A body that breaks its route's shape is refused before the operation sees it, as MCP refuses such arguments. */
 function checkBody(body: unknown, shape: { check: BodyCheck; advice: string }): void {
   const problem = shape.check(body);
-  if (problem !== undefined) throw new ServiceError('bad_request', problem, { agentMessage: shape.advice });
+  if (problem !== undefined) throw new ServiceError('bad_request', problem.message, { agentMessage: shape.advice, details: problemDetails(problem) });
 }
 
 /** The JSON body as an object, or a 400 naming what was expected. */

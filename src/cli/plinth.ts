@@ -8,18 +8,15 @@
 
 const USAGE = `Usage (the Plinth server, in its checkout):
   plinth start                      run the service (same as npm start)
-  plinth load <command>             the load suite: prepare a corpus of sites, run traffic shaped
-                                    like a publishing host's, clean, export for nginx;
-                                    \`plinth load help\` lists its flags
   plinth admin <command>            operator commands on the data directory (accounts, tokens,
                                     members, takedowns); \`plinth admin help\` lists them
 
-The client commands (login, deploy, pull, sites, revisions, rollback, promote, domains) are
-the plinth CLI's, a package of its own: see docs/cli.md ("Install").
+The client commands (login, deploy, pull, sites, revisions, rollback, promote, domains) and the
+load suite (load) are the plinth CLI's, a package of its own: see docs/cli.md ("Install").
 
 Exit status: 0 done, 1 failed (the reason is printed), 2 wrong usage.`;
 
-const CLIENT_COMMANDS = ['login', 'logout', 'whoami', 'deploy', 'pull', 'sites', 'revisions', 'rollback', 'promote', 'domains'];
+const CLIENT_COMMANDS = ['login', 'logout', 'whoami', 'deploy', 'pull', 'sites', 'revisions', 'rollback', 'promote', 'domains', 'load'];
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -31,16 +28,6 @@ async function main(argv: string[]): Promise<number> {
       env: process.env,
       out: (text) => process.stdout.write(`${text}\n`),
       err: (text) => process.stderr.write(`${text}\n`),
-    });
-  }
-  if (command === 'load') {
-    const { loadCommand } = await import('../load/index.js');
-    return loadCommand({
-      args: rest,
-      env: process.env,
-      out: (text) => process.stdout.write(`${text}\n`),
-      err: (text) => process.stderr.write(`${text}\n`),
-      progress: process.stdout.isTTY ? (line) => process.stdout.write(line === undefined ? '\r\x1b[K' : `\r\x1b[K${line}`) : undefined,
     });
   }
   if (command === 'start') {

@@ -7,8 +7,17 @@ import type { Schema } from './schema-kit.js';
  * shape with the same sentence (`revision must be a revision id (rev_…).`).
  */
 
-/** `undefined` when the value fits the shape, else the first thing wrong with it, as a sentence. */
-export type BodyCheck = (value: unknown) => string | undefined;
+/**
+ * The first thing wrong with a body: a sentence, and the field it is about as the body spells it
+ * (`files[2].encoding`; absent when the body as a whole is wrong), for the error's `details.field`.
+ */
+export interface BodyProblem {
+  message: string;
+  field?: string;
+}
+
+/** `undefined` when the value fits the shape, else the first thing wrong with it. */
+export type BodyCheck = (value: unknown) => BodyProblem | undefined;
 
 // Made on first use (importing a module does nothing); one per thread, shared by every shape.
 // `verbose`: an error carries the schema it broke, so a wrong type can name the allowed values.
@@ -20,7 +29,26 @@ let ajv: Ajv | undefined;
 export function compileBodyCheck(shape: Schema, whole = 'The body'): BodyCheck {
   ajv ??= new Ajv({ allErrors: false, strict: true, verbose: true, validateFormats: false });
   const validate = ajv.compile(shape);
-  return (value) => (validate(value) ? undefined : describeSchemaError(validate.errors?.[0], whole));
+  return (value) => (validate(value) ? undefined : problemOf(validate.errors?.[0], whole));
+}
+
+/** A problem's `details` for the error answer: the field it names, if any. */
+export function problemDetails(problem: BodyProblem): { field: string } | undefined {
+  return problem.field === undefined ? undefined : { field: problem.field };
+}
+
+function problemOf(error: ErrorObject | undefined, whole: string): BodyProblem {
+  const message = describeSchemaError(error, whole);
+  const field = error === undefined ? '' : fieldName(error.instancePath, childNamed(error));
+  return field === '' ? { message } : { message, field };
+}
+
+/** The property a `required` or `additionalProperties` error is about, below its path. */
+function childNamed(error: ErrorObject): string | undefined {
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required') return String(params.missingProperty);
+  if (error.keyword === 'additionalProperties') return String(params.additionalProperty);
+  return undefined;
 }
 
 const TYPE_WORDS: Record<string, string> = {
@@ -52,9 +80,9 @@ export function describeSchemaError(error: ErrorObject | undefined, whole = 'The
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
-      return `${fieldName(error.instancePath, String(params.missingProperty))} is required.`;
+      return `${fieldName(error.instancePath, childNamed(error))} is required.`;
     case 'additionalProperties':
-      return `${fieldName(error.instancePath, String(params.additionalProperty))} is not an allowed field.`;
+      return `${fieldName(error.instancePath, childNamed(error))} is not an allowed field.`;
     case 'minProperties':
       return `${field} needs at least one field.`;
     case 'type': {

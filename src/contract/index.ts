@@ -10,7 +10,7 @@ export * as schema from './schema-kit.js';
 export type { JsonOf, Schema } from './schema-kit.js';
 export { BODIES } from './bodies.js';
 export type { AddDomainBody, InviteBody, PromoteBody, RenameBody, RollbackBody } from './bodies.js';
-export { compileBodyCheck, type BodyCheck } from './body-check.js';
+export { compileBodyCheck, problemDetails, type BodyCheck, type BodyProblem } from './body-check.js';
 export { JsonDeploy, SHAPES } from './shapes.js';
 export type {
   ApprovalView,

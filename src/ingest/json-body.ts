@@ -1,7 +1,7 @@
 // Inline JSON deploys (SPEC 4.2): parse the body, validate it against the contract's JsonDeploy, decode
 // each file and hand it to the same collector as archive entries. Runs in the worker because a
 // JSON.parse of a 90 MB body would stall an HTTP thread for a noticeable time.
-import { compileBodyCheck, JsonDeploy, type BodyCheck } from '../contract/index.js';
+import { compileBodyCheck, JsonDeploy, problemDetails, type BodyCheck } from '../contract/index.js';
 import { checkArchivePath } from './archive-path.js';
 import { readBodyText, type BodySource } from './body-source.js';
 import type { Collector } from './collector.js';
@@ -89,7 +89,8 @@ async function parseBody(source: BodySource): Promise<InlineDeploy> {
   checkJsonDeploy ??= compileBodyCheck(JsonDeploy);
   const problem = checkJsonDeploy(body);
   if (problem !== undefined) {
-    throw badRequest(problem, {
+    throw badRequest(problem.message, {
+      details: problemDetails(problem),
       agentMessage:
         'The JSON body must look like {"files":[{"path":"index.html","content":"<html>…","encoding":"utf8"}], "site"?: "<name>", "base_revision"?: "<revision id>", "patch"?: true, "deleted"?: ["old.html"]}. Fix the field named in the error and retry.',
     });

@@ -1,5 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
-import { compileBodyCheck, type BodyCheck } from '../contract/index.js';
+import { compileBodyCheck, problemDetails, type BodyCheck, type BodyProblem } from '../contract/index.js';
 import { ServiceError, toErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ToolContext, ToolSpec } from './tool-spec.js';
@@ -70,8 +70,9 @@ function inToolWordsOf(result: unknown): unknown {
   return { ...result, agent_message: inToolWords(result.agent_message) };
 }
 
-function invalidArguments(spec: ToolSpec, problem: string): ServiceError {
-  return new ServiceError('bad_request', `${spec.name}: ${problem}`, {
+function invalidArguments(spec: ToolSpec, problem: BodyProblem): ServiceError {
+  return new ServiceError('bad_request', `${spec.name}: ${problem.message}`, {
+    details: problemDetails(problem),
     agentMessage: `Check the arguments of ${spec.name} against its input schema (tools/list) and call it again.`,
   });
 }

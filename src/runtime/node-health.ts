@@ -140,6 +140,11 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
         gauge('plinth_database_up', "Whether PostgreSQL answered the replica's last poll (1) or not (0).", [
           { value: replica.databaseFailure ? 0 : 1, labels: {} },
         ]),
+        gauge(
+          'plinth_replica_unknown_writes_skipped',
+          'Writes to record families this release does not know (a newer node wrote them), skipped since start.',
+          Object.entries(replica.skippedWrites ?? {}).map(([db, count]) => ({ value: count, labels: { db } })),
+        ),
       );
     }
     return families;

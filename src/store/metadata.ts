@@ -191,9 +191,20 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
   let cluster: ClusterControl | undefined;
   if (records && replica) {
     // Changes other nodes made: applied in order, and the serving threads told of site records.
+    // Wall-clock times for operators, whatever clock the records use.
+    const health = createReplicaHealth(appliedSeq(raw), Date.now);
+    // Told once per family, the first time this process skips writes to it (see applyChanges).
+    let onUnknownFamily: ((db: string, writes: number) => void) | undefined;
+    const told = new Set<string>();
     const applyRemote = async (found: Change[]): Promise<void> => {
-      const { touchedSites } = await applyChanges(raw, found);
+      const { touchedSites, skipped } = await applyChanges(raw, found);
       for (const site of touchedSites) changes.publish({ siteId: site.id, name: site.name });
+      health.skipped(skipped);
+      for (const [db, writes] of Object.entries(skipped)) {
+        if (told.has(db) || !onUnknownFamily) continue;
+        told.add(db);
+        onUnknownFamily(db, writes);
+      }
     };
     dbs.transact = async (fn) => {
       const { result, change } = await records.commit(
@@ -205,8 +216,6 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       if (change) await applyChanges(raw, [change]);
       return result;
     };
-    // Wall-clock times for operators, whatever clock the records use.
-    const health = createReplicaHealth(appliedSeq(raw), Date.now);
     const catchUp = async (): Promise<number> => {
       for (;;) {
         const from = appliedSeq(raw);
@@ -238,7 +247,8 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       answering: () => records.answering(),
       applied: () => appliedSeq(raw),
       catchUp,
-      async follow(pollMs, onBehind) {
+      async follow(pollMs, onBehind, onUnknown) {
+        onUnknownFamily = onUnknown;
         let running: Promise<unknown> | undefined;
         let again = false;
         const wake = (): void => {

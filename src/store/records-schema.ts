@@ -15,6 +15,9 @@ const MIGRATE_LOCK_QUERY_MS = 60_000 + DATABASE_ANSWER_MS;
  * and the one before share the database during a rolling upgrade: a migration only adds what
  * older nodes ignore, and removes only what the release before already stopped using, raising
  * `schema_readable_from` when it does (schema-version.ts, docs/operating.md "Upgrading a cluster").
+ * A new record family needs no migration (records of every family share `plinth_records`): nodes
+ * of the release before skip its writes in the change log, and a replica that skipped a family is
+ * rebuilt once its node knows it (replica.ts, KNOWN_DBS).
  */
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE plinth_meta (key text PRIMARY KEY, value text NOT NULL);

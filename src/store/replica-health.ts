@@ -18,6 +18,8 @@ export interface ReplicaStatus {
   databaseFailure?: { message: string; since: number };
   /** When PostgreSQL last answered a poll (epoch ms; 0: never). */
   lastContact: number;
+  /** Writes to record families this release does not know, skipped since start, per family (none: absent). */
+  skippedWrites?: Record<string, number>;
 }
 
 export interface ReplicaHealth {
@@ -30,6 +32,8 @@ export interface ReplicaHealth {
   applied(applied: number): void;
   /** Applying failed: the replica stays where it was. */
   applyFailed(err: unknown): void;
+  /** Writes to unknown record families were skipped (a newer release wrote them). */
+  skipped(writes: Record<string, number>): void;
 }
 
 export function createReplicaHealth(applied: number, now: () => number): ReplicaHealth {
@@ -40,7 +44,7 @@ export function createReplicaHealth(applied: number, now: () => number): Replica
     else state.behindSince ??= now();
   };
   return {
-    status: () => ({ ...state }),
+    status: () => ({ ...state, ...(state.skippedWrites ? { skippedWrites: { ...state.skippedWrites } } : {}) }),
     polled(at, head) {
       state.applied = Math.max(state.applied, at);
       state.head = Math.max(state.head, head);
@@ -59,6 +63,12 @@ export function createReplicaHealth(applied: number, now: () => number): Replica
     applyFailed(err) {
       const code = (err as { code?: unknown } | undefined)?.code;
       state.applyFailure = { message: messageOf(err), ...(typeof code === 'string' ? { code } : {}), since: state.applyFailure?.since ?? now() };
+    },
+    skipped(writes) {
+      for (const [db, count] of Object.entries(writes)) {
+        state.skippedWrites ??= {};
+        state.skippedWrites[db] = (state.skippedWrites[db] ?? 0) + count;
+      }
     },
   };
 }

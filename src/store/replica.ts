@@ -87,7 +87,40 @@ export function recordingDbs(dbs: MetadataDbs): { dbs: MetadataDbs; dryRun<T>(fn
   };
 }
 
-/** Applies changes in order, each once: a change at or below `applied` is skipped. */
+/**
+ * Record families (replicated databases) this release knows. During a rolling upgrade the log
+ * may hold writes to a family only a newer release has (a new kind of record): such a write is
+ * skipped, not applied, so an older replica keeps following instead of stalling on it. The
+ * replica remembers which families it skipped (`skipped:<db>` in its state, with the number of
+ * writes); once upgraded to a release that knows one of them, it cannot resume and is rebuilt
+ * from PostgreSQL at start-up (see `canResume`), so it never serves a family it has only part of.
+ */
+const KNOWN_DBS: ReadonlySet<string> = new Set(REPLICATED_DBS);
+const SKIPPED_PREFIX = 'skipped:';
+
+/** Writes skipped per unknown family, in one batch of changes. */
+export type SkippedWrites = Record<string, number>;
+
+function rememberSkipped(dbs: MetadataDbs, skipped: SkippedWrites): void {
+  for (const [db, writes] of Object.entries(skipped)) {
+    const before = dbs.replicaState.get(`${SKIPPED_PREFIX}${db}`);
+    void dbs.replicaState.put(`${SKIPPED_PREFIX}${db}`, (typeof before === 'number' ? before : 0) + writes);
+  }
+}
+
+/** The families this replica skipped writes to (an older release did) that `known` holds now. */
+export function skippedFamiliesNowKnown(dbs: MetadataDbs, known: ReadonlySet<string> = KNOWN_DBS): string[] {
+  return skippedKeys(dbs)
+    .map((key) => key.slice(SKIPPED_PREFIX.length))
+    .filter((db) => known.has(db));
+}
+
+const skippedKeys = (dbs: MetadataDbs): string[] => [...dbs.replicaState.getKeys({ start: SKIPPED_PREFIX, end: `${SKIPPED_PREFIX}\uffff`, snapshot: false })];
+
+/**
+ * Applies changes in order, each once: a change at or below `applied` is skipped. Writes to a
+ * family this release does not know are skipped and counted (see KNOWN_DBS).
+ */
 export function applyChanges(
   dbs: MetadataDbs,
   changes: ReadonlyArray<{ seq: number; stamp: string; writes: readonly RecordWrite[] }>,
@@ -96,9 +129,14 @@ export function applyChanges(
     let applied = appliedSeq(dbs);
     let stamp: string | undefined;
     const touchedSites: unknown[] = [];
+    const skipped: SkippedWrites = {};
     for (const change of changes) {
       if (change.seq <= applied) continue;
       for (const [db, key, value] of change.writes) {
+        if (!KNOWN_DBS.has(db)) {
+          skipped[db] = (skipped[db] ?? 0) + 1;
+          continue;
+        }
         const target = dbs[db] as unknown as Database<unknown, Key>;
         if (value === null) void target.remove(key);
         else void target.put(key, value);
@@ -109,7 +147,8 @@ export function applyChanges(
     }
     void dbs.replicaState.put('applied', applied);
     if (stamp !== undefined) void dbs.replicaState.put('appliedStamp', stamp);
-    return { applied, touchedSites: touchedSites as AppliedChanges['touchedSites'] };
+    rememberSkipped(dbs, skipped);
+    return { applied, touchedSites: touchedSites as AppliedChanges['touchedSites'], skipped };
   });
 }
 
@@ -117,6 +156,8 @@ export interface AppliedChanges {
   applied: number;
   /** Site records the changes wrote, for the feed that tells serving threads. */
   touchedSites: Array<{ id: string; name: string }>;
+  /** Writes to families this release does not know, skipped, per family. */
+  skipped: SkippedWrites;
 }
 
 /** The last change this replica applied (0: none). */
@@ -151,13 +192,19 @@ export async function bootstrapReplica(
   const snapshot = log.snapshot;
   await dbs.env.transaction(() => {
     for (const name of REPLICATED_DBS) void (dbs[name] as unknown as Database<unknown, Key>).clearAsync();
+    for (const key of skippedKeys(dbs)) void dbs.replicaState.remove(key);
     void dbs.replicaState.remove('cluster');
     void dbs.replicaState.put('applied', 0);
     void dbs.replicaState.remove('appliedStamp');
   });
   const head = await snapshot((batch) =>
     dbs.env.transaction(() => {
-      for (const [db, key, value] of batch) void (dbs[db] as unknown as Database<unknown, Key>).put(key, value);
+      const skipped: SkippedWrites = {};
+      for (const [db, key, value] of batch) {
+        if (KNOWN_DBS.has(db)) void (dbs[db] as unknown as Database<unknown, Key>).put(key, value);
+        else skipped[db] = (skipped[db] ?? 0) + 1;
+      }
+      rememberSkipped(dbs, skipped);
     }),
   );
   await dbs.env.transaction(() => {
@@ -171,9 +218,12 @@ export async function bootstrapReplica(
 
 /**
  * Whether the replica can go on from its position in `log`: the log still holds every change
- * after it, and the change at it is the one the replica applied.
+ * after it, the change at it is the one the replica applied, and it skipped no writes to a family
+ * this release knows (it ran an older release then).
  */
 export async function canResume(dbs: MetadataDbs, log: Pick<RecordsLog, 'logStart' | 'stampOf'>): Promise<boolean> {
+  // It skipped records of a family this release knows: it holds only part of that family.
+  if (skippedFamiliesNowKnown(dbs).length > 0) return false;
   const applied = appliedSeq(dbs);
   const logStart = await log.logStart();
   if (applied < logStart) return false;

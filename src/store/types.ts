@@ -712,9 +712,11 @@ export interface ClusterControl {
   /**
    * Keeps the replica current (LISTEN/NOTIFY, and polling every `pollMs`) until stopped. Calls
    * `onBehind` if the log no longer holds the changes this replica needs: it must be rebuilt,
-   * which the next start does.
+   * which the next start does. Calls `onUnknownFamily` once per record family the log holds writes
+   * to that this release does not know (a newer node wrote them during a rolling upgrade): they are
+   * skipped, and the rest applied.
    */
-  follow(pollMs: number, onBehind?: () => void): Promise<() => Promise<void>>;
+  follow(pollMs: number, onBehind?: () => void, onUnknownFamily?: (db: string, writes: number) => void): Promise<() => Promise<void>>;
   /** Drops changes of the log older than `before` (epoch ms); replicas further behind are rebuilt at start-up. */
   pruneLog(before: number): Promise<number>;
   /** Runs `fn` unless another node is already running the task (returns undefined then). */

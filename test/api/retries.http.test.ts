@@ -39,12 +39,9 @@ async function revisionsOf(name: string, token: string): Promise<string[]> {
   return res.json.revisions.map((revision: { id: string }) => revision.id);
 }
 
-/** An anonymous digest deploy, published by its last part: the manifest, its secret and the answer. */
-async function publishedAnonymousManifest(): Promise<{ id: string; secret: string; published: ApiResponse }> {
-  const made = await call({ method: 'POST', path: '/v1/deploy/manifest', body: { files: MANIFEST_FILES } });
-  expect(made.status, made.text).toBe(201);
-  const { manifest: id, manifest_secret: secret } = made.json;
-  const published = await call({
+/** The one part of an anonymous digest deploy: both files, by the manifest's secret. */
+const sendLastPart = (id: string, secret: string): Promise<ApiResponse> =>
+  call({
     method: 'POST',
     path: `/v1/deploy?manifest=${id}`,
     headers: { 'x-manifest-secret': secret },
@@ -53,6 +50,13 @@ async function publishedAnonymousManifest(): Promise<{ id: string; secret: strin
       ['about.html', ABOUT],
     ]),
   });
+
+/** An anonymous digest deploy, published by its last part: the manifest, its secret and the answer. */
+async function publishedAnonymousManifest(): Promise<{ id: string; secret: string; published: ApiResponse }> {
+  const made = await call({ method: 'POST', path: '/v1/deploy/manifest', body: { files: MANIFEST_FILES } });
+  expect(made.status, made.text).toBe(201);
+  const { manifest: id, manifest_secret: secret } = made.json;
+  const published = await sendLastPart(id, secret);
   expect(published.status, published.text).toBe(201);
   expect(published.json.site_token).toMatch(/^st_/);
   return { id, secret, published };
@@ -78,15 +82,7 @@ describe('a digest deploy whose last answer was lost', () => {
   it('answers the last part sent again with the same answer, and makes no second site', async () => {
     const { id, secret, published } = await publishedAnonymousManifest();
     const sites = siteCount();
-    const again = await call({
-      method: 'POST',
-      path: `/v1/deploy?manifest=${id}`,
-      headers: { 'x-manifest-secret': secret },
-      raw: tgzBytes([
-        ['index.html', PAGE],
-        ['about.html', ABOUT],
-      ]),
-    });
+    const again = await sendLastPart(id, secret);
     expect(again.status, again.text).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.json).toEqual(published.json);

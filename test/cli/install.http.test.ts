@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { unreachableAdvice } from '../../packages/cli/src/server-address.js';
+import type { LoadReport } from '../../packages/cli/src/load/report.js';
+import { accountWithToken } from '../api/api-helpers.js';
 import { extractBlocks } from '../docs/example-runner.js';
 import { request } from '../helpers/http.js';
 import { tempDir } from '../helpers/sites.js';
@@ -24,6 +26,8 @@ const SERVER_MODULES = ['uWebSockets.js', 'lmdb', 'pg', '@aws-sdk', 'piscina', '
 
 let home: string;
 let bin: string;
+/** The tarball's install: its folder and its `plinth`. */
+let tarballInstall: { dir: string; plinth: string } | undefined;
 
 /** The environment of a fresh shell: no npm script variables, no Plinth settings but the ones given. */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -98,7 +102,10 @@ describe('installing the plinth CLI', () => {
 
   it('packs into a tarball that installs into a clean folder offline in seconds, under 15 MB, and deploys', async () => {
     const packs = tempDir('plinth-pack-');
-    // The tests' set-up has built dist/; the prepack build is skipped so no other test meets a half-written file.
+    // The tests' set-up has built dist/; the prepack build is skipped so no other test meets a
+    // half-written file, and only its first step runs: undici copied where npm pack bundles it from.
+    const bundled = await run(process.execPath, [join(ROOT, 'scripts/bundle-cli-deps.mjs')], { cwd: ROOT, env: cleanEnv({}) });
+    expect(bundled.status, bundled.stderr).toBe(0);
     const packed = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packs], {
       cwd: join(ROOT, 'packages/cli'),
       env: cleanEnv({}),
@@ -109,8 +116,11 @@ describe('installing the plinth CLI', () => {
     const paths = report!.files.map((file) => file.path);
     expect(paths).toContain('dist/plinth.js');
     expect(paths).toContain('package.json');
-    // Built JavaScript only: no sources, no maps, no tests.
-    expect(paths.filter((path) => !/^(dist\/[a-z-]+\.js|package\.json|README\.md)$/.test(path))).toEqual([]);
+    // Built JavaScript and the bundled undici only: no sources, no maps, no tests.
+    expect(paths).toContain('dist/load/worker.js');
+    // The load suite's HTTP client comes inside (bundled), so the file installs with no registry.
+    expect(paths).toContain('node_modules/undici/package.json');
+    expect(paths.filter((path) => !/^(dist\/(load\/)?[a-z-]+\.js|package\.json|README\.md|node_modules\/undici\/.*)$/.test(path))).toEqual([]);
 
     // Elsewhere: a clean folder, no checkout in reach, no network.
     const elsewhere = tempDir('plinth-clean-');
@@ -124,10 +134,13 @@ describe('installing the plinth CLI', () => {
     expect(seconds).toBeLessThan(30);
     const modules = join(elsewhere, 'node_modules');
     expect(installedPackages(modules)).toEqual(['@plinth/cli']);
+    // undici, the load suite's HTTP client, comes inside it; nothing else comes along.
+    expect(installedPackages(join(modules, '@plinth', 'cli', 'node_modules'))).toEqual(['undici']);
     for (const heavy of SERVER_MODULES) expect(existsSync(join(modules, heavy)), heavy).toBe(false);
     expect(folderBytes(modules)).toBeLessThan(15 * 1024 * 1024);
 
     const plinth = join(modules, '.bin', 'plinth');
+    tarballInstall = { dir: elsewhere, plinth };
     const help = await run(plinth, ['--help'], { cwd: elsewhere, env: cleanEnv({}) });
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('plinth login');
@@ -153,15 +166,67 @@ describe('installing the plinth CLI', () => {
     expect(listed.text).toContain(long);
   });
 
+  it('runs plinth load from the tarball: its help, a corpus prepared through the API, and a short run against the server', async () => {
+    expect(tarballInstall, 'the tarball test installs it').toBeDefined();
+    const { dir, plinth } = tarballInstall!;
+    const help = await run(plinth, ['load', '--help'], { cwd: dir, env: cleanEnv({}) });
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toContain('Usage: plinth load <command>');
+    expect(help.stdout).toContain('run --corpus FILE');
+
+    const { token } = await accountWithToken(server.store, 'builder');
+    const env = cleanEnv({ PLINTH_TOKEN: token });
+    const args = ['load', 'prepare', '--api', `http://api.localhost:${server.port}`, '--sites', '2', '--scale', '0.01', '--corpus', 'corpus.json'];
+    const prepared = await run(plinth, args, { cwd: dir, env });
+    expect(prepared.status, prepared.stderr).toBe(0);
+    expect(prepared.stdout).toMatch(/^published 2 sites/);
+
+    const address = `127.0.0.1:${server.port}`;
+    const ran = await run(
+      plinth,
+      [
+        'load',
+        'run',
+        '--corpus',
+        'corpus.json',
+        '--connect',
+        address,
+        '--duration',
+        '2s',
+        '--connections',
+        '4',
+        '--threads',
+        '1',
+        '--check',
+        '1',
+        '--json',
+        'result.json',
+      ],
+      { cwd: dir, env },
+    );
+    expect(ran.status, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(`${address}: `);
+    const report = JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8')) as LoadReport;
+    expect(report.generator.threads).toBe(1);
+    expect(report.overall.requests).toBeGreaterThan(10);
+    expect(report.overall.checked_bodies).toBeGreaterThan(0);
+    expect(report.overall.errors.total, JSON.stringify(report.overall.errors)).toBe(0);
+  }, 60_000);
+
   it("leaves the server's plinth to start and admin, and has it say where the client commands are", async () => {
     const project = tempDir('plinth-server-cli-');
     const told = await run(process.execPath, [join(ROOT, 'dist/cli/plinth.js'), 'deploy', '.'], { cwd: project, env: cleanEnv({}) });
     expect(told.status).toBe(2);
     expect(told.stderr).toContain('packages/cli');
     expect(told.stderr).toContain('npm install -g ./packages/cli');
+    // The load suite ships with the CLI, not the server.
+    const load = await run(process.execPath, [join(ROOT, 'dist/cli/plinth.js'), 'load', 'help'], { cwd: project, env: cleanEnv({}) });
+    expect(load.status).toBe(2);
+    expect(load.stderr).toContain('"plinth load" is a command of the plinth CLI');
     const help = await run(process.execPath, [join(ROOT, 'dist/cli/plinth.js'), '--help'], { cwd: project, env: cleanEnv({}) });
     expect(help.stdout).toContain('plinth start');
     expect(help.stdout).toContain('plinth admin');
+    expect(help.stdout).not.toContain('plinth load <command>');
     // And the CLI, asked for the server's commands, says where those run.
     const admin = await run(process.execPath, [join(ROOT, 'packages/cli/dist/plinth.js'), 'admin', 'help'], { cwd: project, env: cleanEnv({}) });
     expect(admin.status).toBe(2);

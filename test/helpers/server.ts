@@ -12,13 +12,16 @@ export interface TestServer extends RunningServer {
   dataDir: string;
 }
 
-/** A real server on an ephemeral loopback port with a fresh data directory. */
+/**
+ * A real server on an ephemeral loopback port with a fresh data directory, or the one `env`
+ * names in PLINTH_DATA_DIR (to start again on what an earlier server left).
+ */
 export async function startTestServer(
   env: Record<string, string> = {},
   now?: () => number,
   extra: Pick<StartServerOptions, 'fetchClientMetadata' | 'apiRoutes'> = {},
 ): Promise<TestServer> {
-  const dataDir = tempDir();
+  const dataDir = env.PLINTH_DATA_DIR ?? tempDir();
   const config = loadConfig({
     PLINTH_PORT: '0',
     PLINTH_THREADS: '1',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
-import type { Corpus } from '../../src/load/corpus.js';
+import type { Corpus } from '../../packages/cli/src/load/corpus.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { SCREENSHOTS } from '../app/browser.js';
 import { freePort } from '../helpers/edge.js';

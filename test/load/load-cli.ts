@@ -4,13 +4,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describeFile, siteFiles, siteSeed, type Corpus } from '../../src/load/corpus.js';
-import type { LoadReport } from '../../src/load/report.js';
-import { pageUrl } from '../../src/load/traffic.js';
+import { describeFile, siteFiles, siteSeed, type Corpus } from '../../packages/cli/src/load/corpus.js';
+import type { LoadReport } from '../../packages/cli/src/load/report.js';
+import { pageUrl } from '../../packages/cli/src/load/traffic.js';
 
-/** Helpers of the load suite's tests: the built `plinth` command, a corpus made here, loopback servers. */
+/** Helpers of the load suite's tests: the CLI package's built `plinth` command, a corpus made here, loopback servers. */
 
-export const PLINTH = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
+export const PLINTH = fileURLToPath(new URL('../../packages/cli/dist/plinth.js', import.meta.url));
 
 export interface CliResult {
   code: number | null;
@@ -18,7 +18,7 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node dist/cli/plinth.js load …` as an operator would, to its end. */
+/** Runs `node packages/cli/dist/plinth.js load …` (the CLI package's build) as an operator would, to its end. */
 export function plinthLoad(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [PLINTH, 'load', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

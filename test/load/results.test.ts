@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { findRegressions, type Thresholds } from '../../src/load/baseline.js';
-import { emptyHistogram, merge, percentilesMs, quantile, record } from '../../src/load/histogram.js';
-import type { Summary } from '../../src/load/report.js';
+import { findRegressions, type Thresholds } from '../../packages/cli/src/load/baseline.js';
+import { emptyHistogram, merge, percentilesMs, quantile, record } from '../../packages/cli/src/load/histogram.js';
+import type { Summary } from '../../packages/cli/src/load/report.js';
 
 /** The numbers a run reports: latency percentiles from the histogram, and the baseline comparison for CI. */
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { parseAddress } from '../../src/load/client.js';
-import { planSite } from '../../src/load/site-plan.js';
-import { DEFAULT_MIX, pickKind, REQUEST_KINDS, type RequestKind, type TrafficMix } from '../../src/load/mix.js';
-import { parseDuration } from '../../src/load/options.js';
-import { seededRandom } from '../../src/load/random.js';
-import { planRounds } from '../../src/load/rounds.js';
-import { pageUrl, planRequest, type TrafficSite } from '../../src/load/traffic.js';
-import { createZipf } from '../../src/load/zipf.js';
+import { parseAddress } from '../../packages/cli/src/load/client.js';
+import { planSite } from '../../packages/cli/src/load/site-plan.js';
+import { DEFAULT_MIX, pickKind, REQUEST_KINDS, type RequestKind, type TrafficMix } from '../../packages/cli/src/load/mix.js';
+import { parseDuration } from '../../packages/cli/src/load/options.js';
+import { seededRandom } from '../../packages/cli/src/load/random.js';
+import { planRounds } from '../../packages/cli/src/load/rounds.js';
+import { pageUrl, planRequest, type TrafficSite } from '../../packages/cli/src/load/traffic.js';
+import { createZipf } from '../../packages/cli/src/load/zipf.js';
 
 /**
  * The traffic shape of `plinth load run` (issue 34): site popularity on a Zipf curve and the mix

@@ -8,32 +8,19 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import { startServer, type RunningServer } from '../../src/runtime/server.js';
+import type { RunningServer } from '../../src/runtime/server.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
 import { callApi, type ApiCall, type ApiResponse } from '../helpers/http.js';
-import { INGEST_WORKER } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 
 const dataDir = tempDir();
 let server: RunningServer | undefined;
 
 async function start(): Promise<RunningServer> {
-  const config = loadConfig({
-    PLINTH_PORT: '0',
-    PLINTH_THREADS: '1',
-    PLINTH_DATA_DIR: dataDir,
-    PLINTH_LISTEN_HOST: '127.0.0.1',
-    PLINTH_LOG_LEVEL: 'silent',
-    PLINTH_ANON_SITES_PER_HOUR: '0',
-    PLINTH_ANON_DEPLOYS_PER_HOUR: '0',
-    PLINTH_INGEST_THREADS: '1',
-    // The client's network is the one X-Forwarded-For names: two anonymous callers on two networks.
-    PLINTH_TRUST_PROXY: '1',
-  });
-  server = await startServer({ config, log: createLogger({ level: 'silent' }), ingestWorkerFile: INGEST_WORKER });
+  // The client's network is the one X-Forwarded-For names: two anonymous callers on two networks.
+  server = await startTestServer({ PLINTH_DATA_DIR: dataDir, PLINTH_TRUST_PROXY: '1' });
   return server;
 }
 

@@ -36,6 +36,9 @@ const USAGE = `Usage:
                                     (default the last 30 days; --from and --to choose others)
   plinth domains [dir]              list the custom domains of the folder's site; with
                                     add|verify|remove <domain> [dir], change them (API token)
+  plinth load <command>             the load suite: publish a corpus of sites, drive traffic
+                                    shaped like a publishing host's against any Plinth, clean,
+                                    export for nginx; \`plinth load help\` lists its flags
 
 Options:
   --api URL      the API (default $PLINTH_API_URL, else http://api.localhost:$PLINTH_PORT;
@@ -76,7 +79,7 @@ const OPTIONS = {
 const COMMANDS = ['login', 'logout', 'whoami', 'deploy', 'pull', 'sites', 'revisions', 'rollback', 'promote', 'domains', 'stats'];
 
 /** The server's own commands: they run in the Plinth checkout, where the server is. */
-const SERVER_COMMANDS = ['start', 'load', 'admin'];
+const SERVER_COMMANDS = ['start', 'admin'];
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -88,6 +91,17 @@ async function main(argv: string[]): Promise<number> {
     return usage(
       `"plinth ${command}" is a command of the Plinth server, not of this client: run it in the Plinth checkout, where the server is installed (npx plinth ${command}).`,
     );
+  }
+  if (command === 'load') {
+    // Loaded on demand, with its own flags: the other commands never load undici or the workers.
+    const { loadCommand } = await import('./load/index.js');
+    return loadCommand({
+      args: rest,
+      env: process.env,
+      out: io.out,
+      err: io.err,
+      progress: process.stdout.isTTY ? (line) => process.stdout.write(line === undefined ? '\r\x1b[K' : `\r\x1b[K${line}`) : undefined,
+    });
   }
   if (!COMMANDS.includes(command)) return usage(`unknown command "${command}"`);
 

@@ -42,7 +42,7 @@ export function accessSection(context: PageContext, site: SiteView, errors: Fiel
   return html`<h2>Who can see it</h2>
 <form method="post" action="/sites/${site.name}/access" novalidate>
   ${csrfField(context.formToken)}
-  <fieldset>
+  <fieldset class="field">
     <legend>Access to ${site.name} and its previews</legend>
     ${option('public')}${option('password')}${option('members')}
   </fieldset>
@@ -56,7 +56,7 @@ export function accessSection(context: PageContext, site: SiteView, errors: Fiel
 </form>
 <form method="post" action="/sites/${site.name}/previews" novalidate>
   ${csrfField(context.formToken)}
-  <fieldset>
+  <fieldset class="field">
     <legend>Who can see previews of a public site</legend>
     <p class="hint">Each revision has its own address, such as revision 2 at 2--${site.name}. While the site is public, you can keep these to members: the preview links in the revision list (and in a draft's deploy answer) then open one preview each for whoever you give them to, for ${PREVIEW_LINK_LIFETIME_MS / 86_400_000} days. Turning this off, or off and on again, ends every link. A password or members-only site's previews always follow its own access.</p>
     ${previewOption('public')}${previewOption('members')}

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Agent } from 'undici';
 import { callApi, refusal } from './api.js';
 import { describeFile, siteFiles, siteSeed, writeCorpus, type Corpus, type CorpusSite } from './corpus.js';
@@ -86,6 +87,9 @@ async function publishSite(options: PrepareOptions, index: number): Promise<Corp
       method: 'POST',
       path: '/deploy',
       token: options.token,
+      // A deploy whose answer is lost (a busy deployment, a proxy's timeout) is sent again with
+      // the same key and answered once, so a long prepare survives it without a duplicate site.
+      idempotencyKey: randomUUID(),
       json: {
         ...(name ? { site: name, base_revision: revision, patch: true } : {}),
         files: batch.map((file) => ({ path: file.path, content: file.bytes.toString('base64'), encoding: 'base64' })),

@@ -4,7 +4,10 @@ import type { Agent } from 'undici';
 /**
  * Calls to a Plinth's public REST API, as any outside client makes them: JSON bodies, the API
  * token as a bearer credential, and patience with `429`/`503` (it waits as `Retry-After` says,
- * a few times) so a large prepare is not undone by a rate limit.
+ * a few times) so a large prepare is not undone by a rate limit. A call with an idempotency key
+ * (a deploy) is also sent again when its answer is lost — the connection reset, or no answer in
+ * time from a busy deployment — since the server then answers the first deploy's result instead
+ * of publishing twice (docs/sites-api.md, "Retries: Idempotency-Key").
  */
 export interface ApiAnswer {
   status: number;
@@ -33,18 +36,24 @@ export function apiBase(api: string): URL {
   return url;
 }
 
+/** How long a resent deploy waits for the first one with its key to finish. */
+const KEY_WAIT_MS = 10 * 60_000;
+
 export async function callApi(
   agent: Agent,
   api: string,
-  call: { method: 'GET' | 'POST' | 'DELETE'; path: string; token?: string; json?: unknown },
+  call: { method: 'GET' | 'POST' | 'DELETE'; path: string; token?: string; json?: unknown; idempotencyKey?: string },
   tries = 6,
 ): Promise<ApiAnswer> {
+  const started = Date.now();
+  let resent = false;
   const base = apiBase(api);
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'plinth-load' };
   if (call.token) headers.authorization = `Bearer ${call.token}`;
+  if (call.idempotencyKey) headers['idempotency-key'] = call.idempotencyKey;
   const body = call.json === undefined ? undefined : JSON.stringify(call.json);
   if (body !== undefined) headers['content-type'] = 'application/json';
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1; ;) {
     let status: number;
     let text: string;
     let retryAfter: string | undefined;
@@ -55,11 +64,16 @@ export async function callApi(
       const header = res.headers['retry-after'];
       retryAfter = Array.isArray(header) ? header[0] : header;
     } catch (err) {
+      if (call.idempotencyKey && attempt < tries) {
+        await sleep(1000 * attempt++);
+        resent = true;
+        continue;
+      }
       throw new Error(`cannot reach the API at ${base.origin}: ${(err as Error).message}`);
     }
     if ((status === 429 || status === 503) && attempt < tries) {
       const seconds = Number(retryAfter);
-      await sleep(Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 60) * 1000 : 500 * attempt);
+      await sleep(Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 60) * 1000 : 500 * attempt++);
       continue;
     }
     let parsed: Record<string, unknown> = {};
@@ -68,8 +82,19 @@ export async function callApi(
     } catch {
       parsed = { text };
     }
+    // A resent call whose first is still running is refused with 409 and the key named: ask
+    // again until that one has finished (a busy deployment may take minutes over a deploy).
+    if (status === 409 && resent && isKeyConflict(parsed) && Date.now() - started < KEY_WAIT_MS) {
+      await sleep(2000);
+      continue;
+    }
     return { status, body: parsed };
   }
+}
+
+function isKeyConflict(body: Record<string, unknown>): boolean {
+  const details = (body.error as { details?: Record<string, unknown> } | undefined)?.details;
+  return details !== undefined && 'idempotency_key' in details;
 }
 
 /** The API's own words for a refusal: `code: message`. */

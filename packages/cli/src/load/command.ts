@@ -16,8 +16,10 @@ import { summaryText } from './summary-text.js';
 
 export const LOAD_USAGE = `Usage: plinth load <command>   (traffic shaped like a publishing host's, against any Plinth)
   prepare --api URL --token pl_… [--sites 1000] [--corpus FILE] [--scale 1] [--seed N] [--concurrency 4]
+          [--timeout 2m]
         publish a corpus of sites through the API (an account token) and record every file in FILE
-        (default load-corpus.json); --scale 0.01 makes every file a hundredth of its size
+        (default load-corpus.json); --scale 0.01 makes every file a hundredth of its size; a deploy
+        not answered within --timeout is sent again with the same Idempotency-Key
   run --corpus FILE [--duration 60s] [--rate N | --connections N] [--deploys-per-minute N]
       [--connect HOST:PORT | --compare HOST:PORT,HOST:PORT…] [--json FILE] [--html FILE]
       [--baseline FILE [--threshold 10]] [--threads N] [--round 10s] [--check 0.05] [--seed N]
@@ -72,7 +74,7 @@ const OPTIONS = {
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
 const ALLOWED: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
-  prepare: ['api', 'token', 'sites', 'corpus', 'scale', 'seed', 'concurrency'],
+  prepare: ['api', 'token', 'sites', 'corpus', 'scale', 'seed', 'concurrency', 'timeout'],
   run: [
     'corpus',
     'duration',
@@ -155,7 +157,8 @@ async function prepare(io: LoadCommandIo, values: Values): Promise<number> {
   const scale = parseCount(values.scale ?? '1', '--scale', { min: 0.0001, integer: false });
   const seed = values.seed === undefined ? randomInt(2 ** 31) : parseCount(values.seed, '--seed', { min: 0 });
   const concurrency = parseCount(values.concurrency ?? '4', '--concurrency');
-  const agent = createAgent(concurrency);
+  // A deploy is not what is measured here: a busy deployment may take its time with one.
+  const agent = createAgent(concurrency, parseDuration(values.timeout ?? '2m', '--timeout'));
   try {
     const corpus = await prepareCorpus({
       agent,
