@@ -35,6 +35,8 @@ export interface Config {
   readonly domains: DomainsConfig;
   readonly ops: OpsConfig;
   readonly webhooks: WebhooksConfig;
+  /** Site analytics counted by the serving threads (docs/analytics.md). */
+  readonly analytics: AnalyticsConfig;
   /** How often the lifecycle sweeper runs (prune history, collect unreferenced blobs); 0 = never. */
   readonly sweepIntervalMs: number;
   /** Unreferenced blobs younger than this are kept (longer than any deploy takes). */
@@ -89,6 +91,16 @@ export interface OpsConfig {
    * this; 0 = no bound (a replica whose applying fails still counts).
    */
   readonly maxReplicaLagMs: number;
+}
+
+/** Site analytics: counted in each HTTP thread's memory, written to the store in batches. */
+export interface AnalyticsConfig {
+  /** Count page views, visitors, 404s and bytes of published sites; false: nothing is counted on the serving path. */
+  readonly enabled: boolean;
+  /** How often each HTTP thread writes what it counted; a crash loses at most this much. */
+  readonly flushMs: number;
+  /** Distinct pages, and distinct referrer hosts, kept per site and day; 0 = no cap. */
+  readonly maxItemsPerDay: number;
 }
 
 /** Where blob bytes live: the local blob folder only, or an S3-compatible bucket with a local cache. */
@@ -352,6 +364,9 @@ export const SERVER_SETTINGS = [
   'PLINTH_TLS_ASK_HOST',
   'PLINTH_METRICS',
   'PLINTH_ACCESS_LOG',
+  'PLINTH_ANALYTICS',
+  'PLINTH_ANALYTICS_FLUSH_MS',
+  'PLINTH_ANALYTICS_ITEMS_PER_DAY',
   'PLINTH_READY_MIN_FREE_MB',
   'PLINTH_READY_REPLICA_LAG_S',
   'PLINTH_SMTP_URL',
@@ -689,6 +704,13 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     disableAfter: int('PLINTH_WEBHOOK_DISABLE_AFTER', 5, 0, 1000),
   };
 
+  const analytics: AnalyticsConfig = {
+    enabled: flag('PLINTH_ANALYTICS', true),
+    // At least every 30 s, so counts are readable within a minute of the visits.
+    flushMs: int('PLINTH_ANALYTICS_FLUSH_MS', 10_000, 50, 30_000),
+    maxItemsPerDay: int('PLINTH_ANALYTICS_ITEMS_PER_DAY', 1000, 0, 1_000_000),
+  };
+
   // Read before the problems are reported, so a bad value here is reported with the rest.
   const sweepIntervalMs = int('PLINTH_SWEEP_INTERVAL_S', 3600, 0, 7 * 24 * 3600) * 1000;
   const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
@@ -726,6 +748,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     domains,
     ops,
     webhooks,
+    analytics,
   });
 }
 

@@ -19,6 +19,7 @@ const TAGS: ReadonlyArray<{ name: ApiTag; description?: string }> = [
   { name: 'Sites' },
   { name: 'Files' },
   { name: 'Revisions' },
+  { name: 'Analytics', description: 'What the server counted of a site’s visits: no script, no cookie.' },
   { name: 'Access', description: 'Who may see a site: public, password or members only.' },
   { name: 'Members' },
   { name: 'Domains' },

@@ -37,3 +37,4 @@ export type {
   SiteView,
 } from './shapes.js';
 export type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';
+export type { AnalyticsDayView, SiteAnalyticsView } from './analytics-shapes.js';

@@ -59,6 +59,7 @@ export const outputs = {
   ),
   revisionList: SHAPES.RevisionList,
   eventList: SHAPES.EventList,
+  analytics: SHAPES.SiteAnalytics,
   rollback: SHAPES.RollbackResult,
   promote: SHAPES.PromoteResult,
   access: SHAPES.SiteAccess,

@@ -34,3 +34,4 @@ export * from './fetchable-address.js';
 export * from './oauth.js';
 export * from './device-codes.js';
 export * from './idempotency-key.js';
+export * from './analytics.js';

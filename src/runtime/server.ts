@@ -24,7 +24,15 @@ import {
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { ACCESS_SECRET_NAME } from '../rules/index.js';
-import { createAccessGate, createDomainServing, createHostRouter, createSiteServer, type SiteCacheStats } from '../serve/index.js';
+import {
+  createAccessGate,
+  createDomainServing,
+  createHostRouter,
+  createSiteServer,
+  createVisitCounter,
+  startAnalyticsFlush,
+  type SiteCacheStats,
+} from '../serve/index.js';
 import {
   createClientMetadataFetcher,
   createMailer,
@@ -56,6 +64,8 @@ export interface RunningServer {
   close(options?: { graceMs?: number; hurry?: AbortSignal }): Promise<boolean>;
   /** Counters of this thread, for tests and benchmarks. */
   stats(): ServerStats;
+  /** Writes the analytics this thread counted so far now, rather than at its next flush (tests). */
+  flushAnalytics(): Promise<void>;
   /** This thread's metric families for `/metrics` (none with `PLINTH_METRICS=0`). */
   metrics(): MetricFamily[];
   /** Why this thread cannot serve (its store handle fails a read), or undefined when it can. */
@@ -101,6 +111,11 @@ export interface StartServerOptions {
 
 /** Bytes of a webhook receiver's answer read at most: only its status matters. */
 const WEBHOOK_RESPONSE_BYTES = 64 * 1024;
+/**
+ * Distinct page-view entries (path, referrer, client, user agent) one thread holds between
+ * flushes; reaching it flushes at once, so a flood of distinct visitors costs bounded memory.
+ */
+const ANALYTICS_BATCH_ENTRIES = 50_000;
 
 /** How long a stop waits for follow-up work once the ingest pool has stopped (a bucket upload, say). */
 const FOLLOW_UP_CUTOFF_MS = 10_000;
@@ -139,6 +154,28 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     now,
     hashSlots: options.passwordHashSlots,
   });
+  // Analytics: counted in this thread's memory, written in batches (serve/visits.ts, analytics-flush.ts).
+  let flushAnalytics: (() => void) | undefined;
+  const visits = config.analytics.enabled
+    ? createVisitCounter({
+        now,
+        readForwarded: config.deploy.trustProxy.kind !== 'none',
+        maxEntries: ANALYTICS_BATCH_ENTRIES,
+        onFull: () => flushAnalytics?.(),
+      })
+    : undefined;
+  const analytics = visits
+    ? startAnalyticsFlush({
+        store,
+        counter: visits,
+        config: config.analytics,
+        trustProxy: config.deploy.trustProxy,
+        siteHost: (name) => new URL(siteUrl(config.publicUrls, name)).hostname,
+        now,
+        log: log.child({ area: 'analytics' }),
+      })
+    : undefined;
+  flushAnalytics = analytics ? () => void analytics.flush() : undefined;
   // Counting for /metrics and the access log (see http/response-meter.ts); neither costs anything when off.
   const metrics = config.ops.metrics ? createThreadMetrics() : undefined;
   const accessLog = config.ops.accessLog ? createAccessLog(options.accessLog ?? log) : undefined;
@@ -164,6 +201,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     buildBadgedPage: (source, badge) => ingest.badgePage({ source, ...badge }),
     gate,
     domains,
+    visits,
     // The prepared path counts its own answers (status and size known) without the meter's wrappers.
     ...(meter ? { ends: meter } : {}),
   });
@@ -289,6 +327,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     pacer?.stop();
     await mcp.close();
     mailer.close();
+    // What this thread counted since its last flush, written before the store closes.
+    await analytics?.stop();
     // Follow-up work (compressing a published deploy) gets what is left of the grace; past it, the
     // pool is stopped, which fails that work, and the store closes only once none of it still runs.
     const left = (): number => (finished && !hurry?.aborted ? deadline - performance.now() : 0);
@@ -307,6 +347,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closing ??= close(closeOptions.graceMs ?? config.stopGraceMs, closeOptions.hurry);
       return closing;
     },
+    flushAnalytics: () => analytics?.flush() ?? Promise.resolve(),
     stats: () => ({ ingestTasks: ingest.unpacksStarted, unanswered: pending.size, cache: sites.cacheStats(), uploads: memory.stats() }),
     metrics: () =>
       metrics?.families({

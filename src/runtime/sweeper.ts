@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import { eventReachMs, PLAN_LIMITS } from '../rules/index.js';
+import { addDays, analyticsReachDays, eventReachMs, PLAN_LIMITS, utcDay } from '../rules/index.js';
 import type { DomainCheckReport } from '../sites/index.js';
 import { collectBucketGarbage, type BucketOwner, type Store } from '../store/index.js';
 
@@ -42,6 +42,8 @@ export interface SweepReport {
   droppedEvents: number;
   /** Webhook deliveries delivered or given up on more than a week ago. */
   droppedDeliveries: number;
+  /** Days of site analytics past their plan's history reach. */
+  prunedAnalyticsDays: number;
   /** Custom domains looked up, and how many became active, failed or were suspended. */
   domains: DomainCheckReport;
 }
@@ -64,6 +66,7 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const siteIds = store.listSiteIds();
   const records = async () => {
     let prunedRevisions = 0;
+    let prunedAnalyticsDays = 0;
     for (const siteId of siteIds) {
       const site = store.getSiteById(siteId);
       if (!site) continue;
@@ -72,6 +75,7 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
       const live = site.liveRevision === undefined ? undefined : store.getRevision(site.liveRevision);
       const before = PLAN_LIMITS[site.plan].historyReachMs === 0 ? (live?.createdAt ?? now + 1) : now - PLAN_LIMITS[site.plan].historyReachMs;
       prunedRevisions += await store.pruneRevisions(siteId, before);
+      prunedAnalyticsDays += await store.pruneAnalytics(siteId, addDays(utcDay(now), 1 - analyticsReachDays(site.plan)));
     }
     const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
     const droppedExpired = await store.pruneExpired();
@@ -79,7 +83,16 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
     const droppedChanges = store.cluster ? await store.cluster.pruneLog(now - CHANGE_LOG_KEEP_MS) : 0;
     const droppedEvents = await store.pruneEvents((scope) => eventCutoff(store, scope, now));
     const droppedDeliveries = await store.deliveries.prune(now - DELIVERY_KEEP_MS);
-    return { prunedRevisions, droppedCounterWindows, droppedExpired, droppedOAuthRecords, droppedChanges, droppedEvents, droppedDeliveries };
+    return {
+      prunedRevisions,
+      droppedCounterWindows,
+      droppedExpired,
+      droppedOAuthRecords,
+      droppedChanges,
+      droppedEvents,
+      droppedDeliveries,
+      prunedAnalyticsDays,
+    };
   };
   // In a cluster the records are shared: one node at a time tends to them; every node tends to its own files.
   const upkeep = (store.cluster ? await store.cluster.alone('records-upkeep', records) : await records()) ?? {
@@ -90,6 +103,7 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
     droppedChanges: 0,
     droppedEvents: 0,
     droppedDeliveries: 0,
+    prunedAnalyticsDays: 0,
   };
   // DNS lookups of custom domains: one node at a time, apart from the records' upkeep so that
   // slow lookups never hold that up.

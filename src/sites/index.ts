@@ -5,6 +5,7 @@
  */
 import { accountOperations, type AccountOperations } from './account.js';
 import { admission, type Admission } from './admission.js';
+import { analyticsOperations, type AnalyticsOperations } from './analytics.js';
 import { claimOperations, type ClaimOperations } from './claims.js';
 import type { OperationsDeps } from './deps.js';
 import { deployOperations, type DeployOperations } from './deploy.js';
@@ -43,6 +44,8 @@ export interface Operations {
   device: DeviceOperations;
   /** Custom domains of sites. */
   domains: DomainOperations;
+  /** What the serving threads counted of a site's visits. */
+  analytics: AnalyticsOperations;
   /** Requests sent with an idempotency key: run once, answered again to their retries. */
   retries: RetryOperations;
   /** The audit log of sites and accounts. */
@@ -79,6 +82,7 @@ export function createOperations(deps: OperationsDeps): Operations {
     oauth: oauthOperations(deps),
     device: deviceOperations(deps),
     domains: domainOperations(deps),
+    analytics: analyticsOperations(deps),
     retries: { once: (request, bodyHash, run) => runOnce(deps, request, bodyHash, run) },
     events: eventOperations(deps),
     webhooks: webhookOperations(deps),

@@ -1,5 +1,6 @@
 export type * from './types.js';
 export type { AccountRecords } from './accounts.js';
+export type { AnalyticsDayRecord, AnalyticsRecords, SiteDayVisits } from './analytics.js';
 export type { AddDomainResult, DomainPatch, DomainRecords, NewDomain } from './domains.js';
 export type { LifecycleRecords } from './lifecycle.js';
 export type { MembershipRecords } from './memberships.js';

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { accountOps } from './accounts.js';
+import { embeddedAnalytics, type AnalyticsRecords } from './analytics.js';
 import { domainOps, hasLegacyDomains, liftLegacyDomains } from './domains.js';
 import { commitRevision } from './commit.js';
 import { collectGarbage } from './gc.js';
@@ -155,7 +156,8 @@ export type Store = SiteRecords &
   DomainRecords &
   SiteAccessRecords &
   EventRecords &
-  WebhookRecords;
+  WebhookRecords &
+  AnalyticsRecords;
 
 export type Metadata = Omit<Store, 'blobs'>;
 
@@ -311,6 +313,8 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
   }
 
   return {
+    // Added to, never replaced: PostgreSQL's own tables in a cluster, this machine's LMDB otherwise.
+    ...(records ? records.analytics : embeddedAnalytics(raw.env)),
     ...accountOps(dbs, now, announce),
     ...membershipOps(dbs, now),
     ...lifecycleOps(dbs, now, announce),

@@ -4,6 +4,8 @@ import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
 import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
+import type { AnalyticsRecords } from './analytics.js';
+import { clusterAnalytics } from './records-analytics.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
 import type { RecordWrite, ReplicatedDb } from './replicated-dbs.js';
 import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
@@ -107,6 +109,8 @@ export interface RecordsLog {
   pruneCounters(before: number): Promise<number>;
   /** Runs `fn` with a connection of this handle, for tables beside the records (the webhook delivery queue). */
   withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** Site analytics in PostgreSQL's own tables, outside the change log (records-analytics.ts). */
+  readonly analytics: AnalyticsRecords;
   /** Runs `fn` only if no other node is running a task of this name (a leader for upkeep). */
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
   /** Calls that failed so far (PostgreSQL unreachable, or a query it refused), for operators' metrics. */
@@ -477,6 +481,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       }),
 
     withClient: (fn) => withReadyClient(fn),
+    analytics: clusterAnalytics(withReadyClient),
 
     alone: (task, fn) =>
       withReadyClient(async (client) => {

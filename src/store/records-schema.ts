@@ -31,6 +31,14 @@ const MIGRATIONS: readonly string[] = [
      lease_until bigint, last_at bigint, last_status integer, last_error text);
    CREATE INDEX plinth_webhook_deliveries_due ON plinth_webhook_deliveries (next_at) WHERE state = 'pending';
    CREATE INDEX plinth_webhook_deliveries_webhook ON plinth_webhook_deliveries (webhook_id, created_at);`,
+  // Site analytics (records-analytics.ts): days are `YYYY-MM-DD` text, UTC.
+  `CREATE TABLE plinth_analytics_days (site_id text NOT NULL, day text NOT NULL, page_views bigint NOT NULL, crawler_views bigint NOT NULL,
+     not_found bigint NOT NULL, bytes bigint NOT NULL, visitors bigint NOT NULL, PRIMARY KEY (site_id, day));
+   CREATE TABLE plinth_analytics_items (site_id text NOT NULL, day text NOT NULL, kind text NOT NULL, item text NOT NULL, count bigint NOT NULL,
+     PRIMARY KEY (site_id, day, kind, item));
+   CREATE TABLE plinth_analytics_visitors (site_id text NOT NULL, day text NOT NULL, hash text NOT NULL, PRIMARY KEY (site_id, day, hash));
+   CREATE INDEX plinth_analytics_visitors_day ON plinth_analytics_visitors (day);
+   CREATE TABLE plinth_analytics_salts (day text PRIMARY KEY, salt text NOT NULL);`,
 ];
 
 /** The newest schema version this Plinth knows: that of its last migration. */

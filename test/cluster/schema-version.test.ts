@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCHEMA_VERSION } from '../../src/store/records-schema.js';
 import { request } from '../helpers/http.js';
 import { killMain, startMain } from '../helpers/main-process.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { tempDir } from '../helpers/sites.js';
-import { SCHEMA_VERSION } from '../../src/store/records-schema.js';
 
 /**
  * A node refuses a database that newer Plinth has migrated past what it knows (issue 31: "a node

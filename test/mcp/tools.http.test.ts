@@ -51,6 +51,7 @@ describe('tool listing', () => {
         'list_revisions',
         'list_site_events',
         'list_sites',
+        'get_site_analytics',
         'new_claim_link',
         'promote_site',
         'read_file',

@@ -11,6 +11,7 @@ import { ARCHIVE_FIELD, dropZone, receiveUpload } from './publish.js';
 import { domainsSection, siteDomainRoutes, type DomainFormState } from './site-domains.js';
 import { eventTable, webhookTables } from './event-log.js';
 import { accessSection, revisionActions, siteAccessRoutes } from './site-access.js';
+import { analyticsSection } from './site-analytics.js';
 
 /** Form values and errors to show again after a refused rename or invite. */
 interface SiteFormState {
@@ -51,6 +52,8 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
             })),
           )
         : undefined;
+    // The page still shows the site when its counts cannot be read (PostgreSQL away, say).
+    const stats = await ops.analytics.read(context.caller, site.name).catch(() => undefined);
     const warningRows = checked.warnings.map(
       (warning) =>
         html`<tr><th scope="row">${warning.file}</th><td data-label="Line">${warning.line}</td><td data-label="Reference"><code>${warning.ref}</code></td></tr>`,
@@ -139,6 +142,8 @@ ${
 </table></div>`
     : ''
 }
+
+${stats ? analyticsSection(stats) : html`<h2 id="visits">Visits</h2><p>The visit counts cannot be read just now; try again in a minute.</p>`}
 
 <h2>Revisions</h2>
 ${
