@@ -34,12 +34,31 @@ export interface Config {
   readonly blobs: BlobsConfig;
   readonly domains: DomainsConfig;
   readonly ops: OpsConfig;
+  readonly webhooks: WebhooksConfig;
+  /** Site analytics counted by the serving threads (docs/analytics.md). */
+  readonly analytics: AnalyticsConfig;
   /** How often the lifecycle sweeper runs (prune history, collect unreferenced blobs); 0 = never. */
   readonly sweepIntervalMs: number;
   /** Unreferenced blobs younger than this are kept (longer than any deploy takes). */
   readonly blobGraceMs: number;
   /** On SIGTERM/SIGINT, how long requests and deploys in flight may take to finish; 0 = stop at once. */
   readonly stopGraceMs: number;
+}
+
+/** Webhooks of sites (docs/webhooks.md). */
+export interface WebhooksConfig {
+  /** Loopback targets (and plain http to them) are allowed: tests only, never in production. */
+  readonly allowLoopback: boolean;
+  /** Webhooks one site may have; 0 = no cap. */
+  readonly perSite: number;
+  /** Deliveries in progress at once per site; 0 = no cap. */
+  readonly inFlightPerSite: number;
+  /** How long a receiver has to answer one attempt. */
+  readonly timeoutMs: number;
+  /** Failed deliveries are retried for this long after their event; 0 = one attempt. */
+  readonly retryForMs: number;
+  /** A webhook is disabled after this many deliveries in a row were given up on; 0 = never. */
+  readonly disableAfter: number;
 }
 
 /** Custom domains (docs/sites-api.md "Custom domains") and the TLS terminator's question. */
@@ -72,6 +91,16 @@ export interface OpsConfig {
    * this; 0 = no bound (a replica whose applying fails still counts).
    */
   readonly maxReplicaLagMs: number;
+}
+
+/** Site analytics: counted in each HTTP thread's memory, written to the store in batches. */
+export interface AnalyticsConfig {
+  /** Count page views, visitors, 404s and bytes of published sites; false: nothing is counted on the serving path. */
+  readonly enabled: boolean;
+  /** How often each HTTP thread writes what it counted; a crash loses at most this much. */
+  readonly flushMs: number;
+  /** Distinct pages, and distinct referrer hosts, kept per site and day; 0 = no cap. */
+  readonly maxItemsPerDay: number;
 }
 
 /** Where blob bytes live: the local blob folder only, or an S3-compatible bucket with a local cache. */
@@ -338,6 +367,9 @@ export const SERVER_SETTINGS = [
   'PLINTH_TLS_ASK_HOST',
   'PLINTH_METRICS',
   'PLINTH_ACCESS_LOG',
+  'PLINTH_ANALYTICS',
+  'PLINTH_ANALYTICS_FLUSH_MS',
+  'PLINTH_ANALYTICS_ITEMS_PER_DAY',
   'PLINTH_READY_MIN_FREE_MB',
   'PLINTH_READY_REPLICA_LAG_S',
   'PLINTH_SMTP_URL',
@@ -357,6 +389,12 @@ export const SERVER_SETTINGS = [
   'PLINTH_DEVICE_AUTHORIZATIONS_PER_HOUR',
   'PLINTH_DEVICE_CODE_TRIES_PER_HOUR',
   'PLINTH_OUTBOX_PAGE',
+  'PLINTH_WEBHOOK_ALLOW_LOOPBACK',
+  'PLINTH_WEBHOOKS_PER_SITE',
+  'PLINTH_WEBHOOK_IN_FLIGHT_PER_SITE',
+  'PLINTH_WEBHOOK_TIMEOUT_S',
+  'PLINTH_WEBHOOK_RETRY_FOR_S',
+  'PLINTH_WEBHOOK_DISABLE_AFTER',
 ] as const;
 
 export type ServerSetting = (typeof SERVER_SETTINGS)[number];
@@ -661,6 +699,22 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     maxReplicaLagMs: int('PLINTH_READY_REPLICA_LAG_S', 10, 0, 24 * 3600) * 1000,
   };
 
+  const webhooks: WebhooksConfig = {
+    allowLoopback: flag('PLINTH_WEBHOOK_ALLOW_LOOPBACK', false),
+    perSite: int('PLINTH_WEBHOOKS_PER_SITE', 10, 0, 1000),
+    inFlightPerSite: int('PLINTH_WEBHOOK_IN_FLIGHT_PER_SITE', 3, 0, 1000),
+    timeoutMs: int('PLINTH_WEBHOOK_TIMEOUT_S', 10, 1, 60) * 1000,
+    retryForMs: int('PLINTH_WEBHOOK_RETRY_FOR_S', 24 * 3600, 0, 7 * 24 * 3600) * 1000,
+    disableAfter: int('PLINTH_WEBHOOK_DISABLE_AFTER', 5, 0, 1000),
+  };
+
+  const analytics: AnalyticsConfig = {
+    enabled: flag('PLINTH_ANALYTICS', true),
+    // At least every 30 s, so counts are readable within a minute of the visits.
+    flushMs: int('PLINTH_ANALYTICS_FLUSH_MS', 10_000, 50, 30_000),
+    maxItemsPerDay: int('PLINTH_ANALYTICS_ITEMS_PER_DAY', 1000, 0, 1_000_000),
+  };
+
   // Read before the problems are reported, so a bad value here is reported with the rest.
   const sweepIntervalMs = int('PLINTH_SWEEP_INTERVAL_S', 3600, 0, 7 * 24 * 3600) * 1000;
   const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
@@ -697,6 +751,8 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     blobs,
     domains,
     ops,
+    webhooks,
+    analytics,
   });
 }
 

@@ -39,6 +39,10 @@ export const siteEndpoints = {
     }
     return undefined;
   },
+  siteAnalytics: async ({ ops, caller, request }) => ({
+    status: 200,
+    body: await ops.analytics.read(caller, request.params[0]!, { from: request.query.get('from') ?? undefined, to: request.query.get('to') ?? undefined }),
+  }),
   listRevisions: async ({ ops, caller, request }) => ({ status: 200, body: await ops.revisions.list(caller, request.params[0]!, page(request.query)) }),
   deleteRevision: async ({ ops, caller, request }) => ({ status: 200, body: await ops.revisions.delete(caller, request.params[0]!, request.params[1]!) }),
   rollback: async ({ ops, caller, request, body }) => {

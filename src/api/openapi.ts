@@ -19,9 +19,11 @@ const TAGS: ReadonlyArray<{ name: ApiTag; description?: string }> = [
   { name: 'Sites' },
   { name: 'Files' },
   { name: 'Revisions' },
+  { name: 'Analytics', description: 'What the server counted of a site’s visits: no script, no cookie.' },
   { name: 'Access', description: 'Who may see a site: public, password or members only.' },
   { name: 'Members' },
   { name: 'Domains' },
+  { name: 'Events', description: 'The audit log, and webhooks that send events out.' },
   { name: 'Account' },
 ];
 

@@ -26,7 +26,7 @@ export interface ApiOptions {
 export type Credential = 'none' | 'site' | 'api';
 
 /** The OpenAPI tags, in the order the document lists them. */
-export type ApiTag = 'Deploy' | 'Sites' | 'Files' | 'Revisions' | 'Access' | 'Members' | 'Domains' | 'Account';
+export type ApiTag = 'Deploy' | 'Sites' | 'Files' | 'Revisions' | 'Analytics' | 'Access' | 'Members' | 'Domains' | 'Events' | 'Account';
 
 /** What a JSON route runs: the request with its caller and parsed body, and the API's operations. */
 export type RouteHandle = (context: EndpointContext & EndpointDeps) => Promise<JsonReply | undefined>;

@@ -1,4 +1,5 @@
-import { bool, enumOf, object, str, type JsonOf } from './schema-kit.js';
+import { WEBHOOK_EVENTS } from '../rules/index.js';
+import { arrayOf, bool, enumOf, object, str, type JsonOf } from './schema-kit.js';
 
 /**
  * The small JSON bodies of the REST routes on one site, each written once (see fastify's route
@@ -36,6 +37,14 @@ export const BODIES = {
     },
     ['domain'],
   ),
+  // The URL's rules (https, a public address) are the operation's, which checks where it leads.
+  AddWebhook: object(
+    {
+      url: str('The https address deliveries are posted to.', { minLength: 1, maxLength: 2000 }),
+      events: { ...arrayOf(enumOf(WEBHOOK_EVENTS), 'The events to receive.'), minItems: 1 },
+    },
+    ['url', 'events'],
+  ),
 } as const;
 
 export type RollbackBody = JsonOf<typeof BODIES.Rollback>;
@@ -43,3 +52,4 @@ export type PromoteBody = JsonOf<typeof BODIES.Promote>;
 export type RenameBody = JsonOf<typeof BODIES.Rename>;
 export type InviteBody = JsonOf<typeof BODIES.Invite>;
 export type AddDomainBody = JsonOf<typeof BODIES.AddDomain>;
+export type AddWebhookBody = JsonOf<typeof BODIES.AddWebhook>;

@@ -9,7 +9,7 @@
 export * as schema from './schema-kit.js';
 export type { JsonOf, Schema } from './schema-kit.js';
 export { BODIES } from './bodies.js';
-export type { AddDomainBody, InviteBody, PromoteBody, RenameBody, RollbackBody } from './bodies.js';
+export type { AddDomainBody, AddWebhookBody, InviteBody, PromoteBody, RenameBody, RollbackBody } from './bodies.js';
 export { compileBodyCheck, problemDetails, type BodyCheck, type BodyProblem } from './body-check.js';
 export { JsonDeploy, SHAPES } from './shapes.js';
 export type {
@@ -37,3 +37,4 @@ export type {
   SiteView,
 } from './shapes.js';
 export type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from './domain-shapes.js';
+export type { AnalyticsDayView, SiteAnalyticsView } from './analytics-shapes.js';

@@ -1,6 +1,8 @@
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { ACCOUNT_PLANS, MAX_IDEMPOTENCY_KEY_CHARS, PLANS, REMOVAL_CONFIRM_MS, ROLES, SITE_ACTIONS, SITE_NAME_PATTERN } from '../rules/index.js';
+import { AnalyticsDay, SiteAnalytics } from './analytics-shapes.js';
 import { Domain, DomainList, DomainRemoved, DomainResult } from './domain-shapes.js';
+import { Delivery, DeliveryList, Event, EventList, Webhook, WebhookCreated, WebhookDeleted, WebhookList, WebhookPayload } from './event-shapes.js';
 import { arrayOf, bool, constant, enumOf, int, nullable, object, str, time, type JsonOf, type StringSchema } from './schema-kit.js';
 
 /**
@@ -336,6 +338,17 @@ export const SHAPES = {
   DomainResult,
   DomainList,
   DomainRemoved,
+  Event,
+  EventList,
+  Webhook,
+  WebhookCreated,
+  WebhookList,
+  WebhookDeleted,
+  Delivery,
+  DeliveryList,
+  WebhookPayload,
+  AnalyticsDay,
+  SiteAnalytics,
 } as const;
 
 export type DeploySiteView = JsonOf<typeof DeploySite>;

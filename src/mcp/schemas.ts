@@ -58,6 +58,8 @@ export const outputs = {
     ['site', 'path', 'revision', 'size', 'sha256', 'content_type', 'encoding', 'content'],
   ),
   revisionList: SHAPES.RevisionList,
+  eventList: SHAPES.EventList,
+  analytics: SHAPES.SiteAnalytics,
   rollback: SHAPES.RollbackResult,
   promote: SHAPES.PromoteResult,
   access: SHAPES.SiteAccess,

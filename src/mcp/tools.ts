@@ -123,6 +123,34 @@ export function toolSpecs(): ToolSpec[] {
       run: async ({ ops, caller }, args) => ops.revisions.list(caller, String(args.site), pageOf(args)),
     },
     {
+      name: 'list_site_events',
+      title: 'List site events',
+      description:
+        "The site's audit log, newest first: who (an e-mail, site_token or anonymous) changed what and when — deploys, refused deploys, rollbacks, members, access, domains, deletion, webhooks. Any member may read it. Page with limit and cursor.",
+      inputSchema: input({ site: siteName, ...page }, ['site']),
+      outputSchema: outputs.eventList,
+      annotations: reads,
+      run: async ({ ops, caller }, args) => ops.events.forSite(caller, String(args.site), pageOf(args)),
+    },
+    {
+      name: 'get_site_analytics',
+      title: 'Get site analytics',
+      description:
+        'How the site is doing: page views, visitors, 404s, bytes, crawler views, top pages and referrer hosts, per UTC day and in total, counted by the server (no script or cookie on the pages). ' +
+        'Default: the last 30 days; from and to (YYYY-MM-DD) choose others, within the plan’s history reach. Visits show up within a minute.',
+      inputSchema: input(
+        {
+          site: siteName,
+          from: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'First day, YYYY-MM-DD (UTC).' },
+          to: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Last day, YYYY-MM-DD (UTC); default today.' },
+        },
+        ['site'],
+      ),
+      outputSchema: outputs.analytics,
+      annotations: reads,
+      run: async ({ ops, caller }, args) => ops.analytics.read(caller, String(args.site), { from: args.from, to: args.to }),
+    },
+    {
       name: 'rollback_site',
       title: 'Roll back site',
       description:

@@ -1,4 +1,4 @@
-import { PLAN_LIMITS, type Plan } from './plans.js';
+import { ANONYMOUS_LIFETIME_MS, PLAN_LIMITS, type Plan } from './plans.js';
 
 /** What the reach rule reads of a site and of one of its revisions. */
 export interface ReachSite {
@@ -25,4 +25,12 @@ export function isInHistoryReach(site: ReachSite, revision: ReachRevision, now: 
   const reach = PLAN_LIMITS[site.plan].historyReachMs;
   if (reach === 0) return revision.number > site.liveNumber;
   return revision.createdAt >= now - reach;
+}
+
+/**
+ * How long the audit log keeps a site's or an account's events: the plan's history reach, and
+ * for an anonymous site (reach: its current revision only) its whole short life.
+ */
+export function eventReachMs(plan: Plan): number {
+  return PLAN_LIMITS[plan].historyReachMs || ANONYMOUS_LIFETIME_MS;
 }

@@ -24,9 +24,24 @@ import {
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
 import { ACCESS_SECRET_NAME } from '../rules/index.js';
-import { createAccessGate, createDomainServing, createHostRouter, createSiteServer, type SiteCacheStats } from '../serve/index.js';
-import { createClientMetadataFetcher, createMailer, createTxtLookup, type ClientMetadataFetcher } from '../outbound/index.js';
-import { createFollowUps, createOperations } from '../sites/index.js';
+import {
+  createAccessGate,
+  createDomainServing,
+  createHostRouter,
+  createSiteServer,
+  createVisitCounter,
+  startAnalyticsFlush,
+  type SiteCacheStats,
+} from '../serve/index.js';
+import {
+  createClientMetadataFetcher,
+  createMailer,
+  createTxtLookup,
+  createWebhookTransport,
+  type ClientMetadataFetcher,
+  type WebhookTransport,
+} from '../outbound/index.js';
+import { createFollowUps, createOperations, startWebhookDeliverer } from '../sites/index.js';
 import { bucketOptionsOf, connectStore, REPLICA_POLL_MS, type Store } from '../store/index.js';
 import { createAccessLog, readAccessDetail, type AccessDetail } from './access-log.js';
 import { meterDeploys } from './metered-deploys.js';
@@ -49,6 +64,8 @@ export interface RunningServer {
   close(options?: { graceMs?: number; hurry?: AbortSignal }): Promise<boolean>;
   /** Counters of this thread, for tests and benchmarks. */
   stats(): ServerStats;
+  /** Writes the analytics this thread counted so far now, rather than at its next flush (tests). */
+  flushAnalytics(): Promise<void>;
   /** This thread's metric families for `/metrics` (none with `PLINTH_METRICS=0`). */
   metrics(): MetricFamily[];
   /** Why this thread cannot serve (its store handle fails a read), or undefined when it can. */
@@ -88,7 +105,17 @@ export interface StartServerOptions {
   accessLog?: Logger;
   /** The REST routes this thread serves and documents (default `API_ROUTES`; a test adds one). */
   apiRoutes?: readonly ApiRoute[];
+  /** Sends webhook deliveries (tests trust a local https receiver with it). */
+  webhookTransport?: WebhookTransport;
 }
+
+/** Bytes of a webhook receiver's answer read at most: only its status matters. */
+const WEBHOOK_RESPONSE_BYTES = 64 * 1024;
+/**
+ * Distinct page-view entries (path, referrer, client, user agent) one thread holds between
+ * flushes; reaching it flushes at once, so a flood of distinct visitors costs bounded memory.
+ */
+const ANALYTICS_BATCH_ENTRIES = 50_000;
 
 /** How long a stop waits for follow-up work once the ingest pool has stopped (a bucket upload, say). */
 const FOLLOW_UP_CUTOFF_MS = 10_000;
@@ -127,6 +154,28 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     now,
     hashSlots: options.passwordHashSlots,
   });
+  // Analytics: counted in this thread's memory, written in batches (serve/visits.ts, analytics-flush.ts).
+  let flushAnalytics: (() => void) | undefined;
+  const visits = config.analytics.enabled
+    ? createVisitCounter({
+        now,
+        readForwarded: config.deploy.trustProxy.kind !== 'none',
+        maxEntries: ANALYTICS_BATCH_ENTRIES,
+        onFull: () => flushAnalytics?.(),
+      })
+    : undefined;
+  const analytics = visits
+    ? startAnalyticsFlush({
+        store,
+        counter: visits,
+        config: config.analytics,
+        trustProxy: config.deploy.trustProxy,
+        siteHost: (name) => new URL(siteUrl(config.publicUrls, name)).hostname,
+        now,
+        log: log.child({ area: 'analytics' }),
+      })
+    : undefined;
+  flushAnalytics = analytics ? () => void analytics.flush() : undefined;
   // Counting for /metrics and the access log (see http/response-meter.ts); neither costs anything when off.
   const metrics = config.ops.metrics ? createThreadMetrics() : undefined;
   const accessLog = config.ops.accessLog ? createAccessLog(options.accessLog ?? log) : undefined;
@@ -152,6 +201,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     buildBadgedPage: (source, badge) => ingest.badgePage({ source, ...badge }),
     gate,
     domains,
+    visits,
     // The prepared path counts its own answers (status and size known) without the meter's wrappers.
     ...(meter ? { ends: meter } : {}),
   });
@@ -164,6 +214,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const commits = gateCommits(store);
   const mailer = createMailer({ config: config.mail, dataDir: config.dataDir, log: log.child({ area: 'mail' }), now });
   const followUps = createFollowUps();
+  const webhookTransport =
+    options.webhookTransport ??
+    createWebhookTransport({ allowLoopback: config.webhooks.allowLoopback, timeoutMs: config.webhooks.timeoutMs, maxResponseBytes: WEBHOOK_RESPONSE_BYTES });
   // The operations commit through the gate.
   const operations = createOperations({
     followUps,
@@ -175,7 +228,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     mailer,
     fetchClientMetadata: options.fetchClientMetadata ?? metadataFetcherFor(config, log.child({ area: 'sites' })),
     lookupTxt: createTxtLookup(config.domains.dnsServers),
+    webhookTransport,
   });
+  // One thread per node sends webhook deliveries; in a cluster the queue hands each to one node.
+  const deliverer =
+    (options.index ?? 0) === 0 ? startWebhookDeliverer({ store, log: log.child({ area: 'webhooks' }), config, now, webhookTransport }) : undefined;
   // One set of operations behind every surface of this thread; its deploys counted by result.
   const ops = metrics ? { ...operations, deploy: meterDeploys(operations.deploy, metrics.deploy) } : operations;
   const api = createApi({ ops, store: commits.store, pacer, memory, config, log: log.child({ area: 'api' }), routes: options.apiRoutes });
@@ -270,12 +327,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     pacer?.stop();
     await mcp.close();
     mailer.close();
+    // What this thread counted since its last flush, written before the store closes.
+    await analytics?.stop();
     // Follow-up work (compressing a published deploy) gets what is left of the grace; past it, the
     // pool is stopped, which fails that work, and the store closes only once none of it still runs.
     const left = (): number => (finished && !hurry?.aborted ? deadline - performance.now() : 0);
     await settlesWithin(followUps.settled(), left());
     if (!(await settlesWithin(ingest.close(), left()))) await ingest.close({ force: true });
     if (!(await settlesWithin(followUps.settled(), FOLLOW_UP_CUTOFF_MS))) log.warn({ unfinished: followUps.size }, 'server.follow_ups_unfinished');
+    await deliverer?.stop();
     await stopFollowing?.();
     await store.close();
     return finished;
@@ -287,6 +347,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closing ??= close(closeOptions.graceMs ?? config.stopGraceMs, closeOptions.hurry);
       return closing;
     },
+    flushAnalytics: () => analytics?.flush() ?? Promise.resolve(),
     stats: () => ({ ingestTasks: ingest.unpacksStarted, unanswered: pending.size, cache: sites.cacheStats(), uploads: memory.stats() }),
     metrics: () =>
       metrics?.families({

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import { PLAN_LIMITS } from '../rules/index.js';
+import { addDays, analyticsReachDays, eventReachMs, PLAN_LIMITS, utcDay } from '../rules/index.js';
 import type { DomainCheckReport } from '../sites/index.js';
 import { collectBucketGarbage, type BucketOwner, type Store } from '../store/index.js';
 
@@ -38,6 +38,12 @@ export interface SweepReport {
   droppedOAuthRecords: number;
   /** Changes older than a week dropped from a cluster's change log. */
   droppedChanges: number;
+  /** Audit log events past their site's or account's history reach. */
+  droppedEvents: number;
+  /** Webhook deliveries delivered or given up on more than a week ago. */
+  droppedDeliveries: number;
+  /** Days of site analytics past their plan's history reach. */
+  prunedAnalyticsDays: number;
   /** Custom domains looked up, and how many became active, failed or were suspended. */
   domains: DomainCheckReport;
 }
@@ -50,6 +56,8 @@ const REVOKED_GRANT_KEEP_MS = 30 * DAY_MS;
  * position; one down for longer rebuilds its replica from a snapshot when it starts.
  */
 const CHANGE_LOG_KEEP_MS = 7 * DAY_MS;
+/** A webhook's delivery log keeps a week of finished deliveries. */
+const DELIVERY_KEEP_MS = 7 * DAY_MS;
 
 export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const { store } = options;
@@ -58,6 +66,7 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const siteIds = store.listSiteIds();
   const records = async () => {
     let prunedRevisions = 0;
+    let prunedAnalyticsDays = 0;
     for (const siteId of siteIds) {
       const site = store.getSiteById(siteId);
       if (!site) continue;
@@ -66,12 +75,24 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
       const live = site.liveRevision === undefined ? undefined : store.getRevision(site.liveRevision);
       const before = PLAN_LIMITS[site.plan].historyReachMs === 0 ? (live?.createdAt ?? now + 1) : now - PLAN_LIMITS[site.plan].historyReachMs;
       prunedRevisions += await store.pruneRevisions(siteId, before);
+      prunedAnalyticsDays += await store.pruneAnalytics(siteId, addDays(utcDay(now), 1 - analyticsReachDays(site.plan)));
     }
     const droppedCounterWindows = await store.pruneCounters(now - DAY_MS);
     const droppedExpired = await store.pruneExpired();
     const droppedOAuthRecords = await store.pruneOAuth(now - REVOKED_GRANT_KEEP_MS);
     const droppedChanges = store.cluster ? await store.cluster.pruneLog(now - CHANGE_LOG_KEEP_MS) : 0;
-    return { prunedRevisions, droppedCounterWindows, droppedExpired, droppedOAuthRecords, droppedChanges };
+    const droppedEvents = await store.pruneEvents((scope) => eventCutoff(store, scope, now));
+    const droppedDeliveries = await store.deliveries.prune(now - DELIVERY_KEEP_MS);
+    return {
+      prunedRevisions,
+      droppedCounterWindows,
+      droppedExpired,
+      droppedOAuthRecords,
+      droppedChanges,
+      droppedEvents,
+      droppedDeliveries,
+      prunedAnalyticsDays,
+    };
   };
   // In a cluster the records are shared: one node at a time tends to them; every node tends to its own files.
   const upkeep = (store.cluster ? await store.cluster.alone('records-upkeep', records) : await records()) ?? {
@@ -80,6 +101,9 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
     droppedExpired: 0,
     droppedOAuthRecords: 0,
     droppedChanges: 0,
+    droppedEvents: 0,
+    droppedDeliveries: 0,
+    prunedAnalyticsDays: 0,
   };
   // DNS lookups of custom domains: one node at a time, apart from the records' upkeep so that
   // slow lookups never hold that up.
@@ -97,6 +121,14 @@ export async function sweep(options: SweeperOptions): Promise<SweepReport> {
   const report = { sites: siteIds.length, ...upkeep, domains, deletedBlobFiles, deletedBucketObjects, deletedTempFiles };
   options.log.info({ ...report }, 'sweep.done');
   return report;
+}
+
+/** Events of a scope older than this are dropped: the plan's history reach of its site or account. */
+function eventCutoff(store: Store, scope: string, now: number): number | undefined {
+  const colon = scope.indexOf(':');
+  const id = scope.slice(colon + 1);
+  const plan = scope.startsWith('site:') ? store.getSiteById(id)?.plan : scope.startsWith('account:') ? store.getAccount(id)?.plan : undefined;
+  return plan === undefined ? undefined : now - eventReachMs(plan);
 }
 
 /**

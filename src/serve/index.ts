@@ -4,3 +4,5 @@ export type { SiteReader } from './site-cache.js';
 export { createHostRouter, routeHost, type HostRoute } from './host-route.js';
 export { createDomainServing, type DomainReader, type DomainRedirect, type DomainRoute, type DomainServing } from './domain-route.js';
 export { createAccessGate, type AccessGate, type AccessGateOptions } from './access.js';
+export { createVisitCounter, type VisitCounter } from './visits.js';
+export { startAnalyticsFlush, type AnalyticsFlusher } from './analytics-flush.js';

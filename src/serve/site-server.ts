@@ -40,6 +40,7 @@ import {
 import { statusPage, type StatusPageCode } from './pages.js';
 import { previewRevision, type PreviewReader } from './preview-revision.js';
 import { createSiteCache, type CachedSite, type PreparedHeaders, type SiteCacheCounts, type SiteReader, type Target } from './site-cache.js';
+import type { VisitCounter } from './visits.js';
 
 export interface SiteServerOptions {
   store: SiteReader & PreviewReader;
@@ -60,6 +61,8 @@ export interface SiteServerOptions {
    * which counts them without its wrappers, or plainly (the default).
    */
   ends?: ResponseEnds;
+  /** Counts the live sites' page views, 404s and bytes (analytics); absent: nothing is counted. */
+  visits?: VisitCounter;
 }
 
 export interface SiteServer {
@@ -130,6 +133,12 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   const reportUrl = (siteName: string): string => `${config.appUrl}/report/${siteName}`;
   // Browsers send a handful of distinct Accept-Encoding values; each is negotiated once.
   const chooseEncoding = createEncodingChooser(ENCODINGS);
+  const visits = options.visits;
+  // Behind a number of trusted proxies, the client is named in X-Forwarded-For whatever the connection's address.
+  const forwardedNamesClient = config.access.trustProxy.kind === 'hops';
+  // Body bytes and status of the answer just sent from a file (set by sendPrepared and sendBody), for `visits`.
+  let sentBytes = 0;
+  let sentStatus = 0;
 
   const answerOf = (target: Target, type: string, varies: boolean, etag: string, encoding: Encoding | undefined, privacy?: Privacy): FileAnswer => {
     const ok = target.status === 200;
@@ -216,6 +225,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         res.writeStatus('304 Not Modified');
         res.writeHeader(HEADER_NAMES.etag, prepared.notModified);
         ends.endWithoutBody(res, 304);
+        sentStatus = 304;
+        sentBytes = 0;
         return true;
       }
     }
@@ -225,6 +236,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     res.writeHeader(HEADER_NAMES.contentType, prepared.full);
     if (size <= END_COPY_MAX_BYTES) ends.end(res, target.status, body.bytes);
     else endFromMemory(res, body.bytes);
+    sentStatus = target.status;
+    sentBytes = size;
     return true;
   };
 
@@ -236,6 +249,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       res.endWithoutBody();
       // Also sent after an await (a badged page built elsewhere, a fetched blob): done.
       markFinished(res);
+      sentStatus = 304;
+      sentBytes = 0;
       return;
     }
     let start = 0;
@@ -254,6 +269,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       }
     }
     const headers = recordOf(fileHeaders(answer));
+    sentStatus = status;
+    sentBytes = asked.head ? 0 : end - start + 1;
     if (body) {
       const bytes = start === 0 && end === size - 1 ? body.bytes : body.bytes.subarray(start, end + 1);
       if (asked.head || bytes.byteLength <= END_COPY_MAX_BYTES) return writeResponse(res, status, headers, bytes, { head: asked.head });
@@ -373,6 +390,14 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     return { revision: revision.id, privacy };
   };
 
+  /** Counts the answer a send step just gave (`sentStatus`, `sentBytes`): a page view, or a file or 404. */
+  const count = (address: string, url: string, userAgent: string, req: SiteRequest, site: SiteRecord, target: Target): void => {
+    if (sentStatus === 0) return;
+    if (target.html && (sentStatus === 200 || sentStatus === 304)) visits!.page(site.id, site.name, address, url, userAgent, req, sentBytes);
+    else visits!.other(site.id, site.name, sentStatus === 404, sentBytes);
+    sentStatus = 0;
+  };
+
   /** Site → (gate) → target → body → headers → send; `fetches` counts the downloads this request waited for. */
   const answer = (res: HttpResponse, req: SiteRequest, siteName: string, fetches: number, route: Route): void => {
     const method = req.getMethod();
@@ -400,6 +425,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       if (live === undefined) return;
       const site = live.site;
       protect = site.access !== undefined;
+      // Analytics count the live site's GET answers (not previews, not HEAD).
+      const counted = visits !== undefined && !head && route.preview === undefined;
+      sentStatus = 0;
       let revision = site.liveRevision;
       let privacy: Privacy | undefined;
       // Public sites' live answers pay for this one field check only.
@@ -413,7 +441,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       const query = revision !== site.liveRevision || live.rules?.redirects?.usesQuery === true ? (req.getQuery() ?? '') : '';
       // The host only where the live rules name one.
       const byHost = live.rules?.redirects?.usesHost === true || live.rules?.headers?.usesHost === true;
-      const target = sites.target(live, revision, req.getUrl(), query, byHost ? requestHost(siteName, route) : undefined);
+      const url = req.getUrl();
+      const target = sites.target(live, revision, url, query, byHost ? requestHost(siteName, route) : undefined);
       const privateHeaders: Headers = privacy === undefined ? {} : NOINDEX;
       if (target.error !== undefined) return sendPage(res, target.error, head, {}, undefined, undefined, protect);
       const entry = target.entry;
@@ -424,22 +453,46 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
           const headers = recordOf(pageHeaders('public, max-age=60', privateHeaders, target.site, protect));
           return writeResponse(res, 410, headers, statusPage(410, { siteName, pageGone: true }), { head });
         }
+        if (counted) visits!.other(site.id, site.name, true, 0);
         return sendPage(res, 404, head, privateHeaders, siteName, target.site, protect);
       }
 
       const badged = target.html && hasBadge(site.plan);
+      // A page view's client, read while the response may still be touched (uWS forbids it once
+      // ended). Reading the address is most of what counting costs (uWS asks the kernel, and hands
+      // it over in an ArrayBuffer), so it is left unread where it cannot matter: a request without
+      // a user agent is a crawler's, and behind a number of trusted proxies X-Forwarded-For names
+      // the client (analytics-flush.ts).
+      const userAgent = counted && target.html ? req.getHeader('user-agent') : '';
+      const address =
+        userAgent === '' || (forwardedNamesClient && req.getHeader('x-forwarded-for') !== '')
+          ? ''
+          : Buffer.from(res.getRemoteAddressAsText()).toString('latin1');
       // The prepared path ends responses uWS-style, for the synchronous handler only.
-      if (!head && !badged && fetches === 0 && privacy === undefined && sendPrepared(res, req, target)) return;
+      if (!head && !badged && fetches === 0 && privacy === undefined && sendPrepared(res, req, target))
+        return counted ? count(address, url, userAgent, req, site, target) : undefined;
       const asked: Asked = {
         head,
         acceptEncoding: req.getHeader('accept-encoding'),
         ifNoneMatch: req.getHeader('if-none-match'),
         range: req.getHeader('range'),
       };
-      if (!badged) return sendFile(res, target, asked, privacy);
+      if (!badged) {
+        sendFile(res, target, asked, privacy);
+        return counted ? count(address, url, userAgent, req, site, target) : undefined;
+      }
 
       const page = bodies.badged(entry, { siteName: site.name, reportUrl: reportUrl(site.name) });
-      if (!(page instanceof Promise)) return sendBadged(res, target, entry, page, asked, privacy);
+      if (!(page instanceof Promise)) {
+        sendBadged(res, target, entry, page, asked, privacy);
+        return counted ? count(address, url, userAgent, req, site, target) : undefined;
+      }
+      if (counted) {
+        // Counted now, while the request can still be read; its bytes are not known yet.
+        sentStatus = target.status;
+        sentBytes = 0;
+        count(address, url, userAgent, req, site, target);
+      }
       // A large page is being built in a worker: answer when it is ready.
       trackAbort(res);
       page.then(
@@ -499,7 +552,8 @@ function copySiteRequest(req: SiteRequest): SiteRequest {
   const url = req.getUrl();
   const query = req.getQuery();
   const headers: Record<string, string> = {};
-  for (const name of ['accept-encoding', 'if-none-match', 'range']) headers[name] = req.getHeader(name);
+  // The last three for analytics, counted when the answer is sent.
+  for (const name of ['accept-encoding', 'if-none-match', 'range', 'referer', 'user-agent', 'x-forwarded-for']) headers[name] = req.getHeader(name);
   return {
     getMethod: () => method,
     getUrl: () => url,

@@ -7,6 +7,7 @@ import { hashToken, type SiteRecord } from '../store/index.js';
 import { requireAccount, resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
+import { actorOf, recordEvent } from './events.js';
 import { sitesLimitError, sitesLimitOf } from './limits.js';
 import { sealAccountToken } from './sealed-token.js';
 import { newApiToken } from './tokens.js';
@@ -136,6 +137,11 @@ export function claimOperations(deps: OperationsDeps): ClaimOperations {
         }
       }
       log.info({ site: site.name, agentToken: accountToken !== undefined }, 'site.claimed');
+      await recordEvent(deps, actorOf(caller), {
+        kind: 'site.claimed',
+        site: result.site,
+        details: { plan: result.site.plan, ...(result.tokenId !== undefined ? { agent_token: result.tokenId } : {}) },
+      });
       const view: ClaimResultView = { site: { name: result.site.name, url: siteUrl(config.publicUrls, result.site.name) } };
       if (result.tokenId !== undefined && accountToken) view.agent_token = { id: result.tokenId, name: accountToken.name };
       return view;

@@ -4,9 +4,10 @@ import { siteUrl } from '../config.js';
 import type { DeployView } from '../contract/index.js';
 import { ServiceError } from '../errors.js';
 import { ANONYMOUS_LIFETIME_MS, randomSiteName, type RevisionExtras } from '../rules/index.js';
-import { hashToken, type FileEntry } from '../store/index.js';
+import { hashToken, type EventActor, type FileEntry } from '../store/index.js';
 import { deployConflict, type Decision } from './deploy-decision.js';
 import type { OperationsDeps } from './deps.js';
+import { recordEvent } from './events.js';
 import { sitesLimitError } from './limits.js';
 import { previewLinks } from './preview-links.js';
 import { claimKeyFor } from './sealed-token.js';
@@ -24,6 +25,8 @@ export interface NewRevision {
   live: boolean;
   /** `blobs.publish` of these files, started already (see deploy.ts); started here if not. */
   uploads?: Promise<void>;
+  /** Who deploys, for the audit log; by default, as the decision names the author. */
+  actor?: EventActor;
 }
 
 /** A deploy that went through: its answer and the new revision. */
@@ -41,6 +44,7 @@ const NAME_ATTEMPTS = 8;
 export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'now'>, revision: NewRevision): Promise<Published> {
   const { store, config, log } = deps;
   const { decision, files, skipped, patch, extras, live } = revision;
+  const actor = revision.actor ?? authorAsActor(decision.createdBy);
   if (!live && decision.mode === 'create') {
     throw new ServiceError('bad_request', 'A draft (publish: false) is a new revision of an existing site; a new site is published live.', {
       agentMessage: 'Deploy the first version without publish=false (it goes live), then send drafts with "site", "base_revision" and publish=false.',
@@ -66,6 +70,11 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
       throw new ServiceError('not_found', `There is no site named ${decision.site.name}.`);
     }
     log.info({ site: result.site.name, revision: result.revision.id, files: files.size, kind: result.revision.kind }, 'deploy.published');
+    await recordEvent(deps, actor, {
+      kind: live ? 'deploy.published' : 'deploy.draft',
+      site: result.site,
+      details: { revision: result.revision.id, number: result.revision.number, files: files.size, ...(patch ? { patch: true } : {}) },
+    });
     const url = siteUrl(config.publicUrls, result.site.name);
     // A draft's preview_url is a preview link while the site keeps its previews to members.
     const revision = deployRevisionView(result.revision, result.site, config.publicUrls, live ? undefined : await previewLinks(deps).of(result.site));
@@ -113,6 +122,11 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
     }
     if (!result.ok) continue; // `name_taken`: another deploy took the name
     log.info({ site: name, revision: result.revision.id, files: files.size, anonymous }, 'deploy.created');
+    await recordEvent(deps, actor, {
+      kind: 'deploy.published',
+      site: result.site,
+      details: { revision: result.revision.id, number: result.revision.number, files: files.size, created: true },
+    });
     const url = siteUrl(config.publicUrls, name);
     const base = { site: deploySiteView(result.site, config.publicUrls), revision: deployRevisionView(result.revision, result.site, config.publicUrls) };
     if (anonymous) {
@@ -155,6 +169,13 @@ export function compressAfterPublish(
       (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),
     );
   deps.followUps.track(work);
+}
+
+/** The author a revision records, as the audit log names an actor. */
+function authorAsActor(createdBy: string): EventActor {
+  if (createdBy === 'anonymous') return { kind: 'anonymous' };
+  if (createdBy === 'site_token') return { kind: 'site_token' };
+  return { kind: 'account', email: createdBy };
 }
 
 function skippedNote(skipped: readonly string[]): string {

@@ -3,13 +3,15 @@ import type { DeployView as DeployShape } from '../contract/index.js';
 import { recordsSilentError, refusalError, ServiceError } from '../errors.js';
 import type { ByteRange, JsonDeployFields, UnpackResult } from '../ingest/index.js';
 import { MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
-import type { ManifestPart, ManifestRecord } from '../store/index.js';
+import type { ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
 import { analyzeSite } from './deploy-analyze.js';
 import { assembleFiles, contentsToRejudge } from './deploy-assemble.js';
 import { decideDeploy, takeAnonymousTokens, type Decision } from './deploy-decision.js';
 import { compressAfterPublish, publishRevision, type Published } from './deploy-publish.js';
 import type { OperationsDeps } from './deps.js';
+import { resolveSite } from './authorization.js';
+import { actorOf, recordEvent } from './events.js';
 import { checkTier } from './limits.js';
 import {
   abandonManifest,
@@ -116,10 +118,11 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
   if (request.manifest !== undefined) return beginFromManifest(deps, request, request.manifest);
   const { caller, network } = request;
   // Archives name their site outside the body: decide before reading it.
-  const early = request.bodyKind === 'archive' ? decideDeploy(deps, caller, request.site, request.baseRevision) : undefined;
+  const early = request.bodyKind === 'archive' ? await decideNoting(deps, caller, request.site, request.baseRevision) : undefined;
   await takeAnonymousTokens(deps, caller, network, { deploy: true, site: early?.mode === 'create' });
 
-  return {
+  let decided: Decision | undefined = early;
+  const pending: PendingDeploy = {
     async finish(body, signal) {
       if (body.bytes === 0) {
         throw new ServiceError('bad_request', 'The request body is empty.', {
@@ -135,6 +138,7 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       const fields = result.json ?? {};
       refuseKeyInBody(request, fields);
       const decision = early ?? (await decideJson(deps, caller, withOutsideNames(fields, request), network));
+      decided = decision;
       const files = assembleFiles(deps, decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
       const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
       const reused = contentsToRejudge(store, decision.mode === 'update' ? decision.base : undefined, result.references ?? []);
@@ -145,7 +149,16 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       const extras = await analyzeSite(deps, files, signal, { contents: reused, plan });
       const analyzed = performance.now();
       const live = request.publish !== false && fields.publish !== false;
-      const outcome = await publishRevision(deps, { decision, files, skipped: result.skipped, patch: fields.patch === true, extras, live, uploads });
+      const outcome = await publishRevision(deps, {
+        decision,
+        files,
+        skipped: result.skipped,
+        patch: fields.patch === true,
+        extras,
+        live,
+        actor: actorOf(caller, network),
+        uploads,
+      });
       const ms = (from: number, to: number): number => Math.round(to - from);
       log.info(
         {
@@ -163,6 +176,56 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       return outcome;
     },
   };
+  return {
+    async finish(body, signal) {
+      try {
+        return await pending.finish(body, signal);
+      } catch (err) {
+        if (decided?.mode === 'update') await noteRefusedDeploy(deps, caller, decided.site, err);
+        throw err;
+      }
+    },
+  };
+}
+
+/**
+ * `decideDeploy`, with an update refused after its caller was let in (no base revision, a stale
+ * one) noted in the site's log like a refusal of its content.
+ */
+async function decideNoting(deps: OperationsDeps, caller: Caller, siteName: string | undefined, base: string | undefined): Promise<Decision> {
+  try {
+    return decideDeploy(deps, caller, siteName, base);
+  } catch (err) {
+    if (siteName === undefined || siteName === '' || !REFUSALS_LOGGED.has(String((err as { code?: unknown }).code))) throw err;
+    let site: SiteRecord | undefined;
+    try {
+      site = resolveSite(deps.store, caller, siteName, 'deploy', deps.now()).site;
+    } catch {
+      // Not let in: nothing of this site's is the caller's to note.
+    }
+    if (site) await noteRefusedDeploy(deps, caller, site, err);
+    throw err;
+  }
+}
+
+/** What a refused update of a site records in its log (and tells its `deploy.failed` webhooks). */
+const REFUSALS_LOGGED: ReadonlySet<string> = new Set(['bad_request', 'too_large', 'blocked_secret', 'conflict']);
+
+async function noteRefusedDeploy(deps: OperationsDeps, caller: Caller, site: SiteRecord, err: unknown): Promise<void> {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !REFUSALS_LOGGED.has(code)) return;
+  const details = (err as ServiceError).details as Record<string, unknown> | undefined;
+  await recordEvent(deps, actorOf(caller), {
+    kind: 'deploy.failed',
+    site,
+    details: {
+      code,
+      message: (err as Error).message.slice(0, 500),
+      // Where a secret was found, never the secret itself.
+      ...(typeof details?.file === 'string' ? { file: details.file } : {}),
+      ...(typeof details?.kind === 'string' ? { secret_kind: details.kind } : {}),
+    },
+  });
 }
 
 /**
@@ -248,7 +311,15 @@ function beginFromManifest(deps: OperationsDeps, request: DeployRequest, id: str
       await takeManifest(deps, id);
       let outcome: Published;
       try {
-        outcome = await publishRevision(deps, { decision, files, skipped: record.skipped, patch: false, extras, live: request.publish !== false });
+        outcome = await publishRevision(deps, {
+          decision,
+          files,
+          skipped: record.skipped,
+          patch: false,
+          extras,
+          live: request.publish !== false,
+          actor: actorOf(request.caller, request.network),
+        });
       } catch (err) {
         await releaseManifest(deps, id, err);
         throw err;
@@ -287,7 +358,7 @@ async function decideJson(deps: OperationsDeps, caller: Caller, fields: JsonDepl
       agentMessage: 'A patch changes an existing site: send "site" and "base_revision" (the live revision id from GET /v1/sites/<name>).',
     });
   }
-  const decision = decideDeploy(deps, caller, fields.site, fields.base_revision);
+  const decision = await decideNoting(deps, caller, fields.site, fields.base_revision);
   // The deploy itself was counted on admission; a create also counts as a site.
   if (decision.mode === 'create') await takeAnonymousTokens(deps, caller, network, { deploy: false, site: true });
   return decision;

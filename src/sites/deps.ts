@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import type { IngestPool } from '../ingest/index.js';
 import type { Logger } from '../log.js';
-import type { ClientMetadataFetcher, Mailer, TxtLookup } from '../outbound/index.js';
+import type { ClientMetadataFetcher, Mailer, TxtLookup, WebhookTransport } from '../outbound/index.js';
 import type { Store } from '../store/index.js';
 import type { FollowUps } from './follow-ups.js';
 
@@ -23,4 +23,6 @@ export interface OperationsDeps {
   fetchClientMetadata: ClientMetadataFetcher;
   /** Looks up the TXT records that prove a custom domain. */
   lookupTxt: TxtLookup;
+  /** Checks webhook targets and sends deliveries to them (the fenced sender). */
+  webhookTransport: WebhookTransport;
 }

@@ -5,6 +5,7 @@ import { hashToken, type AccountRecord, type DeviceGrantRecord, type RateCheck }
 import { requireAccount } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
+import { actorOf, recordEvent } from './events.js';
 import { clientFor, invalidClient, OAUTH_PATHS, OAUTH_SCOPE, oauthError } from './oauth-shared.js';
 import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
 import { newApiToken } from './tokens.js';
@@ -216,6 +217,9 @@ export async function decideDeviceRequest(
   if (!outcome.ok) throw noSuchCode();
   await giveBack(deps, taken);
   deps.log.info({ account: account.id, client: outcome.grant.clientId, decision }, 'oauth.device_decided');
+  if (decision === 'approve') {
+    await recordEvent(deps, actorOf(caller), { kind: 'device.approved', accountId: account.id, details: { client: outcome.grant.clientId, network } });
+  }
   return requestView(outcome.grant, code, network);
 }
 

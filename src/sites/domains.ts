@@ -8,6 +8,7 @@ import type { Caller } from './callers.js';
 import { checkDomain, isHeldElsewhere } from './domain-checks.js';
 import type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from '../contract/index.js';
 import type { OperationsDeps } from './deps.js';
+import { actorOf, recordEvent } from './events.js';
 import { iso } from './views.js';
 
 /**
@@ -142,6 +143,11 @@ export function domainOperations(deps: OperationsDeps): DomainOperations {
         const primary = input.primary ?? record.primary;
         record = (await store.setPrimaryDomain(site.id, domain, primary === true, redirect ?? record.redirectSite === true)) ?? record;
       }
+      await recordEvent(deps, actorOf(caller), {
+        kind: added.ok ? 'domain.added' : 'domain.changed',
+        site,
+        details: { domain, primary: record.primary === true, redirect_site_address: record.redirectSite === true },
+      });
       return { created: added.ok, view: { ...view(record, site), agent_message: instructions(record, site) } };
     },
 
@@ -149,6 +155,7 @@ export function domainOperations(deps: OperationsDeps): DomainOperations {
       const { site } = resolveSite(store, caller, name, 'manage_members', deps.now());
       const record = findOwn(site, domain);
       await store.removeDomain(site.id, record.domain);
+      await recordEvent(deps, actorOf(caller), { kind: 'domain.removed', site, details: { domain: record.domain } });
       return { domain: record.domain, removed: true };
     },
 

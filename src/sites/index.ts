@@ -5,6 +5,7 @@
  */
 import { accountOperations, type AccountOperations } from './account.js';
 import { admission, type Admission } from './admission.js';
+import { analyticsOperations, type AnalyticsOperations } from './analytics.js';
 import { claimOperations, type ClaimOperations } from './claims.js';
 import type { OperationsDeps } from './deps.js';
 import { deployOperations, type DeployOperations } from './deploy.js';
@@ -20,6 +21,8 @@ import { revisionOperations, type RevisionOperations } from './revisions.js';
 import { accessOperations, type AccessOperations } from './site-access.js';
 import { siteOperations, type SiteOperations } from './sites.js';
 import { tokenOperations, type TokenOperations } from './tokens.js';
+import { eventOperations, type EventOperations } from './events.js';
+import { webhookOperations, type WebhookOperations } from './webhooks.js';
 
 export interface Operations {
   admission: Admission;
@@ -41,8 +44,14 @@ export interface Operations {
   device: DeviceOperations;
   /** Custom domains of sites. */
   domains: DomainOperations;
+  /** What the serving threads counted of a site's visits. */
+  analytics: AnalyticsOperations;
   /** Requests sent with an idempotency key: run once, answered again to their retries. */
   retries: RetryOperations;
+  /** The audit log of sites and accounts. */
+  events: EventOperations;
+  /** Sites' webhooks and their deliveries. */
+  webhooks: WebhookOperations;
 }
 
 export interface RetryOperations {
@@ -73,7 +82,10 @@ export function createOperations(deps: OperationsDeps): Operations {
     oauth: oauthOperations(deps),
     device: deviceOperations(deps),
     domains: domainOperations(deps),
+    analytics: analyticsOperations(deps),
     retries: { once: (request, bodyHash, run) => runOnce(deps, request, bodyHash, run) },
+    events: eventOperations(deps),
+    webhooks: webhookOperations(deps),
   };
 }
 
@@ -120,3 +132,7 @@ export {
   type DeviceTokenResponse,
 } from './device.js';
 export { bodyTooSlow, MCP_FRAMING_BYTES, requestBodyLimit, requestTooLarge, smallBodyLimit, type BodyLimit } from './body-limits.js';
+export { EVENT_KINDS, type EventKind, type EventList, type EventView } from './events.js';
+export { DELIVERIES_SHOWN, WEBHOOK_TARGET_REFUSED, type DeliveryView, type WebhookView } from './webhooks.js';
+export { signWebhook } from './webhook-queue.js';
+export { EXPIRY_NOTICE_MS, startWebhookDeliverer, type WebhookDeliverer } from './webhook-deliverer.js';

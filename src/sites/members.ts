@@ -6,6 +6,7 @@ import { hashToken, type InviteRecord, type Role, type SiteRecord } from '../sto
 import { checkAlive, requireAccount, resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
+import { actorOf, recordEvent } from './events.js';
 import { inviteMail } from '../outbound/index.js';
 import type { InviteView, MemberListView, RemovalView } from '../contract/index.js';
 import { iso } from './views.js';
@@ -141,6 +142,7 @@ export async function inviteMember(deps: OperationsDeps, caller: Caller, name: s
     });
   }
   log.info({ site: site.name, role }, 'member.invited');
+  await recordEvent(deps, actorOf(caller), { kind: 'member.invited', site, details: { email: invite.email, role } });
   return {
     invite: { email: invite.email, role: invite.role, expires_at: iso(invite.expiresAt) },
     agent_message: `An invitation to ${url} as ${role} was e-mailed to ${invite.email}; it can be accepted until ${iso(invite.expiresAt)}.`,
@@ -155,6 +157,7 @@ export async function revokeInvite(deps: OperationsDeps, caller: Caller, name: s
     throw new ServiceError('not_found', `There is no pending invitation for ${address} on ${site.name}.`);
   }
   log.info({ site: site.name }, 'member.invite_revoked');
+  await recordEvent(deps, actorOf(caller), { kind: 'invite.revoked', site, details: { email: address } });
   return { revoked: address };
 }
 
@@ -177,6 +180,7 @@ export async function acceptInvite(deps: OperationsDeps, caller: Caller, token: 
     throw new ServiceError('not_found', 'This invitation is not valid any more.');
   }
   log.info({ site: site.name, role: outcome.role }, 'member.joined');
+  await recordEvent(deps, actorOf(caller), { kind: 'member.joined', site, details: { email: account.email, role: outcome.role } });
   return { site: link(config, site), role: outcome.role };
 }
 
@@ -242,5 +246,6 @@ export async function removeMember(deps: OperationsDeps, caller: Caller, name: s
   if (outcome === 'last_owner') throw lastOwner();
   if (outcome === 'not_member') throw new ServiceError('not_found', `${address} is not a member of ${site.name}.`);
   log.info({ site: site.name }, 'member.removed');
+  await recordEvent(deps, actorOf(caller), { kind: 'member.removed', site, accountId: target.id, details: { email: address, role } });
   return { removed: address, agent_message: `${address} no longer has access to ${site.name}.` };
 }

@@ -2,6 +2,7 @@ import { ServiceError } from '../errors.js';
 import { ACCOUNT_PLANS, normaliseEmail, parseAccountPlan, parseRole, PLAN_TITLES, ROLES, type AccountPlan, type Role } from '../rules/index.js';
 import { hashToken, type AccountRecord, type ReportRecord, type SiteRecord } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
+import { recordEvent } from './events.js';
 import { reportOperations } from './reports.js';
 import { newApiToken, parseTokenName } from './tokens.js';
 import { iso } from './views.js';
@@ -96,6 +97,8 @@ function roleOf(raw: unknown): Role {
   return role;
 }
 
+const OPERATOR = { kind: 'operator' } as const;
+
 export function operatorOperations(deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'mailer' | 'now'>): OperatorOperations {
   const { store, log } = deps;
   const reports = reportOperations(deps);
@@ -137,8 +140,9 @@ export function operatorOperations(deps: Pick<OperationsDeps, 'store' | 'config'
       const account = findAccount(input.email);
       const name = parseTokenName(input.name === undefined || input.name === '' ? 'cli' : input.name);
       const token = newApiToken();
-      await store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name });
+      const info = await store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name });
       log.info({ account: account.id }, 'operator.token_created');
+      await recordEvent(deps, OPERATOR, { kind: 'token.created', accountId: account.id, details: { token: info.id, name } });
       return { token };
     },
 
@@ -147,7 +151,14 @@ export function operatorOperations(deps: Pick<OperationsDeps, 'store' | 'config'
       const account = findAccount(input.email);
       const role = roleOf(input.role);
       if (site.state === 'deleted') throw new ServiceError('gone', `The site ${site.name} was deleted.`);
+      const before = store.getRole(site.id, account.id);
       await store.setMember(site.id, account.id, role);
+      await recordEvent(deps, OPERATOR, {
+        kind: before === undefined ? 'member.joined' : 'member.role_changed',
+        site,
+        accountId: account.id,
+        details: { email: account.email, role, ...(before !== undefined ? { from: before } : {}) },
+      });
       log.info({ site: site.name, account: account.id, role }, 'operator.member_set');
       return { site: site.name, email: account.email, role };
     },
@@ -159,6 +170,7 @@ export function operatorOperations(deps: Pick<OperationsDeps, 'store' | 'config'
       if (!result.ok && result.reason === 'deleted') throw new ServiceError('gone', `The site ${site.name} was deleted.`);
       if (!result.ok) throw new ServiceError('not_found', `There is no site named ${site.name}.`);
       log.info({ site: site.name, state }, 'operator.site_state');
+      await recordEvent(deps, OPERATOR, { kind: state === 'taken_down' ? 'site.taken_down' : 'site.restored', site: result.site, details: { state } });
       return { name: result.site.name, state: result.site.state, state_changed_at: iso(result.site.stateChangedAt ?? deps.now()) };
     },
 

@@ -2,6 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { hashToken, sameHash, type AccountRecord, type SessionRecord, type SignInProof } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
+import { recordEvent } from './events.js';
 import { signInMail } from '../outbound/index.js';
 import { parseEmail } from './members.js';
 import { cap, DAY_MS, HOUR_MS, takeOrRefuse } from './rate.js';
@@ -176,6 +177,15 @@ export function peopleOperations(deps: OperationsDeps): PeopleOperations {
       }
       if (!account) throw new Error('account creation failed');
       log.info({ account: account.id, created, by: byLink ? 'link' : 'code' }, 'signin.finished');
+      await recordEvent(
+        deps,
+        { kind: 'account', email: account.email, accountId: account.id },
+        {
+          kind: 'account.signed_in',
+          accountId: account.id,
+          details: { by: byLink ? 'link' : 'code', ...(created ? { created: true } : {}) },
+        },
+      );
       return { account, created, ...(next ? { next } : {}) };
     },
 

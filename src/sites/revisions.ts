@@ -5,6 +5,7 @@ import type { FileEntry, RevisionRecord, SiteRecord } from '../store/index.js';
 import { permissionsOf, resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
+import { actorOf, recordEvent } from './events.js';
 import { compactEntry } from './limits.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
 import { previewLinks } from './preview-links.js';
@@ -151,6 +152,11 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
         throw new ServiceError('not_found', `There is no site named ${site.name}.`);
       }
       log.info({ site: site.name, revision: result.revision.id, rollbackOf: target.id }, 'site.rolled_back');
+      await recordEvent(deps, actorOf(caller), {
+        kind: 'site.rolled_back',
+        site: result.site,
+        details: { revision: result.revision.id, number: result.revision.number, rollback_of: target.id, rollback_of_number: target.number },
+      });
       return {
         site: siteView(result.site, role, permissionsOf(caller, result.site, role), result.revision, config.publicUrls),
         revision: revisionView(result.revision, result.site, config.publicUrls, await links.of(result.site)),
@@ -184,6 +190,11 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
         throw new ServiceError('not_found', `There is no site named ${site.name}.`);
       }
       log.info({ site: site.name, revision: result.revision.id, number: result.revision.number }, 'site.promoted');
+      await recordEvent(deps, actorOf(caller), {
+        kind: 'revision.promoted',
+        site: result.site,
+        details: { revision: result.revision.id, number: result.revision.number },
+      });
       return {
         site: siteView(result.site, role, permissionsOf(caller, result.site, role), result.revision, config.publicUrls),
         revision: revisionView(result.revision, result.site, config.publicUrls, await links.of(result.site)),
@@ -222,6 +233,7 @@ export function revisionOperations(deps: OperationsDeps): RevisionOperations {
         throw new ServiceError('not_found', `There is no site named ${site.name}.`);
       }
       log.info({ site: site.name, revision: target.id, number: target.number }, 'revision.deleted');
+      await recordEvent(deps, actorOf(caller), { kind: 'revision.deleted', site, details: { revision: target.id, number: target.number } });
       return {
         revision: { id: target.id, number: target.number },
         deleted: true,

@@ -6,6 +6,7 @@ import { hashPassword, hashToken, type AccessChange, type SiteRecord } from '../
 import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
+import { actorOf, recordEvent } from './events.js';
 import type { SiteAccessView } from '../contract/index.js';
 
 export type AccessMode = 'public' | 'password' | 'members';
@@ -110,6 +111,12 @@ export function accessOperations(deps: OperationsDeps): AccessOperations {
       const result = await store.changeSiteAccess(site.id, change);
       if (!result.ok) throw new ServiceError('not_found', `There is no site named ${site.name}.`);
       log.info({ site: site.name, ...(mode !== undefined ? { mode } : {}), ...(previews !== undefined ? { previews } : {}) }, 'site.access_set');
+      // The mode and previews only: never the password.
+      await recordEvent(deps, actorOf(caller), {
+        kind: 'access.changed',
+        site: result.site,
+        details: { ...(mode !== undefined ? { mode } : {}), ...(previews !== undefined ? { previews } : {}) },
+      });
       const url = siteUrl(config.publicUrls, site.name);
       const said: string[] = [];
       if (mode !== undefined) {

@@ -6,6 +6,7 @@ import { hashToken, type Confirmation, type Role, type SiteRecord } from '../sto
 import { checkAlive, notFound, permissionsOf, requireAccount, resolveSite, visibleSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
+import { actorOf, recordEvent } from './events.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageRequest } from './paging.js';
 import { unsealAccountToken } from './sealed-token.js';
 import type { ApprovalView, ClaimPollView, DeletionView, RenameView, SiteListView, SiteView } from '../contract/index.js';
@@ -123,6 +124,7 @@ export function siteOperations(deps: OperationsDeps): SiteOperations {
         });
       }
       log.info({ site: wanted, previous: site.name }, 'site.renamed');
+      await recordEvent(deps, actorOf(caller), { kind: 'site.renamed', site: result.site, details: { from: site.name, to: result.site.name } });
       const url = siteUrl(config.publicUrls, wanted);
       return {
         site: view(caller, result.site, role),
@@ -138,6 +140,7 @@ export function siteOperations(deps: OperationsDeps): SiteOperations {
       const expiresAt = deps.now() + APPROVAL_LIFETIME_MS;
       await store.putConfirmation(hashToken(token), { kind: 'delete_site', siteId: site.id, requestedBy: account.id, expiresAt, status: 'pending' });
       log.info({ site: site.name }, 'site.delete_requested');
+      await recordEvent(deps, actorOf(caller), { kind: 'site.deletion_requested', site, details: { expires_at: iso(expiresAt) } });
       return {
         approve_url: approveUrl(token),
         approval: { token, status: 'pending', expires_at: iso(expiresAt) },
@@ -179,6 +182,7 @@ export function siteOperations(deps: OperationsDeps): SiteOperations {
         }
       }
       log.info({ site: site.name }, 'site.deleted');
+      await recordEvent(deps, actorOf(caller), { kind: 'site.deleted', site });
       return approvalView(token, outcome.approval, store.getSiteById(approval.siteId));
     },
   };

@@ -4,6 +4,7 @@ import { hashToken, type AccountRecord, type ApiTokenInfo } from '../store/index
 import { requireAccount } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
+import { actorOf, recordEvent } from './events.js';
 import { iso } from './views.js';
 
 const TOKEN_BYTES = 32;
@@ -68,6 +69,7 @@ export function tokenOperations(deps: OperationsDeps): TokenOperations {
       const token = newApiToken();
       const info = await store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name });
       log.info({ account: account.id, token: info.id }, 'token.created');
+      await recordEvent(deps, actorOf(caller), { kind: 'token.created', accountId: account.id, details: { token: info.id, name } });
       return { token, info: tokenView(info) };
     },
     list(caller) {
@@ -80,6 +82,7 @@ export function tokenOperations(deps: OperationsDeps): TokenOperations {
         throw new ServiceError('not_found', 'This account has no such API token (it may be revoked already).');
       }
       log.info({ account: account.id, token: tokenId }, 'token.revoked');
+      await recordEvent(deps, actorOf(caller), { kind: 'token.revoked', accountId: account.id, details: { token: tokenId } });
     },
     noteUse(caller) {
       if (caller.kind !== 'account' || caller.credential !== 'api_token') return;

@@ -1,5 +1,6 @@
 export type * from './types.js';
 export type { AccountRecords } from './accounts.js';
+export type { AnalyticsDayRecord, AnalyticsRecords, SiteDayVisits } from './analytics.js';
 export type { AddDomainResult, DomainPatch, DomainRecords, NewDomain } from './domains.js';
 export type { LifecycleRecords } from './lifecycle.js';
 export type { MembershipRecords } from './memberships.js';
@@ -11,6 +12,10 @@ export type { OAuthRecords } from './oauth.js';
 export type { DeviceDecision, DeviceGrantRecords, DevicePoll } from './device-grants.js';
 export type { PeopleRecords } from './people.js';
 export type { AccessChange, SiteAccessRecords, PromoteResult } from './site-access.js';
+export type { EventPosition, EventRecords } from './events.js';
+export type { WebhookRecords } from './webhooks.js';
+export type { DeliveryQueue } from './delivery-queue.js';
+export { accountScope, siteScope } from './events.js';
 export { hashToken, newId, sameHash } from './ids.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { connectStore, openBlobStore, openStore } from './open.js';

@@ -5,6 +5,7 @@ import type {
   AccountRecord,
   Confirmation,
   DomainRecord,
+  EventRecord,
   FileEntry,
   InviteRecord,
   ManifestPart,
@@ -22,6 +23,8 @@ import type {
   SignInRecord,
   SiteRecord,
   TokenRecord,
+  WebhookDelivery,
+  WebhookRecord,
 } from './types.js';
 
 export type RevisionKey = [siteId: string, number: number];
@@ -109,6 +112,12 @@ export interface MetadataDbs {
   siteDomains: Database<number, SiteDomainKey>;
   /** sha256 of a members-only access ticket → the ticket (used once). */
   accessTickets: Database<AccessTicketRecord, string>;
+  /** `[scope, at, n]` → an audit log entry (n orders those of one millisecond); a scope is a site or an account (events.ts). */
+  events: Database<EventRecord, EventKey>;
+  /** `[siteId, webhookId]` → a webhook of that site (webhooks.ts). */
+  webhooks: Database<WebhookRecord, WebhookKey>;
+  /** delivery id → a webhook delivery waiting, delivered or given up (this machine's queue: delivery-queue.ts). */
+  deliveries: Database<WebhookDelivery, string>;
   /** In a cluster: the last change applied from PostgreSQL, and which cluster this replica follows. */
   replicaState: Database<number | string, string>;
 }
@@ -121,6 +130,8 @@ export interface AccountTokenRow {
 }
 
 export type ManifestPartKey = [manifestId: string, sha256: string];
+export type EventKey = [scope: string, at: number, n: number];
+export type WebhookKey = [siteId: string, webhookId: string];
 export type CounterKey = [scope: string, windowStart: number];
 export type MemberKey = [siteId: string, accountId: string];
 export type MemberSiteKey = [accountId: string, siteId: string];
@@ -169,6 +180,9 @@ export function openMetadataDbs(path: string): MetadataDbs {
     domainClaims: env.openDB<DomainRecord, DomainClaimKey>('domainClaims', {}),
     siteDomains: env.openDB<number, SiteDomainKey>('siteDomains', {}),
     accessTickets: env.openDB<AccessTicketRecord, string>('accessTickets', {}),
+    events: env.openDB<EventRecord, EventKey>('events', {}),
+    webhooks: env.openDB<WebhookRecord, WebhookKey>('webhooks', {}),
+    deliveries: env.openDB<WebhookDelivery, string>('deliveries', {}),
     replicaState: env.openDB<number | string, string>('replicaState', {}),
   };
 }

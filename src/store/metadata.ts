@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { accountOps } from './accounts.js';
+import { embeddedAnalytics, type AnalyticsRecords } from './analytics.js';
 import { domainOps, hasLegacyDomains, liftLegacyDomains } from './domains.js';
 import { commitRevision } from './commit.js';
 import { collectGarbage } from './gc.js';
@@ -11,6 +12,10 @@ import { deleteRevision, pruneRevisions, type DeleteRevisionResult } from './pru
 import { oauthOps } from './oauth.js';
 import { peopleOps } from './people.js';
 import { siteAccessOps } from './site-access.js';
+import { eventOps, type EventRecords } from './events.js';
+import { webhookOps, type WebhookRecords } from './webhooks.js';
+import { localDeliveryQueue, type DeliveryQueue } from './delivery-queue.js';
+import { postgresDeliveryQueue } from './delivery-queue-pg.js';
 import { isRunning } from './processes.js';
 import type { AccountRecords } from './accounts.js';
 import type { DomainRecords } from './domains.js';
@@ -133,6 +138,8 @@ export interface SiteRecords extends ManifestRecords, ReplayRecords {
   close(): Promise<void>;
   /** Set in a cluster (records in PostgreSQL); undefined for the embedded store. */
   readonly cluster?: ClusterControl;
+  /** Webhook deliveries: this machine's table, or in a cluster PostgreSQL's. */
+  readonly deliveries: DeliveryQueue;
 }
 
 /**
@@ -147,7 +154,10 @@ export type Store = SiteRecords &
   OAuthRecords &
   DeviceGrantRecords &
   DomainRecords &
-  SiteAccessRecords;
+  SiteAccessRecords &
+  EventRecords &
+  WebhookRecords &
+  AnalyticsRecords;
 
 export type Metadata = Omit<Store, 'blobs'>;
 
@@ -303,6 +313,8 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
   }
 
   return {
+    // Added to, never replaced: PostgreSQL's own tables in a cluster, this machine's LMDB otherwise.
+    ...(records ? records.analytics : embeddedAnalytics(raw.env)),
     ...accountOps(dbs, now, announce),
     ...membershipOps(dbs, now),
     ...lifecycleOps(dbs, now, announce),
@@ -311,6 +323,9 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     ...deviceGrantOps(dbs, now),
     ...domainOps(dbs, now, announce),
     ...siteAccessOps(dbs, now, announce),
+    ...eventOps(dbs, now),
+    ...webhookOps(dbs, now),
+    deliveries: records ? postgresDeliveryQueue(records) : localDeliveryQueue(raw),
     now,
     getSite,
     getSiteById: (id) => dbs.sites.get(id),

@@ -5,6 +5,8 @@ import { exceedsCap, rateWindow } from '../rules/index.js';
 import { createBucketLedger, type BucketLedger } from './bucket-ledger.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
 import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
+import type { AnalyticsRecords } from './analytics.js';
+import { clusterAnalytics } from './records-analytics.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
 import type { RecordWrite, ReplicatedDb } from './replicated-dbs.js';
 import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
@@ -108,6 +110,10 @@ export interface RecordsLog {
   pruneCounters(before: number): Promise<number>;
   /** What the bucket holds as the nodes uploaded it: a deploy asks this rather than the bucket. */
   readonly bucketLedger: BucketLedger;
+  /** Runs `fn` with a connection of this handle, for tables beside the records (the webhook delivery queue). */
+  withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** Site analytics in PostgreSQL's own tables, outside the change log (records-analytics.ts). */
+  readonly analytics: AnalyticsRecords;
   /** Runs `fn` only if no other node is running a task of this name (a leader for upkeep). */
   alone<T>(task: string, fn: () => Promise<T>): Promise<T | undefined>;
   /** Calls that failed so far (PostgreSQL unreachable, or a query it refused), for operators' metrics. */
@@ -478,6 +484,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       }),
 
     bucketLedger: createBucketLedger(withReadyClient),
+    withClient: (fn) => withReadyClient(fn),
+    analytics: clusterAnalytics(withReadyClient),
 
     alone: (task, fn) =>
       withReadyClient(async (client) => {

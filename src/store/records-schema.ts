@@ -24,6 +24,21 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE plinth_changes (seq bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), origin text NOT NULL, writes jsonb NOT NULL);
    CREATE TABLE plinth_records (db text NOT NULL, key text NOT NULL, value jsonb NOT NULL, PRIMARY KEY (db, key));
    CREATE TABLE plinth_counters (scope text NOT NULL, window_start bigint NOT NULL, hits integer NOT NULL, PRIMARY KEY (scope, window_start));`,
+  // Webhook deliveries: a queue every node takes from (delivery-queue-pg.ts). Older nodes ignore it.
+  `CREATE TABLE plinth_webhook_deliveries (
+     id text PRIMARY KEY, webhook_id text NOT NULL, site_id text NOT NULL, event text NOT NULL, payload text NOT NULL,
+     created_at bigint NOT NULL, state text NOT NULL, attempts integer NOT NULL, next_at bigint NOT NULL,
+     lease_until bigint, last_at bigint, last_status integer, last_error text);
+   CREATE INDEX plinth_webhook_deliveries_due ON plinth_webhook_deliveries (next_at) WHERE state = 'pending';
+   CREATE INDEX plinth_webhook_deliveries_webhook ON plinth_webhook_deliveries (webhook_id, created_at);`,
+  // Site analytics (records-analytics.ts): days are `YYYY-MM-DD` text, UTC.
+  `CREATE TABLE plinth_analytics_days (site_id text NOT NULL, day text NOT NULL, page_views bigint NOT NULL, crawler_views bigint NOT NULL,
+     not_found bigint NOT NULL, bytes bigint NOT NULL, visitors bigint NOT NULL, PRIMARY KEY (site_id, day));
+   CREATE TABLE plinth_analytics_items (site_id text NOT NULL, day text NOT NULL, kind text NOT NULL, item text NOT NULL, count bigint NOT NULL,
+     PRIMARY KEY (site_id, day, kind, item));
+   CREATE TABLE plinth_analytics_visitors (site_id text NOT NULL, day text NOT NULL, hash text NOT NULL, PRIMARY KEY (site_id, day, hash));
+   CREATE INDEX plinth_analytics_visitors_day ON plinth_analytics_visitors (day);
+   CREATE TABLE plinth_analytics_salts (day text PRIMARY KEY, salt text NOT NULL);`,
   // What the bucket holds, as the nodes uploaded it (bucket-ledger.ts); older nodes ignore it.
   `CREATE TABLE plinth_bucket_objects (key text PRIMARY KEY, size bigint NOT NULL, touched_ms bigint NOT NULL);`,
 ];

@@ -36,6 +36,8 @@ export const REPLICATED_DBS = [
   'domainClaims',
   'siteDomains',
   'accessTickets',
+  'events',
+  'webhooks',
 ] as const satisfies readonly (keyof MetadataDbs)[];
 
 export type ReplicatedDb = (typeof REPLICATED_DBS)[number];

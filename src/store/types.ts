@@ -729,3 +729,82 @@ export interface ClusterControl {
   /** How well the replica follows the log, as the thread that follows it saw it (see `follow`). */
   health(): ReplicaStatus;
 }
+
+/**
+ * Who made a change the audit log records: an account (by e-mail), the holder of a site token,
+ * someone without a credential (with their network), the operator's command, or Plinth itself.
+ */
+export type EventActor =
+  | { kind: 'account'; email: string; accountId?: string }
+  | { kind: 'site_token'; accountId?: undefined }
+  | { kind: 'anonymous'; network?: string; accountId?: undefined }
+  | { kind: 'operator'; accountId?: undefined }
+  /** Plinth itself: a notice of expiry, a webhook disabled after failures. */
+  | { kind: 'system'; accountId?: undefined };
+
+/** Facts of an event: plain values only, never a secret. */
+export type EventDetails = Record<string, string | number | boolean>;
+
+/** One entry of the audit log (events.ts). */
+export interface EventRecord {
+  id: string;
+  /** `deploy.published`, `member.invited`, `token.created`, … (docs/audit-log.md lists them). */
+  kind: string;
+  at: number;
+  actor: EventActor;
+  /** The site it concerns, with its name at the time. */
+  siteId?: string;
+  siteName?: string;
+  /** The account it concerns (its own changes: tokens, devices, sign-ins). */
+  accountId?: string;
+  details: EventDetails;
+}
+
+export type NewEvent = Omit<EventRecord, 'id' | 'at'>;
+
+/** A site's webhook (webhooks.ts): where its events are sent, signed with `secret`. */
+export interface WebhookRecord {
+  id: string;
+  siteId: string;
+  url: string;
+  /** The event types it receives (`deploy.published`, …). */
+  events: string[];
+  /** `whsec_<base64 key>`: the receiver's copy verifies each delivery's signature. */
+  secret: string;
+  createdAt: number;
+  createdBy: string;
+  /** Deliveries given up on in a row; reset by one that goes through. */
+  failures: number;
+  /** Set once too many deliveries in a row were given up on: nothing more is sent. */
+  disabledAt?: number;
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+
+/** One event on its way to one webhook, with its attempts so far. */
+export interface WebhookDelivery {
+  /** `msg_…`: the `webhook-id` header, the same on every attempt. */
+  id: string;
+  webhookId: string;
+  siteId: string;
+  /** The event type. */
+  event: string;
+  /** The JSON body, exactly as signed and sent. */
+  payload: string;
+  createdAt: number;
+  state: DeliveryState;
+  /** Attempts started so far. */
+  attempts: number;
+  /** When the next attempt is due (pending only). */
+  nextAt: number;
+  /** An attempt in progress holds the delivery until then; past it, another may try. */
+  leaseUntil?: number;
+  lastAt?: number;
+  /** The receiver's status of the last attempt, or why it had none (`timeout`, `refused address`, …). */
+  lastStatus?: number;
+  lastError?: string;
+}
+
+/** What an attempt came to: delivered, or failed with the time of the next attempt (none: given up). */
+export type DeliveryOutcome =
+  { delivered: true; status: number; at: number } | { delivered: false; status?: number; error?: string; at: number; retryAt?: number };

@@ -121,7 +121,7 @@ describe('backing up and restoring a cluster with the shipped scripts', () => {
     await during;
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as { objects: number; blobsChecked: number; schemaVersion: number };
-    expect(report.schemaVersion).toBe(2);
+    expect(report.schemaVersion).toBe(4);
     expect(report.blobsChecked).toBeGreaterThan(8);
     const manifest = JSON.parse(readFileSync(join(backup, 'backup.json'), 'utf8')) as { objects: Array<{ key: string }> };
     expect(manifest.objects.some((object) => object.key.endsWith('.br'))).toBe(true);

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCHEMA_VERSION } from '../../src/store/records-schema.js';
 import { request } from '../helpers/http.js';
 import { killMain, startMain } from '../helpers/main-process.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
@@ -15,8 +16,8 @@ import { tempDir } from '../helpers/sites.js';
  */
 
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
-const KNOWN = 2;
-/** Every migration this Plinth applies to a new database. */
+/** The newest migration this Plinth has, and every version up to it. */
+const KNOWN = SCHEMA_VERSION;
 const APPLIED = Array.from({ length: KNOWN }, (_, i) => i + 1);
 const REFUSAL = `database schema is version ${KNOWN + 1}; this Plinth knows up to ${KNOWN}: upgrade Plinth`;
 

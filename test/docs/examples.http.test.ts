@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { API_ROUTES, openApiDocument } from '../../src/api/index.js';
 import { docFacts, GUIDE_DIR } from '../../src/docs/index.js';
 import { fillFacts } from '../../src/docs/facts.js';
+import { createWebhookTransport, type WebhookTransport } from '../../src/outbound/index.js';
 import { startTestDns, type TestDns } from '../helpers/dns.js';
 import { startTestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
@@ -39,6 +40,19 @@ const LOCAL_URLS = {
 };
 
 const guides = listGuideFiles(GUIDE_DIR);
+/**
+ * The webhooks guide registers https://hooks.example.com/…: its name stands for a public address
+ * here, with no DNS, and nothing is ever sent (tests reach loopback only).
+ */
+const guideWebhooks: WebhookTransport = {
+  check: createWebhookTransport({
+    allowLoopback: false,
+    timeoutMs: 1000,
+    maxResponseBytes: 1024,
+    lookup: async (host) => (host === 'hooks.example.com' ? [{ address: '93.184.216.34', family: 4 }] : []),
+  }).check,
+  send: async () => ({ error: 'not sent from the guide examples' }),
+};
 /** Guides read step by step by newcomers and agents, and the API reference: every command that prints has its output shown. */
 const EVERY_OUTPUT_SHOWN = new Set(['agent-guide.md', 'quick-start.md', 'cli.md', 'sites-api.md']);
 let checker: ReturnType<typeof responseChecker> | undefined;
@@ -61,7 +75,7 @@ const GUIDE_TIMEOUT_MS = 120_000;
 describe('guide examples', () => {
   it.each(guides)('%s: every example runs and shows what the server answers', { timeout: GUIDE_TIMEOUT_MS }, async (file) => {
     dns ??= await startTestDns();
-    const server = await startTestServer({ ...LOCAL_URLS, PLINTH_DNS_SERVERS: dns.address });
+    const server = await startTestServer({ ...LOCAL_URLS, PLINTH_DNS_SERVERS: dns.address }, undefined, { webhookTransport: guideWebhooks });
     const document = openApiDocument(server.config);
     checker ??= responseChecker(document);
     const validateComponent = componentValidator(document);

@@ -121,7 +121,8 @@ function otherValue(name: string, fallback: string): string {
     PLINTH_OPS_HOST: '10.0.0.2',
   };
   if (samples[name] !== undefined) return samples[name]!;
-  if (['PLINTH_TRUST_PROXY', 'PLINTH_OUTBOX_PAGE', 'PLINTH_METRICS', 'PLINTH_ACCESS_LOG'].includes(name)) return fallback === '1' ? '0' : '1';
+  if (['PLINTH_TRUST_PROXY', 'PLINTH_OUTBOX_PAGE', 'PLINTH_METRICS', 'PLINTH_ACCESS_LOG', 'PLINTH_ANALYTICS'].includes(name))
+    return fallback === '1' ? '0' : '1';
   if (/_HOST$|_DOMAIN$/.test(name)) return 'other.example';
   if (name.endsWith('_URL')) return 'https://other.example';
   if (/^\d+$/.test(fallback)) return String(Number(fallback) + 1);

@@ -19,7 +19,7 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(
   env: Record<string, string> = {},
   now?: () => number,
-  extra: Pick<StartServerOptions, 'fetchClientMetadata' | 'apiRoutes'> = {},
+  extra: Pick<StartServerOptions, 'fetchClientMetadata' | 'apiRoutes' | 'webhookTransport'> = {},
 ): Promise<TestServer> {
   const dataDir = env.PLINTH_DATA_DIR ?? tempDir();
   const config = loadConfig({

@@ -310,6 +310,11 @@ const OPERATIONS: Record<string, Operation> = {
     call: (w) => ({ path: `/v1/sites/${w.site.name}/revisions` }),
     statuses: [401, 200, 404, 403, 410, 404, 200, 200, 200],
   },
+  'GET /v1/sites/:name/analytics': {
+    call: (w) => ({ path: `/v1/sites/${w.site.name}/analytics` }),
+    statuses: [401, 200, 404, 403, 410, 404, 200, 200, 200],
+    check: (body, w) => expect(body).toMatchObject({ site: w.site.name, totals: { page_views: 0 } }),
+  },
   'POST /v1/sites/:name/rollback': {
     // To what is live already: allowed callers change nothing (200, no revision), refused ones are refused first.
     call: (w) => ({ method: 'POST', path: `/v1/sites/${w.site.name}/rollback`, json: { revision: w.site.revision } }),
@@ -741,6 +746,7 @@ const TOOLS: ReadonlyArray<[tool: string, args: (w: World) => Record<string, unk
   ['list_files', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/files'],
   ['read_file', (w) => ({ site: w.site.name, path: 'index.html' }), 'GET /v1/sites/:name/files/<path>'],
   ['list_revisions', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/revisions'],
+  ['get_site_analytics', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/analytics'],
   ['rollback_site', (w) => ({ site: w.site.name, revision: w.site.revision }), 'POST /v1/sites/:name/rollback'],
   ['promote_site', (w) => ({ site: w.site.name, revision: w.site.revision, base_revision: w.site.revision }), 'POST /v1/sites/:name/promote'],
   ['get_access', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/access'],

@@ -10,6 +10,7 @@ import { pullCommand } from './pull.js';
 import { pickApiUrl, unreachableAdvice } from './server-address.js';
 import { loadCliSettings } from './settings.js';
 import { deleteRevisionCommand, promoteCommand, revisionsCommand, rollbackCommand, sitesCommand } from './site-commands.js';
+import { statsCommand } from './stats-command.js';
 import { UsageError } from './usage.js';
 
 const USAGE = `Usage:
@@ -30,6 +31,9 @@ const USAGE = `Usage:
                                     its preview answers 410 at once (owners only)
   plinth rollback <revision> [dir]  make an earlier revision (number or rev_… id) live again
   plinth promote <revision> [dir]   make a stored revision (a draft) live as it is
+  plinth stats [dir]                what the server counted of the folder's site's visits:
+                                    page views, visitors, 404s, top pages and referrers
+                                    (default the last 30 days; --from and --to choose others)
   plinth domains [dir]              list the custom domains of the folder's site; with
                                     add|verify|remove <domain> [dir], change them (API token)
   plinth load <command>             the load suite: publish a corpus of sites, drive traffic
@@ -41,9 +45,9 @@ Options:
                  the local server on the port it runs on, 8080 when PLINTH_PORT is unset;
                  after plinth login, the API it signed in to)
   --app URL      login, logout: the account app (default: the API's address with app. for api.)
-  --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions, rollback and
-                 promote otherwise use .service.json's api_token, else its site_token; then
-                 the token of plinth login)
+  --token TOKEN  an API token pl_… (default $PLINTH_TOKEN; deploy, revisions, rollback,
+                 promote and stats otherwise use .service.json's api_token, else its
+                 site_token; then the token of plinth login)
   --json         print the API's JSON answer (for scripts)
   --full         deploy: upload every file in one archive, not only the changed ones
   --force        deploy: publish on top of the live revision even if someone published since
@@ -52,6 +56,8 @@ Options:
   --primary      domains add: make the domain primary (the other of example.org and
                  www.example.org redirects to it)
   --redirect     domains add, with --primary: the site's own address redirects there too
+  --from DAY     stats: the first day, YYYY-MM-DD (UTC)
+  --to DAY       stats: the last day, YYYY-MM-DD (UTC)
 
 Exit status: 0 done, 1 refused by the service (the reason is printed), 2 wrong usage.`;
 
@@ -65,10 +71,12 @@ const OPTIONS = {
   primary: { type: 'boolean' },
   redirect: { type: 'boolean' },
   draft: { type: 'boolean' },
+  from: { type: 'string' },
+  to: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const COMMANDS = ['login', 'logout', 'whoami', 'deploy', 'pull', 'sites', 'revisions', 'rollback', 'promote', 'domains'];
+const COMMANDS = ['login', 'logout', 'whoami', 'deploy', 'pull', 'sites', 'revisions', 'rollback', 'promote', 'domains', 'stats'];
 
 /** The server's own commands: they run in the Plinth checkout, where the server is. */
 const SERVER_COMMANDS = ['start', 'admin'];
@@ -146,6 +154,7 @@ async function main(argv: string[]): Promise<number> {
       revisions: deleting ? [2, 3] : [0, 1],
       rollback: [1, 2],
       promote: [1, 2],
+      stats: [0, 1],
     };
     const [min, max] = wanted[command]!;
     if (positionals.length < min || positionals.length > max)
@@ -172,6 +181,8 @@ async function main(argv: string[]): Promise<number> {
       case 'revisions':
         if (deleting) return await deleteRevisionCommand({ ...site, revision: positionals[1]!, dir: positionals[2] ?? '.' });
         return await revisionsCommand({ ...site, dir: positionals[0] ?? '.' });
+      case 'stats':
+        return await statsCommand({ ...site, dir: positionals[0] ?? '.', from: values.from, to: values.to });
       case 'promote':
         return await promoteCommand({ ...site, revision: positionals[0]!, dir: positionals[1] ?? '.' });
       default:

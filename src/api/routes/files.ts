@@ -1,4 +1,4 @@
-import { PLAN_LIMITS } from '../../rules/index.js';
+import { DEFAULT_ANALYTICS_DAYS, PLAN_LIMITS } from '../../rules/index.js';
 import { BODIES, schema } from '../../contract/index.js';
 import { formatDuration } from '../../sites/index.js';
 import { siteEndpoints as e } from '../endpoints.js';
@@ -12,6 +12,7 @@ const { str } = schema;
 const onSite = { auth: ['site', 'api'], parameters: [nameParam], errors: SITE_READ } as const;
 const files = routeGroup({ tag: 'Files', ...onSite });
 const revisions = routeGroup({ tag: 'Revisions', ...onSite });
+const analytics = routeGroup({ tag: 'Analytics', ...onSite });
 
 /** The live revision's files, the revision history, rollback and promote (docs/sites-api.md). */
 export const fileRoutes: readonly ApiRoute[] = [
@@ -40,6 +41,22 @@ export const fileRoutes: readonly ApiRoute[] = [
       },
     },
     handle: e.readFile,
+  }),
+  analytics({
+    method: 'GET',
+    path: '/v1/sites/{name}/analytics',
+    operationId: 'siteAnalytics',
+    summary: 'What the server counted of the site’s visits, per day',
+    description:
+      'Page views, visitors, 404s, bytes, crawler views, top pages and referrer hosts, per UTC day and in total, counted by the server (no script, no cookie). ' +
+      `Default: the last ${DEFAULT_ANALYTICS_DAYS} days. Days are kept for the plan's history reach; a range reaching further back starts there. Counts appear within a minute.`,
+    parameters: [
+      { name: 'from', in: 'query', required: false, description: 'First day, `YYYY-MM-DD` (UTC).', schema: str(undefined, { format: 'date' }) },
+      { name: 'to', in: 'query', required: false, description: 'Last day, `YYYY-MM-DD` (UTC); default today.', schema: str(undefined, { format: 'date' }) },
+    ],
+    responses: { 200: answer('SiteAnalytics', 'Totals and every day of the range.') },
+    errors: ['bad_request'],
+    handle: e.siteAnalytics,
   }),
   revisions({
     method: 'GET',

@@ -4,6 +4,7 @@ import type { SiteView } from '../../contract/index.js';
 import { formatBytes, type ConnectionView, type PlanRow, type TokenView } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, toSignIn, type AppDeps, type PageContext, type PageRoute } from '../context.js';
 import { csrfField, errorSummary, fieldError, invalidAttrs, timeOf, type FieldError, type Html } from '../layout.js';
+import { eventTable } from './event-log.js';
 import { formOf } from '../request.js';
 import { redirect, type AppResponse } from '../response.js';
 import { dropZone } from './publish.js';
@@ -62,6 +63,7 @@ ${drop}`;
     const fresh = context.flash?.token;
     const tokens = ops.tokens.list(context.caller);
     const apps = ops.oauth.connections(context.caller);
+    const events = ops.events.forAccount(context.caller, { limit: 20, cursor: context.request.query.get('events') ?? undefined });
     const appRows = apps.map(
       (app: ConnectionView) => html`<tr>
   <th scope="row">${app.client_name}</th>
@@ -125,7 +127,10 @@ ${
   <thead><tr><th scope="col">App</th><th scope="col">Returns to</th><th scope="col">Connected</th><th scope="col">Access renewed</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${appRows}</tbody>
 </table></div>`
-}`;
+}
+<h2>Account activity</h2>
+<p>Sign-ins, tokens and devices of your account, and the changes you made to sites, newest first.</p>
+${eventTable('Activity of your account, newest first', events.events, events.next_cursor ? `/tokens?events=${events.next_cursor}` : undefined, true)}`;
     return page(context, { title: 'API tokens', current: 'tokens', body }, status);
   }
 

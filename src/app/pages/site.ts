@@ -9,7 +9,9 @@ import { jsonResponse, redirect, type AppResponse } from '../response.js';
 import { planTitle } from './account.js';
 import { ARCHIVE_FIELD, dropZone, receiveUpload } from './publish.js';
 import { domainsSection, siteDomainRoutes, type DomainFormState } from './site-domains.js';
+import { eventTable, webhookTables } from './event-log.js';
 import { accessSection, revisionActions, siteAccessRoutes } from './site-access.js';
+import { analyticsSection } from './site-analytics.js';
 
 /** Form values and errors to show again after a refused rename or invite. */
 interface SiteFormState {
@@ -39,6 +41,19 @@ export function siteRoutes(deps: AppDeps): PageRoute[] {
     const live = revisions.revisions.find((revision) => revision.id === site.live_revision?.id);
     const members = ops.members.list(context.caller, site.name);
     const checked = ops.revisions.liveWarnings(context.caller, site.name);
+    const events = ops.events.forSite(context.caller, site.name, { limit: 20, cursor: context.request.query.get('events') ?? undefined });
+    // Webhooks are the owners': their URLs may carry a receiver's secret.
+    const hooks =
+      site.role === 'owner'
+        ? await Promise.all(
+            ops.webhooks.list(context.caller, site.name).webhooks.map(async (webhook) => ({
+              webhook,
+              deliveries: (await ops.webhooks.deliveries(context.caller, site.name, webhook.id)).deliveries.slice(0, 10),
+            })),
+          )
+        : undefined;
+    // The page still shows the site when its counts cannot be read (PostgreSQL away, say).
+    const stats = await ops.analytics.read(context.caller, site.name).catch(() => undefined);
     const warningRows = checked.warnings.map(
       (warning) =>
         html`<tr><th scope="row">${warning.file}</th><td data-label="Line">${warning.line}</td><td data-label="Reference"><code>${warning.ref}</code></td></tr>`,
@@ -128,6 +143,8 @@ ${
     : ''
 }
 
+${stats ? analyticsSection(stats) : html`<h2 id="visits">Visits</h2><p>The visit counts cannot be read just now; try again in a minute.</p>`}
+
 <h2>Revisions</h2>
 ${
   may('rollback') || may('promote')
@@ -173,6 +190,9 @@ ${
     : ''
 }
 ${domainsSection(context, deps, site, may('manage_members'), state.domain ?? { errors: [] })}
+<h2>Activity</h2>
+${eventTable(`Changes to ${site.name}, newest first`, events.events, events.next_cursor ? `/sites/${site.name}?events=${events.next_cursor}` : undefined, false)}
+${hooks ? html`<h2>Webhooks</h2>${webhookTables(site.name, hooks)}` : ''}
 ${
   may('rename')
     ? html`<h2>Rename</h2>

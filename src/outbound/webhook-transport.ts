@@ -1,0 +1,140 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { isFetchableAddress } from '../rules/index.js';
+
+/**
+ * Sends webhook deliveries (docs/webhooks.md). The target URL is whatever a site's owner typed,
+ * so it is fenced like the client-metadata fetch (client-metadata.ts): the name is resolved once,
+ * every address it has must be public, the connection goes to the checked address itself, no
+ * redirect is followed, the answer has a deadline and only its first bytes are read. https only;
+ * plain http only to loopback, and loopback only with `PLINTH_WEBHOOK_ALLOW_LOOPBACK=1` (tests).
+ */
+
+export interface WebhookTransportOptions {
+  allowLoopback: boolean;
+  timeoutMs: number;
+  /** Bytes of the receiver's answer read at most; the rest is not waited for. */
+  maxResponseBytes: number;
+  /** Resolves a host name to all its addresses; `dns.lookup` unless a test stands in for DNS. */
+  lookup?: (host: string) => Promise<readonly { address: string; family: number }[]>;
+  /** Extra trusted certificate authorities (tests with a local https receiver). */
+  ca?: string | Buffer;
+}
+
+export interface WebhookAttempt {
+  /** The receiver's status, when it answered. */
+  status?: number;
+  /** Why there was no answer (`timeout`, `connection failed`, `refused address`, …). */
+  error?: string;
+}
+
+export interface WebhookTransport {
+  /** Why a target is refused (undefined: it may be sent to); checks the URL and the addresses its name has now. */
+  check(url: string): Promise<string | undefined>;
+  /** POSTs `body` to `url` with `headers`; never throws. */
+  send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<WebhookAttempt>;
+}
+
+export const WEBHOOK_URL_MAX_CHARS = 2000;
+
+const resolveAll = (host: string): Promise<readonly { address: string; family: number }[]> => dnsLookup(host, { all: true });
+
+const isLoopback = (address: string): boolean => {
+  try {
+    const parsed = ipaddr.process(address);
+    return parsed.range() === 'loopback';
+  } catch {
+    return false;
+  }
+};
+
+export function createWebhookTransport(options: WebhookTransportOptions): WebhookTransport {
+  const lookup = options.lookup ?? resolveAll;
+
+  /** The address to connect to, or why there is none. */
+  async function target(raw: string): Promise<{ url: URL; address: string } | { refused: string }> {
+    if (raw.length > WEBHOOK_URL_MAX_CHARS) return { refused: 'too long' };
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return { refused: 'not a URL' };
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return { refused: 'not http(s)' };
+    if (url.username !== '' || url.password !== '') return { refused: 'credentials in the URL' };
+    // The URL parser has turned IPv4 in any spelling (`127.1`, `0x7f.1`, `2130706433`) into
+    // dotted decimal and IPv6 into its compressed form; the brackets go for the resolver.
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    let found: readonly { address: string; family: number }[];
+    try {
+      found = await lookup(host);
+    } catch {
+      return { refused: 'name does not resolve' };
+    }
+    if (found.length === 0) return { refused: 'name does not resolve' };
+    // Every address must be public: a name with one public and one internal address could lead inside.
+    if (found.some((entry) => !isFetchableAddress(entry.address, options.allowLoopback))) return { refused: 'not a public address' };
+    if (url.protocol === 'http:' && !found.every((entry) => isLoopback(entry.address))) return { refused: 'not https' };
+    return { url, address: found[0]!.address };
+  }
+
+  return {
+    async check(raw) {
+      const found = await target(raw);
+      return 'refused' in found ? found.refused : undefined;
+    },
+    async send(raw, headers, body) {
+      const found = await target(raw);
+      if ('refused' in found) return { error: `refused address (${found.refused})` };
+      const { url, address } = found;
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      const secure = url.protocol === 'https:';
+      const requestOptions: RequestOptions = {
+        // An IP literal as host: no second lookup, so the connection goes to the address checked.
+        host: address,
+        port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers: {
+          ...headers,
+          host: url.host,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          'user-agent': 'Plinth-Webhooks',
+        },
+        // A fresh connection each time: none kept for, or taken from, other requests.
+        agent: false,
+      };
+      return new Promise<WebhookAttempt>((resolve) => {
+        let settled = false;
+        const done = (attempt: WebhookAttempt): void => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          req.destroy();
+          resolve(attempt);
+        };
+        const onAnswer = (res: IncomingMessage): void => {
+          const status = res.statusCode ?? 0;
+          // A redirect is an answer like any other that is not 2xx: never followed.
+          let read = 0;
+          res.on('data', (chunk: Buffer) => {
+            read += chunk.byteLength;
+            if (read > options.maxResponseBytes) done({ status });
+          });
+          res.on('end', () => done({ status }));
+          res.on('error', () => done({ status }));
+        };
+        const req: ClientRequest = secure
+          ? httpsRequest({ ...requestOptions, ...(isIP(host) === 0 ? { servername: host } : {}), ca: options.ca }, onAnswer)
+          : httpRequest(requestOptions, onAnswer);
+        const timer = setTimeout(() => done({ error: 'timeout' }), options.timeoutMs);
+        req.on('error', () => done({ error: 'connection failed' }));
+        req.end(body);
+      });
+    },
+  };
+}
