@@ -16,9 +16,9 @@ export interface IngestPoolOptions {
   /** Threads kept warm; default 1 (0 starts each burst cold, ~100 ms per thread). */
   minThreads?: number;
   /**
-   * The built worker module. Defaults to `worker.js` next to this file, which is right for the
-   * built dist/. Tests run src/ through vitest, which cannot load a TypeScript worker, so they
-   * pass dist/ingest/worker.js here.
+   * The built worker's entry. Defaults to `worker-entry.cjs` next to this file, which is right
+   * for the built dist/. Tests run src/ through vitest, which cannot load a TypeScript worker, so
+   * they pass dist/ingest/worker-entry.cjs here.
    */
   workerFile?: string | URL;
   /**
@@ -80,7 +80,7 @@ function unavailable(): ServiceError {
 }
 
 export function createIngestPool(options: IngestPoolOptions): IngestPool {
-  const workerFile = options.workerFile ?? new URL('./worker.js', import.meta.url);
+  const workerFile = options.workerFile ?? new URL('./worker-entry.cjs', import.meta.url);
   const filename = workerFile instanceof URL ? fileURLToPath(workerFile) : workerFile;
   const maxThreads = Math.max(1, options.maxThreads);
   const capacity = maxThreads + Math.max(0, options.maxQueue);

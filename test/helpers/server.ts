@@ -5,7 +5,7 @@ import { startServer, type RunningServer, type StartServerOptions } from '../../
 import { tempDir } from './sites.js';
 
 /** The built ingest worker: vitest runs src/ directly, but worker threads need JavaScript. */
-export const INGEST_WORKER = fileURLToPath(new URL('../../dist/ingest/worker.js', import.meta.url));
+export const INGEST_WORKER = fileURLToPath(new URL('../../dist/ingest/worker-entry.cjs', import.meta.url));
 
 export interface TestServer extends RunningServer {
   config: Readonly<Config>;
