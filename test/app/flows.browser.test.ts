@@ -124,7 +124,14 @@ describe('people', () => {
     await owner.page.getByLabel('Role').selectOption('editor');
     await owner.page.getByRole('button', { name: 'Send invitation' }).click();
     await expect.poll(() => owner.page.getByRole('status').textContent()).toContain(`An invitation was e-mailed to ${invitee}`);
-    await expect.poll(() => owner.page.getByRole('row', { name: new RegExp(invitee) }).count()).toBe(1);
+    await expect
+      .poll(() =>
+        owner.page
+          .getByRole('region', { name: 'Members and pending invitations' })
+          .getByRole('row', { name: new RegExp(invitee) })
+          .count(),
+      )
+      .toBe(1);
 
     const mail = await mailTo(server, invitee);
     expect(mail.subject).toBe(`You are invited to ${name}`);
@@ -271,7 +278,7 @@ describe('API tokens', () => {
     // Shown once: a reload does not show it again (and creates nothing).
     await page.reload();
     expect(await page.locator('#new-token').count()).toBe(0);
-    await expect.poll(() => page.getByRole('row', { name: /tests/ }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('region', { name: 'Your API tokens' }).getByRole('row', { name: /tests/ }).count()).toBe(1);
 
     // One click does not revoke: a page asks first, and Cancel changes nothing.
     await page.getByRole('link', { name: 'Revoke tests…' }).click();
@@ -463,7 +470,9 @@ describe('every other page, one step at a time', () => {
     await page.goto(`${server.appUrl}/tokens`);
     await page.getByLabel('Token name').fill('<img src=x onerror=alert(1)><script>alert(2)</script>');
     await page.getByRole('button', { name: 'Create token' }).click();
-    await expect.poll(() => page.getByRole('row', { name: /<img src=x onerror=alert\(1\)>/ }).count()).toBe(1);
+    // The token's row, and the account's activity names it too: as text both times.
+    const tokens = page.getByRole('region', { name: 'Your API tokens' });
+    await expect.poll(() => tokens.getByRole('row', { name: /<img src=x onerror=alert\(1\)>/ }).count()).toBe(1);
   });
 
   it('a refused token name, with its error next to the field', async () => {

@@ -315,6 +315,12 @@ const OPERATIONS: Record<string, Operation> = {
     statuses: [401, 200, 404, 403, 410, 404, 200, 200, 200],
     check: (body, w) => expect(body).toMatchObject({ site: w.site.name, totals: { page_views: 0 } }),
   },
+  // The audit log: members, and the site token while the site is unclaimed, as analytics.
+  'GET /v1/sites/:name/events': {
+    call: (w) => ({ path: `/v1/sites/${w.site.name}/events` }),
+    statuses: [401, 200, 404, 403, 410, 404, 200, 200, 200],
+    check: (body) => expect(Array.isArray(body.events)).toBe(true),
+  },
   'POST /v1/sites/:name/rollback': {
     // To what is live already: allowed callers change nothing (200, no revision), refused ones are refused first.
     call: (w) => ({ method: 'POST', path: `/v1/sites/${w.site.name}/rollback`, json: { revision: w.site.revision } }),
@@ -747,6 +753,7 @@ const TOOLS: ReadonlyArray<[tool: string, args: (w: World) => Record<string, unk
   ['read_file', (w) => ({ site: w.site.name, path: 'index.html' }), 'GET /v1/sites/:name/files/<path>'],
   ['list_revisions', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/revisions'],
   ['get_site_analytics', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/analytics'],
+  ['list_site_events', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/events'],
   ['rollback_site', (w) => ({ site: w.site.name, revision: w.site.revision }), 'POST /v1/sites/:name/rollback'],
   ['promote_site', (w) => ({ site: w.site.name, revision: w.site.revision, base_revision: w.site.revision }), 'POST /v1/sites/:name/promote'],
   ['get_access', (w) => ({ site: w.site.name }), 'GET /v1/sites/:name/access'],
