@@ -38,7 +38,7 @@ describe('MCP Inspector CLI', () => {
   it('lists the tools', async () => {
     const listed = await inspector('--method', 'tools/list');
     expect(listed.tools.map((tool: { name: string }) => tool.name)).toContain('deploy_site');
-    expect(listed.tools).toHaveLength(24);
+    expect(listed.tools).toHaveLength(26);
   });
 
   it('deploys a site and reads it back', async () => {

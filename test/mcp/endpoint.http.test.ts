@@ -70,7 +70,7 @@ describe('transport', () => {
       headers: { 'mcp-protocol-version': '2025-11-25' },
     });
     expect(list.status).toBe(200);
-    expect(list.json.result.tools).toHaveLength(24);
+    expect(list.json.result.tools).toHaveLength(26);
     const note = await rpc(server, { token: owner.token, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
     expect(note.status).toBe(202);
   });

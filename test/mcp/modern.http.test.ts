@@ -39,7 +39,7 @@ describe('protocol revision 2026-07-28', () => {
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(24);
+      expect(tools).toHaveLength(26);
       expect(structured(await client.callTool({ name: 'get_account', arguments: {} }))).toMatchObject({ email: owner.account.email });
     } finally {
       await client.close();
