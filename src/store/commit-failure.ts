@@ -21,8 +21,12 @@ export function guardCommitFailures(env: RootDatabase, dir: string): void {
   env.transaction = (<T>(callback: () => T): Promise<T> =>
     transaction(() => {
       const result = callback();
-      // The batch promise every write in `callback` returned.
-      env.committed.then(undefined, () => undefined);
+      // The batch promise every write in `callback` returned. Both handlers: lmdb-js's thenable
+      // calls the first without checking it when it waits on the last write.
+      env.committed.then(
+        () => undefined,
+        () => undefined,
+      );
       return result;
     }).catch(async (err: unknown) => {
       throw await commitCause(err, dir);
