@@ -9,6 +9,10 @@ export const HEADER_NAMES = {
   acceptEncoding: Buffer.from('accept-encoding'),
   ifNoneMatch: Buffer.from('if-none-match'),
   range: Buffer.from('range'),
+  // Read for a page view when analytics count it.
+  userAgent: Buffer.from('user-agent'),
+  referer: Buffer.from('referer'),
+  xForwardedFor: Buffer.from('x-forwarded-for'),
   contentType: Buffer.from('Content-Type'),
   etag: Buffer.from('ETag'),
 } as const;

@@ -1,4 +1,4 @@
-import type { HttpRequest } from '../http/index.js';
+import { HEADER_NAMES, type HttpRequest } from '../http/index.js';
 
 /**
  * Analytics counted on the serving hot path (docs/analytics.md): per site, a few additions and one
@@ -79,8 +79,8 @@ export function createVisitCounter(options: VisitCounterOptions): VisitCounter {
         tally.crawlerViews++;
         return;
       }
-      const referer = req.getHeader('referer');
-      const forwarded = readForwarded ? req.getHeader('x-forwarded-for') : '';
+      const referer = req.getHeader(HEADER_NAMES.referer);
+      const forwarded = readForwarded ? req.getHeader(HEADER_NAMES.xForwardedFor) : '';
       let key: string;
       let tally: SiteTally;
       if (

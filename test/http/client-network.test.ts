@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientAddress, forwardedFor, networkOf } from '../../src/http/index.js';
+import { clientAddress, forwardedFor, networkOf, remoteAddressText } from '../../src/http/index.js';
 import { parseProxyTrust, type ProxyTrust } from '../../src/rules/index.js';
 
 const trust = (raw: string): ProxyTrust => {
@@ -26,6 +26,29 @@ describe('networkOf', () => {
     ['not an address', 'other:not an address'],
   ])('%s is in %s', (address, network) => {
     expect(networkOf(address)).toBe(network);
+  });
+});
+
+describe('remoteAddressText', () => {
+  // uWS's getRemoteAddress: 4 bytes on an IPv4 socket, 16 on an IPv6 (or dual-stack) one.
+  it.each([
+    [[203, 0, 113, 7], '203.0.113.7'],
+    [[127, 0, 0, 1], '127.0.0.1'],
+    [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 51, 100, 23], '198.51.100.23'],
+    [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], '0:0:0:0:0:0:0:1'],
+    [[0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 0xff, 0xff, 0, 0, 0, 0, 0, 1], '2001:db8:1:2:ffff:0:0:1'],
+    [[0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0xab, 0xcd, 0, 0, 0, 0, 0x12, 0x34], 'fe80:0:0:0:abcd:0:0:1234'],
+    [[], ''],
+    [[1, 2, 3], ''],
+  ])('%j reads %s', (bytes, text) => {
+    expect(remoteAddressText(new Uint8Array(bytes).buffer)).toBe(text);
+  });
+
+  it('names the same client and network as the text uWS makes', () => {
+    const bytes = [0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 0xff, 0xff, 0, 0, 0, 0, 0, 1];
+    const text = remoteAddressText(new Uint8Array(bytes).buffer);
+    expect(clientAddress(text, '', trust('0'))).toBe('2001:db8:1:2:ffff::1');
+    expect(networkOf(text)).toBe('2001:db8:1:2::/64');
   });
 });
 
