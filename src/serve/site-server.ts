@@ -69,9 +69,10 @@ export interface SiteServerOptions {
 export interface SiteServer {
   /**
    * Answers one request for the site `siteName` (already taken from the Host header), or for its
-   * revision number `preview` (`<number>--<name>`); `domain`: the custom domain it came by.
+   * revision number `preview` (`<number>--<name>`); `domain`: the custom domain it came by;
+   * `method`: 'get' when uWS's route already says so (saves asking it).
    */
-  handle(res: HttpResponse, req: HttpRequest, siteName: string, preview?: number, domain?: string): void;
+  handle(res: HttpResponse, req: HttpRequest, siteName: string, preview?: number, domain?: string, method?: 'get'): void;
   /** What this thread's caches hold, against their budgets. */
   cacheStats(): SiteCacheStats;
 }
@@ -324,7 +325,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       const location = `${options.siteUrl(site.name)}${req.getUrl()}${query ? `?${query}` : ''}`;
       return void sendPage(res, 301, head, { Location: location, 'Cache-Control': 'public, max-age=300' }, undefined, undefined, protect);
     }
-    if (site.state === 'deleted' || isExpired(site, now())) return void sendPage(res, 410, head, {}, siteName, undefined, protect);
+    // The clock only for a site that can expire (an unclaimed one): a native call per request otherwise.
+    if (site.state === 'deleted' || (site.expiresAt !== undefined && isExpired(site, now())))
+      return void sendPage(res, 410, head, {}, siteName, undefined, protect);
     if (site.state === 'taken_down') return void sendPage(res, 451, head, {}, siteName, undefined, protect);
     if (site.liveRevision === undefined) return void sendPage(res, 404, head, {}, siteName, undefined, protect);
     return cached as CachedSite & { site: { liveRevision: string } };
@@ -400,8 +403,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   /** Site → (gate) → target → body → headers → send; `fetches` counts the downloads this request waited for. */
-  const answer = (res: HttpResponse, req: SiteRequest, siteName: string, fetches: number, route: Route): void => {
-    const method = req.getMethod();
+  const answer = (res: HttpResponse, req: SiteRequest, siteName: string, fetches: number, route: Route, knownMethod?: 'get'): void => {
+    const method = knownMethod ?? req.getMethod();
     const head = method === 'head';
     // Once the site is known: its answers are private whatever happens, errors included.
     let protect = false;
@@ -515,8 +518,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   const requestHost = (siteName: string, route: Route): string => route.domain ?? new URL(options.siteUrl(hostLabel(siteName, route))).hostname;
 
   const publicRoute: Route = {};
-  const handle = (res: HttpResponse, req: HttpRequest, siteName: string, preview?: number, domain?: string): void =>
-    answer(res, req, siteName, 0, preview === undefined && domain === undefined ? publicRoute : { preview, domain });
+  const handle = (res: HttpResponse, req: HttpRequest, siteName: string, preview?: number, domain?: string, method?: 'get'): void =>
+    answer(res, req, siteName, 0, preview === undefined && domain === undefined ? publicRoute : { preview, domain }, method);
 
   return {
     handle,
