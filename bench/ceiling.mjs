@@ -9,11 +9,16 @@
 //    { "path": "/not-modified", "status": "304 Not Modified", "file": "…/index.html", "headers": […] }]
 // The ETag is the file's sha256, as Plinth's. A route with a status other than 200 sends no body:
 // "304 Not Modified" for every request, without reading If-None-Match.
-// Usage: CEILING_PORT=9000 [CEILING_BODY=path/to/index.html] [CEILING_ROUTES=[…]] node bench/ceiling.mjs
+// CEILING_PAGES_DIR makes it the ceiling of a rotation over distinct pages: every file under that
+// folder is served as HTML at its own path, each with its own bytes and header block, found by one
+// Map lookup of the URL (what any server must do to tell 1,000 pages apart); other paths still
+// get CEILING_BODY. Without it, every path gets the same bytes from one buffer, which bounds a
+// rotation from above but skips the lookup and shares one body in the CPU's caches.
+// Usage: CEILING_PORT=9000 [CEILING_BODY=path/to/index.html] [CEILING_ROUTES=[…]] [CEILING_PAGES_DIR=…] node bench/ceiling.mjs
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const uws = require('uWebSockets.js');
@@ -85,12 +90,30 @@ for (const route of JSON.parse(process.env.CEILING_ROUTES ?? '[]')) {
   const headers = bytes ? [...route.headers, ['ETag', etagOf(bytes)]] : route.headers;
   app.get(route.path, fixed(status, headers, status === '200 OK' ? bytes : null));
 }
-app.any('/*', fixed('200 OK', htmlHeaders, body)).listen('127.0.0.1', port, (token) => {
+const fallback = fixed('200 OK', htmlHeaders, body);
+const pages = new Map();
+if (process.env.CEILING_PAGES_DIR) {
+  const root = process.env.CEILING_PAGES_DIR;
+  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath ?? entry.path, entry.name);
+    const bytes = readFileSync(file);
+    const headers = htmlHeaders.map(([name, value]) => [name, name === 'ETag' ? etagOf(bytes) : value]);
+    pages.set(
+      `/${file
+        .slice(root.length + 1)
+        .split(sep)
+        .join('/')}`,
+      fixed('200 OK', headers, bytes),
+    );
+  }
+}
+app.any('/*', pages.size === 0 ? fallback : (res, req) => (pages.get(req.getUrl()) ?? fallback)(res)).listen('127.0.0.1', port, (token) => {
   if (!token) {
     console.error(`ceiling: cannot listen on 127.0.0.1:${port}`);
     process.exit(1);
   }
-  console.log(`ceiling: ${body.length} bytes on http://127.0.0.1:${port}`);
+  console.log(`ceiling: ${body.length} bytes${pages.size ? ` and ${pages.size} pages` : ''} on http://127.0.0.1:${port}`);
 });
 
 process.on('SIGTERM', () => process.exit(0));

@@ -15,7 +15,8 @@
 //
 // Env: BENCH_BASE (required: a comma list of folders with a built dist/, each `label=folder` or a
 //      folder named by its last path part; e.g. a `git archive` of main, built),
-//      BENCH_CEILING=1 (add bench/ceiling.mjs serving the same page for every path),
+//      BENCH_CEILING=1 (add bench/ceiling.mjs twice: `ceiling`, the same page for every path, and
+//      `ceiling-pages`, each of the rotation's pages from its own bytes found by URL),
 //      BENCH_SCENARIOS (page2k,rotation), BENCH_PAGES (pages in the rotation, 1000),
 //      BENCH_MODE (turns | together), BENCH_ROUNDS (6), BENCH_DURATION (s per round, 3),
 //      BENCH_CONNECTIONS (64, split between the arms in `together`), PLINTH_THREADS (1),
@@ -26,7 +27,7 @@
 //      and the compressed variant).
 import { execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,6 +68,11 @@ const pagePath = (i) => `pages/p${String(i).padStart(4, '0')}.html`;
 const work = mkdtempSync(join(tmpdir(), 'plinth-ab-'));
 const indexFile = join(work, 'index.html');
 writeFileSync(indexFile, page('Bench'));
+// The same pages for the ceiling that rotates over distinct bodies (CEILING_PAGES_DIR).
+const pagesDir = join(work, 'ceiling-pages');
+mkdirSync(join(pagesDir, 'pages'), { recursive: true });
+writeFileSync(join(pagesDir, 'index.html'), page('Bench'));
+for (let i = 0; i < pageCount; i++) writeFileSync(join(pagesDir, pagePath(i)), page(`Page ${i}`));
 
 function spawnServer(file, args, serverEnv) {
   const [cmd, argv] = serverCpus ? ['taskset', ['-c', serverCpus, file, ...args]] : [file, args];
@@ -119,16 +125,16 @@ async function startPlinth(label, root, extraEnv = {}) {
   }
 }
 
-async function startCeiling() {
+async function startCeiling(label, extraEnv = {}) {
   const port = await freePort();
-  const child = spawnServer(process.execPath, [join(benchDir, 'ceiling.mjs')], { ...env, CEILING_PORT: String(port), CEILING_BODY: indexFile });
+  const child = spawnServer(process.execPath, [join(benchDir, 'ceiling.mjs')], { ...env, CEILING_PORT: String(port), CEILING_BODY: indexFile, ...extraEnv });
   for (let i = 0; ; i++) {
     const res = await call(port, 'x.sites.localhost', 'GET', '/').catch(() => undefined);
     if (res?.status === 200) break;
     if (i > 100) throw new Error('the ceiling did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { label: 'ceiling', kind: 'ceiling', port, child, host: 'bench.sites.localhost' };
+  return { label, kind: 'ceiling', port, child, host: 'bench.sites.localhost' };
 }
 
 /** One request over loopback (fetch would drop the Host header). */
@@ -156,6 +162,9 @@ async function checkBodies(arms) {
     for (const path of ['/', `/${pagePath(0)}`, `/${pagePath(pageCount - 1)}`]) {
       const res = await call(arm.port, arm.host, 'GET', path);
       if (res.status !== 200 || res.text.length !== 2048) throw new Error(`${arm.label} ${path}: ${res.status}, ${res.text.length} bytes`);
+      // Every arm but the one-page ceiling answers each page with its own bytes.
+      if (arm.label !== 'ceiling' && path !== '/' && res.text !== page(`Page ${path === `/${pagePath(0)}` ? 0 : pageCount - 1}`))
+        throw new Error(`${arm.label} ${path}: not the page's own bytes`);
     }
   }
 }
@@ -208,7 +217,10 @@ const arms = [];
 try {
   arms.push(await startPlinth('this', here, thisEnv));
   for (const base of bases) arms.push(await startPlinth(base.label, base.root));
-  if (env.BENCH_CEILING === '1') arms.push(await startCeiling());
+  if (env.BENCH_CEILING === '1') {
+    arms.push(await startCeiling('ceiling'));
+    arms.push(await startCeiling('ceiling-pages', { CEILING_PAGES_DIR: pagesDir }));
+  }
   await checkBodies(arms);
   // What each server spends doing nothing (timers, sweeps), which `together` counts per request too.
   const idleBefore = arms.map((arm) => threadCpuNs(arm.child.pid));
@@ -225,8 +237,10 @@ try {
     report.push(`${scenario} (${measured.unit}, median of ${rounds} rounds, range):`);
     arms.forEach((arm, i) => report.push(`  ${arm.label.padEnd(10)} ${formatSummary(summarize(measured.values[i]), f)}`));
     for (let i = 1; i <= bases.length; i++) report.push(`  this ÷ ${arms[i].label}: ${formatSummary(measured.ratio(0, i), x)}`);
-    const ceiling = arms.findIndex((arm) => arm.kind === 'ceiling');
-    if (ceiling !== -1) for (let i = 0; i < ceiling; i++) report.push(`  ${arms[i].label} ÷ ceiling: ${formatSummary(measured.ratio(i, ceiling), x)}`);
+    arms.forEach((ceiling, c) => {
+      if (ceiling.kind !== 'ceiling') return;
+      for (let i = 0; i <= bases.length; i++) report.push(`  ${arms[i].label} ÷ ${ceiling.label}: ${formatSummary(measured.ratio(i, c), x)}`);
+    });
   }
   log(`load ${os.loadavg()[0].toFixed(2)} at the end`);
   console.log(report.join('\n'));
