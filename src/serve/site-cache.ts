@@ -167,6 +167,9 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       }
       counts.siteMisses++;
       const site = store.getSite(name);
+      // The name asked for is the host router's own string, the same each request: held here too,
+      // the site server's check that the site was not renamed compares two references, not text.
+      if (site?.name === name) site.name = name;
       if (site === undefined) {
         if (cached !== undefined) forgetSite(cached);
         return undefined;
