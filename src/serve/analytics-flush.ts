@@ -33,9 +33,27 @@ export interface AnalyticsFlushOptions {
 /** Stands for a connection's address that serving did not read. */
 const UNREAD_ADDRESS = '0.0.0.0';
 
+/**
+ * `isbot`'s verdicts by user agent, kept across flushes: its list is one large regular expression,
+ * the costliest step of a flush per entry, and a site's visitors send the same few thousand
+ * strings day after day. Bounded in count and in length (a longer one is asked each time).
+ */
+const crawlerVerdicts = new Map<string, boolean>();
+const VERDICTS_KEPT = 10_000;
+const VERDICT_KEPT_MAX_LENGTH = 512;
+
 /** Whether a user agent is a crawler's: the `isbot` package's maintained list, and no user agent at all. */
 export function isCrawler(userAgent: string): boolean {
-  return userAgent.trim() === '' || isbot(userAgent);
+  if (userAgent.trim() === '') return true;
+  let verdict = crawlerVerdicts.get(userAgent);
+  if (verdict === undefined) {
+    verdict = isbot(userAgent);
+    if (userAgent.length <= VERDICT_KEPT_MAX_LENGTH) {
+      if (crawlerVerdicts.size >= VERDICTS_KEPT) crawlerVerdicts.clear();
+      crawlerVerdicts.set(userAgent, verdict);
+    }
+  }
+  return verdict;
 }
 
 /**
@@ -54,6 +72,9 @@ export function summarizeBatch(batch: VisitBatch, day: string, salt: string, tru
     const pages = new Map<string, number>();
     const referrers = new Map<string, number>();
     const visitors = new Set<string>();
+    // A visitor's views of several pages are several entries: hashed once per batch (the hash
+    // needs the raw network, which lives no longer than the batch).
+    const hashed = new Map<string, string>();
     let pageViews = tally.overflowViews;
     let crawlerViews = tally.crawlerViews;
     const ownHost = siteHost(tally.siteName);
@@ -70,7 +91,14 @@ export function summarizeBatch(batch: VisitBatch, day: string, salt: string, tru
       if (host !== undefined && host !== ownHost) referrers.set(host, (referrers.get(host) ?? 0) + count);
       // No address: not read, as X-Forwarded-For names the client behind trusted hops (a chain
       // shorter than the hops names none, and counts as the placeholder's network).
-      visitors.add(visitorHash(salt, networkOf(clientAddress(address === '' ? UNREAD_ADDRESS : address, forwarded, trustProxy)), userAgent));
+      const network = networkOf(clientAddress(address === '' ? UNREAD_ADDRESS : address, forwarded, trustProxy));
+      const visitor = `${network}\n${userAgent}`;
+      let hash = hashed.get(visitor);
+      if (hash === undefined) {
+        hash = visitorHash(salt, network, userAgent);
+        hashed.set(visitor, hash);
+      }
+      visitors.add(hash);
     }
     out.push({
       siteId: tally.siteId,

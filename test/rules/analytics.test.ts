@@ -1,3 +1,4 @@
+import { isbot } from 'isbot';
 import { describe, expect, it } from 'vitest';
 import { addDays, analyticsRange, analyticsReachDays, countedPath, dayStart, referrerHost, utcDay } from '../../src/rules/index.js';
 import { isCrawler, summarizeBatch, visitorHash } from '../../src/serve/analytics-flush.js';
@@ -89,6 +90,16 @@ describe('isCrawler', () => {
     ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1', false],
   ])('%s → %s', (userAgent, crawler) => {
     expect(isCrawler(userAgent)).toBe(crawler);
+    // Asked again, the kept verdict is the same.
+    expect(isCrawler(userAgent)).toBe(crawler);
+  });
+
+  it('gives the same verdicts past the bound of kept ones, and for user agents too long to keep', () => {
+    for (let i = 0; i < 10_050; i++) expect(isCrawler(`Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.${i}`)).toBe(false);
+    expect(isCrawler('Googlebot/2.1')).toBe(true);
+    const long = `Mozilla/5.0 (X11; Linux x86_64) ${'x'.repeat(600)} Firefox/128.0`;
+    expect(isCrawler(long)).toBe(isbot(long));
+    expect(isCrawler(long)).toBe(isbot(long));
   });
 });
 
