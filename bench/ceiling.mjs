@@ -14,6 +14,9 @@
 // Map lookup of the URL (what any server must do to tell 1,000 pages apart); other paths still
 // get CEILING_BODY. Without it, every path gets the same bytes from one buffer, which bounds a
 // rotation from above but skips the lookup and shares one body in the CPU's caches.
+// CEILING_READS=1 makes every answer first read what a Plinth answer depends on and a bare server
+// does not: the Host header, the URL, Accept-Encoding, If-None-Match and User-Agent (names as
+// bytes, as Plinth asks), so the distance to Plinth is its own work beyond those reads.
 // Usage: CEILING_PORT=9000 [CEILING_BODY=path/to/index.html] [CEILING_ROUTES=[…]] [CEILING_PAGES_DIR=…] node bench/ceiling.mjs
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -108,7 +111,15 @@ if (process.env.CEILING_PAGES_DIR) {
     );
   }
 }
-app.any('/*', pages.size === 0 ? fallback : (res, req) => (pages.get(req.getUrl()) ?? fallback)(res)).listen('127.0.0.1', port, (token) => {
+const names = ['host', 'accept-encoding', 'if-none-match', 'user-agent'].map((name) => Buffer.from(name));
+let read = 0;
+const reading = (res, req) => {
+  read += req.getHeader(names[0]).length + req.getUrl().length + req.getHeader(names[1]).length;
+  read += req.getHeader(names[2]).length + req.getHeader(names[3]).length;
+  fallback(res);
+};
+const handler = pages.size > 0 ? (res, req) => (pages.get(req.getUrl()) ?? fallback)(res) : process.env.CEILING_READS === '1' ? reading : fallback;
+app.any('/*', handler).listen('127.0.0.1', port, (token) => {
   if (!token) {
     console.error(`ceiling: cannot listen on 127.0.0.1:${port}`);
     process.exit(1);
@@ -116,4 +127,4 @@ app.any('/*', pages.size === 0 ? fallback : (res, req) => (pages.get(req.getUrl(
   console.log(`ceiling: ${body.length} bytes${pages.size ? ` and ${pages.size} pages` : ''} on http://127.0.0.1:${port}`);
 });
 
-process.on('SIGTERM', () => process.exit(0));
+process.on('SIGTERM', () => process.exit(read < 0 ? 1 : 0));

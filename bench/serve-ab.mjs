@@ -16,7 +16,8 @@
 // Env: BENCH_BASE (required: a comma list of folders with a built dist/, each `label=folder` or a
 //      folder named by its last path part; e.g. a `git archive` of main, built),
 //      BENCH_CEILING=1 (add bench/ceiling.mjs twice: `ceiling`, the same page for every path, and
-//      `ceiling-pages`, each of the rotation's pages from its own bytes found by URL),
+//      `ceiling-pages`, each of the rotation's pages from its own bytes found by URL, and
+//      `ceiling-reads`, the one page after reading the five request fields Plinth reads),
 //      BENCH_SCENARIOS (page2k,rotation), BENCH_PAGES (pages in the rotation, 1000),
 //      BENCH_MODE (turns | together), BENCH_ROUNDS (6), BENCH_DURATION (s per round, 3),
 //      BENCH_CONNECTIONS (64, split between the arms in `together`), PLINTH_THREADS (1),
@@ -162,8 +163,9 @@ async function checkBodies(arms) {
     for (const path of ['/', `/${pagePath(0)}`, `/${pagePath(pageCount - 1)}`]) {
       const res = await call(arm.port, arm.host, 'GET', path);
       if (res.status !== 200 || res.text.length !== 2048) throw new Error(`${arm.label} ${path}: ${res.status}, ${res.text.length} bytes`);
-      // Every arm but the one-page ceiling answers each page with its own bytes.
-      if (arm.label !== 'ceiling' && path !== '/' && res.text !== page(`Page ${path === `/${pagePath(0)}` ? 0 : pageCount - 1}`))
+      // Plinth and the rotating ceiling answer each page with its own bytes.
+      const ownPages = arm.kind !== 'ceiling' || arm.label === 'ceiling-pages';
+      if (ownPages && path !== '/' && res.text !== page(`Page ${path === `/${pagePath(0)}` ? 0 : pageCount - 1}`))
         throw new Error(`${arm.label} ${path}: not the page's own bytes`);
     }
   }
@@ -220,6 +222,7 @@ try {
   if (env.BENCH_CEILING === '1') {
     arms.push(await startCeiling('ceiling'));
     arms.push(await startCeiling('ceiling-pages', { CEILING_PAGES_DIR: pagesDir }));
+    arms.push(await startCeiling('ceiling-reads', { CEILING_READS: '1' }));
   }
   await checkBodies(arms);
   // What each server spends doing nothing (timers, sweeps), which `together` counts per request too.

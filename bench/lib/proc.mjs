@@ -179,7 +179,9 @@ export function runCapture(cmd, args, { until, ...opts } = {}) {
       err += d;
     });
     child.once('error', reject);
-    child.once('exit', (code, signal) => resolve({ code: until && signal === 'SIGINT' ? 0 : code, stdout: out, stderr: err }));
+    // 'close', not 'exit': the output may still be in the pipes when the process has exited (wrk's
+    // whole report, on a loaded machine), and 'close' comes once they are read to the end.
+    child.once('close', (code, signal) => resolve({ code: until && signal === 'SIGINT' ? 0 : code, stdout: out, stderr: err }));
     if (until) {
       const stop = () => child.kill('SIGINT');
       until.then(stop, stop);
