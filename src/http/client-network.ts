@@ -30,8 +30,9 @@ export function forwardedFor(req: Pick<HttpRequest, 'forEach'>): string {
  * A connection's address as text, from the 4 or 16 bytes uWS's `getRemoteAddress` gives: IPv4
  * dotted (also for IPv4-mapped IPv6), IPv6 as eight hexadecimal groups (not shortened; every
  * reader here parses it). Built in JavaScript because `getRemoteAddressAsText` and the Buffer
- * that turns its ArrayBuffer into a string cost a page view about a tenth of its CPU
- * (bench/RESULTS.md, "Analytics"); '' for anything else (uWS gives no bytes for a closed socket).
+ * that turns its ArrayBuffer into a string cost a counted page view a few per cent more
+ * (bench/RESULTS.md, "Analytics: what counting costs serving"); '' for anything else (uWS gives
+ * no bytes for a closed socket).
  */
 export function remoteAddressText(raw: ArrayBuffer): string {
   const b = new Uint8Array(raw);

@@ -485,11 +485,11 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
       const badged = target.html && hasBadge(site.plan);
       // A page view's client, read while the response may still be touched (uWS forbids it once
-      // ended). Reading the address is most of what counting costs (uWS asks the kernel each
-      // time: a system call per page view), so it is left unread where it cannot matter: a
-      // request without a user agent is a crawler's, and behind a number of trusted proxies
-      // X-Forwarded-For names the client (analytics-flush.ts). Its raw bytes are made text here,
-      // cheaper than uWS's text form.
+      // ended). Reading the address is the largest part of what counting costs (uWS asks the
+      // kernel each time and hands the bytes over in a fresh ArrayBuffer; it cannot be kept per
+      // connection), so it is left unread where it cannot matter: a request without a user agent
+      // is a crawler's, and behind a number of trusted proxies X-Forwarded-For names the client
+      // (analytics-flush.ts). Its raw bytes are made text here, cheaper than uWS's text form.
       const userAgent = counted && target.html ? req.getHeader(HEADER_NAMES.userAgent) : '';
       const address =
         userAgent === '' || (forwardedNamesClient && req.getHeader(HEADER_NAMES.xForwardedFor) !== '') ? '' : remoteAddressText(res.getRemoteAddress());
