@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
@@ -40,6 +41,13 @@ const TOUCHED_META = 'plinth-touched-ms';
 
 const DEFAULT_MULTIPART_THRESHOLD_BYTES = 16 * 1024 * 1024;
 const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
+/**
+ * A blob at most this large goes up from memory rather than as a stream: the SDK resends a body
+ * it holds (after correcting its clock from a `RequestTimeTooSkewed` answer, or on a dropped
+ * connection) but never a stream, and a small file costs one read. `publish` runs 32 uploads at
+ * once, so at most 32 MiB of bodies are held.
+ */
+const BUFFERED_BODY_BYTES = 1024 * 1024;
 /** Parts of one blob in flight at once. */
 const PART_CONCURRENCY = 2;
 // A bucket that does not answer must fail a request quickly (a visitor is waiting on it), yet a
@@ -152,15 +160,17 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
           const start = index * partBytes;
           const end = Math.min(size, start + partBytes) - 1;
           const sent = await call(key, () =>
-            client.send(
-              new UploadPartCommand({
-                Bucket,
-                Key: key,
-                UploadId,
-                PartNumber: index + 1,
-                Body: createReadStream(path, { start, end }),
-                ContentLength: end - start + 1,
-              }),
+            resendIfClockCorrected(() =>
+              client.send(
+                new UploadPartCommand({
+                  Bucket,
+                  Key: key,
+                  UploadId,
+                  PartNumber: index + 1,
+                  Body: createReadStream(path, { start, end }),
+                  ContentLength: end - start + 1,
+                }),
+              ),
             ),
           );
           parts[index] = { ETag: sent.ETag!, PartNumber: index + 1 };
@@ -186,7 +196,14 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
 
     async upload(key, path, size) {
       if (size > threshold) return uploadInParts(key, path, size);
-      await call(key, () => client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentLength: size })));
+      if (size <= BUFFERED_BODY_BYTES) {
+        const body = await readFile(path);
+        await call(key, () => client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: body.byteLength })));
+        return;
+      }
+      await call(key, () =>
+        resendIfClockCorrected(() => client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentLength: size }))),
+      );
     },
 
     async download(key) {
@@ -280,6 +297,27 @@ function parseOwner(text: string): BucketOwner {
   }
   if ((owner?.kind === 'cluster' || owner?.kind === 'install') && typeof owner.id === 'string' && owner.id !== '') return { kind: owner.kind, id: owner.id };
   throw new Error(`the bucket's ${OWNER_KEY} is not a marker Plinth wrote`);
+}
+
+/**
+ * Sends a request whose body is a stream (`send` makes a fresh one each call), once more if the
+ * bucket refused it because this machine's clock is off: the SDK then corrects its clock offset
+ * from the bucket's answer and resends a request it can replay, but a stream is spent. A node
+ * whose first request to the bucket is an upload (the ledger skips the question before it) would
+ * otherwise fail every upload of the first deploy after a clock jump.
+ */
+async function resendIfClockCorrected<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (!isClockSkewRefusal(err)) throw err;
+    return await send();
+  }
+}
+
+function isClockSkewRefusal(err: unknown): boolean {
+  const failure = err as { name?: string; Code?: string; $metadata?: { clockSkewCorrected?: boolean } };
+  return failure.$metadata?.clockSkewCorrected === true || failure.name === 'RequestTimeTooSkewed' || failure.Code === 'RequestTimeTooSkewed';
 }
 
 /** A body whose stream fails mid-way (a reset connection) fails as the bucket being unavailable. */
