@@ -345,6 +345,24 @@ function bucketError(err: unknown, key: string): Error {
   return Object.assign(new Error(`the blob bucket could not be reached for ${key} (${reason})`, { cause: err }), { code: BUCKET_UNAVAILABLE_CODE });
 }
 
+/** A gate that runs the tasks given to it at most `limit` at once, in the order given. */
+export function limiter(limit: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const queue: Array<() => void> = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    // A finished task hands its slot to the next one waiting, so none can jump the queue.
+    if (active < limit) active++;
+    else await new Promise<void>((resolve) => queue.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = queue.shift();
+      if (next !== undefined) next();
+      else active--;
+    }
+  };
+}
+
 /** Runs `task` over `items`, at most `limit` at once; rejects with the first failure once none run. */
 export async function forEachLimit<T>(items: Iterable<T>, limit: number, task: (item: T) => Promise<void>): Promise<void> {
   const iterator = items[Symbol.iterator]();

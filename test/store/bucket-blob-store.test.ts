@@ -11,6 +11,7 @@ import { createS3Bucket } from '../../src/store/bucket.js';
 import { openBlobStore, type BlobStore, type BucketOptions, type Encoding } from '../../src/store/index.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { tempDir } from '../helpers/sites.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * The blob store with a bucket, against s3rver (the stand-in for AWS S3, R2, MinIO and Ceph RGW):
@@ -110,6 +111,25 @@ describe('a blob store with a bucket', () => {
     aborted.abort();
     expect(await sending).toBe('AbortError');
     expect(await s3.get(key)).toEqual(bytes);
+  });
+
+  it('uploads a blob as soon as it is added to a publisher, before its finish, and finish waits for every one', async () => {
+    const { blobs } = openBlobs();
+    const first = await blobs.write(randomBytes(4000));
+    const second = await blobs.write(randomBytes(5000));
+    const from = s3.requests().length;
+    const publisher = blobs.publisher();
+    publisher.add(first.sha256);
+    expect(await waitUntil(() => sentSince(from).some((r) => isPut(r) && r.url.includes(first.sha256)), 5000, 5)).toBe(true);
+    await publisher.finish([first.sha256, second.sha256]);
+    // Each once, the one added before and the one only finish named.
+    expect(
+      sentSince(from)
+        .filter(isPut)
+        .map((r) => r.url.match(/[0-9a-f]{64}/)![0])
+        .sort(),
+    ).toEqual([first.sha256, second.sha256].sort());
+    expect(sha256(await s3.get(keyOf(second.sha256)))).toBe(second.sha256);
   });
 
   it('uploads a large blob in parts', async () => {
