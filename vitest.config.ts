@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -24,16 +25,19 @@ const FIRST_LINE = { maxWorkers: 2, isolate: false, setupFiles: ['test/helpers/f
 
 /**
  * The other projects run one file at a time in a fresh process, after the first-line ones when
- * all are run together: they time the wall clock, kill processes and fill disks.
+ * all are run together: they time the wall clock, kill processes and fill disks. They keep their
+ * temporary folders on the disk (read here, before test/global-setup.ts moves the first-line
+ * projects' to tmpfs), so their timings and sizes are those of a real install.
  */
-const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 } };
+const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 }, env: { TMPDIR: tmpdir() } };
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // Builds dist/ when it is missing or older than src/ (tests run the built server and workers).
+    // Builds dist/ when it is missing or older than src/ (tests run the built server and workers),
+    // and gives the run a temporary folder on tmpfs.
     globalSetup: ['test/global-setup.ts'],
     projects: [
       {
