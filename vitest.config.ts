@@ -1,4 +1,3 @@
-import { tmpdir } from 'node:os';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
@@ -28,11 +27,11 @@ const FIRST_LINE = { maxWorkers: 2, isolate: false, setupFiles: ['test/helpers/f
 
 /**
  * The other projects run one file at a time in a fresh process, after the first-line ones when
- * all are run together: they time the wall clock, kill processes and fill disks. They keep their
- * temporary folders on the disk (read here, before test/global-setup.ts moves the first-line
- * projects' to tmpfs), so their timings and sizes are those of a real install.
+ * all are run together: they time the wall clock, kill processes and fill disks. Their servers keep
+ * their data on the disk, not on the run's tmpfs folder (test/global-setup.ts), so their timings
+ * and sizes are those of a real install.
  */
-const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 }, env: { TMPDIR: tmpdir() } };
+const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 }, env: { TEST_DATA_ROOT: '' } };
 
 /**
  * The first-line files that take longest (a minute or more of a worker in CI), slowest first.
@@ -85,7 +84,7 @@ export default defineConfig({
     pool: 'forks',
     sequence: { sequencer: SlowFilesFirst },
     // Builds dist/ when it is missing or older than src/ (tests run the built server and workers),
-    // and gives the run a temporary folder on tmpfs.
+    // and gives the run a folder on tmpfs for its servers' data.
     globalSetup: ['test/global-setup.ts'],
     projects: [
       {

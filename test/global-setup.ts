@@ -8,14 +8,15 @@ import { fileURLToPath } from 'node:url';
  * first compiles src/ when dist/ is missing or older than it — the same check as `npm start`'s
  * (scripts/build-if-stale.mjs). A test never runs against code older than the tree it tests.
  *
- * It also moves the run's temporary folders (every test server's data directory, spooled bodies,
- * archives) to tmpfs when the machine has one: LMDB syncs each write transaction and the blob
- * store makes a deploy durable with a syncfs(2) of the whole filesystem, which on a disk shared
- * with other work waits for everyone's writes; those waits were most of an HTTP test's time (the
- * authorization matrix: 178 s on /tmp, 48 s on /dev/shm, same machine and load). The files
- * and the syncs are the same ones; only the medium differs. The projects that fill disks and time
- * the wall clock set TMPDIR back to the disk (vitest.config.ts), and a TMPDIR given by the person
- * running the tests is kept.
+ * It also gives the run a folder on tmpfs, when the machine has one, for the data directories of
+ * the servers the tests start in-process (test/helpers/server.ts): LMDB syncs each write
+ * transaction and the blob store makes a deploy durable with a syncfs(2) of the whole filesystem,
+ * which on a disk shared with other work waits for everyone's writes; those waits were most of an
+ * HTTP test's time (the authorization matrix: 178 s on /tmp, 48 s on /dev/shm, same machine and
+ * load). The files and the syncs are the same ones; only the medium differs. Other temporary
+ * folders stay where TMPDIR says (tar and the CLI list a folder in the order its filesystem gives,
+ * which a guide's example output shows), and the projects that fill disks and time the wall clock
+ * keep their servers on the disk (vitest.config.ts).
  */
 
 const TMPFS = '/dev/shm';
@@ -38,7 +39,6 @@ const isRunning = (pid: number): boolean => {
 
 /** A folder on tmpfs for this run, after removing those of earlier runs whose process is gone (a run that was interrupted). */
 function tmpfsScratch(): string | undefined {
-  if (process.env.TMPDIR !== undefined) return undefined;
   try {
     accessSync(TMPFS, constants.W_OK);
   } catch {
@@ -54,8 +54,8 @@ function tmpfsScratch(): string | undefined {
 export default function setup(): () => void {
   buildDistIfStale();
   const scratch = tmpfsScratch();
-  // Workers are started after this, with this process's environment: their os.tmpdir() is the scratch folder.
-  if (scratch) process.env.TMPDIR = scratch;
+  // Workers are started after this, with this process's environment.
+  if (scratch) process.env.TEST_DATA_ROOT = scratch;
   return () => {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   };
