@@ -28,9 +28,10 @@ const TEMPLATE = /\{\{|\{%|\$\{|<%/;
 // Answers that lead somewhere (a file, a folder's redirect, a rule's redirect, the single-page-app
 // shell); a 404 page, a rule's 404 or 410, or nothing count as nowhere.
 const LEADS_SOMEWHERE = new Set(['file', 'folder', 'redirect', 'spa']);
-// A file without any of these words refers to nothing (every reference attribute holds one:
+// A page without any of these words refers to nothing (every reference attribute holds one:
 // `href`, `src`, `srcset`, `poster`, or CSS `url(` and `@import`); one pass of a plain search
-// instead of a tokenizer's, for the many pages and style sheets that have no reference at all.
+// instead of the page reader's, for the many pages that have no reference at all. A style sheet
+// is searched by cssRefs' own patterns alone.
 const MAY_REFER = /href|src|poster|url\(|@import/i;
 
 export function analyzeSite(
@@ -155,7 +156,7 @@ function refsOf(file: SiteFile, html: boolean, read: (file: SiteFile) => Buffer)
   const known = refsByContent.get(key);
   if (known !== undefined) return known;
   const text = read(file).toString('utf8');
-  const found = !MAY_REFER.test(text) ? NO_REFS : html ? pageRefs(text) : { refs: cssRefs(text) };
+  const found = !html ? { refs: cssRefs(text) } : MAY_REFER.test(text) ? pageRefs(text) : NO_REFS;
   refsByContent.set(key, found);
   cachedRefs += found.refs.length;
   for (const [oldest, value] of refsByContent) {
