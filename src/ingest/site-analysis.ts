@@ -203,3 +203,32 @@ function resolves(url: URL, has: (path: string) => boolean, redirects: CompiledR
   const resolution = resolveSitePath(segments.join('/'), trailingSlash, has, redirects, () => url.searchParams);
   return LEADS_SOMEWHERE.has(resolution.kind);
 }
+
+// Below this many bytes of pages and style sheets one worker checks the links alone: a share of
+// its own would cost more in the hand-over than it saves.
+const SHARE_MIN_BYTES = 1024 * 1024;
+
+/**
+ * The pages and style sheets of a large site, cut into consecutive runs of about equal bytes, one
+ * per ingest thread, so that their links are checked side by side; `[undefined]` (one task, all
+ * of them) for a small site or a single thread.
+ */
+export function linkCheckShares(site: readonly SiteFile[], threads: number): Array<string[] | undefined> {
+  const checked = site.filter((file) => isHtmlType(file.type) || file.type.startsWith('text/css'));
+  const bytes = checked.reduce((sum, file) => sum + file.size, 0);
+  const count = Math.min(threads, Math.floor(bytes / SHARE_MIN_BYTES), checked.length);
+  if (count <= 1) return [undefined];
+  const shares: string[][] = [];
+  let current: string[] = [];
+  let taken = 0;
+  for (const file of checked) {
+    current.push(file.path);
+    taken += file.size;
+    if (shares.length < count - 1 && taken >= (bytes * (shares.length + 1)) / count) {
+      shares.push(current);
+      current = [];
+    }
+  }
+  if (current.length > 0) shares.push(current);
+  return shares;
+}

@@ -53,6 +53,12 @@ export interface UnpackOptions {
    * other variants are made after the commit. Unset: all after.
    */
   compressBeforePublish?: { leftBytes: number; maxFileBytes: number };
+  /**
+   * A whole site in one body (not a patch, a part, or a body with references): its analysis (see
+   * `AnalyzeTask`) is done in this task, while its blobs are being flushed, when the site is small
+   * enough for one thread of `threads` to check its links alone (see `linkCheckShares`).
+   */
+  analyze?: { limits: SiteRulesLimits; threads: number };
 }
 
 export interface IngestedFile {
@@ -109,6 +115,8 @@ export type UnpackResult =
       json?: JsonDeployFields;
       /** Blobs to compress once the revision is live (see `CompressTask`). */
       pendingVariants: string[];
+      /** The site's analysis, when `analyze` asked for it and the body was a whole small site. */
+      analysis?: AnalyzeResult;
     }
   | { ok: false; error: IngestError };
 

@@ -5,7 +5,7 @@ import type { ByteRange, JsonDeployFields, UnpackResult } from '../ingest/index.
 import { MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
 import type { ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
-import { analyzeSite } from './deploy-analyze.js';
+import { analysisLimits, analyzedInUnpack, analyzeSite } from './deploy-analyze.js';
 import { assembleFiles, contentsToRejudge } from './deploy-assemble.js';
 import { decideDeploy, takeAnonymousTokens, type Decision } from './deploy-decision.js';
 import { compressAfterPublish, publishRevision, type Published } from './deploy-publish.js';
@@ -130,7 +130,7 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
         });
       }
       const started = performance.now();
-      const result = await unpackBody(deps, caller, body, request.bodyKind, signal);
+      const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, { threads: deps.ingest.threads });
       const unpacked = performance.now();
       if (!result.ok) {
         throw refusalError(result.error);
@@ -146,7 +146,10 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       // unreferenced, for garbage collection); the commit waits for them.
       const uploads = store.blobs.publish(Array.from(files.values(), (entry) => entry.sha256));
       uploads.catch(() => undefined);
-      const extras = await analyzeSite(deps, files, signal, { contents: reused, plan });
+      // A whole small site was analysed by the worker as it unpacked it (the same site: no patch,
+      // no references); otherwise by the pool now.
+      const whole = result.analysis !== undefined && fields.patch !== true && result.references === undefined;
+      const extras = whole ? analyzedInUnpack(result.analysis!) : await analyzeSite(deps, files, signal, { contents: reused, plan });
       const analyzed = performance.now();
       const live = request.publish !== false && fields.publish !== false;
       const outcome = await publishRevision(deps, {
@@ -366,7 +369,8 @@ async function decideJson(deps: OperationsDeps, caller: Caller, fields: JsonDepl
 
 /**
  * Unpacks and checks a body in the pool. `publishedAs`: the body is a manifest's part, and
- * these are the paths each content it may carry is published at.
+ * these are the paths each content it may carry is published at. `analyzeWith`: a whole small
+ * site is also analysed there, while its blobs are flushed (see `UnpackOptions.analyze`).
  */
 async function unpackBody(
   deps: Pick<OperationsDeps, 'ingest' | 'config'>,
@@ -375,6 +379,7 @@ async function unpackBody(
   bodyKind: DeployRequest['bodyKind'],
   signal?: AbortSignal,
   publishedAs?: Record<string, string[]>,
+  analyzeWith?: { threads: number },
 ): Promise<UnpackResult> {
   // The caller's tier bounds the work (a zip bomb stops at it); the target site's tier is
   // checked on the assembled site afterwards.
@@ -393,6 +398,7 @@ async function unpackBody(
       },
       blockExecutables: anonymous,
       ...(publishedAs !== undefined ? { partial: true, publishedAs } : {}),
+      ...(analyzeWith !== undefined ? { analyze: { limits: analysisLimits(deps.config), threads: analyzeWith.threads } } : {}),
       ...(deps.config.deploy.compressBeforePublishBytes > 0
         ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
         : {}),
