@@ -91,12 +91,14 @@ interface KeptAttribute {
 // Start tags whose name is one letter other than `a` (`<p>`, `<b>`, `<i>`…), the most common
 // ones, need no name: only their `style=` matters.
 const A_CODE = 97;
+const UNKNOWN = -2;
 
 class PageReader {
   readonly refs: LinkRef[] = [];
   base?: string;
   private lineOffset = 0;
   private line = 1;
+  private nextBreak = UNKNOWN;
   // The tag last read: its attributes of interest (reused from tag to tag), whether it closed itself.
   private readonly attrs: KeptAttribute[] = [];
   private selfClosing = false;
@@ -360,8 +362,12 @@ class PageReader {
 
   /** The line of `offset`; asked in increasing order, so the page's line breaks are counted once. */
   private lineAt(offset: number): number {
-    for (let at = this.html.indexOf('\n', this.lineOffset); at !== -1 && at < offset; at = this.html.indexOf('\n', at + 1)) this.line++;
-    this.lineOffset = Math.max(this.lineOffset, offset);
+    if (offset <= this.lineOffset) return this.line;
+    // The first line break at or past `lineOffset`, kept: a page of one long line is searched once.
+    let at = this.nextBreak === UNKNOWN ? this.html.indexOf('\n', this.lineOffset) : this.nextBreak;
+    for (; at !== -1 && at < offset; at = this.html.indexOf('\n', at + 1)) this.line++;
+    this.nextBreak = at;
+    this.lineOffset = offset;
     return this.line;
   }
 }
@@ -369,7 +375,8 @@ class PageReader {
 /**
  * An attribute value with character references (or NUL) as the tokenizer gives it: the value is
  * rare enough that parse5 reads it, in a tag of its own with the same quotes, and the standard's
- * rules for references in attributes (`&copy=` stays as written) come out exactly.
+ * rules for references in attributes (`&copy=` stays as written) come out exactly. The value holds
+ * no quote of its own kind (unquoted: no space or `>`), so the tag ends where it is written to.
  */
 function decodeAttributeValue(raw: string, quote: string): string {
   const handler = new SingleTagHandler();
