@@ -92,11 +92,11 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     const patch = json?.patch === true || task.partial === true;
     const { flushed, ...site } = await collector.finish({ patch, flushLater: task.analyze !== undefined });
     const result = { ok: true as const, ...site, ...(json !== undefined ? { json } : {}) };
-    if (flushed === undefined) return result;
+    if (task.analyze === undefined) return result;
     // The analysis reads what was just written while the disk makes it durable.
     let analysis: AnalyzeResult | undefined;
     try {
-      if (!patch && site.references === undefined) analysis = analyzeWhole(task, site.files, task.analyze!);
+      if (!patch && site.references === undefined) analysis = analyzeWhole(task, site.files, task.analyze);
     } finally {
       await flushed;
     }
