@@ -120,10 +120,10 @@ try {
   const { port, auth } = paced;
 
   const results = [];
-  // Issue 11 asks ≤ 1.3× for the 1,000-file site; the small one keeps the first goal of 2×.
+  // Issue 11 asks ≤ 1.3× for the 1,000-file site, issue 35 the same of the small one.
   for (const [label, [warmup, ...archives], target] of [
     ['1,000 files, ~50 MB', big, 1.3],
-    ['100 files, ~1 MB', small, 2],
+    ['100 files, ~1 MB', small, 1.3],
   ]) {
     await post(port, '/v1/deploy', auth, readFileSync(warmup));
     // Round r: archive r, unpacked by the floor and deployed, the order alternating each round.
