@@ -75,8 +75,9 @@ const BADGE_QUEUE = 64;
  * V8's young generation of each ingest thread, at most. By default it grows to 48 MB in a
  * thread that allocates a lot, as unpacking, link checks and compression do, and stays that
  * size: with up to four such threads it was about 90 MB of a deploy-heavy server's peak RSS
- * (bench/RESULTS.md, "Deploys: memory"). Their work is streaming, with few objects living
- * long, so the more frequent scavenges of a small one cost no measurable CPU.
+ * (bench/RESULTS.md, "Deploys: the link check, memory and the 1 MB site"). Their work
+ * streams, with few objects living long, so the more frequent scavenges of a small one cost
+ * no measurable CPU.
  */
 const YOUNG_GENERATION_MB = 4;
 const resourceLimits = { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
