@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { SLOW_FIRST } from '../vitest.config.js';
 
 /**
  * Every test file sits in the vitest project its contents need (vitest.config.ts): one that
@@ -32,6 +33,10 @@ describe('test projects', () => {
     if (STARTS_BROWSER.test(text)) expect(path).toMatch(/\.browser\.test\.ts$/);
     else if (STARTS_SERVER.test(text)) expect(path).toMatch(/\.(http|browser)\.test\.ts$/);
     else expect(path).not.toMatch(/\.(http|browser)\.test\.ts$/);
+  });
+
+  it('the files vitest.config.ts starts first exist and run with npm test', () => {
+    expect(SLOW_FIRST.filter((path) => !files.includes(relative(TEST, join(TEST, '..', path))))).toEqual([]);
   });
 
   it('start the built service through startMain (test/helpers/main-process.ts), whose time-out ends the process it started', () => {

@@ -1,6 +1,6 @@
 // A private PostgreSQL server: Debian's `postgresql` binaries, a fresh cluster in a temporary
 // directory, listening on a free loopback port only. Shared by the cluster tests (through
-// test/helpers/postgres.ts, which only adds types) and the cluster bench, which runs on plain node.
+// test/helpers/postgres.ts, which adds types and a per-file fixture) and the cluster bench, which runs on plain node.
 // initdb refuses to run as root, so as root the server runs as the `postgres` user (`runuser`).
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';

@@ -231,15 +231,35 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
  * (rule-index.ts), in file order.
  */
 export function headersFor(compiled: CompiledHeaders, segments: readonly string[], host?: string): SiteHeaders | undefined {
-  let set: Map<string, [string, string]> | undefined;
-  let removed: Set<string> | undefined;
   const index = patternIndexOf(compiled, () => compiled.blocks.map((block) => block.pattern));
+  const matched: number[] = [];
   for (const n of matchingPatterns(index, segments)) {
     const block = compiled.blocks[n]!;
     // The index decides alone, but for a * inside the path, a placeholder inside a segment or a host.
     if (block.pattern.checked && matchPattern(block.pattern, segments, host) === undefined) continue;
-    set ??= new Map();
-    removed ??= new Set();
+    matched.push(n);
+  }
+  if (matched.length === 0) return undefined;
+  // Most paths of a site match the same few blocks (`/*` above all): their merge is made once.
+  let merged = mergedBySet.get(compiled);
+  if (merged === undefined) mergedBySet.set(compiled, (merged = new Map()));
+  const key = matched.join(',');
+  let headers = merged.get(key);
+  if (headers === undefined) {
+    if (merged.size >= MAX_MERGED_SETS) merged.clear();
+    merged.set(key, (headers = mergeBlocks(matched.map((n) => compiled.blocks[n]!))));
+  }
+  return headers;
+}
+
+const MAX_MERGED_SETS = 256;
+const mergedBySet = new WeakMap<CompiledHeaders, Map<string, SiteHeaders>>();
+
+/** The headers of blocks that match together, in file order: later ones add to or remove earlier ones. */
+function mergeBlocks(blocks: readonly CompiledHeaderBlock[]): SiteHeaders {
+  const set = new Map<string, [string, string]>();
+  const removed = new Set<string>();
+  for (const block of blocks) {
     for (const name of block.remove) {
       set.delete(name);
       removed.add(name);
@@ -251,8 +271,7 @@ export function headersFor(compiled: CompiledHeaders, segments: readonly string[
       removed.delete(lower);
     }
   }
-  if (set === undefined) return undefined;
-  return { set: [...set.values()], remove: [...removed!] };
+  return { set: [...set.values()], remove: [...removed] };
 }
 
 /**
@@ -278,15 +297,16 @@ export function servableHeaders(compiled: CompiledHeaders): CompiledHeaders {
  * server's (Cache-Control, Referrer-Policy), Vary is added to, `remove` drops the server's.
  */
 export function withSiteHeaders(list: readonly HeaderPair[], site: SiteHeaders): HeaderPair[] {
-  const own = new Map(site.set.map((pair) => [pair[0].toLowerCase(), pair] as const));
+  const own = byLowerName(site);
   const out: HeaderPair[] = [];
+  let varyJoined = false;
   for (const pair of list) {
     const lower = pair[0].toLowerCase();
     const theirs = own.get(lower);
     if (theirs !== undefined) {
       if (lower === 'vary') {
         out.push([pair[0], `${pair[1]}, ${theirs[1]}`]);
-        own.delete(lower);
+        varyJoined = true;
       }
       // Replaced: the site's pair goes out below, in its place in the site's order.
       continue;
@@ -294,6 +314,14 @@ export function withSiteHeaders(list: readonly HeaderPair[], site: SiteHeaders):
     if (site.remove.includes(lower) && !KEPT.has(lower)) continue;
     out.push(pair);
   }
-  for (const pair of own.values()) out.push(pair);
+  for (const [lower, pair] of own) if (!(varyJoined && lower === 'vary')) out.push(pair);
   return out;
 }
+
+/** A site's headers by lower-case name, made once per merged set (headersFor shares them). */
+function byLowerName(site: SiteHeaders): ReadonlyMap<string, HeaderPair> {
+  let own = lowerNames.get(site);
+  if (own === undefined) lowerNames.set(site, (own = new Map(site.set.map((pair) => [pair[0].toLowerCase(), pair] as const))));
+  return own;
+}
+const lowerNames = new WeakMap<SiteHeaders, ReadonlyMap<string, HeaderPair>>();

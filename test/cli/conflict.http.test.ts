@@ -1,13 +1,12 @@
-import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { pullTarget, throughLink } from '../../packages/cli/src/pull.js';
 import { writeTree } from '../fixtures/archives.js';
 import { request } from '../helpers/http.js';
 import { tempDir } from '../helpers/sites.js';
 import { useTestServer } from '../helpers/fixtures.js';
+import { runCli } from './run-cli.js';
 
 /**
  * After a 409 (someone published since the folder's revision), `plinth deploy` used to be refused
@@ -15,19 +14,8 @@ import { useTestServer } from '../helpers/fixtures.js';
  * files and revision into the folder, `plinth deploy --force` publishes on top of what is live.
  */
 
-const CLI = fileURLToPath(new URL('../../packages/cli/dist/plinth.js', import.meta.url));
 const server = useTestServer();
-
-function plinth(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { encoding: 'utf8', env: { ...process.env, PLINTH_API_URL: `http://api.localhost:${server.port}` } },
-      (err, stdout, stderr) => resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const plinth = (args: string[]) => runCli(server.port, args);
 
 const stateOf = (dir: string): { site: string; revision: string } => JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8'));
 const servedPage = async (site: string, path = '/'): Promise<string> => (await request({ port: server.port, host: `${site}.sites.localhost`, path })).text;

@@ -1,7 +1,5 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deployCommand } from '../../packages/cli/src/deploy.js';
@@ -11,8 +9,7 @@ import { tempDir } from '../helpers/sites.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { hashToken } from '../../src/store/index.js';
 import { useTestServer } from '../helpers/fixtures.js';
-
-const CLI = fileURLToPath(new URL('../../packages/cli/dist/plinth.js', import.meta.url));
+import { runCli } from './run-cli.js';
 
 const server = useTestServer();
 
@@ -140,18 +137,7 @@ describe('plinth deploy, as people and scripts use it', () => {
 });
 
 describe('plinth sites, revisions and rollback', () => {
-  // Asynchronous: the server under test runs in this process and must keep answering.
-  const run = (args: string[], env: Record<string, string> = {}): Promise<{ status: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI, ...args],
-        { encoding: 'utf8', env: { ...process.env, PLINTH_API_URL: `http://api.localhost:${server.port}`, ...env } },
-        (err, stdout, stderr) => {
-          resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-        },
-      );
-    });
+  const run = (args: string[], env: Record<string, string> = {}) => runCli(server.port, args, { env });
 
   it('lists, rolls back by number, and keeps .service.json on the new revision', async () => {
     const { token } = await accountWithToken(server.store, 'builder');

@@ -1,15 +1,13 @@
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { accountSite, accountWithToken, type TestAccount } from '../api/api-helpers.js';
 import { useTestDns, useTestServer } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/sites.js';
+import { runCli } from './run-cli.js';
 
 /** `plinth domains` through the built command against a real server and a loopback DNS server. */
 
-const CLI = fileURLToPath(new URL('../../packages/cli/dist/plinth.js', import.meta.url));
 let owner: TestAccount;
 
 const dns = useTestDns();
@@ -19,16 +17,7 @@ beforeAll(async () => {
   owner = await accountWithToken(server.store, 'builder');
 });
 
-function plinth(dir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: dir, env: { ...process.env, PLINTH_API_URL: `http://api.localhost:${server.port}`, PLINTH_TOKEN: owner.token } },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const plinth = (dir: string, ...args: string[]) => runCli(server.port, args, { cwd: dir, env: { PLINTH_TOKEN: owner.token } });
 
 describe('plinth domains', () => {
   it('adds, verifies, lists, marks primary and removes a domain of the folder’s site', async () => {
@@ -38,7 +27,7 @@ describe('plinth domains', () => {
 
     expect((await plinth(dir, 'domains')).stdout).toContain(`${site.name} has no custom domains`);
     const added = await plinth(dir, 'domains', 'add', 'www.cli-example.org');
-    expect(added.code).toBe(0);
+    expect(added.status).toBe(0);
     expect(added.stdout).toContain('www.cli-example.org: pending');
     const txt = /TXT {4}(_plinth-challenge\.www\.cli-example\.org) {2}(plinth-verify=\S+)/.exec(added.stdout);
     expect(txt, added.stdout).not.toBeNull();
@@ -47,7 +36,7 @@ describe('plinth domains', () => {
     dns.txt.set(txt![1]!, [txt![2]!]);
     const verified = await plinth(dir, 'domains', 'verify', 'www.cli-example.org');
     expect(verified.stdout).toContain('www.cli-example.org: active');
-    expect((await plinth(dir, 'domains', 'add', 'www.cli-example.org', '--primary', '--redirect')).code).toBe(0);
+    expect((await plinth(dir, 'domains', 'add', 'www.cli-example.org', '--primary', '--redirect')).status).toBe(0);
     const listed = await plinth(dir, 'domains');
     expect(listed.stdout.split('\n')[1]).toMatch(/^www\.cli-example\.org\s+active\s+primary, site redirects$/);
     const json = await plinth(dir, 'domains', '--json');
@@ -55,7 +44,7 @@ describe('plinth domains', () => {
 
     expect((await plinth(dir, 'domains', 'remove', 'www.cli-example.org')).stdout).toContain(`Removed www.cli-example.org from ${site.name}.`);
     const again = await plinth(dir, 'domains', 'remove', 'www.cli-example.org');
-    expect(again.code).toBe(1);
+    expect(again.status).toBe(1);
     expect(again.stderr).toContain('Removing the domain failed (404 not_found)');
   });
 
@@ -63,9 +52,9 @@ describe('plinth domains', () => {
     const site = await accountSite(server.store, owner);
     const dir = tempDir('plinth-cli-domains-');
     writeFileSync(join(dir, '.service.json'), JSON.stringify({ site: site.name, url: `http://${site.name}.sites.localhost`, revision: site.revision }));
-    expect((await plinth(dir, 'domains', 'add')).code).toBe(2);
+    expect((await plinth(dir, 'domains', 'add')).status).toBe(2);
     const bad = await plinth(dir, 'domains', 'add', '10.0.0.1');
-    expect(bad.code).toBe(1);
+    expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('An IP address cannot be a custom domain');
   });
 });

@@ -1,18 +1,16 @@
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { utcDay } from '../../src/rules/index.js';
 import { accountSite, accountWithToken, type TestAccount } from '../api/api-helpers.js';
 import { useTestServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
 import { tempDir } from '../helpers/sites.js';
+import { runCli } from './run-cli.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /** `plinth stats` through the built command against a real server that counted real visits. */
 
-const CLI = fileURLToPath(new URL('../../packages/cli/dist/plinth.js', import.meta.url));
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
 let owner: TestAccount;
 
@@ -22,16 +20,7 @@ beforeAll(async () => {
   owner = await accountWithToken(server.store, 'builder');
 });
 
-function plinth(dir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: dir, env: { ...process.env, PLINTH_API_URL: `http://api.localhost:${server.port}`, PLINTH_TOKEN: owner.token } },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const plinth = (dir: string, ...args: string[]) => runCli(server.port, args, { cwd: dir, env: { PLINTH_TOKEN: owner.token } });
 
 describe('plinth stats', () => {
   it('shows the counted visits of the folder’s site, per day and in total, with its top pages and referrers', async () => {
@@ -60,7 +49,7 @@ describe('plinth stats', () => {
 
     const today = utcDay(Date.now());
     const shown = await plinth(dir, 'stats', '--from', today);
-    expect(shown.code).toBe(0);
+    expect(shown.status).toBe(0);
     const lines = shown.stdout.split('\n');
     expect(lines[0]).toBe(`${site.name}, ${today} to ${today} (UTC)`);
     expect(lines[1]).toMatch(/^3 page views, 1 visitor, 1 not found, \d+ B served, 0 crawler views$/);
@@ -69,7 +58,7 @@ describe('plinth stats', () => {
     expect(shown.stdout).toMatch(/VISITS\s+FROM\n1\s+news\.example\.net/);
 
     const refused = await plinth(dir, 'stats', '--from', 'last-week');
-    expect(refused.code).toBe(1);
+    expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('Reading analytics failed (400 bad_request)');
     expect(refused.stderr).toContain('"from" must be a date as YYYY-MM-DD');
   });

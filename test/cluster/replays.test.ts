@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStore, type Store } from '../../src/store/index.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/sites.js';
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/index.js';
+import { usePostgresNodes } from '../helpers/postgres.js';
 
 /**
  * Replay records (idempotency keys, published manifests' answers) in a cluster: kept in
@@ -9,23 +8,9 @@ import { tempDir } from '../helpers/sites.js';
  * a key claimed on one node is claimed on all.
  */
 
-let pg: TestPostgres;
-const open: Store[] = [];
+const cluster = usePostgresNodes();
+const node = (): Promise<Store> => cluster.node();
 const HOUR_MS = 3600_000;
-
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 30_000);
-afterAll(async () => {
-  for (const store of open) await store.close().catch(() => undefined);
-  await pg?.stop();
-});
-
-async function node(): Promise<Store> {
-  const store = await connectStore({ dir: tempDir('plinth-node-'), databaseUrl: pg.url, bootstrap: true });
-  open.push(store);
-  return store;
-}
 
 describe('replay records in PostgreSQL', () => {
   it('lets one claim through across nodes, and every node then sees the kept answer', async () => {

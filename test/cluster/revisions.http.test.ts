@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
-import { startCluster, type TestCluster } from '../helpers/cluster.js';
+import type { TestAccount } from '../api/api-helpers.js';
+import { accountOnEveryNode, startCluster, type TestCluster } from '../helpers/cluster.js';
 import { callApi, request, type ApiCall, type ApiResponse } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -24,8 +24,7 @@ const visit = (node: number, label: string, path = '/', headers: Record<string, 
 
 beforeAll(async () => {
   cluster = await startCluster({ count: 2, env: PUBLIC });
-  owner = await accountWithToken(cluster.operator, 'builder');
-  for (const node of [0, 1]) expect(await waitUntil(async () => (await api(node, { path: '/v1/me', token: owner.token })).status === 200, 5000, 20)).toBe(true);
+  owner = await accountOnEveryNode(cluster);
 }, 120_000);
 
 afterAll(async () => {

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import pgClient from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openMetadataDbs } from '../../src/store/metadata-dbs.js';
-import { connectStore, type Store } from '../../src/store/index.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import type { Store } from '../../src/store/index.js';
+import { usePostgresNodes } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/sites.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -15,27 +15,13 @@ import { waitUntil } from '../helpers/wait.js';
  * The newer node is played here by writing its change rows straight into PostgreSQL.
  */
 
-let pg: TestPostgres;
-const open: Store[] = [];
+const cluster = usePostgresNodes();
+const node = (dir?: string): Promise<Store> => cluster.node(dir);
 const HOUR_MS = 3600_000;
-
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 30_000);
-afterAll(async () => {
-  for (const store of open) await store.close().catch(() => undefined);
-  await pg?.stop();
-});
-
-async function node(dir = tempDir('plinth-node-')): Promise<Store> {
-  const store = await connectStore({ dir, databaseUrl: pg.url, bootstrap: true });
-  open.push(store);
-  return store;
-}
 
 /** What a newer node commits: its records and one change row naming them, as records-log.ts writes them. */
 async function commitAsNewerNode(writes: Array<[db: string, key: string, value: unknown]>): Promise<number> {
-  const client = new pgClient.Client({ connectionString: pg.url });
+  const client = new pgClient.Client({ connectionString: cluster.pg.url });
   await client.connect();
   try {
     await client.query('BEGIN');
@@ -110,8 +96,7 @@ describe('a record family this release does not know', () => {
     const now = a.now();
     await a.putReplay('skipped-by-old-release', replay(205, now));
     await b.cluster!.catchUp();
-    await b.close();
-    open.splice(open.indexOf(b), 1);
+    await cluster.close(b);
     // As a node of the release before `replays` existed leaves its replica: without the family's
     // records, and noting it skipped writes to it.
     const raw = openMetadataDbs(join(dir, 'meta'));

@@ -1,8 +1,8 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
-import { startCluster, type TestCluster } from '../helpers/cluster.js';
+import type { TestAccount } from '../api/api-helpers.js';
+import { accountOnEveryNode, startCluster, type TestCluster } from '../helpers/cluster.js';
 import { callApi, type ApiCall, type ApiResponse } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -41,8 +41,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   cluster = await startCluster({ count: 2, env: { PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1', PLINTH_WEBHOOK_TIMEOUT_S: '2' } });
-  owner = await accountWithToken(cluster.operator, 'builder');
-  for (const node of [0, 1]) expect(await waitUntil(async () => (await api(node, { path: '/v1/me', token: owner.token })).status === 200, 5000, 20)).toBe(true);
+  owner = await accountOnEveryNode(cluster);
 }, 120_000);
 
 afterAll(async () => {

@@ -1,8 +1,11 @@
-import { connectStore, type Store } from '../../src/store/index.js';
+import { connectStore, type AccountRecord, type Store } from '../../src/store/index.js';
+import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
+import { callApi } from './http.js';
 import { killMain, mainEnv, startMain, type MainProcess } from './main-process.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
 import { startS3, type TestS3 } from './s3.js';
 import { tempDir } from './sites.js';
+import { waitUntil } from './wait.js';
 
 /**
  * A cluster for a test file: a private PostgreSQL, a private bucket (s3rver) and `count` Plinth
@@ -80,4 +83,17 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     throw err;
   }
   return cluster;
+}
+
+/**
+ * An account with an API token, made through the operator's store, once every node has it: a
+ * node learns records from PostgreSQL a moment after another writes them.
+ */
+export async function accountOnEveryNode(cluster: TestCluster, plan: AccountRecord['plan'] = 'builder'): Promise<TestAccount> {
+  const account = await accountWithToken(cluster.operator, plan);
+  for (let node = 0; node < cluster.size; node++) {
+    const known = await waitUntil(async () => (await callApi(cluster.port(node), { path: '/v1/me', token: account.token })).status === 200, 5000, 20);
+    if (!known) throw new Error(`node ${node} does not know the new account's token after 5 s`);
+  }
+  return account;
 }

@@ -1,4 +1,7 @@
+import { afterAll, beforeAll } from 'vitest';
 import { hasPostgres, postgresBinDir, startPostgres, type PostgresServer } from '../../bench/lib/postgres.mjs';
+import { connectStore, type Store } from '../../src/store/index.js';
+import { tempDir } from './sites.js';
 
 /**
  * A private PostgreSQL server for a test file: Debian's `postgresql` binaries, a fresh cluster in
@@ -9,3 +12,39 @@ import { hasPostgres, postgresBinDir, startPostgres, type PostgresServer } from 
 export type TestPostgres = PostgresServer;
 
 export { hasPostgres, postgresBinDir, startPostgres };
+
+export interface PostgresNodes {
+  readonly pg: TestPostgres;
+  /** A store as a cluster node opens one, on its own data directory; closed after the file. */
+  node(dir?: string): Promise<Store>;
+  /** Closes a node's store before the end of the file (its directory stays, to open again). */
+  close(store: Store): Promise<void>;
+}
+
+/** One PostgreSQL for a test file, and cluster stores on it, all stopped after the file. */
+export function usePostgresNodes(): PostgresNodes {
+  let pg: TestPostgres | undefined;
+  const open: Store[] = [];
+  beforeAll(async () => {
+    pg = await startPostgres();
+  }, 30_000);
+  afterAll(async () => {
+    for (const store of open) await store.close().catch(() => undefined);
+    await pg?.stop();
+  });
+  return {
+    get pg() {
+      if (pg === undefined) throw new Error('PostgreSQL starts in beforeAll');
+      return pg;
+    },
+    async node(dir = tempDir('plinth-node-')) {
+      const store = await connectStore({ dir, databaseUrl: this.pg.url, bootstrap: true });
+      open.push(store);
+      return store;
+    },
+    async close(store) {
+      open.splice(open.indexOf(store), 1);
+      await store.close();
+    },
+  };
+}

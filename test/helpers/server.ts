@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startServer, type RunningServer, type StartServerOptions } from '../../src/runtime/server.js';
-import { tempDir } from './sites.js';
+import { serverDataDir } from './sites.js';
 
 /** The built ingest worker: vitest runs src/ directly, but worker threads need JavaScript. */
 export const INGEST_WORKER = fileURLToPath(new URL('../../dist/ingest/worker-entry.cjs', import.meta.url));
@@ -21,7 +21,7 @@ export async function startTestServer(
   now?: () => number,
   extra: Pick<StartServerOptions, 'fetchClientMetadata' | 'apiRoutes' | 'webhookTransport'> = {},
 ): Promise<TestServer> {
-  const dataDir = env.PLINTH_DATA_DIR ?? tempDir();
+  const dataDir = env.PLINTH_DATA_DIR ?? serverDataDir();
   const config = loadConfig({
     PLINTH_PORT: '0',
     PLINTH_THREADS: '1',

@@ -8,6 +8,15 @@ export function tempDir(prefix = 'plinth-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * A fresh data directory for a test server: under the run's folder on tmpfs when
+ * test/global-setup.ts made one (TEST_DATA_ROOT), else a temporary folder like any other.
+ */
+export function serverDataDir(): string {
+  const root = process.env.TEST_DATA_ROOT;
+  return root ? mkdtempSync(join(root, 'plinth-test-')) : tempDir();
+}
+
 export type SiteFiles = Record<string, string | Buffer>;
 
 /** Stores the files as blobs (with precompressed variants) and returns the path index. */

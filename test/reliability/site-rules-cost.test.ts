@@ -17,8 +17,9 @@ const RULES = 2000;
 const BLOCKS = 100;
 /** The default of `PLINTH_RULES_MAX_INNER_SPLATS`: patterns with a `*` inside the path, per file. */
 const INNER_SPLATS = 40;
-const REQUESTS = 150;
-const ROUNDS = 4;
+// Six rounds of 300: a shared machine's bursts move single rounds, not the median of six.
+const REQUESTS = 300;
+const ROUNDS = 6;
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 const placeholders = Array.from({ length: SEGMENTS - 1 }, (_, k) => `:p${k}`).join('/');
@@ -124,7 +125,7 @@ describe('a maximal rules file and uncached requests', () => {
         ratios.push(round % 2 ? a / b : b / a);
       }
       ratios.sort((x, y) => x - y);
-      const median = (ratios[1]! + ratios[2]!) / 2;
+      const median = (ratios[ROUNDS / 2 - 1]! + ratios[ROUNDS / 2]!) / 2;
       console.info(`${shape}: with rules ÷ plain, CPU per uncached request: ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
       expect(median).toBeLessThan(2);
     },

@@ -158,6 +158,32 @@ describe('_headers: what an answer gets', () => {
   it('answers undefined when no block matches, so a path costs nothing extra', () => {
     expect(headersFor(compiled('/a\n  X: 1'), ['b'])).toBeUndefined();
   });
+
+  it('merges each set of matching blocks once, and gives every path the headers of its own set', () => {
+    const rules = compiled('/*\n  Vary: Cookie\n  A: 1\n/docs/*\n  B: 2\n/docs/x\n  ! A');
+    const plain = headersFor(rules, ['p']);
+    expect(headersFor(rules, ['q'])).toBe(plain);
+    expect(headersFor(rules, ['docs', 'y'])).toEqual({
+      set: [
+        ['Vary', 'Cookie'],
+        ['A', '1'],
+        ['B', '2'],
+      ],
+      remove: [],
+    });
+    expect(headersFor(rules, ['docs', 'x'])).toEqual({
+      set: [
+        ['Vary', 'Cookie'],
+        ['B', '2'],
+      ],
+      remove: ['a'],
+    });
+    // Applying shared headers twice gives the same answer (Vary joined each time, nothing used up).
+    const first = withSiteHeaders(SERVER, plain!);
+    expect(withSiteHeaders(SERVER, plain!)).toEqual(first);
+    expect(first).toContainEqual(['Vary', 'Accept-Encoding, Cookie']);
+    expect(first.filter(([name]) => name === 'Vary')).toHaveLength(1);
+  });
 });
 
 describe('cache instructions that a protected site does not keep', () => {
