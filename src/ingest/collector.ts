@@ -49,6 +49,8 @@ export interface CollectorOptions {
   publishedAs?: Readonly<Record<string, readonly string[]>>;
   /** Compression this deploy may do before its answer (see `UnpackOptions.compressBeforePublish`). */
   compressBeforePublish?: CompressBudget;
+  /** Told of each blob once it is stored, with its variants made so far (see `UnpackOptions.announce`). */
+  onStored?: (sha256: string) => void;
 }
 
 export interface CollectedSite {
@@ -344,7 +346,10 @@ export function createCollector(options: CollectorOptions): Collector {
 
   async function startWrite(path: string, bytes: Uint8Array, type: string, sha256?: string): Promise<void> {
     const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget).then(
-      (entry) => void stored.set(path, entry),
+      (entry) => {
+        stored.set(path, entry);
+        options.onStored?.(entry.entry.sha256);
+      },
       (error: unknown) => void (writeError ??= { error }),
     );
     const tracked = write.finally(() => {

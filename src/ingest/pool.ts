@@ -1,6 +1,7 @@
 // The bounded Piscina pool in front of `worker.ts`. HTTP threads call `unpack` and never parse
 // archives themselves (DESIGN "Threads").
 import { fileURLToPath } from 'node:url';
+import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { ServiceError } from '../errors.js';
 import type { BadgedPage } from '../badge/index.js';
@@ -186,12 +187,16 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
  * its own: one of the body memory's, or one it fills whole (never a view of a shared pool, which
  * a transfer would take from every other user).
  */
-function transferOf(task: UnpackTask | AnalyzeTask, bodies: BodyBuffers | undefined): { transferList?: ArrayBuffer[] } {
+function transferOf(task: UnpackTask | AnalyzeTask, bodies: BodyBuffers | undefined): { transferList?: Array<ArrayBuffer | MessagePort> } {
+  const transferList: Array<ArrayBuffer | MessagePort> = [];
+  // The port an unpack announces its blobs on goes to the worker (it cannot be copied).
+  if ('announce' in task && task.announce !== undefined) transferList.push(task.announce);
   const body = 'body' in task ? task.body : undefined;
-  if (body === undefined || !(body.buffer instanceof ArrayBuffer)) return {};
-  const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
-  if (!whole && !bodies?.owns(body.buffer)) return {};
-  return { transferList: [body.buffer] };
+  if (body !== undefined && body.buffer instanceof ArrayBuffer) {
+    const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
+    if (whole || bodies?.owns(body.buffer)) transferList.push(body.buffer);
+  }
+  return transferList.length > 0 ? { transferList } : {};
 }
 
 /** Buffers come back from the worker as plain Uint8Arrays; serving wants Buffers. */

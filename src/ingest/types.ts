@@ -1,5 +1,7 @@
 // The plain-data contract between the HTTP side and the ingest worker. Only strings, numbers,
-// booleans, arrays and plain objects: these values cross a thread boundary by structured clone.
+// booleans, arrays and plain objects (and `UnpackOptions.announce`, a transferred port): these
+// values cross a thread boundary by structured clone.
+import type { MessagePort } from 'node:worker_threads';
 import type { RevisionExtras, RulesFileLimits } from '../rules/index.js';
 
 export interface IngestLimits {
@@ -59,6 +61,12 @@ export interface UnpackOptions {
    * enough for one thread of `threads` to check its links alone (see `linkCheckShares`).
    */
   analyze?: { limits: SiteRulesLimits; threads: number };
+  /**
+   * A port the worker posts each blob's sha256 to (a string message) as soon as the blob is
+   * stored, so that a node with a bucket starts its upload while the rest is unpacked. The one
+   * value here that is not plain data: it is transferred, and the worker closes it when done.
+   */
+  announce?: MessagePort;
 }
 
 export interface IngestedFile {

@@ -62,7 +62,12 @@ function dropSpool(task: UnpackTask): void {
 }
 
 export async function unpack(task: UnpackTask): Promise<UnpackReply | ReturnType<typeof move>> {
-  const result = await unpackBody(task);
+  let result: UnpackResult;
+  try {
+    result = await unpackBody(task);
+  } finally {
+    task.announce?.close();
+  }
   // Nothing here holds the body any more: its buffer goes back for the next body (see body-memory.ts).
   const body = task.body?.buffer;
   if (!(body instanceof ArrayBuffer)) return { result };
@@ -77,6 +82,7 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     blockExecutables: task.blockExecutables,
     ...(task.publishedAs !== undefined ? { publishedAs: task.publishedAs } : {}),
     ...(task.compressBeforePublish !== undefined ? { compressBeforePublish: task.compressBeforePublish } : {}),
+    ...(task.announce !== undefined ? { onStored: (sha256: string) => task.announce!.postMessage(sha256) } : {}),
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
   try {

@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
+import { MessageChannel } from 'node:worker_threads';
 import type { DeployView as DeployShape } from '../contract/index.js';
 import { recordsSilentError, refusalError, ServiceError } from '../errors.js';
 import type { ByteRange, JsonDeployFields, UnpackResult } from '../ingest/index.js';
 import { MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
-import type { ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
+import type { BlobPublisher, ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
 import { analysisLimits, analyzedInUnpack, analyzeSite } from './deploy-analyze.js';
 import { assembleFiles, contentsToRejudge } from './deploy-assemble.js';
@@ -130,7 +131,12 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
         });
       }
       const started = performance.now();
-      const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, { threads: deps.ingest.threads });
+      // With a bucket, each blob goes up as soon as the worker has stored it (a refused deploy
+      // leaves what went up unreferenced, for garbage collection); the commit waits for them all.
+      const publisher = store.blobs.publisher();
+      const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, store.blobs.bucket !== undefined ? publisher : undefined, {
+        threads: deps.ingest.threads,
+      });
       const unpacked = performance.now();
       if (!result.ok) {
         throw refusalError(result.error);
@@ -142,9 +148,9 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       const files = assembleFiles(deps, decision, result, fields.patch === true ? (fields.deleted ?? []) : undefined);
       const plan = decision.mode === 'create' ? decision.plan : decision.site.plan;
       const reused = contentsToRejudge(store, decision.mode === 'update' ? decision.base : undefined, result.references ?? []);
-      // With a bucket, the blobs go up while the site is analysed (a refused deploy leaves them
-      // unreferenced, for garbage collection); the commit waits for them.
-      const uploads = store.blobs.publish(Array.from(files.values(), (entry) => entry.sha256));
+      // The rest (blobs the site already had, and any announcement still on its way) go up while
+      // the site is analysed.
+      const uploads = publisher.finish(Array.from(files.values(), (entry) => entry.sha256));
       uploads.catch(() => undefined);
       // A whole small site was analysed by the worker as it unpacked it (the same site: no patch,
       // no references); otherwise by the pool now.
@@ -379,32 +385,42 @@ async function unpackBody(
   bodyKind: DeployRequest['bodyKind'],
   signal?: AbortSignal,
   publishedAs?: Record<string, string[]>,
+  /** Told of each blob as the worker stores it (a node with a bucket starts uploading it). */
+  publisher?: BlobPublisher,
   analyzeWith?: { threads: number },
 ): Promise<UnpackResult> {
   // The caller's tier bounds the work (a zip bomb stops at it); the target site's tier is
   // checked on the assembled site afterwards.
   const anonymous = caller.kind === 'anonymous' || caller.kind === 'site_token';
   const tier = PLAN_LIMITS[caller.kind === 'account' ? caller.account.plan : 'anonymous'];
-  return deps.ingest.unpack(
-    {
-      ...(body.data !== undefined ? { body: body.data } : { spoolPath: body.spoolPath, ...(body.range ? { range: body.range } : {}) }),
-      dataDir: deps.config.dataDir,
-      bodyKind,
-      limits: {
-        maxFiles: tier.maxFiles,
-        maxFileBytes: tier.maxFileBytes,
-        maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES),
-        maxRulesFileBytes: deps.config.deploy.siteRules.maxRulesFileBytes,
+  const channel = publisher !== undefined ? new MessageChannel() : undefined;
+  channel?.port1.on('message', (sha256: string) => publisher!.add(sha256));
+  try {
+    return await deps.ingest.unpack(
+      {
+        ...(body.data !== undefined ? { body: body.data } : { spoolPath: body.spoolPath, ...(body.range ? { range: body.range } : {}) }),
+        dataDir: deps.config.dataDir,
+        bodyKind,
+        limits: {
+          maxFiles: tier.maxFiles,
+          maxFileBytes: tier.maxFileBytes,
+          maxSiteBytes: Math.min(tier.maxSiteBytes, MAX_UNPACKED_BYTES),
+          maxRulesFileBytes: deps.config.deploy.siteRules.maxRulesFileBytes,
+        },
+        blockExecutables: anonymous,
+        ...(publishedAs !== undefined ? { partial: true, publishedAs } : {}),
+        ...(analyzeWith !== undefined ? { analyze: { limits: analysisLimits(deps.config), threads: analyzeWith.threads } } : {}),
+        ...(deps.config.deploy.compressBeforePublishBytes > 0
+          ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
+          : {}),
+        ...(channel !== undefined ? { announce: channel.port2 } : {}),
       },
-      blockExecutables: anonymous,
-      ...(publishedAs !== undefined ? { partial: true, publishedAs } : {}),
-      ...(analyzeWith !== undefined ? { analyze: { limits: analysisLimits(deps.config), threads: analyzeWith.threads } } : {}),
-      ...(deps.config.deploy.compressBeforePublishBytes > 0
-        ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
-        : {}),
-    },
-    signal,
-  );
+      signal,
+    );
+  } finally {
+    // Announcements still on their way are not needed: `finish` is given every blob.
+    channel?.port1.close();
+  }
 }
 
 /**

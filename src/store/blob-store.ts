@@ -265,6 +265,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     isLocal: () => true,
     fetch: () => Promise.resolve(),
     publish: () => Promise.resolve(),
+    publisher: () => ({ add: () => undefined, finish: () => Promise.resolve() }),
     trimCache: () => Promise.resolve({ files: 0, bytes: 0 }),
     counters: () => ({ downloads: 0, downloadedBytes: 0, bucketErrors: 0 }),
   };

@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { createBlobStore } from './blob-store.js';
-import { createS3Bucket, forEachLimit, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
+import { createS3Bucket, limiter, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
 import type { BucketLedger, LedgerEntry } from './bucket-ledger.js';
-import type { BlobFile, BlobStore, BucketOptions, CacheTrim } from './types.js';
+import type { BlobFile, BlobPublisher, BlobStore, BucketOptions, CacheTrim } from './types.js';
 
 /**
  * Blobs in an S3-compatible bucket, with `<dataDir>/blobs` as this node's cache of them, laid out
@@ -164,23 +164,64 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     return { key, size: found.size, touchedMs: found.touchedMs };
   }
 
-  async function publish(sha256s: Iterable<string>): Promise<void> {
-    const objects: Array<[string, Encoding | undefined]> = [];
-    for (const sha256 of new Set(sha256s)) {
-      objects.push([sha256, undefined]);
-      for (const encoding of ENCODINGS) if (existsSync(local.pathOf(sha256, encoding))) objects.push([sha256, encoding]);
-    }
-    const at = now();
-    const asked = objects.map(([sha256, encoding]) => bucket.keyOf(sha256, encoding)).filter((key) => (knownFresh.get(key) ?? 0) <= at);
-    // The ledger is a shortcut: when the database cannot say, the bucket is asked as without one.
-    const noted = ledger === undefined || asked.length === 0 ? new Map<string, LedgerEntry>() : await ledger.find(asked).catch(() => undefined);
+  /**
+   * Blobs are taken as they come (`add`): a burst of them (the worker's announcements that
+   * arrived together, or all of `finish`'s) shares one question to the ledger, asked while no
+   * other is in flight, and their objects then go up `PUBLISH_CONCURRENCY` at a time.
+   */
+  function publisher(): BlobPublisher {
+    const taken = new Set<string>();
+    let waiting: Array<[string, Encoding | undefined]> = [];
+    let asking: Promise<void> | undefined;
+    const running: Array<Promise<void>> = [];
     const done: Array<LedgerEntry & { key: string }> = [];
-    await forEachLimit(objects, PUBLISH_CONCURRENCY, async ([sha256, encoding]) => {
-      const entry = await ensureInBucket(sha256, encoding, noted?.get(bucket.keyOf(sha256, encoding)), noted !== undefined && ledger !== undefined);
-      if (entry !== undefined) done.push(entry);
-    });
-    // Best effort: a note that does not arrive only costs the next deploy of these blobs a question to the bucket.
-    if (ledger !== undefined && noted !== undefined) await ledger.note(done).catch(() => undefined);
+    let failure: { err: unknown } | undefined;
+    let ledgerAnswered = false;
+    const limited = limiter(PUBLISH_CONCURRENCY);
+
+    async function ask(): Promise<void> {
+      // Announcements that arrive together are read before the first question goes out.
+      await new Promise((resolve) => setImmediate(resolve));
+      while (waiting.length > 0) {
+        const objects = waiting;
+        waiting = [];
+        const at = now();
+        const asked = objects.map(([sha256, encoding]) => bucket.keyOf(sha256, encoding)).filter((key) => (knownFresh.get(key) ?? 0) <= at);
+        // The ledger is a shortcut: when the database cannot say, the bucket is asked as without one.
+        const noted = ledger === undefined || asked.length === 0 ? new Map<string, LedgerEntry>() : await ledger.find(asked).catch(() => undefined);
+        if (ledger !== undefined && noted !== undefined) ledgerAnswered = true;
+        for (const [sha256, encoding] of objects) {
+          const ensured = limited(async () => {
+            // Past a failure nothing new starts: `finish` rejects with it anyway.
+            if (failure !== undefined) return;
+            const entry = await ensureInBucket(sha256, encoding, noted?.get(bucket.keyOf(sha256, encoding)), noted !== undefined && ledger !== undefined);
+            if (entry !== undefined) done.push(entry);
+          });
+          running.push(ensured.catch((err: unknown) => void (failure ??= { err })));
+        }
+      }
+      asking = undefined;
+    }
+
+    function add(sha256: string): void {
+      if (taken.has(sha256)) return;
+      taken.add(sha256);
+      waiting.push([sha256, undefined]);
+      for (const encoding of ENCODINGS) if (existsSync(local.pathOf(sha256, encoding))) waiting.push([sha256, encoding]);
+      asking ??= ask();
+    }
+
+    return {
+      add,
+      async finish(sha256s) {
+        for (const sha256 of sha256s) add(sha256);
+        while (asking !== undefined) await asking;
+        await Promise.all(running);
+        if (failure !== undefined) throw failure.err;
+        // Best effort: a note that does not arrive only costs the next deploy of these blobs a question to the bucket.
+        if (ledger !== undefined && ledgerAnswered) await ledger.note(done).catch(() => undefined);
+      },
+    };
   }
 
   /** Whether the bucket holds this file's object, so the local copy may go; false when it cannot tell. */
@@ -233,7 +274,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     ...local,
     isLocal,
     fetch,
-    publish,
+    publish: (sha256s) => publisher().finish(sha256s),
+    publisher,
     trimCache,
     bucket,
     counters: () => ({ downloads: downloaded.count, downloadedBytes: downloaded.bytes, bucketErrors: bucket.errors }),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
@@ -40,6 +41,13 @@ const TOUCHED_META = 'plinth-touched-ms';
 
 const DEFAULT_MULTIPART_THRESHOLD_BYTES = 16 * 1024 * 1024;
 const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
+/**
+ * A blob at most this large goes up from memory rather than as a stream: the SDK resends a body
+ * it holds (after correcting its clock from a `RequestTimeTooSkewed` answer, or on a dropped
+ * connection) but never a stream, and a small file costs one read. `publish` runs 32 uploads at
+ * once, so at most 32 MiB of bodies are held.
+ */
+const BUFFERED_BODY_BYTES = 1024 * 1024;
 /** Parts of one blob in flight at once. */
 const PART_CONCURRENCY = 2;
 // A bucket that does not answer must fail a request quickly (a visitor is waiting on it), yet a
@@ -105,6 +113,9 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: IDLE_TIMEOUT_MS },
+    // Each call would otherwise sort the SDK's middleware into a handler anew: a third of the
+    // CPU a small upload costs this process (nothing here changes the middleware after creation).
+    cacheMiddleware: true,
   });
   const Bucket = options.bucket;
   const threshold = options.multipartThresholdBytes ?? DEFAULT_MULTIPART_THRESHOLD_BYTES;
@@ -152,15 +163,17 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
           const start = index * partBytes;
           const end = Math.min(size, start + partBytes) - 1;
           const sent = await call(key, () =>
-            client.send(
-              new UploadPartCommand({
-                Bucket,
-                Key: key,
-                UploadId,
-                PartNumber: index + 1,
-                Body: createReadStream(path, { start, end }),
-                ContentLength: end - start + 1,
-              }),
+            resendIfClockCorrected(() =>
+              client.send(
+                new UploadPartCommand({
+                  Bucket,
+                  Key: key,
+                  UploadId,
+                  PartNumber: index + 1,
+                  Body: createReadStream(path, { start, end }),
+                  ContentLength: end - start + 1,
+                }),
+              ),
             ),
           );
           parts[index] = { ETag: sent.ETag!, PartNumber: index + 1 };
@@ -186,7 +199,14 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
 
     async upload(key, path, size) {
       if (size > threshold) return uploadInParts(key, path, size);
-      await call(key, () => client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentLength: size })));
+      if (size <= BUFFERED_BODY_BYTES) {
+        const body = await readFile(path);
+        await call(key, () => client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: body.byteLength })));
+        return;
+      }
+      await call(key, () =>
+        resendIfClockCorrected(() => client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentLength: size }))),
+      );
     },
 
     async download(key) {
@@ -282,6 +302,27 @@ function parseOwner(text: string): BucketOwner {
   throw new Error(`the bucket's ${OWNER_KEY} is not a marker Plinth wrote`);
 }
 
+/**
+ * Sends a request whose body is a stream (`send` makes a fresh one each call), once more if the
+ * bucket refused it because this machine's clock is off: the SDK then corrects its clock offset
+ * from the bucket's answer and resends a request it can replay, but a stream is spent. A node
+ * whose first request to the bucket is an upload (the ledger skips the question before it) would
+ * otherwise fail every upload of the first deploy after a clock jump.
+ */
+async function resendIfClockCorrected<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (!isClockSkewRefusal(err)) throw err;
+    return await send();
+  }
+}
+
+function isClockSkewRefusal(err: unknown): boolean {
+  const failure = err as { name?: string; Code?: string; $metadata?: { clockSkewCorrected?: boolean } };
+  return failure.$metadata?.clockSkewCorrected === true || failure.name === 'RequestTimeTooSkewed' || failure.Code === 'RequestTimeTooSkewed';
+}
+
 /** A body whose stream fails mid-way (a reset connection) fails as the bucket being unavailable. */
 async function* mapErrors(body: AsyncIterable<Uint8Array>, key: string, counted: (err: Error) => Error): AsyncIterable<Uint8Array> {
   try {
@@ -305,6 +346,24 @@ function bucketError(err: unknown, key: string): Error {
   }
   const reason = status !== undefined ? `HTTP ${status}` : (failure.code ?? failure.name ?? 'error');
   return Object.assign(new Error(`the blob bucket could not be reached for ${key} (${reason})`, { cause: err }), { code: BUCKET_UNAVAILABLE_CODE });
+}
+
+/** A gate that runs the tasks given to it at most `limit` at once, in the order given. */
+export function limiter(limit: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const queue: Array<() => void> = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    // A finished task hands its slot to the next one waiting, so none can jump the queue.
+    if (active < limit) active++;
+    else await new Promise<void>((resolve) => queue.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = queue.shift();
+      if (next !== undefined) next();
+      else active--;
+    }
+  };
 }
 
 /** Runs `task` over `items`, at most `limit` at once; rejects with the first failure once none run. */

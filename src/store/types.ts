@@ -252,6 +252,12 @@ export interface BlobStore {
    */
   publish(sha256s: Iterable<string>): Promise<void>;
   /**
+   * `publish` in steps, for a deploy whose blobs are stored one by one: `add` starts on a blob as
+   * soon as it is stored (the ingest worker announces each), `finish` adds the rest and resolves
+   * or rejects as `publish` of all of them would. No-op without a bucket.
+   */
+  publisher(): BlobPublisher;
+  /**
    * This node's step of cache upkeep: deletes the least recently used local blob files until the
    * cache is within its byte budget, never one the bucket does not hold yet, nor one used in the
    * last minute. No-op without a bucket, or with a budget of 0.
@@ -261,6 +267,12 @@ export interface BlobStore {
   readonly bucket?: BlobBucket;
   /** What this handle did with the bucket so far (all 0 without one), for operators' metrics. */
   counters(): BlobCounters;
+}
+
+/** See `BlobStore.publisher`. */
+export interface BlobPublisher {
+  add(sha256: string): void;
+  finish(sha256s: Iterable<string>): Promise<void>;
 }
 
 /** One pass of cache upkeep: what went, and what the cache held after it (when it was measured). */

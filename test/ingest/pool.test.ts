@@ -1,8 +1,10 @@
 import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIngestPool, type UnpackOptions, type UnpackTask } from '../../src/ingest/index.js';
 import { tempDir } from '../helpers/sites.js';
+import { waitUntil } from '../helpers/wait.js';
 import { tarGzWithTool, writeTree } from '../fixtures/archives.js';
 import { builtWorker, MB, TEST_LIMITS } from '../fixtures/ingest-pool.js';
 
@@ -90,6 +92,25 @@ describe('ingest pool', () => {
       await expect(failing).rejects.toThrow(/ENOTDIR|EEXIST/);
       await expect(failing).rejects.not.toMatchObject({ code: 'unavailable' });
     } finally {
+      await pool.close();
+    }
+  });
+  it('announces each blob on the task’s port as soon as it is stored, before the unpack ends', async () => {
+    const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
+    const channel = new MessageChannel();
+    const announced: string[] = [];
+    channel.port1.on('message', (sha256: string) => announced.push(sha256));
+    try {
+      const result = await pool.unpack(task(bigArchive, { announce: channel.port2 }));
+      const beforeTheEnd = announced.length;
+      if (!result.ok) throw new Error(JSON.stringify(result.error));
+      // Announcements travel on their own port: the last ones may arrive just after the result.
+      const shas = new Set(result.files.map((file) => file.sha256));
+      expect(await waitUntil(() => announced.length >= shas.size, 2000, 10)).toBe(true);
+      expect(new Set(announced)).toEqual(shas);
+      expect(beforeTheEnd).toBeGreaterThan(0);
+    } finally {
+      channel.port1.close();
       await pool.close();
     }
   });
