@@ -61,6 +61,8 @@ export interface CollectedSite {
   strippedPrefix?: string;
   /** Blobs whose compressed variants are still to be made. */
   pendingVariants: string[];
+  /** The flush that makes the blobs durable, when `finish` was asked not to wait for it. */
+  flushed?: Promise<void>;
 }
 
 export interface Collector {
@@ -74,8 +76,9 @@ export interface Collector {
   addBytes(path: string, bytes: Uint8Array): Promise<void>;
   // An admitted file sent by size and sha256 only: counted against the limits, content resolved later.
   addReference(path: string, sha256: string, size: number): void;
-  // Waits for pending blob writes and applies the whole-site rules.
-  finish(options: { patch: boolean }): Promise<CollectedSite>;
+  // Waits for pending blob writes and applies the whole-site rules. With `flushLater`, the flush
+  // that makes the blobs durable is started, and handed back as `flushed` instead of awaited.
+  finish(options: { patch: boolean; flushLater?: boolean }): Promise<CollectedSite>;
   // Waits for pending blob writes, ignoring their outcome (used when the deploy already failed).
   settle(): Promise<void>;
 }
@@ -365,15 +368,18 @@ export function createCollector(options: CollectorOptions): Collector {
     while (pending.size > 0) await Promise.all(pending);
   }
 
-  async function finish({ patch }: { patch: boolean }): Promise<CollectedSite> {
+  async function finish({ patch, flushLater = false }: { patch: boolean; flushLater?: boolean }): Promise<CollectedSite> {
     await settle();
     if (writeError) throw writeError.error;
     if (secrets.length > 0) throw secretsFound(secrets, MAX_SECRET_FINDINGS);
     if (overLimit) throw tooLargeSite(true);
-    // Blobs were written without per-file fsyncs; make them durable before anything refers to them.
-    if (stored.size > 0) await blobs.flush();
-
+    // The path rules may refuse the deploy: then nothing refers to its blobs, and nothing waits.
     const { finalPaths, finalSkipped, strippedPrefix } = resolvePaths(admitted, admission.skippedPaths(), patch);
+    // Blobs were written without per-file fsyncs; make them durable before anything refers to them.
+    const flushed = stored.size > 0 ? blobs.flush() : undefined;
+    if (!flushLater) await flushed;
+    // Left running, its failure is seen by whoever awaits it; never unhandled if nobody does.
+    else flushed?.catch(() => undefined);
 
     const pendingVariants = new Set<string>();
     const files: IngestedFile[] = [];
@@ -392,6 +398,7 @@ export function createCollector(options: CollectorOptions): Collector {
       skipped: finalSkipped,
       pendingVariants: [...pendingVariants],
       ...(strippedPrefix === undefined ? {} : { strippedPrefix }),
+      ...(flushLater && flushed !== undefined ? { flushed } : {}),
     };
   }
 

@@ -23,3 +23,4 @@ export type {
 export { checkArchivePath, MAX_PATH_BYTES, type ArchivePathResult } from './archive-path.js';
 export { checkDeployPaths, type CheckedPaths } from './collector.js';
 export { isBrotliName } from './leak-guard.js';
+export { linkCheckShares } from './site-analysis.js';

@@ -1,11 +1,15 @@
 /**
  * The references a page or style sheet makes to other files: `href`, `src`, `srcset`, `poster`,
  * `<link>`, and CSS `url()` and `@import` (in style sheets, `<style>` and `style=`), each with
- * its line. HTML goes through parse5's tokenizer, switched into raw text for `<script>`,
- * `<style>` and the like as a browser's tree builder would, so markup inside a script or a
- * comment is never mistaken for a link.
+ * its line. A page is read by the tokenizing rules of the HTML standard, but only as far as they
+ * decide where a tag, a comment or an element's raw text begins and ends: `<script>`, `<style>`
+ * and the like switch to raw text as a browser's tree builder would, so markup inside a script
+ * or a comment is never mistaken for a link. Only the attributes that can hold a reference are
+ * kept, and text between tags is skipped with `indexOf`, not read character by character: a full
+ * tokenizer spent most of a link-heavy deploy's analysis building tokens nobody looked at.
+ * test/ingest/link-refs-parity.test.ts holds this reader to parse5's tokenizer.
  */
-import { Tokenizer, TokenizerMode, type TokenHandler, Token } from 'parse5';
+import { Tokenizer, type TokenHandler, type Token } from 'parse5';
 
 export interface LinkRef {
   ref: string;
@@ -34,72 +38,364 @@ const URL_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
   input: ['src'],
 };
 const SRCSET_ELEMENTS = new Set(['img', 'source']);
+// The attributes a reference may come from, by element: `style=` on any.
+const STYLE_ONLY: readonly string[] = ['style'];
+const WANTED_ATTRIBUTES = new Map<string, readonly string[]>(
+  ['base', 'link', ...Object.keys(URL_ATTRIBUTES)].map((name) => [
+    name,
+    [
+      ...STYLE_ONLY,
+      ...(URL_ATTRIBUTES[name] ?? []),
+      ...(SRCSET_ELEMENTS.has(name) ? ['srcset'] : []),
+      ...(name === 'link' ? ['rel'] : []),
+      ...(name === 'base' ? ['href'] : []),
+    ],
+  ]),
+);
 // Link relations that name another origin, not a file of the site.
 const LINK_RELS_SKIPPED = /\b(preconnect|dns-prefetch)\b/i;
 
-const RAWTEXT = new Set(['style', 'xmp', 'iframe', 'noembed', 'noframes']);
-const RCDATA = new Set(['textarea', 'title']);
+// Elements whose content is text up to their own end tag (RAWTEXT, RCDATA and script data alike
+// for finding that end; only `<script>` has escapes that can hide it).
+const RAW_TEXT = new Set(['style', 'xmp', 'iframe', 'noembed', 'noframes', 'textarea', 'title', 'script']);
+const END_OF_RAW_TEXT = new Map([...RAW_TEXT].map((name) => [name, new RegExp(`</${name}[\\t\\n\\f />]`, 'gi')]));
+// In a script, `<!--` starts an escape within which `<script>` nests; otherwise its end tag ends it.
+const SCRIPT_ESCAPE_OR_END = /<!--|<\/script[\t\n\f />]/gi;
+const COMMENT_END = /--!?>/g;
 
-class RefCollector implements TokenHandler {
+const TAB = 9;
+const LF = 10;
+const FF = 12;
+const SPACE = 32;
+const BANG = 33;
+const DOUBLE_QUOTE = 34;
+const APOSTROPHE = 39;
+const DASH = 45;
+const SLASH = 47;
+const LESS_THAN = 60;
+const EQUALS = 61;
+const GREATER_THAN = 62;
+const QUESTION_MARK = 63;
+
+// Line breaks are normalised to LF before reading, so CR is not whitespace here.
+const isSpaceCode = (c: number): boolean => c === SPACE || c === LF || c === TAB || c === FF;
+const isAlphaCode = (c: number): boolean => (c | 0x20) >= 97 && (c | 0x20) <= 122;
+
+/** An attribute the reader kept: its name, its value as the tokenizer would give it, the line it starts on. */
+interface KeptAttribute {
+  name: string;
+  value: string;
+  line: number;
+}
+
+// Start tags whose name is one letter other than `a` (`<p>`, `<b>`, `<i>`…), the most common
+// ones, need no name: only their `style=` matters.
+const A_CODE = 97;
+const UNKNOWN = -2;
+
+class PageReader {
   readonly refs: LinkRef[] = [];
   base?: string;
-  tokenizer!: Tokenizer;
-  private style?: { text: string; line: number };
+  private lineOffset = 0;
+  private line = 1;
+  private nextBreak = UNKNOWN;
+  // The tag last read: its attributes of interest (reused from tag to tag), whether it closed itself.
+  private readonly attrs: KeptAttribute[] = [];
+  private selfClosing = false;
 
-  onStartTag(token: Token.TagToken): void {
-    const name = token.tagName;
-    const attrs = token.attrs;
-    const lineOf = (attr: string): number => token.location?.attrs?.[attr]?.startLine ?? token.location?.startLine ?? 1;
-    const names = URL_ATTRIBUTES[name];
-    if (names !== undefined) {
+  constructor(private readonly html: string) {}
+
+  read(): void {
+    const html = this.html;
+    const length = html.length;
+    let at = 0;
+    while (at < length) {
+      const open = html.indexOf('<', at);
+      if (open === -1 || open + 1 >= length) return;
+      const next = html.charCodeAt(open + 1);
+      if (isAlphaCode(next)) {
+        at = this.startTag(open);
+      } else if (next === SLASH) {
+        const after = open + 2 < length ? html.charCodeAt(open + 2) : -1;
+        if (isAlphaCode(after)) at = this.endTag(open + 3);
+        else if (after === GREATER_THAN) at = open + 3;
+        else if (after === -1) return;
+        else at = this.bogusComment(open + 2);
+      } else if (next === BANG) {
+        at = html.startsWith('--', open + 2) ? this.comment(open + 4) : this.bogusComment(open + 2);
+      } else if (next === QUESTION_MARK) {
+        at = this.bogusComment(open + 1);
+      } else {
+        at = open + 1;
+      }
+    }
+  }
+
+  /** A start tag at `open`: its references, then past its raw text if it has any. */
+  private startTag(open: number): number {
+    const html = this.html;
+    const length = html.length;
+    let nameEnd = open + 2;
+    for (; nameEnd < length; nameEnd++) {
+      const c = html.charCodeAt(nameEnd);
+      if (isSpaceCode(c) || c === SLASH || c === GREATER_THAN) break;
+    }
+    const name = nameEnd === open + 2 && (html.charCodeAt(open + 1) | 0x20) !== A_CODE ? '' : html.slice(open + 1, nameEnd).toLowerCase();
+    const urlNames = URL_ATTRIBUTES[name];
+    const end = this.readTag(nameEnd, WANTED_ATTRIBUTES.get(name) ?? STYLE_ONLY);
+    if (end === -1) return length;
+    const attrs = this.attrs;
+    if (attrs.length > 0) this.tagRefs(name, urlNames, attrs);
+    // What the tree builder would do: these elements' content is text, not markup.
+    if (this.selfClosing || name === '') return end;
+    if (name === 'plaintext') return length;
+    if (!RAW_TEXT.has(name)) return end;
+    const close = name === 'script' ? this.endOfScript(end) : this.endOfRawText(name, end);
+    if (name === 'style') {
+      const text = html.slice(end, close);
+      const refs = cssRefs(text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text, this.lineAt(end - 1));
+      for (const ref of refs) this.refs.push(ref);
+    }
+    if (close >= length) return length;
+    // The end tag, `</name`, and whatever attributes it has up to its `>`.
+    return this.endTag(close + 2 + name.length);
+  }
+
+  /** The references of a start tag's kept attributes, in the order a tokenizer's reader finds them. */
+  private tagRefs(name: string, urlNames: readonly string[] | undefined, attrs: readonly KeptAttribute[]): void {
+    if (urlNames !== undefined) {
       const rel = name === 'link' ? attrs.find((a) => a.name === 'rel')?.value : undefined;
       if (!(rel !== undefined && LINK_RELS_SKIPPED.test(rel))) {
-        for (const attr of attrs) if (names.includes(attr.name)) this.add(attr.value, lineOf(attr.name));
+        for (const attr of attrs) if (urlNames.includes(attr.name)) this.refs.push({ ref: attr.value, line: attr.line });
       }
     }
     if (SRCSET_ELEMENTS.has(name)) {
-      for (const attr of attrs) if (attr.name === 'srcset') for (const url of srcsetUrls(attr.value)) this.add(url, lineOf('srcset'));
+      for (const attr of attrs) if (attr.name === 'srcset') for (const url of srcsetUrls(attr.value)) this.refs.push({ ref: url, line: attr.line });
     }
     if (name === 'base' && this.base === undefined) {
       const href = attrs.find((a) => a.name === 'href');
       if (href !== undefined) this.base = href.value.trim();
     }
     for (const attr of attrs) {
-      if (attr.name === 'style' && attr.value.includes('url(')) for (const ref of cssRefs(attr.value, lineOf('style'))) this.refs.push(ref);
-    }
-    // What the tree builder would do: these elements' content is text, not markup.
-    if (token.selfClosing) return;
-    if (name === 'script') this.tokenizer.state = TokenizerMode.SCRIPT_DATA;
-    else if (name === 'plaintext') this.tokenizer.state = TokenizerMode.PLAINTEXT;
-    else if (RCDATA.has(name)) this.tokenizer.state = TokenizerMode.RCDATA;
-    else if (RAWTEXT.has(name)) this.tokenizer.state = TokenizerMode.RAWTEXT;
-    if (name === 'style') this.style = { text: '', line: token.location?.endLine ?? 1 };
-  }
-
-  onEndTag(token: Token.TagToken): void {
-    if (token.tagName === 'style' && this.style !== undefined) {
-      for (const ref of cssRefs(this.style.text, this.style.line)) this.refs.push(ref);
-      this.style = undefined;
+      if (attr.name === 'style' && attr.value.includes('url(')) for (const ref of cssRefs(attr.value, attr.line)) this.refs.push(ref);
     }
   }
 
-  onCharacter(token: Token.CharacterToken): void {
-    if (this.style !== undefined) this.style.text += token.chars;
+  /** An end tag from `from`, inside its name: past its `>` (its attributes are read, not kept). */
+  private endTag(from: number): number {
+    const html = this.html;
+    let at = from;
+    for (; at < html.length; at++) {
+      const c = html.charCodeAt(at);
+      if (isSpaceCode(c) || c === SLASH || c === GREATER_THAN) break;
+    }
+    const end = this.readTag(at, undefined);
+    return end === -1 ? html.length : end;
   }
-  onWhitespaceCharacter(token: Token.CharacterToken): void {
-    if (this.style !== undefined) this.style.text += token.chars;
+
+  /**
+   * A tag's attributes from `from` (just past its name) to its `>`, by the standard's attribute
+   * states; keeps the first of each name in `wanted` in `attrs`. The offset past the `>`, or -1
+   * when the page ends inside the tag, which a browser then drops.
+   */
+  private readTag(from: number, wanted: readonly string[] | undefined): number {
+    const html = this.html;
+    const length = html.length;
+    const attrs = this.attrs;
+    // Setting an array's length is a runtime call: only when there is something to drop.
+    if (attrs.length > 0) attrs.length = 0;
+    this.selfClosing = false;
+    let at = from;
+    for (;;) {
+      while (at < length && isSpaceCode(html.charCodeAt(at))) at++;
+      if (at >= length) return -1;
+      let c = html.charCodeAt(at);
+      if (c === GREATER_THAN) return at + 1;
+      if (c === SLASH) {
+        at++;
+        if (at >= length) return -1;
+        if (html.charCodeAt(at) === GREATER_THAN) {
+          this.selfClosing = true;
+          return at + 1;
+        }
+        continue;
+      }
+      const nameStart = at;
+      if (c === EQUALS) at++;
+      for (; at < length; at++) {
+        c = html.charCodeAt(at);
+        if (isSpaceCode(c) || c === SLASH || c === GREATER_THAN || c === EQUALS) break;
+      }
+      const nameEnd = at;
+      while (at < length && isSpaceCode(html.charCodeAt(at))) at++;
+      if (at >= length) return -1;
+      let quote = '';
+      let valueStart = -1;
+      let valueEnd = -1;
+      if (html.charCodeAt(at) === EQUALS) {
+        at++;
+        while (at < length && isSpaceCode(html.charCodeAt(at))) at++;
+        if (at >= length) return -1;
+        c = html.charCodeAt(at);
+        if (c === DOUBLE_QUOTE || c === APOSTROPHE) {
+          quote = c === DOUBLE_QUOTE ? '"' : "'";
+          const close = html.indexOf(quote, at + 1);
+          if (close === -1) return -1;
+          valueStart = at + 1;
+          valueEnd = close;
+          at = close + 1;
+        } else if (c !== GREATER_THAN) {
+          valueStart = at;
+          for (; at < length; at++) {
+            c = html.charCodeAt(at);
+            if (isSpaceCode(c) || c === GREATER_THAN) break;
+          }
+          if (at >= length) return -1;
+          valueEnd = at;
+        }
+      }
+      if (wanted === undefined) continue;
+      const name = this.wantedName(nameStart, nameEnd, wanted);
+      if (name === undefined || attrs.some((attr) => attr.name === name)) continue;
+      let value = valueStart === -1 ? '' : html.slice(valueStart, valueEnd);
+      if (value.includes('&') || value.includes('\0')) value = decodeAttributeValue(value, quote);
+      attrs.push({ name, value, line: this.lineAt(nameStart) });
+    }
   }
+
+  /** The name at `[start, end)`, lowercased, when it is one of `wanted`. */
+  private wantedName(start: number, end: number, wanted: readonly string[]): string | undefined {
+    const html = this.html;
+    next: for (const name of wanted) {
+      if (name.length !== end - start) continue;
+      for (let i = 0; i < name.length; i++) {
+        const c = html.charCodeAt(start + i);
+        // ASCII upper case is lowered; nothing else matches a lower-case name.
+        if ((c >= 65 && c <= 90 ? c | 0x20 : c) !== name.charCodeAt(i)) continue next;
+      }
+      return name;
+    }
+    return undefined;
+  }
+
+  /** Where the raw text of `name` from `from` ends: the `<` of its end tag, or the page's end. */
+  private endOfRawText(name: string, from: number): number {
+    const end = END_OF_RAW_TEXT.get(name)!;
+    end.lastIndex = from;
+    const found = end.exec(this.html);
+    return found === null ? this.html.length : found.index;
+  }
+
+  /** The `<` of a script's end tag from `from`, past `<!--` escapes and the `<script>` they may nest. */
+  private endOfScript(from: number): number {
+    const html = this.html;
+    let at = from;
+    for (;;) {
+      SCRIPT_ESCAPE_OR_END.lastIndex = at;
+      const found = SCRIPT_ESCAPE_OR_END.exec(html);
+      if (found === null) return html.length;
+      if (found[0] !== '<!--') return found.index;
+      const escaped = this.escapedScript(found.index + 4);
+      if (escaped.end) return escaped.at;
+      at = escaped.at;
+    }
+  }
+
+  /**
+   * The script data escaped states, from just past `<!--`: either the script's end tag (`end`,
+   * at its `<`), or the `-->` that leaves the escape (`at` just past it). Inside, `<script>`
+   * starts a double escape in which `</script>` only ends that nesting.
+   */
+  private escapedScript(from: number): { end: boolean; at: number } {
+    const html = this.html;
+    const length = html.length;
+    let double = false;
+    let dashes = 2;
+    let at = from;
+    while (at < length) {
+      const c = html.charCodeAt(at);
+      if (c === DASH) {
+        dashes++;
+        at++;
+        continue;
+      }
+      if (c === GREATER_THAN && dashes >= 2) return { end: false, at: at + 1 };
+      dashes = 0;
+      if (c !== LESS_THAN) {
+        at++;
+        continue;
+      }
+      at++;
+      const slash = at < length && html.charCodeAt(at) === SLASH;
+      if (slash) at++;
+      if (!slash && double) continue;
+      const nameStart = at;
+      while (at < length && isAlphaCode(html.charCodeAt(at))) at++;
+      if (at === nameStart || at >= length) continue;
+      const c2 = html.charCodeAt(at);
+      if (!(isSpaceCode(c2) || c2 === SLASH || c2 === GREATER_THAN)) continue;
+      const isScript = at - nameStart === 6 && html.slice(nameStart, at).toLowerCase() === 'script';
+      // `</script` ends the script from an escape, or ends a double escape.
+      if (slash && !double && isScript) return { end: true, at: nameStart - 2 };
+      if (isScript) double = !double;
+      // The character after the name is taken with it (a `>` here never ends the escape).
+      at++;
+    }
+    return { end: true, at: length };
+  }
+
+  /** A comment from just past `<!--`, to past its `-->` (or `--!>`, `<!-->`, `<!--->`). */
+  private comment(from: number): number {
+    const html = this.html;
+    if (html.charCodeAt(from) === GREATER_THAN) return from + 1;
+    if (html.startsWith('->', from)) return from + 2;
+    COMMENT_END.lastIndex = from;
+    const found = COMMENT_END.exec(html);
+    return found === null ? html.length : found.index + found[0].length;
+  }
+
+  /** `<?…>`, `<!…>` (a doctype too) and `</ …>` run to the next `>`. */
+  private bogusComment(from: number): number {
+    const end = this.html.indexOf('>', from);
+    return end === -1 ? this.html.length : end + 1;
+  }
+
+  /** The line of `offset`; asked in increasing order, so the page's line breaks are counted once. */
+  private lineAt(offset: number): number {
+    if (offset <= this.lineOffset) return this.line;
+    // The first line break at or past `lineOffset`, kept: a page of one long line is searched once.
+    let at = this.nextBreak === UNKNOWN ? this.html.indexOf('\n', this.lineOffset) : this.nextBreak;
+    for (; at !== -1 && at < offset; at = this.html.indexOf('\n', at + 1)) this.line++;
+    this.nextBreak = at;
+    this.lineOffset = offset;
+    return this.line;
+  }
+}
+
+/**
+ * An attribute value with character references (or NUL) as the tokenizer gives it: the value is
+ * rare enough that parse5 reads it, in a tag of its own with the same quotes, and the standard's
+ * rules for references in attributes (`&copy=` stays as written) come out exactly. The value holds
+ * no quote of its own kind (unquoted: no space or `>`), so the tag ends where it is written to.
+ */
+function decodeAttributeValue(raw: string, quote: string): string {
+  const handler = new SingleTagHandler();
+  new Tokenizer({ sourceCodeLocationInfo: false }, handler).write(`<a x=${quote}${raw}${quote}>`, true);
+  return handler.value ?? raw;
+}
+
+class SingleTagHandler implements TokenHandler {
+  value?: string;
+  onStartTag(token: Token.TagToken): void {
+    this.value ??= token.attrs[0]?.value;
+  }
+  onEndTag(): void {}
+  onCharacter(): void {}
+  onWhitespaceCharacter(): void {}
   onNullCharacter(): void {}
   onComment(): void {}
   onDoctype(): void {}
-  onEof(): void {
-    if (this.style !== undefined) for (const ref of cssRefs(this.style.text, this.style.line)) this.refs.push(ref);
-    this.style = undefined;
-  }
-
-  private add(value: string, line: number): void {
-    this.refs.push({ ref: value, line });
-  }
+  onEof(): void {}
 }
 
 const isSpace = (c: string): boolean => c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\f';
@@ -129,11 +425,10 @@ export function srcsetUrls(value: string): string[] {
 }
 
 export function pageRefs(html: string): PageRefs {
-  const collector = new RefCollector();
-  const tokenizer = new Tokenizer({ sourceCodeLocationInfo: true }, collector);
-  collector.tokenizer = tokenizer;
-  tokenizer.write(html, true);
-  return { refs: collector.refs, ...(collector.base !== undefined ? { base: collector.base } : {}) };
+  // The tokenizer reads CR LF and a lone CR as one LF, for lines and values alike.
+  const reader = new PageReader(html.includes('\r') ? html.replace(/\r\n?/g, '\n') : html);
+  reader.read();
+  return { refs: reader.refs, ...(reader.base !== undefined ? { base: reader.base } : {}) };
 }
 
 // No nested quantifiers: each pattern scans the text once, whatever it holds.
@@ -153,9 +448,9 @@ export function cssRefs(css: string, firstLine = 1): LinkRef[] {
   found.sort((a, b) => a.index - b.index);
   const refs: LinkRef[] = [];
   let line = firstLine;
-  let at = 0;
+  let lineBreak = text.indexOf('\n');
   for (const { index, ref } of found) {
-    for (; at < index; at++) if (text.charCodeAt(at) === 10) line++;
+    for (; lineBreak !== -1 && lineBreak < index; lineBreak = text.indexOf('\n', lineBreak + 1)) line++;
     refs.push({ ref, line });
   }
   return refs;

@@ -28,9 +28,10 @@ const TEMPLATE = /\{\{|\{%|\$\{|<%/;
 // Answers that lead somewhere (a file, a folder's redirect, a rule's redirect, the single-page-app
 // shell); a 404 page, a rule's 404 or 410, or nothing count as nowhere.
 const LEADS_SOMEWHERE = new Set(['file', 'folder', 'redirect', 'spa']);
-// A file without any of these words refers to nothing (every reference attribute holds one:
+// A page without any of these words refers to nothing (every reference attribute holds one:
 // `href`, `src`, `srcset`, `poster`, or CSS `url(` and `@import`); one pass of a plain search
-// instead of a tokenizer's, for the many pages and style sheets that have no reference at all.
+// instead of the page reader's, for the many pages that have no reference at all. A style sheet
+// is searched by cssRefs' own patterns alone.
 const MAY_REFER = /href|src|poster|url\(|@import/i;
 
 export function analyzeSite(
@@ -155,7 +156,7 @@ function refsOf(file: SiteFile, html: boolean, read: (file: SiteFile) => Buffer)
   const known = refsByContent.get(key);
   if (known !== undefined) return known;
   const text = read(file).toString('utf8');
-  const found = !MAY_REFER.test(text) ? NO_REFS : html ? pageRefs(text) : { refs: cssRefs(text) };
+  const found = !html ? { refs: cssRefs(text) } : MAY_REFER.test(text) ? pageRefs(text) : NO_REFS;
   refsByContent.set(key, found);
   cachedRefs += found.refs.length;
   for (const [oldest, value] of refsByContent) {
@@ -201,4 +202,33 @@ function resolves(url: URL, has: (path: string) => boolean, redirects: CompiledR
   const trailingSlash = segments.length > 0 && pathname.endsWith('/');
   const resolution = resolveSitePath(segments.join('/'), trailingSlash, has, redirects, () => url.searchParams);
   return LEADS_SOMEWHERE.has(resolution.kind);
+}
+
+// Below this many bytes of pages and style sheets one worker checks the links alone: a share of
+// its own would cost more in the hand-over than it saves.
+const SHARE_MIN_BYTES = 1024 * 1024;
+
+/**
+ * The pages and style sheets of a large site, cut into consecutive runs of about equal bytes, one
+ * per ingest thread, so that their links are checked side by side; `[undefined]` (one task, all
+ * of them) for a small site or a single thread.
+ */
+export function linkCheckShares(site: readonly SiteFile[], threads: number): Array<string[] | undefined> {
+  const checked = site.filter((file) => isHtmlType(file.type) || file.type.startsWith('text/css'));
+  const bytes = checked.reduce((sum, file) => sum + file.size, 0);
+  const count = Math.min(threads, Math.floor(bytes / SHARE_MIN_BYTES), checked.length);
+  if (count <= 1) return [undefined];
+  const shares: string[][] = [];
+  let current: string[] = [];
+  let taken = 0;
+  for (const file of checked) {
+    current.push(file.path);
+    taken += file.size;
+    if (shares.length < count - 1 && taken >= (bytes * (shares.length + 1)) / count) {
+      shares.push(current);
+      current = [];
+    }
+  }
+  if (current.length > 0) shares.push(current);
+  return shares;
 }

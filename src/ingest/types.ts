@@ -56,6 +56,12 @@ export interface UnpackOptions {
    */
   compressBeforePublish?: { leftBytes: number; maxFileBytes: number };
   /**
+   * A whole site in one body (not a patch, a part, or a body with references): its analysis (see
+   * `AnalyzeTask`) is done in this task, while its blobs are being flushed, when the site is small
+   * enough for one thread of `threads` to check its links alone (see `linkCheckShares`).
+   */
+  analyze?: { limits: SiteRulesLimits; threads: number };
+  /**
    * A port the worker posts each blob's sha256 to (a string message) as soon as the blob is
    * stored, so that a node with a bucket starts its upload while the rest is unpacked. The one
    * value here that is not plain data: it is transferred, and the worker closes it when done.
@@ -117,6 +123,8 @@ export type UnpackResult =
       json?: JsonDeployFields;
       /** Blobs to compress once the revision is live (see `CompressTask`). */
       pendingVariants: string[];
+      /** The site's analysis, when `analyze` asked for it and the body was a whole small site. */
+      analysis?: AnalyzeResult;
     }
   | { ok: false; error: IngestError };
 

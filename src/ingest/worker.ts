@@ -13,10 +13,23 @@ import { createCollector } from './collector.js';
 import { detectArchiveFormat } from './format.js';
 import { readJsonDeploy } from './json-body.js';
 import { rejudgeContents } from './leak-guard.js';
-import { analyzeSite } from './site-analysis.js';
+import { analyzeSite, linkCheckShares } from './site-analysis.js';
 import { DeployRejected } from './rejection.js';
 import { readTar } from './tar-reader.js';
-import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, IngestError, UnpackReply, UnpackResult, UnpackTask } from './types.js';
+import type {
+  AnalyzeResult,
+  AnalyzeTask,
+  BadgeTask,
+  CompressResult,
+  CompressTask,
+  IngestedFile,
+  IngestError,
+  JsonDeployFields,
+  SiteFile,
+  UnpackReply,
+  UnpackResult,
+  UnpackTask,
+} from './types.js';
 import { readZip } from './zip-reader.js';
 
 // Deploy work yields the CPU to serving threads: a visitor's request must not wait behind an
@@ -73,16 +86,27 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
   try {
+    let json: JsonDeployFields | undefined;
     if (task.bodyKind === 'json') {
-      const json = await readJsonDeploy(body, collector);
-      dropSpool(task);
-      return { ok: true, ...(await collector.finish({ patch: json.patch === true || task.partial === true })), json };
+      json = await readJsonDeploy(body, collector);
+    } else {
+      const format = await detectArchiveFormat(body);
+      if (format === 'zip') await readZip(body, collector);
+      else await readTar(body, format === 'tar.gz', collector, task.limits.maxSiteBytes);
     }
-    const format = await detectArchiveFormat(body);
-    if (format === 'zip') await readZip(body, collector);
-    else await readTar(body, format === 'tar.gz', collector, task.limits.maxSiteBytes);
     dropSpool(task);
-    return { ok: true, ...(await collector.finish({ patch: task.partial === true })) };
+    const patch = json?.patch === true || task.partial === true;
+    const { flushed, ...site } = await collector.finish({ patch, flushLater: task.analyze !== undefined });
+    const result = { ok: true as const, ...site, ...(json !== undefined ? { json } : {}) };
+    if (task.analyze === undefined) return result;
+    // The analysis reads what was just written while the disk makes it durable.
+    let analysis: AnalyzeResult | undefined;
+    try {
+      if (!patch && site.references === undefined) analysis = analyzeWhole(task, site.files, task.analyze);
+    } finally {
+      await flushed;
+    }
+    return analysis === undefined ? result : { ...result, analysis };
   } catch (err) {
     // Piscina must not report the task done while writes still run: the caller may delete the
     // spool file or shut down the pool right after.
@@ -114,6 +138,15 @@ export async function compress(task: CompressTask): Promise<CompressResult> {
   }
   if (task.sha256s.length > 0) await blobs.flush();
   return result;
+}
+
+/** The analysis of a whole site just unpacked, when one thread checks its links alone (else undefined). */
+function analyzeWhole(task: UnpackTask, files: readonly IngestedFile[], options: NonNullable<UnpackTask['analyze']>): AnalyzeResult | undefined {
+  const site: SiteFile[] = files.map((file) => ({ path: file.path, sha256: file.sha256, size: file.size, type: file.type }));
+  if (linkCheckShares(site, options.threads)[0] !== undefined) return undefined;
+  site.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const blobs = blobsFor(task.dataDir);
+  return analyzeSite(site, (file) => blobs.readSync(file.sha256), options.limits);
 }
 
 /**

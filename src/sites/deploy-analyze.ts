@@ -1,5 +1,5 @@
 import { refusalError } from '../errors.js';
-import type { RejudgedContent, SiteFile } from '../ingest/index.js';
+import { linkCheckShares, type AnalyzeResult, type RejudgedContent, type SiteFile, type SiteRulesLimits } from '../ingest/index.js';
 import { isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type Plan, type RevisionExtras } from '../rules/index.js';
 import type { FileEntry } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
@@ -10,6 +10,31 @@ import type { OperationsDeps } from './deps.js';
  * from the blob store, so a patch or digest deploy is judged as the whole resulting site.
  * Reused contents in `rejudge` pass the leak guard first, within the target plan's limits.
  */
+export { linkCheckShares };
+
+/** The caps an analysis applies to `_redirects`, `_headers` and the link check's warnings. */
+export function analysisLimits(config: OperationsDeps['config']): SiteRulesLimits {
+  const { siteRules } = config.deploy;
+  const ruleLimits = (maxEntries: number, maxLineChars: number) => ({
+    maxEntries,
+    maxLineChars,
+    maxFileBytes: siteRules.maxRulesFileBytes,
+    maxPatternSegments: siteRules.maxPatternSegments,
+    maxInnerSplats: siteRules.maxInnerSplats,
+  });
+  return {
+    redirects: { ...ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars), maxConditions: siteRules.maxRedirectConditions },
+    headers: { ...ruleLimits(siteRules.maxHeaderBlocks, siteRules.maxHeaderLineChars), maxHeaderLines: siteRules.maxHeaderLines },
+    maxWarnings: siteRules.maxLinkWarnings,
+  };
+}
+
+/** The analysis the ingest worker did in the unpack task (see `UnpackOptions.analyze`), as `analyzeSite` answers it. */
+export function analyzedInUnpack(analysis: AnalyzeResult): RevisionExtras {
+  if (!analysis.ok) throw refusalError(analysis.error);
+  return analysis.extras;
+}
+
 export async function analyzeSite(
   deps: Pick<OperationsDeps, 'store' | 'config' | 'ingest'>,
   files: Map<string, FileEntry>,
@@ -27,18 +52,7 @@ export async function analyzeSite(
   // With a bucket, content a patch keeps may not be on this node yet.
   await Promise.all([...new Set(read)].map((sha256) => store.blobs.fetch(sha256)));
   const { siteRules } = config.deploy;
-  const ruleLimits = (maxEntries: number, maxLineChars: number) => ({
-    maxEntries,
-    maxLineChars,
-    maxFileBytes: siteRules.maxRulesFileBytes,
-    maxPatternSegments: siteRules.maxPatternSegments,
-    maxInnerSplats: siteRules.maxInnerSplats,
-  });
-  const limits = {
-    redirects: { ...ruleLimits(siteRules.maxRedirectRules, siteRules.maxRedirectLineChars), maxConditions: siteRules.maxRedirectConditions },
-    headers: { ...ruleLimits(siteRules.maxHeaderBlocks, siteRules.maxHeaderLineChars), maxHeaderLines: siteRules.maxHeaderLines },
-    maxWarnings: siteRules.maxLinkWarnings,
-  };
+  const limits = analysisLimits(config);
   const shares = linkCheckShares(site, deps.ingest.threads);
   const tier = rejudge && PLAN_LIMITS[rejudge.plan];
   // One share is enough to read the reused contents again.
@@ -71,33 +85,4 @@ export async function analyzeSite(
     merged.warningsTotal = total;
   }
   return merged;
-}
-
-// Below this many bytes of pages and style sheets one worker checks the links alone: a share of
-// its own would cost more in the hand-over than it saves.
-const SHARE_MIN_BYTES = 1024 * 1024;
-
-/**
- * The pages and style sheets of a large site, cut into consecutive runs of about equal bytes, one
- * per ingest thread, so that their links are checked side by side; `[undefined]` (one task, all
- * of them) for a small site or a single thread.
- */
-export function linkCheckShares(site: readonly SiteFile[], threads: number): Array<string[] | undefined> {
-  const checked = site.filter((file) => isHtmlType(file.type) || file.type.startsWith('text/css'));
-  const bytes = checked.reduce((sum, file) => sum + file.size, 0);
-  const count = Math.min(threads, Math.floor(bytes / SHARE_MIN_BYTES), checked.length);
-  if (count <= 1) return [undefined];
-  const shares: string[][] = [];
-  let current: string[] = [];
-  let taken = 0;
-  for (const file of checked) {
-    current.push(file.path);
-    taken += file.size;
-    if (shares.length < count - 1 && taken >= (bytes * (shares.length + 1)) / count) {
-      shares.push(current);
-      current = [];
-    }
-  }
-  if (current.length > 0) shares.push(current);
-  return shares;
 }

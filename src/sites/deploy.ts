@@ -6,7 +6,7 @@ import type { ByteRange, JsonDeployFields, UnpackResult } from '../ingest/index.
 import { MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
 import type { BlobPublisher, ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
-import { analyzeSite } from './deploy-analyze.js';
+import { analysisLimits, analyzedInUnpack, analyzeSite } from './deploy-analyze.js';
 import { assembleFiles, contentsToRejudge } from './deploy-assemble.js';
 import { decideDeploy, takeAnonymousTokens, type Decision } from './deploy-decision.js';
 import { compressAfterPublish, publishRevision, type Published } from './deploy-publish.js';
@@ -134,7 +134,9 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       // With a bucket, each blob goes up as soon as the worker has stored it (a refused deploy
       // leaves what went up unreferenced, for garbage collection); the commit waits for them all.
       const publisher = store.blobs.publisher();
-      const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, store.blobs.bucket !== undefined ? publisher : undefined);
+      const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, store.blobs.bucket !== undefined ? publisher : undefined, {
+        threads: deps.ingest.threads,
+      });
       const unpacked = performance.now();
       if (!result.ok) {
         throw refusalError(result.error);
@@ -150,7 +152,10 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       // the site is analysed.
       const uploads = publisher.finish(Array.from(files.values(), (entry) => entry.sha256));
       uploads.catch(() => undefined);
-      const extras = await analyzeSite(deps, files, signal, { contents: reused, plan });
+      // A whole small site was analysed by the worker as it unpacked it (the same site: no patch,
+      // no references); otherwise by the pool now.
+      const whole = result.analysis !== undefined && fields.patch !== true && result.references === undefined;
+      const extras = whole ? analyzedInUnpack(result.analysis!) : await analyzeSite(deps, files, signal, { contents: reused, plan });
       const analyzed = performance.now();
       const live = request.publish !== false && fields.publish !== false;
       const outcome = await publishRevision(deps, {
@@ -370,7 +375,8 @@ async function decideJson(deps: OperationsDeps, caller: Caller, fields: JsonDepl
 
 /**
  * Unpacks and checks a body in the pool. `publishedAs`: the body is a manifest's part, and
- * these are the paths each content it may carry is published at.
+ * these are the paths each content it may carry is published at. `analyzeWith`: a whole small
+ * site is also analysed there, while its blobs are flushed (see `UnpackOptions.analyze`).
  */
 async function unpackBody(
   deps: Pick<OperationsDeps, 'ingest' | 'config'>,
@@ -381,6 +387,7 @@ async function unpackBody(
   publishedAs?: Record<string, string[]>,
   /** Told of each blob as the worker stores it (a node with a bucket starts uploading it). */
   publisher?: BlobPublisher,
+  analyzeWith?: { threads: number },
 ): Promise<UnpackResult> {
   // The caller's tier bounds the work (a zip bomb stops at it); the target site's tier is
   // checked on the assembled site afterwards.
@@ -402,6 +409,7 @@ async function unpackBody(
         },
         blockExecutables: anonymous,
         ...(publishedAs !== undefined ? { partial: true, publishedAs } : {}),
+        ...(analyzeWith !== undefined ? { analyze: { limits: analysisLimits(deps.config), threads: analyzeWith.threads } } : {}),
         ...(deps.config.deploy.compressBeforePublishBytes > 0
           ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
           : {}),

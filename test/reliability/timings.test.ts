@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLeakGuard } from '../../src/ingest/leak-guard.js';
-import { cssRefs } from '../../src/ingest/link-refs.js';
+import { cssRefs, pageRefs } from '../../src/ingest/link-refs.js';
 import { scanAllSecrets, scanForSecrets } from '../../src/ingest/secrets.js';
 import { compileRedirects, matchRedirect, type RulesFileLimits } from '../../src/rules/index.js';
 import { tarFromEntries, tarGzDeclaring, zipFromEntries } from '../fixtures/archives.js';
@@ -103,6 +103,27 @@ describe('rule files and link references take linear time', () => {
     const started = performance.now();
     cssRefs(css);
     expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe("the link check's page reader takes linear time", () => {
+  const MB = 1 << 20;
+  // Pages of one line, so that counting lines must not start over at each reference either.
+  it.each([
+    ['a reference in every href', '<a href="a&amp;b">'.repeat(MB / 18)],
+    ['comments', '<!--x-->'.repeat(MB / 8)],
+    ['a tag that never ends', '<a href=x '.repeat(MB / 10)],
+    ['nested script escapes', `<script>${'<!--<script>'.repeat(MB / 12)}`],
+    ['script escapes left', `<script>${'<!-- -->'.repeat(MB / 8)}</script>`],
+    ['end tags with attributes', '</a href="x" y=\'z\'>'.repeat(MB / 20)],
+    ['one tag of many attributes', `<a ${'href=x '.repeat(MB / 7)}>`],
+    ['less-than signs', '<'.repeat(MB)],
+    ['a srcset of many images', `<img srcset="${'a 1x,'.repeat(MB / 5)}">`],
+    ['a style attribute in every tag', '<p style="url(x)">'.repeat(MB / 18)],
+  ])('%s', (_name, html) => {
+    const started = performance.now();
+    pageRefs(html);
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
 
