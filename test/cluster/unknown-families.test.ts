@@ -68,6 +68,8 @@ describe('a record family this release does not know', () => {
       await commitAsNewerNode([['auditEvents', 'e1', { what: 'x' }]]);
       await a.putReplay('after-more', replay(203, now));
       expect(await waitUntil(() => b.getReplay('after-more') !== undefined, 10_000)).toBe(true);
+      // The replica's records are visible when its transaction commits; the counts follow a moment later.
+      await waitUntil(() => b.cluster!.health().skippedWrites?.auditEvents === 1, 5_000);
       expect(b.cluster!.health().skippedWrites).toEqual({ analytics: 2, auditEvents: 1 });
       // Said once per family, not once per write.
       expect(told).toEqual([
