@@ -75,7 +75,10 @@ try {
     // A browser loading the page and its ten assets: one page view in eleven requests.
     pageload: (node) => ({ wrkScript: { file: 'page-load.lua', args: [node.host, ...Object.values(forwarded)] }, headers: { Host: node.host } }),
     // One of those assets alone, as a browser asks for it: never a page view, only the site's bytes.
-    asset: (node) => ({ path: '/style.css', headers: { Host: node.host, 'User-Agent': FIREFOX, 'Accept-Encoding': 'br, gzip', Referer: `http://${node.host}/`, ...forwarded } }),
+    asset: (node) => ({
+      path: '/style.css',
+      headers: { Host: node.host, 'User-Agent': FIREFOX, 'Accept-Encoding': 'br, gzip', Referer: `http://${node.host}/`, ...forwarded },
+    }),
     // wrk's own requests carry no User-Agent: a crawler's view, as bench:serve's page is counted.
     crawler: (node) => ({ path: '/', headers: { Host: node.host } }),
   };
