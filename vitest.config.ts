@@ -45,7 +45,6 @@ export const SLOW_FIRST = [
   'test/security/serving.browser.test.ts',
   'test/docs/examples.http.test.ts',
   'test/security/authorization.http.test.ts',
-  'test/security/fail-closed.http.test.ts',
   'test/security/webhooks.http.test.ts',
   'test/cli/admin.http.test.ts',
   'test/api/deploy.http.test.ts',
