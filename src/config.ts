@@ -155,6 +155,11 @@ export interface AppConfig {
   readonly deviceAuthorizationsPerHour: number;
   /** Wrong user codes one account, and one network, may type per hour on the device page; 0 = no cap. */
   readonly deviceCodeTriesPerHour: number;
+  /**
+   * Seconds a device is told to wait between polls of the token endpoint (RFC 8628 `interval`),
+   * and the spacing below which a poll gets `slow_down`.
+   */
+  readonly devicePollIntervalS: number;
 }
 
 export interface McpConfig {
@@ -388,6 +393,7 @@ export const SERVER_SETTINGS = [
   'PLINTH_OAUTH_METADATA_FETCHES_PER_NETWORK',
   'PLINTH_DEVICE_AUTHORIZATIONS_PER_HOUR',
   'PLINTH_DEVICE_CODE_TRIES_PER_HOUR',
+  'PLINTH_DEVICE_POLL_INTERVAL_S',
   'PLINTH_OUTBOX_PAGE',
   'PLINTH_WEBHOOK_ALLOW_LOOPBACK',
   'PLINTH_WEBHOOKS_PER_SITE',
@@ -615,6 +621,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     secureCookies: publicUrls.app.startsWith('https:'),
     deviceAuthorizationsPerHour: int('PLINTH_DEVICE_AUTHORIZATIONS_PER_HOUR', 30, 0, 1_000_000),
     deviceCodeTriesPerHour: int('PLINTH_DEVICE_CODE_TRIES_PER_HOUR', 10, 0, 1_000_000),
+    devicePollIntervalS: int('PLINTH_DEVICE_POLL_INTERVAL_S', 5, 1, 60),
   };
 
   const allowedOrigins: string[] = [];

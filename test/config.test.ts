@@ -62,6 +62,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ PLINTH_UPLOAD_TIMEOUT_S: '0' }).deploy.uploadTimeoutMs).toBe(0);
   });
 
+  it('tells a signing-in device to poll every 5 seconds unless told otherwise, from 1 to 60', () => {
+    expect(loadConfig({}).app.devicePollIntervalS).toBe(5);
+    expect(loadConfig({ PLINTH_DEVICE_POLL_INTERVAL_S: '1' }).app.devicePollIntervalS).toBe(1);
+    expect(loadConfig({ PLINTH_DEVICE_POLL_INTERVAL_S: '60' }).app.devicePollIntervalS).toBe(60);
+    for (const refused of ['0', '61', '2.5']) {
+      expect(() => loadConfig({ PLINTH_DEVICE_POLL_INTERVAL_S: refused })).toThrow(/PLINTH_DEVICE_POLL_INTERVAL_S must be a whole number from 1 to 60/);
+    }
+  });
+
   it("caps an MCP batch at 20 messages unless told otherwise (0: only the SDK's own 100)", () => {
     expect(loadConfig({}).mcp.maxBatchMessages).toBe(20);
     expect(loadConfig({ PLINTH_MCP_MAX_BATCH: '0' }).mcp.maxBatchMessages).toBe(0);

@@ -56,11 +56,13 @@ export function checkDeviceName(value: string | null | undefined): { name?: stri
 /**
  * Polls may come this much sooner than the interval without a `slow_down`: the client's wait is
  * measured from when it read the last answer, the server's from when it handled the last poll,
- * and in a cluster the two polls may be handled by different nodes.
+ * and in a cluster the two polls may be handled by different nodes. Never more than half the
+ * interval, so that a short one (`PLINTH_DEVICE_POLL_INTERVAL_S=1`) is still enforced.
  */
 export const POLL_LEEWAY_MS = 1000;
 
 /** Whether a poll at `at` comes too soon after the one at `lastPolledAt` (RFC 8628 §3.5); the first never does. */
 export function isPollTooSoon(lastPolledAt: number | undefined, at: number, intervalS: number): boolean {
-  return lastPolledAt !== undefined && at - lastPolledAt < intervalS * 1000 - POLL_LEEWAY_MS;
+  const leewayMs = Math.min(POLL_LEEWAY_MS, (intervalS * 1000) / 2);
+  return lastPolledAt !== undefined && at - lastPolledAt < intervalS * 1000 - leewayMs;
 }

@@ -15,8 +15,6 @@ import { iso } from './views.js';
 export const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 /** A device sign-in waits this long for the person (RFC 8628 `expires_in`). */
 export const DEVICE_CODE_LIFETIME_MS = 10 * 60_000;
-/** Seconds a device waits between polls, to begin with (RFC 8628 `interval`). */
-export const DEVICE_POLL_INTERVAL_S = 5;
 
 /**
  * Public clients Plinth knows without registration: its own command-line tool. Their ids are not
@@ -112,7 +110,8 @@ export async function authorizeDevice(deps: OperationsDeps, form: URLSearchParam
     network,
     createdAt: now,
     expiresAt: now + DEVICE_CODE_LIFETIME_MS,
-    intervalS: DEVICE_POLL_INTERVAL_S,
+    // What the device is told to wait, to begin with, and the spacing `slow_down` enforces.
+    intervalS: config.app.devicePollIntervalS,
   };
   // A new user code collides with a live one about once in 2.5e10 / (live codes): try a few.
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -126,7 +125,7 @@ export async function authorizeDevice(deps: OperationsDeps, form: URLSearchParam
       verification_uri: verification,
       verification_uri_complete: `${verification}?user_code=${formatUserCode(userCode)}`,
       expires_in: DEVICE_CODE_LIFETIME_MS / 1000,
-      interval: DEVICE_POLL_INTERVAL_S,
+      interval: grant.intervalS,
     };
   }
   throw new ServiceError('unavailable', 'No free user code was found; try again.');

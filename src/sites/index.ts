@@ -123,14 +123,7 @@ export {
   type ConnectionView,
   type TokenResponse,
 } from './oauth.js';
-export {
-  DEVICE_CODE_LIFETIME_MS,
-  DEVICE_GRANT_TYPE,
-  DEVICE_POLL_INTERVAL_S,
-  type DeviceAuthorization,
-  type DeviceRequestView,
-  type DeviceTokenResponse,
-} from './device.js';
+export { DEVICE_CODE_LIFETIME_MS, DEVICE_GRANT_TYPE, type DeviceAuthorization, type DeviceRequestView, type DeviceTokenResponse } from './device.js';
 export { bodyTooSlow, MCP_FRAMING_BYTES, requestBodyLimit, requestTooLarge, smallBodyLimit, type BodyLimit } from './body-limits.js';
 export { EVENT_KINDS, type EventKind, type EventList, type EventView } from './events.js';
 export { DELIVERIES_SHOWN, WEBHOOK_TARGET_REFUSED, type DeliveryView, type WebhookView } from './webhooks.js';

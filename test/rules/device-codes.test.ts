@@ -80,6 +80,13 @@ describe('polling too soon (RFC 8628 §3.5)', () => {
     [0, 0, 5, true],
     [0, 9000, 10, false],
     [0, 8000, 10, true],
+    // A short interval keeps half of itself: a second of leeway would let any pace pass.
+    [0, 0, 1, true],
+    [0, 499, 1, true],
+    [0, 500, 1, false],
+    [0, 1000, 1, false],
+    [0, 1999, 2, false],
+    [0, 999, 2, true],
   ])('last poll %j, now %j, interval %j s → too soon %j', (last, at, interval, tooSoon) => {
     expect(isPollTooSoon(last, at, interval)).toBe(tooSoon);
   });

@@ -54,6 +54,23 @@ describe('device sign-ins', () => {
     expect(await poll(deviceCode)).toEqual({ outcome: 'pending' });
   });
 
+  it('holds a one-second interval too (PLINTH_DEVICE_POLL_INTERVAL_S=1): a poll at once gets slow_down, one a second later does not', async () => {
+    const hurried = next('pld_');
+    expect(await t.store.createDeviceGrant(hashToken(hurried), userCode(), { ...fields(), intervalS: 1 })).toBe(true);
+    expect(await poll(hurried)).toEqual({ outcome: 'pending' });
+    t.clock.now += 400;
+    expect(await poll(hurried)).toEqual({ outcome: 'slow_down', intervalS: 6 });
+    t.clock.now += 6000;
+    expect(await poll(hurried)).toEqual({ outcome: 'pending' });
+
+    const steady = next('pld_');
+    expect(await t.store.createDeviceGrant(hashToken(steady), userCode(), { ...fields(), intervalS: 1 })).toBe(true);
+    for (let i = 0; i < 3; i++) {
+      expect(await poll(steady)).toEqual({ outcome: 'pending' });
+      t.clock.now += 1000;
+    }
+  });
+
   it('is decided once, after which its user code leads nowhere', async () => {
     const account = await createAccount(t.store, `${next('a')}@example.com`);
     const { deviceCode, code } = await started();
