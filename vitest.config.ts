@@ -31,6 +31,15 @@ const ELSEWHERE = ['test/reliability/**', 'test/cluster/**', 'test/edge/**'];
 const FIRST_LINE = { maxWorkers: 3, isolate: false, setupFiles: ['test/helpers/file-trail.ts'] };
 
 /**
+ * Browser files whose flows are independent run them side by side (`describe.concurrent`): a
+ * flow mostly waits on Chromium and the server, one step after the other. Three groups at a time
+ * at most, and three flows of a group, beside the two other files of the worker pool on two
+ * cores; a step that waits for a page's state (`expect.poll`) then allows it five seconds rather
+ * than vitest's one, since pages load behind those of the other flows.
+ */
+const IN_FILE = { maxConcurrency: 3, expect: { poll: { timeout: 5_000 } } };
+
+/**
  * The other projects run one file at a time in a fresh process, after the first-line ones when
  * all are run together: they time the wall clock, kill processes and fill disks. Their servers keep
  * their data on the disk, not on the run's tmpfs folder (test/global-setup.ts), so their timings
@@ -101,7 +110,7 @@ export default defineConfig({
         },
       },
       { extends: true, test: { name: 'http', include: ['test/**/*.http.test.ts'], exclude: ELSEWHERE, ...FIRST_LINE } },
-      { extends: true, test: { name: 'browser', include: ['test/**/*.browser.test.ts'], exclude: ELSEWHERE, ...FIRST_LINE } },
+      { extends: true, test: { name: 'browser', include: ['test/**/*.browser.test.ts'], exclude: ELSEWHERE, ...FIRST_LINE, ...IN_FILE } },
       { extends: true, test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], ...ONE_AT_A_TIME } },
       // Needs PostgreSQL's server binaries (Debian's postgresql package) and starts s3rver.
       { extends: true, test: { name: 'cluster', include: ['test/cluster/**/*.test.ts'], ...ONE_AT_A_TIME } },

@@ -134,7 +134,9 @@ export async function signIn(page: Page, server: AppServer, email: string): Prom
   const before = countMailTo(server, email);
   await page.getByLabel('E-mail address').fill(email);
   await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
-  await expect.poll(() => page.getByRole('heading', { name: 'Check your e-mail' }).count()).toBe(1);
+  // Playwright's wait, not expect.poll: in flows that run at the same time (describe.concurrent)
+  // the global expect has no current test to poll in.
+  await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
   const mail = await mailTo(server, email, { after: before });
   await page.goto(linkIn(mail, `${server.appUrl}/login/verify?token=`));
   await page.getByRole('button', { name: `Sign in as ${email}` }).click();

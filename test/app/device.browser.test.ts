@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { useBrowser } from '../helpers/fixtures.js';
 import { inspectPage, openPage, signIn, startAppServer, type AppServer } from './browser.js';
 import { pollDevice, startDevice, whoAmI, type DeviceStart, type OAuthAnswer } from './device-helpers.js';
@@ -14,8 +14,14 @@ let counter = 0;
 const email = (who: string): string => `${who}-${Date.now().toString(36)}${++counter}@example.com`;
 const browser = useBrowser();
 
+/**
+ * The device polls at the interval the server announces, which this server sets to a second
+ * (PLINTH_DEVICE_POLL_INTERVAL_S) so that the test waits on the person, not on the clock.
+ */
+const POLL_INTERVAL_S = 1;
+
 beforeAll(async () => {
-  server = await startAppServer();
+  server = await startAppServer({ PLINTH_DEVICE_POLL_INTERVAL_S: String(POLL_INTERVAL_S) });
 });
 
 afterAll(async () => {
@@ -35,9 +41,10 @@ async function pollUntilDecided(start: DeviceStart, deadlineMs = 45_000): Promis
   throw new Error('the device was never approved nor denied');
 }
 
-describe('signing in a device', () => {
-  it('a person follows the address with the code, signs in, approves, and the device gets a working token', { timeout: 90_000 }, async () => {
+describe.concurrent('signing in a device', () => {
+  it('a person follows the address with the code, signs in, approves, and the device gets a working token', { timeout: 90_000 }, async ({ expect }) => {
     const start = await startDevice(server, { device_name: 'my laptop' });
+    expect(start.interval).toBe(POLL_INTERVAL_S);
     const polled = pollUntilDecided(start);
     const address = email('device');
     const { context, page, errors } = await openPage(browser);
@@ -69,7 +76,7 @@ describe('signing in a device', () => {
     await context.close();
   });
 
-  it('a signed-in person types the code and denies, and the device is told so', { timeout: 60_000 }, async () => {
+  it('a signed-in person types the code and denies, and the device is told so', { timeout: 60_000 }, async ({ expect }) => {
     const start = await startDevice(server, { device_name: 'unknown box' });
     const polled = pollUntilDecided(start);
     const { context, page, errors } = await openPage(browser);

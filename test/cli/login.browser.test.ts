@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { openPage, signIn, startAppServer, type AppServer } from '../app/browser.js';
 import { whoAmI } from '../app/device-helpers.js';
 import { writeTree } from '../fixtures/archives.js';
@@ -25,7 +25,9 @@ const email = (who: string): string => `${who}-${Date.now().toString(36)}${++cou
 const browser = useBrowser();
 
 beforeAll(async () => {
-  server = await startAppServer();
+  // The command polls at the interval the server announces: a second rather than five, so that
+  // the test waits on the person, not on the clock.
+  server = await startAppServer({ PLINTH_DEVICE_POLL_INTERVAL_S: '1' });
 });
 afterAll(async () => {
   await server?.close();
@@ -77,8 +79,8 @@ async function startLogin(env: NodeJS.ProcessEnv): Promise<{ address: string; co
   return { ...found, done };
 }
 
-describe('plinth login, with a person approving in Chromium', () => {
-  it('keeps the approved token privately; whoami and deploy use it; logout revokes it', { timeout: 120_000 }, async () => {
+describe.concurrent('plinth login, with a person approving in Chromium', () => {
+  it('keeps the approved token privately; whoami and deploy use it; logout revokes it', { timeout: 120_000 }, async ({ expect }) => {
     const config = tempDir('plinth-xdg-');
     const env = environment(config);
     const { address, code, done } = await startLogin(env);
@@ -135,7 +137,7 @@ describe('plinth login, with a person approving in Chromium', () => {
     await context.close();
   });
 
-  it('exits non-zero with a clear message when the person denies, and keeps nothing', { timeout: 90_000 }, async () => {
+  it('exits non-zero with a clear message when the person denies, and keeps nothing', { timeout: 90_000 }, async ({ expect }) => {
     const config = tempDir('plinth-xdg-');
     const env = environment(config);
     const { address, done } = await startLogin(env);

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import { appUrlFor } from '../../packages/cli/src/login.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { useTestServer } from '../helpers/fixtures.js';
@@ -113,14 +113,17 @@ async function startAuthorizationServer(): Promise<FakeAuthorizationServer> {
 }
 
 const server = useTestServer();
-let auth: FakeAuthorizationServer;
 
-beforeAll(async () => {
-  auth = await startAuthorizationServer();
-});
-afterAll(async () => {
-  await auth?.close();
-});
+/**
+ * An authorization server of the test's own, closed when it ends: each scripts its grant's polls,
+ * so the tests run at the same time (most of their time is the command waiting its interval).
+ * Concurrent tests take their hooks and `expect` from their context, which knows the test.
+ */
+async function authorizationServer({ onTestFinished }: TestContext): Promise<FakeAuthorizationServer> {
+  const auth = await startAuthorizationServer();
+  onTestFinished(() => auth.close());
+  return auth;
+}
 
 function plinth(args: string[], env: Record<string, string>): Promise<{ status: number; stdout: string; stderr: string }> {
   const clean: NodeJS.ProcessEnv = {};
@@ -132,8 +135,10 @@ function plinth(args: string[], env: Record<string, string>): Promise<{ status: 
   });
 }
 
-describe('plinth login (RFC 8628 device authorization grant)', () => {
-  it('asks for a code, shows where to approve it, polls until approved, and keeps the token private', async () => {
+describe.concurrent('plinth login (RFC 8628 device authorization grant)', { timeout: 60_000 }, () => {
+  it('asks for a code, shows where to approve it, polls until approved, and keeps the token private', async (context) => {
+    const { expect } = context;
+    const auth = await authorizationServer(context);
     const { account, token } = await accountWithToken(server.store, 'builder');
     auth.script(['pending', 'pending', 'approve'], token);
     const config = tempDir('plinth-xdg-');
@@ -180,7 +185,9 @@ describe('plinth login (RFC 8628 device authorization grant)', () => {
     expect(after.stderr).toContain('plinth login');
   });
 
-  it('waits five seconds longer after slow_down', async () => {
+  it('waits five seconds longer after slow_down', async (context) => {
+    const { expect } = context;
+    const auth = await authorizationServer(context);
     const { token } = await accountWithToken(server.store, 'builder');
     auth.script(['slow_down', 'approve'], token);
     const started = Date.now();
@@ -193,10 +200,12 @@ describe('plinth login (RFC 8628 device authorization grant)', () => {
     expect(polls[1]!.at - polls[0]!.at).toBeGreaterThanOrEqual(5900);
   }, 30_000);
 
-  it.each([
+  it.for([
     ['denied', 'access_denied', /denied/],
     ['expired', 'expired_token', /expired/],
-  ] as const)('stops on %s (%s), says so, and saves nothing', async (poll, _error, message) => {
+  ] as const)('stops on %s (%s), says so, and saves nothing', async ([poll, , message], context) => {
+    const { expect } = context;
+    const auth = await authorizationServer(context);
     auth.script(['pending', poll], 'pl_never');
     const config = tempDir('plinth-xdg-');
     const login = await plinth(['login', '--api', `http://api.localhost:${server.port}`, '--app', auth.url], { XDG_CONFIG_HOME: config });
@@ -206,7 +215,7 @@ describe('plinth login (RFC 8628 device authorization grant)', () => {
     expect(existsSync(join(config, 'plinth', 'credentials.json'))).toBe(false);
   });
 
-  it('finds the app next to the API, and asks for --app when it cannot', () => {
+  it('finds the app next to the API, and asks for --app when it cannot', ({ expect }) => {
     expect(appUrlFor('http://api.localhost:8080')).toBe('http://app.localhost:8080');
     expect(appUrlFor('https://api.example.org/')).toBe('https://app.example.org');
     expect(appUrlFor('https://plinth.example.org')).toBeUndefined();
