@@ -9,7 +9,10 @@ import { corpusHandler, localCorpus, plinthLoad, readReport, startLoopback, writ
  * `plinth load run` against small servers on loopback (issue 34): it reports a body that is not
  * the corpus's as `wrong_body` (and none for a server that answers right), counts open-loop
  * latency from each request's intended send time, runs one generator thread per core, and exits
- * non-zero on a regression against a baseline. Each run lasts a second or two.
+ * non-zero on a regression against a baseline. A run lasts half a second where what it checks
+ * takes no longer (starting the command and its generator threads costs more than that), and a
+ * second or two where it does: a queue needs time to grow, and a rate is only as exact as its run
+ * is long.
  */
 const dir = tempDir('plinth-load-');
 const corpus = localCorpus(20);
@@ -61,7 +64,7 @@ const run = async (args: string[]) => {
 
 describe('byte checking', () => {
   it('counts every checked answer of a server that changes the bytes as wrong_body', async () => {
-    const result = await run(['--connect', wrong.address, '--duration', '1500ms', '--connections', '4', '--check', '1']);
+    const result = await run(['--connect', wrong.address, '--duration', '500ms', '--connections', '4', '--check', '1']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const report = result.report();
@@ -73,7 +76,7 @@ describe('byte checking', () => {
   });
 
   it('counts none for a server that serves the corpus as it is', async () => {
-    const result = await run(['--connect', right.address, '--duration', '1500ms', '--connections', '4', '--check', '1']);
+    const result = await run(['--connect', right.address, '--duration', '500ms', '--connections', '4', '--check', '1']);
     expect(result.code).toBe(0);
     const report = result.report();
     expect(report.overall.checked_bodies).toBeGreaterThan(20);
@@ -99,6 +102,7 @@ describe('open-loop latency accounting', () => {
     expect(report.rate).toBe(100);
 
     // Closed loop with one connection never queues: each request waits only for its own answer.
+    // A second, so that one more answer than 50 a second allow (one that was on its way) stays within the bound.
     const closed = await run(['--connect', slow.address, '--duration', '1s', '--connections', '1', '--threads', '1', '--check', '0']);
     const calm = closed.report();
     expect(calm.overall.latency_ms.p50).toBeGreaterThanOrEqual(19);
@@ -109,7 +113,7 @@ describe('open-loop latency accounting', () => {
 
 describe('the generator threads', () => {
   it('runs one thread per core, and each one sends', async () => {
-    const result = await run(['--connect', right.address, '--duration', '1s', '--connections', String(4 * availableParallelism()), '--check', '0']);
+    const result = await run(['--connect', right.address, '--duration', '500ms', '--connections', String(4 * availableParallelism()), '--check', '0']);
     expect(result.code).toBe(0);
     const { generator, overall } = result.report();
     expect(generator.threads).toBe(availableParallelism());
@@ -124,7 +128,7 @@ describe('the generator threads', () => {
 
 describe('the baseline comparison', () => {
   it('exits 3 on a regression beyond the threshold and 0 without one', async () => {
-    const first = await run(['--connect', right.address, '--duration', '1s', '--rate', '50', '--check', '0']);
+    const first = await run(['--connect', right.address, '--duration', '500ms', '--rate', '50', '--check', '0']);
     expect(first.code).toBe(0);
     const measured = first.report();
     // An earlier run that was far faster: this one is a regression.
@@ -132,7 +136,7 @@ describe('the baseline comparison', () => {
       ...measured,
       overall: { ...measured.overall, requests_per_second: measured.overall.requests_per_second * 10 },
     });
-    const regressed = await run(['--connect', right.address, '--duration', '1s', '--rate', '50', '--check', '0', '--baseline', faster, '--threshold', '10']);
+    const regressed = await run(['--connect', right.address, '--duration', '500ms', '--rate', '50', '--check', '0', '--baseline', faster, '--threshold', '10']);
     expect(regressed.code).toBe(3);
     expect(regressed.stderr).toMatch(/regression.*\n\s+overall: requests_per_second/);
     // An earlier run that was slower in every way: no regression.
@@ -140,7 +144,7 @@ describe('the baseline comparison', () => {
       ...measured,
       overall: { ...measured.overall, requests_per_second: 1, latency_ms: { ...measured.overall.latency_ms, p99: 60_000 } },
     });
-    const fine = await run(['--connect', right.address, '--duration', '1s', '--rate', '50', '--check', '0', '--baseline', slower]);
+    const fine = await run(['--connect', right.address, '--duration', '500ms', '--rate', '50', '--check', '0', '--baseline', slower]);
     expect(fine.stderr).toBe('');
     expect(fine.code).toBe(0);
     expect(fine.stdout).toMatch(/no regression against/);

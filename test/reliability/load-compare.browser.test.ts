@@ -12,13 +12,16 @@ import { request } from '../helpers/http.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
 import { startNginx, type TestNginx } from '../helpers/nginx.js';
 import { tempDir } from '../helpers/sites.js';
-import { plinthLoad, readReport } from './load-cli.js';
+import { plinthLoad, readReport } from '../load/load-cli.js';
 
 /**
  * The load suite end to end (issue 34, "Done when"): `plinth load prepare` publishes a corpus
  * through the API of a real Plinth, `export` writes it for nginx, and `run --compare` drives both
  * in turn with deploys on the hot sites. The numbers agree with Plinth's own /metrics within 1 %,
- * and the HTML report opens in Chromium with its charts drawn.
+ * and the HTML report opens in Chromium with its charts drawn. It is in the reliability project:
+ * a built service, nginx and load runs whose length is what they check (deploys land during
+ * them) take half a minute, for a tool of the people who measure Plinth; test/load/ keeps the
+ * generator's own checks in the default run.
  */
 const browser = useBrowser();
 const dir = tempDir('plinth-load-e2e-');
