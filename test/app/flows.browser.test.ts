@@ -1,15 +1,30 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, visit } from '../api/api-helpers.js';
-import { inspectPage, linkIn, mailTo, openPage, signIn, startAppServer } from './browser.js';
+import { accountSite, accountWithToken, api, visit } from '../api/api-helpers.js';
+import { inspectPage, linkIn, mailTo, openPage, signIn } from './browser.js';
 import { useAppServer, useBrowser } from '../helpers/fixtures.js';
 
-/** The account app end to end, as a person uses it: real Chromium, real server, mail from the outbox. */
+/**
+ * The account app end to end, as a person uses it: real Chromium, real server, mail from the
+ * outbox. One browser and one server for the file, a browser context (its own cookies) per
+ * person. The flows are independent of each other (each person, site and address is new), so
+ * the groups of flows run at the same time (vitest.config.ts bounds how many): most of a flow's
+ * time is waiting on Chromium and the server, one step after the other.
+ */
 
 let counter = 0;
 const email = (who: string): string => `${who}-${Date.now().toString(36)}${++counter}@example.com`;
 const PLINTH = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
+/** The admin CLI, run without blocking: the server and the other flows share this thread. */
+const runPlinth = promisify(execFile);
+
+/**
+ * A flow's deadline: steps of flows that run together wait on each other's pages, so a flow of
+ * ten seconds alone may take three times as long beside two others on a loaded machine.
+ */
+const FLOW_TIMEOUT_MS = 90_000;
 
 const browser = useBrowser();
 
@@ -34,8 +49,8 @@ async function personWithToken(who: string) {
   return { address, token, context, page };
 }
 
-describe('claiming an anonymous site', () => {
-  it('signs in through the e-mailed link, claims, and the site token learns it', async () => {
+describe.concurrent('claiming an anonymous site', { timeout: FLOW_TIMEOUT_MS }, () => {
+  it('signs in through the e-mailed link, claims, and the site token learns it', async ({ expect }) => {
     const deploy = await anonymousDeploy();
     expect(deploy.claim_url.startsWith(`${server.appUrl}/claim/ct_`)).toBe(true);
     const address = email('claimer');
@@ -86,29 +101,27 @@ describe('claiming an anonymous site', () => {
     await context.close();
   });
 
-  it('refuses a claim over the plan’s site limit and changes nothing', async () => {
-    const limited = await startAppServer({ PLINTH_SITES_LIMIT_FREE: '0' });
-    try {
-      const res = await api(limited, { method: 'POST', path: '/v1/deploy', body: { files: [{ path: 'index.html', content: '<h1>x</h1>' }] } });
-      const { context, page } = await openPage(browser);
-      await page.goto(res.json.claim_url);
-      await page.getByRole('link', { name: /^Sign in to claim/ }).click();
-      await signIn(page, limited, email('full'));
-      // Said before any button, rather than a refusal after it.
-      await expect.poll(() => page.getByRole('heading', { name: 'Your plan has no room for another site' }).count()).toBe(1);
-      expect(await page.getByRole('button', { name: 'Claim this site' }).count()).toBe(0);
-      await inspectPage(page, 'claim-full');
-      const poll = await api(limited, { path: `/v1/sites/${res.json.site.name}`, token: res.json.site_token });
-      expect(poll.json).toMatchObject({ claimed: false, plan: 'anonymous' });
-      await context.close();
-    } finally {
-      await limited.close();
-    }
+  it('refuses a claim over the plan’s site limit and changes nothing', async ({ expect }) => {
+    // A person whose free plan is full already: as many sites as it allows.
+    const full = await accountWithToken(server.store, 'free');
+    for (let i = 0; i < server.config.api.sitesLimit.free; i++) await accountSite(server.store, full);
+    const res = await api(server, { method: 'POST', path: '/v1/deploy', body: { files: [{ path: 'index.html', content: '<h1>x</h1>' }] } });
+    const { context, page } = await openPage(browser);
+    await page.goto(res.json.claim_url);
+    await page.getByRole('link', { name: /^Sign in to claim/ }).click();
+    await signIn(page, server, full.account.email);
+    // Said before any button, rather than a refusal after it.
+    await expect.poll(() => page.getByRole('heading', { name: 'Your plan has no room for another site' }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Claim this site' }).count()).toBe(0);
+    await inspectPage(page, 'claim-full');
+    const poll = await api(server, { path: `/v1/sites/${res.json.site.name}`, token: res.json.site_token });
+    expect(poll.json).toMatchObject({ claimed: false, plan: 'anonymous' });
+    await context.close();
   });
 });
 
-describe('people', () => {
-  it('invites by e-mail; the invitee signs in and accepts', async () => {
+describe.concurrent('people', { timeout: FLOW_TIMEOUT_MS }, () => {
+  it('invites by e-mail; the invitee signs in and accepts', async ({ expect }) => {
     const owner = await personWithToken('owner');
     const created = await api(server, {
       method: 'POST',
@@ -176,7 +189,7 @@ describe('people', () => {
     await owner.context.close();
   });
 
-  it('removing a member also withdraws their pending invite', async () => {
+  it('removing a member also withdraws their pending invite', async ({ expect }) => {
     const owner = await personWithToken('owner2');
     const created = await api(server, {
       method: 'POST',
@@ -209,8 +222,8 @@ describe('people', () => {
   });
 });
 
-describe('deletion approval', () => {
-  it('deletes only after an owner types the address', async () => {
+describe.concurrent('deletion approval', { timeout: FLOW_TIMEOUT_MS }, () => {
+  it('deletes only after an owner types the address', async ({ expect }) => {
     const owner = await personWithToken('deleter');
     const created = await api(server, {
       method: 'POST',
@@ -244,7 +257,7 @@ describe('deletion approval', () => {
     await owner.context.close();
   });
 
-  it('an editor cannot approve, and nothing is deleted', async () => {
+  it('an editor cannot approve, and nothing is deleted', async ({ expect }) => {
     const owner = await personWithToken('owner3');
     const created = await api(server, {
       method: 'POST',
@@ -267,8 +280,8 @@ describe('deletion approval', () => {
   });
 });
 
-describe('API tokens', () => {
-  it('creates a token shown once, which works on /v1/me until it is revoked', async () => {
+describe.concurrent('API tokens', { timeout: FLOW_TIMEOUT_MS }, () => {
+  it('creates a token shown once, which works on /v1/me until it is revoked', async ({ expect }) => {
     const { address, token, context, page } = await personWithToken('tokens');
     expect(token).toMatch(/^pl_[A-Za-z0-9_-]{40,}$/);
     await inspectPage(page, 'tokens');
@@ -294,8 +307,8 @@ describe('API tokens', () => {
   });
 });
 
-describe('site page', () => {
-  it('rolls back and renames', async () => {
+describe.concurrent('site page', { timeout: FLOW_TIMEOUT_MS }, () => {
+  it('rolls back and renames', async ({ expect }) => {
     const { token, context, page } = await personWithToken('roller');
     const first = await api(server, { method: 'POST', path: '/v1/deploy', token, body: { files: [{ path: 'index.html', content: '<h1>first</h1>' }] } });
     const name = first.json.site.name as string;
@@ -333,7 +346,7 @@ describe('site page', () => {
     await context.close();
   });
 
-  it('shows the one-line deploy to a person with no sites', async () => {
+  it('shows the one-line deploy to a person with no sites', async ({ expect }) => {
     const { page, context } = await openPage(browser, 390);
     await signIn(page, server, email('empty'));
     await expect.poll(() => page.getByText('You have no sites yet').count()).toBe(1);
@@ -343,8 +356,8 @@ describe('site page', () => {
   });
 });
 
-describe('reports', () => {
-  it('reports a site from its badge; the operator lists it with the admin CLI', async () => {
+describe.concurrent('reports', { timeout: FLOW_TIMEOUT_MS }, () => {
+  it('reports a site from its badge; the operator lists it with the admin CLI', async ({ expect }) => {
     const deploy = await anonymousDeploy();
     const { context, page, errors } = await openPage(browser);
     const visitor = await openPage(browser);
@@ -367,7 +380,7 @@ describe('reports', () => {
     await expect.poll(() => page.getByRole('heading', { name: 'Thank you for your report' }).count()).toBe(1);
     expect((await mailTo(server, 'reporter@example.com')).subject).toContain('We received your report');
 
-    const listed = execFileSync(process.execPath, [PLINTH, 'admin', 'report', 'list'], {
+    const { stdout: listed } = await runPlinth(process.execPath, [PLINTH, 'admin', 'report', 'list'], {
       env: { ...process.env, PLINTH_DATA_DIR: server.dataDir },
       encoding: 'utf8',
     });
@@ -377,7 +390,7 @@ describe('reports', () => {
       .map((line) => JSON.parse(line) as { id: string; site: string; reason: string; details: string; contact: string });
     const mine = reports.find((report) => report.site === deploy.site.name);
     expect(mine).toMatchObject({ reason: 'phishing', contact: 'reporter@example.com', details: expect.stringContaining('bank password') });
-    const resolved = execFileSync(process.execPath, [PLINTH, 'admin', 'report', 'resolve', mine!.id, '--note', 'taken down'], {
+    const { stdout: resolved } = await runPlinth(process.execPath, [PLINTH, 'admin', 'report', 'resolve', mine!.id, '--note', 'taken down'], {
       env: { ...process.env, PLINTH_DATA_DIR: server.dataDir },
       encoding: 'utf8',
     });
@@ -387,8 +400,8 @@ describe('reports', () => {
   });
 });
 
-describe('cross-site forms', () => {
-  it('a page on a published site cannot make a signed-in person create a token', async () => {
+describe.concurrent('cross-site forms', { timeout: FLOW_TIMEOUT_MS }, () => {
+  it('a page on a published site cannot make a signed-in person create a token', async ({ expect }) => {
     const { context, page, token } = await personWithToken('target');
     const before = (await api(server, { path: '/v1/me', token })).json;
     const attack = `<!doctype html><html lang="en"><head><title>win</title></head><body>
@@ -405,9 +418,11 @@ describe('cross-site forms', () => {
   });
 });
 
-describe('every other page, one step at a time', () => {
+describe.concurrent('every other page, one step at a time', { timeout: FLOW_TIMEOUT_MS }, () => {
   // One person's browser walks through the pages no flow above shows; each test is one page, and
-  // each page passes axe-core at 390 and 1280 px (inspectPage) and runs nothing it was given.
+  // each page passes axe-core at 390 and 1280 px (inspectPage) and runs nothing it was given. The
+  // walk runs beside the other flows, its steps one after the other (`it.sequential`).
+  const step = it.sequential;
   const address = email('pages');
   let session: Awaited<ReturnType<typeof openPage>>;
   beforeAll(async () => {
@@ -418,7 +433,7 @@ describe('every other page, one step at a time', () => {
     await session.context.close();
   });
 
-  it('the check-your-e-mail page', async () => {
+  step('the check-your-e-mail page', async ({ expect }) => {
     const { page } = session;
     await page.goto(`${server.appUrl}/login`);
     await page.getByLabel('E-mail address').fill(address);
@@ -429,7 +444,7 @@ describe('every other page, one step at a time', () => {
     await inspectPage(page, 'login-check');
   });
 
-  it('a wrong code, with its error next to the field', async () => {
+  step('a wrong code, with its error next to the field', async ({ expect }) => {
     const { page } = session;
     await page.getByLabel('6-digit code').fill('000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -437,7 +452,7 @@ describe('every other page, one step at a time', () => {
     await inspectPage(page, 'login-code-error');
   });
 
-  it("the e-mailed link's page", async () => {
+  step("the e-mailed link's page", async ({ expect }) => {
     const { page } = session;
     await page.goto(linkIn(await mailTo(server, address), `${server.appUrl}/login/verify?token=`));
     await inspectPage(page, 'login-verify');
@@ -445,27 +460,27 @@ describe('every other page, one step at a time', () => {
     await page.waitForLoadState('load');
   });
 
-  it('a claim link that does not work', async () => {
+  step('a claim link that does not work', async ({ expect }) => {
     const { page } = session;
     await page.goto(`${server.appUrl}/claim/ct_not-a-real-link`);
     await expect.poll(() => page.getByRole('heading', { name: 'This claim link does not work' }).count()).toBe(1);
     await inspectPage(page, 'claim-invalid');
   });
 
-  it('a page that does not exist', async () => {
+  step('a page that does not exist', async ({ expect }) => {
     const { page } = session;
     await page.goto(`${server.appUrl}/no/such/page`);
     await inspectPage(page, 'not-found');
   });
 
-  it('the outbox', async () => {
+  step('the outbox', async ({ expect }) => {
     const { page } = session;
     await page.goto(`${server.appUrl}/outbox`);
     await expect.poll(() => page.getByRole('heading', { name: 'Outbox' }).count()).toBe(1);
     await inspectPage(page, 'outbox');
   });
 
-  it('a hostile token name, shown as text', async () => {
+  step('a hostile token name, shown as text', async ({ expect }) => {
     const { page } = session;
     await page.goto(`${server.appUrl}/tokens`);
     await page.getByLabel('Token name').fill('<img src=x onerror=alert(1)><script>alert(2)</script>');
@@ -475,7 +490,7 @@ describe('every other page, one step at a time', () => {
     await expect.poll(() => tokens.getByRole('row', { name: /<img src=x onerror=alert\(1\)>/ }).count()).toBe(1);
   });
 
-  it('a refused token name, with its error next to the field', async () => {
+  step('a refused token name, with its error next to the field', async ({ expect }) => {
     const { page } = session;
     await page.getByLabel('Token name').fill('');
     await page.getByRole('button', { name: 'Create token' }).click();
