@@ -52,12 +52,18 @@ const WANTED_ATTRIBUTES = new Map<string, readonly string[]>(
     ],
   ]),
 );
+// Elements whose tags need more than finding their end, by name: one lookup per tag.
+const KNOWN_ELEMENTS = new Map<string, { urlNames?: readonly string[]; wanted: readonly string[]; rawText: boolean }>();
 // Link relations that name another origin, not a file of the site.
 const LINK_RELS_SKIPPED = /\b(preconnect|dns-prefetch)\b/i;
 
 // Elements whose content is text up to their own end tag (RAWTEXT, RCDATA and script data alike
 // for finding that end; only `<script>` has escapes that can hide it).
 const RAW_TEXT = new Set(['style', 'xmp', 'iframe', 'noembed', 'noframes', 'textarea', 'title', 'script']);
+for (const name of new Set([...WANTED_ATTRIBUTES.keys(), ...RAW_TEXT, 'plaintext'])) {
+  const urlNames = URL_ATTRIBUTES[name];
+  KNOWN_ELEMENTS.set(name, { ...(urlNames !== undefined ? { urlNames } : {}), wanted: WANTED_ATTRIBUTES.get(name) ?? STYLE_ONLY, rawText: RAW_TEXT.has(name) });
+}
 const END_OF_RAW_TEXT = new Map([...RAW_TEXT].map((name) => [name, new RegExp(`</${name}[\\t\\n\\f />]`, 'gi')]));
 // In a script, `<!--` starts an escape within which `<script>` nests; otherwise its end tag ends it.
 const SCRIPT_ESCAPE_OR_END = /<!--|<\/script[\t\n\f />]/gi;
@@ -141,15 +147,17 @@ class PageReader {
       if (isSpaceCode(c) || c === SLASH || c === GREATER_THAN) break;
     }
     const name = nameEnd === open + 2 && (html.charCodeAt(open + 1) | 0x20) !== A_CODE ? '' : html.slice(open + 1, nameEnd).toLowerCase();
-    const urlNames = URL_ATTRIBUTES[name];
-    const end = this.readTag(nameEnd, WANTED_ATTRIBUTES.get(name) ?? STYLE_ONLY);
+    const known = name === '' ? undefined : KNOWN_ELEMENTS.get(name);
+    // Most tags are of other elements and end right after their name (`<p>`, `<div>`): nothing to read.
+    if (known === undefined && nameEnd < length && html.charCodeAt(nameEnd) === GREATER_THAN) return nameEnd + 1;
+    const end = this.readTag(nameEnd, known?.wanted ?? STYLE_ONLY);
     if (end === -1) return length;
     const attrs = this.attrs;
-    if (attrs.length > 0) this.tagRefs(name, urlNames, attrs);
+    if (attrs.length > 0) this.tagRefs(name, known?.urlNames, attrs);
     // What the tree builder would do: these elements' content is text, not markup.
-    if (this.selfClosing || name === '') return end;
+    if (this.selfClosing || known === undefined) return end;
     if (name === 'plaintext') return length;
-    if (!RAW_TEXT.has(name)) return end;
+    if (!known.rawText) return end;
     const close = name === 'script' ? this.endOfScript(end) : this.endOfRawText(name, end);
     if (name === 'style') {
       const text = html.slice(end, close);
@@ -189,6 +197,8 @@ class PageReader {
       const c = html.charCodeAt(at);
       if (isSpaceCode(c) || c === SLASH || c === GREATER_THAN) break;
     }
+    // Nearly every end tag ends with its name.
+    if (at < html.length && html.charCodeAt(at) === GREATER_THAN) return at + 1;
     const end = this.readTag(at, undefined);
     return end === -1 ? html.length : end;
   }
