@@ -1,7 +1,7 @@
 // What a blob store wrote without an fsync since its last flush, so that the flush can make just
 // those durable (an fsync of each file, and of each folder whose entries changed) instead of
-// syncing the whole filesystem. The measurements behind the choice and the cap are in
-// bench/RESULTS.md, "Deploys, second pass: the 1 MB site and the link check".
+// syncing the whole filesystem. bench/RESULTS.md, "Deploys: the 1 MB site, second pass", has
+// the measurements behind the choice and the cap.
 import { dirname } from 'node:path';
 
 /** At most this many files a flush makes durable one by one; past it, one filesystem sync. */
