@@ -5,9 +5,8 @@ import { readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
-import { syncFilesystem, syncPaths } from './filesystem-sync.js';
+import { syncFilesystem } from './filesystem-sync.js';
 import { isRunning } from './processes.js';
-import { createUnsyncedPaths } from './unsynced-paths.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
 import type { BlobFile, BlobStore, FileEntry, PutFileOptions } from './types.js';
 
@@ -79,7 +78,6 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
   }
 
   async function write(source: AsyncIterable<Uint8Array> | Uint8Array, durable = true) {
-    if (!durable) unsynced.unlisted();
     const temp = await writeTemp(tmpDir, source, durable);
     const finalPath = pathOf(temp.sha256);
     if (await touch(finalPath)) await unlink(temp.path);
@@ -94,7 +92,6 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     if (existsSync(path)) return (await stat(path)).size;
     const compressed = compress(bytes, encoding, quality);
     if (compressed.byteLength > bytes.byteLength * MAX_VARIANT_RATIO) return undefined;
-    if (!durable) unsynced.unlisted();
     const temp = await writeTemp(tmpDir, compressed, durable);
     await publishTemp(temp.path, path, durable);
     return compressed.byteLength;
@@ -122,19 +119,12 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
 
   // Fan-out folders known to exist, so a batch of writes does not stat them again.
   const knownDirs = new Set<string>();
-  // Written since the last flush without an fsync (see `flush`).
-  const unsynced = createUnsyncedPaths(root, existsSync);
   const tempPrefix = `${process.pid}-${threadId}-${randomBytes(4).toString('hex')}-`;
   let tempCounter = 0;
 
   function writeSync(bytes: Uint8Array, sha256: string): boolean {
     const finalPath = pathOf(sha256);
-    if (touchSync(finalPath)) {
-      // Another writer may have made it (and its variants, which the deploy reuses too) without
-      // flushing yet: this flush must cover them, with the folders their names are in.
-      unsynced.reused(finalPath, [pathOf(sha256, 'br'), pathOf(sha256, 'gzip')]);
-      return false;
-    }
+    if (touchSync(finalPath)) return false;
     placeSync(bytes, finalPath);
     return true;
   }
@@ -143,16 +133,14 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
   function placeSync(bytes: Uint8Array, finalPath: string): void {
     // Unique per process and thread without a syscall; a crash leaves it for `sweepTemp`.
     const temp = join(tmpDir, `${tempPrefix}${++tempCounter}.tmp`);
-    let created: string | undefined;
     try {
       writeFileSync(temp, bytes, { flag: 'wx', mode: 0o644 });
       const dir = dirname(finalPath);
       if (!knownDirs.has(dir)) {
-        created = mkdirSync(dir, { recursive: true });
+        mkdirSync(dir, { recursive: true });
         knownDirs.add(dir);
       }
       renameSync(temp, finalPath);
-      unsynced.placed(finalPath, created);
     } catch (err) {
       rmSync(temp, { force: true });
       throw err;
@@ -176,20 +164,9 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
   }
 
   async function flush(): Promise<void> {
-    const paths = unsynced.take();
-    // A few files written by `writeSync` and `compressSync`: an fsync of each and of the folders
-    // whose entries changed waits only on them. Anything else (many files, writes this store did
-    // not note, or none at all: a restore copies files in itself): one syncfs(2) of the blob
-    // filesystem, as an fsync per file and folder of a thousand-file deploy would wait on the
-    // disk far longer.
-    if (paths === undefined) return syncFilesystem(root);
-    try {
-      await syncPaths(paths);
-    } catch (err) {
-      // What failed to sync is not noted any more, and may be reused: the next flush syncs it all.
-      unsynced.unlisted();
-      throw err;
-    }
+    // One syncfs(2) of the blob filesystem instead of an fsync per file and folder: a deploy of
+    // a thousand files would otherwise spend most of its time waiting on the disk.
+    await syncFilesystem(root);
   }
 
   async function sweepTemp(olderThanMs: number, sweepOptions: { atStartup?: boolean } = {}): Promise<number> {

@@ -6,7 +6,6 @@
 // once per part. A shell kept per thread to run it was tried and measured: no difference in the
 // deploy time, and a thread that Piscina ends leaves its shell as a zombie nobody reaps.
 import { execFile } from 'node:child_process';
-import { open } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
@@ -14,21 +13,4 @@ const execFileAsync = promisify(execFile);
 /** Flushes everything written to the filesystem that holds `dir` to disk. */
 export async function syncFilesystem(dir: string): Promise<void> {
   await execFileAsync('sync', ['-f', dir]);
-}
-
-/**
- * fsync(2) of each file and folder, side by side: for a few files, less than a syncfs, which
- * forks the server and waits for everything the machine wrote to that filesystem.
- */
-export async function syncPaths(paths: readonly string[]): Promise<void> {
-  await Promise.all(paths.map(syncPath));
-}
-
-async function syncPath(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

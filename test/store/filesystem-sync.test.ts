@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { syncFilesystem, syncPaths } from '../../src/store/filesystem-sync.js';
+import { syncFilesystem } from '../../src/store/filesystem-sync.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'plinth-fssync-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -14,17 +14,5 @@ describe('syncFilesystem', () => {
 
   it('refuses when the sync cannot be made, so nothing is reported durable that is not', async () => {
     await expect(syncFilesystem(join(dir, 'no-such-folder'))).rejects.toThrow(/sync/);
-  });
-});
-
-describe('syncPaths', () => {
-  it('fsyncs files and folders side by side', async () => {
-    mkdirSync(join(dir, 'ab'), { recursive: true });
-    writeFileSync(join(dir, 'ab', 'file'), 'x');
-    await syncPaths([join(dir, 'ab', 'file'), join(dir, 'ab'), dir]);
-  });
-
-  it('refuses when one of them cannot be synced', async () => {
-    await expect(syncPaths([dir, join(dir, 'no-such-file')])).rejects.toThrow(/ENOENT/);
   });
 });
