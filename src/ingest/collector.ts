@@ -50,7 +50,7 @@ export interface CollectorOptions {
   /** Compression this deploy may do before its answer (see `UnpackOptions.compressBeforePublish`). */
   compressBeforePublish?: CompressBudget;
   /** Told of each blob once it is stored, with its variants made so far (see `UnpackOptions.announce`). */
-  onStored?: (sha256: string, type: string, size: number) => void;
+  onStored?: (sha256: string) => void;
 }
 
 export interface CollectedSite {
@@ -348,7 +348,7 @@ export function createCollector(options: CollectorOptions): Collector {
     const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget).then(
       (entry) => {
         stored.set(path, entry);
-        options.onStored?.(entry.entry.sha256, entry.entry.type, entry.entry.size);
+        options.onStored?.(entry.entry.sha256);
       },
       (error: unknown) => void (writeError ??= { error }),
     );

@@ -13,11 +13,8 @@ export type {
   IngestLimits,
   JsonDeployFields,
   RejudgedContent,
-  ScanResult,
-  ScanTask,
   SiteFile,
   SiteRulesLimits,
-  StoredPage,
   UnpackBody,
   UnpackOptions,
   UnpackResult,
@@ -26,4 +23,4 @@ export type {
 export { checkArchivePath, MAX_PATH_BYTES, type ArchivePathResult } from './archive-path.js';
 export { checkDeployPaths, type CheckedPaths } from './collector.js';
 export { isBrotliName } from './leak-guard.js';
-export { linkCheckShares, refsKey } from './site-analysis.js';
+export { linkCheckShares } from './site-analysis.js';

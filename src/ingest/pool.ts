@@ -5,18 +5,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { ServiceError } from '../errors.js';
 import type { BadgedPage } from '../badge/index.js';
-import type {
-  AnalyzeResult,
-  AnalyzeTask,
-  BadgeTask,
-  CompressResult,
-  CompressTask,
-  ScanResult,
-  ScanTask,
-  UnpackReply,
-  UnpackResult,
-  UnpackTask,
-} from './types.js';
+import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, UnpackReply, UnpackResult, UnpackTask } from './types.js';
 
 export interface IngestPoolOptions {
   /** Worker threads; all pools together should stay within the core count. */
@@ -54,11 +43,6 @@ export interface IngestPool {
    * deploy's second step, never refused for a full queue (its unpack was admitted).
    */
   analyze(task: AnalyzeTask, signal?: AbortSignal): Promise<AnalyzeResult>;
-  /**
-   * Reads what some pages and style sheets of a deploy being unpacked refer to, on the unpack
-   * threads (one that is not unpacking), for the deploy's analysis; never refused for a full queue.
-   */
-  scan(task: ScanTask, signal?: AbortSignal): Promise<ScanResult>;
   /**
    * Makes precompressed variants after a deploy went live, on a separate single thread; not
    * admission-checked, as it is follow-up work of a deploy already admitted.
@@ -111,7 +95,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   const filename = workerFile instanceof URL ? fileURLToPath(workerFile) : workerFile;
   const maxThreads = Math.max(1, options.maxThreads);
   const capacity = maxThreads + Math.max(0, options.maxQueue);
-  const piscina = new Piscina<UnpackTask | AnalyzeTask | ScanTask, UnpackReply | AnalyzeResult | ScanResult>({
+  const piscina = new Piscina<UnpackTask | AnalyzeTask, UnpackReply | AnalyzeResult>({
     filename,
     name: 'unpack',
     resourceLimits,
@@ -141,7 +125,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     try {
       // An abort terminates a running worker mid-task; any blob temp file it leaves behind is
       // reclaimed by the store's `sweepTemp`, and no index ever points at it.
-      return (await piscina.run(task, { name, ...(signal ? { signal } : {}), ...transferOf(task, options.bodies) })) as UnpackReply | AnalyzeResult;
+      return await piscina.run(task, { name, ...(signal ? { signal } : {}), ...transferOf(task, options.bodies) });
     } catch (err) {
       const message = (err as Error | undefined)?.message ?? '';
       if (message === 'Task queue is at limit' || message.startsWith('No task queue available')) throw unavailable();
@@ -178,8 +162,6 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   return {
     unpack,
     analyze: (task, signal) => admitted(task, 'analyze', signal) as Promise<AnalyzeResult>,
-    // Not counted in flight: a deploy runs one at a time, and a new deploy must not be refused for it.
-    scan: (task, signal) => piscina.run(task, { name: 'scan', ...(signal ? { signal } : {}) }) as Promise<ScanResult>,
     compress: (task) => compressor.run(task),
     badgePage: (task) => (badger.queueSize >= BADGE_QUEUE ? undefined : badger.run(task).then(asBuffers)),
     close: async (closeOptions = {}) => {
@@ -205,11 +187,10 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
  * its own: one of the body memory's, or one it fills whole (never a view of a shared pool, which
  * a transfer would take from every other user).
  */
-function transferOf(task: UnpackTask | AnalyzeTask | ScanTask, bodies: BodyBuffers | undefined): { transferList?: Array<ArrayBuffer | MessagePort> } {
+function transferOf(task: UnpackTask | AnalyzeTask, bodies: BodyBuffers | undefined): { transferList?: Array<ArrayBuffer | MessagePort> } {
   const transferList: Array<ArrayBuffer | MessagePort> = [];
-  // The ports an unpack announces its blobs on go to the worker (they cannot be copied).
+  // The port an unpack announces its blobs on goes to the worker (it cannot be copied).
   if ('announce' in task && task.announce !== undefined) transferList.push(task.announce);
-  if ('pages' in task && task.pages !== undefined && !Array.isArray(task.pages)) transferList.push(task.pages);
   const body = 'body' in task ? task.body : undefined;
   if (body !== undefined && body.buffer instanceof ArrayBuffer) {
     const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;

@@ -18,7 +18,7 @@ import {
   type RulesFileResult,
 } from '../rules/index.js';
 import { cssRefs, pageRefs, type PageRefs } from './link-refs.js';
-import type { AnalyzeResult, IngestError, ScanResult, SiteFile, SiteRulesLimits, StoredPage } from './types.js';
+import type { AnalyzeResult, IngestError, SiteFile, SiteRulesLimits } from './types.js';
 
 const ORIGIN = 'http://site.invalid';
 // References that are not files of the site: other schemes, other hosts, the page itself, and
@@ -39,7 +39,6 @@ export function analyzeSite(
   read: (file: SiteFile) => Buffer,
   limits: SiteRulesLimits,
   checkPaths?: readonly string[],
-  knownRefs?: ScanResult,
 ): AnalyzeResult {
   const byPath = new Map(files.map((file) => [file.path, file]));
   const extras: RevisionExtras = {};
@@ -71,7 +70,7 @@ export function analyzeSite(
   if (headers !== undefined && headers.blocks.length > 0) extras.headers = headers;
 
   const checked = checkPaths === undefined ? files : checkPaths.map((path) => byPath.get(path)).filter((file) => file !== undefined);
-  const { warnings, total } = checkLinks(checked, byPath, read, redirects, limits.maxWarnings, knownRefs);
+  const { warnings, total } = checkLinks(checked, byPath, read, redirects, limits.maxWarnings);
   if (total > 0) {
     extras.warnings = warnings;
     extras.warningsTotal = total;
@@ -107,7 +106,6 @@ function checkLinks(
   read: (file: SiteFile) => Buffer,
   redirects: CompiledRedirects | undefined,
   maxWarnings: number,
-  knownRefs: ScanResult | undefined,
 ): { warnings: LinkWarning[]; total: number } {
   const warnings: LinkWarning[] = [];
   let total = 0;
@@ -131,9 +129,7 @@ function checkLinks(
   for (const file of files) {
     const html = isHtmlType(file.type);
     if (!html && !file.type.startsWith('text/css')) continue;
-    const key = refsKey(file.sha256, html);
-    // Read while the body was unpacked, or now.
-    const { refs, base: baseHref } = (knownRefs !== undefined && Object.hasOwn(knownRefs, key) ? knownRefs[key] : undefined) ?? refsOf(file, html, read);
+    const { refs, base: baseHref } = refsOf(file, html, read);
     if (refs.length === 0) continue;
     const folder = `${ORIGIN}/${file.path.slice(0, file.path.lastIndexOf('/') + 1)}`;
     let base: URL | undefined = new URL(folder);
@@ -166,18 +162,8 @@ const NO_REFS: PageRefs = { refs: [] };
 const refsByContent = new Map<string, PageRefs>();
 let cachedRefs = 0;
 
-/** A page's or style sheet's key among references read (by content: the same bytes refer alike). */
-export const refsKey = (sha256: string, html: boolean): string => `${html ? 'h' : 'c'}${sha256}`;
-
-/** What each of `pages` refers to, read ahead of the analysis (see `ScanTask`). */
-export function scanPages(pages: readonly StoredPage[], read: (sha256: string) => Buffer): ScanResult {
-  const found: ScanResult = {};
-  for (const { sha256, html } of pages) found[refsKey(sha256, html)] = refsOf({ sha256 }, html, (file) => read(file.sha256));
-  return found;
-}
-
-function refsOf<F extends Pick<SiteFile, 'sha256'>>(file: F, html: boolean, read: (file: F) => Buffer): PageRefs {
-  const key = refsKey(file.sha256, html);
+function refsOf(file: SiteFile, html: boolean, read: (file: SiteFile) => Buffer): PageRefs {
+  const key = `${html ? 'h' : 'c'}${file.sha256}`;
   const known = refsByContent.get(key);
   if (known !== undefined) return known;
   const text = read(file).toString('utf8');

@@ -3,7 +3,6 @@
 // values cross a thread boundary by structured clone.
 import type { MessagePort } from 'node:worker_threads';
 import type { RevisionExtras, RulesFileLimits } from '../rules/index.js';
-import type { PageRefs } from './link-refs.js';
 
 export interface IngestLimits {
   /** Kept files in this request (the HTTP side checks the merged site of a patch). */
@@ -68,19 +67,6 @@ export interface UnpackOptions {
    * value here that is not plain data: it is transferred, and the worker closes it when done.
    */
   announce?: MessagePort;
-  /**
-   * A port the worker posts each stored page and style sheet to (a `StoredPage`), so that their
-   * references are read on another thread while the rest of the body is unpacked (see
-   * `ScanTask`). Transferred and closed like `announce`.
-   */
-  pages?: MessagePort;
-}
-
-/** A page or style sheet an unpack stored (see `UnpackOptions.pages`). */
-export interface StoredPage {
-  sha256: string;
-  size: number;
-  html: boolean;
 }
 
 export interface IngestedFile {
@@ -198,21 +184,7 @@ export interface AnalyzeTask {
   checkPaths?: string[];
   /** Stored contents to pass the leak guard first, each as the paths it will be published at (see `RejudgedContent`). */
   rejudge?: { contents: RejudgedContent[]; limits: Pick<IngestLimits, 'maxFileBytes' | 'maxSiteBytes'> };
-  /** References of pages and style sheets read already (a `ScanTask`'s answer): not read again. */
-  knownRefs?: ScanResult;
 }
-
-/**
- * The references of some pages and style sheets a deploy stored, read while the rest of its body
- * is unpacked, for its analysis to take instead of reading them again.
- */
-export interface ScanTask {
-  dataDir: string;
-  pages: StoredPage[];
-}
-
-/** By content (see `refsKey`): what each page or style sheet refers to. */
-export type ScanResult = Record<string, PageRefs>;
 
 /**
  * A content already in the blob store that the site now publishes at a path the leak guard reads

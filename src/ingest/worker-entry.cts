@@ -7,7 +7,7 @@
  */
 const handlers = import('./worker.js');
 
-const NAMES = ['unpack', 'analyze', 'scan', 'compress', 'badge'];
+const NAMES = ['unpack', 'analyze', 'compress', 'badge'];
 
 // Piscina awaits `exports[name]` for the handler: a promise of the function is enough.
 module.exports = Object.fromEntries(NAMES.map((name) => [name, handlers.then((worker) => worker[name as keyof typeof worker])]));

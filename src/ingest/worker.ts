@@ -13,8 +13,7 @@ import { createCollector } from './collector.js';
 import { detectArchiveFormat } from './format.js';
 import { readJsonDeploy } from './json-body.js';
 import { rejudgeContents } from './leak-guard.js';
-import { analyzeSite, linkCheckShares, scanPages } from './site-analysis.js';
-import { isHtmlType } from '../rules/index.js';
+import { analyzeSite, linkCheckShares } from './site-analysis.js';
 import { DeployRejected } from './rejection.js';
 import { readTar } from './tar-reader.js';
 import type {
@@ -26,8 +25,6 @@ import type {
   IngestedFile,
   IngestError,
   JsonDeployFields,
-  ScanResult,
-  ScanTask,
   SiteFile,
   UnpackReply,
   UnpackResult,
@@ -70,7 +67,6 @@ export async function unpack(task: UnpackTask): Promise<UnpackReply | ReturnType
     result = await unpackBody(task);
   } finally {
     task.announce?.close();
-    task.pages?.close();
   }
   // Nothing here holds the body any more: its buffer goes back for the next body (see body-memory.ts).
   const body = task.body?.buffer;
@@ -86,9 +82,7 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     blockExecutables: task.blockExecutables,
     ...(task.publishedAs !== undefined ? { publishedAs: task.publishedAs } : {}),
     ...(task.compressBeforePublish !== undefined ? { compressBeforePublish: task.compressBeforePublish } : {}),
-    ...(task.announce !== undefined || task.pages !== undefined
-      ? { onStored: (sha256: string, type: string, size: number) => announce(task, sha256, type, size) }
-      : {}),
+    ...(task.announce !== undefined ? { onStored: (sha256: string) => task.announce!.postMessage(sha256) } : {}),
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
   try {
@@ -122,14 +116,6 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     if (isStorageFull(err)) return { ok: false, error: storageFull() };
     throw err;
   }
-}
-
-/** Tells the ports a task gave of a blob just stored: every blob, and pages and style sheets. */
-function announce(task: UnpackTask, sha256: string, type: string, size: number): void {
-  task.announce?.postMessage(sha256);
-  if (task.pages === undefined) return;
-  const html = isHtmlType(type);
-  if (html || type.startsWith('text/css')) task.pages.postMessage({ sha256, size, html });
 }
 
 function storageFull(): IngestError {
@@ -177,11 +163,5 @@ export function analyze(task: AnalyzeTask): AnalyzeResult {
       throw err;
     }
   }
-  return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits, task.checkPaths, task.knownRefs);
-}
-
-/** Reads what some pages of a deploy being unpacked refer to (see `ScanTask`). */
-export function scan(task: ScanTask): ScanResult {
-  const blobs = blobsFor(task.dataDir);
-  return scanPages(task.pages, (sha256) => blobs.readSync(sha256));
+  return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits, task.checkPaths);
 }

@@ -1,5 +1,5 @@
 import { refusalError } from '../errors.js';
-import { linkCheckShares, refsKey, type AnalyzeResult, type RejudgedContent, type ScanResult, type SiteFile, type SiteRulesLimits } from '../ingest/index.js';
+import { linkCheckShares, type AnalyzeResult, type RejudgedContent, type SiteFile, type SiteRulesLimits } from '../ingest/index.js';
 import { isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type Plan, type RevisionExtras } from '../rules/index.js';
 import type { FileEntry } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
@@ -40,8 +40,6 @@ export async function analyzeSite(
   files: Map<string, FileEntry>,
   signal?: AbortSignal,
   rejudge?: { contents: RejudgedContent[]; plan: Plan },
-  /** References read while the body was unpacked (see `ScanTask`). */
-  knownRefs?: ScanResult,
 ): Promise<RevisionExtras> {
   const { store, config } = deps;
   const site: SiteFile[] = [];
@@ -65,20 +63,9 @@ export async function analyzeSite(
         }
       : {};
   const results = await Promise.all(
-    shares.map((checkPaths, index) => {
-      const known = knownRefs && refsOfShare(knownRefs, site, checkPaths);
-      return deps.ingest.analyze(
-        {
-          dataDir: config.dataDir,
-          files: site,
-          limits,
-          ...(checkPaths ? { checkPaths } : {}),
-          ...(index === 0 ? rejudged : {}),
-          ...(known ? { knownRefs: known } : {}),
-        },
-        signal,
-      );
-    }),
+    shares.map((checkPaths, index) =>
+      deps.ingest.analyze({ dataDir: config.dataDir, files: site, limits, ...(checkPaths ? { checkPaths } : {}), ...(index === 0 ? rejudged : {}) }, signal),
+    ),
   );
   // Every share compiled the same rules files, so a refusal is the same in each (a secret in
   // reused content is found by the first share alone, and it is the first looked at).
@@ -98,20 +85,4 @@ export async function analyzeSite(
     merged.warningsTotal = total;
   }
   return merged;
-}
-
-/** The references read ahead that a share checks (each share is sent only its own). */
-function refsOfShare(knownRefs: ScanResult, site: readonly SiteFile[], checkPaths: readonly string[] | undefined): ScanResult | undefined {
-  const paths = checkPaths === undefined ? undefined : new Set(checkPaths);
-  const known: ScanResult = {};
-  let any = false;
-  for (const file of site) {
-    if (paths !== undefined && !paths.has(file.path)) continue;
-    for (const key of [refsKey(file.sha256, true), refsKey(file.sha256, false)]) {
-      if (!Object.hasOwn(knownRefs, key)) continue;
-      known[key] = knownRefs[key]!;
-      any = true;
-    }
-  }
-  return any ? known : undefined;
 }

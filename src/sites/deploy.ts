@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { MessageChannel } from 'node:worker_threads';
 import type { DeployView as DeployShape } from '../contract/index.js';
 import { recordsSilentError, refusalError, ServiceError } from '../errors.js';
-import type { ByteRange, JsonDeployFields, ScanResult, UnpackResult } from '../ingest/index.js';
+import type { ByteRange, JsonDeployFields, UnpackResult } from '../ingest/index.js';
 import { MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
 import type { BlobPublisher, ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
@@ -14,7 +14,6 @@ import type { OperationsDeps } from './deps.js';
 import { resolveSite } from './authorization.js';
 import { actorOf, recordEvent } from './events.js';
 import { checkTier } from './limits.js';
-import { startPageScans } from './page-scans.js';
 import {
   abandonManifest,
   assembleManifest,
@@ -135,18 +134,9 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       // With a bucket, each blob goes up as soon as the worker has stored it (a refused deploy
       // leaves what went up unreferenced, for garbage collection); the commit waits for them all.
       const publisher = store.blobs.publisher();
-      // With a second ingest thread, a large site's pages are read for the link check as they are stored.
-      const scans = deps.ingest.threads > 1 ? startPageScans(deps.ingest, deps.config.dataDir, signal) : undefined;
-      let result: UnpackResult;
-      let knownRefs: ScanResult | undefined;
-      try {
-        result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, store.blobs.bucket !== undefined ? publisher : undefined, {
-          threads: deps.ingest.threads,
-          ...(scans !== undefined ? { pages: scans.port } : {}),
-        });
-      } finally {
-        knownRefs = await scans?.finish();
-      }
+      const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, store.blobs.bucket !== undefined ? publisher : undefined, {
+        threads: deps.ingest.threads,
+      });
       const unpacked = performance.now();
       if (!result.ok) {
         throw refusalError(result.error);
@@ -165,7 +155,7 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       // A whole small site was analysed by the worker as it unpacked it (the same site: no patch,
       // no references); otherwise by the pool now.
       const whole = result.analysis !== undefined && fields.patch !== true && result.references === undefined;
-      const extras = whole ? analyzedInUnpack(result.analysis!) : await analyzeSite(deps, files, signal, { contents: reused, plan }, knownRefs);
+      const extras = whole ? analyzedInUnpack(result.analysis!) : await analyzeSite(deps, files, signal, { contents: reused, plan });
       const analyzed = performance.now();
       const live = request.publish !== false && fields.publish !== false;
       const outcome = await publishRevision(deps, {
@@ -397,7 +387,7 @@ async function unpackBody(
   publishedAs?: Record<string, string[]>,
   /** Told of each blob as the worker stores it (a node with a bucket starts uploading it). */
   publisher?: BlobPublisher,
-  analyzeWith?: { threads: number; pages?: MessagePort },
+  analyzeWith?: { threads: number },
 ): Promise<UnpackResult> {
   // The caller's tier bounds the work (a zip bomb stops at it); the target site's tier is
   // checked on the assembled site afterwards.
@@ -424,7 +414,6 @@ async function unpackBody(
           ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
           : {}),
         ...(channel !== undefined ? { announce: channel.port2 } : {}),
-        ...(analyzeWith?.pages !== undefined ? { pages: analyzeWith.pages } : {}),
       },
       signal,
     );

@@ -1,9 +1,8 @@
 // A whole small site is analysed in its unpack task (rules files compiled, links checked) while
 // its blobs are flushed: the answer must be the one a separate analysis task gives.
 import { copyFileSync } from 'node:fs';
-import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SiteRulesLimits, StoredPage, UnpackTask } from '../../src/ingest/index.js';
+import type { SiteRulesLimits, UnpackTask } from '../../src/ingest/index.js';
 import { tarFromEntries, type TarEntrySpec } from '../fixtures/archives.js';
 import { createIngestRig, expectOk, MB, TEST_LIMITS, type IngestRig } from '../fixtures/ingest-pool.js';
 
@@ -75,48 +74,5 @@ describe('the analysis of a whole small site in its unpack task', () => {
     ];
     expect((await unpack(large, { analyze: { limits: LIMITS, threads: 2 } })).analysis).toBeUndefined();
     expect((await unpack(large, { analyze: { limits: LIMITS, threads: 1 } })).analysis).toMatchObject({ ok: true });
-  });
-});
-
-describe("a large site's pages read while its body is unpacked", () => {
-  // Pages of 2.7 MB, with links: the link check is shared out, and the pages are read ahead.
-  const LARGE: TarEntrySpec[] = [
-    { name: 'index.html', content: '<a href="/a.html">a</a>\n<a href="/gone.html">gone</a>' },
-    { name: 'a.html', content: `<p>${'x'.repeat(0.9 * MB)}</p>\n<img src="/missing.png">` },
-    { name: 'b.html', content: `<p>${'y'.repeat(0.9 * MB)}</p>\n<a href="/c.html">c</a>` },
-    { name: 'c.html', content: `<p>${'z'.repeat(0.9 * MB)}</p>\n<link rel="stylesheet" href="/site.css">` },
-    { name: 'site.css', content: 'body{background:url(/none.png)}' },
-  ];
-
-  it('are told of as they are stored, and what the scan reads gives the analysis its own answer', async () => {
-    const { port1, port2 } = new MessageChannel();
-    const told: StoredPage[] = [];
-    port1.on('message', (page: StoredPage) => told.push(page));
-    const result = await unpack(LARGE, { pages: port2 });
-    // The messages travel apart from the task's answer.
-    for (let waited = 0; told.length < LARGE.length && waited < 5000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
-    port1.close();
-    expect(told.map((page) => [page.html, page.size]).sort()).toEqual(
-      [...LARGE.map((entry) => [entry.name.endsWith('.html'), Buffer.byteLength(entry.content as string)])].sort(),
-    );
-    const files = result.files.map(({ path, sha256, size, type }) => ({ path, sha256, size, type })).sort((a, b) => (a.path < b.path ? -1 : 1));
-    const knownRefs = await rig.pool.scan({ dataDir: rig.dataDir, pages: told });
-    const withKnown = await rig.pool.analyze({ dataDir: rig.dataDir, files, limits: LIMITS, knownRefs });
-    const alone = await rig.pool.analyze({ dataDir: rig.dataDir, files, limits: LIMITS });
-    expect(withKnown).toEqual(alone);
-    expect(alone).toMatchObject({ ok: true, extras: { warningsTotal: 3 } });
-  });
-
-  it('are taken by the analysis instead of reading the pages again', async () => {
-    const result = await unpack(LARGE);
-    const files = result.files.map(({ path, sha256, size, type }) => ({ path, sha256, size, type })).sort((a, b) => (a.path < b.path ? -1 : 1));
-    const index = files.find((file) => file.path === 'index.html')!;
-    // What a scan said of the home page stands, even where the page itself says otherwise.
-    const knownRefs = { [`h${index.sha256}`]: { refs: [{ ref: '/said-by-the-scan.html', line: 9 }] } };
-    const analysis = await rig.pool.analyze({ dataDir: rig.dataDir, files, limits: LIMITS, checkPaths: ['index.html'], knownRefs });
-    expect(analysis).toEqual({
-      ok: true,
-      extras: { warnings: [{ file: 'index.html', line: 9, ref: '/said-by-the-scan.html', kind: 'broken_link' }], warningsTotal: 1 },
-    });
   });
 });
