@@ -57,14 +57,6 @@ const TRANSIENT_NETWORK = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIME
 const TRANSIENT_STATUS = new Set([500, 502, 503, 504]);
 const THROTTLING = new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'RequestLimitExceeded', 'TooManyRequestsException']);
 const TRANSIENT_CODES = new Set(['RequestTimeout', 'InternalError']);
-const CLOCK_SKEW = new Set([
-  'RequestTimeTooSkewed',
-  'RequestExpired',
-  'RequestInTheFuture',
-  'SignatureDoesNotMatch',
-  'InvalidSignatureException',
-  'AuthFailure',
-]);
 
 /** A failure shaped as the SDK's: `name` the bucket's error code, `$metadata.httpStatusCode`. */
 type RequestFailure = Error & { name: string; code?: string; $metadata: { httpStatusCode?: number; attempts: number; clockSkewCorrected?: boolean } };
@@ -136,8 +128,9 @@ export function createObjectRequests(options: ObjectRequestsOptions): ObjectRequ
         const corrected = correctClock(answer.headers.date);
         clockSkewCorrected ||= corrected;
         failure.$metadata.clockSkewCorrected = clockSkewCorrected;
-        // A refusal for the clock is resent at once, signed with the corrected time.
-        if (corrected && CLOCK_SKEW.has(failure.name) && attempt < MAX_ATTEMPTS) continue;
+        // Refused while the clock was off (a HEAD's refusal has no body to name the reason): resent
+        // at once, signed with the corrected time, as the SDK does.
+        if (corrected && attempt < MAX_ATTEMPTS) continue;
         throttled = answer.status === 429 || THROTTLING.has(failure.name);
         retryable = throttled || TRANSIENT_STATUS.has(answer.status) || TRANSIENT_CODES.has(failure.name);
       } catch (err) {

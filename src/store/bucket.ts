@@ -198,6 +198,14 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
     }
   }
 
+  /** Whether a request for `key` (a HEAD, which the direct client resends once it corrects the clock) moved the clock offset. */
+  async function clockCorrectedBy(key: string): Promise<boolean> {
+    if (fast === undefined) return false;
+    const before = client.config.systemClockOffset ?? 0;
+    await fast.head(key).catch(() => undefined);
+    return (client.config.systemClockOffset ?? 0) !== before;
+  }
+
   return {
     keyOf,
     head,
@@ -218,7 +226,10 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
         return;
       }
       await call(key, () =>
-        resendIfClockCorrected(() => client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentLength: size }))),
+        resendIfClockCorrected(
+          () => client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentLength: size })),
+          () => clockCorrectedBy(key),
+        ),
       );
     },
 
@@ -379,15 +390,22 @@ function parseOwner(text: string): BucketOwner {
  * bucket refused it because this machine's clock is off: the SDK then corrects its clock offset
  * from the bucket's answer and resends a request it can replay, but a stream is spent. A node
  * whose first request to the bucket is an upload (the ledger skips the question before it) would
- * otherwise fail every upload of the first deploy after a clock jump.
+ * otherwise fail every upload of the first deploy after a clock jump. A bucket that refuses before
+ * reading the body may close the connection on it (`EPIPE`, `ECONNRESET`) before the client reads
+ * the refusal: `checkClock` then asks the bucket's time another way (true when it corrected it).
  */
-async function resendIfClockCorrected<T>(send: () => Promise<T>): Promise<T> {
+async function resendIfClockCorrected<T>(send: () => Promise<T>, checkClock?: () => Promise<boolean>): Promise<T> {
   try {
     return await send();
   } catch (err) {
-    if (!isClockSkewRefusal(err)) throw err;
+    if (!isClockSkewRefusal(err) && !(isCutOff(err) && (await checkClock?.()))) throw err;
     return await send();
   }
+}
+
+function isCutOff(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === 'EPIPE' || code === 'ECONNRESET';
 }
 
 function isClockSkewRefusal(err: unknown): boolean {
