@@ -73,6 +73,8 @@ export function createObjectRequests(options: ObjectRequestsOptions): ObjectRequ
   const transport = secure ? https : http;
   const agent = new transport.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
   const basePath = base.pathname.replace(/\/$/, '');
+  // An IPv6 literal comes bracketed in a URL, and without brackets to http.request.
+  const hostname = base.hostname.replace(/^\[(.*)\]$/, '$1');
 
   function once(method: string, key: string, body: Buffer | undefined, payloadSha256: string, credentials: SigningCredentials): Promise<Answer> {
     const path = `${basePath}/${encodeKeyPath(key)}`;
@@ -87,7 +89,7 @@ export function createObjectRequests(options: ObjectRequestsOptions): ObjectRequ
       at: new Date(Date.now() + clock.offsetMs),
     });
     return new Promise<Answer>((resolve, reject) => {
-      const request = transport.request({ protocol: base.protocol, hostname: base.hostname, port: base.port, method, path, headers, agent });
+      const request = transport.request({ protocol: base.protocol, hostname, port: base.port, method, path, headers, agent });
       let connectTimer: NodeJS.Timeout | undefined;
       const fail = (err: Error): void => {
         clearTimeout(connectTimer);
@@ -108,6 +110,9 @@ export function createObjectRequests(options: ObjectRequestsOptions): ObjectRequ
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', fail);
         response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+        response.on('close', () => {
+          if (!response.complete) fail(Object.assign(new Error('the bucket closed the connection before the end of its answer'), { code: 'ECONNRESET' }));
+        });
       });
       request.end(body);
     });
