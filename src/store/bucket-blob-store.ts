@@ -254,24 +254,23 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         while (asking !== undefined) await asking;
         await Promise.all(running);
         if (failure !== undefined) throw failure.err;
-        // Best effort: a note that does not arrive only costs the next deploy of these blobs a question to the bucket.
-        if (ledger !== undefined && ledgerAnswered) await ledger.note(done).catch(() => undefined);
       },
       async afterAnswer() {
         const objects = later;
         later = [];
-        if (objects.length === 0) return;
         const at = now();
         const asked = objects.map(([sha256, encoding]) => bucket.keyOf(sha256, encoding)).filter((key) => (knownFresh.get(key) ?? 0) <= at);
         const noted = ledger === undefined || asked.length === 0 ? new Map<string, LedgerEntry>() : await ledger.find(asked).catch(() => undefined);
-        const uploaded: Array<LedgerEntry & { key: string }> = [];
+        if (ledger !== undefined && asked.length > 0 && noted !== undefined) ledgerAnswered = true;
         try {
           await forEachLimit(objects, PUBLISH_CONCURRENCY, async ([sha256, encoding]) => {
             const entry = await ensureInBucket(sha256, encoding, noted?.get(bucket.keyOf(sha256, encoding)), noted !== undefined && ledger !== undefined);
-            if (entry !== undefined) uploaded.push(entry);
+            if (entry !== undefined) done.push(entry);
           });
         } finally {
-          if (ledger !== undefined && noted !== undefined) await ledger.note(uploaded).catch(() => undefined);
+          // Noted after the answer, for the blobs too: a note is a hint, and one that does not
+          // arrive only costs the next deploy of these objects a question to the bucket.
+          if (ledger !== undefined && ledgerAnswered) await ledger.note(done.splice(0)).catch(() => undefined);
         }
       },
     };
