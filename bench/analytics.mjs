@@ -8,10 +8,15 @@
 // the goal is ≥ 0.97. Scenarios: one 2 KB page as a browser asks for it (every request a page
 // view of one visitor with a referrer), and the same page from rotating user agents (each a new
 // visitor, so every request adds an entry to the thread's batch until it is written), and the
-// page as wrk asks for it by default, without a user agent (a crawler's view, as in bench:serve).
+// page as wrk asks for it by default, without a user agent (a crawler's view, as in bench:serve),
+// and a browser loading the page with its ten assets (one page view in eleven requests).
+//
+// BENCH_PROXIED=1 runs both arms behind a proxy trusted by number (PLINTH_TRUST_PROXY=1) and the
+// page2k and pageload requests carry `X-Forwarded-For`, as the shipped nginx and Caddy files send it.
 //
 // Env: BENCH_DURATION (s per round, default 3), BENCH_ROUNDS (10), BENCH_CONNECTIONS (64),
-// BENCH_SCENARIOS (page2k,visitors,crawler), PLINTH_THREADS (default 1). Prints a Markdown table.
+// BENCH_SCENARIOS (page2k,visitors,crawler,pageload), BENCH_PROXIED, PLINTH_THREADS (default 1).
+// Prints a Markdown table.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -33,9 +38,20 @@ const log = (msg) => process.stdout.write(`[analytics-bench ${new Date().toISOSt
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
 const page = `<!doctype html><html><head><title>Bench</title></head><body>${'<p>bench text for a small page</p>'.repeat(55)}</body></html>`;
 
+// The page-load scenario's assets: a style sheet, a script and eight small images.
+const siteFiles = [
+  { path: 'index.html', content: page },
+  { path: 'style.css', content: 'body { margin: 0 auto; max-width: 40em; }\n'.repeat(120) },
+  { path: 'app.js', content: 'console.log("bench");\n'.repeat(400) },
+  ...Array.from({ length: 8 }, (_, k) => ({ path: `img/${k + 1}.png`, content: Buffer.alloc(4096, k).toString('base64'), encoding: 'base64' })),
+];
+
+const proxied = process.env.BENCH_PROXIED === '1';
+const proxyEnv = proxied ? { PLINTH_TRUST_PROXY: '1' } : {};
+const forwarded = proxied ? { 'X-Forwarded-For': '203.0.113.7' } : {};
 const ARMS = [
-  { id: 'on', env: {} },
-  { id: 'off', env: { PLINTH_ANALYTICS: '0' } },
+  { id: 'on', env: { ...proxyEnv } },
+  { id: 'off', env: { ...proxyEnv, PLINTH_ANALYTICS: '0' } },
 ];
 
 rmSync(work, { recursive: true, force: true });
@@ -48,13 +64,15 @@ try {
     const env = { PLINTH_LOG_LEVEL: 'warn', PLINTH_SWEEP_INTERVAL_S: '0', PLINTH_THREADS: threads, ...arm.env };
     const node = await startPlinthNode({ root, dataDir, env, logPath: join(work, `${arm.id}.log`) });
     const token = adminBuilderToken(root, dataDir);
-    const { site } = await deploy(createClient(node.port), token, { files: [{ path: 'index.html', content: page }] }, { json: true });
+    const { site } = await deploy(createClient(node.port), token, { files: siteFiles }, { json: true });
     nodes.push({ ...arm, ...node, host: `${site}.sites.localhost` });
     log(`${arm.id}: port ${node.port}, site ${nodes.at(-1).host}`);
   }
   const scenarios = {
-    page2k: (node) => ({ path: '/', headers: { Host: node.host, 'User-Agent': FIREFOX, Referer: 'https://news.example.net/' } }),
+    page2k: (node) => ({ path: '/', headers: { Host: node.host, 'User-Agent': FIREFOX, Referer: 'https://news.example.net/', ...forwarded } }),
     visitors: (node) => ({ wrkScript: { file: 'visitors.lua', args: [node.host] }, headers: { Host: node.host } }),
+    // A browser loading the page and its ten assets: one page view in eleven requests.
+    pageload: (node) => ({ wrkScript: { file: 'page-load.lua', args: [node.host, ...Object.values(forwarded)] }, headers: { Host: node.host } }),
     // wrk's own requests carry no User-Agent: a crawler's view, as bench:serve's page is counted.
     crawler: (node) => ({ path: '/', headers: { Host: node.host } }),
   };
@@ -101,7 +119,7 @@ try {
   }
   pin(`0-${cores - 1}`);
   process.stdout.write(
-    `\n| Scenario | CPU/request, analytics off | CPU/request, analytics on | off ÷ on |\n|---|---|---|---|\n${rows.join('\n')}\n\n${rounds} rounds of ${seconds} s, PLINTH_THREADS=${threads}, load average at the end ${os.loadavg()[0].toFixed(1)}.\n`,
+    `\n| Scenario | CPU/request, analytics off | CPU/request, analytics on | off ÷ on |\n|---|---|---|---|\n${rows.join('\n')}\n\n${rounds} rounds of ${seconds} s, PLINTH_THREADS=${threads}${proxied ? ', behind a trusted proxy (X-Forwarded-For)' : ''}, load average at the end ${os.loadavg()[0].toFixed(1)}.\n`,
   );
 } finally {
   for (const node of nodes) await stopChild(node.child);
