@@ -25,7 +25,7 @@ import type { BlobBucket, BucketObject, BucketOptions, BucketOwner, Encoding } f
  * and Ceph RGW all support: HeadObject, GetObject, PutObject, CopyObject, DeleteObject,
  * ListObjectsV2 and the multipart upload calls (Create, UploadPart, Complete, Abort). A deploy's
  * hot calls, HeadObject and PutObject of a body held in memory, go out through a direct client
- * instead (bucket-http.ts, a quarter of the SDK's CPU per request), to the same URL.
+ * instead (bucket-http.ts, under half the SDK's CPU per request), to the same URL.
  *
  * Keys mirror the local layout, `blobs/<aa>/<bb>/<sha256>` with `.br` / `.gz` beside it, so an
  * existing data directory's blobs go up with any sync tool (`aws s3 sync <dataDir>/blobs
