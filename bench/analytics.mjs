@@ -15,7 +15,7 @@
 // page2k and pageload requests carry `X-Forwarded-For`, as the shipped nginx and Caddy files send it.
 //
 // Env: BENCH_DURATION (s per round, default 3), BENCH_ROUNDS (10), BENCH_CONNECTIONS (64),
-// BENCH_SCENARIOS (page2k,visitors,crawler,pageload), BENCH_PROXIED, PLINTH_THREADS (default 1).
+// BENCH_SCENARIOS (page2k,visitors,crawler,pageload,asset), BENCH_PROXIED, BENCH_SAME, PLINTH_THREADS (default 1).
 // Prints a Markdown table.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -50,7 +50,8 @@ const proxied = process.env.BENCH_PROXIED === '1';
 const proxyEnv = proxied ? { PLINTH_TRUST_PROXY: '1' } : {};
 const forwarded = proxied ? { 'X-Forwarded-For': '203.0.113.7' } : {};
 const ARMS = [
-  { id: 'on', env: { ...proxyEnv } },
+  // BENCH_SAME=1: both arms with analytics off, to show what the method itself reads between two processes.
+  { id: 'on', env: { ...proxyEnv, ...(process.env.BENCH_SAME === '1' ? { PLINTH_ANALYTICS: '0' } : {}) } },
   { id: 'off', env: { ...proxyEnv, PLINTH_ANALYTICS: '0' } },
 ];
 
@@ -73,6 +74,11 @@ try {
     visitors: (node) => ({ wrkScript: { file: 'visitors.lua', args: [node.host] }, headers: { Host: node.host } }),
     // A browser loading the page and its ten assets: one page view in eleven requests.
     pageload: (node) => ({ wrkScript: { file: 'page-load.lua', args: [node.host, ...Object.values(forwarded)] }, headers: { Host: node.host } }),
+    // One of those assets alone, as a browser asks for it: never a page view, only the site's bytes.
+    asset: (node) => ({
+      path: '/style.css',
+      headers: { Host: node.host, 'User-Agent': FIREFOX, 'Accept-Encoding': 'br, gzip', Referer: `http://${node.host}/`, ...forwarded },
+    }),
     // wrk's own requests carry no User-Agent: a crawler's view, as bench:serve's page is counted.
     crawler: (node) => ({ path: '/', headers: { Host: node.host } }),
   };

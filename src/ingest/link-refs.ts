@@ -22,8 +22,8 @@ export interface PageRefs {
   base?: string;
 }
 
-/** Attributes that hold one address, by element. */
-const URL_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
+/** Attributes that hold one address, by element (test/ingest/link-refs-parity.test.ts reads them too). */
+export const URL_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
   a: ['href'],
   area: ['href'],
   link: ['href'],
@@ -37,7 +37,8 @@ const URL_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
   video: ['src', 'poster'],
   input: ['src'],
 };
-const SRCSET_ELEMENTS = new Set(['img', 'source']);
+/** Elements whose `srcset` lists addresses. */
+export const SRCSET_ELEMENTS: ReadonlySet<string> = new Set(['img', 'source']);
 // The attributes a reference may come from, by element: `style=` on any.
 const STYLE_ONLY: readonly string[] = ['style'];
 const WANTED_ATTRIBUTES = new Map<string, readonly string[]>(
@@ -52,8 +53,8 @@ const WANTED_ATTRIBUTES = new Map<string, readonly string[]>(
     ],
   ]),
 );
-// Link relations that name another origin, not a file of the site.
-const LINK_RELS_SKIPPED = /\b(preconnect|dns-prefetch)\b/i;
+/** Link relations that name another origin, not a file of the site. */
+export const LINK_RELS_SKIPPED = /\b(preconnect|dns-prefetch)\b/i;
 
 // Elements whose content is text up to their own end tag (RAWTEXT, RCDATA and script data alike
 // for finding that end; only `<script>` has escapes that can hide it).

@@ -16,7 +16,7 @@ import {
   type TreeFiles,
 } from '../fixtures/archives.js';
 import { useTestServer } from '../helpers/fixtures.js';
-import { declaredButUnsent, request, type TestResponse } from '../helpers/http.js';
+import { callApi, declaredButUnsent, request, type TestResponse } from '../helpers/http.js';
 import { waitUntil } from '../helpers/wait.js';
 import { startTestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
@@ -395,6 +395,70 @@ describe('updates', () => {
     expect(res.status).toBe(403);
     expect(res.json.error?.code).toBe('forbidden');
     expect(res.json.agent_message).toContain('?site=');
+  });
+});
+
+describe('a JSON deploy that names its site outside the body', () => {
+  const files = (text: string) => [{ path: 'index.html', content: `<h1>${text}</h1>` }];
+
+  it('updates the site ?site= names (with X-Base-Revision or base_revision), never creating another', async () => {
+    const created = await callApi(server.port, { method: 'POST', path: '/v1/deploy', body: { files: files('one') } });
+    expect(created.status, created.text).toBe(201);
+    const { name } = created.json.site;
+    const token = created.json.site_token as string;
+
+    const byHeader = await callApi(server.port, {
+      method: 'POST',
+      path: `/v1/deploy?site=${name}`,
+      token,
+      headers: { 'x-base-revision': created.json.revision.id },
+      body: { files: files('two') },
+    });
+    expect(byHeader.status, byHeader.text).toBe(201);
+    expect(byHeader.json.site.name).toBe(name);
+    expect(byHeader.json.revision.number).toBe(2);
+
+    const byBody = await callApi(server.port, {
+      method: 'POST',
+      path: `/v1/deploy?site=${name}`,
+      token,
+      body: { base_revision: byHeader.json.revision.id, files: files('three') },
+    });
+    expect(byBody.status, byBody.text).toBe(201);
+    expect(byBody.json.site.name).toBe(name);
+    expect(byBody.json.revision.number).toBe(3);
+    expect((await request({ port: server.port, host: `${name}.sites.localhost` })).text).toContain('three');
+
+    // A stale base named outside the body is a conflict, as it is inside.
+    const stale = await callApi(server.port, {
+      method: 'POST',
+      path: `/v1/deploy?site=${name}`,
+      token,
+      headers: { 'x-base-revision': created.json.revision.id },
+      body: { files: files('stale') },
+    });
+    expect(stale.status).toBe(409);
+  });
+
+  it('refuses a site or base revision named differently inside and outside the body, publishing nothing', async () => {
+    const created = await callApi(server.port, { method: 'POST', path: '/v1/deploy', body: { files: files('kept') } });
+    const { name } = created.json.site;
+    const token = created.json.site_token as string;
+    const other = await callApi(server.port, { method: 'POST', path: '/v1/deploy', body: { files: files('other') } });
+    for (const call of [
+      { path: `/v1/deploy?site=${other.json.site.name}`, body: { site: name, base_revision: created.json.revision.id, files: files('x') } },
+      {
+        path: `/v1/deploy?site=${name}`,
+        headers: { 'x-base-revision': other.json.revision.id },
+        body: { base_revision: created.json.revision.id, files: files('x') },
+      },
+    ]) {
+      const refused = await callApi(server.port, { method: 'POST', token, ...call });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.json.error.code).toBe('bad_request');
+      expect(refused.json.agent_message).toMatch(/once/);
+    }
+    expect((await request({ port: server.port, host: `${name}.sites.localhost` })).text).toContain('kept');
   });
 });
 

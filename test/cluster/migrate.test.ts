@@ -145,7 +145,7 @@ describe('plinth admin migrate --to-cluster', () => {
     const again = await plinth({ PLINTH_DATA_DIR: install.dir, ...(await emptyCluster()) }, 'admin', 'migrate', '--to-cluster');
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/belongs to a cluster already/);
-  });
+  }, 120_000);
 
   it('refuses while the server runs, into a cluster that holds records, and without cluster settings; nothing changes', async () => {
     const install = await embeddedInstall();
@@ -176,7 +176,7 @@ describe('plinth admin migrate --to-cluster', () => {
     expect(unset.code).toBe(1);
     expect(unset.stderr).toMatch(/PLINTH_DATABASE_URL/);
     expect((await plinth({ PLINTH_DATA_DIR: install.dir, ...cluster }, 'admin', 'migrate')).code).toBe(2);
-  });
+  }, 120_000);
 
   it('commits no record when the bucket holds other bytes under a blob of the install', async () => {
     const install = await embeddedInstall();
@@ -197,7 +197,7 @@ describe('plinth admin migrate --to-cluster', () => {
     }
     const alone = await startMain(mainEnv(install.dir));
     await killMain(alone, 'SIGTERM');
-  });
+  }, 120_000);
 
   it("refuses a bucket marked as another installation's, copying nothing", async () => {
     const install = await embeddedInstall();
@@ -218,5 +218,5 @@ describe('plinth admin migrate --to-cluster', () => {
   it('a node refuses to start on the data directory of an install that was not moved', async () => {
     const install = await embeddedInstall();
     await expect(startMain(mainEnv(install.dir, await emptyCluster()))).rejects.toThrow(/plinth admin migrate --to-cluster/);
-  });
+  }, 120_000);
 });

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import pgClient from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RECORDS_UNAVAILABLE_CODE } from '../../src/errors.js';
-import { connectStore, hashToken, type Store } from '../../src/store/index.js';
-import { postgresBinDir, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { hashToken, type Store } from '../../src/store/index.js';
+import { postgresBinDir, usePostgresNodes } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
 import { tempDir } from '../helpers/sites.js';
 import { markedEntry } from '../store/helpers.js';
@@ -15,25 +15,8 @@ import { markedEntry } from '../store/helpers.js';
  * check what only a cluster can get wrong: order, races between nodes, single use, catch-up.
  */
 
-let pg: TestPostgres;
-const open: Store[] = [];
-
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 30_000);
-afterAll(async () => {
-  for (const store of open) await store.close().catch(() => undefined);
-  await pg?.stop();
-});
-
-const dirOf = new Map<Store, string>();
-
-async function node(url = pg.url, dir = tempDir('plinth-node-')): Promise<Store> {
-  const store = await connectStore({ dir, databaseUrl: url, bootstrap: true });
-  open.push(store);
-  dirOf.set(store, dir);
-  return store;
-}
+const cluster = usePostgresNodes();
+const node = (dir?: string, databaseUrl?: string): Promise<Store> => cluster.node(dir, databaseUrl);
 
 const files = (marker: number) => new Map([['index.html', markedEntry(marker, 'text/html; charset=utf-8')]]);
 
@@ -250,7 +233,7 @@ describe('records in PostgreSQL', () => {
     const domain = 'www.legacy-cluster.example';
     const record = { domain, siteId, claim: 'dom_legacy', status: 'active', token: 'plinth-verify=x', primary: false, createdAt: 1, verifiedAt: 2 };
     // As the previous version stored them: one record per domain, keyed by the domain.
-    const client = new pgClient.Client({ connectionString: pg.url });
+    const client = new pgClient.Client({ connectionString: cluster.pg.url });
     await client.connect();
     try {
       await client.query("INSERT INTO plinth_records (db, key, value) VALUES ('domains', $1, $2), ('siteDomains', $3, '1')", [
@@ -288,20 +271,19 @@ describe('records in PostgreSQL', () => {
   });
 
   it('rebuilds a data directory that followed another cluster', async () => {
-    const other = await pg.createDatabase(`other_${Date.now()}`);
+    const other = await cluster.pg.createDatabase(`other_${Date.now()}`);
     const dir = tempDir('plinth-node-');
-    const first = await node(other, dir);
+    const first = await node(dir, other);
     await createSite(first, 'only-in-other');
-    await first.close();
-    open.splice(open.indexOf(first), 1);
-    const moved = await node(pg.url, dir);
+    await cluster.close(first);
+    const moved = await node(dir);
     expect(moved.getSite('only-in-other')).toBeUndefined();
   });
 
   it('prunes old changes from the log; a node that fell behind them is told, and rebuilt at its next start', async () => {
     const behind = await node();
     const dir = tempDir('plinth-node-');
-    const a = await node(pg.url, dir);
+    const a = await node(dir);
     await createSite(a, 'before-prune');
     await createSite(a, 'after-prune');
     // Everything committed so far is older than "now + 1 minute"; the newest change is always kept.
@@ -315,29 +297,26 @@ describe('records in PostgreSQL', () => {
     }
     await expect(behind.cluster!.catchUp()).rejects.toMatchObject({ code: 'EREPLICA_BEHIND' });
     // The same data directory opened again is rebuilt from a snapshot.
-    const dirOfBehind = dirOf.get(behind)!;
-    await behind.close();
-    open.splice(open.indexOf(behind), 1);
-    const rebuilt = await node(pg.url, dirOfBehind);
+    await cluster.close(behind);
+    const rebuilt = await node(cluster.dirOf(behind));
     expect(rebuilt.getSite('after-prune')).toBeDefined();
     expect(rebuilt.cluster!.applied()).toBe(a.cluster!.applied());
   });
 
   it('rebuilds at start-up a replica that is ahead of a PostgreSQL restored to an earlier point', async () => {
-    const url = await pg.createDatabase(`restored_${Date.now()}`);
+    const url = await cluster.pg.createDatabase(`restored_${Date.now()}`);
     const dir = tempDir('plinth-node-');
-    const a = await node(url, dir);
+    const a = await node(dir, url);
     await createSite(a, 'before-dump');
     const dump = join(tempDir('plinth-dump-'), 'records.dump');
     execFileSync(join(postgresBinDir()!, 'pg_dump'), ['--format=custom', `--file=${dump}`, `--dbname=${url}`]);
     await createSite(a, 'after-dump');
-    await a.close();
-    open.splice(open.indexOf(a), 1);
+    await cluster.close(a);
     execFileSync(join(postgresBinDir()!, 'pg_restore'), ['--clean', '--if-exists', `--dbname=${url}`, dump]);
     // Another node writes first: its change takes the number "after-dump" had.
-    const b = await node(url);
+    const b = await node(undefined, url);
     await createSite(b, 'after-restore');
-    const restarted = await node(url, dir);
+    const restarted = await node(dir, url);
     expect(restarted.getSite('before-dump')).toBeDefined();
     expect(restarted.getSite('after-dump')).toBeUndefined();
     expect(restarted.getSite('after-restore')).toBeDefined();
@@ -347,14 +326,14 @@ describe('records in PostgreSQL', () => {
   it('keeps reading while PostgreSQL is down, refuses writes with RECORDS_UNAVAILABLE, and writes again once it is back', async () => {
     const a = await node();
     await createSite(a, 'outage-site');
-    await pg.pause();
+    await cluster.pg.pause();
     try {
       expect(a.getSite('outage-site')).toBeDefined();
       await expect(createSite(a, 'during-outage')).rejects.toMatchObject({ code: RECORDS_UNAVAILABLE_CODE });
       // Rate caps fall back to this node's own count.
       expect((await a.takeRateTokens([{ scope: 'outage', limit: 5, windowMs: 60_000 }])).allowed).toBe(true);
     } finally {
-      await pg.resume();
+      await cluster.pg.resume();
     }
     expect(await createSite(a, 'after-outage')).toMatch(/^rev_/);
   });

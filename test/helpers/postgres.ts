@@ -15,8 +15,13 @@ export { hasPostgres, postgresBinDir, startPostgres };
 
 export interface PostgresNodes {
   readonly pg: TestPostgres;
-  /** A store as a cluster node opens one, on its own data directory; closed after the file. */
-  node(dir?: string): Promise<Store>;
+  /**
+   * A store as a cluster node opens one, on its own data directory (or `dir`, to open one again)
+   * and this server's database (or `databaseUrl`, another database of it); closed after the file.
+   */
+  node(dir?: string, databaseUrl?: string): Promise<Store>;
+  /** The data directory a node's store was opened on. */
+  dirOf(store: Store): string;
   /** Closes a node's store before the end of the file (its directory stays, to open again). */
   close(store: Store): Promise<void>;
 }
@@ -25,6 +30,7 @@ export interface PostgresNodes {
 export function usePostgresNodes(): PostgresNodes {
   let pg: TestPostgres | undefined;
   const open: Store[] = [];
+  const dirs = new Map<Store, string>();
   beforeAll(async () => {
     pg = await startPostgres();
   }, 30_000);
@@ -32,15 +38,24 @@ export function usePostgresNodes(): PostgresNodes {
     for (const store of open) await store.close().catch(() => undefined);
     await pg?.stop();
   });
+  const started = (): TestPostgres => {
+    if (pg === undefined) throw new Error('PostgreSQL starts in beforeAll');
+    return pg;
+  };
   return {
     get pg() {
-      if (pg === undefined) throw new Error('PostgreSQL starts in beforeAll');
-      return pg;
+      return started();
     },
-    async node(dir = tempDir('plinth-node-')) {
-      const store = await connectStore({ dir, databaseUrl: this.pg.url, bootstrap: true });
+    async node(dir = tempDir('plinth-node-'), databaseUrl = started().url) {
+      const store = await connectStore({ dir, databaseUrl, bootstrap: true });
       open.push(store);
+      dirs.set(store, dir);
       return store;
+    },
+    dirOf(store) {
+      const dir = dirs.get(store);
+      if (dir === undefined) throw new Error('not a store of these nodes');
+      return dir;
     },
     async close(store) {
       open.splice(open.indexOf(store), 1);

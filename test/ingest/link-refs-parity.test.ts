@@ -1,26 +1,11 @@
 // The link check's page reader (src/ingest/link-refs.ts) skips what cannot hold a reference; here
 // it is held to a reader built on parse5's full tokenizer, on pages made to find where the two
-// could part: comments, scripts with their escapes, raw text, odd attributes, references.
+// could part: comments, scripts with their escapes, raw text, odd attributes, references. Which
+// attributes hold an address is one table, the reader's own: what is compared is how a page is read.
 import { Tokenizer, TokenizerMode, type TokenHandler, type Token } from 'parse5';
 import { describe, expect, it } from 'vitest';
-import { cssRefs, pageRefs, srcsetUrls, type LinkRef, type PageRefs } from '../../src/ingest/link-refs.js';
+import { cssRefs, LINK_RELS_SKIPPED, pageRefs, SRCSET_ELEMENTS, srcsetUrls, URL_ATTRIBUTES, type LinkRef, type PageRefs } from '../../src/ingest/link-refs.js';
 
-const URL_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
-  a: ['href'],
-  area: ['href'],
-  link: ['href'],
-  img: ['src'],
-  script: ['src'],
-  iframe: ['src'],
-  embed: ['src'],
-  source: ['src'],
-  track: ['src'],
-  audio: ['src'],
-  video: ['src', 'poster'],
-  input: ['src'],
-};
-const SRCSET_ELEMENTS = new Set(['img', 'source']);
-const LINK_RELS_SKIPPED = /\b(preconnect|dns-prefetch)\b/i;
 const RAWTEXT = new Set(['style', 'xmp', 'iframe', 'noembed', 'noframes']);
 const RCDATA = new Set(['textarea', 'title']);
 

@@ -174,7 +174,8 @@ describe('delivering to a receiver that fails, then recovers', () => {
     expect((await api(server, { path: `/v1/sites/${site.name}/webhooks`, token: owner.token })).json.webhooks).toEqual([]);
     const before = receiver.received.length;
     await publish(server.port, owner.token, site.name, '<h1>after removal</h1>');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // A publish queues its deliveries before it answers, and only what is queued is ever sent.
+    expect(await server.store.deliveries.list(created.json.id, 10)).toEqual([]);
     expect(receiver.received.length).toBe(before);
   });
 
@@ -282,9 +283,8 @@ describe('what a delivery does not do', () => {
     expect(await state()).toMatchObject({ failures: 2, disabled_at: expect.stringMatching(/^\d{4}-/) });
     const log = await api(server, { path: `/v1/sites/${site.name}/events`, token: owner.token });
     expect(log.json.events[0]).toMatchObject({ kind: 'webhook.disabled', actor: 'system', details: { webhook: hook.json.id, failures: 2 } });
-    // Nothing more is queued for it.
+    // Nothing more is queued for it (a publish queues its deliveries before it answers).
     await publish(server.port, owner.token, site.name, '<h1>c</h1>');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(await deliveriesOf(site.name, hook.json.id)).toHaveLength(2);
   });
 });
@@ -317,7 +317,11 @@ describe('the events webhooks receive', () => {
     const rolled = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/rollback`, token: owner.token, body: { revision: site.revision } });
     expect(rolled.status).toBe(201);
     expect(await waitUntil(() => typesFor('/events').length >= 2, 10_000)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Only what is queued is sent, and each update queued its deliveries before it answered:
+    // once those two are delivered, nothing more comes.
+    const queued = () => server.store.deliveries.list(hook.json.id, 10);
+    expect((await queued()).map((delivery) => delivery.event).sort()).toEqual(['deploy.failed', 'site.rolled_back']);
+    expect(await waitUntil(async () => (await queued()).every((delivery) => delivery.state === 'delivered'), 10_000)).toBe(true);
     // Both may be in flight at once (up to three of a site are), so they may arrive in either order.
     expect(typesFor('/events').sort()).toEqual(['deploy.failed', 'site.rolled_back']);
     const failed = JSON.parse(receiver.received.find((request) => request.path === '/events' && JSON.parse(request.body).type === 'deploy.failed')!.body);
@@ -325,19 +329,38 @@ describe('the events webhooks receive', () => {
   });
 
   it("sends site.expiring once, a day before an unclaimed site expires, to the site token's webhook", async () => {
+    // The server looks for sites due a notice once a minute of its clock. A witness site due at
+    // the look in question has its notice sent once that look is over, so its arrival says the
+    // look happened: no fixed wait. Witnesses are made with the clock set back for a moment
+    // (a look never runs on a clock that went back).
+    const start = clock;
+    const witness = async (madeAt: number, path: string): Promise<void> => {
+      const now = clock;
+      clock = madeAt;
+      const made = await deployTo(server.port, { contentType: 'application/json', body: jsonDeployBody([['index.html', '<h1>witness</h1>']]) });
+      clock = now;
+      expect((await addWebhook(server, made.json.site.name, made.json.site_token, { url: receiver.url(path), events: ['site.expiring'] })).status).toBe(201);
+    };
+    // Due a day before its 72 hours are up: 30 s after the start.
+    await witness(start - 48 * 3600_000 + 30_000, '/first-look');
     const created = await deployTo(server.port, { contentType: 'application/json', body: jsonDeployBody([['index.html', '<h1>anon</h1>']]) });
     const { name } = created.json.site;
     const hook = await addWebhook(server, name, created.json.site_token, { url: receiver.url('/expiry'), events: ['site.expiring'] });
     expect(hook.status).toBe(201);
+    const queued = async () => (await server.store.deliveries.list(hook.json.id, 10)).length;
     // 72 hours to go: nothing yet.
     clock += 61_000;
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(await waitUntil(() => typesFor('/first-look').length === 1, 10_000)).toBe(true);
+    expect(await queued()).toBe(0);
     expect(typesFor('/expiry')).toEqual([]);
     // 23 hours to go.
     clock += 49 * 3600_000;
     expect(await waitUntil(() => typesFor('/expiry').length === 1, 10_000)).toBe(true);
+    // Due 49 hours and 90 s after the start: at the next look, not at the one just done.
+    await witness(start + 3600_000 + 90_000, '/next-look');
     clock += 61_000;
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(await waitUntil(() => typesFor('/next-look').length === 1, 10_000)).toBe(true);
+    expect(await queued()).toBe(1);
     expect(typesFor('/expiry')).toEqual(['site.expiring']);
     const notice = JSON.parse(receiver.received.find((request) => request.path === '/expiry')!.body);
     expect(notice.data).toMatchObject({ site: { name }, actor: 'system', expires_at: created.json.site.expires_at });

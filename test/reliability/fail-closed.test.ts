@@ -3,17 +3,19 @@ import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, request } from '../helpers/http.js';
+import { request } from '../helpers/http.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
  * The process as an operator starts it (`node dist/main.js`), given what operators get wrong:
  * it refuses to start on a setting it does not know or a bucket it cannot use or that is not its
- * own, and a local install cannot be reached from the network.
+ * own, and a local install cannot be reached from the network. Each test starts several
+ * processes (servers, the admin CLI), so this runs with the reliability project; the rules
+ * behind the refusals are unit tables in the first line (test/config.test.ts,
+ * test/store/bucket-gc.test.ts).
  */
 
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
@@ -202,75 +204,5 @@ describe('signals', { timeout: 180_000 }, () => {
     expect(main.child.exitCode).toBeNull();
     main.child.kill('SIGTERM');
     expect((await main.exited).code).toBe(0);
-  });
-});
-
-describe('a JSON deploy that names its site outside the body', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server?.close({ graceMs: 0 }));
-
-  const files = (text: string) => [{ path: 'index.html', content: `<h1>${text}</h1>` }];
-
-  it('updates the site ?site= names (with X-Base-Revision or base_revision), never creating another', async () => {
-    const created = await callApi(server.port, { method: 'POST', path: '/v1/deploy', body: { files: files('one') } });
-    expect(created.status, created.text).toBe(201);
-    const { name } = created.json.site;
-    const token = created.json.site_token as string;
-
-    const byHeader = await callApi(server.port, {
-      method: 'POST',
-      path: `/v1/deploy?site=${name}`,
-      token,
-      headers: { 'x-base-revision': created.json.revision.id },
-      body: { files: files('two') },
-    });
-    expect(byHeader.status, byHeader.text).toBe(201);
-    expect(byHeader.json.site.name).toBe(name);
-    expect(byHeader.json.revision.number).toBe(2);
-
-    const byBody = await callApi(server.port, {
-      method: 'POST',
-      path: `/v1/deploy?site=${name}`,
-      token,
-      body: { base_revision: byHeader.json.revision.id, files: files('three') },
-    });
-    expect(byBody.status, byBody.text).toBe(201);
-    expect(byBody.json.site.name).toBe(name);
-    expect(byBody.json.revision.number).toBe(3);
-    expect((await request({ port: server.port, host: `${name}.sites.localhost` })).text).toContain('three');
-
-    // A stale base named outside the body is a conflict, as it is inside.
-    const stale = await callApi(server.port, {
-      method: 'POST',
-      path: `/v1/deploy?site=${name}`,
-      token,
-      headers: { 'x-base-revision': created.json.revision.id },
-      body: { files: files('stale') },
-    });
-    expect(stale.status).toBe(409);
-  });
-
-  it('refuses a site or base revision named differently inside and outside the body, publishing nothing', async () => {
-    const created = await callApi(server.port, { method: 'POST', path: '/v1/deploy', body: { files: files('kept') } });
-    const { name } = created.json.site;
-    const token = created.json.site_token as string;
-    const other = await callApi(server.port, { method: 'POST', path: '/v1/deploy', body: { files: files('other') } });
-    for (const call of [
-      { path: `/v1/deploy?site=${other.json.site.name}`, body: { site: name, base_revision: created.json.revision.id, files: files('x') } },
-      {
-        path: `/v1/deploy?site=${name}`,
-        headers: { 'x-base-revision': other.json.revision.id },
-        body: { base_revision: created.json.revision.id, files: files('x') },
-      },
-    ]) {
-      const refused = await callApi(server.port, { method: 'POST', token, ...call });
-      expect(refused.status, refused.text).toBe(400);
-      expect(refused.json.error.code).toBe('bad_request');
-      expect(refused.json.agent_message).toMatch(/once/);
-    }
-    expect((await request({ port: server.port, host: `${name}.sites.localhost` })).text).toContain('kept');
   });
 });
