@@ -17,6 +17,8 @@ export interface S3rverServer {
   env: Record<string, string>;
   /** Requests the server received so far. */
   requests(): S3rverRequest[];
+  /** The server process's id while it runs (for its CPU time). */
+  pid(): number | undefined;
   /** Stops the server but keeps its files (an outage); `resume` starts it again on the same port. */
   pause(): Promise<void>;
   resume(): Promise<void>;

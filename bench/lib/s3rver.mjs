@@ -71,6 +71,7 @@ export async function startS3rver(bucket = 'plinth-test') {
       AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
     },
     requests: () => [...requests],
+    pid: () => child?.pid,
     pause: stopChild,
     resume: start,
     async stop() {

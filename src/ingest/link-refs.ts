@@ -53,12 +53,18 @@ const WANTED_ATTRIBUTES = new Map<string, readonly string[]>(
     ],
   ]),
 );
+// Elements whose tags need more than finding their end, by name: one lookup per tag.
+const KNOWN_ELEMENTS = new Map<string, { urlNames?: readonly string[]; wanted: readonly string[]; rawText: boolean }>();
 /** Link relations that name another origin, not a file of the site. */
 export const LINK_RELS_SKIPPED = /\b(preconnect|dns-prefetch)\b/i;
 
 // Elements whose content is text up to their own end tag (RAWTEXT, RCDATA and script data alike
 // for finding that end; only `<script>` has escapes that can hide it).
 const RAW_TEXT = new Set(['style', 'xmp', 'iframe', 'noembed', 'noframes', 'textarea', 'title', 'script']);
+for (const name of new Set([...WANTED_ATTRIBUTES.keys(), ...RAW_TEXT, 'plaintext'])) {
+  const urlNames = URL_ATTRIBUTES[name];
+  KNOWN_ELEMENTS.set(name, { ...(urlNames !== undefined ? { urlNames } : {}), wanted: WANTED_ATTRIBUTES.get(name) ?? STYLE_ONLY, rawText: RAW_TEXT.has(name) });
+}
 const END_OF_RAW_TEXT = new Map([...RAW_TEXT].map((name) => [name, new RegExp(`</${name}[\\t\\n\\f />]`, 'gi')]));
 // In a script, `<!--` starts an escape within which `<script>` nests; otherwise its end tag ends it.
 const SCRIPT_ESCAPE_OR_END = /<!--|<\/script[\t\n\f />]/gi;
@@ -142,15 +148,17 @@ class PageReader {
       if (isSpaceCode(c) || c === SLASH || c === GREATER_THAN) break;
     }
     const name = nameEnd === open + 2 && (html.charCodeAt(open + 1) | 0x20) !== A_CODE ? '' : html.slice(open + 1, nameEnd).toLowerCase();
-    const urlNames = URL_ATTRIBUTES[name];
-    const end = this.readTag(nameEnd, WANTED_ATTRIBUTES.get(name) ?? STYLE_ONLY);
+    const known = name === '' ? undefined : KNOWN_ELEMENTS.get(name);
+    // Most tags are of other elements and end right after their name (`<p>`, `<div>`): nothing to read.
+    if (known === undefined && nameEnd < length && html.charCodeAt(nameEnd) === GREATER_THAN) return nameEnd + 1;
+    const end = this.readTag(nameEnd, known?.wanted ?? STYLE_ONLY);
     if (end === -1) return length;
     const attrs = this.attrs;
-    if (attrs.length > 0) this.tagRefs(name, urlNames, attrs);
+    if (attrs.length > 0) this.tagRefs(name, known?.urlNames, attrs);
     // What the tree builder would do: these elements' content is text, not markup.
-    if (this.selfClosing || name === '') return end;
+    if (this.selfClosing || known === undefined) return end;
     if (name === 'plaintext') return length;
-    if (!RAW_TEXT.has(name)) return end;
+    if (!known.rawText) return end;
     const close = name === 'script' ? this.endOfScript(end) : this.endOfRawText(name, end);
     if (name === 'style') {
       const text = html.slice(end, close);
@@ -190,6 +198,8 @@ class PageReader {
       const c = html.charCodeAt(at);
       if (isSpaceCode(c) || c === SLASH || c === GREATER_THAN) break;
     }
+    // Nearly every end tag ends with its name.
+    if (at < html.length && html.charCodeAt(at) === GREATER_THAN) return at + 1;
     const end = this.readTag(at, undefined);
     return end === -1 ? html.length : end;
   }
@@ -435,16 +445,37 @@ export function pageRefs(html: string): PageRefs {
 // No nested quantifiers: each pattern scans the text once, whatever it holds.
 const CSS_COMMENT = /\/\*[\s\S]*?(?:\*\/|$)/g;
 // An unquoted url() stops at the next "(" too, so "url(url(url(…" costs one pass, not one per "url(".
-const CSS_URL = /url\(\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^()"'\s]*))\s*\)/gi;
-const CSS_IMPORT = /@import\s+(?:"([^"\n]*)"|'([^'\n]*)')/gi;
+// Both are tried only where their first character is (sticky): a style sheet has few "(" and
+// fewer "@", which `indexOf` finds many times faster than a case-blind pattern searches.
+const CSS_URL = /url\(\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^()"'\s]*))\s*\)/iy;
+const CSS_IMPORT = /@import\s+(?:"([^"\n]*)"|'([^'\n]*)')/iy;
+const OPEN_PAREN = 40;
 
 /** `url()` and `@import "…"` of a style sheet; `firstLine` is the line the text starts on. */
 export function cssRefs(css: string, firstLine = 1): LinkRef[] {
   // Comments are blanked, keeping their line breaks so lines still count right.
   const text = css.includes('/*') ? css.replace(CSS_COMMENT, (comment) => comment.replace(/[^\n]/g, ' ')) : css;
   const found: Array<{ index: number; ref: string }> = [];
-  for (const match of text.matchAll(CSS_URL)) found.push({ index: match.index, ref: match[1] ?? match[2] ?? match[3] ?? '' });
-  for (const match of text.matchAll(CSS_IMPORT)) found.push({ index: match.index, ref: match[1] ?? match[2] ?? '' });
+  // Where a search of the whole text would find them: each match from where the last one ended.
+  let urlsFrom = 0;
+  for (let paren = text.indexOf('('); paren !== -1; paren = text.indexOf('(', paren + 1)) {
+    const start = paren - 3;
+    if (start < urlsFrom || !isUrlCall(text, start)) continue;
+    CSS_URL.lastIndex = start;
+    const match = CSS_URL.exec(text);
+    if (match === null) continue;
+    found.push({ index: start, ref: match[1] ?? match[2] ?? match[3] ?? '' });
+    urlsFrom = CSS_URL.lastIndex;
+  }
+  let importsFrom = 0;
+  for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', at + 1)) {
+    if (at < importsFrom) continue;
+    CSS_IMPORT.lastIndex = at;
+    const match = CSS_IMPORT.exec(text);
+    if (match === null) continue;
+    found.push({ index: at, ref: match[1] ?? match[2] ?? '' });
+    importsFrom = CSS_IMPORT.lastIndex;
+  }
   if (found.length === 0) return [];
   found.sort((a, b) => a.index - b.index);
   const refs: LinkRef[] = [];
@@ -455,4 +486,14 @@ export function cssRefs(css: string, firstLine = 1): LinkRef[] {
     refs.push({ ref, line });
   }
   return refs;
+}
+
+/** `url` in any case right before the `(` at `start + 3`. */
+function isUrlCall(text: string, start: number): boolean {
+  return (
+    (text.charCodeAt(start) | 0x20) === 117 &&
+    (text.charCodeAt(start + 1) | 0x20) === 114 &&
+    (text.charCodeAt(start + 2) | 0x20) === 108 &&
+    text.charCodeAt(start + 3) === OPEN_PAREN
+  );
 }

@@ -122,6 +122,10 @@ function checkLinks(
     return found;
   };
 
+  // And the pages of one folder write the same references: what each leads to, by base and
+  // reference as written, spares parsing it as a URL again.
+  const brokenByBase = new Map<string, Map<string, boolean>>();
+
   for (const file of files) {
     const html = isHtmlType(file.type);
     if (!html && !file.type.startsWith('text/css')) continue;
@@ -132,9 +136,16 @@ function checkLinks(
     if (baseHref !== undefined) base = baseOf(baseHref, base);
     // A page whose <base> is another site refers to that site: nothing here to check.
     if (base === undefined) continue;
+    let brokenByRef = brokenByBase.get(base.href);
+    if (brokenByRef === undefined) brokenByBase.set(base.href, (brokenByRef = new Map()));
     for (const { ref, line } of refs) {
-      const url = internalUrl(ref, base);
-      if (url === undefined || leadsSomewhere(url)) continue;
+      let broken = brokenByRef.get(ref);
+      if (broken === undefined) {
+        const url = internalUrl(ref, base);
+        broken = url !== undefined && !leadsSomewhere(url);
+        brokenByRef.set(ref, broken);
+      }
+      if (!broken) continue;
       total++;
       if (maxWarnings === 0 || warnings.length < maxWarnings) warnings.push({ file: file.path, line, ref: ref.trim(), kind: 'broken_link' });
     }

@@ -250,14 +250,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const unknownHost = new ServiceError('not_found', `Unknown host. Sites live at <name>.${config.hosts.siteDomain}; the API is at ${config.hosts.api}.`);
 
   const routeHost = createHostRouter(config.hosts);
+  const siteKind = HOST_KIND_INDEX.site;
   /** `method`: 'get' from uWS's GET route, which spares the site host asking for it. */
   const dispatch = (res: HttpResponse, req: HttpRequest, method?: 'get'): void => {
     const route = routeHost(req.getHeader(HEADER_NAMES.host));
-    meter?.begin(
-      res,
-      HOST_KIND_INDEX[route.kind === 'unknown' ? 'other' : route.kind],
-      accessLog ? readAccessDetail(res, req, config.deploy.trustProxy) : undefined,
-    );
+    // A site's kind without the keyed lookup (it sees every kind, so it is megamorphic).
+    const kind = route.kind === 'site' ? siteKind : HOST_KIND_INDEX[route.kind === 'unknown' ? 'other' : route.kind];
+    meter?.begin(res, kind, accessLog ? readAccessDetail(res, req, config.deploy.trustProxy) : undefined);
     if (route.kind === 'site') {
       pacer?.noteRequest();
       // A live site's own address may move to its primary domain: the site server asks `domains`.

@@ -42,13 +42,21 @@ export function routeHost(hostHeader: string, hosts: HostConfig): HostRoute {
  */
 export function createHostRouter(hosts: HostConfig, maxEntries = 10_000): (hostHeader: string) => HostRoute {
   const routes = new Map<string, HostRoute>();
+  // The last header and its route: requests on a kept-alive connection, and most of a busy
+  // thread's, name the host the one before did. uWS hands over a fresh string each time, so the
+  // Map would hash it anew; comparing it with the last one's text is cheaper.
+  let lastHeader = '';
+  let lastRoute: HostRoute | undefined;
   return (hostHeader) => {
+    if (hostHeader === lastHeader && lastRoute !== undefined) return lastRoute;
     let route = routes.get(hostHeader);
     if (route === undefined) {
       route = routeHost(hostHeader, hosts);
       if (routes.size >= maxEntries) routes.clear();
       routes.set(hostHeader, route);
     }
+    lastHeader = hostHeader;
+    lastRoute = route;
     return route;
   };
 }

@@ -197,7 +197,7 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       const byHost = rules?.redirects?.usesHost === true || rules?.headers?.usesHost === true ? host : undefined;
       // A preview's targets sit beside the live ones, under a key no URL has (URLs start with `/`),
       // and so do those of a host (host names have no `|`).
-      const key = `${byHost === undefined ? '' : `${byHost}|`}${live ? path : `${revision} ${path}`}`;
+      const key = byHost === undefined && live ? path : `${byHost === undefined ? '' : `${byHost}|`}${live ? path : `${revision} ${path}`}`;
       const known = cached.targets.get(key);
       if (known !== undefined) {
         counts.pathHits++;

@@ -181,6 +181,9 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
         },
         'deploy.timing',
       );
+      // The variants of small blobs go to the bucket now; until they are there, a node asked
+      // for one makes it from its blob.
+      deps.followUps.track(publisher.afterAnswer().catch((err: unknown) => log.warn({ err, revision: outcome.revisionId }, 'deploy.variants_upload_failed')));
       compressAfterPublish(deps, outcome.revisionId, result.pendingVariants);
       return outcome;
     },

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, u
 import { threadId } from 'node:worker_threads';
 import { readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliCompressSync, constants as zlibConstants, gzip, gzipSync, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { syncFilesystem } from './filesystem-sync.js';
 import { isRunning } from './processes.js';
@@ -25,6 +26,8 @@ const FAST_BROTLI_QUALITY = 5;
 const FAST_GZIP_LEVEL = 4;
 const FAST_CHUNK_BYTES = 64 * 1024;
 type Quality = NonNullable<PutFileOptions['quality']>;
+const gzipAsync = promisify(gzip) as (bytes: Uint8Array, options: ZlibOptions) => Promise<Buffer>;
+const brotliCompressAsync = promisify(brotliCompress) as (bytes: Uint8Array, options: BrotliOptions) => Promise<Buffer>;
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 const FAN_OUT_DIR = /^[0-9a-f]{2}$/;
@@ -265,7 +268,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     isLocal: () => true,
     fetch: () => Promise.resolve(),
     publish: () => Promise.resolve(),
-    publisher: () => ({ add: () => undefined, finish: () => Promise.resolve() }),
+    publisher: () => ({ add: () => undefined, finish: () => Promise.resolve(), afterAnswer: () => Promise.resolve() }),
     trimCache: () => Promise.resolve({ files: 0, bytes: 0 }),
     counters: () => ({ downloads: 0, downloadedBytes: 0, bucketErrors: 0 }),
   };
@@ -315,14 +318,29 @@ function compress(bytes: Uint8Array, encoding: Encoding, effort: Quality): Buffe
  * file spares allocating and zeroing a 4 MB window and its hash tables per file (-30% CPU).
  */
 function compressFast(bytes: Uint8Array, encoding: Encoding): Buffer {
-  if (encoding === 'gzip') return gzipSync(bytes, { level: FAST_GZIP_LEVEL, chunkSize: FAST_CHUNK_BYTES });
-  const window = Math.ceil(Math.log2(bytes.byteLength + 1));
-  return brotliCompressSync(bytes, {
+  const options = fastOptions(bytes.byteLength, encoding);
+  return encoding === 'gzip' ? gzipSync(bytes, options) : brotliCompressSync(bytes, options);
+}
+
+/**
+ * The variant a deploy makes before its answer (gzip at its fast level), made the same way off
+ * this thread (libuv's pool): a cluster node that serves a variant before it reaches the bucket
+ * makes it from the blob instead (bucket-blob-store.ts). Same settings, same zlib: same bytes.
+ */
+export function compressFastAsync(bytes: Uint8Array, encoding: Encoding): Promise<Buffer> {
+  const options = fastOptions(bytes.byteLength, encoding);
+  return encoding === 'gzip' ? gzipAsync(bytes, options) : brotliCompressAsync(bytes, options);
+}
+
+function fastOptions(size: number, encoding: Encoding): ZlibOptions & BrotliOptions {
+  if (encoding === 'gzip') return { level: FAST_GZIP_LEVEL, chunkSize: FAST_CHUNK_BYTES };
+  const window = Math.ceil(Math.log2(size + 1));
+  return {
     chunkSize: FAST_CHUNK_BYTES,
     params: {
       [zlibConstants.BROTLI_PARAM_QUALITY]: FAST_BROTLI_QUALITY,
-      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: size,
       [zlibConstants.BROTLI_PARAM_LGWIN]: Math.min(zlibConstants.BROTLI_MAX_WINDOW_BITS, Math.max(16, window)),
     },
-  });
+  };
 }

@@ -1,13 +1,13 @@
-import { existsSync, utimesSync } from 'node:fs';
-import { stat, unlink } from 'node:fs/promises';
+import { existsSync, statSync, utimesSync } from 'node:fs';
+import { readFile, stat, unlink } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createHash } from 'node:crypto';
 import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
-import { createBlobStore } from './blob-store.js';
-import { createS3Bucket, limiter, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
+import { compressFastAsync, createBlobStore } from './blob-store.js';
+import { createS3Bucket, forEachLimit, limiter, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
 import type { BucketLedger, LedgerEntry } from './bucket-ledger.js';
 import type { BlobFile, BlobPublisher, BlobStore, BucketOptions, CacheTrim } from './types.js';
@@ -32,6 +32,15 @@ const PUBLISH_CONCURRENCY = 32;
  * bucket already holds (uploaded before the ledger existed) are not sent again.
  */
 const PUT_UNASKED_BYTES = 1024 * 1024;
+/**
+ * A deploy's variants of blobs up to this size go to the bucket after its answer, not before: a
+ * new site's small text files each have a gzip variant made before the answer, about 40 of the
+ * 140 objects of a 100-file site, and every request costs CPU on the node's cores. A node asked for
+ * such a variant before it is in the bucket makes it from the blob, as the deploy did (`fetch`).
+ * Larger blobs' variants (made after the answer, and perhaps streamed by their recorded size)
+ * still go up first.
+ */
+const VARIANTS_AFTER_ANSWER_MAX_BYTES = 1024 * 1024;
 /** Objects `trimCache` asks the bucket about at once before evicting their local copies. */
 const TRIM_CONCURRENCY = 8;
 const DEFAULT_MIN_IDLE_MS = 60_000;
@@ -93,7 +102,13 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    * checked, then renamed into place: nobody ever reads bytes that do not hash to their name.
    */
   async function download(sha256: string, encoding: Encoding | undefined, key: string, path: string): Promise<void> {
-    const body = await bucket.download(key);
+    let body: AsyncIterable<Uint8Array>;
+    try {
+      body = await bucket.download(key);
+    } catch (err) {
+      if (encoding === undefined || (err as { code?: string }).code !== NOT_IN_BUCKET) throw err;
+      return makeVariant(sha256, encoding, path, err);
+    }
     const temp = await writeTemp(tmpDir, body, true);
     try {
       // A variant is checked by what it decodes to: the blob it is a variant of.
@@ -108,6 +123,20 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       await unlink(temp.path).catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * A variant the bucket does not hold (yet: the deploy that recorded it uploads its small blobs'
+   * variants after its answer), made here from the blob with the deploy's own settings, so the
+   * first visitor of a new deploy gets it compressed on every node. Node's zlib makes the same
+   * bytes from the same input and settings, so this is the object the bucket is about to receive.
+   */
+  async function makeVariant(sha256: string, encoding: Encoding, path: string, missing: unknown): Promise<void> {
+    await fetch(sha256);
+    const bytes = await readFile(local.pathOf(sha256));
+    if (bytes.byteLength > VARIANTS_AFTER_ANSWER_MAX_BYTES) throw missing;
+    const temp = await writeTemp(tmpDir, await compressFastAsync(bytes, encoding), false);
+    await publishTemp(temp.path, path, false);
   }
 
   function remember(key: string, youngSinceMs: number): void {
@@ -167,11 +196,13 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   /**
    * Blobs are taken as they come (`add`): a burst of them (the worker's announcements that
    * arrived together, or all of `finish`'s) shares one question to the ledger, asked while no
-   * other is in flight, and their objects then go up `PUBLISH_CONCURRENCY` at a time.
+   * other is in flight, and their objects then go up `PUBLISH_CONCURRENCY` at a time. The variants
+   * of small blobs wait for `afterAnswer`.
    */
   function publisher(): BlobPublisher {
     const taken = new Set<string>();
     let waiting: Array<[string, Encoding | undefined]> = [];
+    let later: Array<[string, Encoding]> = [];
     let asking: Promise<void> | undefined;
     const running: Array<Promise<void>> = [];
     const done: Array<LedgerEntry & { key: string }> = [];
@@ -207,7 +238,12 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       if (taken.has(sha256)) return;
       taken.add(sha256);
       waiting.push([sha256, undefined]);
-      for (const encoding of ENCODINGS) if (existsSync(local.pathOf(sha256, encoding))) waiting.push([sha256, encoding]);
+      const size = statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
+      for (const encoding of ENCODINGS) {
+        if (!existsSync(local.pathOf(sha256, encoding))) continue;
+        if (size !== undefined && size <= VARIANTS_AFTER_ANSWER_MAX_BYTES) later.push([sha256, encoding]);
+        else waiting.push([sha256, encoding]);
+      }
       asking ??= ask();
     }
 
@@ -218,8 +254,24 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         while (asking !== undefined) await asking;
         await Promise.all(running);
         if (failure !== undefined) throw failure.err;
-        // Best effort: a note that does not arrive only costs the next deploy of these blobs a question to the bucket.
-        if (ledger !== undefined && ledgerAnswered) await ledger.note(done).catch(() => undefined);
+      },
+      async afterAnswer() {
+        const objects = later;
+        later = [];
+        const at = now();
+        const asked = objects.map(([sha256, encoding]) => bucket.keyOf(sha256, encoding)).filter((key) => (knownFresh.get(key) ?? 0) <= at);
+        const noted = ledger === undefined || asked.length === 0 ? new Map<string, LedgerEntry>() : await ledger.find(asked).catch(() => undefined);
+        if (ledger !== undefined && asked.length > 0 && noted !== undefined) ledgerAnswered = true;
+        try {
+          await forEachLimit(objects, PUBLISH_CONCURRENCY, async ([sha256, encoding]) => {
+            const entry = await ensureInBucket(sha256, encoding, noted?.get(bucket.keyOf(sha256, encoding)), noted !== undefined && ledger !== undefined);
+            if (entry !== undefined) done.push(entry);
+          });
+        } finally {
+          // Noted after the answer, for the blobs too: a note is a hint, and one that does not
+          // arrive only costs the next deploy of these objects a question to the bucket.
+          if (ledger !== undefined && ledgerAnswered) await ledger.note(done.splice(0)).catch(() => undefined);
+        }
       },
     };
   }
@@ -274,7 +326,11 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     ...local,
     isLocal,
     fetch,
-    publish: (sha256s) => publisher().finish(sha256s),
+    async publish(sha256s) {
+      const publishing = publisher();
+      await publishing.finish(sha256s);
+      await publishing.afterAnswer();
+    },
     publisher,
     trimCache,
     bucket,

@@ -17,12 +17,15 @@ import {
 } from '@aws-sdk/client-s3';
 import type { Config } from '../config.js';
 import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
+import { createObjectRequests, type ObjectRequests } from './bucket-http.js';
 import type { BlobBucket, BucketObject, BucketOptions, BucketOwner, Encoding } from './types.js';
 
 /**
  * The blob bucket through @aws-sdk/client-s3, with only the calls AWS S3, Cloudflare R2, MinIO
  * and Ceph RGW all support: HeadObject, GetObject, PutObject, CopyObject, DeleteObject,
- * ListObjectsV2 and the multipart upload calls (Create, UploadPart, Complete, Abort).
+ * ListObjectsV2 and the multipart upload calls (Create, UploadPart, Complete, Abort). A deploy's
+ * hot calls, HeadObject and PutObject of a body held in memory, go out through a direct client
+ * instead (bucket-http.ts, under half the SDK's CPU per request), to the same URL.
  *
  * Keys mirror the local layout, `blobs/<aa>/<bb>/<sha256>` with `.br` / `.gz` beside it, so an
  * existing data directory's blobs go up with any sync tool (`aws s3 sync <dataDir>/blobs
@@ -118,6 +121,7 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
     cacheMiddleware: true,
   });
   const Bucket = options.bucket;
+  const fast = objectRequestsOf(client, options);
   const threshold = options.multipartThresholdBytes ?? DEFAULT_MULTIPART_THRESHOLD_BYTES;
   const partBytes = options.partSizeBytes ?? DEFAULT_PART_BYTES;
 
@@ -140,10 +144,16 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
 
   async function head(key: string): Promise<BucketObject | undefined> {
     try {
-      const found = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
-      const stamped = Number(found.Metadata?.[TOUCHED_META]);
-      const modified = found.LastModified?.getTime() ?? 0;
-      return { key, size: found.ContentLength ?? 0, touchedMs: Number.isFinite(stamped) ? Math.max(modified, stamped) : modified };
+      const found = fast
+        ? await fast.head(key)
+        : await client.send(new HeadObjectCommand({ Bucket, Key: key })).then((answer) => ({
+            size: answer.ContentLength ?? 0,
+            lastModifiedMs: answer.LastModified?.getTime() ?? 0,
+            metadata: answer.Metadata ?? {},
+          }));
+      const stamped = Number(found.metadata[TOUCHED_META]);
+      const modified = found.lastModifiedMs;
+      return { key, size: found.size, touchedMs: Number.isFinite(stamped) ? Math.max(modified, stamped) : modified };
     } catch (err) {
       const mapped = counted(bucketError(err, key));
       if ((mapped as { code?: string }).code === NOT_IN_BUCKET) return undefined;
@@ -188,6 +198,14 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
     }
   }
 
+  /** Whether a request for `key` (a HEAD, which the direct client resends once it corrects the clock) moved the clock offset. */
+  async function clockCorrectedBy(key: string): Promise<boolean> {
+    if (fast === undefined) return false;
+    const before = client.config.systemClockOffset ?? 0;
+    await fast.head(key).catch(() => undefined);
+    return (client.config.systemClockOffset ?? 0) !== before;
+  }
+
   return {
     keyOf,
     head,
@@ -201,11 +219,17 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
       if (size > threshold) return uploadInParts(key, path, size);
       if (size <= BUFFERED_BODY_BYTES) {
         const body = await readFile(path);
-        await call(key, () => client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: body.byteLength })));
+        await call(key, async () => {
+          if (fast) await fast.put(key, body, sha256Of(key));
+          else await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: body.byteLength }));
+        });
         return;
       }
       await call(key, () =>
-        resendIfClockCorrected(() => client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentLength: size }))),
+        resendIfClockCorrected(
+          () => client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentLength: size })),
+          () => clockCorrectedBy(key),
+        ),
       );
     },
 
@@ -283,8 +307,67 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
     get errors() {
       return errors;
     },
-    close: () => client.destroy(),
+    close: () => {
+      fast?.close();
+      client.destroy();
+    },
   };
+}
+
+/**
+ * The direct client of a deploy's PUTs and HEADs (bucket-http.ts), on the URL and signing region
+ * the SDK's endpoint rules give this bucket, so addressing (path style or virtual host, AWS or a
+ * custom endpoint) is the SDK's; the clock offset is shared with the SDK client, and credentials
+ * come from it when none are configured (its provider chain, refreshed as it refreshes them).
+ * Undefined, leaving every call to the SDK, for an endpoint those rules do not sign with plain
+ * SigV4.
+ */
+function objectRequestsOf(client: S3Client, options: BucketOptions): ObjectRequests | undefined {
+  let base: URL;
+  let signingRegion: string;
+  try {
+    const resolved = client.config.endpointProvider({
+      Bucket: options.bucket,
+      Region: options.region,
+      ...(options.endpoint !== undefined ? { Endpoint: options.endpoint } : {}),
+      ForcePathStyle: options.forcePathStyle,
+      UseFIPS: false,
+      UseDualStack: false,
+      Accelerate: false,
+      UseGlobalEndpoint: false,
+      DisableMultiRegionAccessPoints: false,
+      UseArnRegion: false,
+    });
+    const scheme = (resolved.properties?.authSchemes as Array<{ name?: string; signingName?: string; signingRegion?: string }> | undefined)?.[0];
+    if (scheme?.name !== 'sigv4' || scheme.signingName !== 's3') return undefined;
+    base = new URL(resolved.url.href);
+    signingRegion = scheme.signingRegion ?? options.region;
+  } catch {
+    return undefined;
+  }
+  const { credentials } = options;
+  const config = client.config;
+  return createObjectRequests({
+    base,
+    region: signingRegion,
+    credentials: credentials !== undefined ? () => Promise.resolve(credentials) : () => config.credentials(),
+    clock: {
+      get offsetMs() {
+        return config.systemClockOffset ?? 0;
+      },
+      set offsetMs(offset: number) {
+        config.systemClockOffset = offset;
+      },
+    },
+    connectTimeoutMs: CONNECT_TIMEOUT_MS,
+    idleTimeoutMs: IDLE_TIMEOUT_MS,
+  });
+}
+
+/** The sha256 an identity blob's key names (its bytes' hash), for the request's payload hash; undefined for a variant. */
+function sha256Of(key: string): string | undefined {
+  const match = KEY.exec(key);
+  return match !== null && match[4] === undefined ? match[3] : undefined;
 }
 
 /**
@@ -307,15 +390,22 @@ function parseOwner(text: string): BucketOwner {
  * bucket refused it because this machine's clock is off: the SDK then corrects its clock offset
  * from the bucket's answer and resends a request it can replay, but a stream is spent. A node
  * whose first request to the bucket is an upload (the ledger skips the question before it) would
- * otherwise fail every upload of the first deploy after a clock jump.
+ * otherwise fail every upload of the first deploy after a clock jump. A bucket that refuses before
+ * reading the body may close the connection on it (`EPIPE`, `ECONNRESET`) before the client reads
+ * the refusal: `checkClock` then asks the bucket's time another way (true when it corrected it).
  */
-async function resendIfClockCorrected<T>(send: () => Promise<T>): Promise<T> {
+async function resendIfClockCorrected<T>(send: () => Promise<T>, checkClock?: () => Promise<boolean>): Promise<T> {
   try {
     return await send();
   } catch (err) {
-    if (!isClockSkewRefusal(err)) throw err;
+    if (!isClockSkewRefusal(err) && !(isCutOff(err) && (await checkClock?.()))) throw err;
     return await send();
   }
+}
+
+function isCutOff(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === 'EPIPE' || code === 'ECONNRESET';
 }
 
 function isClockSkewRefusal(err: unknown): boolean {

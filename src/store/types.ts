@@ -241,7 +241,8 @@ export interface BlobStore {
    * sha256 before it is visible; callers asking for the same blob at once share one download.
    * Resolves at once when the file is local (always, without a bucket). Rejects with `code`
    * `BUCKET_UNAVAILABLE` when the bucket cannot be reached, and with another error when the
-   * bucket lacks the blob or sent other bytes.
+   * bucket lacks the blob or sent other bytes. A small blob's variant the bucket lacks (not
+   * uploaded yet: see `BlobPublisher.afterAnswer`) is made here from the blob.
    */
   fetch(sha256: string, encoding?: Encoding): Promise<void>;
   /**
@@ -254,7 +255,8 @@ export interface BlobStore {
   /**
    * `publish` in steps, for a deploy whose blobs are stored one by one: `add` starts on a blob as
    * soon as it is stored (the ingest worker announces each), `finish` adds the rest and resolves
-   * or rejects as `publish` of all of them would. No-op without a bucket.
+   * or rejects as `publish` of all of them would, but for the variants of small blobs, which
+   * `afterAnswer` uploads. No-op without a bucket.
    */
   publisher(): BlobPublisher;
   /**
@@ -272,7 +274,13 @@ export interface BlobStore {
 /** See `BlobStore.publisher`. */
 export interface BlobPublisher {
   add(sha256: string): void;
+  /** Resolves once the blobs, and the variants of large ones, are in the bucket. */
   finish(sha256s: Iterable<string>): Promise<void>;
+  /**
+   * Uploads the variants of small blobs that `finish` left out (call it after the commit): until
+   * they arrive, a node asked for one makes it from its blob (see `fetch`).
+   */
+  afterAnswer(): Promise<void>;
 }
 
 /** One pass of cache upkeep: what went, and what the cache held after it (when it was measured). */

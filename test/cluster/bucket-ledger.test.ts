@@ -49,7 +49,16 @@ async function sql(text: string, values: unknown[]): Promise<void> {
   }
 }
 
-const sentSince = (from: number) => s3.requests().slice(from);
+/** Where the server's request log ends now, once it has caught up. */
+const mark = async (): Promise<number> => {
+  await s3.settle();
+  return s3.requests().length;
+};
+/** Requests since `from` (an index into the server's request log), once the log has caught up. */
+const sentSince = async (from: number) => {
+  await s3.settle();
+  return s3.requests().slice(from);
+};
 const isPut = (r: { method: string; url: string; copy: boolean }): boolean => r.method === 'PUT' && !r.copy && !r.url.includes('uploadId');
 
 describe('a cluster deploy asks the database what the bucket holds', () => {
@@ -61,18 +70,18 @@ describe('a cluster deploy asks the database what the bucket holds', () => {
     // The same content deployed again through another node (a redeploy, another site).
     const b = await node();
     const shas = await write(b, contents);
-    const from = s3.requests().length;
+    const from = await mark();
     await b.blobs.publish(shas);
-    expect(sentSince(from)).toEqual([]);
+    expect(await sentSince(from)).toEqual([]);
   });
 
   it('puts a new blob in one request, without asking the bucket first', async () => {
     const a = await node();
     const [sha] = await write(a, [randomBytes(6000)]);
-    const from = s3.requests().length;
+    const from = await mark();
     await a.blobs.publish([sha!]);
-    expect(sentSince(from).map((r) => r.method)).toEqual(['PUT']);
-    expect(sentSince(from)[0]!.url).toContain(sha);
+    expect((await sentSince(from)).map((r) => r.method)).toEqual(['PUT']);
+    expect((await sentSince(from))[0]!.url).toContain(sha);
   });
 
   it('asks the bucket again once its note is older than half the grace period', async () => {
@@ -84,15 +93,15 @@ describe('a cluster deploy asks the database what the bucket holds', () => {
     await sql("UPDATE plinth_bucket_objects SET touched_ms = touched_ms - 2400000 WHERE key LIKE '%' || $1", [shas[0]]);
 
     const b = await node();
-    const from = s3.requests().length;
+    const from = await mark();
     await b.blobs.publish(await write(b, contents));
-    expect(sentSince(from).map((r) => r.method)).toEqual(['HEAD']);
+    expect((await sentSince(from)).map((r) => r.method)).toEqual(['HEAD']);
 
     // What the bucket answered is noted: a third node asks nothing.
     const c = await node();
-    const again = s3.requests().length;
+    const again = await mark();
     await c.blobs.publish(await write(c, contents));
-    expect(sentSince(again)).toEqual([]);
+    expect(await sentSince(again)).toEqual([]);
   });
 
   it('forgets what bucket garbage collection deleted, so the next deploy of it uploads it again', async () => {
@@ -107,9 +116,9 @@ describe('a cluster deploy asks the database what the bucket holds', () => {
     expect((await s3.list()).some((object) => object.key.includes(shas[0]!))).toBe(false);
 
     const b = await node();
-    const from = s3.requests().length;
+    const from = await mark();
     await b.blobs.publish(await write(b, contents));
-    expect(sentSince(from).filter(isPut)).toHaveLength(1);
+    expect((await sentSince(from)).filter(isPut)).toHaveLength(1);
     expect((await s3.list()).some((object) => object.key.includes(shas[0]!))).toBe(true);
   });
 });

@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startS3rver, type S3rverRequest, type S3rverServer } from '../../bench/lib/s3rver.mjs';
 import type { BucketOptions } from '../../src/store/index.js';
+import { waitUntil } from './wait.js';
 
 /**
  * A private S3-compatible server for a test file: s3rver, the stand-in for AWS S3, R2, MinIO or
@@ -13,6 +16,12 @@ export interface TestS3 extends S3rverServer {
   options(extra?: Partial<BucketOptions>): BucketOptions;
   /** Requests the server received so far (method, URL with query, whether it was a CopyObject). */
   requests(): S3Request[];
+  /**
+   * Resolves once `requests()` holds every request the server received before this call: the
+   * server reports each on its output, another pipe than its answers, so a line may trail the
+   * answer to its request. A request of its own goes after them, and is awaited (and left out).
+   */
+  settle(): Promise<void>;
   /** Every object under `blobs/`, listed page by page (small pages, to go through pagination). */
   list(): Promise<Array<{ key: string; size: number }>>;
   get(key: string): Promise<Buffer>;
@@ -38,9 +47,23 @@ export async function startS3(bucket = 'plinth-test'): Promise<TestS3> {
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
 
+  const SETTLE = '/?plinth-settle=';
   return {
     ...server,
     client,
+    requests: () => server.requests().filter((r) => !r.url.startsWith(SETTLE)),
+    async settle() {
+      const url = `${SETTLE}${randomUUID()}`;
+      await new Promise<void>((resolve) => {
+        http
+          .get(`${endpoint}${url}`, (res) => {
+            res.resume();
+            res.on('end', resolve);
+          })
+          .on('error', () => resolve());
+      });
+      if (!(await waitUntil(() => server.requests().some((r) => r.url === url), 5000, 2))) throw new Error('s3rver did not report a request in 5 s');
+    },
     options: (extra = {}) => ({ bucket, endpoint, region, forcePathStyle: true, credentials, cacheBytes: 0, graceMs: 3600_000, ...extra }),
     async list() {
       const objects: Array<{ key: string; size: number }> = [];

@@ -219,3 +219,72 @@ describe('the page reader against parse5', () => {
     }
   });
 });
+
+/** The style sheet reader as it was: both patterns searched over the whole text, case-blind. */
+function searchedCssRefs(css: string, firstLine = 1): LinkRef[] {
+  const text = css.includes('/*') ? css.replace(/\/\*[\s\S]*?(?:\*\/|$)/g, (comment) => comment.replace(/[^\n]/g, ' ')) : css;
+  const found: Array<{ index: number; ref: string }> = [];
+  for (const match of text.matchAll(/url\(\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^()"'\s]*))\s*\)/gi))
+    found.push({ index: match.index, ref: match[1] ?? match[2] ?? match[3] ?? '' });
+  for (const match of text.matchAll(/@import\s+(?:"([^"\n]*)"|'([^'\n]*)')/gi)) found.push({ index: match.index, ref: match[1] ?? match[2] ?? '' });
+  found.sort((a, b) => a.index - b.index);
+  return found.map(({ index, ref }) => ({ ref, line: firstLine + (text.slice(0, index).match(/\n/g)?.length ?? 0) }));
+}
+
+describe('the style sheet reader against a search of the whole text', () => {
+  it.each([
+    ['url() in its forms', 'a{b:url(x.png)}\nc{d:URL( "y.png" )}\ne{f:Url(\'z.png\')}'],
+    ['url() inside a quoted url()', 'a{b:url("url(x.png)")} c{d:url(y.png)}'],
+    ['@import in its forms', '@import "a.css";\n@IMPORT \'b.css\' screen;\n@import url(c.css);'],
+    ['@import inside an @import', '@import "@import \'no.css\'"; @import "yes.css";'],
+    ['nested calls', 'a{b:url(url(url(x.png)))} c{d:calc(1px + (2px))}'],
+    ['comments', '/* url(no.png) */a{b:url(/* no */yes.png)}\n/* @import "no.css";\n */@import "z.css";/* unended url(x)'],
+    ['at the very start and end', 'url(a)@import "b"url('],
+    ['an @ and a ( alone', '@ ( @media (min-width: 1px) { a{b:url(c.png)} } @'],
+  ])('%s', (_name, css) => {
+    expect(cssRefs(css, 3)).toEqual(searchedCssRefs(css, 3));
+  });
+
+  const FRAGMENTS = [
+    'url(',
+    'URL(',
+    'uRl(',
+    'ur',
+    'l(',
+    '(',
+    ')',
+    '@import',
+    '@IMPORT',
+    '@',
+    ' ',
+    '\n',
+    '\t',
+    '"',
+    "'",
+    'a.png',
+    '/*',
+    '*/',
+    ';',
+    '{',
+    '}',
+    'x',
+  ];
+  it('gives the same references on 20,000 random style sheets', () => {
+    let seed = 0x1b873593;
+    const random = (n: number): number => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    for (let i = 0; i < 20_000; i++) {
+      let css = '';
+      const count = 1 + random(30);
+      for (let k = 0; k < count; k++) css += FRAGMENTS[random(FRAGMENTS.length)];
+      const actual = cssRefs(css);
+      const expected = searchedCssRefs(css);
+      if (JSON.stringify(actual) !== JSON.stringify(expected))
+        expect({ css: JSON.stringify(css), actual }).toEqual({ css: JSON.stringify(css), actual: expected });
+    }
+  });
+});

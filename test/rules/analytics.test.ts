@@ -169,6 +169,27 @@ describe('a batch', () => {
     expect(first.entries + second.entries).toBe(3);
   });
 
+  it('counts crawlers, files and 404s of sites served in turn into each site, and a taken batch starts afresh', () => {
+    const counter = createVisitCounter({ now: () => 0, readForwarded: false, maxEntries: 100 });
+    const req = { getHeader: () => '' };
+    counter.page('s1', 'one', '', '/', '', req, 10);
+    counter.other('s2', 'two', true, 20);
+    counter.page('s1', 'one', '', '/', '', req, 30);
+    counter.other('s2', 'two', false, 40);
+    counter.other('s1', 'one', false, 50);
+    const first = counter.take();
+    counter.other('s1', 'one', true, 60);
+    const second = counter.take();
+    const of = (batch: typeof first, site: string) => {
+      const tally = batch.sites.get(site)!;
+      return { crawlerViews: tally.crawlerViews, notFound: tally.notFound, bytes: tally.bytes };
+    };
+    expect(of(first, 's1')).toEqual({ crawlerViews: 2, notFound: 0, bytes: 90 });
+    expect(of(first, 's2')).toEqual({ crawlerViews: 0, notFound: 1, bytes: 60 });
+    expect([...second.sites.keys()]).toEqual(['s1']);
+    expect(of(second, 's1')).toEqual({ crawlerViews: 0, notFound: 1, bytes: 60 });
+  });
+
   it('takes the client from X-Forwarded-For behind trusted hops, where serving left the address unread', () => {
     const counter = createVisitCounter({ now: () => 0, readForwarded: true, maxEntries: 100 });
     const req = (forwarded: string) => ({ getHeader: (name: string | Buffer) => (String(name) === 'x-forwarded-for' ? forwarded : '') });

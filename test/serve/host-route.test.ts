@@ -46,4 +46,11 @@ describe('createHostRouter', () => {
     expect(route('Blue-Fox.sites.localhost:8080')).toEqual(first);
     expect(route('example.com')).toEqual({ kind: 'unknown' });
   });
+
+  it('answers each header of requests that alternate between hosts with its own route', () => {
+    const route = createHostRouter(hosts);
+    const headers = ['one.sites.localhost', 'one.sites.localhost', 'api.localhost', 'two.sites.localhost', 'one.sites.localhost', '2--one.sites.localhost'];
+    // Fresh strings each time, as uWS hands them over.
+    for (const header of [...headers, ...headers]) expect(route(header.split('').join(''))).toEqual(routeHost(header, hosts));
+  });
 });

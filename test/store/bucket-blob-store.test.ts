@@ -43,8 +43,16 @@ function openBlobs(extra: Partial<BucketOptions> = {}, now?: () => number): { bl
 const page = (label: string): Buffer =>
   Buffer.from(`<!doctype html><title>${label}</title>${'<p>Plinth serves this page. '.repeat(200)}${randomBytes(8).toString('hex')}`);
 
-/** Requests since `from` (an index into the server's request log). */
-const sentSince = (from: number) => s3.requests().slice(from);
+/** Where the server's request log ends now, once it has caught up. */
+const mark = async (): Promise<number> => {
+  await s3.settle();
+  return s3.requests().length;
+};
+/** Requests since `from` (an index into the server's request log), once the log has caught up. */
+const sentSince = async (from: number) => {
+  await s3.settle();
+  return s3.requests().slice(from);
+};
 const isPut = (r: { method: string; url: string; copy: boolean }): boolean => r.method === 'PUT' && !r.copy && !r.url.includes('uploadId');
 
 describe('a blob store with a bucket', () => {
@@ -74,18 +82,18 @@ describe('a blob store with a bucket', () => {
     const fresh = randomBytes(5000);
     const freshSha = (await second.blobs.write(fresh)).sha256;
     const before = (await s3.list()).length;
-    const from = s3.requests().length;
+    const from = await mark();
     await second.blobs.publish([...oldShas, freshSha, freshSha]);
 
-    expect(sentSince(from).filter(isPut)).toHaveLength(1);
-    expect(sentSince(from).filter(isPut)[0]!.url).toContain(freshSha);
+    expect((await sentSince(from)).filter(isPut)).toHaveLength(1);
+    expect((await sentSince(from)).filter(isPut)[0]!.url).toContain(freshSha);
     expect((await s3.list()).length).toBe(before + 1);
     expect(sha256(await s3.get(keyOf(freshSha)))).toBe(freshSha);
 
     // Asked again soon after, it does not even ask the bucket.
-    const again = s3.requests().length;
+    const again = await mark();
     await second.blobs.publish([...oldShas, freshSha]);
-    expect(sentSince(again)).toEqual([]);
+    expect(await sentSince(again)).toEqual([]);
   });
 
   it('replaces a variant the bucket holds at another size than the one about to be recorded', async () => {
@@ -117,14 +125,24 @@ describe('a blob store with a bucket', () => {
     const { blobs } = openBlobs();
     const first = await blobs.write(randomBytes(4000));
     const second = await blobs.write(randomBytes(5000));
-    const from = s3.requests().length;
+    const from = await mark();
     const publisher = blobs.publisher();
     publisher.add(first.sha256);
-    expect(await waitUntil(() => sentSince(from).some((r) => isPut(r) && r.url.includes(first.sha256)), 5000, 5)).toBe(true);
+    expect(
+      await waitUntil(
+        () =>
+          s3
+            .requests()
+            .slice(from)
+            .some((r) => isPut(r) && r.url.includes(first.sha256)),
+        5000,
+        5,
+      ),
+    ).toBe(true);
     await publisher.finish([first.sha256, second.sha256]);
     // Each once, the one added before and the one only finish named.
     expect(
-      sentSince(from)
+      (await sentSince(from))
         .filter(isPut)
         .map((r) => r.url.match(/[0-9a-f]{64}/)![0])
         .sort(),
@@ -132,17 +150,47 @@ describe('a blob store with a bucket', () => {
     expect(sha256(await s3.get(keyOf(second.sha256)))).toBe(second.sha256);
   });
 
+  it("leaves a small blob's variants for after the answer, and a node asked for one first makes it from the blob, byte for byte", async () => {
+    const { blobs } = openBlobs();
+    const bytes = page('after the answer');
+    const { sha256: sha } = await blobs.write(bytes);
+    // As a deploy makes it before its answer (the ingest worker's storeFile).
+    const made = blobs.compressSync(sha, bytes, ['gzip']);
+    // A large blob's variants still go up before the answer: they may be streamed by their recorded size.
+    const large = Buffer.concat([Buffer.from('<!doctype html>'), Buffer.from('<p>Plinth '.repeat(120_000)), randomBytes(8)]);
+    const { sha256: largeSha } = await blobs.write(large);
+    blobs.compressSync(largeSha, large, ['gzip']);
+    const publisher = blobs.publisher();
+    publisher.add(sha);
+    await publisher.finish([sha, largeSha]);
+    let keys = (await s3.list()).map((o) => o.key);
+    expect(keys).toEqual(expect.arrayContaining([keyOf(sha), keyOf(largeSha), keyOf(largeSha, 'gzip')]));
+    expect(keys).not.toContain(keyOf(sha, 'gzip'));
+
+    // Another node serves the new revision first: it has the blob's variant all the same.
+    const node = openBlobs();
+    await node.blobs.fetch(sha, 'gzip');
+    expect(node.blobs.readSync(sha, 'gzip')).toEqual(blobs.readSync(sha, 'gzip'));
+    expect(statSync(node.blobs.pathOf(sha, 'gzip')).size).toBe(made.gzip);
+    expect(readdirTmp(node.dir)).toEqual([]);
+    keys = (await s3.list()).map((o) => o.key);
+    expect(keys).not.toContain(keyOf(sha, 'gzip'));
+
+    await publisher.afterAnswer();
+    expect(await s3.get(keyOf(sha, 'gzip'))).toEqual(blobs.readSync(sha, 'gzip'));
+  });
+
   it('uploads a large blob in parts', async () => {
     const { blobs } = openBlobs({ multipartThresholdBytes: 256 * 1024, partSizeBytes: 100 * 1024 });
     const bytes = randomBytes(1024 * 1024 + 123);
     const { sha256: sha } = await blobs.write(bytes);
-    const from = s3.requests().length;
+    const from = await mark();
     await blobs.publish([sha]);
 
-    const parts = sentSince(from).filter((r) => r.method === 'PUT' && r.url.includes('partNumber='));
+    const parts = (await sentSince(from)).filter((r) => r.method === 'PUT' && r.url.includes('partNumber='));
     expect(parts).toHaveLength(11);
-    expect(sentSince(from).filter((r) => r.method === 'POST' && r.url.includes('uploads'))).toHaveLength(1);
-    expect(sentSince(from).filter((r) => r.method === 'POST' && r.url.includes('uploadId='))).toHaveLength(1);
+    expect((await sentSince(from)).filter((r) => r.method === 'POST' && r.url.includes('uploads'))).toHaveLength(1);
+    expect((await sentSince(from)).filter((r) => r.method === 'POST' && r.url.includes('uploadId='))).toHaveLength(1);
     const stored = await s3.get(keyOf(sha));
     expect(stored.byteLength).toBe(bytes.byteLength);
     expect(sha256(stored)).toBe(sha);
@@ -156,12 +204,12 @@ describe('a blob store with a bucket', () => {
 
     const node = openBlobs();
     expect(node.blobs.isLocal(entry.sha256)).toBe(false);
-    const from = s3.requests().length;
+    const from = await mark();
     const one = node.blobs.fetch(entry.sha256);
     const two = node.blobs.fetch(entry.sha256);
     expect(two).toBe(one);
     await Promise.all([one, two]);
-    expect(sentSince(from).filter((r) => r.method === 'GET')).toHaveLength(1);
+    expect((await sentSince(from)).filter((r) => r.method === 'GET')).toHaveLength(1);
     expect(node.blobs.isLocal(entry.sha256)).toBe(true);
     expect(node.blobs.readSync(entry.sha256)).toEqual(bytes);
     expect(readdirTmp(node.dir)).toEqual([]);
@@ -174,9 +222,9 @@ describe('a blob store with a bucket', () => {
     expect(statSync(node.blobs.pathOf(entry.sha256, 'gzip')).size).toBe(entry.encodings!.gzip);
 
     // A local file costs no request.
-    const local = s3.requests().length;
+    const local = await mark();
     await node.blobs.fetch(entry.sha256);
-    expect(sentSince(local)).toEqual([]);
+    expect(await sentSince(local)).toEqual([]);
   });
 
   it.each([
@@ -215,14 +263,14 @@ describe('a blob store with a bucket', () => {
 
     // Within half the grace period: nothing to do. Past it: a copy onto itself with a fresh stamp.
     clock += 20 * 60_000;
-    const quiet = s3.requests().length;
+    const quiet = await mark();
     await openBlobs({ graceMs: 3600_000 }, () => clock).blobs.publish([sha]);
-    expect(sentSince(quiet).filter((r) => r.copy)).toHaveLength(0);
+    expect((await sentSince(quiet)).filter((r) => r.copy)).toHaveLength(0);
     clock += 20 * 60_000;
-    const from = s3.requests().length;
+    const from = await mark();
     await openBlobs({ graceMs: 3600_000 }, () => clock).blobs.publish([sha]);
-    expect(sentSince(from).filter((r) => r.copy)).toHaveLength(1);
-    expect(sentSince(from).filter(isPut)).toHaveLength(0);
+    expect((await sentSince(from)).filter((r) => r.copy)).toHaveLength(1);
+    expect((await sentSince(from)).filter(isPut)).toHaveLength(0);
     const after = (await blobs.bucket!.head(keyOf(sha)))!.touchedMs;
     expect(after).toBeGreaterThan(before);
     expect(after).toBe(clock);

@@ -1,0 +1,193 @@
+// Deploys of several builds side by side (issue 35 §4): a 1 MB site against the `tar | sha256sum`
+// floor, and the 1,000-file site with and without links (the link check's share of the deploy).
+// Each build runs one server on a data directory of its own; every round deploys a new archive
+// to each, and unpacks it once for the floor, in an order rotated each round (lib/rounds.mjs).
+//
+//   node bench/deploy-ab.mjs <root> [<root>…]   # built checkouts (dist/), this one last by default
+//   BENCH_AB_SMALL (default 9) rounds of the 1 MB site, BENCH_AB_LINKS (default 3) of each large site
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { floorMs, tarGz } from './lib/archive.mjs';
+import { cpuNsBetween, freePort, readMemory, startChild, stopChild, threadCpuNs } from './lib/proc.mjs';
+import { formatSummary, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
+import { writeSite } from './lib/site-gen.mjs';
+
+const here = join(dirname(fileURLToPath(import.meta.url)), '..');
+const roots = process.argv.slice(2).map((p) => resolve(p));
+if (roots.length === 0) throw new Error('usage: node bench/deploy-ab.mjs <root> [<root>…]');
+if (roots.length === 1) roots.push(here);
+const work = join(here, 'bench', '.work', 'deploy-ab');
+const smallRounds = Number(process.env.BENCH_AB_SMALL ?? 9);
+const linkRounds = Number(process.env.BENCH_AB_LINKS ?? 3);
+const IDLE_MS = 1500;
+const log = (msg) => process.stdout.write(`[deploy-ab ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+
+function post(port, token, body) {
+  return new Promise((done, fail) => {
+    const started = process.hrtime.bigint();
+    const headers = { host: 'api.localhost', authorization: `Bearer ${token}`, 'content-type': 'application/gzip', 'content-length': body.byteLength };
+    const req = http.request({ host: '127.0.0.1', port, path: '/v1/deploy', method: 'POST', headers, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => done({ status: res.statusCode, json: JSON.parse(text), ms: Number(process.hrtime.bigint() - started) / 1e6 }));
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+async function waitForApi(port) {
+  for (let i = 0; i < 150; i++) {
+    const status = await new Promise((done) => {
+      const req = http.request({ host: '127.0.0.1', port, path: '/v1/deploy', headers: { host: 'api.localhost' }, agent: false }, (r) => {
+        r.resume();
+        done(r.statusCode);
+      });
+      req.on('error', () => done(0));
+      req.end();
+    });
+    if (status === 405) return;
+    await sleep(100);
+  }
+  throw new Error('Plinth did not start');
+}
+
+async function startServer(tag, root) {
+  const dataDir = join(work, `data-${tag}`);
+  const { openStore, hashToken } = await import(join(root, 'dist/store/index.js'));
+  const store = openStore({ dir: dataDir });
+  const account = await store.createAccount({ email: 'bench@example.com', plan: 'builder' });
+  const token = `pl_${randomBytes(24).toString('base64url')}`;
+  await store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name: 'bench' });
+  await store.close();
+  const port = await freePort();
+  const logPath = join(work, `plinth-${tag}.log`);
+  const env = { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_LOG_LEVEL: 'info' };
+  const child = startChild(process.execPath, [join(root, 'dist/main.js')], { env, cwd: root, logPath });
+  await waitForApi(port);
+  return { tag, port, token, child, logPath };
+}
+
+function timing(server, revision) {
+  const line = readFileSync(server.logPath, 'utf8')
+    .split('\n')
+    .find((l) => l.includes('deploy.timing') && l.includes(revision));
+  return line ? JSON.parse(line) : {};
+}
+
+/** Deploys and returns its time at the client, its phases, and the server's CPU up to the answer (all threads). */
+async function deploy(server, archive) {
+  const cpu = threadCpuNs(server.child.pid);
+  const res = await post(server.port, server.token, archive);
+  const cpuMs = cpuNsBetween(cpu, threadCpuNs(server.child.pid)) / 1e6;
+  if (res.status !== 201) throw new Error(`${server.tag}: deploy failed: ${res.status} ${JSON.stringify(res.json)}`);
+  await sleep(100);
+  return { ms: res.ms, cpuMs, ...timing(server, res.json.revision.id) };
+}
+
+function addLinks(dir) {
+  const walk = (sub) => readdirSync(join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(sub, e.name)) : [join(sub, e.name)]));
+  const files = walk('.');
+  const html = files.filter((f) => f.endsWith('.html'));
+  const images = files.filter((f) => f.endsWith('.jpg'));
+  for (const [n, file] of files.entries()) {
+    const path = join(dir, file);
+    if (file.endsWith('.html')) {
+      const links = Array.from({ length: 40 }, (_, k) =>
+        k % 2
+          ? `<a href="/${html[(n + k) % html.length].replace(/^\.\//, '')}">page</a>`
+          : `<img src="/${images[(n + k) % images.length].replace(/^\.\//, '')}" alt="">`,
+      ).join('\n');
+      writeFileSync(path, readFileSync(path, 'utf8').replace('</body>', `${links}\n</body>`));
+    } else if (file.endsWith('.css')) {
+      const urls = Array.from({ length: 10 }, (_, k) => `.bg${k}{background:url(/${images[(n + k) % images.length].replace(/^\.\//, '')})}`).join('\n');
+      writeFileSync(path, `${readFileSync(path, 'utf8')}\n${urls}\n`);
+    }
+  }
+}
+
+/** A new archive per call: `seed` apart from every other. */
+function archive(kind, seed) {
+  const dir = join(work, 'site');
+  if (kind === 'small') writeSite(dir, 100, 1024 * 1024, seed);
+  else writeSite(dir, 1000, 50 * 1024 * 1024, seed);
+  if (kind === 'links') addLinks(dir);
+  return tarGz(dir, join(work, `${kind}-${seed}.tgz`));
+}
+
+const servers = [];
+try {
+  for (const [i, root] of roots.entries()) servers.push(await startServer(`${i + 1}`, root));
+  log(roots.map((root, i) => `build ${i + 1}: ${root}`).join(', '));
+  // Warm-up: each server unpacks and checks one site of each kind first (JIT of the ingest threads).
+  for (const kind of ['small', 'links']) {
+    const path = archive(kind, 1000 + kind.length);
+    for (const server of servers) await deploy(server, readFileSync(path));
+  }
+  // Every archive is made before the first round, then written out, so no round pays for that.
+  const smallArchives = Array.from({ length: smallRounds }, (_, round) => archive('small', 200_000 + round * 10_000));
+  const largeArchives = Object.fromEntries(
+    ['plain', 'links'].map((kind) => [
+      kind,
+      Array.from({ length: linkRounds }, (_, round) =>
+        servers.map((_, s) => archive(kind, 500_000 + round * 20_000 + (kind === 'links' ? 5_000 : 0) + s * 1_000)),
+      ),
+    ]),
+  );
+  execFileSync('sync');
+  const arms = ['floor', ...servers];
+  const small = await runRounds(arms, smallRounds, async (arm, round) => {
+    await sleep(IDLE_MS);
+    if (arm === 'floor') return floorMs(smallArchives[round], work);
+    return deploy(arm, readFileSync(smallArchives[round]));
+  });
+  const large = {};
+  for (const kind of ['plain', 'links']) {
+    large[kind] = await runRounds(servers, linkRounds, async (server, round) => {
+      await sleep(2 * IDLE_MS);
+      return deploy(server, readFileSync(largeArchives[kind][round][servers.indexOf(server)]));
+    });
+  }
+  const ms = (v) => `${v.toFixed(1)} ms`;
+  const x = (v) => `${v.toFixed(2)}×`;
+  const pct = (v) => `${(v * 100).toFixed(1)} %`;
+  log(`1 MB site, floor: ${formatSummary(summarize(small[0]), ms)}`);
+  servers.forEach((server, i) => {
+    const runs = small[i + 1];
+    log(
+      `${server.tag}: 1 MB site ${formatSummary(summarize(runs.map((r) => r.ms)), ms)}, ÷ floor ${formatSummary(
+        pairedRatio(
+          runs.map((r) => r.ms),
+          small[0],
+        ),
+        x,
+      )}, CPU ${formatSummary(summarize(runs.map((r) => r.cpuMs)), ms)}, unpack ${formatSummary(summarize(runs.map((r) => r.unpackMs)), ms)}, commit ${formatSummary(summarize(runs.map((r) => r.commitMs)), ms)}`,
+    );
+    for (const kind of ['plain', 'links']) {
+      const r = large[kind][i];
+      const share = summarize(r.map((d) => d.analyzeMs / (d.ms - d.analyzeMs)));
+      log(
+        `${server.tag}: 1,000 files ${kind}: deploy ${formatSummary(summarize(r.map((d) => d.ms)), ms)}, analysis ${formatSummary(summarize(r.map((d) => d.analyzeMs)), ms)}, analysis ÷ rest ${formatSummary(share, pct)}`,
+      );
+    }
+    const withLinks = pairedRatio(
+      large.links[i].map((d) => d.ms),
+      large.plain[i].map((d) => d.ms),
+    );
+    log(
+      `${server.tag}: 1,000 files, with links ÷ without, per round ${formatSummary(withLinks, x)}; 1 MB deploys ${runs.map((r) => Math.round(r.ms)).join(', ')} ms`,
+    );
+    log(`${server.tag}: peak RSS (VmHWM) ${(readMemory(server.child.pid).hwm / 2 ** 20).toFixed(0)} MiB`);
+  });
+  writeFileSync(join(work, 'results.json'), JSON.stringify({ small, large }, null, 1));
+} finally {
+  for (const server of servers) await stopChild(server.child);
+}
