@@ -31,11 +31,11 @@ const ELSEWHERE = ['test/reliability/**', 'test/cluster/**', 'test/edge/**'];
 const FIRST_LINE = { maxWorkers: 3, isolate: false, setupFiles: ['test/helpers/file-trail.ts'] };
 
 /**
- * Browser files whose flows are independent run them side by side (`describe.concurrent`): a
- * flow mostly waits on Chromium and the server, one step after the other. Three groups at a time
- * at most, and three flows of a group, beside the two other files of the worker pool on two
- * cores; a step that waits for a page's state (`expect.poll`) then allows it five seconds rather
- * than vitest's one, since pages load behind those of the other flows.
+ * Browser files whose cases are independent may run them side by side (`describe.concurrent`,
+ * the device and login files): a case mostly waits on Chromium and the server. Three at a time at
+ * most, beside the other files of the worker pool on two cores; a step that waits for a page's
+ * state (`expect.poll`) then allows it five seconds rather than vitest's one, since pages load
+ * behind those of the other cases.
  */
 const IN_FILE = { maxConcurrency: 3, expect: { poll: { timeout: 5_000 } } };
 
