@@ -16,19 +16,14 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const ELSEWHERE = ['test/reliability/**', 'test/cluster/**', 'test/edge/**'];
 
 /**
- * The first-line projects run three files at a time, on a machine of two cores: most of a file's
- * time is spent waiting on a server, a spawned CLI or Chromium (a guide-examples run used 0.4 of
- * a core over its wall time), so two files left a core idle much of the run. None of these
- * projects times the wall clock (that is the reliability project's), and their waits poll for a
- * state with deadlines far above what a loaded machine needs: a CI run passed all 224 files with
- * two workers while other work kept the machine's load average at 4–5, above what three workers
- * make alone. Ports are ephemeral and every server has its own temporary data directory,
- * so files never meet. A worker also runs file after file without restarting (`isolate: false`):
- * starting a fork and importing src/ through vite again for each of some 180 files cost more
- * than two minutes of CPU. A file closes what it starts (test/helpers/fixtures.ts), and no test
- * replaces a module of ours.
+ * The first-line projects run two files at a time: most of a file's time is spent waiting on a
+ * server, a spawned CLI or Chromium, so a second file fills the other core (ports are ephemeral
+ * and every server has its own temporary data directory, so files never meet). A worker also
+ * runs file after file without restarting (`isolate: false`): starting a fork and importing
+ * src/ through vite again for each of some 180 files cost more than two minutes of CPU. A file
+ * closes what it starts (test/helpers/fixtures.ts), and no test replaces a module of ours.
  */
-const FIRST_LINE = { maxWorkers: 3, isolate: false, setupFiles: ['test/helpers/file-trail.ts'] };
+const FIRST_LINE = { maxWorkers: 2, isolate: false, setupFiles: ['test/helpers/file-trail.ts'] };
 
 /**
  * Browser files whose cases are independent may run them side by side (`describe.concurrent`,
@@ -49,7 +44,7 @@ const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 }, env: { TEST_
 
 /**
  * The first-line files that take longest (a minute or more of a worker in CI), slowest first.
- * They start before the other files of their project, so that no worker is left running one
+ * They start before the other files of their project, so that neither worker is left running one
  * of them alone at the end. vitest orders a project's files by their last durations when it has
  * its cache (node_modules/.vite), and by size in a fresh clone, where the guide examples (a short
  * file that runs every guide) started among the last. test/suite.test.ts checks that each exists.
