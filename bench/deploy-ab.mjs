@@ -7,14 +7,14 @@
 //   BENCH_AB_SMALL (default 9) rounds of the 1 MB site, BENCH_AB_LINKS (default 3) of each large site
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { floorMs, tarGz } from './lib/archive.mjs';
 import { cpuNsBetween, freePort, readMemory, startChild, stopChild, threadCpuNs } from './lib/proc.mjs';
 import { formatSummary, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
-import { writeSite } from './lib/site-gen.mjs';
+import { addLinks, writeSite } from './lib/site-gen.mjs';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), '..');
 const roots = process.argv.slice(2).map((p) => resolve(p));
@@ -91,27 +91,6 @@ async function deploy(server, archive) {
   if (res.status !== 201) throw new Error(`${server.tag}: deploy failed: ${res.status} ${JSON.stringify(res.json)}`);
   await sleep(100);
   return { ms: res.ms, cpuMs, ...timing(server, res.json.revision.id) };
-}
-
-function addLinks(dir) {
-  const walk = (sub) => readdirSync(join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(sub, e.name)) : [join(sub, e.name)]));
-  const files = walk('.');
-  const html = files.filter((f) => f.endsWith('.html'));
-  const images = files.filter((f) => f.endsWith('.jpg'));
-  for (const [n, file] of files.entries()) {
-    const path = join(dir, file);
-    if (file.endsWith('.html')) {
-      const links = Array.from({ length: 40 }, (_, k) =>
-        k % 2
-          ? `<a href="/${html[(n + k) % html.length].replace(/^\.\//, '')}">page</a>`
-          : `<img src="/${images[(n + k) % images.length].replace(/^\.\//, '')}" alt="">`,
-      ).join('\n');
-      writeFileSync(path, readFileSync(path, 'utf8').replace('</body>', `${links}\n</body>`));
-    } else if (file.endsWith('.css')) {
-      const urls = Array.from({ length: 10 }, (_, k) => `.bg${k}{background:url(/${images[(n + k) % images.length].replace(/^\.\//, '')})}`).join('\n');
-      writeFileSync(path, `${readFileSync(path, 'utf8')}\n${urls}\n`);
-    }
-  }
 }
 
 /** A new archive per call: `seed` apart from every other. */

@@ -22,7 +22,7 @@
 // Env: BENCH_DURATION (s per cell and round, default 3), BENCH_ROUNDS (5), BENCH_CONNECTIONS (64),
 // BENCH_DEPLOYS (3 per site), BENCH_PARTS (serve,uncached,deploys: which parts run),
 // BENCH_NO_WRITE=1 to print only. About 4 min.
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +31,7 @@ import { adminBuilderToken } from './lib/plinth-node.mjs';
 import { machineInfo, publishSection } from './lib/report.mjs';
 import { runWrk } from './lib/wrk.mjs';
 import { formatSummary, median, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
-import { writeSite } from './lib/site-gen.mjs';
+import { addLinks, writeSite } from './lib/site-gen.mjs';
 import { tarGz } from './lib/archive.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -179,26 +179,6 @@ function writeServeSite(dir, withRules) {
 }
 
 /** Adds 40 internal links to every page and 10 url() to every style sheet of a deploy-bench site. */
-function addLinks(dir) {
-  const walk = (sub) => readdirSync(join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(sub, e.name)) : [join(sub, e.name)]));
-  const files = walk('.');
-  const html = files.filter((f) => f.endsWith('.html'));
-  const images = files.filter((f) => f.endsWith('.jpg'));
-  for (const [n, file] of files.entries()) {
-    const path = join(dir, file);
-    if (file.endsWith('.html')) {
-      const links = Array.from({ length: 40 }, (_, k) =>
-        k % 2
-          ? `<a href="/${html[(n + k) % html.length].replace(/^\.\//, '')}">page</a>`
-          : `<img src="/${images[(n + k) % images.length].replace(/^\.\//, '')}" alt="">`,
-      ).join('\n');
-      writeFileSync(path, readFileSync(path, 'utf8').replace('</body>', `${links}\n</body>`));
-    } else if (file.endsWith('.css')) {
-      const urls = Array.from({ length: 10 }, (_, k) => `.bg${k}{background:url(/${images[(n + k) % images.length].replace(/^\.\//, '')})}`).join('\n');
-      writeFileSync(path, `${readFileSync(path, 'utf8')}\n${urls}\n`);
-    }
-  }
-}
 
 /** The `deploy.timing` lines of the server log, by revision. */
 function timings(logPath) {

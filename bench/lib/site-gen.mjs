@@ -1,6 +1,6 @@
 // Deterministic test sites for the deploy benches: text (html, css, js) and incompressible
 // "images", so runs differ only where a seed says so.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export function noise(bytes, seed) {
@@ -50,4 +50,26 @@ export function writeSite(dir, files, bytes, seed) {
     put(`${kind === 'html' ? 'pages' : kind}/f${i}.${kind}`, text(textBytes, seed + i, kind));
   }
   for (let i = 0; i < imageFiles; i++) put(`img/i${i}.jpg`, Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), noise(imageBytes - 3, seed * 7919 + i)]));
+}
+
+/** Adds 40 internal links to every page and 10 url() to every style sheet of a site `writeSite` made. */
+export function addLinks(dir) {
+  const walk = (sub) => readdirSync(join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(sub, e.name)) : [join(sub, e.name)]));
+  const files = walk('.');
+  const html = files.filter((f) => f.endsWith('.html'));
+  const images = files.filter((f) => f.endsWith('.jpg'));
+  for (const [n, file] of files.entries()) {
+    const path = join(dir, file);
+    if (file.endsWith('.html')) {
+      const links = Array.from({ length: 40 }, (_, k) =>
+        k % 2
+          ? `<a href="/${html[(n + k) % html.length].replace(/^\.\//, '')}">page</a>`
+          : `<img src="/${images[(n + k) % images.length].replace(/^\.\//, '')}" alt="">`,
+      ).join('\n');
+      writeFileSync(path, readFileSync(path, 'utf8').replace('</body>', `${links}\n</body>`));
+    } else if (file.endsWith('.css')) {
+      const urls = Array.from({ length: 10 }, (_, k) => `.bg${k}{background:url(/${images[(n + k) % images.length].replace(/^\.\//, '')})}`).join('\n');
+      writeFileSync(path, `${readFileSync(path, 'utf8')}\n${urls}\n`);
+    }
+  }
 }
