@@ -89,7 +89,10 @@ async function publish(port: number, token: string, name: string, content: strin
 }
 
 describe('delivering to a receiver that fails, then recovers', () => {
-  const server = useTestServer({ PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1' });
+  // The server's clock runs ahead by `skew`: the retry test moves it on to the retry's time
+  // rather than waiting the 5 s out.
+  let skew = 0;
+  const server = useTestServer({ PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1' }, { now: () => Date.now() + skew });
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let owner: TestAccount;
 
@@ -131,8 +134,21 @@ describe('delivering to a receiver that fails, then recovers', () => {
     const secret: string = created.json.secret;
     const before = receiver.received.length;
     await publish(server.port, owner.token, site.name, '<h1>two</h1>');
+    const deliveries = async () => (await api(server, { path: `/v1/sites/${site.name}/webhooks/${created.json.id}/deliveries`, token: owner.token })).json;
 
-    // About 5 s after the failed first attempt, the second goes through.
+    // The first attempt fails; the second is due about 5 s later, and not sent before.
+    let pending: Record<string, unknown> | undefined;
+    expect(
+      await waitUntil(async () => {
+        pending = (await deliveries()).deliveries[0];
+        return pending?.state === 'pending' && pending.attempts === 1 && pending.last_status === 503;
+      }, 20_000),
+    ).toBe(true);
+    expect(receiver.received.length).toBe(before + 1);
+    const failedAt = Number(receiver.received[before]!.headers['webhook-timestamp']) * 1000;
+    expect(Date.parse(String(pending!.next_attempt_at)) - failedAt).toBeGreaterThanOrEqual(4000);
+    // Once the server's clock has passed that time, the second goes through.
+    skew += 5_000;
     expect(await waitUntil(() => receiver.received.length >= before + 2, 20_000)).toBe(true);
     const [first, second] = receiver.received.slice(before);
     expect(first!.headers['webhook-id']).toMatch(/^msg_/);
@@ -155,7 +171,6 @@ describe('delivering to a receiver that fails, then recovers', () => {
       data: { site: { name: site.name }, actor: owner.account.email, number: 2 },
     });
 
-    const deliveries = async () => (await api(server, { path: `/v1/sites/${site.name}/webhooks/${created.json.id}/deliveries`, token: owner.token })).json;
     expect(await waitUntil(async () => (await deliveries()).deliveries[0]?.state === 'delivered', 5_000)).toBe(true);
     expect((await deliveries()).deliveries).toEqual([
       expect.objectContaining({ id: first!.headers['webhook-id'], event: 'deploy.published', state: 'delivered', attempts: 2, last_status: 204 }),
