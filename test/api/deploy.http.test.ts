@@ -689,18 +689,20 @@ describe('limits (SPEC 8)', () => {
     expect(res.json.error?.code).toBe('too_large');
   });
 
-  it('refuses a Content-Length over 90 MB before reading the body', async () => {
+  // The next three each wait on the server reading on for a moment after its refusal (a
+  // lingering close), and share nothing: they run side by side.
+  it.concurrent('refuses a Content-Length over 90 MB before reading the body', async () => {
     const res = await declaredButUnsent({ port: server.port, host: 'api.localhost', path: '/v1/deploy', headers: {}, declaredBytes: 91 * 1024 * 1024 });
     expect(res.status).toBe(413);
     expect(JSON.parse(res.text).error.code).toBe('too_large');
   });
 
-  it('stops a chunked upload at the first byte over 90 MB', async () => {
+  it.concurrent('stops a chunked upload at the first byte over 90 MB', async () => {
     const res = await chunkedUpload('/v1/deploy', 95);
     expect(res.status).toBe(413);
   });
 
-  it('delivers an early refusal to a client still sending its body (no reset)', async () => {
+  it.concurrent('delivers an early refusal to a client still sending its body (no reset)', async () => {
     const res = await chunkedUpload('/v1/deploy?site=someone-else', 10);
     expect(res.status).toBe(401);
     expect(JSON.parse(res.text).error.code).toBe('unauthorized');

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Corpus } from '../../packages/cli/src/load/corpus.js';
+import { siteFiles, siteSeed, type Corpus } from '../../packages/cli/src/load/corpus.js';
 import { tempDir } from '../helpers/sites.js';
 import { plinthLoad, startLoopback, type LoopbackServer } from './load-cli.js';
 
@@ -14,6 +14,14 @@ import { plinthLoad, startLoopback, type LoopbackServer } from './load-cli.js';
  * took by key, as Plinth does (docs/sites-api.md, "Retries: Idempotency-Key").
  */
 const dir = tempDir('plinth-load-prepare-');
+const SEED = 7;
+const SCALE = 0.005;
+/** Site `i`'s home page, as prepare's first deploy of it carries it: the stand-in names the site after it. */
+const homePages = [0, 1, 2].map((i) =>
+  siteFiles(siteSeed(SEED, i), SCALE)
+    .find((file) => file.path === 'index.html')!
+    .bytes.toString('base64'),
+);
 let api: LoopbackServer | undefined;
 
 afterAll(async () => {
@@ -35,7 +43,7 @@ describe('plinth load prepare', () => {
         const key = req.headers['idempotency-key'];
         if (typeof key !== 'string') return json(400, { error: { code: 'bad_request', message: 'this stand-in wants a key' } });
         keysSeen.push(key);
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { site?: string };
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as { site?: string; files: Array<{ path: string; content: string }> };
         const sends = keysSeen.filter((seen) => seen === key).length;
         if (sends === 2)
           return json(409, {
@@ -46,7 +54,10 @@ describe('plinth load prepare', () => {
           res.setHeader('idempotent-replayed', 'true');
           return json(201, { site: { name: kept.name, url: `http://${kept.name}.sites.localhost:1` }, revision: { id: kept.revision } });
         }
-        const name = body.site ?? `site-${++sites}`;
+        // The deploys run side by side and may arrive in any order: site i is named site-(i+1).
+        const home = body.files.find((file) => file.path === 'index.html')?.content;
+        if (body.site === undefined) sites++;
+        const name = body.site ?? `site-${homePages.indexOf(home ?? '') + 1}`;
         const made = { name, revision: `rev_${keysSeen.length}` };
         published.set(key, made);
         // The deploy is done, but its answer never arrives.
@@ -63,9 +74,13 @@ describe('plinth load prepare', () => {
       '--sites',
       '3',
       '--scale',
-      '0.005',
+      String(SCALE),
+      '--seed',
+      String(SEED),
+      // Each site waits out the command's pauses between its three sends (about 3 s): the three
+      // sites wait at the same time.
       '--concurrency',
-      '1',
+      '3',
       '--corpus',
       corpusFile,
     ]);

@@ -12,8 +12,8 @@ import { request, type TestResponse } from '../helpers/http.js';
  * against every REST endpoint and every MCP tool, on the real server over loopback. A row is a
  * credential × an operation; it asserts the status, the error code, and the state afterwards:
  * a refused request changes nothing, an allowed one changes only what it should. Each row gets
- * fresh sites, so rows cannot affect each other; only the rows of one endpoint whose credential
- * is refused before any operation runs share theirs, which each of them checks it left as it was.
+ * fresh sites, so rows cannot affect each other; only the refused rows of one endpoint share
+ * theirs, which each of them checks it left as it was.
  *
  * How to read it: CREDENTIALS says how each kind is sent and which column it answers as;
  * OPERATIONS has one row per endpoint with the status for each column. Any credential that is
@@ -461,9 +461,10 @@ async function anonymous(expiresAt = clock + 72 * HOUR) {
 }
 
 /**
- * The world of a row whose credential is refused before any operation runs. Such a row changes
- * nothing (it checks that), so the rows of one endpoint and target share one world rather than
- * each making sites. Endpoints with a `prepare` step get a fresh world per row, as every row does.
+ * The world of a row that is refused, whether its credential is refused before any operation runs
+ * or the operation refuses it. Such a row changes nothing (it checks that), so the refused rows of
+ * one endpoint and target share one world rather than each making sites. Endpoints with a
+ * `prepare` step get a fresh world per row, as every allowed row does.
  */
 const refusalWorlds = new Map<string, Promise<World>>();
 function worldFor(refused: boolean, endpoint: string, operation: Operation, target: Target): Promise<World> {
@@ -664,7 +665,7 @@ describe('REST: every credential × every endpoint', () => {
   });
 
   it.each(restRows.map((row) => [row.name, row.kind, row.status, row] as const))('%s with %s → %i', async (_name, _kind, status, row) => {
-    const w = await worldFor(row.answer === 'invalid', `rest ${row.name}`, row.operation, row.target);
+    const w = await worldFor(status >= 400, `rest ${row.name}`, row.operation, row.target);
     await row.operation.prepare?.(w);
     const before = snapshot(w);
     const res = await send(row.operation.call(w), row.headers(w));
@@ -808,7 +809,7 @@ describe('MCP: every credential × every tool', () => {
   });
 
   it.each(mcpRows.map((row) => [row.label, row.kind, row.status, row] as const))('%s with %s → %i', async (_label, _kind, status, row) => {
-    const w = await worldFor(row.answer === 'refused', `mcp ${row.label}`, row.operation, row.target);
+    const w = await worldFor(status >= 400, `mcp ${row.label}`, row.operation, row.target);
     await row.operation.prepare?.(w);
     const before = snapshot(w);
     const res = await callTool(row.tool, row.args(w), row.headers(w));
