@@ -16,11 +16,10 @@ import { plinthLoad, startLoopback, type LoopbackServer } from './load-cli.js';
 const dir = tempDir('plinth-load-prepare-');
 const SEED = 7;
 const SCALE = 0.005;
-/** Site `i`'s home page, as prepare's first deploy of it carries it: the stand-in names the site after it. */
-const homePages = [0, 1, 2].map((i) =>
-  siteFiles(siteSeed(SEED, i), SCALE)
-    .find((file) => file.path === 'index.html')!
-    .bytes.toString('base64'),
+/** Site `i`'s files as prepare's deploy of it carries them (one deploy at this scale): the stand-in names the site after them. */
+const filesOf = (files: Array<{ path: string; content: string }>): string => files.map((file) => `${file.path}:${file.content}`).join('|');
+const sitesFiles = [0, 1, 2].map((i) =>
+  filesOf(siteFiles(siteSeed(SEED, i), SCALE).map((file) => ({ path: file.path, content: file.bytes.toString('base64') }))),
 );
 let api: LoopbackServer | undefined;
 
@@ -55,9 +54,8 @@ describe('plinth load prepare', () => {
           return json(201, { site: { name: kept.name, url: `http://${kept.name}.sites.localhost:1` }, revision: { id: kept.revision } });
         }
         // The deploys run side by side and may arrive in any order: site i is named site-(i+1).
-        const home = body.files.find((file) => file.path === 'index.html')?.content;
         if (body.site === undefined) sites++;
-        const name = body.site ?? `site-${homePages.indexOf(home ?? '') + 1}`;
+        const name = body.site ?? `site-${sitesFiles.indexOf(filesOf(body.files)) + 1}`;
         const made = { name, revision: `rev_${keysSeen.length}` };
         published.set(key, made);
         // The deploy is done, but its answer never arrives.
