@@ -136,15 +136,18 @@ describe('the baseline comparison', () => {
       ...measured,
       overall: { ...measured.overall, requests_per_second: measured.overall.requests_per_second * 10 },
     });
-    const regressed = await run(['--connect', right.address, '--duration', '500ms', '--rate', '50', '--check', '0', '--baseline', faster, '--threshold', '10']);
-    expect(regressed.code).toBe(3);
-    expect(regressed.stderr).toMatch(/regression.*\n\s+overall: requests_per_second/);
     // An earlier run that was slower in every way: no regression.
     const slower = writeJson(dir, 'slower.json', {
       ...measured,
       overall: { ...measured.overall, requests_per_second: 1, latency_ms: { ...measured.overall.latency_ms, p99: 60_000 } },
     });
-    const fine = await run(['--connect', right.address, '--duration', '500ms', '--rate', '50', '--check', '0', '--baseline', slower]);
+    // The two runs against the baselines are far from either bound, and mostly wait on their rate: side by side.
+    const [regressed, fine] = await Promise.all([
+      run(['--connect', right.address, '--duration', '500ms', '--rate', '50', '--check', '0', '--baseline', faster, '--threshold', '10']),
+      run(['--connect', right.address, '--duration', '500ms', '--rate', '50', '--check', '0', '--baseline', slower]),
+    ]);
+    expect(regressed.code).toBe(3);
+    expect(regressed.stderr).toMatch(/regression.*\n\s+overall: requests_per_second/);
     expect(fine.stderr).toBe('');
     expect(fine.code).toBe(0);
     expect(fine.stdout).toMatch(/no regression against/);
@@ -152,10 +155,18 @@ describe('the baseline comparison', () => {
 
   it('refuses a baseline that is not a result, and wrong usage, with their exit statuses', async () => {
     const notResult = writeJson(dir, 'not-result.json', { hello: 1 });
-    expect((await run(['--connect', right.address, '--duration', '1s', '--baseline', notResult])).code).toBe(1);
-    expect((await plinthLoad(['run', '--corpus', corpusFile, '--rate', '5', '--connections', '5'])).code).toBe(2);
-    expect((await plinthLoad(['run', '--corpus', corpusFile, '--connect', 'nowhere'])).code).toBe(2);
-    expect((await plinthLoad(['run', '--corpus', corpusFile, '--deploys-per-minute', '5'], { PLINTH_TOKEN: '' })).code).toBe(2);
-    expect((await plinthLoad(['frobnicate'])).code).toBe(2);
+    // Each refusal is a process of its own, independent of the others: all at once.
+    const [badBaseline, rateAndConnections, nowhere, deploysWithoutToken, unknown] = await Promise.all([
+      run(['--connect', right.address, '--duration', '1s', '--baseline', notResult]),
+      plinthLoad(['run', '--corpus', corpusFile, '--rate', '5', '--connections', '5']),
+      plinthLoad(['run', '--corpus', corpusFile, '--connect', 'nowhere']),
+      plinthLoad(['run', '--corpus', corpusFile, '--deploys-per-minute', '5'], { PLINTH_TOKEN: '' }),
+      plinthLoad(['frobnicate']),
+    ]);
+    expect(badBaseline.code).toBe(1);
+    expect(rateAndConnections.code).toBe(2);
+    expect(nowhere.code).toBe(2);
+    expect(deploysWithoutToken.code).toBe(2);
+    expect(unknown.code).toBe(2);
   });
 });
