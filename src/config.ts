@@ -59,6 +59,8 @@ export interface WebhooksConfig {
   readonly retryForMs: number;
   /** A webhook is disabled after this many deliveries in a row were given up on; 0 = never. */
   readonly disableAfter: number;
+  /** How often the deliverer looks for due deliveries: a new or retried one waits at most this long. */
+  readonly pollMs: number;
 }
 
 /** Custom domains (docs/sites-api.md "Custom domains") and the TLS terminator's question. */
@@ -401,6 +403,7 @@ export const SERVER_SETTINGS = [
   'PLINTH_WEBHOOK_TIMEOUT_S',
   'PLINTH_WEBHOOK_RETRY_FOR_S',
   'PLINTH_WEBHOOK_DISABLE_AFTER',
+  'PLINTH_WEBHOOK_POLL_MS',
 ] as const;
 
 export type ServerSetting = (typeof SERVER_SETTINGS)[number];
@@ -713,6 +716,8 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     timeoutMs: int('PLINTH_WEBHOOK_TIMEOUT_S', 10, 1, 60) * 1000,
     retryForMs: int('PLINTH_WEBHOOK_RETRY_FOR_S', 24 * 3600, 0, 7 * 24 * 3600) * 1000,
     disableAfter: int('PLINTH_WEBHOOK_DISABLE_AFTER', 5, 0, 1000),
+    // At least every 100 ms: each look is a query of the queue (of PostgreSQL's, in a cluster, on every node).
+    pollMs: int('PLINTH_WEBHOOK_POLL_MS', 1000, 100, 60_000),
   };
 
   const analytics: AnalyticsConfig = {

@@ -21,7 +21,7 @@ export interface WebhookDeliverer {
 }
 
 export interface WebhookDelivererOptions {
-  /** How often the queue is looked at. */
+  /** How often the queue is looked at; default `config.webhooks.pollMs`. */
   pollMs?: number;
   /** How often unclaimed sites are checked for their expiry notice. */
   expiryCheckMs?: number;
@@ -147,7 +147,7 @@ export function startWebhookDeliverer(
         }
       });
   };
-  const timer = setInterval(wake, options.pollMs ?? 1000);
+  const timer = setInterval(wake, options.pollMs ?? settings.pollMs);
   timer.unref();
   wake();
   return {

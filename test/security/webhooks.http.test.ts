@@ -75,6 +75,9 @@ function verifyStandardWebhook(secret: string, headers: IncomingHttpHeaders, bod
   });
 }
 
+/** The deliverer looks for due deliveries ten times a second rather than once: a test waits for each one less. */
+const POLL_MS = '100';
+
 const addWebhook = (server: { port: number }, name: string, token: string, body: unknown) =>
   api(server as never, { method: 'POST', path: `/v1/sites/${name}/webhooks`, token, body });
 
@@ -92,7 +95,7 @@ describe('delivering to a receiver that fails, then recovers', () => {
   // The server's clock runs ahead by `skew`: the retry test moves it on to the retry's time
   // rather than waiting the 5 s out.
   let skew = 0;
-  const server = useTestServer({ PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1' }, { now: () => Date.now() + skew });
+  const server = useTestServer({ PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1', PLINTH_WEBHOOK_POLL_MS: POLL_MS }, { now: () => Date.now() + skew });
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let owner: TestAccount;
 
@@ -248,6 +251,7 @@ describe('targets that lead inside', () => {
 describe('what a delivery does not do', () => {
   const server = useTestServer({
     PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1',
+    PLINTH_WEBHOOK_POLL_MS: POLL_MS,
     PLINTH_WEBHOOK_RETRY_FOR_S: '0',
     PLINTH_WEBHOOK_DISABLE_AFTER: '2',
     PLINTH_WEBHOOK_TIMEOUT_S: '1',
@@ -306,7 +310,7 @@ describe('what a delivery does not do', () => {
 
 describe('the events webhooks receive', () => {
   let clock = Date.now();
-  const server = useTestServer({ PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1' }, { now: () => clock });
+  const server = useTestServer({ PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1', PLINTH_WEBHOOK_POLL_MS: POLL_MS }, { now: () => clock });
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let owner: TestAccount;
 
