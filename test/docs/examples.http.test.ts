@@ -5,7 +5,7 @@ import { API_ROUTES, openApiDocument } from '../../src/api/index.js';
 import { docFacts, GUIDE_DIR } from '../../src/docs/index.js';
 import { fillFacts } from '../../src/docs/facts.js';
 import { createWebhookTransport, type WebhookTransport } from '../../src/outbound/index.js';
-import { useTestDns } from '../helpers/fixtures.js';
+import { startTestDns, type TestDns } from '../helpers/dns.js';
 import { startTestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/sites.js';
 import {
@@ -68,19 +68,16 @@ afterAll(() => {
 });
 
 // Custom domains are checked against this loopback DNS server (it has no records), never the system's.
-const dns = useTestDns();
+let dns: TestDns | undefined;
+afterAll(() => dns?.close());
 
 // A guide is one shell session of many commands (the CLI guide runs the command some thirty
 // times): more than the default per-test time on a busy machine.
 const GUIDE_TIMEOUT_MS = 120_000;
 
-/**
- * The guides run side by side (at most vitest's five at a time): each has its own server, data
- * directory, folder and shell, and a guide mostly waits on the commands it spawns. The last case
- * runs after all of them, as it is not concurrent.
- */
 describe('guide examples', () => {
-  it.concurrent.each(guides)('%s: every example runs and shows what the server answers', { timeout: GUIDE_TIMEOUT_MS }, async (file) => {
+  it.each(guides)('%s: every example runs and shows what the server answers', { timeout: GUIDE_TIMEOUT_MS }, async (file) => {
+    dns ??= await startTestDns();
     const server = await startTestServer({ ...LOCAL_URLS, PLINTH_DNS_SERVERS: dns.address }, undefined, { webhookTransport: guideWebhooks });
     const document = openApiDocument(server.config);
     checker ??= responseChecker(document);
