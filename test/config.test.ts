@@ -71,6 +71,15 @@ describe('loadConfig', () => {
     }
   });
 
+  it('looks for due webhook deliveries every second unless told otherwise, at most ten times a second', () => {
+    expect(loadConfig({}).webhooks.pollMs).toBe(1000);
+    expect(loadConfig({ PLINTH_WEBHOOK_POLL_MS: '100' }).webhooks.pollMs).toBe(100);
+    expect(loadConfig({ PLINTH_WEBHOOK_POLL_MS: '60000' }).webhooks.pollMs).toBe(60_000);
+    for (const refused of ['0', '99', '60001']) {
+      expect(() => loadConfig({ PLINTH_WEBHOOK_POLL_MS: refused })).toThrow(/PLINTH_WEBHOOK_POLL_MS must be a whole number from 100 to 60000/);
+    }
+  });
+
   it("caps an MCP batch at 20 messages unless told otherwise (0: only the SDK's own 100)", () => {
     expect(loadConfig({}).mcp.maxBatchMessages).toBe(20);
     expect(loadConfig({ PLINTH_MCP_MAX_BATCH: '0' }).mcp.maxBatchMessages).toBe(0);
