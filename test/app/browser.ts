@@ -68,6 +68,36 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
+/**
+ * The worker process's one Chromium, launched by the first file that asks for it. The first-line
+ * projects run file after file in one process (`isolate: false`), and a launch costs a second or
+ * more of a busy core; a browser context per person keeps each file's and each case's cookies
+ * apart. One that crashed is launched again. It goes with the worker: Chromium launched on a
+ * --remote-debugging-pipe exits when the process at the pipe's other end does, killed or not.
+ */
+export function sharedBrowser(): Promise<Browser> {
+  const held = globalThis as { [SHARED_BROWSER]?: Promise<Browser> };
+  const current = held[SHARED_BROWSER];
+  if (current) return current.then((browser) => (browser.isConnected() ? browser : forget(current)));
+  const launched: Promise<Browser> = launchBrowser().then(
+    (browser) => {
+      browser.on('disconnected', () => void forget(launched));
+      return browser;
+    },
+    (err: unknown) => forget(launched, err),
+  );
+  held[SHARED_BROWSER] = launched;
+  return launched;
+
+  function forget(which: Promise<Browser>, err?: unknown): Promise<Browser> {
+    if (held[SHARED_BROWSER] === which) delete held[SHARED_BROWSER];
+    if (err !== undefined) throw err;
+    return sharedBrowser();
+  }
+}
+// On globalThis rather than in this module: what a file imports may be evaluated again for the next file.
+const SHARED_BROWSER = Symbol.for('plinth.test.sharedBrowser');
+
 /** A fresh browser profile (own cookies) with a page at the given width; console errors are collected. */
 export async function openPage(browser: Browser, width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width, height: 900 } });

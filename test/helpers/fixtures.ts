@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import { launchBrowser, startAppServer, type AppServer } from '../app/browser.js';
+import { sharedBrowser, startAppServer, type AppServer } from '../app/browser.js';
 import { startTestDns, type TestDns } from './dns.js';
 import { startTestServer, type TestServer } from './server.js';
 
@@ -69,9 +69,12 @@ export function useAppServer(settings: Settings = {}, options: StartOptions = {}
   );
 }
 
-/** Debian's Chromium for this file (launchBrowser). */
+/**
+ * Debian's Chromium for this file: the worker's shared one (sharedBrowser), so that a file pays
+ * for no launch of its own. The file closes the browser contexts it opened, whatever its cases left.
+ */
 export function useBrowser(): Browser {
-  return fileScoped('browser', launchBrowser, (browser) => browser.close());
+  return fileScoped('browser', sharedBrowser, (browser) => Promise.all(browser.contexts().map((context) => context.close())));
 }
 
 /** A DNS server on loopback for this file (startTestDns), for PLINTH_DNS_SERVERS. */
