@@ -218,12 +218,19 @@ export async function overflowingRegions(page: Page): Promise<string[]> {
 }
 
 /**
- * Whether inspectPage saves screenshots (`TEST_SCREENSHOTS=1 npx vitest run …`). They are for a
- * person to look at and check nothing; two full-page captures per page cost 0.2–0.8 s each on a
+ * Whether inspectPage and saveScreenshot save screenshots (`TEST_SCREENSHOTS=1 npx vitest run …`).
+ * They are for a person to look at and check nothing; two full-page captures per page cost 0.2–0.8 s each on a
  * busy machine (the account app's flows: 169 s of tests with them, 154 s without), so a plain run
  * leaves them out.
  */
 const SAVE_SCREENSHOTS = process.env.TEST_SCREENSHOTS === '1';
+
+/** Saves the page as it is now to test/screenshots/`name`.png, when asked to (SAVE_SCREENSHOTS). */
+export async function saveScreenshot(page: Page, name: string): Promise<void> {
+  if (!SAVE_SCREENSHOTS) return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname });
+}
 
 /**
  * Looks at the page as a person would at 390 px and 1280 px: checks accessibility and that
