@@ -98,9 +98,10 @@ export function containingBlockAttacks(all: boolean): Array<[string, string]> {
  * size and colour. Otherwise what is wrong.
  */
 export async function badgeShown(visitor: Page): Promise<string> {
-  const links = visitor.getByRole('link', { name: 'Report abuse' });
-  if ((await links.count()) === 0) return 'no "Report abuse" link';
-  return links.first().evaluate((link: Element) => {
+  // One round trip to the page: evaluateAll takes the matching links as they are, without waiting.
+  return visitor.getByRole('link', { name: 'Report abuse' }).evaluateAll((links: Element[]) => {
+    const link = links[0];
+    if (link === undefined) return 'no "Report abuse" link';
     const box = link.getBoundingClientRect();
     if (box.width < 20 || box.height < 8) return `a ${box.width}x${box.height} box`;
     if (box.left < 0 || box.top < 0 || box.right > innerWidth || box.bottom > innerHeight) return 'outside the viewport';
