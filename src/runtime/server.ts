@@ -253,7 +253,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const siteKind = HOST_KIND_INDEX.site;
   /** `method`: 'get' from uWS's GET route, which spares the site host asking for it. */
   const dispatch = (res: HttpResponse, req: HttpRequest, method?: 'get'): void => {
-    const route = routeHost(req.getHeader(HEADER_NAMES.host));
+    // Read once: uWS makes a fresh string of a header on every call.
+    const hostHeader = req.getHeader(HEADER_NAMES.host);
+    const route = routeHost(hostHeader);
     // A site's kind without the keyed lookup (it sees every kind, so it is megamorphic).
     const kind = route.kind === 'site' ? siteKind : HOST_KIND_INDEX[route.kind === 'unknown' ? 'other' : route.kind];
     meter?.begin(res, kind, accessLog ? readAccessDetail(res, req, config.deploy.trustProxy) : undefined);
@@ -281,7 +283,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       case 'docs':
         return docs.handle(res, req);
       default: {
-        const custom = domains.route(req.getHeader('host'));
+        const custom = domains.route(hostHeader);
         if (custom?.kind === 'redirect') return domains.redirect(res, req, custom);
         if (custom?.kind === 'site') {
           meter?.retag(res, HOST_KIND_INDEX.domain);

@@ -4,7 +4,7 @@ import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js'
 import type { FileEntry } from '../store/index.js';
 import { blobEtag } from './headers.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
-import type { CachedSite, SiteReader, Target } from './site-cache.js';
+import type { CachedSite, Ready, SiteReader } from './site-cache.js';
 
 /**
  * Step three of serving a request: the body, held in memory within a byte budget. A stored blob
@@ -50,8 +50,8 @@ export interface Body {
 export type BadgedPageBuilder = (source: Buffer, options: BadgeOptions & { compress: boolean }) => Promise<BadgedPage> | undefined;
 
 export interface BodyCache {
-  /** A blob's bytes for this representation of a target (the target keeps its cache entry). */
-  held(target: Target, encoding: Encoding | undefined): Body;
+  /** A blob's bytes for a target's prepared representation (which keeps the cache entry, to skip a lookup). */
+  held(ready: Ready, entry: FileEntry, encoding: Encoding | undefined): Body;
   /** A blob's bytes, from the cache or the store (`BlobNotLocal` when not on this node). */
   blob(entry: FileEntry, encoding: Encoding | undefined): Body;
   /** The page with its badge: at once when cached or small, else once a worker has built it. */
@@ -69,7 +69,6 @@ const BADGE_INLINE_MAX_BYTES = 64 * 1024;
 
 const bodyKey = (sha256: string, encoding: Encoding | undefined): string => (encoding ? `${sha256}.${encoding}` : sha256);
 const badgeKey = (sha256: string, siteName: string): string => `badge:${sha256}:${siteName}`;
-const slotOf = (encoding: Encoding | undefined): number => (encoding === undefined ? 0 : encoding === 'br' ? 1 : 2);
 
 export function createBodyCache(store: SiteReader, config: ServeConfig, buildOffThread?: BadgedPageBuilder): BodyCache {
   const bodies = createLruCache<Body | BadgedPage>(config.cacheBytes);
@@ -96,13 +95,12 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
   return {
     blob,
 
-    held(target, encoding) {
-      const slot = slotOf(encoding);
-      const held = target.held[slot];
+    held(ready, entry, encoding) {
+      const held = ready.held;
       const kept = held === undefined ? undefined : (bodies.use(held as LruEntry<Body | BadgedPage>) as Body | undefined);
       if (kept !== undefined) return kept;
-      const body = blob(target.entry!, encoding);
-      target.held[slot] = bodies.entry(bodyKey(target.entry!.sha256, encoding));
+      const body = blob(entry, encoding);
+      ready.held = bodies.entry(bodyKey(entry.sha256, encoding));
       return body;
     },
 

@@ -59,7 +59,8 @@ export function createLruCache<V>(budget: number): LruCache<V> {
     get(key) {
       const slot = entries.get(key);
       if (slot === undefined) return undefined;
-      slot.used = true;
+      // Written only when it changes: a hit leaves the slot's memory clean (many pages, one reader).
+      if (!slot.used) slot.used = true;
       return slot.value;
     },
     entry(key) {
@@ -69,7 +70,7 @@ export function createLruCache<V>(budget: number): LruCache<V> {
     },
     use(entry) {
       const slot = entry as Slot<V>;
-      if (slot.value !== undefined) slot.used = true;
+      if (slot.value !== undefined && !slot.used) slot.used = true;
       return slot.value;
     },
     set(key, value, weight) {

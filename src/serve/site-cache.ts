@@ -46,19 +46,32 @@ export interface Target {
   html: boolean;
   cacheControl: string;
   encodings: readonly Encoding[];
-  /** Header blocks for in-memory bodies, built on first use: [identity, br, gzip]. */
-  prepared: (PreparedHeaders | undefined)[];
-  /** The body cache's entries for the same three, kept to skip a lookup per request. */
-  held: (LruEntry<object> | undefined)[];
+  /** `encodings` is not empty: the answer varies with Accept-Encoding (read without touching the list). */
+  varies: boolean;
+  /**
+   * The prepared path's whole answer per representation, built on first use: a request reads its
+   * target and one of these, nothing else of the site's (see `Ready`).
+   */
+  identity: Ready | undefined;
+  br: Ready | undefined;
+  gzip: Ready | undefined;
 }
 
-/** A representation's headers as one `writeHeader` value each (see headers.ts `joinAfterFirst`). */
-export interface PreparedHeaders {
+/**
+ * One representation of a target as the prepared path sends it: its size, its header blocks as
+ * one `writeHeader` value each (see headers.ts `joinAfterFirst`), and the body cache's entry for
+ * its bytes. Kept on the target so that a request across many pages touches few objects; the
+ * bytes stay the body cache's, within its budget (an evicted entry's value is gone).
+ */
+export interface Ready {
+  size: number;
   /** For 200/404 with a body: everything after "Content-Type: ". */
   full: Buffer;
   /** For 304: everything after "ETag: ". */
   notModified: Buffer;
   etag: string;
+  /** The body cache's entry for the bytes, once read. */
+  held: LruEntry<object> | undefined;
 }
 
 /** A site record as this thread last read it, with the targets of its live revision. */
@@ -122,6 +135,28 @@ const MAX_TARGETS_PER_SITE = 10_000;
 // heap per cached site, and 2.3 KB per cached 1,000-character path.
 const SITE_WEIGHT = 2048;
 const TARGET_WEIGHT = 1280;
+
+/** A target with every field present, so that all targets share one shape (the hot path reads them). */
+function targetOf(
+  fields: Pick<Target, 'status' | 'html' | 'cacheControl'> & Partial<Pick<Target, 'entry' | 'redirect' | 'site' | 'error' | 'encodings'>>,
+): Target {
+  const encodings = fields.encodings ?? NO_ENCODINGS;
+  return {
+    status: fields.status,
+    entry: fields.entry,
+    redirect: fields.redirect,
+    site: fields.site,
+    error: fields.error,
+    html: fields.html,
+    cacheControl: fields.cacheControl,
+    encodings,
+    varies: encodings.length > 0,
+    identity: undefined,
+    br: undefined,
+    gzip: undefined,
+  };
+}
+const NO_ENCODINGS: readonly Encoding[] = Object.freeze([]);
 
 /** `forget` runs for every cached site dropped because it changed (its bodies go with it). */
 export function createSiteCache(store: SiteReader, config: ServeConfig, forget: (cached: CachedSite) => void): SiteCache {
@@ -207,35 +242,25 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       const normalized = normalizeRequestPath(url, config.maxUrlBytes);
       let target: Target;
       if (!normalized.ok) {
-        target = { status: 404, error: normalized.status, html: false, cacheControl: '', encodings: [], prepared: [], held: [] };
+        target = targetOf({ status: 404, error: normalized.status, html: false, cacheControl: '' });
       } else {
         const has = (path: string): boolean => store.getFile(revision, path) !== undefined;
         const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, has, rules?.redirects, () => new URLSearchParams(query), byHost);
         const site = rules?.headers ? headersFor(rules.headers, normalized.path === '' ? [] : normalized.path.split('/'), byHost) : undefined;
         if (resolution.kind === 'folder' || resolution.kind === 'redirect') {
           const ownQuery = resolution.kind === 'redirect' && resolution.ownQuery;
-          target = {
-            status: 404,
-            redirect: { status: resolution.status, location: resolution.location, ownQuery },
-            html: false,
-            cacheControl: '',
-            encodings: [],
-            prepared: [],
-            held: [],
-          };
+          target = targetOf({ status: 404, redirect: { status: resolution.status, location: resolution.location, ownQuery }, html: false, cacheControl: '' });
         } else {
           // Point reads are cached by LMDB; the entry of the path resolved to is read once more here.
           const entry = resolution.kind === 'missing' || resolution.kind === 'gone' ? undefined : store.getFile(revision, resolution.path);
-          target = {
+          target = targetOf({
             status: resolution.status,
             entry,
-            ...(site ? { site } : {}),
+            site,
             html: entry !== undefined && isHtmlType(entry.type),
             cacheControl: entry ? cacheControlFor(entry.type) : '',
-            encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : [],
-            prepared: [],
-            held: [],
-          };
+            encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : NO_ENCODINGS,
+          });
         }
       }
       if (cached.targets.size >= MAX_TARGETS_PER_SITE) {

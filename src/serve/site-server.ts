@@ -40,7 +40,7 @@ import {
 } from './headers.js';
 import { statusPage, type StatusPageCode } from './pages.js';
 import { previewRevision, type PreviewReader } from './preview-revision.js';
-import { createSiteCache, type CachedSite, type PreparedHeaders, type SiteCacheCounts, type SiteReader, type Target } from './site-cache.js';
+import { createSiteCache, type CachedSite, type Ready, type SiteCacheCounts, type SiteReader, type Target } from './site-cache.js';
 import type { VisitCounter } from './visits.js';
 
 export interface SiteServerOptions {
@@ -232,24 +232,18 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
    * needs the general path (HEAD, ranges, large files).
    */
   const sendPrepared = (res: HttpResponse, req: SiteRequest, target: Target): boolean => {
-    const entry = target.entry!;
     const ok = target.status === 200;
     if (ok && !target.html && req.getHeader(HEADER_NAMES.range) !== '') return false;
-    const encoding = target.encodings.length > 0 ? chooseEncoding(req.getHeader(HEADER_NAMES.acceptEncoding), target.encodings) : undefined;
-    const size = encoding ? entry.encodings![encoding]! : entry.size;
-    if (size > config.streamThresholdBytes) return false;
-
-    const slot = encoding === undefined ? 0 : encoding === 'br' ? 1 : 2;
-    let prepared = target.prepared[slot];
-    if (prepared === undefined) {
-      prepared = prepareHeaders(answerOf(target, entry.type, target.encodings.length > 0, blobEtag(entry.sha256, encoding), encoding));
-      target.prepared[slot] = prepared;
-    }
+    const encoding = target.varies ? chooseEncoding(req.getHeader(HEADER_NAMES.acceptEncoding), target.encodings) : undefined;
+    // One object per representation holds all the answer needs but the body's bytes.
+    let ready = encoding === undefined ? target.identity : encoding === 'br' ? target.br : target.gzip;
+    if (ready === undefined) ready = readyOf(target, encoding);
+    if (ready.size > config.streamThresholdBytes) return false;
     if (ok) {
       const ifNoneMatch = req.getHeader(HEADER_NAMES.ifNoneMatch);
-      if (ifNoneMatch !== '' && (ifNoneMatch === prepared.etag || matchesIfNoneMatch(ifNoneMatch, prepared.etag))) {
+      if (ifNoneMatch !== '' && (ifNoneMatch === ready.etag || matchesIfNoneMatch(ifNoneMatch, ready.etag))) {
         res.writeStatus('304 Not Modified');
-        res.writeHeader(HEADER_NAMES.etag, prepared.notModified);
+        res.writeHeader(HEADER_NAMES.etag, ready.notModified);
         ends.endWithoutBody(res, 304);
         sentStatus = 304;
         sentBytes = 0;
@@ -257,14 +251,33 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       }
     }
     // Before the first write: a body that is not on this node stops here (`BlobNotLocal`).
-    const body = bodies.held(target, encoding);
+    const body = bodies.held(ready, target.entry!, encoding);
     if (!ok) res.writeStatus(target.status === 404 ? '404 Not Found' : '410 Gone');
-    res.writeHeader(HEADER_NAMES.contentType, prepared.full);
-    if (size <= END_COPY_MAX_BYTES) ends.end(res, target.status, body.bytes);
+    res.writeHeader(HEADER_NAMES.contentType, ready.full);
+    if (ready.size <= END_COPY_MAX_BYTES) ends.end(res, target.status, body.bytes);
     else endFromMemory(res, body.bytes);
     sentStatus = target.status;
-    sentBytes = size;
+    sentBytes = ready.size;
     return true;
+  };
+
+  /** A target's representation for the prepared path, made on its first request and kept on the target. */
+  const readyOf = (target: Target, encoding: Encoding | undefined): Ready => {
+    const entry = target.entry!;
+    const size = encoding ? entry.encodings![encoding]! : entry.size;
+    const answer = answerOf(target, entry.type, target.varies, blobEtag(entry.sha256, encoding), encoding);
+    const etag = answer.etag ?? '';
+    const ready: Ready = {
+      size,
+      full: joinAfterFirst(fileHeaders(answer)),
+      notModified: joinAfterFirst(notModifiedHeaders({ ...answer, etag })),
+      etag,
+      held: undefined,
+    };
+    if (encoding === undefined) target.identity = ready;
+    else if (encoding === 'br') target.br = ready;
+    else target.gzip = ready;
+    return ready;
   };
 
   /** Send: a body in memory (or only its headers), a range of it, or a 304. */
@@ -500,9 +513,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         return counted ? count(address, url, userAgent, req, site, target) : undefined;
       const asked: Asked = {
         head,
-        acceptEncoding: req.getHeader('accept-encoding'),
-        ifNoneMatch: req.getHeader('if-none-match'),
-        range: req.getHeader('range'),
+        acceptEncoding: req.getHeader(HEADER_NAMES.acceptEncoding),
+        ifNoneMatch: req.getHeader(HEADER_NAMES.ifNoneMatch),
+        range: req.getHeader(HEADER_NAMES.range),
       };
       if (!badged) {
         sendFile(res, target, asked, privacy);
@@ -590,9 +603,4 @@ function copySiteRequest(req: SiteRequest): SiteRequest {
       for (const [name, value] of Object.entries(headers)) if (value !== '') each(name, value);
     },
   };
-}
-
-function prepareHeaders(answer: FileAnswer & { etag?: string }): PreparedHeaders {
-  const etag = answer.etag ?? '';
-  return { full: joinAfterFirst(fileHeaders(answer)), notModified: joinAfterFirst(notModifiedHeaders({ ...answer, etag })), etag };
 }

@@ -68,6 +68,36 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
+/**
+ * The worker process's one Chromium, launched by the first file that asks for it. The first-line
+ * projects run file after file in one process (`isolate: false`), and a launch costs a second or
+ * more of a busy core; a browser context per person keeps each file's and each case's cookies
+ * apart. One that crashed is launched again. It goes with the worker: Chromium launched on a
+ * --remote-debugging-pipe exits when the process at the pipe's other end does, killed or not.
+ */
+export function sharedBrowser(): Promise<Browser> {
+  const held = globalThis as { [SHARED_BROWSER]?: Promise<Browser> };
+  const current = held[SHARED_BROWSER];
+  if (current) return current.then((browser) => (browser.isConnected() ? browser : forget(current)));
+  const launched: Promise<Browser> = launchBrowser().then(
+    (browser) => {
+      browser.on('disconnected', () => void forget(launched));
+      return browser;
+    },
+    (err: unknown) => forget(launched, err),
+  );
+  held[SHARED_BROWSER] = launched;
+  return launched;
+
+  function forget(which: Promise<Browser>, err?: unknown): Promise<Browser> {
+    if (held[SHARED_BROWSER] === which) delete held[SHARED_BROWSER];
+    if (err !== undefined) throw err;
+    return sharedBrowser();
+  }
+}
+// On globalThis rather than in this module: what a file imports may be evaluated again for the next file.
+const SHARED_BROWSER = Symbol.for('plinth.test.sharedBrowser');
+
 /** A fresh browser profile (own cookies) with a page at the given width; console errors are collected. */
 export async function openPage(browser: Browser, width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width, height: 900 } });
@@ -143,27 +173,43 @@ export async function signIn(page: Page, server: AppServer, email: string): Prom
   await page.waitForLoadState('load');
 }
 
-/** Serious or critical axe-core violations on the page, as readable lines. */
+/**
+ * Serious or critical axe-core violations on the page, as readable lines. A rule's violations
+ * carry the impact its metadata gives it, so the rules whose impact is minor or moderate are not
+ * run: they could only find what is filtered out below, and they were about a third of axe's rules.
+ */
 export async function accessibilityProblems(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol, so the page's strict CSP does not block it; once per
   // document (parsing it costs more than a run of its checks).
-  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: {
-          run: (
-            context: Document,
-            options: object,
-          ) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }>;
-        };
-      }
-    ).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
-  });
+  let result = await page.evaluate(runAxe, REPORTED_IMPACTS);
+  if (result === undefined) {
+    await page.evaluate(AXE_SOURCE);
+    result = await page.evaluate(runAxe, REPORTED_IMPACTS);
+  }
+  if (result === undefined) throw new Error('axe-core did not load');
   return result.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .filter((violation) => REPORTED_IMPACTS.includes(violation.impact))
     .map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
+}
+
+const REPORTED_IMPACTS = ['serious', 'critical'];
+
+/** In the page: axe-core's violations among the rules of the `kept` impacts, or undefined before axe-core is loaded. */
+async function runAxe(kept: string[]) {
+  const axe = (
+    globalThis as unknown as {
+      axe?: {
+        run: (
+          context: Document,
+          options: object,
+        ) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }>;
+        _audit?: { rules?: Array<{ id: string; impact?: string }> };
+      };
+    }
+  ).axe;
+  if (!axe) return undefined;
+  const skipped = (axe._audit?.rules ?? []).filter((rule) => rule.impact !== undefined && !kept.includes(rule.impact));
+  return axe.run(document, { resultTypes: ['violations'], rules: Object.fromEntries(skipped.map((rule) => [rule.id, { enabled: false }])) });
 }
 
 /**
@@ -172,20 +218,33 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
  * phone half of each row is out of sight, so the narrow width counts it as overflow too.
  */
 export async function overflowingRegions(page: Page): Promise<string[]> {
-  return page.evaluate(() =>
-    [...document.querySelectorAll<HTMLElement>('.table-wrap')]
+  return (await sidewaysOverflow(page)).regions;
+}
+
+/** How far the page scrolls sideways (px, 0 or less when it does not), and its overflowing regions (overflowingRegions), in one visit to the page. */
+function sidewaysOverflow(page: Page): Promise<{ page: number; regions: string[] }> {
+  return page.evaluate(() => ({
+    page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    regions: [...document.querySelectorAll<HTMLElement>('.table-wrap')]
       .filter((region) => region.scrollWidth > region.clientWidth)
       .map((region) => `${region.getAttribute('aria-label') ?? '(unnamed region)'}: ${region.scrollWidth} > ${region.clientWidth}`),
-  );
+  }));
 }
 
 /**
- * Whether inspectPage saves screenshots (`TEST_SCREENSHOTS=1 npx vitest run …`). They are for a
- * person to look at and check nothing; two full-page captures per page cost 0.2–0.8 s each on a
+ * Whether inspectPage and saveScreenshot save screenshots (`TEST_SCREENSHOTS=1 npx vitest run …`).
+ * They are for a person to look at and check nothing; two full-page captures per page cost 0.2–0.8 s each on a
  * busy machine (the account app's flows: 169 s of tests with them, 154 s without), so a plain run
  * leaves them out.
  */
 const SAVE_SCREENSHOTS = process.env.TEST_SCREENSHOTS === '1';
+
+/** Saves the page as it is now to test/screenshots/`name`.png, when asked to (SAVE_SCREENSHOTS). */
+export async function saveScreenshot(page: Page, name: string): Promise<void> {
+  if (!SAVE_SCREENSHOTS) return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname });
+}
 
 /**
  * Looks at the page as a person would at 390 px and 1280 px: checks accessibility and that
@@ -200,10 +259,10 @@ export async function inspectPage(page: Page, name: string): Promise<void> {
     if (SAVE_SCREENSHOTS) await page.screenshot({ path: new URL(`${name}-${width}.png`, SCREENSHOTS).pathname, fullPage: true });
     expect(await accessibilityProblems(page), `${name} at ${width}px`).toEqual([]);
     if (width === 390) {
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      expect(overflow, `${name} scrolls sideways at 390px`).toBeLessThanOrEqual(0);
-      expect(await overflowingRegions(page), `${name}: tables that scroll sideways at 390px`).toEqual([]);
+      const overflow = await sidewaysOverflow(page);
+      expect(overflow.page, `${name} scrolls sideways at 390px`).toBeLessThanOrEqual(0);
+      expect(overflow.regions, `${name}: tables that scroll sideways at 390px`).toEqual([]);
     }
   }
-  await page.setViewportSize(original);
+  if (original.width !== 1280 || original.height !== 900) await page.setViewportSize(original);
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { useBrowser } from '../helpers/fixtures.js';
 import { inspectPage, openPage, signIn, startAppServer, type AppServer } from './browser.js';
+import { signInOverHttp } from './http-client.js';
 import { pollDevice, startDevice, whoAmI, type DeviceStart, type OAuthAnswer } from './device-helpers.js';
 
 /**
@@ -80,7 +81,7 @@ describe.concurrent('signing in a device', () => {
     const start = await startDevice(server, { device_name: 'unknown box' });
     const polled = pollUntilDecided(start);
     const { context, page, errors } = await openPage(browser);
-    await signIn(page, server, email('denier'));
+    await signInOverHttp(context, server, email('denier'));
     await page.goto(start.verification_uri);
     await inspectPage(page, 'device-code');
     await page.getByLabel('Code shown by the device').fill(start.user_code.toLowerCase());

@@ -5,6 +5,7 @@ import { api, visit } from '../api/api-helpers.js';
 import { zipBytes } from '../helpers/archive-bytes.js';
 import { tempDir } from '../helpers/sites.js';
 import { inspectPage, openPage, signIn } from './browser.js';
+import { signInOverHttp } from './http-client.js';
 import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /**
@@ -101,7 +102,8 @@ describe('drop to publish in Chromium', () => {
 
   it('signed in: an archive dropped on the sites page makes a site; a folder on its page makes revision 2', async () => {
     const { context, page, errors } = await openPage(browser);
-    await signIn(page, server, email('dropper'));
+    await signInOverHttp(context, server, email('dropper'));
+    await page.goto(`${server.appUrl}/`);
     await expect.poll(() => page.getByRole('heading', { name: 'Publish a new site' }).count()).toBe(1);
 
     // A drag and drop of a .zip, as the zone receives it.

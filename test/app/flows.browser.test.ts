@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountSite, accountWithToken, api, visit } from '../api/api-helpers.js';
 import { inspectPage, linkIn, mailTo, openPage, signIn } from './browser.js';
+import { signInOverHttp } from './http-client.js';
 import { useAppServer, useBrowser } from '../helpers/fixtures.js';
 
 /**
@@ -30,11 +31,14 @@ async function anonymousDeploy(html = '<!doctype html><html lang="en"><head><tit
   return res.json as { site: { name: string; url: string }; site_token: string; claim_url: string; revision: { id: string } };
 }
 
-/** Signs a new person in and makes an API token through the tokens page; returns both. */
+/**
+ * Signs a new person in and makes an API token through the tokens page; returns both. The sign-in
+ * is over HTTP (signInOverHttp): the flows that use this are about what comes after it.
+ */
 async function personWithToken(who: string) {
   const address = email(who);
   const { context, page } = await openPage(browser);
-  await signIn(page, server, address);
+  await signInOverHttp(context, server, address);
   await page.goto(`${server.appUrl}/tokens`);
   await page.getByLabel('Token name').fill('tests');
   await page.getByRole('button', { name: 'Create token' }).click();
@@ -341,7 +345,8 @@ describe('site page', () => {
 
   it('shows the one-line deploy to a person with no sites', async () => {
     const { page, context } = await openPage(browser, 390);
-    await signIn(page, server, email('empty'));
+    await signInOverHttp(context, server, email('empty'));
+    await page.goto(`${server.appUrl}/`);
     await expect.poll(() => page.getByText('You have no sites yet').count()).toBe(1);
     expect(await page.locator('#deploy-command').textContent()).toContain(`${server.apiUrl}/v1/deploy`);
     await inspectPage(page, 'sites-empty');

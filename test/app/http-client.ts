@@ -1,4 +1,5 @@
 import { parse as parseCookie } from 'cookie';
+import type { BrowserContext } from 'playwright-core';
 import { request, type TestResponse } from '../helpers/http.js';
 import { linkIn, mailTo, countMailTo, type AppServer } from './browser.js';
 
@@ -121,4 +122,49 @@ export class AppClient {
     }
     return res;
   }
+}
+
+/**
+ * Signs a person in for a browser context without walking the sign-in pages: the e-mailed link is
+ * followed over plain HTTP (AppClient.signIn), and the context gets the session cookie as the
+ * server set it (the same attributes, so SameSite rules apply as after a sign-in in the browser).
+ * For flows about something else; Chromium walks the sign-in pages in the flows about signing in
+ * (signIn in ./browser.ts), where the pages are what is checked.
+ */
+export async function signInOverHttp(context: BrowserContext, server: AppServer, email: string): Promise<void> {
+  const client = new AppClient(server);
+  const session = await client.signIn(email);
+  const line = client.setCookieLines.findLast((set) => set.includes(`plinth_session=${session}`));
+  if (!line) throw new Error(`no session cookie for ${email}`);
+  await context.addCookies([browserCookie(line, server.appUrl)]);
+}
+
+type BrowserCookie = Parameters<BrowserContext['addCookies']>[0][number];
+
+/** A `Set-Cookie` line from `url` as Playwright adds it to a context: a host-only cookie with its attributes. */
+function browserCookie(line: string, url: string): BrowserCookie {
+  const [pair, ...attributes] = line.split(';').map((part) => part.trim());
+  const eq = pair!.indexOf('=');
+  const cookie: BrowserCookie = { name: pair!.slice(0, eq), value: pair!.slice(eq + 1), domain: new URL(url).hostname, path: '/' };
+  for (const attribute of attributes) {
+    const [key, value = ''] = attribute.split('=');
+    switch (key!.toLowerCase()) {
+      case 'path':
+        cookie.path = value;
+        break;
+      case 'httponly':
+        cookie.httpOnly = true;
+        break;
+      case 'secure':
+        cookie.secure = true;
+        break;
+      case 'samesite':
+        cookie.sameSite = (value[0]!.toUpperCase() + value.slice(1).toLowerCase()) as BrowserCookie['sameSite'];
+        break;
+      case 'max-age':
+        cookie.expires = Math.floor(Date.now() / 1000) + Number(value);
+        break;
+    }
+  }
+  return cookie;
 }

@@ -6,7 +6,8 @@ import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { useAppServer, useBrowser } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/sites.js';
 import { accountSite, accountWithToken, api, anonymousSite, type TestAccount } from '../api/api-helpers.js';
-import { inspectPage, openPage, signIn } from './browser.js';
+import { inspectPage, openPage } from './browser.js';
+import { signInOverHttp } from './http-client.js';
 
 /**
  * The pages issue 33 added or changed, looked at as a person does at 390 and 1280 px (screenshots
@@ -129,7 +130,7 @@ describe('the pages of issue 33 at 390 and 1280 px', () => {
     expect(domain.status, domain.text).toBe(201);
 
     const { context, page, errors } = await openPage(browser);
-    await signIn(page, server, owner.account.email);
+    await signInOverHttp(context, server, owner.account.email);
     await page.goto(`${server.appUrl}/sites/${site.name}`);
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain(site.name);
     await lookAt(page, 'issue33-site');
@@ -180,7 +181,7 @@ describe('the pages of issue 33 at 390 and 1280 px', () => {
     const site = await anonymousSite(server.store, Date.now() + 72 * 3600_000);
     const { context, page, errors } = await openPage(browser);
     const person = await accountWithToken(server.store, 'free');
-    await signIn(page, server, person.account.email);
+    await signInOverHttp(context, server, person.account.email);
     await page.goto(`${server.appUrl}/claim/${site.claimToken}`);
     await expect.poll(() => page.getByRole('heading', { level: 1 }).count()).toBe(1);
     await lookAt(page, 'issue33-claim');

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { accountSite, accountWithToken, api } from '../api/api-helpers.js';
 import { useAppServer, useBrowser } from '../helpers/fixtures.js';
-import { inspectPage, openPage, signIn } from './browser.js';
+import { inspectPage, openPage } from './browser.js';
+import { signInOverHttp } from './http-client.js';
 
 /**
  * Issue 33 in Chromium: what a newcomer met on the pages. The access form's "New password" label
@@ -19,7 +20,7 @@ describe('the access form', () => {
   it('"New password" labels the password field, and clicking it leaves the radios alone', async () => {
     const address = email('owner');
     const { context, page } = await openPage(browser, 390);
-    await signIn(page, server, address);
+    await signInOverHttp(context, server, address);
     const owner = { account: server.store.getAccountByEmail(address)!, token: '' };
     const site = await accountSite(server.store, owner);
     await page.goto(`${server.appUrl}/sites/${site.name}`);

@@ -3,7 +3,8 @@ import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/store/index.js';
 import { accountWithToken, api, type TestAccount } from '../api/api-helpers.js';
-import { inspectPage, openPage, overflowingRegions, signIn } from './browser.js';
+import { inspectPage, openPage, overflowingRegions } from './browser.js';
+import { signInOverHttp } from './http-client.js';
 import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
 /**
@@ -89,10 +90,10 @@ beforeAll(async () => {
   expect(connected.ok).toBe(true);
 });
 
-/** The owner, signed in on a phone-sized page. */
+/** The owner, signed in (over HTTP: the tables are the subject here) on a phone-sized page. */
 async function ownerOnPhone(): Promise<{ page: Page; close: () => Promise<void>; errors: string[] }> {
   const { context, page, errors } = await openPage(browser, 390);
-  await signIn(page, server, owner.account.email);
+  await signInOverHttp(context, server, owner.account.email);
   return { page, errors, close: () => context.close() };
 }
 

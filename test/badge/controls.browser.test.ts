@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS } from '../app/browser.js';
+import { saveScreenshot } from '../app/browser.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
@@ -9,7 +8,8 @@ import { useBrowser, useAppServer } from '../helpers/fixtures.js';
  * Issue 24, defect 8: the badge must not sit over a page's own fixed controls — a presentation's
  * toolbar or an app's toasts in the bottom-right corner — and still work without script. Checked
  * in Chromium with JavaScript off, at 390 and 1280 px: what is under the centre of each control
- * is the control, and the report link is shown and not covered either.
+ * is the control, and the report link is shown and not covered either (screenshots with
+ * TEST_SCREENSHOTS=1).
  */
 
 let site: string;
@@ -90,8 +90,7 @@ describe('the badge and a page’s own fixed controls, without script', () => {
       '[data-plinth-badge] a',
     ]);
     expect(await overlapping(page, ['#impress-toolbar', '#toast'])).toEqual([]);
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: new URL(`badge-controls-${width}.png`, SCREENSHOTS).pathname });
+    await saveScreenshot(page, `badge-controls-${width}`);
     await context.close();
   });
 
@@ -104,7 +103,7 @@ describe('the badge and a page’s own fixed controls, without script', () => {
     const box = (await shownBadge(page).boundingBox())!;
     expect(box.y).toBeLessThan(50);
     expect(box.x + box.width).toBeGreaterThan(width - 50);
-    await page.screenshot({ path: new URL(`badge-corner-${width}.png`, SCREENSHOTS).pathname });
+    await saveScreenshot(page, `badge-corner-${width}`);
     await context.close();
   });
 });

@@ -83,7 +83,7 @@ beforeAll(async () => {
   page = await (await browser.newContext({ viewport: { width: 1000, height: 700 } })).newPage();
 }, 60_000);
 
-/** The page scrolled halfway and whole, with the badge's pill (wherever it renders) and its room taken out by script. */
+/** The page scrolled halfway and whole, with the badge's pill (wherever it renders) and its room taken out by script (one call). */
 async function pictures(site: string, path: string): Promise<Buffer[]> {
   await page.goto(`${server.siteUrl(site)}/${path}`);
   const pills = await page.evaluate(() => {
@@ -97,10 +97,10 @@ async function pictures(site: string, path: string): Promise<Buffer[]> {
       // The room the pill keeps at the end of the page goes with it.
       for (const room of root.querySelectorAll('[data-plinth-room]')) room.remove();
     }
+    window.scrollTo(0, document.documentElement.scrollHeight / 2);
     return removed;
   });
   if (site === anonymous) expect(pills, 'one pill shown').toBe(1);
-  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight / 2));
   return [await page.screenshot(), await page.screenshot({ fullPage: true })];
 }
 

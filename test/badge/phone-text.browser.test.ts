@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS } from '../app/browser.js';
+import { saveScreenshot } from '../app/browser.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { useBrowser, useAppServer } from '../helpers/fixtures.js';
@@ -9,7 +8,8 @@ import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 /**
  * Issue 33: on a Free site at 390 px the badge's pill covered the page's text. Checked in Chromium
  * with JavaScript off on a page of plain text, scrolled to its end: what is under each line of the
- * last paragraph is that paragraph, not the pill. Screenshots go to test/screenshots/.
+ * last paragraph is that paragraph, not the pill. Screenshots go to test/screenshots/ with
+ * TEST_SCREENSHOTS=1.
  */
 
 const TEXT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Notes</title></head>
@@ -48,8 +48,7 @@ describe('the badge on a phone', () => {
     const page = await context.newPage();
     await page.goto(server.siteUrl(site));
     await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: new URL(`badge-text-${width}.png`, SCREENSHOTS).pathname });
+    await saveScreenshot(page, `badge-text-${width}`);
     expect(await coveredPoints(page)).toEqual([]);
     await context.close();
   });

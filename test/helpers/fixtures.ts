@@ -1,6 +1,6 @@
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import { launchBrowser, startAppServer, type AppServer } from '../app/browser.js';
+import { sharedBrowser, startAppServer, type AppServer } from '../app/browser.js';
 import { startTestDns, type TestDns } from './dns.js';
 import { startTestServer, type TestServer } from './server.js';
 
@@ -69,9 +69,28 @@ export function useAppServer(settings: Settings = {}, options: StartOptions = {}
   );
 }
 
-/** Debian's Chromium for this file (launchBrowser). */
+/**
+ * Debian's Chromium for this file (or `describe`): the worker's shared one (sharedBrowser), so
+ * that a file pays for no launch of its own. At the end it closes the browser contexts opened
+ * since it started, whatever its cases left open.
+ */
 export function useBrowser(): Browser {
-  return fileScoped('browser', launchBrowser, (browser) => browser.close());
+  let before = new Set<BrowserContext>();
+  return fileScoped(
+    'browser',
+    async () => {
+      const browser = await sharedBrowser();
+      before = new Set(browser.contexts());
+      return browser;
+    },
+    (browser) =>
+      Promise.all(
+        browser
+          .contexts()
+          .filter((context) => !before.has(context))
+          .map((context) => context.close()),
+      ),
+  );
 }
 
 /** A DNS server on loopback for this file (startTestDns), for PLINTH_DNS_SERVERS. */

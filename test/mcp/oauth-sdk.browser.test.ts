@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inspectPage, openPage, signIn } from '../app/browser.js';
+import { signInOverHttp } from '../app/http-client.js';
 import { loopbackFetch } from './loopback-fetch.js';
 import { rpc, structured } from './mcp-helpers.js';
 import { useBrowser, useAppServer } from '../helpers/fixtures.js';
@@ -168,7 +169,7 @@ describe('the MCP SDK client connects with OAuth', () => {
 
   it('lists the app on the tokens page; disconnecting it stops its tokens at once', async () => {
     const { context, page, errors } = await openPage(browser);
-    await signIn(page, server, email);
+    await signInOverHttp(context, server, email);
     await page.goto(`${server.appUrl}/tokens`);
     const row = page.getByRole('row', { name: /Test MCP App/ });
     await expect.poll(() => row.count(), POLL).toBe(1);
@@ -195,7 +196,7 @@ describe('the MCP SDK client connects with OAuth', () => {
     const denied = new TestProvider();
     expect(await auth(denied, { serverUrl: mcpUrl, fetchFn: loopbackFetch })).toBe('REDIRECT');
     const { context, page } = await openPage(browser);
-    await signIn(page, server, email);
+    await signInOverHttp(context, server, email);
     await page.goto(denied.authorizationUrl!.href);
     lastCallback = undefined;
     await page.getByRole('button', { name: 'Deny' }).click();

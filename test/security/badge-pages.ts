@@ -95,12 +95,18 @@ export function containingBlockAttacks(all: boolean): Array<[string, string]> {
  * 'shown' when a visitor can see and click the report link on the page as it is now: an element
  * named "Report abuse" in the accessibility tree, a box of readable size inside the viewport,
  * nothing painted over its centre, visible and opaque all the way up, with text of a readable
- * size and colour. Otherwise what is wrong.
+ * size and colour. Otherwise what is wrong. `scrolledToEnd`: after scrolling the page to its end.
  */
-export async function badgeShown(visitor: Page): Promise<string> {
-  const links = visitor.getByRole('link', { name: 'Report abuse' });
-  if ((await links.count()) === 0) return 'no "Report abuse" link';
-  return links.first().evaluate((link: Element) => {
+export async function badgeShown(visitor: Page, scrolledToEnd = false): Promise<string> {
+  // One round trip to the page: evaluateAll takes the matching links as they are, without waiting.
+  return visitor.getByRole('link', { name: 'Report abuse' }).evaluateAll(async (links: Element[], scroll: boolean) => {
+    if (scroll) {
+      window.scrollTo(0, document.documentElement.scrollHeight);
+      // What a visitor sees once the page has been drawn at its new place.
+      await new Promise((drawn) => requestAnimationFrame(drawn));
+    }
+    const link = links[0];
+    if (link === undefined) return 'no "Report abuse" link';
     const box = link.getBoundingClientRect();
     if (box.width < 20 || box.height < 8) return `a ${box.width}x${box.height} box`;
     if (box.left < 0 || box.top < 0 || box.right > innerWidth || box.bottom > innerHeight) return 'outside the viewport';
@@ -119,5 +125,5 @@ export async function badgeShown(visitor: Page): Promise<string> {
         return `${computed.filter} ${computed.contentVisibility} on <${node.localName}>`;
     }
     return opacity < 0.9 ? `opacity ${opacity}` : 'shown';
-  });
+  }, scrolledToEnd);
 }
