@@ -2,19 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CopyObjectCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import { createRequire } from 'node:module';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config.js';
 import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
 import { createObjectRequests, type ObjectRequests } from './bucket-http.js';
@@ -31,6 +20,14 @@ import type { BlobBucket, BucketObject, BucketOptions, BucketOwner, Encoding } f
  * existing data directory's blobs go up with any sync tool (`aws s3 sync <dataDir>/blobs
  * s3://<bucket>/blobs`, leaving out `tmp/` and `pins/`).
  */
+
+/**
+ * The SDK, loaded when the first bucket is made: it costs a third of a second of start-up, which
+ * every CLI command and every node without a bucket would pay for nothing.
+ */
+const requireModule = createRequire(import.meta.url);
+let sdk: typeof import('@aws-sdk/client-s3') | undefined;
+const loadSdk = (): typeof import('@aws-sdk/client-s3') => (sdk ??= requireModule('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3'));
 
 /** The `code` of an error for a blob the bucket does not hold. */
 export const NOT_IN_BUCKET = 'BLOB_NOT_IN_BUCKET';
@@ -106,6 +103,19 @@ export interface BucketHooks {
 }
 
 export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}): S3Bucket {
+  const {
+    AbortMultipartUploadCommand,
+    CompleteMultipartUploadCommand,
+    CopyObjectCommand,
+    CreateMultipartUploadCommand,
+    DeleteObjectCommand,
+    GetObjectCommand,
+    HeadObjectCommand,
+    ListObjectsV2Command,
+    PutObjectCommand,
+    S3Client,
+    UploadPartCommand,
+  } = loadSdk();
   const client = new S3Client({
     region: options.region,
     ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
