@@ -24,6 +24,9 @@ const AREAS = [
 ] as const;
 // The root modules every area may use (besides its own folder and node built-ins).
 const SHARED = ['config.ts', 'errors.ts', 'log.ts'];
+// An area's second entry, and the one area that may use it instead of the index: the ingest
+// threads open the blob store alone, without loading LMDB or the PostgreSQL client.
+const SIDE_ENTRIES: Record<string, string> = { 'store/blobs-entry.ts': 'ingest' };
 // Which other areas each area may import, always through that area's index.ts.
 const ALLOWED: Record<string, readonly string[]> = {
   // Pure domain rules (plans, roles, content types, paths, e-mail, expiry): nothing of ours.
@@ -89,6 +92,7 @@ describe('module boundaries', () => {
         continue;
       }
       expect(area !== undefined && ALLOWED[area]!.includes(targetArea), `${path} may not import ${target}`).toBe(true);
+      if (SIDE_ENTRIES[target] === area) continue;
       expect(target, `${path} must import ${targetArea} through its index.ts`).toBe(`${targetArea}/index.ts`);
     }
   });
@@ -119,6 +123,24 @@ describe('module boundaries', () => {
     };
     for (const path of graph.keys()) visit(path, []);
     expect(circles).toEqual([]);
+  });
+
+  // A thread stopped while LMDB's native part registers takes the whole process down (a napi
+  // fatal error), and a pool closed as a thread starts stops it: the threads must not load it.
+  it('keeps LMDB and the PostgreSQL client out of the ingest threads', () => {
+    const packages = new Set<string>();
+    const seen = new Set<string>();
+    const visit = (path: string): void => {
+      if (seen.has(path)) return;
+      seen.add(path);
+      const file = join(SRC, path);
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/^(import type|import|export)\s[^;]*?from\s+'([^'.][^']*)'/gms)) if (m[1] !== 'import type') packages.add(m[2]!);
+      for (const target of localImports(file, { valuesOnly: true })) visit(target);
+    };
+    visit('ingest/worker.ts');
+    expect(seen.size).toBeGreaterThan(5);
+    expect([...packages].filter((name) => name === 'lmdb' || name === 'pg' || name.startsWith('@aws-sdk/'))).toEqual([]);
   });
 
   it('keeps the operations free of any transport', () => {

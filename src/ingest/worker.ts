@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { buildBadgedPage, type BadgedPage } from '../badge/index.js';
 import { isStorageFull, STORAGE_FULL } from '../errors.js';
-import { openBlobStore, type BlobStore } from '../store/index.js';
+import { openBlobStore, type BlobStore } from '../store/blobs-entry.js';
 import { asBuffer, type BodySource } from './body-source.js';
 import { createCollector } from './collector.js';
 import { detectArchiveFormat } from './format.js';

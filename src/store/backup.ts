@@ -3,7 +3,8 @@ import { constants, createReadStream, existsSync, mkdirSync, readdirSync } from 
 import { copyFile, mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { syncFilesystem } from './filesystem-sync.js';
-import { openBlobStore, openStore } from './open.js';
+import { openBlobStore } from './blobs-entry.js';
+import { openStore } from './open.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
 import type { Store } from './metadata.js';
 

@@ -1,12 +1,10 @@
 import { join } from 'node:path';
-import { createBlobStore } from './blob-store.js';
-import { createBucketBlobStore } from './bucket-blob-store.js';
-import type { BucketLedger } from './bucket-ledger.js';
+import { openBlobs } from './blobs-entry.js';
 import { openMetadataDbs, type MetadataDbs } from './metadata-dbs.js';
 import { openMetadata, type Store } from './metadata.js';
 import { openRecordsLog } from './records-log.js';
 import { bootstrapReplica, canResume, clusterOfReplica, followsCluster } from './replica.js';
-import type { BlobStore, ClusterStoreOptions, StoreOptions } from './types.js';
+import type { ClusterStoreOptions, StoreOptions } from './types.js';
 
 /**
  * Opens the LMDB index at `<dir>/meta` and the blob store at `<dir>/blobs` (both created if
@@ -72,17 +70,4 @@ async function withDbs<T>(metaPath: string, fn: (dbs: MetadataDbs) => T | Promis
   } finally {
     await dbs.env.close();
   }
-}
-
-/**
- * The blob store alone, for threads that write blobs but must not open LMDB (ingest workers).
- * Same layout as `openStore(options).blobs`; nothing to close.
- */
-export function openBlobStore(options: StoreOptions): BlobStore {
-  return openBlobs(options, options.now ?? Date.now);
-}
-
-function openBlobs(options: StoreOptions, now: () => number, ledger?: BucketLedger): BlobStore {
-  const dir = join(options.dir, 'blobs');
-  return options.bucket === undefined ? createBlobStore({ dir, now }) : createBucketBlobStore({ dir, now, bucket: options.bucket, ledger });
 }
