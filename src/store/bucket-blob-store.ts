@@ -40,7 +40,7 @@ const PUT_UNASKED_BYTES = 1024 * 1024;
  * Larger blobs' variants (made after the answer, and perhaps streamed by their recorded size)
  * still go up first.
  */
-const VARIANTS_AFTER_ANSWER_MAX_BYTES = 1024 * 1024;
+export const VARIANTS_AFTER_ANSWER_MAX_BYTES = 1024 * 1024;
 /** Objects `trimCache` asks the bucket about at once before evicting their local copies. */
 const TRIM_CONCURRENCY = 8;
 const DEFAULT_MIN_IDLE_MS = 60_000;

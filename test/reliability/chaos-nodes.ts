@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { compressFastAsync } from '../../src/store/blob-store.js';
+import { VARIANTS_AFTER_ANSWER_MAX_BYTES } from '../../src/store/bucket-blob-store.js';
 import { hashToken, openStore, type Encoding, type Store } from '../../src/store/index.js';
 import type { TestCluster } from '../helpers/cluster.js';
 import { MAIN, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
@@ -149,9 +150,6 @@ export function clusterNodes(cluster: TestCluster): ChaosNodes {
     },
   };
 }
-
-/** Variants of blobs up to this size go to the bucket after the deploy's answer (bucket-blob-store.ts). */
-const VARIANTS_AFTER_ANSWER_MAX_BYTES = 1024 * 1024;
 
 /** The bucket's layout (docs/operating.md "Blobs in an S3-compatible bucket"). */
 function bucketKey(sha256: string, encoding?: Encoding): string {
