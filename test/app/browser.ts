@@ -243,7 +243,23 @@ const SAVE_SCREENSHOTS = process.env.TEST_SCREENSHOTS === '1';
 export async function saveScreenshot(page: Page, name: string): Promise<void> {
   if (!SAVE_SCREENSHOTS) return;
   mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname });
+  await screenshot(page, { path: new URL(`${name}.png`, SCREENSHOTS).pathname });
+}
+
+/**
+ * page.screenshot, asked again when Chromium answers "Unable to capture screenshot": headless
+ * Chromium says so when its compositor had no frame ready in time, which a busy machine causes
+ * now and then (seen once in a few hundred runs); the page itself is fine and the next capture works.
+ */
+export async function screenshot(page: Page, options: Parameters<Page['screenshot']>[0] = {}): Promise<Buffer> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await page.screenshot(options);
+    } catch (err) {
+      if (attempt >= 3 || !String(err).includes('Unable to capture screenshot')) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
 }
 
 /**
@@ -256,7 +272,7 @@ export async function inspectPage(page: Page, name: string): Promise<void> {
   const original = page.viewportSize() ?? { width: 1280, height: 900 };
   for (const width of [390, 1280]) {
     await page.setViewportSize({ width, height: 900 });
-    if (SAVE_SCREENSHOTS) await page.screenshot({ path: new URL(`${name}-${width}.png`, SCREENSHOTS).pathname, fullPage: true });
+    if (SAVE_SCREENSHOTS) await screenshot(page, { path: new URL(`${name}-${width}.png`, SCREENSHOTS).pathname, fullPage: true });
     expect(await accessibilityProblems(page), `${name} at ${width}px`).toEqual([]);
     if (width === 390) {
       const overflow = await sidewaysOverflow(page);

@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken } from '../api/api-helpers.js';
+import { screenshot } from '../app/browser.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
@@ -101,7 +102,7 @@ async function pictures(site: string, path: string): Promise<Buffer[]> {
     return removed;
   });
   if (site === anonymous) expect(pills, 'one pill shown').toBe(1);
-  return [await page.screenshot(), await page.screenshot({ fullPage: true })];
+  return [await screenshot(page), await screenshot(page, { fullPage: true })];
 }
 
 describe('a page with the badge, as Chromium shows it', () => {

@@ -5,6 +5,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/api/index.js';
 import { buildDocsSite } from '../../src/docs/index.js';
+import { screenshot } from '../app/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -57,7 +58,7 @@ describe('docs pages in Chromium', () => {
         const response = await page.goto(`http://localhost:${server.port}${path}`, { waitUntil: 'load' });
         expect(response?.status()).toBe(200);
         const name = path === '/' ? 'index' : path.slice(1);
-        await page.screenshot({ path: `${SHOTS}docs-${name}-${width}.png`, fullPage: true });
+        await screenshot(page, { path: `${SHOTS}docs-${name}-${width}.png`, fullPage: true });
         expect(errors, `${path} at ${width} px`).toEqual([]);
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect(overflow, `${path} scrolls sideways at ${width} px`).toBeLessThanOrEqual(0);
@@ -127,7 +128,7 @@ describe('docs pages in Chromium', () => {
       );
       expect(overlaps, `${path} at ${width} px`).toEqual([]);
     }
-    if (width === 390) await page.screenshot({ path: `${SHOTS}docs-copy-button-390.png` });
+    if (width === 390) await screenshot(page, { path: `${SHOTS}docs-copy-button-390.png` });
   });
 
   it('links the docs to the account app, where people sign in', async () => {

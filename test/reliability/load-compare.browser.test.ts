@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import type { Corpus } from '../../packages/cli/src/load/corpus.js';
 import { accountWithToken } from '../api/api-helpers.js';
-import { SCREENSHOTS } from '../app/browser.js';
+import { SCREENSHOTS, screenshot } from '../app/browser.js';
 import { freePort } from '../helpers/edge.js';
 import { useBrowser } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
@@ -192,7 +192,7 @@ describe('plinth load against Plinth and nginx', () => {
     expect(await page.locator('svg [data-marker]').count()).toBe(3 * report.deploys.count);
     expect(await page.getByRole('img', { name: 'Throughput over time' }).isVisible()).toBe(true);
     mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: new URL('load-report.png', SCREENSHOTS).pathname, fullPage: true });
+    await screenshot(page, { path: new URL('load-report.png', SCREENSHOTS).pathname, fullPage: true });
     expect(outside).toEqual([]);
     await context.close();
   }, 120_000);
