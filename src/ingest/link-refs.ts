@@ -6,7 +6,10 @@
  * and the like switch to raw text as a browser's tree builder would, so markup inside a script
  * or a comment is never mistaken for a link. Only the attributes that can hold a reference are
  * kept, and text between tags is skipped with `indexOf`, not read character by character: a full
- * tokenizer spent most of a link-heavy deploy's analysis building tokens nobody looked at.
+ * tokenizer spent most of a link-heavy deploy's analysis building tokens nobody looked at. Most
+ * tags are of elements that can refer to nothing but through `style=` (`<p class="…">`): their
+ * name is matched in place against the few that can, and their attributes are passed over to
+ * the tag's `>`, slicing nothing, unless one is named `style`.
  * test/ingest/link-refs-parity.test.ts holds this reader to parse5's tokenizer.
  */
 import { Tokenizer, type TokenHandler, type Token } from 'parse5';
@@ -53,17 +56,27 @@ const WANTED_ATTRIBUTES = new Map<string, readonly string[]>(
     ],
   ]),
 );
-// Elements whose tags need more than finding their end, by name: one lookup per tag.
-const KNOWN_ELEMENTS = new Map<string, { urlNames?: readonly string[]; wanted: readonly string[]; rawText: boolean }>();
 /** Link relations that name another origin, not a file of the site. */
 export const LINK_RELS_SKIPPED = /\b(preconnect|dns-prefetch)\b/i;
 
 // Elements whose content is text up to their own end tag (RAWTEXT, RCDATA and script data alike
 // for finding that end; only `<script>` has escapes that can hide it).
 const RAW_TEXT = new Set(['style', 'xmp', 'iframe', 'noembed', 'noframes', 'textarea', 'title', 'script']);
+
+/** An element whose tags need more than finding their end. */
+interface KnownElement {
+  name: string;
+  urlNames?: readonly string[];
+  wanted: readonly string[];
+  rawText: boolean;
+}
+// By the name's first letter, lower case (0 for `a`): a tag's name is matched in place, without
+// slicing or lowering it, and most names (`p`, `div`, `span`…) are told apart by their length.
+const KNOWN_BY_LETTER: KnownElement[][] = Array.from({ length: 26 }, () => []);
 for (const name of new Set([...WANTED_ATTRIBUTES.keys(), ...RAW_TEXT, 'plaintext'])) {
   const urlNames = URL_ATTRIBUTES[name];
-  KNOWN_ELEMENTS.set(name, { ...(urlNames !== undefined ? { urlNames } : {}), wanted: WANTED_ATTRIBUTES.get(name) ?? STYLE_ONLY, rawText: RAW_TEXT.has(name) });
+  const element = { name, ...(urlNames !== undefined ? { urlNames } : {}), wanted: WANTED_ATTRIBUTES.get(name) ?? STYLE_ONLY, rawText: RAW_TEXT.has(name) };
+  KNOWN_BY_LETTER[name.charCodeAt(0) - 97]!.push(element);
 }
 const END_OF_RAW_TEXT = new Map([...RAW_TEXT].map((name) => [name, new RegExp(`</${name}[\\t\\n\\f />]`, 'gi')]));
 // In a script, `<!--` starts an escape within which `<script>` nests; otherwise its end tag ends it.
@@ -95,10 +108,31 @@ interface KeptAttribute {
   line: number;
 }
 
-// Start tags whose name is one letter other than `a` (`<p>`, `<b>`, `<i>`…), the most common
-// ones, need no name: only their `style=` matters.
-const A_CODE = 97;
 const UNKNOWN = -2;
+
+/** The element named by `html` at `[start, end)` (its first character a letter), if its tags need more than finding their end. */
+function knownElement(html: string, start: number, end: number): KnownElement | undefined {
+  const length = end - start;
+  // The tokenizer lowers ASCII upper case only: `c | 0x20` is a lower-case letter for that letter in either case alone.
+  next: for (const element of KNOWN_BY_LETTER[(html.charCodeAt(start) | 0x20) - 97]!) {
+    const name = element.name;
+    if (name.length !== length) continue;
+    for (let i = 1; i < length; i++) if ((html.charCodeAt(start + i) | 0x20) !== name.charCodeAt(i)) continue next;
+    return element;
+  }
+  return undefined;
+}
+
+/** Whether `html` at `[start, start + 5)` is `style` in any case. */
+function isStyleName(html: string, start: number): boolean {
+  return (
+    (html.charCodeAt(start) | 0x20) === 115 &&
+    (html.charCodeAt(start + 1) | 0x20) === 116 &&
+    (html.charCodeAt(start + 2) | 0x20) === 121 &&
+    (html.charCodeAt(start + 3) | 0x20) === 108 &&
+    (html.charCodeAt(start + 4) | 0x20) === 101
+  );
+}
 
 class PageReader {
   readonly refs: LinkRef[] = [];
@@ -145,18 +179,18 @@ class PageReader {
     let nameEnd = open + 2;
     for (; nameEnd < length; nameEnd++) {
       const c = html.charCodeAt(nameEnd);
-      if (isSpaceCode(c) || c === SLASH || c === GREATER_THAN) break;
+      if (c === GREATER_THAN || c === SLASH || isSpaceCode(c)) break;
     }
-    const name = nameEnd === open + 2 && (html.charCodeAt(open + 1) | 0x20) !== A_CODE ? '' : html.slice(open + 1, nameEnd).toLowerCase();
-    const known = name === '' ? undefined : KNOWN_ELEMENTS.get(name);
-    // Most tags are of other elements and end right after their name (`<p>`, `<div>`): nothing to read.
-    if (known === undefined && nameEnd < length && html.charCodeAt(nameEnd) === GREATER_THAN) return nameEnd + 1;
-    const end = this.readTag(nameEnd, known?.wanted ?? STYLE_ONLY);
+    const known = knownElement(html, open + 1, nameEnd);
+    // Most tags are of other elements, where only a `style=` can refer to something.
+    if (known === undefined) return this.otherTag(nameEnd);
+    const name = known.name;
+    const end = this.readTag(nameEnd, known.wanted);
     if (end === -1) return length;
     const attrs = this.attrs;
-    if (attrs.length > 0) this.tagRefs(name, known?.urlNames, attrs);
+    if (attrs.length > 0) this.tagRefs(name, known.urlNames, attrs);
     // What the tree builder would do: these elements' content is text, not markup.
-    if (this.selfClosing || known === undefined) return end;
+    if (this.selfClosing) return end;
     if (name === 'plaintext') return length;
     if (!known.rawText) return end;
     const close = name === 'script' ? this.endOfScript(end) : this.endOfRawText(name, end);
@@ -168,6 +202,61 @@ class PageReader {
     if (close >= length) return length;
     // The end tag, `</name`, and whatever attributes it has up to its `>`.
     return this.endTag(close + 2 + name.length);
+  }
+
+  /**
+   * The rest of a start tag of an element that is not known, from just past its name: past its
+   * `>` by the same attribute states as `readTag`, keeping nothing and slicing nothing, unless
+   * one of its attributes is named `style`, when `readTag` reads it again to keep that.
+   */
+  private otherTag(from: number): number {
+    const html = this.html;
+    const length = html.length;
+    let at = from;
+    for (;;) {
+      // Between attributes: a `/` not followed by `>` is passed over like a space.
+      let c = 0;
+      for (;;) {
+        if (at >= length) return length;
+        c = html.charCodeAt(at);
+        if (c === GREATER_THAN) return at + 1;
+        if (!(c === SLASH || isSpaceCode(c))) break;
+        at++;
+      }
+      // A name: its first character whatever it is (`=` too), then up to a space, `/`, `>` or `=`.
+      const nameStart = at++;
+      for (; at < length; at++) {
+        c = html.charCodeAt(at);
+        if (c === GREATER_THAN || c === SLASH || c === EQUALS || isSpaceCode(c)) break;
+      }
+      if (at - nameStart === 5 && isStyleName(html, nameStart)) return this.styledTag(from);
+      while (at < length && isSpaceCode(html.charCodeAt(at))) at++;
+      if (at >= length) return length;
+      if (html.charCodeAt(at) !== EQUALS) continue;
+      at++;
+      while (at < length && isSpaceCode(html.charCodeAt(at))) at++;
+      if (at >= length) return length;
+      c = html.charCodeAt(at);
+      if (c === DOUBLE_QUOTE || c === APOSTROPHE) {
+        const close = html.indexOf(c === DOUBLE_QUOTE ? '"' : "'", at + 1);
+        if (close === -1) return length;
+        at = close + 1;
+      } else {
+        // Unquoted, up to a space or `>` (a `>` right after `=` ends the tag at the top).
+        for (; at < length; at++) {
+          c = html.charCodeAt(at);
+          if (c === GREATER_THAN || isSpaceCode(c)) break;
+        }
+      }
+    }
+  }
+
+  /** A start tag of an element that is not known, with a `style` attribute, from just past its name. */
+  private styledTag(from: number): number {
+    const end = this.readTag(from, STYLE_ONLY);
+    if (end === -1) return this.html.length;
+    if (this.attrs.length > 0) this.tagRefs('', undefined, this.attrs);
+    return end;
   }
 
   /** The references of a start tag's kept attributes, in the order a tokenizer's reader finds them. */

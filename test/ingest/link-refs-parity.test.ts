@@ -113,6 +113,16 @@ describe('the page reader against parse5', () => {
     ['tags cut off', '<a href="never'],
     ['a tag cut off in its name', '<img'],
     ['a lone less-than', 'a < b <3 <a href=1> <'],
+    [
+      'style= on other elements',
+      '<p class="x" style="a:url(1.png)"><DIV TITLE=\'>\' STYLE=url(2.png)><b/style=\'x:url(3.png)\'><i stylex=url(no.png) =style=url(no.png)><span style>',
+    ],
+    ['quotes and > in other elements', '<p title="a>b" data-x=\'"<a href=no>\'><td a"b=c\'d style="url(1.png)"><tr x="unended>'],
+    [
+      'names that start like known ones',
+      '<ab href=no><imgs src=no><bases href=no><styles><a href=1><scripts><a href=2></styles><linkx href=no><aa href=no><A href=3>',
+    ],
+    ['a Kelvin sign is not a k', '<lin\u212A href=no.css><link href=1.css>'],
   ])('%s', (_name, html) => {
     expect(pageRefs(html)).toEqual(tokenizerRefs(html));
   });
@@ -197,6 +207,26 @@ describe('the page reader against parse5', () => {
     '../up.png',
     '#frag',
     '?q=1',
+    '<p ',
+    '<div ',
+    '<P class="',
+    'class="x">',
+    'style="background:url(s.png)"',
+    'STYLE=url(t.png)',
+    " sTyLe='url(u.png)'",
+    '<b style=',
+    '<span/style=',
+    'style',
+    '<ab href=x>',
+    '<imgs src=y>',
+    '<styles>',
+    '<scripts>',
+    '<linkx href=',
+    '<aa ',
+    '<i ',
+    '<td',
+    'é',
+    '\u212A',
   ];
   it('gives the same references on 20,000 random pages', () => {
     let seed = 0x2545f491;
