@@ -264,15 +264,15 @@ class PageReader {
     if (urlNames !== undefined) {
       const rel = name === 'link' ? attrs.find((a) => a.name === 'rel')?.value : undefined;
       if (!(rel !== undefined && LINK_RELS_SKIPPED.test(rel))) {
-        for (const attr of attrs) if (urlNames.includes(attr.name)) this.refs.push({ ref: attr.value, line: attr.line });
+        for (const attr of attrs) if (urlNames.includes(attr.name)) this.refs.push({ ref: detached(attr.value), line: attr.line });
       }
     }
     if (SRCSET_ELEMENTS.has(name)) {
-      for (const attr of attrs) if (attr.name === 'srcset') for (const url of srcsetUrls(attr.value)) this.refs.push({ ref: url, line: attr.line });
+      for (const attr of attrs) if (attr.name === 'srcset') for (const url of srcsetUrls(attr.value)) this.refs.push({ ref: detached(url), line: attr.line });
     }
     if (name === 'base' && this.base === undefined) {
       const href = attrs.find((a) => a.name === 'href');
-      if (href !== undefined) this.base = href.value.trim();
+      if (href !== undefined) this.base = detached(href.value.trim());
     }
     for (const attr of attrs) {
       if (attr.name === 'style' && attr.value.includes('url(')) for (const ref of cssRefs(attr.value, attr.line)) this.refs.push(ref);
@@ -498,6 +498,16 @@ class SingleTagHandler implements TokenHandler {
   onEof(): void {}
 }
 
+/**
+ * `value` as a string of its own. V8 cuts a slice of 13 characters or more out of a string as a
+ * view that keeps the whole string alive, and references outlive their page (the link check
+ * keeps them by content, `refsOf` in site-analysis.ts): a 16-character link would hold a 50 KB
+ * page in memory. Prefixing makes V8 copy the value into a new string, and the slice is of that.
+ */
+function detached(value: string): string {
+  return value.length < 13 ? value : (' ' + value).slice(1);
+}
+
 const isSpace = (c: string): boolean => c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\f';
 
 /** The URLs of a `srcset`, read as the HTML standard does: a URL, then descriptors up to a comma. */
@@ -553,7 +563,7 @@ export function cssRefs(css: string, firstLine = 1): LinkRef[] {
     CSS_URL.lastIndex = start;
     const match = CSS_URL.exec(text);
     if (match === null) continue;
-    found.push({ index: start, ref: match[1] ?? match[2] ?? match[3] ?? '' });
+    found.push({ index: start, ref: detached(match[1] ?? match[2] ?? match[3] ?? '') });
     urlsFrom = CSS_URL.lastIndex;
   }
   let importsFrom = 0;
@@ -562,7 +572,7 @@ export function cssRefs(css: string, firstLine = 1): LinkRef[] {
     CSS_IMPORT.lastIndex = at;
     const match = CSS_IMPORT.exec(text);
     if (match === null) continue;
-    found.push({ index: at, ref: match[1] ?? match[2] ?? '' });
+    found.push({ index: at, ref: detached(match[1] ?? match[2] ?? '') });
     importsFrom = CSS_IMPORT.lastIndex;
   }
   if (found.length === 0) return [];

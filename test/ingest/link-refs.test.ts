@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { analyzeSite } from '../../src/ingest/site-analysis.js';
 import { linkCheckShares } from '../../src/sites/deploy-analyze.js';
@@ -48,6 +50,27 @@ describe('pageRefs', () => {
 
   it('reports the base', () => {
     expect(pageRefs('<base href="/docs/"><a href="x">').base).toBe('/docs/');
+  });
+
+  // The link check keeps what a content refers to by its sha256, up to 200,000 references: were a
+  // reference a view into its page, that would hold up to as many pages in memory.
+  it('keeps no page in memory through the references it read', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapUsed = (): number => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const kept: unknown[] = [];
+    const before = heapUsed();
+    for (let i = 0; i < 200; i++) {
+      // 200 pages of 100 KB (20 MB), each with references longer than V8's shortest slice.
+      const page = `<base href="/docs/section-${i}/"><p>${'x'.repeat(100_000)}</p><a href="/pages/page-number-${i}.html"><img srcset="/img/image-${i}-1x.png 1x">`;
+      kept.push(pageRefs(`${page}<style>a{b:url(/img/background-${i}.png)}</style><p style="c:url(/img/inline-number-${i}.png)">`));
+      kept.push(cssRefs(`${'y'.repeat(100_000)}\na{b:url(/img/sheet-image-${i}.png)}\n@import "/css/imported-sheet-${i}.css";`));
+    }
+    expect(heapUsed() - before).toBeLessThan(4 * 1024 * 1024);
+    expect(kept).toHaveLength(400);
   });
 });
 
