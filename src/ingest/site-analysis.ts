@@ -29,10 +29,16 @@ const TEMPLATE = /\{\{|\{%|\$\{|<%/;
 // shell); a 404 page, a rule's 404 or 410, or nothing count as nowhere.
 const LEADS_SOMEWHERE = new Set(['file', 'folder', 'redirect', 'spa']);
 // A page without any of these words refers to nothing (every reference attribute holds one:
-// `href`, `src`, `srcset`, `poster`, or CSS `url(` and `@import`); one pass of a plain search
-// instead of the page reader's, for the many pages that have no reference at all. A style sheet
-// is searched by cssRefs' own patterns alone.
-const MAY_REFER = /href|src|poster|url\(|@import/i;
+// `href`, `src`, `srcset`, `poster`, or CSS `url(` and `@import`), and the many pages that have
+// no reference at all are not read further. The page is lowered once and searched for each word:
+// several times faster than one case-blind pattern where the first reference is far down the
+// page. A style sheet is searched by cssRefs' own patterns alone.
+const REFERRING_WORDS = ['href', 'src', 'url(', 'poster', '@import'];
+const mayRefer = (page: string): boolean => {
+  // Lowering may also make a non-ASCII letter ASCII (`\u212A`, Kelvin, is `k`): at worst a page is read for nothing.
+  const lower = page.toLowerCase();
+  return REFERRING_WORDS.some((word) => lower.includes(word));
+};
 
 export function analyzeSite(
   files: readonly SiteFile[],
@@ -167,7 +173,7 @@ function refsOf(file: SiteFile, html: boolean, read: (file: SiteFile) => Buffer)
   const known = refsByContent.get(key);
   if (known !== undefined) return known;
   const text = read(file).toString('utf8');
-  const found = !html ? { refs: cssRefs(text) } : MAY_REFER.test(text) ? pageRefs(text) : NO_REFS;
+  const found = !html ? { refs: cssRefs(text) } : mayRefer(text) ? pageRefs(text) : NO_REFS;
   refsByContent.set(key, found);
   cachedRefs += found.refs.length;
   for (const [oldest, value] of refsByContent) {

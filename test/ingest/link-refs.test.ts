@@ -170,6 +170,12 @@ describe('the link check', () => {
     ['a <base> of this site', { 'index.html': '<base href="/docs/"><img src="logo.png">', 'docs/logo.png': '' }, []],
     ['a <base> of another site turns the check off', { 'index.html': '<base href="https://cdn.example/"><img src="logo.png">' }, []],
     ['a malformed escape leads nowhere', { 'index.html': '<a href="/a%zz">x</a>' }, ['index.html:1 /a%zz']],
+    [
+      'references written in upper case',
+      { 'index.html': '<A HREF="/a.html">a</A>\n<IMG SRC=b.png><VIDEO POSTER=c.png>\n<DIV STYLE="x:url(d.png)"><STYLE>@IMPORT "e.css";</STYLE>' },
+      ['index.html:1 /a.html', 'index.html:2 b.png', 'index.html:2 c.png', 'index.html:3 d.png', 'index.html:3 e.css'],
+    ],
+    ['a reference far down a page', { 'index.html': `${'<p class="x">text</p>\n'.repeat(5000)}<Img SrcSet="f.png 2x">` }, ['index.html:5001 f.png']],
   ])('%s', (_name, files, expected) => {
     expect(brokenRefs(files as Record<string, string>)).toEqual(expected);
   });
