@@ -226,26 +226,39 @@ function resolves(url: URL, has: (path: string) => boolean, redirects: CompiledR
 const SHARE_MIN_BYTES = 1024 * 1024;
 
 /**
- * The pages and style sheets of a large site, cut into consecutive runs of about equal bytes, one
- * per ingest thread, so that their links are checked side by side; `[undefined]` (one task, all
- * of them) for a small site or a single thread.
+ * The pages and style sheets of a large site, one share per ingest thread, so that their links
+ * are checked side by side; `[undefined]` (one task, all of them) for a small site or a single
+ * thread. A byte of a page costs several times a byte of a style sheet to read (its tags against
+ * a few `(`), so each kind is cut into consecutive runs of about equal bytes on its own and the
+ * runs are paired in opposite orders: one share per pair, its paths in order, so that each share
+ * lists its first warnings by path.
  */
 export function linkCheckShares(site: readonly SiteFile[], threads: number): Array<string[] | undefined> {
-  const checked = site.filter((file) => isHtmlType(file.type) || file.type.startsWith('text/css'));
-  const bytes = checked.reduce((sum, file) => sum + file.size, 0);
-  const count = Math.min(threads, Math.floor(bytes / SHARE_MIN_BYTES), checked.length);
+  const pages = site.filter((file) => isHtmlType(file.type));
+  const sheets = site.filter((file) => file.type.startsWith('text/css'));
+  const bytes = [...pages, ...sheets].reduce((sum, file) => sum + file.size, 0);
+  const count = Math.min(threads, Math.floor(bytes / SHARE_MIN_BYTES), pages.length + sheets.length);
   if (count <= 1) return [undefined];
-  const shares: string[][] = [];
-  let current: string[] = [];
+  const pageRuns = runsOf(pages, count);
+  const sheetRuns = runsOf(sheets, count).reverse();
+  return pageRuns.map((run, i) => [...run, ...sheetRuns[i]!].map((file) => file.path).sort()).filter((share) => share.length > 0);
+}
+
+/** `files` cut into `count` consecutive runs of about equal bytes (the last ones empty when there are too few files). */
+function runsOf(files: readonly SiteFile[], count: number): SiteFile[][] {
+  const bytes = files.reduce((sum, file) => sum + file.size, 0);
+  const runs: SiteFile[][] = [];
+  let current: SiteFile[] = [];
   let taken = 0;
-  for (const file of checked) {
-    current.push(file.path);
+  for (const file of files) {
+    current.push(file);
     taken += file.size;
-    if (shares.length < count - 1 && taken >= (bytes * (shares.length + 1)) / count) {
-      shares.push(current);
+    if (runs.length < count - 1 && taken >= (bytes * (runs.length + 1)) / count) {
+      runs.push(current);
       current = [];
     }
   }
-  if (current.length > 0) shares.push(current);
-  return shares;
+  if (current.length > 0) runs.push(current);
+  while (runs.length < count) runs.push([]);
+  return runs;
 }

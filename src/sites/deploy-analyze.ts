@@ -77,8 +77,9 @@ export async function analyzeSite(
   const merged: RevisionExtras = { ...extras[0] };
   delete merged.warnings;
   delete merged.warningsTotal;
-  // Shares are consecutive runs of the sorted paths: their warnings joined are in path order.
-  const warnings = extras.flatMap((share) => share.warnings ?? []);
+  // Each share lists its first warnings in path order; joined, they are put in path order again
+  // (a stable sort keeps each file's in the order of its lines).
+  const warnings = extras.flatMap((share) => share.warnings ?? []).sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   const total = extras.reduce((sum, share) => sum + (share.warningsTotal ?? 0), 0);
   if (total > 0) {
     merged.warnings = siteRules.maxLinkWarnings === 0 ? warnings : warnings.slice(0, siteRules.maxLinkWarnings);

@@ -242,6 +242,17 @@ describe('linkCheckShares', () => {
       ],
     ],
     ['images are not shared out', [file('a.html', 2 * MB), file('big.png', 50 * MB), file('b.css', 2 * MB)], 4, [['a.html'], ['b.css']]],
+    [
+      // A page costs more to read than a style sheet of its size: each share has some of both.
+      'pages and style sheets cut each on its own, paired in opposite orders',
+      [file('a.css', MB), file('b.css', MB), file('c.css', MB), file('a.html', 2 * MB), file('b.html', MB), file('c.html', MB)],
+      2,
+      [
+        ['a.html', 'c.css'],
+        ['a.css', 'b.css', 'b.html', 'c.html'],
+      ],
+    ],
+    ['one large page and small style sheets', [file('a.css', 1000), file('b.css', 1000), file('big.html', 4 * MB)], 2, [['b.css', 'big.html'], ['a.css']]],
     ['no more shares than files', [file('only.html', 10 * MB)], 4, [undefined]],
   ])('%s', (_name, site, threads, expected) => {
     expect(linkCheckShares(site, threads)).toEqual(expected);

@@ -526,16 +526,22 @@ describe('the link check with a cap', () => {
   });
 
   it('checks a large site in shares side by side, and answers as if one worker had', async () => {
-    // 2.4 MB of pages: two shares on two threads (a share is at least 1 MB).
+    // 2.4 MB of pages: two shares on two threads (a share is at least 1 MB). Pages and style
+    // sheets are shared out each on their own, so a share's files are not one run of the paths.
     const filler = `<p>${'text '.repeat(120_000)}</p>`;
     const pages: Array<readonly [string, string]> = ['a', 'b', 'c', 'd'].map((name) => [`${name}.html`, `${filler}\n<img src="${name}-missing.png">`]);
+    const sheets: Array<readonly [string, string]> = ['a', 'z'].map((name) => [`${name}.css`, `a{b:url(${name}-missing.png)}`]);
     const { token } = await accountWithToken(capped.store, 'builder');
-    const answer = await deployTo(capped.port, { body: jsonDeployBody([['index.html', '<h1>x</h1>'], ...pages]), contentType: 'application/json', token });
+    const answer = await deployTo(capped.port, {
+      body: jsonDeployBody([['index.html', '<h1>x</h1>'], ...pages, ...sheets]),
+      contentType: 'application/json',
+      token,
+    });
     expect(answer.status, answer.text).toBe(201);
     expect(answer.json.warnings).toEqual([
+      { file: 'a.css', line: 1, ref: 'a-missing.png', kind: 'broken_link' },
       { file: 'a.html', line: 2, ref: 'a-missing.png', kind: 'broken_link' },
-      { file: 'b.html', line: 2, ref: 'b-missing.png', kind: 'broken_link' },
     ]);
-    expect(answer.json.warnings_total).toBe(4);
+    expect(answer.json.warnings_total).toBe(6);
   });
 });
