@@ -99,17 +99,24 @@ export function sharedBrowser(): Promise<Browser> {
 const SHARED_BROWSER = Symbol.for('plinth.test.sharedBrowser');
 
 /**
- * A stranger's browser: a context (own cookies) with one page at the given width; console errors
- * are collected. Closing the context gives the page back to the browser's pool (givePageBack), so
- * that the next person gets it wiped rather than a new one: a new page costs Chromium a window and
- * a renderer, 0.3–0.6 s of a core, and the account app's flows alone open some twenty.
+ * A stranger's browser: a context (own cookies) with one page at the given width (and height:
+ * 900 px unless told), with or without JavaScript; console errors are collected. Closing the
+ * context gives the page back to the browser's pool (givePageBack), so that the next person gets
+ * it wiped rather than a new one: a new page costs Chromium a window and a renderer, 0.3–0.6 s of
+ * a core, and the account app's flows alone open some twenty.
  */
-export async function openPage(browser: Browser, width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const lease = idlePages(browser).pop() ?? (await newLease(browser));
+export async function openPage(
+  browser: Browser,
+  width = 1280,
+  { height = 900, javaScriptEnabled = true }: { height?: number; javaScriptEnabled?: boolean } = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const pool = idlePages(browser);
+  const index = pool.findLastIndex((lease) => lease.javaScriptEnabled === javaScriptEnabled);
+  const lease = index === -1 ? await newLease(browser, javaScriptEnabled) : pool.splice(index, 1)[0]!;
   lease.idle = false;
   const { context, page } = lease;
   const size = page.viewportSize();
-  if (size?.width !== width || size.height !== 900) await page.setViewportSize({ width, height: 900 });
+  if (size?.width !== width || size.height !== height) await page.setViewportSize({ width, height });
   context.on('request', (request) => {
     const { protocol, origin } = new URL(request.url());
     if (protocol === 'http:' || protocol === 'https:') lease.origins.add(origin);
@@ -138,6 +145,8 @@ interface Lease {
   cdp: CDPSession;
   /** The origins its pages sent requests to since it was wiped: their storage is wiped next. */
   origins: Set<string>;
+  /** A context option: a page with JavaScript off is handed out only to those who ask for one. */
+  javaScriptEnabled: boolean;
   /** False once it was given something no wipe takes back (exposeFunction, addInitScript, routes). */
   reusable: boolean;
   idle: boolean;
@@ -162,10 +171,10 @@ export function busyContexts(browser: Browser): BrowserContext[] {
 /** What a page or context may be given that a wipe cannot take back: such a page is closed for good. */
 const LASTING = ['exposeFunction', 'exposeBinding', 'addInitScript', 'route', 'routeFromHAR', 'routeWebSocket'] as const;
 
-async function newLease(browser: Browser): Promise<Lease> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+async function newLease(browser: Browser, javaScriptEnabled: boolean): Promise<Lease> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled });
   const page = await context.newPage();
-  const lease: Lease = { context, page, cdp: await context.newCDPSession(page), origins: new Set(), reusable: true, idle: false };
+  const lease: Lease = { context, page, cdp: await context.newCDPSession(page), origins: new Set(), javaScriptEnabled, reusable: true, idle: false };
   for (const target of [page, context] as unknown as Array<Record<string, unknown>>) {
     for (const method of LASTING) {
       const original = target[method] as (...args: unknown[]) => unknown;
