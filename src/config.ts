@@ -211,6 +211,11 @@ export interface DeployConfig {
   /** A deploy's whole body must arrive within this long; 0 = no bound (uWS's 16 KB/s floor still applies). */
   readonly uploadTimeoutMs: number;
   /**
+   * While a refused body is read on before the answer (a lingering close), a client that sends
+   * nothing for this long is taken to have stopped sending, and the answer goes out.
+   */
+  readonly lingerIdleMs: number;
+  /**
    * Bytes the deploy bodies an HTTP thread receives into memory, instead of a spool file, may hold
    * together; 0 = always spool. A body is held in memory only with a Content-Length of at most
    * `memoryBodyMaxBytes`.
@@ -341,6 +346,7 @@ export const SERVER_SETTINGS = [
   'PLINTH_UPLOAD_PACE_MB_S',
   'PLINTH_UPLOAD_PACE_ABOVE_RPS',
   'PLINTH_UPLOAD_TIMEOUT_S',
+  'PLINTH_LINGER_IDLE_MS',
   'PLINTH_MEMORY_BODY_MB',
   'PLINTH_MEMORY_BODY_MAX_MB',
   'PLINTH_REDIRECTS_MAX_RULES',
@@ -547,6 +553,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     pacedUploadBytesPerSecond: int('PLINTH_UPLOAD_PACE_MB_S', 64, 0, 100_000) * 1024 * 1024,
     busyRequestsPerSecond: int('PLINTH_UPLOAD_PACE_ABOVE_RPS', 2000, 1, 10_000_000),
     uploadTimeoutMs: int('PLINTH_UPLOAD_TIMEOUT_S', 600, 0, 24 * 3600) * 1000,
+    lingerIdleMs: int('PLINTH_LINGER_IDLE_MS', 1000, 50, 10_000),
     memoryBodyBytes: int('PLINTH_MEMORY_BODY_MB', 128, 0, 65536) * 1024 * 1024,
     memoryBodyMaxBytes: int('PLINTH_MEMORY_BODY_MAX_MB', 32, 0, 90) * 1024 * 1024,
     siteRules: {

@@ -62,6 +62,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ PLINTH_UPLOAD_TIMEOUT_S: '0' }).deploy.uploadTimeoutMs).toBe(0);
   });
 
+  it('reads on a refused body until its client has sent nothing for a second unless told otherwise, from 50 ms to 10 s', () => {
+    expect(loadConfig({}).deploy.lingerIdleMs).toBe(1000);
+    expect(loadConfig({ PLINTH_LINGER_IDLE_MS: '50' }).deploy.lingerIdleMs).toBe(50);
+    expect(loadConfig({ PLINTH_LINGER_IDLE_MS: '10000' }).deploy.lingerIdleMs).toBe(10_000);
+    for (const refused of ['0', '49', '10001', '2.5']) {
+      expect(() => loadConfig({ PLINTH_LINGER_IDLE_MS: refused })).toThrow(/PLINTH_LINGER_IDLE_MS must be a whole number from 50 to 10000/);
+    }
+  });
+
   it('tells a signing-in device to poll every 5 seconds unless told otherwise, from 1 to 60', () => {
     expect(loadConfig({}).app.devicePollIntervalS).toBe(5);
     expect(loadConfig({ PLINTH_DEVICE_POLL_INTERVAL_S: '1' }).app.devicePollIntervalS).toBe(1);

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Schema } from './schema-kit.js';
 
 /**
@@ -24,12 +24,19 @@ export type BodyCheck = (value: unknown) => BodyProblem | undefined;
 // Formats (`email`) are documentation here: the operations check them with the rules, whose
 // refusal says what is wrong with the address rather than that a format did not match.
 let ajv: Ajv | undefined;
+// Compiled checks by their shape's JSON: each server builds its routes and tools afresh, with
+// equal shapes in new objects, which Ajv would compile (and keep) again for every server a
+// process starts (the tests start hundreds).
+const compiled = new Map<string, ValidateFunction>();
 
 /** The check of one shape; `whole` names the value itself in a sentence ("The body", "The arguments"). */
 export function compileBodyCheck(shape: Schema, whole = 'The body'): BodyCheck {
   ajv ??= new Ajv({ allErrors: false, strict: true, verbose: true, validateFormats: false });
-  const validate = ajv.compile(shape);
-  return (value) => (validate(value) ? undefined : problemOf(validate.errors?.[0], whole));
+  const key = JSON.stringify(shape);
+  let validate = compiled.get(key);
+  if (!validate) compiled.set(key, (validate = ajv.compile(shape)));
+  const check = validate;
+  return (value) => (check(value) ? undefined : problemOf(check.errors?.[0], whole));
 }
 
 /** A problem's `details` for the error answer: the field it names, if any. */

@@ -51,7 +51,10 @@ export function formatBytes(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-const count = (n: number): string => n.toLocaleString('en-US');
+// One formatter for every number: `toLocaleString` makes a new one per call, which was most of
+// the time the facts took (they are worked out at each server start).
+let numbers: Intl.NumberFormat | undefined;
+const count = (n: number): string => (numbers ??= new Intl.NumberFormat('en-US')).format(n);
 const capOrOff = (n: number, unit: string): string => (n === 0 ? 'no cap' : `${count(n)} ${unit}`);
 
 /**

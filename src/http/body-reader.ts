@@ -21,6 +21,11 @@ export interface BodyLimit {
    * hold a connection and a spool file for hours. 0: no bound.
    */
   readonly deadlineMs: number;
+  /**
+   * While a refused body is drained, a client that sends nothing for this long is not sending it
+   * (`PLINTH_LINGER_IDLE_MS`); default 1 s.
+   */
+  readonly lingerIdleMs?: number;
   tooLarge(): Error;
   tooSlow(): Error;
 }
@@ -81,7 +86,7 @@ export interface BodyReading {
 }
 
 const DRAIN = { bytes: 16 * 1024 * 1024, ms: 2000 };
-/** A client that sends nothing for this long while its refused body is drained is not sending it. */
+/** A client that sends nothing for this long while its refused body is drained is not sending it (unless the limit says). */
 const DRAIN_IDLE_MS = 1000;
 
 /** Reads the body into `sink`. Must be called synchronously in the handler (uWS hands chunks only to an `onData` attached at once). */
@@ -200,7 +205,7 @@ export function readBody(res: HttpResponse, sink: BodySink, options: ReadOptions
       return new Promise<boolean>((resolve) => {
         drained = resolve;
         drainTimer = setTimeout(() => finishDrain(false), drainBounds.ms);
-        idleTimer = setTimeout(() => finishDrain(false), DRAIN_IDLE_MS);
+        idleTimer = setTimeout(() => finishDrain(false), limit.lingerIdleMs ?? DRAIN_IDLE_MS);
       });
     },
   };

@@ -64,6 +64,7 @@ export function receiveForm(res: HttpResponse, options: FormOptions): FormIntake
   const bodyLimit: BodyLimit = {
     maxBytes: limit.maxBytes + FORM_ROOM_BYTES,
     deadlineMs: limit.deadlineMs,
+    ...(limit.lingerIdleMs !== undefined ? { lingerIdleMs: limit.lingerIdleMs } : {}),
     tooLarge: () => limit.tooLarge(),
     tooSlow: () => limit.tooSlow(),
   };

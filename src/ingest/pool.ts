@@ -1,8 +1,9 @@
 // The bounded Piscina pool in front of `worker.ts`. HTTP threads call `unpack` and never parse
 // archives themselves (DESIGN "Threads").
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { MessagePort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type * as PiscinaModule from 'piscina';
 import { ServiceError } from '../errors.js';
 import type { BadgedPage } from '../badge/index.js';
 import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, UnpackReply, UnpackResult, UnpackTask } from './types.js';
@@ -90,11 +91,20 @@ function unavailable(): ServiceError {
   });
 }
 
+/**
+ * Piscina, loaded when the first pool is made: the admin commands reach this module through the
+ * operations and never start a pool.
+ */
+const requireModule = createRequire(import.meta.url);
+let piscinaModule: typeof PiscinaModule | undefined;
+const loadPiscina = (): typeof PiscinaModule.Piscina => (piscinaModule ??= requireModule('piscina') as typeof PiscinaModule).Piscina;
+
 export function createIngestPool(options: IngestPoolOptions): IngestPool {
   const workerFile = options.workerFile ?? new URL('./worker-entry.cjs', import.meta.url);
   const filename = workerFile instanceof URL ? fileURLToPath(workerFile) : workerFile;
   const maxThreads = Math.max(1, options.maxThreads);
   const capacity = maxThreads + Math.max(0, options.maxQueue);
+  const Piscina = loadPiscina();
   const piscina = new Piscina<UnpackTask | AnalyzeTask, UnpackReply | AnalyzeResult>({
     filename,
     name: 'unpack',

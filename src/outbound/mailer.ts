@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { MailConfig } from '../config.js';
 import type { Logger } from '../log.js';
 
@@ -33,24 +33,31 @@ export interface MailerOptions {
   timeoutMs?: number;
 }
 
+/**
+ * nodemailer is loaded with the first message: most processes (an admin command, a server that
+ * sends no mail before it stops) never send one, and loading it cost each of them a tenth of a second.
+ */
+let nodemailer: Promise<typeof import('nodemailer')> | undefined;
+const loadNodemailer = (): Promise<typeof import('nodemailer')> => (nodemailer ??= import('nodemailer'));
+
 export function createMailer(options: MailerOptions): Mailer {
   const { config, log } = options;
   const timeout = options.timeoutMs ?? 15_000;
-  const smtp =
-    config.smtpUrl === undefined
-      ? undefined
-      : nodemailer.createTransport({ url: config.smtpUrl, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout });
-  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+  let smtp: Transporter | undefined;
+  let composer: Transporter | undefined;
   const outbox = join(options.dataDir, 'outbox');
 
   return {
     async send(mail) {
       const message = { from: config.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, date: new Date(options.now()) };
-      if (smtp) {
+      const { default: mailer } = await loadNodemailer();
+      if (config.smtpUrl !== undefined) {
+        smtp ??= mailer.createTransport({ url: config.smtpUrl, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout });
         await smtp.sendMail(message);
         log.info({ to: mail.to }, 'mail.sent');
         return;
       }
+      composer ??= mailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
       const composed = await composer.sendMail(message);
       await mkdir(outbox, { recursive: true });
       const stamp = new Date(options.now()).toISOString().replace(/[:.]/g, '-');

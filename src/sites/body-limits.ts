@@ -12,6 +12,8 @@ export interface BodyLimit {
   readonly maxBytes: number;
   /** The whole body must arrive within this long; 0: no bound (`PLINTH_UPLOAD_TIMEOUT_S`). */
   readonly deadlineMs: number;
+  /** How long a refused body's client may send nothing while it is drained (`PLINTH_LINGER_IDLE_MS`). */
+  readonly lingerIdleMs: number;
   tooLarge(): ServiceError;
   tooSlow(): ServiceError;
 }
@@ -30,6 +32,7 @@ export function requestBodyLimit(config: Readonly<Config>, surface: 'rest' | 'mc
   return {
     maxBytes: surface === 'mcp' ? allowed + MCP_FRAMING_BYTES : allowed,
     deadlineMs: config.deploy.uploadTimeoutMs,
+    lingerIdleMs: config.deploy.lingerIdleMs,
     tooLarge: () => requestTooLarge(allowed),
     tooSlow: () => bodyTooSlow(config.deploy.uploadTimeoutMs),
   };
@@ -40,6 +43,7 @@ export function smallBodyLimit(config: Readonly<Config>, maxBytes = MAX_JSON_BOD
   return {
     maxBytes,
     deadlineMs: config.deploy.uploadTimeoutMs,
+    lingerIdleMs: config.deploy.lingerIdleMs,
     tooLarge: () =>
       new ServiceError('too_large', `A request body here can be at most ${formatBytes(maxBytes)}.`, {
         agentMessage: 'Send only the fields this request takes, as its reference describes.',

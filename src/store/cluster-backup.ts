@@ -3,10 +3,11 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { chmod, mkdir, open, readdir, readFile, rename, rmdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { decodedHash } from './bucket-blob-store.js';
 import { createS3Bucket, forEachLimit, NOT_IN_BUCKET } from './bucket.js';
+import { loadPg } from './records-connections.js';
 import { hashTask } from './records-log.js';
 import { SCHEMA_VERSION } from './records-schema.js';
 import { schemaRefusal } from './schema-version.js';
@@ -232,7 +233,7 @@ export async function restoreCluster(options: ClusterRestoreOptions): Promise<Cl
 }
 
 async function connect(url: string, name: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, application_name: name, connectionTimeoutMillis: 10_000 });
+  const client = new (loadPg().Client)({ connectionString: url, application_name: name, connectionTimeoutMillis: 10_000 });
   client.on('error', () => undefined);
   try {
     await client.connect();

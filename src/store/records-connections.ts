@@ -1,4 +1,5 @@
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { RECORDS_BUSY_CODE, RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { describePostgresFailure } from './postgres-errors.js';
 
@@ -40,6 +41,15 @@ const POOL_WAIT_MS = 5000;
  */
 const SERVER_TCP = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 -c tcp_user_timeout=15000';
 
+/**
+ * The PostgreSQL client, loaded when the first connection is made: an install without
+ * PLINTH_DATABASE_URL never uses it, and it cost each start of the server and of every admin
+ * command a tenth of a second.
+ */
+const requireModule = createRequire(import.meta.url);
+let pgModule: typeof pg | undefined;
+export const loadPg = (): typeof pg => (pgModule ??= requireModule('pg') as typeof pg);
+
 /** The settings of every connection to PostgreSQL; the client's own bounds are `BoundedClient`'s. */
 export function connectionSettings(url: string) {
   return {
@@ -53,41 +63,48 @@ export function connectionSettings(url: string) {
   };
 }
 
+let boundedClient: (new (config?: pg.ClientConfig) => pg.Client) | undefined;
+
 /**
  * A connection that gives PostgreSQL `DATABASE_ANSWER_MS` to connect and to answer each query
  * (a query with a `query_timeout` of its own gets that). pg's own timeouts would do, but they
  * count time this process spent not listening: a node whose event loop or CPU was held up past
  * the bound would take an answer waiting in its socket for silence. Here the answer is read first.
  */
-export class BoundedClient extends pg.Client {
-  constructor(config?: pg.ClientConfig) {
-    super({ ...config, connectionTimeoutMillis: 0, query_timeout: undefined });
-    const query = super.query.bind(this) as (...args: unknown[]) => unknown;
-    this.query = ((config: unknown, ...rest: unknown[]) => {
-      let own: number | undefined;
-      if (typeof config === 'object' && config !== null && 'query_timeout' in config) {
-        own = (config as { query_timeout?: number }).query_timeout;
-        // pg would time it out itself too, not knowing better.
-        config = { ...(config as object), query_timeout: undefined };
-      }
-      const work = query(config, ...rest);
-      if (!(work instanceof Promise)) return work;
-      return boundedWait(work, own ?? DATABASE_ANSWER_MS, 'Query read timeout', () => this.cut());
-    }) as pg.Client['query'];
-  }
+export function boundedClientClass(): new (config?: pg.ClientConfig) => pg.Client {
+  // Made once, when pg is first loaded.
+  if (boundedClient) return boundedClient;
+  class BoundedClient extends loadPg().Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: 0, query_timeout: undefined });
+      const query = super.query.bind(this) as (...args: unknown[]) => unknown;
+      this.query = ((config: unknown, ...rest: unknown[]) => {
+        let own: number | undefined;
+        if (typeof config === 'object' && config !== null && 'query_timeout' in config) {
+          own = (config as { query_timeout?: number }).query_timeout;
+          // pg would time it out itself too, not knowing better.
+          config = { ...(config as object), query_timeout: undefined };
+        }
+        const work = query(config, ...rest);
+        if (!(work instanceof Promise)) return work;
+        return boundedWait(work, own ?? DATABASE_ANSWER_MS, 'Query read timeout', () => this.cut());
+      }) as pg.Client['query'];
+    }
 
-  override connect(): Promise<pg.Client>;
-  override connect(callback: (err: Error) => void): void;
-  override connect(callback?: (err: Error) => void): Promise<pg.Client> | void {
-    const connected = boundedWait(super.connect() as Promise<unknown>, DATABASE_ANSWER_MS, 'timeout expired', () => this.cut()).then(() => this);
-    if (callback === undefined) return connected;
-    connected.then(() => callback(undefined as unknown as Error), callback);
-  }
+    override connect(): Promise<pg.Client>;
+    override connect(callback: (err: Error) => void): void;
+    override connect(callback?: (err: Error) => void): Promise<pg.Client> | void {
+      const connected = boundedWait(super.connect() as Promise<unknown>, DATABASE_ANSWER_MS, 'timeout expired', () => this.cut()).then(() => this);
+      if (callback === undefined) return connected;
+      connected.then(() => callback(undefined as unknown as Error), callback);
+    }
 
-  /** Drops the connection (PostgreSQL ends its transaction and locks once it notices). */
-  private cut(): void {
-    (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    /** Drops the connection (PostgreSQL ends its transaction and locks once it notices). */
+    private cut(): void {
+      (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    }
   }
+  return (boundedClient = BoundedClient);
 }
 
 /**
@@ -138,7 +155,7 @@ export interface RecordsConnections {
 }
 
 export function openConnections(url: string, maxConnections: number): RecordsConnections {
-  const pool = new pg.Pool({ ...connectionSettings(url), max: maxConnections, connectionTimeoutMillis: POOL_WAIT_MS, Client: BoundedClient });
+  const pool = new (loadPg().Pool)({ ...connectionSettings(url), max: maxConnections, connectionTimeoutMillis: POOL_WAIT_MS, Client: boundedClientClass() });
   // An idle connection that breaks (the server restarting) must not take the process down.
   pool.on('error', () => undefined);
 
@@ -183,7 +200,7 @@ export function openConnections(url: string, maxConnections: number): RecordsCon
         // A connection the server closed (a restart, an idle transaction ended) was an answer.
         silentAt = isSilence(err) ? performance.now() : undefined;
         // Refusals of ours thrown inside a transaction (a replica too far behind) are not the database's.
-        if (broken || err instanceof pg.DatabaseError) errors++;
+        if (broken || err instanceof loadPg().DatabaseError) errors++;
         if (broken || codeOf(err) === '57014') throw unavailable(err, url);
         if (codeOf(err) === '55P03') throw busy(err);
         throw err;

@@ -1,10 +1,10 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Key } from 'lmdb';
 import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
 import { createBucketLedger, type BucketLedger } from './bucket-ledger.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
-import { BoundedClient, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
+import { boundedClientClass, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
 import type { AnalyticsRecords } from './analytics.js';
 import { clusterAnalytics } from './records-analytics.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
@@ -414,7 +414,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       let stopped = false;
       const connect = async (): Promise<void> => {
         if (stopped) return;
-        const next = new BoundedClient(connectionSettings(options.url));
+        const next = new (boundedClientClass())(connectionSettings(options.url));
         next.on('error', () => undefined);
         next.on('notification', () => wake());
         // A lost connection is dropped; the next poll of the replica keeps it current meanwhile.

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import type { StartServerOptions } from '../../src/runtime/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -98,10 +98,29 @@ export function sharedBrowser(): Promise<Browser> {
 // On globalThis rather than in this module: what a file imports may be evaluated again for the next file.
 const SHARED_BROWSER = Symbol.for('plinth.test.sharedBrowser');
 
-/** A fresh browser profile (own cookies) with a page at the given width; console errors are collected. */
-export async function openPage(browser: Browser, width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
-  const page = await context.newPage();
+/**
+ * A stranger's browser: a context (own cookies) with one page at the given width (and height:
+ * 900 px unless told), with or without JavaScript; console errors are collected. Closing the
+ * context gives the page back to the browser's pool (givePageBack), so that the next person gets
+ * it wiped rather than a new one: a new page costs Chromium a window and a renderer, 0.3–0.6 s of
+ * a core, and the account app's flows alone open some twenty.
+ */
+export async function openPage(
+  browser: Browser,
+  width = 1280,
+  { height = 900, javaScriptEnabled = true }: { height?: number; javaScriptEnabled?: boolean } = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const pool = idlePages(browser);
+  const index = pool.findLastIndex((lease) => lease.javaScriptEnabled === javaScriptEnabled);
+  const lease = index === -1 ? await newLease(browser, javaScriptEnabled) : pool.splice(index, 1)[0]!;
+  lease.idle = false;
+  const { context, page } = lease;
+  const size = page.viewportSize();
+  if (size?.width !== width || size.height !== height) await page.setViewportSize({ width, height });
+  context.on('request', (request) => {
+    const { protocol, origin } = new URL(request.url());
+    if (protocol === 'http:' || protocol === 'https:') lease.origins.add(origin);
+  });
   const errors: string[] = [];
   // Refusal pages answer 4xx on purpose, which Chromium logs for the document; what breaks a
   // page is a failing subresource or a script error, so those are what is collected.
@@ -117,6 +136,85 @@ export async function openPage(browser: Browser, width = 1280): Promise<{ contex
     void dialog.dismiss();
   });
   return { context, page, errors };
+}
+
+/** A page of openPage's, and what giving it back must undo. */
+interface Lease {
+  context: BrowserContext;
+  page: Page;
+  cdp: CDPSession;
+  /** The origins its pages sent requests to since it was wiped: their storage is wiped next. */
+  origins: Set<string>;
+  /** A context option: a page with JavaScript off is handed out only to those who ask for one. */
+  javaScriptEnabled: boolean;
+  /** False once it was given something no wipe takes back (exposeFunction, addInitScript, routes). */
+  reusable: boolean;
+  idle: boolean;
+}
+
+/** The browser's pages that were given back, wiped; on globalThis, as the shared browser is. */
+function idlePages(browser: Browser): Lease[] {
+  const held = globalThis as { [PAGE_POOLS]?: WeakMap<Browser, Lease[]> };
+  const pools = (held[PAGE_POOLS] ??= new WeakMap());
+  const pool = pools.get(browser) ?? [];
+  pools.set(browser, pool);
+  return pool;
+}
+const PAGE_POOLS = Symbol.for('plinth.test.pagePools');
+
+/** The browser's contexts but those waiting in openPage's pool. */
+export function busyContexts(browser: Browser): BrowserContext[] {
+  const idle = new Set(idlePages(browser).map((lease) => lease.context));
+  return browser.contexts().filter((context) => !idle.has(context));
+}
+
+/** What a page or context may be given that a wipe cannot take back: such a page is closed for good. */
+const LASTING = ['exposeFunction', 'exposeBinding', 'addInitScript', 'route', 'routeFromHAR', 'routeWebSocket'] as const;
+
+async function newLease(browser: Browser, javaScriptEnabled: boolean): Promise<Lease> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled });
+  const page = await context.newPage();
+  const lease: Lease = { context, page, cdp: await context.newCDPSession(page), origins: new Set(), javaScriptEnabled, reusable: true, idle: false };
+  for (const target of [page, context] as unknown as Array<Record<string, unknown>>) {
+    for (const method of LASTING) {
+      const original = target[method] as (...args: unknown[]) => unknown;
+      target[method] = (...args: unknown[]) => {
+        lease.reusable = false;
+        return original.apply(target, args);
+      };
+    }
+  }
+  const close = context.close.bind(context);
+  context.close = () => givePageBack(browser, lease, close);
+  return lease;
+}
+
+/**
+ * Wipes the page as a new one would be and puts it back in the pool: its other tabs close, it goes
+ * to about:blank, its listeners go, and the context loses its cookies, permissions, HTTP cache and
+ * the storage of every origin it sent a request to (local storage, IndexedDB, service workers and
+ * the rest). One that cannot be wiped so is closed instead.
+ */
+async function givePageBack(browser: Browser, lease: Lease, close: () => Promise<void>): Promise<void> {
+  if (lease.idle) return;
+  lease.idle = true;
+  const { context, page, cdp } = lease;
+  try {
+    if (!lease.reusable || page.isClosed() || !browser.isConnected()) throw new Error('not reusable');
+    await Promise.all(context.pages().map((other) => (other === page ? undefined : other.close())));
+    await Promise.all([page.removeAllListeners(), context.removeAllListeners()]);
+    await page.goto('about:blank');
+    await Promise.all([
+      context.clearCookies(),
+      context.clearPermissions(),
+      cdp.send('Network.clearBrowserCache'),
+      ...[...lease.origins].map((origin) => cdp.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
+    ]);
+    lease.origins.clear();
+    idlePages(browser).push(lease);
+  } catch {
+    await close().catch(() => undefined);
+  }
 }
 
 /** The newest e-mail to `to` in the outbox that arrived after `after` files, parsed. */

@@ -169,8 +169,7 @@ describe('drop to publish in Chromium', () => {
   });
 
   it('with JavaScript off, the plain form uploads an archive', async () => {
-    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 390, height: 900 } });
-    const page = await context.newPage();
+    const { context, page } = await openPage(browser, 390, { javaScriptEnabled: false });
     await page.goto(`${server.appUrl}/publish`);
     // Only what works without the script is shown.
     expect(await page.getByLabel('Choose a folder…').isVisible()).toBe(false);

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { saveScreenshot } from '../app/browser.js';
+import { openPage, saveScreenshot } from '../app/browser.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { useBrowser, useAppServer } from '../helpers/fixtures.js';
 
@@ -79,8 +79,7 @@ async function topmost(page: Page, selectors: string[]): Promise<string[]> {
 
 describe('the badge and a page’s own fixed controls, without script', () => {
   it.each([390, 1280])('leaves a bottom-right toolbar and toast uncovered at %i px', async (width) => {
-    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width, height: 700 } });
-    const page = await context.newPage();
+    const { context, page } = await openPage(browser, width, { height: 700, javaScriptEnabled: false });
     await page.goto(server.siteUrl(site));
     expect(await topmost(page, ['#prev', '#goto', '#next', '#toast', '[data-plinth-badge] a'])).toEqual([
       '#prev',
@@ -95,8 +94,7 @@ describe('the badge and a page’s own fixed controls, without script', () => {
   });
 
   it.each([390, 1280])('moves to the corner a page asks for at %i px', async (width) => {
-    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width, height: 700 } });
-    const page = await context.newPage();
+    const { context, page } = await openPage(browser, width, { height: 700, javaScriptEnabled: false });
     await page.goto(`${server.siteUrl(site)}/left.html`);
     expect(await topmost(page, ['#help', '[data-plinth-badge] a'])).toEqual(['#help', '[data-plinth-badge] a']);
     expect(await overlapping(page, ['#help'])).toEqual([]);

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { saveScreenshot } from '../app/browser.js';
+import { openPage, saveScreenshot } from '../app/browser.js';
 import { accountWithToken } from '../api/api-helpers.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { useBrowser, useAppServer } from '../helpers/fixtures.js';
@@ -44,8 +44,7 @@ async function coveredPoints(page: Page): Promise<string[]> {
 
 describe('the badge on a phone', () => {
   it.each([390, 1280])('leaves the end of the text readable at %i px', async (width) => {
-    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width, height: 700 } });
-    const page = await context.newPage();
+    const { context, page } = await openPage(browser, width, { height: 700, javaScriptEnabled: false });
     await page.goto(server.siteUrl(site));
     await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
     await saveScreenshot(page, `badge-text-${width}`);

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import { sharedBrowser, startAppServer, type AppServer } from '../app/browser.js';
+import { busyContexts, sharedBrowser, startAppServer, type AppServer } from '../app/browser.js';
 import { startTestDns, type TestDns } from './dns.js';
 import { startTestServer, type TestServer } from './server.js';
 
@@ -72,7 +72,7 @@ export function useAppServer(settings: Settings = {}, options: StartOptions = {}
 /**
  * Debian's Chromium for this file (or `describe`): the worker's shared one (sharedBrowser), so
  * that a file pays for no launch of its own. At the end it closes the browser contexts opened
- * since it started, whatever its cases left open.
+ * since it started, whatever its cases left open (openPage's go back to its pool).
  */
 export function useBrowser(): Browser {
   let before = new Set<BrowserContext>();
@@ -80,13 +80,12 @@ export function useBrowser(): Browser {
     'browser',
     async () => {
       const browser = await sharedBrowser();
-      before = new Set(browser.contexts());
+      before = new Set(busyContexts(browser));
       return browser;
     },
     (browser) =>
       Promise.all(
-        browser
-          .contexts()
+        busyContexts(browser)
           .filter((context) => !before.has(context))
           .map((context) => context.close()),
       ),

@@ -26,6 +26,7 @@ const MAX_FILE_BYTES = 64 * 1024;
 const limit: BodyLimit = {
   maxBytes: MAX_FILE_BYTES,
   deadlineMs: 5000,
+  lingerIdleMs: 200,
   tooLarge: () => new ServiceError('too_large', 'The file is too large.'),
   tooSlow: () => new ServiceError('bad_request', 'The file is too slow.'),
 };

@@ -181,9 +181,10 @@ describe('the badge on a hostile page, as Chromium shows it', () => {
   });
 
   it.each(NOSCRIPT_ATTACKS.map(([name], i) => [name, i] as const))('survives %s, with JavaScript off', async (_name, i) => {
-    const context = await browser.newContext({ javaScriptEnabled: false });
+    // Playwright's default window for a context of its own, as before.
+    const { context, page: withoutScript } = await openPage(browser, 1280, { height: 720, javaScriptEnabled: false });
     try {
-      expect(await reportLink(`/${fileOf('noscript', i)}`, await context.newPage())).toBe('shown');
+      expect(await reportLink(`/${fileOf('noscript', i)}`, withoutScript)).toBe('shown');
     } finally {
       await context.close();
     }
