@@ -6,13 +6,13 @@
 //   node bench/deploy-ab.mjs <root> [<root>…]   # built checkouts (dist/), this one last by default
 //   BENCH_AB_SMALL (default 9) rounds of the 1 MB site, BENCH_AB_LINKS (default 3) of each large site
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { floorMs, tarGz } from './lib/archive.mjs';
-import { cpuNsBetween, freePort, readMemory, startChild, stopChild, threadCpuNs } from './lib/proc.mjs';
+import { cpuNsBetween, readMemory, stopChild, threadCpuNs } from './lib/proc.mjs';
+import { adminBuilderToken, startPlinthNode } from './lib/plinth-node.mjs';
 import { formatSummary, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
 import { addLinks, writeSite } from './lib/site-gen.mjs';
 
@@ -44,36 +44,11 @@ function post(port, token, body) {
   });
 }
 
-async function waitForApi(port) {
-  for (let i = 0; i < 150; i++) {
-    const status = await new Promise((done) => {
-      const req = http.request({ host: '127.0.0.1', port, path: '/v1/deploy', headers: { host: 'api.localhost' }, agent: false }, (r) => {
-        r.resume();
-        done(r.statusCode);
-      });
-      req.on('error', () => done(0));
-      req.end();
-    });
-    if (status === 405) return;
-    await sleep(100);
-  }
-  throw new Error('Plinth did not start');
-}
-
 async function startServer(tag, root) {
   const dataDir = join(work, `data-${tag}`);
-  const { openStore, hashToken } = await import(join(root, 'dist/store/index.js'));
-  const store = openStore({ dir: dataDir });
-  const account = await store.createAccount({ email: 'bench@example.com', plan: 'builder' });
-  const token = `pl_${randomBytes(24).toString('base64url')}`;
-  await store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name: 'bench' });
-  await store.close();
-  const port = await freePort();
   const logPath = join(work, `plinth-${tag}.log`);
-  const env = { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_LOG_LEVEL: 'info' };
-  const child = startChild(process.execPath, [join(root, 'dist/main.js')], { env, cwd: root, logPath });
-  await waitForApi(port);
-  return { tag, port, token, child, logPath };
+  const { port, child } = await startPlinthNode({ root, dataDir, env: { PLINTH_LOG_LEVEL: 'info' }, logPath });
+  return { tag, port, token: adminBuilderToken(root, dataDir), child, logPath };
 }
 
 function timing(server, revision) {

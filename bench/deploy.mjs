@@ -15,12 +15,12 @@
 // BENCH_DURATION=10 s window of back-to-back deploys (for information, not compared): about 5 min
 // with building the archives.
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, sampleMemory, startChild, stopChild } from './lib/proc.mjs';
+import { sampleMemory, startChild, stopChild } from './lib/proc.mjs';
+import { adminBuilderToken, startPlinthNode } from './lib/plinth-node.mjs';
 import { machineInfo, publishSection } from './lib/report.mjs';
 import { runWrk } from './lib/wrk.mjs';
 import { formatSummary, median, pairedRatio, runRounds, summarize } from './lib/rounds.mjs';
@@ -88,24 +88,12 @@ execFileSync('sync');
 log(`archives: big ${(sizeOf(big[0]) / 1e6).toFixed(1)} MB, small ${(sizeOf(small[0]) / 1e6).toFixed(2)} MB, huge ${(sizeOf(huge) / 1e6).toFixed(1)} MB`);
 
 // --- Plinth -----------------------------------------------------------------------------------
-const { openStore, hashToken } = await import(join(root, 'dist/store/index.js'));
-
 /** A Plinth server on a data directory of its own with one Builder account; `env` adds settings. */
 async function startServer(tag, env = {}) {
   const dataDir = join(work, `data-${tag}`);
-  const store = openStore({ dir: dataDir });
-  const account = await store.createAccount({ email: 'bench@example.com', plan: 'builder' });
-  const token = `pl_${randomBytes(24).toString('base64url')}`;
-  await store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name: 'bench' });
-  await store.close();
-  const port = await freePort();
   const logPath = join(work, `plinth-${tag}.log`);
-  const child = startChild(process.execPath, [join(root, 'dist/main.js')], {
-    env: { PLINTH_PORT: String(port), PLINTH_LISTEN_HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_LOG_LEVEL: 'info', ...env },
-    cwd: root,
-    logPath,
-  });
-  await waitForApi(port);
+  const { port, child } = await startPlinthNode({ root, dataDir, env: { PLINTH_LOG_LEVEL: 'info', ...env }, logPath });
+  const token = adminBuilderToken(root, dataDir);
   return { tag, port, token, child, logPath, auth: { authorization: `Bearer ${token}`, 'content-type': 'application/gzip' } };
 }
 
@@ -290,24 +278,4 @@ try {
   publishSection(lines.join('\n'), 'deploy');
 } finally {
   for (const server of servers) await stopChild(server.child);
-}
-
-async function waitForApi(port) {
-  for (let i = 0; i < 100; i++) {
-    try {
-      const res = await new Promise((resolve, reject) => {
-        const req = http.request({ host: '127.0.0.1', port, path: '/v1/deploy', headers: { host: 'api.localhost' }, agent: false }, (r) => {
-          r.resume();
-          resolve(r.statusCode);
-        });
-        req.on('error', reject);
-        req.end();
-      });
-      if (res === 405) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('Plinth did not start');
 }

@@ -43,7 +43,6 @@ export async function startPlinthNode({ root, dataDir, env = {}, logPath, nodeAr
   return { port, child, dataDir, logPath };
 }
 
-/** A Builder account with an API token, made through an open store; resolves the token. */
 /**
  * A Builder account and an API token for it, made with `plinth admin` against the data directory
  * of a server that is running (the way an operator does it); returns the token.
@@ -59,6 +58,7 @@ export function adminBuilderToken(root, dataDir, email = 'bench@example.com') {
   }).trim();
 }
 
+/** A Builder account with an API token, made through a store the caller holds open; resolves the token. */
 export async function addBuilderToken(root, store, email = 'bench@example.com') {
   const { hashToken } = await import(pathToFileURL(join(root, 'dist/store/index.js')).href);
   const account = await store.createAccount({ email, plan: 'builder' });
