@@ -13,7 +13,26 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * test/suite.test.ts checks that every file sits in the project its contents need.
  */
 
-const ELSEWHERE = ['test/reliability/**', 'test/cluster/**', 'test/edge/**'];
+/**
+ * Slow checks that are not first-line ones: they run with the reliability project (one file at a
+ * time, after the first-line projects in .ci/run), not with `npm test`. Walkthroughs (every guide's
+ * examples in a shell; an agent that reads only llms.txt), pixel and layout comparisons of whole
+ * pages at two widths, packing and installing the CLI, and the load generator's statistics over
+ * long runs. Each area keeps its first-line checks in `npm test`: the guides' facts, links and
+ * examples' shapes, the badge's injection, the app's pages and flows, the CLI's commands, the load
+ * suite's traffic shape. test/suite.test.ts checks that each exists.
+ */
+export const SECOND_LINE = [
+  'test/docs/examples.http.test.ts',
+  'test/docs/llms-agent.http.test.ts',
+  'test/badge/page-unchanged.browser.test.ts',
+  'test/app/tables.browser.test.ts',
+  'test/app/issue33-pages.browser.test.ts',
+  'test/cli/install.http.test.ts',
+  'test/load/generator.test.ts',
+];
+
+const ELSEWHERE = ['test/reliability/**', 'test/cluster/**', 'test/edge/**', ...SECOND_LINE];
 
 /**
  * The first-line projects run two files at a time: most of a file's time is spent waiting on a
@@ -46,18 +65,18 @@ const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 }, env: { TEST_
  * The first-line files that take longest (a minute or more of a worker in CI), slowest first.
  * They start before the other files of their project, so that neither worker is left running one
  * of them alone at the end. vitest orders a project's files by their last durations when it has
- * its cache (node_modules/.vite), and by size in a fresh clone, where the guide examples (a short
- * file that runs every guide) started among the last. test/suite.test.ts checks that each exists.
+ * its cache (node_modules/.vite), and by size in a fresh clone, where a short file that runs long
+ * (one that walks many pages) would start among the last. test/suite.test.ts checks that each exists.
  */
 export const SLOW_FIRST = [
   'test/app/flows.browser.test.ts',
   'test/security/serving.browser.test.ts',
-  'test/docs/examples.http.test.ts',
   'test/security/authorization.http.test.ts',
+  'test/app/drop.browser.test.ts',
+  'test/cli/login.browser.test.ts',
   'test/security/webhooks.http.test.ts',
   'test/cli/admin.http.test.ts',
   'test/api/deploy.http.test.ts',
-  'test/load/generator.test.ts',
 ];
 
 const ROOT = fileURLToPath(new URL('.', import.meta.url));
@@ -106,7 +125,10 @@ export default defineConfig({
       },
       { extends: true, test: { name: 'http', include: ['test/**/*.http.test.ts'], exclude: ELSEWHERE, ...FIRST_LINE } },
       { extends: true, test: { name: 'browser', include: ['test/**/*.browser.test.ts'], exclude: ELSEWHERE, ...FIRST_LINE, ...IN_FILE } },
-      { extends: true, test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], ...ONE_AT_A_TIME } },
+      {
+        extends: true,
+        test: { name: 'reliability', include: ['test/reliability/**/*.test.ts', ...SECOND_LINE], ...ONE_AT_A_TIME, expect: IN_FILE.expect },
+      },
       // Needs PostgreSQL's server binaries (Debian's postgresql package) and starts s3rver.
       { extends: true, test: { name: 'cluster', include: ['test/cluster/**/*.test.ts'], ...ONE_AT_A_TIME } },
       // Custom domains end to end: needs Debian's caddy and pebble; everything on loopback.

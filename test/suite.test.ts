@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SLOW_FIRST } from '../vitest.config.js';
+import { SECOND_LINE, SLOW_FIRST } from '../vitest.config.js';
 
 /**
  * Every test file sits in the vitest project its contents need (vitest.config.ts): one that
@@ -37,6 +37,11 @@ describe('test projects', () => {
 
   it('the files vitest.config.ts starts first exist and run with npm test', () => {
     expect(SLOW_FIRST.filter((path) => !files.includes(relative(TEST, join(TEST, '..', path))))).toEqual([]);
+    expect(SLOW_FIRST.filter((path) => SECOND_LINE.includes(path))).toEqual([]);
+  });
+
+  it('the second-line files it runs with the reliability project exist', () => {
+    expect(SECOND_LINE.filter((path) => !files.includes(relative(TEST, join(TEST, '..', path))))).toEqual([]);
   });
 
   it('start the built service through startMain (test/helpers/main-process.ts), whose time-out ends the process it started', () => {
