@@ -202,6 +202,8 @@ export interface DeployConfig {
   readonly ingestThreads: number;
   /** Deploys allowed to wait for an ingest worker per HTTP thread before new ones get 503. */
   readonly ingestQueue: number;
+  /** Ingest worker threads per HTTP thread kept started while no deploy runs (at most ingestThreads). */
+  readonly ingestIdleThreads: number;
   /** Bytes of small text files a deploy gzips before its answer; 0 = every variant after. */
   readonly compressBeforePublishBytes: number;
   /** Upload intake per request while the thread is busy serving, bytes/s; 0 never paces. */
@@ -342,6 +344,7 @@ export const SERVER_SETTINGS = [
   'PLINTH_TRUST_PROXY',
   'PLINTH_INGEST_THREADS',
   'PLINTH_INGEST_QUEUE',
+  'PLINTH_INGEST_IDLE_THREADS',
   'PLINTH_COMPRESS_BEFORE_PUBLISH_KB',
   'PLINTH_UPLOAD_PACE_MB_S',
   'PLINTH_UPLOAD_PACE_ABOVE_RPS',
@@ -549,6 +552,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     trustProxy: trustProxyParsed.ok ? trustProxyParsed.trust : NO_PROXY_TRUST,
     ingestThreads: int('PLINTH_INGEST_THREADS', Math.max(1, Math.floor(availableParallelism() / threads)), 1, 64),
     ingestQueue: int('PLINTH_INGEST_QUEUE', 16, 0, 10_000),
+    ingestIdleThreads: int('PLINTH_INGEST_IDLE_THREADS', 1, 0, 64),
     compressBeforePublishBytes: int('PLINTH_COMPRESS_BEFORE_PUBLISH_KB', 2048, 0, 1024 * 1024) * 1024,
     pacedUploadBytesPerSecond: int('PLINTH_UPLOAD_PACE_MB_S', 64, 0, 100_000) * 1024 * 1024,
     busyRequestsPerSecond: int('PLINTH_UPLOAD_PACE_ABOVE_RPS', 2000, 1, 10_000_000),

@@ -117,6 +117,9 @@ const WEBHOOK_RESPONSE_BYTES = 64 * 1024;
  */
 const ANALYTICS_BATCH_ENTRIES = 50_000;
 
+/** An ingest thread beyond PLINTH_INGEST_IDLE_THREADS ends after this long without a task. */
+const INGEST_IDLE_TIMEOUT_MS = 30_000;
+
 /** How long a stop waits for follow-up work once the ingest pool has stopped (a bucket upload, say). */
 const FOLLOW_UP_CUTOFF_MS = 10_000;
 
@@ -141,7 +144,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const ingest = createIngestPool({
     maxThreads: config.deploy.ingestThreads,
     maxQueue: config.deploy.ingestQueue,
-    idleTimeoutMs: 30_000,
+    minThreads: config.deploy.ingestIdleThreads,
+    idleTimeoutMs: INGEST_IDLE_TIMEOUT_MS,
     workerFile: options.ingestWorkerFile,
     bodies: memory,
   });

@@ -31,6 +31,8 @@ export async function startTestServer(
     PLINTH_ANON_SITES_PER_HOUR: '0',
     PLINTH_ANON_DEPLOYS_PER_HOUR: '0',
     PLINTH_INGEST_THREADS: '1',
+    // Most test servers take few deploys or none: their ingest thread starts with the first.
+    PLINTH_INGEST_IDLE_THREADS: '0',
     // A refused body whose client holds the rest is answered after 200 ms without a byte rather
     // than a second: a dozen tests wait for such answers, none for the pause itself.
     PLINTH_LINGER_IDLE_MS: '200',
