@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { decodedHash } from './bucket-blob-store.js';
 import { createS3Bucket, forEachLimit, NOT_IN_BUCKET } from './bucket.js';
+import { isPackKey } from './bucket-packs.js';
 import { loadPg } from './records-connections.js';
 import { hashTask } from './records-log.js';
 import { SCHEMA_VERSION } from './records-schema.js';
@@ -201,9 +202,9 @@ export async function restoreCluster(options: ClusterRestoreOptions): Promise<Cl
     let objectsUploaded = 0;
     await forEachLimit(manifest.objects, COPY_CONCURRENCY, async (object) => {
       const found = await bucket.head(object.key);
-      // A blob's key names its bytes: one of the same size is the same. Anything else (the
-      // bucket's marker) is put back as it was.
-      if (found !== undefined && found.size === object.bytes && BLOB_KEY.test(object.key)) return;
+      // A blob's key names its bytes, and a pack's is never reused: one of the same size is the
+      // same. Anything else (the bucket's marker) is put back as it was.
+      if (found !== undefined && found.size === object.bytes && (BLOB_KEY.test(object.key) || isPackKey(object.key))) return;
       await bucket.upload(object.key, objectPath(source, object.key), object.bytes);
       objectsUploaded++;
     });
@@ -215,6 +216,7 @@ export async function restoreCluster(options: ClusterRestoreOptions): Promise<Cl
       options.databaseUrl,
     );
     // What the nodes noted of the bucket then is not what it holds now: deploys ask the bucket again.
+    // (The pack rows stay: they are records, and every pack they name was copied back above.)
     await client.query("DO $$ BEGIN IF to_regclass('plinth_bucket_objects') IS NOT NULL THEN DELETE FROM plinth_bucket_objects; END IF; END $$");
     const restored = await clusterOf(client);
     if (restored.clusterId !== manifest.clusterId)
