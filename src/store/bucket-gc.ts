@@ -120,10 +120,6 @@ async function collectPacks(
   referenced: ReadonlySet<string>,
   { now, graceMs, deadline }: { now: () => number; graceMs: number; deadline: number },
 ): Promise<number> {
-  // Listed before the rows go, so a pack that loses its last row in this run waits for the next.
-  const listed: string[] = [];
-  for await (const object of bucket.list(PACK_PREFIX)) if (isPackKey(object.key) && object.touchedMs < now() - graceMs) listed.push(object.key);
-
   const unreferenced = (await packs.olderThan(now() - graceMs))
     .map((row) => row.key)
     .filter((key) => {
@@ -134,6 +130,8 @@ async function collectPacks(
     await packs.deleteOlderThan(unreferenced.slice(start, start + PACK_BATCH), now() - graceMs);
   }
 
+  const listed: string[] = [];
+  for await (const object of bucket.list(PACK_PREFIX)) if (isPackKey(object.key) && object.touchedMs < now() - graceMs) listed.push(object.key);
   let deleted = 0;
   for (let start = 0; start < listed.length && now() <= deadline; start += PACK_BATCH) {
     const batch = listed.slice(start, start + PACK_BATCH);
