@@ -279,7 +279,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           await bucket.put(key, Buffer.concat(bodies));
           // Garbage collection deletes a pack no row points to once it is older than the grace
           // period; rows written later than half of it could point to a pack already gone.
-          if (now() - at > graceMs / 2) throw Object.assign(new Error(`pack ${key} took over half the grace period to upload`), { code: BUCKET_UNAVAILABLE_CODE });
+          if (now() - at > graceMs / 2)
+            throw Object.assign(new Error(`pack ${key} took over half the grace period to upload`), { code: BUCKET_UNAVAILABLE_CODE });
           await packs!.record(objects.map(({ key: object, offset, size }) => ({ key: object, pack: key, offset, size, touchedMs: at })));
           for (const object of objects) remember(object.key, at);
         }),
@@ -322,10 +323,12 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         } else packOrSend(object, size, note);
       }
       if (renewing.length === 0) return;
-      const renewed = await packs!.renew(
-        renewing.map(({ key }) => key),
-        at,
-      ).catch(() => new Set<string>());
+      const renewed = await packs!
+        .renew(
+          renewing.map(({ key }) => key),
+          at,
+        )
+        .catch(() => new Set<string>());
       for (const object of renewing) {
         if (renewed.has(object.key)) remember(object.key, at);
         else packOrSend(object, statSync(local.pathOf(object.sha256, object.encoding), { throwIfNoEntry: false })?.size, undefined);

@@ -216,7 +216,7 @@ describe('bucket garbage collection of packs', () => {
     const [oldPack] = new Set((await rowsOf([...kept, ...dropped])).map((row) => row.pack));
     const [youngPack] = (await rowsOf(young)).map((row) => row.pack);
     // The first pack and its rows two hours old; the second deploy's just made.
-    await sql("UPDATE plinth_packed_objects SET touched_ms = touched_ms - $1 WHERE pack = $2", [2 * HOUR, oldPack]);
+    await sql('UPDATE plinth_packed_objects SET touched_ms = touched_ms - $1 WHERE pack = $2', [2 * HOUR, oldPack]);
     const later = () => Date.now() + HOUR / 2;
 
     // Half an hour on: the first pack's rows are old, and the bucket's packs not yet.
