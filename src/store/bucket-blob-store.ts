@@ -56,6 +56,12 @@ const MAX_KNOWN_FRESH = 100_000;
 const PACK_TARGET_BYTES = 8 * 1024 * 1024;
 /** Packs of one deploy in flight at once: the bucket takes each in one request, so two keep it busy. */
 const PACKS_AT_ONCE = 2;
+/**
+ * While none of the deploy's packs is in flight, one goes up as soon as it holds this many
+ * objects, so that the uploads overlap the unpack and the commit waits only for the last few
+ * objects, not for every small file of the site in one request at the end.
+ */
+const PACK_EARLY_OBJECTS = 32;
 
 export interface BucketBlobStoreOptions {
   /** `<dataDir>/blobs`, the local cache. */
@@ -242,6 +248,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     const limited = limiter(PUBLISH_CONCURRENCY);
     const packLimited = limiter(PACKS_AT_ONCE);
     let pack = emptyPack();
+    let packsInFlight = 0;
 
     const track = (task: Promise<void>): void => void running.push(task.catch((err: unknown) => void (failure ??= { err })));
 
@@ -259,7 +266,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     function append(key: string, path: string, size: number): void {
       pack.objects.push({ key, path, offset: pack.bytes, size });
       pack.bytes += size;
-      if (pack.bytes >= PACK_TARGET_BYTES) sendPack();
+      if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight === 0 && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
     }
 
     /** The current pack to the bucket, then its rows to the database. Files are read only now, so only packs in flight are held in memory. */
@@ -267,6 +274,21 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       const { objects } = pack;
       pack = emptyPack();
       if (objects.length === 0) return;
+      if (objects.length === 1) {
+        // A pack of one is the object itself, with no row to write before the commit.
+        const [{ key, path, size }] = objects as [(typeof objects)[number]];
+        track(
+          limited(async () => {
+            if (failure !== undefined) return;
+            const at = now();
+            await bucket.upload(key, path, size);
+            remember(key, at);
+            done.push({ key, size, touchedMs: at });
+          }),
+        );
+        return;
+      }
+      packsInFlight++;
       track(
         packLimited(async () => {
           if (failure !== undefined) return;
@@ -283,7 +305,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
             throw Object.assign(new Error(`pack ${key} took over half the grace period to upload`), { code: BUCKET_UNAVAILABLE_CODE });
           await packs!.record(objects.map(({ key: object, offset, size }) => ({ key: object, pack: key, offset, size, touchedMs: at })));
           for (const object of objects) remember(object.key, at);
-        }),
+        }).finally(() => packsInFlight--),
       );
     }
 

@@ -124,7 +124,7 @@ describe('a cluster deploy packs its small blobs', () => {
   });
 
   it('packs again a blob whose row garbage collection deleted', async () => {
-    const contents = [randomBytes(2500)];
+    const contents = [randomBytes(2500), randomBytes(2600)];
     const a = await node();
     const shas = await write(a, contents);
     await a.blobs.publish(shas);
@@ -135,7 +135,35 @@ describe('a cluster deploy packs its small blobs', () => {
     const from = await mark();
     await b.blobs.publish(await write(b, contents));
     expect((await sentSince(from)).filter(isPut)).toHaveLength(1);
-    expect(await rowsOf(shas)).toHaveLength(1);
+    expect(await rowsOf(shas)).toHaveLength(2);
+  });
+
+  it('puts a lone new small blob as its own object: a pack of one would only add a row to write', async () => {
+    const a = await node();
+    const [sha] = await write(a, [randomBytes(3000)]);
+    const from = await mark();
+    await a.blobs.publish([sha!]);
+    const puts = (await sentSince(from)).filter(isPut);
+    expect(puts).toHaveLength(1);
+    expect(puts[0]!.url).toContain(sha);
+    expect(await rowsOf([sha!])).toEqual([]);
+  });
+
+  it('sends the first packs while the rest of the deploy is still coming', async () => {
+    const a = await node();
+    const shas = await write(
+      a,
+      Array.from({ length: 40 }, () => randomBytes(700)),
+    );
+    const publishing = a.blobs.publisher();
+    for (const sha of shas.slice(0, 32)) publishing.add(sha);
+    // The first 32 go up before the last 8 are even announced.
+    expect(await waitUntil(async () => (await rowsOf(shas.slice(0, 32))).length === 32, 5000)).toBe(true);
+    await publishing.finish(shas);
+    await publishing.afterAnswer();
+    const rows = await rowsOf(shas);
+    expect(rows).toHaveLength(40);
+    expect(new Set(rows.map((row) => row.pack)).size).toBe(2);
   });
 
   it('puts a blob larger than the bound alone, as without packing', async () => {
@@ -150,7 +178,7 @@ describe('a cluster deploy packs its small blobs', () => {
   });
 
   it('with packing off (0), puts each blob alone and reads packed blobs all the same', async () => {
-    const packed = [randomBytes(1500)];
+    const packed = [randomBytes(1500), randomBytes(1600)];
     const a = await node();
     const packedShas = await write(a, packed);
     await a.blobs.publish(packedShas);
@@ -194,9 +222,10 @@ describe('a cluster deploy packs its small blobs', () => {
       bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX, cacheBytes: 1, minIdleMs: 0 }),
     });
     open.push(store);
-    const contents = [randomBytes(5000)];
+    const contents = [randomBytes(5000), randomBytes(5100)];
     const shas = await write(store, contents);
     await store.blobs.publish(shas);
+    expect(await rowsOf(shas)).toHaveLength(2);
     const trimmed = await store.blobs.trimCache();
     expect(trimmed.files).toBeGreaterThanOrEqual(1);
     expect(store.blobs.isLocal(shas[0]!)).toBe(false);
@@ -211,10 +240,10 @@ describe('bucket garbage collection of packs', () => {
     const kept = await write(a, [randomBytes(1800)]);
     const dropped = await write(a, [randomBytes(1900), randomBytes(2000)]);
     await a.blobs.publish([...kept, ...dropped]);
-    const young = await write(a, [randomBytes(2100)]);
+    const young = await write(a, [randomBytes(2100), randomBytes(2200)]);
     await a.blobs.publish(young);
     const [oldPack] = new Set((await rowsOf([...kept, ...dropped])).map((row) => row.pack));
-    const [youngPack] = (await rowsOf(young)).map((row) => row.pack);
+    const [youngPack] = new Set((await rowsOf(young)).map((row) => row.pack));
     // The first pack and its rows two hours old; the second deploy's just made.
     await sql('UPDATE plinth_packed_objects SET touched_ms = touched_ms - $1 WHERE pack = $2', [2 * HOUR, oldPack]);
     const later = () => Date.now() + HOUR / 2;
@@ -223,7 +252,7 @@ describe('bucket garbage collection of packs', () => {
     await collectBucketGarbage(a, { graceMs: HOUR, now: later, referenced: () => kept });
     expect((await rowsOf(dropped)).length).toBe(0);
     expect((await rowsOf(kept)).length).toBe(1);
-    expect((await rowsOf(young)).length).toBe(1);
+    expect((await rowsOf(young)).length).toBe(2);
     // A kept row still points at the first pack: it stays.
     await expect(s3.get(oldPack!)).resolves.toBeInstanceOf(Buffer);
 
