@@ -202,7 +202,8 @@ describe('a cluster deploy packs its small blobs', () => {
     await a.blobs.publish(shas);
     const [row] = await rowsOf([shas[1]!]);
     const pack = await s3.get(row!.pack);
-    pack[Number(row!.byte_offset) + 10] ^= 0xff;
+    const at = Number(row!.byte_offset) + 10;
+    pack[at] = pack[at]! ^ 0xff;
     await s3.put(row!.pack, pack);
 
     const b = await node();
