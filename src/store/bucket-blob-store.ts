@@ -50,8 +50,8 @@ const DEFAULT_MIN_IDLE_MS = 60_000;
 const MAX_KNOWN_FRESH = 100_000;
 /**
  * A pack goes up once it holds this much: a few requests for a deploy of thousands of small
- * files, and a bounded body in memory (a pack holds at most this plus one object, and the packs
- * of one deploy go up one at a time beside its other uploads).
+ * files, and a bounded body in memory (a pack holds at most this plus one object, and at most
+ * `PACKS_AT_ONCE` packs of one deploy are read into memory and sent at once).
  */
 const PACK_TARGET_BYTES = 8 * 1024 * 1024;
 /** Packs of one deploy in flight at once: the bucket takes each in one request, so two keep it busy. */
@@ -146,9 +146,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   }
 
   /**
-   * Where the key is packed, if it is. When the database cannot say, the bucket is asked for the
-   * object itself (an object uploaded alone is found; a packed one is not, and the read fails as
-   * the database's absence makes every cluster write fail).
+   * Where the key is packed, if it is. When the database cannot answer, the bucket is asked for
+   * the object itself: one uploaded alone is found; a packed one is not, and its read fails until
+   * PostgreSQL answers again (why packing is off by default).
    */
   async function packedAt(key: string): Promise<PackedObject | undefined> {
     if (packs === undefined) return undefined;
@@ -231,8 +231,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    *
    * With packing on (a cluster, `packMaxBytes` > 0), a new object up to that size is not sent
    * alone: it joins the deploy's current pack, which goes up once it holds `PACK_TARGET_BYTES`
-   * and at the end of each step (`finish`, `afterAnswer`), its rows written after its PUT, so
-   * before the commit. An object already packed is not sent again: its row is renewed when older
+   * (or `PACK_EARLY_OBJECTS` while no pack is in flight) and at the end of each step (`finish`,
+   * `afterAnswer`), its rows written after its PUT, so before the commit. An object already packed is not sent again: its row is renewed when older
    * than half the grace period (one query per burst), and one that garbage collection deleted
    * meanwhile is packed anew.
    */
