@@ -121,6 +121,8 @@ export interface BlobsConfig {
   readonly credentials?: BucketCredentials;
   /** Byte budget of this node's disk cache of blobs in bucket mode; 0 = no budget (keep every blob). */
   readonly cacheBytes: number;
+  /** In a cluster, new blobs and variants up to this size are packed into few bucket objects; 0 = never. */
+  readonly packMaxBytes: number;
 }
 
 export interface BucketCredentials {
@@ -335,6 +337,7 @@ export const SERVER_SETTINGS = [
   'PLINTH_S3_REGION',
   'PLINTH_S3_FORCE_PATH_STYLE',
   'PLINTH_BLOB_CACHE_MB',
+  'PLINTH_BUCKET_PACK_MAX_BYTES',
   'PLINTH_CACHE_MB',
   'PLINTH_SITE_CACHE_MB',
   'PLINTH_STREAM_THRESHOLD_KB',
@@ -684,6 +687,9 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
       ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken !== undefined ? { sessionToken } : {}) } }
       : {}),
     cacheBytes: int('PLINTH_BLOB_CACHE_MB', 10240, 0, 64 * 1024 * 1024) * 1024 * 1024,
+    // Off by default: a node reads a packed file's place from PostgreSQL, so while the database is
+    // away it could not serve a packed file it has not cached (see docs/operating.md).
+    packMaxBytes: int('PLINTH_BUCKET_PACK_MAX_BYTES', 0, 0, 8 * 1024 * 1024),
   };
 
   const dnsServers: string[] = [];

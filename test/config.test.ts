@@ -184,7 +184,7 @@ describe('loadConfig', () => {
 
   it('keeps blobs in the data directory alone unless a bucket is named', () => {
     const config = loadConfig({});
-    expect(config.blobs).toEqual({ region: 'us-east-1', forcePathStyle: false, cacheBytes: 10240 * 1024 * 1024 });
+    expect(config.blobs).toEqual({ region: 'us-east-1', forcePathStyle: false, cacheBytes: 10240 * 1024 * 1024, packMaxBytes: 0 });
     expect(Object.isFrozen(config.blobs)).toBe(true);
   });
 
@@ -195,6 +195,7 @@ describe('loadConfig', () => {
       PLINTH_S3_REGION: 'auto',
       PLINTH_S3_FORCE_PATH_STYLE: '1',
       PLINTH_BLOB_CACHE_MB: '0',
+      PLINTH_BUCKET_PACK_MAX_BYTES: '1048576',
       AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
       AWS_SECRET_ACCESS_KEY: 'secret-key',
     });
@@ -205,6 +206,7 @@ describe('loadConfig', () => {
       forcePathStyle: true,
       credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret-key' },
       cacheBytes: 0,
+      packMaxBytes: 1048576,
     });
     // Without the AWS variables, the SDK's own provider chain finds credentials.
     expect(loadConfig({ PLINTH_S3_BUCKET: 'plinth-blobs' }).blobs.credentials).toBeUndefined();

@@ -3,13 +3,15 @@ import { readFile, stat, unlink } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { compressFastAsync, createBlobStore } from './blob-store.js';
-import { createS3Bucket, forEachLimit, limiter, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
+import { createS3Bucket, limiter, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
+import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
 import type { BucketLedger, LedgerEntry } from './bucket-ledger.js';
+import { PACK_PREFIX, type PackedObject } from './bucket-packs.js';
 import type { BlobFile, BlobPublisher, BlobStore, BucketOptions, CacheTrim } from './types.js';
 
 /**
@@ -46,6 +48,20 @@ const TRIM_CONCURRENCY = 8;
 const DEFAULT_MIN_IDLE_MS = 60_000;
 /** Bound on the memory of which objects `publish` knows to be in the bucket and young. */
 const MAX_KNOWN_FRESH = 100_000;
+/**
+ * A pack goes up once it holds this much: a few requests for a deploy of thousands of small
+ * files, and a bounded body in memory (a pack holds at most this plus one object, and at most
+ * `PACKS_AT_ONCE` packs of one deploy are read into memory and sent at once).
+ */
+const PACK_TARGET_BYTES = 8 * 1024 * 1024;
+/** Packs of one deploy in flight at once: the bucket takes each in one request, so two keep it busy. */
+const PACKS_AT_ONCE = 2;
+/**
+ * While none of the deploy's packs is in flight, one goes up as soon as it holds this many
+ * objects, so that the uploads overlap the unpack and the commit waits only for the last few
+ * objects, not for every small file of the site in one request at the end.
+ */
+const PACK_EARLY_OBJECTS = 32;
 
 export interface BucketBlobStoreOptions {
   /** `<dataDir>/blobs`, the local cache. */
@@ -61,6 +77,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   const local = createBlobStore({ dir: options.dir, now });
   const tmpDir = join(resolve(options.dir), 'tmp');
   const { ledger } = options;
+  // Packed objects are read wherever a ledger is, written only where packing is on.
+  const packs = ledger?.packs;
+  const packMaxBytes = packs === undefined ? 0 : (options.bucket.packMaxBytes ?? 0);
   const bucket: S3Bucket = createS3Bucket(options.bucket, ledger && { onDeleted: (key) => ledger.forget([key]) });
   const { cacheBytes, graceMs } = options.bucket;
   const minIdleMs = options.bucket.minIdleMs ?? DEFAULT_MIN_IDLE_MS;
@@ -104,7 +123,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   async function download(sha256: string, encoding: Encoding | undefined, key: string, path: string): Promise<void> {
     let body: AsyncIterable<Uint8Array>;
     try {
-      body = await bucket.download(key);
+      const packed = await packedAt(key);
+      body = packed === undefined ? await bucket.download(key) : await bucket.downloadRange(packed.pack, packed.offset, packed.size);
     } catch (err) {
       if (encoding === undefined || (err as { code?: string }).code !== NOT_IN_BUCKET) throw err;
       return makeVariant(sha256, encoding, path, err);
@@ -123,6 +143,16 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       await unlink(temp.path).catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * Where the key is packed, if it is. When the database cannot answer, the bucket is asked for
+   * the object itself: one uploaded alone is found; a packed one is not, and its read fails until
+   * PostgreSQL answers again (why packing is off by default).
+   */
+  async function packedAt(key: string): Promise<PackedObject | undefined> {
+    if (packs === undefined) return undefined;
+    return (await packs.find([key]).catch(() => undefined))?.get(key);
   }
 
   /**
@@ -198,6 +228,13 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    * arrived together, or all of `finish`'s) shares one question to the ledger, asked while no
    * other is in flight, and their objects then go up `PUBLISH_CONCURRENCY` at a time. The variants
    * of small blobs wait for `afterAnswer`.
+   *
+   * With packing on (a cluster, `packMaxBytes` > 0), a new object up to that size is not sent
+   * alone: it joins the deploy's current pack, which goes up once it holds `PACK_TARGET_BYTES`
+   * (or `PACK_EARLY_OBJECTS` while no pack is in flight) and at the end of each step (`finish`,
+   * `afterAnswer`), its rows written after its PUT, so before the commit. An object already packed is not sent again: its row is renewed when older
+   * than half the grace period (one query per burst), and one that garbage collection deleted
+   * meanwhile is packed anew.
    */
   function publisher(): BlobPublisher {
     const taken = new Set<string>();
@@ -209,29 +246,141 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     let failure: { err: unknown } | undefined;
     let ledgerAnswered = false;
     const limited = limiter(PUBLISH_CONCURRENCY);
+    const packLimited = limiter(PACKS_AT_ONCE);
+    let pack = emptyPack();
+    let packsInFlight = 0;
+
+    const track = (task: Promise<void>): void => void running.push(task.catch((err: unknown) => void (failure ??= { err })));
+
+    function single(sha256: string, encoding: Encoding | undefined, noted: LedgerEntry | undefined, ledgerKnows: boolean): void {
+      track(
+        limited(async () => {
+          // Past a failure nothing new starts: `finish` rejects with it anyway.
+          if (failure !== undefined) return;
+          const entry = await ensureInBucket(sha256, encoding, noted, ledgerKnows);
+          if (entry !== undefined) done.push(entry);
+        }),
+      );
+    }
+
+    function append(key: string, path: string, size: number): void {
+      pack.objects.push({ key, path, offset: pack.bytes, size });
+      pack.bytes += size;
+      if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight === 0 && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
+    }
+
+    /** The current pack to the bucket, then its rows to the database. Files are read only now, so only packs in flight are held in memory. */
+    function sendPack(): void {
+      const { objects } = pack;
+      pack = emptyPack();
+      if (objects.length === 0) return;
+      if (objects.length === 1) {
+        // A pack of one is the object itself, with no row to write before the commit.
+        const [{ key, path, size }] = objects as [(typeof objects)[number]];
+        track(
+          limited(async () => {
+            if (failure !== undefined) return;
+            const at = now();
+            await bucket.upload(key, path, size);
+            remember(key, at);
+            done.push({ key, size, touchedMs: at });
+          }),
+        );
+        return;
+      }
+      packsInFlight++;
+      track(
+        packLimited(async () => {
+          if (failure !== undefined) return;
+          const bodies = await Promise.all(objects.map((object) => readFile(object.path)));
+          for (const [i, body] of bodies.entries()) {
+            if (body.byteLength !== objects[i]!.size) throw new Error(`${objects[i]!.path} changed size while it was packed`);
+          }
+          const key = `${PACK_PREFIX}${randomUUID()}`;
+          const at = now();
+          await bucket.put(key, Buffer.concat(bodies));
+          // Garbage collection deletes a pack no row points to once it is older than the grace
+          // period; rows written later than half of it could point to a pack already gone.
+          if (now() - at > graceMs / 2)
+            throw Object.assign(new Error(`pack ${key} took over half the grace period to upload`), { code: BUCKET_UNAVAILABLE_CODE });
+          await packs!.record(objects.map(({ key: object, offset, size }) => ({ key: object, pack: key, offset, size, touchedMs: at })));
+          for (const object of objects) remember(object.key, at);
+        }).finally(() => packsInFlight--),
+      );
+    }
+
+    /** One burst: asks the ledgers, then packs, renews or uploads each object. */
+    async function place(objects: Array<[string, Encoding | undefined]>): Promise<void> {
+      const at = now();
+      const keyed = objects
+        .map(([sha256, encoding]) => ({ sha256, encoding, key: bucket.keyOf(sha256, encoding) }))
+        .filter(({ key }) => (knownFresh.get(key) ?? 0) <= at);
+      const asked = keyed.map(({ key }) => key);
+      // The ledger is a shortcut: when the database cannot say, the bucket is asked as without one.
+      const noted = ledger === undefined || asked.length === 0 ? new Map<string, LedgerEntry>() : await ledger.find(asked).catch(() => undefined);
+      if (ledger !== undefined && noted !== undefined) ledgerAnswered = true;
+      const ledgerKnows = noted !== undefined && ledger !== undefined;
+      // The pack rows are the only record of packed objects: when the database cannot say, nothing is packed.
+      const packed = packMaxBytes === 0 || asked.length === 0 ? undefined : await packs!.find(asked).catch(() => undefined);
+      const renewing: typeof keyed = [];
+      const packOrSend = ({ sha256, encoding, key }: (typeof keyed)[number], size: number | undefined, note: LedgerEntry | undefined): void => {
+        if (size !== undefined && size <= packMaxBytes) append(key, local.pathOf(sha256, encoding), size);
+        else single(sha256, encoding, note, ledgerKnows);
+      };
+      for (const object of keyed) {
+        const note = noted?.get(object.key);
+        if (packed === undefined) {
+          single(object.sha256, object.encoding, note, ledgerKnows);
+          continue;
+        }
+        const size = statSync(local.pathOf(object.sha256, object.encoding), { throwIfNoEntry: false })?.size;
+        const row = packed.get(object.key);
+        const sameSize = (entry: { size: number } | undefined): boolean => entry !== undefined && (size === undefined || entry.size === size);
+        if (sameSize(row)) {
+          if (row!.touchedMs > at - graceMs / 2) remember(object.key, row!.touchedMs);
+          else renewing.push(object);
+        } else if (sameSize(note) && note!.touchedMs > at - graceMs / 2) {
+          // Uploaded alone lately (before packing, or too large then): nothing to send.
+          remember(object.key, note!.touchedMs);
+        } else packOrSend(object, size, note);
+      }
+      if (renewing.length === 0) return;
+      const renewed = await packs!
+        .renew(
+          renewing.map(({ key }) => key),
+          at,
+        )
+        .catch(() => new Set<string>());
+      for (const object of renewing) {
+        if (renewed.has(object.key)) remember(object.key, at);
+        else packOrSend(object, statSync(local.pathOf(object.sha256, object.encoding), { throwIfNoEntry: false })?.size, undefined);
+      }
+    }
 
     async function ask(): Promise<void> {
       // Announcements that arrive together are read before the first question goes out.
       await new Promise((resolve) => setImmediate(resolve));
-      while (waiting.length > 0) {
-        const objects = waiting;
-        waiting = [];
-        const at = now();
-        const asked = objects.map(([sha256, encoding]) => bucket.keyOf(sha256, encoding)).filter((key) => (knownFresh.get(key) ?? 0) <= at);
-        // The ledger is a shortcut: when the database cannot say, the bucket is asked as without one.
-        const noted = ledger === undefined || asked.length === 0 ? new Map<string, LedgerEntry>() : await ledger.find(asked).catch(() => undefined);
-        if (ledger !== undefined && noted !== undefined) ledgerAnswered = true;
-        for (const [sha256, encoding] of objects) {
-          const ensured = limited(async () => {
-            // Past a failure nothing new starts: `finish` rejects with it anyway.
-            if (failure !== undefined) return;
-            const entry = await ensureInBucket(sha256, encoding, noted?.get(bucket.keyOf(sha256, encoding)), noted !== undefined && ledger !== undefined);
-            if (entry !== undefined) done.push(entry);
-          });
-          running.push(ensured.catch((err: unknown) => void (failure ??= { err })));
+      try {
+        while (waiting.length > 0) {
+          const objects = waiting;
+          waiting = [];
+          await place(objects);
         }
+      } catch (err) {
+        failure ??= { err };
+      } finally {
+        asking = undefined;
       }
-      asking = undefined;
+    }
+
+    /** Until every object taken is in the bucket (or one failed): the last pack goes up too. */
+    async function settle(): Promise<void> {
+      do {
+        while (asking !== undefined) await asking;
+        sendPack();
+        // Awaited one by one: the list may grow meanwhile.
+        for (let i = 0; i < running.length; i++) await running[i];
+      } while (asking !== undefined || pack.objects.length > 0);
     }
 
     function add(sha256: string): void {
@@ -251,22 +400,16 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       add,
       async finish(sha256s) {
         for (const sha256 of sha256s) add(sha256);
-        while (asking !== undefined) await asking;
-        await Promise.all(running);
+        await settle();
         if (failure !== undefined) throw failure.err;
       },
       async afterAnswer() {
-        const objects = later;
+        waiting.push(...later);
         later = [];
-        const at = now();
-        const asked = objects.map(([sha256, encoding]) => bucket.keyOf(sha256, encoding)).filter((key) => (knownFresh.get(key) ?? 0) <= at);
-        const noted = ledger === undefined || asked.length === 0 ? new Map<string, LedgerEntry>() : await ledger.find(asked).catch(() => undefined);
-        if (ledger !== undefined && asked.length > 0 && noted !== undefined) ledgerAnswered = true;
         try {
-          await forEachLimit(objects, PUBLISH_CONCURRENCY, async ([sha256, encoding]) => {
-            const entry = await ensureInBucket(sha256, encoding, noted?.get(bucket.keyOf(sha256, encoding)), noted !== undefined && ledger !== undefined);
-            if (entry !== undefined) done.push(entry);
-          });
+          asking ??= ask();
+          await settle();
+          if (failure !== undefined) throw failure.err;
         } finally {
           // Noted after the answer, for the blobs too: a note is a hint, and one that does not
           // arrive only costs the next deploy of these objects a question to the bucket.
@@ -277,7 +420,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   }
 
   /** Whether the bucket holds this file's object, so the local copy may go; false when it cannot tell. */
-  async function safeToEvict(file: BlobFile): Promise<boolean> {
+  async function safeToEvict(file: BlobFile, packed: Map<string, PackedObject>): Promise<boolean> {
+    const row = packed.get(bucket.keyOf(file.sha256, file.encoding));
+    if (row !== undefined && (file.encoding !== undefined || row.size === file.size)) return true;
     try {
       const found = await bucket.head(bucket.keyOf(file.sha256, file.encoding));
       return found !== undefined && (file.encoding !== undefined || found.size === file.size);
@@ -302,7 +447,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       const batch = files.slice(start, start + TRIM_CONCURRENCY).filter((file) => file.mtimeMs <= idleBefore);
       // Sorted oldest first: once a batch has nothing idle, nothing after it is either.
       if (batch.length === 0) break;
-      const evictable = await Promise.all(batch.map(safeToEvict));
+      const keys = batch.map((file) => bucket.keyOf(file.sha256, file.encoding));
+      const packed = (await packs?.find(keys).catch(() => undefined)) ?? new Map<string, PackedObject>();
+      const evictable = await Promise.all(batch.map((file) => safeToEvict(file, packed)));
       for (const [i, file] of batch.entries()) {
         if (total <= cacheBytes) break;
         if (!evictable[i]) continue;
@@ -334,11 +481,16 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     publisher,
     trimCache,
     bucket,
+    ...(packs !== undefined ? { packs } : {}),
     counters: () => ({ downloads: downloaded.count, downloadedBytes: downloaded.bytes, bucketErrors: bucket.errors }),
   };
 }
 
 /** The sha256 of what a variant file decodes to ('' if it does not decode). */
+function emptyPack(): { objects: Array<{ key: string; path: string; offset: number; size: number }>; bytes: number } {
+  return { objects: [], bytes: 0 };
+}
+
 export async function decodedHash(path: string, encoding: Encoding): Promise<string> {
   const hash = createHash('sha256');
   try {

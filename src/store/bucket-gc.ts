@@ -1,5 +1,6 @@
 import { forEachLimit } from './bucket.js';
 import { describeOwner, sameOwner } from './bucket-owner.js';
+import { isPackKey, PACK_PREFIX, type PackLedger } from './bucket-packs.js';
 import type { Store } from './metadata.js';
 import type { BucketOwner } from './types.js';
 
@@ -25,6 +26,8 @@ export interface BucketGarbageOptions {
 const REVISION_PAGE = 200;
 /** Objects looked at and deleted at once. */
 const SWEEP_CONCURRENCY = 8;
+/** Pack rows deleted, and packs asked about, per query. */
+const PACK_BATCH = 1000;
 
 /** The sha256 of every blob that any revision of any site references (every path row), or that a live manifest holds. */
 export function referencedBlobs(store: Pick<Store, 'listSiteIds' | 'listRevisions' | 'listFiles' | 'manifestBlobs'>): Set<string> {
@@ -57,6 +60,13 @@ export function referencedBlobs(store: Pick<Store, 'listSiteIds' | 'listRevision
  * candidate is looked at again (HeadObject) right before its delete, since listings do not show
  * the renewal stamp; and deletes stop a quarter of the grace period after the mark, so a slow
  * run cannot act on a mark older than what `publish` covers.
+ *
+ * Packed objects (a cluster's, bucket-packs.ts) go the same way, by their rows: a row nobody
+ * references and nobody packed or renewed within `graceMs` is deleted, in one statement that
+ * re-checks its age, so a deploy's renewal of it either comes first (the row stays) or finds it
+ * gone (and packs the object anew). Then a pack older than `graceMs` that no row points to is
+ * deleted: its rows are written right after its upload, within half the grace period, so none
+ * can appear once it is that old. A live pack keeps the bytes of its dead objects.
  */
 export async function collectBucketGarbage(store: BucketGarbageStore, options: BucketGarbageOptions): Promise<number> {
   const bucket = store.blobs.bucket;
@@ -83,7 +93,7 @@ export async function collectBucketGarbage(store: BucketGarbageStore, options: B
     groups.set(blob.sha256, group);
   }
 
-  const referenced = new Set(await (options.referenced ?? (() => referencedBlobs(store)))());
+  const referenced: ReadonlySet<string> = new Set(await (options.referenced ?? (() => referencedBlobs(store)))());
   const deadline = now() + graceMs / 4;
   const candidates = [...groups].filter(([sha256, group]) => !referenced.has(sha256) && group.touchedMs < now() - graceMs);
 
@@ -98,5 +108,43 @@ export async function collectBucketGarbage(store: BucketGarbageStore, options: B
       deleted++;
     }
   });
+  const packs = store.blobs.packs;
+  if (packs !== undefined) deleted += await collectPacks(store.blobs.bucket!, packs, referenced, { now, graceMs, deadline });
+  return deleted;
+}
+
+/** The packed half of `collectBucketGarbage`: rows first, then the packs no row points to; resolves the packs deleted. */
+async function collectPacks(
+  bucket: NonNullable<BucketGarbageStore['blobs']['bucket']>,
+  packs: PackLedger,
+  referenced: ReadonlySet<string>,
+  { now, graceMs, deadline }: { now: () => number; graceMs: number; deadline: number },
+): Promise<number> {
+  const unreferenced = (await packs.olderThan(now() - graceMs))
+    .map((row) => row.key)
+    .filter((key) => {
+      const blob = bucket.parseKey(key);
+      return blob !== undefined && !referenced.has(blob.sha256);
+    });
+  for (let start = 0; start < unreferenced.length && now() <= deadline; start += PACK_BATCH) {
+    await packs.deleteOlderThan(unreferenced.slice(start, start + PACK_BATCH), now() - graceMs);
+  }
+
+  const listed: string[] = [];
+  for await (const object of bucket.list(PACK_PREFIX)) if (isPackKey(object.key) && object.touchedMs < now() - graceMs) listed.push(object.key);
+  let deleted = 0;
+  for (let start = 0; start < listed.length && now() <= deadline; start += PACK_BATCH) {
+    const batch = listed.slice(start, start + PACK_BATCH);
+    const inUse = await packs.inUse(batch);
+    await forEachLimit(
+      batch.filter((key) => !inUse.has(key)),
+      SWEEP_CONCURRENCY,
+      async (key) => {
+        if (now() > deadline) return;
+        await bucket.delete(key);
+        deleted++;
+      },
+    );
+  }
   return deleted;
 }

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { createPackLedger, type PackLedger } from './bucket-packs.js';
 import { BULK_QUERY_MS, timeBound } from './records-connections.js';
 
 /**
@@ -17,6 +18,8 @@ export interface BucketLedger {
   note(entries: ReadonlyArray<LedgerEntry & { key: string }>): Promise<void>;
   /** Forgets keys deleted from the bucket. */
   forget(keys: readonly string[]): Promise<void>;
+  /** Where packed objects live: not a hint, the only record of them (bucket-packs.ts). */
+  readonly packs: PackLedger;
 }
 
 export interface LedgerEntry {
@@ -29,6 +32,8 @@ type WithClient = <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>;
 
 export function createBucketLedger(withClient: WithClient): BucketLedger {
   return {
+    packs: createPackLedger(withClient),
+
     async find(keys) {
       const found = new Map<string, LedgerEntry>();
       if (keys.length === 0) return found;

@@ -62,8 +62,12 @@ export interface S3Bucket extends BlobBucket {
   keyOf(sha256: string, encoding?: Encoding): string;
   /** Uploads the file at `path` (`size` bytes) under `key`, in parts past the threshold. */
   upload(key: string, path: string, size: number): Promise<void>;
+  /** Puts `body`, held in memory, under `key` (a pack). */
+  put(key: string, body: Buffer): Promise<void>;
   /** The object's bytes; rejects with `NOT_IN_BUCKET` or `BUCKET_UNAVAILABLE_CODE`. */
   download(key: string): Promise<AsyncIterable<Uint8Array>>;
+  /** `size` bytes of the object from `offset` (a packed object's range of its pack); rejects as `download`. */
+  downloadRange(key: string, offset: number, size: number): Promise<AsyncIterable<Uint8Array>>;
   /** Renews the object's age (a copy onto itself with a fresh stamp), so garbage collection spares it. */
   touch(key: string, at: number): Promise<void>;
   /** Writes the marker naming the bucket's owner (see bucket-owner.ts); `by` says who wrote it, for people. */
@@ -84,7 +88,7 @@ const PROBE_PREFIX = 'plinth/probe/';
 
 /** The store's bucket options from the configuration; undefined without `PLINTH_S3_BUCKET`. */
 export function bucketOptionsOf(config: Readonly<Config>): BucketOptions | undefined {
-  const { bucket, endpoint, region, forcePathStyle, credentials, cacheBytes } = config.blobs;
+  const { bucket, endpoint, region, forcePathStyle, credentials, cacheBytes, packMaxBytes } = config.blobs;
   if (bucket === undefined) return undefined;
   return {
     bucket,
@@ -94,6 +98,7 @@ export function bucketOptionsOf(config: Readonly<Config>): BucketOptions | undef
     ...(credentials !== undefined ? { credentials: { ...credentials } } : {}),
     cacheBytes,
     graceMs: config.blobGraceMs,
+    packMaxBytes,
   };
 }
 
@@ -208,6 +213,13 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
     }
   }
 
+  async function get(key: string, Range?: string): Promise<AsyncIterable<Uint8Array>> {
+    const found = await call(key, () => client.send(new GetObjectCommand({ Bucket, Key: key, ...(Range !== undefined ? { Range } : {}) })));
+    const body = found.Body as Readable | undefined;
+    if (body === undefined) throw counted(bucketError(new Error('GetObject answered without a body'), key));
+    return mapErrors(body, key, counted);
+  }
+
   /** Whether a request for `key` (a HEAD, which the direct client resends once it corrects the clock) moved the clock offset. */
   async function clockCorrectedBy(key: string): Promise<boolean> {
     if (fast === undefined) return false;
@@ -243,12 +255,15 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
       );
     },
 
-    async download(key) {
-      const found = await call(key, () => client.send(new GetObjectCommand({ Bucket, Key: key })));
-      const body = found.Body as Readable | undefined;
-      if (body === undefined) throw counted(bucketError(new Error('GetObject answered without a body'), key));
-      return mapErrors(body, key, counted);
+    async put(key, body) {
+      await call(key, async () => {
+        if (fast) await fast.put(key, body);
+        else await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: body.byteLength }));
+      });
     },
+
+    download: (key) => get(key),
+    downloadRange: (key, offset, size) => get(key, `bytes=${offset}-${offset + size - 1}`),
 
     async touch(key, at) {
       await call(key, () =>

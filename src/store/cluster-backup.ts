@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, mkdir, open, readdir, readFile, rename, rmdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, readFile, rename, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type pg from 'pg';
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { decodedHash } from './bucket-blob-store.js';
 import { createS3Bucket, forEachLimit, NOT_IN_BUCKET } from './bucket.js';
+import { isPackKey } from './bucket-packs.js';
 import { loadPg } from './records-connections.js';
 import { hashTask } from './records-log.js';
 import { SCHEMA_VERSION } from './records-schema.js';
@@ -120,6 +121,7 @@ export async function backupCluster(options: ClusterBackupOptions): Promise<Clus
       await publishTemp(temp.path, path, false);
       objects.push({ key, bytes: temp.size, sha256: temp.sha256 });
     });
+    blobsChecked += await checkPackedRanges(client, target, tmpDir, new Set(objects.map((object) => object.key).filter(isPackKey)));
     await rmdir(tmpDir);
     objects.sort((a, b) => (a.key < b.key ? -1 : 1));
 
@@ -201,9 +203,9 @@ export async function restoreCluster(options: ClusterRestoreOptions): Promise<Cl
     let objectsUploaded = 0;
     await forEachLimit(manifest.objects, COPY_CONCURRENCY, async (object) => {
       const found = await bucket.head(object.key);
-      // A blob's key names its bytes: one of the same size is the same. Anything else (the
-      // bucket's marker) is put back as it was.
-      if (found !== undefined && found.size === object.bytes && BLOB_KEY.test(object.key)) return;
+      // A blob's key names its bytes, and a pack's is never reused: one of the same size is the
+      // same. Anything else (the bucket's marker) is put back as it was.
+      if (found !== undefined && found.size === object.bytes && (BLOB_KEY.test(object.key) || isPackKey(object.key))) return;
       await bucket.upload(object.key, objectPath(source, object.key), object.bytes);
       objectsUploaded++;
     });
@@ -215,6 +217,7 @@ export async function restoreCluster(options: ClusterRestoreOptions): Promise<Cl
       options.databaseUrl,
     );
     // What the nodes noted of the bucket then is not what it holds now: deploys ask the bucket again.
+    // (The pack rows stay: they are records, and every pack they name was copied back above.)
     await client.query("DO $$ BEGIN IF to_regclass('plinth_bucket_objects') IS NOT NULL THEN DELETE FROM plinth_bucket_objects; END IF; END $$");
     const restored = await clusterOf(client);
     if (restored.clusterId !== manifest.clusterId)
@@ -276,6 +279,31 @@ export function objectPath(dir: string, key: string): string {
 }
 
 /** For a blob or variant key: whether its bytes fail to hash (a variant: to decode) to its name. */
+/**
+ * Checks every packed object whose pack was copied (the rows the snapshot holds name only packs
+ * that garbage collection, locked out meanwhile, could not delete): its range of the copy must
+ * hash to its name, as a node checks it when it reads it. Resolves how many were checked.
+ */
+async function checkPackedRanges(client: pg.Client, target: string, tmpDir: string, packs: ReadonlySet<string>): Promise<number> {
+  if (packs.size === 0) return 0;
+  const rows = await client.query<{ key: string; pack: string; byte_offset: string; size: string }>(
+    'SELECT key, pack, byte_offset, size FROM plinth_packed_objects WHERE pack = ANY($1::text[])',
+    [[...packs]],
+  );
+  await forEachLimit(rows.rows, COPY_CONCURRENCY, async (row) => {
+    const start = Number(row.byte_offset);
+    const range = createReadStream(objectPath(target, row.pack), { start, end: start + Number(row.size) - 1 });
+    const temp = await writeTemp(tmpDir, range, false);
+    try {
+      if (temp.size !== Number(row.size) || (await blobMismatch(row.key, temp.path, temp.sha256)) !== false)
+        throw new Error(`The bucket's ${row.pack} holds ${row.key} damaged (or not at all): the bucket holds a damaged blob.`);
+    } finally {
+      await unlink(temp.path).catch(() => undefined);
+    }
+  });
+  return rows.rows.length;
+}
+
 async function blobMismatch(key: string, path: string, sha256: string): Promise<boolean | undefined> {
   const match = BLOB_KEY.exec(key);
   if (!match) return undefined;

@@ -41,6 +41,10 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE plinth_analytics_salts (day text PRIMARY KEY, salt text NOT NULL);`,
   // What the bucket holds, as the nodes uploaded it (bucket-ledger.ts); older nodes ignore it.
   `CREATE TABLE plinth_bucket_objects (key text PRIMARY KEY, size bigint NOT NULL, touched_ms bigint NOT NULL);`,
+  // Where each packed blob lives: a byte range of a pack object (bucket-packs.ts). Unlike the
+  // ledger above, this is the only record of those objects. Older nodes ignore it.
+  `CREATE TABLE plinth_packed_objects (key text PRIMARY KEY, pack text NOT NULL, byte_offset bigint NOT NULL, size bigint NOT NULL, touched_ms bigint NOT NULL);
+   CREATE INDEX plinth_packed_objects_pack ON plinth_packed_objects (pack);`,
 ];
 
 /** The newest schema version this Plinth knows: that of its last migration. */

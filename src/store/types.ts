@@ -6,6 +6,7 @@
 
 import type { DomainStatus, Encoding, Plan, RevisionExtras, Role } from '../rules/index.js';
 import type { ReplicaStatus } from './replica-health.js';
+import type { PackLedger } from './bucket-packs.js';
 
 export type { Encoding, Plan, RevisionExtras, ReplicaStatus, Role };
 
@@ -267,6 +268,8 @@ export interface BlobStore {
   trimCache(): Promise<CacheTrim>;
   /** The bucket the blobs live in, for bucket garbage collection; undefined without one. */
   readonly bucket?: BlobBucket;
+  /** In a cluster, where packed objects live (bucket-packs.ts), for bucket garbage collection. */
+  readonly packs?: PackLedger;
   /** What this handle did with the bucket so far (all 0 without one), for operators' metrics. */
   counters(): BlobCounters;
 }
@@ -331,8 +334,8 @@ export interface BucketObject {
 export interface BlobBucket {
   /** Which installation the bucket belongs to, from its marker; undefined for a bucket without one. */
   readOwner(): Promise<BucketOwner | undefined>;
-  /** Every blob object (key, size, age), page by page. */
-  list(): AsyncIterable<BucketObject>;
+  /** Every blob object (key, size, age), page by page; with `prefix`, every object under it. */
+  list(prefix?: string): AsyncIterable<BucketObject>;
   /** The object, or undefined when the bucket has none under `key`. */
   head(key: string): Promise<BucketObject | undefined>;
   delete(key: string): Promise<void>;
@@ -369,6 +372,11 @@ export interface BucketOptions {
   partSizeBytes?: number;
   /** `trimCache` keeps files used within this long (default a minute). */
   minIdleMs?: number;
+  /**
+   * With a pack ledger (a cluster): new objects up to this size go up appended to pack objects,
+   * not one request each (`PLINTH_BUCKET_PACK_MAX_BYTES`); unset or 0: never packed.
+   */
+  packMaxBytes?: number;
 }
 
 /** A custom domain attached to a site (keyed by the domain: one site at a time). */

@@ -37,6 +37,17 @@ interface Run {
   stderr: string;
 }
 
+/** The keys of the packed objects the cluster's database records. */
+async function packedKeys(): Promise<string[]> {
+  const client = new pg.Client({ connectionString: cluster.pg.url });
+  await client.connect();
+  try {
+    return (await client.query<{ key: string }>('SELECT key FROM plinth_packed_objects')).rows.map((row) => row.key);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Runs a shipped script with a clean environment (only PATH), as cron would. */
 function script(path: string, args: string[], onStart?: (child: ReturnType<typeof spawn>) => void): Promise<Run> {
   return new Promise((resolve) => {
@@ -77,7 +88,8 @@ async function expectEverySite(node: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  cluster = await startCluster({ count: 2 });
+  // The nodes pack small files: the backup must give back both the packs and where each file is in them.
+  cluster = await startCluster({ count: 2, env: { PLINTH_BUCKET_PACK_MAX_BYTES: '1048576' } });
   owner = await accountWithToken(cluster.operator, 'builder');
   expect(await waitUntil(async () => (await callApi(cluster.port(1), { path: '/v1/me', token: owner.token })).status === 200, 5000, 50)).toBe(true);
   // The nodes' settings file, as /etc/plinth/plinth.env holds them.
@@ -98,9 +110,11 @@ beforeAll(async () => {
       { path: 'photo.bin', bytes: randomBytes(64 * 1024 + i) },
     ]);
   }
-  // Compressed variants reach the bucket a moment after each deploy answers.
+  // Compressed variants reach the bucket a moment after each deploy answers (each deploy's one
+  // variant alone: a pack of one is the object itself); each deploy's three files went up packed.
   const listed = async () => (await cluster.s3.list()).map((object) => object.key);
   expect(await waitUntil(async () => (await listed()).some((key) => key.endsWith('.br')), 20_000, 200)).toBe(true);
+  expect((await packedKeys()).length).toBeGreaterThanOrEqual(12);
   for (const node of [0, 1]) {
     expect(await waitUntil(async () => (await visit(node, [...served.keys()].at(-1)!, '/')).status === 200, 5000, 50)).toBe(true);
     await expectEverySite(node);
@@ -121,10 +135,12 @@ describe('backing up and restoring a cluster with the shipped scripts', () => {
     await during;
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as { objects: number; blobsChecked: number; schemaVersion: number };
-    expect(report.schemaVersion).toBe(4);
+    expect(report.schemaVersion).toBe(5);
+    // Packed blobs and variants are checked in their packs' copies.
     expect(report.blobsChecked).toBeGreaterThan(8);
     const manifest = JSON.parse(readFileSync(join(backup, 'backup.json'), 'utf8')) as { objects: Array<{ key: string }> };
     expect(manifest.objects.some((object) => object.key.endsWith('.br'))).toBe(true);
+    expect(manifest.objects.some((object) => object.key.startsWith('packs/'))).toBe(true);
     expect(existsSync(join(backup, 'records.pgdump'))).toBe(true);
     // Every record is in it: readable by its owner alone.
     expect(statSync(backup).mode & 0o777).toBe(0o700);
@@ -158,7 +174,7 @@ describe('backing up and restoring a cluster with the shipped scripts', () => {
     const damaged = join(tempDir('plinth-damaged-'), 'copy');
     cpSync(backup, damaged, { recursive: true });
     const manifest = JSON.parse(readFileSync(join(damaged, 'backup.json'), 'utf8')) as { objects: Array<{ key: string }> };
-    const blob = join(damaged, 'bucket', manifest.objects.find((object) => object.key.startsWith('blobs/'))!.key);
+    const blob = join(damaged, 'bucket', manifest.objects.find((object) => object.key.startsWith('blobs/') || object.key.startsWith('packs/'))!.key);
     const bytes = readFileSync(blob);
     bytes[0] = bytes[0]! ^ 0xff;
     writeFileSync(blob, bytes);

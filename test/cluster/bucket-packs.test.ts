@@ -1,0 +1,319 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import pgClient from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPackLedger } from '../../src/store/bucket-packs.js';
+import { collectBucketGarbage, connectStore, type Store } from '../../src/store/index.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { startS3, type TestS3 } from '../helpers/s3.js';
+import { tempDir } from '../helpers/sites.js';
+import { waitUntil } from '../helpers/wait.js';
+
+/**
+ * A cluster deploy packs its small blobs: one PUT of a pack object for many blobs, each blob's
+ * range recorded in PostgreSQL before the commit. Another node reads a packed blob with a ranged
+ * GET and checks it against its name; a blob already packed is never sent again; bucket garbage
+ * collection deletes unreferenced old rows, then the packs no row points to.
+ */
+
+const HOUR = 3600_000;
+const PACK_MAX = 64 * 1024;
+let pg: TestPostgres;
+let s3: TestS3;
+const open: Store[] = [];
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  s3 = await startS3('plinth-packs');
+}, 30_000);
+
+afterAll(async () => {
+  for (const store of open) await store.close().catch(() => undefined);
+  await pg?.stop();
+  await s3?.stop();
+});
+
+/** A node: its own data directory (replica and blob cache), the shared database and bucket. */
+async function node(packMaxBytes = PACK_MAX): Promise<Store> {
+  const store = await connectStore({
+    dir: tempDir('plinth-packs-node-'),
+    databaseUrl: pg.url,
+    bootstrap: true,
+    bucket: s3.options({ graceMs: HOUR, packMaxBytes }),
+  });
+  open.push(store);
+  return store;
+}
+
+const write = (store: Store, contents: Buffer[]): Promise<string[]> => Promise.all(contents.map(async (bytes) => (await store.blobs.write(bytes)).sha256));
+
+async function sql<R extends pgClient.QueryResultRow = pgClient.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+  const client = new pgClient.Client({ connectionString: pg.url });
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const rowsOf = (shas: string[]) =>
+  sql<{ key: string; pack: string; byte_offset: string; size: string; touched_ms: string }>(
+    "SELECT * FROM plinth_packed_objects WHERE substring(key from '[0-9a-f]{64}') = ANY($1::text[]) ORDER BY byte_offset",
+    [shas],
+  );
+
+/** Whether some query waits for a row lock (the other side of a race, started). */
+const blockedOnLock = async (): Promise<boolean> =>
+  (await sql<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"))[0]!.n !== '0';
+
+const mark = async (): Promise<number> => {
+  await s3.settle();
+  return s3.requests().length;
+};
+const sentSince = async (from: number) => {
+  await s3.settle();
+  return s3.requests().slice(from);
+};
+const isPut = (r: { method: string; url: string; copy: boolean }): boolean => r.method === 'PUT' && !r.copy && !r.url.includes('uploadId');
+
+describe('a cluster deploy packs its small blobs', () => {
+  it('sends many small blobs in one PUT, and another node reads each back by its range', async () => {
+    const contents = Array.from({ length: 20 }, (_, i) => randomBytes(1000 + i * 100));
+    const a = await node();
+    const shas = await write(a, contents);
+    const from = await mark();
+    await a.blobs.publish(shas);
+    const puts = (await sentSince(from)).filter(isPut);
+    expect(puts).toHaveLength(1);
+    expect(puts[0]!.url).toMatch(/\/packs\/[0-9a-f-]{36}$/);
+    // Not one of them was put alone.
+    expect((await s3.list()).filter((object) => shas.some((sha) => object.key.includes(sha)))).toEqual([]);
+    const rows = await rowsOf(shas);
+    expect(rows).toHaveLength(20);
+    expect(new Set(rows.map((row) => row.pack)).size).toBe(1);
+
+    // A node with a cold cache.
+    const b = await node();
+    for (const [i, sha] of shas.entries()) {
+      expect(b.blobs.isLocal(sha)).toBe(false);
+      await b.blobs.fetch(sha);
+      expect(readFileSync(b.blobs.pathOf(sha)).equals(contents[i]!)).toBe(true);
+    }
+  });
+
+  it('sends nothing for blobs already packed, and renews rows older than half the grace period in place', async () => {
+    const contents = [randomBytes(3000), randomBytes(4000)];
+    const a = await node();
+    await a.blobs.publish(await write(a, contents));
+
+    const b = await node();
+    const shas = await write(b, contents);
+    let from = await mark();
+    await b.blobs.publish(shas);
+    expect(await sentSince(from)).toEqual([]);
+
+    // Forty minutes old: past half the hour of grace, so renewed (in the database, not the bucket).
+    await sql("UPDATE plinth_packed_objects SET touched_ms = touched_ms - 2400000 WHERE substring(key from '[0-9a-f]{64}') = ANY($1::text[])", [shas]);
+    const before = Math.max(...(await rowsOf(shas)).map((row) => Number(row.touched_ms)));
+    const c = await node();
+    from = await mark();
+    await c.blobs.publish(await write(c, contents));
+    expect(await sentSince(from)).toEqual([]);
+    for (const row of await rowsOf(shas)) expect(Number(row.touched_ms)).toBeGreaterThan(before);
+  });
+
+  it('packs again a blob whose row garbage collection deleted', async () => {
+    const contents = [randomBytes(2500), randomBytes(2600)];
+    const a = await node();
+    const shas = await write(a, contents);
+    await a.blobs.publish(shas);
+    await sql("UPDATE plinth_packed_objects SET touched_ms = touched_ms - 2400000 WHERE substring(key from '[0-9a-f]{64}') = ANY($1::text[])", [shas]);
+    await sql("DELETE FROM plinth_packed_objects WHERE substring(key from '[0-9a-f]{64}') = ANY($1::text[])", [shas]);
+
+    const b = await node();
+    const from = await mark();
+    await b.blobs.publish(await write(b, contents));
+    expect((await sentSince(from)).filter(isPut)).toHaveLength(1);
+    expect(await rowsOf(shas)).toHaveLength(2);
+  });
+
+  it('puts a lone new small blob as its own object: a pack of one would only add a row to write', async () => {
+    const a = await node();
+    const [sha] = await write(a, [randomBytes(3000)]);
+    const from = await mark();
+    await a.blobs.publish([sha!]);
+    const puts = (await sentSince(from)).filter(isPut);
+    expect(puts).toHaveLength(1);
+    expect(puts[0]!.url).toContain(sha);
+    expect(await rowsOf([sha!])).toEqual([]);
+  });
+
+  it('sends the first packs while the rest of the deploy is still coming', async () => {
+    const a = await node();
+    const shas = await write(
+      a,
+      Array.from({ length: 40 }, () => randomBytes(700)),
+    );
+    const publishing = a.blobs.publisher();
+    for (const sha of shas.slice(0, 32)) publishing.add(sha);
+    // The first 32 go up before the last 8 are even announced.
+    expect(await waitUntil(async () => (await rowsOf(shas.slice(0, 32))).length === 32, 5000)).toBe(true);
+    await publishing.finish(shas);
+    await publishing.afterAnswer();
+    const rows = await rowsOf(shas);
+    expect(rows).toHaveLength(40);
+    expect(new Set(rows.map((row) => row.pack)).size).toBe(2);
+  });
+
+  it('puts a blob larger than the bound alone, as without packing', async () => {
+    const a = await node();
+    const [sha] = await write(a, [randomBytes(PACK_MAX + 1)]);
+    const from = await mark();
+    await a.blobs.publish([sha!]);
+    const puts = (await sentSince(from)).filter(isPut);
+    expect(puts).toHaveLength(1);
+    expect(puts[0]!.url).toContain(sha);
+    expect(await rowsOf([sha!])).toEqual([]);
+  });
+
+  it('with packing off (0), puts each blob alone and reads packed blobs all the same', async () => {
+    const packed = [randomBytes(1500), randomBytes(1600)];
+    const a = await node();
+    const packedShas = await write(a, packed);
+    await a.blobs.publish(packedShas);
+
+    const off = await node(0);
+    const shas = await write(off, [randomBytes(1200), randomBytes(1300)]);
+    const from = await mark();
+    await off.blobs.publish(shas);
+    const puts = (await sentSince(from)).filter(isPut);
+    expect(puts.map((r) => shas.findIndex((sha) => r.url.includes(sha))).sort()).toEqual([0, 1]);
+    expect(await rowsOf(shas)).toEqual([]);
+
+    await off.blobs.fetch(packedShas[0]!);
+    expect(readFileSync(off.blobs.pathOf(packedShas[0]!)).equals(packed[0]!)).toBe(true);
+  });
+
+  it('refuses a range of a pack that does not hash to its name, and caches nothing', async () => {
+    const contents = [randomBytes(2000), randomBytes(2000)];
+    const a = await node();
+    const shas = await write(a, contents);
+    await a.blobs.publish(shas);
+    const [row] = await rowsOf([shas[1]!]);
+    const pack = await s3.get(row!.pack);
+    const at = Number(row!.byte_offset) + 10;
+    pack[at] = pack[at]! ^ 0xff;
+    await s3.put(row!.pack, pack);
+
+    const b = await node();
+    await expect(b.blobs.fetch(shas[1]!)).rejects.toMatchObject({ code: 'BLOB_CORRUPT' });
+    expect(b.blobs.isLocal(shas[1]!)).toBe(false);
+    // The rest of the pack is intact.
+    await b.blobs.fetch(shas[0]!);
+    expect(readFileSync(b.blobs.pathOf(shas[0]!)).equals(contents[0]!)).toBe(true);
+  });
+
+  it('lets the cache evict a packed blob: the bucket holds it', async () => {
+    const dir = tempDir('plinth-packs-trim-');
+    const store = await connectStore({
+      dir,
+      databaseUrl: pg.url,
+      bootstrap: true,
+      bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX, cacheBytes: 1, minIdleMs: 0 }),
+    });
+    open.push(store);
+    const contents = [randomBytes(5000), randomBytes(5100)];
+    const shas = await write(store, contents);
+    await store.blobs.publish(shas);
+    expect(await rowsOf(shas)).toHaveLength(2);
+    const trimmed = await store.blobs.trimCache();
+    expect(trimmed.files).toBeGreaterThanOrEqual(1);
+    expect(store.blobs.isLocal(shas[0]!)).toBe(false);
+    await store.blobs.fetch(shas[0]!);
+    expect(readFileSync(store.blobs.pathOf(shas[0]!)).equals(contents[0]!)).toBe(true);
+  });
+});
+
+describe('bucket garbage collection of packs', () => {
+  it('keeps referenced and young rows, deletes unreferenced old ones, then the packs no row points to', async () => {
+    const a = await node();
+    const kept = await write(a, [randomBytes(1800)]);
+    const dropped = await write(a, [randomBytes(1900), randomBytes(2000)]);
+    await a.blobs.publish([...kept, ...dropped]);
+    const young = await write(a, [randomBytes(2100), randomBytes(2200)]);
+    await a.blobs.publish(young);
+    const [oldPack] = new Set((await rowsOf([...kept, ...dropped])).map((row) => row.pack));
+    const [youngPack] = new Set((await rowsOf(young)).map((row) => row.pack));
+    // The first pack and its rows two hours old; the second deploy's just made.
+    await sql('UPDATE plinth_packed_objects SET touched_ms = touched_ms - $1 WHERE pack = $2', [2 * HOUR, oldPack]);
+    const later = () => Date.now() + HOUR / 2;
+
+    // Half an hour on: the first pack's rows are old, and the bucket's packs not yet.
+    await collectBucketGarbage(a, { graceMs: HOUR, now: later, referenced: () => kept });
+    expect((await rowsOf(dropped)).length).toBe(0);
+    expect((await rowsOf(kept)).length).toBe(1);
+    expect((await rowsOf(young)).length).toBe(2);
+    // A kept row still points at the first pack: it stays.
+    await expect(s3.get(oldPack!)).resolves.toBeInstanceOf(Buffer);
+
+    // Once the kept blob is no longer referenced either, both its row and its pack go.
+    const deleted = await collectBucketGarbage(a, { graceMs: HOUR, now: () => Date.now() + 2 * HOUR, referenced: () => young });
+    expect(deleted).toBeGreaterThanOrEqual(1);
+    expect(await rowsOf(kept)).toEqual([]);
+    await expect(s3.get(oldPack!)).rejects.toBeDefined();
+    // The young deploy's blob is referenced: its row and its pack stay, old as they are.
+    await expect(s3.get(youngPack!)).resolves.toBeInstanceOf(Buffer);
+  });
+
+  it('deletes a pack no row ever pointed to (its rows were never written) once older than the grace period', async () => {
+    const a = await node();
+    await s3.put('packs/00000000-0000-4000-8000-000000000000', randomBytes(100));
+    await collectBucketGarbage(a, { graceMs: HOUR, now: () => Date.now() + HOUR / 2, referenced: () => [] });
+    await expect(s3.get('packs/00000000-0000-4000-8000-000000000000')).resolves.toBeInstanceOf(Buffer);
+    await collectBucketGarbage(a, { graceMs: HOUR, now: () => Date.now() + 2 * HOUR, referenced: () => [] });
+    await expect(s3.get('packs/00000000-0000-4000-8000-000000000000')).rejects.toBeDefined();
+  });
+
+  it('a renewal and a delete of the same row: whichever locks it first wins, and the other sees it', async () => {
+    const pool = new pgClient.Pool({ connectionString: pg.url, max: 4 });
+    try {
+      const ledger = createPackLedger(async (fn) => {
+        const client = await pool.connect();
+        try {
+          return await fn(client);
+        } finally {
+          client.release();
+        }
+      });
+      const old = Date.now() - 2 * HOUR;
+      const key = `blobs/aa/bb/aabb${'0'.repeat(60)}`;
+      await ledger.record([{ key, pack: 'packs/00000000-0000-4000-8000-000000000001', offset: 0, size: 1, touchedMs: old }]);
+
+      // A renewal holds the row: the delete waits for it, then finds the row young and leaves it.
+      const renewing = await pool.connect();
+      await renewing.query('BEGIN');
+      await renewing.query('UPDATE plinth_packed_objects SET touched_ms = $2 WHERE key = $1', [key, Date.now()]);
+      const deleting = ledger.deleteOlderThan([key], Date.now() - HOUR);
+      expect(await waitUntil(blockedOnLock, 5000)).toBe(true);
+      await renewing.query('COMMIT');
+      renewing.release();
+      expect(await deleting).toBe(0);
+      expect((await ledger.find([key])).has(key)).toBe(true);
+
+      // A delete holds the row: the renewal waits for it, then finds nothing and says so.
+      await sql('UPDATE plinth_packed_objects SET touched_ms = $2 WHERE key = $1', [key, old]);
+      const collecting = await pool.connect();
+      await collecting.query('BEGIN');
+      await collecting.query('DELETE FROM plinth_packed_objects WHERE key = $1 AND touched_ms < $2', [key, Date.now() - HOUR]);
+      const renewal = ledger.renew([key], Date.now());
+      expect(await waitUntil(blockedOnLock, 5000)).toBe(true);
+      await collecting.query('COMMIT');
+      collecting.release();
+      expect(await renewal).toEqual(new Set());
+      expect((await ledger.find([key])).has(key)).toBe(false);
+    } finally {
+      await pool.end();
+    }
+  });
+});
