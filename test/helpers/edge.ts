@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
@@ -33,7 +33,44 @@ export interface Caddy extends EdgeProcess {
   readonly httpsPort: number;
 }
 
-export function freePort(): Promise<number> {
+/**
+ * A port free now, for a process started a moment later. It is taken below the kernel's
+ * ephemeral range (ip_local_port_range), at random: a port from that range, found free and let go,
+ * can meanwhile become the local end of any outgoing connection (a node's to PostgreSQL or the
+ * bucket), and the process then refuses to start with "port already in use".
+ */
+export async function freePort(): Promise<number> {
+  const lowestEphemeral = ephemeralRangeStart();
+  if (lowestEphemeral > LOWEST_CHOSEN_PORT + 1000) {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const port = LOWEST_CHOSEN_PORT + Math.floor(Math.random() * (lowestEphemeral - LOWEST_CHOSEN_PORT));
+      if (await canListen(port)) return port;
+    }
+  }
+  return kernelChosenPort();
+}
+
+/** Ports below this are left alone: well-known services and the ranges other tools default to. */
+const LOWEST_CHOSEN_PORT = 20_000;
+
+function ephemeralRangeStart(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 0 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+function kernelChosenPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
