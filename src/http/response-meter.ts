@@ -31,6 +31,12 @@ import type { HttpResponse, RecognizedString } from './uws.js';
 /** How a measured response ended. `aborted`: the client went away, or the server cut it off. */
 export type FinishedResponse<Detail> = (tag: number, status: number, bytes: number, ms: number, aborted: boolean, detail: Detail) => void;
 
+/**
+ * Counts an answer that `end` or `endWithoutBody` gave within its handler, untimed: for metrics
+ * that count such answers with a couple of array writes and fold them in when read (thread-metrics.ts).
+ */
+export type AnsweredResponse = (tag: number, status: number, bytes: number) => void;
+
 export interface ResponseMeter<Detail> {
   /**
    * Measures `res` from now until it ends; `tag` (a host kind, say) and `detail` come back with
@@ -66,6 +72,12 @@ export const PLAIN_ENDS: ResponseEnds = {
 export interface ResponseMeterOptions {
   /** Time answers given within their handler too (two clock reads per request). */
   timeEveryAnswer: boolean;
+  /**
+   * Counts the answers of `end` and `endWithoutBody` in place of `onFinished`, when they are not
+   * timed and no one needs their detail (no access log): the prepared path's answers then cost
+   * the count itself, not a call through the finish callback.
+   */
+  answered?: AnsweredResponse;
 }
 
 /** What is kept of a response being measured. */
@@ -117,6 +129,8 @@ let lastWrapped: object | undefined;
 
 export function createResponseMeter<Detail>(onFinished: FinishedResponse<Detail>, options: ResponseMeterOptions): ResponseMeter<Detail> {
   const timeEveryAnswer = options.timeEveryAnswer;
+  // A timed answer needs the finish callback (its time, and whatever prints it).
+  const answered = timeEveryAnswer ? undefined : options.answered;
   return {
     begin(res, tag, detail) {
       // Every response of a thread is of one class (one App): its prototype is wrapped once.
@@ -145,13 +159,17 @@ export function createResponseMeter<Detail>(onFinished: FinishedResponse<Detail>
       const end = (res as NativeEnds)[NATIVE_END];
       if (!slotOpen || end === undefined) return void res.end(body);
       end.call(res, body);
-      finishSlot(status, body.byteLength);
+      if (answered === undefined) return finishSlot(status, body.byteLength);
+      slotOpen = false;
+      answered(slot.tag, status, body.byteLength);
     },
     endWithoutBody(res, status) {
       const endWithoutBody = (res as NativeEnds)[NATIVE_END_WITHOUT_BODY];
       if (!slotOpen || endWithoutBody === undefined) return void res.endWithoutBody();
       endWithoutBody.call(res);
-      finishSlot(status, 0);
+      if (answered === undefined) return finishSlot(status, 0);
+      slotOpen = false;
+      answered(slot.tag, status, 0);
     },
   };
 }

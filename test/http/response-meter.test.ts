@@ -211,6 +211,50 @@ describe('response meter', () => {
     expect(owed.ended).toEqual([Buffer.from('late')]);
   });
 
+  it('with a count for untimed answers, its ends count there and not through the finish callback; the wrappers still do', () => {
+    const finished: Finished[] = [];
+    const answered: Array<[number, number, number]> = [];
+    const meter = createResponseMeter<string>((tag, status, bytes, ms, aborted, detail) => finished.push({ tag, status, bytes, ms, aborted, detail }), {
+      timeEveryAnswer: false,
+      answered: (tag, status, bytes) => answered.push([tag, status, bytes]),
+    });
+    const page = new FakeResponse() as unknown as HttpResponse & FakeResponse;
+    meter.begin(page, 3, 'page');
+    meter.end(page, 200, Buffer.alloc(2048));
+    meter.handled(page);
+    const revalidated = new FakeResponse() as unknown as HttpResponse & FakeResponse;
+    meter.begin(revalidated, 1, '304');
+    meter.endWithoutBody(revalidated, 304);
+    meter.handled(revalidated);
+    // A general writer's answer goes through the wrappers and the callback, as before.
+    const general = new FakeResponse() as unknown as HttpResponse & FakeResponse;
+    meter.begin(general, 2, 'general');
+    general.end('hello');
+    meter.handled(general);
+    // Counted once: a close after the end finds nothing open.
+    page.close();
+    expect(answered).toEqual([
+      [3, 200, 2048],
+      [1, 304, 0],
+    ]);
+    expect(finished).toEqual([{ tag: 2, status: 200, bytes: 5, ms: 0, aborted: false, detail: 'general' }]);
+    expect(page.ended).toEqual([Buffer.alloc(2048)]);
+  });
+
+  it('a meter that times every answer leaves the count for untimed ones unused', () => {
+    const finished: number[] = [];
+    const answered: number[] = [];
+    const meter = createResponseMeter<string>((_tag, status) => finished.push(status), {
+      timeEveryAnswer: true,
+      answered: (_tag, status) => answered.push(status),
+    });
+    const res = new FakeResponse() as unknown as HttpResponse & FakeResponse;
+    meter.begin(res, 0, 'timed');
+    meter.end(res, 200, Buffer.from('ok'));
+    meter.handled(res);
+    expect([finished, answered]).toEqual([[200], []]);
+  });
+
   it('without a meter, the plain ends only end', () => {
     const res = new FakeResponse() as unknown as HttpResponse & FakeResponse;
     PLAIN_ENDS.end(res, 200, Buffer.from('x'));
