@@ -2,6 +2,7 @@ import { buildBadgedPage, type BadgedPage, type BadgeOptions } from '../badge/in
 import type { ServeConfig } from '../config.js';
 import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js';
 import type { FileEntry } from '../store/index.js';
+import { withGetters } from './fast-object.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
 import type { CachedSite, Ready, SiteReader } from './site-cache.js';
 
@@ -86,7 +87,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
     return page;
   };
 
-  return {
+  const methods: Omit<BodyCache, 'weight' | 'builtElsewhere'> = {
     blob,
 
     held(ready, entry, encoding) {
@@ -133,12 +134,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
         bodies.delete(badgeKey(sha256, cached.site.name));
       }
     },
-
-    get weight() {
-      return bodies.weight;
-    },
-    get builtElsewhere() {
-      return builtElsewhere;
-    },
   };
+  // Not `get weight()` in the literal: that would make the cache a slow object (fast-object.ts).
+  return withGetters(methods, { weight: () => bodies.weight, builtElsewhere: () => builtElsewhere });
 }
