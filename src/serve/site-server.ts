@@ -254,7 +254,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const bytes = bodies.held(ready, target.entry!, encoding);
     if (!ok) res.writeStatus(target.status === 404 ? '404 Not Found' : '410 Gone');
     res.writeHeader(HEADER_NAMES.contentType, ready.full);
-    if (ready.size <= END_COPY_MAX_BYTES) ends.end(res, target.status, bytes);
+    if (ready.size <= END_COPY_MAX_BYTES) ends.end(res, target.status, bytes, ready.size);
     else endFromMemory(res, bytes);
     sentStatus = target.status;
     sentBytes = ready.size;
