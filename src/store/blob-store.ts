@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants as zlibConstants, gzip, gzipSync, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
-import { syncFilesystem } from './filesystem-sync.js';
+import { syncFilesystem, type RunSync } from './filesystem-sync.js';
 import { isRunning } from './processes.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
 import type { BlobFile, BlobStore, FileEntry, PutFileOptions } from './types.js';
@@ -166,10 +166,10 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     return makeVariants(sha256, await readFile(pathOf(sha256)), opts.quality ?? 'small', opts.durable ?? true);
   }
 
-  async function flush(): Promise<void> {
+  async function flush(run?: RunSync): Promise<void> {
     // One syncfs(2) of the blob filesystem instead of an fsync per file and folder: a deploy of
     // a thousand files would otherwise spend most of its time waiting on the disk.
-    await syncFilesystem(root);
+    await syncFilesystem(root, run);
   }
 
   async function sweepTemp(olderThanMs: number, sweepOptions: { atStartup?: boolean } = {}): Promise<number> {

@@ -5,6 +5,7 @@
  */
 
 import type { DomainStatus, Encoding, Plan, RevisionExtras, Role } from '../rules/index.js';
+import type { RunSync } from './filesystem-sync.js';
 import type { ReplicaStatus } from './replica-health.js';
 import type { PackLedger } from './bucket-packs.js';
 
@@ -211,8 +212,11 @@ export interface BlobStore {
    * thread (fast settings, no fsync, as `writeSync`), each only if it pays off; returns their sizes.
    */
   compressSync(sha256: string, bytes: Uint8Array, only?: readonly Encoding[]): Partial<Record<Encoding, number>>;
-  /** Makes every blob written with `durable: false` (or `writeSync`) durable, with one filesystem sync. */
-  flush(): Promise<void>;
+  /**
+   * Makes every blob written with `durable: false` (or `writeSync`) durable, with one filesystem
+   * sync, run by `run` (the ingest pool's sync helper) or else by a fork of `sync -f`.
+   */
+  flush(run?: RunSync): Promise<void>;
   /** Reads a whole blob (or variant) into memory; for small files only. */
   readSync(sha256: string, encoding?: Encoding): Buffer;
   /**
