@@ -151,10 +151,15 @@ export interface CommitInput {
   extras?: RevisionExtras;
   /** `false`: store the revision as a draft and leave the live revision as it is. */
   publish?: boolean;
+  /**
+   * The audit event of this commit, made from the site and revision as committed and recorded in
+   * the same transaction: it is durable exactly when the revision is, with one sync for both.
+   */
+  event?: (site: SiteRecord, revision: RevisionRecord) => NewEvent;
 }
 
 export type CommitResult =
-  | { ok: true; site: SiteRecord; revision: RevisionRecord }
+  | { ok: true; site: SiteRecord; revision: RevisionRecord; event?: EventRecord }
   | { ok: false; reason: 'conflict'; liveRevision?: string }
   | { ok: false; reason: 'not_found' }
   | { ok: false; reason: 'name_taken' }
