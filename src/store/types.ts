@@ -184,7 +184,7 @@ export interface PutFileOptions {
   durable?: boolean;
 }
 
-/** Content-addressed blob files: `blobs/<aa>/<bb>/<sha256>` plus `.br` / `.gz` variants. */
+/** Content-addressed blob files: `blobs/<aa>/<sha256>` (or `<aa>/<bb>/`, see `BlobLayout`) plus `.br` / `.gz` variants. */
 export interface BlobStore {
   /** Absolute path of a blob (or of one of its precompressed variants). */
   pathOf(sha256: string, encoding?: Encoding): string;
