@@ -4,6 +4,7 @@
 // to each, and unpacks it once for the floor, in an order rotated each round (lib/rounds.mjs).
 //
 //   node bench/deploy-ab.mjs <root> [<root>…]   # built checkouts (dist/), this one last by default
+//   <root>::NAME=value[,NAME=value]               # that build with settings of its own (e.g. PLINTH_COMPRESS_BEFORE_PUBLISH_KB=0)
 //   BENCH_AB_SMALL (default 9) rounds of the 1 MB site, BENCH_AB_LINKS (default 3) of each large site
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,9 +18,20 @@ import { formatSummary, pairedRatio, runRounds, summarize } from './lib/rounds.m
 import { addLinks, writeSite } from './lib/site-gen.mjs';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), '..');
-const roots = process.argv.slice(2).map((p) => resolve(p));
-if (roots.length === 0) throw new Error('usage: node bench/deploy-ab.mjs <root> [<root>…]');
-if (roots.length === 1) roots.push(here);
+const builds = process.argv.slice(2).map((arg) => {
+  const [path, settings] = arg.split('::');
+  return {
+    root: resolve(path),
+    env: Object.fromEntries(
+      (settings ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((pair) => pair.split('=')),
+    ),
+  };
+});
+if (builds.length === 0) throw new Error('usage: node bench/deploy-ab.mjs <root>[::NAME=value,…] [<root>…]');
+if (builds.length === 1) builds.push({ root: here, env: {} });
 const work = join(here, 'bench', '.work', 'deploy-ab');
 const smallRounds = Number(process.env.BENCH_AB_SMALL ?? 9);
 const linkRounds = Number(process.env.BENCH_AB_LINKS ?? 3);
@@ -44,10 +56,10 @@ function post(port, token, body) {
   });
 }
 
-async function startServer(tag, root) {
+async function startServer(tag, { root, env }) {
   const dataDir = join(work, `data-${tag}`);
   const logPath = join(work, `plinth-${tag}.log`);
-  const { port, child } = await startPlinthNode({ root, dataDir, env: { PLINTH_LOG_LEVEL: 'info' }, logPath });
+  const { port, child } = await startPlinthNode({ root, dataDir, env: { PLINTH_LOG_LEVEL: 'info', ...env }, logPath });
   return { tag, port, token: adminBuilderToken(root, dataDir), child, logPath };
 }
 
@@ -79,8 +91,14 @@ function archive(kind, seed) {
 
 const servers = [];
 try {
-  for (const [i, root] of roots.entries()) servers.push(await startServer(`${i + 1}`, root));
-  log(roots.map((root, i) => `build ${i + 1}: ${root}`).join(', '));
+  for (const [i, build] of builds.entries()) servers.push(await startServer(`${i + 1}`, build));
+  const settingsOf = (env) =>
+    Object.keys(env).length === 0
+      ? ''
+      : ` (${Object.entries(env)
+          .map(([name, value]) => `${name}=${value}`)
+          .join(', ')})`;
+  log(builds.map((build, i) => `build ${i + 1}: ${build.root}${settingsOf(build.env)}`).join(', '));
   // Warm-up: each server unpacks and checks one site of each kind first (JIT of the ingest threads).
   for (const kind of ['small', 'links']) {
     const path = archive(kind, 1000 + kind.length);

@@ -146,17 +146,19 @@ function blobStats(dir) {
   let files = 0;
   let bytes = 0;
   let allocatedBytes = 0;
-  for (const aa of readdirSync(dir)) {
-    if (!/^[0-9a-f]{2}$/.test(aa)) continue;
-    for (const bb of readdirSync(join(dir, aa))) {
-      for (const name of readdirSync(join(dir, aa, bb))) {
-        const s = statSync(join(dir, aa, bb, name));
+  // Blob files sit in `aa/` (the flat layout of new stores) or `aa/bb/` (stores made before).
+  const walk = (folder) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      if (entry.isDirectory() && /^[0-9a-f]{2}$/.test(entry.name)) walk(join(folder, entry.name));
+      else if (entry.isFile() && folder !== dir) {
+        const s = statSync(join(folder, entry.name));
         files++;
         bytes += s.size;
         allocatedBytes += s.blocks * 512;
       }
     }
-  }
+  };
+  walk(dir);
   return { files, bytes, allocatedBytes };
 }
 

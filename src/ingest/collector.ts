@@ -3,6 +3,7 @@
 // end top-folder stripping and the index.html rule (SPEC 4.1, SPEC 8).
 import { contentTypeFor, isSkippedPath, type SizedFile } from '../rules/index.js';
 import type { BlobStore } from '../store/index.js';
+import type { RunSync } from '../store/blobs-entry.js';
 import { checkArchivePath, findCaseDuplicate, stripCommonTopFolder } from './archive-path.js';
 import { isExecutableFile } from './executables.js';
 import {
@@ -51,6 +52,8 @@ export interface CollectorOptions {
   compressBeforePublish?: CompressBudget;
   /** Told of each blob once it is stored, with its variants made so far (see `UnpackOptions.announce`). */
   onStored?: (sha256: string) => void;
+  /** How the blobs' filesystem is synced (see `BlobStore.flush`); by default a fork of `sync -f`. */
+  runSync?: RunSync;
 }
 
 export interface CollectedSite {
@@ -376,7 +379,7 @@ export function createCollector(options: CollectorOptions): Collector {
     // The path rules may refuse the deploy: then nothing refers to its blobs, and nothing waits.
     const { finalPaths, finalSkipped, strippedPrefix } = resolvePaths(admitted, admission.skippedPaths(), patch);
     // Blobs were written without per-file fsyncs; make them durable before anything refers to them.
-    const flushed = stored.size > 0 ? blobs.flush() : undefined;
+    const flushed = stored.size > 0 ? blobs.flush(options.runSync) : undefined;
     if (!flushLater) await flushed;
     // Left running, its failure is seen by whoever awaits it; never unhandled if nobody does.
     else flushed?.catch(() => undefined);

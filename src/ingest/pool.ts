@@ -6,6 +6,8 @@ import type { MessagePort } from 'node:worker_threads';
 import type * as PiscinaModule from 'piscina';
 import { ServiceError } from '../errors.js';
 import type { BadgedPage } from '../badge/index.js';
+import { createSyncHelper } from '../store/blobs-entry.js';
+import { openSyncPort } from './sync-port.js';
 import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, UnpackReply, UnpackResult, UnpackTask } from './types.js';
 
 export interface IngestPoolOptions {
@@ -119,10 +121,23 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   });
   let inFlight = 0;
   let unpacksStarted = 0;
+  // Unpacks and compressions sync the blob filesystem through one shell kept by this thread,
+  // instead of each forking its whole process (see filesystem-sync.ts).
+  const syncHelper = createSyncHelper();
+
+  /** Runs `work` with a sync channel of its own in the task, closed when the task ends. */
+  async function withSyncPort<Task extends UnpackTask | CompressTask, T>(task: Task, work: (task: Task) => Promise<T>): Promise<T> {
+    const channel = openSyncPort(syncHelper.sync);
+    try {
+      return await work({ ...task, syncPort: channel.port });
+    } finally {
+      channel.close();
+    }
+  }
 
   async function unpack(task: UnpackTask, signal?: AbortSignal): Promise<UnpackResult> {
     unpacksStarted++;
-    const reply = (await admitted(task, 'unpack', signal)) as UnpackReply;
+    const reply = (await withSyncPort(task, (withPort) => admitted(withPort, 'unpack', signal))) as UnpackReply;
     if (reply.body) options.bodies?.recycle(reply.body);
     return reply.result;
   }
@@ -172,11 +187,12 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   return {
     unpack,
     analyze: (task, signal) => admitted(task, 'analyze', signal) as Promise<AnalyzeResult>,
-    compress: (task) => compressor.run(task),
+    compress: (task) => withSyncPort(task, (withPort) => compressor.run(withPort, { transferList: [withPort.syncPort!] })),
     badgePage: (task) => (badger.queueSize >= BADGE_QUEUE ? undefined : badger.run(task).then(asBuffers)),
     close: async (closeOptions = {}) => {
       if (closeOptions.force) await Promise.all([piscina.destroy(), compressor.destroy(), badger.destroy()]);
       else await Promise.all([piscina.close(), compressor.close(), badger.close()]);
+      await syncHelper.close();
     },
     get queueSize() {
       return piscina.queueSize;
@@ -201,6 +217,7 @@ function transferOf(task: UnpackTask | AnalyzeTask, bodies: BodyBuffers | undefi
   const transferList: Array<ArrayBuffer | MessagePort> = [];
   // The port an unpack announces its blobs on goes to the worker (it cannot be copied).
   if ('announce' in task && task.announce !== undefined) transferList.push(task.announce);
+  if ('syncPort' in task && task.syncPort !== undefined) transferList.push(task.syncPort);
   const body = 'body' in task ? task.body : undefined;
   if (body !== undefined && body.buffer instanceof ArrayBuffer) {
     const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;

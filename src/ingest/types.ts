@@ -1,5 +1,5 @@
 // The plain-data contract between the HTTP side and the ingest worker. Only strings, numbers,
-// booleans, arrays and plain objects (and `UnpackOptions.announce`, a transferred port): these
+// booleans, arrays and plain objects (and the ports `announce` and `syncPort`, transferred): these
 // values cross a thread boundary by structured clone.
 import type { MessagePort } from 'node:worker_threads';
 import type { RevisionExtras, RulesFileLimits } from '../rules/index.js';
@@ -67,6 +67,8 @@ export interface UnpackOptions {
    * value here that is not plain data: it is transferred, and the worker closes it when done.
    */
   announce?: MessagePort;
+  /** Set by the pool: where the task asks for the filesystem sync of its blobs (see sync-port.ts). */
+  syncPort?: MessagePort;
 }
 
 export interface IngestedFile {
@@ -141,6 +143,8 @@ export interface UnpackReply {
 export interface CompressTask {
   dataDir: string;
   sha256s: string[];
+  /** As `UnpackTask.syncPort`. */
+  syncPort?: MessagePort;
 }
 
 /** sha256 → sizes of the variants that exist (an empty object when none pays off). */

@@ -15,6 +15,7 @@ import { readJsonDeploy } from './json-body.js';
 import { rejudgeContents } from './leak-guard.js';
 import { analyzeSite, linkCheckShares } from './site-analysis.js';
 import { DeployRejected } from './rejection.js';
+import { syncOverPort } from './sync-port.js';
 import { readTar } from './tar-reader.js';
 import type {
   AnalyzeResult,
@@ -67,6 +68,7 @@ export async function unpack(task: UnpackTask): Promise<UnpackReply | ReturnType
     result = await unpackBody(task);
   } finally {
     task.announce?.close();
+    task.syncPort?.close();
   }
   // Nothing here holds the body any more: its buffer goes back for the next body (see body-memory.ts).
   const body = task.body?.buffer;
@@ -83,6 +85,7 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     ...(task.publishedAs !== undefined ? { publishedAs: task.publishedAs } : {}),
     ...(task.compressBeforePublish !== undefined ? { compressBeforePublish: task.compressBeforePublish } : {}),
     ...(task.announce !== undefined ? { onStored: (sha256: string) => task.announce!.postMessage(sha256) } : {}),
+    ...(task.syncPort !== undefined ? { runSync: syncOverPort(task.syncPort) } : {}),
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
   try {
@@ -136,7 +139,8 @@ export async function compress(task: CompressTask): Promise<CompressResult> {
   for (const sha256 of task.sha256s) {
     result[sha256] = await blobs.compressBlob(sha256, { quality: 'fast', durable: false });
   }
-  if (task.sha256s.length > 0) await blobs.flush();
+  if (task.sha256s.length > 0) await blobs.flush(task.syncPort && syncOverPort(task.syncPort));
+  task.syncPort?.close();
   return result;
 }
 

@@ -3,6 +3,7 @@ import { constants, createReadStream, existsSync, mkdirSync, readdirSync } from 
 import { copyFile, mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { syncFilesystem } from './filesystem-sync.js';
+import { blobLayoutOf, blobPath } from './blob-store.js';
 import { openBlobStore } from './blobs-entry.js';
 import { openStore } from './open.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
@@ -11,9 +12,9 @@ import type { Store } from './metadata.js';
 /**
  * Backups of a data directory, taken while the server runs and deploys go on.
  *
- * A backup is itself laid out as a data directory (`meta/data.mdb`, `blobs/aa/bb/<sha256>`) plus
- * `blobs.json` (every blob it holds, with sizes) and `backup.json` (written last: a backup
- * without it is incomplete). The LMDB copy is one committed transaction, compacted; the blobs
+ * A backup is itself laid out as a data directory (`meta/data.mdb`, `blobs/` in the layout of
+ * blob-store.ts) plus `blobs.json` (every blob it holds, with sizes) and `backup.json` (written
+ * last: a backup without it is incomplete). The LMDB copy is one committed transaction, compacted; the blobs
  * copied are exactly those its revisions reference. Blobs are immutable, so copying them after
  * the snapshot is safe as long as none is deleted meanwhile: the backup pins the blob store,
  * which makes garbage collection in every process wait.
@@ -114,8 +115,10 @@ export async function restoreDataDir(options: { backup: string; dataDir: string 
   // The blob store alone: no LMDB environment exists here until the index is copied in at the end.
   const target = openBlobStore({ dir: dataDir });
   let blobBytes = 0;
-  const from = (sha256: string, encoding?: Encoding): string =>
-    join(backup, 'blobs', sha256.slice(0, 2), sha256.slice(2, 4), sha256 + (encoding === undefined ? '' : encoding === 'br' ? '.br' : '.gz'));
+  // A backup has its blob folder's layout: flat since backups made by this version, nested before.
+  const backupBlobs = join(backup, 'blobs');
+  const backupLayout = blobLayoutOf(backupBlobs);
+  const from = (sha256: string, encoding?: Encoding): string => blobPath(backupBlobs, backupLayout, sha256, encoding);
   await inParallel(blobs, async (blob) => {
     const source = from(blob.sha256);
     if ((await sha256Of(source)) !== blob.sha256) throw new Error(`blob ${blob.sha256} in the backup does not match its hash`);

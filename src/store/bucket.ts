@@ -16,9 +16,9 @@ import type { BlobBucket, BucketObject, BucketOptions, BucketOwner, Encoding } f
  * hot calls, HeadObject and PutObject of a body held in memory, go out through a direct client
  * instead (bucket-http.ts, under half the SDK's CPU per request), to the same URL.
  *
- * Keys mirror the local layout, `blobs/<aa>/<bb>/<sha256>` with `.br` / `.gz` beside it, so an
- * existing data directory's blobs go up with any sync tool (`aws s3 sync <dataDir>/blobs
- * s3://<bucket>/blobs`, leaving out `tmp/` and `pins/`).
+ * Keys follow the nested local layout, `blobs/<aa>/<bb>/<sha256>` with `.br` / `.gz` beside it, so
+ * the blobs of a data directory made before the flat layout (blob-store.ts) go up with any sync
+ * tool (`aws s3 sync <dataDir>/blobs s3://<bucket>/blobs`, leaving out `tmp/` and `pins/`).
  */
 
 /**

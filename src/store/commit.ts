@@ -1,3 +1,4 @@
+import { putEvent } from './events.js';
 import { newId } from './ids.js';
 import { countOwned } from './memberships.js';
 import { compact, MAX_KEY_BYTES, pathKeyBytes, type MetadataDbs } from './metadata-dbs.js';
@@ -59,6 +60,8 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     });
     const updated: SiteRecord =
       input.publish === false ? { ...site, lastNumber: number } : { ...site, liveRevision: revisionId, liveNumber: number, lastNumber: number };
+    // Made before the first put: a throw after one would still commit what was put.
+    const event = input.event?.(updated, revision);
 
     if (input.create) {
       void dbs.names.put(site.name, site.id);
@@ -74,7 +77,8 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     for (const [path, entry] of rows) void dbs.paths.put([revisionId, path], entry);
     if (input.extras !== undefined && Object.keys(input.extras).length > 0) void dbs.revisionExtras.put(revisionId, input.extras);
     void dbs.sites.put(site.id, updated);
-    return { ok: true, site: updated, revision };
+    if (event === undefined) return { ok: true, site: updated, revision };
+    return { ok: true, site: updated, revision, event: putEvent(dbs, event, createdAt) };
   });
 }
 

@@ -5,6 +5,7 @@
  */
 
 import type { DomainStatus, Encoding, Plan, RevisionExtras, Role } from '../rules/index.js';
+import type { RunSync } from './filesystem-sync.js';
 import type { ReplicaStatus } from './replica-health.js';
 import type { PackLedger } from './bucket-packs.js';
 
@@ -150,10 +151,15 @@ export interface CommitInput {
   extras?: RevisionExtras;
   /** `false`: store the revision as a draft and leave the live revision as it is. */
   publish?: boolean;
+  /**
+   * The audit event of this commit, made from the site and revision as committed and recorded in
+   * the same transaction: it is durable exactly when the revision is, with one sync for both.
+   */
+  event?: (site: SiteRecord, revision: RevisionRecord) => NewEvent;
 }
 
 export type CommitResult =
-  | { ok: true; site: SiteRecord; revision: RevisionRecord }
+  | { ok: true; site: SiteRecord; revision: RevisionRecord; event?: EventRecord }
   | { ok: false; reason: 'conflict'; liveRevision?: string }
   | { ok: false; reason: 'not_found' }
   | { ok: false; reason: 'name_taken' }
@@ -178,7 +184,7 @@ export interface PutFileOptions {
   durable?: boolean;
 }
 
-/** Content-addressed blob files: `blobs/<aa>/<bb>/<sha256>` plus `.br` / `.gz` variants. */
+/** Content-addressed blob files: `blobs/<aa>/<sha256>` (or `<aa>/<bb>/`, see `BlobLayout`) plus `.br` / `.gz` variants. */
 export interface BlobStore {
   /** Absolute path of a blob (or of one of its precompressed variants). */
   pathOf(sha256: string, encoding?: Encoding): string;
@@ -211,8 +217,11 @@ export interface BlobStore {
    * thread (fast settings, no fsync, as `writeSync`), each only if it pays off; returns their sizes.
    */
   compressSync(sha256: string, bytes: Uint8Array, only?: readonly Encoding[]): Partial<Record<Encoding, number>>;
-  /** Makes every blob written with `durable: false` (or `writeSync`) durable, with one filesystem sync. */
-  flush(): Promise<void>;
+  /**
+   * Makes every blob written with `durable: false` (or `writeSync`) durable, with one filesystem
+   * sync, run by `run` (the ingest pool's sync helper) or else by a fork of `sync -f`.
+   */
+  flush(run?: RunSync): Promise<void>;
   /** Reads a whole blob (or variant) into memory; for small files only. */
   readSync(sha256: string, encoding?: Encoding): Buffer;
   /**

@@ -1,8 +1,9 @@
-import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIngestPool, type UnpackOptions, type UnpackTask } from '../../src/ingest/index.js';
+import { hasDiskBehind } from '../../src/store/filesystem-sync.js';
 import { tempDir } from '../helpers/sites.js';
 import { waitUntil } from '../helpers/wait.js';
 import { tarGzWithTool, writeTree } from '../fixtures/archives.js';
@@ -114,4 +115,45 @@ describe('ingest pool', () => {
       await pool.close();
     }
   });
+
+  it('syncs the blobs through one shell of its own, kept across tasks and reaped when it closes', async () => {
+    const pool = createIngestPool({ maxThreads: 2, maxQueue: 2, idleTimeoutMs: 1000, workerFile: builtWorker });
+    let during: ChildProcessInfo[];
+    try {
+      await Promise.all([pool.unpack(task(archive)), pool.unpack(task(bigArchive))]);
+      await pool.unpack(task(archive));
+      during = syncShells();
+    } finally {
+      await pool.close();
+    }
+    // On a filesystem in memory nothing is synced, so no shell is started.
+    expect(during).toHaveLength(hasDiskBehind(statfsSync(dir).type) ? 1 : 0);
+    expect(during.every((shell) => shell.state !== 'Z')).toBe(true);
+    // Ended and waited for: not even a zombie is left (whose command line would be empty).
+    expect(during.filter((shell) => existsSync(`/proc/${shell.pid}`))).toEqual([]);
+    expect(syncShells()).toEqual([]);
+  });
 });
+
+interface ChildProcessInfo {
+  pid: number;
+  state: string;
+}
+
+/** This process's children that are sync shells (store/filesystem-sync.ts) still running. */
+function syncShells(): ChildProcessInfo[] {
+  const found: ChildProcessInfo[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) !== process.pid) continue;
+      if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('plinth-sync')) continue;
+      found.push({ pid: Number(name), state: state! });
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return found;
+}

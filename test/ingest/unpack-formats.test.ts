@@ -46,7 +46,7 @@ describe('archive formats', () => {
   it('stores blobs under their hash and leaves compression of files of 1 KB or more for after the commit', async () => {
     const result = expectOk(await rig.unpack(tarGzWithTool(siteDir(), rig.file('site.tgz'))));
     const index = result.files.find((f) => f.path === 'index.html')!;
-    const blobs = join(rig.dataDir, 'blobs', index.sha256.slice(0, 2), index.sha256.slice(2, 4), index.sha256);
+    const blobs = join(rig.dataDir, 'blobs', index.sha256.slice(0, 2), index.sha256);
     expect(readFileSync(blobs, 'utf8')).toBe(PAGE);
     // Under 1 KB, and images: no variants wanted.
     expect(result.pendingVariants).toEqual([index.sha256]);

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { blobLayoutOf, blobPath } from '../../src/store/blob-store.js';
 import { hashToken, openStore } from '../../src/store/index.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { killMain, mainEnv, startMain, type MainProcess } from '../helpers/main-process.js';
@@ -111,7 +112,7 @@ describe('plinth admin backup and restore', () => {
         for (const file of snapshot.listFiles(site.liveRevision!)) {
           const page = await request({ port: copy.port, host: `${site.name}.sites.localhost`, path: `/${file.path}` });
           expect(page.status, `${site.name}/${file.path}`).toBe(200);
-          const original = readFileSync(join(live, 'blobs', file.sha256.slice(0, 2), file.sha256.slice(2, 4), file.sha256));
+          const original = readFileSync(blobPath(join(live, 'blobs'), blobLayoutOf(join(live, 'blobs')), file.sha256));
           // Anonymous sites' pages carry the badge after the original bytes.
           if (site.plan === 'anonymous' && file.path.endsWith('.html')) expect(page.body.subarray(0, original.byteLength).equals(original)).toBe(true);
           else expect(page.body.equals(original), `${site.name}/${file.path}`).toBe(true);

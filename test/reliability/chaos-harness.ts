@@ -4,7 +4,7 @@
 // With several nodes (a cluster, see chaos-nodes.ts) the deploys go to random live nodes, one node
 // at a time is killed while the others go on taking deploys, and every check runs on every node.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { tarBytes, tgzBytes, zipBytes } from '../helpers/archive-bytes.js';
@@ -511,25 +511,29 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
   function checkCache(node: number): void {
     const root = join(nodes.dataDir(node), 'blobs');
     const hex2 = /^[0-9a-f]{2}$/;
+    // Blob files sit in `aa/` (the flat layout of new stores), or in `aa/bb/` (stores made before).
+    const folders: string[] = [];
     for (const a of existsSync(root) ? readdirSync(root).filter((name) => hex2.test(name)) : []) {
-      for (const b of readdirSync(join(root, a)).filter((name) => hex2.test(name))) {
-        for (const name of readdirSync(join(root, a, b))) {
-          const match = /^([0-9a-f]{64})(\.br|\.gz)?$/.exec(name);
-          if (!match) continue;
-          const path = join(root, a, b, name);
-          const seen = `${path}:${statSync(path).ino}`;
-          if (hashedCacheFiles.has(seen)) continue;
-          hashedCacheFiles.add(seen);
-          figures.checks.cacheFilesHashed++;
-          const bytes = readFileSync(path);
-          let decoded: Buffer | undefined;
-          try {
-            decoded = match[2] === '.br' ? brotliDecompressSync(bytes) : match[2] === '.gz' ? gunzipSync(bytes) : bytes;
-          } catch {
-            decoded = undefined;
-          }
-          if (!decoded || sha256(decoded) !== match[1]) fail(`${at(node)}cached ${a}/${b}/${name} does not hold what its name says`);
+      folders.push(join(root, a));
+      for (const b of readdirSync(join(root, a)).filter((name) => hex2.test(name))) folders.push(join(root, a, b));
+    }
+    for (const folder of folders) {
+      for (const name of readdirSync(folder)) {
+        const match = /^([0-9a-f]{64})(\.br|\.gz)?$/.exec(name);
+        if (!match) continue;
+        const path = join(folder, name);
+        const seen = `${path}:${statSync(path).ino}`;
+        if (hashedCacheFiles.has(seen)) continue;
+        hashedCacheFiles.add(seen);
+        figures.checks.cacheFilesHashed++;
+        const bytes = readFileSync(path);
+        let decoded: Buffer | undefined;
+        try {
+          decoded = match[2] === '.br' ? brotliDecompressSync(bytes) : match[2] === '.gz' ? gunzipSync(bytes) : bytes;
+        } catch {
+          decoded = undefined;
         }
+        if (!decoded || sha256(decoded) !== match[1]) fail(`${at(node)}cached ${relative(root, path)} does not hold what its name says`);
       }
     }
   }

@@ -355,14 +355,16 @@ function fileSize(path: string): number {
 function blobStats(root: string): { files: number; bytes: number } {
   let files = 0;
   let bytes = 0;
-  for (const aa of readdirSync(root)) {
-    if (aa.length !== 2) continue;
-    for (const bb of readdirSync(join(root, aa))) {
-      for (const name of readdirSync(join(root, aa, bb))) {
+  // Blob files sit in fan-out folders: `aa/` (flat), or `aa/bb/` in stores made before.
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory() && /^[0-9a-f]{2}$/.test(entry.name)) walk(join(dir, entry.name));
+      else if (entry.isFile() && dir !== root) {
         files++;
-        bytes += statSync(join(root, aa, bb, name)).size;
+        bytes += statSync(join(dir, entry.name)).size;
       }
     }
-  }
+  };
+  walk(root);
   return { files, bytes };
 }

@@ -1,10 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backupDataDir, restoreDataDir } from '../../src/store/backup.js';
+import { blobLayoutOf } from '../../src/store/blob-store.js';
 import { openStore, type Store } from '../../src/store/index.js';
 
 let dir: string;
@@ -41,8 +43,9 @@ describe('blob store', () => {
     expect(first).toEqual({ sha256: sha256(bytes), size: bytes.length });
     expect(second).toEqual(first);
     const h = first.sha256;
-    expect(blobFiles()).toEqual([join(h.slice(0, 2), h.slice(2, 4), h)]);
-    expect(store.blobs.pathOf(h)).toBe(join(dir, 'blobs', h.slice(0, 2), h.slice(2, 4), h));
+    // A new store is flat (`aa/<sha256>`), and says so in `blobs/layout`.
+    expect(blobFiles().sort()).toEqual([join(h.slice(0, 2), h), 'layout']);
+    expect(store.blobs.pathOf(h)).toBe(join(dir, 'blobs', h.slice(0, 2), h));
     expect(store.blobs.has(h)).toBe(true);
     expect(store.blobs.readSync(h)).toEqual(bytes);
   });
@@ -104,5 +107,107 @@ describe('blob store', () => {
 
   it.each(['../../etc/passwd', 'ABC', 'a'.repeat(63), `${'a'.repeat(64)}/x`])('refuses %s as a hash', (bad) => {
     expect(() => store.blobs.pathOf(bad)).toThrow(TypeError);
+  });
+});
+
+describe('blob folder layout', () => {
+  /** A blob placed as a store made before the flat layout placed it: `aa/bb/<sha256>`. */
+  function placeNested(blobsDir: string, bytes: Buffer, suffix = ''): string {
+    const h = sha256(bytes);
+    mkdirSync(join(blobsDir, h.slice(0, 2), h.slice(2, 4)), { recursive: true });
+    writeFileSync(join(blobsDir, h.slice(0, 2), h.slice(2, 4), h + suffix), bytes);
+    return h;
+  }
+
+  it('keeps a store made with nested folders nested: its blobs read, new ones go beside them', async () => {
+    const old = await mkdtemp(join(tmpdir(), 'plinth-store-nested-'));
+    try {
+      const blobsDir = join(old, 'blobs');
+      const kept = Buffer.from('a blob from before\n');
+      const h = placeNested(blobsDir, kept);
+      const nested = openStore({ dir: old });
+      try {
+        expect(blobLayoutOf(blobsDir)).toBe('nested');
+        expect(existsSync(join(blobsDir, 'layout'))).toBe(false);
+        expect(nested.blobs.readSync(h)).toEqual(kept);
+        const added = Buffer.from('a blob from now\n');
+        expect(nested.blobs.writeSync(added, sha256(added))).toBe(true);
+        expect(nested.blobs.pathOf(sha256(added))).toBe(join(blobsDir, sha256(added).slice(0, 2), sha256(added).slice(2, 4), sha256(added)));
+        expect(readFileSync(nested.blobs.pathOf(sha256(added)))).toEqual(added);
+        const listed: string[] = [];
+        for await (const file of nested.blobs.listBlobFiles()) listed.push(file.sha256);
+        expect(listed.sort()).toEqual([h, sha256(added)].sort());
+      } finally {
+        await nested.close();
+      }
+    } finally {
+      await rm(old, { recursive: true, force: true });
+    }
+  });
+
+  it('makes a new store flat, with its 256 folders, and lists its blobs and variants', async () => {
+    const fresh = await mkdtemp(join(tmpdir(), 'plinth-store-flat-'));
+    try {
+      const flat = openStore({ dir: fresh });
+      try {
+        const blobsDir = join(fresh, 'blobs');
+        expect(blobLayoutOf(blobsDir)).toBe('flat');
+        expect(readdirSync(blobsDir).filter((name) => /^[0-9a-f]{2}$/.test(name))).toHaveLength(256);
+        const bytes = Buffer.from('<p>flat</p>'.repeat(200));
+        const entry = await flat.blobs.putFile(bytes, 'text/html', { compress: true });
+        expect(flat.blobs.pathOf(entry.sha256, 'gzip')).toBe(join(blobsDir, entry.sha256.slice(0, 2), `${entry.sha256}.gz`));
+        const listed: string[] = [];
+        for await (const file of flat.blobs.listBlobFiles()) listed.push(file.encoding ?? 'identity');
+        expect(listed.sort()).toEqual(['br', 'gzip', 'identity']);
+      } finally {
+        await flat.close();
+      }
+      // Opened again (another thread, a restart), it stays flat.
+      const again = openStore({ dir: fresh });
+      await again.close();
+      expect(blobLayoutOf(join(fresh, 'blobs'))).toBe('flat');
+    } finally {
+      await rm(fresh, { recursive: true, force: true });
+    }
+  });
+
+  it('restores a backup made with nested folders into a new, flat data directory', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'plinth-store-restore-'));
+    try {
+      // A data directory of the nested layout with one site, backed up by this version: the
+      // backup is flat. Then the same backup with its blobs moved back to nested folders, as a
+      // backup made before would hold them.
+      const live = join(root, 'live');
+      const page = Buffer.from('<h1>kept</h1>');
+      const h = placeNested(join(live, 'blobs'), page);
+      const liveStore = openStore({ dir: live });
+      const committed = await liveStore.commitRevision({
+        site: 'kept-site',
+        create: { name: 'kept-site', plan: 'free', claimed: true },
+        baseRevision: null,
+        files: new Map([['/index.html', { sha256: h, size: page.byteLength, type: 'text/html' }]]),
+        kind: 'deploy',
+        createdBy: 'test',
+      });
+      expect(committed.ok).toBe(true);
+      await liveStore.close();
+      const backup = join(root, 'backup');
+      await backupDataDir({ dataDir: live, target: backup });
+      expect(blobLayoutOf(join(backup, 'blobs'))).toBe('flat');
+      rmSync(join(backup, 'blobs'), { recursive: true });
+      placeNested(join(backup, 'blobs'), page);
+
+      const restored = join(root, 'restored');
+      expect(await restoreDataDir({ backup, dataDir: restored })).toMatchObject({ sites: 1, blobs: 1 });
+      expect(blobLayoutOf(join(restored, 'blobs'))).toBe('flat');
+      const copy = openStore({ dir: restored });
+      try {
+        expect(copy.blobs.readSync(h)).toEqual(page);
+      } finally {
+        await copy.close();
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type CommitInput, type FileEntry, type Store } from '../../src/store/index.js';
+import { openStore, siteScope, type CommitInput, type FileEntry, type Store } from '../../src/store/index.js';
 import { tempDir } from '../helpers/sites.js';
 import { markedEntry } from './helpers.js';
 
@@ -56,6 +56,36 @@ describe('commitRevision and reads', () => {
       encodings: { br: 5 },
     });
     expect(store.isNameUsed('alpha-site')).toBe(true);
+  });
+
+  it('records a commit’s audit event in the same transaction, or neither when the event cannot be made', async () => {
+    clock = 2_500_000;
+    const { site } = await createSite('evented-site');
+    const result = await store.commitRevision({
+      ...deploy('evented-site', site.liveRevision!, [['/index.html', markedEntry(2)]]),
+      event: (committed, revision) => ({
+        kind: 'deploy.published',
+        actor: { kind: 'site_token' },
+        siteId: committed.id,
+        siteName: committed.name,
+        details: { revision: revision.id, number: revision.number },
+      }),
+    });
+    if (!result.ok) throw new Error(result.reason);
+    expect(result.event).toMatchObject({ kind: 'deploy.published', at: 2_500_000, siteId: site.id, details: { revision: result.revision.id, number: 2 } });
+    const listed = store.listEvents(siteScope(site.id), { limit: 10 }).events;
+    expect(listed.map((event) => event.id)).toEqual([result.event!.id]);
+
+    await expect(
+      store.commitRevision({
+        ...deploy('evented-site', result.revision.id, [['/index.html', markedEntry(3)]]),
+        event: () => {
+          throw new Error('no event');
+        },
+      }),
+    ).rejects.toThrow('no event');
+    expect(store.getSite('evented-site')).toMatchObject({ liveRevision: result.revision.id, lastNumber: 2 });
+    expect(store.listEvents(siteScope(site.id), { limit: 10 }).events).toHaveLength(1);
   });
 
   it('returns undefined for absent records', () => {
