@@ -7,7 +7,8 @@ import { ANONYMOUS_LIFETIME_MS, randomSiteName, type RevisionExtras } from '../r
 import { hashToken, type EventActor, type FileEntry, type PackedBlobs } from '../store/index.js';
 import { deployConflict, type Decision } from './deploy-decision.js';
 import type { OperationsDeps } from './deps.js';
-import { recordEvent } from './events.js';
+import { newEvent } from './events.js';
+import { queueWebhookDeliveries } from './webhook-queue.js';
 import { sitesLimitError } from './limits.js';
 import { previewLinks } from './preview-links.js';
 import { claimKeyFor } from './sealed-token.js';
@@ -65,17 +66,19 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
       createdBy: decision.createdBy,
       extras,
       ...(live ? {} : { publish: false }),
+      event: (site, committed) =>
+        newEvent(actor, {
+          kind: live ? 'deploy.published' : 'deploy.draft',
+          site,
+          details: { revision: committed.id, number: committed.number, files: files.size, ...(patch ? { patch: true } : {}) },
+        }),
     });
     if (!result.ok) {
       if (result.reason === 'conflict') throw deployConflict(store.getSite(decision.site.name) ?? decision.site);
       throw new ServiceError('not_found', `There is no site named ${decision.site.name}.`);
     }
     log.info({ site: result.site.name, revision: result.revision.id, files: files.size, kind: result.revision.kind }, 'deploy.published');
-    await recordEvent(deps, actor, {
-      kind: live ? 'deploy.published' : 'deploy.draft',
-      site: result.site,
-      details: { revision: result.revision.id, number: result.revision.number, files: files.size, ...(patch ? { patch: true } : {}) },
-    });
+    if (result.event !== undefined) await queueWebhookDeliveries(deps, result.event, result.site);
     const url = siteUrl(config.publicUrls, result.site.name);
     // A draft's preview_url is a preview link while the site keeps its previews to members.
     const revision = deployRevisionView(result.revision, result.site, config.publicUrls, live ? undefined : await previewLinks(deps).of(result.site));
@@ -116,6 +119,8 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
       kind: 'deploy',
       createdBy: decision.createdBy,
       extras,
+      event: (site, committed) =>
+        newEvent(actor, { kind: 'deploy.published', site, details: { revision: committed.id, number: committed.number, files: files.size, created: true } }),
     });
     if (!result.ok && result.reason === 'over_limit') {
       const account = store.getAccount(decision.accountId!)!;
@@ -123,11 +128,7 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
     }
     if (!result.ok) continue; // `name_taken`: another deploy took the name
     log.info({ site: name, revision: result.revision.id, files: files.size, anonymous }, 'deploy.created');
-    await recordEvent(deps, actor, {
-      kind: 'deploy.published',
-      site: result.site,
-      details: { revision: result.revision.id, number: result.revision.number, files: files.size, created: true },
-    });
+    if (result.event !== undefined) await queueWebhookDeliveries(deps, result.event, result.site);
     const url = siteUrl(config.publicUrls, name);
     const base = { site: deploySiteView(result.site, config.publicUrls), revision: deployRevisionView(result.revision, result.site, config.publicUrls) };
     if (anonymous) {

@@ -1,5 +1,14 @@
 import { eventReachMs } from '../rules/index.js';
-import { accountScope, siteScope, type EventActor, type EventDetails, type EventPosition, type EventRecord, type SiteRecord } from '../store/index.js';
+import {
+  accountScope,
+  siteScope,
+  type EventActor,
+  type EventDetails,
+  type EventPosition,
+  type EventRecord,
+  type NewEvent,
+  type SiteRecord,
+} from '../store/index.js';
 import { requireAccount, resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
@@ -95,18 +104,23 @@ export async function recordEvent(deps: Pick<OperationsDeps, 'store' | 'log' | '
   const { store, log } = deps;
   let event: EventRecord;
   try {
-    event = await store.recordEvent({
-      kind: input.kind,
-      actor,
-      ...(input.site ? { siteId: input.site.id, siteName: input.site.name } : {}),
-      ...(input.accountId !== undefined ? { accountId: input.accountId } : {}),
-      details: input.details ?? {},
-    });
+    event = await store.recordEvent(newEvent(actor, input));
   } catch (err) {
     log.error({ err, kind: input.kind, site: input.site?.name }, 'audit.record_failed');
     return;
   }
   if (input.site) await queueWebhookDeliveries(deps, event, input.site);
+}
+
+/** An event as the store records it; for a change that records its event in its own transaction (a deploy's commit), then `queueWebhookDeliveries`. */
+export function newEvent(actor: EventActor, input: EventInput): NewEvent {
+  return {
+    kind: input.kind,
+    actor,
+    ...(input.site ? { siteId: input.site.id, siteName: input.site.name } : {}),
+    ...(input.accountId !== undefined ? { accountId: input.accountId } : {}),
+    details: input.details ?? {},
+  };
 }
 
 export function eventView(event: EventRecord): EventView {

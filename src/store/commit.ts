@@ -1,4 +1,5 @@
 import { newId } from './ids.js';
+import { putEvent } from './events.js';
 import { countOwned } from './memberships.js';
 import { compact, MAX_KEY_BYTES, pathKeyBytes, type MetadataDbs } from './metadata-dbs.js';
 import type { CommitInput, CommitResult, FileEntry, NewSite, RevisionRecord, SiteRecord } from './types.js';
@@ -74,7 +75,8 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     for (const [path, entry] of rows) void dbs.paths.put([revisionId, path], entry);
     if (input.extras !== undefined && Object.keys(input.extras).length > 0) void dbs.revisionExtras.put(revisionId, input.extras);
     void dbs.sites.put(site.id, updated);
-    return { ok: true, site: updated, revision };
+    if (input.event === undefined) return { ok: true, site: updated, revision };
+    return { ok: true, site: updated, revision, event: putEvent(dbs, input.event(updated, revision), createdAt) };
   });
 }
 

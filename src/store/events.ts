@@ -39,20 +39,24 @@ function scopesOf(event: EventRecord): string[] {
   return [...scopes];
 }
 
+/** Writes a new event under each of its scopes, inside the caller's transaction; returns it with its id and time. */
+export function putEvent(dbs: MetadataDbs, input: NewEvent, at: number): EventRecord {
+  const event: EventRecord = { ...input, id: newId('evt_'), at };
+  // Events of the same millisecond keep the order they were recorded in.
+  for (const scope of scopesOf(event)) {
+    let n = 0;
+    for (const { key } of dbs.events.getRange({ start: [scope, event.at, Number.MAX_SAFE_INTEGER], end: [scope, event.at], reverse: true, limit: 1 }))
+      n = key[2] + 1;
+    void dbs.events.put([scope, event.at, n], event);
+  }
+  return event;
+}
+
 export function eventOps(dbs: MetadataDbs, now: () => number): EventRecords {
   return {
     recordEvent(input) {
-      const event: EventRecord = { ...input, id: newId('evt_'), at: now() };
-      return dbs.transact((): EventRecord => {
-        // Events of the same millisecond keep the order they were recorded in.
-        for (const scope of scopesOf(event)) {
-          let n = 0;
-          for (const { key } of dbs.events.getRange({ start: [scope, event.at, Number.MAX_SAFE_INTEGER], end: [scope, event.at], reverse: true, limit: 1 }))
-            n = key[2] + 1;
-          void dbs.events.put([scope, event.at, n], event);
-        }
-        return event;
-      });
+      const at = now();
+      return dbs.transact((): EventRecord => putEvent(dbs, input, at));
     },
     listEvents(scope, { before, limit }) {
       if (!isPlainId(scope)) return { events: [], more: false };

@@ -175,10 +175,15 @@ export interface CommitInput {
   extras?: RevisionExtras;
   /** `false`: store the revision as a draft and leave the live revision as it is. */
   publish?: boolean;
+  /**
+   * The audit event of this commit, recorded in the same transaction (one write to the records
+   * where two would each cost a cluster its round of PostgreSQL and the replica).
+   */
+  event?: (site: SiteRecord, revision: RevisionRecord) => NewEvent;
 }
 
 export type CommitResult =
-  | { ok: true; site: SiteRecord; revision: RevisionRecord }
+  | { ok: true; site: SiteRecord; revision: RevisionRecord; event?: EventRecord }
   | { ok: false; reason: 'conflict'; liveRevision?: string }
   | { ok: false; reason: 'not_found' }
   | { ok: false; reason: 'name_taken' }
