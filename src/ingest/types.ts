@@ -67,6 +67,12 @@ export interface UnpackOptions {
    * value here that is not plain data: it is transferred, and the worker closes it when done.
    */
   announce?: MessagePort;
+  /**
+   * Blobs up to this many bytes are announced with their bytes, `[sha256, bytes]` (copied here
+   * into a buffer of their own, which is transferred), so that a pack is built from memory rather
+   * than from the files just written; unset or 0: the sha256 alone.
+   */
+  announceBytesMax?: number;
 }
 
 export interface IngestedFile {

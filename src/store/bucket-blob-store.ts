@@ -58,6 +58,11 @@ const PACK_TARGET_BYTES = 8 * 1024 * 1024;
 /** Packs of one deploy in flight at once: the bucket takes each in one request, so two keep it busy. */
 const PACKS_AT_ONCE = 2;
 /**
+ * Bytes of one deploy's blobs held in memory for its packs (announced with their bytes, waiting
+ * for the ledger's answer or in the pack being filled); past it, a pack reads the blob's file.
+ */
+const HELD_BYTES = 2 * PACK_TARGET_BYTES;
+/**
  * While none of the deploy's packs is in flight, one goes up as soon as it holds this many
  * objects, so that the uploads overlap the unpack and the commit waits only for the last few
  * objects, not for every small file of the site in one request at the end.
@@ -285,6 +290,15 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     let packsInFlight = 0;
     // Blob sha256 → where it is packed, for the commit's file records.
     const packedBlobs = new Map<string, FilePack>();
+    // Blob sha256 → its bytes, as the unpack announced them, until it is packed or known not to be.
+    const held = new Map<string, Buffer>();
+    let heldBytes = 0;
+    const release = (sha256: string): void => {
+      const bytes = held.get(sha256);
+      if (bytes === undefined) return;
+      held.delete(sha256);
+      heldBytes -= bytes.byteLength;
+    };
     /** Where a blob (not a variant) went or is found: packed, or (undefined) as its own object. */
     const placed = (sha256: string, encoding: Encoding | undefined, at: FilePack | undefined): void => {
       if (encoding !== undefined) return;
@@ -306,15 +320,23 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     }
 
     function append(sha256: string, encoding: Encoding | undefined, key: string, path: string, size: number): void {
-      pack.objects.push({ sha256, encoding, key, path, offset: pack.bytes, size });
+      // The bytes stay counted as held until the pack is read for sending.
+      const bytes = encoding === undefined ? held.get(sha256) : undefined;
+      if (bytes !== undefined) held.delete(sha256);
+      pack.objects.push({ sha256, encoding, key, path, offset: pack.bytes, size, bytes });
       pack.bytes += size;
       if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight === 0 && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
     }
 
-    /** The current pack to the bucket, then its rows to the database. Files are read only now, so only packs in flight are held in memory. */
+    /**
+     * The current pack to the bucket, then its rows to the database. Its objects come from the
+     * bytes the unpack announced, or else from their files, read only now (so only packs in
+     * flight, and `HELD_BYTES`, are held in memory).
+     */
     function sendPack(): void {
       const { objects } = pack;
       pack = emptyPack();
+      for (const object of objects) heldBytes -= object.bytes?.byteLength ?? 0;
       if (objects.length === 0) return;
       if (objects.length === 1) {
         // A pack of one is the object itself, with no row to write before the commit.
@@ -335,13 +357,13 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       track(
         packLimited(async () => {
           if (failure !== undefined) return;
-          const bodies = await Promise.all(objects.map((object) => readFile(object.path)));
+          const bodies = await Promise.all(objects.map((object) => object.bytes ?? readFile(object.path)));
           for (const [i, body] of bodies.entries()) {
             if (body.byteLength !== objects[i]!.size) throw new Error(`${objects[i]!.path} changed size while it was packed`);
           }
           const key = `${PACK_PREFIX}${randomUUID()}`;
           const at = now();
-          await bucket.put(key, Buffer.concat(bodies));
+          await bucket.put(key, bodies);
           // Garbage collection deletes a pack no row points to once it is older than the grace
           // period; rows written later than half of it could point to a pack already gone.
           if (now() - at > graceMs / 2)
@@ -356,8 +378,16 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       );
     }
 
-    /** One burst: asks the ledgers, then packs, renews or uploads each object. */
+    /** One burst: asks the ledgers, then packs, renews or uploads each object; bytes held for a blob not packed are let go. */
     async function place(objects: Array<[string, Encoding | undefined]>): Promise<void> {
+      try {
+        await placeHeld(objects);
+      } finally {
+        for (const [sha256] of objects) release(sha256);
+      }
+    }
+
+    async function placeHeld(objects: Array<[string, Encoding | undefined]>): Promise<void> {
       const at = now();
       const keyed = objects
         .map(([sha256, encoding]) => ({ sha256, encoding, key: bucket.keyOf(sha256, encoding) }))
@@ -443,9 +473,13 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       } while (asking !== undefined || pack.objects.length > 0);
     }
 
-    function add(sha256: string): void {
+    function add(sha256: string, bytes?: Uint8Array): void {
       if (taken.has(sha256)) return;
       taken.add(sha256);
+      if (bytes !== undefined && bytes.byteLength <= packMaxBytes && heldBytes + bytes.byteLength <= HELD_BYTES) {
+        held.set(sha256, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        heldBytes += bytes.byteLength;
+      }
       waiting.push([sha256, undefined]);
       const size = statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
       for (const encoding of ENCODINGS) {
@@ -458,6 +492,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
 
     return {
       add,
+      bytesWanted: packMaxBytes,
       async finish(sha256s) {
         for (const sha256 of sha256s) add(sha256);
         await settle();
@@ -549,7 +584,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
 }
 
 function emptyPack(): {
-  objects: Array<{ sha256: string; encoding: Encoding | undefined; key: string; path: string; offset: number; size: number }>;
+  objects: Array<{ sha256: string; encoding: Encoding | undefined; key: string; path: string; offset: number; size: number; bytes: Buffer | undefined }>;
   bytes: number;
 } {
   return { objects: [], bytes: 0 };

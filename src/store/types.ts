@@ -309,7 +309,10 @@ export interface BlobStore {
 
 /** See `BlobStore.publisher`. */
 export interface BlobPublisher {
-  add(sha256: string): void;
+  /** `bytes`: the blob's own, when the caller holds them (up to `bytesWanted`), so a pack need not read its file. */
+  add(sha256: string, bytes?: Uint8Array): void;
+  /** Blobs up to this size are worth handing to `add` with their bytes (packing); 0: none. */
+  readonly bytesWanted: number;
   /** Resolves once the blobs, and the variants of large ones, are in the bucket: with where the packed blobs are (`publish`). */
   finish(sha256s: Iterable<string>): Promise<PackedBlobs>;
   /**
