@@ -123,15 +123,12 @@ function knownElement(html: string, start: number, end: number): KnownElement | 
   return undefined;
 }
 
-/** Whether `html` at `[start, start + 5)` is `style` in any case. */
-function isStyleName(html: string, start: number): boolean {
-  return (
-    (html.charCodeAt(start) | 0x20) === 115 &&
-    (html.charCodeAt(start + 1) | 0x20) === 116 &&
-    (html.charCodeAt(start + 2) | 0x20) === 121 &&
-    (html.charCodeAt(start + 3) | 0x20) === 108 &&
-    (html.charCodeAt(start + 4) | 0x20) === 101
-  );
+/** Whether `text` holds the lowercase ASCII `word` at `start`, in any case (ASCII letters only). */
+function hasWordCaseless(text: string, start: number, word: string): boolean {
+  for (let i = 0; i < word.length; i++) {
+    if ((text.charCodeAt(start + i) | 0x20) !== word.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
 class PageReader {
@@ -229,7 +226,7 @@ class PageReader {
         c = html.charCodeAt(at);
         if (c === GREATER_THAN || c === SLASH || c === EQUALS || isSpaceCode(c)) break;
       }
-      if (at - nameStart === 5 && isStyleName(html, nameStart)) return this.styledTag(from);
+      if (at - nameStart === 5 && hasWordCaseless(html, nameStart, 'style')) return this.styledTag(from);
       while (at < length && isSpaceCode(html.charCodeAt(at))) at++;
       if (at >= length) return length;
       if (html.charCodeAt(at) !== EQUALS) continue;
@@ -548,7 +545,6 @@ const CSS_COMMENT = /\/\*[\s\S]*?(?:\*\/|$)/g;
 // fewer "@", which `indexOf` finds many times faster than a case-blind pattern searches.
 const CSS_URL = /url\(\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^()"'\s]*))\s*\)/iy;
 const CSS_IMPORT = /@import\s+(?:"([^"\n]*)"|'([^'\n]*)')/iy;
-const OPEN_PAREN = 40;
 
 /** `url()` and `@import "…"` of a style sheet; `firstLine` is the line the text starts on. */
 export function cssRefs(css: string, firstLine = 1): LinkRef[] {
@@ -559,7 +555,7 @@ export function cssRefs(css: string, firstLine = 1): LinkRef[] {
   let urlsFrom = 0;
   for (let paren = text.indexOf('('); paren !== -1; paren = text.indexOf('(', paren + 1)) {
     const start = paren - 3;
-    if (start < urlsFrom || !isUrlCall(text, start)) continue;
+    if (start < urlsFrom || !hasWordCaseless(text, start, 'url')) continue;
     CSS_URL.lastIndex = start;
     const match = CSS_URL.exec(text);
     if (match === null) continue;
@@ -585,14 +581,4 @@ export function cssRefs(css: string, firstLine = 1): LinkRef[] {
     refs.push({ ref, line });
   }
   return refs;
-}
-
-/** `url` in any case right before the `(` at `start + 3`. */
-function isUrlCall(text: string, start: number): boolean {
-  return (
-    (text.charCodeAt(start) | 0x20) === 117 &&
-    (text.charCodeAt(start + 1) | 0x20) === 114 &&
-    (text.charCodeAt(start + 2) | 0x20) === 108 &&
-    text.charCodeAt(start + 3) === OPEN_PAREN
-  );
 }
