@@ -23,7 +23,9 @@
 //      BENCH_CONNECTIONS (64, split between the arms in `together`), PLINTH_THREADS (1),
 //      BENCH_SERVER_CPUS / BENCH_LOADGEN_CPUS (taskset lists; `together` defaults to the last core
 //      for the servers and the rest for wrk), BENCH_THIS_ENV (JSON of extra environment for this
-//      build's server, e.g. {"PLINTH_METRICS":"0"}), BENCH_ACCEPT_ENCODING (unset: no header, the
+//      build's server, e.g. {"PLINTH_METRICS":"0"}), BENCH_BASE_ENV (JSON of extra environment per
+//      BENCH_BASE label, e.g. {"off":{"PLINTH_METRICS":"0"}} with BENCH_BASE=main=…,off=.: one build
+//      with and without a setting, side by side), BENCH_ACCEPT_ENCODING (unset: no header, the
 //      plain bytes; e.g. `gzip, deflate, br` as browsers send it, to measure the negotiated path
 //      and the compressed variant).
 import { execFileSync, spawn } from 'node:child_process';
@@ -55,6 +57,7 @@ const cores = os.availableParallelism();
 const serverCpus = env.BENCH_SERVER_CPUS ?? (mode === 'together' && cores > 1 ? String(cores - 1) : undefined);
 const loadgenCpus = env.BENCH_LOADGEN_CPUS ?? (mode === 'together' && cores > 1 ? `0-${cores - 2}` : undefined);
 const thisEnv = env.BENCH_THIS_ENV ? JSON.parse(env.BENCH_THIS_ENV) : {};
+const baseEnv = env.BENCH_BASE_ENV ? JSON.parse(env.BENCH_BASE_ENV) : {};
 const acceptEncoding = env.BENCH_ACCEPT_ENCODING ? { 'Accept-Encoding': env.BENCH_ACCEPT_ENCODING } : {};
 const log = (msg) => process.stdout.write(`[serve-ab ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
@@ -218,7 +221,7 @@ async function together(arms, scenario) {
 const arms = [];
 try {
   arms.push(await startPlinth('this', here, thisEnv));
-  for (const base of bases) arms.push(await startPlinth(base.label, base.root));
+  for (const base of bases) arms.push(await startPlinth(base.label, base.root, baseEnv[base.label] ?? {}));
   if (env.BENCH_CEILING === '1') {
     arms.push(await startCeiling('ceiling'));
     arms.push(await startCeiling('ceiling-pages', { CEILING_PAGES_DIR: pagesDir }));

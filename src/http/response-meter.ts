@@ -31,6 +31,12 @@ import type { HttpResponse, RecognizedString } from './uws.js';
 /** How a measured response ended. `aborted`: the client went away, or the server cut it off. */
 export type FinishedResponse<Detail> = (tag: number, status: number, bytes: number, ms: number, aborted: boolean, detail: Detail) => void;
 
+/**
+ * Counts an answer that `end` or `endWithoutBody` gave within its handler, untimed: for metrics
+ * that count such answers with a couple of array writes and fold them in when read (thread-metrics.ts).
+ */
+export type AnsweredResponse = (tag: number, status: number, bytes: number) => void;
+
 export interface ResponseMeter<Detail> {
   /**
    * Measures `res` from now until it ends; `tag` (a host kind, say) and `detail` come back with
@@ -42,10 +48,12 @@ export interface ResponseMeter<Detail> {
   /** The handler of `res` has returned: from here an answer still owed is timed. */
   handled(res: HttpResponse): void;
   /**
-   * Ends `res` with `body` through uWS's own `end` and counts it as `status`: for a writer inside
-   * the handler that knows both, which then skips the wrappers. `status` is the one it wrote.
+   * Ends `res` with `body` through uWS's own `end` and counts it as `status` and `bytes`: for a
+   * writer inside the handler that knows all three, which then skips the wrappers. `status` is the
+   * one it wrote; `bytes` is `body`'s size (read here, a Buffer's `byteLength` took optimized code a
+   * generic property load per request).
    */
-  end(res: HttpResponse, status: number, body: Buffer): void;
+  end(res: HttpResponse, status: number, body: Buffer, bytes: number): void;
   /** The same for an answer without a body (a 304). */
   endWithoutBody(res: HttpResponse, status: number): void;
 }
@@ -66,6 +74,12 @@ export const PLAIN_ENDS: ResponseEnds = {
 export interface ResponseMeterOptions {
   /** Time answers given within their handler too (two clock reads per request). */
   timeEveryAnswer: boolean;
+  /**
+   * Counts the answers of `end` and `endWithoutBody` in place of `onFinished`, when they are not
+   * timed and no one needs their detail (no access log): the prepared path's answers then cost
+   * the count itself, not a call through the finish callback.
+   */
+  answered?: AnsweredResponse;
 }
 
 /** What is kept of a response being measured. */
@@ -117,6 +131,8 @@ let lastWrapped: object | undefined;
 
 export function createResponseMeter<Detail>(onFinished: FinishedResponse<Detail>, options: ResponseMeterOptions): ResponseMeter<Detail> {
   const timeEveryAnswer = options.timeEveryAnswer;
+  // A timed answer needs the finish callback (its time, and whatever prints it).
+  const answered = timeEveryAnswer ? undefined : options.answered;
   return {
     begin(res, tag, detail) {
       // Every response of a thread is of one class (one App): its prototype is wrapped once.
@@ -140,18 +156,22 @@ export function createResponseMeter<Detail>(onFinished: FinishedResponse<Detail>
       owed.set(res, { ...slot, start: slot.start === UNTIMED ? performance.now() : slot.start });
       owedCount++;
     },
-    end(res, status, body) {
+    end(res, status, body, bytes) {
       // Only the running handler's own response is in the slot; anything else takes the wrapper.
       const end = (res as NativeEnds)[NATIVE_END];
       if (!slotOpen || end === undefined) return void res.end(body);
       end.call(res, body);
-      finishSlot(status, body.byteLength);
+      if (answered === undefined) return finishSlot(status, bytes);
+      slotOpen = false;
+      answered(slot.tag, status, bytes);
     },
     endWithoutBody(res, status) {
       const endWithoutBody = (res as NativeEnds)[NATIVE_END_WITHOUT_BODY];
       if (!slotOpen || endWithoutBody === undefined) return void res.endWithoutBody();
       endWithoutBody.call(res);
-      finishSlot(status, 0);
+      if (answered === undefined) return finishSlot(status, 0);
+      slotOpen = false;
+      answered(slot.tag, status, 0);
     },
   };
 }

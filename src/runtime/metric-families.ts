@@ -37,6 +37,8 @@ export function gauge(name: string, help: string, values: MetricSample[]): Metri
  */
 export interface HistogramCounts {
   record(series: number, value: number): void;
+  /** `count` values of `value` at once. */
+  recordMany(series: number, value: number, count: number): void;
   family(name: string, help: string, labelsOf: (series: number) => Labels): MetricFamily;
 }
 
@@ -44,12 +46,19 @@ export function histogramCounts(series: number, bounds: readonly number[]): Hist
   const slots = bounds.length + 1;
   const counts = new Float64Array(series * slots);
   const sums = new Float64Array(series);
+  const bucketOf = (value: number): number => {
+    let bucket = 0;
+    while (bucket < bounds.length && value > bounds[bucket]!) bucket++;
+    return bucket;
+  };
   return {
     record(at, value) {
-      let bucket = 0;
-      while (bucket < bounds.length && value > bounds[bucket]!) bucket++;
-      counts[at * slots + bucket]!++;
+      counts[at * slots + bucketOf(value)]!++;
       sums[at]! += value;
+    },
+    recordMany(at, value, count) {
+      counts[at * slots + bucketOf(value)]! += count;
+      sums[at]! += value * count;
     },
     family(name, help, labelsOf) {
       const values: MetricSample[] = [];

@@ -50,8 +50,10 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
   const { config, store } = options;
   const defaults = new Registry();
   // The main thread serves no request, so its event-loop delay needs no 10 ms sampling timer
-  // (prom-client's default), which wakes an idle process a hundred times a second.
-  if (config.metrics) collectDefaultMetrics({ register: defaults, eventLoopMonitoringPrecision: 100 });
+  // (prom-client's default): sampled once a second. Each sample wakes the otherwise idle thread,
+  // and a wake cost 0.15–0.5 ms of CPU on the shared machine; ten a second were 1–2 % of a busy
+  // node's CPU per request (bench/RESULTS.md, "Serving back at the ceiling", fifth pass).
+  if (config.metrics) collectDefaultMetrics({ register: defaults, eventLoopMonitoringPrecision: 1000 });
   const probePath = join(options.dataDir, 'tmp', `ready-probe-${process.pid}`);
   let last: Gathering | undefined;
   let running: Promise<Gathering> | undefined;

@@ -42,12 +42,20 @@ export interface ThreadMetricSources {
 export interface ThreadMetrics {
   /** A response ended (see http/response-meter.ts); `kind` indexes HOST_KINDS. */
   request(kind: number, status: number, bytes: number, ms: number, aborted: boolean): void;
+  /**
+   * A response ended within its handler, untimed (the meter's own ends, which the prepared path
+   * uses): two array writes, folded into the request count and the first duration bucket when
+   * the families are read, so /metrics shows what `request(kind, status, bytes, 0, false)` would.
+   */
+  answered(kind: number, status: number, bytes: number): void;
   deploy(result: DeployResult, ms: number): void;
   families(sources: ThreadMetricSources): MetricFamily[];
 }
 
 export function createThreadMetrics(): ThreadMetrics {
   const requests = new Float64Array(HOST_KINDS.length * STATUS_CLASSES.length);
+  // Untimed answers by host kind and status class, not yet folded into `requests` and `durations`.
+  const answeredUnfolded = new Float64Array(HOST_KINDS.length * STATUS_CLASSES.length);
   const bytesSent = new Float64Array(HOST_KINDS.length);
   const durations = histogramCounts(HOST_KINDS.length, REQUEST_SECONDS);
   const deploys = new Float64Array(DEPLOY_RESULTS.length);
@@ -56,10 +64,14 @@ export function createThreadMetrics(): ThreadMetrics {
 
   return {
     request(kind, status, bytes, ms, aborted) {
-      const statusClass = aborted ? ABORTED : Math.min(Math.max(Math.floor(status / 100), 1), 5) - 1;
+      const statusClass = aborted ? ABORTED : statusClassOf(status);
       requests[kind * STATUS_CLASSES.length + statusClass]!++;
       bytesSent[kind]! += bytes;
       durations.record(kind, ms / 1000);
+    },
+    answered(kind, status, bytes) {
+      answeredUnfolded[kind * STATUS_CLASSES.length + statusClassOf(status)]!++;
+      bytesSent[kind]! += bytes;
     },
     deploy(result, ms) {
       const at = deployIndex.get(result)!;
@@ -67,6 +79,14 @@ export function createThreadMetrics(): ThreadMetrics {
       deployDurations.record(at, ms / 1000);
     },
     families({ cache, ingest, store }) {
+      // The untimed answers counted since the last read: each took no time (the first bucket).
+      for (let at = 0; at < answeredUnfolded.length; at++) {
+        const count = answeredUnfolded[at]!;
+        if (count === 0) continue;
+        answeredUnfolded[at] = 0;
+        requests[at]! += count;
+        durations.recordMany(Math.floor(at / STATUS_CLASSES.length), 0, count);
+      }
       const requestValues = [];
       for (let kind = 0; kind < HOST_KINDS.length; kind++) {
         for (let statusClass = 0; statusClass < STATUS_CLASSES.length; statusClass++) {
@@ -113,6 +133,11 @@ export function createThreadMetrics(): ThreadMetrics {
       ];
     },
   };
+}
+
+/** 1xx … 5xx as 0 … 4 (anything outside as the nearest). */
+function statusClassOf(status: number): number {
+  return Math.min(Math.max(Math.floor(status / 100), 1), 5) - 1;
 }
 
 /** A deploy's result from how it ended. */

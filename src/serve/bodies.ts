@@ -2,7 +2,7 @@ import { buildBadgedPage, type BadgedPage, type BadgeOptions } from '../badge/in
 import type { ServeConfig } from '../config.js';
 import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js';
 import { packedRangeOf, type FileEntry, type PackedRange } from '../store/index.js';
-import { blobEtag } from './headers.js';
+import { withGetters } from './fast-object.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
 import type { CachedSite, Ready, SiteReader } from './site-cache.js';
 
@@ -42,20 +42,14 @@ export function readLocal(store: SiteReader, entry: FileEntry, encoding?: Encodi
   }
 }
 
-/** A body held in memory with its ETag. */
-export interface Body {
-  bytes: Buffer;
-  etag: string;
-}
-
 /** Builds a badged page off this thread; undefined when that is not possible now (queue full). */
 export type BadgedPageBuilder = (source: Buffer, options: BadgeOptions & { compress: boolean }) => Promise<BadgedPage> | undefined;
 
 export interface BodyCache {
   /** A blob's bytes for a target's prepared representation (which keeps the cache entry, to skip a lookup). */
-  held(ready: Ready, entry: FileEntry, encoding: Encoding | undefined): Body;
+  held(ready: Ready, entry: FileEntry, encoding: Encoding | undefined): Buffer;
   /** A blob's bytes, from the cache or the store (`BlobNotLocal` when not on this node). */
-  blob(entry: FileEntry, encoding: Encoding | undefined): Body;
+  blob(entry: FileEntry, encoding: Encoding | undefined): Buffer;
   /** The page with its badge: at once when cached or small, else once a worker has built it. */
   badged(entry: FileEntry, options: BadgeOptions): BadgedPage | Promise<BadgedPage>;
   /** Drops the bodies of a site's targets (its live revision changed or it went away). */
@@ -73,20 +67,21 @@ const bodyKey = (sha256: string, encoding: Encoding | undefined): string => (enc
 const badgeKey = (sha256: string, siteName: string): string => `badge:${sha256}:${siteName}`;
 
 export function createBodyCache(store: SiteReader, config: ServeConfig, buildOffThread?: BadgedPageBuilder): BodyCache {
-  const bodies = createLruCache<Body | BadgedPage>(config.cacheBytes);
+  // A blob's bytes are held as the Buffer itself (its ETag is the target's): one object fewer to
+  // read per answer across many pages. A badged page holds its forms with their own ETags.
+  const bodies = createLruCache<Buffer | BadgedPage>(config.cacheBytes);
   // Pages being built, so that visitors asking at once wait for one build.
   const building = new Map<string, Promise<BadgedPage>>();
   let builtElsewhere = 0;
 
-  const blob = (entry: FileEntry, encoding: Encoding | undefined): Body => {
+  const blob = (entry: FileEntry, encoding: Encoding | undefined): Buffer => {
     const key = bodyKey(entry.sha256, encoding);
-    let body = bodies.get(key) as Body | undefined;
-    if (body === undefined) {
-      const bytes = readLocal(store, entry, encoding);
-      body = { bytes, etag: blobEtag(entry.sha256, encoding) };
-      bodies.set(key, body, bytes.byteLength);
+    let bytes = bodies.get(key) as Buffer | undefined;
+    if (bytes === undefined) {
+      bytes = readLocal(store, entry, encoding);
+      bodies.set(key, bytes, bytes.byteLength);
     }
-    return body;
+    return bytes;
   };
 
   const keep = (key: string, page: BadgedPage): BadgedPage => {
@@ -94,16 +89,16 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
     return page;
   };
 
-  return {
+  const methods: Omit<BodyCache, 'weight' | 'builtElsewhere'> = {
     blob,
 
     held(ready, entry, encoding) {
       const held = ready.held;
-      const kept = held === undefined ? undefined : (bodies.use(held as LruEntry<Body | BadgedPage>) as Body | undefined);
+      const kept = held === undefined ? undefined : (bodies.use(held as LruEntry<Buffer | BadgedPage>) as Buffer | undefined);
       if (kept !== undefined) return kept;
-      const body = blob(entry, encoding);
+      const bytes = blob(entry, encoding);
       ready.held = bodies.entry(bodyKey(entry.sha256, encoding));
-      return body;
+      return bytes;
     },
 
     badged(entry, options) {
@@ -141,12 +136,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
         bodies.delete(badgeKey(sha256, cached.site.name));
       }
     },
-
-    get weight() {
-      return bodies.weight;
-    },
-    get builtElsewhere() {
-      return builtElsewhere;
-    },
   };
+  // Not `get weight()` in the literal: that would make the cache a slow object (fast-object.ts).
+  return withGetters(methods, { weight: () => bodies.weight, builtElsewhere: () => builtElsewhere });
 }

@@ -1,3 +1,5 @@
+import { withGetters } from './fast-object.js';
+
 /**
  * A cache bounded by a byte budget (or, with a weight of 1 per entry, by a count) that evicts
  * approximately least-recently-used entries. Each HTTP thread owns its own, so there is no
@@ -55,7 +57,7 @@ export function createLruCache<V>(budget: number): LruCache<V> {
     if (total > budget) evict(keep);
   };
 
-  return {
+  const methods: Omit<LruCache<V>, 'weight' | 'size'> = {
     get(key) {
       const slot = entries.get(key);
       if (slot === undefined) return undefined;
@@ -102,11 +104,7 @@ export function createLruCache<V>(budget: number): LruCache<V> {
     *values() {
       for (const slot of entries.values()) yield slot.value!;
     },
-    get weight() {
-      return total;
-    },
-    get size() {
-      return entries.size;
-    },
   };
+  // Not `get weight()` in the literal: that would make every cache a slow object (fast-object.ts).
+  return withGetters(methods, { weight: () => total, size: () => entries.size });
 }

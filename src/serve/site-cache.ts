@@ -11,6 +11,7 @@ import {
 } from '../rules/index.js';
 import type { BlobStore, FileEntry, SiteRecord, Store } from '../store/index.js';
 import { cacheControlFor } from './headers.js';
+import { withGetters } from './fast-object.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
 import { normalizeRequestPath } from './request-path.js';
 import { resolveSitePath } from './resolve.js';
@@ -185,7 +186,7 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
   startTicker();
   let checkedAtTick = ticks;
 
-  return {
+  const methods: Omit<SiteCache, 'size' | 'weight'> = {
     lookup(name) {
       if (ticks !== checkedAtTick) {
         checkedAtTick = ticks;
@@ -274,14 +275,10 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       return target;
     },
 
-    get size() {
-      return sites.size;
-    },
-    get weight() {
-      return sites.weight;
-    },
     counts,
   };
+  // Not `get size()` in the literal: that would make the cache a slow object (fast-object.ts).
+  return withGetters(methods, { size: () => sites.size, weight: () => sites.weight });
 }
 
 const PREVIEW_RULES_KEPT = 8;

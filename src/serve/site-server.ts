@@ -25,7 +25,7 @@ import { ACCESS_PATHS, ENCODINGS, hasBadge, isExpired, previewLabel, withRequest
 import { packedRangeOf, type FileEntry, type SiteRecord } from '../store/index.js';
 import { accessOfHost, type AccessGate } from './access.js';
 import type { DomainServing } from './domain-route.js';
-import { BlobNotLocal, createBodyCache, type BadgedPageBuilder, type Body } from './bodies.js';
+import { BlobNotLocal, createBodyCache, type BadgedPageBuilder } from './bodies.js';
 import {
   blobEtag,
   fileHeaders,
@@ -251,11 +251,11 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       }
     }
     // Before the first write: a body that is not on this node stops here (`BlobNotLocal`).
-    const body = bodies.held(ready, target.entry!, encoding);
+    const bytes = bodies.held(ready, target.entry!, encoding);
     if (!ok) res.writeStatus(target.status === 404 ? '404 Not Found' : '410 Gone');
     res.writeHeader(HEADER_NAMES.contentType, ready.full);
-    if (ready.size <= END_COPY_MAX_BYTES) ends.end(res, target.status, body.bytes);
-    else endFromMemory(res, body.bytes);
+    if (ready.size <= END_COPY_MAX_BYTES) ends.end(res, target.status, bytes, ready.size);
+    else endFromMemory(res, bytes);
     sentStatus = target.status;
     sentBytes = ready.size;
     return true;
@@ -281,7 +281,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   };
 
   /** Send: a body in memory (or only its headers), a range of it, or a 304. */
-  const sendBody = (res: HttpResponse, target: Target, answer: FileAnswer, body: Body | undefined, size: number, asked: Asked, path?: string): void => {
+  const sendBody = (res: HttpResponse, target: Target, answer: FileAnswer, body: Buffer | undefined, size: number, asked: Asked, path?: string): void => {
     if (answer.etag !== undefined && asked.ifNoneMatch !== '' && matchesIfNoneMatch(asked.ifNoneMatch, answer.etag)) {
       res.writeStatus('304 Not Modified');
       writeList(res, notModifiedHeaders({ ...answer, etag: answer.etag }));
@@ -311,7 +311,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     sentStatus = status;
     sentBytes = asked.head ? 0 : end - start + 1;
     if (body) {
-      const bytes = start === 0 && end === size - 1 ? body.bytes : body.bytes.subarray(start, end + 1);
+      const bytes = start === 0 && end === size - 1 ? body : body.subarray(start, end + 1);
       if (asked.head || bytes.byteLength <= END_COPY_MAX_BYTES) return writeResponse(res, status, headers, bytes, { head: asked.head });
       if (status !== 200) res.writeStatus(statusLine(status));
       for (const name in headers) res.writeHeader(name, headers[name]!);
@@ -343,7 +343,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const encoding = chooseEncoding(asked.acceptEncoding, available);
     const body = encoding ? page[encoding]! : page.identity;
     const answer = answerOf(target, entry.type, available.length > 0, body.etag, encoding, privacy);
-    sendBody(res, target, answer, body, body.bytes.byteLength, { ...asked, range: '' });
+    sendBody(res, target, answer, body.bytes, body.bytes.byteLength, { ...asked, range: '' });
   };
 
   /** Site: the record and its state decide the answer, or lead on to its live revision. */

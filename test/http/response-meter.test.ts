@@ -171,7 +171,7 @@ describe('response meter', () => {
       throw new Error('the wrapped end ran');
     };
     try {
-      meter.end(res, 404, Buffer.alloc(2048));
+      meter.end(res, 404, Buffer.alloc(2048), 2048);
     } finally {
       FakeResponse.prototype.end = wrappedEnd;
     }
@@ -194,7 +194,7 @@ describe('response meter', () => {
     meter.begin(res, 0, 'timed');
     const until = performance.now() + 5;
     while (performance.now() < until);
-    meter.end(res, 200, Buffer.from('ok'));
+    meter.end(res, 200, Buffer.from('ok'), 2);
     meter.handled(res);
     expect(finished[0]).toMatchObject({ detail: 'timed', status: 200, bytes: 2 });
     expect(finished[0]!.ms).toBeGreaterThanOrEqual(5);
@@ -203,7 +203,7 @@ describe('response meter', () => {
     meter.begin(owed, 0, 'owed');
     meter.handled(owed);
     await wait(1);
-    meter.end(owed, 200, Buffer.from('late'));
+    meter.end(owed, 200, Buffer.from('late'), 4);
     expect(finished.map((f) => [f.detail, f.bytes])).toEqual([
       ['timed', 2],
       ['owed', 4],
@@ -211,9 +211,53 @@ describe('response meter', () => {
     expect(owed.ended).toEqual([Buffer.from('late')]);
   });
 
+  it('with a count for untimed answers, its ends count there and not through the finish callback; the wrappers still do', () => {
+    const finished: Finished[] = [];
+    const answered: Array<[number, number, number]> = [];
+    const meter = createResponseMeter<string>((tag, status, bytes, ms, aborted, detail) => finished.push({ tag, status, bytes, ms, aborted, detail }), {
+      timeEveryAnswer: false,
+      answered: (tag, status, bytes) => answered.push([tag, status, bytes]),
+    });
+    const page = new FakeResponse() as unknown as HttpResponse & FakeResponse;
+    meter.begin(page, 3, 'page');
+    meter.end(page, 200, Buffer.alloc(2048), 2048);
+    meter.handled(page);
+    const revalidated = new FakeResponse() as unknown as HttpResponse & FakeResponse;
+    meter.begin(revalidated, 1, '304');
+    meter.endWithoutBody(revalidated, 304);
+    meter.handled(revalidated);
+    // A general writer's answer goes through the wrappers and the callback, as before.
+    const general = new FakeResponse() as unknown as HttpResponse & FakeResponse;
+    meter.begin(general, 2, 'general');
+    general.end('hello');
+    meter.handled(general);
+    // Counted once: a close after the end finds nothing open.
+    page.close();
+    expect(answered).toEqual([
+      [3, 200, 2048],
+      [1, 304, 0],
+    ]);
+    expect(finished).toEqual([{ tag: 2, status: 200, bytes: 5, ms: 0, aborted: false, detail: 'general' }]);
+    expect(page.ended).toEqual([Buffer.alloc(2048)]);
+  });
+
+  it('a meter that times every answer leaves the count for untimed ones unused', () => {
+    const finished: number[] = [];
+    const answered: number[] = [];
+    const meter = createResponseMeter<string>((_tag, status) => finished.push(status), {
+      timeEveryAnswer: true,
+      answered: (_tag, status) => answered.push(status),
+    });
+    const res = new FakeResponse() as unknown as HttpResponse & FakeResponse;
+    meter.begin(res, 0, 'timed');
+    meter.end(res, 200, Buffer.from('ok'), 2);
+    meter.handled(res);
+    expect([finished, answered]).toEqual([[200], []]);
+  });
+
   it('without a meter, the plain ends only end', () => {
     const res = new FakeResponse() as unknown as HttpResponse & FakeResponse;
-    PLAIN_ENDS.end(res, 200, Buffer.from('x'));
+    PLAIN_ENDS.end(res, 200, Buffer.from('x'), 1);
     PLAIN_ENDS.endWithoutBody(res, 304);
     expect(res.ended).toEqual([Buffer.from('x'), 'without body']);
   });
