@@ -687,9 +687,9 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
       ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken !== undefined ? { sessionToken } : {}) } }
       : {}),
     cacheBytes: int('PLINTH_BLOB_CACHE_MB', 10240, 0, 64 * 1024 * 1024) * 1024 * 1024,
-    // Off by default: a node reads a packed file's place from PostgreSQL, so while the database is
-    // away it could not serve a packed file it has not cached (see docs/operating.md).
-    packMaxBytes: int('PLINTH_BUCKET_PACK_MAX_BYTES', 0, 0, 8 * 1024 * 1024),
+    // On by default: a packed file's place travels with its records to every node's replica, so a
+    // node serves it with PostgreSQL away too. Only a cluster (a node with a ledger) packs.
+    packMaxBytes: int('PLINTH_BUCKET_PACK_MAX_BYTES', 1024 * 1024, 0, 8 * 1024 * 1024),
   };
 
   const dnsServers: string[] = [];

@@ -184,7 +184,7 @@ describe('loadConfig', () => {
 
   it('keeps blobs in the data directory alone unless a bucket is named', () => {
     const config = loadConfig({});
-    expect(config.blobs).toEqual({ region: 'us-east-1', forcePathStyle: false, cacheBytes: 10240 * 1024 * 1024, packMaxBytes: 0 });
+    expect(config.blobs).toEqual({ region: 'us-east-1', forcePathStyle: false, cacheBytes: 10240 * 1024 * 1024, packMaxBytes: 1048576 });
     expect(Object.isFrozen(config.blobs)).toBe(true);
   });
 
@@ -195,7 +195,7 @@ describe('loadConfig', () => {
       PLINTH_S3_REGION: 'auto',
       PLINTH_S3_FORCE_PATH_STYLE: '1',
       PLINTH_BLOB_CACHE_MB: '0',
-      PLINTH_BUCKET_PACK_MAX_BYTES: '1048576',
+      PLINTH_BUCKET_PACK_MAX_BYTES: '524288',
       AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
       AWS_SECRET_ACCESS_KEY: 'secret-key',
     });
@@ -206,10 +206,12 @@ describe('loadConfig', () => {
       forcePathStyle: true,
       credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret-key' },
       cacheBytes: 0,
-      packMaxBytes: 1048576,
+      packMaxBytes: 524288,
     });
     // Without the AWS variables, the SDK's own provider chain finds credentials.
     expect(loadConfig({ PLINTH_S3_BUCKET: 'plinth-blobs' }).blobs.credentials).toBeUndefined();
+    // Packing is on by default (it needs a cluster's ledger to happen at all); 0 turns it off.
+    expect(loadConfig({ PLINTH_S3_BUCKET: 'plinth-blobs', PLINTH_BUCKET_PACK_MAX_BYTES: '0' }).blobs.packMaxBytes).toBe(0);
   });
 
   it('masks the secret key of the bucket in the logged configuration', () => {

@@ -50,8 +50,8 @@ export interface CollectorOptions {
   publishedAs?: Readonly<Record<string, readonly string[]>>;
   /** Compression this deploy may do before its answer (see `UnpackOptions.compressBeforePublish`). */
   compressBeforePublish?: CompressBudget;
-  /** Told of each blob once it is stored, with its variants made so far (see `UnpackOptions.announce`). */
-  onStored?: (sha256: string) => void;
+  /** Told of each blob once it is stored, with its variants made so far, and its bytes (see `UnpackOptions.announce`). */
+  onStored?: (sha256: string, bytes: Uint8Array) => void;
   /** How the blobs' filesystem is synced (see `BlobStore.flush`); by default a fork of `sync -f`. */
   runSync?: RunSync;
 }
@@ -351,7 +351,7 @@ export function createCollector(options: CollectorOptions): Collector {
     const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget).then(
       (entry) => {
         stored.set(path, entry);
-        options.onStored?.(entry.entry.sha256);
+        options.onStored?.(entry.entry.sha256, bytes);
       },
       (error: unknown) => void (writeError ??= { error }),
     );

@@ -69,6 +69,12 @@ export interface UnpackOptions {
   announce?: MessagePort;
   /** Set by the pool: where the task asks for the filesystem sync of its blobs (see sync-port.ts). */
   syncPort?: MessagePort;
+  /**
+   * Blobs up to this many bytes are announced with their bytes, `[sha256, bytes]` (copied here
+   * into a buffer of their own, which is transferred), so that a pack is built from memory rather
+   * than from the files just written; unset or 0: the sha256 alone.
+   */
+  announceBytesMax?: number;
 }
 
 export interface IngestedFile {

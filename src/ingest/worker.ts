@@ -4,6 +4,7 @@
 // expected failures as data; a throw here is a real fault (disk full, a bug) and becomes a 500.
 import { rmSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import type { MessagePort } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { buildBadgedPage, type BadgedPage } from '../badge/index.js';
 import { isStorageFull, STORAGE_FULL } from '../errors.js';
@@ -84,7 +85,9 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     blockExecutables: task.blockExecutables,
     ...(task.publishedAs !== undefined ? { publishedAs: task.publishedAs } : {}),
     ...(task.compressBeforePublish !== undefined ? { compressBeforePublish: task.compressBeforePublish } : {}),
-    ...(task.announce !== undefined ? { onStored: (sha256: string) => task.announce!.postMessage(sha256) } : {}),
+    ...(task.announce !== undefined
+      ? { onStored: (sha256: string, bytes: Uint8Array) => announce(task.announce!, task.announceBytesMax ?? 0, sha256, bytes) }
+      : {}),
     ...(task.syncPort !== undefined ? { runSync: syncOverPort(task.syncPort) } : {}),
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
@@ -168,4 +171,11 @@ export function analyze(task: AnalyzeTask): AnalyzeResult {
     }
   }
   return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits, task.checkPaths);
+}
+
+/** See `UnpackTask.announceBytesMax`: the collector may read the bytes again (the analysis), so they are copied, not given away. */
+function announce(port: MessagePort, bytesMax: number, sha256: string, bytes: Uint8Array): void {
+  if (bytes.byteLength > bytesMax) return port.postMessage(sha256);
+  const own = new Uint8Array(bytes);
+  port.postMessage([sha256, own], [own.buffer]);
 }

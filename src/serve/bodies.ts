@@ -1,7 +1,7 @@
 import { buildBadgedPage, type BadgedPage, type BadgeOptions } from '../badge/index.js';
 import type { ServeConfig } from '../config.js';
 import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js';
-import type { FileEntry } from '../store/index.js';
+import { packedRangeOf, type FileEntry, type PackedRange } from '../store/index.js';
 import { withGetters } from './fast-object.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
 import type { CachedSite, Ready, SiteReader } from './site-cache.js';
@@ -23,19 +23,21 @@ export class BlobNotLocal extends Error {
   constructor(
     readonly sha256: string,
     readonly encoding: Encoding | undefined,
+    /** Where the records say the blob is packed, for `fetch`. */
+    readonly packed: PackedRange | undefined,
   ) {
     super(`blob ${sha256}${encoding ? ` (${encoding})` : ''} is not on this node`);
   }
 }
 
-/** The bytes of a blob on this node's disk; `BlobNotLocal` when they are not (or went since). */
-export function readLocal(store: SiteReader, sha256: string, encoding?: Encoding): Buffer {
-  if (!store.blobs.isLocal(sha256, encoding)) throw new BlobNotLocal(sha256, encoding);
+/** The bytes of a file's blob on this node's disk; `BlobNotLocal` when they are not (or went since). */
+export function readLocal(store: SiteReader, entry: FileEntry, encoding?: Encoding): Buffer {
+  if (!store.blobs.isLocal(entry.sha256, encoding)) throw new BlobNotLocal(entry.sha256, encoding, packedRangeOf(entry));
   try {
-    return store.blobs.readSync(sha256, encoding);
+    return store.blobs.readSync(entry.sha256, encoding);
   } catch (err) {
     // Evicted between the check and the read: fetched again like any other miss.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotLocal(sha256, encoding);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotLocal(entry.sha256, encoding, packedRangeOf(entry));
     throw err;
   }
 }
@@ -76,7 +78,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
     const key = bodyKey(entry.sha256, encoding);
     let bytes = bodies.get(key) as Buffer | undefined;
     if (bytes === undefined) {
-      bytes = readLocal(store, entry.sha256, encoding);
+      bytes = readLocal(store, entry, encoding);
       bodies.set(key, bytes, bytes.byteLength);
     }
     return bytes;
@@ -105,7 +107,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
       if (cached !== undefined) return cached;
       const pending = building.get(key);
       if (pending !== undefined) return pending;
-      const source = readLocal(store, entry.sha256);
+      const source = readLocal(store, entry);
       const build = { ...options, compress: isCompressibleType(entry.type) };
       const offThread = source.byteLength > BADGE_INLINE_MAX_BYTES ? buildOffThread?.(source, build) : undefined;
       if (offThread === undefined) return keep(key, buildBadgedPage(source, build));

@@ -22,7 +22,7 @@ import {
 } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { ACCESS_PATHS, ENCODINGS, hasBadge, isExpired, previewLabel, withRequestQuery, type Encoding, type SiteHeaders } from '../rules/index.js';
-import type { FileEntry, SiteRecord } from '../store/index.js';
+import { packedRangeOf, type FileEntry, type SiteRecord } from '../store/index.js';
 import { accessOfHost, type AccessGate } from './access.js';
 import type { DomainServing } from './domain-route.js';
 import { BlobNotLocal, createBodyCache, type BadgedPageBuilder } from './bodies.js';
@@ -333,7 +333,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const sendsBody = !asked.head && !(answer.etag !== undefined && asked.ifNoneMatch !== '' && matchesIfNoneMatch(asked.ifNoneMatch, answer.etag));
     const inMemory = size <= config.streamThresholdBytes;
     const body = sendsBody && inMemory ? bodies.blob(entry, encoding) : undefined;
-    if (sendsBody && !inMemory && !store.blobs.isLocal(entry.sha256, encoding)) throw new BlobNotLocal(entry.sha256, encoding);
+    if (sendsBody && !inMemory && !store.blobs.isLocal(entry.sha256, encoding)) throw new BlobNotLocal(entry.sha256, encoding, packedRangeOf(entry));
     sendBody(res, target, answer, body, size, { ...asked, range }, store.blobs.pathOf(entry.sha256, encoding));
   };
 
@@ -388,7 +388,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const copy = copySiteRequest(req);
     const head = copy.getMethod() === 'head';
     trackAbort(res);
-    store.blobs.fetch(missing.sha256, missing.encoding).then(
+    store.blobs.fetch(missing.sha256, missing.encoding, missing.packed).then(
       () => {
         // The gate already let this request in; the copy keeps no credentials to show it again.
         if (!isAborted(res)) res.cork(() => answer(res, copy, siteName, fetches + 1, { ...route, granted: true }));

@@ -1,7 +1,7 @@
 import { refusalError } from '../errors.js';
 import { linkCheckShares, type AnalyzeResult, type RejudgedContent, type SiteFile, type SiteRulesLimits } from '../ingest/index.js';
 import { isHtmlType, isRulesFile, MAX_UNPACKED_BYTES, PLAN_LIMITS, type Plan, type RevisionExtras } from '../rules/index.js';
-import type { FileEntry } from '../store/index.js';
+import { packedRangeOf, type FileEntry, type PackedRange } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
 
 /**
@@ -44,13 +44,16 @@ export async function analyzeSite(
   const { store, config } = deps;
   const site: SiteFile[] = [];
   const read: string[] = rejudge?.contents.map((content) => content.sha256) ?? [];
+  const packed = new Map<string, PackedRange>();
   for (const [path, entry] of files) {
     site.push({ path, sha256: entry.sha256, size: entry.size, type: entry.type });
+    const range = packedRangeOf(entry);
+    if (range !== undefined) packed.set(entry.sha256, range);
     if (isRulesFile(path) || isHtmlType(entry.type) || entry.type.startsWith('text/css')) read.push(entry.sha256);
   }
   site.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   // With a bucket, content a patch keeps may not be on this node yet.
-  await Promise.all([...new Set(read)].map((sha256) => store.blobs.fetch(sha256)));
+  await Promise.all([...new Set(read)].map((sha256) => store.blobs.fetch(sha256, undefined, packed.get(sha256))));
   const { siteRules } = config.deploy;
   const limits = analysisLimits(config);
   const shares = linkCheckShares(site, deps.ingest.threads);

@@ -4,7 +4,7 @@ import { siteUrl } from '../config.js';
 import type { DeployView } from '../contract/index.js';
 import { ServiceError } from '../errors.js';
 import { ANONYMOUS_LIFETIME_MS, randomSiteName, type RevisionExtras } from '../rules/index.js';
-import { hashToken, type EventActor, type FileEntry } from '../store/index.js';
+import { hashToken, type EventActor, type FileEntry, type PackedBlobs } from '../store/index.js';
 import { deployConflict, type Decision } from './deploy-decision.js';
 import type { OperationsDeps } from './deps.js';
 import { eventRecorded, newEvent } from './events.js';
@@ -24,7 +24,7 @@ export interface NewRevision {
   /** `false`: store a draft, do not make it live. */
   live: boolean;
   /** `blobs.publish` of these files, started already (see deploy.ts); started here if not. */
-  uploads?: Promise<void>;
+  uploads?: Promise<PackedBlobs>;
   /** Who deploys, for the audit log; by default, as the decision names the author. */
   actor?: EventActor;
 }
@@ -43,7 +43,7 @@ const NAME_ATTEMPTS = 8;
 /** Commits the revision (creating the site when asked); `live: false` stores a draft. */
 export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'now'>, revision: NewRevision): Promise<Published> {
   const { store, config, log } = deps;
-  const { decision, files, skipped, patch, extras, live } = revision;
+  const { decision, skipped, patch, extras, live } = revision;
   const actor = revision.actor ?? authorAsActor(decision.createdBy);
   if (!live && decision.mode === 'create') {
     throw new ServiceError('bad_request', 'A draft (publish: false) is a new revision of an existing site; a new site is published live.', {
@@ -54,7 +54,8 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
   const note = skippedNote(skipped) + warningsNote(extras);
   // With a blob bucket, every blob the revision references is in it before the commit, which
   // alone takes the cluster's write lock: no bucket request is made while it is held.
-  await (revision.uploads ?? store.blobs.publish(Array.from(files.values(), (entry) => entry.sha256)));
+  const packed = await (revision.uploads ?? store.blobs.publish(Array.from(revision.files.values(), (entry) => entry.sha256)));
+  const files = withPackPlaces(revision.files, packed);
   if (decision.mode === 'update') {
     const result = await store.commitRevision({
       site: decision.site.name,
@@ -190,4 +191,20 @@ function warningsNote(extras: RevisionExtras): string {
   if (total === 0 || first === undefined) return '';
   const what = total === 1 ? '1 link or asset reference leads' : `${total} link or asset references lead`;
   return ` ${what} nowhere on the site (published all the same), for example ${first.ref} in ${first.file} line ${first.line}; "warnings" lists them. Fix the references or add the missing files, then deploy again.`;
+}
+
+/**
+ * The files with the places of their packed blobs, so that the records every node replicates say
+ * where to read them (`FileEntry.pack`). A blob this publish did not report packed keeps the place
+ * its entry carried from an earlier revision (a patch's unchanged files): that pack stays while
+ * any revision references the blob.
+ */
+function withPackPlaces(files: Map<string, FileEntry>, packed: PackedBlobs): Map<string, FileEntry> {
+  if (packed.size === 0) return files;
+  const placed = new Map<string, FileEntry>();
+  for (const [path, entry] of files) {
+    const pack = packed.get(entry.sha256);
+    placed.set(path, pack === undefined ? entry : { ...entry, pack });
+  }
+  return placed;
 }

@@ -397,7 +397,9 @@ async function unpackBody(
   const anonymous = caller.kind === 'anonymous' || caller.kind === 'site_token';
   const tier = PLAN_LIMITS[caller.kind === 'account' ? caller.account.plan : 'anonymous'];
   const channel = publisher !== undefined ? new MessageChannel() : undefined;
-  channel?.port1.on('message', (sha256: string) => publisher!.add(sha256));
+  channel?.port1.on('message', (message: string | [string, Uint8Array]) =>
+    typeof message === 'string' ? publisher!.add(message) : publisher!.add(message[0], message[1]),
+  );
   try {
     return await deps.ingest.unpack(
       {
@@ -416,7 +418,7 @@ async function unpackBody(
         ...(deps.config.deploy.compressBeforePublishBytes > 0
           ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
           : {}),
-        ...(channel !== undefined ? { announce: channel.port2 } : {}),
+        ...(channel !== undefined ? { announce: channel.port2, announceBytesMax: publisher!.bytesWanted } : {}),
       },
       signal,
     );

@@ -1,5 +1,5 @@
 import { ServiceError } from '../errors.js';
-import type { FileEntry, SiteRecord } from '../store/index.js';
+import { packedRangeOf, type FileEntry, type SiteRecord } from '../store/index.js';
 import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
@@ -48,7 +48,7 @@ export function fileOperations(deps: OperationsDeps): FileOperations {
           agentMessage: `List the files with GET /v1/sites/${site.name}/files; paths are relative to the site root, without a leading slash.`,
         });
       }
-      await store.blobs.fetch(entry.sha256);
+      await store.blobs.fetch(entry.sha256, undefined, packedRangeOf(entry));
       return { revision, path, entry, blobPath: store.blobs.pathOf(entry.sha256) };
     },
   };

@@ -65,6 +65,8 @@ export function checkTier(files: ReadonlyMap<string, FileEntry>, tier: TierLimit
 export function compactEntry(file: FileEntry): FileEntry {
   const entry: FileEntry = { sha256: file.sha256, size: file.size, type: file.type };
   if (file.encodings && Object.keys(file.encodings).length > 0) entry.encodings = file.encodings;
+  // Where its blob is packed: a rollback's or a patch's records must say it as the first did.
+  if (file.pack !== undefined) entry.pack = file.pack;
   return entry;
 }
 

@@ -22,7 +22,10 @@ import { publishTemp, writeTemp } from './atomic-file.js';
 import { syncFilesystem, type RunSync } from './filesystem-sync.js';
 import { isRunning } from './processes.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
-import type { BlobFile, BlobStore, FileEntry, PutFileOptions } from './types.js';
+import type { BlobFile, BlobStore, FileEntry, PackedBlobs, PutFileOptions } from './types.js';
+
+/** What a publish without a bucket leaves packed: nothing. */
+export const NOTHING_PACKED: PackedBlobs = new Map();
 
 /** Below this, a variant's framing eats most of the saving and the extra file is not worth it. */
 const MIN_COMPRESS_BYTES = 256;
@@ -344,8 +347,8 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     // publish or evict.
     isLocal: () => true,
     fetch: () => Promise.resolve(),
-    publish: () => Promise.resolve(),
-    publisher: () => ({ add: () => undefined, finish: () => Promise.resolve(), afterAnswer: () => Promise.resolve() }),
+    publish: () => Promise.resolve(NOTHING_PACKED),
+    publisher: () => ({ add: () => undefined, bytesWanted: 0, finish: () => Promise.resolve(NOTHING_PACKED), afterAnswer: () => Promise.resolve() }),
     trimCache: () => Promise.resolve({ files: 0, bytes: 0 }),
     counters: () => ({ downloads: 0, downloadedBytes: 0, bucketErrors: 0 }),
   };

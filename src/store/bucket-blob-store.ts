@@ -12,7 +12,7 @@ import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
 import type { BucketLedger, LedgerEntry } from './bucket-ledger.js';
 import { PACK_PREFIX, type PackedObject } from './bucket-packs.js';
-import type { BlobFile, BlobPublisher, BlobStore, BucketOptions, CacheTrim } from './types.js';
+import type { BlobFile, BlobPublisher, BlobStore, BucketOptions, CacheTrim, FilePack, PackedRange } from './types.js';
 
 /**
  * Blobs in an S3-compatible bucket, with `<dataDir>/blobs` as this node's cache of them, laid out
@@ -46,6 +46,7 @@ export const VARIANTS_AFTER_ANSWER_MAX_BYTES = 1024 * 1024;
 /** Objects `trimCache` asks the bucket about at once before evicting their local copies. */
 const TRIM_CONCURRENCY = 8;
 const DEFAULT_MIN_IDLE_MS = 60_000;
+const BLOB_CORRUPT = 'BLOB_CORRUPT';
 /** Bound on the memory of which objects `publish` knows to be in the bucket and young. */
 const MAX_KNOWN_FRESH = 100_000;
 /**
@@ -56,6 +57,11 @@ const MAX_KNOWN_FRESH = 100_000;
 const PACK_TARGET_BYTES = 8 * 1024 * 1024;
 /** Packs of one deploy in flight at once: the bucket takes each in one request, so two keep it busy. */
 const PACKS_AT_ONCE = 2;
+/**
+ * Bytes of one deploy's blobs held in memory for its packs (announced with their bytes, waiting
+ * for the ledger's answer or in the pack being filled); past it, a pack reads the blob's file.
+ */
+const HELD_BYTES = 2 * PACK_TARGET_BYTES;
 /**
  * While none of the deploy's packs is in flight, one goes up as soon as it holds this many
  * objects, so that the uploads overlap the unpack and the commit waits only for the last few
@@ -88,6 +94,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   // Key → until when it is known to be in the bucket and young enough for garbage collection to
   // spare it, so a redeploy does not ask the bucket again about each of its unchanged files.
   const knownFresh = new Map<string, number>();
+  // Blob key → where it is packed, for those of `knownFresh` that are: a redeploy's records carry
+  // the places of its unchanged files without asking the database.
+  const knownPacked = new Map<string, FilePack>();
 
   function isLocal(sha256: string, encoding?: Encoding): boolean {
     const path = local.pathOf(sha256, encoding);
@@ -104,13 +113,13 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     }
   }
 
-  function fetch(sha256: string, encoding?: Encoding): Promise<void> {
+  function fetch(sha256: string, encoding?: Encoding, packed?: PackedRange): Promise<void> {
     const path = local.pathOf(sha256, encoding);
     if (existsSync(path)) return Promise.resolve();
     const key = bucket.keyOf(sha256, encoding);
     let pending = downloads.get(key);
     if (pending === undefined) {
-      pending = download(sha256, encoding, key, path).finally(() => downloads.delete(key));
+      pending = download(sha256, encoding, key, path, packed).finally(() => downloads.delete(key));
       downloads.set(key, pending);
     }
     return pending;
@@ -120,21 +129,36 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    * Into a temp file, synced (a cached file that a crash left short would be served as it is),
    * checked, then renamed into place: nobody ever reads bytes that do not hash to their name.
    */
-  async function download(sha256: string, encoding: Encoding | undefined, key: string, path: string): Promise<void> {
+  async function download(sha256: string, encoding: Encoding | undefined, key: string, path: string, packed: PackedRange | undefined): Promise<void> {
+    if (encoding === undefined && packed !== undefined) {
+      try {
+        return await receive(sha256, encoding, key, path, await bucket.downloadRange(packed.key, packed.offset, packed.size));
+      } catch (err) {
+        // The records' place is where the blob was packed when they were written; garbage
+        // collection keeps it while they reference the blob, but should it be gone (or hold other
+        // bytes), the ledger has the last word.
+        const code = (err as { code?: string }).code;
+        if (code !== NOT_IN_BUCKET && code !== BLOB_CORRUPT) throw err;
+      }
+    }
     let body: AsyncIterable<Uint8Array>;
     try {
-      const packed = await packedAt(key);
-      body = packed === undefined ? await bucket.download(key) : await bucket.downloadRange(packed.pack, packed.offset, packed.size);
+      const row = await packedAt(key);
+      body = row === undefined ? await bucket.download(key) : await bucket.downloadRange(row.pack, row.offset, row.size);
     } catch (err) {
       if (encoding === undefined || (err as { code?: string }).code !== NOT_IN_BUCKET) throw err;
-      return makeVariant(sha256, encoding, path, err);
+      return makeVariant(sha256, encoding, path, err, packed);
     }
+    return receive(sha256, encoding, key, path, body);
+  }
+
+  async function receive(sha256: string, encoding: Encoding | undefined, key: string, path: string, body: AsyncIterable<Uint8Array>): Promise<void> {
     const temp = await writeTemp(tmpDir, body, true);
     try {
       // A variant is checked by what it decodes to: the blob it is a variant of.
       const decoded = encoding === undefined ? temp.sha256 : await decodedHash(temp.path, encoding);
       if (decoded !== sha256) {
-        throw Object.assign(new Error(`the bucket's ${key} does not hash to ${sha256}`), { code: 'BLOB_CORRUPT' });
+        throw Object.assign(new Error(`the bucket's ${key} does not hash to ${sha256}`), { code: BLOB_CORRUPT });
       }
       await publishTemp(temp.path, path, false);
       downloaded.count++;
@@ -147,8 +171,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
 
   /**
    * Where the key is packed, if it is. When the database cannot answer, the bucket is asked for
-   * the object itself: one uploaded alone is found; a packed one is not, and its read fails until
-   * PostgreSQL answers again (why packing is off by default).
+   * the object itself: one uploaded alone is found; a packed blob is read from the place its file
+   * records carry (`download`), and a packed variant is made from its blob (`makeVariant`).
    */
   async function packedAt(key: string): Promise<PackedObject | undefined> {
     if (packs === undefined) return undefined;
@@ -161,17 +185,32 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    * first visitor of a new deploy gets it compressed on every node. Node's zlib makes the same
    * bytes from the same input and settings, so this is the object the bucket is about to receive.
    */
-  async function makeVariant(sha256: string, encoding: Encoding, path: string, missing: unknown): Promise<void> {
-    await fetch(sha256);
+  async function makeVariant(sha256: string, encoding: Encoding, path: string, missing: unknown, packed: PackedRange | undefined): Promise<void> {
+    await fetch(sha256, undefined, packed);
     const bytes = await readFile(local.pathOf(sha256));
     if (bytes.byteLength > VARIANTS_AFTER_ANSWER_MAX_BYTES) throw missing;
     const temp = await writeTemp(tmpDir, await compressFastAsync(bytes, encoding), false);
     await publishTemp(temp.path, path, false);
   }
 
-  function remember(key: string, youngSinceMs: number): void {
-    if (knownFresh.size >= MAX_KNOWN_FRESH) knownFresh.clear();
+  /**
+   * Whether a node that cannot learn where this blob's variant is packed (PostgreSQL away: a
+   * variant's place travels with no record) can make it from the blob instead (`makeVariant`):
+   * only such variants are packed.
+   */
+  function variantMadeWithoutRow(sha256: string): boolean {
+    const size = statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
+    return size !== undefined && size <= VARIANTS_AFTER_ANSWER_MAX_BYTES;
+  }
+
+  function remember(key: string, youngSinceMs: number, packedAs?: FilePack): void {
+    if (knownFresh.size >= MAX_KNOWN_FRESH) {
+      knownFresh.clear();
+      knownPacked.clear();
+    }
     knownFresh.set(key, youngSinceMs + graceMs / 2);
+    if (packedAs === undefined) knownPacked.delete(key);
+    else knownPacked.set(key, packedAs);
   }
 
   /**
@@ -249,6 +288,23 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     const packLimited = limiter(PACKS_AT_ONCE);
     let pack = emptyPack();
     let packsInFlight = 0;
+    // Blob sha256 → where it is packed, for the commit's file records.
+    const packedBlobs = new Map<string, FilePack>();
+    // Blob sha256 → its bytes, as the unpack announced them, until it is packed or known not to be.
+    const held = new Map<string, Buffer>();
+    let heldBytes = 0;
+    const release = (sha256: string): void => {
+      const bytes = held.get(sha256);
+      if (bytes === undefined) return;
+      held.delete(sha256);
+      heldBytes -= bytes.byteLength;
+    };
+    /** Where a blob (not a variant) went or is found: packed, or (undefined) as its own object. */
+    const placed = (sha256: string, encoding: Encoding | undefined, at: FilePack | undefined): void => {
+      if (encoding !== undefined) return;
+      if (at === undefined) packedBlobs.delete(sha256);
+      else packedBlobs.set(sha256, at);
+    };
 
     const track = (task: Promise<void>): void => void running.push(task.catch((err: unknown) => void (failure ??= { err })));
 
@@ -263,26 +319,35 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       );
     }
 
-    function append(key: string, path: string, size: number): void {
-      pack.objects.push({ key, path, offset: pack.bytes, size });
+    function append(sha256: string, encoding: Encoding | undefined, key: string, path: string, size: number): void {
+      // The bytes stay counted as held until the pack is read for sending.
+      const bytes = encoding === undefined ? held.get(sha256) : undefined;
+      if (bytes !== undefined) held.delete(sha256);
+      pack.objects.push({ sha256, encoding, key, path, offset: pack.bytes, size, bytes });
       pack.bytes += size;
       if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight === 0 && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
     }
 
-    /** The current pack to the bucket, then its rows to the database. Files are read only now, so only packs in flight are held in memory. */
+    /**
+     * The current pack to the bucket, then its rows to the database. Its objects come from the
+     * bytes the unpack announced, or else from their files, read only now (so only packs in
+     * flight, and `HELD_BYTES`, are held in memory).
+     */
     function sendPack(): void {
       const { objects } = pack;
       pack = emptyPack();
+      for (const object of objects) heldBytes -= object.bytes?.byteLength ?? 0;
       if (objects.length === 0) return;
       if (objects.length === 1) {
         // A pack of one is the object itself, with no row to write before the commit.
-        const [{ key, path, size }] = objects as [(typeof objects)[number]];
+        const [{ sha256, encoding, key, path, size }] = objects as [(typeof objects)[number]];
         track(
           limited(async () => {
             if (failure !== undefined) return;
             const at = now();
             await bucket.upload(key, path, size);
             remember(key, at);
+            placed(sha256, encoding, undefined);
             done.push({ key, size, touchedMs: at });
           }),
         );
@@ -292,29 +357,45 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       track(
         packLimited(async () => {
           if (failure !== undefined) return;
-          const bodies = await Promise.all(objects.map((object) => readFile(object.path)));
+          const bodies = await Promise.all(objects.map((object) => object.bytes ?? readFile(object.path)));
           for (const [i, body] of bodies.entries()) {
             if (body.byteLength !== objects[i]!.size) throw new Error(`${objects[i]!.path} changed size while it was packed`);
           }
           const key = `${PACK_PREFIX}${randomUUID()}`;
           const at = now();
-          await bucket.put(key, Buffer.concat(bodies));
+          await bucket.put(key, bodies);
           // Garbage collection deletes a pack no row points to once it is older than the grace
           // period; rows written later than half of it could point to a pack already gone.
           if (now() - at > graceMs / 2)
             throw Object.assign(new Error(`pack ${key} took over half the grace period to upload`), { code: BUCKET_UNAVAILABLE_CODE });
           await packs!.record(objects.map(({ key: object, offset, size }) => ({ key: object, pack: key, offset, size, touchedMs: at })));
-          for (const object of objects) remember(object.key, at);
+          for (const object of objects) {
+            const where = { key, offset: object.offset };
+            remember(object.key, at, where);
+            placed(object.sha256, object.encoding, where);
+          }
         }).finally(() => packsInFlight--),
       );
     }
 
-    /** One burst: asks the ledgers, then packs, renews or uploads each object. */
+    /** One burst: asks the ledgers, then packs, renews or uploads each object; bytes held for a blob not packed are let go. */
     async function place(objects: Array<[string, Encoding | undefined]>): Promise<void> {
+      try {
+        await placeHeld(objects);
+      } finally {
+        for (const [sha256] of objects) release(sha256);
+      }
+    }
+
+    async function placeHeld(objects: Array<[string, Encoding | undefined]>): Promise<void> {
       const at = now();
       const keyed = objects
         .map(([sha256, encoding]) => ({ sha256, encoding, key: bucket.keyOf(sha256, encoding) }))
-        .filter(({ key }) => (knownFresh.get(key) ?? 0) <= at);
+        .filter(({ sha256, encoding, key }) => {
+          if ((knownFresh.get(key) ?? 0) <= at) return true;
+          placed(sha256, encoding, knownPacked.get(key));
+          return false;
+        });
       const asked = keyed.map(({ key }) => key);
       // The ledger is a shortcut: when the database cannot say, the bucket is asked as without one.
       const noted = ledger === undefined || asked.length === 0 ? new Map<string, LedgerEntry>() : await ledger.find(asked).catch(() => undefined);
@@ -324,8 +405,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       const packed = packMaxBytes === 0 || asked.length === 0 ? undefined : await packs!.find(asked).catch(() => undefined);
       const renewing: typeof keyed = [];
       const packOrSend = ({ sha256, encoding, key }: (typeof keyed)[number], size: number | undefined, note: LedgerEntry | undefined): void => {
-        if (size !== undefined && size <= packMaxBytes) append(key, local.pathOf(sha256, encoding), size);
-        else single(sha256, encoding, note, ledgerKnows);
+        if (size !== undefined && size <= packMaxBytes && (encoding === undefined || variantMadeWithoutRow(sha256))) {
+          append(sha256, encoding, key, local.pathOf(sha256, encoding), size);
+        } else single(sha256, encoding, note, ledgerKnows);
       };
       for (const object of keyed) {
         const note = noted?.get(object.key);
@@ -337,11 +419,15 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         const row = packed.get(object.key);
         const sameSize = (entry: { size: number } | undefined): boolean => entry !== undefined && (size === undefined || entry.size === size);
         if (sameSize(row)) {
-          if (row!.touchedMs > at - graceMs / 2) remember(object.key, row!.touchedMs);
-          else renewing.push(object);
+          if (row!.touchedMs > at - graceMs / 2) {
+            const where = { key: row!.pack, offset: row!.offset };
+            remember(object.key, row!.touchedMs, where);
+            placed(object.sha256, object.encoding, where);
+          } else renewing.push(object);
         } else if (sameSize(note) && note!.touchedMs > at - graceMs / 2) {
           // Uploaded alone lately (before packing, or too large then): nothing to send.
           remember(object.key, note!.touchedMs);
+          placed(object.sha256, object.encoding, undefined);
         } else packOrSend(object, size, note);
       }
       if (renewing.length === 0) return;
@@ -352,8 +438,12 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         )
         .catch(() => new Set<string>());
       for (const object of renewing) {
-        if (renewed.has(object.key)) remember(object.key, at);
-        else packOrSend(object, statSync(local.pathOf(object.sha256, object.encoding), { throwIfNoEntry: false })?.size, undefined);
+        if (renewed.has(object.key)) {
+          const row = packed!.get(object.key)!;
+          const where = { key: row.pack, offset: row.offset };
+          remember(object.key, at, where);
+          placed(object.sha256, object.encoding, where);
+        } else packOrSend(object, statSync(local.pathOf(object.sha256, object.encoding), { throwIfNoEntry: false })?.size, undefined);
       }
     }
 
@@ -383,9 +473,13 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       } while (asking !== undefined || pack.objects.length > 0);
     }
 
-    function add(sha256: string): void {
+    function add(sha256: string, bytes?: Uint8Array): void {
       if (taken.has(sha256)) return;
       taken.add(sha256);
+      if (bytes !== undefined && bytes.byteLength <= packMaxBytes && heldBytes + bytes.byteLength <= HELD_BYTES) {
+        held.set(sha256, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        heldBytes += bytes.byteLength;
+      }
       waiting.push([sha256, undefined]);
       const size = statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
       for (const encoding of ENCODINGS) {
@@ -398,10 +492,12 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
 
     return {
       add,
+      bytesWanted: packMaxBytes,
       async finish(sha256s) {
         for (const sha256 of sha256s) add(sha256);
         await settle();
         if (failure !== undefined) throw failure.err;
+        return new Map(packedBlobs);
       },
       async afterAnswer() {
         waiting.push(...later);
@@ -475,8 +571,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     fetch,
     async publish(sha256s) {
       const publishing = publisher();
-      await publishing.finish(sha256s);
+      const packedBlobs = await publishing.finish(sha256s);
       await publishing.afterAnswer();
+      return packedBlobs;
     },
     publisher,
     trimCache,
@@ -486,11 +583,14 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   };
 }
 
-/** The sha256 of what a variant file decodes to ('' if it does not decode). */
-function emptyPack(): { objects: Array<{ key: string; path: string; offset: number; size: number }>; bytes: number } {
+function emptyPack(): {
+  objects: Array<{ sha256: string; encoding: Encoding | undefined; key: string; path: string; offset: number; size: number; bytes: Buffer | undefined }>;
+  bytes: number;
+} {
   return { objects: [], bytes: 0 };
 }
 
+/** The sha256 of what a variant file decodes to ('' if it does not decode). */
 export async function decodedHash(path: string, encoding: Encoding): Promise<string> {
   const hash = createHash('sha256');
   try {

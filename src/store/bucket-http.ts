@@ -37,11 +37,26 @@ export interface HeadAnswer {
 }
 
 export interface ObjectRequests {
-  /** PUT `body` under `key`; `bodySha256`: its hex sha256 when the caller knows it already. */
-  put(key: string, body: Buffer, bodySha256?: string): Promise<void>;
+  /**
+   * PUT `body` under `key` (parts are sent one after another, as one body: a pack is not copied
+   * into one buffer first); `bodySha256`: its hex sha256 when the caller knows it already.
+   */
+  put(key: string, body: Body, bodySha256?: string): Promise<void>;
   /** HEAD `key`; rejects with a `NotFound` failure (404) when the bucket has no such object. */
   head(key: string): Promise<HeadAnswer>;
   close(): void;
+}
+
+/** A request body: one buffer, or parts sent in order. */
+export type Body = Buffer | readonly Buffer[];
+
+const partsOf = (body: Body): readonly Buffer[] => (Buffer.isBuffer(body) ? [body] : body);
+const lengthOf = (body: Body): number => partsOf(body).reduce((total, part) => total + part.byteLength, 0);
+
+function sha256Of(body: Body): string {
+  const hash = createHash('sha256');
+  for (const part of partsOf(body)) hash.update(part);
+  return hash.digest('hex');
 }
 
 /** As the SDK's standard retry mode: three attempts in all. */
@@ -76,13 +91,13 @@ export function createObjectRequests(options: ObjectRequestsOptions): ObjectRequ
   // An IPv6 literal comes bracketed in a URL, and without brackets to http.request.
   const hostname = base.hostname.replace(/^\[(.*)\]$/, '$1');
 
-  function once(method: string, key: string, body: Buffer | undefined, payloadSha256: string, credentials: SigningCredentials): Promise<Answer> {
+  function once(method: string, key: string, body: Body | undefined, payloadSha256: string, credentials: SigningCredentials): Promise<Answer> {
     const path = `${basePath}/${encodeKeyPath(key)}`;
     const headers = signRequest({
       method,
       host: base.host,
       path,
-      headers: body !== undefined ? { 'content-length': String(body.byteLength) } : {},
+      headers: body !== undefined ? { 'content-length': String(lengthOf(body)) } : {},
       payloadSha256,
       region,
       credentials,
@@ -114,12 +129,16 @@ export function createObjectRequests(options: ObjectRequestsOptions): ObjectRequ
           if (!response.complete) fail(Object.assign(new Error('the bucket closed the connection before the end of its answer'), { code: 'ECONNRESET' }));
         });
       });
-      request.end(body);
+      if (body === undefined || Buffer.isBuffer(body)) request.end(body);
+      else {
+        for (const part of body) request.write(part);
+        request.end();
+      }
     });
   }
 
-  async function send(method: string, key: string, body?: Buffer, bodySha256?: string): Promise<Answer> {
-    const payloadSha256 = body === undefined ? EMPTY_SHA256 : (bodySha256 ?? createHash('sha256').update(body).digest('hex'));
+  async function send(method: string, key: string, body?: Body, bodySha256?: string): Promise<Answer> {
+    const payloadSha256 = body === undefined ? EMPTY_SHA256 : (bodySha256 ?? sha256Of(body));
     let clockSkewCorrected = false;
     for (let attempt = 1; ; attempt++) {
       const credentials = await options.credentials();

@@ -62,8 +62,8 @@ export interface S3Bucket extends BlobBucket {
   keyOf(sha256: string, encoding?: Encoding): string;
   /** Uploads the file at `path` (`size` bytes) under `key`, in parts past the threshold. */
   upload(key: string, path: string, size: number): Promise<void>;
-  /** Puts `body`, held in memory, under `key` (a pack). */
-  put(key: string, body: Buffer): Promise<void>;
+  /** Puts `body`, held in memory, under `key` (a pack: its parts go as one body, not copied into one buffer first). */
+  put(key: string, body: Buffer | readonly Buffer[]): Promise<void>;
   /** The object's bytes; rejects with `NOT_IN_BUCKET` or `BUCKET_UNAVAILABLE_CODE`. */
   download(key: string): Promise<AsyncIterable<Uint8Array>>;
   /** `size` bytes of the object from `offset` (a packed object's range of its pack); rejects as `download`. */
@@ -258,7 +258,10 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
     async put(key, body) {
       await call(key, async () => {
         if (fast) await fast.put(key, body);
-        else await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: body.byteLength }));
+        else {
+          const whole = Buffer.isBuffer(body) ? body : Buffer.concat(body);
+          await client.send(new PutObjectCommand({ Bucket, Key: key, Body: whole, ContentLength: whole.byteLength }));
+        }
       });
     },
 

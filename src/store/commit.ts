@@ -19,7 +19,7 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
   for (const [path, entry] of input.files) {
     // A put that throws mid-transaction would commit the rows before it, so refuse up front.
     if (pathKeyBytes(revisionId, path) > MAX_KEY_BYTES) throw new RangeError(`path too long for the index: ${path.slice(0, 80)}…`);
-    rows.push([path, compact({ sha256: entry.sha256, size: entry.size, type: entry.type, encodings: entry.encodings })]);
+    rows.push([path, compact({ sha256: entry.sha256, size: entry.size, type: entry.type, encodings: entry.encodings, pack: entry.pack })]);
     bytes += entry.size;
   }
 

@@ -17,6 +17,7 @@ export type { WebhookRecords } from './webhooks.js';
 export type { DeliveryQueue } from './delivery-queue.js';
 export { accountScope, siteScope } from './events.js';
 export { hashToken, newId, sameHash } from './ids.js';
+export { packedRangeOf } from './types.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { connectStore, openStore } from './open.js';
 export { openBlobStore } from './blobs-entry.js';

@@ -358,8 +358,11 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
         announce(result.site);
         // lmdb-js resolves a commit once it is visible and syncs it to disk just after
         // (overlappingSync). A deploy is answered only once it is durable, so that an
-        // acknowledged revision survives a power cut too, not just a crash of the process.
-        await dbs.env.flushed;
+        // acknowledged revision survives a power cut too, not just a crash of the process. In a
+        // cluster it is durable once PostgreSQL committed it: the replica is a copy, and one that
+        // lost its last changes in a power cut applies them again from the log, so the answer
+        // does not wait for the replica's sync.
+        if (!records) await dbs.env.flushed;
       }
       return result;
     },

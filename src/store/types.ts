@@ -85,7 +85,32 @@ export interface FileEntry {
   type: string;
   /** Precompressed variants that exist in the blob store, with their sizes. */
   encodings?: Partial<Record<Encoding, number>>;
+  /**
+   * In a cluster, where the bucket holds the blob when it went up packed (bucket-packs.ts): its
+   * pack's key and byte offset, `size` bytes from there. It travels with the records, so every
+   * node can fetch the blob with PostgreSQL away; `plinth_packed_objects` stays the ledger for
+   * garbage collection, which keeps a row (so its pack) while any revision references the blob.
+   */
+  pack?: FilePack;
 }
+
+/** See `FileEntry.pack`. */
+export interface FilePack {
+  key: string;
+  offset: number;
+}
+
+/** Where a packed blob is, as `fetch` is told it: the pack's key, offset and the blob's size. */
+export interface PackedRange extends FilePack {
+  size: number;
+}
+
+/** The packed range of a file entry's blob, if the records hold one. */
+export const packedRangeOf = (entry: Pick<FileEntry, 'pack' | 'size'>): PackedRange | undefined =>
+  entry.pack === undefined ? undefined : { key: entry.pack.key, offset: entry.pack.offset, size: entry.size };
+
+/** Blobs (by sha256) a publish left packed, and where: for the records of the commit after it. */
+export type PackedBlobs = ReadonlyMap<string, FilePack>;
 
 export interface ListedFile extends FileEntry {
   path: string;
@@ -153,7 +178,8 @@ export interface CommitInput {
   publish?: boolean;
   /**
    * The audit event of this commit, made from the site and revision as committed and recorded in
-   * the same transaction: it is durable exactly when the revision is, with one sync for both.
+   * the same transaction: it is durable exactly when the revision is, with one sync for both (and
+   * in a cluster one round of PostgreSQL and the replica where two would each cost one).
    */
   event?: (site: SiteRecord, revision: RevisionRecord) => NewEvent;
 }
@@ -252,16 +278,19 @@ export interface BlobStore {
    * Resolves at once when the file is local (always, without a bucket). Rejects with `code`
    * `BUCKET_UNAVAILABLE` when the bucket cannot be reached, and with another error when the
    * bucket lacks the blob or sent other bytes. A small blob's variant the bucket lacks (not
-   * uploaded yet: see `BlobPublisher.afterAnswer`) is made here from the blob.
+   * uploaded yet: see `BlobPublisher.afterAnswer`) is made here from the blob. `packed`: where
+   * the records say the blob itself is packed (`packedRangeOf`), read first, with no question to
+   * PostgreSQL; without it, or when that range fails, PostgreSQL's ledger is asked.
    */
-  fetch(sha256: string, encoding?: Encoding): Promise<void>;
+  fetch(sha256: string, encoding?: Encoding, packed?: PackedRange): Promise<void>;
   /**
    * Makes sure the bucket holds these blobs and every variant of them on the local disk, uploading
    * what it lacks (large blobs in parts) and renewing the age of what it has, so that bucket
    * garbage collection spares them until the commit that references them. Call after `flush()`
-   * and before that commit. No-op without a bucket. Rejects as `fetch` does.
+   * and before that commit. No-op without a bucket. Rejects as `fetch` does. Resolves where the
+   * blobs that live packed are, for the commit's file records (`FileEntry.pack`).
    */
-  publish(sha256s: Iterable<string>): Promise<void>;
+  publish(sha256s: Iterable<string>): Promise<PackedBlobs>;
   /**
    * `publish` in steps, for a deploy whose blobs are stored one by one: `add` starts on a blob as
    * soon as it is stored (the ingest worker announces each), `finish` adds the rest and resolves
@@ -285,9 +314,12 @@ export interface BlobStore {
 
 /** See `BlobStore.publisher`. */
 export interface BlobPublisher {
-  add(sha256: string): void;
-  /** Resolves once the blobs, and the variants of large ones, are in the bucket. */
-  finish(sha256s: Iterable<string>): Promise<void>;
+  /** `bytes`: the blob's own, when the caller holds them (up to `bytesWanted`), so a pack need not read its file. */
+  add(sha256: string, bytes?: Uint8Array): void;
+  /** Blobs up to this size are worth handing to `add` with their bytes (packing); 0: none. */
+  readonly bytesWanted: number;
+  /** Resolves once the blobs, and the variants of large ones, are in the bucket: with where the packed blobs are (`publish`). */
+  finish(sha256s: Iterable<string>): Promise<PackedBlobs>;
   /**
    * Uploads the variants of small blobs that `finish` left out (call it after the commit): until
    * they arrive, a node asked for one makes it from its blob (see `fetch`).

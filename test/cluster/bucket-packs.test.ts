@@ -102,6 +102,39 @@ describe('a cluster deploy packs its small blobs', () => {
     }
   });
 
+  it('says where each blob is packed, for the records; a node reads a blob there with no row, and falls back to the row when the place is wrong', async () => {
+    const contents = Array.from({ length: 5 }, (_, i) => randomBytes(2000 + i * 10));
+    const a = await node();
+    const shas = await write(a, contents);
+    const places = await a.blobs.publish(shas);
+    const rows = await rowsOf(shas);
+    expect(rows).toHaveLength(5);
+    for (const row of rows) {
+      const sha = row.key.match(/[0-9a-f]{64}/)![0];
+      expect(places.get(sha)).toEqual({ key: row.pack, offset: Number(row.byte_offset) });
+    }
+    // Published again, by this node (it remembers) and by another (it asks the rows): the same places.
+    expect(await a.blobs.publish(shas)).toEqual(places);
+    const b = await node();
+    await write(b, contents);
+    expect(await b.blobs.publish(shas)).toEqual(places);
+
+    // A place the rows do not hold: the wrong pack, then the right one. Reads check the bytes either way.
+    const c = await node();
+    const [first, second] = shas as [string, string];
+    const place = (sha: string) => ({ ...places.get(sha)!, size: contents[shas.indexOf(sha)]!.byteLength });
+    await c.blobs.fetch(first, undefined, { ...place(first), key: `packs/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}` });
+    expect(readFileSync(c.blobs.pathOf(first)).equals(contents[0]!)).toBe(true);
+    await c.blobs.fetch(second, undefined, { ...place(second), offset: place(second).offset + 1 });
+    expect(readFileSync(c.blobs.pathOf(second)).equals(contents[1]!)).toBe(true);
+    // No rows at all (a node that cannot reach PostgreSQL learns nothing from them): the place alone is enough.
+    await sql('DELETE FROM plinth_packed_objects WHERE key = ANY($1::text[])', [rows.map((row) => row.key)]);
+    for (const sha of shas.slice(2)) {
+      await c.blobs.fetch(sha, undefined, place(sha));
+      expect(readFileSync(c.blobs.pathOf(sha)).equals(contents[shas.indexOf(sha)]!)).toBe(true);
+    }
+  });
+
   it('sends nothing for blobs already packed, and renews rows older than half the grace period in place', async () => {
     const contents = [randomBytes(3000), randomBytes(4000)];
     const a = await node();

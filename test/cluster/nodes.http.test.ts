@@ -404,6 +404,56 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
     await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes(last.html));
   });
 
+  it('while PostgreSQL is away, a node serves a packed file it has not cached: where it is packed travels with the file records', async () => {
+    const owner = await person();
+    const css = 'body { color: #222; margin: 0 auto; }\n'.repeat(200);
+    const notes = randomBytes(3000).toString('hex');
+    const created = await api(0, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token: owner.token,
+      body: {
+        files: [
+          { path: 'index.html', content: '<h1>packed</h1>' },
+          { path: 'style.css', content: css },
+          { path: 'notes.txt', content: notes },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+    const name = created.json.site.name as string;
+    const revision = created.json.revision.id as string;
+    // Packing is on by default: the replicated records say which pack holds each file.
+    await cluster.operator.cluster!.catchUp();
+    const packs = ['index.html', 'style.css', 'notes.txt'].map((path) => cluster.operator.getFile(revision, path)!.pack?.key);
+    expect(packs[0]).toMatch(/^packs\/[0-9a-f-]{36}$/);
+    expect(new Set(packs)).toEqual(new Set([packs[0]]));
+    // Every node has the revision (each caches only the page it served); the variants are up.
+    await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes('packed'));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    await cluster.pg.pause();
+    try {
+      for (const node of [1, 2]) {
+        const plain = await visit(node, name, '/notes.txt');
+        expect(plain.status, `node ${node}`).toBe(200);
+        expect(plain.text).toBe(notes);
+        // Its gzip variant went up packed after the answer, its place in PostgreSQL only: the node makes it from the blob.
+        const zipped = await request({
+          port: cluster.port(node),
+          host: `${name}.sites.localhost:8080`,
+          path: '/style.css',
+          headers: { 'accept-encoding': 'gzip' },
+        });
+        expect(zipped.status, `node ${node}`).toBe(200);
+        expect(zipped.headers['content-encoding']).toBe('gzip');
+        expect(gunzipSync(zipped.body).toString('utf8')).toBe(css);
+      }
+    } finally {
+      await cluster.pg.resume();
+    }
+  });
+
   it('while the bucket is away, deploys answer 503, cached files are served, uncached ones answer 503; then all works again', async () => {
     const owner = await person();
     const photo = randomBytes(100 * 1024);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
@@ -132,6 +133,36 @@ describe('ingest pool', () => {
     // Ended and waited for: not even a zombie is left (whose command line would be empty).
     expect(during.filter((shell) => existsSync(`/proc/${shell.pid}`))).toEqual([]);
     expect(syncShells()).toEqual([]);
+  });
+
+  it('announces blobs up to announceBytesMax with their bytes, for a pack to take from memory', async () => {
+    const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
+    const channel = new MessageChannel();
+    const announced = new Map<string, Uint8Array | undefined>();
+    channel.port1.on('message', (message: string | [string, Uint8Array]) =>
+      typeof message === 'string' ? announced.set(message, undefined) : announced.set(message[0], message[1]),
+    );
+    const bytesMax = 2048;
+    try {
+      const result = await pool.unpack(task(bigArchive, { announce: channel.port2, announceBytesMax: bytesMax }));
+      if (!result.ok) throw new Error(JSON.stringify(result.error));
+      const sizes = new Map(result.files.map((file) => [file.sha256, file.size]));
+      expect(await waitUntil(() => announced.size >= sizes.size, 2000, 10)).toBe(true);
+      let withBytes = 0;
+      for (const [sha256, size] of sizes) {
+        const bytes = announced.get(sha256);
+        if (size > bytesMax) expect(bytes, sha256).toBeUndefined();
+        else {
+          expect(createHash('sha256').update(bytes!).digest('hex'), sha256).toBe(sha256);
+          withBytes++;
+        }
+      }
+      expect(withBytes).toBeGreaterThan(0);
+      expect(withBytes).toBeLessThan(sizes.size);
+    } finally {
+      channel.port1.close();
+      await pool.close();
+    }
   });
 });
 

@@ -438,6 +438,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
                 fail(`${site.name} ${revision.id} ${row.path}: blob ${row.sha256} missing or wrong size`);
                 continue;
               }
+              // The place the records name (what a node reads with PostgreSQL away) holds the blob.
+              if (row.pack !== undefined && blobs.readPacked !== undefined) {
+                const packed = await blobs.readPacked(row.pack.key, row.pack.offset, row.size);
+                if (packed === undefined || sha256(packed) !== row.sha256)
+                  fail(`${site.name} ${revision.id} ${row.path}: ${row.pack.key} does not hold its blob where the record says`);
+              }
               if (!hashedBlobs.has(row.sha256)) {
                 if (sha256(await blobs.read(row.sha256)) !== row.sha256) fail(`blob ${row.sha256} does not hash to its name`);
                 hashedBlobs.add(row.sha256);

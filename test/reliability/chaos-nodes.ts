@@ -46,6 +46,8 @@ export interface BlobShelf {
   /** The size kept, or undefined when there is none. */
   size(sha256: string, encoding?: Encoding): Promise<number | undefined>;
   read(sha256: string, encoding?: Encoding): Promise<Buffer>;
+  /** In a cluster, the bytes at a packed place a file record names (`FileEntry.pack`); undefined when that pack is gone. */
+  readPacked?(pack: string, offset: number, size: number): Promise<Buffer | undefined>;
 }
 
 /** One process on `dataDir`, as `npm run chaos` runs it. */
@@ -132,19 +134,43 @@ export function clusterNodes(cluster: TestCluster): ChaosNodes {
       const listed = new Map<string, number>();
       for await (const object of bucket.list()) listed.set(object.key, object.size);
       await operator.cluster!.catchUp();
+      // Packs read whole, once each: a check reads many ranges of few packs.
+      const packBodies = new Map<string, Promise<Buffer | undefined>>();
+      const packBody = (pack: string): Promise<Buffer | undefined> => {
+        let body = packBodies.get(pack);
+        if (body === undefined) packBodies.set(pack, (body = cluster.s3.get(pack).catch(() => undefined)));
+        return body;
+      };
+      const readPacked = async (pack: string, offset: number, size: number): Promise<Buffer | undefined> =>
+        (await packBody(pack))?.subarray(offset, offset + size);
+      /** An object kept alone, or else its range of a pack as its row says (a row must never point at a missing pack). */
+      const kept = async (key: string): Promise<Buffer | undefined> => {
+        if (listed.has(key) || (await bucket.head(key)) !== undefined) return cluster.s3.get(key);
+        const row = (await operator.blobs.packs?.find([key]))?.get(key);
+        if (row === undefined) return undefined;
+        const bytes = await readPacked(row.pack, row.offset, row.size);
+        if (bytes === undefined || bytes.byteLength !== row.size)
+          throw new Error(`the row of ${key} points at ${row.pack}, which the bucket does not hold whole`);
+        return bytes;
+      };
       const blobs: BlobShelf = {
         async size(sha256, encoding) {
           const key = bucketKey(sha256, encoding);
-          const kept = listed.get(key) ?? (await bucket.head(key))?.size;
-          if (kept !== undefined || encoding === undefined) return kept;
+          const size = listed.get(key) ?? (await kept(key))?.byteLength;
+          if (size !== undefined || encoding === undefined) return size;
           // A small blob's variants go up after the deploy's answer, so a node killed right after
           // its 201 leaves them out; any node asked for one makes it from the blob with the
           // deploy's settings (src/store/bucket-blob-store.ts). What it makes must be what was recorded.
-          const blob = await cluster.s3.get(bucketKey(sha256)).catch(() => undefined);
+          const blob = await kept(bucketKey(sha256));
           if (blob === undefined || blob.byteLength > VARIANTS_AFTER_ANSWER_MAX_BYTES) return undefined;
           return (await compressFastAsync(blob, encoding)).byteLength;
         },
-        read: (sha256, encoding) => cluster.s3.get(bucketKey(sha256, encoding)),
+        async read(sha256, encoding) {
+          const bytes = await kept(bucketKey(sha256, encoding));
+          if (bytes === undefined) throw new Error(`the bucket holds no ${bucketKey(sha256, encoding)}`);
+          return bytes;
+        },
+        readPacked,
       };
       return check(operator, blobs);
     },
