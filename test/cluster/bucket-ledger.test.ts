@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectBucketGarbage, connectStore, type Store } from '../../src/store/index.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { startS3, type TestS3 } from '../helpers/s3.js';
+import { queryRows, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { isObjectPut, startS3, type TestS3 } from '../helpers/s3.js';
 import { tempDir } from '../helpers/sites.js';
 
 /**
@@ -39,27 +38,7 @@ async function node(): Promise<Store> {
 /** Writes the blobs into the node's own cache, as its ingest workers do for a deploy; resolves their hashes. */
 const write = (store: Store, contents: Buffer[]): Promise<string[]> => Promise.all(contents.map(async (bytes) => (await store.blobs.write(bytes)).sha256));
 
-async function sql(text: string, values: unknown[]): Promise<void> {
-  const client = new pgClient.Client({ connectionString: pg.url });
-  await client.connect();
-  try {
-    await client.query(text, values);
-  } finally {
-    await client.end();
-  }
-}
-
-/** Where the server's request log ends now, once it has caught up. */
-const mark = async (): Promise<number> => {
-  await s3.settle();
-  return s3.requests().length;
-};
-/** Requests since `from` (an index into the server's request log), once the log has caught up. */
-const sentSince = async (from: number) => {
-  await s3.settle();
-  return s3.requests().slice(from);
-};
-const isPut = (r: { method: string; url: string; copy: boolean }): boolean => r.method === 'PUT' && !r.copy && !r.url.includes('uploadId');
+const sql = (text: string, values: unknown[]): Promise<unknown[]> => queryRows(pg.url, text, values);
 
 describe('a cluster deploy asks the database what the bucket holds', () => {
   it('sends no request to the bucket for blobs another node uploaded', async () => {
@@ -70,18 +49,18 @@ describe('a cluster deploy asks the database what the bucket holds', () => {
     // The same content deployed again through another node (a redeploy, another site).
     const b = await node();
     const shas = await write(b, contents);
-    const from = await mark();
+    const from = await s3.mark();
     await b.blobs.publish(shas);
-    expect(await sentSince(from)).toEqual([]);
+    expect(await s3.sentSince(from)).toEqual([]);
   });
 
   it('puts a new blob in one request, without asking the bucket first', async () => {
     const a = await node();
     const [sha] = await write(a, [randomBytes(6000)]);
-    const from = await mark();
+    const from = await s3.mark();
     await a.blobs.publish([sha!]);
-    expect((await sentSince(from)).map((r) => r.method)).toEqual(['PUT']);
-    expect((await sentSince(from))[0]!.url).toContain(sha);
+    expect((await s3.sentSince(from)).map((r) => r.method)).toEqual(['PUT']);
+    expect((await s3.sentSince(from))[0]!.url).toContain(sha);
   });
 
   it('asks the bucket again once its note is older than half the grace period', async () => {
@@ -93,15 +72,15 @@ describe('a cluster deploy asks the database what the bucket holds', () => {
     await sql("UPDATE plinth_bucket_objects SET touched_ms = touched_ms - 2400000 WHERE key LIKE '%' || $1", [shas[0]]);
 
     const b = await node();
-    const from = await mark();
+    const from = await s3.mark();
     await b.blobs.publish(await write(b, contents));
-    expect((await sentSince(from)).map((r) => r.method)).toEqual(['HEAD']);
+    expect((await s3.sentSince(from)).map((r) => r.method)).toEqual(['HEAD']);
 
     // What the bucket answered is noted: a third node asks nothing.
     const c = await node();
-    const again = await mark();
+    const again = await s3.mark();
     await c.blobs.publish(await write(c, contents));
-    expect(await sentSince(again)).toEqual([]);
+    expect(await s3.sentSince(again)).toEqual([]);
   });
 
   it('forgets what bucket garbage collection deleted, so the next deploy of it uploads it again', async () => {
@@ -116,9 +95,9 @@ describe('a cluster deploy asks the database what the bucket holds', () => {
     expect((await s3.list()).some((object) => object.key.includes(shas[0]!))).toBe(false);
 
     const b = await node();
-    const from = await mark();
+    const from = await s3.mark();
     await b.blobs.publish(await write(b, contents));
-    expect((await sentSince(from)).filter(isPut)).toHaveLength(1);
+    expect((await s3.sentSince(from)).filter(isObjectPut)).toHaveLength(1);
     expect((await s3.list()).some((object) => object.key.includes(shas[0]!))).toBe(true);
   });
 });

@@ -4,8 +4,8 @@ import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPackLedger } from '../../src/store/bucket-packs.js';
 import { collectBucketGarbage, connectStore, type Store } from '../../src/store/index.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { startS3, type TestS3 } from '../helpers/s3.js';
+import { queryRows, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { isObjectPut, startS3, type TestS3 } from '../helpers/s3.js';
 import { tempDir } from '../helpers/sites.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -47,15 +47,8 @@ async function node(packMaxBytes = PACK_MAX): Promise<Store> {
 
 const write = (store: Store, contents: Buffer[]): Promise<string[]> => Promise.all(contents.map(async (bytes) => (await store.blobs.write(bytes)).sha256));
 
-async function sql<R extends pgClient.QueryResultRow = pgClient.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-  const client = new pgClient.Client({ connectionString: pg.url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const sql = <R extends pgClient.QueryResultRow = pgClient.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> =>
+  queryRows<R>(pg.url, text, values);
 
 const rowsOf = (shas: string[]) =>
   sql<{ key: string; pack: string; byte_offset: string; size: string; touched_ms: string }>(
@@ -67,24 +60,14 @@ const rowsOf = (shas: string[]) =>
 const blockedOnLock = async (): Promise<boolean> =>
   (await sql<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"))[0]!.n !== '0';
 
-const mark = async (): Promise<number> => {
-  await s3.settle();
-  return s3.requests().length;
-};
-const sentSince = async (from: number) => {
-  await s3.settle();
-  return s3.requests().slice(from);
-};
-const isPut = (r: { method: string; url: string; copy: boolean }): boolean => r.method === 'PUT' && !r.copy && !r.url.includes('uploadId');
-
 describe('a cluster deploy packs its small blobs', () => {
   it('sends many small blobs in one PUT, and another node reads each back by its range', async () => {
     const contents = Array.from({ length: 20 }, (_, i) => randomBytes(1000 + i * 100));
     const a = await node();
     const shas = await write(a, contents);
-    const from = await mark();
+    const from = await s3.mark();
     await a.blobs.publish(shas);
-    const puts = (await sentSince(from)).filter(isPut);
+    const puts = (await s3.sentSince(from)).filter(isObjectPut);
     expect(puts).toHaveLength(1);
     expect(puts[0]!.url).toMatch(/\/packs\/[0-9a-f-]{36}$/);
     // Not one of them was put alone.
@@ -142,17 +125,17 @@ describe('a cluster deploy packs its small blobs', () => {
 
     const b = await node();
     const shas = await write(b, contents);
-    let from = await mark();
+    let from = await s3.mark();
     await b.blobs.publish(shas);
-    expect(await sentSince(from)).toEqual([]);
+    expect(await s3.sentSince(from)).toEqual([]);
 
     // Forty minutes old: past half the hour of grace, so renewed (in the database, not the bucket).
     await sql("UPDATE plinth_packed_objects SET touched_ms = touched_ms - 2400000 WHERE substring(key from '[0-9a-f]{64}') = ANY($1::text[])", [shas]);
     const before = Math.max(...(await rowsOf(shas)).map((row) => Number(row.touched_ms)));
     const c = await node();
-    from = await mark();
+    from = await s3.mark();
     await c.blobs.publish(await write(c, contents));
-    expect(await sentSince(from)).toEqual([]);
+    expect(await s3.sentSince(from)).toEqual([]);
     for (const row of await rowsOf(shas)) expect(Number(row.touched_ms)).toBeGreaterThan(before);
   });
 
@@ -165,18 +148,18 @@ describe('a cluster deploy packs its small blobs', () => {
     await sql("DELETE FROM plinth_packed_objects WHERE substring(key from '[0-9a-f]{64}') = ANY($1::text[])", [shas]);
 
     const b = await node();
-    const from = await mark();
+    const from = await s3.mark();
     await b.blobs.publish(await write(b, contents));
-    expect((await sentSince(from)).filter(isPut)).toHaveLength(1);
+    expect((await s3.sentSince(from)).filter(isObjectPut)).toHaveLength(1);
     expect(await rowsOf(shas)).toHaveLength(2);
   });
 
   it('puts a lone new small blob as its own object: a pack of one would only add a row to write', async () => {
     const a = await node();
     const [sha] = await write(a, [randomBytes(3000)]);
-    const from = await mark();
+    const from = await s3.mark();
     await a.blobs.publish([sha!]);
-    const puts = (await sentSince(from)).filter(isPut);
+    const puts = (await s3.sentSince(from)).filter(isObjectPut);
     expect(puts).toHaveLength(1);
     expect(puts[0]!.url).toContain(sha);
     expect(await rowsOf([sha!])).toEqual([]);
@@ -202,9 +185,9 @@ describe('a cluster deploy packs its small blobs', () => {
   it('puts a blob larger than the bound alone, as without packing', async () => {
     const a = await node();
     const [sha] = await write(a, [randomBytes(PACK_MAX + 1)]);
-    const from = await mark();
+    const from = await s3.mark();
     await a.blobs.publish([sha!]);
-    const puts = (await sentSince(from)).filter(isPut);
+    const puts = (await s3.sentSince(from)).filter(isObjectPut);
     expect(puts).toHaveLength(1);
     expect(puts[0]!.url).toContain(sha);
     expect(await rowsOf([sha!])).toEqual([]);
@@ -218,9 +201,9 @@ describe('a cluster deploy packs its small blobs', () => {
 
     const off = await node(0);
     const shas = await write(off, [randomBytes(1200), randomBytes(1300)]);
-    const from = await mark();
+    const from = await s3.mark();
     await off.blobs.publish(shas);
-    const puts = (await sentSince(from)).filter(isPut);
+    const puts = (await s3.sentSince(from)).filter(isObjectPut);
     expect(puts.map((r) => shas.findIndex((sha) => r.url.includes(sha))).sort()).toEqual([0, 1]);
     expect(await rowsOf(shas)).toEqual([]);
 

@@ -1,3 +1,4 @@
+import pgClient from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { hasPostgres, postgresBinDir, startPostgres, type PostgresServer } from '../../bench/lib/postgres.mjs';
 import { connectStore, type Store } from '../../src/store/index.js';
@@ -12,6 +13,17 @@ import { tempDir } from './sites.js';
 export type TestPostgres = PostgresServer;
 
 export { hasPostgres, postgresBinDir, startPostgres };
+
+/** Runs one statement on a connection of its own (to read or poke at what the nodes wrote). */
+export async function queryRows<R extends pgClient.QueryResultRow = pgClient.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
+  const client = new pgClient.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
 
 export interface PostgresNodes {
   readonly pg: TestPostgres;

@@ -22,6 +22,10 @@ export interface TestS3 extends S3rverServer {
    * answer to its request. A request of its own goes after them, and is awaited (and left out).
    */
   settle(): Promise<void>;
+  /** Where the request log ends now, once it has caught up (see `settle`). */
+  mark(): Promise<number>;
+  /** Requests since `from` (an index into the request log, from `mark`), once the log has caught up. */
+  sentSince(from: number): Promise<S3Request[]>;
   /** Every object under `blobs/`, listed page by page (small pages, to go through pagination). */
   list(): Promise<Array<{ key: string; size: number }>>;
   get(key: string): Promise<Buffer>;
@@ -34,6 +38,9 @@ export interface TestS3 extends S3rverServer {
 }
 
 export type S3Request = S3rverRequest;
+
+/** An object's upload: a PUT that is neither a CopyObject nor a part of a multipart upload. */
+export const isObjectPut = (r: Pick<S3Request, 'method' | 'url' | 'copy'>): boolean => r.method === 'PUT' && !r.copy && !r.url.includes('uploadId');
 
 export async function startS3(bucket = 'plinth-test'): Promise<TestS3> {
   const server = await startS3rver(bucket);
@@ -48,21 +55,31 @@ export async function startS3(bucket = 'plinth-test'): Promise<TestS3> {
   });
 
   const SETTLE = '/?plinth-settle=';
+  const requests = (): S3Request[] => server.requests().filter((r) => !r.url.startsWith(SETTLE));
+  const settle = async (): Promise<void> => {
+    const url = `${SETTLE}${randomUUID()}`;
+    await new Promise<void>((resolve) => {
+      http
+        .get(`${endpoint}${url}`, (res) => {
+          res.resume();
+          res.on('end', resolve);
+        })
+        .on('error', () => resolve());
+    });
+    if (!(await waitUntil(() => server.requests().some((r) => r.url === url), 5000, 2))) throw new Error('s3rver did not report a request in 5 s');
+  };
   return {
     ...server,
     client,
-    requests: () => server.requests().filter((r) => !r.url.startsWith(SETTLE)),
-    async settle() {
-      const url = `${SETTLE}${randomUUID()}`;
-      await new Promise<void>((resolve) => {
-        http
-          .get(`${endpoint}${url}`, (res) => {
-            res.resume();
-            res.on('end', resolve);
-          })
-          .on('error', () => resolve());
-      });
-      if (!(await waitUntil(() => server.requests().some((r) => r.url === url), 5000, 2))) throw new Error('s3rver did not report a request in 5 s');
+    requests,
+    settle,
+    async mark() {
+      await settle();
+      return requests().length;
+    },
+    async sentSince(from) {
+      await settle();
+      return requests().slice(from);
     },
     options: (extra = {}) => ({ bucket, endpoint, region, forcePathStyle: true, credentials, cacheBytes: 0, graceMs: 3600_000, ...extra }),
     async list() {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isBucketUnavailable, toErrorBody } from '../../src/errors.js';
 import { createS3Bucket } from '../../src/store/bucket.js';
 import { openBlobStore, type BlobStore, type BucketOptions, type Encoding } from '../../src/store/index.js';
-import { startS3, type TestS3 } from '../helpers/s3.js';
+import { isObjectPut, startS3, type TestS3 } from '../helpers/s3.js';
 import { tempDir } from '../helpers/sites.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -43,18 +43,6 @@ function openBlobs(extra: Partial<BucketOptions> = {}, now?: () => number): { bl
 const page = (label: string): Buffer =>
   Buffer.from(`<!doctype html><title>${label}</title>${'<p>Plinth serves this page. '.repeat(200)}${randomBytes(8).toString('hex')}`);
 
-/** Where the server's request log ends now, once it has caught up. */
-const mark = async (): Promise<number> => {
-  await s3.settle();
-  return s3.requests().length;
-};
-/** Requests since `from` (an index into the server's request log), once the log has caught up. */
-const sentSince = async (from: number) => {
-  await s3.settle();
-  return s3.requests().slice(from);
-};
-const isPut = (r: { method: string; url: string; copy: boolean }): boolean => r.method === 'PUT' && !r.copy && !r.url.includes('uploadId');
-
 describe('a blob store with a bucket', () => {
   it('publishes a blob and its variants, each stored byte for byte (no aws-chunked framing)', async () => {
     const { blobs } = openBlobs();
@@ -82,18 +70,18 @@ describe('a blob store with a bucket', () => {
     const fresh = randomBytes(5000);
     const freshSha = (await second.blobs.write(fresh)).sha256;
     const before = (await s3.list()).length;
-    const from = await mark();
+    const from = await s3.mark();
     await second.blobs.publish([...oldShas, freshSha, freshSha]);
 
-    expect((await sentSince(from)).filter(isPut)).toHaveLength(1);
-    expect((await sentSince(from)).filter(isPut)[0]!.url).toContain(freshSha);
+    expect((await s3.sentSince(from)).filter(isObjectPut)).toHaveLength(1);
+    expect((await s3.sentSince(from)).filter(isObjectPut)[0]!.url).toContain(freshSha);
     expect((await s3.list()).length).toBe(before + 1);
     expect(sha256(await s3.get(keyOf(freshSha)))).toBe(freshSha);
 
     // Asked again soon after, it does not even ask the bucket.
-    const again = await mark();
+    const again = await s3.mark();
     await second.blobs.publish([...oldShas, freshSha]);
-    expect(await sentSince(again)).toEqual([]);
+    expect(await s3.sentSince(again)).toEqual([]);
   });
 
   it('replaces a variant the bucket holds at another size than the one about to be recorded', async () => {
@@ -125,7 +113,7 @@ describe('a blob store with a bucket', () => {
     const { blobs } = openBlobs();
     const first = await blobs.write(randomBytes(4000));
     const second = await blobs.write(randomBytes(5000));
-    const from = await mark();
+    const from = await s3.mark();
     const publisher = blobs.publisher();
     publisher.add(first.sha256);
     expect(
@@ -134,7 +122,7 @@ describe('a blob store with a bucket', () => {
           s3
             .requests()
             .slice(from)
-            .some((r) => isPut(r) && r.url.includes(first.sha256)),
+            .some((r) => isObjectPut(r) && r.url.includes(first.sha256)),
         5000,
         5,
       ),
@@ -142,8 +130,8 @@ describe('a blob store with a bucket', () => {
     await publisher.finish([first.sha256, second.sha256]);
     // Each once, the one added before and the one only finish named.
     expect(
-      (await sentSince(from))
-        .filter(isPut)
+      (await s3.sentSince(from))
+        .filter(isObjectPut)
         .map((r) => r.url.match(/[0-9a-f]{64}/)![0])
         .sort(),
     ).toEqual([first.sha256, second.sha256].sort());
@@ -184,13 +172,13 @@ describe('a blob store with a bucket', () => {
     const { blobs } = openBlobs({ multipartThresholdBytes: 256 * 1024, partSizeBytes: 100 * 1024 });
     const bytes = randomBytes(1024 * 1024 + 123);
     const { sha256: sha } = await blobs.write(bytes);
-    const from = await mark();
+    const from = await s3.mark();
     await blobs.publish([sha]);
 
-    const parts = (await sentSince(from)).filter((r) => r.method === 'PUT' && r.url.includes('partNumber='));
+    const parts = (await s3.sentSince(from)).filter((r) => r.method === 'PUT' && r.url.includes('partNumber='));
     expect(parts).toHaveLength(11);
-    expect((await sentSince(from)).filter((r) => r.method === 'POST' && r.url.includes('uploads'))).toHaveLength(1);
-    expect((await sentSince(from)).filter((r) => r.method === 'POST' && r.url.includes('uploadId='))).toHaveLength(1);
+    expect((await s3.sentSince(from)).filter((r) => r.method === 'POST' && r.url.includes('uploads'))).toHaveLength(1);
+    expect((await s3.sentSince(from)).filter((r) => r.method === 'POST' && r.url.includes('uploadId='))).toHaveLength(1);
     const stored = await s3.get(keyOf(sha));
     expect(stored.byteLength).toBe(bytes.byteLength);
     expect(sha256(stored)).toBe(sha);
@@ -204,12 +192,12 @@ describe('a blob store with a bucket', () => {
 
     const node = openBlobs();
     expect(node.blobs.isLocal(entry.sha256)).toBe(false);
-    const from = await mark();
+    const from = await s3.mark();
     const one = node.blobs.fetch(entry.sha256);
     const two = node.blobs.fetch(entry.sha256);
     expect(two).toBe(one);
     await Promise.all([one, two]);
-    expect((await sentSince(from)).filter((r) => r.method === 'GET')).toHaveLength(1);
+    expect((await s3.sentSince(from)).filter((r) => r.method === 'GET')).toHaveLength(1);
     expect(node.blobs.isLocal(entry.sha256)).toBe(true);
     expect(node.blobs.readSync(entry.sha256)).toEqual(bytes);
     expect(readdirTmp(node.dir)).toEqual([]);
@@ -222,9 +210,9 @@ describe('a blob store with a bucket', () => {
     expect(statSync(node.blobs.pathOf(entry.sha256, 'gzip')).size).toBe(entry.encodings!.gzip);
 
     // A local file costs no request.
-    const local = await mark();
+    const local = await s3.mark();
     await node.blobs.fetch(entry.sha256);
-    expect(await sentSince(local)).toEqual([]);
+    expect(await s3.sentSince(local)).toEqual([]);
   });
 
   it.each([
@@ -263,14 +251,14 @@ describe('a blob store with a bucket', () => {
 
     // Within half the grace period: nothing to do. Past it: a copy onto itself with a fresh stamp.
     clock += 20 * 60_000;
-    const quiet = await mark();
+    const quiet = await s3.mark();
     await openBlobs({ graceMs: 3600_000 }, () => clock).blobs.publish([sha]);
-    expect((await sentSince(quiet)).filter((r) => r.copy)).toHaveLength(0);
+    expect((await s3.sentSince(quiet)).filter((r) => r.copy)).toHaveLength(0);
     clock += 20 * 60_000;
-    const from = await mark();
+    const from = await s3.mark();
     await openBlobs({ graceMs: 3600_000 }, () => clock).blobs.publish([sha]);
-    expect((await sentSince(from)).filter((r) => r.copy)).toHaveLength(1);
-    expect((await sentSince(from)).filter(isPut)).toHaveLength(0);
+    expect((await s3.sentSince(from)).filter((r) => r.copy)).toHaveLength(1);
+    expect((await s3.sentSince(from)).filter(isObjectPut)).toHaveLength(0);
     const after = (await blobs.bucket!.head(keyOf(sha)))!.touchedMs;
     expect(after).toBeGreaterThan(before);
     expect(after).toBe(clock);
