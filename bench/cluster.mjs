@@ -28,7 +28,9 @@
 //      autocannon), PLINTH_THREADS (unset: Plinth's default), CLUSTER_PROPAGATIONS (100),
 //      CLUSTER_POLL_MS (2), CLUSTER_DEPLOY_ROUNDS (5 for the JSON and 100-file deploys; the
 //      1,000-file one takes CLUSTER_BIG_ROUNDS, 3), CLUSTER_FIRST_SAMPLES (9), CLUSTER_PARTS
-//      (serve,propagate,deploy,first), BENCH_NO_WRITE=1 to print without touching RESULTS.md.
+//      (serve,propagate,deploy,first), CLUSTER_BUILD (a checkout whose dist/ to run instead of
+//      this one's), CLUSTER_NODE_ARGS (Node flags for the Plinth nodes, comma-separated, e.g.
+//      --cpu-prof,--cpu-prof-dir=/tmp/prof), BENCH_NO_WRITE=1 to print without touching RESULTS.md.
 // Defaults take about 6 minutes after the build. Every sample is in bench/.work/cluster/results.json.
 import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -42,7 +44,7 @@ import { loadContentTypes, openPublisher } from './lib/publish.mjs';
 import { addBuilderToken, createClient, deploy, SITE_DOMAIN, startPlinthNode, visit } from './lib/plinth-node.mjs';
 import { hasPostgres, startPostgres } from './lib/postgres.mjs';
 import { startS3rver } from './lib/s3rver.mjs';
-import { cpuTimeMs, ensureTools, stopChild } from './lib/proc.mjs';
+import { cpuTimeMs, ensureTools, stopChild, threadsOf } from './lib/proc.mjs';
 import { runWrk } from './lib/wrk.mjs';
 import { runAutocannon } from './lib/autocannon.mjs';
 import { machineInfo, publishSection } from './lib/report.mjs';
@@ -51,7 +53,9 @@ import { noise, writeSite } from './lib/site-gen.mjs';
 import { tarGz } from './lib/archive.mjs';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
-const root = join(benchDir, '..');
+// The build whose dist/ runs: this checkout's, or another's (CLUSTER_BUILD) to compare two builds
+// with the same bench.
+const root = process.env.CLUSTER_BUILD ?? join(benchDir, '..');
 const work = join(benchDir, '.work', 'cluster');
 const env = process.env;
 const list = (v, d) =>
@@ -190,7 +194,7 @@ async function setUp(machine) {
     log(`${mode}: published ${MAIN_SITE} (${corpus.size} files) in ${Math.round(published[mode])} ms`);
   }
   const startNode = async (name, dataDir, extra) => {
-    const node = await startPlinthNode({ root, dataDir, env: extra, logPath: join(work, `${name}.log`) });
+    const node = await startPlinthNode({ root, dataDir, env: extra, logPath: join(work, `${name}.log`), nodeArgs: list(env.CLUSTER_NODE_ARGS, '') });
     children.add(node.child);
     node.name = name;
     node.client = createClient(node.port);
@@ -418,17 +422,60 @@ async function settle(s3, ms) {
   }
 }
 
+/**
+ * CPU (ms) between two `threadsOf` readings of a node, s3rver and PostgreSQL, by who spent it: the
+ * node's main (HTTP) thread, its ingest workers (the threads at a nice value above 0), its other
+ * threads (serving, libuv's pool, V8's), s3rver, PostgreSQL (every process of the server).
+ */
+function cpuBetween(before, after, nodePid, s3Pid) {
+  const cpu = { main: 0, ingest: 0, other: 0, s3rver: 0, postgres: 0, ingestWait: 0, threads: [] };
+  for (const [id, t] of after) {
+    const ms = (t.ns - (before.get(id)?.ns ?? 0)) / 1e6;
+    const waitMs = (t.waitNs - (before.get(id)?.waitNs ?? 0)) / 1e6;
+    if (t.pid === nodePid) {
+      const part = t.tid === nodePid ? 'main' : t.nice > 0 ? 'ingest' : 'other';
+      cpu[part] += ms;
+      // Time the ingest worker was ready to run but had no core.
+      if (part === 'ingest') cpu.ingestWait += waitMs;
+      if (ms >= 1) cpu.threads.push({ tid: t.tid, nice: t.nice, ms: Math.round(ms), waitMs: Math.round(waitMs) });
+    } else cpu[t.pid === s3Pid ? 's3rver' : 'postgres'] += ms;
+  }
+  return cpu;
+}
+const CPU_PARTS = ['main', 'ingest', 'other', 's3rver', 'postgres'];
+
 async function measureDeploys(ctx) {
-  const { embedded, nodeA, tokens, s3 } = ctx;
+  const { embedded, nodeA, tokens, s3, pg } = ctx;
   const arms = [embedded, nodeA];
   const tokenOf = (node) => (node === embedded ? tokens.embedded : tokens.cluster);
   const out = [];
-  /** One timed deploy; for the cluster node, also the bucket requests made before its 201. */
+  /**
+   * One timed deploy, with the CPU each process (and the node's main thread and ingest worker)
+   * spent up to its 201; for the cluster node, also the bucket requests made before the 201 and
+   * when each was taken and answered (ms from the deploy's start).
+   */
   const timed = async (node, body, options) => {
     const before = s3.requests().length;
+    const answeredBefore = s3.answered().length;
+    const pids = () => [node.child.pid, s3.pid(), ...pg.pids()];
+    const cpuBefore = threadsOf(pids());
+    const startedAt = Date.now();
     const res = await deploy(node.client, tokenOf(node), body, options);
+    const cpu = cpuBetween(cpuBefore, threadsOf(pids()), node.child.pid, s3.pid());
     const requests = s3.requests().slice(before);
-    return { ms: res.ms, revision: res.revision, site: res.site, bucket: node === embedded ? undefined : countMethods(requests) };
+    const timeline = s3
+      .answered()
+      .slice(answeredBefore)
+      .filter((r) => r.method === 'PUT')
+      .map((r) => ({ url: r.url, at: r.at - startedAt, end: r.end - startedAt, bytes: r.bytes }));
+    return {
+      ms: res.ms,
+      revision: res.revision,
+      site: res.site,
+      cpu,
+      bucket: node === embedded ? undefined : countMethods(requests),
+      ...(node === embedded ? {} : { timeline }),
+    };
   };
 
   // One-file JSON update of a site each node has, with base_revision (what propagation deploys).
@@ -497,10 +544,27 @@ async function measureDeploys(ctx) {
         upload: summarize(entries.map((e) => e.uploadMs)),
       };
     });
+    row.cpu = arms.map((_, i) => {
+      const parts = Object.fromEntries(CPU_PARTS.map((part) => [part, summarize(row.byArm[i].map((r) => r.cpu[part]))]));
+      // Two cores: a sum well under 2 × the wall time means something waited.
+      const busy = summarize(row.byArm[i].map((r) => CPU_PARTS.reduce((sum, part) => sum + r.cpu[part], 0) / r.ms));
+      return { ...parts, busy, ingestWait: summarize(row.byArm[i].map((r) => r.cpu.ingestWait)) };
+    });
+    const put = row.byArm[1].flatMap((r) => r.timeline ?? []);
+    const putBytes = put.reduce((sum, r) => sum + r.bytes, 0);
+    const s3Ms = row.byArm[1].reduce((sum, r) => sum + r.cpu.s3rver, 0);
+    row.s3rverPer = { mb: putBytes > 0 ? s3Ms / (putBytes / 1e6) : NaN, request: put.length > 0 ? s3Ms / put.length : NaN };
     row.bucket = row.byArm[1][0].bucket;
     log(
       `deploy ${row.label}: embedded ${row.byArm[0].map((r) => Math.round(r.ms)).join('/')} ms, cluster ${row.byArm[1].map((r) => Math.round(r.ms)).join('/')} ms, per round ${formatSummary(row.ratio, x)}; bucket requests before the 201 ${JSON.stringify(row.bucket)}`,
     );
+    for (const [i, name] of ['embedded', 'cluster'].entries()) {
+      const c = row.cpu[i];
+      log(
+        `  CPU up to the 201, ${name}, medians: main ${msf(c.main.median)}, ingest ${msf(c.ingest.median)}, other ${msf(c.other.median)}, s3rver ${msf(c.s3rver.median)}, PostgreSQL ${msf(c.postgres.median)}; CPU ÷ wall ${formatSummary(c.busy, x)}; ingest worker waiting for a core ${msf(c.ingestWait.median)}`,
+      );
+    }
+    log(`  s3rver CPU per MB received ${msf(row.s3rverPer.mb)}, per PUT ${msf(row.s3rverPer.request)}`);
   }
   return out;
 }
@@ -680,6 +744,22 @@ function render(ctx, parts, started) {
       out.push(
         `| ${row.label} | ${row.bytes >= 1e6 ? `${(row.bytes / 1e6).toFixed(1)} MB` : `${(row.bytes / 1e3).toFixed(1)} KB`} | ${row.embedded.n} | ${formatSummary(row.embedded, msf)} | ${formatSummary(row.cluster, msf)} | ${formatSummary(row.ratio, x)} | ${ph(0)} | ${ph(1)} | ${bucket || 'none'} |`,
       );
+    }
+    out.push('');
+    out.push(
+      `CPU spent up to each \`201\` (from \`/proc/<pid>/task/*/schedstat\` before and after the deploy), medians of the rounds: the node's main thread (HTTP, the publisher, the bucket client), its ingest worker (the unpack; nice 10), its other threads, s3rver, and every PostgreSQL process; then all of it ÷ the deploy's wall time (on ${ctx.machine.cores} cores a sum well under ${ctx.machine.cores}× means something waited), and s3rver's CPU per MB and per \`PUT\` it was sent before the \`201\`s.`,
+      '',
+      '| Deploy | Node | Main thread | Ingest worker | Other threads | s3rver | PostgreSQL | CPU ÷ wall (range) | s3rver per MB / per PUT |',
+      '|---|---|--:|--:|--:|--:|--:|--:|--:|',
+    );
+    for (const row of d) {
+      for (const [i, name] of ['embedded', 'cluster'].entries()) {
+        const c = row.cpu[i];
+        const per = i === 1 ? `${msf(row.s3rverPer.mb)} / ${msf(row.s3rverPer.request)}` : '';
+        out.push(
+          `| ${i === 0 ? row.label : ''} | ${name} | ${msf(c.main.median)} | ${msf(c.ingest.median)} | ${msf(c.other.median)} | ${msf(c.s3rver.median)} | ${msf(c.postgres.median)} | ${formatSummary(c.busy, x)} | ${per} |`,
+        );
+      }
     }
     out.push('');
   }

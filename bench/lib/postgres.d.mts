@@ -10,6 +10,8 @@ export interface PostgresServer {
   /** Stops the server but keeps its files, to start it again (an outage). */
   pause(): Promise<void>;
   resume(): Promise<void>;
+  /** The postmaster's PID, then those of the processes it started (for their CPU time). */
+  pids(): number[];
   /** Stops (SIGSTOP) every process of the server: it accepts connections and never answers. */
   freeze(): void;
   /** Resumes (SIGCONT) a frozen server. */

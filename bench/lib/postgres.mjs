@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './proc.mjs';
+import { childrenOf, freePort } from './proc.mjs';
 
 const VERSIONS_DIR = '/usr/lib/postgresql';
 
@@ -108,6 +108,7 @@ export async function startPostgres() {
     resume: start,
     // A hung server rather than a stopped one: every process of it stopped (SIGSTOP), so
     // connections are still accepted by the kernel and nothing ever answers.
+    pids: () => serverPids(data),
     freeze: () => signalServer(data, 'SIGSTOP'),
     thaw() {
       signalServer(data, 'SIGCONT');
@@ -119,19 +120,14 @@ export async function startPostgres() {
 
 /** Sends `signal` to the postmaster of the cluster in `data` and to every process it started. */
 function signalServer(data, signal) {
-  const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const children = readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        // Field 4 of /proc/<pid>/stat is the parent; the name before it may hold spaces, not ')'.
-        return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === postmaster;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
+  const [postmaster, ...children] = serverPids(data);
   // The postmaster first when stopping (it would start new backends), last when resuming.
   const order = signal === 'SIGSTOP' ? [postmaster, ...children] : [...children, postmaster];
   for (const pid of order) process.kill(pid, signal);
+}
+
+/** The postmaster of the cluster in `data`, then every process it started (backends, writers). */
+function serverPids(data) {
+  const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return [postmaster, ...childrenOf(postmaster)];
 }

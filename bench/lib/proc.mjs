@@ -132,6 +132,52 @@ export function threadCpuNs(pid) {
   return byThread;
 }
 
+/**
+ * Each thread's CPU so far (ns, as `threadCpuNs`), its time runnable but waiting for a core
+ * (`waitNs`, the second field of schedstat) and its nice value, by thread id, over the given
+ * processes (gone ones skipped): a deploy's ingest worker runs at a nice value of its own, which
+ * tells it apart from the node's other threads.
+ */
+export function threadsOf(pids) {
+  const threads = new Map();
+  for (const pid of pids) {
+    let tids;
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        // On the CPU, and runnable but waiting for a core (ns).
+        const [ns, waitNs] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        // Field 19 is the nice value; fields are counted after the name, which may hold spaces.
+        const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        threads.set(`${pid}/${tid}`, { pid: Number(pid), tid: Number(tid), ns, waitNs, nice });
+      } catch {
+        // The thread ended after the listing.
+      }
+    }
+  }
+  return threads;
+}
+
+/** The direct children of a process, by PID, from /proc (field 4 of /proc/<pid>/stat). */
+export function childrenOf(parent) {
+  const children = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) children.push(Number(name));
+    } catch {
+      // Gone after the listing.
+    }
+  }
+  return children;
+}
+
 /** Nanoseconds of CPU between two `threadCpuNs` readings (a thread that ended in between takes its time with it). */
 export function cpuNsBetween(before, after) {
   let total = 0;

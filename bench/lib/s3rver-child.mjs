@@ -2,7 +2,8 @@
 // can stop it like an outage. Started by s3rver.mjs with `node --openssl-legacy-provider`: s3rver's
 // ListObjectsV2 continuation tokens use DES, which OpenSSL 3 only offers from its legacy provider.
 // Arguments: <directory> <bucket> <port>; prints {"port": n} once listening, then one JSON line
-// per request it receives ({"method", "url", "copy"}), so tests can count what was sent.
+// per request it receives ({"method", "url", "copy", "at"}), so tests can count what was sent, and one
+// once it is answered ({"done": true, "method", "url", "at", "end", "bytes"}: epoch ms, body size).
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
@@ -55,9 +56,15 @@ const server = new S3rver({
   configureBuckets: [{ name: bucket, configs: [] }],
 });
 const address = await server.run();
-server.httpServer.prependListener('request', (req) => {
-  const line = { method: req.method, url: req.url, copy: req.headers['x-amz-copy-source'] !== undefined };
+server.httpServer.prependListener('request', (req, res) => {
+  const at = Date.now();
+  const line = { method: req.method, url: req.url, copy: req.headers['x-amz-copy-source'] !== undefined, at };
   process.stdout.write(`${JSON.stringify(line)}\n`);
+  // And once answered, for a timeline of when each request was taken and finished.
+  res.once('finish', () => {
+    const done = { done: true, method: req.method, url: req.url, at, end: Date.now(), bytes: Number(req.headers['content-length'] ?? 0) };
+    process.stdout.write(`${JSON.stringify(done)}\n`);
+  });
 });
 process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);
 const stop = () => server.close().finally(() => process.exit(0));

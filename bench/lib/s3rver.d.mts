@@ -5,6 +5,19 @@ export interface S3rverRequest {
   url: string;
   /** Whether it was a CopyObject (it carried `x-amz-copy-source`). */
   copy: boolean;
+  /** When it arrived (epoch ms). */
+  at: number;
+}
+
+/** A request s3rver answered. */
+export interface S3rverAnswered {
+  method: string;
+  url: string;
+  /** When it arrived and when its answer was sent (epoch ms). */
+  at: number;
+  end: number;
+  /** Its body's `Content-Length`. */
+  bytes: number;
 }
 
 /** s3rver in a child process on loopback, with one bucket (see s3rver.mjs). */
@@ -17,6 +30,8 @@ export interface S3rverServer {
   env: Record<string, string>;
   /** Requests the server received so far. */
   requests(): S3rverRequest[];
+  /** Requests the server answered so far, with when. */
+  answered(): S3rverAnswered[];
   /** The server process's id while it runs (for its CPU time). */
   pid(): number | undefined;
   /** Stops the server but keeps its files (an outage); `resume` starts it again on the same port. */

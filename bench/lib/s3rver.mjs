@@ -15,13 +15,14 @@ const REGION = 'us-east-1';
 
 /**
  * Starts s3rver with one bucket. Resolves { endpoint, bucket, region, credentials, env (Plinth's
- * settings for it), requests() (what it received so far), pause(), resume(), stop() }.
+ * settings for it), requests() (what it received so far), answered() (those answered, with when), pause(), resume(), stop() }.
  */
 export async function startS3rver(bucket = 'plinth-test') {
   const dir = mkdtempSync(join(tmpdir(), 'plinth-s3-'));
   let child;
   let port = 0;
   const requests = [];
+  const answered = [];
 
   const start = async () => {
     // --openssl-legacy-provider: s3rver's ListObjectsV2 continuation tokens use DES, and without
@@ -39,6 +40,7 @@ export async function startS3rver(bucket = 'plinth-test') {
         for (const line of lines) {
           const parsed = JSON.parse(line);
           if (parsed.port !== undefined) resolve(parsed.port);
+          else if (parsed.done) answered.push(parsed);
           else requests.push(parsed);
         }
       });
@@ -71,6 +73,7 @@ export async function startS3rver(bucket = 'plinth-test') {
       AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
     },
     requests: () => [...requests],
+    answered: () => [...answered],
     pid: () => child?.pid,
     pause: stopChild,
     resume: start,
