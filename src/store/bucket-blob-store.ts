@@ -68,6 +68,14 @@ const HELD_BYTES = 2 * PACK_TARGET_BYTES;
  * objects, not for every small file of the site in one request at the end.
  */
 const PACK_EARLY_OBJECTS = 32;
+/**
+ * With packing on, the blobs the unpack announces are asked about (PostgreSQL: uploaded or packed
+ * already?) once this many wait, not as each arrives: asked at once, a 1,000-file deploy made
+ * about 600 questions of one or two blobs, each a round trip that cost PostgreSQL and this
+ * thread CPU beside the unpack. The first blob (a deploy of one file: its only one), and a blob
+ * that goes up alone (larger than a pack takes), are asked about at once; the rest at `finish`.
+ */
+const ASK_AT_ONCE = PACK_EARLY_OBJECTS;
 
 export interface BucketBlobStoreOptions {
   /** `<dataDir>/blobs`, the local cache. */
@@ -264,9 +272,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
 
   /**
    * Blobs are taken as they come (`add`): a burst of them (the worker's announcements that
-   * arrived together, or all of `finish`'s) shares one question to the ledger, asked while no
-   * other is in flight, and their objects then go up `PUBLISH_CONCURRENCY` at a time. The variants
-   * of small blobs wait for `afterAnswer`.
+   * arrived together, `ASK_AT_ONCE` of them with packing on, or all of `finish`'s) shares one
+   * question to the ledger, asked while no other is in flight, and their objects then go up
+   * `PUBLISH_CONCURRENCY` at a time. The variants of small blobs wait for `afterAnswer`.
    *
    * With packing on (a cluster, `packMaxBytes` > 0), a new object up to that size is not sent
    * alone: it joins the deploy's current pack, which goes up once it holds `PACK_TARGET_BYTES`
@@ -277,13 +285,18 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    */
   function publisher(): BlobPublisher {
     const taken = new Set<string>();
-    let waiting: Array<[string, Encoding | undefined]> = [];
-    let later: Array<[string, Encoding]> = [];
+    // Blob (and variant) to place, with its file's size when `add` has read it already.
+    let waiting: Waiting[] = [];
+    let later: Waiting[] = [];
     let asking: Promise<void> | undefined;
     const running: Array<Promise<void>> = [];
     const done: Array<LedgerEntry & { key: string }> = [];
     let failure: { err: unknown } | undefined;
     let ledgerAnswered = false;
+    // Past `finish`, every blob waiting is asked about at once; before it, see `ASK_AT_ONCE`.
+    let flushing = packMaxBytes === 0;
+    let waitingAlone = false;
+    let questions = 0;
     const limited = limiter(PUBLISH_CONCURRENCY);
     const packLimited = limiter(PACKS_AT_ONCE);
     let pack = emptyPack();
@@ -379,7 +392,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     }
 
     /** One burst: asks the ledgers, then packs, renews or uploads each object; bytes held for a blob not packed are let go. */
-    async function place(objects: Array<[string, Encoding | undefined]>): Promise<void> {
+    async function place(objects: Waiting[]): Promise<void> {
       try {
         await placeHeld(objects);
       } finally {
@@ -387,10 +400,10 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       }
     }
 
-    async function placeHeld(objects: Array<[string, Encoding | undefined]>): Promise<void> {
+    async function placeHeld(objects: Waiting[]): Promise<void> {
       const at = now();
       const keyed = objects
-        .map(([sha256, encoding]) => ({ sha256, encoding, key: bucket.keyOf(sha256, encoding) }))
+        .map(([sha256, encoding, size]) => ({ sha256, encoding, size, key: bucket.keyOf(sha256, encoding) }))
         .filter(({ sha256, encoding, key }) => {
           if ((knownFresh.get(key) ?? 0) <= at) return true;
           placed(sha256, encoding, knownPacked.get(key));
@@ -398,11 +411,20 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         });
       const asked = keyed.map(({ key }) => key);
       // The ledger is a shortcut: when the database cannot say, the bucket is asked as without one.
-      const noted = ledger === undefined || asked.length === 0 ? new Map<string, LedgerEntry>() : await ledger.find(asked).catch(() => undefined);
+      // The pack rows are the only record of packed objects: when the database cannot say, nothing
+      // is packed. Both are asked in one statement.
+      let noted: Map<string, LedgerEntry> | undefined = new Map<string, LedgerEntry>();
+      let packed: Map<string, PackedObject> | undefined;
+      if (ledger !== undefined && asked.length > 0) {
+        if (packMaxBytes === 0) noted = await ledger.find(asked).catch(() => undefined);
+        else {
+          const found = await ledger.findPlaced(asked).catch(() => undefined);
+          noted = found?.uploaded;
+          packed = found?.packed;
+        }
+      }
       if (ledger !== undefined && noted !== undefined) ledgerAnswered = true;
       const ledgerKnows = noted !== undefined && ledger !== undefined;
-      // The pack rows are the only record of packed objects: when the database cannot say, nothing is packed.
-      const packed = packMaxBytes === 0 || asked.length === 0 ? undefined : await packs!.find(asked).catch(() => undefined);
       const renewing: typeof keyed = [];
       const packOrSend = ({ sha256, encoding, key }: (typeof keyed)[number], size: number | undefined, note: LedgerEntry | undefined): void => {
         if (size !== undefined && size <= packMaxBytes && (encoding === undefined || variantMadeWithoutRow(sha256))) {
@@ -415,7 +437,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           single(object.sha256, object.encoding, note, ledgerKnows);
           continue;
         }
-        const size = statSync(local.pathOf(object.sha256, object.encoding), { throwIfNoEntry: false })?.size;
+        const size = object.size ?? statSync(local.pathOf(object.sha256, object.encoding), { throwIfNoEntry: false })?.size;
         const row = packed.get(object.key);
         const sameSize = (entry: { size: number } | undefined): boolean => entry !== undefined && (size === undefined || entry.size === size);
         if (sameSize(row)) {
@@ -447,13 +469,18 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       }
     }
 
+    /** Whether the blobs waiting are to be asked about now (see `ASK_AT_ONCE`). */
+    const due = (): boolean => waiting.length > 0 && (flushing || waitingAlone || questions === 0 || waiting.length >= ASK_AT_ONCE);
+
     async function ask(): Promise<void> {
       // Announcements that arrive together are read before the first question goes out.
       await new Promise((resolve) => setImmediate(resolve));
       try {
-        while (waiting.length > 0) {
+        while (due()) {
           const objects = waiting;
           waiting = [];
+          waitingAlone = false;
+          questions++;
           await place(objects);
         }
       } catch (err) {
@@ -480,21 +507,26 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         held.set(sha256, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
         heldBytes += bytes.byteLength;
       }
-      waiting.push([sha256, undefined]);
-      const size = statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
+      // Announced with its bytes, the blob's size is known without asking the file system.
+      const size = bytes?.byteLength ?? statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
+      waiting.push([sha256, undefined, size]);
+      if (size !== undefined && size > packMaxBytes) waitingAlone = true;
       for (const encoding of ENCODINGS) {
-        if (!existsSync(local.pathOf(sha256, encoding))) continue;
-        if (size !== undefined && size <= VARIANTS_AFTER_ANSWER_MAX_BYTES) later.push([sha256, encoding]);
-        else waiting.push([sha256, encoding]);
+        const variantSize = statSync(local.pathOf(sha256, encoding), { throwIfNoEntry: false })?.size;
+        if (variantSize === undefined) continue;
+        if (size !== undefined && size <= VARIANTS_AFTER_ANSWER_MAX_BYTES) later.push([sha256, encoding, variantSize]);
+        else waiting.push([sha256, encoding, variantSize]);
       }
-      asking ??= ask();
+      if (due()) asking ??= ask();
     }
 
     return {
       add,
       bytesWanted: packMaxBytes,
       async finish(sha256s) {
+        flushing = true;
         for (const sha256 of sha256s) add(sha256);
+        if (due()) asking ??= ask();
         await settle();
         if (failure !== undefined) throw failure.err;
         return new Map(packedBlobs);
@@ -582,6 +614,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     counters: () => ({ downloads: downloaded.count, downloadedBytes: downloaded.bytes, bucketErrors: bucket.errors }),
   };
 }
+
+type Waiting = [sha256: string, encoding: Encoding | undefined, size: number | undefined];
 
 function emptyPack(): {
   objects: Array<{ sha256: string; encoding: Encoding | undefined; key: string; path: string; offset: number; size: number; bytes: Buffer | undefined }>;

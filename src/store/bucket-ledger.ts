@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { createPackLedger, type PackLedger } from './bucket-packs.js';
+import { createPackLedger, type PackedObject, type PackLedger } from './bucket-packs.js';
 import { BULK_QUERY_MS, timeBound } from './records-connections.js';
 
 /**
@@ -18,6 +18,11 @@ export interface BucketLedger {
   note(entries: ReadonlyArray<LedgerEntry & { key: string }>): Promise<void>;
   /** Forgets keys deleted from the bucket. */
   forget(keys: readonly string[]): Promise<void>;
+  /**
+   * `find` and `packs.find` of these keys in one statement: a deploy asks both of each burst of
+   * its blobs, and a round trip to PostgreSQL costs CPU on both ends.
+   */
+  findPlaced(keys: readonly string[]): Promise<{ uploaded: Map<string, LedgerEntry>; packed: Map<string, PackedObject> }>;
   /** Where packed objects live: not a hint, the only record of them (bucket-packs.ts). */
   readonly packs: PackLedger;
 }
@@ -47,6 +52,28 @@ export function createBucketLedger(withClient: WithClient): BucketLedger {
       );
       for (const row of rows.rows) found.set(row.key, { size: Number(row.size), touchedMs: Number(row.touched_ms) });
       return found;
+    },
+
+    async findPlaced(keys) {
+      const uploaded = new Map<string, LedgerEntry>();
+      const packed = new Map<string, PackedObject>();
+      if (keys.length === 0) return { uploaded, packed };
+      const rows = await withClient((client) =>
+        timeBound<{ key: string; size: string; touched_ms: string; pack: string | null; byte_offset: string | null }>(
+          client,
+          `SELECT key, size, touched_ms, NULL::text AS pack, NULL::bigint AS byte_offset FROM plinth_bucket_objects WHERE key = ANY($1::text[])
+           UNION ALL
+           SELECT key, size, touched_ms, pack, byte_offset FROM plinth_packed_objects WHERE key = ANY($1::text[])`,
+          [keys],
+          BULK_QUERY_MS,
+        ),
+      );
+      for (const row of rows.rows) {
+        const entry = { size: Number(row.size), touchedMs: Number(row.touched_ms) };
+        if (row.pack === null) uploaded.set(row.key, entry);
+        else packed.set(row.key, { ...entry, pack: row.pack, offset: Number(row.byte_offset) });
+      }
+      return { uploaded, packed };
     },
 
     async note(entries) {

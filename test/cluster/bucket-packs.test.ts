@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBucketBlobStore } from '../../src/store/bucket-blob-store.js';
+import { createBucketLedger, type BucketLedger } from '../../src/store/bucket-ledger.js';
 import { createPackLedger } from '../../src/store/bucket-packs.js';
 import { collectBucketGarbage, connectStore, type Store } from '../../src/store/index.js';
 import { queryRows, startPostgres, type TestPostgres } from '../helpers/postgres.js';
@@ -180,6 +182,56 @@ describe('a cluster deploy packs its small blobs', () => {
     const rows = await rowsOf(shas);
     expect(rows).toHaveLength(40);
     expect(new Set(rows.map((row) => row.pack)).size).toBe(2);
+  });
+
+  it('asks the database about announced blobs 32 at a time, not as each arrives, in one statement for both tables', async () => {
+    await node();
+    // The store as a node opens it, on the real ledger, counting its questions.
+    const pool = new pgClient.Pool({ connectionString: pg.url, max: 2 });
+    const ledger = createBucketLedger(async (fn) => {
+      const client = await pool.connect();
+      try {
+        return await fn(client);
+      } finally {
+        client.release();
+      }
+    });
+    // One statement answers both: uploaded alone lately, and packed.
+    const [alone, packed, neither] = ['a1', 'b2', 'c3'].map((tag) => `blobs/${tag}/${tag.repeat(32)}`) as [string, string, string];
+    await ledger.note([{ key: alone, size: 10, touchedMs: 1000 }]);
+    await ledger.packs.record([{ key: packed, pack: 'packs/00000000-0000-4000-8000-000000000002', offset: 7, size: 20, touchedMs: 2000 }]);
+    const placed = await ledger.findPlaced([alone, packed, neither]);
+    expect(placed.uploaded).toEqual(new Map([[alone, { size: 10, touchedMs: 1000 }]]));
+    expect(placed.packed).toEqual(new Map([[packed, { pack: 'packs/00000000-0000-4000-8000-000000000002', offset: 7, size: 20, touchedMs: 2000 }]]));
+
+    const questions: number[] = [];
+    const counted: BucketLedger = { ...ledger, findPlaced: (keys) => (questions.push(keys.length), ledger.findPlaced(keys)) };
+    const blobs = createBucketBlobStore({
+      dir: tempDir('plinth-packs-asked-'),
+      now: Date.now,
+      bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX }),
+      ledger: counted,
+    });
+    try {
+      const shas = await Promise.all(Array.from({ length: 70 }, async () => (await blobs.write(randomBytes(900))).sha256));
+      const publishing = blobs.publisher();
+      for (const sha of shas) {
+        publishing.add(sha);
+        // As an unpack's announcements arrive: apart, each a turn of the event loop.
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      await publishing.finish(shas);
+      // The first at once (a deploy of one file), then 32 or more at a time (more when some came in
+      // while the question before was out), then what `finish` found waiting: [1, 32, 32, 5] here,
+      // against a question for every blob or two before.
+      expect(questions.reduce((sum, n) => sum + n, 0)).toBe(70);
+      expect(questions[0]).toBe(1);
+      expect(questions.length).toBeLessThanOrEqual(4);
+      expect(questions.slice(1, -1).every((n) => n >= 32)).toBe(true);
+      expect(await rowsOf(shas)).toHaveLength(70);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('puts a blob larger than the bound alone, as without packing', async () => {

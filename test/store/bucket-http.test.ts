@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { crc32 } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createObjectRequests, type ObjectRequests } from '../../src/store/bucket-http.js';
 
@@ -13,6 +15,7 @@ interface Seen {
   method: string;
   url: string;
   amzDate: string;
+  headers: http.IncomingHttpHeaders;
   body: Buffer;
 }
 
@@ -30,7 +33,7 @@ async function bucket(
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const entry = { method: req.method!, url: req.url!, amzDate: String(req.headers['x-amz-date']), body: Buffer.concat(chunks) };
+      const entry = { method: req.method!, url: req.url!, amzDate: String(req.headers['x-amz-date']), headers: req.headers, body: Buffer.concat(chunks) };
       seen.push(entry);
       answers[Math.min(seen.length, answers.length) - 1]!(res, entry);
     });
@@ -50,6 +53,7 @@ async function bucket(
 }
 
 const ok = (res: http.ServerResponse): void => void res.writeHead(200).end();
+const signedHeaders = (seen: Seen): string[] => /SignedHeaders=([^,]+)/.exec(String(seen.headers.authorization))![1]!.split(';');
 const refuse = (status: number, code: string) => (res: http.ServerResponse) =>
   void res.writeHead(status, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
 
@@ -58,6 +62,23 @@ describe('the direct bucket client', () => {
     const { client, seen } = await bucket([refuse(503, 'SlowDown'), (res) => res.socket!.destroy(), ok]);
     await client.put('blobs/ab/cd/abcd', Buffer.from('hello'));
     expect(seen.map((s) => [s.method, s.url, s.body.toString()])).toEqual(Array(3).fill(['PUT', '/plinth-test/blobs/ab/cd/abcd', 'hello']));
+  });
+
+  it('sends a body it has no hash of (a pack, in parts) as UNSIGNED-PAYLOAD with its CRC32, signed; a blob signed by its own sha256', async () => {
+    const { client, seen } = await bucket([ok]);
+    await client.put('packs/00000000-0000-4000-8000-000000000001', [Buffer.from('hel'), Buffer.from('lo')]);
+    const blobSha256 = createHash('sha256').update('hello').digest('hex');
+    await client.put(`blobs/2c/${blobSha256}`, Buffer.from('hello'), blobSha256);
+    const [pack, blob] = seen as [Seen, Seen];
+    expect(pack.body.toString()).toBe('hello');
+    expect(pack.headers['x-amz-content-sha256']).toBe('UNSIGNED-PAYLOAD');
+    // CRC32 of "hello" is 0x3610a686, big-endian, base64.
+    expect(pack.headers['x-amz-checksum-crc32']).toBe(Buffer.from([0x36, 0x10, 0xa6, 0x86]).toString('base64'));
+    expect(pack.headers['x-amz-checksum-crc32']).toBe(Buffer.from(crc32('hello').toString(16).padStart(8, '0'), 'hex').toString('base64'));
+    expect(signedHeaders(pack)).toContain('x-amz-checksum-crc32');
+    expect(signedHeaders(pack)).toContain('x-amz-content-sha256');
+    expect(blob.headers['x-amz-content-sha256']).toBe(blobSha256);
+    expect(blob.headers['x-amz-checksum-crc32']).toBeUndefined();
   });
 
   it('gives up after three attempts, shaped as the SDK fails (name, status)', async () => {
