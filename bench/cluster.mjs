@@ -553,7 +553,8 @@ async function measureDeploys(ctx) {
     const put = row.byArm[1].flatMap((r) => r.timeline ?? []);
     const putBytes = put.reduce((sum, r) => sum + r.bytes, 0);
     const s3Ms = row.byArm[1].reduce((sum, r) => sum + r.cpu.s3rver, 0);
-    row.s3rverPer = { mb: putBytes > 0 ? s3Ms / (putBytes / 1e6) : NaN, request: put.length > 0 ? s3Ms / put.length : NaN };
+    // Per MB only where MBs were sent: a 2 KB update's figure would be all per-request cost.
+    row.s3rverPer = { mb: putBytes >= 1e6 ? s3Ms / (putBytes / 1e6) : NaN, request: put.length > 0 ? s3Ms / put.length : NaN };
     row.bucket = row.byArm[1][0].bucket;
     log(
       `deploy ${row.label}: embedded ${row.byArm[0].map((r) => Math.round(r.ms)).join('/')} ms, cluster ${row.byArm[1].map((r) => Math.round(r.ms)).join('/')} ms, per round ${formatSummary(row.ratio, x)}; bucket requests before the 201 ${JSON.stringify(row.bucket)}`,
