@@ -482,10 +482,6 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           waitingAlone = false;
           questions++;
           await place(objects);
-          // The deploy's first blob goes up at once (alone, or with what came with it): a deploy of
-          // one file (a JSON update) then sends its one PUT while the unpack syncs the file to
-          // disk, instead of after, at `finish`. An archive pays one small request more.
-          if (questions === 1) sendPack();
         }
       } catch (err) {
         failure ??= { err };
