@@ -45,17 +45,7 @@ afterAll(async () => {
 
 describe('analytics across nodes', () => {
   it('sums what both nodes counted, and counts a visitor seen by both once', async () => {
-    const created = await api(0, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: {
-        files: [
-          { path: 'index.html', content: '<h1>Home</h1>' },
-          { path: 'about.html', content: '<h1>About</h1>' },
-        ],
-      },
-    });
+    const created = await cluster.deploy(0, { 'index.html': '<h1>Home</h1>', 'about.html': '<h1>About</h1>' }, { token: owner.token });
     expect(created.status).toBe(201);
     const name = created.json.site.name as string;
     expect(await waitUntil(async () => (await browse(1, name, '/', '192.0.2.200', 'Googlebot/2.1')).status === 200, 5000, 20)).toBe(true);

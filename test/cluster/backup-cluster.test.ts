@@ -64,12 +64,7 @@ function script(path: string, args: string[], onStart?: (child: ReturnType<typeo
 const visit = (node: number, site: string, path: string) => request({ port: cluster.port(node), host: `${site}.sites.localhost`, path });
 
 async function deploySite(node: number, files: Array<{ path: string; bytes: Buffer }>): Promise<string> {
-  const created = await callApi(cluster.port(node), {
-    method: 'POST',
-    path: '/v1/deploy',
-    token: owner.token,
-    body: { files: files.map((file) => ({ path: file.path, content: file.bytes.toString('base64'), encoding: 'base64' })) },
-  });
+  const created = await cluster.deploy(node, Object.fromEntries(files.map((file) => [file.path, file.bytes])), { token: owner.token });
   expect(created.status, created.text).toBe(201);
   const name = created.json.site.name as string;
   served.set(name, new Map(files.map((file) => [`/${file.path}`, sha256(file.bytes)])));

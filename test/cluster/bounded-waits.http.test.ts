@@ -32,9 +32,8 @@ const IDLE_IN_TRANSACTION_MS = 5000;
 
 const api = (node: number, call: ApiCall): Promise<ApiResponse> => callApi(cluster.port(node), call);
 const visit = (node: number, name: string) => request({ port: cluster.port(node), host: `${name}.sites.localhost` });
-const deployBody = (html: string, extra: Record<string, unknown> = {}) => ({ files: [{ path: 'index.html', content: html }], ...extra });
-const deploy = (node: number, token: string | undefined, html: string) =>
-  api(node, { method: 'POST', path: '/v1/deploy', ...(token ? { token } : {}), body: deployBody(html) });
+const deploy = (node: number, token: string | undefined, html: string, fields?: Record<string, unknown>) =>
+  cluster.deploy(node, { 'index.html': html }, { token, fields });
 
 async function person(): Promise<TestAccount> {
   const owner = await accountWithToken(cluster.operator, 'builder');
@@ -77,12 +76,7 @@ describe('bounded waits in a cluster', () => {
       // frozen there, holding the write lock, and its statement then finishes without it.
       await db.query('BEGIN');
       await db.query('LOCK TABLE plinth_records IN EXCLUSIVE MODE');
-      cut = api(0, {
-        method: 'POST',
-        path: '/v1/deploy',
-        token: owner.token,
-        body: deployBody('<h1>frozen</h1>', { site: name, base_revision: revision }),
-      });
+      cut = deploy(0, owner.token, '<h1>frozen</h1>', { site: name, base_revision: revision });
       let holder: number | undefined;
       const holding = await waitUntil(async () => {
         const found = await db.query<{ pid: number }>(
@@ -199,14 +193,9 @@ describe('bounded waits in a cluster', () => {
       await waitUntil(
         async () => {
           created = await onNode1(async () =>
-            api(1, {
-              method: 'POST',
-              path: '/v1/deploy',
-              token: owner.token,
-              body: deployBody('<h1>back</h1>', {
-                site: name,
-                base_revision: (await api(1, { path: `/v1/sites/${name}`, token: owner.token })).json.live_revision.id,
-              }),
+            deploy(1, owner.token, '<h1>back</h1>', {
+              site: name,
+              base_revision: (await api(1, { path: `/v1/sites/${name}`, token: owner.token })).json.live_revision.id,
             }),
           );
           return created.status === 201;

@@ -39,7 +39,7 @@ const visit = (node: number, host: string) => request({ port: cluster.port(node)
 const asks = (node: number, domain: string) => request({ port: askPorts[node]!, host: '127.0.0.1', path: `/?domain=${domain}` }).then((res) => res.status);
 
 async function deploy(node: number, html: string): Promise<string> {
-  const answer = await api(node, { method: 'POST', path: '/v1/deploy', token: owner.token, body: { files: [{ path: 'index.html', content: html }] } });
+  const answer = await cluster.deploy(node, { 'index.html': html }, { token: owner.token });
   expect(answer.status, answer.text).toBe(201);
   return (answer.json as { site: { name: string } }).site.name;
 }

@@ -3,6 +3,7 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-s
 import { createHash, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deployFiles } from '../helpers/deploy-client.js';
 import { callApi, request } from '../helpers/http.js';
 import { killMain, mainEnv, startMain } from '../helpers/main-process.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
@@ -74,18 +75,11 @@ async function embeddedInstall() {
   const css = `body { color: #333; }\n${'.rule { margin: 0 auto; padding: 1rem; }\n'.repeat(400)}`;
   const server = await startMain(mainEnv(dir));
   try {
-    const created = await callApi(server.port, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token,
-      body: {
-        files: [
-          { path: 'index.html', content: '<h1>moved</h1><link rel="stylesheet" href="/style.css">' },
-          { path: 'style.css', content: css },
-          { path: 'image.bin', content: image.toString('base64'), encoding: 'base64' },
-        ],
-      },
-    });
+    const created = await deployFiles(
+      server.port,
+      { 'index.html': '<h1>moved</h1><link rel="stylesheet" href="/style.css">', 'style.css': css, 'image.bin': image },
+      { token },
+    );
     expect(created.status, created.text).toBe(201);
     const name = created.json.site.name as string;
     // The variants are made after the answer: wait until the stylesheet is served compressed.
@@ -130,12 +124,11 @@ describe('plinth admin migrate --to-cluster', () => {
       }
       // And the cluster takes writes where the install left off.
       const site = await callApi(nodes[1]!.port, { path: `/v1/sites/${install.name}`, token: install.token });
-      const updated = await callApi(nodes[1]!.port, {
-        method: 'POST',
-        path: '/v1/deploy',
-        token: install.token,
-        body: { site: install.name, base_revision: site.json.live_revision.id, files: [{ path: 'index.html', content: '<h1>in the cluster</h1>' }] },
-      });
+      const updated = await deployFiles(
+        nodes[1]!.port,
+        { 'index.html': '<h1>in the cluster</h1>' },
+        { token: install.token, fields: { site: install.name, base_revision: site.json.live_revision.id } },
+      );
       expect(updated.status, updated.text).toBe(201);
     } finally {
       for (const node of nodes) await killMain(node);

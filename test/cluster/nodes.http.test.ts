@@ -51,7 +51,6 @@ const NODES = [0, 1, 2] as const;
 const api = (node: number, call: ApiCall): Promise<ApiResponse> => callApi(cluster.port(node), call);
 const visit = (node: number, name: string, path = '/') => request({ port: cluster.port(node), host: `${name}.sites.localhost:8080`, path });
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
-const deployBody = (html: string, extra: Record<string, unknown> = {}) => ({ files: [{ path: 'index.html', content: html }], ...extra });
 
 const CLI = fileURLToPath(new URL('../../dist/cli/plinth.js', import.meta.url));
 
@@ -88,17 +87,7 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
   it('a deploy acknowledged by one node is served at once by it, and by every node with the same bytes', async () => {
     const owner = await person();
     const photo = randomBytes(300 * 1024);
-    const created = await api(0, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: {
-        files: [
-          { path: 'index.html', content: '<h1>from node 0</h1>' },
-          { path: 'photo.bin', content: photo.toString('base64'), encoding: 'base64' },
-        ],
-      },
-    });
+    const created = await cluster.deploy(0, { 'index.html': '<h1>from node 0</h1>', 'photo.bin': photo }, { token: owner.token });
     expect(created.status, created.text).toBe(201);
     const name = created.json.site.name as string;
     // The node that answered 201 serves the new bytes on the next request, with no wait.
@@ -118,17 +107,7 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
   it("serves a new deploy's small text files compressed from the first request on every node, whether their variants reached the bucket or not", async () => {
     const owner = await person();
     const css = `body { color: #333; }\n${'.plinth-rule { margin: 0 auto; padding: 1em; }\n'.repeat(60)}`;
-    const created = await api(0, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: {
-        files: [
-          { path: 'index.html', content: '<h1>compressed</h1>' },
-          { path: 'style.css', content: css },
-        ],
-      },
-    });
+    const created = await cluster.deploy(0, { 'index.html': '<h1>compressed</h1>', 'style.css': css }, { token: owner.token });
     expect(created.status, created.text).toBe(201);
     const name = created.json.site.name as string;
     const hash = sha256(Buffer.from(css));
@@ -153,15 +132,14 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
 
   it('an update deployed on one node replaces the bytes served by every node', async () => {
     const owner = await person();
-    const created = await api(1, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>first</h1>') });
+    const created = await cluster.deploy(1, { 'index.html': '<h1>first</h1>' }, { token: owner.token });
     const name = created.json.site.name as string;
     await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes('first'));
-    const updated = await api(2, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: deployBody('<h1>second</h1>', { site: name, base_revision: created.json.revision.id }),
-    });
+    const updated = await cluster.deploy(
+      2,
+      { 'index.html': '<h1>second</h1>' },
+      { token: owner.token, fields: { site: name, base_revision: created.json.revision.id } },
+    );
     expect(updated.status, updated.text).toBe(201);
     expect((await visit(2, name)).text).toContain('second');
     await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes('second'));
@@ -175,7 +153,7 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
       const [a, b, c] = [round % 3, (round + 1) % 3, (round + 2) % 3];
       const owner = await accountWithToken(cluster.operator, 'builder');
       expect((await api(a, { path: '/v1/me', token: owner.token })).status, `token on node ${a}`).toBe(200);
-      const created = await api(a, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody(`<h1>${round} a</h1>`) });
+      const created = await cluster.deploy(a, { 'index.html': `<h1>${round} a</h1>` }, { token: owner.token });
       expect(created.status, created.text).toBe(201);
       const name = created.json.site.name as string;
       const updated = await api(b, {
@@ -201,7 +179,12 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
         },
       });
       expect(manifest.status, manifest.text).toBe(201);
-      const uploaded = await api(b, { method: 'POST', path: `/v1/deploy?manifest=${manifest.json.manifest}`, token: owner.token, body: deployBody(html) });
+      const uploaded = await api(b, {
+        method: 'POST',
+        path: `/v1/deploy?manifest=${manifest.json.manifest}`,
+        token: owner.token,
+        body: { files: [{ path: 'index.html', content: html }] },
+      });
       expect(uploaded.status, `upload of the manifest on node ${b}: ${uploaded.text}`).toBe(201);
       const listed = await api(c, { path: `/v1/sites/${name}`, token: owner.token });
       expect(listed.json.live_revision.id, `live revision on node ${c}`).toBe(uploaded.json.revision.id);
@@ -210,12 +193,12 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
 
   it('of three nodes deploying on the same base revision, one answers 201 and the others 409', async () => {
     const owner = await person();
-    const created = await api(0, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>base</h1>') });
+    const created = await cluster.deploy(0, { 'index.html': '<h1>base</h1>' }, { token: owner.token });
     const name = created.json.site.name as string;
     const base = created.json.revision.id as string;
     await onEveryNode(2000, async (node) => (await api(node, { path: `/v1/sites/${name}`, token: owner.token })).json?.live_revision?.id === base);
     const update = (node: number) =>
-      api(node, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody(`<h1>from ${node}</h1>`, { site: name, base_revision: base }) });
+      cluster.deploy(node, { 'index.html': `<h1>from ${node}</h1>` }, { token: owner.token, fields: { site: name, base_revision: base } });
     const answers = await Promise.all(NODES.map(update));
     expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409]);
     const winner = NODES.find((node) => answers[node]!.status === 201)!;
@@ -225,9 +208,7 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
   it('a name is taken once, cluster-wide', async () => {
     const owner = await person();
     const sites = await Promise.all(
-      NODES.map(
-        async (node) => (await api(node, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>x</h1>') })).json.site.name as string,
-      ),
+      NODES.map(async (node) => (await cluster.deploy(node, { 'index.html': '<h1>x</h1>' }, { token: owner.token })).json.site.name as string),
     );
     await onEveryNode(2000, async (node) => (await api(node, { path: `/v1/sites/${sites[2]}`, token: owner.token })).status === 200);
     const wanted = `taken-once-${Date.now()}`;
@@ -241,7 +222,7 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
   it('counts a rate cap across nodes', async () => {
     // Anonymous deploys from one network, spread over the nodes: the cap of 4 holds in total.
     const answers: number[] = [];
-    for (let i = 0; i < 6; i++) answers.push((await api(i % 3, { method: 'POST', path: '/v1/deploy', body: deployBody(`<h1>anon ${i}</h1>`) })).status);
+    for (let i = 0; i < 6; i++) answers.push((await cluster.deploy(i % 3, { 'index.html': `<h1>anon ${i}</h1>` })).status);
     expect(answers.filter((status) => status === 201)).toHaveLength(4);
     expect(answers.slice(4)).toEqual([429, 429]);
   });
@@ -293,7 +274,7 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
     expect((await admin('account', 'set-plan', '--email', email, '--plan', 'company')).code).toBe(0);
     const token = (await admin('token', 'create', '--email', email)).stdout.trim();
     await onEveryNode(2000, async (node) => (await api(node, { path: '/v1/me', token })).json?.plan === 'company');
-    const created = await api(1, { method: 'POST', path: '/v1/deploy', token, body: deployBody('<h1>operated</h1>') });
+    const created = await cluster.deploy(1, { 'index.html': '<h1>operated</h1>' }, { token });
     const name = created.json.site.name as string;
     const helper = `helper-${Date.now()}@example.com`;
     expect((await admin('account', 'create', '--email', helper)).code).toBe(0);
@@ -319,24 +300,14 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
   it('a node killed in the middle of a deploy loses nothing acknowledged, and catches up when it starts again', async () => {
     const owner = await person();
     const big = randomBytes(4 * 1024 * 1024);
-    const deploying = api(1, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: {
-        files: [
-          { path: 'index.html', content: '<h1>big</h1>' },
-          { path: 'big.bin', content: big.toString('base64'), encoding: 'base64' },
-        ],
-      },
-    }).catch(() => undefined);
+    const deploying = cluster.deploy(1, { 'index.html': '<h1>big</h1>', 'big.bin': big }, { token: owner.token }).catch(() => undefined);
     // Killed once the upload is arriving (its spool file exists), or after a second at most.
     const spool = join(cluster.dataDir(1), 'tmp', 'uploads');
     await waitUntil(async () => existsSync(spool) && readdirSync(spool).length > 0, 1000, 2);
     await cluster.kill(1);
     const cut = await deploying;
     // Meanwhile the others go on.
-    const created = await api(0, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>meanwhile</h1>') });
+    const created = await cluster.deploy(0, { 'index.html': '<h1>meanwhile</h1>' }, { token: owner.token });
     expect(created.status).toBe(201);
     const name = created.json.site.name as string;
     await cluster.start(1);
@@ -352,7 +323,7 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
 
   it('while PostgreSQL is away, deploys answer 503 with Retry-After and serving goes on; every acknowledged deploy survives', async () => {
     const owner = await person();
-    const created = await api(2, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>v0</h1>') });
+    const created = await cluster.deploy(2, { 'index.html': '<h1>v0</h1>' }, { token: owner.token });
     const name = created.json.site.name as string;
     await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes('v0'));
 
@@ -364,12 +335,11 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
       for (let i = 0; !stop; i++) {
         const live = await api(node, { path: `/v1/sites/${name}`, token: owner.token });
         const html = `<h1>v-${node}-${i}</h1>`;
-        const answer = await api(node, {
-          method: 'POST',
-          path: '/v1/deploy',
-          token: owner.token,
-          body: deployBody(html, { site: name, base_revision: live.json.live_revision.id }),
-        });
+        const answer = await cluster.deploy(
+          node,
+          { 'index.html': html },
+          { token: owner.token, fields: { site: name, base_revision: live.json.live_revision.id } },
+        );
         if (answer.status === 201) acknowledged.push({ revision: answer.json.revision.id, html });
         else if (answer.status !== 409) refusals.push(answer);
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -408,18 +378,7 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
     const owner = await person();
     const css = 'body { color: #222; margin: 0 auto; }\n'.repeat(200);
     const notes = randomBytes(3000).toString('hex');
-    const created = await api(0, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: {
-        files: [
-          { path: 'index.html', content: '<h1>packed</h1>' },
-          { path: 'style.css', content: css },
-          { path: 'notes.txt', content: notes },
-        ],
-      },
-    });
+    const created = await cluster.deploy(0, { 'index.html': '<h1>packed</h1>', 'style.css': css, 'notes.txt': notes }, { token: owner.token });
     expect(created.status).toBe(201);
     const name = created.json.site.name as string;
     const revision = created.json.revision.id as string;
@@ -457,23 +416,13 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
   it('while the bucket is away, deploys answer 503, cached files are served, uncached ones answer 503; then all works again', async () => {
     const owner = await person();
     const photo = randomBytes(100 * 1024);
-    const created = await api(0, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: {
-        files: [
-          { path: 'index.html', content: '<h1>photo</h1>' },
-          { path: 'photo.bin', content: photo.toString('base64'), encoding: 'base64' },
-        ],
-      },
-    });
+    const created = await cluster.deploy(0, { 'index.html': '<h1>photo</h1>', 'photo.bin': photo }, { token: owner.token });
     expect(created.status, created.text).toBe(201);
     const name = created.json.site.name as string;
     await onEveryNode(2000, async (node) => (await api(node, { path: `/v1/sites/${name}`, token: owner.token })).status === 200);
     await cluster.s3.pause();
     try {
-      const refused = await api(1, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody(`<h1>${randomBytes(8).toString('hex')}</h1>`) });
+      const refused = await cluster.deploy(1, { 'index.html': `<h1>${randomBytes(8).toString('hex')}</h1>` }, { token: owner.token });
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBeDefined();
       expect(refused.json.error).toMatchObject({ code: 'unavailable', details: { reason: 'storage_unreachable' } });
@@ -488,12 +437,8 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
       await cluster.s3.resume();
     }
     expect(sha256((await visit(2, name, '/photo.bin')).body)).toBe(sha256(photo));
-    expect(
-      await waitUntil(
-        async () => (await api(1, { method: 'POST', path: '/v1/deploy', token: owner.token, body: deployBody('<h1>after</h1>') })).status === 201,
-        10_000,
-        100,
-      ),
-    ).toBe(true);
+    expect(await waitUntil(async () => (await cluster.deploy(1, { 'index.html': '<h1>after</h1>' }, { token: owner.token })).status === 201, 10_000, 100)).toBe(
+      true,
+    );
   });
 });

@@ -33,20 +33,14 @@ afterAll(async () => {
 
 describe('revisions across nodes', () => {
   it('a revision deleted on one node is gone from the other, whose caches held it', async () => {
-    const created = await api(0, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: { files: [{ path: 'index.html', content: '<h1>live</h1>' }] },
-    });
+    const created = await cluster.deploy(0, { 'index.html': '<h1>live</h1>' }, { token: owner.token });
     expect(created.status).toBe(201);
     const name = created.json.site.name as string;
-    const draft = await api(0, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: { site: name, base_revision: created.json.revision.id, publish: false, files: [{ path: 'index.html', content: '<h1>mistake</h1>' }] },
-    });
+    const draft = await cluster.deploy(
+      0,
+      { 'index.html': '<h1>mistake</h1>' },
+      { token: owner.token, fields: { site: name, base_revision: created.json.revision.id, publish: false } },
+    );
     expect(draft.status).toBe(201);
     // Node 1 serves the draft (and so caches its site record, target and body).
     expect(await waitUntil(async () => (await visit(1, `2--${name}`)).text.includes('mistake'), 5000, 20)).toBe(true);
@@ -60,30 +54,23 @@ describe('revisions across nodes', () => {
     expect(listed.json.revisions.map((r: { number: number }) => r.number)).toEqual([1]);
     expect((await visit(1, name)).text).toContain('live');
     // The number stays used cluster-wide.
-    const next = await api(1, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: { site: name, base_revision: created.json.revision.id, publish: false, files: [{ path: 'index.html', content: '<h1>three</h1>' }] },
-    });
+    const next = await cluster.deploy(
+      1,
+      { 'index.html': '<h1>three</h1>' },
+      { token: owner.token, fields: { site: name, base_revision: created.json.revision.id, publish: false } },
+    );
     expect(next.json.revision.number).toBe(3);
   });
 
   it('a preview link handed out by one node opens the preview on the other, until the setting is turned off', async () => {
-    const created = await api(0, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: { files: [{ path: 'index.html', content: '<h1>live</h1>' }] },
-    });
+    const created = await cluster.deploy(0, { 'index.html': '<h1>live</h1>' }, { token: owner.token });
     const name = created.json.site.name as string;
     expect((await api(0, { method: 'PUT', path: `/v1/sites/${name}/access`, token: owner.token, body: { previews: 'members' } })).status).toBe(200);
-    const draft = await api(0, {
-      method: 'POST',
-      path: '/v1/deploy',
-      token: owner.token,
-      body: { site: name, base_revision: created.json.revision.id, publish: false, files: [{ path: 'index.html', content: '<h1>review</h1>' }] },
-    });
+    const draft = await cluster.deploy(
+      0,
+      { 'index.html': '<h1>review</h1>' },
+      { token: owner.token, fields: { site: name, base_revision: created.json.revision.id, publish: false } },
+    );
     const link = new URL(draft.json.revision.preview_url);
     expect(await waitUntil(async () => (await visit(1, `2--${name}`)).status === 401, 2000, 10)).toBe(true);
     const opened = await visit(1, `2--${name}`, `${link.pathname}${link.search}`);

@@ -58,8 +58,8 @@ async function deployOn(node: number, name: string | undefined, content: string)
     expect(await waitUntil(async () => (await api(node, { path: `/v1/sites/${name}/revisions`, token: owner.token })).status === 200, 5000, 20)).toBe(true);
     base = (await api(node, { path: `/v1/sites/${name}`, token: owner.token })).json.live_revision.id;
   }
-  const body = { ...(name !== undefined ? { site: name, base_revision: base } : {}), files: [{ path: 'index.html', content }] };
-  const answer = await api(node, { method: 'POST', path: '/v1/deploy', token: owner.token, body });
+  const fields = name !== undefined ? { site: name, base_revision: base } : {};
+  const answer = await cluster.deploy(node, { 'index.html': content }, { token: owner.token, fields });
   expect(answer.status).toBe(201);
   return { name: answer.json.site.name, revision: answer.json.revision.id };
 }

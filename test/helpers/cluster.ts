@@ -1,5 +1,6 @@
 import { connectStore, type AccountRecord, type Store } from '../../src/store/index.js';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
+import { deployFiles, type DeployAnswer, type DeployFiles, type DeployOptions } from './deploy-client.js';
 import { callApi } from './http.js';
 import { killMain, mainEnv, startMain, type MainProcess } from './main-process.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
@@ -25,6 +26,8 @@ export interface TestCluster {
   /** The settings node `index` runs with (add overrides with `extra`). */
   env(index: number, extra?: Record<string, string>): Record<string, string>;
   start(index: number, extra?: Record<string, string>): Promise<MainProcess>;
+  /** A JSON deploy of `files` through node `index`. */
+  deploy(index: number, files: DeployFiles, options?: DeployOptions): Promise<DeployAnswer>;
   kill(index: number, signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
 }
@@ -63,6 +66,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
       processes[index] = main;
       return main;
     },
+    deploy: (index, files, options) => deployFiles(cluster.port(index), files, options),
     async kill(index, signal = 'SIGKILL') {
       await killMain(processes[index], signal);
       processes[index] = undefined;

@@ -30,3 +30,17 @@ export function jsonDeployBody(files: ReadonlyArray<readonly [string, string | U
     ),
   });
 }
+
+/** Files by path: text is sent as utf8, bytes as base64. */
+export type DeployFiles = Record<string, string | Uint8Array>;
+
+export interface DeployOptions {
+  token?: string;
+  /** Body fields beside the files: `site`, `base_revision`, `publish`… */
+  fields?: Record<string, unknown>;
+}
+
+/** A JSON deploy of `files` to the server at `port`. */
+export function deployFiles(port: number, files: DeployFiles, options: DeployOptions = {}): Promise<DeployAnswer> {
+  return deployTo(port, { body: jsonDeployBody(Object.entries(files), options.fields), contentType: 'application/json', token: options.token });
+}
