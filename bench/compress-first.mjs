@@ -8,11 +8,12 @@
 // `Accept-Encoding: br, gzip` right after the 201 (one request at a time): how many came
 // compressed, the bytes sent, and the time of those requests together.
 //
+//   node bench/compress-first.mjs [<root>[::NAME=value,…]…]   # other built checkouts beside, e.g. main's
 // Env: BENCH_COMPRESS_ROUNDS (5 for the 100-file archive; the 1,000-file one takes
 // BENCH_COMPRESS_BIG_ROUNDS, 3). Prints a Markdown table; every sample goes to
 // bench/.work/compress-first/results.json.
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { adminBuilderToken, createClient, deploy, SITE_DOMAIN, startPlinthNode } from './lib/plinth-node.mjs';
@@ -23,6 +24,21 @@ import { tarGz } from './lib/archive.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const work = join(root, 'bench', '.work', 'compress-first');
+// Further builds to run beside this one's two arms: `<root>[::NAME=value,…]` (e.g. main's, as before).
+const arms = [
+  { name: 'after the 201, gzip on demand until then (0, the default)', root, env: {} },
+  { name: 'gzip before the 201 (2048)', root, env: { PLINTH_COMPRESS_BEFORE_PUBLISH_KB: '2048' } },
+  ...process.argv.slice(2).map((arg) => {
+    const [path, settings = ''] = arg.split('::');
+    const env = Object.fromEntries(
+      settings
+        .split(',')
+        .filter(Boolean)
+        .map((pair) => pair.split('=')),
+    );
+    return { name: `${basename(resolve(path))}${settings ? ` (${settings})` : ''}`, root: resolve(path), env };
+  }),
+];
 const rounds = Number(process.env.BENCH_COMPRESS_ROUNDS ?? 5);
 const bigRounds = Number(process.env.BENCH_COMPRESS_BIG_ROUNDS ?? 3);
 // The variants made after a 201 must not share the cores with the next timed deploy.
@@ -47,20 +63,18 @@ async function main() {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   const nodes = [];
-  for (const [name, budget] of [
-    ['after the 201, gzip on demand until then (0, the default)', undefined],
-    ['gzip before the 201 (2048)', '2048'],
-  ]) {
+  for (const arm of arms) {
     const dataDir = join(work, `node-${nodes.length}`);
     mkdirSync(dataDir, { recursive: true });
-    const token = adminBuilderToken(root, dataDir);
+    const token = adminBuilderToken(arm.root, dataDir);
     const env = {
       PLINTH_THREADS: '1',
       PLINTH_API_RATE_PER_CREDENTIAL: '0',
       PLINTH_API_RATE_PER_NETWORK: '0',
-      ...(budget ? { PLINTH_COMPRESS_BEFORE_PUBLISH_KB: budget } : {}),
+      ...arm.env,
     };
-    const node = await startPlinthNode({ root, dataDir, env, logPath: join(work, `node-${nodes.length}.log`) });
+    const name = arm.name;
+    const node = await startPlinthNode({ root: arm.root, dataDir, env, logPath: join(work, `node-${nodes.length}.log`) });
     children.add(node.child);
     nodes.push({ name, token, client: createClient(node.port) });
     log(`${name} on port ${node.port}`);
