@@ -77,6 +77,8 @@ export interface BodyCache {
   readonly weight: number;
   /** Badged pages a worker built so far. */
   readonly builtElsewhere: number;
+  /** Variants made from their blob so far (`unrecorded`), one per file not yet compressed by its deploy. */
+  readonly variantsMade: number;
 }
 
 // Pages up to this size get their badge on the serving thread (a few ms at most); larger ones
@@ -113,6 +115,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
   // Variants being made off this thread, and those not worth having (the plain bytes are served).
   const making = new Map<string, Promise<void>>();
   const notWorth = new Set<string>();
+  let variantsMade = 0;
 
   const holdVariant = (key: string, bytes: Buffer | undefined): Buffer | null => {
     if (bytes !== undefined) {
@@ -139,7 +142,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
     return page;
   };
 
-  const methods: Omit<BodyCache, 'weight' | 'builtElsewhere'> = {
+  const methods: Omit<BodyCache, 'weight' | 'builtElsewhere' | 'variantsMade'> = {
     blob,
 
     held(ready, entry, encoding) {
@@ -161,6 +164,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
       const stored = storedVariant(entry, encoding);
       if (stored !== undefined) return holdVariant(key, stored);
       const made = variantFromBlob(blob(entry, undefined), encoding, VARIANT_INLINE_MAX_BYTES);
+      variantsMade++;
       if (!(made instanceof Promise)) return holdVariant(key, made);
       // A compression that fails leaves the request to the plain bytes (it waits once only).
       const done = made.then(
@@ -209,5 +213,5 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
     },
   };
   // Not `get weight()` in the literal: that would make the cache a slow object (fast-object.ts).
-  return withGetters(methods, { weight: () => bodies.weight, builtElsewhere: () => builtElsewhere });
+  return withGetters(methods, { weight: () => bodies.weight, builtElsewhere: () => builtElsewhere, variantsMade: () => variantsMade });
 }

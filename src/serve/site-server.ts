@@ -84,6 +84,8 @@ export interface SiteCacheStats {
   siteBytes: number;
   /** Badged pages built by a worker thread so far (pages too large to build while serving). */
   badgedPagesBuiltElsewhere: number;
+  /** Compressed variants made from their blob so far, before their deploy's compressor recorded them. */
+  variantsMadeOnDemand: number;
   /** Site records and resolved URLs found in the cache, or read from the store, so far. */
   lookups: SiteCacheCounts;
 }
@@ -594,6 +596,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       sites: sites.size,
       siteBytes: sites.weight,
       badgedPagesBuiltElsewhere: bodies.builtElsewhere,
+      variantsMadeOnDemand: bodies.variantsMade,
       lookups: { ...sites.counts },
     }),
   };

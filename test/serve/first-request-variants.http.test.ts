@@ -20,6 +20,8 @@ const css = '.rule { margin: 0 auto; padding: 1rem; }\n'.repeat(200);
 const bigCss = Array.from({ length: 4000 }, (_, i) => `.c${i} { color: #${((i * 2654435761) >>> 0).toString(16).slice(-6)}; }`).join('\n');
 // A text type whose bytes do not compress: the compressor keeps no variant, nor does serving.
 const noise = randomBytes(6000).toString('latin1');
+// Asked for by several visitors at once, before anyone else.
+const sharedJs = Array.from({ length: 3000 }, (_, i) => `export const v${i} = ${i * 7};`).join('\n');
 const FILES: Record<string, string> = { 'site.css': css, 'big.css': bigCss, 'noise.txt': noise, 'tiny.css': 'a{}' };
 
 const server = useTestServer({ PLINTH_SITE_PASSWORD_HASHES: '0' });
@@ -30,9 +32,9 @@ const get = (site: string, path: string, headers: Record<string, string> = {}, m
 const gzipped = { 'accept-encoding': 'br, gzip' };
 
 /** Commits the files as a deploy with no variants recorded (the compressor has not run). */
-async function publishUncompressed(name: string): Promise<void> {
+async function publishUncompressed(name: string, extra: Record<string, string> = {}): Promise<void> {
   const files = new Map<string, FileEntry>();
-  for (const [path, text] of Object.entries(FILES))
+  for (const [path, text] of Object.entries({ ...FILES, ...extra }))
     files.set(path, await server.store.blobs.putFile(Buffer.from(text, 'latin1'), contentTypeFor(path), { compress: false }));
   const result = await server.store.commitRevision({
     site: name,
@@ -55,7 +57,7 @@ async function compress(name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  await publishUncompressed('fresh-site');
+  await publishUncompressed('fresh-site', { 'shared.js': sharedJs });
   await publishUncompressed('private-site');
   const site = server.store.getSite('private-site')!;
   await server.store.changeSiteAccess(site.id, { access: { mode: 'password', passwordHash: await hashPassword(PASSWORD), since: Date.now() } });
@@ -79,13 +81,16 @@ describe('a text file whose variants are not recorded yet', () => {
     expect((await get('fresh-site', path, { ...gzipped, 'if-none-match': res.headers.etag! })).status).toBe(304);
   });
 
-  it('answers concurrent first requests of a large file alike', async () => {
-    const answers = await Promise.all(Array.from({ length: 6 }, () => get('private-site', '/big.css', { ...gzipped, ...basic(PASSWORD) })));
+  it("makes a large file's variant once for visitors who ask at once, and answers them alike", async () => {
+    const before = server.stats().cache.variantsMadeOnDemand;
+    const answers = await Promise.all(Array.from({ length: 6 }, () => get('fresh-site', '/shared.js', gzipped)));
     for (const res of answers) {
+      expect(res.status).toBe(200);
       expect(res.headers['content-encoding']).toBe('gzip');
       expect(res.body.equals(answers[0]!.body)).toBe(true);
     }
-    expect(gunzipSync(answers[0]!.body).toString()).toBe(bigCss);
+    expect(gunzipSync(answers[0]!.body).toString()).toBe(sharedJs);
+    expect(server.stats().cache.variantsMadeOnDemand - before).toBe(1);
   });
 
   it('gives a HEAD the headers of the GET, with the made variant size', async () => {
