@@ -1,15 +1,19 @@
 // Compressed from the first request (issue 35 §3): what compressing a deploy's small text files
 // before its 201 costs the deploy, and what its first visitors get. Two embedded Plinth nodes of
-// the same build run side by side, one with PLINTH_COMPRESS_BEFORE_PUBLISH_KB=0 (every variant
-// made after the 201, as before) and one with the default; each round deploys one new archive of
-// bench:deploy's (bench/lib/site-gen.mjs) to each, in an order rotated each round, then asks the
-// node for every text file of the site once with `Accept-Encoding: br, gzip` right after the 201.
+// the same build run side by side: one with the default (PLINTH_COMPRESS_BEFORE_PUBLISH_KB=0: every
+// variant made after the 201, and until then a serving thread makes gzip from the blob on a file's
+// first request), one that gzips small text files before the 201 (2048, the default before). Each
+// round deploys one new archive of bench:deploy's (bench/lib/site-gen.mjs) to each, in an order
+// rotated each round, then asks the node for every text file of the site once with
+// `Accept-Encoding: br, gzip` right after the 201 (one request at a time): how many came
+// compressed, the bytes sent, and the time of those requests together.
 //
+//   node bench/compress-first.mjs [<root>[::NAME=value,…]…]   # other built checkouts beside, e.g. main's
 // Env: BENCH_COMPRESS_ROUNDS (5 for the 100-file archive; the 1,000-file one takes
 // BENCH_COMPRESS_BIG_ROUNDS, 3). Prints a Markdown table; every sample goes to
 // bench/.work/compress-first/results.json.
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { adminBuilderToken, createClient, deploy, SITE_DOMAIN, startPlinthNode } from './lib/plinth-node.mjs';
@@ -20,6 +24,21 @@ import { tarGz } from './lib/archive.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const work = join(root, 'bench', '.work', 'compress-first');
+// Further builds to run beside this one's two arms: `<root>[::NAME=value,…]` (e.g. main's, as before).
+const arms = [
+  { name: 'after the 201, gzip on demand until then (0, the default)', root, env: {} },
+  { name: 'gzip before the 201 (2048)', root, env: { PLINTH_COMPRESS_BEFORE_PUBLISH_KB: '2048' } },
+  ...process.argv.slice(2).map((arg) => {
+    const [path, settings = ''] = arg.split('::');
+    const env = Object.fromEntries(
+      settings
+        .split(',')
+        .filter(Boolean)
+        .map((pair) => pair.split('=')),
+    );
+    return { name: `${basename(resolve(path))}${settings ? ` (${settings})` : ''}`, root: resolve(path), env };
+  }),
+];
 const rounds = Number(process.env.BENCH_COMPRESS_ROUNDS ?? 5);
 const bigRounds = Number(process.env.BENCH_COMPRESS_BIG_ROUNDS ?? 3);
 // The variants made after a 201 must not share the cores with the next timed deploy.
@@ -44,20 +63,18 @@ async function main() {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   const nodes = [];
-  for (const [name, budget] of [
-    ['after the 201 (0)', '0'],
-    ['before the 201 (default)', undefined],
-  ]) {
+  for (const arm of arms) {
     const dataDir = join(work, `node-${nodes.length}`);
     mkdirSync(dataDir, { recursive: true });
-    const token = adminBuilderToken(root, dataDir);
+    const token = adminBuilderToken(arm.root, dataDir);
     const env = {
       PLINTH_THREADS: '1',
       PLINTH_API_RATE_PER_CREDENTIAL: '0',
       PLINTH_API_RATE_PER_NETWORK: '0',
-      ...(budget ? { PLINTH_COMPRESS_BEFORE_PUBLISH_KB: budget } : {}),
+      ...arm.env,
     };
-    const node = await startPlinthNode({ root, dataDir, env, logPath: join(work, `node-${nodes.length}.log`) });
+    const name = arm.name;
+    const node = await startPlinthNode({ root: arm.root, dataDir, env, logPath: join(work, `node-${nodes.length}.log`) });
     children.add(node.child);
     nodes.push({ name, token, client: createClient(node.port) });
     log(`${name} on port ${node.port}`);
@@ -80,33 +97,46 @@ async function main() {
       const archive = archives[round + 1];
       const res = await deploy(node.client, node.token, archive.body);
       let compressed = 0;
+      let bytes = 0;
+      let visitMs = 0;
       for (const path of archive.text) {
         const page = await node.client.request({ host: `${res.site}.${SITE_DOMAIN}`, path: `/${path}`, headers: { 'accept-encoding': 'br, gzip' } });
         if (page.headers['content-encoding']) compressed++;
+        bytes += page.body.byteLength;
+        visitMs += page.ms;
       }
       log(
-        `${id} round ${round + 1} ${node.name}: ${Math.round(res.ms)} ms, ${compressed} of ${archive.text.length} text files compressed on the first request`,
+        `${id} round ${round + 1} ${node.name}: ${Math.round(res.ms)} ms, ${compressed} of ${archive.text.length} text files compressed on the first request, ${bytes} bytes in ${visitMs.toFixed(1)} ms`,
       );
-      return { ms: res.ms, compressed, text: archive.text.length };
+      return { ms: res.ms, compressed, text: archive.text.length, bytes, visitMs };
     });
     rows.push({
       label,
-      arms: byArm.map((runs, i) => ({ name: nodes[i].name, ms: summarize(runs.map((r) => r.ms)), compressed: runs.map((r) => `${r.compressed}/${r.text}`) })),
+      arms: byArm.map((runs, i) => ({
+        name: nodes[i].name,
+        ms: summarize(runs.map((r) => r.ms)),
+        compressed: runs.map((r) => `${r.compressed}/${r.text}`),
+        kb: summarize(runs.map((r) => r.bytes / 1024)),
+        visitMs: summarize(runs.map((r) => r.visitMs)),
+      })),
       ratio: pairedRatio(
-        byArm[1].map((r) => r.ms),
         byArm[0].map((r) => r.ms),
+        byArm[1].map((r) => r.ms),
       ),
       byArm,
     });
   }
   writeFileSync(join(work, 'results.json'), JSON.stringify(rows, null, 2));
+  const kb = (n) => `${n.toFixed(0)} KB`;
   const out = [
-    '| Archive | Compressed | Deploy, median (range) | Text files compressed on the first request, per round | Before ÷ after the 201, median of rounds (range) |',
-    '|---|---|--:|---|--:|',
+    '| Archive | Variants | Deploy, median (range) | Text files compressed on the first request, per round | Their bytes, median | Their requests one by one, median (range) | Deploy, default ÷ gzip before, median of rounds (range) |',
+    '|---|---|--:|---|--:|--:|--:|',
   ];
   for (const row of rows)
     for (const [i, arm] of row.arms.entries())
-      out.push(`| ${row.label} | ${arm.name} | ${formatSummary(arm.ms, ms)} | ${arm.compressed.join(', ')} | ${i === 1 ? formatSummary(row.ratio, x) : ''} |`);
+      out.push(
+        `| ${row.label} | ${arm.name} | ${formatSummary(arm.ms, ms)} | ${arm.compressed.join(', ')} | ${kb(arm.kb.median)} | ${formatSummary(arm.visitMs, ms)} | ${i === 0 ? formatSummary(row.ratio, x) : ''} |`,
+      );
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

@@ -206,7 +206,7 @@ export interface DeployConfig {
   readonly ingestQueue: number;
   /** Ingest worker threads per HTTP thread kept started while no deploy runs (at most ingestThreads). */
   readonly ingestIdleThreads: number;
-  /** Bytes of small text files a deploy gzips before its answer; 0 = every variant after. */
+  /** Bytes of small text files a deploy gzips before its answer; 0 (the default) = every variant after (serving makes gzip on demand until then). */
   readonly compressBeforePublishBytes: number;
   /** Upload intake per request while the thread is busy serving, bytes/s; 0 never paces. */
   readonly pacedUploadBytesPerSecond: number;
@@ -556,7 +556,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     ingestThreads: int('PLINTH_INGEST_THREADS', Math.max(1, Math.floor(availableParallelism() / threads)), 1, 64),
     ingestQueue: int('PLINTH_INGEST_QUEUE', 16, 0, 10_000),
     ingestIdleThreads: int('PLINTH_INGEST_IDLE_THREADS', 1, 0, 64),
-    compressBeforePublishBytes: int('PLINTH_COMPRESS_BEFORE_PUBLISH_KB', 2048, 0, 1024 * 1024) * 1024,
+    compressBeforePublishBytes: int('PLINTH_COMPRESS_BEFORE_PUBLISH_KB', 0, 0, 1024 * 1024) * 1024,
     pacedUploadBytesPerSecond: int('PLINTH_UPLOAD_PACE_MB_S', 64, 0, 100_000) * 1024 * 1024,
     busyRequestsPerSecond: int('PLINTH_UPLOAD_PACE_ABOVE_RPS', 2000, 1, 10_000_000),
     uploadTimeoutMs: int('PLINTH_UPLOAD_TIMEOUT_S', 600, 0, 24 * 3600) * 1000,

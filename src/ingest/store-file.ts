@@ -1,12 +1,8 @@
 // Writes one accepted file to the blob store and returns its path-index entry.
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js';
+import { ENCODINGS, wantsVariants, type Encoding } from '../rules/index.js';
 import type { BlobStore, FileEntry } from '../store/index.js';
-
-// Below 1 KB a precompressed variant saves a few hundred bytes at most, while each variant costs
-// a compression, a file, an fsync and a rename at deploy time.
-const MIN_COMPRESS_BYTES = 1024;
 
 async function sizeIfExists(path: string): Promise<number | undefined> {
   try {
@@ -51,7 +47,7 @@ export interface StoredFile {
  * `sha256`: the bytes' hash when the caller has it already.
  */
 export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: string, sha256 = sha256Of(bytes), budget?: CompressBudget): Promise<StoredFile> {
-  const compress = isCompressibleType(type) && bytes.byteLength >= MIN_COMPRESS_BYTES;
+  const compress = wantsVariants(type, bytes.byteLength);
   const entry: FileEntry = { sha256, size: bytes.byteLength, type };
   if (blobs.writeSync(bytes, sha256)) {
     if (!compress || budget === undefined || bytes.byteLength > budget.leftBytes || bytes.byteLength > budget.maxFileBytes)

@@ -128,6 +128,17 @@ export function isCompressibleType(type: string): boolean {
   return isTextual(essence) || COMPRESSIBLE_BINARY.has(essence);
 }
 
+/**
+ * Below this, a precompressed variant saves a few hundred bytes at most, while each variant costs
+ * a deploy a compression, a file and a rename.
+ */
+const VARIANTS_MIN_BYTES = 1024;
+
+/** Whether a deploy makes precompressed variants of a file of this type and size. */
+export function wantsVariants(type: string, size: number): boolean {
+  return size >= VARIANTS_MIN_BYTES && isCompressibleType(type);
+}
+
 export function isHtmlType(type: string): boolean {
   return essenceOf(type) === 'text/html';
 }

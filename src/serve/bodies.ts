@@ -1,7 +1,7 @@
 import { buildBadgedPage, type BadgedPage, type BadgeOptions } from '../badge/index.js';
 import type { ServeConfig } from '../config.js';
 import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js';
-import { packedRangeOf, type FileEntry, type PackedRange } from '../store/index.js';
+import { packedRangeOf, variantFromBlob, type FileEntry, type PackedRange } from '../store/index.js';
 import { withGetters } from './fast-object.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
 import type { CachedSite, Ready, SiteReader } from './site-cache.js';
@@ -30,6 +30,16 @@ export class BlobNotLocal extends Error {
   }
 }
 
+/**
+ * Thrown by the body step, before anything is written, while the variant a request needs is being
+ * made off this thread (`BodyCache.unrecorded`): the request is answered again once it is.
+ */
+export class VariantPending extends Error {
+  constructor(readonly made: Promise<void>) {
+    super('a compressed variant is being made');
+  }
+}
+
 /** The bytes of a file's blob on this node's disk; `BlobNotLocal` when they are not (or went since). */
 export function readLocal(store: SiteReader, entry: FileEntry, encoding?: Encoding): Buffer {
   if (!store.blobs.isLocal(entry.sha256, encoding)) throw new BlobNotLocal(entry.sha256, encoding, packedRangeOf(entry));
@@ -50,6 +60,16 @@ export interface BodyCache {
   held(ready: Ready, entry: FileEntry, encoding: Encoding | undefined): Buffer;
   /** A blob's bytes, from the cache or the store (`BlobNotLocal` when not on this node). */
   blob(entry: FileEntry, encoding: Encoding | undefined): Buffer;
+  /**
+   * The variant of a file whose variants are not recorded yet (a deploy's compressor makes them
+   * right after its answer, about a second later): the stored one if this node has it already,
+   * else made from the blob by the compressor's own rule (`variantFromBlob`: the same bytes, so
+   * the same ETag), and held like any body. Small blobs are compressed at once; larger ones off
+   * this thread, the requests that come meanwhile sharing one compression (a promise). Null when
+   * the compressor keeps none (the plain bytes are served). `BlobNotLocal` when the blob itself is
+   * not on this node.
+   */
+  unrecorded(entry: FileEntry, encoding: Encoding): Buffer | null | Promise<void>;
   /** The page with its badge: at once when cached or small, else once a worker has built it. */
   badged(entry: FileEntry, options: BadgeOptions): BadgedPage | Promise<BadgedPage>;
   /** Drops the bodies of a site's targets (its live revision changed or it went away). */
@@ -57,11 +77,19 @@ export interface BodyCache {
   readonly weight: number;
   /** Badged pages a worker built so far. */
   readonly builtElsewhere: number;
+  /** Variants made from their blob so far (`unrecorded`), one per file not yet compressed by its deploy. */
+  readonly variantsMade: number;
 }
 
 // Pages up to this size get their badge on the serving thread (a few ms at most); larger ones
 // would hold it for up to a second for 5 MB of hostile markup, so a worker builds them.
 const BADGE_INLINE_MAX_BYTES = 64 * 1024;
+
+// Blobs up to this size get a variant made on the serving thread (gzip's fast level: about 0.5 ms
+// for 32 KB here, once per file and thread); larger ones on libuv's pool while the thread goes on.
+const VARIANT_INLINE_MAX_BYTES = 32 * 1024;
+// Files whose variant the compressor does not keep, remembered so as not to compress them again.
+const MAX_NOT_WORTH = 1024;
 
 const bodyKey = (sha256: string, encoding: Encoding | undefined): string => (encoding ? `${sha256}.${encoding}` : sha256);
 const badgeKey = (sha256: string, siteName: string): string => `badge:${sha256}:${siteName}`;
@@ -84,12 +112,37 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
     return bytes;
   };
 
+  // Variants being made off this thread, and those not worth having (the plain bytes are served).
+  const making = new Map<string, Promise<void>>();
+  const notWorth = new Set<string>();
+  let variantsMade = 0;
+
+  const holdVariant = (key: string, bytes: Buffer | undefined): Buffer | null => {
+    if (bytes !== undefined) {
+      bodies.set(key, bytes, bytes.byteLength);
+      return bytes;
+    }
+    if (notWorth.size >= MAX_NOT_WORTH) notWorth.clear();
+    notWorth.add(key);
+    return null;
+  };
+
+  /** The stored variant if this node has it (the compressor may have written it, not recorded it yet). */
+  const storedVariant = (entry: FileEntry, encoding: Encoding): Buffer | undefined => {
+    try {
+      return readLocal(store, entry, encoding);
+    } catch (err) {
+      if (err instanceof BlobNotLocal) return undefined;
+      throw err;
+    }
+  };
+
   const keep = (key: string, page: BadgedPage): BadgedPage => {
     bodies.set(key, page, page.identity.bytes.byteLength + (page.br?.bytes.byteLength ?? 0) + (page.gzip?.bytes.byteLength ?? 0));
     return page;
   };
 
-  const methods: Omit<BodyCache, 'weight' | 'builtElsewhere'> = {
+  const methods: Omit<BodyCache, 'weight' | 'builtElsewhere' | 'variantsMade'> = {
     blob,
 
     held(ready, entry, encoding) {
@@ -99,6 +152,28 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
       const bytes = blob(entry, encoding);
       ready.held = bodies.entry(bodyKey(entry.sha256, encoding));
       return bytes;
+    },
+
+    unrecorded(entry, encoding) {
+      const key = bodyKey(entry.sha256, encoding);
+      const kept = bodies.get(key) as Buffer | undefined;
+      if (kept !== undefined) return kept;
+      if (notWorth.has(key)) return null;
+      const pending = making.get(key);
+      if (pending !== undefined) return pending;
+      const stored = storedVariant(entry, encoding);
+      if (stored !== undefined) return holdVariant(key, stored);
+      const made = variantFromBlob(blob(entry, undefined), encoding, VARIANT_INLINE_MAX_BYTES);
+      variantsMade++;
+      if (!(made instanceof Promise)) return holdVariant(key, made);
+      // A compression that fails leaves the request to the plain bytes (it waits once only).
+      const done = made.then(
+        (bytes) => void holdVariant(key, bytes),
+        () => undefined,
+      );
+      void done.finally(() => making.delete(key));
+      making.set(key, done);
+      return done;
     },
 
     badged(entry, options) {
@@ -138,5 +213,5 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
     },
   };
   // Not `get weight()` in the literal: that would make the cache a slow object (fast-object.ts).
-  return withGetters(methods, { weight: () => bodies.weight, builtElsewhere: () => builtElsewhere });
+  return withGetters(methods, { weight: () => bodies.weight, builtElsewhere: () => builtElsewhere, variantsMade: () => variantsMade });
 }

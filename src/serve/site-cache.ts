@@ -4,12 +4,13 @@ import {
   headersFor,
   isHtmlType,
   servableHeaders,
+  wantsVariants,
   type CompiledHeaders,
   type CompiledRedirects,
   type Encoding,
   type SiteHeaders,
 } from '../rules/index.js';
-import type { BlobStore, FileEntry, SiteRecord, Store } from '../store/index.js';
+import { VARIANT_ON_DEMAND_MAX_BYTES, type BlobStore, type FileEntry, type SiteRecord, type Store } from '../store/index.js';
 import { cacheControlFor } from './headers.js';
 import { withGetters } from './fast-object.js';
 import { createLruCache, type LruEntry } from './lru-cache.js';
@@ -49,6 +50,12 @@ export interface Target {
   encodings: readonly Encoding[];
   /** `encodings` is not empty: the answer varies with Accept-Encoding (read without touching the list). */
   varies: boolean;
+  /**
+   * The file's variants are not recorded yet (its deploy's compressor makes them right after the
+   * answer): `encodings` offers gzip, made from the blob on its first request (bodies.ts
+   * `unrecorded`), until the site's record is read again with them.
+   */
+  unrecorded: boolean;
   /**
    * The prepared path's whole answer per representation, built on first use: a request reads its
    * target and one of these, nothing else of the site's (see `Ready`).
@@ -138,10 +145,10 @@ const SITE_WEIGHT = 2048;
 const TARGET_WEIGHT = 1280;
 
 /** A target with every field present, so that all targets share one shape (the hot path reads them). */
-function targetOf(
-  fields: Pick<Target, 'status' | 'html' | 'cacheControl'> & Partial<Pick<Target, 'entry' | 'redirect' | 'site' | 'error' | 'encodings'>>,
-): Target {
-  const encodings = fields.encodings ?? NO_ENCODINGS;
+function targetOf(fields: Pick<Target, 'status' | 'html' | 'cacheControl'> & Partial<Pick<Target, 'entry' | 'redirect' | 'site' | 'error'>>): Target {
+  const entry = fields.entry;
+  const unrecorded = entry !== undefined && entry.encodings === undefined && wantsVariants(entry.type, entry.size) && entry.size <= VARIANT_ON_DEMAND_MAX_BYTES;
+  const encodings = unrecorded ? MADE_ON_DEMAND : entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : NO_ENCODINGS;
   return {
     status: fields.status,
     entry: fields.entry,
@@ -152,12 +159,15 @@ function targetOf(
     cacheControl: fields.cacheControl,
     encodings,
     varies: encodings.length > 0,
+    unrecorded,
     identity: undefined,
     br: undefined,
     gzip: undefined,
   };
 }
 const NO_ENCODINGS: readonly Encoding[] = Object.freeze([]);
+// gzip alone: the faster to make (brotli at its fast quality takes about twice as long), and every browser takes it.
+const MADE_ON_DEMAND: readonly Encoding[] = Object.freeze(['gzip']);
 
 /** `forget` runs for every cached site dropped because it changed (its bodies go with it). */
 export function createSiteCache(store: SiteReader, config: ServeConfig, forget: (cached: CachedSite) => void): SiteCache {
@@ -260,7 +270,6 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
             site,
             html: entry !== undefined && isHtmlType(entry.type),
             cacheControl: entry ? cacheControlFor(entry.type) : '',
-            encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : NO_ENCODINGS,
           });
         }
       }

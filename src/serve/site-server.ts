@@ -25,7 +25,7 @@ import { ACCESS_PATHS, ENCODINGS, hasBadge, isExpired, previewLabel, withRequest
 import { packedRangeOf, type FileEntry, type SiteRecord } from '../store/index.js';
 import { accessOfHost, type AccessGate } from './access.js';
 import type { DomainServing } from './domain-route.js';
-import { BlobNotLocal, createBodyCache, type BadgedPageBuilder } from './bodies.js';
+import { BlobNotLocal, createBodyCache, VariantPending, type BadgedPageBuilder } from './bodies.js';
 import {
   blobEtag,
   fileHeaders,
@@ -84,6 +84,8 @@ export interface SiteCacheStats {
   siteBytes: number;
   /** Badged pages built by a worker thread so far (pages too large to build while serving). */
   badgedPagesBuiltElsewhere: number;
+  /** Compressed variants made from their blob so far, before their deploy's compressor recorded them. */
+  variantsMadeOnDemand: number;
   /** Site records and resolved URLs found in the cache, or read from the store, so far. */
   lookups: SiteCacheCounts;
 }
@@ -237,7 +239,11 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const encoding = target.varies ? chooseEncoding(req.getHeader(HEADER_NAMES.acceptEncoding), target.encodings) : undefined;
     // One object per representation holds all the answer needs but the body's bytes.
     let ready = encoding === undefined ? target.identity : encoding === 'br' ? target.br : target.gzip;
-    if (ready === undefined) ready = readyOf(target, encoding);
+    if (ready === undefined) {
+      // A variant not recorded yet is made (or waited for) on the general path, for the second or so until it is.
+      if (encoding !== undefined && target.unrecorded) return false;
+      ready = readyOf(target, encoding);
+    }
     if (ready.size > config.streamThresholdBytes) return false;
     if (ok) {
       const ifNoneMatch = req.getHeader(HEADER_NAMES.ifNoneMatch);
@@ -321,18 +327,31 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     streamFile(res, { path: path!, start, end, status, headers, log });
   };
 
-  /** Body and send for a stored file: a precompressed form or the identity bytes, ranges allowed. */
-  const sendFile = (res: HttpResponse, target: Target, asked: Asked, privacy?: Privacy): void => {
+  /**
+   * Body and send for a stored file: a precompressed form or the identity bytes, ranges allowed.
+   * `mayWait`: a variant being made off this thread may be waited for (`VariantPending`); once
+   * waited for, the request takes the identity bytes rather than wait again.
+   */
+  const sendFile = (res: HttpResponse, target: Target, asked: Asked, privacy: Privacy | undefined, mayWait: boolean): void => {
     const entry = target.entry!;
     const range = target.status === 200 && !target.html ? asked.range : '';
     // A byte range always addresses the identity bytes.
-    const encoding = range === '' ? chooseEncoding(asked.acceptEncoding, target.encodings) : undefined;
-    const size = encoding ? entry.encodings![encoding]! : entry.size;
+    let encoding = range === '' ? chooseEncoding(asked.acceptEncoding, target.encodings) : undefined;
+    // A variant not recorded yet: made from the blob, the same bytes as the one stored later (its size too, for a HEAD).
+    let made: Buffer | undefined;
+    if (encoding !== undefined && target.unrecorded) {
+      const found = bodies.unrecorded(entry, encoding);
+      if (found instanceof Promise && mayWait) throw new VariantPending(found);
+      if (found instanceof Buffer) made = found;
+      else encoding = undefined;
+    }
+    const size = made !== undefined ? made.byteLength : encoding ? entry.encodings![encoding]! : entry.size;
     const answer = answerOf(target, entry.type, target.encodings.length > 0, blobEtag(entry.sha256, encoding), encoding, privacy);
     // Only a body that goes out needs its bytes: a 304 or a HEAD never waits for a download.
     const sendsBody = !asked.head && !(answer.etag !== undefined && asked.ifNoneMatch !== '' && matchesIfNoneMatch(asked.ifNoneMatch, answer.etag));
-    const inMemory = size <= config.streamThresholdBytes;
-    const body = sendsBody && inMemory ? bodies.blob(entry, encoding) : undefined;
+    // A made variant has no file to stream.
+    const inMemory = made !== undefined || size <= config.streamThresholdBytes;
+    const body = sendsBody && inMemory ? (made ?? bodies.blob(entry, encoding)) : undefined;
     if (sendsBody && !inMemory && !store.blobs.isLocal(entry.sha256, encoding)) throw new BlobNotLocal(entry.sha256, encoding, packedRangeOf(entry));
     sendBody(res, target, answer, body, size, { ...asked, range }, store.blobs.pathOf(entry.sha256, encoding));
   };
@@ -404,6 +423,17 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         );
       },
     );
+  };
+
+  /** A variant is being made off this thread: answer again, corked, once it is (unless the client left). */
+  const waitThenAnswer = (res: HttpResponse, req: SiteRequest, siteName: string, made: Promise<void>, fetches: number, route: Route): void => {
+    const copy = copySiteRequest(req);
+    trackAbort(res);
+    // `made` never rejects: a failed compression leaves the request to the identity bytes.
+    void made.then(() => {
+      // The gate already let this request in; the copy keeps no credentials to show it again.
+      if (!isAborted(res)) res.cork(() => answer(res, copy, siteName, fetches, { ...route, granted: true }));
+    });
   };
 
   /**
@@ -518,7 +548,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         range: req.getHeader(HEADER_NAMES.range),
       };
       if (!badged) {
-        sendFile(res, target, asked, privacy);
+        sendFile(res, target, asked, privacy, route.variantWaited !== true);
         return counted ? count(address, url, userAgent, req, site, target) : undefined;
       }
 
@@ -546,6 +576,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       );
     } catch (err) {
       if (err instanceof BlobNotLocal && fetches < MAX_FETCHES) return fetchThenAnswer(res, req, siteName, err, fetches, route, protect);
+      if (err instanceof VariantPending) return waitThenAnswer(res, req, siteName, err.made, fetches, { ...route, variantWaited: true });
       log.error({ err, site: siteName }, 'serve.failed');
       sendPage(res, 500, head, {}, undefined, undefined, protect);
     }
@@ -565,6 +596,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       sites: sites.size,
       siteBytes: sites.weight,
       badgedPagesBuiltElsewhere: bodies.builtElsewhere,
+      variantsMadeOnDemand: bodies.variantsMade,
       lookups: { ...sites.counts },
     }),
   };
@@ -573,11 +605,15 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 type RedirectCode = 301 | 302 | 303 | 307 | 308;
 const isRedirect = (status: number): status is RedirectCode => status >= 301 && status <= 308;
 
-/** A preview's revision number or the custom domain asked for, and whether the gate already let this request in (after an await). */
+/**
+ * A preview's revision number or the custom domain asked for, whether the gate already let this
+ * request in (after an await), and whether it waited for a variant being made.
+ */
 interface Route {
   preview?: number;
   domain?: string;
   granted?: boolean;
+  variantWaited?: boolean;
 }
 
 /** The host the gate binds cookies and tickets to: `<name>`, `<number>--<name>`, or the custom domain. */

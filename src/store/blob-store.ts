@@ -167,7 +167,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     // A variant file is never deleted while its blob lives, so its presence means it was worth it.
     if (existsSync(path)) return (await stat(path)).size;
     const compressed = compress(bytes, encoding, quality);
-    if (compressed.byteLength > bytes.byteLength * MAX_VARIANT_RATIO) return undefined;
+    if (!worthKeeping(compressed, bytes)) return undefined;
     const temp = await writeTemp(tmpDir, compressed, durable);
     await publishTemp(temp.path, path, durable);
     return compressed.byteLength;
@@ -228,7 +228,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     if (bytes.byteLength < MIN_COMPRESS_BYTES) return encodings;
     for (const encoding of only) {
       const compressed = compress(bytes, encoding, 'fast');
-      if (compressed.byteLength > bytes.byteLength * MAX_VARIANT_RATIO) continue;
+      if (!worthKeeping(compressed, bytes)) continue;
       placeSync(compressed, pathOf(sha256, encoding));
       encodings[encoding] = compressed.byteLength;
     }
@@ -403,13 +403,39 @@ function compressFast(bytes: Uint8Array, encoding: Encoding): Buffer {
 }
 
 /**
- * The variant a deploy makes before its answer (gzip at its fast level), made the same way off
- * this thread (libuv's pool): a cluster node that serves a variant before it reaches the bucket
- * makes it from the blob instead (bucket-blob-store.ts). Same settings, same zlib: same bytes.
+ * The variant a deploy makes (`compressSync`, `compressBlob` at quality 'fast'), made the same way
+ * off this thread (libuv's pool). Same settings, same zlib: same bytes.
  */
 export function compressFastAsync(bytes: Uint8Array, encoding: Encoding): Promise<Buffer> {
   const options = fastOptions(bytes.byteLength, encoding);
   return encoding === 'gzip' ? gzipAsync(bytes, options) : brotliCompressAsync(bytes, options);
+}
+
+/**
+ * Blobs up to this size have their variants made on demand, from the blob, by whoever needs one
+ * that is not stored yet (`variantFromBlob`); larger ones wait for the compressor.
+ */
+export const VARIANT_ON_DEMAND_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A blob's variant as the compressor after a deploy's answer stores it, made from the blob for
+ * whoever needs it first: a serving thread (the first visitors of a new deploy, before its
+ * variants are recorded) or a cluster node (a recorded variant not in the bucket yet). Same zlib,
+ * same settings: the same bytes, so the same ETag, as the variant stored later. Undefined when
+ * the compressor would not keep it (saving under 5 %, or too small to gain anything) or the blob
+ * is over `VARIANT_ON_DEMAND_MAX_BYTES`. Blobs up to `inlineMaxBytes` are compressed on the
+ * calling thread, larger ones on libuv's pool.
+ */
+export function variantFromBlob(bytes: Uint8Array, encoding: Encoding, inlineMaxBytes = 0): Buffer | undefined | Promise<Buffer | undefined> {
+  if (bytes.byteLength < MIN_COMPRESS_BYTES || bytes.byteLength > VARIANT_ON_DEMAND_MAX_BYTES) return undefined;
+  const kept = (compressed: Buffer): Buffer | undefined => (worthKeeping(compressed, bytes) ? compressed : undefined);
+  if (bytes.byteLength <= inlineMaxBytes) return kept(compressFast(bytes, encoding));
+  return compressFastAsync(bytes, encoding).then(kept);
+}
+
+/** Whether a variant saves enough to be stored and served instead of the blob. */
+function worthKeeping(compressed: Uint8Array, bytes: Uint8Array): boolean {
+  return compressed.byteLength <= bytes.byteLength * MAX_VARIANT_RATIO;
 }
 
 function fastOptions(size: number, encoding: Encoding): ZlibOptions & BrotliOptions {

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
-import { compressFastAsync, createBlobStore } from './blob-store.js';
+import { createBlobStore, VARIANT_ON_DEMAND_MAX_BYTES, variantFromBlob } from './blob-store.js';
 import { createS3Bucket, limiter, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
 import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
@@ -42,7 +42,7 @@ const PUT_UNASKED_BYTES = 1024 * 1024;
  * Larger blobs' variants (made after the answer, and perhaps streamed by their recorded size)
  * still go up first.
  */
-export const VARIANTS_AFTER_ANSWER_MAX_BYTES = 1024 * 1024;
+export const VARIANTS_AFTER_ANSWER_MAX_BYTES = VARIANT_ON_DEMAND_MAX_BYTES;
 /** Objects `trimCache` asks the bucket about at once before evicting their local copies. */
 const TRIM_CONCURRENCY = 8;
 const DEFAULT_MIN_IDLE_MS = 60_000;
@@ -189,15 +189,15 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
 
   /**
    * A variant the bucket does not hold (yet: the deploy that recorded it uploads its small blobs'
-   * variants after its answer), made here from the blob with the deploy's own settings, so the
-   * first visitor of a new deploy gets it compressed on every node. Node's zlib makes the same
-   * bytes from the same input and settings, so this is the object the bucket is about to receive.
+   * variants after its answer), made here from the blob by the rule serving uses for variants not
+   * recorded yet (`variantFromBlob`), so the first visitor of a new deploy gets it compressed on
+   * every node: this is the object the bucket is about to receive.
    */
   async function makeVariant(sha256: string, encoding: Encoding, path: string, missing: unknown, packed: PackedRange | undefined): Promise<void> {
     await fetch(sha256, undefined, packed);
-    const bytes = await readFile(local.pathOf(sha256));
-    if (bytes.byteLength > VARIANTS_AFTER_ANSWER_MAX_BYTES) throw missing;
-    const temp = await writeTemp(tmpDir, await compressFastAsync(bytes, encoding), false);
+    const made = await variantFromBlob(await readFile(local.pathOf(sha256)), encoding);
+    if (made === undefined) throw missing;
+    const temp = await writeTemp(tmpDir, made, false);
     await publishTemp(temp.path, path, false);
   }
 

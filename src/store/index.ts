@@ -21,6 +21,7 @@ export { packedRangeOf } from './types.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { connectStore, openStore } from './open.js';
 export { openBlobStore } from './blobs-entry.js';
+export { VARIANT_ON_DEMAND_MAX_BYTES, variantFromBlob } from './blob-store.js';
 export { REPLICA_POLL_MS } from './replica.js';
 export { DATABASE_ANSWER_MS } from './records-connections.js';
 export { backupDataDir, restoreDataDir, type BackupReport, type RestoreReport } from './backup.js';

@@ -3,7 +3,14 @@ import type { MetricFamily } from '../../src/runtime/metric-families.js';
 import { createThreadMetrics, HOST_KIND_INDEX, type ThreadMetricSources } from '../../src/runtime/thread-metrics.js';
 
 const sources: ThreadMetricSources = {
-  cache: { bodyBytes: 0, sites: 0, siteBytes: 0, badgedPagesBuiltElsewhere: 0, lookups: { siteHits: 0, siteMisses: 0, pathHits: 0, pathMisses: 0 } },
+  cache: {
+    bodyBytes: 0,
+    sites: 0,
+    siteBytes: 0,
+    badgedPagesBuiltElsewhere: 0,
+    variantsMadeOnDemand: 0,
+    lookups: { siteHits: 0, siteMisses: 0, pathHits: 0, pathMisses: 0 },
+  },
   ingest: { queued: 0, inFlight: 0, capacity: 1 },
   store: { downloads: 0, downloadedBytes: 0, bucketErrors: 0, databaseErrors: 0, rateLimited: {} },
 };
