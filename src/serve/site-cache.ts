@@ -32,9 +32,12 @@ export type SiteReader = Pick<Store, 'getSite' | 'getFile' | 'getRevisionExtras'
 
 /**
  * Where one URL of one revision leads, with what the response needs precomputed. Revisions are
- * immutable, so a target never goes stale while its revision is live.
+ * immutable, so a target never goes stale while its revision is live. A target is also its own
+ * identity representation (the fields of `Ready`, filled on first use): an answer without a
+ * content coding (a file without compressed variants, a client that asks for none) reads one
+ * object fewer.
  */
-export interface Target {
+export interface Target extends Ready {
   /** 410: a `_redirects` rule says gone (with its page as `entry`, or the plain page). */
   status: 200 | 404 | 410;
   entry?: FileEntry;
@@ -51,7 +54,8 @@ export interface Target {
   varies: boolean;
   /**
    * The prepared path's whole answer per representation, built on first use: a request reads its
-   * target and one of these, nothing else of the site's (see `Ready`).
+   * target and one of these, nothing else of the site's (see `Ready`). `identity` is the target
+   * itself once prepared.
    */
   identity: Ready | undefined;
   br: Ready | undefined;
@@ -162,9 +166,17 @@ function targetOf(
     br: undefined,
     gzip: undefined,
     keepsBodies: false,
+    size: 0,
+    full: NO_BYTES,
+    notModified: NO_BYTES,
+    etag: '',
+    held: undefined,
+    used: false,
+    heldFrom: undefined,
   };
 }
 const NO_ENCODINGS: readonly Encoding[] = Object.freeze([]);
+const NO_BYTES = Buffer.alloc(0);
 
 /** What the site cache tells the body cache (bodies.ts). */
 export interface SiteBodies {
