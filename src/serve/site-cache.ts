@@ -32,12 +32,9 @@ export type SiteReader = Pick<Store, 'getSite' | 'getFile' | 'getRevisionExtras'
 
 /**
  * Where one URL of one revision leads, with what the response needs precomputed. Revisions are
- * immutable, so a target never goes stale while its revision is live. A target is also its own
- * identity representation (the fields of `Ready`, filled on first use): an answer without a
- * content coding (a file without compressed variants, a client that asks for none) reads one
- * object fewer.
+ * immutable, so a target never goes stale while its revision is live.
  */
-export interface Target extends Ready {
+export interface Target {
   /** 410: a `_redirects` rule says gone (with its page as `entry`, or the plain page). */
   status: 200 | 404 | 410;
   entry?: FileEntry;
@@ -54,8 +51,7 @@ export interface Target extends Ready {
   varies: boolean;
   /**
    * The prepared path's whole answer per representation, built on first use: a request reads its
-   * target and one of these, nothing else of the site's (see `Ready`). `identity` is the target
-   * itself once prepared.
+   * target and one of these, nothing else of the site's (see `Ready`).
    */
   identity: Ready | undefined;
   br: Ready | undefined;
@@ -166,17 +162,9 @@ function targetOf(
     br: undefined,
     gzip: undefined,
     keepsBodies: false,
-    size: 0,
-    full: NO_BYTES,
-    notModified: NO_BYTES,
-    etag: '',
-    held: undefined,
-    used: false,
-    heldFrom: undefined,
   };
 }
 const NO_ENCODINGS: readonly Encoding[] = Object.freeze([]);
-const NO_BYTES = Buffer.alloc(0);
 
 /** What the site cache tells the body cache (bodies.ts). */
 export interface SiteBodies {

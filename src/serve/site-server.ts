@@ -271,18 +271,17 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const size = encoding ? entry.encodings![encoding]! : entry.size;
     const answer = answerOf(target, entry.type, target.varies, blobEtag(entry.sha256, encoding), encoding);
     const etag = answer.etag ?? '';
-    const full = joinAfterFirst(fileHeaders(answer));
-    const notModified = joinAfterFirst(notModifiedHeaders({ ...answer, etag }));
-    if (encoding === undefined) {
-      // The target is its own identity representation: one object fewer to read per answer.
-      target.size = size;
-      target.full = full;
-      target.notModified = notModified;
-      target.etag = etag;
-      return (target.identity = target);
-    }
-    const ready: Ready = { size, full, notModified, etag, held: undefined, used: false, heldFrom: undefined };
-    if (encoding === 'br') target.br = ready;
+    const ready: Ready = {
+      size,
+      full: joinAfterFirst(fileHeaders(answer)),
+      notModified: joinAfterFirst(notModifiedHeaders({ ...answer, etag })),
+      etag,
+      held: undefined,
+      used: false,
+      heldFrom: undefined,
+    };
+    if (encoding === undefined) target.identity = ready;
+    else if (encoding === 'br') target.br = ready;
     else target.gzip = ready;
     return ready;
   };
