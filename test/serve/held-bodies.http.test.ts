@@ -132,6 +132,24 @@ describe('bodies held by targets, in memory', () => {
     expect(ready.held).toBeUndefined();
   });
 
+  it('takes the bodies back from the targets cleared at the cap of resolved URLs per site', async () => {
+    const { revision } = await publishSite(store, 'mem-f', { 'shared.bin': shared });
+    const config = serveConfig({});
+    const bodies = createBodyCache(store, config);
+    const sites = createSiteCache(store, config, bodies);
+    const cached = sites.lookup('mem-f')!;
+    const target = sites.target(cached, revision, '/shared.bin', '');
+    const ready = readyOf(target);
+    bodies.hold(ready, target, undefined);
+    expect(ready.held).toBeDefined();
+    // 10,000 resolved URLs per site: the next one clears them all.
+    for (let i = 0; cached.targets.has('/shared.bin'); i++) sites.target(cached, revision, `/missing-${i}.png`, '');
+    expect(ready.held).toBeUndefined();
+    expect(target.keepsBodies).toBe(false);
+    // Still in the body cache, for the next target that asks.
+    expect(bodies.weight).toBe(shared.byteLength);
+  });
+
   it('lets no target hold bytes for a site the site cache cannot keep', async () => {
     const { revision } = await publishSite(store, 'mem-e', { 'shared.bin': shared });
     const config = serveConfig({ PLINTH_SITE_CACHE_MB: '0' });
