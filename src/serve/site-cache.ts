@@ -207,118 +207,95 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, bodies: 
   startTicker();
   let checkedAtTick = ticks;
 
-  // The store's mark of changes made by other processes, looked at once per tick.
-  const checkElsewhere = (): void => {
-    checkedAtTick = ticks;
-    const marks = store.siteChangesElsewhere();
-    if (marks !== elsewhere) {
-      elsewhere = marks;
-      epoch++;
-    }
-  };
-
-  // A site not cached, or read before a change elsewhere: apart from `lookup`, so that the
-  // lookup alone is small enough for V8 to inline into the request's handler.
-  const reread = (name: string, cached: CachedSite | undefined): CachedSite | undefined => {
-    counts.siteMisses++;
-    const site = store.getSite(name);
-    // The name asked for is the host router's own string, the same each request: held here too,
-    // the site server's check that the site was not renamed compares two references, not text.
-    if (site?.name === name) site.name = name;
-    if (site === undefined) {
-      if (cached !== undefined) forgetSite(cached);
-      return undefined;
-    }
-    // Targets depend on the live revision only; badge choice is made per request from the plan.
-    if (cached !== undefined && cached.site.liveRevision === site.liveRevision) {
-      cached.site = site;
-      cached.epoch = epoch;
-      return cached;
-    }
-    // A live revision changed by another process (admin CLI) is noticed here, not by the feed.
-    if (cached !== undefined) forgetSite(cached);
-    const fresh: CachedSite = { key: name, site, epoch, targets: new Map(), kept: false, ...rulesOf(store, site.liveRevision) };
-    fresh.kept = sites.set(name, fresh, SITE_WEIGHT + name.length);
-    return fresh;
-  };
-
-  // What a URL's target depends on besides the URL: the rules of its revision, the query and the host.
-  const keyed = (cached: CachedSite, revision: string, url: string, query: string, host: string | undefined) => {
-    const live = revision === cached.site.liveRevision;
-    // A preview follows its own revision's rules (an LMDB point read: previews are rare).
-    const rules = live ? cached.rules : previewRulesOf(store, cached, revision);
-    // Only rules with query conditions make the answer depend on the query.
-    const path = rules?.redirects?.usesQuery === true && query !== '' ? `${url}?${query}` : url;
-    // Only rules that name a host make it depend on the host (a site may have several).
-    const byHost = rules?.redirects?.usesHost === true || rules?.headers?.usesHost === true ? host : undefined;
-    // A preview's targets sit beside the live ones, under a key no URL has (URLs start with `/`),
-    // and so do those of a host (host names have no `|`).
-    const key = byHost === undefined && live ? path : `${byHost === undefined ? '' : `${byHost}|`}${live ? path : `${revision} ${path}`}`;
-    return { rules, byHost, key };
-  };
-
-  // A URL not resolved yet: apart from `target`, so that the lookup alone is small enough for V8
-  // to inline into the request's handler.
-  const resolve = (cached: CachedSite, revision: string, url: string, query: string, host: string | undefined, key: string): Target => {
-    counts.pathMisses++;
-    const { rules, byHost } = keyed(cached, revision, url, query, host);
-    const normalized = normalizeRequestPath(url, config.maxUrlBytes);
-    let target: Target;
-    if (!normalized.ok) {
-      target = targetOf({ status: 404, error: normalized.status, html: false, cacheControl: '' });
-    } else {
-      const has = (path: string): boolean => store.getFile(revision, path) !== undefined;
-      const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, has, rules?.redirects, () => new URLSearchParams(query), byHost);
-      const site = rules?.headers ? headersFor(rules.headers, normalized.path === '' ? [] : normalized.path.split('/'), byHost) : undefined;
-      if (resolution.kind === 'folder' || resolution.kind === 'redirect') {
-        const ownQuery = resolution.kind === 'redirect' && resolution.ownQuery;
-        target = targetOf({ status: 404, redirect: { status: resolution.status, location: resolution.location, ownQuery }, html: false, cacheControl: '' });
-      } else {
-        // Point reads are cached by LMDB; the entry of the path resolved to is read once more here.
-        const entry = resolution.kind === 'missing' || resolution.kind === 'gone' ? undefined : store.getFile(revision, resolution.path);
-        target = targetOf({
-          status: resolution.status,
-          entry,
-          site,
-          html: entry !== undefined && isHtmlType(entry.type),
-          cacheControl: entry ? cacheControlFor(entry.type) : '',
-          encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : NO_ENCODINGS,
-        });
-      }
-    }
-    if (cached.targets.size >= MAX_TARGETS_PER_SITE) {
-      let freed = 0;
-      for (const key of cached.targets.keys()) freed += TARGET_WEIGHT + key.length;
-      release(cached.targets);
-      cached.targets.clear();
-      charge(cached, -freed);
-    }
-    target.keepsBodies = cached.kept;
-    cached.targets.set(key, target);
-    charge(cached, TARGET_WEIGHT + key.length);
-    return target;
-  };
-
   const methods: Omit<SiteCache, 'size' | 'weight'> = {
     lookup(name) {
-      if (ticks !== checkedAtTick) checkElsewhere();
-      const cached = sites.get(name);
+      if (ticks !== checkedAtTick) {
+        checkedAtTick = ticks;
+        const marks = store.siteChangesElsewhere();
+        if (marks !== elsewhere) {
+          elsewhere = marks;
+          epoch++;
+        }
+      }
+      let cached = sites.get(name);
       if (cached !== undefined && cached.epoch === epoch) {
         counts.siteHits++;
         return cached;
       }
-      return reread(name, cached);
+      counts.siteMisses++;
+      const site = store.getSite(name);
+      // The name asked for is the host router's own string, the same each request: held here too,
+      // the site server's check that the site was not renamed compares two references, not text.
+      if (site?.name === name) site.name = name;
+      if (site === undefined) {
+        if (cached !== undefined) forgetSite(cached);
+        return undefined;
+      }
+      // Targets depend on the live revision only; badge choice is made per request from the plan.
+      if (cached !== undefined && cached.site.liveRevision === site.liveRevision) {
+        cached.site = site;
+        cached.epoch = epoch;
+        return cached;
+      }
+      // A live revision changed by another process (admin CLI) is noticed here, not by the feed.
+      if (cached !== undefined) forgetSite(cached);
+      cached = { key: name, site, epoch, targets: new Map(), kept: false, ...rulesOf(store, site.liveRevision) };
+      cached.kept = sites.set(name, cached, SITE_WEIGHT + name.length);
+      return cached;
     },
 
     target(cached, revision, url, query, host) {
-      // Most sites have no rules: a live URL is its own key.
-      const key = cached.rules === undefined && revision === cached.site.liveRevision ? url : keyed(cached, revision, url, query, host).key;
+      const live = revision === cached.site.liveRevision;
+      // A preview follows its own revision's rules (an LMDB point read: previews are rare).
+      const rules = live ? cached.rules : previewRulesOf(store, cached, revision);
+      // Only rules with query conditions make the answer depend on the query.
+      const path = rules?.redirects?.usesQuery === true && query !== '' ? `${url}?${query}` : url;
+      // Only rules that name a host make it depend on the host (a site may have several).
+      const byHost = rules?.redirects?.usesHost === true || rules?.headers?.usesHost === true ? host : undefined;
+      // A preview's targets sit beside the live ones, under a key no URL has (URLs start with `/`),
+      // and so do those of a host (host names have no `|`).
+      const key = byHost === undefined && live ? path : `${byHost === undefined ? '' : `${byHost}|`}${live ? path : `${revision} ${path}`}`;
       const known = cached.targets.get(key);
       if (known !== undefined) {
         counts.pathHits++;
         return known;
       }
-      return resolve(cached, revision, url, query, host, key);
+      counts.pathMisses++;
+      const normalized = normalizeRequestPath(url, config.maxUrlBytes);
+      let target: Target;
+      if (!normalized.ok) {
+        target = targetOf({ status: 404, error: normalized.status, html: false, cacheControl: '' });
+      } else {
+        const has = (path: string): boolean => store.getFile(revision, path) !== undefined;
+        const resolution = resolveSitePath(normalized.path, normalized.trailingSlash, has, rules?.redirects, () => new URLSearchParams(query), byHost);
+        const site = rules?.headers ? headersFor(rules.headers, normalized.path === '' ? [] : normalized.path.split('/'), byHost) : undefined;
+        if (resolution.kind === 'folder' || resolution.kind === 'redirect') {
+          const ownQuery = resolution.kind === 'redirect' && resolution.ownQuery;
+          target = targetOf({ status: 404, redirect: { status: resolution.status, location: resolution.location, ownQuery }, html: false, cacheControl: '' });
+        } else {
+          // Point reads are cached by LMDB; the entry of the path resolved to is read once more here.
+          const entry = resolution.kind === 'missing' || resolution.kind === 'gone' ? undefined : store.getFile(revision, resolution.path);
+          target = targetOf({
+            status: resolution.status,
+            entry,
+            site,
+            html: entry !== undefined && isHtmlType(entry.type),
+            cacheControl: entry ? cacheControlFor(entry.type) : '',
+            encodings: entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : NO_ENCODINGS,
+          });
+        }
+      }
+      if (cached.targets.size >= MAX_TARGETS_PER_SITE) {
+        let freed = 0;
+        for (const key of cached.targets.keys()) freed += TARGET_WEIGHT + key.length;
+        release(cached.targets);
+        cached.targets.clear();
+        charge(cached, -freed);
+      }
+      target.keepsBodies = cached.kept;
+      cached.targets.set(key, target);
+      charge(cached, TARGET_WEIGHT + key.length);
+      return target;
     },
 
     counts,

@@ -77,54 +77,43 @@ export function createVisitCounter(options: VisitCounterOptions): VisitCounter {
   // strings replaces building the key and hashing it (the key, hashed once, finds its entry fast).
   let last: { tally: SiteTally; url: string; referer: string; address: string; forwarded: string; userAgent: string; key: string } | undefined;
 
-  // A browser's view: apart from `page`, so that a crawler's count alone is small enough for V8 to
-  // inline into the request's handler.
-  const visitorPage = (
-    siteId: string,
-    siteName: string,
-    address: string,
-    url: string,
-    userAgent: string,
-    req: Pick<HttpRequest, 'getHeader'>,
-    bytes: number,
-  ): void => {
-    const referer = req.getHeader(HEADER_NAMES.referer);
-    const forwarded = readForwarded ? req.getHeader(HEADER_NAMES.xForwardedFor) : '';
-    let key: string;
-    let tally: SiteTally;
-    if (
-      last !== undefined &&
-      last.tally.siteId === siteId &&
-      last.url === url &&
-      last.userAgent === userAgent &&
-      last.address === address &&
-      last.referer === referer &&
-      last.forwarded === forwarded
-    ) {
-      ({ key, tally } = last);
-    } else {
-      tally = tallyOf(siteId, siteName);
-      key = url + FIELD + referer + FIELD + address + FIELD + forwarded + FIELD + userAgent;
-      last = { tally, url, referer, address, forwarded, userAgent, key };
-    }
-    tally.bytes += bytes;
-    const seen = tally.views.get(key);
-    if (seen !== undefined) {
-      tally.views.set(key, seen + 1);
-    } else if (batch.entries < maxEntries) {
-      tally.views.set(key, 1);
-      if (++batch.entries === maxEntries) options.onFull?.();
-    } else {
-      tally.overflowViews++;
-    }
-  };
-
   return {
     page(siteId, siteName, address, url, userAgent, req, bytes) {
-      if (userAgent !== '') return visitorPage(siteId, siteName, address, url, userAgent, req, bytes);
-      const tally = tallyOf(siteId, siteName);
+      if (userAgent === '') {
+        const tally = tallyOf(siteId, siteName);
+        tally.bytes += bytes;
+        tally.crawlerViews++;
+        return;
+      }
+      const referer = req.getHeader(HEADER_NAMES.referer);
+      const forwarded = readForwarded ? req.getHeader(HEADER_NAMES.xForwardedFor) : '';
+      let key: string;
+      let tally: SiteTally;
+      if (
+        last !== undefined &&
+        last.tally.siteId === siteId &&
+        last.url === url &&
+        last.userAgent === userAgent &&
+        last.address === address &&
+        last.referer === referer &&
+        last.forwarded === forwarded
+      ) {
+        ({ key, tally } = last);
+      } else {
+        tally = tallyOf(siteId, siteName);
+        key = url + FIELD + referer + FIELD + address + FIELD + forwarded + FIELD + userAgent;
+        last = { tally, url, referer, address, forwarded, userAgent, key };
+      }
       tally.bytes += bytes;
-      tally.crawlerViews++;
+      const seen = tally.views.get(key);
+      if (seen !== undefined) {
+        tally.views.set(key, seen + 1);
+      } else if (batch.entries < maxEntries) {
+        tally.views.set(key, 1);
+        if (++batch.entries === maxEntries) options.onFull?.();
+      } else {
+        tally.overflowViews++;
+      }
     },
 
     other(siteId, siteName, notFound, bytes) {
