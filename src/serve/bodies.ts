@@ -3,8 +3,8 @@ import type { ServeConfig } from '../config.js';
 import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js';
 import { packedRangeOf, variantFromBlob, type FileEntry, type PackedRange } from '../store/index.js';
 import { withGetters } from './fast-object.js';
-import { createLruCache, type LruEntry } from './lru-cache.js';
-import type { CachedSite, Ready, SiteReader } from './site-cache.js';
+import { createLruCache } from './lru-cache.js';
+import type { CachedSite, Ready, SiteReader, Target } from './site-cache.js';
 
 /**
  * Step three of serving a request: the body, held in memory within a byte budget. A stored blob
@@ -56,8 +56,14 @@ export function readLocal(store: SiteReader, entry: FileEntry, encoding?: Encodi
 export type BadgedPageBuilder = (source: Buffer, options: BadgeOptions & { compress: boolean }) => Promise<BadgedPage> | undefined;
 
 export interface BodyCache {
-  /** A blob's bytes for a target's prepared representation (which keeps the cache entry, to skip a lookup). */
-  held(ready: Ready, entry: FileEntry, encoding: Encoding | undefined): Buffer;
+  /**
+   * A blob's bytes for a target's prepared representation, which then holds them (`ready.held`)
+   * while they stay in the cache, if its target may (`keepsBodies`): later requests read them
+   * there, with no lookup and no read of the cache's entry.
+   */
+  hold(ready: Ready, target: Target, encoding: Encoding | undefined): Buffer;
+  /** Takes the bytes back from a target's representations (the site cache dropped the target). */
+  release(target: Target): void;
   /** A blob's bytes, from the cache or the store (`BlobNotLocal` when not on this node). */
   blob(entry: FileEntry, encoding: Encoding | undefined): Buffer;
   /**
@@ -145,12 +151,12 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
   const methods: Omit<BodyCache, 'weight' | 'builtElsewhere' | 'variantsMade'> = {
     blob,
 
-    held(ready, entry, encoding) {
-      const held = ready.held;
-      const kept = held === undefined ? undefined : (bodies.use(held as LruEntry<Buffer | BadgedPage>) as Buffer | undefined);
-      if (kept !== undefined) return kept;
+    hold(ready, target, encoding) {
+      const entry = target.entry!;
       const bytes = blob(entry, encoding);
-      ready.held = bodies.entry(bodyKey(entry.sha256, encoding));
+      // Only a target the site cache keeps: it releases them when it drops the target, and the
+      // cache takes them back from every holder when it drops the bytes, so the weight stays the truth.
+      if (target.keepsBodies) bodies.hold(bodyKey(entry.sha256, encoding), ready);
       return bytes;
     },
 
@@ -174,6 +180,13 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
       void done.finally(() => making.delete(key));
       making.set(key, done);
       return done;
+    },
+
+    release(target) {
+      target.keepsBodies = false;
+      if (target.identity !== undefined) bodies.release(target.identity);
+      if (target.br !== undefined) bodies.release(target.br);
+      if (target.gzip !== undefined) bodies.release(target.gzip);
     },
 
     badged(entry, options) {

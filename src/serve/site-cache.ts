@@ -13,7 +13,7 @@ import {
 import { VARIANT_ON_DEMAND_MAX_BYTES, type BlobStore, type FileEntry, type SiteRecord, type Store } from '../store/index.js';
 import { cacheControlFor } from './headers.js';
 import { withGetters } from './fast-object.js';
-import { createLruCache, type LruEntry } from './lru-cache.js';
+import { createLruCache, type LruHolder } from './lru-cache.js';
 import { normalizeRequestPath } from './request-path.js';
 import { resolveSitePath } from './resolve.js';
 
@@ -63,23 +63,27 @@ export interface Target {
   identity: Ready | undefined;
   br: Ready | undefined;
   gzip: Ready | undefined;
+  /**
+   * The target is in the site cache, whose dropping it the body cache hears of: its `Ready`s may
+   * hold their bytes (bodies.ts `hold`). False for a site the cache could not keep.
+   */
+  keepsBodies: boolean;
 }
 
 /**
  * One representation of a target as the prepared path sends it: its size, its header blocks as
- * one `writeHeader` value each (see headers.ts `joinAfterFirst`), and the body cache's entry for
- * its bytes. Kept on the target so that a request across many pages touches few objects; the
- * bytes stay the body cache's, within its budget (an evicted entry's value is gone).
+ * one `writeHeader` value each (see headers.ts `joinAfterFirst`), and its bytes (`held`, once
+ * read). Kept on the target so that a request across many pages touches few objects: target,
+ * `Ready`, header block and bytes. The bytes stay the body cache's, within its budget: it takes
+ * them back from every `Ready` holding them when it evicts or deletes them (lru-cache.ts `hold`).
  */
-export interface Ready {
+export interface Ready extends LruHolder<Buffer> {
   size: number;
   /** For 200/404 with a body: everything after "Content-Type: ". */
   full: Buffer;
   /** For 304: everything after "ETag: ". */
   notModified: Buffer;
   etag: string;
-  /** The body cache's entry for the bytes, once read. */
-  held: LruEntry<object> | undefined;
 }
 
 /** A site record as this thread last read it, with the targets of its live revision. */
@@ -90,6 +94,8 @@ export interface CachedSite {
   /** Read before this many changes by other processes were seen: re-read on its next request. */
   epoch: number;
   targets: Map<string, Target>;
+  /** In the site cache; false once dropped from it (or never stored: over its budget). */
+  kept: boolean;
   /** The live revision's compiled rules, read once with the record; undefined for most sites. */
   rules?: SiteRules;
   /** Rules of revisions seen through preview addresses lately, kept so their index is built once. */
@@ -163,21 +169,36 @@ function targetOf(fields: Pick<Target, 'status' | 'html' | 'cacheControl'> & Par
     identity: undefined,
     br: undefined,
     gzip: undefined,
+    keepsBodies: false,
   };
 }
 const NO_ENCODINGS: readonly Encoding[] = Object.freeze([]);
 // gzip alone: the faster to make (brotli at its fast quality takes about twice as long), and every browser takes it.
 const MADE_ON_DEMAND: readonly Encoding[] = Object.freeze(['gzip']);
 
-/** `forget` runs for every cached site dropped because it changed (its bodies go with it). */
-export function createSiteCache(store: SiteReader, config: ServeConfig, forget: (cached: CachedSite) => void): SiteCache {
+/** What the site cache tells the body cache (bodies.ts). */
+export interface SiteBodies {
+  /** Runs for every cached site dropped because it changed (its bodies go with it). */
+  forget(cached: CachedSite): void;
+  /** Runs for every target the cache drops, for whatever reason: its `Ready`s hold no bytes after. */
+  release(target: Target): void;
+}
+
+export function createSiteCache(store: SiteReader, config: ServeConfig, bodies: SiteBodies): SiteCache {
+  const release = (targets: Map<string, Target>): void => {
+    for (const target of targets.values()) if (target.keepsBodies) bodies.release(target);
+  };
   // Within a byte budget: without one, random paths across many sites would each hold memory
-  // until restart.
-  const sites = createLruCache<CachedSite>(config.siteCacheBytes);
+  // until restart. A site that leaves it (evicted, deleted, replaced) takes its targets' hold on
+  // bodies along, so that no body outlives the body cache's budget through a forgotten target.
+  const sites = createLruCache<CachedSite>(config.siteCacheBytes, (cached) => {
+    cached.kept = false;
+    release(cached.targets);
+  });
 
   const forgetSite = (cached: CachedSite): void => {
     if (sites.get(cached.key) === cached) sites.delete(cached.key);
-    forget(cached);
+    bodies.forget(cached);
   };
 
   // Resolved URLs count against the site cache's budget with their site.
@@ -228,8 +249,8 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       }
       // A live revision changed by another process (admin CLI) is noticed here, not by the feed.
       if (cached !== undefined) forgetSite(cached);
-      cached = { key: name, site, epoch, targets: new Map(), ...rulesOf(store, site.liveRevision) };
-      sites.set(name, cached, SITE_WEIGHT + name.length);
+      cached = { key: name, site, epoch, targets: new Map(), kept: false, ...rulesOf(store, site.liveRevision) };
+      cached.kept = sites.set(name, cached, SITE_WEIGHT + name.length);
       return cached;
     },
 
@@ -276,9 +297,11 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, forget: 
       if (cached.targets.size >= MAX_TARGETS_PER_SITE) {
         let freed = 0;
         for (const key of cached.targets.keys()) freed += TARGET_WEIGHT + key.length;
+        release(cached.targets);
         cached.targets.clear();
         charge(cached, -freed);
       }
+      target.keepsBodies = cached.kept;
       cached.targets.set(key, target);
       charge(cached, TARGET_WEIGHT + key.length);
       return target;

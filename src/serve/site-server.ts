@@ -135,7 +135,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
   const now = options.now ?? Date.now;
   const ends = options.ends ?? PLAIN_ENDS;
   const bodies = createBodyCache(store, config, options.buildBadgedPage);
-  const sites = createSiteCache(store, config, bodies.forget);
+  const sites = createSiteCache(store, config, bodies);
   const reportUrl = (siteName: string): string => `${config.appUrl}/report/${siteName}`;
   // Browsers send a handful of distinct Accept-Encoding values; each is negotiated once.
   const chooseEncoding = createEncodingChooser(ENCODINGS);
@@ -256,8 +256,12 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         return true;
       }
     }
-    // Before the first write: a body that is not on this node stops here (`BlobNotLocal`).
-    const bytes = bodies.held(ready, target.entry!, encoding);
+    // The bytes the `Ready` holds, marked as used for the body cache's eviction (written only when
+    // it changes); or from the cache, which may hand them to the `Ready` for next time. Before the
+    // first write: a body that is not on this node stops here (`BlobNotLocal`).
+    let bytes = ready.held;
+    if (bytes === undefined) bytes = bodies.hold(ready, target, encoding);
+    else if (!ready.used) ready.used = true;
     if (!ok) res.writeStatus(target.status === 404 ? '404 Not Found' : '410 Gone');
     res.writeHeader(HEADER_NAMES.contentType, ready.full);
     if (ready.size <= END_COPY_MAX_BYTES) ends.end(res, target.status, bytes, ready.size);
@@ -279,6 +283,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       notModified: joinAfterFirst(notModifiedHeaders({ ...answer, etag })),
       etag,
       held: undefined,
+      used: false,
+      heldFrom: undefined,
     };
     if (encoding === undefined) target.identity = ready;
     else if (encoding === 'br') target.br = ready;

@@ -1,5 +1,9 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { createLruCache } from '../../src/serve/lru-cache.js';
+import { createLruCache, type LruHolder } from '../../src/serve/lru-cache.js';
+
+const holder = <V>(): LruHolder<V> => ({ held: undefined, used: false, heldFrom: undefined });
 
 describe('createLruCache', () => {
   it('evicts entries not used since they were stored before recently used ones', () => {
@@ -120,5 +124,84 @@ describe('createLruCache', () => {
     cache.set('g', 'G', 4);
     expect(cache.use(a)).toBe('A');
     expect(cache.get('e')).toBeUndefined();
+  });
+
+  it('takes a held value back from every holder when the entry is evicted, replaced or deleted', () => {
+    const cache = createLruCache<string>(8);
+    cache.set('a', 'A', 4);
+    const [first, second] = [holder<string>(), holder<string>()];
+    expect(cache.hold('a', first)).toBe('A');
+    expect(cache.hold('a', second)).toBe('A');
+    expect(first.held).toBe('A');
+    expect(second.held).toBe('A');
+    cache.set('b', 'B', 4);
+    cache.set('c', 'C', 4); // a was used through its holders (a hold counts as a use): b goes
+    expect(cache.get('b')).toBeUndefined();
+    expect(first.held).toBe('A');
+    cache.set('d', 'D', 4); // c is the oldest now, never used: it goes
+    expect(cache.get('c')).toBeUndefined();
+    expect(first.held).toBe('A');
+    cache.set('e', 'E', 4); // nobody used a since its second chance: it goes, and from both holders
+    expect(cache.get('a')).toBeUndefined();
+    expect(first.held).toBeUndefined();
+    expect(second.held).toBeUndefined();
+    expect(cache.weight).toBe(8);
+
+    cache.hold('d', first);
+    cache.set('d', 'D2', 4);
+    expect(first.held).toBeUndefined();
+    cache.hold('d', first);
+    expect(first.held).toBe('D2');
+    cache.delete('d');
+    expect(first.held).toBeUndefined();
+    expect(cache.hold('missing', first)).toBeUndefined();
+    expect(first.held).toBeUndefined();
+  });
+
+  it('forgets a released holder: its value goes back, and the entry no longer clears it', () => {
+    const cache = createLruCache<string>(8);
+    cache.set('a', 'A', 4);
+    const kept = holder<string>();
+    const released = holder<string>();
+    cache.hold('a', kept);
+    cache.hold('a', released);
+    cache.release(released);
+    expect(released.held).toBeUndefined();
+    released.held = 'elsewhere'; // the owner reuses the object: the entry must not touch it
+    cache.delete('a');
+    expect(kept.held).toBeUndefined();
+    expect(released.held).toBe('elsewhere');
+  });
+
+  it('tells whether a value was stored, and names each value that leaves', () => {
+    const left: string[] = [];
+    const cache = createLruCache<string>(8, (value) => left.push(value));
+    expect(cache.set('a', 'A', 4)).toBe(true);
+    expect(cache.set('huge', 'H', 9)).toBe(false);
+    cache.set('b', 'B', 4);
+    cache.set('c', 'C', 4);
+    cache.set('b', 'B2', 4);
+    cache.delete('c');
+    expect(left).toEqual(['A', 'B', 'C']);
+  });
+
+  it('keeps no memory of an evicted value through its holders', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const cache = createLruCache<Buffer>(2 * 1024 * 1024);
+    const holders = [holder<Buffer>(), holder<Buffer>()];
+    const weak = (() => {
+      const bytes = Buffer.alloc(1024 * 1024, 1);
+      cache.set('a', bytes, bytes.byteLength);
+      for (const each of holders) cache.hold('a', each);
+      return new WeakRef(bytes);
+    })();
+    cache.set('b', Buffer.alloc(1024 * 1024 + 1), 1024 * 1024 + 1);
+    cache.set('c', Buffer.alloc(1024 * 1024 + 1), 1024 * 1024 + 1);
+    expect(holders.every((each) => each.held === undefined)).toBe(true);
+    // A WeakRef keeps its target until the current job ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(weak.deref()).toBeUndefined();
   });
 });

@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createBodyCache } from '../../src/serve/bodies.js';
+import { createSiteCache, type Ready, type Target } from '../../src/serve/site-cache.js';
+import { openStore } from '../../src/store/index.js';
+import { request } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { publishSite, storeFiles, tempDir } from '../helpers/sites.js';
+
+// The prepared path keeps a page's bytes on its target's `Ready`, beside the body cache's entry.
+// The cache's weight must stay the truth: bytes it evicts or deletes go from every target that
+// holds them (no stale answer, no memory past the budget), and so do the bytes of targets the
+// site cache drops.
+
+const shared = randomBytes(300 * 1024);
+const filler = randomBytes(800 * 1024);
+
+describe('bodies held by targets, served', () => {
+  let server: TestServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  const get = (site: string, path: string) => request({ port: server!.port, host: `${site}.sites.localhost`, path });
+
+  it('serves a body two sites share after it was evicted once, and a redeploy or removal at once', async () => {
+    server = await startTestServer({ PLINTH_CACHE_MB: '1' });
+    const { store } = server;
+    const { revision } = await publishSite(store, 'held-a', { 'index.html': '<p>a</p>', 'shared.bin': shared });
+    await publishSite(store, 'held-b', { 'index.html': '<p>b</p>', 'shared.bin': shared });
+    await publishSite(store, 'held-c', { 'filler.bin': filler });
+    for (let i = 0; i < 2; i++) for (const site of ['held-a', 'held-b']) expect((await get(site, '/shared.bin')).body.equals(shared)).toBe(true);
+    // Held once: the two targets hold the cache's one copy.
+    expect(server.stats().cache.bodyBytes).toBe(shared.byteLength);
+
+    expect((await get('held-c', '/filler.bin')).body.equals(filler)).toBe(true);
+    expect(server.stats().cache.bodyBytes).toBe(filler.byteLength);
+    for (const site of ['held-a', 'held-b']) expect((await get(site, '/shared.bin')).body.equals(shared)).toBe(true);
+    expect(server.stats().cache.bodyBytes).toBeLessThanOrEqual(1024 * 1024);
+
+    const changed = randomBytes(300 * 1024);
+    const files = await storeFiles(store, { 'index.html': '<p>a</p>', 'shared.bin': changed });
+    expect((await store.commitRevision({ site: 'held-a', baseRevision: revision, files, kind: 'deploy', createdBy: 'admin' })).ok).toBe(true);
+    expect((await get('held-a', '/shared.bin')).body.equals(changed)).toBe(true);
+    expect((await get('held-b', '/shared.bin')).body.equals(shared)).toBe(true);
+
+    await store.setSiteState('held-b', 'deleted');
+    expect((await get('held-b', '/shared.bin')).status).toBe(410);
+    expect((await get('held-a', '/shared.bin')).body.equals(changed)).toBe(true);
+  });
+});
+
+describe('bodies held by targets, in memory', () => {
+  const dir = tempDir();
+  const store = openStore({ dir });
+  afterAll(() => store.close());
+  const serveConfig = (env: Record<string, string>) => loadConfig({ PLINTH_DATA_DIR: dir, ...env }).serve;
+  const readyOf = (target: Target): Ready => {
+    const ready: Ready = {
+      size: target.entry!.size,
+      full: Buffer.alloc(0),
+      notModified: Buffer.alloc(0),
+      etag: '',
+      held: undefined,
+      used: false,
+      heldFrom: undefined,
+    };
+    target.identity = ready;
+    return ready;
+  };
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const collected = async (weak: WeakRef<object>): Promise<boolean> => {
+    // A WeakRef keeps its target until the current job ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    return weak.deref() === undefined;
+  };
+
+  it('takes a body two sites share back from both once it is evicted, and lets it go', async () => {
+    for (const name of ['mem-a', 'mem-b']) await publishSite(store, name, { 'shared.bin': shared });
+    const { revision } = await publishSite(store, 'mem-c', { 'filler.bin': filler });
+    const config = serveConfig({ PLINTH_CACHE_MB: '1' });
+    const bodies = createBodyCache(store, config);
+    const sites = createSiteCache(store, config, bodies);
+    const targets = ['mem-a', 'mem-b'].map((name) => {
+      const cached = sites.lookup(name)!;
+      return sites.target(cached, cached.site.liveRevision!, '/shared.bin', '');
+    });
+    const readies = targets.map(readyOf);
+    const weak = (() => {
+      const bytes = readies.map((ready, i) => bodies.hold(ready, targets[i]!, undefined));
+      expect(bytes[0]).toBe(bytes[1]);
+      expect(bytes[0]!.equals(shared)).toBe(true);
+      expect(readies.every((ready) => ready.held === bytes[0])).toBe(true);
+      return new WeakRef(bytes[0]!);
+    })();
+    expect(bodies.weight).toBe(shared.byteLength);
+
+    const fillerTarget = sites.target(sites.lookup('mem-c')!, revision, '/filler.bin', '');
+    bodies.blob(fillerTarget.entry!, undefined);
+    expect(bodies.weight).toBe(filler.byteLength);
+    expect(readies.every((ready) => ready.held === undefined)).toBe(true);
+    expect(await collected(weak)).toBe(true);
+
+    // Read again on the next request, and held again.
+    expect(bodies.hold(readies[0]!, targets[0]!, undefined).equals(shared)).toBe(true);
+    expect(readies[0]!.held).toBeDefined();
+  });
+
+  it('takes the bodies back from the targets of a site the site cache drops', async () => {
+    const { revision } = await publishSite(store, 'mem-d', { 'shared.bin': shared });
+    const config = serveConfig({});
+    const bodies = createBodyCache(store, config);
+    const sites = createSiteCache(store, config, bodies);
+    const target = sites.target(sites.lookup('mem-d')!, revision, '/shared.bin', '');
+    const ready = readyOf(target);
+    const weak = new WeakRef(bodies.hold(ready, target, undefined));
+    expect(ready.held).toBeDefined();
+
+    const files = await storeFiles(store, { 'index.html': '<p>moved on</p>' });
+    expect((await store.commitRevision({ site: 'mem-d', baseRevision: revision, files, kind: 'deploy', createdBy: 'admin' })).ok).toBe(true);
+    expect(ready.held).toBeUndefined();
+    expect(target.keepsBodies).toBe(false);
+    expect(bodies.weight).toBe(0);
+    expect(await collected(weak)).toBe(true);
+    // A dropped target's representations hold nothing any more, even when asked again.
+    bodies.hold(ready, target, undefined);
+    expect(ready.held).toBeUndefined();
+  });
+
+  it('takes the bodies back from the targets cleared at the cap of resolved URLs per site', async () => {
+    const { revision } = await publishSite(store, 'mem-f', { 'shared.bin': shared });
+    const config = serveConfig({});
+    const bodies = createBodyCache(store, config);
+    const sites = createSiteCache(store, config, bodies);
+    const cached = sites.lookup('mem-f')!;
+    const target = sites.target(cached, revision, '/shared.bin', '');
+    const ready = readyOf(target);
+    bodies.hold(ready, target, undefined);
+    expect(ready.held).toBeDefined();
+    // 10,000 resolved URLs per site: the next one clears them all.
+    for (let i = 0; cached.targets.has('/shared.bin'); i++) sites.target(cached, revision, `/missing-${i}.png`, '');
+    expect(ready.held).toBeUndefined();
+    expect(target.keepsBodies).toBe(false);
+    // Still in the body cache, for the next target that asks.
+    expect(bodies.weight).toBe(shared.byteLength);
+  });
+
+  it('lets no target hold bytes for a site the site cache cannot keep', async () => {
+    const { revision } = await publishSite(store, 'mem-e', { 'shared.bin': shared });
+    const config = serveConfig({ PLINTH_SITE_CACHE_MB: '0' });
+    const bodies = createBodyCache(store, config);
+    const sites = createSiteCache(store, config, bodies);
+    for (let i = 0; i < 3; i++) {
+      const target = sites.target(sites.lookup('mem-e')!, revision, '/shared.bin', '');
+      const ready = readyOf(target);
+      expect(bodies.hold(ready, target, undefined).equals(shared)).toBe(true);
+      expect(ready.held).toBeUndefined();
+    }
+    expect(bodies.weight).toBe(shared.byteLength);
+  });
+});
