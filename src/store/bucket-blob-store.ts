@@ -197,7 +197,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     await fetch(sha256, undefined, packed);
     const made = await variantFromBlob(await readFile(local.pathOf(sha256)), encoding);
     if (made === undefined) throw missing;
-    const temp = await writeTemp(tmpDir, made, false);
+    // Its bytes reach the disk before the rename, as a download's do: a crash must never leave
+    // a short variant under the name readers trust (a lost rename only means making it again).
+    const temp = await writeTemp(tmpDir, made, true);
     await publishTemp(temp.path, path, false);
   }
 
