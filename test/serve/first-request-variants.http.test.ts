@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { contentTypeFor } from '../../src/rules/index.js';
 import { hashPassword, type FileEntry } from '../../src/store/index.js';
 import { useTestServer } from '../helpers/fixtures.js';
 import { request } from '../helpers/http.js';
+import { publishSite } from '../helpers/sites.js';
 
 /**
  * A deploy's text files are live before their variants are recorded (its compressor makes them
@@ -33,19 +33,8 @@ const gzipped = { 'accept-encoding': 'br, gzip' };
 
 /** Commits the files as a deploy with no variants recorded (the compressor has not run). */
 async function publishUncompressed(name: string, extra: Record<string, string> = {}): Promise<void> {
-  const files = new Map<string, FileEntry>();
-  for (const [path, text] of Object.entries({ ...FILES, ...extra }))
-    files.set(path, await server.store.blobs.putFile(Buffer.from(text, 'latin1'), contentTypeFor(path), { compress: false }));
-  const result = await server.store.commitRevision({
-    site: name,
-    create: { name, plan: 'builder', claimed: true },
-    baseRevision: null,
-    files,
-    kind: 'deploy',
-    createdBy: 'admin',
-  });
-  if (!result.ok) throw new Error(result.reason);
-  sites[name] = { revision: result.revision.id, files };
+  const bytes = Object.fromEntries(Object.entries({ ...FILES, ...extra }).map(([path, text]) => [path, Buffer.from(text, 'latin1')]));
+  sites[name] = await publishSite(server.store, name, bytes, {}, { compress: false });
 }
 
 /** What the compressor after the answer does: the variants at quality 'fast', then their record. */
