@@ -280,7 +280,12 @@ export function matchRedirect(
 ): RedirectMatch | undefined {
   let params: Map<string, string> | undefined;
   const index = patternIndexOf(compiled, () => compiled.rules.map((rule) => rule.from));
-  for (const n of matchingPatterns(index, segments)) {
+  let among: Int32Array | undefined;
+  if (compiled.usesQuery) {
+    params = firstValues(query());
+    among = rulesWithKeysOf(compiled, index.words, params);
+  }
+  for (const n of matchingPatterns(index, segments, among)) {
     const rule = compiled.rules[n]!;
     if (fileExists && !rule.force) continue;
     // The index decides alone, but for a * inside the path, a placeholder inside a segment or a host.
@@ -304,6 +309,45 @@ export function matchRedirect(
     if (ok) return { rule, params: { ...(matched ?? matchPattern(rule.from, segments)!), ...fromQuery } };
   }
   return undefined;
+}
+
+/** Built once per rules file and thread, on first use, beside the pattern index. */
+interface QueryKeys {
+  /** Bits of the rules without query conditions. */
+  withoutQuery: Int32Array;
+  /** Per parameter name: the rules whose first condition names it. */
+  byFirstKey: Map<string, number[]>;
+}
+
+const queryKeys = new WeakMap<CompiledRedirects, QueryKeys>();
+
+/**
+ * Which rules a request's query parameters leave in play: a rule with query conditions can only
+ * apply when its first condition's parameter is present. Without this, a file of 2,000 `/*` rules
+ * each with its own parameter would try every rule on every request; with it, a request tries those
+ * whose parameter it names, and how many it can name is bounded by the request line's length.
+ */
+function rulesWithKeysOf(compiled: CompiledRedirects, words: number, params: ReadonlyMap<string, string>): Int32Array {
+  let keys = queryKeys.get(compiled);
+  if (keys === undefined) {
+    keys = { withoutQuery: new Int32Array(words), byFirstKey: new Map() };
+    for (let n = 0; n < compiled.rules.length; n++) {
+      const first = compiled.rules[n]!.query?.[0];
+      if (first === undefined) keys.withoutQuery[n >>> 5]! |= 1 << (n & 31);
+      else {
+        const list = keys.byFirstKey.get(first.key);
+        if (list === undefined) keys.byFirstKey.set(first.key, [n]);
+        else list.push(n);
+      }
+    }
+    queryKeys.set(compiled, keys);
+  }
+  const among = keys.withoutQuery.slice();
+  for (const key of params.keys()) {
+    const rules = keys.byFirstKey.get(key);
+    if (rules !== undefined) for (const n of rules) among[n >>> 5]! |= 1 << (n & 31);
+  }
+  return among;
 }
 
 /** Each query parameter's first value (as `URLSearchParams.get`), looked up in constant time. */

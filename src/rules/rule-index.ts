@@ -84,15 +84,18 @@ export function buildPatternIndex(patterns: readonly CompiledPattern[]): Pattern
   };
 }
 
-/** The numbers of the patterns that match a path (as segments), in file order. */
-export function matchingPatterns(index: PatternIndex, segments: readonly string[]): number[] {
+/**
+ * The numbers of the patterns that match a path (as segments), in file order; with `among`, only
+ * those whose bit is set there (a bit set of the same size, built by the caller).
+ */
+export function matchingPatterns(index: PatternIndex, segments: readonly string[], among?: Int32Array): number[] {
   const { words } = index;
   const candidates = new Int32Array(words);
   const exact = index.exactByLength.get(segments.length);
   const splat = index.splatUpTo[Math.min(segments.length, index.splatUpTo.length - 1)];
   let any = false;
   for (let w = 0; w < words; w++) {
-    const word = (exact?.[w] ?? 0) | (splat?.[w] ?? 0);
+    const word = ((exact?.[w] ?? 0) | (splat?.[w] ?? 0)) & (among === undefined ? -1 : among[w]!);
     candidates[w] = word;
     if (word !== 0) any = true;
   }

@@ -20,10 +20,22 @@ const INNER_SPLATS = 40;
 // Six rounds of 300: a shared machine's bursts move single rounds, not the median of six.
 const REQUESTS = 300;
 const ROUNDS = 6;
+/** `z0=x&z1=x&…`, as long as uWS lets a request's head be with room for its other lines. */
+const NAMED_PARAMETERS = Array.from({ length: 2000 }, (_, i) => `z${i}=x`)
+  .join('&')
+  .slice(0, 3600)
+  .replace(/&[^&]*$/, '');
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 const placeholders = Array.from({ length: SEGMENTS - 1 }, (_, k) => `:p${k}`).join('/');
-const SHAPES: Record<string, { redirects: (i: number) => string; headers: (i: number) => string; path: (n: number) => string }> = {
+interface Shape {
+  redirects: (i: number) => string;
+  headers: (i: number) => string;
+  path: (n: number) => string;
+  /** With rules ÷ plain, CPU per request: 2 unless the shape says why not. */
+  limit?: number;
+}
+const SHAPES: Record<string, Shape> = {
   'placeholders that every segment matches': {
     redirects: (i) => `/${placeholders}/r${i} /index.html 301`,
     headers: (i) => `/${placeholders}/h${i}\n  X-Block: ${i}`,
@@ -61,6 +73,15 @@ const SHAPES: Record<string, { redirects: (i: number) => string; headers: (i: nu
     redirects: (i) => `/* z${i}=v /index.html 301`,
     headers: (i) => `/h${i}/*\n  X-Block: ${i}`,
     path: (n) => `/u/${n}.html?q=1`,
+  },
+  // Only rules whose parameter the query names are tried, so the attacker names as many as a
+  // request line holds (about 500). Reading that query's 500 parameters is work in proportion to
+  // the request's own length, which the plain site skips, so this shape gets 3×.
+  'a query condition on every rule, the query naming as many as fit': {
+    redirects: (i) => `/* z${i}=v /index.html 301`,
+    headers: (i) => `/h${i}/*\n  X-Block: ${i}`,
+    path: (n) => `/u/${n}.html?${NAMED_PARAMETERS}`,
+    limit: 3,
   },
 };
 const hosts: Record<string, string> = {};
@@ -111,9 +132,9 @@ afterAll(async () => {
 
 describe('a maximal rules file and uncached requests', () => {
   it.each(Object.keys(SHAPES))(
-    'costs at most twice a plain site per request (%s)',
+    'costs at most twice a plain site per request, or the limit its shape gives (%s)',
     async (shape) => {
-      const { path } = SHAPES[shape]!;
+      const { path, limit = 2 } = SHAPES[shape]!;
       await cpuPerRequest(hosts.plain!, path);
       await cpuPerRequest(hosts[shape]!, path);
       const ratios: number[] = [];
@@ -127,7 +148,7 @@ describe('a maximal rules file and uncached requests', () => {
       ratios.sort((x, y) => x - y);
       const median = (ratios[ROUNDS / 2 - 1]! + ratios[ROUNDS / 2]!) / 2;
       console.info(`${shape}: with rules ÷ plain, CPU per uncached request: ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
-      expect(median).toBeLessThan(2);
+      expect(median).toBeLessThan(limit);
     },
     120_000,
   );
