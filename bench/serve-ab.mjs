@@ -193,7 +193,7 @@ async function turns(arms, scenario) {
     }
   }
   // A throughput ratio: this arm ÷ that one.
-  return { values: rps, ratio: (a, b) => pairedRatio(rps[a], rps[b]), unit: 'req/s' };
+  return { values: rps, ratio: (a, b) => pairedRatio(rps[a], rps[b]), perRound: (a, b) => rps[a].map((x, i) => x / rps[b][i]), unit: 'req/s' };
 }
 
 /** Every arm at once; CPU µs per request per arm and round. */
@@ -209,13 +209,17 @@ async function together(arms, scenario) {
   };
   await once(); // warm-up
   const us = arms.map(() => []);
+  const rps = arms.map(() => []);
   for (let round = 0; round < rounds; round++) {
     const got = await once();
-    got.forEach((r, i) => (us[i][round] = r.us));
+    got.forEach((r, i) => {
+      us[i][round] = r.us;
+      rps[i][round] = r.rps;
+    });
     log(`${scenario} together round ${round + 1}: ${got.map((r, i) => `${arms[i].label} ${r.us.toFixed(2)} µs (${Math.round(r.rps)} req/s)`).join(', ')}`);
   }
   // CPU of b ÷ CPU of a reads as a's throughput ÷ b's.
-  return { values: us, ratio: (a, b) => pairedRatio(us[b], us[a]), unit: 'µs CPU/request' };
+  return { values: us, rps, ratio: (a, b) => pairedRatio(us[b], us[a]), perRound: (a, b) => us[b].map((x, i) => x / us[a][i]), unit: 'µs CPU/request' };
 }
 
 const arms = [];
@@ -240,13 +244,27 @@ try {
   const report = [];
   for (const scenario of scenarioIds) {
     const measured = mode === 'together' ? await together(arms, scenario) : await turns(arms, scenario);
-    report.push(`${scenario} (${measured.unit}, median of ${rounds} rounds, range):`);
-    arms.forEach((arm, i) => report.push(`  ${arm.label.padEnd(10)} ${formatSummary(summarize(measured.values[i]), f)}`));
+    report.push(`${scenario} (${measured.unit}${measured.rps ? ', and req/s' : ''}, median of ${rounds} rounds, range):`);
+    // Together, CPU per request next to what each arm served: an arm that got less of the core
+    // serves fewer requests per wake-up, which moves its CPU per request as well.
+    arms.forEach((arm, i) =>
+      report.push(
+        `  ${arm.label.padEnd(13)} ${formatSummary(summarize(measured.values[i]), f)}${measured.rps ? `; ${formatSummary(summarize(measured.rps[i]), f)} req/s` : ''}`,
+      ),
+    );
     for (let i = 1; i <= bases.length; i++) report.push(`  this ÷ ${arms[i].label}: ${formatSummary(measured.ratio(0, i), x)}`);
-    arms.forEach((ceiling, c) => {
-      if (ceiling.kind !== 'ceiling') return;
-      for (let i = 0; i <= bases.length; i++) report.push(`  ${arms[i].label} ÷ ${ceiling.label}: ${formatSummary(measured.ratio(i, c), x)}`);
-    });
+    const rounded = (list) => list.map((n) => n.toFixed(3)).join(' ');
+    const ceilings = arms.flatMap((arm, c) => (arm.kind === 'ceiling' ? [c] : []));
+    for (const c of ceilings) {
+      // Each round's ratio too: the ceilings themselves swing between rounds and runs.
+      for (let i = 0; i <= bases.length; i++)
+        report.push(`  ${arms[i].label} ÷ ${arms[c].label}: ${formatSummary(measured.ratio(i, c), x)}; by round ${rounded(measured.perRound(i, c))}`);
+    }
+    // How the ceilings stand to the first one, round by round: what a ratio to a ceiling moves with.
+    for (const c of ceilings.slice(1))
+      report.push(
+        `  ${arms[c].label} ÷ ${arms[ceilings[0]].label}: ${formatSummary(measured.ratio(c, ceilings[0]), x)}; by round ${rounded(measured.perRound(c, ceilings[0]))}`,
+      );
   }
   log(`load ${os.loadavg()[0].toFixed(2)} at the end`);
   console.log(report.join('\n'));
