@@ -27,7 +27,8 @@
 //      BENCH_BASE label, e.g. {"off":{"PLINTH_METRICS":"0"}} with BENCH_BASE=main=…,off=.: one build
 //      with and without a setting, side by side), BENCH_ACCEPT_ENCODING (unset: no header, the
 //      plain bytes; e.g. `gzip, deflate, br` as browsers send it, to measure the negotiated path
-//      and the compressed variant).
+//      and the compressed variant), BENCH_SETTLE_S (seconds from the last Plinth arm's deploy to
+//      the first round, 30: see `settle`).
 import { execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -122,7 +123,7 @@ async function startPlinth(label, root, extraEnv = {}) {
       if (last.headers['content-encoding'] === 'br') break;
       await new Promise((r) => setTimeout(r, 200));
     }
-    return { label, kind: 'plinth', port, child, host };
+    return { label, kind: 'plinth', port, child, host, readyAt: Date.now() };
   } catch (err) {
     child.kill('SIGTERM');
     throw err;
@@ -222,6 +223,19 @@ async function together(arms, scenario) {
   return { values: us, rps, ratio: (a, b) => pairedRatio(us[b], us[a]), perRound: (a, b) => us[b].map((x, i) => x / us[a][i]), unit: 'µs CPU/request' };
 }
 
+/**
+ * Waits until BENCH_SETTLE_S (30) seconds have passed since the last Plinth arm was ready. After
+ * a deploy a process still runs V8's memory reducer (`--trace-gc`: "Mark-Compact (reduce)", two
+ * or three on the main thread's heap and on the HTTP thread's in the half minute after the deploy
+ * answered, 8–45 ms of CPU each), which would land in the first rounds of whichever arm deployed
+ * last.
+ */
+async function settle(arms) {
+  const lastReady = Math.max(...arms.map((arm) => arm.readyAt ?? 0));
+  const wait = lastReady + Number(env.BENCH_SETTLE_S ?? 30) * 1000 - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+}
+
 const arms = [];
 try {
   arms.push(await startPlinth('this', here, thisEnv));
@@ -232,6 +246,7 @@ try {
     arms.push(await startCeiling('ceiling-reads', { CEILING_READS: '1' }));
   }
   await checkBodies(arms);
+  await settle(arms);
   // What each server spends doing nothing (timers, sweeps), which `together` counts per request too.
   const idleBefore = arms.map((arm) => threadCpuNs(arm.child.pid));
   await new Promise((r) => setTimeout(r, 2000));
