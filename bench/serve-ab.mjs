@@ -27,7 +27,8 @@
 //      BENCH_BASE label, e.g. {"off":{"PLINTH_METRICS":"0"}} with BENCH_BASE=main=…,off=.: one build
 //      with and without a setting, side by side), BENCH_ACCEPT_ENCODING (unset: no header, the
 //      plain bytes; e.g. `gzip, deflate, br` as browsers send it, to measure the negotiated path
-//      and the compressed variant).
+//      and the compressed variant), BENCH_SETTLE_S (seconds from the last Plinth arm's deploy to
+//      the first round, 30: see `settle`).
 import { execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -122,7 +123,11 @@ async function startPlinth(label, root, extraEnv = {}) {
       if (last.headers['content-encoding'] === 'br') break;
       await new Promise((r) => setTimeout(r, 200));
     }
-    return { label, kind: 'plinth', port, child, host };
+    // Every page asked for once, as the rotation will: the HTTP thread resolves and keeps each
+    // URL's answer now (ceiling-pages holds its pages from its start), and the full collections
+    // that follow, once those objects are promoted, fall in the settling time, not in the rounds.
+    for (let i = 0; i < pageCount; i++) await call(port, host, 'GET', `/${pagePath(i)}`);
+    return { label, kind: 'plinth', port, child, host, readyAt: Date.now() };
   } catch (err) {
     child.kill('SIGTERM');
     throw err;
@@ -193,7 +198,7 @@ async function turns(arms, scenario) {
     }
   }
   // A throughput ratio: this arm ÷ that one.
-  return { values: rps, ratio: (a, b) => pairedRatio(rps[a], rps[b]), unit: 'req/s' };
+  return { values: rps, ratio: (a, b) => pairedRatio(rps[a], rps[b]), perRound: (a, b) => rps[a].map((x, i) => x / rps[b][i]), unit: 'req/s' };
 }
 
 /** Every arm at once; CPU µs per request per arm and round. */
@@ -209,13 +214,30 @@ async function together(arms, scenario) {
   };
   await once(); // warm-up
   const us = arms.map(() => []);
+  const rps = arms.map(() => []);
   for (let round = 0; round < rounds; round++) {
     const got = await once();
-    got.forEach((r, i) => (us[i][round] = r.us));
+    got.forEach((r, i) => {
+      us[i][round] = r.us;
+      rps[i][round] = r.rps;
+    });
     log(`${scenario} together round ${round + 1}: ${got.map((r, i) => `${arms[i].label} ${r.us.toFixed(2)} µs (${Math.round(r.rps)} req/s)`).join(', ')}`);
   }
   // CPU of b ÷ CPU of a reads as a's throughput ÷ b's.
-  return { values: us, ratio: (a, b) => pairedRatio(us[b], us[a]), unit: 'µs CPU/request' };
+  return { values: us, rps, ratio: (a, b) => pairedRatio(us[b], us[a]), perRound: (a, b) => us[b].map((x, i) => x / us[a][i]), unit: 'µs CPU/request' };
+}
+
+/**
+ * Waits until BENCH_SETTLE_S (30) seconds have passed since the last Plinth arm was ready. After
+ * a deploy a process still runs V8's memory reducer (`--trace-gc`: "Mark-Compact (reduce)", two
+ * or three on the main thread's heap and on the HTTP thread's in the half minute after the deploy
+ * answered, 8–45 ms of CPU each), which would land in the first rounds of whichever arm deployed
+ * last.
+ */
+async function settle(arms) {
+  const lastReady = Math.max(...arms.map((arm) => arm.readyAt ?? 0));
+  const wait = lastReady + Number(env.BENCH_SETTLE_S ?? 30) * 1000 - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
 }
 
 const arms = [];
@@ -228,6 +250,7 @@ try {
     arms.push(await startCeiling('ceiling-reads', { CEILING_READS: '1' }));
   }
   await checkBodies(arms);
+  await settle(arms);
   // What each server spends doing nothing (timers, sweeps), which `together` counts per request too.
   const idleBefore = arms.map((arm) => threadCpuNs(arm.child.pid));
   await new Promise((r) => setTimeout(r, 2000));
@@ -240,13 +263,27 @@ try {
   const report = [];
   for (const scenario of scenarioIds) {
     const measured = mode === 'together' ? await together(arms, scenario) : await turns(arms, scenario);
-    report.push(`${scenario} (${measured.unit}, median of ${rounds} rounds, range):`);
-    arms.forEach((arm, i) => report.push(`  ${arm.label.padEnd(10)} ${formatSummary(summarize(measured.values[i]), f)}`));
+    report.push(`${scenario} (${measured.unit}${measured.rps ? ', and req/s' : ''}, median of ${rounds} rounds, range):`);
+    // Together, CPU per request next to what each arm served: an arm that got less of the core
+    // serves fewer requests per wake-up, which moves its CPU per request as well.
+    arms.forEach((arm, i) =>
+      report.push(
+        `  ${arm.label.padEnd(13)} ${formatSummary(summarize(measured.values[i]), f)}${measured.rps ? `; ${formatSummary(summarize(measured.rps[i]), f)} req/s` : ''}`,
+      ),
+    );
     for (let i = 1; i <= bases.length; i++) report.push(`  this ÷ ${arms[i].label}: ${formatSummary(measured.ratio(0, i), x)}`);
-    arms.forEach((ceiling, c) => {
-      if (ceiling.kind !== 'ceiling') return;
-      for (let i = 0; i <= bases.length; i++) report.push(`  ${arms[i].label} ÷ ${ceiling.label}: ${formatSummary(measured.ratio(i, c), x)}`);
-    });
+    const rounded = (list) => list.map((n) => n.toFixed(3)).join(' ');
+    const ceilings = arms.flatMap((arm, c) => (arm.kind === 'ceiling' ? [c] : []));
+    for (const c of ceilings) {
+      // Each round's ratio too: the ceilings themselves swing between rounds and runs.
+      for (let i = 0; i <= bases.length; i++)
+        report.push(`  ${arms[i].label} ÷ ${arms[c].label}: ${formatSummary(measured.ratio(i, c), x)}; by round ${rounded(measured.perRound(i, c))}`);
+    }
+    // How the ceilings stand to the first one, round by round: what a ratio to a ceiling moves with.
+    for (const c of ceilings.slice(1))
+      report.push(
+        `  ${arms[c].label} ÷ ${arms[ceilings[0]].label}: ${formatSummary(measured.ratio(c, ceilings[0]), x)}; by round ${rounded(measured.perRound(c, ceilings[0]))}`,
+      );
   }
   log(`load ${os.loadavg()[0].toFixed(2)} at the end`);
   console.log(report.join('\n'));

@@ -17,7 +17,7 @@ interface ThreadData {
  * `stop` starts the graceful stop; `hurry` (a second signal) cuts its grace short; `report` asks
  * for this thread's metrics and whether it can serve (the operator listener, see thread-reports.ts).
  */
-type Command = { type: 'stop' } | { type: 'hurry' } | { type: 'report'; id: number };
+type Command = { type: 'stop' } | { type: 'hurry' } | { type: 'report'; id: number; withMetrics: boolean };
 
 const { config, port, index, passwordHashSlots } = workerData as ThreadData;
 const log = createLogger({ level: config.logLevel, base: { thread: index } });
@@ -36,7 +36,8 @@ try {
   parentPort!.on('message', (message: Command) => {
     if (message.type === 'hurry') return hurry.abort();
     if (message.type === 'report') {
-      const report: ThreadReport = { metrics: server.metrics(), problem: server.problem() };
+      // The metric families only for /metrics: readiness asks every few seconds and reads the problem alone.
+      const report: ThreadReport = { metrics: message.withMetrics ? server.metrics() : [], problem: server.problem() };
       return parentPort!.postMessage({ type: 'report', id: message.id, report });
     }
     if (message.type !== 'stop') return;

@@ -14,7 +14,8 @@ import type { ThreadReport, ThreadReports } from './thread-reports.js';
  * threads' own checks, the main store, the data disk, the replica) and the metrics of every
  * thread summed with the main thread's, through prom-client. A gathering is shared by callers
  * that arrive while it runs, and `/readyz` reuses one up to a second old, so a load balancer
- * polling often costs little.
+ * polling often costs little. Only `/metrics` has the threads build their metric families: a
+ * readiness check (the watch's every few seconds, a load balancer's) asks for their problems alone.
  */
 export interface NodeHealth {
   readiness(): Promise<Readiness>;
@@ -44,6 +45,8 @@ interface Gathering {
   at: number;
   readiness: Readiness;
   reports: Array<ThreadReport | undefined>;
+  /** Whether the threads' reports carry their metric families. */
+  withMetrics: boolean;
 }
 
 export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
@@ -56,7 +59,9 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
   if (config.metrics) collectDefaultMetrics({ register: defaults, eventLoopMonitoringPrecision: 1000 });
   const probePath = join(options.dataDir, 'tmp', `ready-probe-${process.pid}`);
   let last: Gathering | undefined;
+  // In flight: a gathering for readiness alone, and one with the threads' metrics.
   let running: Promise<Gathering> | undefined;
+  let runningWithMetrics: Promise<Gathering> | undefined;
 
   /** A small write and its removal: a full disk, a quota or a read-only remount fails it. */
   async function probeWrite(): Promise<string | undefined> {
@@ -89,8 +94,8 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
     }
   }
 
-  async function gather(): Promise<Gathering> {
-    const [reports, free, writeError] = await Promise.all([options.threads.ask(THREAD_ANSWER_MS), freeBytes(), probeWrite()]);
+  async function gather(withMetrics: boolean): Promise<Gathering> {
+    const [reports, free, writeError] = await Promise.all([options.threads.ask(THREAD_ANSWER_MS, withMetrics), freeBytes(), probeWrite()]);
     const readiness = judgeReadiness(
       {
         now: Date.now(),
@@ -104,13 +109,21 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
       },
       { minFreeBytes: config.minFreeBytes, maxReplicaLagMs: config.maxReplicaLagMs },
     );
-    last = { at: Date.now(), readiness, reports };
+    last = { at: Date.now(), readiness, reports, withMetrics };
     return last;
   }
 
-  function gathering(maxAgeMs: number): Promise<Gathering> {
-    if (last !== undefined && Date.now() - last.at <= maxAgeMs) return Promise.resolve(last);
-    running ??= gather().finally(() => {
+  /** A gathering at most `maxAgeMs` old; `withMetrics`: one whose reports carry the threads' metrics. */
+  function gathering(maxAgeMs: number, withMetrics: boolean): Promise<Gathering> {
+    if (last !== undefined && Date.now() - last.at <= maxAgeMs && (last.withMetrics || !withMetrics)) return Promise.resolve(last);
+    if (withMetrics) {
+      runningWithMetrics ??= gather(true).finally(() => {
+        runningWithMetrics = undefined;
+      });
+      return runningWithMetrics;
+    }
+    if (runningWithMetrics !== undefined) return runningWithMetrics;
+    running ??= gather(false).finally(() => {
       running = undefined;
     });
     return running;
@@ -153,10 +166,10 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
   }
 
   return {
-    readiness: async () => (await gathering(READINESS_REUSE_MS)).readiness,
+    readiness: async () => (await gathering(READINESS_REUSE_MS, false)).readiness,
     async metrics() {
       if (!config.metrics) return undefined;
-      const now = await gathering(0);
+      const now = await gathering(0, true);
       const summed = AggregatorRegistry.aggregate<PrometheusContentType>([mainFamilies(now), ...now.reports.map((report) => report?.metrics ?? [])]);
       const registry = Registry.merge([defaults, summed]);
       return { contentType: registry.contentType, text: await registry.metrics() };
@@ -165,7 +178,7 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
       // Logged when the set of failing checks changes, not at every tick of a disk filling up.
       let failing = '';
       const timer = setInterval(() => {
-        void gathering(0).then(
+        void gathering(0, false).then(
           ({ readiness }) => {
             const now = Object.entries(readiness.checks)
               .filter(([, check]) => check !== undefined && !check.ok)

@@ -3,14 +3,19 @@ import type { MetricFamily } from './metric-families.js';
 
 /** What an HTTP thread answers the main thread's `report` message with (http-thread.ts). */
 export interface ThreadReport {
+  /** The thread's metric families when they were asked for (`/metrics`); none for readiness alone. */
   metrics: MetricFamily[];
   /** Why the thread cannot serve, if it cannot. */
   problem?: string;
 }
 
 export interface ThreadReports {
-  /** Every thread's report, in thread order; undefined for a thread that did not answer within `timeoutMs`. */
-  ask(timeoutMs: number): Promise<Array<ThreadReport | undefined>>;
+  /**
+   * Every thread's report, in thread order; undefined for a thread that did not answer within
+   * `timeoutMs`. `withMetrics`: the threads build their metric families too (only `/metrics` reads
+   * them; readiness, asked every few seconds, needs only the problem).
+   */
+  ask(timeoutMs: number, withMetrics: boolean): Promise<Array<ThreadReport | undefined>>;
 }
 
 /**
@@ -28,7 +33,7 @@ export function createThreadReports(workers: readonly Worker[]): ThreadReports {
     });
   }
   return {
-    ask(timeoutMs) {
+    ask(timeoutMs, withMetrics) {
       return Promise.all(
         workers.map(
           (worker) =>
@@ -44,7 +49,7 @@ export function createThreadReports(workers: readonly Worker[]): ThreadReports {
                 waiting.delete(id);
                 resolve(report);
               });
-              worker.postMessage({ type: 'report', id });
+              worker.postMessage({ type: 'report', id, withMetrics });
             }),
         ),
       );
