@@ -299,23 +299,33 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           const puts = [...last.values()].filter((write) => write[2] !== null);
           const removes = [...last.values()].filter((write) => write[2] === null);
           const logged = writes.map(([db, key, value]) => [db, keyText(key), value]);
-          // Every part of a WITH runs once, read or not; puts and removes never share a key.
-          const inserted = await timeBound<{ seq: string; stamp: string }>(
-            client,
-            `WITH change AS (INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp),
-                  put AS (INSERT INTO plinth_records (db, key, value) SELECT * FROM unnest($3::text[], $4::text[], $5::jsonb[])
-                          ON CONFLICT (db, key) DO UPDATE SET value = excluded.value),
-                  gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT * FROM unnest($6::text[], $7::text[])))
-             SELECT seq, stamp, pg_notify('plinth_changes', seq::text) FROM change`,
-            [
-              origin,
-              JSON.stringify(logged),
+          // Every part of a WITH runs once, read or not; puts and removes never share a key. A
+          // part with nothing to do is left out: planning it costs PostgreSQL more than the round
+          // trip it saves (the DELETE's join, on a commit that removes nothing).
+          const values: unknown[] = [origin, JSON.stringify(logged)];
+          const parts = [`change AS (INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp)`];
+          if (puts.length > 0) {
+            const at = values.push(
               puts.map((w) => w[0]),
               puts.map((w) => keyText(w[1])),
               puts.map((w) => JSON.stringify(w[2])),
+            );
+            parts.push(
+              `put AS (INSERT INTO plinth_records (db, key, value) SELECT * FROM unnest($${at - 2}::text[], $${at - 1}::text[], $${at}::jsonb[])
+               ON CONFLICT (db, key) DO UPDATE SET value = excluded.value)`,
+            );
+          }
+          if (removes.length > 0) {
+            const at = values.push(
               removes.map((w) => w[0]),
               removes.map((w) => keyText(w[1])),
-            ],
+            );
+            parts.push(`gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT * FROM unnest($${at - 1}::text[], $${at}::text[])))`);
+          }
+          const inserted = await timeBound<{ seq: string; stamp: string }>(
+            client,
+            `WITH ${parts.join(',\n')} SELECT seq, stamp, pg_notify('plinth_changes', seq::text) FROM change`,
+            values,
             BULK_QUERY_MS,
           );
           await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
