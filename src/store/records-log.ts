@@ -293,34 +293,39 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
             await client.query('COMMIT');
             return { result };
           }
-          // The last write of a key wins, as it did in the transaction.
-          const last = new Map<string, RecordWrite>();
-          for (const write of writes) last.set(`${write[0]}\u0000${keyText(write[1])}`, write);
-          const puts = [...last.values()].filter((write) => write[2] !== null);
-          const removes = [...last.values()].filter((write) => write[2] === null);
-          const logged = writes.map(([db, key, value]) => [db, keyText(key), value]);
+          // The records are the change's own writes, the last of each key (as in the
+          // transaction): PostgreSQL takes them from the change it has just parsed, rather than
+          // from a second copy of every value in arrays that this thread would escape element by
+          // element. `superseded`: writes a later one of the same key replaces (1-based, as WITH
+          // ORDINALITY counts).
+          const logged = writes.map(([db, key, value]) => [db, keyText(key), value] as const);
+          const lastAt = new Map<string, number>();
+          const superseded: number[] = [];
+          let puts = 0;
+          for (const [i, [db, key, value]] of logged.entries()) {
+            const at = lastAt.get(`${db}\u0000${key}`);
+            if (at !== undefined) {
+              superseded.push(at + 1);
+              if (logged[at]![2] !== null) puts--;
+            }
+            lastAt.set(`${db}\u0000${key}`, i);
+            if (value !== null) puts++;
+          }
+          const removes = lastAt.size - puts;
+          const values: unknown[] = [origin, JSON.stringify(logged)];
+          const keep = superseded.length > 0 ? ` AND n <> ALL($${values.push(superseded)}::int[])` : '';
+          const records = (removed: boolean): string =>
+            `SELECT w->>0 AS db, w->>1 AS key, w->2 AS value FROM change, jsonb_array_elements(change.writes) WITH ORDINALITY AS e(w, n)
+             WHERE jsonb_typeof(w->2) ${removed ? '=' : '<>'} 'null'${keep}`;
           // Every part of a WITH runs once, read or not; puts and removes never share a key. A
           // part with nothing to do is left out: planning it costs PostgreSQL more than the round
           // trip it saves (the DELETE's join, on a commit that removes nothing).
-          const values: unknown[] = [origin, JSON.stringify(logged)];
-          const parts = [`change AS (INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp)`];
-          if (puts.length > 0) {
-            const at = values.push(
-              puts.map((w) => w[0]),
-              puts.map((w) => keyText(w[1])),
-              puts.map((w) => JSON.stringify(w[2])),
-            );
-            parts.push(
-              `put AS (INSERT INTO plinth_records (db, key, value) SELECT * FROM unnest($${at - 2}::text[], $${at - 1}::text[], $${at}::jsonb[])
-               ON CONFLICT (db, key) DO UPDATE SET value = excluded.value)`,
-            );
+          const parts = [`change AS (INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp, writes)`];
+          if (puts > 0) {
+            parts.push(`put AS (INSERT INTO plinth_records (db, key, value) ${records(false)} ON CONFLICT (db, key) DO UPDATE SET value = excluded.value)`);
           }
-          if (removes.length > 0) {
-            const at = values.push(
-              removes.map((w) => w[0]),
-              removes.map((w) => keyText(w[1])),
-            );
-            parts.push(`gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT * FROM unnest($${at - 1}::text[], $${at}::text[])))`);
+          if (removes > 0) {
+            parts.push(`gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT db, key FROM (${records(true)}) AS removed))`);
           }
           const inserted = await timeBound<{ seq: string; stamp: string }>(
             client,

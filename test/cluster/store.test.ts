@@ -6,6 +6,8 @@ import { RECORDS_UNAVAILABLE_CODE } from '../../src/errors.js';
 import { hashToken, type Store } from '../../src/store/index.js';
 import { postgresBinDir, queryRows, usePostgresNodes } from '../helpers/postgres.js';
 import { loadPg } from '../../src/store/records-connections.js';
+import { openRecordsLog } from '../../src/store/records-log.js';
+import type { RecordWrite } from '../../src/store/replicated-dbs.js';
 import { waitUntil } from '../helpers/wait.js';
 import { tempDir } from '../helpers/sites.js';
 import { markedEntry } from '../store/helpers.js';
@@ -84,6 +86,61 @@ describe('records in PostgreSQL', () => {
       expect(records).toHaveLength(1);
     } finally {
       await listener.end();
+    }
+  });
+
+  it("writes a change's records as its last write of each key: a put, a put replaced, a removal, a removal replaced", async () => {
+    const url = await cluster.pg.createDatabase('last_writes');
+    const log = await openRecordsLog({ url });
+    const rows = async (): Promise<Record<string, unknown>> =>
+      Object.fromEntries(
+        (await queryRows<{ key: string; value: unknown }>(url, "SELECT key, value FROM plinth_records WHERE db = 'sites' ORDER BY key")).map((row) => [
+          row.key,
+          row.value,
+        ]),
+      );
+    let applied = 0;
+    const commit = async (writes: RecordWrite[]): Promise<void> => {
+      const { change } = await log.commit(
+        async () => undefined,
+        () => applied,
+        () => ({ result: undefined, writes }),
+      );
+      applied = change!.seq;
+    };
+    try {
+      await commit([
+        ['sites', 'a', { v: 1 }],
+        ['sites', 'b', { v: 1 }],
+        ['sites', 'gone', { v: 1 }],
+      ]);
+      await commit([
+        ['sites', 'a', { v: 2 }],
+        ['sites', 'b', null],
+        ['sites', 'a', { v: 3 }],
+        ['sites', 'gone', null],
+        ['sites', 'c', null],
+        ['sites', 'c', { v: 1 }],
+        ['sites', 'd', { v: 1 }],
+        ['sites', 'd', null],
+      ]);
+      expect(await rows()).toEqual({ '"a"': { v: 3 }, '"c"': { v: 1 } });
+      // The log keeps every write, in order, for the replicas.
+      const [change] = await log.changesSince(applied - 1);
+      expect(change!.writes.map(([, key, value]) => [key, value])).toEqual([
+        ['a', { v: 2 }],
+        ['b', null],
+        ['a', { v: 3 }],
+        ['gone', null],
+        ['c', null],
+        ['c', { v: 1 }],
+        ['d', { v: 1 }],
+        ['d', null],
+      ]);
+      await commit([['sites', 'c', null]]);
+      expect(await rows()).toEqual({ '"a"': { v: 3 } });
+    } finally {
+      await log.close();
     }
   });
 
