@@ -20,6 +20,7 @@ import {
 import { createLeakGuard, MAX_SECRET_FINDINGS } from './leak-guard.js';
 import { sha256Of, storeFile, type CompressBudget, type StoredFile } from './store-file.js';
 import type { FileReference, IngestedFile, IngestError, IngestLimits } from './types.js';
+import type { Encoding } from '../rules/index.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'hardlink' | 'device' | 'fifo' | 'other';
 
@@ -50,8 +51,8 @@ export interface CollectorOptions {
   publishedAs?: Readonly<Record<string, readonly string[]>>;
   /** Compression this deploy may do before its answer (see `UnpackOptions.compressBeforePublish`). */
   compressBeforePublish?: CompressBudget;
-  /** Told of each blob once it is stored, with its variants made so far, and its bytes (see `UnpackOptions.announce`). */
-  onStored?: (sha256: string, bytes: Uint8Array) => void;
+  /** Told of each blob once it is stored, with its bytes and the variants it has on disk so far (see `UnpackTask.announce`). */
+  onStored?: (sha256: string, bytes: Uint8Array, encodings: Partial<Record<Encoding, number>>) => void;
   /** How the blobs' filesystem is synced (see `BlobStore.flush`); by default a fork of `sync -f`. */
   runSync?: RunSync;
 }
@@ -351,7 +352,7 @@ export function createCollector(options: CollectorOptions): Collector {
     const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget).then(
       (entry) => {
         stored.set(path, entry);
-        options.onStored?.(entry.entry.sha256, bytes);
+        options.onStored?.(entry.entry.sha256, bytes, entry.entry.encodings ?? {});
       },
       (error: unknown) => void (writeError ??= { error }),
     );

@@ -1,5 +1,6 @@
 export { createIngestPool, type IngestPool, type IngestPoolOptions } from './pool.js';
 export type {
+  Announcement,
   AnalyzeResult,
   AnalyzeTask,
   BadgeTask,

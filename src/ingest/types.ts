@@ -62,20 +62,27 @@ export interface UnpackOptions {
    */
   analyze?: { limits: SiteRulesLimits; threads: number };
   /**
-   * A port the worker posts each blob's sha256 to (a string message) as soon as the blob is
-   * stored, so that a node with a bucket starts its upload while the rest is unpacked. The one
-   * value here that is not plain data: it is transferred, and the worker closes it when done.
+   * A port the worker posts each blob to as soon as it is stored, as an `Announcement`, so that a
+   * node with a bucket starts its upload while the rest is unpacked. The one value here that is
+   * not plain data: it is transferred, and the worker closes it when done.
    */
   announce?: MessagePort;
   /** Set by the pool: where the task asks for the filesystem sync of its blobs (see sync-port.ts). */
   syncPort?: MessagePort;
   /**
-   * Blobs up to this many bytes are announced with their bytes, `[sha256, bytes]` (copied here
-   * into a buffer of their own, which is transferred), so that a pack is built from memory rather
-   * than from the files just written; unset or 0: the sha256 alone.
+   * Blobs up to this many bytes are announced with their bytes (copied here into a buffer of
+   * their own, which is transferred), so that a pack is built from memory rather than from the
+   * files just written; unset or 0: none.
    */
   announceBytesMax?: number;
 }
+
+/**
+ * A stored blob as `UnpackTask.announce` tells it: its sha256, its bytes (up to
+ * `announceBytesMax`), and its variants on disk with their sizes (as its file entry has them), so
+ * the receiving thread need not look for them on disk, one `stat` per encoding and blob.
+ */
+export type Announcement = [sha256: string, bytes: Uint8Array | undefined, encodings: { br?: number; gzip?: number }];
 
 export interface IngestedFile {
   /** Final site path (after top-folder stripping). */

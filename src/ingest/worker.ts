@@ -19,6 +19,7 @@ import { DeployRejected } from './rejection.js';
 import { syncOverPort } from './sync-port.js';
 import { readTar } from './tar-reader.js';
 import type {
+  Announcement,
   AnalyzeResult,
   AnalyzeTask,
   BadgeTask,
@@ -86,7 +87,10 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     ...(task.publishedAs !== undefined ? { publishedAs: task.publishedAs } : {}),
     ...(task.compressBeforePublish !== undefined ? { compressBeforePublish: task.compressBeforePublish } : {}),
     ...(task.announce !== undefined
-      ? { onStored: (sha256: string, bytes: Uint8Array) => announce(task.announce!, task.announceBytesMax ?? 0, sha256, bytes) }
+      ? {
+          onStored: (sha256: string, bytes: Uint8Array, encodings: Announcement[2]) =>
+            announce(task.announce!, task.announceBytesMax ?? 0, sha256, bytes, encodings),
+        }
       : {}),
     ...(task.syncPort !== undefined ? { runSync: syncOverPort(task.syncPort) } : {}),
   });
@@ -174,8 +178,8 @@ export function analyze(task: AnalyzeTask): AnalyzeResult {
 }
 
 /** See `UnpackTask.announceBytesMax`: the collector may read the bytes again (the analysis), so they are copied, not given away. */
-function announce(port: MessagePort, bytesMax: number, sha256: string, bytes: Uint8Array): void {
-  if (bytes.byteLength > bytesMax) return port.postMessage(sha256);
+function announce(port: MessagePort, bytesMax: number, sha256: string, bytes: Uint8Array, encodings: Announcement[2]): void {
+  if (bytes.byteLength > bytesMax) return port.postMessage([sha256, undefined, encodings] satisfies Announcement);
   const own = new Uint8Array(bytes);
-  port.postMessage([sha256, own], [own.buffer]);
+  port.postMessage([sha256, own, encodings] satisfies Announcement, [own.buffer]);
 }

@@ -208,8 +208,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    * variant's place travels with no record) can make it from the blob instead (`makeVariant`):
    * only such variants are packed.
    */
-  function variantMadeWithoutRow(sha256: string): boolean {
-    const size = statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
+  function variantMadeWithoutRow(sha256: string, blobSize: number | undefined): boolean {
+    const size = blobSize ?? statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
     return size !== undefined && size <= VARIANTS_AFTER_ANSWER_MAX_BYTES;
   }
 
@@ -287,6 +287,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    */
   function publisher(): BlobPublisher {
     const taken = new Set<string>();
+    // Blob sha256 → its size, as `add` learnt it; and the variants queued, `<sha256>.<encoding>`.
+    const sizes = new Map<string, number | undefined>();
+    const variantsTaken = new Set<string>();
     // Blob (and variant) to place, with its file's size when `add` has read it already.
     let waiting: Waiting[] = [];
     let later: Waiting[] = [];
@@ -429,7 +432,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       const ledgerKnows = noted !== undefined && ledger !== undefined;
       const renewing: typeof keyed = [];
       const packOrSend = ({ sha256, encoding, key }: (typeof keyed)[number], size: number | undefined, note: LedgerEntry | undefined): void => {
-        if (size !== undefined && size <= packMaxBytes && (encoding === undefined || variantMadeWithoutRow(sha256))) {
+        if (size !== undefined && size <= packMaxBytes && (encoding === undefined || variantMadeWithoutRow(sha256, sizes.get(sha256)))) {
           append(sha256, encoding, key, local.pathOf(sha256, encoding), size);
         } else single(sha256, encoding, note, ledgerKnows);
       };
@@ -502,20 +505,27 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       } while (asking !== undefined || pack.objects.length > 0);
     }
 
-    function add(sha256: string, bytes?: Uint8Array): void {
-      if (taken.has(sha256)) return;
-      taken.add(sha256);
-      if (bytes !== undefined && bytes.byteLength <= packMaxBytes && heldBytes + bytes.byteLength <= HELD_BYTES) {
-        held.set(sha256, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-        heldBytes += bytes.byteLength;
-      }
-      // Announced with its bytes, the blob's size is known without asking the file system.
-      const size = bytes?.byteLength ?? statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
-      waiting.push([sha256, undefined, size]);
-      if (size !== undefined && size > packMaxBytes) waitingAlone = true;
+    function add(sha256: string, bytes?: Uint8Array, encodings?: Partial<Record<Encoding, number>>): void {
+      if (!taken.has(sha256)) {
+        taken.add(sha256);
+        if (bytes !== undefined && bytes.byteLength <= packMaxBytes && heldBytes + bytes.byteLength <= HELD_BYTES) {
+          held.set(sha256, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+          heldBytes += bytes.byteLength;
+        }
+        // Announced with its bytes, the blob's size is known without asking the file system.
+        const size = bytes?.byteLength ?? statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
+        sizes.set(sha256, size);
+        waiting.push([sha256, undefined, size]);
+        if (size !== undefined && size > packMaxBytes) waitingAlone = true;
+      } else if (encodings === undefined) return;
+      // Variants the caller names are all there is; otherwise each is looked for on disk. A blob
+      // named again (the same bytes at another path) may bring a variant the first did not.
+      const size = sizes.get(sha256);
       for (const encoding of ENCODINGS) {
-        const variantSize = statSync(local.pathOf(sha256, encoding), { throwIfNoEntry: false })?.size;
+        if (variantsTaken.has(`${sha256}.${encoding}`)) continue;
+        const variantSize = encodings !== undefined ? encodings[encoding] : statSync(local.pathOf(sha256, encoding), { throwIfNoEntry: false })?.size;
         if (variantSize === undefined) continue;
+        variantsTaken.add(`${sha256}.${encoding}`);
         if (size !== undefined && size <= VARIANTS_AFTER_ANSWER_MAX_BYTES) later.push([sha256, encoding, variantSize]);
         else waiting.push([sha256, encoding, variantSize]);
       }

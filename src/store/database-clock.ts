@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { timeBound } from './records-connections.js';
 
 /**
  * PostgreSQL's clock as a node sees it. Expiry, sessions, single-use windows and rate windows
@@ -27,8 +28,18 @@ export interface DatabaseClockOptions {
 }
 
 export interface DatabaseClock {
-  /** Runs a query whose first row has `clock` (`CLOCK_COLUMN`), and takes the reading. */
-  query<R extends pg.QueryResultRow & { clock: number }>(client: pg.PoolClient, text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  /**
+   * Runs a query whose first row has `clock` (`CLOCK_COLUMN`), and takes the reading; `timeoutMs`
+   * bounds the wait for its answer (records-connections.ts; unset: a query that moves no bulk). A
+   * query of several statements (no parameters) gives its last statement's result, which must be
+   * the one with the clock.
+   */
+  query<R extends pg.QueryResultRow & { clock: number }>(
+    client: pg.PoolClient,
+    text: string,
+    values?: unknown[],
+    timeoutMs?: number,
+  ): Promise<pg.QueryResult<R>>;
   /**
    * PostgreSQL's clock less this node's (0 while they agree within `CLOCK_TOLERANCE_MS`). A
    * reading older than `CLOCK_READING_MS` is renewed in the background, so a thread that only
@@ -46,9 +57,12 @@ export function createDatabaseClock(options: DatabaseClockOptions): DatabaseCloc
     client: pg.PoolClient,
     text: string,
     values: unknown[] = [],
+    timeoutMs?: number,
   ): Promise<pg.QueryResult<R>> {
     const sent = performance.now();
-    const result = await client.query<R>(text, values);
+    const answer = timeoutMs === undefined ? await client.query<R>(text, values) : await timeBound<R>(client, text, values, timeoutMs);
+    // Several statements answer with one result each.
+    const result = (Array.isArray(answer) ? answer.at(-1) : answer) as pg.QueryResult<R>;
     const roundTrip = performance.now() - sent;
     // A slow answer says little about when PostgreSQL read its clock.
     if (roundTrip > CLOCK_TOLERANCE_MS) return result;

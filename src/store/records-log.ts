@@ -181,10 +181,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       ).rows[0]!.value ?? 0,
     );
 
-  const fetchChanges = async (client: pg.PoolClient, seq: number, limit = 1000): Promise<Change[]> => {
-    if (seq < (await readLogStart(client))) {
-      throw behind(`This replica (at change ${seq}) is older than the change log PostgreSQL still keeps; it must be rebuilt.`);
-    }
+  /** Changes after `seq`, oldest first; the caller has checked the log still holds them. */
+  const readChanges = async (client: pg.PoolClient, seq: number, limit = 1000): Promise<Change[]> => {
     const rows = await timeBound<{ seq: string; stamp: string; writes: Array<[ReplicatedDb, string, unknown]> }>(
       client,
       `SELECT seq, ${STAMP} AS stamp, writes FROM plinth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`,
@@ -196,6 +194,17 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       stamp: row.stamp,
       writes: row.writes.map(([db, key, value]) => [db, JSON.parse(key) as Key, value] as RecordWrite),
     }));
+  };
+
+  const checkLogStart = (seq: number, logStart: number): void => {
+    if (seq < logStart) throw behind(`This replica (at change ${seq}) is older than the change log PostgreSQL still keeps; it must be rebuilt.`);
+  };
+
+  // The log's start is read first, in a query that moves no bulk: a PostgreSQL that hangs is
+  // noticed within that query's bound (a replica's poll is how a node learns it).
+  const fetchChanges = async (client: pg.PoolClient, seq: number, limit = 1000): Promise<Change[]> => {
+    checkLogStart(seq, await readLogStart(client));
+    return readChanges(client, seq, limit);
   };
 
   const stampOf = (seq: number): Promise<string | undefined> =>
@@ -256,15 +265,26 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
     clockOffsetMs: () => databaseClock.offsetMs(),
 
+    // Four round trips to PostgreSQL: BEGIN with the lock (and the log's start), the changes
+    // since the replica's (again after each catch-up), the change with its records and
+    // notification in one statement, COMMIT. Each round trip costs both ends CPU and waits its
+    // turn on a busy machine, with the lock held.
     commit: (catchUp, after, prepare) =>
       withReadyClient(async (client) => {
-        await client.query('BEGIN');
         try {
-          await timeBound(client, 'SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK], WRITE_LOCK_QUERY_MS);
-          // The first look at the log also measures PostgreSQL's clock, so that the operation
-          // below takes its time from it.
+          // One simple-protocol query (no parameters), three statements in one round trip: the
+          // lock, then the log's start (it cannot move while the lock is held: pruning takes it
+          // too) and PostgreSQL's clock, so that the operation below takes its time from it.
+          const start = await databaseClock.query<{ value: string | null; clock: number }>(
+            client,
+            `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
+            [],
+            WRITE_LOCK_QUERY_MS,
+          );
+          const logStart = Number(start.rows[0]!.value ?? 0);
           for (;;) {
-            const behindBy = await fetchChanges(client, after());
+            checkLogStart(after(), logStart);
+            const behindBy = await readChanges(client, after());
             if (behindBy.length === 0) break;
             await catchUp(behindBy);
           }
@@ -273,38 +293,48 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
             await client.query('COMMIT');
             return { result };
           }
-          // The last write of a key wins, as it did in the transaction.
-          const last = new Map<string, RecordWrite>();
-          for (const write of writes) last.set(`${write[0]}\u0000${keyText(write[1])}`, write);
-          const puts = [...last.values()].filter((write) => write[2] !== null);
-          const removes = [...last.values()].filter((write) => write[2] === null);
-          const logged = writes.map(([db, key, value]) => [db, keyText(key), value]);
+          // The records are the change's own writes, the last of each key (as in the
+          // transaction): PostgreSQL takes them from the change it has just parsed, rather than
+          // from a second copy of every value in arrays that this thread would escape element by
+          // element. `superseded`: writes a later one of the same key replaces (1-based, as WITH
+          // ORDINALITY counts).
+          const logged = writes.map(([db, key, value]) => [db, keyText(key), value] as const);
+          const lastAt = new Map<string, number>();
+          const superseded: number[] = [];
+          let puts = 0;
+          for (const [i, [db, key, value]] of logged.entries()) {
+            const at = lastAt.get(`${db}\u0000${key}`);
+            if (at !== undefined) {
+              superseded.push(at + 1);
+              if (logged[at]![2] !== null) puts--;
+            }
+            lastAt.set(`${db}\u0000${key}`, i);
+            if (value !== null) puts++;
+          }
+          const removes = lastAt.size - puts;
+          const values: unknown[] = [origin, JSON.stringify(logged)];
+          const keep = superseded.length > 0 ? ` AND n <> ALL($${values.push(superseded)}::int[])` : '';
+          const records = (removed: boolean): string =>
+            `SELECT w->>0 AS db, w->>1 AS key, w->2 AS value FROM change, jsonb_array_elements(change.writes) WITH ORDINALITY AS e(w, n)
+             WHERE jsonb_typeof(w->2) ${removed ? '=' : '<>'} 'null'${keep}`;
+          // Every part of a WITH runs once, read or not; puts and removes never share a key. A
+          // part with nothing to do is left out: planning it costs PostgreSQL more than the round
+          // trip it saves (the DELETE's join, on a commit that removes nothing).
+          const parts = [`change AS (INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp, writes)`];
+          if (puts > 0) {
+            parts.push(`put AS (INSERT INTO plinth_records (db, key, value) ${records(false)} ON CONFLICT (db, key) DO UPDATE SET value = excluded.value)`);
+          }
+          if (removes > 0) {
+            parts.push(`gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT db, key FROM (${records(true)}) AS removed))`);
+          }
           const inserted = await timeBound<{ seq: string; stamp: string }>(
             client,
-            `INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp`,
-            [origin, JSON.stringify(logged)],
+            `WITH ${parts.join(',\n')} SELECT seq, stamp, pg_notify('plinth_changes', seq::text) FROM change`,
+            values,
             BULK_QUERY_MS,
           );
-          if (puts.length > 0) {
-            await timeBound(
-              client,
-              `INSERT INTO plinth_records (db, key, value) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
-               ON CONFLICT (db, key) DO UPDATE SET value = excluded.value`,
-              [puts.map((w) => w[0]), puts.map((w) => keyText(w[1])), puts.map((w) => JSON.stringify(w[2]))],
-              BULK_QUERY_MS,
-            );
-          }
-          if (removes.length > 0) {
-            await timeBound(
-              client,
-              'DELETE FROM plinth_records WHERE (db, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
-              [removes.map((w) => w[0]), removes.map((w) => keyText(w[1]))],
-              BULK_QUERY_MS,
-            );
-          }
-          const seq = Number(inserted.rows[0]!.seq);
-          await client.query("SELECT pg_notify('plinth_changes', $1)", [String(seq)]);
           await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
+          const seq = Number(inserted.rows[0]!.seq);
           return { result, change: { seq, stamp: inserted.rows[0]!.stamp, writes } };
         } catch (err) {
           await rollback(client, err);

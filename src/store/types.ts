@@ -314,8 +314,12 @@ export interface BlobStore {
 
 /** See `BlobStore.publisher`. */
 export interface BlobPublisher {
-  /** `bytes`: the blob's own, when the caller holds them (up to `bytesWanted`), so a pack need not read its file. */
-  add(sha256: string, bytes?: Uint8Array): void;
+  /**
+   * `bytes`: the blob's own, when the caller holds them (up to `bytesWanted`), so a pack need not
+   * read its file. `encodings`: its variants on disk with their sizes, when the caller knows them
+   * (the unpack that stored it), so none is looked for on disk; unset: each is looked for.
+   */
+  add(sha256: string, bytes?: Uint8Array, encodings?: Partial<Record<Encoding, number>>): void;
   /** Blobs up to this size are worth handing to `add` with their bytes (packing); 0: none. */
   readonly bytesWanted: number;
   /** Resolves once the blobs, and the variants of large ones, are in the bucket: with where the packed blobs are (`publish`). */

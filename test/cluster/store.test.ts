@@ -1,10 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import pgClient from 'pg';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RECORDS_UNAVAILABLE_CODE } from '../../src/errors.js';
 import { hashToken, type Store } from '../../src/store/index.js';
-import { postgresBinDir, usePostgresNodes } from '../helpers/postgres.js';
+import { postgresBinDir, queryRows, usePostgresNodes } from '../helpers/postgres.js';
+import { loadPg } from '../../src/store/records-connections.js';
+import { openRecordsLog } from '../../src/store/records-log.js';
+import type { RecordWrite } from '../../src/store/replicated-dbs.js';
 import { waitUntil } from '../helpers/wait.js';
 import { tempDir } from '../helpers/sites.js';
 import { markedEntry } from '../store/helpers.js';
@@ -44,6 +47,101 @@ describe('records in PostgreSQL', () => {
     expect(b.getSite('shared-site')?.liveRevision).toBe(revision);
     expect(b.getFile(revision, 'index.html')?.sha256).toBe(markedEntry(1).sha256);
     expect(b.cluster!.applied()).toBe(a.cluster!.applied());
+  });
+
+  it('commits a change in four round trips: BEGIN with the lock, the look at the log, the change with its records and notification, COMMIT', async () => {
+    // Every query any connection sends, with the connection that sent it.
+    const Client = loadPg().Client;
+    const query = Client.prototype.query;
+    const sent: Array<{ client: unknown; text: string }> = [];
+    const spy = vi.spyOn(Client.prototype, 'query').mockImplementation(function (this: unknown, ...args: unknown[]) {
+      const config = args[0];
+      sent.push({ client: this, text: typeof config === 'string' ? config : String((config as { text?: string }).text) });
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query);
+    const a = await node();
+    const listener = new pgClient.Client({ connectionString: cluster.pg.url });
+    await listener.connect();
+    const told: string[] = [];
+    listener.on('notification', (notification) => told.push(notification.payload ?? ''));
+    await listener.query('LISTEN plinth_changes');
+    try {
+      sent.length = 0;
+      await createSite(a, 'four-trips');
+    } finally {
+      spy.mockRestore();
+    }
+    try {
+      const write = sent.find((s) => s.text.includes('INSERT INTO plinth_changes'));
+      expect(write).toBeDefined();
+      const mine = sent.filter((s) => s.client === write!.client).map((s) => s.text.trim().split(/\s+/)[0]);
+      const at = mine.lastIndexOf('BEGIN;', mine.indexOf('WITH'));
+      expect(mine.slice(at, mine.indexOf('COMMIT', at) + 1)).toEqual(['BEGIN;', 'SELECT', 'WITH', 'COMMIT']);
+      // The change is in the log with its records, and the other nodes were told of it.
+      expect(await waitUntil(() => told.includes(String(a.cluster!.applied())), 5000, 10)).toBe(true);
+      const b = await node();
+      await b.cluster!.catchUp();
+      expect(b.getSite('four-trips')?.liveRevision).toBe(a.getSite('four-trips')?.liveRevision);
+      const records = await queryRows(cluster.pg.url, "SELECT 1 FROM plinth_records WHERE db = 'sites' AND value->>'name' = 'four-trips'");
+      expect(records).toHaveLength(1);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it("writes a change's records as its last write of each key: a put, a put replaced, a removal, a removal replaced", async () => {
+    const url = await cluster.pg.createDatabase('last_writes');
+    const log = await openRecordsLog({ url });
+    const rows = async (): Promise<Record<string, unknown>> =>
+      Object.fromEntries(
+        (await queryRows<{ key: string; value: unknown }>(url, "SELECT key, value FROM plinth_records WHERE db = 'sites' ORDER BY key")).map((row) => [
+          row.key,
+          row.value,
+        ]),
+      );
+    let applied = 0;
+    const commit = async (writes: RecordWrite[]): Promise<void> => {
+      const { change } = await log.commit(
+        async () => undefined,
+        () => applied,
+        () => ({ result: undefined, writes }),
+      );
+      applied = change!.seq;
+    };
+    try {
+      await commit([
+        ['sites', 'a', { v: 1 }],
+        ['sites', 'b', { v: 1 }],
+        ['sites', 'gone', { v: 1 }],
+      ]);
+      await commit([
+        ['sites', 'a', { v: 2 }],
+        ['sites', 'b', null],
+        ['sites', 'a', { v: 3 }],
+        ['sites', 'gone', null],
+        ['sites', 'c', null],
+        ['sites', 'c', { v: 1 }],
+        ['sites', 'd', { v: 1 }],
+        ['sites', 'd', null],
+      ]);
+      expect(await rows()).toEqual({ '"a"': { v: 3 }, '"c"': { v: 1 } });
+      // The log keeps every write, in order, for the replicas.
+      const [change] = await log.changesSince(applied - 1);
+      expect(change!.writes.map(([, key, value]) => [key, value])).toEqual([
+        ['a', { v: 2 }],
+        ['b', null],
+        ['a', { v: 3 }],
+        ['gone', null],
+        ['c', null],
+        ['c', { v: 1 }],
+        ['d', { v: 1 }],
+        ['d', null],
+      ]);
+      await commit([['sites', 'c', null]]);
+      expect(await rows()).toEqual({ '"a"': { v: 3 } });
+    } finally {
+      await log.close();
+    }
   });
 
   it("replicates a revision's compiled site rules and link warnings with it", async () => {

@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statfsSync
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngestPool, type UnpackOptions, type UnpackTask } from '../../src/ingest/index.js';
+import { createIngestPool, type Announcement, type UnpackOptions, type UnpackTask } from '../../src/ingest/index.js';
 import { hasDiskBehind } from '../../src/store/filesystem-sync.js';
 import { tempDir } from '../helpers/sites.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -101,7 +101,7 @@ describe('ingest pool', () => {
     const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
     const channel = new MessageChannel();
     const announced: string[] = [];
-    channel.port1.on('message', (sha256: string) => announced.push(sha256));
+    channel.port1.on('message', ([sha256]: Announcement) => announced.push(sha256));
     try {
       const result = await pool.unpack(task(bigArchive, { announce: channel.port2 }));
       const beforeTheEnd = announced.length;
@@ -135,19 +135,32 @@ describe('ingest pool', () => {
     expect(syncShells()).toEqual([]);
   });
 
-  it('announces blobs up to announceBytesMax with their bytes, for a pack to take from memory', async () => {
+  it('announces blobs up to announceBytesMax with their bytes, for a pack to take from memory, and each with its variants', async () => {
     const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
     const channel = new MessageChannel();
     const announced = new Map<string, Uint8Array | undefined>();
-    channel.port1.on('message', (message: string | [string, Uint8Array]) =>
-      typeof message === 'string' ? announced.set(message, undefined) : announced.set(message[0], message[1]),
-    );
+    const variants = new Map<string, Announcement[2]>();
+    channel.port1.on('message', ([sha256, bytes, encodings]: Announcement) => {
+      announced.set(sha256, bytes);
+      variants.set(sha256, encodings);
+    });
     const bytesMax = 2048;
     try {
-      const result = await pool.unpack(task(bigArchive, { announce: channel.port2, announceBytesMax: bytesMax }));
+      const result = await pool.unpack(
+        // A data directory of its own: blobs stored by the tests before have no variants to find.
+        task(bigArchive, {
+          dataDir: join(dir, 'data-announced'),
+          announce: channel.port2,
+          announceBytesMax: bytesMax,
+          compressBeforePublish: { leftBytes: 100 * MB, maxFileBytes: MB },
+        }),
+      );
       if (!result.ok) throw new Error(JSON.stringify(result.error));
       const sizes = new Map(result.files.map((file) => [file.sha256, file.size]));
       expect(await waitUntil(() => announced.size >= sizes.size, 2000, 10)).toBe(true);
+      // The variants as the file entries name them, so the publisher need not look for them on disk.
+      for (const file of result.files) expect(variants.get(file.sha256), file.path).toEqual(file.encodings ?? {});
+      expect(result.files.some((file) => file.encodings?.gzip !== undefined)).toBe(true);
       let withBytes = 0;
       for (const [sha256, size] of sizes) {
         const bytes = announced.get(sha256);

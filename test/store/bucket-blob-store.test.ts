@@ -138,6 +138,29 @@ describe('a blob store with a bucket', () => {
     expect(sha256(await s3.get(keyOf(second.sha256)))).toBe(second.sha256);
   });
 
+  it('takes the variants the unpack announced with a blob as all it has (none looked for on disk), and a variant announced later with it as well', async () => {
+    const { blobs } = openBlobs();
+    // Large blobs, so their variants go up before the answer, with finish.
+    const big = (label: string): Buffer => Buffer.concat([Buffer.from(`<!doctype html>${label}`), Buffer.from('<p>Plinth '.repeat(120_000)), randomBytes(8)]);
+    const named = big('named');
+    const { sha256: namedSha } = await blobs.write(named);
+    const namedVariants = blobs.compressSync(namedSha, named, ['gzip', 'br']);
+    const unnamed = big('unnamed');
+    const { sha256: unnamedSha } = await blobs.write(unnamed);
+    blobs.compressSync(unnamedSha, unnamed, ['gzip']);
+    const publisher = blobs.publisher();
+    publisher.add(namedSha, undefined, { gzip: namedVariants.gzip! });
+    // On disk, but the unpack said it has none (made for another type of file with the same bytes).
+    publisher.add(unnamedSha, undefined, {});
+    // The same bytes at another path, whose entry has the brotli variant too.
+    publisher.add(namedSha, undefined, { gzip: namedVariants.gzip!, br: namedVariants.br! });
+    await publisher.finish([namedSha, unnamedSha]);
+    const keys = (await s3.list()).map((o) => o.key);
+    expect(keys).toEqual(expect.arrayContaining([keyOf(namedSha), keyOf(namedSha, 'gzip'), keyOf(namedSha, 'br'), keyOf(unnamedSha)]));
+    expect(keys).not.toContain(keyOf(unnamedSha, 'gzip'));
+    expect((await s3.get(keyOf(namedSha, 'br'))).byteLength).toBe(namedVariants.br);
+  });
+
   it("leaves a small blob's variants for after the answer, and a node asked for one first makes it from the blob, byte for byte", async () => {
     const { blobs } = openBlobs();
     const bytes = page('after the answer');
