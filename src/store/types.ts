@@ -8,6 +8,7 @@ import type { DomainStatus, Encoding, Plan, RevisionExtras, Role } from '../rule
 import type { RunSync } from './filesystem-sync.js';
 import type { ReplicaStatus } from './replica-health.js';
 import type { PackLedger } from './bucket-packs.js';
+import type { JournaledBlob } from './blob-journal.js';
 
 export type { Encoding, Plan, RevisionExtras, ReplicaStatus, Role };
 
@@ -182,6 +183,12 @@ export interface CommitInput {
    * in a cluster one round of PostgreSQL and the replica where two would each cost one).
    */
   event?: (site: SiteRecord, revision: RevisionRecord) => NewEvent;
+  /**
+   * Blobs of this revision written as files without a sync: their bytes go in the same
+   * transaction, so the commit's sync makes them durable with it (blob-journal.ts). Embedded
+   * stores only.
+   */
+  journal?: readonly JournaledBlob[];
 }
 
 export type CommitResult =
