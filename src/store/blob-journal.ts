@@ -11,16 +11,10 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import type { Database, RootDatabase } from 'lmdb';
-import type { BlobStore } from './types.js';
+import type { BlobStore, JournaledBlob } from './types.js';
 
 /** `[revisionId, sha256]`: each deploy's rows apart, so a settle drops only rows it saw synced. */
 export type JournalKey = [revisionId: string, sha256: string];
-
-/** A blob whose bytes ride in a revision's transaction. */
-export interface JournaledBlob {
-  sha256: string;
-  bytes: Uint8Array;
-}
 
 const DB_NAME = 'blobJournal';
 

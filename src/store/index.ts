@@ -1,5 +1,4 @@
 export type * from './types.js';
-export type { JournaledBlob } from './blob-journal.js';
 export type { AccountRecords } from './accounts.js';
 export type { AnalyticsDayRecord, AnalyticsRecords, SiteDayVisits } from './analytics.js';
 export type { AddDomainResult, DomainPatch, DomainRecords, NewDomain } from './domains.js';

@@ -8,7 +8,6 @@ import type { DomainStatus, Encoding, Plan, RevisionExtras, Role } from '../rule
 import type { RunSync } from './filesystem-sync.js';
 import type { ReplicaStatus } from './replica-health.js';
 import type { PackLedger } from './bucket-packs.js';
-import type { JournaledBlob } from './blob-journal.js';
 
 export type { Encoding, Plan, RevisionExtras, ReplicaStatus, Role };
 
@@ -189,6 +188,12 @@ export interface CommitInput {
    * stores only.
    */
   journal?: readonly JournaledBlob[];
+}
+
+/** A blob whose bytes ride in a revision's transaction (`CommitInput.journal`, blob-journal.ts). */
+export interface JournaledBlob {
+  sha256: string;
+  bytes: Uint8Array;
 }
 
 export type CommitResult =
