@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, type FileEntry, type JournaledBlob, type Store } from '../../src/store/index.js';
+import { backupDataDir, openStore, restoreDataDir, type FileEntry, type JournaledBlob, type Store } from '../../src/store/index.js';
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 const opened: Array<{ dir: string; store?: Store }> = [];
@@ -136,5 +136,24 @@ describe('blob journal', () => {
     });
     expect(result).toMatchObject({ ok: false, reason: 'conflict' });
     expect(store.journaledBlobs()).toBe(0);
+  });
+
+  it('leaves the backup of a store with rows to settle its files alone, and a restore serves them', async () => {
+    const dir = await freshDir();
+    const store = open(dir);
+    const { files, journal } = writeBlobs(store, ['<p>backed up</p>', '<p>and restored</p>']);
+    await deploy(store, 'backed', files, journal);
+    expect(store.journaledBlobs()).toBe(2);
+    const target = join(await freshDir(), 'backup');
+    const report = await backupDataDir({ dataDir: dir, target });
+    expect(report.blobs).toBe(2);
+    const restoredDir = join(await freshDir(), 'restored');
+    await restoreDataDir({ backup: target, dataDir: restoredDir });
+    const restored = open(restoredDir);
+    expect(restored.journaledBlobs()).toBe(0);
+    const revision = restored.getSite('backed')!.liveRevision!;
+    for (const file of restored.listFiles(revision)) expect(sha256(restored.blobs.readSync(file.sha256))).toBe(file.sha256);
+    // The live store's rows are its own, settled by its own sync.
+    expect(store.journaledBlobs()).toBe(2);
   });
 });
