@@ -181,6 +181,8 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
           unpackMs: ms(started, unpacked),
           analyzeMs: ms(unpacked, analyzed),
           commitMs: ms(analyzed, performance.now()),
+          // Blobs whose bytes the commit carried instead of a sync of their files first.
+          ...(result.journal !== undefined ? { journaled: result.journal.length } : {}),
         },
         'deploy.timing',
       );
