@@ -208,6 +208,8 @@ export interface DeployConfig {
   readonly ingestIdleThreads: number;
   /** Bytes of small text files a deploy gzips before its answer; 0 (the default) = every variant after (serving makes gzip on demand until then). */
   readonly compressBeforePublishBytes: number;
+  /** A deploy whose files total at most this many bytes is made durable by its commit, with one sync (blob-journal.ts); 0 = every deploy syncs its blob files first. */
+  readonly journalBytes: number;
   /** Upload intake per request while the thread is busy serving, bytes/s; 0 never paces. */
   readonly pacedUploadBytesPerSecond: number;
   /** A thread serving more requests per second than this counts as busy. */
@@ -349,6 +351,7 @@ export const SERVER_SETTINGS = [
   'PLINTH_INGEST_QUEUE',
   'PLINTH_INGEST_IDLE_THREADS',
   'PLINTH_COMPRESS_BEFORE_PUBLISH_KB',
+  'PLINTH_DEPLOY_JOURNAL_KB',
   'PLINTH_UPLOAD_PACE_MB_S',
   'PLINTH_UPLOAD_PACE_ABOVE_RPS',
   'PLINTH_UPLOAD_TIMEOUT_S',
@@ -557,6 +560,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     ingestQueue: int('PLINTH_INGEST_QUEUE', 16, 0, 10_000),
     ingestIdleThreads: int('PLINTH_INGEST_IDLE_THREADS', 1, 0, 64),
     compressBeforePublishBytes: int('PLINTH_COMPRESS_BEFORE_PUBLISH_KB', 0, 0, 1024 * 1024) * 1024,
+    journalBytes: int('PLINTH_DEPLOY_JOURNAL_KB', 2048, 0, 64 * 1024) * 1024,
     pacedUploadBytesPerSecond: int('PLINTH_UPLOAD_PACE_MB_S', 64, 0, 100_000) * 1024 * 1024,
     busyRequestsPerSecond: int('PLINTH_UPLOAD_PACE_ABOVE_RPS', 2000, 1, 10_000_000),
     uploadTimeoutMs: int('PLINTH_UPLOAD_TIMEOUT_S', 600, 0, 24 * 3600) * 1000,

@@ -19,7 +19,7 @@ import {
 } from './rejection.js';
 import { createLeakGuard, MAX_SECRET_FINDINGS } from './leak-guard.js';
 import { sha256Of, storeFile, type CompressBudget, type StoredFile } from './store-file.js';
-import type { FileReference, IngestedFile, IngestError, IngestLimits } from './types.js';
+import type { FileReference, IngestedFile, IngestError, IngestLimits, JournaledBlob } from './types.js';
 import type { Encoding } from '../rules/index.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'hardlink' | 'device' | 'fifo' | 'other';
@@ -55,6 +55,8 @@ export interface CollectorOptions {
   onStored?: (sha256: string, bytes: Uint8Array, encodings: Partial<Record<Encoding, number>>) => void;
   /** How the blobs' filesystem is synced (see `BlobStore.flush`); by default a fork of `sync -f`. */
   runSync?: RunSync;
+  /** See `UnpackOptions.journalMaxBytes`. */
+  journalMaxBytes?: number;
 }
 
 export interface CollectedSite {
@@ -67,6 +69,8 @@ export interface CollectedSite {
   pendingVariants: string[];
   /** The flush that makes the blobs durable, when `finish` was asked not to wait for it. */
   flushed?: Promise<void>;
+  /** Every blob's bytes, not flushed: the commit carries them instead (see `UnpackOptions.journalMaxBytes`). */
+  journal?: JournaledBlob[];
 }
 
 export interface Collector {
@@ -252,6 +256,35 @@ function createPathAdmission(options: { maxFiles: number; blockExecutables: bool
   return { admit, admitted, skippedPaths: () => [...skipped] };
 }
 
+/**
+ * The blobs a commit can carry instead of a sync of their files, copied into one new buffer (the
+ * bytes may be views of the request body, whose buffer goes back to the HTTP thread for the next
+ * body); undefined when the deploy must flush. A site over `maxBytes`, one with files sent by
+ * reference (stored by an earlier request) or with variants (files of their own, not carried)
+ * flushes.
+ */
+function journalOf(
+  journal: Map<string, Uint8Array> | undefined,
+  siteBytes: number,
+  maxBytes: number,
+  hasReferences: boolean,
+  stored: Iterable<StoredFile>,
+): JournaledBlob[] | undefined {
+  if (journal === undefined || journal.size === 0 || siteBytes > maxBytes || hasReferences) return undefined;
+  for (const file of stored) if (file.entry.encodings !== undefined) return undefined;
+  let total = 0;
+  for (const bytes of journal.values()) total += bytes.byteLength;
+  const copy = new Uint8Array(total);
+  const blobs: JournaledBlob[] = [];
+  let at = 0;
+  for (const [sha256, bytes] of journal) {
+    copy.set(bytes, at);
+    blobs.push({ sha256, bytes: copy.subarray(at, at + bytes.byteLength) });
+    at += bytes.byteLength;
+  }
+  return blobs;
+}
+
 export function createCollector(options: CollectorOptions): Collector {
   const { blobs, limits, blockExecutables, publishedAs } = options;
   // This deploy's own budget: spent as its files are stored.
@@ -284,6 +317,14 @@ export function createCollector(options: CollectorOptions): Collector {
       countedOver = size;
     }
     if (overLimit && countedOver > MAX_COUNTED_OVER_BYTES) throw tooLargeSite(false);
+  }
+
+  // Every stored blob's bytes while the site stays within `journalMaxBytes`; undefined past it.
+  let journal: Map<string, Uint8Array> | undefined = (options.journalMaxBytes ?? 0) > 0 ? new Map() : undefined;
+  function journalBytes(sha256: string, bytes: Uint8Array): void {
+    if (journal === undefined) return;
+    if (siteBytes > options.journalMaxBytes!) journal = undefined;
+    else journal.set(sha256, bytes);
   }
 
   const pending = new Set<Promise<void>>();
@@ -352,6 +393,7 @@ export function createCollector(options: CollectorOptions): Collector {
     const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget).then(
       (entry) => {
         stored.set(path, entry);
+        journalBytes(entry.entry.sha256, bytes);
         options.onStored?.(entry.entry.sha256, bytes, entry.entry.encodings ?? {});
       },
       (error: unknown) => void (writeError ??= { error }),
@@ -379,8 +421,10 @@ export function createCollector(options: CollectorOptions): Collector {
     if (overLimit) throw tooLargeSite(true);
     // The path rules may refuse the deploy: then nothing refers to its blobs, and nothing waits.
     const { finalPaths, finalSkipped, strippedPrefix } = resolvePaths(admitted, admission.skippedPaths(), patch);
-    // Blobs were written without per-file fsyncs; make them durable before anything refers to them.
-    const flushed = stored.size > 0 ? blobs.flush(options.runSync) : undefined;
+    // Blobs were written without per-file fsyncs; make them durable before anything refers to them:
+    // by the commit that carries their bytes, or else by a sync of their filesystem now.
+    const journaled = journalOf(journal, siteBytes, options.journalMaxBytes ?? 0, referenced.size > 0, stored.values());
+    const flushed = stored.size > 0 && journaled === undefined ? blobs.flush(options.runSync) : undefined;
     if (!flushLater) await flushed;
     // Left running, its failure is seen by whoever awaits it; never unhandled if nobody does.
     else flushed?.catch(() => undefined);
@@ -403,6 +447,7 @@ export function createCollector(options: CollectorOptions): Collector {
       pendingVariants: [...pendingVariants],
       ...(strippedPrefix === undefined ? {} : { strippedPrefix }),
       ...(flushLater && flushed !== undefined ? { flushed } : {}),
+      ...(journaled !== undefined ? { journal: journaled } : {}),
     };
   }
 

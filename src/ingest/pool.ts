@@ -6,7 +6,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type * as PiscinaModule from 'piscina';
 import { ServiceError } from '../errors.js';
 import type { BadgedPage } from '../badge/index.js';
-import { createSyncHelper } from '../store/blobs-entry.js';
+import { createSyncHelper, type RunSync } from '../store/blobs-entry.js';
 import { openSyncPort } from './sync-port.js';
 import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, UnpackReply, UnpackResult, UnpackTask } from './types.js';
 
@@ -71,6 +71,8 @@ export interface IngestPool {
   readonly threads: number;
   /** Unpack tasks admitted since the pool started (refused ones not counted). */
   readonly unpacksStarted: number;
+  /** syncfs of a directory's filesystem by this pool's sync helper, as its tasks ask for it (see filesystem-sync.ts). */
+  readonly runSync: RunSync;
 }
 
 const COMPRESS_QUEUE = 64;
@@ -205,6 +207,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     get unpacksStarted() {
       return unpacksStarted;
     },
+    runSync: (dir) => syncHelper.sync(dir),
   };
 }
 

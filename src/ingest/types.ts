@@ -75,6 +75,19 @@ export interface UnpackOptions {
    * files just written; unset or 0: none.
    */
   announceBytesMax?: number;
+  /**
+   * A site of up to this many bytes, all of them in the body, is not flushed: the result carries
+   * every blob's bytes (`journal`) for the commit to make durable in its own transaction, one sync
+   * where a flush and the commit made two. Unset or 0: flushed (a cluster's blobs go to its
+   * bucket, and a larger site would make the index write too much).
+   */
+  journalMaxBytes?: number;
+}
+
+/** A blob whose bytes a commit carries (see `UnpackOptions.journalMaxBytes`). */
+export interface JournaledBlob {
+  sha256: string;
+  bytes: Uint8Array;
 }
 
 /**
@@ -140,6 +153,8 @@ export type UnpackResult =
       pendingVariants: string[];
       /** The site's analysis, when `analyze` asked for it and the body was a whole small site. */
       analysis?: AnalyzeResult;
+      /** The blobs, not flushed, for the commit to carry (see `UnpackOptions.journalMaxBytes`). */
+      journal?: JournaledBlob[];
     }
   | { ok: false; error: IngestError };
 

@@ -73,10 +73,13 @@ export async function unpack(task: UnpackTask): Promise<UnpackReply | ReturnType
     task.syncPort?.close();
   }
   // Nothing here holds the body any more: its buffer goes back for the next body (see body-memory.ts).
-  const body = task.body?.buffer;
-  if (!(body instanceof ArrayBuffer)) return { result };
-  const reply: UnpackReply = { result, body };
-  return move({ [transferableSymbol]: [body], [valueSymbol]: reply });
+  const body = task.body?.buffer instanceof ArrayBuffer ? task.body.buffer : undefined;
+  // The journal's bytes share one buffer of their own (collector.ts): moved, not copied.
+  const journal = result.ok ? result.journal?.[0]?.bytes.buffer : undefined;
+  const moved = [body, journal].filter((buffer): buffer is ArrayBuffer => buffer instanceof ArrayBuffer);
+  if (moved.length === 0) return { result };
+  const reply: UnpackReply = body !== undefined ? { result, body } : { result };
+  return move({ [transferableSymbol]: moved, [valueSymbol]: reply });
 }
 
 async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
@@ -93,6 +96,7 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
         }
       : {}),
     ...(task.syncPort !== undefined ? { runSync: syncOverPort(task.syncPort) } : {}),
+    ...(task.journalMaxBytes !== undefined ? { journalMaxBytes: task.journalMaxBytes } : {}),
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
   try {

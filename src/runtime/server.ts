@@ -149,6 +149,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     workerFile: options.ingestWorkerFile,
     bodies: memory,
   });
+  // Blob bytes that commits carried and no settle dropped before a crash (their files were put
+  // back when the store opened): written out now, once.
+  if (store.journaledBlobs() > 0) log.info({ blobs: await store.settleBlobJournal(() => store.blobs.flush(ingest.runSync)) }, 'blobs.journal_settled');
   const gate = createAccessGate({
     store,
     config: config.serve,

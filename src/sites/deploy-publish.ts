@@ -4,7 +4,7 @@ import { siteUrl } from '../config.js';
 import type { DeployView } from '../contract/index.js';
 import { ServiceError } from '../errors.js';
 import { ANONYMOUS_LIFETIME_MS, randomSiteName, type RevisionExtras } from '../rules/index.js';
-import { hashToken, type EventActor, type FileEntry, type PackedBlobs } from '../store/index.js';
+import { hashToken, type EventActor, type FileEntry, type JournaledBlob, type PackedBlobs } from '../store/index.js';
 import { deployConflict, type Decision } from './deploy-decision.js';
 import type { OperationsDeps } from './deps.js';
 import { eventRecorded, newEvent } from './events.js';
@@ -27,6 +27,8 @@ export interface NewRevision {
   uploads?: Promise<PackedBlobs>;
   /** Who deploys, for the audit log; by default, as the decision names the author. */
   actor?: EventActor;
+  /** The blobs' bytes, for the commit to make durable with the revision (`CommitInput.journal`). */
+  journal?: readonly JournaledBlob[];
 }
 
 /** A deploy that went through: its answer and the new revision. */
@@ -43,7 +45,7 @@ const NAME_ATTEMPTS = 8;
 /** Commits the revision (creating the site when asked); `live: false` stores a draft. */
 export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'now'>, revision: NewRevision): Promise<Published> {
   const { store, config, log } = deps;
-  const { decision, skipped, patch, extras, live } = revision;
+  const { decision, skipped, patch, extras, live, journal } = revision;
   const actor = revision.actor ?? authorAsActor(decision.createdBy);
   if (!live && decision.mode === 'create') {
     throw new ServiceError('bad_request', 'A draft (publish: false) is a new revision of an existing site; a new site is published live.', {
@@ -65,6 +67,7 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
       createdBy: decision.createdBy,
       extras,
       ...(live ? {} : { publish: false }),
+      ...(journal !== undefined ? { journal } : {}),
       event: (site, committed) =>
         newEvent(actor, {
           kind: live ? 'deploy.published' : 'deploy.draft',
@@ -118,6 +121,7 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
       kind: 'deploy',
       createdBy: decision.createdBy,
       extras,
+      ...(journal !== undefined ? { journal } : {}),
       event: (site, committed) =>
         newEvent(actor, { kind: 'deploy.published', site, details: { revision: committed.id, number: committed.number, files: files.size, created: true } }),
     });
@@ -158,9 +162,9 @@ export function compressAfterPublish(
   deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'ingest' | 'followUps'>,
   revisionId: string,
   sha256s: string[],
-): void {
+): Promise<void> | undefined {
   const { store, config, log } = deps;
-  if (sha256s.length === 0) return;
+  if (sha256s.length === 0) return undefined;
   const started = performance.now();
   const work = deps.ingest
     .compress({ dataDir: config.dataDir, sha256s })
@@ -170,6 +174,7 @@ export function compressAfterPublish(
       (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),
     );
   deps.followUps.track(work);
+  return work;
 }
 
 /** The author a revision records, as the audit log names an actor. */

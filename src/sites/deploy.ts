@@ -136,6 +136,8 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       const publisher = store.blobs.publisher();
       const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, store.blobs.bucket !== undefined ? publisher : undefined, {
         threads: deps.ingest.threads,
+        // An embedded store's index can carry a small site's blobs (a cluster's go to its bucket).
+        journalMaxBytes: store.blobs.bucket === undefined && store.cluster === undefined ? deps.config.deploy.journalBytes : 0,
       });
       const unpacked = performance.now();
       if (!result.ok) {
@@ -167,6 +169,7 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
         live,
         actor: actorOf(caller, network),
         uploads,
+        ...(result.journal !== undefined ? { journal: result.journal } : {}),
       });
       const ms = (from: number, to: number): number => Math.round(to - from);
       log.info(
@@ -178,13 +181,16 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
           unpackMs: ms(started, unpacked),
           analyzeMs: ms(unpacked, analyzed),
           commitMs: ms(analyzed, performance.now()),
+          // Blobs whose bytes the commit carried instead of a sync of their files first.
+          ...(result.journal !== undefined ? { journaled: result.journal.length } : {}),
         },
         'deploy.timing',
       );
       // The variants of small blobs go to the bucket now; until they are there, a node asked
       // for one makes it from its blob.
       deps.followUps.track(publisher.afterAnswer().catch((err: unknown) => log.warn({ err, revision: outcome.revisionId }, 'deploy.variants_upload_failed')));
-      compressAfterPublish(deps, outcome.revisionId, result.pendingVariants);
+      const compressed = compressAfterPublish(deps, outcome.revisionId, result.pendingVariants);
+      if (result.journal !== undefined) settleJournalAfter(deps, compressed);
       return outcome;
     },
   };
@@ -390,7 +396,8 @@ async function unpackBody(
   publishedAs?: Record<string, string[]>,
   /** Told of each blob as the worker stores it (a node with a bucket starts uploading it). */
   publisher?: BlobPublisher,
-  analyzeWith?: { threads: number },
+  /** A whole site: analysed in the unpack when small enough, and its blobs carried by the commit when within `journalMaxBytes`. */
+  analyzeWith?: { threads: number; journalMaxBytes: number },
 ): Promise<UnpackResult> {
   // The caller's tier bounds the work (a zip bomb stops at it); the target site's tier is
   // checked on the assembled site afterwards.
@@ -413,6 +420,7 @@ async function unpackBody(
         blockExecutables: anonymous,
         ...(publishedAs !== undefined ? { partial: true, publishedAs } : {}),
         ...(analyzeWith !== undefined ? { analyze: { limits: analysisLimits(deps.config), threads: analyzeWith.threads } } : {}),
+        ...(analyzeWith !== undefined && analyzeWith.journalMaxBytes > 0 ? { journalMaxBytes: analyzeWith.journalMaxBytes } : {}),
         ...(deps.config.deploy.compressBeforePublishBytes > 0
           ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
           : {}),
@@ -424,6 +432,19 @@ async function unpackBody(
     // Announcements still on their way are not needed: `finish` is given every blob.
     channel?.port1.close();
   }
+}
+
+/**
+ * Once a deploy's commit carried its blobs' bytes, a sync of the blob filesystem writes their files
+ * out and the bytes leave the index. It waits for the deploy's compression, whose own sync already
+ * wrote most of them, rather than running a second sync beside it.
+ */
+function settleJournalAfter(deps: Pick<OperationsDeps, 'store' | 'ingest' | 'log' | 'followUps'>, compressed: Promise<void> | undefined): void {
+  const { store, ingest, log } = deps;
+  const settled = (compressed ?? Promise.resolve())
+    .then(() => store.settleBlobJournal(() => store.blobs.flush(ingest.runSync)))
+    .catch((err: unknown) => log.warn({ err }, 'deploy.journal_settle_failed'));
+  deps.followUps.track(settled);
 }
 
 /**

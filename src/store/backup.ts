@@ -68,6 +68,9 @@ export async function backupDataDir(options: { dataDir: string; target: string; 
       }
     });
     await writeFile(join(target, 'blobs.json'), JSON.stringify(blobs));
+    // Blob bytes the snapshot's commits carried (blob-journal.ts) are in the files just copied:
+    // the backup keeps the files alone, made durable by the sync below.
+    await snapshot.settleBlobJournal(() => Promise.resolve());
     await syncFilesystem(target);
     const report: BackupReport = {
       format: FORMAT,

@@ -1,3 +1,5 @@
+import type { Database } from 'lmdb';
+import { putJournaled, type JournalKey } from './blob-journal.js';
 import { putEvent } from './events.js';
 import { newId } from './ids.js';
 import { countOwned } from './memberships.js';
@@ -9,10 +11,12 @@ import type { CommitInput, CommitResult, FileEntry, NewSite, RevisionRecord, Sit
  * commit from another thread or process is serialised by LMDB's writer lock, and readers see the
  * old live revision or the new one with all its path rows, never part of it.
  */
-export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: () => number): Promise<CommitResult> {
+export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: () => number, journal?: Database<Buffer, JournalKey>): Promise<CommitResult> {
   if (input.create && input.create.name !== input.site) {
     throw new TypeError(`create.name ${input.create.name} differs from site ${input.site}`);
   }
+  // Only an embedded index can carry blobs: a cluster's are in its bucket before the commit.
+  if (input.journal !== undefined && journal === undefined) throw new TypeError('this store cannot journal blobs');
   const revisionId = newId('rev_');
   const rows: [string, FileEntry][] = [];
   let bytes = 0;
@@ -75,6 +79,7 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     void dbs.revisions.put([site.id, number], revision);
     void dbs.revisionIds.put(revisionId, [site.id, number]);
     for (const [path, entry] of rows) void dbs.paths.put([revisionId, path], entry);
+    if (input.journal !== undefined) putJournaled(journal!, revisionId, input.journal);
     if (input.extras !== undefined && Object.keys(input.extras).length > 0) void dbs.revisionExtras.put(revisionId, input.extras);
     void dbs.sites.put(site.id, updated);
     if (event === undefined) return { ok: true, site: updated, revision };

@@ -1,7 +1,9 @@
+import { dirname, join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { accountOps } from './accounts.js';
 import { embeddedAnalytics, type AnalyticsRecords } from './analytics.js';
 import { domainOps, hasLegacyDomains, liftLegacyDomains } from './domains.js';
+import { journaledCount, openBlobJournal, replayJournal, settleJournal } from './blob-journal.js';
 import { commitRevision } from './commit.js';
 import { collectGarbage } from './gc.js';
 import { manifestOps, pruneManifests, type ManifestRecords } from './manifests.js';
@@ -76,6 +78,14 @@ export interface SiteRecords extends ManifestRecords, ReplayRecords {
   listRevisions(siteId: string, options?: { before?: number; limit?: number }): RevisionPage;
   /** Atomically check the base, write the revision and its path index, move the live pointer. */
   commitRevision(input: CommitInput): Promise<CommitResult>;
+  /**
+   * Drops the blob bytes commits carried (`CommitInput.journal`) once `flush`, a sync of the blob
+   * filesystem started now, has made their files durable; returns how many blobs' rows went.
+   * Nothing to do in a cluster.
+   */
+  settleBlobJournal(flush: () => Promise<void>): Promise<number>;
+  /** Blobs whose bytes commits carried and no settle dropped yet. */
+  journaledBlobs(): number;
   /**
    * Records precompressed variants made after a revision was committed, on the rows of that
    * revision whose blob they belong to, and tells serving threads. Content never changes.
@@ -175,6 +185,9 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
   // Records of a former layout, moved before anything reads them (a cluster's go through
   // PostgreSQL once the replica has caught up: see connectStore).
   if (!records && hasLegacyDomains(raw)) raw.env.transactionSync(() => liftLegacyDomains(raw));
+  // Blob files a power cut took from commits that carried their bytes, put back before anything reads them.
+  const journal = records ? undefined : openBlobJournal(raw.env);
+  if (journal) replayJournal(journal, blobs, join(dirname(path), 'blobs', 'tmp'));
   const replica = records ? recordingDbs(raw) : undefined;
   const dbs = replica ? replica.dbs : raw;
   const changes = createSiteChanges(`plinth:site-changes:${path}`, () => raw.env.resetReadTxn());
@@ -353,7 +366,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       return rows.length > limit && last ? { revisions, nextBefore: last.number } : { revisions };
     },
     async commitRevision(input) {
-      const result = await commitRevision(dbs, input, now);
+      const result = await commitRevision(dbs, input, now, journal);
       if (result.ok) {
         announce(result.site);
         // lmdb-js resolves a commit once it is visible and syncs it to disk just after
@@ -366,6 +379,8 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       }
       return result;
     },
+    settleBlobJournal: (flush) => (journal ? settleJournal(raw.env, journal, flush) : Promise.resolve(0)),
+    journaledBlobs: () => (journal ? journaledCount(journal) : 0),
     async recordEncodings(revisionId, encodings) {
       const key = dbs.revisionIds.get(revisionId);
       if (key === undefined || !isPlainId(revisionId)) return 0;

@@ -182,6 +182,18 @@ export interface CommitInput {
    * in a cluster one round of PostgreSQL and the replica where two would each cost one).
    */
   event?: (site: SiteRecord, revision: RevisionRecord) => NewEvent;
+  /**
+   * Blobs of this revision written as files without a sync: their bytes go in the same
+   * transaction, so the commit's sync makes them durable with it (blob-journal.ts). Embedded
+   * stores only.
+   */
+  journal?: readonly JournaledBlob[];
+}
+
+/** A blob whose bytes ride in a revision's transaction (`CommitInput.journal`, blob-journal.ts). */
+export interface JournaledBlob {
+  sha256: string;
+  bytes: Uint8Array;
 }
 
 export type CommitResult =
