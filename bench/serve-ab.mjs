@@ -17,7 +17,8 @@
 //      folder named by its last path part; e.g. a `git archive` of main, built),
 //      BENCH_CEILING=1 (add bench/ceiling.mjs twice: `ceiling`, the same page for every path, and
 //      `ceiling-pages`, each of the rotation's pages from its own bytes found by URL, and
-//      `ceiling-reads`, the one page after reading the five request fields Plinth reads),
+//      `ceiling-reads`, the one page after reading the five request fields Plinth reads;
+//      BENCH_CEILINGS picks some of them, e.g. `ceiling-pages`: fewer servers sharing the core),
 //      BENCH_SCENARIOS (page2k,rotation), BENCH_PAGES (pages in the rotation, 1000),
 //      BENCH_MODE (turns | together), BENCH_ROUNDS (6), BENCH_DURATION (s per round, 3),
 //      BENCH_CONNECTIONS (64, split between the arms in `together`), PLINTH_THREADS (1),
@@ -28,7 +29,9 @@
 //      with and without a setting, side by side), BENCH_ACCEPT_ENCODING (unset: no header, the
 //      plain bytes; e.g. `gzip, deflate, br` as browsers send it, to measure the negotiated path
 //      and the compressed variant), BENCH_SETTLE_S (seconds from the last Plinth arm's deploy to
-//      the first round, 30: see `settle`).
+//      the first round, 30: see `settle`), BENCH_THIS_NODE_ARGS / BENCH_BASE_NODE_ARGS (Node or V8
+//      options for this build's server, or JSON of them per BENCH_BASE label, e.g.
+//      {"semi":"--min-semi-space-size=4"}: options NODE_OPTIONS does not take, such as V8's heap sizes).
 import { execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,6 +62,9 @@ const serverCpus = env.BENCH_SERVER_CPUS ?? (mode === 'together' && cores > 1 ? 
 const loadgenCpus = env.BENCH_LOADGEN_CPUS ?? (mode === 'together' && cores > 1 ? `0-${cores - 2}` : undefined);
 const thisEnv = env.BENCH_THIS_ENV ? JSON.parse(env.BENCH_THIS_ENV) : {};
 const baseEnv = env.BENCH_BASE_ENV ? JSON.parse(env.BENCH_BASE_ENV) : {};
+const nodeArgsOf = (text) => (text ?? '').split(' ').filter(Boolean);
+const thisNodeArgs = nodeArgsOf(env.BENCH_THIS_NODE_ARGS);
+const baseNodeArgs = env.BENCH_BASE_NODE_ARGS ? JSON.parse(env.BENCH_BASE_NODE_ARGS) : {};
 const acceptEncoding = env.BENCH_ACCEPT_ENCODING ? { 'Accept-Encoding': env.BENCH_ACCEPT_ENCODING } : {};
 const log = (msg) => process.stdout.write(`[serve-ab ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
@@ -84,7 +90,7 @@ function spawnServer(file, args, serverEnv) {
   return spawn(cmd, argv, { env: serverEnv, stdio: 'ignore' });
 }
 
-async function startPlinth(label, root, extraEnv = {}) {
+async function startPlinth(label, root, extraEnv = {}, nodeArgs = []) {
   const dataDir = mkdtempSync(join(work, `${label}-`));
   const port = await freePort();
   const serverEnv = {
@@ -103,7 +109,7 @@ async function startPlinth(label, root, extraEnv = {}) {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   }).trim();
-  const child = spawnServer(process.execPath, [join(root, 'dist/main.js')], serverEnv);
+  const child = spawnServer(process.execPath, [...nodeArgs, join(root, 'dist/main.js')], serverEnv);
   try {
     for (let i = 0; ; i++) {
       const me = await call(port, 'api.localhost', 'GET', '/v1/me', token).catch(() => undefined);
@@ -242,12 +248,14 @@ async function settle(arms) {
 
 const arms = [];
 try {
-  arms.push(await startPlinth('this', here, thisEnv));
-  for (const base of bases) arms.push(await startPlinth(base.label, base.root, baseEnv[base.label] ?? {}));
+  arms.push(await startPlinth('this', here, thisEnv, thisNodeArgs));
+  for (const base of bases) arms.push(await startPlinth(base.label, base.root, baseEnv[base.label] ?? {}, nodeArgsOf(baseNodeArgs[base.label])));
   if (env.BENCH_CEILING === '1') {
-    arms.push(await startCeiling('ceiling'));
-    arms.push(await startCeiling('ceiling-pages', { CEILING_PAGES_DIR: pagesDir }));
-    arms.push(await startCeiling('ceiling-reads', { CEILING_READS: '1' }));
+    const ceilings = { ceiling: {}, 'ceiling-pages': { CEILING_PAGES_DIR: pagesDir }, 'ceiling-reads': { CEILING_READS: '1' } };
+    for (const label of (env.BENCH_CEILINGS ?? Object.keys(ceilings).join(',')).split(',')) {
+      if (!ceilings[label]) throw new Error(`unknown ceiling ${label}; known: ${Object.keys(ceilings).join(', ')}`);
+      arms.push(await startCeiling(label, ceilings[label]));
+    }
   }
   await checkBodies(arms);
   await settle(arms);
@@ -255,6 +263,8 @@ try {
   const idleBefore = arms.map((arm) => threadCpuNs(arm.child.pid));
   await new Promise((r) => setTimeout(r, 2000));
   log(`idle CPU: ${arms.map((arm, i) => `${arm.label} ${(cpuNsBetween(idleBefore[i], threadCpuNs(arm.child.pid)) / 2e6).toFixed(2)} ms/s`).join(', ')}`);
+  // For a profiler to attach to (e.g. `perf record -g -p <pid>` during a scenario's rounds).
+  log(`pids: ${arms.map((arm) => `${arm.label} ${arm.child.pid}`).join(', ')}`);
   log(
     `${mode}: ${arms.map((a) => a.label).join(', ')}; ${rounds} rounds of ${seconds} s, wrk -t1 -c${connections}${mode === 'together' ? ` split ${arms.length} ways` : ''}; PLINTH_THREADS=${threads}${serverCpus ? `; servers on CPU ${serverCpus}, wrk on ${loadgenCpus}` : ''}; load ${os.loadavg()[0].toFixed(2)}`,
   );
