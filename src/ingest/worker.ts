@@ -91,8 +91,8 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     ...(task.compressBeforePublish !== undefined ? { compressBeforePublish: task.compressBeforePublish } : {}),
     ...(task.announce !== undefined
       ? {
-          onStored: (sha256: string, bytes: Uint8Array, encodings: Announcement[2]) =>
-            announce(task.announce!, task.announceBytesMax ?? 0, sha256, bytes, encodings),
+          onStored: (sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean) =>
+            announce(task.announce!, task.announceBytesMax ?? 0, sha256, bytes, encodings, yours),
         }
       : {}),
     ...(task.syncPort !== undefined ? { runSync: syncOverPort(task.syncPort) } : {}),
@@ -181,9 +181,13 @@ export function analyze(task: AnalyzeTask): AnalyzeResult {
   return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits, task.checkPaths);
 }
 
-/** See `UnpackTask.announceBytesMax`: the collector may read the bytes again (the analysis), so they are copied, not given away. */
-function announce(port: MessagePort, bytesMax: number, sha256: string, bytes: Uint8Array, encodings: Announcement[2]): void {
+/**
+ * See `UnpackTask.announceBytesMax`. Bytes in a buffer the collector gives away (`yours`: most
+ * files of an archive, joined from its chunks) move to the HTTP thread as they are; others (a view
+ * of a larger buffer, or bytes the collector keeps) are copied into a buffer that moves.
+ */
+function announce(port: MessagePort, bytesMax: number, sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean): void {
   if (bytes.byteLength > bytesMax) return port.postMessage([sha256, undefined, encodings] satisfies Announcement);
-  const own = new Uint8Array(bytes);
-  port.postMessage([sha256, own, encodings] satisfies Announcement, [own.buffer]);
+  const own = yours && bytes.buffer instanceof ArrayBuffer ? bytes : new Uint8Array(bytes);
+  port.postMessage([sha256, own, encodings] satisfies Announcement, [own.buffer as ArrayBuffer]);
 }
