@@ -156,19 +156,24 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
 
 /**
  * The site is live before its text files have compressed variants: they are made by the pool
- * right after, recorded on the revision, and picked up by serving threads then.
+ * right after, recorded on the revision, and picked up by serving threads then. With a bucket
+ * they go up given their sizes (and the blobs' own, `sizes`), so this thread looks for none on disk.
  */
 export function compressAfterPublish(
   deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'ingest' | 'followUps'>,
   revisionId: string,
   sha256s: string[],
+  sizes?: ReadonlyMap<string, number>,
 ): Promise<void> | undefined {
   const { store, config, log } = deps;
   if (sha256s.length === 0) return undefined;
   const started = performance.now();
   const work = deps.ingest
     .compress({ dataDir: config.dataDir, sha256s })
-    .then((made) => store.blobs.publish(Object.keys(made)).then(() => store.recordEncodings(revisionId, new Map(Object.entries(made)))))
+    .then((made) => {
+      const known = new Map(Object.entries(made).map(([sha256, encodings]) => [sha256, { size: sizes?.get(sha256), encodings }]));
+      return store.blobs.publish([], known).then(() => store.recordEncodings(revisionId, new Map(Object.entries(made))));
+    })
     .then(
       (files) => log.info({ revision: revisionId, files, compressMs: Math.round(performance.now() - started) }, 'deploy.compressed'),
       (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),

@@ -505,7 +505,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       } while (asking !== undefined || pack.objects.length > 0);
     }
 
-    function add(sha256: string, bytes?: Uint8Array, encodings?: Partial<Record<Encoding, number>>): void {
+    function add(sha256: string, bytes?: Uint8Array, encodings?: Partial<Record<Encoding, number>>, knownSize?: number): void {
       if (!taken.has(sha256)) {
         taken.add(sha256);
         if (bytes !== undefined && bytes.byteLength <= packMaxBytes && heldBytes + bytes.byteLength <= HELD_BYTES) {
@@ -513,7 +513,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           heldBytes += bytes.byteLength;
         }
         // Announced with its bytes, the blob's size is known without asking the file system.
-        const size = bytes?.byteLength ?? statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
+        const size = bytes?.byteLength ?? knownSize ?? statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
         sizes.set(sha256, size);
         waiting.push([sha256, undefined, size]);
         if (size !== undefined && size > packMaxBytes) waitingAlone = true;
@@ -613,8 +613,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     ...local,
     isLocal,
     fetch,
-    async publish(sha256s) {
+    async publish(sha256s, known) {
       const publishing = publisher();
+      for (const [sha256, blob] of known ?? []) publishing.add(sha256, undefined, blob.encodings, blob.size);
       const packedBlobs = await publishing.finish(sha256s);
       await publishing.afterAnswer();
       return packedBlobs;
