@@ -227,11 +227,12 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
         onUnknownFamily(db, writes);
       }
     };
-    dbs.transact = async (fn) => {
+    dbs.transact = async (fn, alongside) => {
       const { result, change } = await records.commit(
         applyRemote,
         () => appliedSeq(raw),
         () => replica.dryRun(fn),
+        alongside,
       );
       // This node serves its own change at once: applied before the caller hears of it.
       if (change) await applyChanges(raw, [change]);

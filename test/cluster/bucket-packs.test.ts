@@ -184,6 +184,90 @@ describe('a cluster deploy packs its small blobs', () => {
     expect(new Set(rows.map((row) => row.pack)).size).toBe(2);
   });
 
+  it('leaves a deploy’s pack rows to its commit (rowsWithCommit): none before it, all with its records, none when it writes nothing', async () => {
+    const a = await node();
+    const contents = Array.from({ length: 40 }, () => randomBytes(1500));
+    const shas = await write(a, contents);
+    const publishing = a.blobs.publisher({ rowsWithCommit: true });
+    for (const sha of shas) publishing.add(sha);
+    const places = await publishing.finish(shas);
+    expect(places.size).toBe(40);
+    expect(await rowsOf(shas)).toEqual([]);
+    const packRows = publishing.commitRows()!;
+    expect(packRows.rows.map((row) => row.key.match(/[0-9a-f]{64}/)![0]).sort()).toEqual([...shas].sort());
+    const files = new Map(
+      shas.map((sha, i) => [`f${i}.bin`, { sha256: sha, size: contents[i]!.byteLength, type: 'application/octet-stream', pack: places.get(sha)! }]),
+    );
+    const commit = (site: string, rows = packRows) =>
+      a.commitRevision({
+        site,
+        create: { name: site, plan: 'free', claimed: true },
+        baseRevision: null,
+        files,
+        kind: 'deploy',
+        createdBy: 'admin',
+        packRows: rows,
+      });
+
+    // Too late for the rows (the check throws under the lock): neither the revision nor a row.
+    const late = {
+      rows: packRows.rows,
+      check: () => {
+        throw Object.assign(new Error('too late'), { code: 'BUCKET_UNAVAILABLE' });
+      },
+    };
+    await expect(commit('packs-late', late)).rejects.toMatchObject({ code: 'BUCKET_UNAVAILABLE' });
+    expect(a.getSite('packs-late')).toBeUndefined();
+    expect(await rowsOf(shas)).toEqual([]);
+    // A refusal that writes nothing (the name is taken) writes no rows either.
+    await commit('packs-taken', { rows: [], check: () => undefined });
+    expect(await commit('packs-taken')).toMatchObject({ ok: false, reason: 'name_taken' });
+    expect(await rowsOf(shas)).toEqual([]);
+
+    expect(await commit('packs-on-time')).toMatchObject({ ok: true });
+    const rows = await rowsOf(shas);
+    expect(rows).toHaveLength(40);
+    for (const row of rows) expect(places.get(row.key.match(/[0-9a-f]{64}/)![0])).toEqual({ key: row.pack, offset: Number(row.byte_offset) });
+    // Once answered, this node remembers them: publishing them again asks nothing and sends nothing.
+    await publishing.afterAnswer();
+    const from = await s3.mark();
+    expect(await a.blobs.publish(shas)).toEqual(places);
+    expect(await s3.sentSince(from)).toEqual([]);
+  });
+
+  it('refuses a deploy’s pack rows at a commit over half the grace period after the oldest of its packs', async () => {
+    await node();
+    const pool = new pgClient.Pool({ connectionString: pg.url, max: 2 });
+    const ledger = createBucketLedger(async (fn) => {
+      const client = await pool.connect();
+      try {
+        return await fn(client);
+      } finally {
+        client.release();
+      }
+    });
+    let clock = Date.now();
+    const blobs = createBucketBlobStore({
+      dir: tempDir('plinth-packs-late-'),
+      now: () => clock,
+      bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX }),
+      ledger,
+    });
+    try {
+      const shas = await Promise.all(Array.from({ length: 3 }, async () => (await blobs.write(randomBytes(900))).sha256));
+      const publishing = blobs.publisher({ rowsWithCommit: true });
+      await publishing.finish(shas);
+      const packRows = publishing.commitRows()!;
+      expect(packRows.rows).toHaveLength(3);
+      clock += HOUR / 2;
+      expect(() => packRows.check()).not.toThrow();
+      clock += 1;
+      expect(() => packRows.check()).toThrow(expect.objectContaining({ code: 'BUCKET_UNAVAILABLE' }));
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('asks the database about announced blobs 32 at a time, not as each arrives, in one statement for both tables', async () => {
     await node();
     // The store as a node opens it, on the real ledger, counting its questions.
