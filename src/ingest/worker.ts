@@ -23,6 +23,7 @@ import type {
   AnalyzeResult,
   AnalyzeTask,
   BadgeTask,
+  CompressReply,
   CompressResult,
   CompressTask,
   IngestedFile,
@@ -144,15 +145,25 @@ export function badge(task: BadgeTask): BadgedPage {
   return buildBadgedPage(source, { siteName: task.siteName, reportUrl: task.reportUrl, compress: task.compress });
 }
 
-export async function compress(task: CompressTask): Promise<CompressResult> {
+export async function compress(task: CompressTask): Promise<CompressReply | ReturnType<typeof move>> {
   const blobs = blobsFor(task.dataDir);
-  const result: CompressResult = {};
+  const sizes: CompressResult = {};
+  const bytes: NonNullable<CompressReply['bytes']> = [];
+  let bytesLeft = task.variantBytesMax ?? 0;
   for (const sha256 of task.sha256s) {
-    result[sha256] = await blobs.compressBlob(sha256, { quality: 'fast', durable: false });
+    const made = (encoding: 'br' | 'gzip', variant: Uint8Array): void => {
+      if (variant.byteLength > bytesLeft) return;
+      bytesLeft -= variant.byteLength;
+      // Nothing here reads a variant again once its file is written: a buffer of its own moves.
+      const whole = variant.buffer instanceof ArrayBuffer && variant.byteOffset === 0 && variant.byteLength === variant.buffer.byteLength;
+      bytes.push([sha256, encoding, whole ? variant : new Uint8Array(variant)]);
+    };
+    sizes[sha256] = await blobs.compressBlob(sha256, { quality: 'fast', durable: false, ...(bytesLeft > 0 ? { made } : {}) });
   }
   if (task.sha256s.length > 0) await blobs.flush(task.syncPort && syncOverPort(task.syncPort));
   task.syncPort?.close();
-  return result;
+  if (bytes.length === 0) return { sizes };
+  return move({ [transferableSymbol]: bytes.map(([, , variant]) => variant.buffer), [valueSymbol]: { sizes, bytes } satisfies CompressReply });
 }
 
 /** The analysis of a whole site just unpacked, when one thread checks its links alone (else undefined). */

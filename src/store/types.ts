@@ -246,9 +246,13 @@ export interface BlobStore {
   putFile(bytes: Uint8Array, type: string, options: PutFileOptions): Promise<FileEntry>;
   /**
    * Makes the precompressed variants of an existing blob (those that save space) and returns the
-   * sizes of the variants that exist. Idempotent.
+   * sizes of the variants that exist. Idempotent. `made`: told the bytes of each variant this
+   * call made (not of one that existed), once its file is in place.
    */
-  compressBlob(sha256: string, options?: { quality?: 'fast' | 'small'; durable?: boolean }): Promise<Partial<Record<Encoding, number>>>;
+  compressBlob(
+    sha256: string,
+    options?: { quality?: 'fast' | 'small'; durable?: boolean; made?: (encoding: Encoding, bytes: Uint8Array) => void },
+  ): Promise<Partial<Record<Encoding, number>>>;
   /**
    * Writes a blob synchronously and without fsync (temp file + rename, so never partially
    * visible), for ingest worker threads that own their thread and flush a whole deploy at once
@@ -338,6 +342,8 @@ export interface BlobStore {
 export interface KnownBlob {
   size?: number;
   encodings: Partial<Record<Encoding, number>>;
+  /** The bytes of some of those variants, when the caller holds them, so a pack need not read their files. */
+  variantBytes?: Partial<Record<Encoding, Uint8Array>>;
 }
 
 /** See `BlobStore.publisher`. */
@@ -346,9 +352,16 @@ export interface BlobPublisher {
    * `bytes`: the blob's own, when the caller holds them (up to `bytesWanted`), so a pack need not
    * read its file. `encodings`: its variants on disk with their sizes, when the caller knows them
    * (the unpack that stored it), so none is looked for on disk; unset: each is looked for.
-   * `size`: the blob's, when known without its bytes (else read from its file).
+   * `size`: the blob's, when known without its bytes (else read from its file). `variantBytes`: the
+   * bytes of some of its variants, when the caller holds them (as `bytes` for the blob).
    */
-  add(sha256: string, bytes?: Uint8Array, encodings?: Partial<Record<Encoding, number>>, size?: number): void;
+  add(
+    sha256: string,
+    bytes?: Uint8Array,
+    encodings?: Partial<Record<Encoding, number>>,
+    size?: number,
+    variantBytes?: Partial<Record<Encoding, Uint8Array>>,
+  ): void;
   /** Blobs up to this size are worth handing to `add` with their bytes (packing); 0: none. */
   readonly bytesWanted: number;
   /** Resolves once the blobs, and the variants of large ones, are in the bucket: with where the packed blobs are (`publish`). */
