@@ -133,8 +133,7 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       const started = performance.now();
       // With a bucket, each blob goes up as soon as the worker has stored it (a refused deploy
       // leaves what went up unreferenced, for garbage collection); the commit waits for them all.
-      // The packs' rows go in with the commit (one statement beside the records, not one per pack).
-      const publisher = store.blobs.publisher({ rowsWithCommit: true });
+      const publisher = store.blobs.publisher();
       const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, store.blobs.bucket !== undefined ? publisher : undefined, {
         threads: deps.ingest.threads,
         // An embedded store's index can carry a small site's blobs (a cluster's go to its bucket).
@@ -170,7 +169,6 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
         live,
         actor: actorOf(caller, network),
         uploads,
-        packRows: () => publisher.commitRows(),
         ...(result.journal !== undefined ? { journal: result.journal } : {}),
       });
       const ms = (from: number, to: number): number => Math.round(to - from);

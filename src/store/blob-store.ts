@@ -349,13 +349,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     isLocal: () => true,
     fetch: () => Promise.resolve(),
     publish: () => Promise.resolve(NOTHING_PACKED),
-    publisher: () => ({
-      add: () => undefined,
-      bytesWanted: 0,
-      finish: () => Promise.resolve(NOTHING_PACKED),
-      commitRows: () => undefined,
-      afterAnswer: () => Promise.resolve(),
-    }),
+    publisher: () => ({ add: () => undefined, bytesWanted: 0, finish: () => Promise.resolve(NOTHING_PACKED), afterAnswer: () => Promise.resolve() }),
     trimCache: () => Promise.resolve({ files: 0, bytes: 0 }),
     counters: () => ({ downloads: 0, downloadedBytes: 0, bucketErrors: 0 }),
   };

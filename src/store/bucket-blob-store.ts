@@ -281,12 +281,11 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    * With packing on (a cluster, `packMaxBytes` > 0), a new object up to that size is not sent
    * alone: it joins the deploy's current pack, which goes up once it holds `PACK_TARGET_BYTES`
    * (or `PACK_EARLY_OBJECTS` while no pack is in flight) and at the end of each step (`finish`,
-   * `afterAnswer`), its rows written after its PUT: with `rowsWithCommit`, the packs put before the
-   * answer leave theirs to the commit (`commitRows`), else each pack's go in right after it. An
-   * object already packed is not sent again: its row is renewed when older than half the grace
-   * period (one query per burst), and one that garbage collection deleted meanwhile is packed anew.
+   * `afterAnswer`), its rows written after its PUT, so before the commit. An object already packed is not sent again: its row is renewed when older
+   * than half the grace period (one query per burst), and one that garbage collection deleted
+   * meanwhile is packed anew.
    */
-  function publisher(publisherOptions: { rowsWithCommit?: boolean } = {}): BlobPublisher {
+  function publisher(): BlobPublisher {
     const taken = new Set<string>();
     // Blob sha256 → its size, as `add` learnt it; and the variants queued, `<sha256>.<encoding>`.
     const sizes = new Map<string, number | undefined>();
@@ -309,14 +308,6 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     let packsInFlight = 0;
     // Blob sha256 → where it is packed, for the commit's file records.
     const packedBlobs = new Map<string, FilePack>();
-    // The rows of packs put before the answer, for the commit to write (`rowsWithCommit`), with
-    // when the oldest of those packs was put; and what this node may remember of them, once the
-    // commit wrote them (`afterAnswer`): a later deploy that took a place with no row behind it
-    // would reference a pack that garbage collection deletes.
-    let rowsToCommit = publisherOptions.rowsWithCommit === true;
-    const commitRows: Array<PackedObject & { key: string }> = [];
-    let oldestPackAt = Infinity;
-    const rememberAfterCommit: Array<[key: string, at: number, where: FilePack]> = [];
     // Object key → its bytes, as the unpack (a blob) or the compression (a variant) handed them
     // over, until it is packed or known not to be.
     const held = new Map<string, Buffer>();
@@ -362,8 +353,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     }
 
     /**
-     * The current pack to the bucket, then its rows to the database (or, `rowsWithCommit`, to the
-     * commit's list). Its objects come from the
+     * The current pack to the bucket, then its rows to the database. Its objects come from the
      * bytes the unpack announced, or else from their files, read only now (so only packs in
      * flight, and `HELD_BYTES`, are held in memory).
      */
@@ -402,16 +392,10 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           // period; rows written later than half of it could point to a pack already gone.
           if (now() - at > graceMs / 2)
             throw Object.assign(new Error(`pack ${key} took over half the grace period to upload`), { code: BUCKET_UNAVAILABLE_CODE });
-          const rows = objects.map(({ key: object, offset, size }) => ({ key: object, pack: key, offset, size, touchedMs: at }));
-          const withCommit = rowsToCommit;
-          if (withCommit) {
-            commitRows.push(...rows);
-            oldestPackAt = Math.min(oldestPackAt, at);
-          } else await packs!.record(rows);
+          await packs!.record(objects.map(({ key: object, offset, size }) => ({ key: object, pack: key, offset, size, touchedMs: at })));
           for (const object of objects) {
             const where = { key, offset: object.offset };
-            if (withCommit) rememberAfterCommit.push([object.key, at, where]);
-            else remember(object.key, at, where);
+            remember(object.key, at, where);
             placed(object.sha256, object.encoding, where);
           }
         }).finally(() => packsInFlight--),
@@ -569,22 +553,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         if (failure !== undefined) throw failure.err;
         return new Map(packedBlobs);
       },
-      commitRows() {
-        if (commitRows.length === 0) return undefined;
-        const since = oldestPackAt;
-        return {
-          rows: [...commitRows],
-          check() {
-            if (now() - since > graceMs / 2) {
-              throw Object.assign(new Error('a pack of this deploy was put over half the grace period before its commit'), { code: BUCKET_UNAVAILABLE_CODE });
-            }
-          },
-        };
-      },
       async afterAnswer() {
-        // The commit wrote the rows of the packs put so far: from here on, each pack's go in after it.
-        rowsToCommit = false;
-        for (const [key, at, where] of rememberAfterCommit.splice(0)) remember(key, at, where);
         waiting.push(...later);
         later = [];
         try {
@@ -655,7 +624,6 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     isLocal,
     fetch,
     async publish(sha256s, known) {
-      // No commit of this caller's carries rows: each pack's go in after its PUT.
       const publishing = publisher();
       for (const [sha256, blob] of known ?? []) publishing.add(sha256, undefined, blob.encodings, blob.size, blob.variantBytes);
       const packedBlobs = await publishing.finish(sha256s);

@@ -5,10 +5,9 @@ import { BULK_QUERY_MS, timeBound } from './records-connections.js';
  * Where a cluster's packed objects live. A deploy's small blobs (and their variants) go to the
  * bucket not one object each but appended to a pack object, `packs/<uuid>`, and this table says
  * which byte range of which pack holds each key. Unlike the bucket ledger (a hint), it is the only
- * record of these objects: its rows are written after their pack's PUT, by the deploy's commit
- * itself (`PendingPackRows`) or, for packs put outside a deploy's commit, right after the PUT, so
- * a row never points to a pack that was not written; a pack is deleted only once no row points to
- * it (bucket-gc.ts), and a pack whose deploy never committed is such a pack.
+ * record of these objects: its rows are written after their pack's PUT and before the deploy's
+ * commit, so a row never points to a pack that was not written; a pack is deleted only once no
+ * row points to it (bucket-gc.ts).
  *
  * A pack's key is random, never its contents' hash: two deploys that made the same bytes would
  * otherwise write one key twice, and garbage collection could delete the first while the second
@@ -45,43 +44,6 @@ export interface PackedObject {
   touchedMs: number;
 }
 
-/**
- * The rows of packs a deploy put before its commit, for the commit's own transaction to write:
- * one statement beside the records instead of one insert after each pack. `check` throws (coded
- * `BUCKET_UNAVAILABLE`) when the oldest of those packs is too old for its rows to be written
- * safely (see `PendingPackRows.check`); the commit calls it under the write lock, just before.
- */
-export interface PendingPackRows {
-  rows: ReadonlyArray<PackedObject & { key: string }>;
-  /**
-   * Garbage collection deletes a pack no row points to once it is older than the grace period:
-   * rows written later than half of it after the pack's PUT could point to a pack already gone.
-   */
-  check(): void;
-}
-
-/** The same rows, one per key (the last), as `INSERT ... ON CONFLICT` needs them. */
-export const lastRowOfEachKey = <T extends { key: string }>(entries: readonly T[]): T[] => [...new Map(entries.map((entry) => [entry.key, entry])).values()];
-
-/** A row as `packRowsInsert` reads it from JSON. */
-export const packRowJson = (row: PackedObject & { key: string }): { key: string; pack: string; byte_offset: number; size: number; touched_ms: number } => ({
-  key: row.key,
-  pack: row.pack,
-  byte_offset: row.offset,
-  size: row.size,
-  touched_ms: Math.floor(row.touchedMs),
-});
-
-/**
- * A part of a `WITH` statement that writes pack rows given as one JSON array (`param`: its
- * placeholder) of `packRowJson`s, one per key: PostgreSQL parses the array, rather than this
- * thread escaping five arrays element by element. A key packed again moves to the newer pack.
- */
-export const packRowsInsert = (param: string): string =>
-  `packed AS (INSERT INTO plinth_packed_objects (key, pack, byte_offset, size, touched_ms)
-   SELECT key, pack, byte_offset, size, touched_ms FROM jsonb_to_recordset(${param}::jsonb) AS r(key text, pack text, byte_offset bigint, size bigint, touched_ms bigint)
-   ON CONFLICT (key) DO UPDATE SET pack = excluded.pack, byte_offset = excluded.byte_offset, size = excluded.size, touched_ms = excluded.touched_ms)`;
-
 type WithClient = <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>;
 
 /** Prefix of pack objects in the bucket: outside `blobs/`, so the blob listing never sees them. */
@@ -108,7 +70,7 @@ export function createPackLedger(withClient: WithClient): PackLedger {
 
     async record(entries) {
       if (entries.length === 0) return;
-      const last = lastRowOfEachKey(entries);
+      const last = [...new Map(entries.map((entry) => [entry.key, entry])).values()];
       await query(
         `INSERT INTO plinth_packed_objects (key, pack, byte_offset, size, touched_ms)
          SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])

@@ -8,7 +8,6 @@ export type { SiteRecords, Store } from './metadata.js';
 export type { DeleteRevisionResult } from './prune.js';
 export type { ManifestRecords } from './manifests.js';
 export type { ReplayRecords } from './replays.js';
-export type { PendingPackRows } from './bucket-packs.js';
 export type { OAuthRecords } from './oauth.js';
 export type { DeviceDecision, DeviceGrantRecords, DevicePoll } from './device-grants.js';
 export type { PeopleRecords } from './people.js';

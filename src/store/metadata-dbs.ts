@@ -1,6 +1,5 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { guardCommitFailures } from './commit-failure.js';
-import type { PendingPackRows } from './bucket-packs.js';
 import type {
   AccessTicketRecord,
   AccountRecord,
@@ -34,12 +33,6 @@ export type PathKey = [revisionId: string, path: string];
 /** LMDB refuses longer keys; ingest caps paths well below this. */
 export const MAX_KEY_BYTES = 1978;
 
-/** What a cluster's commit writes beside the records, in the same PostgreSQL transaction. */
-export interface CommitAlongside {
-  /** The rows of the packs a deploy put (bucket-packs.ts), checked and written under the lock. */
-  packRows?: PendingPackRows;
-}
-
 export interface MetadataDbs {
   env: RootDatabase;
   /**
@@ -47,9 +40,8 @@ export interface MetadataDbs {
    * committed together or not at all. Embedded, an LMDB transaction; in a cluster, the same code
    * runs against the local replica and its writes are committed through PostgreSQL first (see
    * replica.ts). `fn` must only read and write these databases: it may run more than once.
-   * `alongside`: what a cluster's commit also writes in its PostgreSQL transaction (none embedded).
    */
-  transact<T>(fn: () => T, alongside?: CommitAlongside): Promise<T>;
+  transact<T>(fn: () => T): Promise<T>;
   /** site id → record. */
   sites: Database<SiteRecord, string>;
   /** Every name ever used → site id, so names are never reused and former names still resolve. */
@@ -155,11 +147,7 @@ export function openMetadataDbs(path: string): MetadataDbs {
   guardCommitFailures(env, path);
   return {
     env,
-    transact: (fn, alongside) => {
-      // Packs live in a cluster's bucket only: an embedded store has nowhere to write their rows.
-      if ((alongside?.packRows?.rows.length ?? 0) > 0) return Promise.reject(new TypeError('this store keeps no pack rows'));
-      return env.transaction(fn);
-    },
+    transact: (fn) => env.transaction(fn),
     sites: env.openDB<SiteRecord, string>('sites', {}),
     names: env.openDB<string, string>('names', {}),
     revisions: env.openDB<RevisionRecord, RevisionKey>('revisions', {}),

@@ -227,12 +227,11 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
         onUnknownFamily(db, writes);
       }
     };
-    dbs.transact = async (fn, alongside) => {
+    dbs.transact = async (fn) => {
       const { result, change } = await records.commit(
         applyRemote,
         () => appliedSeq(raw),
         () => replica.dryRun(fn),
-        alongside,
       );
       // This node serves its own change at once: applied before the caller hears of it.
       if (change) await applyChanges(raw, [change]);

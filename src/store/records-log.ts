@@ -3,13 +3,11 @@ import type { Key } from 'lmdb';
 import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
 import { createBucketLedger, type BucketLedger } from './bucket-ledger.js';
-import { lastRowOfEachKey, packRowJson, packRowsInsert } from './bucket-packs.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
 import { boundedClientClass, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
 import type { AnalyticsRecords } from './analytics.js';
 import { clusterAnalytics } from './records-analytics.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
-import type { CommitAlongside } from './metadata-dbs.js';
 import type { RecordWrite, ReplicatedDb } from './replicated-dbs.js';
 import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
 import type { RateCheck, RateResult } from './types.js';
@@ -81,7 +79,6 @@ export interface RecordsLog {
     catchUp: (changes: Change[]) => Promise<void>,
     after: () => number,
     prepare: () => { result: T; writes: RecordWrite[] },
-    alongside?: CommitAlongside,
   ): Promise<{ result: T; change?: Change }>;
   /**
    * Changes after `seq`, oldest first, at most `limit`. Throws an error with code
@@ -272,7 +269,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     // since the replica's (again after each catch-up), the change with its records and
     // notification in one statement, COMMIT. Each round trip costs both ends CPU and waits its
     // turn on a busy machine, with the lock held.
-    commit: (catchUp, after, prepare, alongside) =>
+    commit: (catchUp, after, prepare) =>
       withReadyClient(async (client) => {
         try {
           // One simple-protocol query (no parameters), three statements in one round trip: the
@@ -292,15 +289,10 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
             await catchUp(behindBy);
           }
           const { result, writes } = prepare();
-          // Nothing written (a refusal: the name taken, a conflict): nothing refers to the packs either.
           if (writes.length === 0) {
             await client.query('COMMIT');
             return { result };
           }
-          const packRows = alongside?.packRows !== undefined && alongside.packRows.rows.length > 0 ? alongside.packRows : undefined;
-          // Checked under the lock, at the last moment before the rows are written.
-          packRows?.check();
-          const packed = packRows === undefined ? undefined : JSON.stringify(lastRowOfEachKey(packRows.rows).map(packRowJson));
           // The records are the change's own writes, the last of each key (as in the
           // transaction): PostgreSQL takes them from the change it has just parsed, rather than
           // from a second copy of every value in arrays that this thread would escape element by
@@ -335,7 +327,6 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           if (removes > 0) {
             parts.push(`gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT db, key FROM (${records(true)}) AS removed))`);
           }
-          if (packed !== undefined) parts.push(packRowsInsert(`$${values.push(packed)}`));
           const inserted = await timeBound<{ seq: string; stamp: string }>(
             client,
             `WITH ${parts.join(',\n')} SELECT seq, stamp, pg_notify('plinth_changes', seq::text) FROM change`,

@@ -7,7 +7,7 @@
 import type { DomainStatus, Encoding, Plan, RevisionExtras, Role } from '../rules/index.js';
 import type { RunSync } from './filesystem-sync.js';
 import type { ReplicaStatus } from './replica-health.js';
-import type { PackLedger, PendingPackRows } from './bucket-packs.js';
+import type { PackLedger } from './bucket-packs.js';
 
 export type { Encoding, Plan, RevisionExtras, ReplicaStatus, Role };
 
@@ -188,11 +188,6 @@ export interface CommitInput {
    * stores only.
    */
   journal?: readonly JournaledBlob[];
-  /**
-   * The rows of the packs this revision's blobs were put in (a cluster deploy's), written by the
-   * commit's own PostgreSQL transaction (bucket-packs.ts). A cluster store only.
-   */
-  packRows?: PendingPackRows;
 }
 
 /** A blob whose bytes ride in a revision's transaction (`CommitInput.journal`, blob-journal.ts). */
@@ -317,10 +312,9 @@ export interface BlobStore {
    * `publish` in steps, for a deploy whose blobs are stored one by one: `add` starts on a blob as
    * soon as it is stored (the ingest worker announces each), `finish` adds the rest and resolves
    * or rejects as `publish` of all of them would, but for the variants of small blobs, which
-   * `afterAnswer` uploads. No-op without a bucket. `rowsWithCommit`: the caller's commit writes
-   * the rows of the packs `finish` waited for (`BlobPublisher.commitRows`).
+   * `afterAnswer` uploads. No-op without a bucket.
    */
-  publisher(options?: { rowsWithCommit?: boolean }): BlobPublisher;
+  publisher(): BlobPublisher;
   /**
    * This node's step of cache upkeep: deletes the least recently used local blob files until the
    * cache is within its byte budget, never one the bucket does not hold yet, nor one used in the
@@ -367,14 +361,7 @@ export interface BlobPublisher {
   /** Resolves once the blobs, and the variants of large ones, are in the bucket: with where the packed blobs are (`publish`). */
   finish(sha256s: Iterable<string>): Promise<PackedBlobs>;
   /**
-   * With `rowsWithCommit`, after `finish`: the rows of the packs put so far, for the commit's
-   * transaction (`CommitInput.packRows`); undefined when there are none. Until a commit wrote them
-   * nothing may reference those packs, so this node remembers them only from `afterAnswer` on.
-   */
-  commitRows(): PendingPackRows | undefined;
-  /**
-   * Uploads the variants of small blobs that `finish` left out (call it after the commit, and only
-   * once it succeeded: see `commitRows`): until
+   * Uploads the variants of small blobs that `finish` left out (call it after the commit): until
    * they arrive, a node asked for one makes it from its blob (see `fetch`).
    */
   afterAnswer(): Promise<void>;
