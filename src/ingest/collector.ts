@@ -51,8 +51,13 @@ export interface CollectorOptions {
   publishedAs?: Readonly<Record<string, readonly string[]>>;
   /** Compression this deploy may do before its answer (see `UnpackOptions.compressBeforePublish`). */
   compressBeforePublish?: CompressBudget;
-  /** Told of each blob once it is stored, with its bytes and the variants it has on disk so far (see `UnpackTask.announce`). */
-  onStored?: (sha256: string, bytes: Uint8Array, encodings: Partial<Record<Encoding, number>>) => void;
+  /**
+   * Told of each blob once it is stored, with its bytes and the variants it has on disk so far
+   * (see `UnpackTask.announce`). `yours`: nothing here reads the bytes again and their buffer
+   * holds nothing else (the collector joined the file's chunks into it), so the callee may take
+   * the buffer (move it to another thread) instead of copying the bytes.
+   */
+  onStored?: (sha256: string, bytes: Uint8Array, encodings: Partial<Record<Encoding, number>>, yours: boolean) => void;
   /** How the blobs' filesystem is synced (see `BlobStore.flush`); by default a fork of `sync -f`. */
   runSync?: RunSync;
   /** See `UnpackOptions.journalMaxBytes`. */
@@ -358,14 +363,17 @@ export function createCollector(options: CollectorOptions): Collector {
     }
     count(path, size);
     if (overLimit) return;
-    await accept(path, parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
+    if (parts.length === 1) return accept(path, parts[0]!, false);
+    // A buffer of its own (Buffer.concat takes small ones from a shared pool): the blob's alone.
+    const joined = Buffer.concat(parts, size);
+    await accept(path, joined, joined.byteOffset === 0 && joined.byteLength === joined.buffer.byteLength);
   }
 
   async function addBytes(path: string, bytes: Uint8Array): Promise<void> {
     if (bytes.byteLength > limits.maxFileBytes) throw fileTooLarge(path, limits.maxFileBytes, anonymous, limits.maxRulesFileBytes);
     count(path, bytes.byteLength);
     if (overLimit) return;
-    await accept(path, bytes);
+    await accept(path, bytes, false);
   }
 
   function addReference(path: string, sha256: string, size: number): void {
@@ -376,7 +384,8 @@ export function createCollector(options: CollectorOptions): Collector {
     referenced.set(path, { sha256, size });
   }
 
-  async function accept(path: string, bytes: Uint8Array): Promise<void> {
+  /** `own`: the bytes' buffer is this collector's alone (see `onStored`). */
+  async function accept(path: string, bytes: Uint8Array, own: boolean): Promise<void> {
     siteBytes += bytes.byteLength;
     if (blockExecutables && isExecutableFile(path, bytes.subarray(0, HEAD_BYTES))) throw executableBlocked(path);
     // A part's file may carry content the site publishes under other names (`x.bin` for
@@ -386,24 +395,26 @@ export function createCollector(options: CollectorOptions): Collector {
     const paths = sha256 !== undefined && Object.hasOwn(publishedAs!, sha256) ? publishedAs![sha256]! : path;
     secrets.push(...leakGuard.check(paths, bytes));
     if (secrets.length > 0) return;
-    await startWrite(path, bytes, contentTypeFor(path), sha256);
+    await startWrite(path, bytes, contentTypeFor(path), own, sha256);
   }
 
-  async function startWrite(path: string, bytes: Uint8Array, type: string, sha256?: string): Promise<void> {
+  async function startWrite(path: string, bytes: Uint8Array, type: string, own: boolean, sha256?: string): Promise<void> {
+    // Read now: once `onStored` has taken the buffer, `bytes` is empty.
+    const { byteLength } = bytes;
     const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget).then(
       (entry) => {
         stored.set(path, entry);
         journalBytes(entry.entry.sha256, bytes);
-        options.onStored?.(entry.entry.sha256, bytes, entry.entry.encodings ?? {});
+        options.onStored?.(entry.entry.sha256, bytes, entry.entry.encodings ?? {}, own && journal === undefined);
       },
       (error: unknown) => void (writeError ??= { error }),
     );
     const tracked = write.finally(() => {
       pending.delete(tracked);
-      pendingBytes -= bytes.byteLength;
+      pendingBytes -= byteLength;
     });
     pending.add(tracked);
-    pendingBytes += bytes.byteLength;
+    pendingBytes += byteLength;
     while (pending.size > 0 && (pending.size >= MAX_PENDING_WRITES || pendingBytes > MAX_PENDING_WRITE_BYTES)) {
       await Promise.race(pending);
     }

@@ -5,6 +5,7 @@ export type {
   AnalyzeTask,
   BadgeTask,
   ByteRange,
+  CompressReply,
   CompressResult,
   CompressTask,
   FileReference,

@@ -8,7 +8,7 @@ import { ServiceError } from '../errors.js';
 import type { BadgedPage } from '../badge/index.js';
 import { createSyncHelper, type RunSync } from '../store/blobs-entry.js';
 import { openSyncPort } from './sync-port.js';
-import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressResult, CompressTask, UnpackReply, UnpackResult, UnpackTask } from './types.js';
+import type { AnalyzeResult, AnalyzeTask, BadgeTask, CompressReply, CompressTask, UnpackReply, UnpackResult, UnpackTask } from './types.js';
 
 export interface IngestPoolOptions {
   /** Worker threads; all pools together should stay within the core count. */
@@ -50,7 +50,7 @@ export interface IngestPool {
    * Makes precompressed variants after a deploy went live, on a separate single thread; not
    * admission-checked, as it is follow-up work of a deploy already admitted.
    */
-  compress(task: CompressTask): Promise<CompressResult>;
+  compress(task: CompressTask): Promise<CompressReply>;
   /**
    * Builds a badged page (badge placed, compressed forms) on a thread of its own, so a serving
    * thread never spends a large page's parse; undefined when its queue is full.
@@ -164,7 +164,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
 
   // Compression after a deploy has its own single thread, so it never sits in front of the
   // next deploy; its queue is bounded and anything past it is dropped (files stay uncompressed).
-  const compressor = new Piscina<CompressTask, CompressResult>({
+  const compressor = new Piscina<CompressTask, CompressReply>({
     filename,
     name: 'compress',
     resourceLimits,

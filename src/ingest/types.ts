@@ -173,10 +173,22 @@ export interface CompressTask {
   sha256s: string[];
   /** As `UnpackTask.syncPort`. */
   syncPort?: MessagePort;
+  /**
+   * Up to this many bytes of the variants made come back with the sizes (`CompressReply.bytes`),
+   * moved rather than copied where their buffer is their own, so that the HTTP thread uploads
+   * them to a bucket without reading their files; unset or 0: none.
+   */
+  variantBytesMax?: number;
 }
 
 /** sha256 → sizes of the variants that exist (an empty object when none pays off). */
 export type CompressResult = Record<string, { br?: number; gzip?: number }>;
+
+/** What a compression task answers: the sizes, and the bytes of variants made (see `CompressTask.variantBytesMax`). */
+export interface CompressReply {
+  sizes: CompressResult;
+  bytes?: Array<[sha256: string, encoding: 'br' | 'gzip', bytes: Uint8Array]>;
+}
 
 /** A page of a site with a badge, to be served with it (see badge/page.ts). */
 export interface BadgeTask {

@@ -23,6 +23,7 @@ import type {
   AnalyzeResult,
   AnalyzeTask,
   BadgeTask,
+  CompressReply,
   CompressResult,
   CompressTask,
   IngestedFile,
@@ -91,8 +92,8 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     ...(task.compressBeforePublish !== undefined ? { compressBeforePublish: task.compressBeforePublish } : {}),
     ...(task.announce !== undefined
       ? {
-          onStored: (sha256: string, bytes: Uint8Array, encodings: Announcement[2]) =>
-            announce(task.announce!, task.announceBytesMax ?? 0, sha256, bytes, encodings),
+          onStored: (sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean) =>
+            announce(task.announce!, task.announceBytesMax ?? 0, sha256, bytes, encodings, yours),
         }
       : {}),
     ...(task.syncPort !== undefined ? { runSync: syncOverPort(task.syncPort) } : {}),
@@ -144,15 +145,25 @@ export function badge(task: BadgeTask): BadgedPage {
   return buildBadgedPage(source, { siteName: task.siteName, reportUrl: task.reportUrl, compress: task.compress });
 }
 
-export async function compress(task: CompressTask): Promise<CompressResult> {
+export async function compress(task: CompressTask): Promise<CompressReply | ReturnType<typeof move>> {
   const blobs = blobsFor(task.dataDir);
-  const result: CompressResult = {};
+  const sizes: CompressResult = {};
+  const bytes: NonNullable<CompressReply['bytes']> = [];
+  let bytesLeft = task.variantBytesMax ?? 0;
   for (const sha256 of task.sha256s) {
-    result[sha256] = await blobs.compressBlob(sha256, { quality: 'fast', durable: false });
+    const made = (encoding: 'br' | 'gzip', variant: Uint8Array): void => {
+      if (variant.byteLength > bytesLeft) return;
+      bytesLeft -= variant.byteLength;
+      // Nothing here reads a variant again once its file is written: a buffer of its own moves.
+      const whole = variant.buffer instanceof ArrayBuffer && variant.byteOffset === 0 && variant.byteLength === variant.buffer.byteLength;
+      bytes.push([sha256, encoding, whole ? variant : new Uint8Array(variant)]);
+    };
+    sizes[sha256] = await blobs.compressBlob(sha256, { quality: 'fast', durable: false, ...(bytesLeft > 0 ? { made } : {}) });
   }
   if (task.sha256s.length > 0) await blobs.flush(task.syncPort && syncOverPort(task.syncPort));
   task.syncPort?.close();
-  return result;
+  if (bytes.length === 0) return { sizes };
+  return move({ [transferableSymbol]: bytes.map(([, , variant]) => variant.buffer), [valueSymbol]: { sizes, bytes } satisfies CompressReply });
 }
 
 /** The analysis of a whole site just unpacked, when one thread checks its links alone (else undefined). */
@@ -181,9 +192,13 @@ export function analyze(task: AnalyzeTask): AnalyzeResult {
   return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits, task.checkPaths);
 }
 
-/** See `UnpackTask.announceBytesMax`: the collector may read the bytes again (the analysis), so they are copied, not given away. */
-function announce(port: MessagePort, bytesMax: number, sha256: string, bytes: Uint8Array, encodings: Announcement[2]): void {
+/**
+ * See `UnpackTask.announceBytesMax`. Bytes in a buffer the collector gives away (`yours`: most
+ * files of an archive, joined from its chunks) move to the HTTP thread as they are; others (a view
+ * of a larger buffer, or bytes the collector keeps) are copied into a buffer that moves.
+ */
+function announce(port: MessagePort, bytesMax: number, sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean): void {
   if (bytes.byteLength > bytesMax) return port.postMessage([sha256, undefined, encodings] satisfies Announcement);
-  const own = new Uint8Array(bytes);
-  port.postMessage([sha256, own, encodings] satisfies Announcement, [own.buffer]);
+  const own = yours && bytes.buffer instanceof ArrayBuffer ? bytes : new Uint8Array(bytes);
+  port.postMessage([sha256, own, encodings] satisfies Announcement, [own.buffer as ArrayBuffer]);
 }

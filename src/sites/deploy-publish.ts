@@ -4,7 +4,7 @@ import { siteUrl } from '../config.js';
 import type { DeployView } from '../contract/index.js';
 import { ServiceError } from '../errors.js';
 import { ANONYMOUS_LIFETIME_MS, randomSiteName, type RevisionExtras } from '../rules/index.js';
-import { hashToken, type EventActor, type FileEntry, type JournaledBlob, type PackedBlobs } from '../store/index.js';
+import { hashToken, type EventActor, type FileEntry, type JournaledBlob, type KnownBlob, type PackedBlobs } from '../store/index.js';
 import { deployConflict, type Decision } from './deploy-decision.js';
 import type { OperationsDeps } from './deps.js';
 import { eventRecorded, newEvent } from './events.js';
@@ -155,20 +155,36 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
 }
 
 /**
+ * With a bucket, the bytes of the variants a compression made come back to this thread (at most
+ * this many, moved rather than copied), so their upload need not read their files here.
+ */
+const VARIANT_BYTES_BACK_MAX = 16 * 1024 * 1024;
+
+/**
  * The site is live before its text files have compressed variants: they are made by the pool
- * right after, recorded on the revision, and picked up by serving threads then.
+ * right after, recorded on the revision, and picked up by serving threads then. With a bucket
+ * they go up given their sizes (and the blobs' own, `sizes`) and their bytes, so this thread
+ * neither looks for nor reads their files.
  */
 export function compressAfterPublish(
   deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'ingest' | 'followUps'>,
   revisionId: string,
   sha256s: string[],
+  sizes?: ReadonlyMap<string, number>,
 ): Promise<void> | undefined {
   const { store, config, log } = deps;
   if (sha256s.length === 0) return undefined;
   const started = performance.now();
   const work = deps.ingest
-    .compress({ dataDir: config.dataDir, sha256s })
-    .then((made) => store.blobs.publish(Object.keys(made)).then(() => store.recordEncodings(revisionId, new Map(Object.entries(made)))))
+    .compress({ dataDir: config.dataDir, sha256s, ...(store.blobs.bucket !== undefined ? { variantBytesMax: VARIANT_BYTES_BACK_MAX } : {}) })
+    .then(({ sizes: made, bytes }) => {
+      const known = new Map(Object.entries(made).map(([sha256, encodings]) => [sha256, { size: sizes?.get(sha256), encodings } as KnownBlob]));
+      for (const [sha256, encoding, variant] of bytes ?? []) {
+        const blob = known.get(sha256);
+        if (blob !== undefined) blob.variantBytes = { ...blob.variantBytes, [encoding]: variant };
+      }
+      return store.blobs.publish([], known).then(() => store.recordEncodings(revisionId, new Map(Object.entries(made))));
+    })
     .then(
       (files) => log.info({ revision: revisionId, files, compressMs: Math.round(performance.now() - started) }, 'deploy.compressed'),
       (err: unknown) => log.warn({ err, revision: revisionId }, 'deploy.compress_failed'),

@@ -162,7 +162,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
   }
 
   /** Size of the variant on disk, making it first if it pays off; undefined when it does not. */
-  async function ensureVariant(sha256: string, bytes: Uint8Array, encoding: Encoding, quality: Quality, durable: boolean) {
+  async function ensureVariant(sha256: string, bytes: Uint8Array, encoding: Encoding, quality: Quality, durable: boolean, made?: MadeVariant) {
     const path = pathOf(sha256, encoding);
     // A variant file is never deleted while its blob lives, so its presence means it was worth it.
     if (existsSync(path)) return (await stat(path)).size;
@@ -170,14 +170,15 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     if (!worthKeeping(compressed, bytes)) return undefined;
     const temp = await writeTemp(tmpDir, compressed, durable);
     await publishTemp(temp.path, path, durable);
+    made?.(encoding, compressed);
     return compressed.byteLength;
   }
 
-  async function makeVariants(sha256: string, bytes: Uint8Array, quality: Quality, durable: boolean) {
+  async function makeVariants(sha256: string, bytes: Uint8Array, quality: Quality, durable: boolean, made?: MadeVariant) {
     const encodings: Partial<Record<Encoding, number>> = {};
     if (bytes.byteLength < MIN_COMPRESS_BYTES) return encodings;
     for (const encoding of ENCODINGS) {
-      const variantSize = await ensureVariant(sha256, bytes, encoding, quality, durable);
+      const variantSize = await ensureVariant(sha256, bytes, encoding, quality, durable, made);
       if (variantSize !== undefined) encodings[encoding] = variantSize;
     }
     return encodings;
@@ -235,8 +236,8 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     return encodings;
   }
 
-  async function compressBlob(sha256: string, opts: { quality?: Quality; durable?: boolean } = {}) {
-    return makeVariants(sha256, await readFile(pathOf(sha256)), opts.quality ?? 'small', opts.durable ?? true);
+  async function compressBlob(sha256: string, opts: { quality?: Quality; durable?: boolean; made?: MadeVariant } = {}) {
+    return makeVariants(sha256, await readFile(pathOf(sha256)), opts.quality ?? 'small', opts.durable ?? true, opts.made);
   }
 
   async function flush(run?: RunSync): Promise<void> {
@@ -415,6 +416,9 @@ export function compressFastAsync(bytes: Uint8Array, encoding: Encoding): Promis
  * Blobs up to this size have their variants made on demand, from the blob, by whoever needs one
  * that is not stored yet (`variantFromBlob`); larger ones wait for the compressor.
  */
+/** See `BlobStore.compressBlob`'s `made`. */
+type MadeVariant = (encoding: Encoding, bytes: Uint8Array) => void;
+
 export const VARIANT_ON_DEMAND_MAX_BYTES = 1024 * 1024;
 
 /**

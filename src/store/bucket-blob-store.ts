@@ -308,13 +308,19 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     let packsInFlight = 0;
     // Blob sha256 → where it is packed, for the commit's file records.
     const packedBlobs = new Map<string, FilePack>();
-    // Blob sha256 → its bytes, as the unpack announced them, until it is packed or known not to be.
+    // Object key → its bytes, as the unpack (a blob) or the compression (a variant) handed them
+    // over, until it is packed or known not to be.
     const held = new Map<string, Buffer>();
     let heldBytes = 0;
-    const release = (sha256: string): void => {
-      const bytes = held.get(sha256);
+    const hold = (key: string, bytes: Uint8Array | undefined): void => {
+      if (bytes === undefined || bytes.byteLength > packMaxBytes || heldBytes + bytes.byteLength > HELD_BYTES || held.has(key)) return;
+      held.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      heldBytes += bytes.byteLength;
+    };
+    const release = (key: string): void => {
+      const bytes = held.get(key);
       if (bytes === undefined) return;
-      held.delete(sha256);
+      held.delete(key);
       heldBytes -= bytes.byteLength;
     };
     /** Where a blob (not a variant) went or is found: packed, or (undefined) as its own object. */
@@ -339,8 +345,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
 
     function append(sha256: string, encoding: Encoding | undefined, key: string, path: string, size: number): void {
       // The bytes stay counted as held until the pack is read for sending.
-      const bytes = encoding === undefined ? held.get(sha256) : undefined;
-      if (bytes !== undefined) held.delete(sha256);
+      const bytes = held.get(key);
+      if (bytes !== undefined) held.delete(key);
       pack.objects.push({ sha256, encoding, key, path, offset: pack.bytes, size, bytes });
       pack.bytes += size;
       if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight === 0 && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
@@ -401,7 +407,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       try {
         await placeHeld(objects);
       } finally {
-        for (const [sha256] of objects) release(sha256);
+        for (const [sha256, encoding] of objects) release(bucket.keyOf(sha256, encoding));
       }
     }
 
@@ -505,15 +511,18 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       } while (asking !== undefined || pack.objects.length > 0);
     }
 
-    function add(sha256: string, bytes?: Uint8Array, encodings?: Partial<Record<Encoding, number>>): void {
+    function add(
+      sha256: string,
+      bytes?: Uint8Array,
+      encodings?: Partial<Record<Encoding, number>>,
+      knownSize?: number,
+      variantBytes?: Partial<Record<Encoding, Uint8Array>>,
+    ): void {
       if (!taken.has(sha256)) {
         taken.add(sha256);
-        if (bytes !== undefined && bytes.byteLength <= packMaxBytes && heldBytes + bytes.byteLength <= HELD_BYTES) {
-          held.set(sha256, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-          heldBytes += bytes.byteLength;
-        }
+        hold(bucket.keyOf(sha256), bytes);
         // Announced with its bytes, the blob's size is known without asking the file system.
-        const size = bytes?.byteLength ?? statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
+        const size = bytes?.byteLength ?? knownSize ?? statSync(local.pathOf(sha256), { throwIfNoEntry: false })?.size;
         sizes.set(sha256, size);
         waiting.push([sha256, undefined, size]);
         if (size !== undefined && size > packMaxBytes) waitingAlone = true;
@@ -526,6 +535,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         const variantSize = encodings !== undefined ? encodings[encoding] : statSync(local.pathOf(sha256, encoding), { throwIfNoEntry: false })?.size;
         if (variantSize === undefined) continue;
         variantsTaken.add(`${sha256}.${encoding}`);
+        if (variantBytes?.[encoding]?.byteLength === variantSize) hold(bucket.keyOf(sha256, encoding), variantBytes[encoding]);
         if (size !== undefined && size <= VARIANTS_AFTER_ANSWER_MAX_BYTES) later.push([sha256, encoding, variantSize]);
         else waiting.push([sha256, encoding, variantSize]);
       }
@@ -613,8 +623,9 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     ...local,
     isLocal,
     fetch,
-    async publish(sha256s) {
+    async publish(sha256s, known) {
       const publishing = publisher();
+      for (const [sha256, blob] of known ?? []) publishing.add(sha256, undefined, blob.encodings, blob.size, blob.variantBytes);
       const packedBlobs = await publishing.finish(sha256s);
       await publishing.afterAnswer();
       return packedBlobs;

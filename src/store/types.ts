@@ -241,9 +241,13 @@ export interface BlobStore {
   putFile(bytes: Uint8Array, type: string, options: PutFileOptions): Promise<FileEntry>;
   /**
    * Makes the precompressed variants of an existing blob (those that save space) and returns the
-   * sizes of the variants that exist. Idempotent.
+   * sizes of the variants that exist. Idempotent. `made`: told the bytes of each variant this
+   * call made (not of one that existed), once its file is in place.
    */
-  compressBlob(sha256: string, options?: { quality?: 'fast' | 'small'; durable?: boolean }): Promise<Partial<Record<Encoding, number>>>;
+  compressBlob(
+    sha256: string,
+    options?: { quality?: 'fast' | 'small'; durable?: boolean; made?: (encoding: Encoding, bytes: Uint8Array) => void },
+  ): Promise<Partial<Record<Encoding, number>>>;
   /**
    * Writes a blob synchronously and without fsync (temp file + rename, so never partially
    * visible), for ingest worker threads that own their thread and flush a whole deploy at once
@@ -300,9 +304,10 @@ export interface BlobStore {
    * what it lacks (large blobs in parts) and renewing the age of what it has, so that bucket
    * garbage collection spares them until the commit that references them. Call after `flush()`
    * and before that commit. No-op without a bucket. Rejects as `fetch` does. Resolves where the
-   * blobs that live packed are, for the commit's file records (`FileEntry.pack`).
+   * blobs that live packed are, for the commit's file records (`FileEntry.pack`). `known`: blobs
+   * (among `sha256s` or not) whose size and variants the caller knows, not looked for on disk.
    */
-  publish(sha256s: Iterable<string>): Promise<PackedBlobs>;
+  publish(sha256s: Iterable<string>, known?: ReadonlyMap<string, KnownBlob>): Promise<PackedBlobs>;
   /**
    * `publish` in steps, for a deploy whose blobs are stored one by one: `add` starts on a blob as
    * soon as it is stored (the ingest worker announces each), `finish` adds the rest and resolves
@@ -324,14 +329,33 @@ export interface BlobStore {
   counters(): BlobCounters;
 }
 
+/**
+ * What the caller of `publish` knows of a blob already (the compression that just made its
+ * variants), so that nothing is looked for on disk: its size, and every variant it has with theirs.
+ */
+export interface KnownBlob {
+  size?: number;
+  encodings: Partial<Record<Encoding, number>>;
+  /** The bytes of some of those variants, when the caller holds them, so a pack need not read their files. */
+  variantBytes?: Partial<Record<Encoding, Uint8Array>>;
+}
+
 /** See `BlobStore.publisher`. */
 export interface BlobPublisher {
   /**
    * `bytes`: the blob's own, when the caller holds them (up to `bytesWanted`), so a pack need not
    * read its file. `encodings`: its variants on disk with their sizes, when the caller knows them
    * (the unpack that stored it), so none is looked for on disk; unset: each is looked for.
+   * `size`: the blob's, when known without its bytes (else read from its file). `variantBytes`: the
+   * bytes of some of its variants, when the caller holds them (as `bytes` for the blob).
    */
-  add(sha256: string, bytes?: Uint8Array, encodings?: Partial<Record<Encoding, number>>): void;
+  add(
+    sha256: string,
+    bytes?: Uint8Array,
+    encodings?: Partial<Record<Encoding, number>>,
+    size?: number,
+    variantBytes?: Partial<Record<Encoding, Uint8Array>>,
+  ): void;
   /** Blobs up to this size are worth handing to `add` with their bytes (packing); 0: none. */
   readonly bytesWanted: number;
   /** Resolves once the blobs, and the variants of large ones, are in the bucket: with where the packed blobs are (`publish`). */

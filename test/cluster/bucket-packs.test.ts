@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBucketBlobStore } from '../../src/store/bucket-blob-store.js';
@@ -154,6 +155,30 @@ describe('a cluster deploy packs its small blobs', () => {
     await b.blobs.publish(await write(b, contents));
     expect((await s3.sentSince(from)).filter(isObjectPut)).toHaveLength(1);
     expect(await rowsOf(shas)).toHaveLength(2);
+  });
+
+  it('packs the variants a compression handed over from their bytes, not reading their files', async () => {
+    const a = await node();
+    const texts = [0, 1].map((i) => Buffer.from(`<p>variant ${i} ${randomBytes(8).toString('hex')}</p>`.repeat(200)));
+    const shas = await write(a, texts);
+    const variants = texts.map((text) => ({ gzip: gzipSync(text), br: brotliCompressSync(text) }));
+    // No variant file on disk: what goes up can only be the bytes given.
+    await a.blobs.publish(
+      [],
+      new Map(
+        shas.map((sha, i) => [
+          sha,
+          { size: texts[i]!.byteLength, encodings: { gzip: variants[i]!.gzip.byteLength, br: variants[i]!.br.byteLength }, variantBytes: variants[i]! },
+        ]),
+      ),
+    );
+    const b = await node();
+    for (const [i, sha] of shas.entries()) {
+      for (const encoding of ['gzip', 'br'] as const) {
+        await b.blobs.fetch(sha, encoding);
+        expect(readFileSync(b.blobs.pathOf(sha, encoding)).equals(variants[i]![encoding])).toBe(true);
+      }
+    }
   });
 
   it('puts a lone new small blob as its own object: a pack of one would only add a row to write', async () => {

@@ -51,11 +51,16 @@ describe('archive formats', () => {
     // Under 1 KB, and images: no variants wanted.
     expect(result.pendingVariants).toEqual([index.sha256]);
 
-    const made = await rig.pool.compress({ dataDir: rig.dataDir, sha256s: result.pendingVariants });
+    const { sizes: made, bytes } = await rig.pool.compress({ dataDir: rig.dataDir, sha256s: result.pendingVariants, variantBytesMax: 1024 * 1024 });
     expect(made[index.sha256]?.br).toBeGreaterThan(0);
     expect(made[index.sha256]?.gzip).toBeGreaterThan(0);
     expect(brotliDecompressSync(readFileSync(`${blobs}.br`)).toString()).toBe(PAGE);
     expect(gunzipSync(readFileSync(`${blobs}.gz`)).toString()).toBe(PAGE);
+    // The bytes of the variants it made came back with their sizes, as their files hold them.
+    expect(bytes?.map(([sha, encoding]) => `${sha}.${encoding}`).sort()).toEqual([`${index.sha256}.br`, `${index.sha256}.gzip`]);
+    for (const [, encoding, variant] of bytes!) {
+      expect(Buffer.from(variant).equals(readFileSync(`${blobs}.${encoding === 'br' ? 'br' : 'gz'}`))).toBe(true);
+    }
 
     // Deployed again, the variants exist and come with the entry.
     const again = expectOk(await rig.unpack(tarGzWithTool(siteDir(), rig.file('site.tgz'))));

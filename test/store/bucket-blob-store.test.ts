@@ -161,6 +161,29 @@ describe('a blob store with a bucket', () => {
     expect((await s3.get(keyOf(namedSha, 'br'))).byteLength).toBe(namedVariants.br);
   });
 
+  it('publishes what the caller knows of blobs (sizes, variants) as it is, looking for nothing on disk', async () => {
+    const { blobs } = openBlobs();
+    const bytes = page('known');
+    const { sha256: sha } = await blobs.write(bytes);
+    // As the compression after a deploy makes them and reports them.
+    const made = blobs.compressSync(sha, bytes, ['gzip', 'br']);
+    // Another blob with a variant on disk that the caller does not name: not looked for.
+    const other = page('other');
+    const { sha256: otherSha } = await blobs.write(other);
+    blobs.compressSync(otherSha, other, ['gzip']);
+    await blobs.publish(
+      [],
+      new Map([
+        [sha, { size: bytes.byteLength, encodings: made }],
+        [otherSha, { size: other.byteLength, encodings: {} }],
+      ]),
+    );
+    const keys = (await s3.list()).map((o) => o.key);
+    expect(keys).toEqual(expect.arrayContaining([keyOf(sha), keyOf(sha, 'gzip'), keyOf(sha, 'br'), keyOf(otherSha)]));
+    expect(keys).not.toContain(keyOf(otherSha, 'gzip'));
+    expect(await s3.get(keyOf(sha, 'br'))).toEqual(blobs.readSync(sha, 'br'));
+  });
+
   it("leaves a small blob's variants for after the answer, and a node asked for one first makes it from the blob, byte for byte", async () => {
     const { blobs } = openBlobs();
     const bytes = page('after the answer');
