@@ -189,7 +189,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   return {
     unpack,
     analyze: (task, signal) => admitted(task, 'analyze', signal) as Promise<AnalyzeResult>,
-    compress: (task) => withSyncPort(task, (withPort) => compressor.run(withPort, { transferList: [withPort.syncPort!] })),
+    compress: (task) => withSyncPort(task, (withPort) => compressor.run(withPort, { transferList: [withPort.syncPort!, ...journalBuffer(task)] })),
     badgePage: (task) => (badger.queueSize >= BADGE_QUEUE ? undefined : badger.run(task).then(asBuffers)),
     close: async (closeOptions = {}) => {
       if (closeOptions.force) await Promise.all([piscina.destroy(), compressor.destroy(), badger.destroy()]);
@@ -216,6 +216,12 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
  * its own: one of the body memory's, or one it fills whole (never a view of a shared pool, which
  * a transfer would take from every other user).
  */
+/** The one buffer a deploy's journaled blobs share (collector.ts), moved to the writing thread rather than copied. */
+function journalBuffer(task: CompressTask): ArrayBuffer[] {
+  const buffer = task.write?.[0]?.bytes.buffer;
+  return buffer instanceof ArrayBuffer && task.write!.every((blob) => blob.bytes.buffer === buffer) ? [buffer] : [];
+}
+
 function transferOf(task: UnpackTask | AnalyzeTask, bodies: BodyBuffers | undefined): { transferList?: Array<ArrayBuffer | MessagePort> } {
   const transferList: Array<ArrayBuffer | MessagePort> = [];
   // The port an unpack announces its blobs on goes to the worker (it cannot be copied).

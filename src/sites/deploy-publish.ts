@@ -162,12 +162,14 @@ export function compressAfterPublish(
   deps: Pick<OperationsDeps, 'store' | 'config' | 'log' | 'ingest' | 'followUps'>,
   revisionId: string,
   sha256s: string[],
+  /** Blobs whose files wait in the blob journal (`UnpackResult.filesDeferred`): the same task writes them first. */
+  write?: readonly JournaledBlob[],
 ): Promise<void> | undefined {
   const { store, config, log } = deps;
-  if (sha256s.length === 0) return undefined;
+  if (sha256s.length === 0 && write === undefined) return undefined;
   const started = performance.now();
   const work = deps.ingest
-    .compress({ dataDir: config.dataDir, sha256s })
+    .compress({ dataDir: config.dataDir, sha256s, ...(write !== undefined ? { write: [...write] } : {}) })
     .then((made) => store.blobs.publish(Object.keys(made)).then(() => store.recordEncodings(revisionId, new Map(Object.entries(made)))))
     .then(
       (files) => log.info({ revision: revisionId, files, compressMs: Math.round(performance.now() - started) }, 'deploy.compressed'),

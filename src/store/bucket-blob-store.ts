@@ -613,6 +613,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     ...local,
     isLocal,
     fetch,
+    // A node with a bucket has its blobs in the bucket before its commit: no journal.
+    attachJournal: undefined,
     async publish(sha256s) {
       const publishing = publisher();
       const packedBlobs = await publishing.finish(sha256s);

@@ -251,6 +251,11 @@ export interface BlobStore {
    */
   writeSync(bytes: Uint8Array, sha256: string): boolean;
   /**
+   * `writeSync`'s first half: renews the mtime of a blob already stored (reused, not written) and
+   * says whether there was one. A deploy whose files wait in the blob journal writes the others later.
+   */
+  reuseSync(sha256: string): boolean;
+  /**
    * Makes the blob's variants (`only` these encodings; default all) from its bytes on the calling
    * thread (fast settings, no fsync, as `writeSync`), each only if it pays off; returns their sizes.
    */
@@ -280,14 +285,22 @@ export interface BlobStore {
   isPinned(): boolean;
   /**
    * Whether a blob (or variant) is on this node's disk, so `readSync` and `pathOf` can serve it
-   * now. Without a bucket every blob is local: true, with no system call. With a bucket, one
-   * system call that also marks the file used, for the cache's least-recently-used order.
+   * now. Without a bucket, one system call: a blob of a small deploy may wait in the blob journal
+   * for its file until just after the deploy's answer (blob-journal.ts); in an ingest worker
+   * (no index open) true. With a bucket, one system call that also marks the file used, for the
+   * cache's least-recently-used order.
    */
   isLocal(sha256: string, encoding?: Encoding): boolean;
   /**
+   * Gives an embedded store its index's blob journal, read by `isLocal` and `fetch` (blob-journal.ts).
+   * Absent with a bucket (a cluster's blobs are in the bucket before the commit).
+   */
+  attachJournal?(read: (sha256: string) => Buffer | undefined): void;
+  /**
    * Brings a blob (or variant) from the bucket into the local cache, checking it against its
    * sha256 before it is visible; callers asking for the same blob at once share one download.
-   * Resolves at once when the file is local (always, without a bucket). Rejects with `code`
+   * Resolves at once when the file is local. Without a bucket, writes a journaled blob's file
+   * from its row (see `isLocal`), and rejects when the blob is in neither. Rejects with `code`
    * `BUCKET_UNAVAILABLE` when the bucket cannot be reached, and with another error when the
    * bucket lacks the blob or sent other bytes. A small blob's variant the bucket lacks (not
    * uploaded yet: see `BlobPublisher.afterAnswer`) is made here from the blob. `packed`: where
