@@ -305,17 +305,33 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
   let journaled: ((sha256: string) => Buffer | undefined) | undefined;
 
   /**
-   * Whether the file is there. A blob of a deploy answered before its files were written is not
-   * yet: readers then `fetch` it, which writes it from its journal row.
+   * Whether `readSync` can read the blob now: its file, or else (a small deploy answered before its
+   * files were written) its journal row. `asFile`: the file itself, for a caller that needs its
+   * path (`fetch` writes it from the row).
    */
-  function isLocal(sha256: string, encoding?: Encoding): boolean {
-    return journaled === undefined || existsSync(pathOf(sha256, encoding));
+  function isLocal(sha256: string, encoding?: Encoding, asFile = false): boolean {
+    if (journaled === undefined || existsSync(pathOf(sha256, encoding))) return true;
+    return !asFile && encoding === undefined && journaled(sha256) !== undefined;
   }
 
   /**
-   * Makes a blob's file exist: from its journal row when it has one (no fsync: the row keeps it
-   * durable until a settle); when it has none, the file is complete already (a row goes only after
-   * its file was written and synced) or the blob is not in this store at all.
+   * The file's bytes, or else its journal row's: a row goes only after its file was written and
+   * synced, so a file missing and no row is a real miss once the file is looked for again.
+   */
+  function readBlob(sha256: string, encoding?: Encoding): Buffer {
+    try {
+      return readFileSync(pathOf(sha256, encoding));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || journaled === undefined || encoding !== undefined) throw err;
+      return journaled(sha256) ?? readFileSync(pathOf(sha256));
+    }
+  }
+
+  /**
+   * Makes a blob's file exist, for readers of its path (a streamed answer, the files API, a
+   * backup): from its journal row when it has one (no fsync: the row keeps it durable until a
+   * settle); when it has none, the file is complete already (a row goes only after its file was
+   * written and synced) or the blob is not in this store at all.
    */
   async function fetchLocal(sha256: string, encoding?: Encoding): Promise<void> {
     const path = pathOf(sha256, encoding);
@@ -367,7 +383,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     reuseSync: (sha256) => touchSync(pathOf(sha256)),
     compressSync,
     flush,
-    readSync: (sha256, encoding) => readFileSync(pathOf(sha256, encoding)),
+    readSync: readBlob,
     sweepTemp,
     listBlobFiles,
     // Without a bucket this folder is the only copy, with the blob journal beside it: nothing to

@@ -265,7 +265,10 @@ export interface BlobStore {
    * sync, run by `run` (the ingest pool's sync helper) or else by a fork of `sync -f`.
    */
   flush(run?: RunSync): Promise<void>;
-  /** Reads a whole blob (or variant) into memory; for small files only. */
+  /**
+   * Reads a whole blob (or variant) into memory; for small files only. Without a bucket, a blob
+   * whose file is not written yet is read from its journal row (see `isLocal`).
+   */
   readSync(sha256: string, encoding?: Encoding): Buffer;
   /**
    * Removes temp files left by writers that died: at once when the writing process is gone (with
@@ -284,13 +287,14 @@ export interface BlobStore {
   /** True while some running process holds a pin. */
   isPinned(): boolean;
   /**
-   * Whether a blob (or variant) is on this node's disk, so `readSync` and `pathOf` can serve it
-   * now. Without a bucket, one system call: a blob of a small deploy may wait in the blob journal
-   * for its file until just after the deploy's answer (blob-journal.ts); in an ingest worker
-   * (no index open) true. With a bucket, one system call that also marks the file used, for the
-   * cache's least-recently-used order.
+   * Whether a blob (or variant) is on this node, so `readSync` (and `pathOf`) can serve it now.
+   * Without a bucket, one system call: a blob of a small deploy may wait in the blob journal for
+   * its file until just after the deploy's answer (blob-journal.ts), readable all the same, unless
+   * `asFile` asks for the file itself (its path is to be read); in an ingest worker (no index
+   * open) true. With a bucket, one system call that also marks the file used, for the cache's
+   * least-recently-used order.
    */
-  isLocal(sha256: string, encoding?: Encoding): boolean;
+  isLocal(sha256: string, encoding?: Encoding, asFile?: boolean): boolean;
   /**
    * Gives an embedded store its index's blob journal, read by `isLocal` and `fetch` (blob-journal.ts).
    * Absent with a bucket (a cluster's blobs are in the bucket before the commit).

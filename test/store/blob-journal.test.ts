@@ -161,20 +161,28 @@ describe('blob journal', () => {
   });
 
   describe('a deploy answered before its files were written', () => {
-    it('has its blobs read from the rows: not local, and fetched into their files; a blob in neither is refused', async () => {
+    it('has its blobs read from the rows, and fetched into their files for a reader of paths; a blob in neither is refused', async () => {
       const dir = await freshDir();
       const store = open(dir);
       const { files, journal } = writeBlobs(store, ['<p>before its file</p>'], false);
       await deploy(store, 'early', files, journal);
       const [entry] = [...files.values()];
       expect(existsSync(store.blobs.pathOf(entry!.sha256))).toBe(false);
-      expect(store.blobs.isLocal(entry!.sha256)).toBe(false);
-      await store.blobs.fetch(entry!.sha256);
+      // Readable from the row, with no file written (a full disk would not stop it).
       expect(store.blobs.isLocal(entry!.sha256)).toBe(true);
       expect(store.blobs.readSync(entry!.sha256).toString()).toBe('<p>before its file</p>');
+      expect(existsSync(store.blobs.pathOf(entry!.sha256))).toBe(false);
+      // Not as a file until `fetch` writes it.
+      expect(store.blobs.isLocal(entry!.sha256, undefined, true)).toBe(false);
+      await store.blobs.fetch(entry!.sha256);
+      expect(store.blobs.isLocal(entry!.sha256, undefined, true)).toBe(true);
+      expect(readFileSync(store.blobs.pathOf(entry!.sha256), 'utf8')).toBe('<p>before its file</p>');
       // The row stays until a settle has synced the file.
       expect(store.journaledBlobs()).toBe(1);
-      await expect(store.blobs.fetch(sha256(Buffer.from('nowhere')))).rejects.toMatchObject({ code: 'ENOENT' });
+      const nowhere = sha256(Buffer.from('nowhere'));
+      expect(store.blobs.isLocal(nowhere)).toBe(false);
+      expect(() => store.blobs.readSync(nowhere)).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+      await expect(store.blobs.fetch(nowhere)).rejects.toMatchObject({ code: 'ENOENT' });
     });
 
     it('is settled by writing the files still missing before the sync, then dropping the rows', async () => {
