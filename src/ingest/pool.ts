@@ -211,17 +211,17 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   };
 }
 
-/**
- * A body received into memory moves to the worker instead of being copied, when its buffer is
- * its own: one of the body memory's, or one it fills whole (never a view of a shared pool, which
- * a transfer would take from every other user).
- */
 /** The one buffer a deploy's journaled blobs share (collector.ts), moved to the writing thread rather than copied. */
 function journalBuffer(task: CompressTask): ArrayBuffer[] {
   const buffer = task.write?.[0]?.bytes.buffer;
   return buffer instanceof ArrayBuffer && task.write!.every((blob) => blob.bytes.buffer === buffer) ? [buffer] : [];
 }
 
+/**
+ * A body received into memory moves to the worker instead of being copied, when its buffer is
+ * its own: one of the body memory's, or one it fills whole (never a view of a shared pool, which
+ * a transfer would take from every other user).
+ */
 function transferOf(task: UnpackTask | AnalyzeTask, bodies: BodyBuffers | undefined): { transferList?: Array<ArrayBuffer | MessagePort> } {
   const transferList: Array<ArrayBuffer | MessagePort> = [];
   // The port an unpack announces its blobs on goes to the worker (it cannot be copied).

@@ -3,11 +3,11 @@
 // the revision's transaction carries the bytes, keyed by sha256 and revision, so the commit's one
 // sync makes both durable, in order. After the answer the files are written (temp file and
 // rename) and synced, and only then are the rows dropped (`settle`). Until a blob's file exists,
-// readers take its bytes from here: the embedded blob store's `isLocal` says the file is missing
-// and its `fetch` writes it from the row (`journaledBytes`). A row therefore always outlives the
-// absence of its file, so a reader that finds neither row nor file has a real miss. After a power
-// cut the files may have been lost or left empty; opening the store puts them back from the rows
-// (`replayJournal`) before anything reads them.
+// readers take its bytes from here (`journaledBytes`): the embedded blob store's `readSync` reads
+// the row when the file is missing, and its `fetch` writes the file from the row for readers of
+// paths. A row always outlives the absence of its file, so a reader that finds neither row nor
+// file has a real miss. After a power cut the files may have been lost or left empty; opening the
+// store puts them back from the rows (`replayJournal`) before anything reads them.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
