@@ -76,6 +76,8 @@ export interface CollectedSite {
   flushed?: Promise<void>;
   /** Every blob's bytes, not flushed: the commit carries them instead (see `UnpackOptions.journalMaxBytes`). */
   journal?: JournaledBlob[];
+  /** Some blobs of `journal` have no file yet (see `UnpackResult.filesDeferred`). */
+  filesDeferred?: true;
 }
 
 export interface Collector {
@@ -326,10 +328,21 @@ export function createCollector(options: CollectorOptions): Collector {
 
   // Every stored blob's bytes while the site stays within `journalMaxBytes`; undefined past it.
   let journal: Map<string, Uint8Array> | undefined = (options.journalMaxBytes ?? 0) > 0 ? new Map() : undefined;
+  // New blobs whose files wait for the answer (their bytes ride in the commit): while the site may
+  // still be journaled, and nothing makes variants before the answer (variant files of their own
+  // would need their blob's file and a sync). Written at once when the journal is given up.
+  const deferring = journal !== undefined && budget === undefined && publishedAs === undefined;
+  const unwritten = new Map<string, Uint8Array>();
+  function writeDeferred(): void {
+    for (const [sha256, bytes] of unwritten) blobs.writeSync(bytes, sha256);
+    unwritten.clear();
+  }
   function journalBytes(sha256: string, bytes: Uint8Array): void {
     if (journal === undefined) return;
-    if (siteBytes > options.journalMaxBytes!) journal = undefined;
-    else journal.set(sha256, bytes);
+    if (siteBytes > options.journalMaxBytes!) {
+      journal = undefined;
+      writeDeferred();
+    } else journal.set(sha256, bytes);
   }
 
   const pending = new Set<Promise<void>>();
@@ -401,9 +414,10 @@ export function createCollector(options: CollectorOptions): Collector {
   async function startWrite(path: string, bytes: Uint8Array, type: string, own: boolean, sha256?: string): Promise<void> {
     // Read now: once `onStored` has taken the buffer, `bytes` is empty.
     const { byteLength } = bytes;
-    const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget).then(
+    const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget, deferring && journal !== undefined).then(
       (entry) => {
         stored.set(path, entry);
+        if (entry.written === false) unwritten.set(entry.entry.sha256, bytes);
         journalBytes(entry.entry.sha256, bytes);
         options.onStored?.(entry.entry.sha256, bytes, entry.entry.encodings ?? {}, own && journal === undefined);
       },
@@ -435,6 +449,10 @@ export function createCollector(options: CollectorOptions): Collector {
     // Blobs were written without per-file fsyncs; make them durable before anything refers to them:
     // by the commit that carries their bytes, or else by a sync of their filesystem now.
     const journaled = journalOf(journal, siteBytes, options.journalMaxBytes ?? 0, referenced.size > 0, stored.values());
+    if (journaled === undefined) writeDeferred();
+    const filesDeferred = unwritten.size > 0;
+    // The journal copied the bytes: the views into the body are not needed any more.
+    unwritten.clear();
     const flushed = stored.size > 0 && journaled === undefined ? blobs.flush(options.runSync) : undefined;
     if (!flushLater) await flushed;
     // Left running, its failure is seen by whoever awaits it; never unhandled if nobody does.
@@ -459,6 +477,7 @@ export function createCollector(options: CollectorOptions): Collector {
       ...(strippedPrefix === undefined ? {} : { strippedPrefix }),
       ...(flushLater && flushed !== undefined ? { flushed } : {}),
       ...(journaled !== undefined ? { journal: journaled } : {}),
+      ...(filesDeferred ? { filesDeferred: true as const } : {}),
     };
   }
 

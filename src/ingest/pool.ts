@@ -189,7 +189,7 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
   return {
     unpack,
     analyze: (task, signal) => admitted(task, 'analyze', signal) as Promise<AnalyzeResult>,
-    compress: (task) => withSyncPort(task, (withPort) => compressor.run(withPort, { transferList: [withPort.syncPort!] })),
+    compress: (task) => withSyncPort(task, (withPort) => compressor.run(withPort, { transferList: [withPort.syncPort!, ...journalBuffer(task)] })),
     badgePage: (task) => (badger.queueSize >= BADGE_QUEUE ? undefined : badger.run(task).then(asBuffers)),
     close: async (closeOptions = {}) => {
       if (closeOptions.force) await Promise.all([piscina.destroy(), compressor.destroy(), badger.destroy()]);
@@ -209,6 +209,12 @@ export function createIngestPool(options: IngestPoolOptions): IngestPool {
     },
     runSync: (dir) => syncHelper.sync(dir),
   };
+}
+
+/** The one buffer a deploy's journaled blobs share (collector.ts), moved to the writing thread rather than copied. */
+function journalBuffer(task: CompressTask): ArrayBuffer[] {
+  const buffer = task.write?.[0]?.bytes.buffer;
+  return buffer instanceof ArrayBuffer && task.write!.every((blob) => blob.bytes.buffer === buffer) ? [buffer] : [];
 }
 
 /**

@@ -35,6 +35,8 @@ export interface StoredFile {
   entry: FileEntry;
   /** Compressible, but its variants do not exist yet: they are made after the commit. */
   needsVariants: boolean;
+  /** False for a new blob whose file was not written (see `deferNew`). */
+  written?: false;
 }
 
 /**
@@ -46,10 +48,19 @@ export interface StoredFile {
  * has; blobs are immutable and addressed by hash, so those are reused with their variants.
  * `sha256`: the bytes' hash when the caller has it already.
  */
-export async function storeFile(blobs: BlobStore, bytes: Uint8Array, type: string, sha256 = sha256Of(bytes), budget?: CompressBudget): Promise<StoredFile> {
+export async function storeFile(
+  blobs: BlobStore,
+  bytes: Uint8Array,
+  type: string,
+  sha256 = sha256Of(bytes),
+  budget?: CompressBudget,
+  /** Write no new blob (its bytes wait in the blob journal, written after the answer): `written` says which were not. */
+  deferNew = false,
+): Promise<StoredFile> {
   const compress = wantsVariants(type, bytes.byteLength);
   const entry: FileEntry = { sha256, size: bytes.byteLength, type };
-  if (blobs.writeSync(bytes, sha256)) {
+  if (deferNew && !blobs.reuseSync(sha256)) return { entry, needsVariants: compress, written: false };
+  if (!deferNew && blobs.writeSync(bytes, sha256)) {
     if (!compress || budget === undefined || bytes.byteLength > budget.leftBytes || bytes.byteLength > budget.maxFileBytes)
       return { entry, needsVariants: compress };
     budget.leftBytes -= bytes.byteLength;

@@ -155,6 +155,12 @@ export type UnpackResult =
       analysis?: AnalyzeResult;
       /** The blobs, not flushed, for the commit to carry (see `UnpackOptions.journalMaxBytes`). */
       journal?: JournaledBlob[];
+      /**
+       * New blobs of `journal` have no file yet: readers find them in the blob journal once the
+       * commit put them there, and their files are written after the answer (`CompressTask.write`).
+       * Only with `analysis` (the site analysed from memory; a later analysis task reads files).
+       */
+      filesDeferred?: true;
     }
   | { ok: false; error: IngestError };
 
@@ -171,6 +177,8 @@ export interface UnpackReply {
 export interface CompressTask {
   dataDir: string;
   sha256s: string[];
+  /** Blobs whose files are written first (no sync of their own: the task's flush covers them), see `UnpackResult.filesDeferred`. */
+  write?: JournaledBlob[];
   /** As `UnpackTask.syncPort`. */
   syncPort?: MessagePort;
   /**

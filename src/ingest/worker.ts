@@ -28,6 +28,7 @@ import type {
   CompressTask,
   IngestedFile,
   IngestError,
+  JournaledBlob,
   JsonDeployFields,
   SiteFile,
   UnpackReply,
@@ -111,17 +112,22 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     }
     dropSpool(task);
     const patch = json?.patch === true || task.partial === true;
-    const { flushed, ...site } = await collector.finish({ patch, flushLater: task.analyze !== undefined });
+    const { flushed, filesDeferred, ...site } = await collector.finish({ patch, flushLater: task.analyze !== undefined });
     const result = { ok: true as const, ...site, ...(json !== undefined ? { json } : {}) };
-    if (task.analyze === undefined) return result;
-    // The analysis reads what was just written while the disk makes it durable.
+    // The analysis reads what was just written while the disk makes it durable (or, for blobs
+    // whose files wait for the answer, the journal's bytes).
     let analysis: AnalyzeResult | undefined;
     try {
-      if (!patch && site.references === undefined) analysis = analyzeWhole(task, site.files, task.analyze);
+      if (task.analyze !== undefined && !patch && site.references === undefined) analysis = analyzeWhole(task, site.files, task.analyze, site.journal);
     } finally {
       await flushed;
     }
-    return analysis === undefined ? result : { ...result, analysis };
+    if (analysis === undefined) {
+      // An analysis task reads files: they are written now, still made durable by the commit.
+      if (filesDeferred) writeJournaled(blobsFor(task.dataDir), site.journal!);
+      return result;
+    }
+    return { ...result, analysis, ...(filesDeferred ? { filesDeferred } : {}) };
   } catch (err) {
     // Piscina must not report the task done while writes still run: the caller may delete the
     // spool file or shut down the pool right after.
@@ -150,6 +156,8 @@ export async function compress(task: CompressTask): Promise<CompressReply | Retu
   const sizes: CompressResult = {};
   const bytes: NonNullable<CompressReply['bytes']> = [];
   let bytesLeft = task.variantBytesMax ?? 0;
+  // A deploy answered before its files were written: they come first, the variants read them.
+  if (task.write !== undefined) writeJournaled(blobs, task.write);
   for (const sha256 of task.sha256s) {
     const made = (encoding: 'br' | 'gzip', variant: Uint8Array): void => {
       if (variant.byteLength > bytesLeft) return;
@@ -160,19 +168,40 @@ export async function compress(task: CompressTask): Promise<CompressReply | Retu
     };
     sizes[sha256] = await blobs.compressBlob(sha256, { quality: 'fast', durable: false, ...(bytesLeft > 0 ? { made } : {}) });
   }
-  if (task.sha256s.length > 0) await blobs.flush(task.syncPort && syncOverPort(task.syncPort));
+  if (task.sha256s.length > 0 || (task.write?.length ?? 0) > 0) await blobs.flush(task.syncPort && syncOverPort(task.syncPort));
   task.syncPort?.close();
   if (bytes.length === 0) return { sizes };
   return move({ [transferableSymbol]: bytes.map(([, , variant]) => variant.buffer), [valueSymbol]: { sizes, bytes } satisfies CompressReply });
 }
 
-/** The analysis of a whole site just unpacked, when one thread checks its links alone (else undefined). */
-function analyzeWhole(task: UnpackTask, files: readonly IngestedFile[], options: NonNullable<UnpackTask['analyze']>): AnalyzeResult | undefined {
+/** Writes blobs' files (temp file and rename; existing ones are reused), with no sync. */
+function writeJournaled(blobs: BlobStore, journal: readonly JournaledBlob[]): void {
+  for (const blob of journal) blobs.writeSync(blob.bytes, blob.sha256);
+}
+
+/**
+ * The analysis of a whole site just unpacked, when one thread checks its links alone (else
+ * undefined), reading the journal's bytes where it has them (every blob of the site, when set).
+ */
+function analyzeWhole(
+  task: UnpackTask,
+  files: readonly IngestedFile[],
+  options: NonNullable<UnpackTask['analyze']>,
+  journal: readonly JournaledBlob[] | undefined,
+): AnalyzeResult | undefined {
   const site: SiteFile[] = files.map((file) => ({ path: file.path, sha256: file.sha256, size: file.size, type: file.type }));
   if (linkCheckShares(site, options.threads)[0] !== undefined) return undefined;
   site.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const blobs = blobsFor(task.dataDir);
-  return analyzeSite(site, (file) => blobs.readSync(file.sha256), options.limits);
+  const carried = new Map(journal?.map((blob) => [blob.sha256, blob.bytes]));
+  return analyzeSite(
+    site,
+    (file) => {
+      const bytes = carried.get(file.sha256);
+      return bytes === undefined ? blobs.readSync(file.sha256) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    },
+    options.limits,
+  );
 }
 
 /**

@@ -358,7 +358,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     // A made variant has no file to stream.
     const inMemory = made !== undefined || size <= config.streamThresholdBytes;
     const body = sendsBody && inMemory ? (made ?? bodies.blob(entry, encoding)) : undefined;
-    if (sendsBody && !inMemory && !store.blobs.isLocal(entry.sha256, encoding)) throw new BlobNotLocal(entry.sha256, encoding, packedRangeOf(entry));
+    // Streamed from its file: one still in the blob journal only is written first (`fetch`).
+    if (sendsBody && !inMemory && !store.blobs.isLocal(entry.sha256, encoding, true)) throw new BlobNotLocal(entry.sha256, encoding, packedRangeOf(entry));
     sendBody(res, target, answer, body, size, { ...asked, range }, store.blobs.pathOf(entry.sha256, encoding));
   };
 

@@ -171,12 +171,19 @@ export function compressAfterPublish(
   revisionId: string,
   sha256s: string[],
   sizes?: ReadonlyMap<string, number>,
+  /** Blobs whose files wait in the blob journal (`UnpackResult.filesDeferred`): the same task writes them first. */
+  write?: readonly JournaledBlob[],
 ): Promise<void> | undefined {
   const { store, config, log } = deps;
-  if (sha256s.length === 0) return undefined;
+  if (sha256s.length === 0 && write === undefined) return undefined;
   const started = performance.now();
   const work = deps.ingest
-    .compress({ dataDir: config.dataDir, sha256s, ...(store.blobs.bucket !== undefined ? { variantBytesMax: VARIANT_BYTES_BACK_MAX } : {}) })
+    .compress({
+      dataDir: config.dataDir,
+      sha256s,
+      ...(store.blobs.bucket !== undefined ? { variantBytesMax: VARIANT_BYTES_BACK_MAX } : {}),
+      ...(write !== undefined ? { write: [...write] } : {}),
+    })
     .then(({ sizes: made, bytes }) => {
       const known = new Map(Object.entries(made).map(([sha256, encodings]) => [sha256, { size: sizes?.get(sha256), encodings } as KnownBlob]));
       for (const [sha256, encoding, variant] of bytes ?? []) {

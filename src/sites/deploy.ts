@@ -189,7 +189,15 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       // The variants of small blobs go to the bucket now; until they are there, a node asked
       // for one makes it from its blob.
       deps.followUps.track(publisher.afterAnswer().catch((err: unknown) => log.warn({ err, revision: outcome.revisionId }, 'deploy.variants_upload_failed')));
-      const compressed = compressAfterPublish(deps, outcome.revisionId, result.pendingVariants, new Map(result.files.map((file) => [file.sha256, file.size])));
+      // A small site's files were not written before the answer: the compressor writes them first
+      // (readers meanwhile take them from the journal), and the settle then syncs them.
+      const compressed = compressAfterPublish(
+        deps,
+        outcome.revisionId,
+        result.pendingVariants,
+        new Map(result.files.map((file) => [file.sha256, file.size])),
+        result.filesDeferred ? result.journal : undefined,
+      );
       if (result.journal !== undefined) settleJournalAfter(deps, compressed);
       return outcome;
     },

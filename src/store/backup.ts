@@ -58,6 +58,8 @@ export async function backupDataDir(options: { dataDir: string; target: string; 
     const { sites, revisions, blobs } = referencedBlobs(snapshot);
     let blobBytes = 0;
     await inParallel(blobs, async (blob) => {
+      // A blob of a deploy answered just before the snapshot may wait in the journal for its file.
+      await live.blobs.fetch(blob.sha256);
       const copied = await copyChecked(live.blobs.pathOf(blob.sha256), snapshot!.blobs.pathOf(blob.sha256), blob.size);
       blobBytes += copied;
       for (const encoding of ENCODINGS) {
@@ -68,8 +70,9 @@ export async function backupDataDir(options: { dataDir: string; target: string; 
       }
     });
     await writeFile(join(target, 'blobs.json'), JSON.stringify(blobs));
-    // Blob bytes the snapshot's commits carried (blob-journal.ts) are in the files just copied:
-    // the backup keeps the files alone, made durable by the sync below.
+    // Blob bytes the snapshot's commits carried (blob-journal.ts) are in the files just copied
+    // (each written from its row first if it was not yet): the backup keeps the files alone,
+    // made durable by the sync below.
     await snapshot.settleBlobJournal(() => Promise.resolve());
     await syncFilesystem(target);
     const report: BackupReport = {

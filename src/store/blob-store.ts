@@ -19,6 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants as zlibConstants, gzip, gzipSync, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
+import { placeJournaled } from './blob-journal.js';
 import { syncFilesystem, type RunSync } from './filesystem-sync.js';
 import { isRunning } from './processes.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
@@ -300,6 +301,47 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     }
   }
 
+  // A journaled blob's bytes (blob-journal.ts), once the store's index is open; in an ingest
+  // worker, which never opens it, none.
+  let journaled: ((sha256: string) => Buffer | undefined) | undefined;
+
+  /**
+   * Whether `readSync` can read the blob now: its file, or else (a small deploy answered before its
+   * files were written) its journal row. `asFile`: the file itself, for a caller that needs its
+   * path (`fetch` writes it from the row).
+   */
+  function isLocal(sha256: string, encoding?: Encoding, asFile = false): boolean {
+    if (journaled === undefined || existsSync(pathOf(sha256, encoding))) return true;
+    return !asFile && encoding === undefined && journaled(sha256) !== undefined;
+  }
+
+  /**
+   * The file's bytes, or else its journal row's: a row goes only after its file was written and
+   * synced, so a file missing and no row is a real miss once the file is looked for again.
+   */
+  function readBlob(sha256: string, encoding?: Encoding): Buffer {
+    try {
+      return readFileSync(pathOf(sha256, encoding));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || journaled === undefined || encoding !== undefined) throw err;
+      return journaled(sha256) ?? readFileSync(pathOf(sha256));
+    }
+  }
+
+  /**
+   * Makes a blob's file exist, for readers of its path (a streamed answer, the files API, a
+   * backup): from its journal row when it has one (no fsync: the row keeps it durable until a
+   * settle); when it has none, the file is complete already (a row goes only after its file was
+   * written and synced) or the blob is not in this store at all.
+   */
+  async function fetchLocal(sha256: string, encoding?: Encoding): Promise<void> {
+    const path = pathOf(sha256, encoding);
+    if (journaled === undefined || existsSync(path)) return;
+    const bytes = encoding === undefined ? journaled(sha256) : undefined;
+    if (bytes !== undefined) await placeJournaled(path, bytes, tmpDir);
+    else if (!existsSync(path)) throw Object.assign(new Error(`blob ${sha256}${encoding ? ` (${encoding})` : ''} is not in this store`), { code: 'ENOENT' });
+  }
+
   // One file per pin, named after its process, so a pin of a process that died holds nothing.
   const pinDir = join(root, 'pins');
 
@@ -339,15 +381,19 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     putFile,
     compressBlob,
     writeSync,
+    reuseSync: (sha256) => touchSync(pathOf(sha256)),
     compressSync,
     flush,
-    readSync: (sha256, encoding) => readFileSync(pathOf(sha256, encoding)),
+    readSync: readBlob,
     sweepTemp,
     listBlobFiles,
-    // Without a bucket this folder is the only copy: every blob is local, nothing to fetch,
-    // publish or evict.
-    isLocal: () => true,
-    fetch: () => Promise.resolve(),
+    // Without a bucket this folder is the only copy, with the blob journal beside it: nothing to
+    // publish or evict, and only journaled blobs to fetch.
+    isLocal,
+    fetch: fetchLocal,
+    attachJournal: (read) => {
+      journaled = read;
+    },
     publish: () => Promise.resolve(NOTHING_PACKED),
     publisher: () => ({ add: () => undefined, bytesWanted: 0, finish: () => Promise.resolve(NOTHING_PACKED), afterAnswer: () => Promise.resolve() }),
     trimCache: () => Promise.resolve({ files: 0, bytes: 0 }),

@@ -623,6 +623,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     ...local,
     isLocal,
     fetch,
+    // A node with a bucket has its blobs in the bucket before its commit: no journal.
+    attachJournal: undefined,
     async publish(sha256s, known) {
       const publishing = publisher();
       for (const [sha256, blob] of known ?? []) publishing.add(sha256, undefined, blob.encodings, blob.size, blob.variantBytes);

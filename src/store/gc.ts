@@ -18,6 +18,8 @@ import type { BlobStore } from './types.js';
  *   `pruneRevisions` only drops revisions past the plan's reach, which a rollback cannot choose,
  *   and the sweeper runs it before, not during, collection; a revision an owner deletes meanwhile
  *   fails the rollback's commit, which checks that its source still exists (commit.ts).
+ * - a small deploy answered before its files were written (blob-journal.ts): its blobs have
+ *   journal rows until their files are synced, and `kept` names them.
  * What remains is the gap between reading a file's mtime and unlinking it (a deploy touching a
  * blob exactly then), which a re-read of the index would not close either.
  * Fan-out folders are never removed: `writeSync` remembers which ones exist.
@@ -27,14 +29,15 @@ export async function collectGarbage(
   blobs: BlobStore,
   graceMs: number,
   now: () => number,
-  manifestBlobs: () => Set<string>,
+  /** Kept whatever the paths say: parts of manifests still uploading, blobs waiting in the journal. */
+  kept: () => Set<string>,
 ): Promise<number> {
   // A backup is copying the blobs of its snapshot; the next sweep collects instead.
   if (blobs.isPinned()) return 0;
   const referenced = new Set<string>();
   for (const { value } of dbs.paths.getRange({ snapshot: false })) referenced.add(value.sha256);
   // Parts of a manifest still waiting for the rest of its upload are kept until it expires.
-  for (const sha256 of manifestBlobs()) referenced.add(sha256);
+  for (const sha256 of kept()) referenced.add(sha256);
 
   const cutoff = now() - graceMs;
   const unreferenced = new Map<string, { paths: string[]; newestMs: number }>();

@@ -3,7 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { accountOps } from './accounts.js';
 import { embeddedAnalytics, type AnalyticsRecords } from './analytics.js';
 import { domainOps, hasLegacyDomains, liftLegacyDomains } from './domains.js';
-import { journaledCount, openBlobJournal, replayJournal, settleJournal } from './blob-journal.js';
+import type { Database } from 'lmdb';
+import { journaledBytes, journaledCount, journaledShas, openBlobJournal, replayJournal, settleJournal, type JournalKey } from './blob-journal.js';
 import { commitRevision } from './commit.js';
 import { collectGarbage } from './gc.js';
 import { manifestOps, pruneManifests, type ManifestRecords } from './manifests.js';
@@ -79,8 +80,9 @@ export interface SiteRecords extends ManifestRecords, ReplayRecords {
   /** Atomically check the base, write the revision and its path index, move the live pointer. */
   commitRevision(input: CommitInput): Promise<CommitResult>;
   /**
-   * Drops the blob bytes commits carried (`CommitInput.journal`) once `flush`, a sync of the blob
-   * filesystem started now, has made their files durable; returns how many blobs' rows went.
+   * Drops the blob bytes commits carried (`CommitInput.journal`) once their files exist (written
+   * here from the rows when the deploy's worker did not) and `flush`, a sync of the blob
+   * filesystem started after that, has made them durable; returns how many blobs' rows went.
    * Nothing to do in a cluster.
    */
   settleBlobJournal(flush: () => Promise<void>): Promise<number>;
@@ -187,7 +189,12 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
   if (!records && hasLegacyDomains(raw)) raw.env.transactionSync(() => liftLegacyDomains(raw));
   // Blob files a power cut took from commits that carried their bytes, put back before anything reads them.
   const journal = records ? undefined : openBlobJournal(raw.env);
-  if (journal) replayJournal(journal, blobs, join(dirname(path), 'blobs', 'tmp'));
+  const blobTmp = join(dirname(path), 'blobs', 'tmp');
+  if (journal) {
+    replayJournal(journal, blobs, blobTmp);
+    // Until a small deploy's files are written, just after its answer, readers take them from here.
+    blobs.attachJournal?.((sha256) => journaledBytes(journal, sha256));
+  }
   const replica = records ? recordingDbs(raw) : undefined;
   const dbs = replica ? replica.dbs : raw;
   const changes = createSiteChanges(`plinth:site-changes:${path}`, () => raw.env.resetReadTxn());
@@ -379,7 +386,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       }
       return result;
     },
-    settleBlobJournal: (flush) => (journal ? settleJournal(raw.env, journal, flush) : Promise.resolve(0)),
+    settleBlobJournal: (flush) => (journal ? settleJournal(raw.env, journal, blobs, blobTmp, flush) : Promise.resolve(0)),
     journaledBlobs: () => (journal ? journaledCount(journal) : 0),
     async recordEncodings(revisionId, encodings) {
       const key = dbs.revisionIds.get(revisionId);
@@ -421,7 +428,7 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
     pruneRevisions: (siteId, before) => pruneRevisions(dbs, siteId, before),
     deleteRevision: (siteId, revisionId, deletedBy) => deleteRevision(dbs, siteId, revisionId, { deletedBy, at: now() }, announce),
     listSiteIds: () => Array.from(dbs.sites.getKeys({ snapshot: false })),
-    collectGarbage: (graceMs) => collectGarbage(dbs, blobs, graceMs, now, manifests.manifestBlobs),
+    collectGarbage: (graceMs) => collectGarbage(dbs, blobs, graceMs, now, () => keptBlobs(manifests.manifestBlobs(), journal)),
     async snapshot(dir) {
       if (records) throw new Error('In a cluster, back up PostgreSQL (pg_dump, or its point-in-time recovery) and the bucket, not a node.');
       mkdirSync(dir, { recursive: true });
@@ -533,4 +540,15 @@ function pruneExpired(dbs: MetadataDbs, at: number): Promise<number> {
     drop(dbs.replays);
     return removed;
   });
+}
+
+/**
+ * Blobs garbage collection keeps whatever the index says: parts of manifests still uploading, and
+ * blobs whose bytes wait in the journal (a file written from a row must not go before the row).
+ */
+function keptBlobs(manifestBlobs: Set<string>, journal: Database<Buffer, JournalKey> | undefined): Set<string> {
+  if (journal === undefined) return manifestBlobs;
+  const kept = new Set(manifestBlobs);
+  for (const sha256 of journaledShas(journal)) kept.add(sha256);
+  return kept;
 }

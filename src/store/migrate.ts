@@ -1,3 +1,4 @@
+import { openBlobJournal, replayJournal } from './blob-journal.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -114,6 +115,8 @@ async function copyBlobs(dbs: MetadataDbs, dataDir: string, bucket: BucketOption
   const referenced = new Set<string>();
   for (const { value } of dbs.paths.getRange()) referenced.add(value.sha256);
   const source = createBucketBlobStore({ dir: join(dataDir, 'blobs'), now: Date.now, bucket });
+  // Files of small deploys that a stop or crash left in the blob journal only (blob-journal.ts).
+  replayJournal(openBlobJournal(dbs.env), source, join(dataDir, 'blobs', 'tmp'));
   const missing = [...referenced].filter((sha256) => !existsSync(source.pathOf(sha256)));
   if (missing.length > 0) throw new Error(`${missing.length} referenced blob(s) are missing from ${join(dataDir, 'blobs')}, e.g. ${missing[0]}.`);
   await source.publish(referenced);

@@ -255,6 +255,11 @@ export interface BlobStore {
    */
   writeSync(bytes: Uint8Array, sha256: string): boolean;
   /**
+   * `writeSync`'s first half: renews the mtime of a blob already stored (reused, not written) and
+   * says whether there was one. A deploy whose files wait in the blob journal writes the others later.
+   */
+  reuseSync(sha256: string): boolean;
+  /**
    * Makes the blob's variants (`only` these encodings; default all) from its bytes on the calling
    * thread (fast settings, no fsync, as `writeSync`), each only if it pays off; returns their sizes.
    */
@@ -264,7 +269,10 @@ export interface BlobStore {
    * sync, run by `run` (the ingest pool's sync helper) or else by a fork of `sync -f`.
    */
   flush(run?: RunSync): Promise<void>;
-  /** Reads a whole blob (or variant) into memory; for small files only. */
+  /**
+   * Reads a whole blob (or variant) into memory; for small files only. Without a bucket, a blob
+   * whose file is not written yet is read from its journal row (see `isLocal`).
+   */
   readSync(sha256: string, encoding?: Encoding): Buffer;
   /**
    * Removes temp files left by writers that died: at once when the writing process is gone (with
@@ -283,15 +291,24 @@ export interface BlobStore {
   /** True while some running process holds a pin. */
   isPinned(): boolean;
   /**
-   * Whether a blob (or variant) is on this node's disk, so `readSync` and `pathOf` can serve it
-   * now. Without a bucket every blob is local: true, with no system call. With a bucket, one
-   * system call that also marks the file used, for the cache's least-recently-used order.
+   * Whether a blob (or variant) is on this node, so `readSync` (and `pathOf`) can serve it now.
+   * Without a bucket, one system call: a blob of a small deploy may wait in the blob journal for
+   * its file until just after the deploy's answer (blob-journal.ts), readable all the same, unless
+   * `asFile` asks for the file itself (its path is to be read); in an ingest worker (no index
+   * open) true. With a bucket, one system call that also marks the file used, for the cache's
+   * least-recently-used order.
    */
-  isLocal(sha256: string, encoding?: Encoding): boolean;
+  isLocal(sha256: string, encoding?: Encoding, asFile?: boolean): boolean;
+  /**
+   * Gives an embedded store its index's blob journal, read by `isLocal` and `fetch` (blob-journal.ts).
+   * Absent with a bucket (a cluster's blobs are in the bucket before the commit).
+   */
+  attachJournal?(read: (sha256: string) => Buffer | undefined): void;
   /**
    * Brings a blob (or variant) from the bucket into the local cache, checking it against its
    * sha256 before it is visible; callers asking for the same blob at once share one download.
-   * Resolves at once when the file is local (always, without a bucket). Rejects with `code`
+   * Resolves at once when the file is local. Without a bucket, writes a journaled blob's file
+   * from its row (see `isLocal`), and rejects when the blob is in neither. Rejects with `code`
    * `BUCKET_UNAVAILABLE` when the bucket cannot be reached, and with another error when the
    * bucket lacks the blob or sent other bytes. A small blob's variant the bucket lacks (not
    * uploaded yet: see `BlobPublisher.afterAnswer`) is made here from the blob. `packed`: where

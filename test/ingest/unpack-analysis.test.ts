@@ -1,10 +1,9 @@
 // A whole small site is analysed in its unpack task (rules files compiled, links checked) while
 // its blobs are flushed: the answer must be the one a separate analysis task gives.
-import { copyFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SiteRulesLimits, UnpackTask } from '../../src/ingest/index.js';
-import { tarFromEntries, type TarEntrySpec } from '../fixtures/archives.js';
-import { createIngestRig, expectOk, MB, TEST_LIMITS, type IngestRig } from '../fixtures/ingest-pool.js';
+import type { TarEntrySpec } from '../fixtures/archives.js';
+import { createIngestRig, MB, type IngestRig } from '../fixtures/ingest-pool.js';
 
 let rig: IngestRig;
 beforeAll(() => {
@@ -24,14 +23,7 @@ const SITE: TarEntrySpec[] = [
   { name: '_redirects', content: '/old /new 301\n' },
 ];
 
-async function unpack(entries: TarEntrySpec[], options: Partial<UnpackTask> = {}) {
-  const archive = await tarFromEntries(rig.file('site.tgz'), entries);
-  const spoolPath = rig.file('spool');
-  copyFileSync(archive, spoolPath);
-  return expectOk(
-    await rig.pool.unpack({ spoolPath, dataDir: rig.dataDir, bodyKind: 'archive', limits: TEST_LIMITS, blockExecutables: false, ...options } as UnpackTask),
-  );
-}
+const unpack = (entries: TarEntrySpec[], options: Partial<UnpackTask> = {}) => rig.unpackEntries(entries, options);
 
 describe('the analysis of a whole small site in its unpack task', () => {
   it('answers what a separate analysis task answers', async () => {

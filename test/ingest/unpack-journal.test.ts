@@ -1,15 +1,17 @@
 // A small whole site is not flushed by its unpack: the result carries every blob's bytes for the
-// commit to make durable (UnpackOptions.journalMaxBytes). Anything else flushes as before.
+// commit to make durable (UnpackOptions.journalMaxBytes), and when the unpack also analysed it,
+// its new blobs get no file before the answer (the compressor's task writes them). Anything else
+// flushes as before.
 import { createHash } from 'node:crypto';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCollector } from '../../src/ingest/collector.js';
-import type { UnpackTask } from '../../src/ingest/index.js';
+import type { SiteRulesLimits, UnpackTask } from '../../src/ingest/index.js';
 import { createBlobStore } from '../../src/store/blob-store.js';
 import { forkSync } from '../../src/store/filesystem-sync.js';
-import { tarFromEntries, type TarEntrySpec } from '../fixtures/archives.js';
-import { createIngestRig, expectOk, KB, TEST_LIMITS, type IngestRig } from '../fixtures/ingest-pool.js';
+import type { TarEntrySpec } from '../fixtures/archives.js';
+import { createIngestRig, KB, type IngestRig } from '../fixtures/ingest-pool.js';
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
@@ -27,14 +29,7 @@ const SITE: TarEntrySpec[] = [
   { name: 'img/a.bin', content: Buffer.alloc(3000, 7) },
 ];
 
-async function unpack(entries: TarEntrySpec[], options: Partial<UnpackTask> = {}) {
-  const archive = await tarFromEntries(rig.file('site.tgz'), entries);
-  const spoolPath = rig.file('spool');
-  copyFileSync(archive, spoolPath);
-  return expectOk(
-    await rig.pool.unpack({ spoolPath, dataDir: rig.dataDir, bodyKind: 'archive', limits: TEST_LIMITS, blockExecutables: false, ...options } as UnpackTask),
-  );
-}
+const unpack = (entries: TarEntrySpec[], options: Partial<UnpackTask> = {}) => rig.unpackEntries(entries, options);
 
 describe('unpack with journalMaxBytes', () => {
   it('carries the bytes of every blob of a site within the bound, new or already stored, each once', async () => {
@@ -44,7 +39,7 @@ describe('unpack with journalMaxBytes', () => {
       expect(result.journal?.map((blob) => blob.sha256).sort()).toEqual([...new Set(result.files.map((file) => file.sha256))].sort());
       for (const blob of result.journal!) {
         expect(sha256(blob.bytes)).toBe(blob.sha256);
-        // The file is written as well: readers read files.
+        // Without the analysis in the unpack the files are written before the answer: an analysis task reads files.
         expect(readFileSync(join(rig.dataDir, 'blobs', blob.sha256.slice(0, 2), blob.sha256)).equals(Buffer.from(blob.bytes))).toBe(true);
       }
     }
@@ -57,6 +52,45 @@ describe('unpack with journalMaxBytes', () => {
     const compressed = await unpack(text, { journalMaxBytes: 64 * KB, compressBeforePublish: { leftBytes: 64 * KB, maxFileBytes: 64 * KB } });
     expect(compressed.files[0]?.encodings?.gzip).toBeGreaterThan(0);
     expect(compressed.journal).toBeUndefined();
+  });
+});
+
+const LIMITS: SiteRulesLimits = {
+  redirects: { maxEntries: 100, maxLineChars: 1000, maxFileBytes: 64 * KB },
+  headers: { maxEntries: 100, maxLineChars: 1000, maxFileBytes: 64 * KB },
+  maxWarnings: 50,
+};
+const blobPath = (sha256: string): string => join(rig.dataDir, 'blobs', sha256.slice(0, 2), sha256);
+
+describe('unpack with journalMaxBytes and the analysis', () => {
+  it('writes no file for a new blob: the analysis reads the carried bytes, and the compress task writes the files', async () => {
+    const site: TarEntrySpec[] = [
+      { name: 'index.html', content: '<img src="gone.png">\n' + '<p>only in memory</p>\n'.repeat(20) },
+      { name: 'img/b.bin', content: Buffer.alloc(2000, 9) },
+    ];
+    const result = await unpack(site, { journalMaxBytes: 64 * KB, analyze: { limits: LIMITS, threads: 2 } });
+    expect(result.filesDeferred).toBe(true);
+    expect(result.analysis).toMatchObject({ ok: true, extras: { warningsTotal: 1, warnings: [{ file: 'index.html', line: 1, ref: 'gone.png' }] } });
+    const journal = result.journal!;
+    expect(journal).toHaveLength(2);
+    for (const blob of journal) expect(existsSync(blobPath(blob.sha256))).toBe(false);
+    // What the deploy's compressor does after the answer: the files first, then the variants.
+    const html = result.files.find((file) => file.path === 'index.html')!;
+    const { sizes: made } = await rig.pool.compress({
+      dataDir: rig.dataDir,
+      sha256s: [html.sha256],
+      write: journal.map((blob) => ({ sha256: blob.sha256, bytes: new Uint8Array(blob.bytes) })),
+    });
+    expect(made[html.sha256]?.gzip).toBeGreaterThan(0);
+    for (const blob of journal) expect(readFileSync(blobPath(blob.sha256)).equals(Buffer.from(blob.bytes))).toBe(true);
+  });
+
+  it('writes the files before its answer when the analysis is left to the pool, which reads files', async () => {
+    const site: TarEntrySpec[] = [{ name: 'index.html', content: '<p>analysed elsewhere</p>\n'.repeat(30) }];
+    const result = await unpack(site, { journalMaxBytes: 64 * KB, analyze: { limits: LIMITS, threads: 2 }, partial: true });
+    expect(result.analysis).toBeUndefined();
+    expect(result.filesDeferred).toBeUndefined();
+    for (const file of result.files) expect(existsSync(blobPath(file.sha256))).toBe(true);
   });
 });
 

@@ -2,7 +2,7 @@
 // transaction, files lost or left empty are put back when the store opens, and a settle drops
 // only the rows whose files a sync has written out.
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,14 +30,17 @@ afterEach(async () => {
   opened.length = 0;
 });
 
-/** Blobs written as a deploy's worker writes them: files, no sync. */
-function writeBlobs(store: Store, contents: string[]): { files: Map<string, FileEntry>; journal: JournaledBlob[] } {
+/**
+ * Blobs as a deploy's worker leaves them: files with no sync, or (`withFiles: false`, a small
+ * site analysed in its unpack) no files at all until after the answer.
+ */
+function writeBlobs(store: Store, contents: string[], withFiles = true): { files: Map<string, FileEntry>; journal: JournaledBlob[] } {
   const files = new Map<string, FileEntry>();
   const journal: JournaledBlob[] = [];
   contents.forEach((text, i) => {
     const bytes = Buffer.from(text);
     const hash = sha256(bytes);
-    store.blobs.writeSync(bytes, hash);
+    if (withFiles) store.blobs.writeSync(bytes, hash);
     files.set(`/f${i}.html`, { sha256: hash, size: bytes.byteLength, type: 'text/html' });
     journal.push({ sha256: hash, bytes });
   });
@@ -155,5 +158,88 @@ describe('blob journal', () => {
     for (const file of restored.listFiles(revision)) expect(sha256(restored.blobs.readSync(file.sha256))).toBe(file.sha256);
     // The live store's rows are its own, settled by its own sync.
     expect(store.journaledBlobs()).toBe(2);
+  });
+
+  describe('a deploy answered before its files were written', () => {
+    it('has its blobs read from the rows, and fetched into their files for a reader of paths; a blob in neither is refused', async () => {
+      const dir = await freshDir();
+      const store = open(dir);
+      const { files, journal } = writeBlobs(store, ['<p>before its file</p>'], false);
+      await deploy(store, 'early', files, journal);
+      const [entry] = [...files.values()];
+      expect(existsSync(store.blobs.pathOf(entry!.sha256))).toBe(false);
+      // Readable from the row, with no file written (a full disk would not stop it).
+      expect(store.blobs.isLocal(entry!.sha256)).toBe(true);
+      expect(store.blobs.readSync(entry!.sha256).toString()).toBe('<p>before its file</p>');
+      expect(existsSync(store.blobs.pathOf(entry!.sha256))).toBe(false);
+      // Not as a file until `fetch` writes it.
+      expect(store.blobs.isLocal(entry!.sha256, undefined, true)).toBe(false);
+      await store.blobs.fetch(entry!.sha256);
+      expect(store.blobs.isLocal(entry!.sha256, undefined, true)).toBe(true);
+      expect(readFileSync(store.blobs.pathOf(entry!.sha256), 'utf8')).toBe('<p>before its file</p>');
+      // The row stays until a settle has synced the file.
+      expect(store.journaledBlobs()).toBe(1);
+      const nowhere = sha256(Buffer.from('nowhere'));
+      expect(store.blobs.isLocal(nowhere)).toBe(false);
+      expect(() => store.blobs.readSync(nowhere)).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+      await expect(store.blobs.fetch(nowhere)).rejects.toMatchObject({ code: 'ENOENT' });
+    });
+
+    it('is settled by writing the files still missing before the sync, then dropping the rows', async () => {
+      const dir = await freshDir();
+      const store = open(dir);
+      const { files, journal } = writeBlobs(store, ['<p>one</p>', '<p>two</p>'], false);
+      await deploy(store, 'unwritten', files, journal);
+      let sawFiles = false;
+      const dropped = await store.settleBlobJournal(async () => {
+        sawFiles = [...files.values()].every((entry) => existsSync(store.blobs.pathOf(entry.sha256)));
+        await store.blobs.flush();
+      });
+      expect(sawFiles).toBe(true);
+      expect(dropped).toBe(2);
+      for (const entry of files.values()) expect(sha256(readFileSync(store.blobs.pathOf(entry.sha256)))).toBe(entry.sha256);
+    });
+
+    it('has its files written when the store opens again after a crash', async () => {
+      const dir = await freshDir();
+      const store = open(dir);
+      const { files, journal } = writeBlobs(store, ['<p>crashed</p>'.repeat(10)], false);
+      await deploy(store, 'crashed', files, journal);
+      await store.close();
+      const reopened = open(dir);
+      for (const entry of files.values()) expect(sha256(readFileSync(reopened.blobs.pathOf(entry.sha256)))).toBe(entry.sha256);
+    });
+
+    it('keeps its blobs from garbage collection while they have rows, even unreferenced', async () => {
+      const dir = await freshDir();
+      const store = open(dir);
+      const first = writeBlobs(store, ['<p>only in the journal</p>'], false);
+      const { revision } = await deploy(store, 'collected', first.files, first.journal);
+      const second = writeBlobs(store, ['<p>the next revision</p>']);
+      await deploy(store, 'collected', second.files, [], false);
+      const site = store.getSite('collected')!;
+      expect((await store.deleteRevision(site.id, revision.id, 'test')).ok).toBe(true);
+      const [entry] = [...first.files.values()];
+      // A reader wrote the file from the row: unreferenced now, but its row still makes it durable.
+      await store.blobs.fetch(entry!.sha256);
+      await store.collectGarbage(0);
+      expect(existsSync(store.blobs.pathOf(entry!.sha256))).toBe(true);
+      await store.settleBlobJournal(() => store.blobs.flush());
+      await store.collectGarbage(0);
+      expect(existsSync(store.blobs.pathOf(entry!.sha256))).toBe(false);
+    });
+
+    it('is in a backup taken while its files are still missing', async () => {
+      const dir = await freshDir();
+      const store = open(dir);
+      const { files, journal } = writeBlobs(store, ['<p>backed up before its file</p>'], false);
+      await deploy(store, 'backed-early', files, journal);
+      const target = join(await freshDir(), 'backup');
+      expect((await backupDataDir({ dataDir: dir, target })).blobs).toBe(1);
+      const restoredDir = join(await freshDir(), 'restored');
+      await restoreDataDir({ backup: target, dataDir: restoredDir });
+      const restored = open(restoredDir);
+      for (const entry of files.values()) expect(sha256(restored.blobs.readSync(entry.sha256))).toBe(entry.sha256);
+    });
   });
 });
