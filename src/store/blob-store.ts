@@ -458,13 +458,13 @@ export function compressFastAsync(bytes: Uint8Array, encoding: Encoding): Promis
   return encoding === 'gzip' ? gzipAsync(bytes, options) : brotliCompressAsync(bytes, options);
 }
 
+/** See `BlobStore.compressBlob`'s `made`. */
+type MadeVariant = (encoding: Encoding, bytes: Uint8Array) => void;
+
 /**
  * Blobs up to this size have their variants made on demand, from the blob, by whoever needs one
  * that is not stored yet (`variantFromBlob`); larger ones wait for the compressor.
  */
-/** See `BlobStore.compressBlob`'s `made`. */
-type MadeVariant = (encoding: Encoding, bytes: Uint8Array) => void;
-
 export const VARIANT_ON_DEMAND_MAX_BYTES = 1024 * 1024;
 
 /**
