@@ -224,12 +224,16 @@ export async function bootstrapReplica(
 export async function canResume(dbs: MetadataDbs, log: Pick<RecordsLog, 'logStart' | 'stampOf'>): Promise<boolean> {
   // It skipped records of a family this release knows: it holds only part of that family.
   if (skippedFamiliesNowKnown(dbs).length > 0) return false;
+  // The position and its stamp are read together, before any wait: another thread of this node
+  // may apply changes meanwhile (a deploy's commit catches up), and a stamp read after that would
+  // belong to a later position than the one compared.
   const applied = appliedSeq(dbs);
+  const appliedStamp = dbs.replicaState.get('appliedStamp');
   const logStart = await log.logStart();
   if (applied < logStart) return false;
   // Nothing applied yet, or the change at the position was pruned (the log starts right after it).
   if (applied === 0 || applied === logStart) return true;
-  return (await log.stampOf(applied)) === dbs.replicaState.get('appliedStamp');
+  return (await log.stampOf(applied)) === appliedStamp;
 }
 
 /** Raised instead of rebuilding a data directory that holds an embedded install's own records. */
