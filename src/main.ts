@@ -96,13 +96,27 @@ async function main(): Promise<void> {
   } catch (err) {
     refuse(err);
   }
+  const threads: Worker[] = [];
+  let stopping = false;
+  // A node that cannot go on exits with code 1 for its supervisor to start it again, its HTTP
+  // threads stopped first without their grace period: exiting under a running uWS thread aborts
+  // Node (SIGABRT) instead.
+  const exitFailed = async (): Promise<never> => {
+    stopping = true;
+    const running = threads.filter((worker) => worker.threadId !== -1);
+    const stopped = running.map((worker) => stopThread(worker));
+    for (const worker of running) worker.postMessage({ type: 'hurry' });
+    await Promise.race([Promise.all(stopped), delay(STOP_SLACK_MS)]);
+    process.exit(1);
+  };
   // A replica the log has moved past cannot be trusted: exit, and the next start rebuilds it.
   const stopFollowing = store.cluster
     ? await store.cluster.follow(
         REPLICA_POLL_MS,
         () => {
+          if (stopping) return;
           log.error({ applied: store.cluster?.applied() }, 'cluster.replica_behind');
-          process.exit(1);
+          void exitFailed();
         },
         // A newer node's records during a rolling upgrade: skipped, said once per family.
         (db, writes) => log.warn({ db, writes }, 'cluster.unknown_records_skipped'),
@@ -120,7 +134,6 @@ async function main(): Promise<void> {
   const swept = await store.blobs.sweepTemp(STALE_TEMP_MS, { atStartup: true });
   if (swept > 0) log.info({ files: swept }, 'blobs.temp_swept');
 
-  const threads: Worker[] = [];
   // uWS does not share a port it was given as 0 between threads, so pick the port first.
   let port = config.port === 0 ? await findFreePort(config.listenHost) : config.port;
   try {
@@ -156,7 +169,6 @@ async function main(): Promise<void> {
   // This node's blob cache, kept within its budget (a bucket's objects are the sweeper's).
   const trimmer = store.blobs.bucket ? startCacheTrimmer({ blobs: store.blobs, log: log.child({ area: 'blobs' }) }) : undefined;
 
-  let stopping = false;
   const health = createNodeHealth({
     config: config.ops,
     dataDir: config.dataDir,
@@ -184,7 +196,7 @@ async function main(): Promise<void> {
       process.stderr.write(
         `plinth: cannot listen on ${config.ops.host}:${config.ops.port} (PLINTH_OPS_PORT): ${err instanceof Error ? err.message : String(err)}\n`,
       );
-      process.exit(1);
+      await exitFailed();
     }
   }
   const stop = async (signal: string): Promise<void> => {
@@ -223,7 +235,7 @@ async function main(): Promise<void> {
     worker.on('exit', (code) => {
       if (stopping) return;
       log.error({ code }, 'thread.exited');
-      process.exit(1);
+      void exitFailed();
     });
   }
   dataDirLock.describe({ port });
