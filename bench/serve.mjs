@@ -379,7 +379,11 @@ async function main() {
   // Other work on these few cores skews every cell; record it so a noisy run is visible.
   const loadStart = os.loadavg()[0];
   if (loadStart > 0.5) log(`WARNING load average is ${loadStart.toFixed(2)} before the run: other processes compete for the cores`);
-  await ensureTools();
+  // Only the tools of the servers and generators this run uses: BENCH_TARGETS=plinth,nginx,ceiling
+  // runs where lighttpd is not installed.
+  await ensureTools(
+    Object.fromEntries(['nginx', 'lighttpd', 'wrk'].filter((tool) => cfg.targets.includes(tool) || cfg.gens.includes(tool)).map((tool) => [tool, tool])),
+  );
   const machine = await machineInfo(root);
   log(
     `targets ${cfg.targets.join(',')}; generators ${cfg.gens.join(',')}; a ${cfg.warmup}s warm-up pass, then ${cfg.rounds} round(s) of ${cfg.seconds}s per cell × ${cfg.connections} connections`,
