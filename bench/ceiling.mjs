@@ -9,8 +9,9 @@
 //    { "path": "/not-modified", "status": "304 Not Modified", "file": "…/index.html", "headers": […] }]
 // The ETag is the file's sha256, as Plinth's. A route with a status other than 200 sends no body:
 // "304 Not Modified" for every request, without reading If-None-Match.
-// CEILING_PAGES_DIR makes it the ceiling of a rotation over distinct pages: every file under that
-// folder is served as HTML at its own path, each with its own bytes and header block, found by one
+// CEILING_PAGES_DIR makes it the ceiling of a rotation over distinct pages: every `.html` file under
+// that folder is served as HTML at its own path (other files are left out: bench:serve points it at
+// its main site, which also holds media and `.gz` files), each with its own bytes and header block, found by one
 // Map lookup of the URL (what any server must do to tell 1,000 pages apart); other paths still
 // get CEILING_BODY. Without it, every path gets the same bytes from one buffer, which bounds a
 // rotation from above but skips the lookup and shares one body in the CPU's caches.
@@ -98,7 +99,7 @@ const pages = new Map();
 if (process.env.CEILING_PAGES_DIR) {
   const root = process.env.CEILING_PAGES_DIR;
   for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
+    if (!entry.isFile() || !entry.name.endsWith('.html')) continue;
     const file = join(entry.parentPath ?? entry.path, entry.name);
     const bytes = readFileSync(file);
     const headers = htmlHeaders.map(([name, value]) => [name, name === 'ETag' ? etagOf(bytes) : value]);

@@ -11,7 +11,11 @@
 // any server ÷ the ceiling) are taken within each round and their median reported (see
 // lib/rounds.mjs). The ceiling (bench/ceiling.mjs) answers the same bytes from memory for every
 // scenario Plinth answers from memory (the 5 MB and 50 MB files stream, so it sits those out);
-// for the rotations it answers its 2 KB page for every path and host.
+// for the rotations it answers its 2 KB page for every path and host. `ceiling-pages` (in
+// BENCH_TARGETS, not by default) is the same server answering each page of the 1,000-page rotation
+// with its own bytes and headers, found by one Map lookup of the URL (CEILING_PAGES_DIR): the least
+// any uWS server does to tell pages apart, the rotation's bound that bench/serve-ab.mjs uses too.
+// It runs in the rotation only, and its ratio is reported beside the one-page ceiling's.
 //
 // Defaults: 5 rounds of 2 s per cell after a 1 s warm-up pass: 37 cells with wrk and 29 with
 // autocannon (not on the 5 MB and 50 MB files), so 5 × 66 × 2 s + 66 s ≈ 12 min of load, plus
@@ -21,7 +25,7 @@
 //
 // Env: BENCH_DURATION (s per cell and round, default 2; whole seconds, as wrk takes them),
 //      BENCH_ROUNDS (5), BENCH_WARMUP (s per cell in the warm-up pass, 1; 0 skips it),
-//      BENCH_CONNECTIONS (64), BENCH_TARGETS (plinth,nginx,lighttpd,ceiling),
+//      BENCH_CONNECTIONS (64), BENCH_TARGETS (plinth,nginx,lighttpd,ceiling; ceiling-pages on request),
 //      BENCH_LOADGENS (wrk,autocannon),
 //      BENCH_SCENARIOS (page2k,script60k,image200k,file5m,file50m,pages,sites,revalidate,
 //      page2kBr,script60kBr: the page and the script asked with `Accept-Encoding: br, gzip`, as
@@ -239,7 +243,7 @@ async function preflight(target, port, scs, notes) {
   target.headerNames = first.rawHeaders.filter((_, i) => i % 2 === 0).join(', ');
   target.checked = {};
   for (const sc of scs) {
-    if ((target.kind === 'ceiling' && sc.ceilingAnyBody) || sc.skip?.includes(target.kind)) continue;
+    if ((target.kind === 'ceiling' && sc.ceilingAnyBody) || !runsIn(target, sc)) continue;
     for (const c of sc.checks) {
       // A 304 check asks for the scenario's own path (the ceiling's differs).
       const path = c.revalidate ? sc.forTarget(target).path : c.path;
@@ -269,6 +273,9 @@ async function preflight(target, port, scs, notes) {
     }
   }
 }
+
+/** Whether a target is measured in a scenario: `ceiling-pages` bounds the page rotation alone. */
+const runsIn = (target, sc) => !sc.skip?.includes(target.kind) && (target.kind !== 'ceiling-pages' || sc.id === 'pages');
 
 // Headers every server adds its own way; the rest must match between Plinth and the ceiling.
 const SERVER_OWN_HEADERS = new Set(['date', 'server', 'uwebsockets', 'content-length', 'connection', 'last-modified']);
@@ -350,8 +357,12 @@ async function startTarget(target, nginxTypes, types) {
         ]
       : [
           join(benchDir, 'ceiling.mjs'),
-          { CEILING_PORT: String(port), CEILING_BODY: join(sitesDir, MAIN_SITE, 'index.html'), CEILING_ROUTES: JSON.stringify(ceilingRoutes(types)) },
-          'ceiling.log',
+          {
+            CEILING_PORT: String(port),
+            CEILING_BODY: join(sitesDir, MAIN_SITE, 'index.html'),
+            ...(target.kind === 'ceiling-pages' ? { CEILING_PAGES_DIR: join(sitesDir, MAIN_SITE) } : { CEILING_ROUTES: JSON.stringify(ceilingRoutes(types)) }),
+          },
+          `${target.id}.log`,
         ];
   target.child = startChild(process.execPath, [script], { env: tenv, cwd: root, logPath: join(work, logName), cpus: cfg.serverCpus });
   return `${Object.entries(tenv)
@@ -379,7 +390,11 @@ async function main() {
   // Other work on these few cores skews every cell; record it so a noisy run is visible.
   const loadStart = os.loadavg()[0];
   if (loadStart > 0.5) log(`WARNING load average is ${loadStart.toFixed(2)} before the run: other processes compete for the cores`);
-  await ensureTools();
+  // Only the tools of the servers and generators this run uses: BENCH_TARGETS=plinth,nginx,ceiling
+  // runs where lighttpd is not installed.
+  await ensureTools(
+    Object.fromEntries(['nginx', 'lighttpd', 'wrk'].filter((tool) => cfg.targets.includes(tool) || cfg.gens.includes(tool)).map((tool) => [tool, tool])),
+  );
   const machine = await machineInfo(root);
   log(
     `targets ${cfg.targets.join(',')}; generators ${cfg.gens.join(',')}; a ${cfg.warmup}s warm-up pass, then ${cfg.rounds} round(s) of ${cfg.seconds}s per cell × ${cfg.connections} connections`,
@@ -423,6 +438,7 @@ async function main() {
     for (const w of cfg.nginxWorkers) plan.push({ id: `nginx-${w}`, label: `nginx, ${w} worker${w > 1 ? 's' : ''}`, kind: 'nginx', workers: w });
   if (cfg.targets.includes('lighttpd')) plan.push({ id: 'lighttpd', label: 'lighttpd', kind: 'lighttpd' });
   if (cfg.targets.includes('ceiling')) plan.push({ id: 'ceiling', label: 'ceiling (uWS, 1 thread)', kind: 'ceiling' });
+  if (cfg.targets.includes('ceiling-pages')) plan.push({ id: 'ceiling-pages', label: 'ceiling-pages (each page its own)', kind: 'ceiling-pages' });
   const labels = Object.fromEntries(plan.map((t) => [t.id, t.label]));
 
   // All servers stay up for the whole run (idle ones cost nothing) and every round visits each
@@ -431,7 +447,7 @@ async function main() {
   let sampled = null;
   let startRss = NaN;
   const samples = {};
-  const cellsOf = (sc) => plan.filter((t) => !sc.skip?.includes(t.kind));
+  const cellsOf = (sc) => plan.filter((t) => runsIn(t, sc));
   const gensOf = (sc) => cfg.gens.filter((g) => !sc.gens || sc.gens.includes(g));
   try {
     for (const target of plan) {
@@ -489,7 +505,7 @@ async function main() {
   }
   const setup = [
     `Corpus (bench/.work, rebuilt each run): site \`${MAIN_SITE}\` with a 2,048 B \`index.html\`, 60 KB \`app.js\`, 200 KB \`hero.png\` and ${cfg.pageCount.toLocaleString('en-US')} pages of 1–3 KB; plus ${cfg.siteCount.toLocaleString('en-US')} sites \`s00000\`… of 5 files (index.html with a unique line, about.html, style.css, app.js, logo.svg). Written in ${(corpus.writeMs / 1000).toFixed(1)} s${corpus.publishMs !== null ? `; published into Plinth's store directly (plan \`builder\`, no badge) in ${(corpus.publishMs / 1000).toFixed(1)} s` : ''}. Content types: ${corpus.types.source}.`,
-    `Servers: Plinth with ${cfg.plinthThreads ? `PLINTH_THREADS=${cfg.plinthThreads}` : `its default settings (${threadLabel} on ${serverCores} core${serverCores > 1 ? 's' : ''})`}; lighttpd ${machine.lighttpd} (one process, sendfile, same headers and host routing); nginx ${cfg.nginxWorkers.map((w) => `${w} worker${w > 1 ? 's' : ''}`).join(' and ')} (sendfile, tcp_nopush, open_file_cache max=20000 inactive=1h, access_log off, keepalive_requests 100000, reuseport), each round compared against the better of the two in that round; the ceiling is \`bench/ceiling.mjs\`, one uWS thread answering from memory with all headers in one prebuilt block and bodies over 64 KB sent with \`tryEnd\` (as Plinth sends them): the same 2 KB page, 60 KB script and 200 KB image, an unconditional 304 on a path of its own, and the 2 KB page for every other path and host, so it also bounds the two rotations. It sits out the 5 MB and 50 MB files, which Plinth streams in slices.`,
+    `Servers: Plinth with ${cfg.plinthThreads ? `PLINTH_THREADS=${cfg.plinthThreads}` : `its default settings (${threadLabel} on ${serverCores} core${serverCores > 1 ? 's' : ''})`}; lighttpd ${machine.lighttpd} (one process, sendfile, same headers and host routing); nginx ${cfg.nginxWorkers.map((w) => `${w} worker${w > 1 ? 's' : ''}`).join(' and ')} (sendfile, tcp_nopush, open_file_cache max=20000 inactive=1h, access_log off, keepalive_requests 100000, reuseport), each round compared against the better of the two in that round; the ceiling is \`bench/ceiling.mjs\`, one uWS thread answering from memory with all headers in one prebuilt block and bodies over 64 KB sent with \`tryEnd\` (as Plinth sends them): the same 2 KB page, 60 KB script and 200 KB image, an unconditional 304 on a path of its own, and the 2 KB page for every other path and host, so it also bounds the two rotations. It sits out the 5 MB and 50 MB files, which Plinth streams in slices.${plan.some((t) => t.kind === 'ceiling-pages') ? " `ceiling-pages`, the same server with each of the rotation's pages its own bytes and headers, found by one Map lookup of the URL, runs in the page rotation only." : ''}`,
     'Fair responses: nginx gets the same Content-Type strings, Cache-Control, X-Content-Type-Options, Referrer-Policy and Vary as Plinth; the ceiling sends the headers Plinth sends for the same file (checked before measuring, by name). Only the two scenarios marked `Accept-Encoding: br, gzip` carry that header (Plinth answers its stored brotli variant, nginx its `.gz` file through `gzip_static on`, each decoded and checked against the corpus before measuring); every other request has none, so every server sends identical identity bytes (checked before measuring).',
     `Response headers for \`/\`: ${hdr}.`,
     `Load: ${cfg.connections} keep-alive connections to 127.0.0.1 with the site's Host header. All servers run side by side for the whole run. ${cfg.warmup > 0 ? `A warm-up pass of ${cfg.warmup} s per cell (discarded), then` : 'No warm-up pass;'} ${cfg.rounds} round${cfg.rounds > 1 ? 's' : ''}: each round measures every server once per scenario and generator for ${cfg.seconds} s, one after the other, in an order rotated each round (A, B, C, then B, C, A …). Each cell shows the median of its rounds and their range; ratios are taken within a round and their median shown, never a ratio of medians. wrk: 1 thread, rotations via bench/wrk/*.lua (prebuilt requests). autocannon ${machine.autocannon}: programmatic, one thread, rotations as \`requests\` arrays, not on the 5 MB and 50 MB files (one Node thread completes next to none of them in a ${cfg.seconds} s round); its latency histogram has 1 ms resolution. With 64 connections on ${cores} shared cores, p99 mostly measures scheduling (server threads and the generator take turns), so it swings between runs.`,

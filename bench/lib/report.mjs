@@ -70,6 +70,7 @@ export function summarizeCells(samples) {
           badStatus: runs.reduce((a, r) => a + r.badStatus, 0),
           vsNginx: isPlinth(id) && nginxIds.length ? pairedRatio(rps(id), bestNginxRps) : null,
           ofCeiling: byTarget.ceiling && id !== 'ceiling' ? pairedRatio(rps(id), rps('ceiling')) : null,
+          ofPagesCeiling: byTarget['ceiling-pages'] && id !== 'ceiling-pages' ? pairedRatio(rps(id), rps('ceiling-pages')) : null,
         };
       }
       // Labelled "best nginx" in the tables: the higher median (the ratios use each round's better one).
@@ -142,6 +143,14 @@ export function checkTargets(gen, cells) {
       pass: null,
     });
   }
+  // With bench:serve's `ceiling-pages` (each page its own bytes, found by URL) in the run.
+  const rpp = r.pages?.byTarget.plinth?.ofPagesCeiling;
+  if (rpp)
+    checks.push({
+      name: 'page rotation: Plinth ÷ ceiling-pages, and ceiling-pages ÷ ceiling (reported, no goal)',
+      value: `${formatSummary(rpp, pct)}; ${formatSummary(r.pages.byTarget['ceiling-pages'].ofCeiling, pct)}`,
+      pass: null,
+    });
   const plinths = Object.values(r)
     .map((cell) => cell.byTarget.plinth)
     .filter(Boolean);
