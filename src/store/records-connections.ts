@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { RECORDS_BUSY_CODE, RECORDS_UNAVAILABLE_CODE } from '../errors.js';
@@ -225,8 +226,27 @@ export function timeBound<R extends pg.QueryResultRow = pg.QueryResultRow>(
   text: string,
   values: unknown[],
   timeoutMs: number,
+  prepared = false,
 ): Promise<pg.QueryResult<R>> {
-  return client.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
+  return client.query<R>({ text, values, query_timeout: timeoutMs, ...(prepared ? { name: statementName(text) } : {}) } as pg.QueryConfig);
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * A name under which each connection keeps `text` parsed, and planned once PostgreSQL finds a
+ * generic plan as good (pg prepares it on a connection's first use): statements a node sends
+ * often (a replica's poll, a commit) then skip parsing and planning. Only for statements whose
+ * text is one of a few and whose result columns are named, not `*`: a prepared `*` would fail
+ * once a newer node's migration added a column.
+ */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `plinth_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 /** Rolls back after `err`, unless the connection failed: dropping it ends the transaction, and a ROLLBACK would wait on it. */
