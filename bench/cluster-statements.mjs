@@ -8,7 +8,8 @@
 // with a pause between them so that the previous deploy's work after its `201` is done.
 //
 // Env: STATEMENTS_FILES (files per archive, 1000: ~50 MB; 100: ~1 MB), STATEMENTS_DEPLOYS (3),
-//      CLUSTER_BUILD (a checkout whose dist/ to run). Needs `npm run build` in that checkout.
+//      STATEMENTS_GAP_S (seconds between two deploys, 4; above 10, pg's default idle timeout
+//      closes a node's idle connections between them), CLUSTER_BUILD (a checkout whose dist/ to run). Needs `npm run build` in that checkout.
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ const benchDir = fileURLToPath(new URL('.', import.meta.url));
 const root = process.env.CLUSTER_BUILD ?? join(benchDir, '..');
 const files = Number(process.env.STATEMENTS_FILES ?? 1000);
 const deploys = Number(process.env.STATEMENTS_DEPLOYS ?? 3);
+const gapMs = Number(process.env.STATEMENTS_GAP_S ?? 4) * 1000;
 const archiveBytes = files >= 1000 ? 50 * 1024 * 1024 : files >= 100 ? 1024 * 1024 : 64 * 1024;
 const work = join(benchDir, '.work', 'cluster-statements');
 const pg = createRequire(import.meta.url)('pg');
@@ -87,9 +89,11 @@ try {
   }
   await deploy(client, token, readFileSync(archives[0]));
   const kindOf = new Map();
-  console.log(`${root}: ${files}-file archives, ${deploys} deploys; 1-minute load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
+  console.log(
+    `${root}: ${files}-file archives, ${deploys} deploys ${gapMs / 1000} s apart; 1-minute load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+  );
   for (let i = 1; i <= deploys; i++) {
-    await sleep(4000);
+    await sleep(gapMs);
     await stats.query('SELECT pg_stat_statements_reset()');
     const before = threadsOf(server.pids());
     const res = await deploy(client, token, readFileSync(archives[i]));

@@ -33,6 +33,12 @@ export const BULK_QUERY_MS = STATEMENT_MS + DATABASE_ANSWER_MS;
 export const WRITE_LOCK_QUERY_MS = WRITE_LOCK_WAIT_MS + DATABASE_ANSWER_MS;
 /** Waiting for one of this handle's own connections to be free (a busy node, not a silent PostgreSQL). */
 const POOL_WAIT_MS = 5000;
+/**
+ * An idle connection is kept this long (pg's default is 10 s). A new one costs PostgreSQL a
+ * process whose caches start cold, and loses the statements the last one kept prepared: a deploy
+ * that came more than 10 s after the last paid both, on its path to the answer.
+ */
+const IDLE_CONNECTION_MS = 300_000;
 
 /**
  * TCP on every connection, both ways, for a machine that vanished (a stopped process's kernel
@@ -156,7 +162,15 @@ export interface RecordsConnections {
 }
 
 export function openConnections(url: string, maxConnections: number): RecordsConnections {
-  const pool = new (loadPg().Pool)({ ...connectionSettings(url), max: maxConnections, connectionTimeoutMillis: POOL_WAIT_MS, Client: boundedClientClass() });
+  const pool = new (loadPg().Pool)({
+    ...connectionSettings(url),
+    max: maxConnections,
+    connectionTimeoutMillis: POOL_WAIT_MS,
+    idleTimeoutMillis: IDLE_CONNECTION_MS,
+    // Idle connections do not keep a process alive (a command that forgot to close its store).
+    allowExitOnIdle: true,
+    Client: boundedClientClass(),
+  });
   // An idle connection that breaks (the server restarting) must not take the process down.
   pool.on('error', () => undefined);
 
