@@ -173,7 +173,15 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
   let refusal: Error | undefined;
   // Until PostgreSQL answers, a log opened offline takes the schema for its own.
   let schema: DatabaseSchema = { version: SCHEMA_VERSION };
-  const migrate = (client: pg.PoolClient): Promise<string> => migrateSchema(client, (found) => (schema = found));
+  // Whether the server compresses stored values with lz4 (PostgreSQL 14 and later, when built
+  // with it): a change's document is compressed as it is stored, and pglz, the default, costs a
+  // 1,000-file deploy's commit several ms more (bench/RESULTS.md). Readers decompress either.
+  let lz4 = false;
+  const migrate = async (client: pg.PoolClient): Promise<string> => {
+    const id = await migrateSchema(client, (found) => (schema = found));
+    lz4 = (await client.query("SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)")).rows.length > 0;
+    return id;
+  };
   try {
     clusterId = await withClient(migrate);
   } catch (err) {
@@ -291,12 +299,13 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     commit: (catchUp, after, prepare) =>
       withReadyClient(async (client) => {
         try {
-          // One simple-protocol query (no parameters), three statements in one round trip: the
-          // lock, then the log's start (it cannot move while the lock is held: pruning takes it
-          // too) and PostgreSQL's clock, so that the operation below takes its time from it.
+          // One simple-protocol query (no parameters), several statements in one round trip: the
+          // compression the change will be stored with (lz4 where the server has it), the lock,
+          // then the log's start (it cannot move while the lock is held: pruning takes it too)
+          // and PostgreSQL's clock, so that the operation below takes its time from it.
           const start = await databaseClock.query<{ value: string | null; clock: number }>(
             client,
-            `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
+            `BEGIN; ${lz4 ? "SET LOCAL default_toast_compression = 'lz4'; " : ''}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
             [],
             WRITE_LOCK_QUERY_MS,
           );

@@ -185,6 +185,12 @@ describe('records in PostgreSQL', () => {
       ]);
       await commit([['sites', 'c', null]]);
       expect(await rows()).toEqual({ '"a"': { v: 3 } });
+      // A change large enough to be compressed is stored with lz4 where the server has it.
+      await commit(Array.from({ length: 200 }, (_, i): RecordWrite => ['sites', `many-${i}`, { v: i, text: 'x'.repeat(40) }]));
+      const [server] = await queryRows<{ lz4: boolean }>(url, "SELECT 'lz4' = ANY(enumvals) AS lz4 FROM pg_settings WHERE name = 'default_toast_compression'");
+      const [stored] = await queryRows<{ method: string }>(url, 'SELECT pg_column_compression(writes) AS method FROM plinth_changes ORDER BY seq DESC LIMIT 1');
+      expect(stored?.method).toBe(server?.lz4 ? 'lz4' : 'pglz');
+      expect((await log.changesSince(applied - 1))[0]!.writes).toHaveLength(200);
     } finally {
       await log.close();
     }
