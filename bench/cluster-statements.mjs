@@ -109,7 +109,7 @@ try {
     }
     const { rows } = await stats.query(
       `SELECT calls, rows, total_exec_time AS exec, total_plan_time AS plan, regexp_replace(query, '\\s+', ' ', 'g') AS query
-       FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time + total_plan_time DESC`,
+       FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%pg_stat_activity%' ORDER BY total_exec_time + total_plan_time DESC`,
     );
     const kinds = Object.entries(byKind)
       .filter(([, ms]) => ms >= 0.05)
