@@ -233,7 +233,8 @@ export function openConnections(url: string, maxConnections: number): RecordsCon
 
 /**
  * A query answered within `timeoutMs` rather than `DATABASE_ANSWER_MS` (pg's per-query read
- * timeout, `query_timeout`, which its type declarations leave out).
+ * timeout, `query_timeout`, which its type declarations leave out); `prepared`: sent as a named
+ * statement, which the connection keeps (see `statementName`).
  */
 export function timeBound<R extends pg.QueryResultRow = pg.QueryResultRow>(
   client: pg.ClientBase,
