@@ -32,13 +32,14 @@ export interface DatabaseClock {
    * Runs a query whose first row has `clock` (`CLOCK_COLUMN`), and takes the reading; `timeoutMs`
    * bounds the wait for its answer (records-connections.ts; unset: a query that moves no bulk). A
    * query of several statements (no parameters) gives its last statement's result, which must be
-   * the one with the clock.
+   * the one with the clock. `prepared`: one statement the connection keeps parsed (timeBound).
    */
   query<R extends pg.QueryResultRow & { clock: number }>(
     client: pg.PoolClient,
     text: string,
     values?: unknown[],
     timeoutMs?: number,
+    prepared?: boolean,
   ): Promise<pg.QueryResult<R>>;
   /**
    * PostgreSQL's clock less this node's (0 while they agree within `CLOCK_TOLERANCE_MS`). A
@@ -58,9 +59,10 @@ export function createDatabaseClock(options: DatabaseClockOptions): DatabaseCloc
     text: string,
     values: unknown[] = [],
     timeoutMs?: number,
+    prepared = false,
   ): Promise<pg.QueryResult<R>> {
     const sent = performance.now();
-    const answer = timeoutMs === undefined ? await client.query<R>(text, values) : await timeBound<R>(client, text, values, timeoutMs);
+    const answer = timeoutMs === undefined ? await client.query<R>(text, values) : await timeBound<R>(client, text, values, timeoutMs, prepared);
     // Several statements answer with one result each.
     const result = (Array.isArray(answer) ? answer.at(-1) : answer) as pg.QueryResult<R>;
     const roundTrip = performance.now() - sent;

@@ -3,7 +3,7 @@ import { openBlobs } from './blobs-entry.js';
 import { openMetadataDbs, type MetadataDbs } from './metadata-dbs.js';
 import { openMetadata, type Store } from './metadata.js';
 import { openRecordsLog } from './records-log.js';
-import { bootstrapReplica, canResume, clusterOfReplica, followsCluster } from './replica.js';
+import { bootstrapReplica, canResume, clusterOfReplica, followsCluster, replicaTag } from './replica.js';
 import type { ClusterStoreOptions, StoreOptions } from './types.js';
 
 /**
@@ -33,6 +33,7 @@ export async function connectStore(options: StoreOptions | ClusterStoreOptions):
   const records = await openRecordsLog({
     url: options.databaseUrl,
     origin: options.origin,
+    replica: replicaTag(metaPath),
     maxConnections: options.maxConnections,
     now: base,
     onClockOffset: options.onClockOffset,

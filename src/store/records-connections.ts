@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { RECORDS_BUSY_CODE, RECORDS_UNAVAILABLE_CODE } from '../errors.js';
@@ -32,6 +33,12 @@ export const BULK_QUERY_MS = STATEMENT_MS + DATABASE_ANSWER_MS;
 export const WRITE_LOCK_QUERY_MS = WRITE_LOCK_WAIT_MS + DATABASE_ANSWER_MS;
 /** Waiting for one of this handle's own connections to be free (a busy node, not a silent PostgreSQL). */
 const POOL_WAIT_MS = 5000;
+/**
+ * An idle connection is kept this long (pg's default is 10 s). A new one costs PostgreSQL a
+ * process whose caches start cold, and loses the statements the last one kept prepared: a deploy
+ * that came more than 10 s after the last paid both, on its path to the answer.
+ */
+const IDLE_CONNECTION_MS = 300_000;
 
 /**
  * TCP on every connection, both ways, for a machine that vanished (a stopped process's kernel
@@ -155,7 +162,15 @@ export interface RecordsConnections {
 }
 
 export function openConnections(url: string, maxConnections: number): RecordsConnections {
-  const pool = new (loadPg().Pool)({ ...connectionSettings(url), max: maxConnections, connectionTimeoutMillis: POOL_WAIT_MS, Client: boundedClientClass() });
+  const pool = new (loadPg().Pool)({
+    ...connectionSettings(url),
+    max: maxConnections,
+    connectionTimeoutMillis: POOL_WAIT_MS,
+    idleTimeoutMillis: IDLE_CONNECTION_MS,
+    // Idle connections do not keep a process alive (a command that forgot to close its store).
+    allowExitOnIdle: true,
+    Client: boundedClientClass(),
+  });
   // An idle connection that breaks (the server restarting) must not take the process down.
   pool.on('error', () => undefined);
 
@@ -218,15 +233,35 @@ export function openConnections(url: string, maxConnections: number): RecordsCon
 
 /**
  * A query answered within `timeoutMs` rather than `DATABASE_ANSWER_MS` (pg's per-query read
- * timeout, `query_timeout`, which its type declarations leave out).
+ * timeout, `query_timeout`, which its type declarations leave out); `prepared`: sent as a named
+ * statement, which the connection keeps (see `statementName`).
  */
 export function timeBound<R extends pg.QueryResultRow = pg.QueryResultRow>(
   client: pg.ClientBase,
   text: string,
   values: unknown[],
   timeoutMs: number,
+  prepared = false,
 ): Promise<pg.QueryResult<R>> {
-  return client.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
+  return client.query<R>({ text, values, query_timeout: timeoutMs, ...(prepared ? { name: statementName(text) } : {}) } as pg.QueryConfig);
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * A name under which each connection keeps `text` parsed, and planned once PostgreSQL finds a
+ * generic plan as good (pg prepares it on a connection's first use): statements a node sends
+ * often (a replica's poll, a commit) then skip parsing and planning. Only for statements whose
+ * text is one of a few and whose result columns are named, not `*`: a prepared `*` would fail
+ * once a newer node's migration added a column.
+ */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `plinth_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 /** Rolls back after `err`, unless the connection failed: dropping it ends the transaction, and a ROLLBACK would wait on it. */

@@ -4,7 +4,16 @@ import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
 import { createBucketLedger, type BucketLedger } from './bucket-ledger.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
-import { boundedClientClass, BULK_QUERY_MS, connectionSettings, openConnections, rollback, timeBound, WRITE_LOCK_QUERY_MS } from './records-connections.js';
+import {
+  boundedClientClass,
+  BULK_QUERY_MS,
+  DATABASE_ANSWER_MS,
+  connectionSettings,
+  openConnections,
+  rollback,
+  timeBound,
+  WRITE_LOCK_QUERY_MS,
+} from './records-connections.js';
 import type { AnalyticsRecords } from './analytics.js';
 import { clusterAnalytics } from './records-analytics.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
@@ -27,6 +36,12 @@ export interface RecordsLogOptions {
   maxConnections?: number;
   /** Names this process in the log, for operators. */
   origin?: string;
+  /**
+   * Names the replica this handle's commits are applied to (replica.ts, `replicaTag`): each
+   * commit's notification carries it, and `listen` is not woken by commits that name its own
+   * replica, which the committing thread applies itself (the poll still finds any it did not).
+   */
+  replica?: string;
   /** This node's own clock (injectable for tests); PostgreSQL's is measured against it. */
   now?: () => number;
   /** Told each time the correction this node applies to its clock changes (0: none). */
@@ -158,7 +173,15 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
   let refusal: Error | undefined;
   // Until PostgreSQL answers, a log opened offline takes the schema for its own.
   let schema: DatabaseSchema = { version: SCHEMA_VERSION };
-  const migrate = (client: pg.PoolClient): Promise<string> => migrateSchema(client, (found) => (schema = found));
+  // Whether the server compresses stored values with lz4 (PostgreSQL 14 and later, when built
+  // with it): a change's document is compressed as it is stored, and pglz, the default, costs a
+  // 1,000-file deploy's commit several ms more (bench/RESULTS.md). Readers decompress either.
+  let lz4 = false;
+  const migrate = async (client: pg.PoolClient): Promise<string> => {
+    const id = await migrateSchema(client, (found) => (schema = found));
+    lz4 = (await client.query("SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)")).rows.length > 0;
+    return id;
+  };
   try {
     clusterId = await withClient(migrate);
   } catch (err) {
@@ -177,6 +200,9 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         await databaseClock.query<{ value: string | null; clock: number }>(
           client,
           `SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
+          [],
+          DATABASE_ANSWER_MS,
+          true,
         )
       ).rows[0]!.value ?? 0,
     );
@@ -188,6 +214,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       `SELECT seq, ${STAMP} AS stamp, writes FROM plinth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`,
       [seq, limit],
       BULK_QUERY_MS,
+      true,
     );
     return rows.rows.map((row) => ({
       seq: Number(row.seq),
@@ -272,12 +299,13 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     commit: (catchUp, after, prepare) =>
       withReadyClient(async (client) => {
         try {
-          // One simple-protocol query (no parameters), three statements in one round trip: the
-          // lock, then the log's start (it cannot move while the lock is held: pruning takes it
-          // too) and PostgreSQL's clock, so that the operation below takes its time from it.
+          // One simple-protocol query (no parameters), several statements in one round trip: the
+          // compression the change will be stored with (lz4 where the server has it), the lock,
+          // then the log's start (it cannot move while the lock is held: pruning takes it too)
+          // and PostgreSQL's clock, so that the operation below takes its time from it.
           const start = await databaseClock.query<{ value: string | null; clock: number }>(
             client,
-            `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
+            `BEGIN; ${lz4 ? "SET LOCAL default_toast_compression = 'lz4'; " : ''}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
             [],
             WRITE_LOCK_QUERY_MS,
           );
@@ -296,7 +324,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           // The records are the change's own writes, the last of each key (as in the
           // transaction): PostgreSQL takes them from the change it has just parsed, rather than
           // from a second copy of every value in arrays that this thread would escape element by
-          // element. `superseded`: writes a later one of the same key replaces (1-based, as WITH
+          // element (an array of jsonb also costs PostgreSQL more to parse than the document).
+          // `superseded`: writes a later one of the same key replaces (1-based, as WITH
           // ORDINALITY counts).
           const logged = writes.map(([db, key, value]) => [db, keyText(key), value] as const);
           const lastAt = new Map<string, number>();
@@ -313,6 +342,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           }
           const removes = lastAt.size - puts;
           const values: unknown[] = [origin, JSON.stringify(logged)];
+          // Told with the replica that applies it here, so that this process's own follower skips it.
+          const told = options.replica === undefined ? 'seq::text' : `seq::text || ' ' || $${values.push(options.replica)}::text`;
           const keep = superseded.length > 0 ? ` AND n <> ALL($${values.push(superseded)}::int[])` : '';
           const records = (removed: boolean): string =>
             `SELECT w->>0 AS db, w->>1 AS key, w->2 AS value FROM change, jsonb_array_elements(change.writes) WITH ORDINALITY AS e(w, n)
@@ -329,9 +360,10 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           }
           const inserted = await timeBound<{ seq: string; stamp: string }>(
             client,
-            `WITH ${parts.join(',\n')} SELECT seq, stamp, pg_notify('plinth_changes', seq::text) FROM change`,
+            `WITH ${parts.join(',\n')} SELECT seq, stamp, pg_notify('plinth_changes', ${told}) FROM change`,
             values,
             BULK_QUERY_MS,
+            true,
           );
           await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
           const seq = Number(inserted.rows[0]!.seq);
@@ -446,7 +478,10 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         if (stopped) return;
         const next = new (boundedClientClass())(connectionSettings(options.url));
         next.on('error', () => undefined);
-        next.on('notification', () => wake());
+        // A change this replica's own process applied needs no read: see RecordsLogOptions.replica.
+        next.on('notification', (message) => {
+          if (options.replica === undefined || message.payload?.split(' ')[1] !== options.replica) wake();
+        });
         // A lost connection is dropped; the next poll of the replica keeps it current meanwhile.
         next.on('end', () => {
           if (client === next) client = undefined;

@@ -1,3 +1,6 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
 import type { Database, Key } from 'lmdb';
 import type { MetadataDbs } from './metadata-dbs.js';
 import type { RecordsLog } from './records-log.js';
@@ -18,6 +21,32 @@ import { REPLICATED_DBS, type RecordWrite } from './replicated-dbs.js';
  * So the rules run identically on both backends, the change log is exactly each transaction's
  * writes, and every replica applies them verbatim, in order.
  */
+
+/** Where a process keeps its own name; worker threads started after it was set inherit it. */
+export const PROCESS_TAG_KEY = 'plinth:process-tag';
+
+/** This process's random name, the same on every thread it starts after the first call. */
+export function processTag(): string {
+  const found = getEnvironmentData(PROCESS_TAG_KEY);
+  if (typeof found === 'string') return found;
+  const tag = randomUUID();
+  setEnvironmentData(PROCESS_TAG_KEY, tag);
+  return tag;
+}
+
+/**
+ * Names the LMDB replica at `path` as this process opens it, the same on every thread of the
+ * process: a commit's notification carries it, so that the thread that follows the log is not
+ * woken to read back a change another thread of its process has just applied to the same files.
+ * Worker threads inherit the process's tag from the thread that started them (the main thread
+ * opens its store before it starts any); another process, or another replica, has another tag.
+ */
+export function replicaTag(path: string): string {
+  return createHash('sha256')
+    .update(`${processTag()}\u0000${resolve(path)}`)
+    .digest('base64url')
+    .slice(0, 16);
+}
 
 /** How often a replica looks for changes besides being woken by NOTIFY. */
 export const REPLICA_POLL_MS = 250;

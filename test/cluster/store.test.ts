@@ -77,8 +77,10 @@ describe('records in PostgreSQL', () => {
       const mine = sent.filter((s) => s.client === write!.client).map((s) => s.text.trim().split(/\s+/)[0]);
       const at = mine.lastIndexOf('BEGIN;', mine.indexOf('WITH'));
       expect(mine.slice(at, mine.indexOf('COMMIT', at) + 1)).toEqual(['BEGIN;', 'SELECT', 'WITH', 'COMMIT']);
-      // The change is in the log with its records, and the other nodes were told of it.
-      expect(await waitUntil(() => told.includes(String(a.cluster!.applied())), 5000, 10)).toBe(true);
+      // The change is in the log with its records, and the other nodes were told of it (its
+      // number, then the replica that applied it).
+      expect(await waitUntil(() => told.some((payload) => payload.split(' ')[0] === String(a.cluster!.applied())), 5000, 10)).toBe(true);
+      expect(told.find((payload) => payload.split(' ')[0] === String(a.cluster!.applied()))).toMatch(/^\d+ [\w-]{16}$/);
       const b = await node();
       await b.cluster!.catchUp();
       expect(b.getSite('four-trips')?.liveRevision).toBe(a.getSite('four-trips')?.liveRevision);
@@ -86,6 +88,50 @@ describe('records in PostgreSQL', () => {
       expect(records).toHaveLength(1);
     } finally {
       await listener.end();
+    }
+  });
+
+  it('wakes a follower for changes other replicas applied, not for those its own replica applied', async () => {
+    const url = await cluster.pg.createDatabase('own_changes');
+    // Two handles on one replica (as a node's main thread and HTTP thread), and another node's.
+    const follower = await openRecordsLog({ url, replica: 'replica-one' });
+    const sibling = await openRecordsLog({ url, replica: 'replica-one' });
+    const other = await openRecordsLog({ url, replica: 'replica-two' });
+    const listener = new pgClient.Client({ connectionString: url });
+    await listener.connect();
+    const told: string[] = [];
+    listener.on('notification', (notification) => told.push(notification.payload ?? ''));
+    await listener.query('LISTEN plinth_changes');
+    let woken = 0;
+    const stop = await follower.listen(() => woken++);
+    let applied = 0;
+    const commit = async (log: typeof follower, key: string): Promise<void> => {
+      const { change } = await log.commit(
+        async (changes) => {
+          applied = changes.at(-1)!.seq;
+        },
+        () => applied,
+        () => ({ result: undefined, writes: [['secrets', key, 'value']] }),
+      );
+      applied = change!.seq;
+    };
+    try {
+      // Notifications arrive in commit order: once the other replica's has woken the follower,
+      // its sibling's, committed before, has been delivered too.
+      for (const round of [1, 2]) {
+        await commit(sibling, `own-${round}`);
+        await commit(other, `other-${round}`);
+        expect(await waitUntil(() => woken >= round, 5000, 10)).toBe(true);
+        expect(woken).toBe(round);
+      }
+      expect(await waitUntil(() => told.length === 4, 5000, 10)).toBe(true);
+      expect(told.map((payload) => payload.split(' ')[1])).toEqual(['replica-one', 'replica-two', 'replica-one', 'replica-two']);
+      // What the follower was not woken for, its poll still reads.
+      expect((await follower.changesSince(0)).map((change) => change.writes[0]![1])).toEqual(['own-1', 'other-1', 'own-2', 'other-2']);
+    } finally {
+      await stop();
+      await listener.end();
+      await Promise.all([follower.close(), sibling.close(), other.close()]);
     }
   });
 
@@ -139,6 +185,12 @@ describe('records in PostgreSQL', () => {
       ]);
       await commit([['sites', 'c', null]]);
       expect(await rows()).toEqual({ '"a"': { v: 3 } });
+      // A change large enough to be compressed is stored with lz4 where the server has it.
+      await commit(Array.from({ length: 200 }, (_, i): RecordWrite => ['sites', `many-${i}`, { v: i, text: 'x'.repeat(40) }]));
+      const [server] = await queryRows<{ lz4: boolean }>(url, "SELECT 'lz4' = ANY(enumvals) AS lz4 FROM pg_settings WHERE name = 'default_toast_compression'");
+      const [stored] = await queryRows<{ method: string }>(url, 'SELECT pg_column_compression(writes) AS method FROM plinth_changes ORDER BY seq DESC LIMIT 1');
+      expect(stored?.method).toBe(server?.lz4 ? 'lz4' : 'pglz');
+      expect((await log.changesSince(applied - 1))[0]!.writes).toHaveLength(200);
     } finally {
       await log.close();
     }
