@@ -82,6 +82,12 @@ export interface UnpackOptions {
    * bucket, and a larger site would make the index write too much).
    */
   journalMaxBytes?: number;
+  /**
+   * False: the blobs are not synced before the task returns. Set where they are durable
+   * elsewhere before the deploy's answer (a cluster's bucket) and the local files are a cache
+   * the power-loss guard covers (store/bucket-cache-guard.ts). Unset: synced, as the only copy.
+   */
+  syncBlobs?: boolean;
 }
 
 /** A blob whose bytes a commit carries (see `UnpackOptions.journalMaxBytes`). */

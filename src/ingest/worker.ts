@@ -99,6 +99,7 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
       : {}),
     ...(task.syncPort !== undefined ? { runSync: syncOverPort(task.syncPort) } : {}),
     ...(task.journalMaxBytes !== undefined ? { journalMaxBytes: task.journalMaxBytes } : {}),
+    ...(task.syncBlobs === false ? { syncBlobs: false } : {}),
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
   try {

@@ -396,7 +396,7 @@ async function decideJson(deps: OperationsDeps, caller: Caller, fields: JsonDepl
  * site is also analysed there, while its blobs are flushed (see `UnpackOptions.analyze`).
  */
 async function unpackBody(
-  deps: Pick<OperationsDeps, 'ingest' | 'config'>,
+  deps: Pick<OperationsDeps, 'ingest' | 'config' | 'store'>,
   caller: Caller,
   body: DeployBody,
   bodyKind: DeployRequest['bodyKind'],
@@ -433,6 +433,10 @@ async function unpackBody(
           ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
           : {}),
         ...(channel !== undefined ? { announce: channel.port2, announceBytesMax: publisher!.bytesWanted } : {}),
+        // Where the publisher puts every blob in the bucket before the commit, the local files are a
+        // cache: guarded against power loss, they need no sync before the answer. (A manifest's part
+        // is recorded before its upload: its files are still synced first.)
+        ...(publisher !== undefined && deps.store.blobs.cacheGuarded?.() === true ? { syncBlobs: false } : {}),
       },
       signal,
     );

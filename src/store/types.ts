@@ -340,6 +340,12 @@ export interface BlobStore {
   trimCache(): Promise<CacheTrim>;
   /** The bucket the blobs live in, for bucket garbage collection; undefined without one. */
   readonly bucket?: BlobBucket;
+  /**
+   * With a bucket: whether the local files are a cache the power-loss guard covers
+   * (bucket-cache-guard.ts), so that a deploy, durable once its blobs are in the bucket, need not
+   * sync them before its answer. Absent without a bucket: there the files are the only copy.
+   */
+  readonly cacheGuarded?: () => boolean;
   /** In a cluster, where packed objects live (bucket-packs.ts), for bucket garbage collection. */
   readonly packs?: PackLedger;
   /** What this handle did with the bucket so far (all 0 without one), for operators' metrics. */
