@@ -64,6 +64,12 @@ export interface CollectorOptions {
   journalMaxBytes?: number;
   /** See `UnpackOptions.syncBlobs`: false, and `finish` leaves the blobs' files unsynced. */
   syncBlobs?: boolean;
+  /**
+   * Told once every blob was stored (and `onStored` told of each) and the site passed its
+   * checks, before the flush and the rest of `finish`: the receiver of the announcements need not
+   * wait for the task's end to send what it still holds.
+   */
+  onAllStored?: () => void;
 }
 
 export interface CollectedSite {
@@ -453,6 +459,7 @@ export function createCollector(options: CollectorOptions): Collector {
     // they are durable elsewhere first: `syncBlobs`).
     const journaled = journalOf(journal, siteBytes, options.journalMaxBytes ?? 0, referenced.size > 0, stored.values());
     if (journaled === undefined) writeDeferred();
+    options.onAllStored?.();
     const filesDeferred = unwritten.size > 0;
     // The journal copied the bytes: the views into the body are not needed any more.
     unwritten.clear();

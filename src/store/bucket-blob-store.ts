@@ -545,8 +545,21 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       if (due()) asking ??= ask();
     }
 
+    /** See `BlobPublisher.drain`: as `finish` does, without waiting for the uploads. */
+    function drain(): void {
+      flushing = true;
+      if (due()) asking ??= ask();
+      track(
+        (async () => {
+          while (asking !== undefined) await asking;
+          sendPack();
+        })(),
+      );
+    }
+
     return {
       add,
+      drain,
       bytesWanted: packMaxBytes,
       async finish(sha256s) {
         flushing = true;

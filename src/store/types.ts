@@ -381,6 +381,11 @@ export interface BlobPublisher {
   ): void;
   /** Blobs up to this size are worth handing to `add` with their bytes (packing); 0: none. */
   readonly bytesWanted: number;
+  /**
+   * Every blob the unpack stores has been `add`ed: the blobs waiting are asked about now and the
+   * pack being filled goes up, instead of at `finish`.
+   */
+  drain(): void;
   /** Resolves once the blobs, and the variants of large ones, are in the bucket: with where the packed blobs are (`publish`). */
   finish(sha256s: Iterable<string>): Promise<PackedBlobs>;
   /**
