@@ -30,7 +30,11 @@
 //      1,000-file one takes CLUSTER_BIG_ROUNDS, 3), CLUSTER_FIRST_SAMPLES (9), CLUSTER_PARTS
 //      (serve,propagate,deploy,first), CLUSTER_BUILD (a checkout whose dist/ to run instead of
 //      this one's), CLUSTER_NODE_ARGS (Node flags for the Plinth nodes, comma-separated, e.g.
-//      --cpu-prof,--cpu-prof-dir=/tmp/prof), BENCH_NO_WRITE=1 to print without touching RESULTS.md.
+//      --cpu-prof,--cpu-prof-dir=/tmp/prof), BENCH_NO_WRITE=1 to print without touching RESULTS.md,
+//      CLUSTER_TIMELINE (a file: for each timed 1,000-file deploy on cluster node A, every thread's
+//      CPU of the node, s3rver and PostgreSQL sampled every CLUSTER_TIMELINE_MS, 20, from
+//      /proc/<pid>/task/*/schedstat, with s3rver's PUTs, as JSON lines; `node bench/timeline.mjs
+//      <file>` prints them as slices; the sampling costs this process a few % of a core).
 // Defaults take about 6 minutes after the build. Every sample is in bench/.work/cluster/results.json.
 import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -444,6 +448,57 @@ function cpuBetween(before, after, nodePid, s3Pid) {
 }
 const CPU_PARTS = ['main', 'ingest', 'other', 's3rver', 'postgres'];
 
+/**
+ * CLUSTER_TIMELINE: every thread's CPU and wait (schedstat, ns) of these processes every
+ * `everyMs`, until `stop()`. Threads are listed once at the start (with their nice value and
+ * name) and again when one is missing, so a sample reads only the schedstat files.
+ */
+function sampleThreads(pids, everyMs) {
+  const threads = {};
+  const list = () => {
+    for (const [id, t] of threadsOf(pids)) {
+      if (threads[id] !== undefined) continue;
+      let name = '';
+      try {
+        name = readFileSync(`/proc/${t.pid}/task/${t.tid}/comm`, 'utf8').trim();
+      } catch {
+        // Ended meanwhile.
+      }
+      threads[id] = { pid: t.pid, tid: t.tid, nice: t.nice, name };
+    }
+  };
+  list();
+  const samples = [];
+  const take = () => {
+    const at = Date.now();
+    const cpu = {};
+    for (const [id, t] of Object.entries(threads)) {
+      try {
+        const [ns, waitNs] = readFileSync(`/proc/${t.pid}/task/${t.tid}/schedstat`, 'utf8').split(' ').map(Number);
+        cpu[id] = [ns, waitNs];
+      } catch {
+        // The thread ended.
+      }
+    }
+    samples.push({ at, cpu });
+  };
+  take();
+  let ticks = 0;
+  const timer = setInterval(() => {
+    // New threads (a PostgreSQL backend) are rare: the listing, which reads more files, runs every tenth sample.
+    if (++ticks % 10 === 0) list();
+    take();
+  }, everyMs);
+  return {
+    threads,
+    stop() {
+      clearInterval(timer);
+      take();
+      return samples;
+    },
+  };
+}
+
 async function measureDeploys(ctx) {
   const { embedded, nodeA, tokens, s3, pg } = ctx;
   const arms = [embedded, nodeA];
@@ -454,7 +509,9 @@ async function measureDeploys(ctx) {
    * spent up to its 201; for the cluster node, also the bucket requests made before the 201 and
    * when each was taken and answered (ms from the deploy's start).
    */
-  const timed = async (node, body, options) => {
+  const timed = async (node, body, options, sampled = false) => {
+    const sampler =
+      sampled && env.CLUSTER_TIMELINE ? sampleThreads([node.child.pid, s3.pid(), ...pg.pids()], Number(env.CLUSTER_TIMELINE_MS ?? 20)) : undefined;
     const before = s3.requests().length;
     const answeredBefore = s3.answered().length;
     const pids = () => [node.child.pid, s3.pid(), ...pg.pids()];
@@ -468,6 +525,13 @@ async function measureDeploys(ctx) {
       .slice(answeredBefore)
       .filter((r) => r.method === 'PUT')
       .map((r) => ({ url: r.url, at: r.at - startedAt, end: r.end - startedAt, bytes: r.bytes }));
+    if (sampler !== undefined) {
+      const samples = sampler.stop();
+      const roles = { node: node.child.pid, s3rver: s3.pid() };
+      writeFileSync(env.CLUSTER_TIMELINE, JSON.stringify({ startedAt, ms: res.ms, roles, threads: sampler.threads, samples, puts: timeline }) + '\n', {
+        flag: 'a',
+      });
+    }
     return {
       ms: res.ms,
       revision: res.revision,
@@ -523,7 +587,7 @@ async function measureDeploys(ctx) {
     for (const node of arms) await deploy(node.client, tokenOf(node), readFileSync(archives[0]));
     const byArm = await runRounds(arms, rounds, async (node, round) => {
       await settle(s3, IDLE_MS.archive);
-      return timed(node, readFileSync(archives[round + 1]));
+      return timed(node, readFileSync(archives[round + 1]), undefined, id === 'big' && node !== embedded);
     });
     out.push({ id, label, bytes: statSync(archives[1]).size, byArm });
   }

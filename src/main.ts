@@ -1,9 +1,21 @@
 import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { loadConfig, redactConfig, serverConfigProblems, siteUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { bucketOptionsOf, checkBucket, claimBucket, connectStore, ownerOf, REPLICA_POLL_MS, type BucketOwner, type Store } from './store/index.js';
+import {
+  bucketOptionsOf,
+  checkBucket,
+  claimBucket,
+  connectStore,
+  guardBlobCache,
+  markBlobCacheClean,
+  ownerOf,
+  REPLICA_POLL_MS,
+  type BucketOwner,
+  type Store,
+} from './store/index.js';
 import { startCacheTrimmer } from './runtime/blob-bucket.js';
 import { lockDataDir, type DataDirLock } from './runtime/data-dir-lock.js';
 import { checkPortFree } from './runtime/port-check.js';
@@ -71,6 +83,12 @@ async function main(): Promise<void> {
   try {
     // A wrong bucket name or key is told now, not as `500 internal` at the first deploy.
     if (bucket) await checkBucket(bucket);
+    if (bucket) {
+      // Before any thread writes blobs: a cache the machine's fall may have damaged is dropped.
+      const guard = await guardBlobCache(join(config.dataDir, 'blobs'));
+      if (guard.dropped > 0) log.warn({ files: guard.dropped }, 'blobs.cache_dropped_after_power_loss');
+      if (!guard.guarded) log.info({}, 'blobs.cache_unguarded');
+    }
     store = await connectStore({
       dir: config.dataDir,
       bucket,
@@ -217,6 +235,8 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     await sweepStopped;
+    // Nothing writes blobs any more: synced, the cache is marked clean for the next start.
+    if (bucket) await markBlobCacheClean(join(config.dataDir, 'blobs')).catch((err: unknown) => log.warn({ err }, 'blobs.cache_not_marked_clean'));
     // Open until the threads are done, so load balancers read "stopping" on /readyz meanwhile.
     await ops?.close();
     await stopFollowing?.();

@@ -62,6 +62,14 @@ export interface CollectorOptions {
   runSync?: RunSync;
   /** See `UnpackOptions.journalMaxBytes`. */
   journalMaxBytes?: number;
+  /** See `UnpackOptions.syncBlobs`: false, and `finish` leaves the blobs' files unsynced. */
+  syncBlobs?: boolean;
+  /**
+   * Told once every blob was stored (and `onStored` told of each) and the site passed its
+   * checks, before the flush and the rest of `finish`: the receiver of the announcements need not
+   * wait for the task's end to send what it still holds.
+   */
+  onAllStored?: () => void;
 }
 
 export interface CollectedSite {
@@ -447,13 +455,15 @@ export function createCollector(options: CollectorOptions): Collector {
     // The path rules may refuse the deploy: then nothing refers to its blobs, and nothing waits.
     const { finalPaths, finalSkipped, strippedPrefix } = resolvePaths(admitted, admission.skippedPaths(), patch);
     // Blobs were written without per-file fsyncs; make them durable before anything refers to them:
-    // by the commit that carries their bytes, or else by a sync of their filesystem now.
+    // by the commit that carries their bytes, or else by a sync of their filesystem now (unless
+    // they are durable elsewhere first: `syncBlobs`).
     const journaled = journalOf(journal, siteBytes, options.journalMaxBytes ?? 0, referenced.size > 0, stored.values());
     if (journaled === undefined) writeDeferred();
+    options.onAllStored?.();
     const filesDeferred = unwritten.size > 0;
     // The journal copied the bytes: the views into the body are not needed any more.
     unwritten.clear();
-    const flushed = stored.size > 0 && journaled === undefined ? blobs.flush(options.runSync) : undefined;
+    const flushed = stored.size > 0 && journaled === undefined && options.syncBlobs !== false ? blobs.flush(options.runSync) : undefined;
     if (!flushLater) await flushed;
     // Left running, its failure is seen by whoever awaits it; never unhandled if nobody does.
     else flushed?.catch(() => undefined);

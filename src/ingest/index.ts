@@ -22,6 +22,7 @@ export type {
   UnpackResult,
   UnpackTask,
 } from './types.js';
+export { ALL_ANNOUNCED } from './types.js';
 export { checkArchivePath, MAX_PATH_BYTES, type ArchivePathResult } from './archive-path.js';
 export { checkDeployPaths, type CheckedPaths } from './collector.js';
 export { isBrotliName } from './leak-guard.js';

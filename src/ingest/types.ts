@@ -82,6 +82,12 @@ export interface UnpackOptions {
    * bucket, and a larger site would make the index write too much).
    */
   journalMaxBytes?: number;
+  /**
+   * False: the blobs are not synced before the task returns. Set where they are durable
+   * elsewhere before the deploy's answer (a cluster's bucket) and the local files are a cache
+   * the power-loss guard covers (store/bucket-cache-guard.ts). Unset: synced, as the only copy.
+   */
+  syncBlobs?: boolean;
 }
 
 /** A blob whose bytes a commit carries (see `UnpackOptions.journalMaxBytes`). */
@@ -96,6 +102,12 @@ export interface JournaledBlob {
  * the receiving thread need not look for them on disk, one `stat` per encoding and blob.
  */
 export type Announcement = [sha256: string, bytes: Uint8Array | undefined, encodings: { br?: number; gzip?: number }];
+/**
+ * Posted on `UnpackTask.announce` after the last `Announcement`, once the site passed its checks:
+ * nothing more is coming, so what the receiver holds can go now, not at the task's end (a small
+ * site's analysis, in the task, then overlaps the last upload).
+ */
+export const ALL_ANNOUNCED = 'all';
 
 export interface IngestedFile {
   /** Final site path (after top-folder stripping). */

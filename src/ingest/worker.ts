@@ -18,6 +18,7 @@ import { analyzeSite, linkCheckShares } from './site-analysis.js';
 import { DeployRejected } from './rejection.js';
 import { syncOverPort } from './sync-port.js';
 import { readTar } from './tar-reader.js';
+import { ALL_ANNOUNCED } from './types.js';
 import type {
   Announcement,
   AnalyzeResult,
@@ -99,6 +100,8 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
       : {}),
     ...(task.syncPort !== undefined ? { runSync: syncOverPort(task.syncPort) } : {}),
     ...(task.journalMaxBytes !== undefined ? { journalMaxBytes: task.journalMaxBytes } : {}),
+    ...(task.syncBlobs === false ? { syncBlobs: false } : {}),
+    ...(task.announce !== undefined ? { onAllStored: () => task.announce!.postMessage(ALL_ANNOUNCED) } : {}),
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
   try {

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { MessageChannel } from 'node:worker_threads';
 import type { DeployView as DeployShape } from '../contract/index.js';
 import { recordsSilentError, refusalError, ServiceError } from '../errors.js';
-import type { Announcement, ByteRange, JsonDeployFields, UnpackResult } from '../ingest/index.js';
+import { ALL_ANNOUNCED, type Announcement, type ByteRange, type JsonDeployFields, type UnpackResult } from '../ingest/index.js';
 import { MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
 import type { BlobPublisher, ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
@@ -396,7 +396,7 @@ async function decideJson(deps: OperationsDeps, caller: Caller, fields: JsonDepl
  * site is also analysed there, while its blobs are flushed (see `UnpackOptions.analyze`).
  */
 async function unpackBody(
-  deps: Pick<OperationsDeps, 'ingest' | 'config'>,
+  deps: Pick<OperationsDeps, 'ingest' | 'config' | 'store'>,
   caller: Caller,
   body: DeployBody,
   bodyKind: DeployRequest['bodyKind'],
@@ -412,7 +412,10 @@ async function unpackBody(
   const anonymous = caller.kind === 'anonymous' || caller.kind === 'site_token';
   const tier = PLAN_LIMITS[caller.kind === 'account' ? caller.account.plan : 'anonymous'];
   const channel = publisher !== undefined ? new MessageChannel() : undefined;
-  channel?.port1.on('message', ([sha256, bytes, encodings]: Announcement) => publisher!.add(sha256, bytes, encodings));
+  channel?.port1.on('message', (message: Announcement | typeof ALL_ANNOUNCED) => {
+    if (message === ALL_ANNOUNCED) publisher!.drain();
+    else publisher!.add(...message);
+  });
   try {
     return await deps.ingest.unpack(
       {
@@ -433,6 +436,10 @@ async function unpackBody(
           ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
           : {}),
         ...(channel !== undefined ? { announce: channel.port2, announceBytesMax: publisher!.bytesWanted } : {}),
+        // Where the publisher puts every blob in the bucket before the commit, the local files are a
+        // cache: guarded against power loss, they need no sync before the answer. (A manifest's part
+        // is recorded before its upload: its files are still synced first.)
+        ...(publisher !== undefined && deps.store.blobs.cacheGuarded?.() === true ? { syncBlobs: false } : {}),
       },
       signal,
     );

@@ -395,7 +395,13 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
       journaled = read;
     },
     publish: () => Promise.resolve(NOTHING_PACKED),
-    publisher: () => ({ add: () => undefined, bytesWanted: 0, finish: () => Promise.resolve(NOTHING_PACKED), afterAnswer: () => Promise.resolve() }),
+    publisher: () => ({
+      add: () => undefined,
+      drain: () => undefined,
+      bytesWanted: 0,
+      finish: () => Promise.resolve(NOTHING_PACKED),
+      afterAnswer: () => Promise.resolve(),
+    }),
     trimCache: () => Promise.resolve({ files: 0, bytes: 0 }),
     counters: () => ({ downloads: 0, downloadedBytes: 0, bucketErrors: 0 }),
   };

@@ -7,6 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import { publishTemp, writeTemp } from './atomic-file.js';
 import { createBlobStore, VARIANT_ON_DEMAND_MAX_BYTES, variantFromBlob } from './blob-store.js';
+import { cacheGuarded } from './bucket-cache-guard.js';
 import { createS3Bucket, limiter, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
 import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
@@ -105,6 +106,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   // Blob key → where it is packed, for those of `knownFresh` that are: a redeploy's records carry
   // the places of its unchanged files without asking the database.
   const knownPacked = new Map<string, FilePack>();
+  // Read once, at the first deploy: the node's start ran the guard before any thread opened this.
+  let guarded: boolean | undefined;
 
   function isLocal(sha256: string, encoding?: Encoding): boolean {
     const path = local.pathOf(sha256, encoding);
@@ -542,8 +545,21 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       if (due()) asking ??= ask();
     }
 
+    /** See `BlobPublisher.drain`: as `finish` does, without waiting for the uploads. */
+    function drain(): void {
+      flushing = true;
+      if (due()) asking ??= ask();
+      track(
+        (async () => {
+          while (asking !== undefined) await asking;
+          sendPack();
+        })(),
+      );
+    }
+
     return {
       add,
+      drain,
       bytesWanted: packMaxBytes,
       async finish(sha256s) {
         flushing = true;
@@ -635,6 +651,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     publisher,
     trimCache,
     bucket,
+    cacheGuarded: () => (guarded ??= cacheGuarded(options.dir)),
     ...(packs !== undefined ? { packs } : {}),
     counters: () => ({ downloads: downloaded.count, downloadedBytes: downloaded.bytes, bucketErrors: bucket.errors }),
   };

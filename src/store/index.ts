@@ -29,4 +29,5 @@ export { moveToCluster, type ClusterMoveReport } from './migrate.js';
 export { backupCluster, restoreCluster, type ClusterBackupReport, type ClusterRestoreReport } from './cluster-backup.js';
 export { collectBucketGarbage, referencedBlobs, type BucketGarbageOptions, type BucketGarbageStore } from './bucket-gc.js';
 export { bucketOptionsOf } from './bucket.js';
+export { guardBlobCache, markBlobCacheClean } from './bucket-cache-guard.js';
 export { adoptBucket, checkBucket, claimBucket, describeOwner, ownerOf } from './bucket-owner.js';

@@ -340,6 +340,12 @@ export interface BlobStore {
   trimCache(): Promise<CacheTrim>;
   /** The bucket the blobs live in, for bucket garbage collection; undefined without one. */
   readonly bucket?: BlobBucket;
+  /**
+   * With a bucket: whether the local files are a cache the power-loss guard covers
+   * (bucket-cache-guard.ts), so that a deploy, durable once its blobs are in the bucket, need not
+   * sync them before its answer. Absent without a bucket: there the files are the only copy.
+   */
+  readonly cacheGuarded?: () => boolean;
   /** In a cluster, where packed objects live (bucket-packs.ts), for bucket garbage collection. */
   readonly packs?: PackLedger;
   /** What this handle did with the bucket so far (all 0 without one), for operators' metrics. */
@@ -375,6 +381,11 @@ export interface BlobPublisher {
   ): void;
   /** Blobs up to this size are worth handing to `add` with their bytes (packing); 0: none. */
   readonly bytesWanted: number;
+  /**
+   * Every blob the unpack stores has been `add`ed: the blobs waiting are asked about now and the
+   * pack being filled goes up, instead of at `finish`.
+   */
+  drain(): void;
   /** Resolves once the blobs, and the variants of large ones, are in the bucket: with where the packed blobs are (`publish`). */
   finish(sha256s: Iterable<string>): Promise<PackedBlobs>;
   /**

@@ -209,6 +209,27 @@ describe('a cluster deploy packs its small blobs', () => {
     expect(new Set(rows.map((row) => row.pack)).size).toBe(2);
   });
 
+  it('sends the last pack once told every blob was announced, before finish', async () => {
+    const a = await node();
+    // Fewer than an early pack takes: before, they waited for `finish`.
+    const shas = await write(
+      a,
+      Array.from({ length: 10 }, () => randomBytes(700)),
+    );
+    const publishing = a.blobs.publisher();
+    for (const sha of shas) publishing.add(sha);
+    publishing.drain();
+    // Up and recorded with no `finish` yet, in one pack (the first blob alone was asked at once, and packed with the rest).
+    expect(await waitUntil(async () => (await rowsOf(shas)).length === 10, 5000)).toBe(true);
+    expect(new Set((await rowsOf(shas)).map((row) => row.pack)).size).toBe(1);
+    const mark = await s3.mark();
+    const packed = await publishing.finish(shas);
+    // `finish` had nothing left to send, and says where each blob is.
+    expect((await s3.sentSince(mark)).filter(isObjectPut)).toEqual([]);
+    expect(packed.size).toBe(10);
+    await publishing.afterAnswer();
+  });
+
   it('asks the database about announced blobs 32 at a time, not as each arrives, in one statement for both tables', async () => {
     await node();
     // The store as a node opens it, on the real ledger, counting its questions.

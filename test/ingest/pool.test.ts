@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statfsSync
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngestPool, type Announcement, type UnpackOptions, type UnpackTask } from '../../src/ingest/index.js';
+import { ALL_ANNOUNCED, createIngestPool, type Announcement, type UnpackOptions, type UnpackTask } from '../../src/ingest/index.js';
 import { hasDiskBehind } from '../../src/store/filesystem-sync.js';
 import { tempDir } from '../helpers/sites.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -97,11 +97,15 @@ describe('ingest pool', () => {
       await pool.close();
     }
   });
-  it('announces each blob on the task’s port as soon as it is stored, before the unpack ends', async () => {
+  it('announces each blob on the task’s port as soon as it is stored, before the unpack ends, then that all were', async () => {
     const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
     const channel = new MessageChannel();
     const announced: string[] = [];
-    channel.port1.on('message', ([sha256]: Announcement) => announced.push(sha256));
+    let allAfter: number | undefined;
+    channel.port1.on('message', (message: Announcement | typeof ALL_ANNOUNCED) => {
+      if (message === ALL_ANNOUNCED) allAfter ??= announced.length;
+      else announced.push(message[0]);
+    });
     try {
       const result = await pool.unpack(task(bigArchive, { announce: channel.port2 }));
       const beforeTheEnd = announced.length;
@@ -111,8 +115,22 @@ describe('ingest pool', () => {
       expect(await waitUntil(() => announced.length >= shas.size, 2000, 10)).toBe(true);
       expect(new Set(announced)).toEqual(shas);
       expect(beforeTheEnd).toBeGreaterThan(0);
+      // Said once, after the last blob.
+      expect(await waitUntil(() => allAfter !== undefined, 2000, 10)).toBe(true);
+      expect(allAfter).toBe(announced.length);
     } finally {
       channel.port1.close();
+      await pool.close();
+    }
+  });
+
+  it('leaves the blobs unsynced with syncBlobs false (a bucket holds them first): no sync shell starts', async () => {
+    const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
+    try {
+      const result = await pool.unpack(task(bigArchive, { syncBlobs: false }));
+      if (!result.ok) throw new Error(JSON.stringify(result.error));
+      expect(syncShells()).toEqual([]);
+    } finally {
       await pool.close();
     }
   });
