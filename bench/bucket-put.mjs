@@ -23,15 +23,7 @@ const CONCURRENCY = 32;
 
 const s3 = await startS3rver('plinth-put');
 const dir = mkdtempSync(join(tmpdir(), 'plinth-put-'));
-const options = {
-  bucket: s3.bucket,
-  endpoint: s3.endpoint,
-  region: s3.region,
-  forcePathStyle: true,
-  credentials: s3.credentials,
-  cacheBytes: 0,
-  graceMs: 3600_000,
-};
+const options = s3.options();
 const direct = createS3Bucket(options);
 const sdk = new S3Client({
   region: s3.region,

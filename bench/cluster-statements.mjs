@@ -56,15 +56,7 @@ try {
   await stats.query('ALTER SYSTEM SET pg_stat_statements.track_planning = on');
   await stats.query('SELECT pg_reload_conf()');
 
-  const bucket = {
-    bucket: s3.bucket,
-    endpoint: s3.endpoint,
-    region: s3.region,
-    forcePathStyle: true,
-    credentials: s3.credentials,
-    cacheBytes: 0,
-    graceMs: 3600_000,
-  };
+  const bucket = s3.options();
   const publisher = await openPublisher(root, join(work, 'operator'), await loadContentTypes(root), { databaseUrl: server.url, bucket });
   const token = await addBuilderToken(root, publisher.store);
   await publisher.close();

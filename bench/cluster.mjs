@@ -156,15 +156,7 @@ async function setUp(machine) {
   const s3 = await startS3rver('plinth-bench');
   services.push(s3);
   log(`PostgreSQL on port ${pg.port}, s3rver at ${s3.endpoint}`);
-  const bucket = {
-    bucket: s3.bucket,
-    endpoint: s3.endpoint,
-    region: s3.region,
-    forcePathStyle: true,
-    credentials: s3.credentials,
-    cacheBytes: 0,
-    graceMs: 3600_000,
-  };
+  const bucket = s3.options();
 
   const { loadConfig } = await import(new URL('../dist/config.js', import.meta.url).href);
   const threads = cfg.threads ?? loadConfig({}).threads;

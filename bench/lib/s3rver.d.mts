@@ -28,6 +28,16 @@ export interface S3rverServer {
   credentials: { accessKeyId: string; secretAccessKey: string };
   /** The server's settings, for `loadConfig` or a node's environment. */
   env: Record<string, string>;
+  /** A store's bucket options for it (no cache, an hour's grace), `extra` over them. */
+  options(extra?: Record<string, unknown>): {
+    bucket: string;
+    endpoint: string;
+    region: string;
+    forcePathStyle: true;
+    credentials: { accessKeyId: string; secretAccessKey: string };
+    cacheBytes: number;
+    graceMs: number;
+  };
   /** Requests the server received so far. */
   requests(): S3rverRequest[];
   /** Requests the server answered so far, with when. */

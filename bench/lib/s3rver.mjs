@@ -72,6 +72,7 @@ export async function startS3rver(bucket = 'plinth-test') {
       AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
     },
+    options: (extra = {}) => ({ bucket, endpoint, region: REGION, forcePathStyle: true, credentials: CREDENTIALS, cacheBytes: 0, graceMs: 3600_000, ...extra }),
     requests: () => [...requests],
     answered: () => [...answered],
     pid: () => child?.pid,

@@ -11,7 +11,7 @@ import { waitUntil } from './wait.js';
  * temporary directory and one bucket (bench/lib/s3rver.mjs starts it, for the tests and the
  * cluster bench alike). Stopping the process is how a test takes the bucket away.
  */
-export interface TestS3 extends S3rverServer {
+export interface TestS3 extends Omit<S3rverServer, 'options'> {
   /** The store's bucket options (add `graceMs`, `cacheBytes` and any test knobs). */
   options(extra?: Partial<BucketOptions>): BucketOptions;
   /** Requests the server received so far (method, URL with query, whether it was a CopyObject). */
@@ -81,7 +81,7 @@ export async function startS3(bucket = 'plinth-test'): Promise<TestS3> {
       await settle();
       return requests().slice(from);
     },
-    options: (extra = {}) => ({ bucket, endpoint, region, forcePathStyle: true, credentials, cacheBytes: 0, graceMs: 3600_000, ...extra }),
+    options: (extra = {}) => server.options(extra) as BucketOptions,
     async list() {
       const objects: Array<{ key: string; size: number }> = [];
       let token: string | undefined;
