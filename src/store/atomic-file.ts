@@ -70,7 +70,8 @@ async function writeAll(handle: Awaited<ReturnType<typeof open>>, chunk: Uint8Ar
   }
 }
 
-async function fsyncDir(dir: string): Promise<void> {
+/** Syncs a folder's entries (a rename or a new file in it survives a crash). */
+export async function fsyncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();

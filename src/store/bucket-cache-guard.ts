@@ -13,9 +13,9 @@
 // bucket holds them all, and the cache fills again on demand. Where the boot cannot be told
 // (no /proc/sys/kernel/random/boot_id), the guard is off and deploys sync before they answer.
 import { readFileSync } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { mkdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeTemp } from './atomic-file.js';
+import { fsyncDir, writeTemp } from './atomic-file.js';
 import { createBlobStore } from './blob-store.js';
 import { syncFilesystem, type RunSync } from './filesystem-sync.js';
 
@@ -122,10 +122,5 @@ async function writeState(blobsDir: string, state: CacheState): Promise<void> {
     await unlink(temp.path).catch(() => undefined);
     throw err;
   }
-  const dir = await open(blobsDir, 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
+  await fsyncDir(blobsDir);
 }
