@@ -59,7 +59,7 @@ const IN_FILE = { maxConcurrency: 3, expect: { poll: { timeout: 5_000 } } };
  * their data on the disk, not on the run's tmpfs folder (test/global-setup.ts), so their timings
  * and sizes are those of a real install.
  */
-const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 }, env: { TEST_DATA_ROOT: '' } };
+const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 }, env: { TEST_DATA_ROOT: '' }, setupFiles: ['test/helpers/file-trail.ts'] };
 
 /**
  * The first-line files that take longest (a minute or more of a worker in CI), slowest first.

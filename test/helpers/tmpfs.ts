@@ -14,10 +14,13 @@ export interface Tmpfs {
   unmount(): void;
 }
 
+/** mount and umount run synchronously: bounded, so that one that hangs fails the test instead of its worker. */
+const COMMAND_MS = 30_000;
+
 export function mountTmpfs(sizeBytes: number): Tmpfs | { unavailable: string } {
   const dir = mkdtempSync(join(tmpdir(), 'plinth-tmpfs-'));
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeBytes},mode=0700`, 'tmpfs', dir], { stdio: 'pipe' });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeBytes},mode=0700`, 'tmpfs', dir], { stdio: 'pipe', timeout: COMMAND_MS });
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     return { unavailable: `cannot mount a tmpfs here (${(err as Error).message.split('\n')[0]})` };
@@ -31,10 +34,10 @@ export function mountTmpfs(sizeBytes: number): Tmpfs | { unavailable: string } {
     mounted = false;
     process.off('exit', atExit);
     try {
-      execFileSync('umount', [dir], { stdio: 'pipe' });
+      execFileSync('umount', [dir], { stdio: 'pipe', timeout: COMMAND_MS });
     } catch {
       // Something still holds a file open; detach now, the kernel frees it when released.
-      execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+      execFileSync('umount', ['-l', dir], { stdio: 'pipe', timeout: COMMAND_MS });
     }
     rmSync(dir, { recursive: true, force: true });
   }
@@ -55,11 +58,16 @@ export function fillDisk(dir: string, leaveBytes = 0, name = 'filler'): string {
   const path = join(dir, name);
   const fd = openSync(path, 'a');
   const chunk = Buffer.alloc(64 * 1024, 0x5a);
+  // The loop runs synchronously: a file system that never fills (one whose statfs does not count
+  // these writes) must end it with an error, not block the worker's timeouts for good.
+  const { blocks, bsize } = statfsSync(dir);
+  let written = 0;
   try {
     for (;;) {
       const room = freeBytes(dir) - leaveBytes;
       if (room <= 0) break;
-      writeSync(fd, chunk, 0, Math.min(chunk.byteLength, room));
+      if (written > blocks * bsize) throw new Error(`${dir} took ${written} bytes and still says ${room} are free`);
+      written += writeSync(fd, chunk, 0, Math.min(chunk.byteLength, room));
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
