@@ -9,7 +9,11 @@ import type { ClusterStoreOptions, StoreOptions } from './types.js';
 /**
  * Opens the LMDB index at `<dir>/meta` and the blob store at `<dir>/blobs` (both created if
  * missing); with `bucket`, blobs live in that bucket and `<dir>/blobs` is this node's cache of
- * them. Synchronous; open one per thread that needs it and `close()` it on shutdown.
+ * them. Synchronous; open one per thread that needs it and `close()` it on shutdown. Never a
+ * second one on the same directory in a thread whose first is still open: opening takes LMDB's
+ * write lock synchronously (lmdb-js opens each table in a write transaction), and when the first
+ * store's writer holds that lock for a transaction whose callback must run on this same thread,
+ * each waits for the other for good.
  * Leftover temp files are not swept here: call `blobs.sweepTemp` with your own policy.
  */
 export function openStore(options: StoreOptions): Store {
