@@ -8,8 +8,8 @@
 //
 // For each arm, one at a time (no side-by-side needed: the count does not move with the load):
 // 1. Plinth: started natively on a fresh data folder, the same Builder site as serve-ab (a
-//    2,048-byte index.html and 1,000 pages of 2,048 bytes) deployed through the API, its
-//    compressed variants waited for, then stopped. The ceilings need no setup.
+//    2,048-byte index.html and 1,000 pages of 2,048 bytes) deployed through the API and renamed
+//    to one fixed name, its compressed variants waited for, then stopped. The ceilings need no setup.
 // 2. The server started again under `valgrind --tool=callgrind --instr-atstart=no` (fast until
 //    instrumented), every page asked for once, then wrk for INSTR_WARMUP_S so V8 has optimized
 //    the request path (optimization follows call counts, not time, so a slowed process gets
@@ -17,12 +17,15 @@
 // 3. Per scenario: instrumentation on (`callgrind_control -i on`), a short wrk pass, counters
 //    zeroed (`-z`), wrk for INSTR_SECONDS (its request count is the divisor), a dump (`-d`);
 //    then the same interval without load (zeroed, a sleep as long as the run, a dump): what the
-//    process does at rest in that time (timers), subtracted. Callgrind takes commands only while
-//    the process runs, so requests are sent while a command waits (a few, against thousands).
+//    process does at rest in that time (timers) is subtracted, but not the collector's work,
+//    which collects what the requests left. Callgrind takes commands only while the process
+//    runs, so requests are sent while a command waits (a few, against thousands).
 // 4. From the dump (one file per thread, `--separate-threads=yes`): instructions per request,
-//    the busiest thread's, and the split by where they ran: JIT code (V8's compiled JavaScript,
-//    no object file), V8 builtins (`Builtins_*`, in the node binary), the rest of node and V8,
-//    uWS, libc and others.
+//    the same without the collector's (a major collection comes every so often and may fall in a
+//    run or not), the busiest thread's, and the split by where they ran: JIT code (V8's compiled
+//    JavaScript, no object file), V8 builtins (`Builtins_*`, in the node binary), the collector,
+//    the rest of node and V8, uWS, libc and others; then each arm's top functions. Two runs of
+//    one build agree to about half a per cent.
 //
 // Usage: node bench/serve-instructions.mjs
 // Env: INSTR_BUILDS (comma list of `label=folder` with a built dist/; default `this=.`),
