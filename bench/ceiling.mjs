@@ -18,6 +18,9 @@
 // CEILING_READS=1 makes every answer first read what a Plinth answer depends on and a bare server
 // does not: the Host header, the URL, Accept-Encoding, If-None-Match and User-Agent (names as
 // bytes, as Plinth asks), so the distance to Plinth is its own work beyond those reads.
+// CEILING_ARRAY_BUFFERS=1 hands uWS every name, header block and body as an ArrayBuffer of exactly
+// its bytes, as Plinth does since its tenth pass at the ceiling (src/http/header-names.ts): uWS reads
+// that with fewer V8 calls than a Buffer, and a string it converts to UTF-8 on every call.
 // Usage: CEILING_PORT=9000 [CEILING_BODY=path/to/index.html] [CEILING_ROUTES=[…]] [CEILING_PAGES_DIR=…] node bench/ceiling.mjs
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -74,9 +77,15 @@ function sendWithoutCopy(res, body) {
  * way Plinth writes its prepared headers (src/serve/site-server.ts), so the ceiling is never
  * slower than Plinth's own fast path at the one thing both must do.
  */
-function fixed(status, headers, bytes) {
-  const [[first, value], ...rest] = headers;
-  const block = Buffer.from([value, ...rest.map(([name, v]) => `${name}: ${v}`)].join('\r\n'), 'latin1');
+const arrayBuffers = process.env.CEILING_ARRAY_BUFFERS === '1';
+/** An argument for uWS: the bytes as they are, or as an ArrayBuffer of exactly them (CEILING_ARRAY_BUFFERS). */
+const arg = (bytes) => (arrayBuffers ? bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) : bytes);
+
+function fixed(status, headers, body) {
+  const [[name, value], ...rest] = headers;
+  const first = arrayBuffers ? arg(Buffer.from(name)) : name;
+  const block = arg(Buffer.from([value, ...rest.map(([n, v]) => `${n}: ${v}`)].join('\r\n'), 'latin1'));
+  const bytes = body && body.byteLength <= END_COPY_MAX_BYTES ? arg(body) : body;
   const ok = status === '200 OK';
   return (res) => {
     if (!ok) res.writeStatus(status);
@@ -112,7 +121,7 @@ if (process.env.CEILING_PAGES_DIR) {
     );
   }
 }
-const names = ['host', 'accept-encoding', 'if-none-match', 'user-agent'].map((name) => Buffer.from(name));
+const names = ['host', 'accept-encoding', 'if-none-match', 'user-agent'].map((name) => arg(Buffer.from(name)));
 let read = 0;
 const reading = (res, req) => {
   read += req.getHeader(names[0]).length + req.getUrl().length + req.getHeader(names[1]).length;

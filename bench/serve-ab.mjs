@@ -18,7 +18,8 @@
 //      BENCH_CEILING=1 (add bench/ceiling.mjs twice: `ceiling`, the same page for every path, and
 //      `ceiling-pages`, each of the rotation's pages from its own bytes found by URL, and
 //      `ceiling-reads`, the one page after reading the five request fields Plinth reads;
-//      BENCH_CEILINGS picks some of them, e.g. `ceiling-pages`: fewer servers sharing the core),
+//      BENCH_CEILINGS picks some of them, e.g. `ceiling-pages`: fewer servers sharing the core, or
+//      adds `ceiling-ab`, the one page with its header name, block and body as ArrayBuffers),
 //      BENCH_SCENARIOS (page2k,rotation), BENCH_PAGES (pages in the rotation, 1000),
 //      BENCH_MODE (turns | together), BENCH_ROUNDS (6), BENCH_DURATION (s per round, 3),
 //      BENCH_CONNECTIONS (64, split between the arms in `together`), PLINTH_THREADS (1),
@@ -252,7 +253,10 @@ try {
   for (const base of bases) arms.push(await startPlinth(base.label, base.root, baseEnv[base.label] ?? {}, nodeArgsOf(baseNodeArgs[base.label])));
   if (env.BENCH_CEILING === '1') {
     const ceilings = { ceiling: {}, 'ceiling-pages': { CEILING_PAGES_DIR: pagesDir }, 'ceiling-reads': { CEILING_READS: '1' } };
+    // Only when asked for (BENCH_CEILINGS): the one-page ceiling handing uWS ArrayBuffers, as Plinth does.
+    const optional = { 'ceiling-ab': { CEILING_ARRAY_BUFFERS: '1' } };
     for (const label of (env.BENCH_CEILINGS ?? Object.keys(ceilings).join(',')).split(',')) {
+      ceilings[label] ??= optional[label];
       if (!ceilings[label]) throw new Error(`unknown ceiling ${label}; known: ${Object.keys(ceilings).join(', ')}`);
       arms.push(await startCeiling(label, ceilings[label]));
     }

@@ -13,7 +13,7 @@ export { isMultipartForm, receiveForm, type FormHead, type FormIntake, type Form
 export * from './request.js';
 export * from './respond.js';
 export * from './response-meter.js';
-export { HEADER_NAMES } from './header-names.js';
+export { exactBytes, HEADER_NAMES, headerNameText } from './header-names.js';
 export * from './send-body.js';
 export * from './router.js';
 export * from './upload-pacer.js';

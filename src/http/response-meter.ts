@@ -53,7 +53,7 @@ export interface ResponseMeter<Detail> {
    * one it wrote; `bytes` is `body`'s size (read here, a Buffer's `byteLength` took optimized code a
    * generic property load per request).
    */
-  end(res: HttpResponse, status: number, body: Buffer, bytes: number): void;
+  end(res: HttpResponse, status: number, body: Uint8Array | ArrayBuffer, bytes: number): void;
   /** The same for an answer without a body (a 304). */
   endWithoutBody(res: HttpResponse, status: number): void;
 }

@@ -5,6 +5,7 @@ import {
   cookieName,
   cookieValues,
   forwardedFor,
+  headerNameText,
   isAborted,
   networkOf,
   receiveBody,
@@ -380,7 +381,7 @@ function copyGateRequest(req: GateRequest): GateRequest {
     getMethod: () => method,
     getUrl: () => url,
     getQuery: () => query,
-    getHeader: (name) => headers[String(name)] ?? '',
+    getHeader: (name) => headers[headerNameText(name)] ?? '',
     forEach: (each) => {
       for (const [name, value] of Object.entries(headers)) if (value !== '') each(name, value);
     },

@@ -1,5 +1,6 @@
 import { buildBadgedPage, type BadgedPage, type BadgeOptions } from '../badge/index.js';
 import type { ServeConfig } from '../config.js';
+import { exactBytes } from '../http/index.js';
 import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js';
 import { packedRangeOf, variantFromBlob, type FileEntry, type PackedRange } from '../store/index.js';
 import { withGetters } from './fast-object.js';
@@ -59,9 +60,10 @@ export interface BodyCache {
   /**
    * A blob's bytes for a target's prepared representation, which then holds them (`ready.held`)
    * while they stay in the cache, if its target may (`keepsBodies`): later requests read them
-   * there, with no lookup and no read of the cache's entry.
+   * there, with no lookup and no read of the cache's entry. As the whole `ArrayBuffer` of the
+   * cached `Buffer` (`wholeBuffer`), the argument uWS reads cheapest (http/header-names.ts).
    */
-  hold(ready: Ready, target: Target, encoding: Encoding | undefined): Buffer;
+  hold(ready: Ready, target: Target, encoding: Encoding | undefined): ArrayBuffer;
   /** Takes the bytes back from a target's representations (the site cache dropped the target). */
   release(target: Target): void;
   /** A blob's bytes, from the cache or the store (`BlobNotLocal` when not on this node). */
@@ -100,6 +102,18 @@ const MAX_NOT_WORTH = 1024;
 const bodyKey = (sha256: string, encoding: Encoding | undefined): string => (encoding ? `${sha256}.${encoding}` : sha256);
 const badgeKey = (sha256: string, siteName: string): string => `badge:${sha256}:${siteName}`;
 
+/**
+ * The bytes in a `Buffer` of their own (the whole of its `ArrayBuffer`), copied if need be: a small
+ * file is read into a slice of Node's shared 8 KB pool, which a cached body would keep alive, and
+ * the prepared path hands uWS the `ArrayBuffer` itself (http/header-names.ts `exactBytes`).
+ */
+function wholeBuffer(bytes: Buffer): Buffer {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : Buffer.from(exactBytes(bytes));
+}
+
+/** The ArrayBuffer of a blob's bytes as the cache keeps them: all of it (`wholeBuffer`). */
+const wholeOf = (value: Buffer | BadgedPage): ArrayBuffer => (value as Buffer).buffer as ArrayBuffer;
+
 export function createBodyCache(store: SiteReader, config: ServeConfig, buildOffThread?: BadgedPageBuilder): BodyCache {
   // A blob's bytes are held as the Buffer itself (its ETag is the target's): one object fewer to
   // read per answer across many pages. A badged page holds its forms with their own ETags.
@@ -112,7 +126,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
     const key = bodyKey(entry.sha256, encoding);
     let bytes = bodies.get(key) as Buffer | undefined;
     if (bytes === undefined) {
-      bytes = readLocal(store, entry, encoding);
+      bytes = wholeBuffer(readLocal(store, entry, encoding));
       bodies.set(key, bytes, bytes.byteLength);
     }
     return bytes;
@@ -123,8 +137,9 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
   const notWorth = new Set<string>();
   let variantsMade = 0;
 
-  const holdVariant = (key: string, bytes: Buffer | undefined): Buffer | null => {
-    if (bytes !== undefined) {
+  const holdVariant = (key: string, made: Buffer | undefined): Buffer | null => {
+    if (made !== undefined) {
+      const bytes = wholeBuffer(made);
       bodies.set(key, bytes, bytes.byteLength);
       return bytes;
     }
@@ -156,8 +171,8 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
       const bytes = blob(entry, encoding);
       // Only a target the site cache keeps: it releases them when it drops the target, and the
       // cache takes them back from every holder when it drops the bytes, so the weight stays the truth.
-      if (target.keepsBodies) bodies.hold(bodyKey(entry.sha256, encoding), ready);
-      return bytes;
+      if (target.keepsBodies) bodies.hold(bodyKey(entry.sha256, encoding), ready, wholeOf);
+      return wholeOf(bytes);
     },
 
     unrecorded(entry, encoding) {

@@ -17,10 +17,13 @@ export interface LruCache<V> {
    * Hands a stored value to `holder` (`holder.held`), which then reads it without the cache; the
    * cache takes it back from every holder when the entry leaves (evicted, replaced or deleted), so
    * holding keeps no memory past the budget. Undefined (and nothing held) when `key` is not stored.
+   * `form`: what the holder keeps of the value instead, the same memory (a Buffer's ArrayBuffer),
+   * so the budget still counts it and it goes with the value.
    */
   hold(key: string, holder: LruHolder<V>): V | undefined;
+  hold<H>(key: string, holder: LruHolder<H>, form: (value: V) => H): H | undefined;
   /** Takes a holder's value back (its owner is going away): the entry no longer knows it. */
-  release(holder: LruHolder<V>): void;
+  release(holder: LruHolder<unknown>): void;
   /** Stores a value unless its weight alone exceeds the budget; whether it was stored. */
   set(key: string, value: V, weight: number): boolean;
   delete(key: string): void;
@@ -45,7 +48,7 @@ export interface LruHolder<V> {
   held: V | undefined;
   used: boolean;
   /** The entry it holds from, for `release`; the cache's own. */
-  heldFrom: LruEntry<V> | undefined;
+  heldFrom: LruEntry<unknown> | undefined;
 }
 
 interface Slot<V> {
@@ -53,7 +56,7 @@ interface Slot<V> {
   weight: number;
   used: boolean;
   /** Whoever holds the value (`hold`), cleared with it. */
-  holders: Set<LruHolder<V>> | undefined;
+  holders: Set<LruHolder<unknown>> | undefined;
 }
 
 /** Takes a slot's value from the slot and every holder: nothing keeps it once it left the cache. */
@@ -128,20 +131,21 @@ export function createLruCache<V>(budget: number, dropped?: (value: V) => void):
       if (slot.value !== undefined && !slot.used) slot.used = true;
       return slot.value;
     },
-    hold(key, holder) {
+    hold<H>(key: string, holder: LruHolder<H>, form?: (value: V) => H): H | undefined {
       const slot = entries.get(key);
-      if (slot === undefined) return undefined;
+      if (slot === undefined || slot.value === undefined) return undefined;
       if (holder.heldFrom !== slot) {
         if (holder.heldFrom !== undefined) methods.release(holder);
         (slot.holders ??= new Set()).add(holder);
         holder.heldFrom = slot;
       }
-      holder.held = slot.value;
+      const held = form === undefined ? (slot.value as unknown as H) : form(slot.value);
+      holder.held = held;
       holder.used = true;
-      return slot.value;
+      return held;
     },
     release(holder) {
-      (holder.heldFrom as Slot<V> | undefined)?.holders?.delete(holder);
+      (holder.heldFrom as Slot<unknown> | undefined)?.holders?.delete(holder);
       holder.held = undefined;
       holder.heldFrom = undefined;
     },

@@ -77,12 +77,12 @@ export interface Target {
  * `Ready`, header block and bytes. The bytes stay the body cache's, within its budget: it takes
  * them back from every `Ready` holding them when it evicts or deletes them (lru-cache.ts `hold`).
  */
-export interface Ready extends LruHolder<Buffer> {
+export interface Ready extends LruHolder<ArrayBuffer> {
   size: number;
-  /** For 200/404 with a body: everything after "Content-Type: ". */
-  full: Buffer;
+  /** For 200/404 with a body: everything after "Content-Type: " (http/header-names.ts `exactBytes`). */
+  full: ArrayBuffer;
   /** For 304: everything after "ETag: ". */
-  notModified: Buffer;
+  notModified: ArrayBuffer;
   etag: string;
 }
 

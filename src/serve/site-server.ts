@@ -4,7 +4,9 @@ import { isBucketUnavailable } from '../errors.js';
 import {
   createEncodingChooser,
   endFromMemory,
+  exactBytes,
   HEADER_NAMES,
+  headerNameText,
   isAborted,
   matchesIfNoneMatch,
   parseRange,
@@ -265,7 +267,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     if (!ok) res.writeStatus(target.status === 404 ? '404 Not Found' : '410 Gone');
     res.writeHeader(HEADER_NAMES.contentType, ready.full);
     if (ready.size <= END_COPY_MAX_BYTES) ends.end(res, target.status, bytes, ready.size);
-    else endFromMemory(res, bytes);
+    else endFromMemory(res, Buffer.from(bytes));
     sentStatus = target.status;
     sentBytes = ready.size;
     return true;
@@ -279,8 +281,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const etag = answer.etag ?? '';
     const ready: Ready = {
       size,
-      full: joinAfterFirst(fileHeaders(answer)),
-      notModified: joinAfterFirst(notModifiedHeaders({ ...answer, etag })),
+      full: exactBytes(joinAfterFirst(fileHeaders(answer))),
+      notModified: exactBytes(joinAfterFirst(notModifiedHeaders({ ...answer, etag }))),
       etag,
       held: undefined,
       used: false,
@@ -641,7 +643,7 @@ function copySiteRequest(req: SiteRequest): SiteRequest {
     getMethod: () => method,
     getUrl: () => url,
     getQuery: () => query,
-    getHeader: (name) => headers[String(name)] ?? '',
+    getHeader: (name) => headers[headerNameText(name)] ?? '',
     forEach: (each) => {
       for (const [name, value] of Object.entries(headers)) if (value !== '') each(name, value);
     },

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { addDays, analyticsRange, analyticsReachDays, countedPath, dayStart, referrerHost, utcDay } from '../../src/rules/index.js';
 import { isCrawler, summarizeBatch, visitorHash } from '../../src/serve/analytics-flush.js';
 import { createVisitCounter } from '../../src/serve/visits.js';
+import { headerNameText, type RecognizedString } from '../../src/http/index.js';
 
 /** The pure rules of site analytics (docs/analytics.md): days, ranges, referrers, crawlers, the visitor hash, a batch. */
 
@@ -119,7 +120,7 @@ describe('a batch', () => {
     let full = 0;
     const counter = createVisitCounter({ now: () => 0, readForwarded: false, maxEntries: 3, onFull: () => full++ });
     // Serving names headers as bytes (http/header-names.ts), so the fakes read names as text.
-    const req = (headers: Record<string, string>) => ({ getHeader: (name: string | Buffer) => headers[String(name)] ?? '' });
+    const req = (headers: Record<string, string>) => ({ getHeader: (name: RecognizedString) => headers[headerNameText(name)] ?? '' });
     const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
     counter.page('s1', 'one', '203.0.113.5', '/', firefox, req({ referer: 'https://news.example.net/x' }), 100);
     counter.page('s1', 'one', '203.0.113.5', '/', firefox, req({ referer: 'https://news.example.net/x' }), 0);
@@ -153,7 +154,7 @@ describe('a batch', () => {
 
   it('counts the same request to another site, or after a batch was taken, where it belongs', () => {
     const counter = createVisitCounter({ now: () => 0, readForwarded: true, maxEntries: 100 });
-    const req = { getHeader: (name: string | Buffer) => (String(name) === 'x-forwarded-for' ? '203.0.113.1' : '') };
+    const req = { getHeader: (name: RecognizedString) => (headerNameText(name) === 'x-forwarded-for' ? '203.0.113.1' : '') };
     counter.page('s1', 'one', '10.0.0.1', '/', 'Firefox', req, 1);
     counter.page('s2', 'two', '10.0.0.1', '/', 'Firefox', req, 2);
     counter.page('s2', 'two', '10.0.0.1', '/', 'Firefox', req, 3);
@@ -192,7 +193,7 @@ describe('a batch', () => {
 
   it('takes the client from X-Forwarded-For behind trusted hops, where serving left the address unread', () => {
     const counter = createVisitCounter({ now: () => 0, readForwarded: true, maxEntries: 100 });
-    const req = (forwarded: string) => ({ getHeader: (name: string | Buffer) => (String(name) === 'x-forwarded-for' ? forwarded : '') });
+    const req = (forwarded: string) => ({ getHeader: (name: RecognizedString) => (headerNameText(name) === 'x-forwarded-for' ? forwarded : '') });
     counter.page('s1', 'one', '', '/', FIREFOX, req('198.51.100.1, 203.0.113.9'), 1);
     counter.page('s1', 'one', '', '/', FIREFOX, req('203.0.113.10'), 1);
     const [visits] = summarizeBatch(counter.take(), TODAY, 'salt', { kind: 'hops', hops: 1 }, () => 'one.sites.localhost');

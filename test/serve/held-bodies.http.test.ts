@@ -61,8 +61,8 @@ describe('bodies held by targets, in memory', () => {
   const readyOf = (target: Target): Ready => {
     const ready: Ready = {
       size: target.entry!.size,
-      full: Buffer.alloc(0),
-      notModified: Buffer.alloc(0),
+      full: new ArrayBuffer(0),
+      notModified: new ArrayBuffer(0),
       etag: '',
       held: undefined,
       used: false,
@@ -94,7 +94,7 @@ describe('bodies held by targets, in memory', () => {
     const weak = (() => {
       const bytes = readies.map((ready, i) => bodies.hold(ready, targets[i]!, undefined));
       expect(bytes[0]).toBe(bytes[1]);
-      expect(bytes[0]!.equals(shared)).toBe(true);
+      expect(Buffer.from(bytes[0]!).equals(shared)).toBe(true);
       expect(readies.every((ready) => ready.held === bytes[0])).toBe(true);
       return new WeakRef(bytes[0]!);
     })();
@@ -107,7 +107,7 @@ describe('bodies held by targets, in memory', () => {
     expect(await collected(weak)).toBe(true);
 
     // Read again on the next request, and held again.
-    expect(bodies.hold(readies[0]!, targets[0]!, undefined).equals(shared)).toBe(true);
+    expect(Buffer.from(bodies.hold(readies[0]!, targets[0]!, undefined)).equals(shared)).toBe(true);
     expect(readies[0]!.held).toBeDefined();
   });
 
@@ -150,6 +150,25 @@ describe('bodies held by targets, in memory', () => {
     expect(bodies.weight).toBe(shared.byteLength);
   });
 
+  it('keeps a small body in a buffer of its own, held as that whole ArrayBuffer', async () => {
+    // A small file is read into a slice of Node's shared pool; the cache copies it out.
+    const small = randomBytes(2048);
+    const { revision } = await publishSite(store, 'mem-g', { 'small.bin': small });
+    const config = serveConfig({});
+    const bodies = createBodyCache(store, config);
+    const sites = createSiteCache(store, config, bodies);
+    const target = sites.target(sites.lookup('mem-g')!, revision, '/small.bin', '');
+    const blob = bodies.blob(target.entry!, undefined);
+    expect(blob.byteOffset).toBe(0);
+    expect(blob.buffer.byteLength).toBe(small.byteLength);
+    const ready = readyOf(target);
+    const held = bodies.hold(ready, target, undefined);
+    expect(held).toBe(blob.buffer);
+    expect(ready.held).toBe(held);
+    expect(Buffer.from(held).equals(small)).toBe(true);
+    expect(bodies.weight).toBe(small.byteLength);
+  });
+
   it('lets no target hold bytes for a site the site cache cannot keep', async () => {
     const { revision } = await publishSite(store, 'mem-e', { 'shared.bin': shared });
     const config = serveConfig({ PLINTH_SITE_CACHE_MB: '0' });
@@ -158,7 +177,7 @@ describe('bodies held by targets, in memory', () => {
     for (let i = 0; i < 3; i++) {
       const target = sites.target(sites.lookup('mem-e')!, revision, '/shared.bin', '');
       const ready = readyOf(target);
-      expect(bodies.hold(ready, target, undefined).equals(shared)).toBe(true);
+      expect(Buffer.from(bodies.hold(ready, target, undefined)).equals(shared)).toBe(true);
       expect(ready.held).toBeUndefined();
     }
     expect(bodies.weight).toBe(shared.byteLength);

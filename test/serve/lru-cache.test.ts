@@ -158,6 +158,19 @@ describe('createLruCache', () => {
     expect(first.held).toBeUndefined();
   });
 
+  it('hands a holder the form of the value it asks for, and takes that back with the value', () => {
+    const cache = createLruCache<{ bytes: string }>(8);
+    cache.set('a', { bytes: 'A' }, 4);
+    const plain = holder<string>();
+    expect(cache.hold('a', plain, (value) => value.bytes)).toBe('A');
+    expect(plain.held).toBe('A');
+    cache.set('a', { bytes: 'A2' }, 4);
+    expect(plain.held).toBeUndefined();
+    expect(cache.hold('a', plain, (value) => value.bytes)).toBe('A2');
+    cache.delete('a');
+    expect(plain.held).toBeUndefined();
+  });
+
   it('forgets a released holder: its value goes back, and the entry no longer clears it', () => {
     const cache = createLruCache<string>(8);
     cache.set('a', 'A', 4);
