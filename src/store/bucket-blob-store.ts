@@ -70,13 +70,6 @@ const HELD_BYTES = 2 * PACK_TARGET_BYTES;
  */
 const PACK_EARLY_OBJECTS = 32;
 /**
- * ...and once it holds this many bytes: a small site's blobs (100 files, about 1 MB) then go up
- * as one or two packs, the last sent when the worker has stored every blob (`drain`), beside its
- * analysis, rather than four, each a request the bucket and this thread pay for and a pack-row
- * insert; a large site's packs of 32 blobs hold more than this anyway.
- */
-const PACK_EARLY_BYTES = 1024 * 1024;
-/**
  * With packing on, the blobs the unpack announces are asked about (PostgreSQL: uploaded or packed
  * already?) once this many wait, not as each arrives: asked at once, a 1,000-file deploy made
  * about 600 questions of one or two blobs, each a round trip that cost PostgreSQL and this
@@ -359,7 +352,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       if (bytes !== undefined) held.delete(key);
       pack.objects.push({ sha256, encoding, key, path, offset: pack.bytes, size, bytes });
       pack.bytes += size;
-      if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight === 0 && pack.objects.length >= PACK_EARLY_OBJECTS && pack.bytes >= PACK_EARLY_BYTES)) sendPack();
+      if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight === 0 && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
     }
 
     /**

@@ -196,11 +196,11 @@ describe('a cluster deploy packs its small blobs', () => {
     const a = await node();
     const shas = await write(
       a,
-      Array.from({ length: 40 }, () => randomBytes(40_000)),
+      Array.from({ length: 40 }, () => randomBytes(700)),
     );
     const publishing = a.blobs.publisher();
     for (const sha of shas.slice(0, 32)) publishing.add(sha);
-    // The first 32 (1.28 MB, past an early pack's 1 MiB) go up before the last 8 are even announced.
+    // The first 32 go up before the last 8 are even announced.
     expect(await waitUntil(async () => (await rowsOf(shas.slice(0, 32))).length === 32, 5000)).toBe(true);
     await publishing.finish(shas);
     await publishing.afterAnswer();
@@ -211,23 +211,22 @@ describe('a cluster deploy packs its small blobs', () => {
 
   it('sends the last pack once told every blob was announced, before finish', async () => {
     const a = await node();
-    // Fewer bytes than an early pack takes (40 blobs, more than its 32, in 28 KB): before, they
-    // waited for `finish`; now they are one pack, sent when the unpack has stored them all.
+    // Fewer than an early pack takes: before, they waited for `finish`.
     const shas = await write(
       a,
-      Array.from({ length: 40 }, () => randomBytes(700)),
+      Array.from({ length: 10 }, () => randomBytes(700)),
     );
     const publishing = a.blobs.publisher();
     for (const sha of shas) publishing.add(sha);
     publishing.drain();
     // Up and recorded with no `finish` yet, in one pack (the first blob alone was asked at once, and packed with the rest).
-    expect(await waitUntil(async () => (await rowsOf(shas)).length === 40, 5000)).toBe(true);
+    expect(await waitUntil(async () => (await rowsOf(shas)).length === 10, 5000)).toBe(true);
     expect(new Set((await rowsOf(shas)).map((row) => row.pack)).size).toBe(1);
     const mark = await s3.mark();
     const packed = await publishing.finish(shas);
     // `finish` had nothing left to send, and says where each blob is.
     expect((await s3.sentSince(mark)).filter(isObjectPut)).toEqual([]);
-    expect(packed.size).toBe(40);
+    expect(packed.size).toBe(10);
     await publishing.afterAnswer();
   });
 
