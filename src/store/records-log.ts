@@ -86,9 +86,11 @@ export interface RecordsLog {
    */
   clockOffsetMs(): number;
   /**
-   * Runs `prepare` under the cluster-wide write lock after `catchUp` brought the replica to the
-   * head of the log; commits what it returns as the next change. The lock is held until
-   * PostgreSQL has committed, so no other writer can slip in between.
+   * Commits what `prepare` returns as the next change, prepared against the replica at the head
+   * of the log: first as the replica is (at `after()`), written only if the log holds no later
+   * change once the cluster-wide write lock is taken; otherwise `prepare` runs again, under the
+   * lock, after `catchUp` brought the replica to the head. The lock is held until PostgreSQL has
+   * committed, so no other writer can slip in between. `prepare` may run twice.
    */
   commit<T>(
     catchUp: (changes: Change[]) => Promise<void>,
@@ -342,14 +344,13 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
   };
 
   /**
-   * The change `prepare` made against the replica at `seen`, committed in one round trip: the
-   * lock, then the change written only if the log holds no change after `seen` and still reaches
-   * back to it (what the locked path checks before its `prepare`), then COMMIT, as one
-   * simple-protocol query with the values as literals. Undefined when the check failed: nothing
-   * was written, and the caller takes the locked path. The database clock is not read here: the
-   * replica's reading is at most `CLOCK_READING_MS` old (database-clock.ts).
+   * The change `prepare` made against the replica at `seen`, as a statement of the commit's first
+   * round trip, after the lock: written only if the log holds no change after `seen` and still
+   * reaches back to it (what the locked path checks before its `prepare`), its values as literals
+   * (the query has several statements, so no parameters). No row when the check failed: nothing
+   * was written, and the transaction goes on as the locked path.
    */
-  const commitAtOnce = async (client: pg.PoolClient, seen: number, writes: RecordWrite[]): Promise<Change | undefined> => {
+  const guardedChange = (seen: number, writes: RecordWrite[]): string => {
     const quoted = (text: string): string => {
       // Dollar-quoted, with a tag the text does not hold: taken as it is, with no escaping pass.
       let tag: string;
@@ -357,7 +358,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       while (text.includes(tag));
       return `${tag}${text}${tag}`;
     };
-    const { text } = changeStatement(
+    const at = Math.trunc(seen);
+    return changeStatement(
       writes,
       {
         origin: () => quoted(origin),
@@ -365,21 +367,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
         replica: (_, tag) => quoted(tag),
         superseded: (_, ns) => `ARRAY[${ns.map((n) => Math.trunc(n)).join(',')}]::int[]`,
       },
-      `NOT EXISTS (SELECT 1 FROM plinth_changes WHERE seq > ${Math.trunc(seen)}) AND COALESCE((SELECT value FROM plinth_meta WHERE key = 'log_start')::bigint, 0) <= ${Math.trunc(seen)}`,
-    );
-    try {
-      const answers = (await timeBound(
-        client,
-        `BEGIN; ${compression()}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); ${text}; COMMIT`,
-        [],
-        WRITE_LOCK_QUERY_MS + BULK_QUERY_MS,
-      )) as unknown as Array<pg.QueryResult<{ seq: string; stamp: string }>>;
-      const row = answers.at(-2)!.rows[0];
-      return row === undefined ? undefined : { seq: Number(row.seq), stamp: row.stamp, writes };
-    } catch (err) {
-      await rollback(client, err);
-      throw err;
-    }
+      `NOT EXISTS (SELECT 1 FROM plinth_changes WHERE seq > ${at}) AND COALESCE((SELECT value FROM plinth_meta WHERE key = 'log_start')::bigint, 0) <= ${at}`,
+    ).text;
   };
 
   return {
@@ -396,31 +385,34 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     clockOffsetMs: () => databaseClock.offsetMs(),
 
     // Most commits find no other node's change since the replica's last one: prepared against the
-    // replica as it is, their change goes in one round trip that checks so under the lock
-    // (`commitAtOnce`). Otherwise (or with nothing to write) four: BEGIN with the lock (and the
-    // log's start), the changes since the replica's (again after each catch-up), the change with
-    // its records and notification in one statement, COMMIT. Each round trip costs both ends CPU
-    // and waits its turn on a busy machine, with the lock held.
+    // replica as it is, their change goes with the first round trip, written only if the log
+    // holds nothing newer under the lock (`guardedChange`), and COMMIT is the second. Otherwise,
+    // or with nothing to write, the same transaction goes on as before: the changes since the
+    // replica's (again after each catch-up), the change with its records and notification in one
+    // statement, COMMIT. Each round trip costs both ends CPU and waits its turn on a busy
+    // machine, with the lock held.
     commit: (catchUp, after, prepare) =>
       withReadyClient(async (client) => {
         const seen = after();
         const early = prepare();
-        if (early.writes.length > 0) {
-          const change = await commitAtOnce(client, seen, early.writes);
-          if (change !== undefined) return { result: early.result, change };
-        }
         try {
           // One simple-protocol query (no parameters), several statements in one round trip: the
           // compression the change will be stored with (lz4 where the server has it), the lock,
-          // then the log's start (it cannot move while the lock is held: pruning takes it too)
-          // and PostgreSQL's clock, so that the operation below takes its time from it.
-          const start = await databaseClock.query<{ value: string | null; clock: number }>(
+          // the early change if any, then the log's start (it cannot move while the lock is held:
+          // pruning takes it too) and PostgreSQL's clock, so that an operation prepared again
+          // below takes its time from it.
+          const guarded = early.writes.length > 0 ? `${guardedChange(seen, early.writes)}; ` : '';
+          const answers = await databaseClock.queryAll(
             client,
-            `BEGIN; ${compression()}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
-            [],
-            WRITE_LOCK_QUERY_MS,
+            `BEGIN; ${compression()}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); ${guarded}SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
+            WRITE_LOCK_QUERY_MS + (guarded === '' ? 0 : BULK_QUERY_MS),
           );
-          const logStart = Number(start.rows[0]!.value ?? 0);
+          const written = guarded === '' ? undefined : (answers.at(-2)!.rows[0] as { seq: string; stamp: string } | undefined);
+          if (written !== undefined) {
+            await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
+            return { result: early.result, change: { seq: Number(written.seq), stamp: written.stamp, writes: early.writes } };
+          }
+          const logStart = Number((answers.at(-1)!.rows[0] as { value: string | null }).value ?? 0);
           for (;;) {
             checkLogStart(after(), logStart);
             const behindBy = await readChanges(client, after());
