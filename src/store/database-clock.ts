@@ -47,11 +47,6 @@ export interface DatabaseClock {
    * serves follows a clock being corrected.
    */
   offsetMs(): number;
-  /**
-   * `query` for several statements (no parameters) whose last gives the clock: every statement's
-   * result, in order.
-   */
-  queryAll(client: pg.PoolClient, text: string, timeoutMs: number): Promise<pg.QueryResult[]>;
 }
 
 export function createDatabaseClock(options: DatabaseClockOptions): DatabaseClock {
@@ -70,30 +65,20 @@ export function createDatabaseClock(options: DatabaseClockOptions): DatabaseCloc
     const answer = timeoutMs === undefined ? await client.query<R>(text, values) : await timeBound<R>(client, text, values, timeoutMs, prepared);
     // Several statements answer with one result each.
     const result = (Array.isArray(answer) ? answer.at(-1) : answer) as pg.QueryResult<R>;
-    take(result, performance.now() - sent);
-    return result;
-  }
-
-  /** Takes the reading of a query answered `roundTrip` ms after it was sent. */
-  function take(result: pg.QueryResult<pg.QueryResultRow & { clock: number }>, roundTrip: number): void {
+    const roundTrip = performance.now() - sent;
     // A slow answer says little about when PostgreSQL read its clock.
-    if (roundTrip > CLOCK_TOLERANCE_MS) return;
+    if (roundTrip > CLOCK_TOLERANCE_MS) return result;
     readAt = performance.now();
     const next = nextOffset(offset, Number(result.rows[0]!.clock) - (options.now() - roundTrip / 2));
     if (next !== offset) {
       offset = next;
       options.onOffset?.(offset);
     }
+    return result;
   }
 
   return {
     query,
-    async queryAll(client, text, timeoutMs) {
-      const sent = performance.now();
-      const answers = (await timeBound(client, text, [], timeoutMs)) as unknown as pg.QueryResult[];
-      take(answers.at(-1) as pg.QueryResult<pg.QueryResultRow & { clock: number }>, performance.now() - sent);
-      return answers;
-    },
     offsetMs() {
       if (reading === undefined && performance.now() - readAt > CLOCK_READING_MS && options.mayRead()) {
         // Counted from the try, so that slow answers (not taken as readings) are not asked again at once.

@@ -86,11 +86,9 @@ export interface RecordsLog {
    */
   clockOffsetMs(): number;
   /**
-   * Commits what `prepare` returns as the next change, prepared against the replica at the head
-   * of the log: first as the replica is (at `after()`), written only if the log holds no later
-   * change once the cluster-wide write lock is taken; otherwise `prepare` runs again, under the
-   * lock, after `catchUp` brought the replica to the head. The lock is held until PostgreSQL has
-   * committed, so no other writer can slip in between. `prepare` may run twice.
+   * Runs `prepare` under the cluster-wide write lock after `catchUp` brought the replica to the
+   * head of the log; commits what it returns as the next change. The lock is held until
+   * PostgreSQL has committed, so no other writer can slip in between.
    */
   commit<T>(
     catchUp: (changes: Change[]) => Promise<void>,
@@ -281,96 +279,6 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     return Math.min(before, before + Math.round(Number(rows[0]!.clock)) - (clock() + databaseClock.offsetMs()));
   };
 
-  const compression = (): string => (lz4 ? "SET LOCAL default_toast_compression = 'lz4'; " : '');
-
-  /**
-   * The statement that writes a change, its records and its notification, its values spelt by
-   * `spell` (parameters of a prepared statement, or literals); `guard`, a condition of the change's
-   * insert: unmet, the statement writes nothing and returns no row.
-   */
-  const changeStatement = (
-    writes: RecordWrite[],
-    spell: {
-      origin: (values: unknown[]) => string;
-      document: (values: unknown[], json: string) => string;
-      replica: (values: unknown[], tag: string) => string;
-      superseded: (values: unknown[], ns: number[]) => string;
-    },
-    guard = '',
-  ): { text: string; values: unknown[] } => {
-    // The records are the change's own writes, the last of each key (as in the transaction):
-    // PostgreSQL takes them from the change it has just parsed, rather than from a second copy of
-    // every value in arrays that this thread would escape element by element (an array of jsonb
-    // also costs PostgreSQL more to parse than the document). `superseded`: writes a later one of
-    // the same key replaces (1-based, as WITH ORDINALITY counts).
-    const logged = writes.map(([db, key, value]) => [db, keyText(key), value] as const);
-    const lastAt = new Map<string, number>();
-    const superseded: number[] = [];
-    let puts = 0;
-    for (const [i, [db, key, value]] of logged.entries()) {
-      const at = lastAt.get(`${db}\u0000${key}`);
-      if (at !== undefined) {
-        superseded.push(at + 1);
-        if (logged[at]![2] !== null) puts--;
-      }
-      lastAt.set(`${db}\u0000${key}`, i);
-      if (value !== null) puts++;
-    }
-    const removes = lastAt.size - puts;
-    const values: unknown[] = [];
-    const from = spell.origin(values);
-    const document = spell.document(values, JSON.stringify(logged));
-    // Told with the replica that applies it here, so that this process's own follower skips it.
-    const told = options.replica === undefined ? 'seq::text' : `seq::text || ' ' || ${spell.replica(values, options.replica)}`;
-    const keep = superseded.length > 0 ? ` AND n <> ALL(${spell.superseded(values, superseded)})` : '';
-    const records = (removed: boolean): string =>
-      `SELECT w->>0 AS db, w->>1 AS key, w->2 AS value FROM change, jsonb_array_elements(change.writes) WITH ORDINALITY AS e(w, n)
-             WHERE jsonb_typeof(w->2) ${removed ? '=' : '<>'} 'null'${keep}`;
-    // Every part of a WITH runs once, read or not; puts and removes never share a key. A part
-    // with nothing to do is left out: planning it costs PostgreSQL more than the round trip it
-    // saves (the DELETE's join, on a commit that removes nothing).
-    const parts = [
-      guard === ''
-        ? `change AS (INSERT INTO plinth_changes (origin, writes) VALUES (${from}, ${document}) RETURNING seq, ${STAMP} AS stamp, writes)`
-        : `change AS (INSERT INTO plinth_changes (origin, writes) SELECT ${from}, ${document}::jsonb WHERE ${guard} RETURNING seq, ${STAMP} AS stamp, writes)`,
-    ];
-    if (puts > 0) {
-      parts.push(`put AS (INSERT INTO plinth_records (db, key, value) ${records(false)} ON CONFLICT (db, key) DO UPDATE SET value = excluded.value)`);
-    }
-    if (removes > 0) {
-      parts.push(`gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT db, key FROM (${records(true)}) AS removed))`);
-    }
-    return { text: `WITH ${parts.join(',\n')} SELECT seq, stamp, pg_notify('plinth_changes', ${told}) FROM change`, values };
-  };
-
-  /**
-   * The change `prepare` made against the replica at `seen`, as a statement of the commit's first
-   * round trip, after the lock: written only if the log holds no change after `seen` and still
-   * reaches back to it (what the locked path checks before its `prepare`), its values as literals
-   * (the query has several statements, so no parameters). No row when the check failed: nothing
-   * was written, and the transaction goes on as the locked path.
-   */
-  const guardedChange = (seen: number, writes: RecordWrite[]): string => {
-    const quoted = (text: string): string => {
-      // Dollar-quoted, with a tag the text does not hold: taken as it is, with no escaping pass.
-      let tag: string;
-      do tag = `$q${Math.random().toString(36).slice(2, 10)}$`;
-      while (text.includes(tag));
-      return `${tag}${text}${tag}`;
-    };
-    const at = Math.trunc(seen);
-    return changeStatement(
-      writes,
-      {
-        origin: () => quoted(origin),
-        document: (_, json) => quoted(json),
-        replica: (_, tag) => quoted(tag),
-        superseded: (_, ns) => `ARRAY[${ns.map((n) => Math.trunc(n)).join(',')}]::int[]`,
-      },
-      `NOT EXISTS (SELECT 1 FROM plinth_changes WHERE seq > ${at}) AND COALESCE((SELECT value FROM plinth_meta WHERE key = 'log_start')::bigint, 0) <= ${at}`,
-    ).text;
-  };
-
   return {
     clusterId,
 
@@ -384,35 +292,24 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
     clockOffsetMs: () => databaseClock.offsetMs(),
 
-    // Most commits find no other node's change since the replica's last one: prepared against the
-    // replica as it is, their change goes with the first round trip, written only if the log
-    // holds nothing newer under the lock (`guardedChange`), and COMMIT is the second. Otherwise,
-    // or with nothing to write, the same transaction goes on as before: the changes since the
-    // replica's (again after each catch-up), the change with its records and notification in one
-    // statement, COMMIT. Each round trip costs both ends CPU and waits its turn on a busy
-    // machine, with the lock held.
+    // Four round trips to PostgreSQL: BEGIN with the lock (and the log's start), the changes
+    // since the replica's (again after each catch-up), the change with its records and
+    // notification in one statement, COMMIT. Each round trip costs both ends CPU and waits its
+    // turn on a busy machine, with the lock held.
     commit: (catchUp, after, prepare) =>
       withReadyClient(async (client) => {
-        const seen = after();
-        const early = prepare();
         try {
           // One simple-protocol query (no parameters), several statements in one round trip: the
           // compression the change will be stored with (lz4 where the server has it), the lock,
-          // the early change if any, then the log's start (it cannot move while the lock is held:
-          // pruning takes it too) and PostgreSQL's clock, so that an operation prepared again
-          // below takes its time from it.
-          const guarded = early.writes.length > 0 ? `${guardedChange(seen, early.writes)}; ` : '';
-          const answers = await databaseClock.queryAll(
+          // then the log's start (it cannot move while the lock is held: pruning takes it too)
+          // and PostgreSQL's clock, so that the operation below takes its time from it.
+          const start = await databaseClock.query<{ value: string | null; clock: number }>(
             client,
-            `BEGIN; ${compression()}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); ${guarded}SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
-            WRITE_LOCK_QUERY_MS + (guarded === '' ? 0 : BULK_QUERY_MS),
+            `BEGIN; ${lz4 ? "SET LOCAL default_toast_compression = 'lz4'; " : ''}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
+            [],
+            WRITE_LOCK_QUERY_MS,
           );
-          const written = guarded === '' ? undefined : (answers.at(-2)!.rows[0] as { seq: string; stamp: string } | undefined);
-          if (written !== undefined) {
-            await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
-            return { result: early.result, change: { seq: Number(written.seq), stamp: written.stamp, writes: early.writes } };
-          }
-          const logStart = Number((answers.at(-1)!.rows[0] as { value: string | null }).value ?? 0);
+          const logStart = Number(start.rows[0]!.value ?? 0);
           for (;;) {
             checkLogStart(after(), logStart);
             const behindBy = await readChanges(client, after());
@@ -424,13 +321,50 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
             await client.query('COMMIT');
             return { result };
           }
-          const { text, values } = changeStatement(writes, {
-            origin: (v) => `$${v.push(origin)}`,
-            document: (v, json) => `$${v.push(json)}`,
-            replica: (v, tag) => `$${v.push(tag)}::text`,
-            superseded: (v, ns) => `$${v.push(ns)}::int[]`,
-          });
-          const inserted = await timeBound<{ seq: string; stamp: string }>(client, text, values, BULK_QUERY_MS, true);
+          // The records are the change's own writes, the last of each key (as in the
+          // transaction): PostgreSQL takes them from the change it has just parsed, rather than
+          // from a second copy of every value in arrays that this thread would escape element by
+          // element (an array of jsonb also costs PostgreSQL more to parse than the document).
+          // `superseded`: writes a later one of the same key replaces (1-based, as WITH
+          // ORDINALITY counts).
+          const logged = writes.map(([db, key, value]) => [db, keyText(key), value] as const);
+          const lastAt = new Map<string, number>();
+          const superseded: number[] = [];
+          let puts = 0;
+          for (const [i, [db, key, value]] of logged.entries()) {
+            const at = lastAt.get(`${db}\u0000${key}`);
+            if (at !== undefined) {
+              superseded.push(at + 1);
+              if (logged[at]![2] !== null) puts--;
+            }
+            lastAt.set(`${db}\u0000${key}`, i);
+            if (value !== null) puts++;
+          }
+          const removes = lastAt.size - puts;
+          const values: unknown[] = [origin, JSON.stringify(logged)];
+          // Told with the replica that applies it here, so that this process's own follower skips it.
+          const told = options.replica === undefined ? 'seq::text' : `seq::text || ' ' || $${values.push(options.replica)}::text`;
+          const keep = superseded.length > 0 ? ` AND n <> ALL($${values.push(superseded)}::int[])` : '';
+          const records = (removed: boolean): string =>
+            `SELECT w->>0 AS db, w->>1 AS key, w->2 AS value FROM change, jsonb_array_elements(change.writes) WITH ORDINALITY AS e(w, n)
+             WHERE jsonb_typeof(w->2) ${removed ? '=' : '<>'} 'null'${keep}`;
+          // Every part of a WITH runs once, read or not; puts and removes never share a key. A
+          // part with nothing to do is left out: planning it costs PostgreSQL more than the round
+          // trip it saves (the DELETE's join, on a commit that removes nothing).
+          const parts = [`change AS (INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp, writes)`];
+          if (puts > 0) {
+            parts.push(`put AS (INSERT INTO plinth_records (db, key, value) ${records(false)} ON CONFLICT (db, key) DO UPDATE SET value = excluded.value)`);
+          }
+          if (removes > 0) {
+            parts.push(`gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT db, key FROM (${records(true)}) AS removed))`);
+          }
+          const inserted = await timeBound<{ seq: string; stamp: string }>(
+            client,
+            `WITH ${parts.join(',\n')} SELECT seq, stamp, pg_notify('plinth_changes', ${told}) FROM change`,
+            values,
+            BULK_QUERY_MS,
+            true,
+          );
           await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
           const seq = Number(inserted.rows[0]!.seq);
           return { result, change: { seq, stamp: inserted.rows[0]!.stamp, writes } };
