@@ -31,10 +31,12 @@
 //      (serve,propagate,deploy,first), CLUSTER_BUILD (a checkout whose dist/ to run instead of
 //      this one's), CLUSTER_NODE_ARGS (Node flags for the Plinth nodes, comma-separated, e.g.
 //      --cpu-prof,--cpu-prof-dir=/tmp/prof), BENCH_NO_WRITE=1 to print without touching RESULTS.md,
-//      CLUSTER_TIMELINE (a file: for each timed 1,000-file deploy on cluster node A, every thread's
-//      CPU of the node, s3rver and PostgreSQL sampled every CLUSTER_TIMELINE_MS, 20, from
-//      /proc/<pid>/task/*/schedstat, with s3rver's PUTs, as JSON lines; `node bench/timeline.mjs
-//      <file>` prints them as slices; the sampling costs this process a few % of a core).
+//      CLUSTER_TIMELINE (a file: for each timed archive deploy on cluster node A of the sites
+//      CLUSTER_TIMELINE_SITES names, `big` (1,000 files, the default) and/or `small` (100 files),
+//      every thread's CPU of the node, s3rver and PostgreSQL sampled every CLUSTER_TIMELINE_MS, 20
+//      (5 suits the small site), from /proc/<pid>/task/*/schedstat, with s3rver's PUTs, as JSON
+//      lines; `node bench/timeline.mjs <file>` prints them as slices; the sampling costs this
+//      process a few % of a core).
 // Defaults take about 6 minutes after the build. Every sample is in bench/.work/cluster/results.json.
 import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -494,6 +496,7 @@ function sampleThreads(pids, everyMs) {
 async function measureDeploys(ctx) {
   const { embedded, nodeA, tokens, s3, pg } = ctx;
   const arms = [embedded, nodeA];
+  const timelineSites = list(env.CLUSTER_TIMELINE_SITES, 'big');
   const tokenOf = (node) => (node === embedded ? tokens.embedded : tokens.cluster);
   const out = [];
   /**
@@ -501,7 +504,7 @@ async function measureDeploys(ctx) {
    * spent up to its 201; for the cluster node, also the bucket requests made before the 201 and
    * when each was taken and answered (ms from the deploy's start).
    */
-  const timed = async (node, body, options, sampled = false) => {
+  const timed = async (node, body, options, sampled = undefined) => {
     const sampler =
       sampled && env.CLUSTER_TIMELINE ? sampleThreads([node.child.pid, s3.pid(), ...pg.pids()], Number(env.CLUSTER_TIMELINE_MS ?? 20)) : undefined;
     const before = s3.requests().length;
@@ -520,9 +523,13 @@ async function measureDeploys(ctx) {
     if (sampler !== undefined) {
       const samples = sampler.stop();
       const roles = { node: node.child.pid, s3rver: s3.pid() };
-      writeFileSync(env.CLUSTER_TIMELINE, JSON.stringify({ startedAt, ms: res.ms, roles, threads: sampler.threads, samples, puts: timeline }) + '\n', {
-        flag: 'a',
-      });
+      writeFileSync(
+        env.CLUSTER_TIMELINE,
+        JSON.stringify({ site: sampled, startedAt, ms: res.ms, roles, threads: sampler.threads, samples, puts: timeline }) + '\n',
+        {
+          flag: 'a',
+        },
+      );
     }
     return {
       ms: res.ms,
@@ -579,7 +586,7 @@ async function measureDeploys(ctx) {
     for (const node of arms) await deploy(node.client, tokenOf(node), readFileSync(archives[0]));
     const byArm = await runRounds(arms, rounds, async (node, round) => {
       await settle(s3, IDLE_MS.archive);
-      return timed(node, readFileSync(archives[round + 1]), undefined, id === 'big' && node !== embedded);
+      return timed(node, readFileSync(archives[round + 1]), undefined, timelineSites.includes(id) && node !== embedded ? id : undefined);
     });
     out.push({ id, label, bytes: statSync(archives[1]).size, byArm });
   }

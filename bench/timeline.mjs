@@ -1,5 +1,6 @@
 // Prints the per-slice CPU timelines that `CLUSTER_TIMELINE=<file> node bench/cluster.mjs` wrote
-// (one JSON line per timed 1,000-file deploy on cluster node A): for each slice, the CPU of the
+// (one JSON line per timed archive deploy on cluster node A: the 1,000-file site, and the 100-file
+// one with CLUSTER_TIMELINE_SITES=small,big): for each slice, the CPU of the
 // node's HTTP thread, its ingest worker (nice > 0), its other threads, s3rver and PostgreSQL, what
 // the machine's cores left idle, the worker's wait for a core, and the PUTs in flight.
 //
@@ -36,7 +37,7 @@ for (const [round, run] of runs.entries()) {
   let idleTotal = 0;
   let waitTotal = 0;
   const end = run.startedAt + run.ms;
-  console.log(`\nround ${round}: ${Math.round(run.ms)} ms to the 201; ${run.puts.length} PUTs`);
+  console.log(`\nround ${round}${run.site ? ` (${run.site} site)` : ''}: ${Math.round(run.ms)} ms to the 201; ${run.puts.length} PUTs`);
   console.log(`  from  to(ms)   http worker  other s3rver     pg | idle wait(worker) PUTs | events`);
   for (let i = 1; i < run.samples.length; i++) {
     const a = run.samples[i - 1];

@@ -66,6 +66,8 @@ export function createBucketLedger(withClient: WithClient): BucketLedger {
            SELECT key, size, touched_ms, pack, byte_offset FROM plinth_packed_objects WHERE key = ANY($1::text[])`,
           [keys],
           BULK_QUERY_MS,
+          // Asked once per 32 blobs of a deploy: kept parsed and planned on each connection.
+          true,
         ),
       );
       for (const row of rows.rows) {

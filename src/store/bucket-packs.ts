@@ -53,7 +53,8 @@ const PACK_KEY = /^packs\/[0-9a-f-]{36}$/;
 export const isPackKey = (key: string): boolean => PACK_KEY.test(key);
 
 export function createPackLedger(withClient: WithClient): PackLedger {
-  const query = <R extends pg.QueryResultRow>(sql: string, values: unknown[]) => withClient((client) => timeBound<R>(client, sql, values, BULK_QUERY_MS));
+  const query = <R extends pg.QueryResultRow>(sql: string, values: unknown[], prepared = false) =>
+    withClient((client) => timeBound<R>(client, sql, values, BULK_QUERY_MS, prepared));
   return {
     async find(keys) {
       const found = new Map<string, PackedObject>();
@@ -76,6 +77,8 @@ export function createPackLedger(withClient: WithClient): PackLedger {
          SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
          ON CONFLICT (key) DO UPDATE SET pack = excluded.pack, byte_offset = excluded.byte_offset, size = excluded.size, touched_ms = excluded.touched_ms`,
         [last.map((e) => e.key), last.map((e) => e.pack), last.map((e) => e.offset), last.map((e) => e.size), last.map((e) => Math.floor(e.touchedMs))],
+        // Written after each pack of a deploy: kept parsed and planned on each connection.
+        true,
       );
     },
 

@@ -91,6 +91,21 @@ describe('records in PostgreSQL', () => {
     }
   });
 
+  it("a node that has not seen another node's change catches up under the lock before its own commit, which follows it in the log", async () => {
+    const a = await node();
+    const b = await node();
+    const first = await createSite(a, 'first-of-two');
+    expect(b.cluster!.applied()).toBeLessThan(a.cluster!.applied());
+    await createSite(b, 'second-of-two');
+    expect(b.getSite('first-of-two')?.liveRevision).toBe(first);
+    expect(b.getSite('second-of-two')?.liveRevision).toBeDefined();
+    expect(b.cluster!.applied()).toBe(a.cluster!.applied() + 1);
+    const changes = await queryRows<{ seq: string }>(cluster.pg.url, 'SELECT seq FROM plinth_changes ORDER BY seq DESC LIMIT 2');
+    expect(changes.map((row) => Number(row.seq))).toEqual([b.cluster!.applied(), a.cluster!.applied()]);
+    await a.cluster!.catchUp();
+    expect(a.getSite('second-of-two')?.liveRevision).toBe(b.getSite('second-of-two')?.liveRevision);
+  });
+
   it('wakes a follower for changes other replicas applied, not for those its own replica applied', async () => {
     const url = await cluster.pg.createDatabase('own_changes');
     // Two handles on one replica (as a node's main thread and HTTP thread), and another node's.
