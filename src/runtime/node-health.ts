@@ -57,7 +57,10 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
   // and a wake cost 0.15–0.5 ms of CPU on the shared machine; ten a second were 1–2 % of a busy
   // node's CPU per request (bench/RESULTS.md, "Serving back at the ceiling", fifth pass).
   if (config.metrics) collectDefaultMetrics({ register: defaults, eventLoopMonitoringPrecision: 1000 });
-  const probePath = join(options.dataDir, 'tmp', `ready-probe-${process.pid}`);
+  // Each probe writes a file of its own: a gathering for /metrics and one for readiness may run
+  // at once, and one's unlink of a shared file failed the other's (a node said unready, ENOENT).
+  const probePrefix = join(options.dataDir, 'tmp', `ready-probe-${process.pid}-`);
+  let probes = 0;
   let last: Gathering | undefined;
   // In flight: a gathering for readiness alone, and one with the threads' metrics.
   let running: Promise<Gathering> | undefined;
@@ -65,6 +68,7 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
 
   /** A small write and its removal: a full disk, a quota or a read-only remount fails it. */
   async function probeWrite(): Promise<string | undefined> {
+    const probePath = `${probePrefix}${++probes}`;
     try {
       await writeFile(probePath, 'ready\n');
       await unlink(probePath);
