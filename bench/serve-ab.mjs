@@ -33,13 +33,14 @@
 //      the first round, 30: see `settle`), BENCH_THIS_NODE_ARGS / BENCH_BASE_NODE_ARGS (Node or V8
 //      options for this build's server, or JSON of them per BENCH_BASE label, e.g.
 //      {"semi":"--min-semi-space-size=4"}: options NODE_OPTIONS does not take, such as V8's heap sizes).
-import { execFileSync, spawn } from 'node:child_process';
-import { request } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuNsBetween, freePort, threadCpuNs } from './lib/proc.mjs';
+import { cpuNsBetween, freePort, httpCall as call, threadCpuNs } from './lib/proc.mjs';
+import { benchPage as page, pagePath, writeServePages } from './lib/serve-pages.mjs';
+import { adminBuilderToken } from './lib/plinth-node.mjs';
 import { runWrk } from './lib/wrk.mjs';
 import { formatSummary, pairedRatio, rotate, summarize } from './lib/rounds.mjs';
 
@@ -69,22 +70,9 @@ const baseNodeArgs = env.BENCH_BASE_NODE_ARGS ? JSON.parse(env.BENCH_BASE_NODE_A
 const acceptEncoding = env.BENCH_ACCEPT_ENCODING ? { 'Accept-Encoding': env.BENCH_ACCEPT_ENCODING } : {};
 const log = (msg) => process.stdout.write(`[serve-ab ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-// 2,048 bytes each, as bench:serve's page: the ceiling answers the index page's bytes for every path.
-const page = (title) => {
-  const head = `<!doctype html><html><head><title>${title}</title></head><body>`;
-  const tail = '</body></html>\n';
-  return head + '<p>bench text for a small page</p>'.repeat(60).slice(0, 2048 - head.length - tail.length) + tail;
-};
-const pagePath = (i) => `pages/p${String(i).padStart(4, '0')}.html`;
-
 const work = mkdtempSync(join(tmpdir(), 'plinth-ab-'));
-const indexFile = join(work, 'index.html');
-writeFileSync(indexFile, page('Bench'));
-// The same pages for the ceiling that rotates over distinct bodies (CEILING_PAGES_DIR).
-const pagesDir = join(work, 'ceiling-pages');
-mkdirSync(join(pagesDir, 'pages'), { recursive: true });
-writeFileSync(join(pagesDir, 'index.html'), page('Bench'));
-for (let i = 0; i < pageCount; i++) writeFileSync(join(pagesDir, pagePath(i)), page(`Page ${i}`));
+// 2,048-byte pages, as bench:serve's; the ceiling answers the index page's bytes for every path.
+const { indexFile, pagesDir } = writeServePages(work, pageCount);
 
 function spawnServer(file, args, serverEnv) {
   const [cmd, argv] = serverCpus ? ['taskset', ['-c', serverCpus, file, ...args]] : [file, args];
@@ -103,13 +91,7 @@ async function startPlinth(label, root, extraEnv = {}, nodeArgs = []) {
     PLINTH_LISTEN_HOST: '127.0.0.1',
     ...extraEnv,
   };
-  const cli = join(root, 'dist/cli/plinth.js');
-  execFileSync(process.execPath, [cli, 'admin', 'account', 'create', '--email', 'bench@example.com', '--plan', 'builder'], { env: serverEnv, stdio: 'ignore' });
-  const token = execFileSync(process.execPath, [cli, 'admin', 'token', 'create', '--email', 'bench@example.com'], {
-    env: serverEnv,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  }).trim();
+  const token = adminBuilderToken(root, dataDir);
   const child = spawnServer(process.execPath, [...nodeArgs, join(root, 'dist/main.js')], serverEnv);
   try {
     for (let i = 0; ; i++) {
@@ -151,20 +133,6 @@ async function startCeiling(label, extraEnv = {}) {
     await new Promise((r) => setTimeout(r, 100));
   }
   return { label, kind: 'ceiling', port, child, host: 'bench.sites.localhost' };
-}
-
-/** One request over loopback (fetch would drop the Host header). */
-function call(port, host, method, path, token, body, extra = {}) {
-  return new Promise((resolvePromise, reject) => {
-    const headers = { host, ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}), ...extra };
-    const req = request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolvePromise({ status: res.statusCode, text, headers: res.headers }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 const scenarios = {

@@ -37,14 +37,15 @@
 //      INSTR_OUT, default a temporary folder, for callgrind_annotate), INSTR_ENV (JSON of extra
 //      environment for the Plinth arms, e.g. {"PLINTH_METRICS":"0"}).
 // Needs valgrind (callgrind_control) and wrk. Optional, not part of CI; takes a few minutes an arm.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './lib/proc.mjs';
+import { freePort, httpCall as call } from './lib/proc.mjs';
+import { benchPage as page, pagePath, writeServePages } from './lib/serve-pages.mjs';
+import { adminBuilderToken } from './lib/plinth-node.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
 const env = process.env;
@@ -71,32 +72,7 @@ mkdirSync(out, { recursive: true });
 const log = (msg) => process.stdout.write(`[instr ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 // The pages of bench/serve-ab.mjs, byte for byte.
-const page = (title) => {
-  const head = `<!doctype html><html><head><title>${title}</title></head><body>`;
-  const tail = '</body></html>\n';
-  return head + '<p>bench text for a small page</p>'.repeat(60).slice(0, 2048 - head.length - tail.length) + tail;
-};
-const pagePath = (i) => `pages/p${String(i).padStart(4, '0')}.html`;
-const indexFile = join(work, 'index.html');
-writeFileSync(indexFile, page('Bench'));
-const pagesDir = join(work, 'ceiling-pages');
-mkdirSync(join(pagesDir, 'pages'), { recursive: true });
-writeFileSync(join(pagesDir, 'index.html'), page('Bench'));
-for (let i = 0; i < pageCount; i++) writeFileSync(join(pagesDir, pagePath(i)), page(`Page ${i}`));
-
-/** One request over loopback (fetch would drop the Host header). */
-function call(port, host, method, path, token, body, extra = {}) {
-  return new Promise((resolvePromise, reject) => {
-    const headers = { host, ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}), ...extra };
-    const req = request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolvePromise({ status: res.statusCode, text, headers: res.headers }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const { indexFile, pagesDir } = writeServePages(work, pageCount);
 
 async function until(what, ready, tries = 600) {
   for (let i = 0; i < tries; i++) {
@@ -119,13 +95,7 @@ async function preparePlinth(build) {
     PLINTH_LISTEN_HOST: '127.0.0.1',
     ...extraEnv,
   };
-  const cli = join(build.root, 'dist/cli/plinth.js');
-  execFileSync(process.execPath, [cli, 'admin', 'account', 'create', '--email', 'bench@example.com', '--plan', 'builder'], { env: serverEnv, stdio: 'ignore' });
-  const token = execFileSync(process.execPath, [cli, 'admin', 'token', 'create', '--email', 'bench@example.com'], {
-    env: serverEnv,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  }).trim();
+  const token = adminBuilderToken(build.root, dataDir);
   const child = spawn(process.execPath, [join(build.root, 'dist/main.js')], { env: serverEnv, stdio: 'ignore' });
   let host;
   try {

@@ -75,6 +75,23 @@ export function httpGet(port, host, path, headers = {}) {
   });
 }
 
+/**
+ * One API or page request to loopback with an explicit Host header (fetch would drop it): an
+ * optional bearer token and JSON body; resolves {status, text, headers}.
+ */
+export function httpCall(port, host, method, path, token, body, extra = {}) {
+  return new Promise((resolve, reject) => {
+    const headers = { host, ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}), ...extra };
+    const req = http.request({ host: LOOPBACK, port, method, path, headers, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode, text, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** Polls until the port accepts AND `GET path` with `host` answers 200, or throws after `timeoutMs`. */
 export async function waitReady(child, port, host, path = '/', timeoutMs = 30000) {
   const deadline = Date.now() + timeoutMs;
