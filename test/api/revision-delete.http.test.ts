@@ -7,6 +7,7 @@ import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { request } from '../helpers/http.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, type TestAccount } from './api-helpers.js';
 import { useTestServer } from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /** Deleting a revision that is not live (`DELETE /v1/sites/:name/revisions/:id`), over REST. */
 
@@ -150,6 +151,9 @@ describe('deleting a revision', () => {
     ]);
     const rows = new Map(server.store.listFiles(draft.id).map((file) => [file.path, file.sha256]));
     expect((await remove(site.name, draft.id)).status).toBe(200);
+    // The draft's bytes wait in the blob journal, which the sweep spares, until its files are
+    // written and synced just after its answer: the sweep runs once that is done.
+    expect(await waitUntil(() => server.store.journaledBlobs() === 0, 10_000)).toBe(true);
     // Past the blob grace period, on the server's clock and the files' own.
     clock += 2 * 24 * 3600_000;
     await sweep({ store: server.store, log: createLogger({ level: 'silent' }), blobGraceMs: 3600_000, now: () => clock });
