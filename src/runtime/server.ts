@@ -66,6 +66,8 @@ export interface RunningServer {
   stats(): ServerStats;
   /** Writes the analytics this thread counted so far now, rather than at its next flush (tests). */
   flushAnalytics(): Promise<void>;
+  /** Resolves once the work answers left running (a deploy's compressed variants, its blob journal) has settled (tests). */
+  followUpsSettled(): Promise<void>;
   /** This thread's metric families for `/metrics` (none with `PLINTH_METRICS=0`). */
   metrics(): MetricFamily[];
   /** Why this thread cannot serve (its store handle fails a read), or undefined when it can. */
@@ -371,6 +373,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       return closing;
     },
     flushAnalytics: () => analytics?.flush() ?? Promise.resolve(),
+    followUpsSettled: () => followUps.settled(),
     stats: () => ({ ingestTasks: ingest.unpacksStarted, unanswered: pending.size, cache: sites.cacheStats(), uploads: memory.stats() }),
     metrics: () =>
       metrics?.families({
