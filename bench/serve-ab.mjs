@@ -11,7 +11,9 @@
 //   to one core and the wrk processes to the others, and reads each server's CPU time per request
 //   from /proc. All arms share whatever the machine does in that moment, so their ratio holds
 //   still on a busy machine (a few per cent where turns swing by a factor of 2). The ratios are
-//   CPU of the reference ÷ CPU of the arm, so they read as throughput ratios.
+//   CPU of the reference ÷ CPU of the arm, so they read as throughput ratios. The same CPU is
+//   also split by thread (`threadSplit`): the thread that serves, and beside it the main thread,
+//   V8's helper threads and the rest, each in ms of CPU and timeslices a second.
 //
 // Env: BENCH_BASE (required: a comma list of folders with a built dist/, each `label=folder` or a
 //      folder named by its last path part; e.g. a `git archive` of main, built),
@@ -38,7 +40,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuNsBetween, freePort, httpCall as call, threadCpuNs } from './lib/proc.mjs';
+import { cpuNsBetween, freePort, httpCall as call, threadCpuNs, threadSlices } from './lib/proc.mjs';
 import { benchPage as page, pagePath, writeServePages } from './lib/serve-pages.mjs';
 import { adminBuilderToken } from './lib/plinth-node.mjs';
 import { runWrk } from './lib/wrk.mjs';
@@ -116,7 +118,7 @@ async function startPlinth(label, root, extraEnv = {}, nodeArgs = []) {
     // URL's answer now (ceiling-pages holds its pages from its start), and the full collections
     // that follow, once those objects are promoted, fall in the settling time, not in the rounds.
     for (let i = 0; i < pageCount; i++) await call(port, host, 'GET', `/${pagePath(i)}`);
-    return { label, kind: 'plinth', port, child, host, readyAt: Date.now() };
+    return { label, kind: 'plinth', port, child, host, nodeArgs, readyAt: Date.now() };
   } catch (err) {
     child.kill('SIGTERM');
     throw err;
@@ -180,26 +182,62 @@ async function turns(arms, scenario) {
 async function together(arms, scenario) {
   const each = Math.max(1, Math.floor(connections / arms.length));
   const once = async () => {
-    const before = arms.map((arm) => threadCpuNs(arm.child.pid));
+    const before = arms.map((arm) => threadSlices(arm.child.pid));
+    const startedAt = performance.now();
     const results = await Promise.all(arms.map((arm) => wrk(arm, scenario, each, loadgenCpus)));
+    const elapsedS = (performance.now() - startedAt) / 1000;
     return results.map((result, i) => {
       check(arms[i], result, scenario);
-      return { us: cpuNsBetween(before[i], threadCpuNs(arms[i].child.pid)) / 1000 / result.requests, rps: result.rps };
+      const split = threadSplit(arms[i], before[i], threadSlices(arms[i].child.pid), elapsedS);
+      return { us: split.totalNs / 1000 / result.requests, rps: result.rps, split: { ...split, servingUs: split.servingNs / 1000 / result.requests } };
     });
   };
   await once(); // warm-up
   const us = arms.map(() => []);
   const rps = arms.map(() => []);
+  const splits = arms.map(() => []);
   for (let round = 0; round < rounds; round++) {
     const got = await once();
     got.forEach((r, i) => {
       us[i][round] = r.us;
       rps[i][round] = r.rps;
+      splits[i][round] = r.split;
     });
     log(`${scenario} together round ${round + 1}: ${got.map((r, i) => `${arms[i].label} ${r.us.toFixed(2)} µs (${Math.round(r.rps)} req/s)`).join(', ')}`);
   }
   // CPU of b ÷ CPU of a reads as a's throughput ÷ b's.
-  return { values: us, rps, ratio: (a, b) => pairedRatio(us[b], us[a]), perRound: (a, b) => us[b].map((x, i) => x / us[a][i]), unit: 'µs CPU/request' };
+  return { values: us, rps, splits, ratio: (a, b) => pairedRatio(us[b], us[a]), perRound: (a, b) => us[b].map((x, i) => x / us[a][i]), unit: 'µs CPU/request' };
+}
+
+/**
+ * Where a server's CPU went in a round, by thread: the thread that served (the one with the most
+ * CPU: Plinth's HTTP thread, a ceiling's main thread), the main thread beside it, V8's helper
+ * threads (parallel and concurrent GC, concurrent compilation) and the rest (libuv's pool, other
+ * Worker threads), each in ms of CPU and timeslices (wake-ups and preemptions) a second. Node
+ * starts its threads in one order: the main thread, the platform's delayed-task scheduler, then
+ * V8's helpers (--v8-pool-size, 4), then the others; thread ids follow that order.
+ */
+function threadSplit(arm, before, after, elapsedS) {
+  const tids = [...after.keys()].sort((a, b) => a - b);
+  const pool = Number(/--v8-pool-size=(\d+)/.exec(arm.nodeArgs?.join(' ') ?? '')?.[1] ?? 4);
+  const delta = (tid) => {
+    const was = before.get(tid) ?? { ns: 0, slices: 0 };
+    const now = after.get(tid);
+    return { ns: now.ns - was.ns, slices: now.slices - was.slices };
+  };
+  const deltas = tids.map(delta);
+  const serving = deltas.reduce((best, d, i) => (d.ns > deltas[best].ns ? i : best), 0);
+  const groups = { main: { ns: 0, slices: 0 }, v8: { ns: 0, slices: 0 }, other: { ns: 0, slices: 0 } };
+  let totalNs = 0;
+  deltas.forEach((d, i) => {
+    totalNs += d.ns;
+    if (i === serving) return;
+    const group = i === 0 ? groups.main : i >= 2 && i < 2 + pool ? groups.v8 : groups.other;
+    group.ns += d.ns;
+    group.slices += d.slices;
+  });
+  const perS = (g) => ({ msPerS: g.ns / 1e6 / elapsedS, wakesPerS: g.slices / elapsedS });
+  return { totalNs, servingNs: deltas[serving].ns, main: perS(groups.main), v8: perS(groups.v8), other: perS(groups.other) };
 }
 
 /**
@@ -254,6 +292,20 @@ try {
       ),
     );
     for (let i = 1; i <= bases.length; i++) report.push(`  this ÷ ${arms[i].label}: ${formatSummary(measured.ratio(0, i), x)}`);
+    if (measured.splits) {
+      // The same CPU by thread, medians of the rounds: what a process spends beside the thread that serves.
+      const med = (i, pick) => summarize(measured.splits[i].map(pick)).median;
+      report.push('  by thread (median of rounds): CPU µs/request on the serving thread; beside it ms of CPU and timeslices a second');
+      arms.forEach((arm, i) => {
+        const group = (name) => `${name} ${med(i, (s) => s[name].msPerS).toFixed(2)} ms/s (${med(i, (s) => s[name].wakesPerS).toFixed(1)}/s)`;
+        report.push(`    ${arm.label.padEnd(13)} serving ${med(i, (s) => s.servingUs).toFixed(2)} µs; ${group('main')}, ${group('v8')}, ${group('other')}`);
+      });
+      // The serving threads alone, as throughput ratios: how much of a ratio is the request's own work.
+      const servingUs = (i) => measured.splits[i].map((s) => s.servingUs);
+      for (const c of arms.flatMap((arm, c) => (arm.kind === 'ceiling' ? [c] : [])))
+        for (let i = 0; i <= bases.length; i++)
+          report.push(`  serving thread only, ${arms[i].label} ÷ ${arms[c].label}: ${formatSummary(pairedRatio(servingUs(c), servingUs(i)), x)}`);
+    }
     const rounded = (list) => list.map((n) => n.toFixed(3)).join(' ');
     const ceilings = arms.flatMap((arm, c) => (arm.kind === 'ceiling' ? [c] : []));
     for (const c of ceilings) {

@@ -195,6 +195,24 @@ export function childrenOf(parent) {
   return children;
 }
 
+/**
+ * Each thread of a process by thread id: CPU so far (ns) and timeslices (schedstat's third field:
+ * how many times it was put on a core, so its wake-ups and preemptions), for telling apart where
+ * a process spends its CPU beside the thread that serves.
+ */
+export function threadSlices(pid) {
+  const byThread = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const [ns, , slices] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+      byThread.set(Number(tid), { ns, slices });
+    } catch {
+      // The thread ended after the listing.
+    }
+  }
+  return byThread;
+}
+
 /** Nanoseconds of CPU between two `threadCpuNs` readings (a thread that ended in between takes its time with it). */
 export function cpuNsBetween(before, after) {
   let total = 0;
