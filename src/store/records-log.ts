@@ -304,37 +304,34 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
     clockOffsetMs: () => databaseClock.offsetMs(),
 
-    // Three round trips to PostgreSQL: BEGIN with the lock, the log's start and the changes since
-    // the replica's (again after each catch-up), the change with its records and notification in
-    // one prepared statement, COMMIT. Each round trip costs both ends CPU and waits its
-    // turn on a busy machine, with the lock held.
+    // Three round trips to PostgreSQL: BEGIN with the lock and a look at the log (the changes since
+    // the replica's read only when there are some, then again after each catch-up), the change
+    // with its records and notification in one prepared statement, COMMIT. Each round trip costs
+    // both ends CPU and waits its turn on a busy machine, with the lock held.
     commit: (catchUp, after, prepare) =>
       withReadyClient(async (client) => {
         try {
           // One simple-protocol query (no parameters), several statements in one round trip: the
           // compression the change will be stored with (lz4 where the server has it), the lock,
           // then the log's start (it cannot move while the lock is held: pruning takes it too),
-          // PostgreSQL's clock, so that the operation below takes its time from it, and the
-          // changes after the replica's, one a row (nearly always none: one row of nulls). The
-          // replica's position is the one value, a number written into the text.
-          const from = after();
-          if (!Number.isSafeInteger(from) || from < 0) throw new TypeError(`not a change number: ${from}`);
-          const start = await databaseClock.query<{ value: string | null; clock: number } & Partial<ChangeRow>>(
+          // the last change's number (nearly always the replica's own position: nothing to catch
+          // up, so no second round trip to look at the log) and PostgreSQL's clock, so that the
+          // operation below takes its time from it.
+          const start = await databaseClock.query<{ value: string | null; head: string | null; clock: number }>(
             client,
-            `BEGIN; ${lz4 ? "SET LOCAL default_toast_compression = 'lz4'; " : ''}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); ` +
-              `SELECT m.value, ${CLOCK_COLUMN}, c.seq, c.stamp, c.writes FROM (SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value) AS m ` +
-              `LEFT JOIN LATERAL (SELECT seq, ${STAMP} AS stamp, writes FROM plinth_changes WHERE seq > ${from} ORDER BY seq LIMIT ${CHANGES_READ_AT_ONCE}) AS c ON true`,
+            `BEGIN; ${lz4 ? "SET LOCAL default_toast_compression = 'lz4'; " : ''}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, (SELECT max(seq) FROM plinth_changes) AS head, ${CLOCK_COLUMN}`,
             [],
             WRITE_LOCK_QUERY_MS,
           );
           const logStart = Number(start.rows[0]!.value ?? 0);
-          checkLogStart(from, logStart);
-          let behindBy = start.rows.filter((row): row is typeof row & ChangeRow => row.seq != null).map(changeOf);
-          while (behindBy.length > 0) {
-            await catchUp(behindBy);
+          const head = Number(start.rows[0]!.head ?? 0);
+          while (after() < head) {
             checkLogStart(after(), logStart);
-            behindBy = await readChanges(client, after());
+            const behindBy = await readChanges(client, after());
+            if (behindBy.length === 0) break;
+            await catchUp(behindBy);
           }
+          checkLogStart(after(), logStart);
           const { result, writes } = prepare();
           if (writes.length === 0) {
             await client.query('COMMIT');
