@@ -69,9 +69,11 @@ const PACKS_AT_ONCE = 2;
  */
 const HELD_BYTES = 2 * PACK_TARGET_BYTES;
 /**
- * While none of the deploy's packs is in flight, one goes up as soon as it holds this many
- * objects, so that the uploads overlap the unpack and the commit waits only for the last few
- * objects, not for every small file of the site in one request at the end.
+ * While fewer than `PACKS_AT_ONCE` of the deploy's packs are in flight, one goes up as soon as it
+ * holds this many objects, so that the uploads overlap the unpack and the commit waits only for
+ * the last few objects, not for every small file of the site in one request at the end. (With
+ * one in flight, the next 32 once waited for the end: a small site whose files wait for the
+ * answer unpacks before the packs are up, and sent them in two at the end.)
  */
 const PACK_EARLY_OBJECTS = 32;
 /**
@@ -297,7 +299,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    *
    * With packing on (a cluster, `packMaxBytes` > 0), a new object up to that size is not sent
    * alone: it joins the deploy's current pack, which goes up once it holds `PACK_TARGET_BYTES`
-   * (or `PACK_EARLY_OBJECTS` while no pack is in flight) and at the end of each step (`finish`,
+   * (or `PACK_EARLY_OBJECTS` while fewer than `PACKS_AT_ONCE` are in flight) and at the end of each step (`finish`,
    * `afterAnswer`), its rows written after its PUT, so before the commit. An object already packed is not sent again: its row is renewed when older
    * than half the grace period (one query per burst), and one that garbage collection deleted
    * meanwhile is packed anew.
@@ -368,7 +370,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       if (bytes !== undefined) held.delete(key);
       pack.objects.push({ sha256, encoding, key, path, offset: pack.bytes, size, bytes });
       pack.bytes += size;
-      if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight === 0 && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
+      if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight < PACKS_AT_ONCE && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
     }
 
     /**

@@ -251,6 +251,20 @@ describe('a cluster deploy packs its small blobs', () => {
     expect(new Set(rows.map((row) => row.pack)).size).toBe(2);
   });
 
+  it('sends a second early pack while the first is still in flight, not at the end', async () => {
+    const a = await node();
+    const contents = Array.from({ length: 65 }, () => randomBytes(700));
+    const sha = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+    const publishing = a.blobs.publisher();
+    // Announced with their bytes all at once, as a small site's unpack does when it writes no file.
+    for (const bytes of contents) publishing.add(sha(bytes), new Uint8Array(bytes));
+    // Two packs of 32 go up with no `drain` or `finish`: only the last blob waits for the end.
+    expect(await waitUntil(async () => (await rowsOf(contents.map(sha))).length >= 64, 5000)).toBe(true);
+    // The last one, alone, goes up as its own object.
+    expect((await publishing.finish(contents.map(sha))).size).toBe(64);
+    await publishing.afterAnswer();
+  });
+
   it('sends the last pack once told every blob was announced, before finish', async () => {
     const a = await node();
     // Fewer than an early pack takes: before, they waited for `finish`.
