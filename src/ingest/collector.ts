@@ -62,6 +62,11 @@ export interface CollectorOptions {
   runSync?: RunSync;
   /** See `UnpackOptions.journalMaxBytes`. */
   journalMaxBytes?: number;
+  /**
+   * With a journal, only new blobs up to this many bytes wait for the answer to be written (see
+   * `UnpackOptions.deferMaxBytes`); larger ones are written as they are stored. Unset: any size.
+   */
+  deferMaxBytes?: number;
   /** See `UnpackOptions.syncBlobs`: false, and `finish` leaves the blobs' files unsynced. */
   syncBlobs?: boolean;
   /**
@@ -84,8 +89,8 @@ export interface CollectedSite {
   flushed?: Promise<void>;
   /** Every blob's bytes, not flushed: the commit carries them instead (see `UnpackOptions.journalMaxBytes`). */
   journal?: JournaledBlob[];
-  /** Some blobs of `journal` have no file yet (see `UnpackResult.filesDeferred`). */
-  filesDeferred?: true;
+  /** How many blobs of `journal` have no file yet (see `UnpackResult.filesDeferred`). */
+  filesDeferred?: number;
 }
 
 export interface Collector {
@@ -422,7 +427,8 @@ export function createCollector(options: CollectorOptions): Collector {
   async function startWrite(path: string, bytes: Uint8Array, type: string, own: boolean, sha256?: string): Promise<void> {
     // Read now: once `onStored` has taken the buffer, `bytes` is empty.
     const { byteLength } = bytes;
-    const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget, deferring && journal !== undefined).then(
+    const defer = deferring && journal !== undefined && byteLength <= (options.deferMaxBytes ?? Infinity);
+    const write: Promise<void> = storeFile(blobs, bytes, type, sha256, budget, defer).then(
       (entry) => {
         stored.set(path, entry);
         if (entry.written === false) unwritten.set(entry.entry.sha256, bytes);
@@ -460,7 +466,7 @@ export function createCollector(options: CollectorOptions): Collector {
     const journaled = journalOf(journal, siteBytes, options.journalMaxBytes ?? 0, referenced.size > 0, stored.values());
     if (journaled === undefined) writeDeferred();
     options.onAllStored?.();
-    const filesDeferred = unwritten.size > 0;
+    const filesDeferred = unwritten.size;
     // The journal copied the bytes: the views into the body are not needed any more.
     unwritten.clear();
     const flushed = stored.size > 0 && journaled === undefined && options.syncBlobs !== false ? blobs.flush(options.runSync) : undefined;
@@ -487,7 +493,7 @@ export function createCollector(options: CollectorOptions): Collector {
       ...(strippedPrefix === undefined ? {} : { strippedPrefix }),
       ...(flushLater && flushed !== undefined ? { flushed } : {}),
       ...(journaled !== undefined ? { journal: journaled } : {}),
-      ...(filesDeferred ? { filesDeferred: true as const } : {}),
+      ...(filesDeferred > 0 ? { filesDeferred } : {}),
     };
   }
 

@@ -77,11 +77,19 @@ export interface UnpackOptions {
   announceBytesMax?: number;
   /**
    * A site of up to this many bytes, all of them in the body, is not flushed: the result carries
-   * every blob's bytes (`journal`) for the commit to make durable in its own transaction, one sync
-   * where a flush and the commit made two. Unset or 0: flushed (a cluster's blobs go to its
-   * bucket, and a larger site would make the index write too much).
+   * every blob's bytes (`journal`). On one machine the commit makes them durable in its own
+   * transaction, one sync where a flush and the commit made two; on a cluster node the bucket
+   * holds them before the answer and the journal only carries them to the files written after
+   * it. Unset or 0: flushed (a larger site would make the index write too much).
    */
   journalMaxBytes?: number;
+  /**
+   * With `journalMaxBytes`, only new blobs up to this many bytes have their files written after
+   * the answer; larger ones are written as they are stored. A cluster node sets it to
+   * `announceBytesMax`: it uploads those blobs from the bytes it was announced, and larger ones
+   * from their files. Unset: any size.
+   */
+  deferMaxBytes?: number;
   /**
    * False: the blobs are not synced before the task returns. Set where they are durable
    * elsewhere before the deploy's answer (a cluster's bucket) and the local files are a cache
@@ -168,11 +176,12 @@ export type UnpackResult =
       /** The blobs, not flushed, for the commit to carry (see `UnpackOptions.journalMaxBytes`). */
       journal?: JournaledBlob[];
       /**
-       * New blobs of `journal` have no file yet: readers find them in the blob journal once the
-       * commit put them there, and their files are written after the answer (`CompressTask.write`).
+       * How many new blobs of `journal` have no file yet: readers find them in the blob journal
+       * once the commit put them there (with a bucket, in the memory of the thread that deployed,
+       * or in the bucket), and their files are written after the answer (`CompressTask.write`).
        * Only with `analysis` (the site analysed from memory; a later analysis task reads files).
        */
-      filesDeferred?: true;
+      filesDeferred?: number;
     }
   | { ok: false; error: IngestError };
 

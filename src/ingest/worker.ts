@@ -100,6 +100,7 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
       : {}),
     ...(task.syncPort !== undefined ? { runSync: syncOverPort(task.syncPort) } : {}),
     ...(task.journalMaxBytes !== undefined ? { journalMaxBytes: task.journalMaxBytes } : {}),
+    ...(task.deferMaxBytes !== undefined ? { deferMaxBytes: task.deferMaxBytes } : {}),
     ...(task.syncBlobs === false ? { syncBlobs: false } : {}),
     ...(task.announce !== undefined ? { onAllStored: () => task.announce!.postMessage(ALL_ANNOUNCED) } : {}),
   });

@@ -4,7 +4,7 @@ import type { DeployView as DeployShape } from '../contract/index.js';
 import { recordsSilentError, refusalError, ServiceError } from '../errors.js';
 import { ALL_ANNOUNCED, type Announcement, type ByteRange, type JsonDeployFields, type UnpackResult } from '../ingest/index.js';
 import { MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
-import type { BlobPublisher, ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
+import type { BlobPublisher, JournaledBlob, ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
 import { analysisLimits, analyzedInUnpack, analyzeSite } from './deploy-analyze.js';
 import { assembleFiles, contentsToRejudge } from './deploy-assemble.js';
@@ -134,10 +134,10 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       // With a bucket, each blob goes up as soon as the worker has stored it (a refused deploy
       // leaves what went up unreferenced, for garbage collection); the commit waits for them all.
       const publisher = store.blobs.publisher();
-      const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, store.blobs.bucket !== undefined ? publisher : undefined, {
+      const bucketed = store.blobs.bucket !== undefined;
+      const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, bucketed ? publisher : undefined, {
         threads: deps.ingest.threads,
-        // An embedded store's index can carry a small site's blobs (a cluster's go to its bucket).
-        journalMaxBytes: store.blobs.bucket === undefined && store.cluster === undefined ? deps.config.deploy.journalBytes : 0,
+        journalMaxBytes: journalBound(deps, publisher),
       });
       const unpacked = performance.now();
       if (!result.ok) {
@@ -160,17 +160,28 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       const extras = whole ? analyzedInUnpack(result.analysis!) : await analyzeSite(deps, files, signal, { contents: reused, plan });
       const analyzed = performance.now();
       const live = request.publish !== false && fields.publish !== false;
-      const outcome = await publishRevision(deps, {
-        decision,
-        files,
-        skipped: result.skipped,
-        patch: fields.patch === true,
-        extras,
-        live,
-        actor: actorOf(caller, network),
-        uploads,
-        ...(result.journal !== undefined ? { journal: result.journal } : {}),
-      });
+      // With a bucket, the journal carries a small site's bytes only to its files, written after
+      // the answer (`filesDeferred`): the bucket holds them before it, and the commit does not
+      // carry them. Until they are written this thread reads them from memory, other threads
+      // and nodes from the bucket.
+      const release = bucketed && result.filesDeferred !== undefined ? store.blobs.holdUnwritten?.(result.journal!) : undefined;
+      let outcome: Published;
+      try {
+        outcome = await publishRevision(deps, {
+          decision,
+          files,
+          skipped: result.skipped,
+          patch: fields.patch === true,
+          extras,
+          live,
+          actor: actorOf(caller, network),
+          uploads,
+          ...(result.journal !== undefined && !bucketed ? { journal: result.journal } : {}),
+        });
+      } catch (err) {
+        release?.();
+        throw err;
+      }
       const ms = (from: number, to: number): number => Math.round(to - from);
       log.info(
         {
@@ -181,8 +192,10 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
           unpackMs: ms(started, unpacked),
           analyzeMs: ms(unpacked, analyzed),
           commitMs: ms(analyzed, performance.now()),
-          // Blobs whose bytes the commit carried instead of a sync of their files first.
-          ...(result.journal !== undefined ? { journaled: result.journal.length } : {}),
+          // Blobs whose bytes the commit carried instead of a sync of their files first, or (with a
+          // bucket) whose files are written after the answer.
+          ...(result.journal !== undefined && !bucketed ? { journaled: result.journal.length } : {}),
+          ...(release !== undefined ? { filesAfterAnswer: result.filesDeferred } : {}),
         },
         'deploy.timing',
       );
@@ -190,15 +203,18 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       // for one makes it from its blob.
       deps.followUps.track(publisher.afterAnswer().catch((err: unknown) => log.warn({ err, revision: outcome.revisionId }, 'deploy.variants_upload_failed')));
       // A small site's files were not written before the answer: the compressor writes them first
-      // (readers meanwhile take them from the journal), and the settle then syncs them.
+      // (readers meanwhile take them from the journal, or with a bucket from memory), and the
+      // settle then syncs them (with a bucket, the compressor's own sync does).
       const compressed = compressAfterPublish(
         deps,
         outcome.revisionId,
         result.pendingVariants,
         new Map(result.files.map((file) => [file.sha256, file.size])),
-        result.filesDeferred ? result.journal : undefined,
+        // The compressor takes the buffer it is given (pool.ts): this thread reads its own meanwhile.
+        result.filesDeferred ? (release !== undefined ? copiedJournal(result.journal!) : result.journal) : undefined,
       );
-      if (result.journal !== undefined) settleJournalAfter(deps, compressed);
+      if (release !== undefined) void (compressed ?? Promise.resolve()).finally(release);
+      else if (result.journal !== undefined && !bucketed) settleJournalAfter(deps, compressed);
       return outcome;
     },
   };
@@ -412,12 +428,17 @@ async function unpackBody(
   const anonymous = caller.kind === 'anonymous' || caller.kind === 'site_token';
   const tier = PLAN_LIMITS[caller.kind === 'account' ? caller.account.plan : 'anonymous'];
   const channel = publisher !== undefined ? new MessageChannel() : undefined;
+  let allAnnounced = (): void => undefined;
+  const announced = new Promise<void>((resolve) => (allAnnounced = resolve));
   channel?.port1.on('message', (message: Announcement | typeof ALL_ANNOUNCED) => {
-    if (message === ALL_ANNOUNCED) publisher!.drain();
-    else publisher!.add(...message);
+    if (message === ALL_ANNOUNCED) {
+      publisher!.drain();
+      allAnnounced();
+    } else publisher!.add(...message);
   });
+  channel?.port1.on('close', allAnnounced);
   try {
-    return await deps.ingest.unpack(
+    const result = await deps.ingest.unpack(
       {
         ...(body.data !== undefined ? { body: body.data } : { spoolPath: body.spoolPath, ...(body.range ? { range: body.range } : {}) }),
         dataDir: deps.config.dataDir,
@@ -435,7 +456,8 @@ async function unpackBody(
         ...(deps.config.deploy.compressBeforePublishBytes > 0
           ? { compressBeforePublish: { leftBytes: deps.config.deploy.compressBeforePublishBytes, maxFileBytes: COMPRESS_BEFORE_PUBLISH_MAX_BYTES } }
           : {}),
-        ...(channel !== undefined ? { announce: channel.port2, announceBytesMax: publisher!.bytesWanted } : {}),
+        // Blobs it is handed the bytes of are the only ones whose files may wait for the answer.
+        ...(channel !== undefined ? { announce: channel.port2, announceBytesMax: publisher!.bytesWanted, deferMaxBytes: publisher!.bytesWanted } : {}),
         // Where the publisher puts every blob in the bucket before the commit, the local files are a
         // cache: guarded against power loss, they need no sync before the answer. (A manifest's part
         // is recorded before its upload: its files are still synced first.)
@@ -443,10 +465,37 @@ async function unpackBody(
       },
       signal,
     );
+    // Blobs whose files wait for the answer can go up only from the bytes they were announced
+    // with: those still on their way (the port is not ordered with the task's answer) are needed.
+    if (channel !== undefined && result.ok && result.filesDeferred !== undefined) await announced;
+    return result;
   } finally {
-    // Announcements still on their way are not needed: `finish` is given every blob.
+    // Other announcements still on their way are not needed: `finish` is given every blob.
     channel?.port1.close();
   }
+}
+
+/** The blobs' bytes copied into one new buffer, as the collector hands them over (collector.ts). */
+function copiedJournal(blobs: readonly JournaledBlob[]): JournaledBlob[] {
+  const copy = new Uint8Array(blobs.reduce((total, blob) => total + blob.bytes.byteLength, 0));
+  let at = 0;
+  return blobs.map(({ sha256, bytes }) => {
+    copy.set(bytes, at);
+    at += bytes.byteLength;
+    return { sha256, bytes: copy.subarray(at - bytes.byteLength, at) };
+  });
+}
+
+/**
+ * Bytes of a whole site whose blobs' files may wait for the deploy's answer (see
+ * `UnpackOptions.journalMaxBytes`). An embedded store's index carries them; a cluster node's
+ * publisher uploads them from the bytes it was announced, within what it holds. A single node
+ * with a bucket uploads from files: none.
+ */
+function journalBound(deps: Pick<OperationsDeps, 'store' | 'config'>, publisher: BlobPublisher): number {
+  const { journalBytes } = deps.config.deploy;
+  if (deps.store.blobs.bucket === undefined) return deps.store.cluster === undefined ? journalBytes : 0;
+  return Math.min(journalBytes, publisher.bytesHeld);
 }
 
 /**

@@ -399,6 +399,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
       add: () => undefined,
       drain: () => undefined,
       bytesWanted: 0,
+      bytesHeld: 0,
       finish: () => Promise.resolve(NOTHING_PACKED),
       afterAnswer: () => Promise.resolve(),
     }),

@@ -13,7 +13,7 @@ import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
 import type { BucketLedger, LedgerEntry } from './bucket-ledger.js';
 import { PACK_PREFIX, type PackedObject } from './bucket-packs.js';
-import type { BlobFile, BlobPublisher, BlobStore, BucketOptions, CacheTrim, FilePack, PackedRange } from './types.js';
+import type { BlobFile, BlobPublisher, BlobStore, BucketOptions, CacheTrim, FilePack, JournaledBlob, PackedRange } from './types.js';
 
 /**
  * Blobs in an S3-compatible bucket, with `<dataDir>/blobs` as this node's cache of them, laid out
@@ -44,6 +44,11 @@ const PUT_UNASKED_BYTES = 1024 * 1024;
  * still go up first.
  */
 export const VARIANTS_AFTER_ANSWER_MAX_BYTES = VARIANT_ON_DEMAND_MAX_BYTES;
+/**
+ * Bytes of this thread's deploys whose blob files are written after the answer (`holdUnwritten`)
+ * that it keeps to read them from meanwhile; past it, such a blob is fetched from the bucket.
+ */
+const UNWRITTEN_MAX_BYTES = 64 * 1024 * 1024;
 /** Objects `trimCache` asks the bucket about at once before evicting their local copies. */
 const TRIM_CONCURRENCY = 8;
 const DEFAULT_MIN_IDLE_MS = 60_000;
@@ -64,9 +69,11 @@ const PACKS_AT_ONCE = 2;
  */
 const HELD_BYTES = 2 * PACK_TARGET_BYTES;
 /**
- * While none of the deploy's packs is in flight, one goes up as soon as it holds this many
- * objects, so that the uploads overlap the unpack and the commit waits only for the last few
- * objects, not for every small file of the site in one request at the end.
+ * While fewer than `PACKS_AT_ONCE` of the deploy's packs are in flight, one goes up as soon as it
+ * holds this many objects, so that the uploads overlap the unpack and the commit waits only for
+ * the last few objects, not for every small file of the site in one request at the end. (With
+ * one in flight, the next 32 once waited for the end: a small site whose files wait for the
+ * answer unpacks before the packs are up, and sent them in two at the end.)
  */
 const PACK_EARLY_OBJECTS = 32;
 /**
@@ -108,8 +115,13 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   const knownPacked = new Map<string, FilePack>();
   // Read once, at the first deploy: the node's start ran the guard before any thread opened this.
   let guarded: boolean | undefined;
+  // Blobs of this thread's deploys answered before their files were written (the bucket holds
+  // them): the local store reads them here as it reads a journal row, until they are written.
+  const unwritten = new Map<string, Buffer>();
+  let unwrittenBytes = 0;
+  local.attachJournal?.((sha256) => unwritten.get(sha256));
 
-  function isLocal(sha256: string, encoding?: Encoding): boolean {
+  function isLocal(sha256: string, encoding?: Encoding, asFile = false): boolean {
     const path = local.pathOf(sha256, encoding);
     const at = now() / 1000;
     try {
@@ -117,7 +129,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       return true;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return false;
+      if (code === 'ENOENT') return !asFile && encoding === undefined && unwritten.has(sha256);
       // Present, but not ours to touch (another user wrote it): still readable.
       if (code === 'EPERM' || code === 'EACCES') return existsSync(path);
       throw err;
@@ -127,6 +139,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
   function fetch(sha256: string, encoding?: Encoding, packed?: PackedRange): Promise<void> {
     const path = local.pathOf(sha256, encoding);
     if (existsSync(path)) return Promise.resolve();
+    // Written from the bytes this thread holds, as the embedded store writes a journaled blob's.
+    if (encoding === undefined && unwritten.has(sha256)) return local.fetch(sha256);
     const key = bucket.keyOf(sha256, encoding);
     let pending = downloads.get(key);
     if (pending === undefined) {
@@ -242,18 +256,20 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     encoding: Encoding | undefined,
     noted: LedgerEntry | undefined,
     ledgerKnows: boolean,
+    /** The object's bytes, when the caller holds them: its file may not be written yet. */
+    bytes?: Buffer,
   ): Promise<(LedgerEntry & { key: string }) | undefined> {
     const key = bucket.keyOf(sha256, encoding);
     const at = now();
     if ((knownFresh.get(key) ?? 0) > at) return undefined;
     const path = local.pathOf(sha256, encoding);
-    const size = await sizeIfExists(path);
+    const size = bytes?.byteLength ?? (await sizeIfExists(path));
     if (noted !== undefined && noted.touchedMs > at - graceMs / 2 && (size === undefined || noted.size === size)) {
       remember(key, noted.touchedMs);
       return undefined;
     }
     if (ledgerKnows && noted === undefined && size !== undefined && size <= PUT_UNASKED_BYTES) {
-      await bucket.upload(key, path, size);
+      await bucket.upload(key, path, size, bytes);
       remember(key, at);
       return { key, size, touchedMs: at };
     }
@@ -262,7 +278,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       throw Object.assign(new Error(`blob ${key} is neither on this node nor in the bucket`), { code: NOT_IN_BUCKET });
     }
     if (found === undefined || (size !== undefined && found.size !== size)) {
-      await bucket.upload(key, path, size!);
+      await bucket.upload(key, path, size!, bytes);
       remember(key, at);
       return { key, size: size!, touchedMs: at };
     }
@@ -283,7 +299,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    *
    * With packing on (a cluster, `packMaxBytes` > 0), a new object up to that size is not sent
    * alone: it joins the deploy's current pack, which goes up once it holds `PACK_TARGET_BYTES`
-   * (or `PACK_EARLY_OBJECTS` while no pack is in flight) and at the end of each step (`finish`,
+   * (or `PACK_EARLY_OBJECTS` while fewer than `PACKS_AT_ONCE` are in flight) and at the end of each step (`finish`,
    * `afterAnswer`), its rows written after its PUT, so before the commit. An object already packed is not sent again: its row is renewed when older
    * than half the grace period (one query per burst), and one that garbage collection deleted
    * meanwhile is packed anew.
@@ -336,11 +352,13 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     const track = (task: Promise<void>): void => void running.push(task.catch((err: unknown) => void (failure ??= { err })));
 
     function single(sha256: string, encoding: Encoding | undefined, noted: LedgerEntry | undefined, ledgerKnows: boolean): void {
+      // Taken now: the burst lets go of what it held once it has placed every object.
+      const bytes = held.get(bucket.keyOf(sha256, encoding));
       track(
         limited(async () => {
           // Past a failure nothing new starts: `finish` rejects with it anyway.
           if (failure !== undefined) return;
-          const entry = await ensureInBucket(sha256, encoding, noted, ledgerKnows);
+          const entry = await ensureInBucket(sha256, encoding, noted, ledgerKnows, bytes);
           if (entry !== undefined) done.push(entry);
         }),
       );
@@ -352,7 +370,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       if (bytes !== undefined) held.delete(key);
       pack.objects.push({ sha256, encoding, key, path, offset: pack.bytes, size, bytes });
       pack.bytes += size;
-      if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight === 0 && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
+      if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight < PACKS_AT_ONCE && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
     }
 
     /**
@@ -367,12 +385,12 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       if (objects.length === 0) return;
       if (objects.length === 1) {
         // A pack of one is the object itself, with no row to write before the commit.
-        const [{ sha256, encoding, key, path, size }] = objects as [(typeof objects)[number]];
+        const [{ sha256, encoding, key, path, size, bytes }] = objects as [(typeof objects)[number]];
         track(
           limited(async () => {
             if (failure !== undefined) return;
             const at = now();
-            await bucket.upload(key, path, size);
+            await bucket.upload(key, path, size, bytes);
             remember(key, at);
             placed(sha256, encoding, undefined);
             done.push({ key, size, touchedMs: at });
@@ -479,7 +497,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           const where = { key: row.pack, offset: row.offset };
           remember(object.key, at, where);
           placed(object.sha256, object.encoding, where);
-        } else packOrSend(object, statSync(local.pathOf(object.sha256, object.encoding), { throwIfNoEntry: false })?.size, undefined);
+        } else packOrSend(object, object.size ?? statSync(local.pathOf(object.sha256, object.encoding), { throwIfNoEntry: false })?.size, undefined);
       }
     }
 
@@ -561,6 +579,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       add,
       drain,
       bytesWanted: packMaxBytes,
+      bytesHeld: packMaxBytes > 0 ? HELD_BYTES : 0,
       async finish(sha256s) {
         flushing = true;
         for (const sha256 of sha256s) add(sha256);
@@ -635,12 +654,30 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     return { ...evicted, cachedBytes: total };
   }
 
+  /** See `BlobStore.holdUnwritten`. */
+  function holdUnwritten(blobs: readonly JournaledBlob[]): () => void {
+    const mine: string[] = [];
+    for (const { sha256, bytes } of blobs) {
+      if (unwritten.has(sha256) || unwrittenBytes + bytes.byteLength > UNWRITTEN_MAX_BYTES) continue;
+      unwritten.set(sha256, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      unwrittenBytes += bytes.byteLength;
+      mine.push(sha256);
+    }
+    return () => {
+      for (const sha256 of mine.splice(0)) {
+        unwrittenBytes -= unwritten.get(sha256)!.byteLength;
+        unwritten.delete(sha256);
+      }
+    };
+  }
+
   return {
     ...local,
     isLocal,
     fetch,
     // A node with a bucket has its blobs in the bucket before its commit: no journal.
     attachJournal: undefined,
+    holdUnwritten,
     async publish(sha256s, known) {
       const publishing = publisher();
       for (const [sha256, blob] of known ?? []) publishing.add(sha256, undefined, blob.encodings, blob.size, blob.variantBytes);

@@ -60,8 +60,11 @@ export interface S3Bucket extends BlobBucket {
   /** Every object under `prefix` (default: the blobs'), page by page. */
   list(prefix?: string): AsyncIterable<BucketObject>;
   keyOf(sha256: string, encoding?: Encoding): string;
-  /** Uploads the file at `path` (`size` bytes) under `key`, in parts past the threshold. */
-  upload(key: string, path: string, size: number): Promise<void>;
+  /**
+   * Uploads the file at `path` (`size` bytes) under `key`, in parts past the threshold. `bytes`:
+   * its bytes, when the caller holds them (a small blob whose file is written after the answer).
+   */
+  upload(key: string, path: string, size: number, bytes?: Buffer): Promise<void>;
   /** Puts `body`, held in memory, under `key` (a pack: its parts go as one body, not copied into one buffer first). */
   put(key: string, body: Buffer | readonly Buffer[]): Promise<void>;
   /** The object's bytes; rejects with `NOT_IN_BUCKET` or `BUCKET_UNAVAILABLE_CODE`. */
@@ -237,10 +240,11 @@ export function createS3Bucket(options: BucketOptions, hooks: BucketHooks = {}):
       return match[4] === undefined ? { sha256: match[3]! } : { sha256: match[3]!, encoding: ENCODING_OF[match[4]]! };
     },
 
-    async upload(key, path, size) {
-      if (size > threshold) return uploadInParts(key, path, size);
-      if (size <= BUFFERED_BODY_BYTES) {
-        const body = await readFile(path);
+    async upload(key, path, size, bytes) {
+      // Bytes held in memory (at most a pack's bound) go as one body, whatever their size.
+      if (bytes === undefined && size > threshold) return uploadInParts(key, path, size);
+      if (bytes !== undefined || size <= BUFFERED_BODY_BYTES) {
+        const body = bytes ?? (await readFile(path));
         await call(key, async () => {
           if (fast) await fast.put(key, body, sha256Of(key));
           else await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: body.byteLength }));

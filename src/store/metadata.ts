@@ -31,7 +31,7 @@ import type { SiteAccessRecords } from './site-access.js';
 import { isRecordsBusy, isRecordsUnavailable } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
 import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
-import { applyChanges, appliedSeq, clusterOf, recordingDbs } from './replica.js';
+import { applyChanges, applyChangesSync, appliedSeq, clusterOf, recordingDbs } from './replica.js';
 import { createReplicaHealth } from './replica-health.js';
 import { createSiteChanges } from './site-changes.js';
 import { isPlainId, openMetadataDbs, pathRangeEnd, type CounterKey, type MetadataDbs } from './metadata-dbs.js';
@@ -240,8 +240,9 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
         () => appliedSeq(raw),
         () => replica.dryRun(fn),
       );
-      // This node serves its own change at once: applied before the caller hears of it.
-      if (change) await applyChanges(raw, [change]);
+      // This node serves its own change at once: applied before the caller hears of it, in this
+      // event turn (the writes its dry run recorded, with no wait for LMDB's writer thread).
+      if (change) applyChangesSync(raw, [change]);
       return result;
     };
     const catchUp = async (): Promise<number> => {

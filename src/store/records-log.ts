@@ -159,6 +159,22 @@ function behind(message: string): Error {
 /** Keys are stored as their JSON text: LMDB keys here are strings, numbers and arrays of them. */
 const keyText = (key: Key): string => JSON.stringify(key);
 
+/** Changes a replica reads from the log at once. */
+const CHANGES_READ_AT_ONCE = 1000;
+
+/** A row of `plinth_changes` as read for a replica. */
+interface ChangeRow {
+  seq: string;
+  stamp: string;
+  writes: Array<[ReplicatedDb, string, unknown]>;
+}
+
+const changeOf = (row: ChangeRow): Change => ({
+  seq: Number(row.seq),
+  stamp: row.stamp,
+  writes: row.writes.map(([db, key, value]) => [db, JSON.parse(key) as Key, value] as RecordWrite),
+});
+
 export async function openRecordsLog(options: RecordsLogOptions): Promise<RecordsLog> {
   const connections = openConnections(options.url, options.maxConnections ?? 4);
   const { withClient } = connections;
@@ -208,19 +224,15 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     );
 
   /** Changes after `seq`, oldest first; the caller has checked the log still holds them. */
-  const readChanges = async (client: pg.PoolClient, seq: number, limit = 1000): Promise<Change[]> => {
-    const rows = await timeBound<{ seq: string; stamp: string; writes: Array<[ReplicatedDb, string, unknown]> }>(
+  const readChanges = async (client: pg.PoolClient, seq: number, limit = CHANGES_READ_AT_ONCE): Promise<Change[]> => {
+    const rows = await timeBound<ChangeRow>(
       client,
       `SELECT seq, ${STAMP} AS stamp, writes FROM plinth_changes WHERE seq > $1 ORDER BY seq LIMIT $2`,
       [seq, limit],
       BULK_QUERY_MS,
       true,
     );
-    return rows.rows.map((row) => ({
-      seq: Number(row.seq),
-      stamp: row.stamp,
-      writes: row.writes.map(([db, key, value]) => [db, JSON.parse(key) as Key, value] as RecordWrite),
-    }));
+    return rows.rows.map(changeOf);
   };
 
   const checkLogStart = (seq: number, logStart: number): void => {
@@ -292,30 +304,34 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
     clockOffsetMs: () => databaseClock.offsetMs(),
 
-    // Four round trips to PostgreSQL: BEGIN with the lock (and the log's start), the changes
-    // since the replica's (again after each catch-up), the change with its records and
-    // notification in one statement, COMMIT. Each round trip costs both ends CPU and waits its
-    // turn on a busy machine, with the lock held.
+    // Three round trips to PostgreSQL: BEGIN with the lock and a look at the log (the changes since
+    // the replica's read only when there are some, then again after each catch-up), the change
+    // with its records and notification in one prepared statement, COMMIT. Each round trip costs
+    // both ends CPU and waits its turn on a busy machine, with the lock held.
     commit: (catchUp, after, prepare) =>
       withReadyClient(async (client) => {
         try {
           // One simple-protocol query (no parameters), several statements in one round trip: the
           // compression the change will be stored with (lz4 where the server has it), the lock,
-          // then the log's start (it cannot move while the lock is held: pruning takes it too)
-          // and PostgreSQL's clock, so that the operation below takes its time from it.
-          const start = await databaseClock.query<{ value: string | null; clock: number }>(
+          // then the log's start (it cannot move while the lock is held: pruning takes it too),
+          // the last change's number (nearly always the replica's own position: nothing to catch
+          // up, so no second round trip to look at the log) and PostgreSQL's clock, so that the
+          // operation below takes its time from it.
+          const start = await databaseClock.query<{ value: string | null; head: string | null; clock: number }>(
             client,
-            `BEGIN; ${lz4 ? "SET LOCAL default_toast_compression = 'lz4'; " : ''}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, ${CLOCK_COLUMN}`,
+            `BEGIN; ${lz4 ? "SET LOCAL default_toast_compression = 'lz4'; " : ''}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); SELECT (SELECT value FROM plinth_meta WHERE key = 'log_start') AS value, (SELECT max(seq) FROM plinth_changes) AS head, ${CLOCK_COLUMN}`,
             [],
             WRITE_LOCK_QUERY_MS,
           );
           const logStart = Number(start.rows[0]!.value ?? 0);
-          for (;;) {
+          const head = Number(start.rows[0]!.head ?? 0);
+          while (after() < head) {
             checkLogStart(after(), logStart);
             const behindBy = await readChanges(client, after());
             if (behindBy.length === 0) break;
             await catchUp(behindBy);
           }
+          checkLogStart(after(), logStart);
           const { result, writes } = prepare();
           if (writes.length === 0) {
             await client.query('COMMIT');

@@ -150,35 +150,46 @@ const skippedKeys = (dbs: MetadataDbs): string[] => [...dbs.replicaState.getKeys
  * Applies changes in order, each once: a change at or below `applied` is skipped. Writes to a
  * family this release does not know are skipped and counted (see KNOWN_DBS).
  */
-export function applyChanges(
-  dbs: MetadataDbs,
-  changes: ReadonlyArray<{ seq: number; stamp: string; writes: readonly RecordWrite[] }>,
-): Promise<AppliedChanges> {
-  return dbs.env.transaction((): AppliedChanges => {
-    let applied = appliedSeq(dbs);
-    let stamp: string | undefined;
-    const touchedSites: unknown[] = [];
-    const skipped: SkippedWrites = {};
-    for (const change of changes) {
-      if (change.seq <= applied) continue;
-      for (const [db, key, value] of change.writes) {
-        if (!KNOWN_DBS.has(db)) {
-          skipped[db] = (skipped[db] ?? 0) + 1;
-          continue;
-        }
-        const target = dbs[db] as unknown as Database<unknown, Key>;
-        if (value === null) void target.remove(key);
-        else void target.put(key, value);
-        if (db === 'sites' && value !== null) touchedSites.push(value);
+export function applyChanges(dbs: MetadataDbs, changes: ReadonlyArray<ChangeToApply>): Promise<AppliedChanges> {
+  return dbs.env.transaction(() => writeChanges(dbs, changes));
+}
+
+/**
+ * `applyChanges` in a synchronous LMDB transaction, on this thread in this event turn: for the
+ * change a commit has just made, whose writes its dry run recorded a moment ago. The answer waits
+ * for it, and an asynchronous transaction waits its turn on LMDB's writer thread besides (on a
+ * busy machine, often longer than the writes themselves take).
+ */
+export function applyChangesSync(dbs: MetadataDbs, changes: ReadonlyArray<ChangeToApply>): AppliedChanges {
+  return dbs.env.transactionSync(() => writeChanges(dbs, changes));
+}
+
+type ChangeToApply = { seq: number; stamp: string; writes: readonly RecordWrite[] };
+
+function writeChanges(dbs: MetadataDbs, changes: ReadonlyArray<ChangeToApply>): AppliedChanges {
+  let applied = appliedSeq(dbs);
+  let stamp: string | undefined;
+  const touchedSites: unknown[] = [];
+  const skipped: SkippedWrites = {};
+  for (const change of changes) {
+    if (change.seq <= applied) continue;
+    for (const [db, key, value] of change.writes) {
+      if (!KNOWN_DBS.has(db)) {
+        skipped[db] = (skipped[db] ?? 0) + 1;
+        continue;
       }
-      applied = change.seq;
-      stamp = change.stamp;
+      const target = dbs[db] as unknown as Database<unknown, Key>;
+      if (value === null) void target.remove(key);
+      else void target.put(key, value);
+      if (db === 'sites' && value !== null) touchedSites.push(value);
     }
-    void dbs.replicaState.put('applied', applied);
-    if (stamp !== undefined) void dbs.replicaState.put('appliedStamp', stamp);
-    rememberSkipped(dbs, skipped);
-    return { applied, touchedSites: touchedSites as AppliedChanges['touchedSites'], skipped };
-  });
+    applied = change.seq;
+    stamp = change.stamp;
+  }
+  void dbs.replicaState.put('applied', applied);
+  if (stamp !== undefined) void dbs.replicaState.put('appliedStamp', stamp);
+  rememberSkipped(dbs, skipped);
+  return { applied, touchedSites: touchedSites as AppliedChanges['touchedSites'], skipped };
 }
 
 export interface AppliedChanges {

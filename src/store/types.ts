@@ -305,6 +305,13 @@ export interface BlobStore {
    */
   attachJournal?(read: (sha256: string) => Buffer | undefined): void;
   /**
+   * With a bucket: keeps these blobs' bytes for this thread's readers (`isLocal`, `readSync`, and
+   * `fetch`, which writes the file from them) until the returned function is called, once their
+   * files are written: a cluster node answers a small deploy before it writes them (the bucket
+   * holds them). Bounded: past the bound a blob is fetched from the bucket. Absent without one.
+   */
+  holdUnwritten?(blobs: readonly JournaledBlob[]): () => void;
+  /**
    * Brings a blob (or variant) from the bucket into the local cache, checking it against its
    * sha256 before it is visible; callers asking for the same blob at once share one download.
    * Resolves at once when the file is local. Without a bucket, writes a journaled blob's file
@@ -381,6 +388,11 @@ export interface BlobPublisher {
   ): void;
   /** Blobs up to this size are worth handing to `add` with their bytes (packing); 0: none. */
   readonly bytesWanted: number;
+  /**
+   * Bytes of blobs handed to `add` that it holds at most (until each is packed or known not to
+   * be); past it, a blob's file is read. A site within it may be added before its files exist.
+   */
+  readonly bytesHeld: number;
   /**
    * Every blob the unpack stores has been `add`ed: the blobs waiting are asked about now and the
    * pack being filled goes up, instead of at `finish`.

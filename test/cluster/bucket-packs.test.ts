@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,6 +192,48 @@ describe('a cluster deploy packs its small blobs', () => {
     expect(await rowsOf([sha!])).toEqual([]);
   });
 
+  it('puts blobs handed over with their bytes, in packs or alone, with no file on disk: a small deploy writes its files after the answer', async () => {
+    const a = await node();
+    const contents = Array.from({ length: 5 }, () => randomBytes(900));
+    const lone = randomBytes(1200);
+    const sha = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+    for (const batch of [contents, [lone]]) {
+      const publishing = a.blobs.publisher();
+      for (const bytes of batch) publishing.add(sha(bytes), new Uint8Array(bytes));
+      publishing.drain();
+      await publishing.finish(batch.map(sha));
+      await publishing.afterAnswer();
+    }
+    for (const bytes of [...contents, lone]) expect(existsSync(a.blobs.pathOf(sha(bytes)))).toBe(false);
+    expect(await rowsOf(contents.map(sha))).toHaveLength(5);
+    // Another node reads them all from the bucket.
+    const b = await node();
+    for (const bytes of [...contents, lone]) {
+      await b.blobs.fetch(sha(bytes));
+      expect(readFileSync(b.blobs.pathOf(sha(bytes))).equals(bytes)).toBe(true);
+    }
+  });
+
+  it('reads blobs held until their files are written from memory on the thread holding them, asking the bucket nothing', async () => {
+    const a = await node();
+    const bytes = randomBytes(2000);
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    expect(a.blobs.isLocal(sha)).toBe(false);
+    const release = a.blobs.holdUnwritten!([{ sha256: sha, bytes: new Uint8Array(bytes) }]);
+    expect(a.blobs.isLocal(sha)).toBe(true);
+    expect(a.blobs.readSync(sha).equals(bytes)).toBe(true);
+    // A reader of its path (a streamed answer) gets the file written from memory.
+    expect(a.blobs.isLocal(sha, undefined, true)).toBe(false);
+    const mark = await s3.mark();
+    await a.blobs.fetch(sha);
+    expect(await s3.sentSince(mark)).toEqual([]);
+    expect(readFileSync(a.blobs.pathOf(sha)).equals(bytes)).toBe(true);
+    release();
+    // Let go, and its file gone (as before it was written): not on this node any more.
+    rmSync(a.blobs.pathOf(sha));
+    expect(a.blobs.isLocal(sha)).toBe(false);
+  });
+
   it('sends the first packs while the rest of the deploy is still coming', async () => {
     const a = await node();
     const shas = await write(
@@ -207,6 +249,20 @@ describe('a cluster deploy packs its small blobs', () => {
     const rows = await rowsOf(shas);
     expect(rows).toHaveLength(40);
     expect(new Set(rows.map((row) => row.pack)).size).toBe(2);
+  });
+
+  it('sends a second early pack while the first is still in flight, not at the end', async () => {
+    const a = await node();
+    const contents = Array.from({ length: 65 }, () => randomBytes(700));
+    const sha = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+    const publishing = a.blobs.publisher();
+    // Announced with their bytes all at once, as a small site's unpack does when it writes no file.
+    for (const bytes of contents) publishing.add(sha(bytes), new Uint8Array(bytes));
+    // Two packs of 32 go up with no `drain` or `finish`: only the last blob waits for the end.
+    expect(await waitUntil(async () => (await rowsOf(contents.map(sha))).length >= 64, 5000)).toBe(true);
+    // The last one, alone, goes up as its own object.
+    expect((await publishing.finish(contents.map(sha))).size).toBe(64);
+    await publishing.afterAnswer();
   });
 
   it('sends the last pack once told every blob was announced, before finish', async () => {

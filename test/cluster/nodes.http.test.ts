@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -330,6 +330,48 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
     if (cut?.status === 201) expect(cutOff).toEqual([cut.json.site.name]);
     else expect(cutOff.length).toBeLessThanOrEqual(1);
     for (const site of cutOff) await onEveryNode(2000, async (node) => sha256((await visit(node, site, '/big.bin')).body) === sha256(big));
+  });
+
+  it("a small site's files are written after the answer: every file is served at once all the same, and after a kill before they were written", async () => {
+    const owner = await person();
+    const files: Record<string, string | Buffer> = { 'index.html': `<h1>${randomBytes(8).toString('hex')}</h1>` };
+    for (let i = 0; i < 12; i++) files[`page-${i}.html`] = `<p>page ${i} ${randomBytes(8).toString('hex')}</p>`.repeat(20);
+    // Over the pack bound (1 MiB): its file is written before the answer, as it goes up from it.
+    files['large.bin'] = randomBytes(1024 * 1024 + 1);
+    // Its deploys' timing is logged at the info level.
+    await cluster.kill(1, 'SIGTERM');
+    await cluster.start(1, { PLINTH_LOG_LEVEL: 'info' });
+    const logged = cluster.process(1)!.output().length;
+    const created = await cluster.deploy(1, files, { token: owner.token });
+    expect(created.status, created.text).toBe(201);
+    const name = created.json.site.name as string;
+    // The node said so (its log is written a little later): every small blob's file waited for the answer.
+    const timing = (): string | undefined =>
+      cluster
+        .process(1)!
+        .output()
+        .slice(logged)
+        .split('\n')
+        .find((line) => line.includes('deploy.timing'));
+    await waitUntil(async () => timing() !== undefined, 2000);
+    expect(timing()).toContain(`"filesAfterAnswer":${Object.keys(files).length - 1}`);
+    const check = async (node: number): Promise<void> => {
+      for (const [path, content] of Object.entries(files)) {
+        const served = await visit(node, name, `/${path}`);
+        expect(served.status, `node ${node} ${path}`).toBe(200);
+        expect(sha256(served.body), `node ${node} ${path}`).toBe(sha256(Buffer.from(content)));
+      }
+    };
+    // The node that answered serves every file on the next requests, with no wait.
+    await check(1);
+    await onEveryNode(2000, async (node) => (await visit(node, name)).status === 200);
+    for (const node of NODES) await check(node);
+    // Killed before its files were written (as if: they are removed), the node serves them from the bucket.
+    await cluster.kill(1);
+    const blobs = createBlobStore({ dir: join(cluster.dataDir(1), 'blobs'), now: Date.now });
+    for (const [path, content] of Object.entries(files)) if (path !== 'large.bin') rmSync(blobs.pathOf(sha256(Buffer.from(content))), { force: true });
+    await cluster.start(1);
+    await check(1);
   });
 
   it('a node answers deploys before syncing its blob cache, and never serves a cached file the machine lost in a fall', async () => {

@@ -69,7 +69,7 @@ describe('unpack with journalMaxBytes and the analysis', () => {
       { name: 'img/b.bin', content: Buffer.alloc(2000, 9) },
     ];
     const result = await unpack(site, { journalMaxBytes: 64 * KB, analyze: { limits: LIMITS, threads: 2 } });
-    expect(result.filesDeferred).toBe(true);
+    expect(result.filesDeferred).toBe(2);
     expect(result.analysis).toMatchObject({ ok: true, extras: { warningsTotal: 1, warnings: [{ file: 'index.html', line: 1, ref: 'gone.png' }] } });
     const journal = result.journal!;
     expect(journal).toHaveLength(2);
@@ -83,6 +83,21 @@ describe('unpack with journalMaxBytes and the analysis', () => {
     });
     expect(made[html.sha256]?.gzip).toBeGreaterThan(0);
     for (const blob of journal) expect(readFileSync(blobPath(blob.sha256)).equals(Buffer.from(blob.bytes))).toBe(true);
+  });
+
+  it('with deferMaxBytes, writes the files of new blobs over it before the answer and leaves the rest for after', async () => {
+    // As a cluster node asks: it uploads the small blobs from the bytes it was announced, larger ones from their files.
+    const small = Buffer.from(`<p>${'small '.repeat(50)}${Date.now()}</p>`);
+    const large = Buffer.concat([Buffer.alloc(6000, 3), Buffer.from(String(Date.now()))]);
+    const site: TarEntrySpec[] = [
+      { name: 'index.html', content: small },
+      { name: 'big.bin', content: large },
+    ];
+    const result = await unpack(site, { journalMaxBytes: 64 * KB, deferMaxBytes: 4 * KB, analyze: { limits: LIMITS, threads: 2 } });
+    expect(result.filesDeferred).toBe(1);
+    expect(result.journal?.map((blob) => blob.sha256).sort()).toEqual([sha256(small), sha256(large)].sort());
+    expect(existsSync(blobPath(sha256(small)))).toBe(false);
+    expect(readFileSync(blobPath(sha256(large))).equals(large)).toBe(true);
   });
 
   it('writes the files before its answer when the analysis is left to the pool, which reads files', async () => {
