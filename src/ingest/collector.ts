@@ -292,17 +292,21 @@ function journalOf(
 ): JournaledBlob[] | undefined {
   if (journal === undefined || journal.size === 0 || siteBytes > maxBytes || hasReferences) return undefined;
   for (const file of stored) if (file.entry.encodings !== undefined) return undefined;
-  let total = 0;
-  for (const bytes of journal.values()) total += bytes.byteLength;
-  const copy = new Uint8Array(total);
-  const blobs: JournaledBlob[] = [];
+  return copiedJournal(Array.from(journal, ([sha256, bytes]) => ({ sha256, bytes })));
+}
+
+/**
+ * The blobs' bytes copied into one new buffer: the journal is handed on whole (to the commit, or
+ * to the compressor, which takes the buffer it is given) while the originals stay with their owner.
+ */
+export function copiedJournal(blobs: readonly JournaledBlob[]): JournaledBlob[] {
+  const copy = new Uint8Array(blobs.reduce((total, blob) => total + blob.bytes.byteLength, 0));
   let at = 0;
-  for (const [sha256, bytes] of journal) {
+  return blobs.map(({ sha256, bytes }) => {
     copy.set(bytes, at);
-    blobs.push({ sha256, bytes: copy.subarray(at, at + bytes.byteLength) });
     at += bytes.byteLength;
-  }
-  return blobs;
+    return { sha256, bytes: copy.subarray(at - bytes.byteLength, at) };
+  });
 }
 
 export function createCollector(options: CollectorOptions): Collector {

@@ -24,6 +24,6 @@ export type {
 } from './types.js';
 export { ALL_ANNOUNCED } from './types.js';
 export { checkArchivePath, MAX_PATH_BYTES, type ArchivePathResult } from './archive-path.js';
-export { checkDeployPaths, type CheckedPaths } from './collector.js';
+export { checkDeployPaths, copiedJournal, type CheckedPaths } from './collector.js';
 export { isBrotliName } from './leak-guard.js';
 export { linkCheckShares } from './site-analysis.js';

@@ -2,9 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { MessageChannel } from 'node:worker_threads';
 import type { DeployView as DeployShape } from '../contract/index.js';
 import { recordsSilentError, refusalError, ServiceError } from '../errors.js';
-import { ALL_ANNOUNCED, type Announcement, type ByteRange, type JsonDeployFields, type UnpackResult } from '../ingest/index.js';
+import { ALL_ANNOUNCED, copiedJournal, type Announcement, type ByteRange, type JsonDeployFields, type UnpackResult } from '../ingest/index.js';
 import { MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
-import type { BlobPublisher, JournaledBlob, ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
+import type { BlobPublisher, ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
 import { analysisLimits, analyzedInUnpack, analyzeSite } from './deploy-analyze.js';
 import { assembleFiles, contentsToRejudge } from './deploy-assemble.js';
@@ -473,17 +473,6 @@ async function unpackBody(
     // Other announcements still on their way are not needed: `finish` is given every blob.
     channel?.port1.close();
   }
-}
-
-/** The blobs' bytes copied into one new buffer, as the collector hands them over (collector.ts). */
-function copiedJournal(blobs: readonly JournaledBlob[]): JournaledBlob[] {
-  const copy = new Uint8Array(blobs.reduce((total, blob) => total + blob.bytes.byteLength, 0));
-  let at = 0;
-  return blobs.map(({ sha256, bytes }) => {
-    copy.set(bytes, at);
-    at += bytes.byteLength;
-    return { sha256, bytes: copy.subarray(at - bytes.byteLength, at) };
-  });
 }
 
 /**
