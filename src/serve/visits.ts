@@ -1,4 +1,4 @@
-import { HEADER_NAMES, type HttpRequest } from '../http/index.js';
+import { forwardedFor, HEADER_NAMES, type HttpRequest } from '../http/index.js';
 
 /**
  * Analytics counted on the serving hot path (docs/analytics.md): per site, a few additions and one
@@ -12,7 +12,7 @@ export interface VisitCounter {
    * answer; '' without a user agent), `url` the path asked for, `bytes` of body sent. A view
    * without a user agent is a crawler's, counted as that alone.
    */
-  page(siteId: string, siteName: string, address: string, url: string, userAgent: string, req: Pick<HttpRequest, 'getHeader'>, bytes: number): void;
+  page(siteId: string, siteName: string, address: string, url: string, userAgent: string, req: Pick<HttpRequest, 'getHeader' | 'forEach'>, bytes: number): void;
   /** Any other GET answered for a site: a file, or a 404 (`notFound`). */
   other(siteId: string, siteName: string, notFound: boolean, bytes: number): void;
   /** What was counted since the last call, and a fresh batch from here on. */
@@ -86,7 +86,9 @@ export function createVisitCounter(options: VisitCounterOptions): VisitCounter {
         return;
       }
       const referer = req.getHeader(HEADER_NAMES.referer);
-      const forwarded = readForwarded ? req.getHeader(HEADER_NAMES.xForwardedFor) : '';
+      // Every line: a proxy may add its own after the client's (HAProxy), and `getHeader` gives
+      // only the first, which the client wrote.
+      const forwarded = readForwarded ? forwardedFor(req) : '';
       let key: string;
       let tally: SiteTally;
       if (

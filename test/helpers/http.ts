@@ -14,7 +14,8 @@ export interface TestRequest {
   address?: string;
   path?: string;
   method?: string;
-  headers?: Record<string, string>;
+  /** A list sends the field as that many lines, in order. */
+  headers?: Record<string, string | string[]>;
   body?: string | Buffer;
 }
 

@@ -10,6 +10,19 @@ import { headerNameText, type RecognizedString } from '../../src/http/index.js';
 const TODAY = '2026-11-29';
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
 
+/**
+ * A request as serving hands it to the counter: header lines in order, a name given more than
+ * once for repeated lines. `getHeader` gives the first line as uWS does, by a name as text or as
+ * bytes (serving names headers as bytes, http/header-names.ts).
+ */
+function fakeRequest(lines: Record<string, string | string[]> = {}) {
+  const all = Object.entries(lines).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((one) => [name, one] as const));
+  return {
+    getHeader: (name: RecognizedString) => all.find(([each]) => each === headerNameText(name))?.[1] ?? '',
+    forEach: (each: (name: string, value: string) => void) => all.forEach(([name, value]) => each(name, value)),
+  };
+}
+
 describe('analyticsRange', () => {
   it.each([
     [{}, 365, { ok: true, from: '2026-10-31', to: TODAY }],
@@ -119,8 +132,7 @@ describe('a batch', () => {
   it('splits page views into pages, referrers, visitors and crawlers, and bounds its entries', () => {
     let full = 0;
     const counter = createVisitCounter({ now: () => 0, readForwarded: false, maxEntries: 3, onFull: () => full++ });
-    // Serving names headers as bytes (http/header-names.ts), so the fakes read names as text.
-    const req = (headers: Record<string, string>) => ({ getHeader: (name: RecognizedString) => headers[headerNameText(name)] ?? '' });
+    const req = fakeRequest;
     const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
     counter.page('s1', 'one', '203.0.113.5', '/', firefox, req({ referer: 'https://news.example.net/x' }), 100);
     counter.page('s1', 'one', '203.0.113.5', '/', firefox, req({ referer: 'https://news.example.net/x' }), 0);
@@ -154,7 +166,7 @@ describe('a batch', () => {
 
   it('counts the same request to another site, or after a batch was taken, where it belongs', () => {
     const counter = createVisitCounter({ now: () => 0, readForwarded: true, maxEntries: 100 });
-    const req = { getHeader: (name: RecognizedString) => (headerNameText(name) === 'x-forwarded-for' ? '203.0.113.1' : '') };
+    const req = fakeRequest({ 'x-forwarded-for': '203.0.113.1' });
     counter.page('s1', 'one', '10.0.0.1', '/', 'Firefox', req, 1);
     counter.page('s2', 'two', '10.0.0.1', '/', 'Firefox', req, 2);
     counter.page('s2', 'two', '10.0.0.1', '/', 'Firefox', req, 3);
@@ -172,7 +184,7 @@ describe('a batch', () => {
 
   it('counts crawlers, files and 404s of sites served in turn into each site, and a taken batch starts afresh', () => {
     const counter = createVisitCounter({ now: () => 0, readForwarded: false, maxEntries: 100 });
-    const req = { getHeader: () => '' };
+    const req = fakeRequest();
     counter.page('s1', 'one', '', '/', '', req, 10);
     counter.other('s2', 'two', true, 20);
     counter.page('s1', 'one', '', '/', '', req, 30);
@@ -193,9 +205,12 @@ describe('a batch', () => {
 
   it('takes the client from X-Forwarded-For behind trusted hops, where serving left the address unread', () => {
     const counter = createVisitCounter({ now: () => 0, readForwarded: true, maxEntries: 100 });
-    const req = (forwarded: string) => ({ getHeader: (name: RecognizedString) => (headerNameText(name) === 'x-forwarded-for' ? forwarded : '') });
+    const req = (forwarded: string | string[]) => fakeRequest({ 'x-forwarded-for': forwarded });
     counter.page('s1', 'one', '', '/', FIREFOX, req('198.51.100.1, 203.0.113.9'), 1);
     counter.page('s1', 'one', '', '/', FIREFOX, req('203.0.113.10'), 1);
+    // A proxy that adds a line of its own (HAProxy): the client's lines come first, whatever they say.
+    counter.page('s1', 'one', '', '/', FIREFOX, req(['192.0.2.1', '203.0.113.11']), 1);
+    counter.page('s1', 'one', '', '/', FIREFOX, req(['192.0.3.1', '198.51.100.7, 10.0.0.1', '203.0.113.12']), 1);
     const [visits] = summarizeBatch(counter.take(), TODAY, 'salt', { kind: 'hops', hops: 1 }, () => 'one.sites.localhost');
     expect(visits!.visitors).toEqual([visitorHash('salt', '203.0.113.0/24', FIREFOX)]);
   });

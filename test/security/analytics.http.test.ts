@@ -34,7 +34,7 @@ async function ownSite(client: AppClient, email: string, name: string, plan: 'bu
   expect(result.ok).toBe(true);
 }
 
-function browse(name: string, path: string, address: string, headers: Record<string, string> = {}): Promise<TestResponse> {
+function browse(name: string, path: string, address: string | string[], headers: Record<string, string> = {}): Promise<TestResponse> {
   return request({ port: server.port, host: `${name}.sites.localhost`, path, headers: { 'user-agent': FIREFOX, 'x-forwarded-for': address, ...headers } });
 }
 
@@ -94,6 +94,18 @@ describe('analytics and privacy', () => {
     expect(day.pageViews).toBe(12);
     expect(day.visitors).toBe(1);
     expect(day.pages).toHaveLength(5);
+  });
+
+  it('counts a visitor as the network the proxy saw, whatever X-Forwarded-For lines the visitor wrote', async () => {
+    const client = new AppClient(server);
+    await ownSite(client, 'spoofed@example.com', 'spoofed-site');
+    // A proxy that adds a line of its own (HAProxy) after the visitor's: one real visitor who
+    // writes a new address each time is one visitor; two who write the same one are two.
+    for (let i = 0; i < 4; i++) expect((await browse('spoofed-site', '/', [`203.0.${i}.7`, '198.51.100.9'])).status).toBe(200);
+    expect((await browse('spoofed-site', '/', ['203.0.0.7', '192.0.2.9'])).status).toBe(200);
+    const day = await countedTotals('spoofed-site', 5);
+    expect(day.pageViews).toBe(5);
+    expect(day.visitors).toBe(2);
   });
 
   it.each([
