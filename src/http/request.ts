@@ -1,5 +1,6 @@
 import type { ProxyTrust } from '../rules/index.js';
-import { clientAddress, networkOf } from './client-network.js';
+import { clientAddress, forwardedFor, networkOf } from './client-network.js';
+import { headerNameText } from './header-names.js';
 import type { Headers } from './respond.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
@@ -37,6 +38,32 @@ export function copyRequest(res: HttpResponse, req: HttpRequest): RequestCopy {
     query: new URLSearchParams(req.getQuery() ?? ''),
     headers,
     remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+  };
+}
+
+/** What the site host's serving path reads of a request: uWS's, or a copy of it (`copyServedRequest`). */
+export type ServedRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader' | 'forEach'>;
+
+/**
+ * A served request kept past its handler's return (uWS's is gone then; call this before any
+ * await): its method, URL, query, the `headers` named (lower case) and every `X-Forwarded-For`
+ * line, joined, as `forwardedFor` reads them from uWS's. Other headers read as absent.
+ */
+export function copyServedRequest(req: ServedRequest, headers: readonly string[]): ServedRequest {
+  const method = req.getMethod();
+  const url = req.getUrl();
+  const query = req.getQuery();
+  const kept: Record<string, string> = {};
+  for (const name of headers) kept[name] = req.getHeader(name);
+  kept['x-forwarded-for'] = forwardedFor(req);
+  return {
+    getMethod: () => method,
+    getUrl: () => url,
+    getQuery: () => query,
+    getHeader: (name) => kept[headerNameText(name)] ?? '',
+    forEach: (each) => {
+      for (const [name, value] of Object.entries(kept)) if (value !== '') each(name, value);
+    },
   };
 }
 

@@ -4,8 +4,8 @@ import {
   clientAddress,
   cookieName,
   cookieValues,
+  copyServedRequest,
   forwardedFor,
-  headerNameText,
   isAborted,
   networkOf,
   receiveBody,
@@ -14,8 +14,8 @@ import {
   trackAbort,
   writeResponse,
   type Headers,
-  type HttpRequest,
   type HttpResponse,
+  type ServedRequest,
   type BodyLimit,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
@@ -76,7 +76,10 @@ export interface AccessGateOptions {
 }
 
 /** The part of a request the gate reads before deciding (`forEach` for every X-Forwarded-For line). */
-export type GateRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader' | 'forEach'>;
+export type GateRequest = ServedRequest;
+
+/** The headers a gate's answer reads once its handler returned (a password checked, a form read). */
+const GATE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'cookie', 'authorization'] as const;
 
 export interface AccessGate {
   /**
@@ -296,7 +299,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
       if (colon === -1) return answered(refuse(res, req, site, label, head, 'credential'));
       const password = decoded.slice(colon + 1);
       const net = network(res, req);
-      const refusedCopy = copyGateRequest(req);
+      const refusedCopy = copyServedRequest(req, GATE_HEADERS);
       trackAbort(res);
       passwords.check(site, password, net).then(
         (outcome) => {
@@ -317,7 +320,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     },
 
     postLogin(res, req, site, label) {
-      const copy = copyGateRequest(req);
+      const copy = copyServedRequest(req, GATE_HEADERS);
       const origin = req.getHeader('origin');
       const net = network(res, req);
       trackAbort(res);
@@ -367,23 +370,4 @@ function answered(_sent: void): false {
 function pathWithQuery(req: GateRequest): string {
   const query = req.getQuery();
   return query ? `${req.getUrl()}?${query}` : req.getUrl();
-}
-
-function copyGateRequest(req: GateRequest): GateRequest {
-  const method = req.getMethod();
-  const url = req.getUrl();
-  const query = req.getQuery();
-  const headers: Record<string, string> = {};
-  for (const name of ['accept-encoding', 'if-none-match', 'range', 'cookie', 'authorization']) headers[name] = req.getHeader(name);
-  // Every X-Forwarded-For line, as one: getHeader gives only the first.
-  headers['x-forwarded-for'] = forwardedFor(req);
-  return {
-    getMethod: () => method,
-    getUrl: () => url,
-    getQuery: () => query,
-    getHeader: (name) => headers[headerNameText(name)] ?? '',
-    forEach: (each) => {
-      for (const [name, value] of Object.entries(headers)) if (value !== '') each(name, value);
-    },
-  };
 }

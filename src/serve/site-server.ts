@@ -2,11 +2,11 @@ import type { BadgedPage } from '../badge/index.js';
 import type { ServeConfig } from '../config.js';
 import { isBucketUnavailable } from '../errors.js';
 import {
+  copyServedRequest,
   createEncodingChooser,
   endFromMemory,
   exactBytes,
   HEADER_NAMES,
-  headerNameText,
   isAborted,
   matchesIfNoneMatch,
   parseRange,
@@ -21,6 +21,7 @@ import {
   type HttpRequest,
   type HttpResponse,
   type ResponseEnds,
+  type ServedRequest,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { ACCESS_PATHS, ENCODINGS, hasBadge, isExpired, previewLabel, withRequestQuery, type Encoding, type SiteHeaders } from '../rules/index.js';
@@ -93,7 +94,10 @@ export interface SiteCacheStats {
 }
 
 /** What the steps read of a request: uWS's own, or a copy of it made before an await. */
-type SiteRequest = Pick<HttpRequest, 'getMethod' | 'getUrl' | 'getQuery' | 'getHeader' | 'forEach'>;
+type SiteRequest = ServedRequest;
+
+/** The headers `answer` reads once its handler returned (a body fetched); the last two for analytics. */
+const SITE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'referer', 'user-agent'] as const;
 
 /** The request headers an answer depends on, read before any await. */
 interface Asked {
@@ -413,7 +417,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     route: Route,
     protect: boolean,
   ): void => {
-    const copy = copySiteRequest(req);
+    const copy = copyServedRequest(req, SITE_HEADERS);
     const head = copy.getMethod() === 'head';
     trackAbort(res);
     store.blobs.fetch(missing.sha256, missing.encoding, missing.packed).then(
@@ -436,7 +440,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
   /** A variant is being made off this thread: answer again, corked, once it is (unless the client left). */
   const waitThenAnswer = (res: HttpResponse, req: SiteRequest, siteName: string, made: Promise<void>, fetches: number, route: Route): void => {
-    const copy = copySiteRequest(req);
+    const copy = copyServedRequest(req, SITE_HEADERS);
     trackAbort(res);
     // `made` never rejects: a failed compression leaves the request to the identity bytes.
     void made.then(() => {
@@ -629,23 +633,4 @@ interface Route {
 function hostLabel(siteName: string, route: Route): string {
   if (route.domain !== undefined) return route.domain;
   return route.preview === undefined ? siteName : previewLabel(siteName, route.preview);
-}
-
-/** What `answer` reads of a request, kept past the handler's return. */
-function copySiteRequest(req: SiteRequest): SiteRequest {
-  const method = req.getMethod();
-  const url = req.getUrl();
-  const query = req.getQuery();
-  const headers: Record<string, string> = {};
-  // The last three for analytics, counted when the answer is sent.
-  for (const name of ['accept-encoding', 'if-none-match', 'range', 'referer', 'user-agent', 'x-forwarded-for']) headers[name] = req.getHeader(name);
-  return {
-    getMethod: () => method,
-    getUrl: () => url,
-    getQuery: () => query,
-    getHeader: (name) => headers[headerNameText(name)] ?? '',
-    forEach: (each) => {
-      for (const [name, value] of Object.entries(headers)) if (value !== '') each(name, value);
-    },
-  };
 }
