@@ -1,17 +1,8 @@
 // Writes one accepted file to the blob store and returns its path-index entry.
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { ENCODINGS, wantsVariants, type Encoding } from '../rules/index.js';
 import type { BlobStore, FileEntry } from '../store/index.js';
-
-async function sizeIfExists(path: string): Promise<number | undefined> {
-  try {
-    return (await stat(path)).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
+import { sizeIfExists } from '../store/blobs-entry.js';
 
 export const sha256Of = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 

@@ -6,6 +6,7 @@ import type { BlobStore, StoreOptions } from './types.js';
 
 export type { BlobStore } from './types.js';
 export { createSyncHelper, type RunSync, type SyncHelper } from './filesystem-sync.js';
+export { sizeIfExists } from './atomic-file.js';
 
 /**
  * The store's second entry: the blob store alone, for the ingest threads. It loads neither LMDB

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import { createBrotliDecompress, createGunzip } from 'node:zlib';
-import { publishTemp, writeTemp } from './atomic-file.js';
+import { publishTemp, sizeIfExists, writeTemp } from './atomic-file.js';
 import { createBlobStore, VARIANT_ON_DEMAND_MAX_BYTES, variantFromBlob } from './blob-store.js';
 import { cacheGuarded } from './bucket-cache-guard.js';
 import { createS3Bucket, limiter, NOT_IN_BUCKET, type S3Bucket } from './bucket.js';
@@ -715,13 +715,4 @@ export async function decodedHash(path: string, encoding: Encoding): Promise<str
     return '';
   }
   return hash.digest('hex');
-}
-
-async function sizeIfExists(path: string): Promise<number | undefined> {
-  try {
-    return (await stat(path)).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
 }
