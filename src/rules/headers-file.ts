@@ -8,7 +8,7 @@
  */
 import { matchingPatterns, patternIndexOf } from './rule-index.js';
 import { compilePattern, matchPattern, type CompiledPattern } from './rule-patterns.js';
-import { checkFileSize, collectRuleErrors, lineTooLong, splitLines, type RulesFileLimits, type RulesFileResult } from './rules-file.js';
+import { readRulesFile, type RuleLine, type RulesFileLimits, type RulesFileResult } from './rules-file.js';
 
 export type HeaderPair = readonly [name: string, value: string];
 
@@ -128,32 +128,16 @@ const KEPT: ReadonlyMap<string, string> = new Map([
 ]);
 
 export function compileHeaders(text: string, limits: RulesFileLimits): RulesFileResult<CompiledHeaders> {
-  const file = '_headers';
-  const tooLarge = checkFileSize(file, Buffer.byteLength(text), limits);
-  if (tooLarge) return { ok: false, error: tooLarge, errors: [tooLarge], total: 1, lines: [0], kept: { blocks: [] } };
   const blocks: CompiledHeaderBlock[] = [];
-  const errors = collectRuleErrors();
   let current: CompiledHeaderBlock | undefined;
   // After a refused path line, its header lines are not reported again as lines without a path.
   let skipping = false;
   let headerLines = 0;
   let innerSplats = 0;
-  const lines = splitLines(text);
-  for (let i = 0; i < lines.length; i++) {
-    const text = lines[i]!;
-    const line = i + 1;
-    const fail = (reason: string, hint: string): void => errors.add({ file, line, reason, text, hint });
-    const trimmed = text.trim();
-    // A comment is not read, however long (the file's own cap bounds it).
-    if (trimmed === '' || trimmed.startsWith('#')) continue;
-    const long = lineTooLong(file, line, text, limits);
-    if (long) {
-      errors.add(long);
-      continue;
-    }
+  const read = ({ line, trimmed, fail }: RuleLine): void => {
     if (!HEADER_VALUE.test(trimmed)) {
       fail('bad_character', 'use printable ASCII only (no control characters or line breaks; %-encode other characters in values)');
-      continue;
+      return;
     }
     // A path line starts with / (or names a host), however it is indented: as on both hosts.
     if (trimmed.startsWith('/') || /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed)) {
@@ -162,34 +146,34 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
       // A header written on the path's own line is a slip, not a path with spaces in it.
       if (/\s[A-Za-z0-9-]+:(\s|$)/.test(trimmed)) {
         fail('bad_path', 'a path line holds only the path, such as /assets/*; put each header on its own line below it');
-        continue;
+        return;
       }
       const pattern = compilePattern(trimmed, { maxSegments: limits.maxPatternSegments ?? 0, innerSplat: true, hosts: 'https' });
       if (!pattern.ok) {
         fail(pattern.reason, pattern.hint);
-        continue;
+        return;
       }
       // Each block past a cap is refused (and counted), its header lines skipped.
       if (limits.maxEntries > 0 && blocks.length >= limits.maxEntries) {
         fail('too_many_blocks', `a _headers file may have at most ${limits.maxEntries} path blocks; use * and :name to cover many paths with one block`);
-        continue;
+        return;
       }
       if (pattern.pattern.glob !== undefined && limits.maxInnerSplats !== undefined && limits.maxInnerSplats > 0 && ++innerSplats > limits.maxInnerSplats) {
         fail('too_many_inner_splats', `a _headers file may have at most ${limits.maxInnerSplats} paths with a * inside them; end the others in /*`);
-        continue;
+        return;
       }
       current = { line, pattern: pattern.pattern, set: [], remove: [] };
       blocks.push(current);
-      continue;
+      return;
     }
     if (current === undefined) {
       if (!skipping) fail('header_without_path', 'start with a path line such as /* and put the headers under it');
-      continue;
+      return;
     }
     // Every matching block's lines are applied to each answer: their number is what an answer costs.
     if (limits.maxHeaderLines !== undefined && limits.maxHeaderLines > 0 && ++headerLines > limits.maxHeaderLines) {
       fail('too_many_headers', `a _headers file may have at most ${limits.maxHeaderLines} header lines in all; set a header once on a broader path such as /*`);
-      continue;
+      return;
     }
     const colon = trimmed.indexOf(':');
     if (trimmed.startsWith('!') && colon === -1) {
@@ -197,23 +181,23 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
       // `! Name`, as Cloudflare writes it; `!Name` is refused there too.
       if (!HEADER_NAME.test(name) || !/^![ \t]/.test(trimmed)) {
         fail('bad_header_name', 'write !, a space and the header name, such as ! X-Robots-Tag');
-        continue;
+        return;
       }
       const lower = name.toLowerCase();
       const reason = KEPT.get(lower) ?? refusalOf(lower);
       if (reason !== undefined) fail('header_not_removable', `${name} cannot be removed: ${reason}`);
       else current.remove.push(lower);
-      continue;
+      return;
     }
     if (colon === -1) {
       fail('not_a_header', 'write a header as Name: value, or ! Name to remove one');
-      continue;
+      return;
     }
     const name = trimmed.slice(0, colon).trim();
     const value = trimmed.slice(colon + 1).trim();
     if (!HEADER_NAME.test(name)) {
       fail('bad_header_name', 'a header name is letters, digits and - only, such as Cache-Control');
-      continue;
+      return;
     }
     const lower = name.toLowerCase();
     const forbidden = refusalOf(lower);
@@ -221,8 +205,11 @@ export function compileHeaders(text: string, limits: RulesFileLimits): RulesFile
     else if (lower === 'x-content-type-options' && value.toLowerCase() !== 'nosniff') fail('header_not_allowed', 'X-Content-Type-Options is always nosniff');
     else if (value === '') fail('empty_value', `give ${name} a value, or write ! ${name} to remove it`);
     else current.set.push([name, value]);
-  }
-  return errors.result({ blocks, ...(blocks.some((block) => block.pattern.host !== undefined) ? { usesHost: true as const } : {}) });
+  };
+  return readRulesFile('_headers', text, limits, { blocks: [] }, read, () => ({
+    blocks,
+    ...(blocks.some((block) => block.pattern.host !== undefined) ? { usesHost: true as const } : {}),
+  }));
 }
 
 /**

@@ -5,16 +5,7 @@
  */
 import { matchingPatterns, patternIndexOf } from './rule-index.js';
 import { compilePattern, matchPattern, patternNames, type CompiledPattern, type PatternParams } from './rule-patterns.js';
-import {
-  checkFileSize,
-  collectRuleErrors,
-  CONTROL,
-  lineTooLong,
-  splitLines,
-  type RuleLineError,
-  type RulesFileLimits,
-  type RulesFileResult,
-} from './rules-file.js';
+import { CONTROL, readRulesFile, type RuleLine, type RuleLineError, type RulesFileLimits, type RulesFileResult } from './rules-file.js';
 
 export type RedirectStatus = 200 | 301 | 302 | 303 | 307 | 308 | 404 | 410;
 export const REDIRECT_STATUSES: readonly RedirectStatus[] = [301, 302, 303, 307, 308];
@@ -53,46 +44,30 @@ const NAME_IN_TARGET = /:([A-Za-z_][A-Za-z0-9_]*)/g;
 const UNSUPPORTED_CONDITION = /^(country|language|role|cookie|header)=/i;
 
 export function compileRedirects(text: string, limits: RulesFileLimits): RulesFileResult<CompiledRedirects> {
-  const file = '_redirects';
-  const tooLarge = checkFileSize(file, Buffer.byteLength(text), limits);
-  if (tooLarge) return { ok: false, error: tooLarge, errors: [tooLarge], total: 1, lines: [0], kept: { rules: [], usesQuery: false } };
   const rules: CompiledRedirect[] = [];
-  const errors = collectRuleErrors();
   let conditions = 0;
   let entries = 0;
   let innerSplats = 0;
-  const lines = splitLines(text);
-  for (let i = 0; i < lines.length; i++) {
-    const text = lines[i]!;
-    const line = i + 1;
-    const fail = (reason: string, hint: string): void => errors.add({ file, line, reason, text, hint });
-    const trimmed = text.trim();
-    // A comment is not read, however long (the file's own cap bounds it).
-    if (trimmed === '' || trimmed.startsWith('#')) continue;
-    const long = lineTooLong(file, line, text, limits);
-    if (long) {
-      errors.add(long);
-      continue;
-    }
+  const read = ({ line, trimmed, fail }: RuleLine): void => {
     const tokens = withoutComment(trimmed.split(/[ \t]+/));
     if (tokens.some((token) => CONTROL.test(token))) {
       fail('control_character', 'remove the control character; a rule is printable text');
-      continue;
+      return;
     }
     // Each rule past the cap is refused (and counted), without being read.
     if (limits.maxEntries > 0 && ++entries > limits.maxEntries) {
       fail('too_many_rules', `a _redirects file may have at most ${limits.maxEntries} rules; use placeholders (:name) and * to cover many paths with one rule`);
-      continue;
+      return;
     }
     const compiled = compileRule(tokens, line, limits.maxPatternSegments ?? 0);
     if ('reason' in compiled) {
       fail(compiled.reason, compiled.hint);
-      continue;
+      return;
     }
     // A * inside the path is checked against the whole rest of every path it may match.
     if (compiled.from.glob !== undefined && limits.maxInnerSplats !== undefined && limits.maxInnerSplats > 0 && ++innerSplats > limits.maxInnerSplats) {
       fail('too_many_inner_splats', `a _redirects file may have at most ${limits.maxInnerSplats} rules with a * inside the path; end the others in /*`);
-      continue;
+      return;
     }
     // Every request may have to check them all: their number is what a request can cost.
     conditions += compiled.query?.length ?? 0;
@@ -101,12 +76,14 @@ export function compileRedirects(text: string, limits: RulesFileLimits): RulesFi
         'too_many_conditions',
         `a _redirects file may have at most ${limits.maxConditions} query conditions in all; use :name values rather than one rule per value`,
       );
-      continue;
+      return;
     }
     rules.push(compiled);
-  }
-  const usesHost = rules.some((rule) => rule.from.host !== undefined);
-  return errors.result({ rules, usesQuery: rules.some((rule) => rule.query !== undefined), ...(usesHost ? { usesHost: true as const } : {}) });
+  };
+  return readRulesFile('_redirects', text, limits, { rules: [], usesQuery: false }, read, () => {
+    const usesHost = rules.some((rule) => rule.from.host !== undefined);
+    return { rules, usesQuery: rules.some((rule) => rule.query !== undefined), ...(usesHost ? { usesHost: true as const } : {}) };
+  });
 }
 
 /** A rule's tokens up to a comment: a token starting with `#` starts one, as on both hosts. */

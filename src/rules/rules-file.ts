@@ -48,12 +48,12 @@ export const MAX_LISTED_RULE_ERRORS = 50;
 const QUOTE_CHARS = 200;
 
 /** Collects the refused lines of one file as it is read, keeping the first few. */
-export interface RuleErrors {
+interface RuleErrors {
   add(error: RuleLineError): void;
   result<T>(compiled: T): RulesFileResult<T>;
 }
 
-export function collectRuleErrors(): RuleErrors {
+function collectRuleErrors(): RuleErrors {
   const list: RuleLineError[] = [];
   const lines: number[] = [];
   return {
@@ -103,13 +103,13 @@ export function describeRuleError(error: RuleLineError): { message: string; agen
 }
 
 /** Lines of a rules file with their 1-based numbers; a UTF-8 byte-order mark and `\r` are dropped. */
-export function splitLines(text: string): string[] {
+function splitLines(text: string): string[] {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   return body.split('\n').map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
 }
 
 /** The whole-file and per-line caps, checked before anything is parsed. */
-export function checkFileSize(file: RulesFileName, bytes: number, limits: RulesFileLimits): RuleLineError | undefined {
+function checkFileSize(file: RulesFileName, bytes: number, limits: RulesFileLimits): RuleLineError | undefined {
   if (limits.maxFileBytes > 0 && bytes > limits.maxFileBytes) {
     return {
       file,
@@ -122,11 +122,53 @@ export function checkFileSize(file: RulesFileName, bytes: number, limits: RulesF
   return undefined;
 }
 
-export function lineTooLong(file: RulesFileName, line: number, text: string, limits: RulesFileLimits): RuleLineError | undefined {
+function lineTooLong(file: RulesFileName, line: number, text: string, limits: RulesFileLimits): RuleLineError | undefined {
   if (limits.maxLineChars > 0 && text.length > limits.maxLineChars) {
     return { file, line, reason: 'line_too_long', text, hint: `a line may have at most ${limits.maxLineChars} characters; shorten it or split the rule` };
   }
   return undefined;
+}
+
+/** A line of a rules file to be read, with a way to refuse it. */
+export interface RuleLine {
+  /** 1-based. */
+  line: number;
+  text: string;
+  trimmed: string;
+  fail(reason: string, hint: string): void;
+}
+
+/**
+ * A whole rules file read line by line: past the file's cap, refused as a whole (`whole`);
+ * otherwise `each` is given every line worth reading, in order. Blank lines and comments are
+ * passed over (a comment however long: the file's own cap bounds it); a line past the per-line
+ * cap is refused here. `each`'s refusals and what it compiled make the result.
+ */
+export function readRulesFile<T>(
+  file: RulesFileName,
+  text: string,
+  limits: RulesFileLimits,
+  empty: T,
+  each: (line: RuleLine) => void,
+  compiled: () => T,
+): RulesFileResult<T> {
+  const tooLarge = checkFileSize(file, Buffer.byteLength(text), limits);
+  if (tooLarge) return { ok: false, error: tooLarge, errors: [tooLarge], total: 1, lines: [0], kept: empty };
+  const errors = collectRuleErrors();
+  const lines = splitLines(text);
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i]!;
+    const line = i + 1;
+    const trimmed = text.trim();
+    if (trimmed === '' || trimmed.startsWith('#')) continue;
+    const long = lineTooLong(file, line, text, limits);
+    if (long) {
+      errors.add(long);
+      continue;
+    }
+    each({ line, text, trimmed, fail: (reason, hint) => errors.add({ file, line, reason, text, hint }) });
+  }
+  return errors.result(compiled());
 }
 
 // C0 controls other than tab, and DEL: never part of a rule, and a way to smuggle a line break.
