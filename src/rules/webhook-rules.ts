@@ -5,6 +5,17 @@ export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const isWebhookEvent = (kind: string): kind is WebhookEvent => (WEBHOOK_EVENTS as readonly string[]).includes(kind);
 
 /**
+ * A webhook's URL as the audit log shows it: its origin only. The path and query often are the
+ * receiver's credential (Slack's and Discord's incoming webhooks), and the log is read by every
+ * member of the site, viewers included, while the webhooks themselves are the owners'.
+ */
+export function webhookUrlShown(url: unknown): string {
+  if (typeof url !== 'string' || !URL.canParse(url)) return '';
+  const { origin } = new URL(url);
+  return origin === 'null' ? '' : origin;
+}
+
+/**
  * When a failed webhook delivery is tried again (docs/webhooks.md): about 5 s, 30 s, 2 min and
  * 10 min after the attempts before, then hourly, for as long as `retryForMs` after the event.
  * The schedule of Standard Webhooks senders (Svix's), shortened to a day.

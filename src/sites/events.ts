@@ -1,4 +1,4 @@
-import { eventReachMs } from '../rules/index.js';
+import { eventReachMs, webhookUrlShown } from '../rules/index.js';
 import {
   accountScope,
   siteScope,
@@ -130,8 +130,10 @@ export async function eventRecorded(deps: Pick<OperationsDeps, 'store' | 'log' |
 
 export function eventView(event: EventRecord): EventView {
   const actor = event.actor.kind === 'account' ? event.actor.email : event.actor.kind;
-  const details: EventDetails =
+  let details: EventDetails =
     event.actor.kind === 'anonymous' && event.actor.network !== undefined ? { ...event.details, network: event.actor.network } : event.details;
+  // Entries recorded before webhook URLs were cut to their origin are shown cut as well.
+  if (event.kind.startsWith('webhook.') && typeof details.url === 'string') details = { ...details, url: webhookUrlShown(details.url) };
   return { kind: event.kind, at: iso(event.at), actor, ...(event.siteName !== undefined ? { site: event.siteName } : {}), details };
 }
 

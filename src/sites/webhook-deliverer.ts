@@ -1,4 +1,4 @@
-import { isExpired, isRetriableAttempt, nextWebhookAttempt } from '../rules/index.js';
+import { isExpired, isRetriableAttempt, nextWebhookAttempt, webhookUrlShown } from '../rules/index.js';
 import { siteScope, type DeliveryOutcome, type WebhookDelivery } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
 import { recordEvent } from './events.js';
@@ -89,7 +89,7 @@ export function startWebhookDeliverer(
           {
             kind: 'webhook.disabled',
             site,
-            details: { webhook: hook.id, url: hook.url, failures: noted.webhook?.failures ?? settings.disableAfter },
+            details: { webhook: hook.id, url: webhookUrlShown(hook.url), failures: noted.webhook?.failures ?? settings.disableAfter },
           },
         );
       }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import { isWebhookEvent, WEBHOOK_EVENTS } from '../rules/index.js';
+import { isWebhookEvent, WEBHOOK_EVENTS, webhookUrlShown } from '../rules/index.js';
 import type { SiteRecord, WebhookDelivery, WebhookRecord } from '../store/index.js';
 import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
@@ -125,7 +125,7 @@ export function webhookOperations(deps: OperationsDeps): WebhookOperations {
           agentMessage: `Remove a webhook of ${site.name} (DELETE /v1/sites/${site.name}/webhooks/<id>) before adding another.`,
         });
       }
-      await recordEvent(deps, actor, { kind: 'webhook.created', site, details: { webhook: added.id, url, events: events.join(' ') } });
+      await recordEvent(deps, actor, { kind: 'webhook.created', site, details: { webhook: added.id, url: webhookUrlShown(url), events: events.join(' ') } });
       return { ...webhookView(added), secret };
     },
 
@@ -138,7 +138,7 @@ export function webhookOperations(deps: OperationsDeps): WebhookOperations {
       const site = ownedSite(caller, name);
       const hook = webhookOf(site, id);
       await store.removeWebhook(site.id, hook.id);
-      await recordEvent(deps, actorOf(caller), { kind: 'webhook.deleted', site, details: { webhook: hook.id, url: hook.url } });
+      await recordEvent(deps, actorOf(caller), { kind: 'webhook.deleted', site, details: { webhook: hook.id, url: webhookUrlShown(hook.url) } });
       return { id: hook.id, deleted: true };
     },
 

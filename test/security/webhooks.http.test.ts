@@ -197,6 +197,33 @@ describe('delivering to a receiver that fails, then recovers', () => {
     expect(receiver.received.length).toBe(before);
   });
 
+  it("keeps a webhook URL's path and query (a receiver's secret) out of the log members read", async () => {
+    // Slack, Discord and the like put the credential in the URL: whoever has it may post there.
+    // The list of webhooks is the owners'; the site's log is every member's, viewers included.
+    const viewer = await accountWithToken(server.store, 'builder');
+    const editor = await accountWithToken(server.store, 'builder');
+    const site = await accountSite(server.store, owner, [
+      [viewer, 'viewer'],
+      [editor, 'editor'],
+    ]);
+    const secretUrl = receiver.url('/services/T0001/B0002/s3cretPathPart?token=s3cretQuery');
+    const created = await addWebhook(server, site.name, owner.token, { url: secretUrl, events: ['site.deleted'] });
+    expect(created.status).toBe(201);
+    expect(created.json.url).toBe(secretUrl);
+    const removed = await api(server, { method: 'DELETE', path: `/v1/sites/${site.name}/webhooks/${created.json.id}`, token: owner.token });
+    expect(removed.status).toBe(200);
+    for (const reader of [viewer, editor, owner]) {
+      const log = await api(server, { path: `/v1/sites/${site.name}/events`, token: reader.token });
+      expect(log.status).toBe(200);
+      expect(log.json.events.map((event: { kind: string }) => event.kind).slice(0, 2)).toEqual(['webhook.deleted', 'webhook.created']);
+      for (const event of log.json.events.slice(0, 2)) expect(event.details).toMatchObject({ webhook: created.json.id, url: new URL(secretUrl).origin });
+      expect(JSON.stringify(log.json)).not.toContain('s3cret');
+    }
+    // The account's own log, and the site's page in the app, show the same.
+    const mine = await api(server, { path: '/v1/me/events', token: owner.token });
+    expect(JSON.stringify(mine.json)).not.toContain('s3cret');
+  });
+
   it('refuses an unknown event and a body without url', async () => {
     const site = await accountSite(server.store, owner);
     expect((await addWebhook(server, site.name, owner.token, { url: receiver.url(), events: ['site.hacked'] })).status).toBe(400);
