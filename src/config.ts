@@ -149,6 +149,10 @@ export interface AppConfig {
   readonly signInCodesPerAddressPerDay: number;
   /** Abuse reports one network may file per hour; 0 = no cap. */
   readonly reportsPerHour: number;
+  /** Invite e-mails one address may be sent per hour, by anyone to any site; 0 = no cap. */
+  readonly invitesPerAddressPerHour: number;
+  /** Invite e-mails one account may send per hour, across its sites; 0 = no cap. */
+  readonly invitesPerAccountPerHour: number;
   /** Where new abuse reports are e-mailed for the operator; unset: only stored. */
   readonly abuseEmail?: string;
   /** Shows the local outbox (sign-in links, invites) at `<app>/outbox`: for local installs only. */
@@ -400,6 +404,8 @@ export const SERVER_SETTINGS = [
   'PLINTH_SIGNIN_EMAILS_PER_NETWORK',
   'PLINTH_SIGNIN_CODES_PER_ADDRESS',
   'PLINTH_REPORTS_PER_HOUR',
+  'PLINTH_INVITE_EMAILS_PER_ADDRESS',
+  'PLINTH_INVITE_EMAILS_PER_ACCOUNT',
   'PLINTH_SITE_PASSWORD_TRIES_PER_NETWORK',
   'PLINTH_SITE_PASSWORD_TRIES_PER_SITE',
   'PLINTH_SITE_PASSWORD_HASHES',
@@ -637,6 +643,8 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     signInPerNetworkPerHour: int('PLINTH_SIGNIN_EMAILS_PER_NETWORK', 30, 0, 1_000_000),
     signInCodesPerAddressPerDay: int('PLINTH_SIGNIN_CODES_PER_ADDRESS', 20, 0, 1_000_000),
     reportsPerHour: int('PLINTH_REPORTS_PER_HOUR', 10, 0, 1_000_000),
+    invitesPerAddressPerHour: int('PLINTH_INVITE_EMAILS_PER_ADDRESS', 10, 0, 1_000_000),
+    invitesPerAccountPerHour: int('PLINTH_INVITE_EMAILS_PER_ACCOUNT', 100, 0, 1_000_000),
     abuseEmail,
     outboxPage: outboxRaw === '' ? smtpUrl === undefined && localApp : outboxRaw === '1',
     secureCookies: publicUrls.app.startsWith('https:'),

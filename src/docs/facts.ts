@@ -90,6 +90,8 @@ export function docFacts(config: Readonly<Config>): Record<string, string> {
     api_rate_per_network: capOrOff(config.api.ratePerNetworkPerMinute, 'requests per minute'),
     site_password_tries: capOrOff(config.serve.access.passwordTriesPerHour, 'tries per hour'),
     site_password_tries_per_site: capOrOff(config.serve.access.passwordTriesPerSitePerHour, 'tries per hour'),
+    invites_per_address: capOrOff(config.app.invitesPerAddressPerHour, 'e-mails per hour'),
+    invites_per_account: capOrOff(config.app.invitesPerAccountPerHour, 'e-mails per hour'),
     access_cookie_lifetime: formatDuration(ACCESS_COOKIE_LIFETIME_MS),
     access_ticket_lifetime: formatDuration(ACCESS_TICKET_LIFETIME_MS),
     preview_link_lifetime: formatDuration(PREVIEW_LINK_LIFETIME_MS),

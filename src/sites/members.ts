@@ -9,6 +9,7 @@ import type { OperationsDeps } from './deps.js';
 import { actorOf, recordEvent } from './events.js';
 import { inviteMail } from '../outbound/index.js';
 import type { InviteView, MemberListView, RemovalView } from '../contract/index.js';
+import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
 import { iso } from './views.js';
 
 /** Invites wait this long to be accepted. */
@@ -119,6 +120,19 @@ export async function inviteMember(deps: OperationsDeps, caller: Caller, name: s
   if (existing && store.getRole(site.id, existing.id) !== undefined) {
     throw new ServiceError('bad_request', `${email} is already a member of ${site.name}.`, { details: { field: 'email' } });
   }
+  // Each invite is an e-mail to an address the inviter chooses, and inviting again sends another:
+  // capped per address (whoever invites) and per inviting account, like sign-in e-mails.
+  await takeOrRefuse(
+    store,
+    [
+      cap(`invite-address:${email}`, config.app.invitesPerAddressPerHour, HOUR_MS),
+      cap(`invite-account:${inviter.id}`, config.app.invitesPerAccountPerHour, HOUR_MS),
+    ],
+    (seconds) => ({
+      message: `Too many invitations were e-mailed to ${email}, or sent by this account, in the last hour; nothing was sent. Try again in ${Math.ceil(seconds / 60)} minutes.`,
+      agentMessage: `Invitation e-mails are capped per address and per inviting account each hour. Tell the user the invitation to ${email} was not sent, and try again in ${Math.ceil(seconds / 60)} minutes.`,
+    }),
+  );
   const token = `inv_${randomBytes(24).toString('base64url')}`;
   const invite = await store.createInvite({
     siteId: site.id,

@@ -60,7 +60,7 @@ export const peopleRoutes: readonly ApiRoute[] = [
     parameters: [nameParam],
     body: { schema: BODIES.Invite },
     responses: { 201: answer('InviteResult', 'Invited; the e-mail is on its way.') },
-    errors: [...SITE_READ, 'unavailable'],
+    errors: [...SITE_READ, 'limit', 'unavailable'],
     handle: e.invite,
   },
   {
