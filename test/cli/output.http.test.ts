@@ -3,8 +3,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { lineIo } from '../../packages/cli/src/output.js';
+import { randomBytes } from 'node:crypto';
+import { hashToken } from '../../src/store/index.js';
+import { lineIo, printable } from '../../packages/cli/src/output.js';
 import { accountWithToken } from '../api/api-helpers.js';
+import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { writeTree } from '../fixtures/archives.js';
 import { tempDir } from '../helpers/sites.js';
 import { useTestServer } from '../helpers/fixtures.js';
@@ -101,5 +104,43 @@ describe('lines printed around the status line of a terminal', () => {
         'Reading big-site…\r\x1b[2KUploading [#####...]\r\x1b[2K' +
         'Published revision 1: http://x.sites.localhost\n',
     );
+  });
+});
+
+describe("text from the service's answers", () => {
+  it('reaches the terminal with its control characters written out, not as escape sequences', async () => {
+    // A member whose address holds a terminal reset (ESC c) and a cursor-up-and-rewrite: an account
+    // made before addresses were checked for control characters, or a service that sends them.
+    const owner = await accountWithToken(server.store, 'builder');
+    const dir = tempDir('plinth-escapes-');
+    writeTree(dir, { 'index.html': '<h1>one</h1>' });
+    expect((await plinth(['deploy', dir], { PLINTH_TOKEN: owner.token })).status).toBe(0);
+    const state = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string; revision: string };
+    const email = 'x\u001bc\u001b[1A\rok@example.com';
+    const member = await server.store.createAccount({ email, plan: 'free' });
+    const token = `pl_${randomBytes(24).toString('base64url')}`;
+    await server.store.addApiToken({ accountId: member!.id, tokenHash: hashToken(token), name: 'test' });
+    await server.store.setMember(server.store.getSite(state.site)!.id, member!.id, 'editor');
+    const update = await deployTo(server.port, {
+      token,
+      contentType: 'application/json',
+      body: jsonDeployBody([['index.html', '<h1>two</h1>']], { site: state.site, base_revision: state.revision }),
+    });
+    expect(update.status).toBe(201);
+    const listed = await plinth(['revisions', dir], { PLINTH_TOKEN: owner.token });
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).not.toMatch(/[\u001b\r]/);
+    expect(listed.stdout).toContain('x\\x1bc\\x1b[1a\\x0dok@example.com');
+  });
+
+  it('keeps line breaks and tabs, and writes out every other C0, DEL and C1 character', () => {
+    expect(printable('a\tb\nc')).toBe('a\tb\nc');
+    expect(printable('\u0000\u0007\u001b]52;c;aGk=\u0007\r\u007f\u009b2J')).toBe('\\x00\\x07\\x1b]52;c;aGk=\\x07\\x0d\\x7f\\x9b2J');
+    let screen = '';
+    const stream = { write: (text: string) => (screen += text), columns: 80 };
+    const io = lineIo({ stdout: stream, stderr: stream, progress: true });
+    io.status!('Pulling a\u001b[2Jb');
+    io.err('Deploy failed (400 bad_request): \u001b]0;owned\u0007');
+    expect(screen).toBe('Pulling a\\x1b[2Jb\r\u001b[2KDeploy failed (400 bad_request): \\x1b]0;owned\\x07\nPulling a\\x1b[2Jb');
   });
 });

@@ -66,6 +66,28 @@ describe('invite e-mails are capped', () => {
   });
 });
 
+describe('addresses with control characters', () => {
+  const server = useTestServer();
+
+  // An invite is stored before its e-mail goes out and is listed to every member, and an address
+  // becomes an account's, shown as the author of its revisions: a control character in it reaches
+  // terminals (ESC sequences), logs (NUL, line breaks) and mail headers.
+  it.each([
+    ['ESC (a terminal reset)', 'x\u001bcy@example.com'],
+    ['NUL', 'x\u0000y@example.com'],
+    ['DEL', 'x\u007fy@example.com'],
+    ['a C1 control (CSI)', 'x\u009b2Jy@example.com'],
+    ['a unit separator', 'x\u001fy@example.com'],
+  ])('refuses an invite to an address with %s, and neither stores nor mails it', async (_case, email) => {
+    const owner = await accountWithToken(server.store, 'builder');
+    const site = await accountSite(server.store, owner);
+    const answer = await invite(server, site.name, owner.token, email);
+    expect(answer.status).toBe(400);
+    expect(answer.json.error).toMatchObject({ code: 'bad_request', details: { field: 'email' } });
+    expect(server.store.listInvites(site.id)).toEqual([]);
+  });
+});
+
 describe('invite e-mail caps at 0', () => {
   const server = useTestServer({ PLINTH_INVITE_EMAILS_PER_ADDRESS: '0', PLINTH_INVITE_EMAILS_PER_ACCOUNT: '0' });
 

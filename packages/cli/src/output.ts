@@ -10,13 +10,23 @@ export interface CommandIo {
   json?: boolean;
 }
 
+/**
+ * A line as it is printed: control characters other than line breaks and tabs (C0, DEL, C1,
+ * carriage return) written out as `\xNN`. Lines carry text from the service's answers (messages,
+ * paths, e-mail addresses of other people), which must not reach the terminal as escape sequences
+ * that move the cursor, rewrite lines already printed, set the title or write the clipboard.
+ */
+export function printable(line: string): string {
+  return line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 /** A terminal status line that redraws itself in place. */
 export function terminalStatus(stream: { write: (text: string) => unknown; columns?: number }): (line: string | undefined) => void {
   let shown = false;
   return (line) => {
     if (shown) stream.write('\r\x1b[2K');
     shown = line !== undefined;
-    if (line !== undefined) stream.write(line.slice(0, Math.max(20, (stream.columns ?? 80) - 1)));
+    if (line !== undefined) stream.write(printable(line).slice(0, Math.max(20, (stream.columns ?? 80) - 1)));
   };
 }
 
@@ -41,7 +51,7 @@ export function lineIo(streams: LineStreams): Required<Pick<CommandIo, 'out' | '
   const print = (stream: 'stdout' | 'stderr', line: string): void => {
     if (closed[stream]) return;
     if (current !== undefined) draw?.(undefined);
-    streams[stream].write(`${line}\n`);
+    streams[stream].write(`${printable(line)}\n`);
     if (current !== undefined && !closed.stderr) draw?.(current);
   };
   return {
