@@ -38,7 +38,8 @@ export async function clientFor(deps: OperationsDeps, clientId: string, network:
   const { store, config } = deps;
   if (!isClientMetadataUrl(clientId)) {
     const client = store.getOAuthClient(clientId);
-    return client?.kind === 'registered' ? client : undefined;
+    // Cleaned again as it is read: a name registered before the rule tightened is shown cleaned too.
+    return client?.kind === 'registered' ? { ...client, name: cleanName(client.name) ?? client.id } : undefined;
   }
   const cached = store.getOAuthClient(clientId);
   if (cached?.kind === 'metadata_document' && cached.fetchedAt !== undefined && cached.fetchedAt > deps.now() - CLIENT_METADATA_TTL_MS) return cached;
@@ -69,12 +70,18 @@ export async function clientFor(deps: OperationsDeps, clientId: string, network:
   return client;
 }
 
-/** A client's self-chosen name, one line and short, or undefined. */
+/**
+ * A client's self-chosen name, one line and short, or undefined. Control characters (C0, DEL, C1)
+ * and format characters (bidi overrides and isolates, zero-width ones) are dropped, and line and
+ * paragraph separators made spaces: on the consent page they could turn the rest of its line
+ * around, the "name given by the app" tag with it, or hide part of the name (as the device page
+ * refuses them in a device's name).
+ */
 export function cleanName(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const name = value
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .replace(/\s+/g, ' ')
+    .replace(/[\p{Cc}\p{Cf}]/gu, '')
+    .replace(/[\s\p{Zl}\p{Zp}]+/gu, ' ')
     .trim();
   return name === '' ? undefined : name.slice(0, 80);
 }

@@ -300,7 +300,7 @@ export async function issueTokens(deps: OperationsDeps, form: URLSearchParams): 
       },
       // The grant is made only when redirect_uri equals the code's, a URL checked at
       // authorization; until then it is the client's text and may be no URL at all.
-      { id: newId('grant_'), clientName: client.name, redirectHost: URL.canParse(redirectUri) ? new URL(redirectUri).host : '' },
+      { id: newId('grant_'), clientName: cleanName(client.name) ?? client.id, redirectHost: URL.canParse(redirectUri) ? new URL(redirectUri).host : '' },
       tokens.issued,
     );
     if (!outcome.ok) {

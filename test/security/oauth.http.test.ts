@@ -281,6 +281,41 @@ describe('refresh tokens replayed or taken elsewhere', () => {
   });
 });
 
+describe('a client name that makes the consent page say something else', () => {
+  // The consent page shows the name an app gave itself, tagged "name given by the app". A bidi
+  // override turns the rest of its line around (the tag with it), zero-width and line separators
+  // hide or break it; the device page refuses such names, and registration drops them.
+  it.each([
+    ['a right-to-left override', 'Plinth\u202eppa yb nevig eman'],
+    ['a bidi isolate and a zero-width space', 'Plinth\u2067\u200bHelper\u2069'],
+    ['a line separator and a C1 next-line', 'Plinth\u2028Official\u0085Helper'],
+  ])('keeps %s out of the registration and the consent page', async (_case, name) => {
+    const res = await loopbackFetch(`${server.appUrl}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: name, redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' }),
+    });
+    expect(res.status).toBe(201);
+    const registered = (await res.json()) as { client_id: string; client_name: string };
+    const hidden = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+    expect(registered.client_name).not.toMatch(hidden);
+    expect(registered.client_name).toMatch(/^Plinth/);
+    const consent = await person.get(`/oauth/authorize?${new URLSearchParams(await authorizeQuery(registered.client_id, oauth.generateRandomCodeVerifier()))}`);
+    expect(consent.status).toBe(200);
+    expect(consent.text).toContain('name given by the app');
+    expect(consent.text.replace(/[\n\r\t]/g, '')).not.toMatch(hidden);
+  });
+
+  it('cleans a name stored before registration dropped such characters', async () => {
+    const id = `mcp_stored${Date.now().toString(36)}`;
+    await server.store.putOAuthClient({ id, kind: 'registered', name: 'Plinth\u202eppa yb nevig eman', redirectUris: [redirectUri], createdAt: Date.now() });
+    const consent = await person.get(`/oauth/authorize?${new URLSearchParams(await authorizeQuery(id, oauth.generateRandomCodeVerifier()))}`);
+    expect(consent.status).toBe(200);
+    expect(consent.text).toContain('Connect Plinthppa yb nevig eman to Plinth?');
+    expect(consent.text).not.toContain('\u202e');
+  });
+});
+
 describe('tokens taken to the wrong place', () => {
   it.each(['/v1/me', '/v1/sites'])('answers an OAuth access token on the REST API %s with 401 (SPEC 5)', async (path) => {
     const { access } = await tokensFor();
