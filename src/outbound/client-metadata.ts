@@ -8,8 +8,8 @@ import { isFetchableAddress } from '../rules/index.js';
 /**
  * Fetches an OAuth Client ID Metadata Document (the `client_id` is an https URL whose JSON names
  * the client and its redirect URIs). The URL comes from whoever starts an authorization, signed in
- * or not, so the fetch is fenced: https only, no redirects, a few seconds, a small body, and only
- * to public addresses. The name is resolved once, every address it has is checked, and the
+ * or not, so the fetch is fenced: https only, no redirects, a few seconds (the name's lookup
+ * included), a small body, and only to public addresses. The name is resolved once, every address it has is checked, and the
  * connection is made to the checked address itself, so a name cannot resolve to a public address
  * for the check and a private one for the connection.
  *
@@ -50,15 +50,32 @@ export function createClientMetadataFetcher(options: ClientMetadataFetchOptions)
   const maxBytes = options.maxBytes ?? CLIENT_METADATA_MAX_BYTES;
   const lookup = options.lookup ?? resolveAll;
 
+  /**
+   * The addresses of a name, or a failure once `deadline` (performance.now()) has passed. The
+   * system resolver may try for half a minute and more when the name's DNS server does not answer,
+   * and the name is whoever starts an authorization's to choose: without this the request waited
+   * that long, past the few seconds the fetch is allowed.
+   */
+  const lookupBy = (host: string, deadline: number): Promise<readonly { address: string; family: number }[]> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`name not resolved within ${timeoutMs} ms`)), Math.max(0, deadline - performance.now()));
+    });
+    const found = lookup(host).catch((err: unknown) => {
+      throw new Error(`lookup failed (${(err as Error).message})`);
+    });
+    return Promise.race([found, late]).finally(() => clearTimeout(timer));
+  };
+
   async function fetchDocument(raw: string): Promise<Record<string, unknown>> {
+    // One deadline for the fetch as a whole, from before the name is looked up.
+    const deadline = performance.now() + timeoutMs;
     const url = new URL(raw);
     if (url.protocol !== 'https:') throw new Error('not https');
     // The URL parser has already turned IPv4 in any spelling (`127.1`, `0x7f.1`, `2130706433`)
     // into dotted decimal and IPv6 into its compressed hex form; the brackets go for the resolver.
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    const found = await lookup(host).catch((err: unknown) => {
-      throw new Error(`lookup failed (${(err as Error).message})`);
-    });
+    const found = await lookupBy(host, deadline);
     if (found.length === 0) throw new Error('no addresses');
     // Every address must be fetchable: otherwise a name with one public and one internal address
     // could still lead inside.
@@ -103,10 +120,13 @@ export function createClientMetadataFetcher(options: ClientMetadataFetchOptions)
           res.on('error', reject);
         },
       );
-      const timer = setTimeout(() => {
-        req.destroy();
-        reject(new Error(`no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
+      const timer = setTimeout(
+        () => {
+          req.destroy();
+          reject(new Error(`no answer within ${timeoutMs} ms`));
+        },
+        Math.max(0, deadline - performance.now()),
+      );
       req.on('close', () => clearTimeout(timer));
       req.on('error', (err) => reject(new Error(`connection to ${pinned} failed (${err.message})`)));
       req.end();

@@ -10,6 +10,7 @@ export { CLIENT_METADATA_UNAVAILABLE, createClientMetadataFetcher, type ClientMe
 export { createTxtLookup, type TxtAnswer, type TxtLookup } from './txt-lookup.js';
 export {
   createWebhookTransport,
+  WEBHOOK_REFUSED_ADDRESS,
   WEBHOOK_URL_MAX_CHARS,
   type WebhookAttempt,
   type WebhookTransport,

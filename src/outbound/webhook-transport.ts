@@ -9,8 +9,13 @@ import { isFetchableAddress } from '../rules/index.js';
  * Sends webhook deliveries (docs/webhooks.md). The target URL is whatever a site's owner typed,
  * so it is fenced like the client-metadata fetch (client-metadata.ts): the name is resolved once,
  * every address it has must be public, the connection goes to the checked address itself, no
- * redirect is followed, the answer has a deadline and only its first bytes are read. https only;
- * plain http only to loopback, and loopback only with `PLINTH_WEBHOOK_ALLOW_LOOPBACK=1` (tests).
+ * redirect is followed, the attempt has a deadline (the name's lookup included) and only the first
+ * bytes of the answer are read. https only; plain http only to loopback, and loopback only with
+ * `PLINTH_WEBHOOK_ALLOW_LOOPBACK=1` (tests).
+ *
+ * A refused target is `refused address` whichever check refused it: the owner reads the attempt's
+ * error, and "does not resolve" against "not a public address" would tell them which internal
+ * names exist where the server resolves. The check that refused is in `reason`, for the log.
  */
 
 export interface WebhookTransportOptions {
@@ -27,12 +32,20 @@ export interface WebhookTransportOptions {
 export interface WebhookAttempt {
   /** The receiver's status, when it answered. */
   status?: number;
-  /** Why there was no answer (`timeout`, `connection failed`, `refused address`, …). */
+  /** Why there was no answer (`timeout`, `connection failed`, `refused address`), as the owner is shown it. */
   error?: string;
+  /** Which check refused the target (`not a public address`, …): for the log, never shown. */
+  reason?: string;
 }
 
+/** The one error of every refused target (see above). */
+export const WEBHOOK_REFUSED_ADDRESS = 'refused address';
+
 export interface WebhookTransport {
-  /** Why a target is refused (undefined: it may be sent to); checks the URL and the addresses its name has now. */
+  /**
+   * Why a target is refused (undefined: it may be sent to); checks the URL and the addresses its
+   * name has now, a name that does not resolve within the deadline being refused.
+   */
   check(url: string): Promise<string | undefined>;
   /** POSTs `body` to `url` with `headers`; never throws. */
   send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<WebhookAttempt>;
@@ -51,11 +64,28 @@ const isLoopback = (address: string): boolean => {
   }
 };
 
+/** What a lookup that has not finished by its deadline gives. */
+const LATE = Symbol('late');
+
 export function createWebhookTransport(options: WebhookTransportOptions): WebhookTransport {
   const lookup = options.lookup ?? resolveAll;
 
-  /** The address to connect to, or why there is none. */
-  async function target(raw: string): Promise<{ url: URL; address: string } | { refused: string }> {
+  /**
+   * The addresses of a name, or LATE once `deadline` (performance.now()) has passed. The system
+   * resolver may try for half a minute and more when a name's DNS server does not answer (the
+   * name is the owner's to choose): without this an attempt outlived its deadline, and the
+   * delivery's lease with it, holding up the deliveries sent beside it.
+   */
+  const lookupBy = (host: string, deadline: number): Promise<readonly { address: string; family: number }[] | typeof LATE> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<typeof LATE>((resolve) => {
+      timer = setTimeout(() => resolve(LATE), Math.max(0, deadline - performance.now()));
+    });
+    return Promise.race([lookup(host), late]).finally(() => clearTimeout(timer));
+  };
+
+  /** The address to connect to, or why there is none (`late`: the name was not found by `deadline`). */
+  async function target(raw: string, deadline: number): Promise<{ url: URL; address: string } | { refused: string } | { late: true }> {
     if (raw.length > WEBHOOK_URL_MAX_CHARS) return { refused: 'too long' };
     let url: URL;
     try {
@@ -68,12 +98,13 @@ export function createWebhookTransport(options: WebhookTransportOptions): Webhoo
     // The URL parser has turned IPv4 in any spelling (`127.1`, `0x7f.1`, `2130706433`) into
     // dotted decimal and IPv6 into its compressed form; the brackets go for the resolver.
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    let found: readonly { address: string; family: number }[];
+    let found: readonly { address: string; family: number }[] | typeof LATE;
     try {
-      found = await lookup(host);
+      found = await lookupBy(host, deadline);
     } catch {
       return { refused: 'name does not resolve' };
     }
+    if (found === LATE) return { late: true };
     if (found.length === 0) return { refused: 'name does not resolve' };
     // Every address must be public: a name with one public and one internal address could lead inside.
     if (found.some((entry) => !isFetchableAddress(entry.address, options.allowLoopback))) return { refused: 'not a public address' };
@@ -83,12 +114,17 @@ export function createWebhookTransport(options: WebhookTransportOptions): Webhoo
 
   return {
     async check(raw) {
-      const found = await target(raw);
+      const found = await target(raw, performance.now() + options.timeoutMs);
+      if ('late' in found) return 'name not resolved in time';
       return 'refused' in found ? found.refused : undefined;
     },
     async send(raw, headers, body) {
-      const found = await target(raw);
-      if ('refused' in found) return { error: `refused address (${found.refused})` };
+      // One deadline for the attempt as a whole, from before the name is looked up.
+      const deadline = performance.now() + options.timeoutMs;
+      const found = await target(raw, deadline);
+      // Not refused: the name's DNS may answer in time at the next attempt.
+      if ('late' in found) return { error: 'timeout' };
+      if ('refused' in found) return { error: WEBHOOK_REFUSED_ADDRESS, reason: found.refused };
       const { url, address } = found;
       const host = url.hostname.replace(/^\[|\]$/g, '');
       const secure = url.protocol === 'https:';
@@ -131,7 +167,7 @@ export function createWebhookTransport(options: WebhookTransportOptions): Webhoo
         const req: ClientRequest = secure
           ? httpsRequest({ ...requestOptions, ...(isIP(host) === 0 ? { servername: host } : {}), ca: options.ca }, onAnswer)
           : httpRequest(requestOptions, onAnswer);
-        const timer = setTimeout(() => done({ error: 'timeout' }), options.timeoutMs);
+        const timer = setTimeout(() => done({ error: 'timeout' }), Math.max(0, deadline - performance.now()));
         req.on('error', () => done({ error: 'connection failed' }));
         req.end(body);
       });

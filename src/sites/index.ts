@@ -126,6 +126,6 @@ export {
 export { DEVICE_CODE_LIFETIME_MS, DEVICE_GRANT_TYPE, type DeviceAuthorization, type DeviceRequestView, type DeviceTokenResponse } from './device.js';
 export { bodyTooSlow, MCP_FRAMING_BYTES, requestBodyLimit, requestTooLarge, smallBodyLimit, type BodyLimit } from './body-limits.js';
 export { EVENT_KINDS, type EventKind, type EventList, type EventView } from './events.js';
-export { DELIVERIES_SHOWN, WEBHOOK_TARGET_REFUSED, type DeliveryView, type WebhookView } from './webhooks.js';
+export { DELIVERIES_SHOWN, deliveryView, WEBHOOK_TARGET_REFUSED, type DeliveryView, type WebhookView } from './webhooks.js';
 export { signWebhook } from './webhook-queue.js';
 export { EXPIRY_NOTICE_MS, startWebhookDeliverer, type WebhookDeliverer } from './webhook-deliverer.js';

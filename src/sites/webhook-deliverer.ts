@@ -1,3 +1,4 @@
+import { WEBHOOK_REFUSED_ADDRESS } from '../outbound/index.js';
 import { isExpired, isRetriableAttempt, nextWebhookAttempt, webhookUrlShown } from '../rules/index.js';
 import { siteScope, type DeliveryOutcome, type WebhookDelivery } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
@@ -48,16 +49,18 @@ export function startWebhookDeliverer(
     const hook = store.getWebhook(delivery.siteId, delivery.webhookId);
     const at = (): number => deps.now();
     let outcome: DeliveryOutcome;
+    let reason: string | undefined;
     if (hook === undefined || hook.disabledAt !== undefined) {
       outcome = { delivered: false, error: hook === undefined ? 'webhook removed' : 'webhook disabled', at: at() };
     } else {
       const headers = signWebhook(hook.secret, delivery.id, Math.floor(at() / 1000), delivery.payload);
       const result = await deps.webhookTransport.send(hook.url, headers, delivery.payload);
+      reason = result.reason;
       const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
       const failedAt = at();
       // An address refused at send time (the name now leads inside) is not tried again.
       const retryAt =
-        delivered || result.error?.startsWith('refused') || !isRetriableAttempt(result.status)
+        delivered || result.error === WEBHOOK_REFUSED_ADDRESS || !isRetriableAttempt(result.status)
           ? undefined
           : nextWebhookAttempt(delivery.createdAt, delivery.attempts, failedAt, settings.retryForMs);
       outcome = delivered
@@ -72,7 +75,15 @@ export function startWebhookDeliverer(
     }
     await store.deliveries.finish(delivery.id, outcome);
     log.info(
-      { webhook: delivery.webhookId, delivery: delivery.id, attempt: delivery.attempts, status: outcome.status, delivered: outcome.delivered },
+      {
+        webhook: delivery.webhookId,
+        delivery: delivery.id,
+        attempt: delivery.attempts,
+        status: outcome.status,
+        delivered: outcome.delivered,
+        // Which check refused the target: the operator's to read, not the owner's.
+        ...(reason !== undefined ? { reason } : {}),
+      },
       'webhook.attempt',
     );
     if (hook === undefined || hook.disabledAt !== undefined) return;

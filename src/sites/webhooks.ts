@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
+import { WEBHOOK_REFUSED_ADDRESS } from '../outbound/index.js';
 import { isWebhookEvent, WEBHOOK_EVENTS, webhookUrlShown } from '../rules/index.js';
 import type { SiteRecord, WebhookDelivery, WebhookRecord } from '../store/index.js';
 import { resolveSite } from './authorization.js';
@@ -68,8 +69,16 @@ export function deliveryView(delivery: WebhookDelivery): DeliveryView {
     ...(delivery.state === 'pending' ? { next_attempt_at: iso(delivery.nextAt) } : {}),
     ...(delivery.lastAt !== undefined ? { last_attempt_at: iso(delivery.lastAt) } : {}),
     ...(delivery.lastStatus !== undefined ? { last_status: delivery.lastStatus } : {}),
-    ...(delivery.lastError !== undefined ? { last_error: delivery.lastError } : {}),
+    ...(delivery.lastError !== undefined ? { last_error: shownError(delivery.lastError) } : {}),
   };
+}
+
+/**
+ * An attempt's error as the owner reads it. Attempts recorded before it was one error stored
+ * which check refused the target (`refused address (not a public address)`): shown without it.
+ */
+function shownError(error: string): string {
+  return error.startsWith(WEBHOOK_REFUSED_ADDRESS) ? WEBHOOK_REFUSED_ADDRESS : error;
 }
 
 /** The same words for every refused target: which check failed would tell what lies inside. */

@@ -115,6 +115,9 @@ describe('fetching a client metadata document', () => {
       /lookup failed \(getaddrinfo ENOTFOUND/,
     ],
     ['a name with no addresses', () => `${base}/client.json`, { lookup: async () => [] }, /no addresses/],
+    // A name whose DNS server never answers: the system resolver would keep the request for
+    // half a minute and more, well past the few seconds a fetch is allowed.
+    ['a name whose lookup never finishes', () => `${base}/client.json`, { lookup: () => new Promise(() => {}) }, /name not resolved within 500 ms/],
     [
       'a name with one internal address among fetchable ones',
       () => `${base}/client.json`,
@@ -136,6 +139,15 @@ describe('fetching a client metadata document', () => {
     const entry = logged.slice(before).find((line) => line.event === 'oauth.client_metadata_unavailable');
     expect(entry, 'the reason is logged').toMatchObject({ level: 'debug', client_id: url() });
     expect(entry?.reason).toMatch(reason);
+  });
+
+  it('counts the lookup against the deadline: the fetch as a whole has it', async () => {
+    // 400 ms to find the name, then a server that does not answer: the fetch ends at 500 ms,
+    // where it ended at 900 ms when the deadline started after the lookup.
+    const slowName = fetcherWith({ lookup: () => new Promise((resolve) => setTimeout(() => resolve([{ address: '127.0.0.1', family: 4 }]), 400)) });
+    const start = performance.now();
+    await expect(slowName(`${base}/slow.json`)).rejects.toThrow(CLIENT_METADATA_UNAVAILABLE);
+    expect(performance.now() - start).toBeLessThan(800);
   });
 
   it('makes no connection for an address it refuses', async () => {

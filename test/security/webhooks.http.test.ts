@@ -2,7 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEBHOOK_TARGET_REFUSED } from '../../src/sites/index.js';
+import { createWebhookTransport } from '../../src/outbound/index.js';
+import { deliveryView, WEBHOOK_TARGET_REFUSED } from '../../src/sites/index.js';
 import { accountSite, accountWithToken, api, type TestAccount } from '../api/api-helpers.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { useTestServer } from '../helpers/fixtures.js';
@@ -332,6 +333,80 @@ describe('what a delivery does not do', () => {
     // Nothing more is queued for it (a publish queues its deliveries before it answers).
     await publish(server.port, owner.token, site.name, '<h1>c</h1>');
     expect(await deliveriesOf(site.name, hook.json.id)).toHaveLength(2);
+  });
+});
+
+describe('a name that changes after it was registered', () => {
+  // The stand-in DNS: each name leads to loopback while it is registered, then to what a case
+  // says. The owner reads every attempt's error: which check refused would tell them which
+  // internal names exist where the server resolves, and a name whose DNS never answers must not
+  // hold the attempt (and the deliveries beside it) past its deadline.
+  const answers = new Map<string, () => Promise<readonly { address: string; family: number }[]>>();
+  const loopback = async () => [{ address: '127.0.0.1', family: 4 }];
+  const server = useTestServer(
+    { PLINTH_WEBHOOK_ALLOW_LOOPBACK: '1', PLINTH_WEBHOOK_POLL_MS: POLL_MS, PLINTH_WEBHOOK_RETRY_FOR_S: '0', PLINTH_WEBHOOK_TIMEOUT_S: '1' },
+    {
+      webhookTransport: createWebhookTransport({
+        allowLoopback: true,
+        timeoutMs: 1000,
+        maxResponseBytes: 1024,
+        lookup: (host) => (answers.get(host) ?? loopback)(),
+      }),
+    },
+  );
+  let owner: TestAccount;
+
+  beforeAll(async () => {
+    owner = await accountWithToken(server.store, 'builder');
+  });
+
+  const deliveriesOf = async (name: string, id: string) =>
+    (await api(server, { path: `/v1/sites/${name}/webhooks/${id}/deliveries`, token: owner.token })).json.deliveries as Array<Record<string, unknown>>;
+
+  /** Registers `http://<host>:9/` (nothing listens there) while the name leads to loopback, then lets it lead elsewhere. */
+  async function registeredThenChanged(host: string, now: () => Promise<readonly { address: string; family: number }[]>) {
+    const site = await accountSite(server.store, owner);
+    const hook = await addWebhook(server, site.name, owner.token, { url: `http://${host}:9/hook`, events: ['deploy.published'] });
+    expect(hook.status).toBe(201);
+    answers.set(host, now);
+    await publish(server.port, owner.token, site.name, `<h1>${host}</h1>`);
+    expect(await waitUntil(async () => (await deliveriesOf(site.name, hook.json.id))[0]?.state === 'failed', 10_000)).toBe(true);
+    return (await deliveriesOf(site.name, hook.json.id))[0]!;
+  }
+
+  it('shows the same error for a name that leads inside now and one that no longer resolves', async () => {
+    const inside = await registeredThenChanged('inside.test', async () => [{ address: '10.0.0.1', family: 4 }]);
+    const gone = await registeredThenChanged('gone.test', () => Promise.reject(new Error('getaddrinfo ENOTFOUND gone.test')));
+    expect(inside).toMatchObject({ attempts: 1, last_error: 'refused address' });
+    expect(gone).toMatchObject({ attempts: 1, last_error: 'refused address' });
+  });
+
+  it('shows an attempt recorded before with its reason the same way', () => {
+    const recorded = {
+      id: 'msg_1',
+      webhookId: 'wh_1',
+      siteId: 'site_1',
+      event: 'deploy.published',
+      payload: '{}',
+      createdAt: 0,
+      state: 'failed' as const,
+      attempts: 1,
+      nextAt: 0,
+    };
+    expect(deliveryView({ ...recorded, lastError: 'refused address (not a public address)' }).last_error).toBe('refused address');
+    expect(deliveryView({ ...recorded, lastError: 'refused address (name does not resolve)' }).last_error).toBe('refused address');
+    expect(deliveryView({ ...recorded, lastError: 'timeout' }).last_error).toBe('timeout');
+  });
+
+  it('gives up on a name whose lookup never finishes at the deadline', async () => {
+    const site = await accountSite(server.store, owner);
+    answers.set('silent.test', () => new Promise(() => {}));
+    // Registering it is refused, in time, like any name that cannot be checked.
+    const refused = await addWebhook(server, site.name, owner.token, { url: 'http://silent.test:9/hook', events: ['deploy.published'] });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toMatchObject({ code: 'bad_request', message: WEBHOOK_TARGET_REFUSED });
+    const late = await registeredThenChanged('late.test', () => new Promise(() => {}));
+    expect(late).toMatchObject({ attempts: 1, last_error: 'timeout' });
   });
 });
 
