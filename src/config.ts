@@ -35,6 +35,11 @@ export interface Config {
   readonly domains: DomainsConfig;
   readonly ops: OpsConfig;
   readonly webhooks: WebhooksConfig;
+  /**
+   * Name lookups for webhooks and OAuth client metadata documents unanswered at once in the
+   * process (each holds a thread of libuv's pool until the system resolver answers); 0 = no cap.
+   */
+  readonly outboundLookupsAtOnce: number;
   /** Site analytics counted by the serving threads (docs/analytics.md). */
   readonly analytics: AnalyticsConfig;
   /** How often the lifecycle sweeper runs (prune history, collect unreferenced blobs); 0 = never. */
@@ -425,6 +430,7 @@ export const SERVER_SETTINGS = [
   'PLINTH_WEBHOOK_RETRY_FOR_S',
   'PLINTH_WEBHOOK_DISABLE_AFTER',
   'PLINTH_WEBHOOK_POLL_MS',
+  'PLINTH_OUTBOUND_LOOKUPS',
 ] as const;
 
 export type ServerSetting = (typeof SERVER_SETTINGS)[number];
@@ -793,6 +799,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     domains,
     ops,
     webhooks,
+    outboundLookupsAtOnce: int('PLINTH_OUTBOUND_LOOKUPS', 2, 0, 64),
     analytics,
   });
 }

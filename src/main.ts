@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { loadConfig, redactConfig, serverConfigProblems, siteUrl, type Config } from './config.js';
+import { createProcessSlots, type ProcessSlots } from './process-slots.js';
 import { createLogger, type Logger } from './log.js';
 import {
   bucketOptionsOf,
@@ -159,10 +160,10 @@ async function main(): Promise<void> {
   } catch (err) {
     refuse(err);
   }
-  // Site password hashes share libuv's thread pool of this process: one bound for all threads.
-  const passwordHashSlots = new SharedArrayBuffer(4);
+  // Work that holds a thread of libuv's pool for long: one bound for all threads of the process.
+  const slots = createProcessSlots();
   for (let index = 0; index < config.threads; index++) {
-    const { worker, boundPort } = await startThread(config, port, index, passwordHashSlots, log);
+    const { worker, boundPort } = await startThread(config, port, index, slots, log);
     threads.push(worker);
     port = boundPort;
   }
@@ -273,16 +274,10 @@ async function main(): Promise<void> {
  */
 const HTTP_THREAD_YOUNG_GEN_MB = 12;
 
-function startThread(
-  config: Readonly<Config>,
-  port: number,
-  index: number,
-  passwordHashSlots: SharedArrayBuffer,
-  log: Logger,
-): Promise<{ worker: Worker; boundPort: number }> {
+function startThread(config: Readonly<Config>, port: number, index: number, slots: ProcessSlots, log: Logger): Promise<{ worker: Worker; boundPort: number }> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./runtime/http-thread.js', import.meta.url), {
-      workerData: { config, port, index, passwordHashSlots },
+      workerData: { config, port, index, slots },
       resourceLimits: { maxYoungGenerationSizeMb: HTTP_THREAD_YOUNG_GEN_MB },
     });
     const onMessage = (message: ThreadMessage): void => {

@@ -1,9 +1,10 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { request } from 'node:https';
 import { isIP } from 'node:net';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { slotsOf } from '../process-slots.js';
 import { isFetchableAddress } from '../rules/index.js';
+import { LATE, lookupBy, systemLookup, type NameLookup } from './name-lookup.js';
 
 /**
  * Fetches an OAuth Client ID Metadata Document (the `client_id` is an https URL whose JSON names
@@ -29,7 +30,11 @@ export interface ClientMetadataFetchOptions {
   /** Where the reason of a refused fetch is written, at debug level. */
   log?: Logger;
   /** Resolves a host name to all its addresses; `dns.lookup` unless a test stands in for DNS. */
-  lookup?: (host: string) => Promise<readonly { address: string; family: number }[]>;
+  lookup?: NameLookup;
+  /** Lookups unanswered at once (`PLINTH_OUTBOUND_LOOKUPS`; 0: no bound), counted in `lookupSlots`. */
+  lookupsAtOnce?: number;
+  /** The process's count of outbound lookups unanswered (shared by its HTTP threads); a thread of its own without it. */
+  lookupSlots?: SharedArrayBuffer;
 }
 
 export type ClientMetadataFetcher = (url: string) => Promise<Record<string, unknown>>;
@@ -43,29 +48,11 @@ export const CLIENT_METADATA_UNAVAILABLE =
 
 const unavailable = (): ServiceError => new ServiceError('bad_request', CLIENT_METADATA_UNAVAILABLE, { details: { oauth_error: 'invalid_client' } });
 
-const resolveAll = (host: string): Promise<readonly { address: string; family: number }[]> => dnsLookup(host, { all: true });
-
 export function createClientMetadataFetcher(options: ClientMetadataFetchOptions): ClientMetadataFetcher {
   const timeoutMs = options.timeoutMs ?? CLIENT_METADATA_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? CLIENT_METADATA_MAX_BYTES;
-  const lookup = options.lookup ?? resolveAll;
-
-  /**
-   * The addresses of a name, or a failure once `deadline` (performance.now()) has passed. The
-   * system resolver may try for half a minute and more when the name's DNS server does not answer,
-   * and the name is whoever starts an authorization's to choose: without this the request waited
-   * that long, past the few seconds the fetch is allowed.
-   */
-  const lookupBy = (host: string, deadline: number): Promise<readonly { address: string; family: number }[]> => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`name not resolved within ${timeoutMs} ms`)), Math.max(0, deadline - performance.now()));
-    });
-    const found = lookup(host).catch((err: unknown) => {
-      throw new Error(`lookup failed (${(err as Error).message})`);
-    });
-    return Promise.race([found, late]).finally(() => clearTimeout(timer));
-  };
+  const lookup = options.lookup ?? systemLookup;
+  const slots = slotsOf(options.lookupsAtOnce ?? 0, options.lookupSlots);
 
   async function fetchDocument(raw: string): Promise<Record<string, unknown>> {
     // One deadline for the fetch as a whole, from before the name is looked up.
@@ -75,7 +62,10 @@ export function createClientMetadataFetcher(options: ClientMetadataFetchOptions)
     // The URL parser has already turned IPv4 in any spelling (`127.1`, `0x7f.1`, `2130706433`)
     // into dotted decimal and IPv6 into its compressed hex form; the brackets go for the resolver.
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    const found = await lookupBy(host, deadline);
+    const found = await lookupBy(lookup, slots, host, deadline).catch((err: unknown) => {
+      throw new Error(`lookup failed (${(err as Error).message})`);
+    });
+    if (found === LATE) throw new Error(`name not resolved within ${timeoutMs} ms, or too many lookups at once`);
     if (found.length === 0) throw new Error('no addresses');
     // Every address must be fetchable: otherwise a name with one public and one internal address
     // could still lead inside.

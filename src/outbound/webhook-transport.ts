@@ -1,9 +1,10 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { slotsOf } from '../process-slots.js';
 import { isFetchableAddress } from '../rules/index.js';
+import { LATE, lookupBy, systemLookup, type Addresses, type NameLookup } from './name-lookup.js';
 
 /**
  * Sends webhook deliveries (docs/webhooks.md). The target URL is whatever a site's owner typed,
@@ -24,7 +25,11 @@ export interface WebhookTransportOptions {
   /** Bytes of the receiver's answer read at most; the rest is not waited for. */
   maxResponseBytes: number;
   /** Resolves a host name to all its addresses; `dns.lookup` unless a test stands in for DNS. */
-  lookup?: (host: string) => Promise<readonly { address: string; family: number }[]>;
+  lookup?: NameLookup;
+  /** Lookups unanswered at once (`PLINTH_OUTBOUND_LOOKUPS`; 0: no bound), counted in `lookupSlots`. */
+  lookupsAtOnce?: number;
+  /** The process's count of outbound lookups unanswered (shared by its HTTP threads); a thread of its own without it. */
+  lookupSlots?: SharedArrayBuffer;
   /** Extra trusted certificate authorities (tests with a local https receiver). */
   ca?: string | Buffer;
 }
@@ -53,8 +58,6 @@ export interface WebhookTransport {
 
 export const WEBHOOK_URL_MAX_CHARS = 2000;
 
-const resolveAll = (host: string): Promise<readonly { address: string; family: number }[]> => dnsLookup(host, { all: true });
-
 const isLoopback = (address: string): boolean => {
   try {
     const parsed = ipaddr.process(address);
@@ -64,25 +67,9 @@ const isLoopback = (address: string): boolean => {
   }
 };
 
-/** What a lookup that has not finished by its deadline gives. */
-const LATE = Symbol('late');
-
 export function createWebhookTransport(options: WebhookTransportOptions): WebhookTransport {
-  const lookup = options.lookup ?? resolveAll;
-
-  /**
-   * The addresses of a name, or LATE once `deadline` (performance.now()) has passed. The system
-   * resolver may try for half a minute and more when a name's DNS server does not answer (the
-   * name is the owner's to choose): without this an attempt outlived its deadline, and the
-   * delivery's lease with it, holding up the deliveries sent beside it.
-   */
-  const lookupBy = (host: string, deadline: number): Promise<readonly { address: string; family: number }[] | typeof LATE> => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<typeof LATE>((resolve) => {
-      timer = setTimeout(() => resolve(LATE), Math.max(0, deadline - performance.now()));
-    });
-    return Promise.race([lookup(host), late]).finally(() => clearTimeout(timer));
-  };
+  const lookup = options.lookup ?? systemLookup;
+  const slots = slotsOf(options.lookupsAtOnce ?? 0, options.lookupSlots);
 
   /** The address to connect to, or why there is none (`late`: the name was not found by `deadline`). */
   async function target(raw: string, deadline: number): Promise<{ url: URL; address: string } | { refused: string } | { late: true }> {
@@ -98,9 +85,10 @@ export function createWebhookTransport(options: WebhookTransportOptions): Webhoo
     // The URL parser has turned IPv4 in any spelling (`127.1`, `0x7f.1`, `2130706433`) into
     // dotted decimal and IPv6 into its compressed form; the brackets go for the resolver.
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    let found: readonly { address: string; family: number }[] | typeof LATE;
+    let found: Addresses | typeof LATE;
     try {
-      found = await lookupBy(host, deadline);
+      // A name not found in time, or not looked up for want of a slot, is a late attempt: retried.
+      found = await lookupBy(lookup, slots, host, deadline);
     } catch {
       return { refused: 'name does not resolve' };
     }

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
+import type { ProcessSlots } from '../process-slots.js';
 import { createLogger } from '../log.js';
 import { startServer } from './server.js';
 import { batchedLines } from './access-log.js';
@@ -10,7 +11,7 @@ interface ThreadData {
   config: Config;
   port: number;
   index: number;
-  passwordHashSlots: SharedArrayBuffer;
+  slots: ProcessSlots;
 }
 
 /**
@@ -19,7 +20,7 @@ interface ThreadData {
  */
 type Command = { type: 'stop' } | { type: 'hurry' } | { type: 'report'; id: number; withMetrics: boolean };
 
-const { config, port, index, passwordHashSlots } = workerData as ThreadData;
+const { config, port, index, slots } = workerData as ThreadData;
 const log = createLogger({ level: config.logLevel, base: { thread: index } });
 
 // One request's stray rejection must not take down every connection on this thread.
@@ -30,7 +31,7 @@ try {
   const accessLog = config.ops.accessLog
     ? createLogger({ level: 'info', base: { thread: index }, write: batchedLines((text) => process.stdout.write(text)) })
     : undefined;
-  const server = await startServer({ config, log, port, index, passwordHashSlots, accessLog });
+  const server = await startServer({ config, log, port, index, slots, accessLog });
   const hurry = new AbortController();
   parentPort!.postMessage({ type: 'listening', port: server.port });
   parentPort!.on('message', (message: Command) => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createApi, openApiDocument, type ApiRoute } from '../api/index.js';
 import { createApp } from '../app/index.js';
 import { domainUrl, siteUrl, type Config } from '../config.js';
+import type { ProcessSlots } from '../process-slots.js';
 import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { createMcp } from '../mcp/index.js';
 import { createDocs } from '../docs/index.js';
@@ -101,8 +102,8 @@ export interface StartServerOptions {
   followCluster?: boolean;
   /** Names this thread in the cluster's change log. */
   index?: number;
-  /** Counter of site password hashes running in the process, shared by its HTTP threads. */
-  passwordHashSlots?: SharedArrayBuffer;
+  /** Counters of the process's work on libuv's pool (password hashes, name lookups), shared by its HTTP threads; a thread of its own without. */
+  slots?: ProcessSlots;
   /** Where `PLINTH_ACCESS_LOG=1` writes its lines (default: `log`, at its level). */
   accessLog?: Logger;
   /** The REST routes this thread serves and documents (default `API_ROUTES`; a test adds one). */
@@ -161,7 +162,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     hostUrl: (label) => (label.includes('.') ? domainUrl(config.publicUrls, label) : siteUrl(config.publicUrls, label)),
     log: log.child({ area: 'serve' }),
     now,
-    hashSlots: options.passwordHashSlots,
+    hashSlots: options.slots?.passwordHashes,
   });
   // Analytics: counted in this thread's memory, written in batches (serve/visits.ts, analytics-flush.ts).
   let flushAnalytics: (() => void) | undefined;
@@ -226,7 +227,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const followUps = createFollowUps();
   const webhookTransport =
     options.webhookTransport ??
-    createWebhookTransport({ allowLoopback: config.webhooks.allowLoopback, timeoutMs: config.webhooks.timeoutMs, maxResponseBytes: WEBHOOK_RESPONSE_BYTES });
+    createWebhookTransport({
+      allowLoopback: config.webhooks.allowLoopback,
+      timeoutMs: config.webhooks.timeoutMs,
+      maxResponseBytes: WEBHOOK_RESPONSE_BYTES,
+      lookupsAtOnce: config.outboundLookupsAtOnce,
+      lookupSlots: options.slots?.outboundLookups,
+    });
   // The operations commit through the gate.
   const operations = createOperations({
     followUps,
@@ -236,7 +243,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     log: log.child({ area: 'sites' }),
     now,
     mailer,
-    fetchClientMetadata: options.fetchClientMetadata ?? metadataFetcherFor(config, log.child({ area: 'sites' })),
+    fetchClientMetadata: options.fetchClientMetadata ?? metadataFetcherFor(config, log.child({ area: 'sites' }), options.slots),
     lookupTxt: createTxtLookup(config.domains.dnsServers),
     webhookTransport,
   });
@@ -395,7 +402,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 }
 
 /** The fenced client-metadata fetcher; loopback addresses pass only when the server itself runs on localhost. */
-function metadataFetcherFor(config: Readonly<Config>, log: Logger): ClientMetadataFetcher {
+function metadataFetcherFor(config: Readonly<Config>, log: Logger, slots: ProcessSlots | undefined): ClientMetadataFetcher {
   const appHost = new URL(config.publicUrls.app).hostname;
-  return createClientMetadataFetcher({ allowLoopback: appHost === 'localhost' || appHost.endsWith('.localhost') || appHost === '127.0.0.1', log });
+  return createClientMetadataFetcher({
+    allowLoopback: appHost === 'localhost' || appHost.endsWith('.localhost') || appHost === '127.0.0.1',
+    log,
+    lookupsAtOnce: config.outboundLookupsAtOnce,
+    lookupSlots: slots?.outboundLookups,
+  });
 }

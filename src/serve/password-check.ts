@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SiteAccessConfig } from '../config.js';
 import type { Logger } from '../log.js';
+import { slotsOf } from '../process-slots.js';
 import { rateWindow } from '../rules/index.js';
 import { verifyPassword, type RateCheck, type SiteRecord, type Store } from '../store/index.js';
 
@@ -22,12 +23,6 @@ export interface PasswordChecker {
   check(site: SiteRecord, password: string, net: string): Promise<PasswordOutcome>;
 }
 
-/** Password hashes running at once, across every HTTP thread sharing the buffer. */
-export interface HashSlots {
-  tryTake(): boolean;
-  give(): void;
-}
-
 export interface PasswordCheckerOptions {
   store: Pick<Store, 'takeRateTokens'>;
   config: SiteAccessConfig;
@@ -41,25 +36,9 @@ const WINDOW_MS = 3600_000;
 /** Passwords that checked out lately, so HTTP Basic on every request costs no scrypt run. */
 const KNOWN_GOOD_MAX = 1000;
 
-/** A counter of hashes in flight shared by threads through `shared`; `limit` 0 means no bound. */
-export function createHashSlots(limit: number, shared: SharedArrayBuffer = new SharedArrayBuffer(4)): HashSlots {
-  if (limit <= 0) return { tryTake: () => true, give: () => undefined };
-  const running = new Int32Array(shared, 0, 1);
-  return {
-    tryTake() {
-      for (;;) {
-        const seen = Atomics.load(running, 0);
-        if (seen >= limit) return false;
-        if (Atomics.compareExchange(running, 0, seen, seen + 1) === seen) return true;
-      }
-    },
-    give: () => void Atomics.sub(running, 0, 1),
-  };
-}
-
 export function createPasswordChecker(options: PasswordCheckerOptions): PasswordChecker {
   const { store, config, log, now } = options;
-  const slots = createHashSlots(config.passwordHashesAtOnce, options.hashSlots);
+  const slots = slotsOf(config.passwordHashesAtOnce, options.hashSlots);
   const knownGood = new Set<string>();
 
   const budgets = (site: SiteRecord, net: string): RateCheck[] => {

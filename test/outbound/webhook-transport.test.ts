@@ -78,3 +78,27 @@ describe('a refused target', () => {
     expect(attempt).toMatchObject({ error: 'refused address', reason: expect.any(String) });
   });
 });
+
+describe('lookups at once (PLINTH_OUTBOUND_LOOKUPS)', () => {
+  // Each unanswered lookup holds a thread of libuv's pool, which file reads, compression and
+  // password hashes share: names whose DNS never answers must not take them all.
+  it('does not start a lookup past the bound of the process: the attempt is late at once, and retried', async () => {
+    const shared = new SharedArrayBuffer(4);
+    // Two threads of one process, each with its own transport, one bound between them.
+    const options = { allowLoopback: true, timeoutMs: TIMEOUT_MS, maxResponseBytes: 1024, lookupsAtOnce: 1, lookupSlots: shared };
+    const silent = createWebhookTransport({ ...options, lookup: never });
+    let asked = 0;
+    const other = createWebhookTransport({
+      ...options,
+      lookup: async () => {
+        asked++;
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    });
+    expect(await silent.send(`http://silent.test:${port}/`, {}, '{}')).toEqual({ error: 'timeout' });
+    const { value, ms } = await timed(other.send(`http://hooks.test:${port}/`, {}, '{}'));
+    expect(value).toEqual({ error: 'timeout' });
+    expect(ms).toBeLessThan(SLACK_MS);
+    expect(asked).toBe(0);
+  });
+});

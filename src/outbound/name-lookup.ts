@@ -1,0 +1,42 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import type { Slots } from '../process-slots.js';
+
+/** Every address a name has. */
+export type Addresses = readonly { address: string; family: number }[];
+
+/** Resolves a host name to all its addresses (the system resolver unless a test stands in for DNS). */
+export type NameLookup = (host: string) => Promise<Addresses>;
+
+/** The system resolver, as a connection would ask it (`/etc/hosts` included). */
+export const systemLookup: NameLookup = (host) => dnsLookup(host, { all: true });
+
+/** What a lookup gives that did not finish by its deadline, or could not start (every slot taken). */
+export const LATE = Symbol('late');
+
+/**
+ * The addresses of `host`, or LATE once `deadline` (performance.now()) has passed. The names are
+ * users' to choose (a webhook's URL, an OAuth client's metadata URL), and the system resolver
+ * waits half a minute and more for a DNS server that does not answer: without a deadline the
+ * caller waited that long. Giving up does not end the lookup, which holds a thread of libuv's
+ * pool until the resolver does: it keeps its slot until then, and with none free the lookup is
+ * LATE at once. A failed lookup rejects.
+ */
+export function lookupBy(lookup: NameLookup, slots: Slots, host: string, deadline: number): Promise<Addresses | typeof LATE> {
+  if (!slots.tryTake()) return Promise.resolve(LATE);
+  let found: Promise<Addresses>;
+  try {
+    found = lookup(host);
+  } catch (err) {
+    slots.give();
+    return Promise.reject(err);
+  }
+  found.then(
+    () => slots.give(),
+    () => slots.give(),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof LATE>((resolve) => {
+    timer = setTimeout(() => resolve(LATE), Math.max(0, deadline - performance.now()));
+  });
+  return Promise.race([found, late]).finally(() => clearTimeout(timer));
+}

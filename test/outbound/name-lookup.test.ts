@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { LATE, lookupBy, type Addresses } from '../../src/outbound/name-lookup.js';
+import { slotsOf } from '../../src/process-slots.js';
+
+/**
+ * Outbound name lookups bounded across a process (PLINTH_OUTBOUND_LOOKUPS): each holds a thread of
+ * libuv's pool until the resolver answers, whatever its caller's deadline, so a lookup keeps its
+ * slot until then, and with none free the next is late at once. DNS is stood in for.
+ */
+
+const FOUND: Addresses = [{ address: '192.0.2.1', family: 4 }];
+const far = () => performance.now() + 60_000;
+
+/** A lookup that answers when told to. */
+function pending(): { lookup: () => Promise<Addresses>; answer: () => void; fail: () => void } {
+  let answer = (): void => undefined;
+  let fail = (): void => undefined;
+  const promise = new Promise<Addresses>((resolve, reject) => {
+    answer = () => resolve(FOUND);
+    fail = () => reject(new Error('getaddrinfo ENOTFOUND'));
+  });
+  return { lookup: () => promise, answer, fail };
+}
+
+describe('slots of a process', () => {
+  it('count work across every holder of the shared buffer, and 0 bounds nothing', () => {
+    const shared = new SharedArrayBuffer(4);
+    const one = slotsOf(2, shared);
+    const other = slotsOf(2, shared);
+    expect([one.tryTake(), other.tryTake(), one.tryTake()]).toEqual([true, true, false]);
+    other.give();
+    expect(one.tryTake()).toBe(true);
+    const unbounded = slotsOf(0, shared);
+    expect(Array.from({ length: 100 }, () => unbounded.tryTake()).every(Boolean)).toBe(true);
+  });
+});
+
+describe('a bounded lookup', () => {
+  it('is late at its deadline, keeps its slot until the resolver answers, and the next is late at once meanwhile', async () => {
+    const slots = slotsOf(1);
+    const silent = pending();
+    expect(await lookupBy(silent.lookup, slots, 'silent.test', performance.now() + 50)).toBe(LATE);
+    // The first lookup still holds the pool's thread: no second one is started.
+    let started = false;
+    const second = lookupBy(
+      async () => {
+        started = true;
+        return FOUND;
+      },
+      slots,
+      'other.test',
+      far(),
+    );
+    expect(await second).toBe(LATE);
+    expect(started).toBe(false);
+    silent.answer();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(await lookupBy(async () => FOUND, slots, 'other.test', far())).toEqual(FOUND);
+  });
+
+  it.each([
+    ['a failed lookup', (lookup: ReturnType<typeof pending>) => lookup.fail()],
+    ['an answered one', (lookup: ReturnType<typeof pending>) => lookup.answer()],
+  ])('gives its slot back after %s', async (_case, end) => {
+    const slots = slotsOf(1);
+    const first = pending();
+    const asked = lookupBy(first.lookup, slots, 'one.test', far()).catch((err: Error) => err.message);
+    end(first);
+    await asked;
+    expect(await lookupBy(async () => FOUND, slots, 'two.test', far())).toEqual(FOUND);
+  });
+
+  it('gives its slot back when the lookup throws before it starts', async () => {
+    const slots = slotsOf(1);
+    const throwing = (): Promise<Addresses> => {
+      throw new Error('bad name');
+    };
+    await expect(lookupBy(throwing, slots, 'x', far())).rejects.toThrow('bad name');
+    expect(await lookupBy(async () => FOUND, slots, 'two.test', far())).toEqual(FOUND);
+  });
+});
