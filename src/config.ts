@@ -850,14 +850,11 @@ export function domainUrl(urls: PublicUrls, domain: string): string {
   return `${template.protocol}//${domain}${template.port === '' ? '' : `:${template.port}`}`;
 }
 
-/** The config as it may be logged: the SMTP password and the bucket's secret key replaced by `***`. */
+/**
+ * The config as it may be logged: the passwords of the SMTP and database addresses (in their user
+ * part or their query), the bucket's secret key and session token replaced by `***`.
+ */
 export function redactConfig(config: Readonly<Config>): Record<string, unknown> {
-  let smtpUrl = config.mail.smtpUrl;
-  if (smtpUrl !== undefined) {
-    const parsed = new URL(smtpUrl);
-    if (parsed.password !== '') parsed.password = '***';
-    smtpUrl = parsed.toString();
-  }
   const { credentials } = config.blobs;
   const blobs =
     credentials === undefined
@@ -875,16 +872,25 @@ export function redactConfig(config: Readonly<Config>): Record<string, unknown> 
     ...config,
     deploy: { ...config.deploy, trustProxy },
     serve: { ...config.serve, access: { ...config.serve.access, trustProxy } },
-    mail: { ...config.mail, smtpUrl },
+    mail: { ...config.mail, ...(config.mail.smtpUrl !== undefined ? { smtpUrl: loggableUrl(config.mail.smtpUrl) } : {}) },
     blobs,
-    ...(config.databaseUrl ? { databaseUrl: withoutPassword(config.databaseUrl) } : {}),
+    ...(config.databaseUrl ? { databaseUrl: loggableUrl(config.databaseUrl) } : {}),
   };
 }
 
-function withoutPassword(url: string): string {
+/**
+ * Query parameters that carry a secret: pg takes every parameter of a database address as a
+ * connection option (`password`, `sslpassword`), nodemailer its SMTP address's `tls.*` ones
+ * (`tls.passphrase`).
+ */
+const SECRET_PARAMETER = /pass|secret|token/i;
+
+/** An address as it may be logged: its password, and every query parameter that names a secret, `***`. */
+export function loggableUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password !== '') parsed.password = '***';
+    for (const name of new Set(parsed.searchParams.keys())) if (SECRET_PARAMETER.test(name)) parsed.searchParams.set(name, '***');
     return parsed.toString();
   } catch {
     return '***';

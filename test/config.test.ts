@@ -227,6 +227,23 @@ describe('loadConfig', () => {
     expect(logged).not.toContain('token-value');
   });
 
+  it('masks a password given in the query of the database or SMTP address in the logged configuration', () => {
+    // pg reads every query parameter of PLINTH_DATABASE_URL as a connection option, `password`
+    // among them; nodemailer reads `tls.*` ones, `tls.passphrase` among them.
+    const config = loadConfig({
+      PLINTH_DATABASE_URL: 'postgres://plinth@db.internal:5432/plinth?sslmode=require&password=db-query-secret&sslpassword=ssl-key-secret',
+      PLINTH_S3_BUCKET: 'plinth-blobs',
+      PLINTH_SMTP_URL: 'smtps://mailer:smtp-secret@smtp.example.com:465?tls.passphrase=tls-key-secret&pool=true',
+    });
+    const logged = JSON.stringify(redactConfig(config));
+    for (const secret of ['db-query-secret', 'ssl-key-secret', 'smtp-secret', 'tls-key-secret']) expect(logged).not.toContain(secret);
+    // What an operator reads the line for stays.
+    expect(logged).toContain('db.internal:5432/plinth');
+    expect(logged).toContain('sslmode=require');
+    expect(logged).toContain('smtp.example.com:465');
+    expect(logged).toContain('pool=true');
+  });
+
   it('lists every problem at once', () => {
     try {
       loadConfig({ PLINTH_PORT: 'x', PLINTH_THREADS: 'y' });

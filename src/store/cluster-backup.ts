@@ -326,13 +326,24 @@ async function fileDigest(path: string): Promise<{ bytes: number; sha256: string
  * Runs pg_dump or pg_restore against the database of `url`. The password goes in the environment
  * (PGPASSWORD), never on the command line, where every user of the machine could read it.
  */
-function runTool(command: string, args: string[], url: string): Promise<void> {
+/**
+ * The database's address for a PostgreSQL tool's command line, which every user of the machine
+ * can read, and its password for the tool's environment. libpq (like pg) also takes the password
+ * as a `password` query parameter, which wins over the user part.
+ */
+export function toolConnection(url: string): { dbname: string; env: { PGPASSWORD?: string } } {
   const parsed = new URL(url);
-  const password = decodeURIComponent(parsed.password);
+  const password = parsed.searchParams.get('password') ?? decodeURIComponent(parsed.password);
   parsed.password = '';
+  parsed.searchParams.delete('password');
+  return { dbname: parsed.toString(), env: password ? { PGPASSWORD: password } : {} };
+}
+
+function runTool(command: string, args: string[], url: string): Promise<void> {
+  const { dbname, env } = toolConnection(url);
   return new Promise((done, fail) => {
-    const child = spawn(command, [...args, '--dbname', parsed.toString()], {
-      env: { ...process.env, ...(password ? { PGPASSWORD: password } : {}) },
+    const child = spawn(command, [...args, '--dbname', dbname], {
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let errors = '';
