@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants, createReadStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { copyFile, mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { syncFilesystem } from './filesystem-sync.js';
 import { blobLayoutOf, blobPath } from './blob-store.js';
@@ -48,6 +48,10 @@ export async function backupDataDir(options: { dataDir: string; target: string; 
   const now = options.now ?? Date.now;
   const target = resolve(options.target);
   requireEmpty(target, 'The backup folder');
+  // A backup holds every record and the service's secrets (the key that signs access cookies and
+  // preview links): its owner's alone, whatever the umask.
+  await mkdir(target, { recursive: true });
+  await chmod(target, 0o700);
   const live = openStore({ dir: options.dataDir });
   const release = live.blobs.pin();
   let snapshot: Store | undefined;
