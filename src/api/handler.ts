@@ -1,7 +1,18 @@
 import type { Config } from '../config.js';
 import { problemDetails, type BodyCheck } from '../contract/index.js';
 import { ServiceError } from '../errors.js';
-import { clientNetwork, declaredLength, isAborted, receiveBody, sendError, sendJson, trackAbort, type Headers, type HttpResponse } from '../http/index.js';
+import {
+  clientNetwork,
+  declaredLength,
+  isAborted,
+  loggedPath,
+  receiveBody,
+  sendError,
+  sendJson,
+  trackAbort,
+  type Headers,
+  type HttpResponse,
+} from '../http/index.js';
 import type { Logger } from '../log.js';
 import { smallBodyLimit, type BodyLimit, type Caller, type Operations } from '../sites/index.js';
 import { readRequest, type ApiRequest } from './request.js';
@@ -75,7 +86,7 @@ export function endpoint(deps: EndpointDeps, run: Endpoint, options: BodyOptions
       } catch (err) {
         if (isAborted(res)) return;
         const finished = body === undefined || (await body.drain());
-        sendError(res, err, log, { head: request.method === 'HEAD', closeConnection: !finished, context: { path: request.path } });
+        sendError(res, err, log, { head: request.method === 'HEAD', closeConnection: !finished, context: { path: loggedPath(request.path) } });
       } finally {
         body?.discard();
       }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { html } from 'hono/html';
 import type { Config } from '../config.js';
 import { toErrorBody } from '../errors.js';
-import { cookieName, setCookie, type CookieOptions, type UploadPacer } from '../http/index.js';
+import { cookieName, loggedPath, setCookie, type CookieOptions, type UploadPacer } from '../http/index.js';
 import type { Logger } from '../log.js';
 import type { Caller, Operations, Session } from '../sites/index.js';
 import type { PageAssets } from '../web/index.js';
@@ -146,7 +146,7 @@ ${next ? html`<p><a class="button" href="${next.href}">${next.label}</a></p>` : 
 /** Any error a handler did not turn into a form message: a plain page with SPEC 7's wording. */
 export function errorPage(context: PageContext, err: unknown): AppResponse {
   const { status, body, internal } = toErrorBody(err);
-  if (internal) context.deps.log.error({ err, path: context.request.path }, 'app.failed');
+  if (internal) context.deps.log.error({ err, path: loggedPath(context.request.path) }, 'app.failed');
   const titles: Record<number, string> = {
     400: 'That did not work',
     403: 'Not allowed',

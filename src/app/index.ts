@@ -7,6 +7,7 @@ import {
   copyRequest,
   createRouter,
   declaredLength,
+  loggedPath,
   receiveBody,
   setCookie,
   trackAbort,
@@ -141,7 +142,7 @@ export function createApp(options: AppOptions): App {
       } else if (!route) {
         response = messagePage(context, 404, 'Page not found', 'There is no page at this address.', { href: '/', label: 'Go to your sites' });
       } else if (route.method === 'POST' && route.form !== false && isCrossSite(request.headers.origin, request.headers.referer, appOrigin)) {
-        log.info({ path: request.path, origin: request.headers.origin }, 'app.cross_site_refused');
+        log.info({ path: loggedPath(request.path), origin: request.headers.origin }, 'app.cross_site_refused');
         response = messagePage(context, 403, 'Request refused', 'This form was sent from another site, so nothing was changed.', {
           href: '/',
           label: 'Go to your sites',
@@ -182,7 +183,7 @@ export function createApp(options: AppOptions): App {
         } catch (err) {
           // Only reading the body fails here (too large or too slow, or the client went); pages handle the rest.
           const { status, body: error, internal } = toErrorBody(err);
-          if (internal) log.error({ err, path: copied.path }, 'app.failed');
+          if (internal) log.error({ err, path: loggedPath(copied.path) }, 'app.failed');
           response = { status, headers: { 'Content-Type': 'text/plain; charset=utf-8', ...pageHeaders() }, cookies: [], body: error.error.message };
         }
         // A refusal may come before the whole body arrived: read on a little first.

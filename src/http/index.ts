@@ -14,6 +14,7 @@ export * from './request.js';
 export * from './respond.js';
 export * from './response-meter.js';
 export { exactBytes, HEADER_NAMES, headerNameText } from './header-names.js';
+export { loggedPath } from './logged-path.js';
 export * from './send-body.js';
 export * from './router.js';
 export * from './upload-pacer.js';

@@ -1,4 +1,4 @@
-import { clientAddress, forwardedFor, networkOf, type HttpRequest, type HttpResponse } from '../http/index.js';
+import { clientAddress, forwardedFor, loggedPath, networkOf, type HttpRequest, type HttpResponse } from '../http/index.js';
 import type { Logger } from '../log.js';
 import type { ProxyTrust } from '../rules/index.js';
 
@@ -18,23 +18,9 @@ export interface AccessDetail {
 
 // A host name is at most 253 characters; a longer Host header is a client's nonsense.
 const MAX_HOST = 253;
-const MAX_PATH = 1024;
-/**
- * A random credential or id in a path: a short lower-case prefix, `_`, and at least 16 URL-safe
- * characters (`ct_…` claim links, `ap_…` approvals, `inv_…` invites, `st_…`, `pl_…`).
- */
-const CREDENTIAL = /^([a-z]{2,4})_[A-Za-z0-9_-]{16,}$/;
 
-/** The path as logged: no query, every credential-shaped segment cut to its prefix, bounded length. */
-export function accessLogPath(url: string): string {
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  const redacted = path
-    .split('/')
-    .map((segment) => segment.replace(CREDENTIAL, '$1_…'))
-    .join('/');
-  return redacted.length > MAX_PATH ? `${redacted.slice(0, MAX_PATH)}…` : redacted;
-}
+/** The path as logged (http/logged-path.ts): no query, credential-shaped segments cut to their prefix. */
+export const accessLogPath = loggedPath;
 
 /** Reads what the line needs; call in the handler, before anything else touches `req`. */
 export function readAccessDetail(res: HttpResponse, req: HttpRequest, trustProxy: ProxyTrust): AccessDetail {

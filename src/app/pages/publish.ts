@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import { toErrorBody } from '../../errors.js';
+import { loggedPath } from '../../http/index.js';
 import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES, type Plan } from '../../rules/index.js';
 import type { DeployView } from '../../contract/index.js';
 import { formatBytes, type DeployBody, type PendingDeploy } from '../../sites/index.js';
@@ -196,7 +197,7 @@ export async function receiveUpload(context: PageContext, target: UploadTarget):
   } catch (err) {
     const { status, body, headers, internal } = toErrorBody(err);
     if (internal) {
-      context.deps.log.error({ err, path: request.path }, 'app.drop_failed');
+      context.deps.log.error({ err, path: loggedPath(request.path) }, 'app.drop_failed');
       throw err;
     }
     // People read these, not agents: the same refusal, in the words of a drop.
