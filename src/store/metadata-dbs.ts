@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { guardCommitFailures } from './commit-failure.js';
 import type {
@@ -142,6 +143,10 @@ export type SiteDomainKey = [siteId: string, domain: string];
 export type DomainClaimKey = [domain: string, siteId: string];
 
 export function openMetadataDbs(path: string): MetadataDbs {
+  // LMDB holds the service's secrets in clear (the key that signs access cookies, webhook secrets)
+  // and writes its files under the umask: a folder made here is its owner's alone. One that
+  // exists keeps the mode its operator gave it.
+  mkdirSync(path, { recursive: true, mode: 0o700 });
   // Other areas add their own named DBs (accounts, tokens, members…); leave room for them.
   const env = open(path, { noSubdir: false, maxDbs: 48 });
   guardCommitFailures(env, path);
