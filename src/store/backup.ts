@@ -145,7 +145,8 @@ export async function restoreDataDir(options: { backup: string; dataDir: string 
 
   // The index last, through a temporary name, so it appears whole or not at all.
   const meta = join(dataDir, 'meta');
-  mkdirSync(meta, { recursive: true });
+  // As the store makes it (metadata-dbs.ts): the index holds the service's secrets in clear.
+  mkdirSync(meta, { recursive: true, mode: 0o700 });
   const partial = join(meta, 'data.mdb.restoring');
   await copyFile(join(backup, 'meta', 'data.mdb'), partial);
   await fsyncFile(partial);

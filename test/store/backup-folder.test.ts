@@ -1,7 +1,7 @@
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { backupDataDir } from '../../src/store/backup.js';
+import { backupDataDir, restoreDataDir } from '../../src/store/backup.js';
 import { openStore } from '../../src/store/index.js';
 import { tempDir } from '../helpers/sites.js';
 
@@ -38,5 +38,19 @@ describe('the folder of a data directory backup', () => {
 
     expect(readFileSync(join(target, 'meta', 'data.mdb')).includes(secret)).toBe(true);
     expect((statSync(target).mode & 0o777).toString(8)).toBe('700');
+  });
+
+  it('restores into a data directory whose records folder is its owner’s alone', async () => {
+    process.umask(0o022);
+    const dataDir = tempDir('plinth-live-');
+    const store = openStore({ dir: dataDir });
+    await store.ensureSecret('access-secret', () => 'the-signing-key-of-access-cookies');
+    await store.close();
+    const target = join(tempDir('plinth-backup-'), 'snapshot');
+    await backupDataDir({ dataDir, target });
+
+    const restored = join(tempDir('plinth-restored-'), 'data');
+    await restoreDataDir({ backup: target, dataDir: restored });
+    expect((statSync(join(restored, 'meta')).mode & 0o777).toString(8)).toBe('700');
   });
 });
