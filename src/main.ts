@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
@@ -11,6 +11,7 @@ import {
   claimBucket,
   connectStore,
   guardBlobCache,
+  makeDataDir,
   markBlobCacheClean,
   ownerOf,
   REPLICA_POLL_MS,
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
   // take down every site this process serves.
   process.on('unhandledRejection', (err) => log.error({ err }, 'process.unhandled_rejection'));
 
-  mkdirSync(config.dataDir, { recursive: true });
+  makeDataDir(config.dataDir);
   let dataDirLock: DataDirLock;
   try {
     // Before anything here touches the directory: a server running on it owns its spool.

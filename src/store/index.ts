@@ -19,7 +19,7 @@ export { accountScope, siteScope } from './events.js';
 export { hashToken, newId, sameHash } from './ids.js';
 export { packedRangeOf } from './types.js';
 export { hashPassword, verifyPassword } from './passwords.js';
-export { connectStore, openStore } from './open.js';
+export { connectStore, makeDataDir, openStore } from './open.js';
 export { openBlobStore } from './blobs-entry.js';
 export { VARIANT_ON_DEMAND_MAX_BYTES, variantFromBlob } from './blob-store.js';
 export { REPLICA_POLL_MS } from './replica.js';

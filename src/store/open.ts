@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openBlobs } from './blobs-entry.js';
 import { openMetadataDbs, type MetadataDbs } from './metadata-dbs.js';
@@ -17,6 +18,7 @@ import type { ClusterStoreOptions, StoreOptions } from './types.js';
  * Leftover temp files are not swept here: call `blobs.sweepTemp` with your own policy.
  */
 export function openStore(options: StoreOptions): Store {
+  makeDataDir(options.dir);
   const now = options.now ?? Date.now;
   const blobs = openBlobs(options, now);
   return { blobs, ...openMetadata(join(options.dir, 'meta'), now, blobs) };
@@ -31,6 +33,7 @@ export function openStore(options: StoreOptions): Store {
  */
 export async function connectStore(options: StoreOptions | ClusterStoreOptions): Promise<Store> {
   if (!('databaseUrl' in options) || !options.databaseUrl) return openStore(options);
+  makeDataDir(options.dir);
   const base = options.now ?? Date.now;
   const metaPath = join(options.dir, 'meta');
   const replicaOf = options.startWithoutDatabase ? await withDbs(metaPath, (dbs) => clusterOfReplica(dbs)) : undefined;
@@ -75,4 +78,15 @@ async function withDbs<T>(metaPath: string, fn: (dbs: MetadataDbs) => T | Promis
   } finally {
     await dbs.env.close();
   }
+}
+
+/**
+ * Makes the data directory, if missing, readable by its owner alone: it holds the records (the
+ * service's secrets in clear among them) and the blobs of every site, those of password-protected
+ * and members-only sites too, whose files are written under the umask (`0644` under the usual
+ * 022). A directory that exists keeps the mode its operator gave it (the shipped unit makes it
+ * `0750`, for a backup group).
+ */
+export function makeDataDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
 }

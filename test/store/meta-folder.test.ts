@@ -27,6 +27,17 @@ describe('the folder of the records', () => {
     expect((statSync(join(dataDir, 'meta')).mode & 0o777).toString(8)).toBe('700');
   });
 
+  it('sits in a data directory made readable by its owner alone, with the blobs of every site', async () => {
+    process.umask(0o022);
+    const dataDir = join(tempDir('plinth-modes-'), 'data');
+    const store = openStore({ dir: dataDir });
+    const { sha256 } = await store.blobs.write(Buffer.from('<h1>a members-only page</h1>'));
+    await store.close();
+    expect((statSync(dataDir).mode & 0o777).toString(8)).toBe('700');
+    // The file itself is written under the umask; the directory above it is what keeps others out.
+    expect(statSync(store.blobs.pathOf(sha256)).isFile()).toBe(true);
+  });
+
   it('keeps the mode of a folder that exists', async () => {
     process.umask(0o022);
     const dataDir = tempDir('plinth-modes-');
