@@ -79,10 +79,10 @@ export interface Target {
  */
 export interface Ready extends LruHolder<ArrayBuffer> {
   size: number;
-  /** For 200/404 with a body: everything after "Content-Type: " (http/header-names.ts `exactBytes`). */
-  full: ArrayBuffer;
+  /** For 200/404 with a body: everything after "Content-Type: " (headers.ts `packedAfterFirst`). */
+  full: Buffer;
   /** For 304: everything after "ETag: ". */
-  notModified: ArrayBuffer;
+  notModified: Buffer;
   etag: string;
 }
 
@@ -155,20 +155,22 @@ function targetOf(fields: Pick<Target, 'status' | 'html' | 'cacheControl'> & Par
   const entry = fields.entry;
   const unrecorded = entry !== undefined && entry.encodings === undefined && wantsVariants(entry.type, entry.size) && entry.size <= VARIANT_ON_DEMAND_MAX_BYTES;
   const encodings = unrecorded ? MADE_ON_DEMAND : entry?.encodings ? ENCODINGS.filter((e) => entry.encodings![e] !== undefined) : NO_ENCODINGS;
+  // What a request reads of its target first (the fields' order is the object's layout: fewer of
+  // the CPU's cache lines per request across many pages).
   return {
-    status: fields.status,
-    entry: fields.entry,
-    redirect: fields.redirect,
-    site: fields.site,
     error: fields.error,
+    entry: fields.entry,
     html: fields.html,
-    cacheControl: fields.cacheControl,
-    encodings,
+    status: fields.status,
     varies: encodings.length > 0,
-    unrecorded,
     identity: undefined,
+    encodings,
+    unrecorded,
     br: undefined,
     gzip: undefined,
+    redirect: fields.redirect,
+    site: fields.site,
+    cacheControl: fields.cacheControl,
     keepsBodies: false,
   };
 }

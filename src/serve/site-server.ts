@@ -4,7 +4,6 @@ import { isBucketUnavailable } from '../errors.js';
 import {
   createEncodingChooser,
   endFromMemory,
-  exactBytes,
   HEADER_NAMES,
   headerNameText,
   isAborted,
@@ -33,6 +32,7 @@ import {
   fileHeaders,
   joinAfterFirst,
   notModifiedHeaders,
+  packedAfterFirst,
   pageHeaders,
   PROTECTED_CACHE_CONTROL,
   protectedHeaders,
@@ -279,13 +279,14 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     const size = encoding ? entry.encodings![encoding]! : entry.size;
     const answer = answerOf(target, entry.type, target.varies, blobEtag(entry.sha256, encoding), encoding);
     const etag = answer.etag ?? '';
+    // What a request reads first (its fields' order is the object's layout).
     const ready: Ready = {
-      size,
-      full: exactBytes(joinAfterFirst(fileHeaders(answer))),
-      notModified: exactBytes(joinAfterFirst(notModifiedHeaders({ ...answer, etag }))),
-      etag,
       held: undefined,
       used: false,
+      size,
+      full: packedAfterFirst(fileHeaders(answer)),
+      notModified: packedAfterFirst(notModifiedHeaders({ ...answer, etag })),
+      etag,
       heldFrom: undefined,
     };
     if (encoding === undefined) target.identity = ready;
