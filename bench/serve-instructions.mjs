@@ -387,6 +387,8 @@ async function measureArm(label, prepared, only = scenarioIds) {
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
+    // The JIT's map (--perf-basic-prof), about 1 MB a process: kept only with the callgrind files.
+    if (env.INSTR_KEEP !== '1') rmSync(`/tmp/perf-${child.pid}.map`, { force: true });
   }
   return results;
 }
