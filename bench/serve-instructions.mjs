@@ -27,6 +27,16 @@
 //    the rest of node and V8, uWS, libc and others; then each arm's top functions. Two runs of
 //    one build agree to about half a per cent.
 //
+// With INSTR_CACHE_SIM=1, callgrind also simulates the CPU's caches (`--cache-sim=yes`): each
+// arm's reads and writes of data (Dr, Dw) and its misses in the first-level data cache (D1mr,
+// D1mw), the first-level instruction cache (I1mr) and the last level (ILmr, DLmr, DLmw) per
+// request, by where the code is and by function (the JIT's functions named through
+// `--perf-basic-prof`'s /tmp/perf-<pid>.map when that option is in INSTR_NODE_ARGS; the ceilings
+// get it too). The simulated caches are this machine's by default (INSTR_CACHE_ARGS: I1 32 KB
+// 8-way, D1 48 KB 12-way, and as the last level the core's own 1 MB 16-way L2, since the shared
+// 32 MB L3 holds every arm's whole working set); one process alone, no other process's lines
+// evicting its own, so a miss here is a line the request itself has not touched lately.
+//
 // Usage: node bench/serve-instructions.mjs
 // Env: INSTR_BUILDS (comma list of `label=folder` with a built dist/; default `this=.`),
 //      INSTR_CEILINGS (ceiling,ceiling-reads,ceiling-pages, and each with `-ab`: its names, header
@@ -35,7 +45,8 @@
 //      INSTR_PAGES (1000), INSTR_NODE_ARGS (Node options for the Plinth arms, e.g.
 //      --perf-basic-prof to name JIT code), INSTR_KEEP=1 (keep the callgrind files in
 //      INSTR_OUT, default a temporary folder, for callgrind_annotate), INSTR_ENV (JSON of extra
-//      environment for the Plinth arms, e.g. {"PLINTH_METRICS":"0"}).
+//      environment for the Plinth arms, e.g. {"PLINTH_METRICS":"0"}), INSTR_CACHE_SIM=1 (simulate
+//      the caches, above), INSTR_CACHE_ARGS (valgrind's --I1/--D1/--LL for it), INSTR_TOP (25).
 // Needs valgrind (callgrind_control) and wrk. Optional, not part of CI; takes a few minutes an arm.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -66,6 +77,9 @@ const connections = Number(env.INSTR_CONNECTIONS ?? 4);
 const pageCount = Number(env.INSTR_PAGES ?? 1000);
 const nodeArgs = (env.INSTR_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const extraEnv = env.INSTR_ENV ? JSON.parse(env.INSTR_ENV) : {};
+const cacheSim = env.INSTR_CACHE_SIM === '1';
+// This machine (AMD EPYC, family 26): L1i 32 KB 8-way, L1d 48 KB 12-way, L2 1 MB 16-way per core; 64-byte lines.
+const cacheArgs = (env.INSTR_CACHE_ARGS ?? '--I1=32768,8,64 --D1=49152,12,64 --LL=1048576,16,64').split(' ').filter(Boolean);
 const work = mkdtempSync(join(tmpdir(), 'plinth-instr-'));
 const out = env.INSTR_OUT ?? join(work, 'callgrind');
 mkdirSync(out, { recursive: true });
@@ -133,7 +147,7 @@ function prepareCeiling(label) {
   return freePort().then((port) => ({
     port,
     host: 'bench.sites.localhost',
-    argv: [join(benchDir, 'ceiling.mjs')],
+    argv: [...nodeArgs.filter((a) => a === '--perf-basic-prof'), join(benchDir, 'ceiling.mjs')],
     env: {
       ...env,
       CEILING_PORT: String(port),
@@ -166,11 +180,13 @@ const scenarios = {
 const wrk = (arm, scenario, secs) => runWrk({ port: arm.port, seconds: secs, connections, scenario: scenarios[scenario](arm), benchDir });
 
 /**
- * Self cost (Ir) of a callgrind file, split by where the code is. Name compression: `ob=(3) name`
- * names object 3, a later `ob=(3)` refers to it; `fn` likewise. The line after `calls=` is the
- * inclusive cost of a call, not the caller's own, and is skipped.
+ * Self cost of a callgrind file, one figure per event (`events:` line: Ir alone, or with the cache
+ * simulation Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw), split by where the code is. Name compression:
+ * `ob=(3) name` names object 3, a later `ob=(3)` refers to it; `fn` likewise. The line after
+ * `calls=` is the inclusive cost of a call, not the caller's own, and is skipped. A cost line's
+ * trailing zeros may be left out. `jit` names the JIT's addresses (see jitNames).
  */
-function parseCallgrind(text) {
+function parseCallgrind(text, jit) {
   const names = { ob: new Map(), fn: new Map() };
   const nameOf = (kind, value) => {
     const m = /^\((\d+)\)(?: (.*))?$/.exec(value);
@@ -178,33 +194,97 @@ function parseCallgrind(text) {
     if (m[2] !== undefined) names[kind].set(m[1], m[2]);
     return names[kind].get(m[1]) ?? value;
   };
+  let events = ['Ir'];
+  let positions = 1;
   let ob = '';
   let fn = '';
+  let key = '';
+  let group = '';
   let skip = false;
   const byGroup = new Map();
   const byFn = new Map();
-  let total = 0;
+  const total = [];
+  const add = (map, k, costs) => {
+    let sum = map.get(k);
+    if (!sum) map.set(k, (sum = zeros(events.length)));
+    for (let i = 0; i < costs.length; i++) sum[i] += costs[i];
+  };
+  const where = () => {
+    group = groupOf(ob, fn);
+    key = `${group === 'JIT code' && jit ? jit(fn) : fn} [${ob.split('/').pop()}]`;
+  };
   for (const line of text.split('\n')) {
-    if (line.startsWith('ob=')) ob = nameOf('ob', line.slice(3));
-    else if (line.startsWith('fn=')) fn = nameOf('fn', line.slice(3));
-    else if (line.startsWith('cob=')) nameOf('ob', line.slice(4));
+    if (line.startsWith('ob=')) {
+      ob = nameOf('ob', line.slice(3));
+      where();
+    } else if (line.startsWith('fn=')) {
+      fn = nameOf('fn', line.slice(3));
+      where();
+    } else if (line.startsWith('cob=')) nameOf('ob', line.slice(4));
     else if (line.startsWith('cfn=')) nameOf('fn', line.slice(4));
     else if (line.startsWith('calls=')) skip = true;
+    else if (line.startsWith('events:')) {
+      events = line.slice(7).trim().split(/\s+/);
+      total.push(...zeros(events.length));
+    } else if (line.startsWith('positions:')) positions = line.slice(10).trim().split(/\s+/).length;
     else if (/^[+\-*\d]/.test(line)) {
       if (skip) {
         skip = false;
         continue;
       }
-      const ir = Number(line.split(' ')[1] ?? 0);
-      total += ir;
-      const group = groupOf(ob, fn);
-      byGroup.set(group, (byGroup.get(group) ?? 0) + ir);
-      const key = `${fn} [${ob.split('/').pop()}]`;
-      byFn.set(key, (byFn.get(key) ?? 0) + ir);
+      const costs = line.split(' ').slice(positions).map(Number);
+      for (let i = 0; i < costs.length; i++) total[i] += costs[i];
+      add(byGroup, group, costs);
+      add(byFn, key, costs);
     }
   }
-  return { total, byGroup, byFn };
+  if (total.length === 0) total.push(0);
+  return { events, total, byGroup, byFn };
 }
+
+/**
+ * Names for the JIT's code from node's `--perf-basic-prof` map (`/tmp/perf-<pid>.map`: start,
+ * size, name; under valgrind the process keeps the pid valgrind started with): callgrind names a
+ * function it has no symbol for by its address, which falls in one of the map's ranges.
+ */
+function jitNames(pid) {
+  let text;
+  try {
+    text = readFileSync(`/tmp/perf-${pid}.map`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const starts = [];
+  const ends = [];
+  const labels = [];
+  const entries = text
+    .split('\n')
+    .map((line) => /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line))
+    .filter(Boolean)
+    .map((m) => [parseInt(m[1], 16), parseInt(m[2], 16), m[3]])
+    .sort((a, b) => a[0] - b[0]);
+  for (const [start, size, label] of entries) {
+    starts.push(start);
+    ends.push(start + size);
+    labels.push(label);
+  }
+  return (fn) => {
+    const m = /^0x([0-9a-f]+)$/.exec(fn);
+    if (!m) return fn;
+    const address = parseInt(m[1], 16);
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid] <= address) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    // A code object moved or dropped by V8 leaves its old range in the map; the latest entry wins the search.
+    return hi >= 0 && address < ends[hi] ? labels[hi].replace(/^(LazyCompile|Function):\s*/, '') : 'JIT (unnamed)';
+  };
+}
+
+const zeros = (n) => Array.from({ length: n }, () => 0);
 
 const GROUPS = ['JIT code', 'V8 builtins', 'GC', 'node and V8 (C++)', 'uWS', 'libc', 'other'];
 // V8's garbage collector by its function names: a major collection (marking, sweeping, compacting)
@@ -220,17 +300,23 @@ function groupOf(ob, fn) {
   return 'other';
 }
 
-/** The dump files of one `-d`: `<out>/<arm>.<pid>.<n>-<thread>`, the highest n. */
+/** The dump files of one `-d`: `<out>/<arm>.<pid>.<n>-<thread>`, the highest n, summed over threads. */
 function readDump(arm, n) {
   const prefix = `${arm.file}.${n}-`;
   const files = readdirSync(out).filter((f) => f.startsWith(prefix.split('/').pop()));
-  const threads = files.map((f) => parseCallgrind(readFileSync(join(out, f), 'utf8')));
-  const sum = { total: 0, byGroup: new Map(), byFn: new Map(), busiest: 0 };
+  const jit = jitNames(arm.pid);
+  const threads = files.map((f) => parseCallgrind(readFileSync(join(out, f), 'utf8'), jit));
+  const events = threads[0]?.events ?? ['Ir'];
+  const sum = { events, total: zeros(events.length), byGroup: new Map(), byFn: new Map(), busiest: 0 };
+  const add = (map, k, costs) => {
+    const to = map.get(k) ?? map.set(k, zeros(events.length)).get(k);
+    costs.forEach((c, i) => (to[i] += c));
+  };
   for (const t of threads) {
-    sum.total += t.total;
-    sum.busiest = Math.max(sum.busiest, t.total);
-    for (const [k, v] of t.byGroup) sum.byGroup.set(k, (sum.byGroup.get(k) ?? 0) + v);
-    for (const [k, v] of t.byFn) sum.byFn.set(k, (sum.byFn.get(k) ?? 0) + v);
+    t.total.forEach((c, i) => (sum.total[i] += c));
+    sum.busiest = Math.max(sum.busiest, t.total[0]);
+    for (const [k, v] of t.byGroup) add(sum.byGroup, k, v);
+    for (const [k, v] of t.byFn) add(sum.byFn, k, v);
   }
   return sum;
 }
@@ -251,16 +337,24 @@ const CEILING_SCENARIOS = {
  * collector's work at rest is not subtracted: it collects what the requests left (a major
  * collection may fall in either interval, or in neither).
  */
-const atRest = (r, group) => (group === 'GC' ? 0 : (r.idle.byGroup.get(group) ?? 0));
-const groupPerRequest = (r, group) => ((r.loaded.byGroup.get(group) ?? 0) - atRest(r, group)) / r.requests;
-const perRequest = (r) => (r.loaded.total - (r.idle.total - (r.idle.byGroup.get('GC') ?? 0))) / r.requests;
+const atRest = (r, group, e = 0) => (group === 'GC' ? 0 : (r.idle.byGroup.get(group)?.[e] ?? 0));
+const groupPerRequest = (r, group, e = 0) => ((r.loaded.byGroup.get(group)?.[e] ?? 0) - atRest(r, group, e)) / r.requests;
+const perRequest = (r, e = 0) => (r.loaded.total[e] - (r.idle.total[e] - (r.idle.byGroup.get('GC')?.[e] ?? 0))) / r.requests;
 
 async function measureArm(label, prepared, only = scenarioIds) {
   const ids = scenarioIds.filter((id) => only.includes(id));
   const file = join(out, label);
   const child = spawn(
     'valgrind',
-    ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${file}.%p`, process.execPath, ...prepared.argv],
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      '--separate-threads=yes',
+      ...(cacheSim ? ['--cache-sim=yes', ...cacheArgs] : []),
+      `--callgrind-out-file=${file}.%p`,
+      process.execPath,
+      ...prepared.argv,
+    ],
     { env: prepared.env, stdio: 'ignore' },
   );
   const arm = { label, pid: child.pid, port: prepared.port, host: prepared.host, file: `${file}.${child.pid}`, dumps: 0 };
@@ -287,17 +381,71 @@ async function measureArm(label, prepared, only = scenarioIds) {
       const r = { requests: run.requests, rps: run.rps, loaded, idle };
       results[scenario] = r;
       log(
-        `${label} ${scenario}: ${run.requests} requests (${Math.round(run.rps)}/s under callgrind), ${Math.round(perRequest(r))} instructions a request, ${Math.round(perRequest(r) - groupPerRequest(r, 'GC'))} without GC (${Math.round(loaded.total / run.requests)} before the idle ${Math.round(idle.total / run.requests)}, of which GC ${Math.round((idle.byGroup.get('GC') ?? 0) / run.requests)})`,
+        `${label} ${scenario}: ${run.requests} requests (${Math.round(run.rps)}/s under callgrind), ${Math.round(perRequest(r))} instructions a request, ${Math.round(perRequest(r) - groupPerRequest(r, 'GC'))} without GC (${Math.round(loaded.total[0] / run.requests)} before the idle ${Math.round(idle.total[0] / run.requests)}, of which GC ${Math.round((idle.byGroup.get('GC')?.[0] ?? 0) / run.requests)})`,
       );
     }
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
+    // The JIT's map (--perf-basic-prof), about 1 MB a process: kept only with the callgrind files.
+    if (env.INSTR_KEEP !== '1') rmSync(`/tmp/perf-${child.pid}.map`, { force: true });
   }
   return results;
 }
 
 const k = (n) => Math.round(n).toLocaleString('en-US');
+const topCount = Number(env.INSTR_TOP ?? 25);
+
+/**
+ * The cache simulation's figures per request: every event, at-rest work subtracted as for the
+ * instructions; the data misses (D1mr + D1mw, DLmr + DLmw) by where the code is; and each arm's
+ * functions that miss most, first level and last.
+ */
+function cacheReport(measured) {
+  const lines = [];
+  const f2 = (n) => n.toFixed(2);
+  const sumOf = (costs, names, events) => names.reduce((a, n) => a + (costs?.[events.indexOf(n)] ?? 0), 0);
+  for (const scenario of scenarioIds) {
+    const arms = measured.filter(({ results }) => results[scenario]);
+    if (arms.length === 0) continue;
+    const events = arms[0].results[scenario].loaded.events;
+    if (!events.includes('D1mr')) return ['(no cache events in the dumps: was --cache-sim=yes taken?)'];
+    lines.push(`${scenario}: simulated cache events per request (${cacheArgs.join(' ')}; at-rest work but for GC subtracted)`);
+    lines.push(`  ${'arm'.padEnd(14)} ${events.map((e) => e.padStart(9)).join(' ')}`);
+    for (const { label, results } of arms) {
+      const r = results[scenario];
+      lines.push(`  ${label.padEnd(14)} ${events.map((_, e) => (e < 3 ? k(perRequest(r, e)) : f2(perRequest(r, e))).padStart(9)).join(' ')}`);
+    }
+    lines.push(`${scenario}: data misses per request by where the code is, D1 (read+write) / LL (read+write)`);
+    lines.push(`  ${'arm'.padEnd(14)} ${GROUPS.map((g) => g.padStart(Math.max(13, g.length))).join(' ')}`);
+    for (const { label, results } of arms) {
+      const r = results[scenario];
+      const per = (g, names) => names.reduce((a, n) => a + groupPerRequest(r, g, events.indexOf(n)), 0);
+      const cells = GROUPS.map((g) => `${f2(per(g, ['D1mr', 'D1mw']))}/${f2(per(g, ['DLmr', 'DLmw']))}`.padStart(Math.max(13, g.length)));
+      lines.push(`  ${label.padEnd(14)} ${cells.join(' ')}`);
+    }
+  }
+  for (const [title, names] of [
+    ['first-level data misses (D1mr+D1mw)', ['D1mr', 'D1mw']],
+    ['last-level data misses (DLmr+DLmw)', ['DLmr', 'DLmw']],
+    ['first-level instruction misses (I1mr)', ['I1mr']],
+  ]) {
+    for (const { label, results } of measured) {
+      for (const scenario of scenarioIds) {
+        const r = results[scenario];
+        if (!r) continue;
+        const { events } = r.loaded;
+        const top = [...r.loaded.byFn]
+          .map(([name, costs]) => [name, sumOf(costs, names, events), costs[0]])
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, topCount);
+        lines.push(`${label} ${scenario}, top functions by ${title} per request (and their instructions):`);
+        for (const [name, misses, ir] of top) lines.push(`  ${f2(misses / r.requests).padStart(7)} ${k(ir / r.requests).padStart(6)}  ${name}`);
+      }
+    }
+  }
+  return lines;
+}
 try {
   const measured = [];
   for (const build of builds) {
@@ -322,14 +470,15 @@ try {
       );
     }
   }
+  if (cacheSim) lines.push(...cacheReport(measured));
   // Where each arm's instructions go, its top functions, for the difference to a ceiling.
   for (const { label, results } of measured) {
     for (const scenario of scenarioIds) {
       const r = results[scenario];
       if (!r) continue;
-      const top = [...r.loaded.byFn].sort((a, b) => b[1] - a[1]).slice(0, Number(env.INSTR_TOP ?? 25));
+      const top = [...r.loaded.byFn].sort((a, b) => b[1][0] - a[1][0]).slice(0, topCount);
       lines.push(`${label} ${scenario}, top functions (instructions per request):`);
-      for (const [name, ir] of top) lines.push(`  ${k(ir / r.requests).padStart(7)}  ${name}`);
+      for (const [name, costs] of top) lines.push(`  ${k(costs[0] / r.requests).padStart(7)}  ${name}`);
     }
   }
   console.log(lines.join('\n'));

@@ -5,7 +5,6 @@ import {
   copyServedRequest,
   createEncodingChooser,
   endFromMemory,
-  exactBytes,
   HEADER_NAMES,
   isAborted,
   matchesIfNoneMatch,
@@ -34,6 +33,7 @@ import {
   fileHeaders,
   joinAfterFirst,
   notModifiedHeaders,
+  packedAfterFirst,
   pageHeaders,
   PROTECTED_CACHE_CONTROL,
   protectedHeaders,
@@ -277,23 +277,29 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     return true;
   };
 
-  /** A target's representation for the prepared path, made on its first request and kept on the target. */
+  /**
+   * A target's representation for the prepared path, made on its first request and kept on the
+   * target: the identity one in the target's own fields (site-cache.ts `Target`), a variant in a
+   * `Ready` of its own.
+   */
   const readyOf = (target: Target, encoding: Encoding | undefined): Ready => {
     const entry = target.entry!;
     const size = encoding ? entry.encodings![encoding]! : entry.size;
     const answer = answerOf(target, entry.type, target.varies, blobEtag(entry.sha256, encoding), encoding);
     const etag = answer.etag ?? '';
-    const ready: Ready = {
-      size,
-      full: exactBytes(joinAfterFirst(fileHeaders(answer))),
-      notModified: exactBytes(joinAfterFirst(notModifiedHeaders({ ...answer, etag }))),
-      etag,
-      held: undefined,
-      used: false,
-      heldFrom: undefined,
-    };
-    if (encoding === undefined) target.identity = ready;
-    else if (encoding === 'br') target.br = ready;
+    const full = packedAfterFirst(fileHeaders(answer));
+    const notModified = packedAfterFirst(notModifiedHeaders({ ...answer, etag }));
+    if (encoding === undefined) {
+      target.size = size;
+      target.full = full;
+      target.notModified = notModified;
+      target.etag = etag;
+      target.identity = target;
+      return target;
+    }
+    // What a request reads first (its fields' order is the object's layout).
+    const ready: Ready = { held: undefined, used: false, size, full, notModified, etag, heldFrom: undefined };
+    if (encoding === 'br') target.br = ready;
     else target.gzip = ready;
     return ready;
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cacheControlFor } from '../../src/serve/headers.js';
+import { cacheControlFor, joinAfterFirst, packedAfterFirst, type HeaderList } from '../../src/serve/headers.js';
 
 describe('cacheControlFor', () => {
   it.each([
@@ -12,5 +12,39 @@ describe('cacheControlFor', () => {
     ['', 'public, max-age=300'],
   ])('gives %j %s', (type, expected) => {
     expect(cacheControlFor(type)).toBe(expected);
+  });
+});
+
+describe('packedAfterFirst', () => {
+  const list = (etag: string): HeaderList => [
+    ['Content-Type', 'text/html; charset=utf-8'],
+    ['Cache-Control', 'public, max-age=60'],
+    ['ETag', etag],
+  ];
+
+  it('gives the bytes of joinAfterFirst, side by side in one shared buffer', () => {
+    const blocks = ['"a"', '"b"', '"c"'].map((etag) => packedAfterFirst(list(etag)));
+    blocks.forEach((block, i) => expect(block.equals(joinAfterFirst(list(['"a"', '"b"', '"c"'][i]!)))).toBe(true));
+    expect(blocks[1]!.buffer).toBe(blocks[0]!.buffer);
+    expect(blocks[1]!.byteOffset).toBe(blocks[0]!.byteOffset + blocks[0]!.byteLength);
+  });
+
+  it('starts a new buffer when one is full, and gives a large block one of its own', () => {
+    const blocks = Array.from({ length: 400 }, (_, i) => packedAfterFirst(list(`"${i}"`)));
+    blocks.forEach((block, i) => expect(block.toString('latin1')).toBe(joinAfterFirst(list(`"${i}"`)).toString('latin1')));
+    expect(new Set(blocks.map((block) => block.buffer)).size).toBeGreaterThan(1);
+    const large = packedAfterFirst([
+      ['Content-Type', 'text/plain'],
+      ['X-Long', 'x'.repeat(8000)],
+    ]);
+    expect(
+      large.equals(
+        joinAfterFirst([
+          ['Content-Type', 'text/plain'],
+          ['X-Long', 'x'.repeat(8000)],
+        ]),
+      ),
+    ).toBe(true);
+    expect(blocks.some((block) => block.buffer === large.buffer)).toBe(false);
   });
 });

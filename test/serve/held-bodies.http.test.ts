@@ -61,8 +61,8 @@ describe('bodies held by targets, in memory', () => {
   const readyOf = (target: Target): Ready => {
     const ready: Ready = {
       size: target.entry!.size,
-      full: new ArrayBuffer(0),
-      notModified: new ArrayBuffer(0),
+      full: Buffer.alloc(0),
+      notModified: Buffer.alloc(0),
       etag: '',
       held: undefined,
       used: false,
