@@ -430,11 +430,11 @@ async function unpackBody(
   const channel = publisher !== undefined ? new MessageChannel() : undefined;
   let allAnnounced = (): void => undefined;
   const announced = new Promise<void>((resolve) => (allAnnounced = resolve));
-  channel?.port1.on('message', (message: Announcement | typeof ALL_ANNOUNCED) => {
+  channel?.port1.on('message', (message: readonly Announcement[] | typeof ALL_ANNOUNCED) => {
     if (message === ALL_ANNOUNCED) {
       publisher!.drain();
       allAnnounced();
-    } else publisher!.add(...message);
+    } else for (const announcement of message) publisher!.add(...announcement);
   });
   channel?.port1.on('close', allAnnounced);
   try {
