@@ -588,10 +588,22 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     /** See `BlobPublisher.drain`: as `finish` does, without waiting for the uploads. */
     function drain(): void {
       flushing = true;
-      if (due()) asking ??= ask();
+      let beside: Promise<void> | undefined;
+      if (due() && asking !== undefined) {
+        // The last blobs are asked about beside the question in flight, not after it: their pack
+        // is the one the commit waits for.
+        const objects = waiting;
+        waiting = [];
+        waitingAlone = false;
+        questions++;
+        beside = place(objects);
+        track(beside);
+      } else if (due()) asking = ask();
       track(
         (async () => {
           while (asking !== undefined) await asking;
+          // Its failure is `finish`'s (tracked above): the pack goes up with what was placed.
+          await beside?.catch(() => undefined);
           sendPack();
         })(),
       );
