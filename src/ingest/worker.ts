@@ -225,6 +225,9 @@ export function analyze(task: AnalyzeTask): AnalyzeResult {
   return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits, task.checkPaths);
 }
 
+/** Bytes of announced blobs a batch holds at most before it is posted. */
+const ANNOUNCE_BYTES_AT_ONCE = 4 * 1024 * 1024;
+
 interface Announcer {
   add(sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean): void;
   /** Posts what is left, then `ALL_ANNOUNCED`. */
@@ -234,12 +237,14 @@ interface Announcer {
 /**
  * Announcements posted to the HTTP thread. Each message wakes that thread, which then takes a
  * core from this one (the worker runs at a lower priority): they go in batches of
- * `ANNOUNCE_AT_ONCE`, the number its publisher asks PostgreSQL about at once anyway. The first
- * blob, one that goes up alone (over `bytesMax`) and the last ones go at once.
+ * `ANNOUNCE_AT_ONCE`, the number its publisher asks PostgreSQL about at once anyway, or of
+ * `ANNOUNCE_BYTES_AT_ONCE` (bytes this thread holds meanwhile). The first blob, one that goes up
+ * alone (over `bytesMax`) and the last ones go at once.
  */
 function createAnnouncer(port: MessagePort, bytesMax: number): Announcer {
   let batch: Announcement[] = [];
   let moved: ArrayBuffer[] = [];
+  let batchBytes = 0;
   let sent = 0;
   const flush = (): void => {
     if (batch.length === 0) return;
@@ -247,13 +252,17 @@ function createAnnouncer(port: MessagePort, bytesMax: number): Announcer {
     sent += batch.length;
     batch = [];
     moved = [];
+    batchBytes = 0;
   };
   return {
     add(sha256, bytes, encodings, yours) {
       const [announcement, buffer] = announce(bytesMax, sha256, bytes, encodings, yours);
       batch.push(announcement);
-      if (buffer !== undefined) moved.push(buffer);
-      if (buffer === undefined || sent === 0 || batch.length >= ANNOUNCE_AT_ONCE) flush();
+      if (buffer !== undefined) {
+        moved.push(buffer);
+        batchBytes += buffer.byteLength;
+      }
+      if (buffer === undefined || sent === 0 || batch.length >= ANNOUNCE_AT_ONCE || batchBytes >= ANNOUNCE_BYTES_AT_ONCE) flush();
     },
     end() {
       flush();
