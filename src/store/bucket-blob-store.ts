@@ -527,8 +527,10 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     const due = (): boolean => waiting.length > 0 && (flushing || waitingAlone || questions === 0 || waiting.length >= ASK_AT_ONCE);
 
     async function ask(): Promise<void> {
-      // Announcements that arrive together are read before the first question goes out.
-      await new Promise((resolve) => setImmediate(resolve));
+      // Blobs added together (a batch of announcements, `finish`'s) are taken before the first
+      // question goes out: they are added in one event turn, so waiting for its end is enough (a
+      // whole turn of the event loop was, while each blob came in a message of its own).
+      await Promise.resolve();
       try {
         while (due()) {
           const objects = waiting;
