@@ -596,7 +596,6 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
   };
 }
 
-/** Reads `plinth_records` through a cursor, in batches, inside the caller's transaction. */
 /**
  * The upsert of pack rows (bucket-packs.ts `record`), its arrays appended to `values`: one row per
  * key (the last), so that it never touches a row twice.
@@ -609,6 +608,7 @@ function packRowsInsert(values: unknown[], rows: PackRows['rows']): string {
      ON CONFLICT (key) DO UPDATE SET pack = excluded.pack, byte_offset = excluded.byte_offset, size = excluded.size, touched_ms = excluded.touched_ms`;
 }
 
+/** Reads `plinth_records` through a cursor, in batches, inside the caller's transaction. */
 async function readAllRecords(
   client: pg.PoolClient,
   each: (batch: Array<[ReplicatedDb, Key, unknown]>) => Promise<void>,
