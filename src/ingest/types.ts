@@ -62,7 +62,7 @@ export interface UnpackOptions {
    */
   analyze?: { limits: SiteRulesLimits; threads: number };
   /**
-   * A port the worker posts each blob to as soon as it is stored, as an `Announcement`, so that a
+   * A port the worker posts each blob to once it is stored, as an `Announcement` in a batch (see `ANNOUNCE_AT_ONCE`), so that a
    * node with a bucket starts its upload while the rest is unpacked. The one value here that is
    * not plain data: it is transferred, and the worker closes it when done.
    */
@@ -110,6 +110,11 @@ export interface JournaledBlob {
  * the receiving thread need not look for them on disk, one `stat` per encoding and blob.
  */
 export type Announcement = [sha256: string, bytes: Uint8Array | undefined, encodings: { br?: number; gzip?: number }];
+/**
+ * Announcements go on `UnpackTask.announce` in batches (an array of them per message) of up to
+ * this many; the first blob, one over `announceBytesMax` and the last ones at once.
+ */
+export const ANNOUNCE_AT_ONCE = 32;
 /**
  * Posted on `UnpackTask.announce` after the last `Announcement`, once the site passed its checks:
  * nothing more is coming, so what the receiver holds can go now, not at the task's end (a small

@@ -18,7 +18,7 @@ import { analyzeSite, linkCheckShares } from './site-analysis.js';
 import { DeployRejected } from './rejection.js';
 import { syncOverPort } from './sync-port.js';
 import { readTar } from './tar-reader.js';
-import { ALL_ANNOUNCED } from './types.js';
+import { ALL_ANNOUNCED, ANNOUNCE_AT_ONCE } from './types.js';
 import type {
   Announcement,
   AnalyzeResult,
@@ -86,6 +86,7 @@ export async function unpack(task: UnpackTask): Promise<UnpackReply | ReturnType
 }
 
 async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
+  const announcer = task.announce !== undefined ? createAnnouncer(task.announce, task.announceBytesMax ?? 0) : undefined;
   const collector = createCollector({
     blobs: blobsFor(task.dataDir),
     limits: task.limits,
@@ -94,15 +95,14 @@ async function unpackBody(task: UnpackTask): Promise<UnpackResult> {
     ...(task.compressBeforePublish !== undefined ? { compressBeforePublish: task.compressBeforePublish } : {}),
     ...(task.announce !== undefined
       ? {
-          onStored: (sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean) =>
-            announce(task.announce!, task.announceBytesMax ?? 0, sha256, bytes, encodings, yours),
+          onStored: (sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean) => announcer!.add(sha256, bytes, encodings, yours),
         }
       : {}),
     ...(task.syncPort !== undefined ? { runSync: syncOverPort(task.syncPort) } : {}),
     ...(task.journalMaxBytes !== undefined ? { journalMaxBytes: task.journalMaxBytes } : {}),
     ...(task.deferMaxBytes !== undefined ? { deferMaxBytes: task.deferMaxBytes } : {}),
     ...(task.syncBlobs === false ? { syncBlobs: false } : {}),
-    ...(task.announce !== undefined ? { onAllStored: () => task.announce!.postMessage(ALL_ANNOUNCED) } : {}),
+    ...(task.announce !== undefined ? { onAllStored: () => announcer!.end() } : {}),
   });
   const body: BodySource = task.body !== undefined ? { bytes: asBuffer(task.body) } : { path: task.spoolPath, ...(task.range ? { range: task.range } : {}) };
   try {
@@ -225,13 +225,59 @@ export function analyze(task: AnalyzeTask): AnalyzeResult {
   return analyzeSite(task.files, (file) => blobs.readSync(file.sha256), task.limits, task.checkPaths);
 }
 
+/** Bytes of announced blobs a batch holds at most before it is posted. */
+const ANNOUNCE_BYTES_AT_ONCE = 4 * 1024 * 1024;
+
+interface Announcer {
+  add(sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean): void;
+  /** Posts what is left, then `ALL_ANNOUNCED`. */
+  end(): void;
+}
+
+/**
+ * Announcements posted to the HTTP thread. Each message wakes that thread, which then takes a
+ * core from this one (the worker runs at a lower priority): they go in batches of
+ * `ANNOUNCE_AT_ONCE`, the number its publisher asks PostgreSQL about at once anyway, or of
+ * `ANNOUNCE_BYTES_AT_ONCE` (bytes this thread holds meanwhile). The first blob, one that goes up
+ * alone (over `bytesMax`) and the last ones go at once.
+ */
+function createAnnouncer(port: MessagePort, bytesMax: number): Announcer {
+  let batch: Announcement[] = [];
+  let moved: ArrayBuffer[] = [];
+  let batchBytes = 0;
+  let sent = 0;
+  const flush = (): void => {
+    if (batch.length === 0) return;
+    port.postMessage(batch satisfies readonly Announcement[], moved);
+    sent += batch.length;
+    batch = [];
+    moved = [];
+    batchBytes = 0;
+  };
+  return {
+    add(sha256, bytes, encodings, yours) {
+      const [announcement, buffer] = announce(bytesMax, sha256, bytes, encodings, yours);
+      batch.push(announcement);
+      if (buffer !== undefined) {
+        moved.push(buffer);
+        batchBytes += buffer.byteLength;
+      }
+      if (buffer === undefined || sent === 0 || batch.length >= ANNOUNCE_AT_ONCE || batchBytes >= ANNOUNCE_BYTES_AT_ONCE) flush();
+    },
+    end() {
+      flush();
+      port.postMessage(ALL_ANNOUNCED);
+    },
+  };
+}
+
 /**
  * See `UnpackTask.announceBytesMax`. Bytes in a buffer the collector gives away (`yours`: most
  * files of an archive, joined from its chunks) move to the HTTP thread as they are; others (a view
  * of a larger buffer, or bytes the collector keeps) are copied into a buffer that moves.
  */
-function announce(port: MessagePort, bytesMax: number, sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean): void {
-  if (bytes.byteLength > bytesMax) return port.postMessage([sha256, undefined, encodings] satisfies Announcement);
+function announce(bytesMax: number, sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean): [Announcement, ArrayBuffer | undefined] {
+  if (bytes.byteLength > bytesMax) return [[sha256, undefined, encodings], undefined];
   const own = yours && bytes.buffer instanceof ArrayBuffer ? bytes : new Uint8Array(bytes);
-  port.postMessage([sha256, own, encodings] satisfies Announcement, [own.buffer as ArrayBuffer]);
+  return [[sha256, own, encodings], own.buffer as ArrayBuffer];
 }

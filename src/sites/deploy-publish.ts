@@ -4,7 +4,7 @@ import { siteUrl } from '../config.js';
 import type { DeployView } from '../contract/index.js';
 import { ServiceError } from '../errors.js';
 import { ANONYMOUS_LIFETIME_MS, randomSiteName, type RevisionExtras } from '../rules/index.js';
-import { hashToken, type EventActor, type FileEntry, type JournaledBlob, type KnownBlob, type PackedBlobs } from '../store/index.js';
+import { hashToken, type EventActor, type FileEntry, type JournaledBlob, type KnownBlob, type PackedBlobs, type PackRows } from '../store/index.js';
 import { deployConflict, type Decision } from './deploy-decision.js';
 import type { OperationsDeps } from './deps.js';
 import { eventRecorded, newEvent } from './events.js';
@@ -25,6 +25,8 @@ export interface NewRevision {
   live: boolean;
   /** `blobs.publish` of these files, started already (see deploy.ts); started here if not. */
   uploads?: Promise<PackedBlobs>;
+  /** Once `uploads` resolved: rows of its packs for the commit to write (`CommitInput.packRows`). */
+  packRows?: () => PackRows | undefined;
   /** Who deploys, for the audit log; by default, as the decision names the author. */
   actor?: EventActor;
   /** The blobs' bytes, for the commit to make durable with the revision (`CommitInput.journal`). */
@@ -58,6 +60,7 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
   // alone takes the cluster's write lock: no bucket request is made while it is held.
   const packed = await (revision.uploads ?? store.blobs.publish(Array.from(revision.files.values(), (entry) => entry.sha256)));
   const files = withPackPlaces(revision.files, packed);
+  const packRows = revision.packRows?.();
   if (decision.mode === 'update') {
     const result = await store.commitRevision({
       site: decision.site.name,
@@ -68,6 +71,7 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
       extras,
       ...(live ? {} : { publish: false }),
       ...(journal !== undefined ? { journal } : {}),
+      ...(packRows !== undefined ? { packRows } : {}),
       event: (site, committed) =>
         newEvent(actor, {
           kind: live ? 'deploy.published' : 'deploy.draft',
@@ -122,6 +126,7 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
       createdBy: decision.createdBy,
       extras,
       ...(journal !== undefined ? { journal } : {}),
+      ...(packRows !== undefined ? { packRows } : {}),
       event: (site, committed) =>
         newEvent(actor, { kind: 'deploy.published', site, details: { revision: committed.id, number: committed.number, files: files.size, created: true } }),
     });

@@ -133,7 +133,8 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       const started = performance.now();
       // With a bucket, each blob goes up as soon as the worker has stored it (a refused deploy
       // leaves what went up unreferenced, for garbage collection); the commit waits for them all.
-      const publisher = store.blobs.publisher();
+      // Its packs' rows are written by the commit (`PublisherOptions.rowsToCommit`).
+      const publisher = store.blobs.publisher({ rowsToCommit: true });
       const bucketed = store.blobs.bucket !== undefined;
       const result = await unpackBody(deps, caller, body, request.bodyKind, signal, undefined, bucketed ? publisher : undefined, {
         threads: deps.ingest.threads,
@@ -176,12 +177,14 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
           live,
           actor: actorOf(caller, network),
           uploads,
+          ...(publisher.rowsForCommit !== undefined ? { packRows: () => publisher.rowsForCommit!() } : {}),
           ...(result.journal !== undefined && !bucketed ? { journal: result.journal } : {}),
         });
       } catch (err) {
         release?.();
         throw err;
       }
+      publisher.rowsCommitted?.();
       const ms = (from: number, to: number): number => Math.round(to - from);
       log.info(
         {
@@ -430,11 +433,11 @@ async function unpackBody(
   const channel = publisher !== undefined ? new MessageChannel() : undefined;
   let allAnnounced = (): void => undefined;
   const announced = new Promise<void>((resolve) => (allAnnounced = resolve));
-  channel?.port1.on('message', (message: Announcement | typeof ALL_ANNOUNCED) => {
+  channel?.port1.on('message', (message: readonly Announcement[] | typeof ALL_ANNOUNCED) => {
     if (message === ALL_ANNOUNCED) {
       publisher!.drain();
       allAnnounced();
-    } else publisher!.add(...message);
+    } else for (const announcement of message) publisher!.add(...announcement);
   });
   channel?.port1.on('close', allAnnounced);
   try {

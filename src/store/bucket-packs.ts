@@ -5,9 +5,10 @@ import { BULK_QUERY_MS, timeBound } from './records-connections.js';
  * Where a cluster's packed objects live. A deploy's small blobs (and their variants) go to the
  * bucket not one object each but appended to a pack object, `packs/<uuid>`, and this table says
  * which byte range of which pack holds each key. Unlike the bucket ledger (a hint), it is the only
- * record of these objects: its rows are written after their pack's PUT and before the deploy's
- * commit, so a row never points to a pack that was not written; a pack is deleted only once no
- * row points to it (bucket-gc.ts).
+ * record of these objects: its rows are written after their pack's PUT, before the deploy's commit
+ * or by it (`CommitInput.packRows`, in the same transaction as the records that name them), so a
+ * row never points to a pack that was not written; a pack is deleted only once no row points to
+ * it (bucket-gc.ts).
  *
  * A pack's key is random, never its contents' hash: two deploys that made the same bytes would
  * otherwise write one key twice, and garbage collection could delete the first while the second

@@ -27,6 +27,7 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     bytes += entry.size;
   }
 
+  const options = input.packRows !== undefined ? { packRows: input.packRows } : undefined;
   return dbs.transact((): CommitResult => {
     const createdAt = now();
     let site: SiteRecord;
@@ -84,7 +85,7 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     void dbs.sites.put(site.id, updated);
     if (event === undefined) return { ok: true, site: updated, revision };
     return { ok: true, site: updated, revision, event: putEvent(dbs, event, createdAt) };
-  });
+  }, options);
 }
 
 function newSiteRecord(create: NewSite, createdAt: number): SiteRecord {

@@ -15,6 +15,7 @@ import type {
   OAuthClientRecord,
   OAuthCodeEntry,
   OAuthGrantRecord,
+  PackRows,
   ReplayRecord,
   ReportRecord,
   RevisionExtras,
@@ -41,8 +42,9 @@ export interface MetadataDbs {
    * committed together or not at all. Embedded, an LMDB transaction; in a cluster, the same code
    * runs against the local replica and its writes are committed through PostgreSQL first (see
    * replica.ts). `fn` must only read and write these databases: it may run more than once.
+   * `packRows` (a cluster only): written to PostgreSQL with the change, if `fn` writes anything.
    */
-  transact<T>(fn: () => T): Promise<T>;
+  transact<T>(fn: () => T, options?: { packRows?: PackRows }): Promise<T>;
   /** site id → record. */
   sites: Database<SiteRecord, string>;
   /** Every name ever used → site id, so names are never reused and former names still resolve. */
@@ -152,7 +154,11 @@ export function openMetadataDbs(path: string): MetadataDbs {
   guardCommitFailures(env, path);
   return {
     env,
-    transact: (fn) => env.transaction(fn),
+    transact: (fn, options) => {
+      // Packs live in a cluster's bucket: an embedded index has nowhere to record them.
+      if (options?.packRows !== undefined) throw new TypeError('this store has no bucket packs');
+      return env.transaction(fn);
+    },
     sites: env.openDB<SiteRecord, string>('sites', {}),
     names: env.openDB<string, string>('names', {}),
     revisions: env.openDB<RevisionRecord, RevisionKey>('revisions', {}),

@@ -234,11 +234,12 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
         onUnknownFamily(db, writes);
       }
     };
-    dbs.transact = async (fn) => {
+    dbs.transact = async (fn, options) => {
       const { result, change } = await records.commit(
         applyRemote,
         () => appliedSeq(raw),
         () => replica.dryRun(fn),
+        options?.packRows,
       );
       // This node serves its own change at once: applied before the caller hears of it, in this
       // event turn (the writes its dry run recorded, with no wait for LMDB's writer thread).

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Key } from 'lmdb';
-import { RECORDS_UNAVAILABLE_CODE } from '../errors.js';
+import { BUCKET_UNAVAILABLE_CODE, RECORDS_UNAVAILABLE_CODE } from '../errors.js';
 import { exceedsCap, rateWindow } from '../rules/index.js';
 import { createBucketLedger, type BucketLedger } from './bucket-ledger.js';
 import { CLOCK_COLUMN, createDatabaseClock } from './database-clock.js';
@@ -19,7 +19,7 @@ import { clusterAnalytics } from './records-analytics.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
 import type { RecordWrite, ReplicatedDb } from './replicated-dbs.js';
 import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
-import type { RateCheck, RateResult } from './types.js';
+import type { PackRows, RateCheck, RateResult } from './types.js';
 
 /**
  * PostgreSQL as the record of truth (DESIGN "Past one machine"): every record in
@@ -88,12 +88,14 @@ export interface RecordsLog {
   /**
    * Runs `prepare` under the cluster-wide write lock after `catchUp` brought the replica to the
    * head of the log; commits what it returns as the next change. The lock is held until
-   * PostgreSQL has committed, so no other writer can slip in between.
+   * PostgreSQL has committed, so no other writer can slip in between. `packRows`: rows of packs
+   * already in the bucket, written by the change's statement (none when it writes nothing).
    */
   commit<T>(
     catchUp: (changes: Change[]) => Promise<void>,
     after: () => number,
     prepare: () => { result: T; writes: RecordWrite[] },
+    packRows?: PackRows,
   ): Promise<{ result: T; change?: Change }>;
   /**
    * Changes after `seq`, oldest first, at most `limit`. Throws an error with code
@@ -308,7 +310,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     // the replica's read only when there are some, then again after each catch-up), the change
     // with its records and notification in one prepared statement, COMMIT. Each round trip costs
     // both ends CPU and waits its turn on a busy machine, with the lock held.
-    commit: (catchUp, after, prepare) =>
+    commit: (catchUp, after, prepare, packRows) =>
       withReadyClient(async (client) => {
         try {
           // One simple-protocol query (no parameters), several statements in one round trip: the
@@ -373,6 +375,13 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           }
           if (removes > 0) {
             parts.push(`gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT db, key FROM (${records(true)}) AS removed))`);
+          }
+          if (packRows !== undefined && packRows.rows.length > 0) {
+            // Checked with the lock held, right before the statement: see `PackRows.expired`.
+            if (packRows.expired()) {
+              throw Object.assign(new Error('the packs of this commit were uploaded over half the grace period ago'), { code: BUCKET_UNAVAILABLE_CODE });
+            }
+            parts.push(`packed AS (${packRowsInsert(values, packRows.rows)})`);
           }
           const inserted = await timeBound<{ seq: string; stamp: string }>(
             client,
@@ -585,6 +594,18 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     },
     close: () => connections.end(),
   };
+}
+
+/**
+ * The upsert of pack rows (bucket-packs.ts `record`), its arrays appended to `values`: one row per
+ * key (the last), so that it never touches a row twice.
+ */
+function packRowsInsert(values: unknown[], rows: PackRows['rows']): string {
+  const last = [...new Map(rows.map((row) => [row.key, row])).values()];
+  const at = (column: unknown[]): number => values.push(column);
+  return `INSERT INTO plinth_packed_objects (key, pack, byte_offset, size, touched_ms)
+     SELECT * FROM unnest($${at(last.map((r) => r.key))}::text[], $${at(last.map((r) => r.pack))}::text[], $${at(last.map((r) => r.offset))}::bigint[], $${at(last.map((r) => r.size))}::bigint[], $${at(last.map((r) => Math.floor(r.touchedMs)))}::bigint[])
+     ON CONFLICT (key) DO UPDATE SET pack = excluded.pack, byte_offset = excluded.byte_offset, size = excluded.size, touched_ms = excluded.touched_ms`;
 }
 
 /** Reads `plinth_records` through a cursor, in batches, inside the caller's transaction. */

@@ -7,7 +7,7 @@
 import type { DomainStatus, Encoding, Plan, RevisionExtras, Role } from '../rules/index.js';
 import type { RunSync } from './filesystem-sync.js';
 import type { ReplicaStatus } from './replica-health.js';
-import type { PackLedger } from './bucket-packs.js';
+import type { PackedObject, PackLedger } from './bucket-packs.js';
 
 export type { Encoding, Plan, RevisionExtras, ReplicaStatus, Role };
 
@@ -188,6 +188,24 @@ export interface CommitInput {
    * stores only.
    */
   journal?: readonly JournaledBlob[];
+  /**
+   * In a cluster: rows of packs already in the bucket that this commit writes in its own
+   * transaction, with the records that name their objects (`BlobPublisher.rowsForCommit`).
+   */
+  packRows?: PackRows;
+}
+
+/**
+ * Rows of a deploy's packs, uploaded before its commit, that the commit writes itself: one
+ * statement and round trip fewer after the last upload than writing them first.
+ */
+export interface PackRows {
+  rows: ReadonlyArray<PackedObject & { key: string }>;
+  /**
+   * Whether it is too late to write them: garbage collection deletes a pack no row points to once
+   * it is older than the grace period, so rows are written within half of it from the upload.
+   */
+  expired(): boolean;
 }
 
 /** A blob whose bytes ride in a revision's transaction (`CommitInput.journal`, blob-journal.ts). */
@@ -338,7 +356,7 @@ export interface BlobStore {
    * or rejects as `publish` of all of them would, but for the variants of small blobs, which
    * `afterAnswer` uploads. No-op without a bucket.
    */
-  publisher(): BlobPublisher;
+  publisher(options?: PublisherOptions): BlobPublisher;
   /**
    * This node's step of cache upkeep: deletes the least recently used local blob files until the
    * cache is within its byte budget, never one the bucket does not hold yet, nor one used in the
@@ -368,6 +386,15 @@ export interface KnownBlob {
   encodings: Partial<Record<Encoding, number>>;
   /** The bytes of some of those variants, when the caller holds them, so a pack need not read their files. */
   variantBytes?: Partial<Record<Encoding, Uint8Array>>;
+}
+
+export interface PublisherOptions {
+  /**
+   * The caller commits right after `finish` (a deploy): the rows of the packs `finish` waits for
+   * (up to a bound) are not written by the publisher but handed over (`rowsForCommit`) for the
+   * commit's own transaction.
+   */
+  rowsToCommit?: boolean;
 }
 
 /** See `BlobStore.publisher`. */
@@ -405,6 +432,13 @@ export interface BlobPublisher {
    * they arrive, a node asked for one makes it from its blob (see `fetch`).
    */
   afterAnswer(): Promise<void>;
+  /**
+   * With `PublisherOptions.rowsToCommit`, once `finish` has resolved: the rows it left for the
+   * commit (`CommitInput.packRows`); undefined when none.
+   */
+  rowsForCommit?(): PackRows | undefined;
+  /** The commit wrote those rows: later deploys of this node may take their objects as placed without asking. */
+  rowsCommitted?(): void;
 }
 
 /** One pass of cache upkeep: what went, and what the cache held after it (when it was measured). */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBucketBlobStore } from '../../src/store/bucket-blob-store.js';
 import { createBucketLedger, type BucketLedger } from '../../src/store/bucket-ledger.js';
 import { createPackLedger } from '../../src/store/bucket-packs.js';
-import { collectBucketGarbage, connectStore, type Store } from '../../src/store/index.js';
+import { collectBucketGarbage, connectStore, type FileEntry, type Store } from '../../src/store/index.js';
 import { queryRows, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { isObjectPut, startS3, type TestS3 } from '../helpers/s3.js';
 import { tempDir } from '../helpers/sites.js';
@@ -262,6 +262,66 @@ describe('a cluster deploy packs its small blobs', () => {
     expect(await waitUntil(async () => (await rowsOf(contents.map(sha))).length >= 64, 5000)).toBe(true);
     // The last one, alone, goes up as its own object.
     expect((await publishing.finish(contents.map(sha))).size).toBe(64);
+    await publishing.afterAnswer();
+  });
+
+  it('leaves a deploy’s pack rows to its commit, written with the records; a commit that writes nothing, or one too late, writes none', async () => {
+    const a = await node();
+    const contents = Array.from({ length: 10 }, () => randomBytes(900));
+    const shas = await write(a, contents);
+    const publishing = a.blobs.publisher({ rowsToCommit: true });
+    for (const sha of shas) publishing.add(sha);
+    const places = await publishing.finish(shas);
+    expect(places.size).toBe(10);
+    // In the bucket, and no row yet: until the commit writes them, nothing points to the pack.
+    expect(await rowsOf(shas)).toEqual([]);
+    const packRows = publishing.rowsForCommit!()!;
+    expect(new Set(packRows.rows.map((row) => row.key.match(/[0-9a-f]{64}/)![0]))).toEqual(new Set(shas));
+    expect(packRows.expired()).toBe(false);
+    const files = (): Map<string, FileEntry> =>
+      new Map(shas.map((sha, i) => [`f${i}.txt`, { sha256: sha, size: contents[i]!.byteLength, type: 'text/plain', pack: places.get(sha)! }]));
+    const site = (name: string) => ({
+      site: name,
+      create: { name, plan: 'free' as const, claimed: true },
+      baseRevision: null,
+      files: files(),
+      kind: 'deploy' as const,
+      createdBy: 'admin',
+    });
+
+    // Too late (past half the grace period): refused with the lock held, nothing written.
+    await expect(a.commitRevision({ ...site('rows-late'), packRows: { ...packRows, expired: () => true } })).rejects.toMatchObject({
+      code: 'BUCKET_UNAVAILABLE',
+    });
+    expect(a.getSite('rows-late')).toBeUndefined();
+    expect(await rowsOf(shas)).toEqual([]);
+
+    const committed = await a.commitRevision({ ...site('rows-in-commit'), packRows });
+    if (!committed.ok) throw new Error(committed.reason);
+    const rows = await rowsOf(shas);
+    expect(rows).toHaveLength(10);
+    for (const row of rows) expect(places.get(row.key.match(/[0-9a-f]{64}/)![0])).toEqual({ key: row.pack, offset: Number(row.byte_offset) });
+    publishing.rowsCommitted!();
+    await publishing.afterAnswer();
+
+    // A commit that writes nothing (the name is taken) writes no row either.
+    await sql('DELETE FROM plinth_packed_objects WHERE key = ANY($1::text[])', [rows.map((row) => row.key)]);
+    const taken = await a.commitRevision({ ...site('rows-in-commit'), packRows });
+    expect(taken).toMatchObject({ ok: false, reason: 'name_taken' });
+    expect(await rowsOf(shas)).toEqual([]);
+  });
+
+  it('writes its own pack rows without rowsToCommit, and for packs cut after finish', async () => {
+    const a = await node();
+    const shas = await write(
+      a,
+      Array.from({ length: 4 }, () => randomBytes(800)),
+    );
+    const publishing = a.blobs.publisher();
+    for (const sha of shas) publishing.add(sha);
+    await publishing.finish(shas);
+    expect(publishing.rowsForCommit!()).toBeUndefined();
+    expect(await rowsOf(shas)).toHaveLength(4);
     await publishing.afterAnswer();
   });
 
