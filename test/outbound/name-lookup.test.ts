@@ -36,27 +36,39 @@ describe('slots of a process', () => {
 });
 
 describe('a bounded lookup', () => {
-  it('is late at its deadline, keeps its slot until the resolver answers, and the next is late at once meanwhile', async () => {
+  it('is late at its deadline and keeps its slot until the resolver answers; the next waits for it', async () => {
     const slots = slotsOf(1);
     const silent = pending();
     expect(await lookupBy(silent.lookup, slots, 'silent.test', performance.now() + 50)).toBe(LATE);
-    // The first lookup still holds the pool's thread: no second one is started.
+    // The first lookup still holds the pool's thread: the second is not started before its deadline.
     let started = false;
-    const second = lookupBy(
-      async () => {
-        started = true;
-        return FOUND;
-      },
-      slots,
-      'other.test',
-      far(),
-    );
-    expect(await second).toBe(LATE);
+    const asked = async (): Promise<Addresses> => {
+      started = true;
+      return FOUND;
+    };
+    expect(await lookupBy(asked, slots, 'other.test', performance.now() + 50)).toBe(LATE);
     expect(started).toBe(false);
+    // One that waits longer gets the slot once the resolver answers the first.
+    const waiting = lookupBy(asked, slots, 'other.test', far());
+    setTimeout(() => silent.answer(), 30);
+    expect(await waiting).toEqual(FOUND);
+    expect(started).toBe(true);
+  });
+
+  it('lets lookups sent at once past the bound wait their turn rather than fail', async () => {
+    const slots = slotsOf(1);
+    const slow = async (): Promise<Addresses> => new Promise((resolve) => setTimeout(() => resolve(FOUND), 20));
+    const all = await Promise.all(Array.from({ length: 4 }, (_, i) => lookupBy(slow, slots, `n${i}.test`, far())));
+    expect(all).toEqual([FOUND, FOUND, FOUND, FOUND]);
+  });
+
+  it('takes no slot for an IP address, which the resolver is not asked for', async () => {
+    const slots = slotsOf(1);
+    const silent = pending();
+    void lookupBy(silent.lookup, slots, 'silent.test', far());
+    expect(await lookupBy(async () => FOUND, slots, '192.0.2.1', far())).toEqual(FOUND);
+    expect(await lookupBy(async () => FOUND, slots, '2001:db8::1', far())).toEqual(FOUND);
     silent.answer();
-    await Promise.resolve();
-    await Promise.resolve();
-    expect(await lookupBy(async () => FOUND, slots, 'other.test', far())).toEqual(FOUND);
   });
 
   it.each([
