@@ -444,9 +444,23 @@ describe('three nodes on one PostgreSQL and one bucket', () => {
       expect(refused.json.error).toMatchObject({ code: 'unavailable', details: { reason: 'records_unavailable' } });
     }
     expect(acknowledged.length).toBeGreaterThan(2);
-    // Nothing acknowledged was lost: every revision is in the history, and the last one is live everywhere.
-    const history = await api(0, { path: `/v1/sites/${name}/revisions?limit=100`, token: owner.token });
-    const known = new Set((history.json.revisions as Array<{ id: string }>).map((revision) => revision.id));
+    // Nothing acknowledged was lost: every revision is in the history (page after page: a fast
+    // cluster acknowledges about a hundred here), and the last one is live everywhere. Node 0 reads
+    // its replica, which learns of the other nodes' last deploys a moment after their 201.
+    const history = async (): Promise<Set<string>> => {
+      const ids = new Set<string>();
+      for (let cursor: string | null = ''; cursor !== null;) {
+        const page = await api(0, { path: `/v1/sites/${name}/revisions?limit=100${cursor ? `&cursor=${cursor}` : ''}`, token: owner.token });
+        for (const revision of page.json.revisions as Array<{ id: string }>) ids.add(revision.id);
+        cursor = page.json.next_cursor as string | null;
+      }
+      return ids;
+    };
+    let known = new Set<string>();
+    await waitUntil(async () => {
+      known = await history();
+      return acknowledged.every(({ revision }) => known.has(revision));
+    }, 5000);
     for (const { revision } of acknowledged) expect(known.has(revision), revision).toBe(true);
     const last = acknowledged[acknowledged.length - 1]!;
     await onEveryNode(2000, async (node) => (await visit(node, name)).text.includes(last.html));
