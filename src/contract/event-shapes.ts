@@ -30,8 +30,12 @@ const webhookProperties = {
   url: str('Where deliveries are posted.'),
   events: arrayOf(webhookEvent),
   created_at: time(),
-  state: enumOf(['active', 'disabled'] as const, '`disabled` once too many deliveries in a row were given up on: nothing more is sent.'),
+  state: enumOf(['active', 'disabled'] as const, '`disabled`: nothing more is sent; `disabled_for` says why.'),
   disabled_at: time(),
+  disabled_for: enumOf(
+    ['failures', 'claim'] as const,
+    '`failures`: too many deliveries in a row were given up on. `claim`: the site token registered it, and the site was claimed (it heard the claim itself).',
+  ),
   failures: int('Deliveries given up on in a row.'),
 };
 const WEBHOOK_REQUIRED = ['id', 'url', 'events', 'created_at', 'state', 'failures'] as const;

@@ -4,6 +4,19 @@ export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export const isWebhookEvent = (kind: string): kind is WebhookEvent => (WEBHOOK_EVENTS as readonly string[]).includes(kind);
 
+/** A webhook's `createdBy` when a site token registered it (the audit log's name for that actor). */
+export const SITE_TOKEN_CREATOR = 'site_token';
+
+/**
+ * Whether a webhook is sent an event of this kind: an active one, each kind it asked for. One that
+ * its site's claim ended (it was the site token's, and the site token reaches nothing after the
+ * claim) still hears that claim, recorded after it ended: its receiver learns why nothing follows.
+ */
+export function webhookHears(hook: { events: readonly string[]; disabledAt?: number; disabledFor?: string }, kind: string): boolean {
+  if (!hook.events.includes(kind)) return false;
+  return hook.disabledAt === undefined || (hook.disabledFor === 'claim' && kind === 'site.claimed');
+}
+
 /**
  * A webhook's URL as the audit log shows it: its origin only. The path and query often are the
  * receiver's credential (Slack's and Discord's incoming webhooks), and the log is read by every

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { siteUrl } from '../config.js';
 import type { ClaimLinkView } from '../contract/index.js';
 import { ServiceError } from '../errors.js';
-import { isExpired } from '../rules/index.js';
+import { isExpired, webhookUrlShown } from '../rules/index.js';
 import { hashToken, type SiteRecord } from '../store/index.js';
 import { requireAccount, resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
@@ -142,6 +142,13 @@ export function claimOperations(deps: OperationsDeps): ClaimOperations {
         site: result.site,
         details: { plan: result.site.plan, ...(result.tokenId !== undefined ? { agent_token: result.tokenId } : {}) },
       });
+      for (const hook of result.endedWebhooks) {
+        await recordEvent(
+          deps,
+          { kind: 'system' },
+          { kind: 'webhook.disabled', site: result.site, details: { webhook: hook.id, url: webhookUrlShown(hook.url), reason: 'claim' } },
+        );
+      }
       const view: ClaimResultView = { site: { name: result.site.name, url: siteUrl(config.publicUrls, result.site.name) } };
       if (result.tokenId !== undefined && accountToken) view.agent_token = { id: result.tokenId, name: accountToken.name };
       return view;

@@ -1,5 +1,5 @@
 import { WEBHOOK_REFUSED_ADDRESS } from '../outbound/index.js';
-import { isExpired, isRetriableAttempt, nextWebhookAttempt, webhookUrlShown } from '../rules/index.js';
+import { isExpired, isRetriableAttempt, nextWebhookAttempt, webhookHears, webhookUrlShown } from '../rules/index.js';
 import { siteScope, type DeliveryOutcome, type WebhookDelivery } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
 import { recordEvent } from './events.js';
@@ -50,7 +50,7 @@ export function startWebhookDeliverer(
     const at = (): number => deps.now();
     let outcome: DeliveryOutcome;
     let reason: string | undefined;
-    if (hook === undefined || hook.disabledAt !== undefined) {
+    if (hook === undefined || !webhookHears(hook, delivery.event)) {
       outcome = { delivered: false, error: hook === undefined ? 'webhook removed' : 'webhook disabled', at: at() };
     } else {
       const headers = signWebhook(hook.secret, delivery.id, Math.floor(at() / 1000), delivery.payload);
@@ -100,7 +100,7 @@ export function startWebhookDeliverer(
           {
             kind: 'webhook.disabled',
             site,
-            details: { webhook: hook.id, url: webhookUrlShown(hook.url), failures: noted.webhook?.failures ?? settings.disableAfter },
+            details: { webhook: hook.id, url: webhookUrlShown(hook.url), reason: 'failures', failures: noted.webhook?.failures ?? settings.disableAfter },
           },
         );
       }

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { siteUrl } from '../config.js';
-import { isWebhookEvent } from '../rules/index.js';
+import { isWebhookEvent, webhookHears } from '../rules/index.js';
 import { newId, type EventRecord, type SiteRecord, type WebhookDelivery } from '../store/index.js';
 import type { OperationsDeps } from './deps.js';
 import { iso } from './views.js';
@@ -18,7 +18,7 @@ export function webhookPayload(deps: Pick<OperationsDeps, 'config'>, event: Even
   });
 }
 
-/** Queues a delivery of the event to each active webhook of the site that asked for its type. */
+/** Queues a delivery of the event to each webhook of the site that hears its kind (`webhookHears`). */
 export async function queueWebhookDeliveries(
   deps: Pick<OperationsDeps, 'store' | 'log' | 'config'>,
   event: EventRecord,
@@ -26,7 +26,7 @@ export async function queueWebhookDeliveries(
 ): Promise<void> {
   if (!isWebhookEvent(event.kind)) return;
   const { store, log } = deps;
-  const hooks = store.listWebhooks(site.id).filter((hook) => hook.disabledAt === undefined && hook.events.includes(event.kind));
+  const hooks = store.listWebhooks(site.id).filter((hook) => webhookHears(hook, event.kind));
   if (hooks.length === 0) return;
   const payload = webhookPayload(deps, event, site);
   const deliveries: WebhookDelivery[] = hooks.map((hook) => ({

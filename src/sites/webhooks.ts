@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { WEBHOOK_REFUSED_ADDRESS } from '../outbound/index.js';
 import { isWebhookEvent, WEBHOOK_EVENTS, webhookUrlShown } from '../rules/index.js';
-import type { SiteRecord, WebhookDelivery, WebhookRecord } from '../store/index.js';
+import type { SiteRecord, WebhookDelivery, WebhookDisabledFor, WebhookRecord } from '../store/index.js';
 import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
@@ -16,9 +16,11 @@ export interface WebhookView {
   url: string;
   events: string[];
   created_at: string;
-  /** `disabled` once too many deliveries in a row were given up on: nothing more is sent. */
+  /** `disabled`: nothing more is sent (`disabled_for` says why). */
   state: 'active' | 'disabled';
   disabled_at?: string;
+  /** `failures`: too many deliveries in a row given up on; `claim`: the site token registered it, and the site was claimed. */
+  disabled_for?: WebhookDisabledFor;
   /** Deliveries given up on in a row. */
   failures: number;
 }
@@ -54,7 +56,7 @@ export function webhookView(hook: WebhookRecord): WebhookView {
     events: hook.events,
     created_at: iso(hook.createdAt),
     state: hook.disabledAt === undefined ? 'active' : 'disabled',
-    ...(hook.disabledAt !== undefined ? { disabled_at: iso(hook.disabledAt) } : {}),
+    ...(hook.disabledAt !== undefined ? { disabled_at: iso(hook.disabledAt), disabled_for: hook.disabledFor ?? 'failures' } : {}),
     failures: hook.failures,
   };
 }

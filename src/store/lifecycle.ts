@@ -1,8 +1,8 @@
-import { isExpired } from '../rules/index.js';
+import { isExpired, SITE_TOKEN_CREATOR } from '../rules/index.js';
 import { newId } from './ids.js';
 import { countOwned } from './memberships.js';
-import { compact, type MetadataDbs } from './metadata-dbs.js';
-import type { ApprovalOutcome, ClaimOptions, ClaimResult, Confirmation, SiteRecord } from './types.js';
+import { compact, prefixRange, type MetadataDbs } from './metadata-dbs.js';
+import type { ApprovalOutcome, ClaimOptions, ClaimResult, Confirmation, SiteRecord, WebhookRecord } from './types.js';
 
 /** Site changes outside deploys: claim, rename, approved deletion and confirmations. */
 export interface LifecycleRecords {
@@ -90,7 +90,19 @@ export function lifecycleOps(dbs: MetadataDbs, now: () => number, announce: (sit
           void dbs.accountTokens.put([accountId, tokenId], { tokenHash: agentToken.tokenHash, name: agentToken.name, createdAt: at });
           void dbs.tokens.put(site.siteTokenHash, { ...siteToken, sealedAccountToken: agentToken.sealed });
         }
-        return tokenId === undefined ? { ok: true, site: claimed } : { ok: true, site: claimed, tokenId };
+        // The site token reaches nothing but the claim's report from now on, so its webhooks end
+        // too, unless the claimer gave the agent an account token (it keeps watching by consent).
+        const endedWebhooks: WebhookRecord[] = [];
+        if (tokenId === undefined) {
+          const range = prefixRange(site.id);
+          for (const { value: hook } of range ? dbs.webhooks.getRange(range) : []) {
+            if (hook.createdBy !== SITE_TOKEN_CREATOR || hook.disabledAt !== undefined) continue;
+            const ended: WebhookRecord = { ...hook, disabledAt: at, disabledFor: 'claim' };
+            void dbs.webhooks.put([site.id, hook.id], ended);
+            endedWebhooks.push(ended);
+          }
+        }
+        return tokenId === undefined ? { ok: true, site: claimed, endedWebhooks } : { ok: true, site: claimed, tokenId, endedWebhooks };
       });
       if (result.ok) announce(result.site);
       return result;

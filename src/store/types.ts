@@ -568,7 +568,9 @@ export interface ClaimOptions {
   accountToken?: { tokenHash: string; name: string; sealed: string };
 }
 
-export type ClaimResult = { ok: true; site: SiteRecord; tokenId?: string } | { ok: false; reason: 'not_found' | 'already_claimed' | 'expired' | 'over_limit' };
+export type ClaimResult =
+  | { ok: true; site: SiteRecord; tokenId?: string; endedWebhooks: WebhookRecord[] }
+  | { ok: false; reason: 'not_found' | 'already_claimed' | 'expired' | 'over_limit' };
 
 /**
  * A request's first answer, kept for its retries (an `Idempotency-Key`, a digest deploy's last
@@ -958,9 +960,16 @@ export interface WebhookRecord {
   createdBy: string;
   /** Deliveries given up on in a row; reset by one that goes through. */
   failures: number;
-  /** Set once too many deliveries in a row were given up on: nothing more is sent. */
+  /** Set once the webhook is disabled: nothing more is queued for it (`webhookHears`). */
   disabledAt?: number;
+  /**
+   * Why: too many deliveries in a row given up on (absent on records from before there was a
+   * second reason), or its site's claim ended the site token's reach, which registered it.
+   */
+  disabledFor?: WebhookDisabledFor;
 }
+
+export type WebhookDisabledFor = 'failures' | 'claim';
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed';
 

@@ -52,7 +52,7 @@ export function webhookOps(dbs: MetadataDbs, now: () => number): WebhookRecords 
         if (webhook === undefined) return { disabled: false };
         const failures = givenUp ? webhook.failures + 1 : 0;
         const disable = givenUp && webhook.disabledAt === undefined && disableAfter > 0 && failures >= disableAfter;
-        const updated: WebhookRecord = { ...webhook, failures, ...(disable ? { disabledAt: now() } : {}) };
+        const updated: WebhookRecord = { ...webhook, failures, ...(disable ? { disabledAt: now(), disabledFor: 'failures' as const } : {}) };
         void dbs.webhooks.put([siteId, webhookId], updated);
         return { webhook: updated, disabled: disable };
       });

@@ -80,40 +80,87 @@ describe('the audit log in the app', () => {
     expect(tokens.text).toContain('<code>account.signed_in</code>');
   });
 
-  it("tells a site token's webhook of the claim made in the app, then of the deletion its new owner approves there", async () => {
+  /** An anonymous site with a webhook its site token registered, posting to `path` of the receiver. */
+  async function anonymousSiteWithHook(path: string): Promise<{ name: string; claimPath: string; hookId: string }> {
     const deployed = await callApi(server.port, { method: 'POST', path: '/v1/deploy', body: { files: [{ path: 'index.html', content: '<h1>anon</h1>' }] } });
     expect(deployed.status).toBe(201);
     const name = deployed.json.site.name as string;
-    const url = hookUrl.replace('/hook?<b>', '/lifecycle');
     const hook = await callApi(server.port, {
       method: 'POST',
       path: `/v1/sites/${name}/webhooks`,
       token: deployed.json.site_token,
-      body: { url, events: ['site.claimed', 'site.deleted'] },
+      body: { url: hookUrl.replace('/hook?<b>', path), events: ['site.claimed', 'deploy.published', 'site.deleted'] },
     });
     expect(hook.status).toBe(201);
-    const types = () => received.filter((request) => request.path === '/lifecycle').map((request) => JSON.parse(request.body));
-
-    const client = new AppClient(server);
-    const email = 'claimer@example.com';
-    await client.signIn(email);
-    const claimPath = `/claim/${(deployed.json.claim_url as string).split('/claim/')[1]!}`;
-    const claimed = await client.post(claimPath, { csrf: await client.formToken(claimPath) });
-    expect(claimed.status).toBe(303);
-    expect(await waitUntil(() => types().length === 1, 10_000)).toBe(true);
-    expect(types()[0]).toMatchObject({ type: 'site.claimed', data: { site: { name }, actor: email } });
-
+    return { name, claimPath: `/claim/${(deployed.json.claim_url as string).split('/claim/')[1]!}`, hookId: hook.json.id as string };
+  }
+  const bodiesAt = (path: string) => received.filter((request) => request.path === path).map((request) => JSON.parse(request.body));
+  async function apiTokenOf(email: string): Promise<string> {
     const account = server.store.getAccountByEmail(email)!;
     const token = `pl_${randomBytes(24).toString('base64url')}`;
     await server.store.addApiToken({ accountId: account.id, tokenHash: hashToken(token), name: 'test' });
+    return token;
+  }
+
+  it("tells a site token's webhook of the claim made in the app, and nothing after: the new owner's changes and e-mail stay theirs", async () => {
+    const { name, claimPath, hookId } = await anonymousSiteWithHook('/lifecycle');
+    const client = new AppClient(server);
+    const email = 'claimer@example.com';
+    await client.signIn(email);
+    const claimed = await client.post(claimPath, { csrf: await client.formToken(claimPath) });
+    expect(claimed.status).toBe(303);
+    expect(await waitUntil(() => bodiesAt('/lifecycle').length === 1, 10_000)).toBe(true);
+    expect(bodiesAt('/lifecycle')[0]).toMatchObject({ type: 'site.claimed', data: { site: { name }, actor: email } });
+
+    // The new owner finds the site token's webhook disabled, and says why.
+    const token = await apiTokenOf(email);
+    const hooks = await callApi(server.port, { path: `/v1/sites/${name}/webhooks`, token });
+    expect(hooks.json.webhooks).toEqual([expect.objectContaining({ id: hookId, state: 'disabled', disabled_for: 'claim' })]);
+    const page = await client.get(`/sites/${name}`);
+    expect(page.text).toContain('when the site was claimed');
+
+    // The owner's own webhook hears the owner's deploy and the deletion; the site token's does not.
+    const own = await callApi(server.port, {
+      method: 'POST',
+      path: `/v1/sites/${name}/webhooks`,
+      token,
+      body: { url: hookUrl.replace('/hook?<b>', '/owners'), events: ['deploy.published', 'site.deleted'] },
+    });
+    expect(own.status).toBe(201);
+    const live = await callApi(server.port, { path: `/v1/sites/${name}`, token });
+    const update = await callApi(server.port, {
+      method: 'POST',
+      path: '/v1/deploy',
+      token,
+      body: { site: name, base_revision: live.json.live_revision.id, files: [{ path: 'index.html', content: '<h1>mine</h1>' }] },
+    });
+    expect(update.status).toBe(201);
     const requested = await callApi(server.port, { method: 'DELETE', path: `/v1/sites/${name}`, token });
     expect(requested.status).toBe(202);
     const approvePath = `/approve/${requested.json.approval.token as string}`;
     const approved = await client.post(approvePath, { address: `${name}.sites.localhost`, csrf: await client.formToken(approvePath) });
     expect(approved.status).toBe(303);
-    expect(await waitUntil(() => types().length === 2, 10_000)).toBe(true);
-    expect(types()[1]).toMatchObject({ type: 'site.deleted', data: { site: { name }, actor: email } });
-    const log = server.store.listEvents(`site:${server.store.getSite(name)!.id}`, { limit: 10 }).events.map((event) => event.kind);
-    expect(log).toEqual(['site.deleted', 'site.deletion_requested', 'site.claimed', 'webhook.created', 'deploy.published']);
+    expect(await waitUntil(() => bodiesAt('/owners').length === 2, 10_000)).toBe(true);
+    expect(
+      bodiesAt('/owners')
+        .map((body) => body.type)
+        .sort(),
+    ).toEqual(['deploy.published', 'site.deleted']);
+    expect(bodiesAt('/lifecycle').map((body) => body.type)).toEqual(['site.claimed']);
+    const log = server.store.listEvents(`site:${server.store.getSite(name)!.id}`, { limit: 20 }).events;
+    expect(log.find((event) => event.kind === 'webhook.disabled')?.details).toMatchObject({ webhook: hookId, reason: 'claim' });
+  });
+
+  it("keeps the site token's webhook when the claimer gives the agent an account token", async () => {
+    const { name, claimPath, hookId } = await anonymousSiteWithHook('/kept');
+    const client = new AppClient(server);
+    const email = 'trusting@example.com';
+    await client.signIn(email);
+    const claimed = await client.post(claimPath, { agent_token: 'yes', csrf: await client.formToken(claimPath) });
+    expect(claimed.status).toBe(303);
+    expect(await waitUntil(() => bodiesAt('/kept').length === 1, 10_000)).toBe(true);
+    const token = await apiTokenOf(email);
+    const hooks = await callApi(server.port, { path: `/v1/sites/${name}/webhooks`, token });
+    expect(hooks.json.webhooks).toEqual([expect.objectContaining({ id: hookId, state: 'active' })]);
   });
 });

@@ -32,6 +32,12 @@ export function eventTable(label: string, events: readonly EventView[], olderHre
 ${olderHref ? html`<p><a href="${olderHref}">Older events</a></p>` : ''}`;
 }
 
+function disabledWhy(webhook: WebhookView): string {
+  return webhook.disabled_for === 'claim'
+    ? 'when the site was claimed: the site token registered it, and reaches nothing after the claim'
+    : `after ${webhook.failures} deliveries in a row failed`;
+}
+
 /** A site's webhooks, each with its latest deliveries. */
 export function webhookTables(siteName: string, hooks: ReadonlyArray<{ webhook: WebhookView; deliveries: readonly DeliveryView[] }>): Html {
   if (hooks.length === 0) {
@@ -39,7 +45,7 @@ export function webhookTables(siteName: string, hooks: ReadonlyArray<{ webhook: 
   }
   return html`${hooks.map(
     ({ webhook, deliveries }) => html`<h3>${webhook.url}</h3>
-<p>${webhook.state === 'disabled' ? html`<strong>Disabled</strong> ${timeOf(webhook.disabled_at)} after ${webhook.failures} deliveries in a row failed; nothing more is sent.` : 'Active'} · events: ${webhook.events.join(', ')}</p>
+<p>${webhook.state === 'disabled' ? html`<strong>Disabled</strong> ${timeOf(webhook.disabled_at)} ${disabledWhy(webhook)}; nothing more is sent.` : 'Active'} · events: ${webhook.events.join(', ')}</p>
 ${
   deliveries.length === 0
     ? html`<p>No deliveries yet.</p>`
