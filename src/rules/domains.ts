@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
+import { parse as parseName } from 'tldts';
 import { isDnsLabel } from './dns-label.js';
 
 /**
@@ -40,7 +41,7 @@ export type DomainParse = { ok: true; domain: string } | { ok: false; problem: s
  * A domain as people type it (any case, a trailing dot, an internationalised name) in the form
  * the records and Host headers use: lower-case ASCII, punycode for non-ASCII labels, no trailing
  * dot. Refuses IP literals, single labels, names over 253 characters, wildcards, local-only
- * names, and the service's own hosts and site domain (and anything under them).
+ * names, public suffixes, and the service's own hosts and site domain (and anything under them).
  */
 export function parseDomain(input: unknown, hosts: ServiceHosts): DomainParse {
   if (typeof input !== 'string' || input.trim() === '') return { ok: false, problem: 'Give the domain as a name such as "www.example.org".' };
@@ -66,6 +67,13 @@ export function parseDomain(input: unknown, hosts: ServiceHosts): DomainParse {
     return { ok: false, problem: `${ascii} belongs to this service; give a domain of your own.` };
   }
   if (LOCAL_SUFFIXES.some((suffix) => isAtOrUnder(ascii, suffix))) return { ok: false, problem: `${ascii} is a local-only name; give a public domain.` };
+  // A public suffix, ICANN's (`co.uk`) or a private one (`github.io`), is shared by many owners.
+  if (parseName(ascii, { allowPrivateDomains: true }).domain === null) {
+    return {
+      ok: false,
+      problem: `${ascii} is a public suffix, under which many owners register names; give a name of your own under it, such as "example.${ascii}".`,
+    };
+  }
   return { ok: true, domain: ascii };
 }
 
@@ -98,10 +106,10 @@ export function challengeName(domain: string): string {
 }
 
 /**
- * Whether a domain is most likely a zone apex, which cannot have a CNAME record: two labels
- * (`example.org`). A guess without the public suffix list (`example.co.uk` looks like a
- * subdomain); the instructions offer both forms for that reason.
+ * Whether a domain is a zone apex, which cannot have a CNAME record: the name registered under a
+ * public suffix of the Public Suffix List's ICANN section (`example.org`, `example.co.uk`; not
+ * `www.example.org` nor `blog.github.io`, which a private suffix's owner serves from its zone).
  */
-export function looksLikeApex(domain: string): boolean {
-  return domain.split('.').length === 2;
+export function isApex(domain: string): boolean {
+  return parseName(domain).domain === domain;
 }

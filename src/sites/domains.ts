@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { siteUrl } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { challengeName, looksLikeApex, parseDomain } from '../rules/index.js';
+import { challengeName, isApex, parseDomain } from '../rules/index.js';
 import type { DomainRecord, SiteRecord } from '../store/index.js';
 import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
@@ -58,7 +58,7 @@ export function domainOperations(deps: OperationsDeps): DomainOperations {
       redirect_site_address: record.redirectSite === true,
       verification,
       target,
-      records: [verification, { type: looksLikeApex(record.domain) ? 'ALIAS' : 'CNAME', name: record.domain, value: target }],
+      records: [verification, { type: isApex(record.domain) ? 'ALIAS' : 'CNAME', name: record.domain, value: target }],
       created_at: iso(record.createdAt),
     };
     if (taken) result.reason = takenReason(record);
@@ -81,7 +81,7 @@ export function domainOperations(deps: OperationsDeps): DomainOperations {
     if (record.status === 'active') {
       return `${record.domain} is active: it serves ${site.name} over HTTPS (the certificate is issued on the first visit). Keep the TXT record ${challengeName(record.domain)} in place; it is checked daily.`;
     }
-    const pointer = looksLikeApex(record.domain)
+    const pointer = isApex(record.domain)
       ? `an ALIAS (also called ANAME or CNAME flattening) record for ${record.domain} pointing to ${target}; if the DNS host has none, A and AAAA records with the addresses ${target} resolves to`
       : `a CNAME record for ${record.domain} pointing to ${target}`;
     const failed = record.reason ? ` Last check: ${record.reason}` : '';

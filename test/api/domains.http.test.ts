@@ -44,6 +44,16 @@ describe('custom domains over REST', () => {
     expect((added.json as { agent_message: string }).agent_message).toContain('ALIAS');
   });
 
+  it('knows an apex under a two-label public suffix, and a name under a private one', async () => {
+    const site = await accountSite(server.store, owner);
+    const recordFor = async (domain: string) =>
+      ((await api(server, { method: 'POST', path: domainsOf(site.name), token: owner.token, body: { domain } })).json as { records: Array<{ type: string }> })
+        .records[1];
+    expect(await recordFor(`${unique('apex')}.co.uk`)).toMatchObject({ type: 'ALIAS' });
+    expect(await recordFor(`www.${unique('apex')}.co.uk`)).toMatchObject({ type: 'CNAME' });
+    expect(await recordFor(`${unique('pages')}.github.io`)).toMatchObject({ type: 'CNAME' });
+  });
+
   it('verifies by the TXT record: pending with the reason until it is there, then active', async () => {
     const site = await accountSite(server.store, owner);
     const domain = `${unique('v')}.example.net`;

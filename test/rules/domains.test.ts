@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { challengeName, hostOfHeader, isAtOrUnder, looksLikeApex, parseDomain, wwwPartner } from '../../src/rules/index.js';
+import { challengeName, hostOfHeader, isAtOrUnder, isApex, parseDomain, wwwPartner } from '../../src/rules/index.js';
 
 const HOSTS = { docs: 'plinth.example', api: 'api.plinth.example', mcp: 'mcp.plinth.example', app: 'app.plinth.example', siteDomain: 'plinth-sites.example' };
 
@@ -13,6 +13,8 @@ describe('parseDomain', () => {
     ['xn--bcher-kva.example', 'xn--bcher-kva.example'],
     ['ＥＸＡＭＰＬＥ.org', 'example.org'],
     ['a-b.c-d.example.co.uk', 'a-b.c-d.example.co.uk'],
+    ['example.co.uk', 'example.co.uk'],
+    ['blog.github.io', 'blog.github.io'],
   ])('accepts %j as %s', (input, domain) => {
     expect(parseDomain(input, HOSTS)).toEqual({ ok: true, domain });
   });
@@ -44,6 +46,10 @@ describe('parseDomain', () => {
     ['a space', 'www example.org'],
     ['a label of 64 characters', `${'a'.repeat(64)}.org`],
     ['254 characters', `${'a.'.repeat(126)}org`],
+    ['a public suffix', 'co.uk'],
+    ['a public suffix in capitals with a dot', 'CO.UK.'],
+    ['a private public suffix', 'github.io'],
+    ['another private public suffix', 'blogspot.com'],
     ['not a string', 7],
     ['nothing', undefined],
   ])('refuses %s', (_what, input) => {
@@ -59,6 +65,18 @@ describe('parseDomain', () => {
   });
 });
 
+describe('zone apexes, by the Public Suffix List', () => {
+  it.each([
+    ['example.org', true],
+    ['www.example.org', false],
+    ['example.co.uk', true],
+    ['www.example.co.uk', false],
+    ['xn--bcher-kva.de', true],
+    ['blog.github.io', false],
+    ['example.unknown-tld', true],
+  ])('%s: %s', (domain, apex) => expect(isApex(domain)).toBe(apex));
+});
+
 describe('helpers', () => {
   it.each([
     ['www.example.org', 'www.example.org'],
@@ -72,8 +90,6 @@ describe('helpers', () => {
     expect(wwwPartner('example.org')).toBe('www.example.org');
     expect(wwwPartner('www.example.org')).toBe('example.org');
     expect(challengeName('example.org')).toBe('_plinth-challenge.example.org');
-    expect(looksLikeApex('example.org')).toBe(true);
-    expect(looksLikeApex('www.example.org')).toBe(false);
     expect(isAtOrUnder('a.example.org', 'example.org')).toBe(true);
     expect(isAtOrUnder('aexample.org', 'example.org')).toBe(false);
   });

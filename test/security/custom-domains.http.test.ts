@@ -49,6 +49,9 @@ describe('attacks on custom domains', () => {
     ['an empty string', ''],
     ['a number', 42],
     ['a numeric top-level label', 'example.123'],
+    // Shared by many owners: nobody's to serve a site at (ICANN's and the list's private section).
+    ['a public suffix', 'co.uk'],
+    ['a private public suffix', 'github.io'],
   ])('refuses %s', async (_what, domain) => {
     const site = await accountSite(server.store, owner);
     const refused = await api(server, { method: 'POST', path: domainsOf(site.name), token: owner.token, body: { domain } });
