@@ -3,12 +3,11 @@
 // ever a key, but the same names are later written by the CLI and shown to users, so anything
 // that could mean "somewhere else" on some operating system is refused rather than repaired.
 
-import { isSkippedPath } from '../rules/index.js';
+import { isSkippedPath, MAX_PATH_BYTES } from '../rules/index.js';
 
 export type ArchivePathResult = { ok: true; path: string } | { ok: false; reason: string };
 
-// LMDB keys must stay under 1978 bytes and a `paths` key is [revisionId, path]; 1,024 leaves room.
-export const MAX_PATH_BYTES = 1024;
+export { MAX_PATH_BYTES };
 // The common file-system limit for one name (ext4, APFS, NTFS in UTF-16 units is close).
 export const MAX_SEGMENT_BYTES = 255;
 

@@ -4,6 +4,12 @@
  * Paths here are relative, `/`-separated, with no leading slash.
  */
 
+/**
+ * The longest path a site may hold, in UTF-8 bytes. Its LMDB key is `[revisionId, path]`, which
+ * must stay under 1,978 bytes: 1,024 leaves room. No longer path can be found in a revision.
+ */
+export const MAX_PATH_BYTES = 1024;
+
 const SKIPPED_FILE_NAMES = new Set(['.ds_store', 'thumbs.db']);
 // `__MACOSX/` holds the resource forks the macOS Finder adds to every zip it makes.
 const SKIPPED_FOLDERS = new Set(['.git', 'node_modules', '__macosx']);

@@ -29,7 +29,7 @@ import { deviceGrantOps, type DeviceGrantRecords } from './device-grants.js';
 import type { PeopleRecords } from './people.js';
 import type { SiteAccessRecords } from './site-access.js';
 import { isRecordsBusy, isRecordsUnavailable } from '../errors.js';
-import { exceedsCap, rateWindow } from '../rules/index.js';
+import { exceedsCap, MAX_PATH_BYTES, rateWindow } from '../rules/index.js';
 import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
 import { applyChanges, applyChangesSync, appliedSeq, clusterOf, recordingDbs } from './replica.js';
 import { createReplicaHealth } from './replica-health.js';
@@ -356,8 +356,9 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       return key === undefined ? undefined : dbs.revisions.get(key);
     },
     getRevisionExtras: (revisionId) => dbs.revisionExtras.get(revisionId),
-    // Too long a key is simply absent (lmdb-js returns undefined), so no length guard is needed here.
-    getFile: (revisionId, path) => dbs.paths.get([revisionId, path]),
+    // A request's path may be longer than any stored one; as a key it could overflow lmdb-js's
+    // key buffer (a RangeError, not a miss). Each UTF-16 unit is at least one UTF-8 byte.
+    getFile: (revisionId, path) => (path.length > MAX_PATH_BYTES ? undefined : dbs.paths.get([revisionId, path])),
     listFiles: (revisionId) => listFiles(dbs, revisionId),
     listRevisions(siteId, options = {}): RevisionPage {
       const limit = options.limit ?? DEFAULT_REVISION_PAGE;

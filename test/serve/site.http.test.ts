@@ -169,6 +169,11 @@ describe('hostile paths', () => {
     const res = await get('paid-site', `/${'a'.repeat(5000)}`);
     expect(res.status).toBe(414);
   });
+
+  it.each([1025, 2000, 4050, 4094])('answers 404, not an error, for a path of %i bytes: longer than any a site holds, within the URL limit', async (length) => {
+    const res = await get('paid-site', `/${'a'.repeat(length)}`);
+    expect(res.status).toBe(404);
+  });
 });
 
 describe('site states', () => {
