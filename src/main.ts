@@ -47,6 +47,16 @@ const STOP_SLACK_MS = 15_000;
 type ThreadMessage = { type: 'listening'; port: number } | { type: 'failed'; message: string } | { type: 'stopped'; finished: boolean };
 
 async function main(): Promise<void> {
+  // By default SIGHUP ends a process at once, with no drain (a closed terminal, or a reload that
+  // daemons take it for). Nothing here can be reloaded: settings are read at start and logs go
+  // to standard output, which has no file to reopen. So it is said and otherwise ignored, from
+  // the first moment: a node may take minutes to start (a cluster replica built from a snapshot),
+  // and a hang-up then must not end it either.
+  let hangupsWhileStarting = 0;
+  let hangup = (): void => {
+    hangupsWhileStarting++;
+  };
+  process.on('SIGHUP', () => hangup());
   // Before any thread allocates much (see heap-growth.ts).
   setHeapGrowth();
   let config: Readonly<Config>;
@@ -59,6 +69,13 @@ async function main(): Promise<void> {
     refuse(err);
   }
   const log = createLogger({ level: config.logLevel });
+  let serving = false;
+  hangup = () =>
+    log.warn(
+      { signal: 'SIGHUP', note: `nothing to reload: settings apply at start; ${serving ? 'still serving' : 'still starting'}` },
+      'server.hangup_ignored',
+    );
+  for (; hangupsWhileStarting > 0; hangupsWhileStarting--) hangup();
   log.info({ config: redactConfig(config) }, 'config.loaded');
   // As on the HTTP threads: one stray rejection (a sweep's write failing on a full disk) must not
   // take down every site this process serves.
@@ -249,10 +266,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
-  // By default SIGHUP ends a process at once, with no drain (a closed terminal, or a reload that
-  // daemons take it for). Nothing here can be reloaded: settings are read at start and logs go
-  // to standard output, which has no file to reopen. So it is said and otherwise ignored.
-  process.on('SIGHUP', () => log.warn({ signal: 'SIGHUP', note: 'nothing to reload: settings apply at start; still serving' }, 'server.hangup_ignored'));
+  serving = true;
   for (const worker of threads) {
     worker.on('exit', (code) => {
       if (stopping) return;

@@ -40,6 +40,8 @@ export interface StartMainOptions {
   cwd?: string;
   /** `env` alone, as systemd gives a service, rather than on top of this process's environment. */
   cleanEnv?: boolean;
+  /** Called with everything written so far, stdout and stderr, at each write before the banner. */
+  whileStarting?: (output: string, child: ChildProcess) => void;
 }
 
 /** Starts `node dist/main.js` and resolves once it prints the port it listens on. */
@@ -67,6 +69,7 @@ export function startMain(env: Record<string, string>, options: StartMainOptions
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
       const match = /running on port (\d+)/.exec(out);
+      if (!match) options.whileStarting?.(out, child);
       if (match) {
         clearTimeout(timer);
         resolve({ child, port: Number(match[1]), output: () => out, stdout: () => stdout, exited });

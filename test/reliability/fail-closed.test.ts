@@ -205,4 +205,25 @@ describe('signals', { timeout: 180_000 }, () => {
     main.child.kill('SIGTERM');
     expect((await main.exited).code).toBe(0);
   });
+
+  it('logs a SIGHUP that comes while the node starts, and starts all the same', async () => {
+    // A node can take minutes to start (a cluster replica built from a snapshot); a hang-up
+    // then ended it at once, before the handler above was in place.
+    let hungUp = false;
+    const main = await startMain(mainEnv(tempDir(), { PLINTH_LOG_LEVEL: 'info' }), {
+      timeoutMs: START_TIMEOUT_MS,
+      whileStarting: (output, child) => {
+        if (hungUp || !output.includes('"event":"config.loaded"')) return;
+        hungUp = true;
+        child.kill('SIGHUP');
+      },
+    });
+    started.push(main);
+    expect(hungUp).toBe(true);
+    await waitUntil(() => main.output().includes('still starting'), 10_000);
+    expect((await request({ port: main.port, host: 'localhost' })).status).toBe(200);
+    expect(main.child.exitCode).toBeNull();
+    main.child.kill('SIGTERM');
+    expect((await main.exited).code).toBe(0);
+  });
 });
