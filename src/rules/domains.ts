@@ -98,10 +98,20 @@ export function challengeName(domain: string): string {
 }
 
 /**
+ * Second-level labels under which countries register names (`co.uk`, `com.au`, `ne.jp`): a name
+ * right under one (`example.co.uk`) is the apex of its zone as `example.org` is.
+ */
+const COUNTRY_SECOND_LEVELS: ReadonlySet<string> = new Set(['ac', 'co', 'com', 'edu', 'gen', 'go', 'gov', 'ltd', 'ne', 'net', 'or', 'org', 'plc']);
+
+/**
  * Whether a domain is most likely a zone apex, which cannot have a CNAME record: two labels
- * (`example.org`). A guess without the public suffix list (`example.co.uk` looks like a
- * subdomain); the instructions offer both forms for that reason.
+ * (`example.org`), or three under a country's second level (`example.co.uk`, `example.com.au`),
+ * `www.` names aside. A guess without the public suffix list; when it says apex, the
+ * instructions name an ALIAS and, for DNS hosts without one, A and AAAA records, which also
+ * work for a name that is not an apex.
  */
 export function looksLikeApex(domain: string): boolean {
-  return domain.split('.').length === 2;
+  const labels = domain.split('.');
+  if (labels.length === 2) return true;
+  return labels.length === 3 && labels[0] !== 'www' && /^[a-z]{2}$/.test(labels[2]!) && COUNTRY_SECOND_LEVELS.has(labels[1]!);
 }

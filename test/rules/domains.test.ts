@@ -74,6 +74,11 @@ describe('helpers', () => {
     expect(challengeName('example.org')).toBe('_plinth-challenge.example.org');
     expect(looksLikeApex('example.org')).toBe(true);
     expect(looksLikeApex('www.example.org')).toBe(false);
+    // A name right under a country's second level is the apex of its zone too.
+    for (const apex of ['example.co.uk', 'example.org.uk', 'example.com.au', 'example.co.jp', 'example.ne.jp', 'example.com.br', 'example.co.nz', 'ox.ac.uk'])
+      expect(looksLikeApex(apex), apex).toBe(true);
+    for (const name of ['www.example.co.uk', 'blog.example.co.uk', 'blog.example.org', 'www.example.com.au', 'a.b.example.org', 'docs.example.io'])
+      expect(looksLikeApex(name), name).toBe(false);
     expect(isAtOrUnder('a.example.org', 'example.org')).toBe(true);
     expect(isAtOrUnder('aexample.org', 'example.org')).toBe(false);
   });
