@@ -166,13 +166,14 @@ describe('password sites', () => {
     }
     expect((await visit(site.name, '/about', {}, 'HEAD')).headers['www-authenticate']).toBe(challenge);
     // A browser marks its requests (Sec-Fetch-Mode), and older ones ask for HTML when they load a page.
-    for (const headers of [
+    const browsers: Array<Record<string, string>> = [
       { 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document', accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
       { 'sec-fetch-mode': 'cors', 'sec-fetch-site': 'same-origin', accept: '*/*' },
       { 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'same-origin', accept: 'image/avif,image/webp,*/*' },
       { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
       { accept: 'text/html', ...basic('wrong password') },
-    ]) {
+    ];
+    for (const headers of browsers) {
       const res = await visit(site.name, '/about', headers);
       expectNothingRevealed(res);
       expect(res.headers['www-authenticate'], JSON.stringify(headers)).toBeUndefined();
