@@ -766,6 +766,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
   const sweepIntervalMs = int('PLINTH_SWEEP_INTERVAL_S', 3600, 0, 7 * 24 * 3600) * 1000;
   const blobGraceMs = int('PLINTH_BLOB_GRACE_S', 3600, 60, 30 * 24 * 3600) * 1000;
   const stopGraceMs = int('PLINTH_STOP_GRACE_S', 30, 0, 3600) * 1000;
+  const outboundLookupsAtOnce = int('PLINTH_OUTBOUND_LOOKUPS', 2, 0, 64);
 
   const databaseUrl = env.PLINTH_DATABASE_URL?.trim() || undefined;
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(databaseUrl)) problems.push('PLINTH_DATABASE_URL must be a postgres:// URL');
@@ -799,7 +800,7 @@ export function loadConfig(source: Env = process.env): Readonly<Config> {
     domains,
     ops,
     webhooks,
-    outboundLookupsAtOnce: int('PLINTH_OUTBOUND_LOOKUPS', 2, 0, 64),
+    outboundLookupsAtOnce,
     analytics,
   });
 }

@@ -70,8 +70,10 @@ export interface ApiRoute {
 export const isRawEndpoint = (handle: RouteHandle | RawEndpoint): handle is RawEndpoint => typeof handle !== 'function';
 
 // Every route may answer these: the caller's credential and rate are checked before the
-// operation (401, 429), and a fault on our side is a 500.
-const EDGE_ERRORS: readonly ErrorCode[] = ['unauthorized', 'limit', 'internal'];
+// operation (401, 429), a fault on our side is a 500, and a failure of what lies under the
+// operation (a full disk, a cluster's records database or bucket out of reach) a 503 with
+// Retry-After (errors.ts toErrorBody).
+const EDGE_ERRORS: readonly ErrorCode[] = ['unauthorized', 'limit', 'internal', 'unavailable'];
 // A route that reads a body refuses one that is not JSON (400) or over its cap (413).
 const BODY_ERRORS: readonly ErrorCode[] = ['bad_request', 'too_large'];
 

@@ -74,6 +74,17 @@ export interface FetchMetadata {
 }
 
 /**
+ * Whether a password site's 401 should carry `WWW-Authenticate: Basic`: for HTTP clients that send
+ * the password only once challenged (`wget --user --password`, `curl --anyauth`, .NET and Java
+ * clients), never for a browser, which would answer the challenge with its own password dialog
+ * instead of showing the sign-in page. Browsers mark every request with `Sec-Fetch-Mode`, and
+ * those from before it ask for HTML when they load a page.
+ */
+export function wantsBasicChallenge(fetchMode: string, accept: string): boolean {
+  return fetchMode === '' && !accept.toLowerCase().includes('text/html');
+}
+
+/**
  * Whether a request may reach a protected site's gate and content, from its `Sec-Fetch-*`
  * headers. Every site host shares the site domain, so browsers count them all as one "site" and
  * send the access cookie along with a `<script>`, `<img>` or `fetch` from any other site host:

@@ -19,7 +19,15 @@ import {
   type BodyLimit,
 } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { ACCESS_COOKIE_LIFETIME_MS, ACCESS_PATHS, mayReachProtected, parsePreviewLabel, previewLinkExpiry, safeReturnPath } from '../rules/index.js';
+import {
+  ACCESS_COOKIE_LIFETIME_MS,
+  ACCESS_PATHS,
+  mayReachProtected,
+  parsePreviewLabel,
+  previewLinkExpiry,
+  safeReturnPath,
+  wantsBasicChallenge,
+} from '../rules/index.js';
 import { hashToken, type AccessTicketRecord, type SiteAccessRecord, type SiteRecord, type Store } from '../store/index.js';
 import { accessPage, type AccessPageOptions } from './access-pages.js';
 import { protectedHeaders } from './headers.js';
@@ -79,7 +87,7 @@ export interface AccessGateOptions {
 export type GateRequest = ServedRequest;
 
 /** The headers a gate's answer reads once its handler returned (a password checked, a form read). */
-const GATE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'cookie', 'authorization'] as const;
+const GATE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'cookie', 'authorization', 'accept', 'sec-fetch-mode'] as const;
 
 export interface AccessGate {
   /**
@@ -190,7 +198,11 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
         problem,
         ...(site.access!.previewLinks ? { keptPreview: true } : {}),
       },
-      mode === 'members' ? { 'WWW-Authenticate': 'Bearer' } : {},
+      mode === 'members'
+        ? { 'WWW-Authenticate': 'Bearer' }
+        : wantsBasicChallenge(req.getHeader('sec-fetch-mode'), req.getHeader('accept'))
+          ? { 'WWW-Authenticate': `Basic realm="${site.name}", charset="UTF-8"` }
+          : {},
     );
   };
 

@@ -54,6 +54,17 @@ describe('custom domains over REST', () => {
     expect(await recordFor(`${unique('pages')}.github.io`)).toMatchObject({ type: 'CNAME' });
   });
 
+  it('offers an ALIAS record for an apex domain under a country’s second level (example.co.uk), where a CNAME cannot be', async () => {
+    const site = await accountSite(server.store, owner);
+    for (const domain of [`${unique('apex')}.co.uk`, `${unique('apex')}.com.au`]) {
+      const added = await api(server, { method: 'POST', path: domainsOf(site.name), token: owner.token, body: { domain } });
+      expect(added.status, added.text).toBe(201);
+      expect((added.json as { records: Array<{ type: string }> }).records[1]).toMatchObject({ type: 'ALIAS', name: domain });
+      expect((added.json as { agent_message: string }).agent_message).toContain(`ALIAS (also called ANAME or CNAME flattening) record for ${domain}`);
+      await api(server, { method: 'DELETE', path: `${domainsOf(site.name)}/${domain}`, token: owner.token });
+    }
+  });
+
   it('verifies by the TXT record: pending with the reason until it is there, then active', async () => {
     const site = await accountSite(server.store, owner);
     const domain = `${unique('v')}.example.net`;

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES, routeErrors, type ApiRoute } from '../../src/api/index.js';
 import { answer, pathParam } from '../../src/api/route.js';
-import { ERROR_MEANING, ERROR_STATUS, ServiceError } from '../../src/errors.js';
+import { ERROR_MEANING, ERROR_STATUS, RECORDS_UNAVAILABLE_CODE, ServiceError } from '../../src/errors.js';
 import { openApiPath } from '../../src/http/index.js';
 import { schema } from '../../src/contract/index.js';
 import { request } from '../helpers/http.js';
@@ -26,6 +26,9 @@ const echo: ApiRoute = {
   errors: ['gone'],
   handle: async ({ request }) => {
     if (request.params[0] === 'gone') throw new ServiceError('gone', 'That word is gone.');
+    // What lies under an operation failing: a full disk, a cluster's records database down.
+    if (request.params[0] === 'full') throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    if (request.params[0] === 'down') throw Object.assign(new Error('no answer from PostgreSQL'), { code: RECORDS_UNAVAILABLE_CODE });
     return { status: 200, body: { word: request.params[0] } };
   },
 };
@@ -66,8 +69,22 @@ describe('the route table', () => {
     expect(operation.operationId).toBe('echoWord');
     expect(operation.tags).toEqual(['Account']);
     expect(operation.security).toEqual([{}]);
-    expect(documentedErrors(echo)).toEqual(['401', '410', '429', '500']);
+    expect(documentedErrors(echo)).toEqual(['401', '410', '429', '500', '503']);
     expect(operation.responses['410']).toEqual({ $ref: '#/components/responses/Gone' });
+  });
+
+  it('documents on every route the 503 any of them answers when what lies under it fails (a full disk, a database or bucket down)', async () => {
+    for (const [word, reason] of [
+      ['full', 'storage_full'],
+      ['down', 'records_unavailable'],
+    ] as const) {
+      const res = await api(server, { path: `/v1/echo/${word}` });
+      expect(res.status, word).toBe(503);
+      expect(res.json.error.code).toBe('unavailable');
+      expect(res.json.error.details.reason).toBe(reason);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    for (const route of TABLE) expect(documentedErrors(route), `${route.method} ${route.path}`).toContain('503');
   });
 
   it.each(TABLE.map((route) => [`${route.method} ${route.path}`, route] as const))(

@@ -214,6 +214,13 @@ describe('the settings table (docs/operating.md)', () => {
     expect(row.meaning.includes('`0`'), `${name}: ${row.meaning}`).toBe(accepts({ [name]: '0' }));
   });
 
+  it.each(serverRows.filter((row) => /^`\d+`$/.test(row.default)).map((row) => [row.name] as const))(
+    '%s: a value that is not a whole number in range stops the start, naming the setting',
+    (name) => {
+      for (const value of ['many', '-1', '1.5', '2x', '99999999999']) expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrow(name);
+    },
+  );
+
   it.each(serverRows.map((row) => [row.name, row] as const))('%s: the meaning names the unit of the value', (name, row) => {
     const unit = unitOf(name);
     if (unit) expect(row.meaning, name).toMatch(unit);

@@ -90,6 +90,13 @@ describe('helpers', () => {
     expect(wwwPartner('example.org')).toBe('www.example.org');
     expect(wwwPartner('www.example.org')).toBe('example.org');
     expect(challengeName('example.org')).toBe('_plinth-challenge.example.org');
+    expect(isApex('example.org')).toBe(true);
+    expect(isApex('www.example.org')).toBe(false);
+    // A name right under a country's second level is the apex of its zone too.
+    for (const apex of ['example.co.uk', 'example.org.uk', 'example.com.au', 'example.co.jp', 'example.ne.jp', 'example.com.br', 'example.co.nz', 'ox.ac.uk'])
+      expect(isApex(apex), apex).toBe(true);
+    for (const name of ['www.example.co.uk', 'blog.example.co.uk', 'blog.example.org', 'www.example.com.au', 'a.b.example.org', 'docs.example.io'])
+      expect(isApex(name), name).toBe(false);
     expect(isAtOrUnder('a.example.org', 'example.org')).toBe(true);
     expect(isAtOrUnder('aexample.org', 'example.org')).toBe(false);
   });

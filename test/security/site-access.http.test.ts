@@ -155,6 +155,34 @@ describe('password sites', () => {
     expectNothingRevealed(await visit(site.name, '/about', { authorization: `Bearer ${outsider.token}` }));
   });
 
+  it('challenges HTTP clients to send the password as Basic auth, but never a browser loading a page (which would open its own password dialog)', async () => {
+    const site = await protectedSite('password');
+    const challenge = `Basic realm="${site.name}", charset="UTF-8"`;
+    // wget --user/--password, curl --anyauth, .NET and Java clients send the password once told to.
+    for (const headers of [{}, { accept: '*/*' }, { accept: 'application/json' }, basic('wrong password')]) {
+      const res = await visit(site.name, '/about', headers);
+      expectNothingRevealed(res);
+      expect(res.headers['www-authenticate'], JSON.stringify(headers)).toBe(challenge);
+    }
+    expect((await visit(site.name, '/about', {}, 'HEAD')).headers['www-authenticate']).toBe(challenge);
+    // A browser marks its requests (Sec-Fetch-Mode), and older ones ask for HTML when they load a page.
+    const browsers: Array<Record<string, string>> = [
+      { 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document', accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+      { 'sec-fetch-mode': 'cors', 'sec-fetch-site': 'same-origin', accept: '*/*' },
+      { 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'same-origin', accept: 'image/avif,image/webp,*/*' },
+      { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+      { accept: 'text/html', ...basic('wrong password') },
+    ];
+    for (const headers of browsers) {
+      const res = await visit(site.name, '/about', headers);
+      expectNothingRevealed(res);
+      expect(res.headers['www-authenticate'], JSON.stringify(headers)).toBeUndefined();
+    }
+    // A members-only site takes no password: its challenge stays Bearer (a member's API token).
+    const members = await protectedSite('members');
+    expect((await visit(members.name, '/about')).headers['www-authenticate']).toBe('Bearer');
+  });
+
   it('signs in through the form with a cookie for that host only, and returns to a local path only', async () => {
     const site = await protectedSite('password');
     const wrong = await login(site.name, { password: 'not it at all', return: '/about' });
