@@ -116,7 +116,9 @@ async function fetchJson(path: string, headers: Record<string, string>, body: st
     socket.on('data', (chunk) => (received += chunk.toString('utf8')));
     socket.on('end', () => resolve(received));
     socket.on('error', reject);
-    const lines = Object.entries({ ...headers, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' }).map(([name, value]) => `${name}: ${value}\r\n`);
+    const lines = Object.entries({ ...headers, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' }).map(
+      ([name, value]) => `${name}: ${value}\r\n`,
+    );
     socket.write(`POST ${path} HTTP/1.1\r\nHost: api.localhost\r\n${lines.join('')}\r\n${body}`);
   });
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(exchange)?.[1]);
