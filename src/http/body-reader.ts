@@ -101,6 +101,9 @@ export function readBody(res: HttpResponse, sink: BodySink, options: ReadOptions
   let aborted = false;
   let pacing = false;
   let full = false;
+  // uWS's resume() on a socket that was not paused leaves a keep-alive connection that reads no
+  // further request: resume only what this reader paused.
+  let paused = false;
   let discarded = 0;
   let drained: ((finished: boolean) => void) | undefined;
   let drainTimer: NodeJS.Timeout | undefined;
@@ -130,8 +133,18 @@ export function readBody(res: HttpResponse, sink: BodySink, options: ReadOptions
     drained?.(finished);
     drained = undefined;
   };
+  const pause = (): void => {
+    if (paused) return;
+    paused = true;
+    res.pause();
+  };
+  const resume = (): void => {
+    if (!paused) return;
+    paused = false;
+    res.resume();
+  };
   const resumeIfFree = (): void => {
-    if (!aborted && !stopped && !pacing && !full) res.resume();
+    if (!aborted && !stopped && !pacing && !full) resume();
   };
 
   trackAbort(res, () => {
@@ -181,7 +194,7 @@ export function readBody(res: HttpResponse, sink: BodySink, options: ReadOptions
           resumeIfFree();
         }, delay);
       }
-      if (pacing || full) res.pause();
+      if (pacing || full) pause();
     } catch (err) {
       fail(asIntakeError(err));
     }
@@ -201,7 +214,7 @@ export function readBody(res: HttpResponse, sink: BodySink, options: ReadOptions
       if (ended) return Promise.resolve(true);
       if (aborted || drainBounds.bytes <= 0) return Promise.resolve(false);
       clearTimeout(resumeTimer);
-      res.resume();
+      resume();
       return new Promise<boolean>((resolve) => {
         drained = resolve;
         drainTimer = setTimeout(() => finishDrain(false), drainBounds.ms);
