@@ -38,7 +38,7 @@ describe('claimSite', () => {
 
     expect(result.ok).toBe(true);
     const claimed = t.store.getSiteById(site.id)!;
-    expect(result).toEqual({ ok: true, site: claimed });
+    expect(result).toEqual({ ok: true, site: claimed, endedWebhooks: [] });
     expect(claimed).toMatchObject({ claimed: true, accountId: account.id, plan: 'free', state: 'active', siteTokenHash });
     expect(claimed).not.toHaveProperty('expiresAt');
     expect(claimed).not.toHaveProperty('claimTokenHash');
