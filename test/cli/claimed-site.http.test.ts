@@ -48,6 +48,8 @@ describe('plinth deploy of a folder whose site was claimed', () => {
     const state = readState(dir);
     expect(state.api_token).toMatch(/^pl_/);
     expect(state.site_token).toBeUndefined();
+    // The claim link worked once: the folder no longer offers it.
+    expect(state.claim_url).toBeUndefined();
 
     // The next run, and the other commands, use it without being told.
     writeTree(dir, { 'index.html': '<h1>third</h1>' });
