@@ -35,4 +35,48 @@ describe('drop to publish with rules files', () => {
     }
     expect(posted.text).not.toContain('Your site is live');
   });
+
+  it('says in words what each refused line needs, as the API, MCP and the CLI do, not only its reason code', async () => {
+    const client = new AppClient(server);
+    const csrf = await client.formToken('/publish');
+    const posted = await client.postMultipart(
+      '/publish',
+      { csrf },
+      {
+        field: 'archive',
+        filename: 'site.tar.gz',
+        content: tgzBytes([
+          ['index.html', INDEX],
+          ['_redirects', '/fr /fr/index.html 302 Country=fr\n/api/* https://api.example.com/:splat 200\n'],
+        ]),
+      },
+    );
+    expect(posted.status, posted.text.slice(0, 300)).toBe(400);
+    expect(posted.text).toContain('_redirects line 1 (unsupported_condition)');
+    expect(posted.text).toContain('Plinth does not support Country= conditions');
+    expect(posted.text).toContain('_redirects line 2 (proxy_not_supported)');
+    expect(posted.text).toContain('Plinth does not proxy to other hosts');
+  });
+
+  it('does not offer signing in for a _redirects over the cap every plan has', async () => {
+    const client = new AppClient(server);
+    const csrf = await client.formToken('/publish');
+    const rules = Array.from({ length: 50_000 }, (_, i) => `/old-${i} /new-${i} 301`).join('\n');
+    expect(rules.length).toBeGreaterThan(1024 * 1024);
+    const posted = await client.postMultipart(
+      '/publish',
+      { csrf },
+      {
+        field: 'archive',
+        filename: 'site.tar.gz',
+        content: tgzBytes([
+          ['index.html', INDEX],
+          ['_redirects', rules],
+        ]),
+      },
+    );
+    expect(posted.status, posted.text.slice(0, 300)).toBe(413);
+    expect(posted.text).toContain('_redirects may be at most 1 MB on every plan');
+    expect(posted.text).not.toContain('Sign in to publish more');
+  });
 });
