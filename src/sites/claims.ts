@@ -91,6 +91,7 @@ export function claimOperations(deps: OperationsDeps): ClaimOperations {
         throw new ServiceError('not_found', `There is no site named ${name} that this token can see.`);
       }
       log.info({ site: site.name }, 'site.claim_link_renewed');
+      await recordEvent(deps, actorOf(caller), { kind: 'site.claim_link_renewed', site: result.site });
       const claimUrl = `${config.publicUrls.app}/claim/${claimToken}`;
       const expiresAt = iso(result.site.expiresAt!);
       return {

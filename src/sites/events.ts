@@ -40,6 +40,7 @@ export const EVENT_KINDS = [
   'domain.added',
   'domain.changed',
   'domain.removed',
+  'site.claim_link_renewed',
   'site.claimed',
   'site.expiring',
   'site.deletion_requested',
