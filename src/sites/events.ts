@@ -2,6 +2,7 @@ import { eventReachMs, webhookUrlShown } from '../rules/index.js';
 import {
   accountScope,
   siteScope,
+  type AccountRecord,
   type EventActor,
   type EventDetails,
   type EventPosition,
@@ -85,6 +86,11 @@ export function actorOf(caller: Caller, network?: string): EventActor {
   if (caller.kind === 'account') return { kind: 'account', email: caller.account.email, accountId: caller.account.id };
   if (caller.kind === 'site_token') return { kind: 'site_token' };
   return network === undefined ? { kind: 'anonymous' } : { kind: 'anonymous', network };
+}
+
+/** The account itself as the actor, for a change it made without a caller of its own (a device's token, issued at its poll). */
+export function accountActor(account: Pick<AccountRecord, 'id' | 'email'>): EventActor {
+  return { kind: 'account', email: account.email, accountId: account.id };
 }
 
 export interface EventInput {
