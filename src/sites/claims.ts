@@ -143,6 +143,10 @@ export function claimOperations(deps: OperationsDeps): ClaimOperations {
         site: result.site,
         details: { plan: result.site.plan, ...(result.tokenId !== undefined ? { agent_token: result.tokenId } : {}) },
       });
+      // The token for the publishing agent is a token of the account like any other (docs/audit-log.md).
+      if (result.tokenId !== undefined && accountToken) {
+        await recordEvent(deps, actorOf(caller), { kind: 'token.created', accountId: account.id, details: { token: result.tokenId, name: accountToken.name } });
+      }
       const view: ClaimResultView = { site: { name: result.site.name, url: siteUrl(config.publicUrls, result.site.name) } };
       if (result.tokenId !== undefined && accountToken) view.agent_token = { id: result.tokenId, name: accountToken.name };
       return view;
