@@ -49,7 +49,11 @@ describe('README', () => {
     for (const client of ['Claude', 'Cursor', 'VS Code']) expect(section).toContain(client);
     expect(section).toContain('](docs/mcp.md#connecting-an-app)');
     const listed = [...section.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
-    expect(toolSpecs().filter((tool) => !listed.includes(tool.name)).map((tool) => tool.name)).toEqual([]);
+    expect(
+      toolSpecs()
+        .filter((tool) => !listed.includes(tool.name))
+        .map((tool) => tool.name),
+    ).toEqual([]);
   });
 
   it('links every guide in docs/', () => {
