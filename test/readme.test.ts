@@ -56,6 +56,11 @@ describe('README', () => {
     ).toEqual([]);
   });
 
+  it('says why the OAuth server is our own code rather than a library', () => {
+    expect(readme).toContain('`oidc-provider`');
+    expect(readme).toContain('`@node-oauth/oauth2-server`');
+  });
+
   it('links every guide in docs/', () => {
     const linked = new Set([...readme.matchAll(/\]\(docs\/([a-z0-9-]+\.md)(?:#[^)]*)?\)/g)].map((m) => m[1]));
     expect(guides.filter((file) => !linked.has(file))).toEqual([]);
