@@ -79,4 +79,25 @@ describe('drop to publish with rules files', () => {
     expect(posted.text).toContain('_redirects may be at most 1 MB on every plan');
     expect(posted.text).not.toContain('Sign in to publish more');
   });
+
+  it('still offers signing in when the site is over its total and its largest file is a _redirects within its cap', async () => {
+    const client = new AppClient(server);
+    const csrf = await client.formToken('/publish');
+    const comments = Array.from({ length: 12_000 }, (_, i) => `# note ${i} ${'x'.repeat(50)}`).join('\n');
+    const posted = await client.postMultipart(
+      '/publish',
+      { csrf },
+      {
+        field: 'archive',
+        filename: 'site.tar.gz',
+        content: tgzBytes([
+          ['index.html', INDEX],
+          ['_redirects', `${comments}\n/a /b 301\n`],
+          ['data.txt', 'y'.repeat(400_000)],
+        ]),
+      },
+    );
+    expect(posted.status, posted.text.slice(0, 300)).toBe(413);
+    expect(posted.text).toContain('Sign in to publish more');
+  });
 });

@@ -216,9 +216,10 @@ function dropMessage(error: { code: string; message: string; details?: Record<st
   // Refused lines of _redirects or _headers: each one quoted with what it needs, as the API, MCP
   // and the CLI give it (the agent message is a person's words there, and names no endpoint).
   if (Array.isArray(error.details?.lines) && agentMessage) return `${message} ${agentMessage}`;
-  // _redirects and _headers have one cap on every plan: signing in would not let this one in.
+  // _redirects and _headers have one cap on every plan: signing in would not let one over it in
+  // (a refusal of the site's total names its largest file too, and has its total).
   const file = error.details?.file;
-  if (code === 'too_large' && typeof file === 'string' && isRulesFile(file) && agentMessage) return agentMessage;
+  if (code === 'too_large' && typeof file === 'string' && isRulesFile(file) && error.details?.total === undefined && agentMessage) return agentMessage;
   if (code === 'too_large' && !signedIn) {
     const anon = PLAN_LIMITS.anonymous;
     const free = PLAN_LIMITS.free;
