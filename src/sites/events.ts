@@ -83,7 +83,7 @@ export interface EventOperations {
 
 /** Who a caller is, as the log records them; `network` only for someone without a credential. */
 export function actorOf(caller: Caller, network?: string): EventActor {
-  if (caller.kind === 'account') return { kind: 'account', email: caller.account.email, accountId: caller.account.id };
+  if (caller.kind === 'account') return accountActor(caller.account);
   if (caller.kind === 'site_token') return { kind: 'site_token' };
   return network === undefined ? { kind: 'anonymous' } : { kind: 'anonymous', network };
 }
