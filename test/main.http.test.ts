@@ -37,6 +37,13 @@ describe('plinth process', () => {
     expect(started.output()).toContain(`http://<name>.sites.localhost:${started.port}`);
   });
 
+  it('writes nothing at start-up but JSON log lines and the banner (no library chatter on the console)', () => {
+    const beforeBanner = started.output().slice(0, started.output().indexOf('Plinth is running'));
+    for (const line of beforeBanner.split('\n').filter((text) => text.trim() !== '')) {
+      expect(() => JSON.parse(line) as unknown, line).not.toThrow();
+    }
+  });
+
   it('serves sites from all threads on one port', async () => {
     const responses = await Promise.all(Array.from({ length: 20 }, () => request({ port: started.port, host: 'two-threads.sites.localhost' })));
     for (const res of responses) {

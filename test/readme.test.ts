@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../src/errors.js';
+import { toolSpecs } from '../src/mcp/tools.js';
 
 /**
  * The README is short: what Plinth is, one deploy, the quick start, hosts, layout, how to test and
@@ -40,6 +41,24 @@ describe('README', () => {
 
   it('quotes no benchmark figures: they live in bench/', () => {
     expect(readme.match(/\d[\d,.]*\s?(?:req\/s|k req|ms\b|MiB|×|%)/g) ?? []).toEqual([]);
+  });
+
+  it('has an MCP section: the protocol revisions served, the clients set up in docs/mcp.md, and every tool', () => {
+    const section = /\n## MCP\n([\s\S]*?)\n## /.exec(readme)?.[1] ?? '';
+    for (const revision of ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) expect(section).toContain(revision);
+    for (const client of ['Claude', 'Cursor', 'VS Code']) expect(section).toContain(client);
+    expect(section).toContain('](docs/mcp.md#connecting-an-app)');
+    const listed = [...section.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+    expect(
+      toolSpecs()
+        .filter((tool) => !listed.includes(tool.name))
+        .map((tool) => tool.name),
+    ).toEqual([]);
+  });
+
+  it('says why the OAuth server is our own code rather than a library', () => {
+    expect(readme).toContain('`oidc-provider`');
+    expect(readme).toContain('`@node-oauth/oauth2-server`');
   });
 
   it('links every guide in docs/', () => {

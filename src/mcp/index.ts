@@ -63,6 +63,22 @@ const EXPOSE_HEADERS = 'www-authenticate, mcp-session-id, mcp-protocol-version';
 const PRM_PATH = '/.well-known/oauth-protected-resource';
 const MCP_SCOPE = OAUTH_SCOPE;
 
+/**
+ * Runs `make` with the console's warnings sent to the log at debug level. The MCP SDK's handler
+ * warns on the console, once per HTTP thread, that JSON answers drop notifications sent in the
+ * middle of a call (Plinth's tools send none): a line outside the JSON logs, printed at every
+ * start whatever PLINTH_LOG_LEVEL says, that reads like a fault to an operator.
+ */
+function withConsoleWarningsLogged<T>(log: Logger, make: () => T): T {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => log.debug({ message: args.map(String).join(' ') }, 'mcp.library_warning');
+  try {
+    return make();
+  } finally {
+    console.warn = warn;
+  }
+}
+
 export function createMcp(options: McpOptions): McpEdge {
   const { ops, config, log } = options;
   const catalogue = compileTools(toolSpecs());
@@ -75,11 +91,13 @@ export function createMcp(options: McpOptions): McpEdge {
     if (!context) throw new Error('MCP request without its context');
     return createToolServer(catalogue, context, log);
   };
-  const modern = createMcpHandler((ctx) => serverFor(ctx.authInfo), {
-    legacy: 'reject',
-    responseMode: 'json',
-    onerror: (err) => log.debug({ err: err.message }, 'mcp.protocol_error'),
-  });
+  const modern = withConsoleWarningsLogged(log, () =>
+    createMcpHandler((ctx) => serverFor(ctx.authInfo), {
+      legacy: 'reject',
+      responseMode: 'json',
+      onerror: (err) => log.debug({ err: err.message }, 'mcp.protocol_error'),
+    }),
+  );
   async function serveMessage(request: Request, options: { parsedBody: unknown; authInfo: AuthInfo }): Promise<Response> {
     if (!(await isLegacyRequest(request, options.parsedBody))) return modern.fetch(request, options);
     const server = serverFor(options.authInfo);

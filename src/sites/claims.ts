@@ -91,6 +91,7 @@ export function claimOperations(deps: OperationsDeps): ClaimOperations {
         throw new ServiceError('not_found', `There is no site named ${name} that this token can see.`);
       }
       log.info({ site: site.name }, 'site.claim_link_renewed');
+      await recordEvent(deps, actorOf(caller), { kind: 'site.claim_link_renewed', site: result.site });
       const claimUrl = `${config.publicUrls.app}/claim/${claimToken}`;
       const expiresAt = iso(result.site.expiresAt!);
       return {
@@ -148,6 +149,10 @@ export function claimOperations(deps: OperationsDeps): ClaimOperations {
           { kind: 'system' },
           { kind: 'webhook.disabled', site: result.site, details: { webhook: hook.id, url: webhookUrlShown(hook.url), reason: 'claim' } },
         );
+      }
+      // The token for the publishing agent is a token of the account like any other (docs/audit-log.md).
+      if (result.tokenId !== undefined && accountToken) {
+        await recordEvent(deps, actorOf(caller), { kind: 'token.created', accountId: account.id, details: { token: result.tokenId, name: accountToken.name } });
       }
       const view: ClaimResultView = { site: { name: result.site.name, url: siteUrl(config.publicUrls, result.site.name) } };
       if (result.tokenId !== undefined && accountToken) view.agent_token = { id: result.tokenId, name: accountToken.name };

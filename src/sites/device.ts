@@ -5,7 +5,7 @@ import { hashToken, type AccountRecord, type DeviceGrantRecord, type RateCheck }
 import { requireAccount } from './authorization.js';
 import type { Caller } from './callers.js';
 import type { OperationsDeps } from './deps.js';
-import { actorOf, recordEvent } from './events.js';
+import { accountActor, actorOf, recordEvent } from './events.js';
 import { clientFor, invalidClient, OAUTH_PATHS, OAUTH_SCOPE, oauthError } from './oauth-shared.js';
 import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
 import { newApiToken } from './tokens.js';
@@ -230,9 +230,19 @@ export async function exchangeDeviceCode(deps: OperationsDeps, form: URLSearchPa
   const token = newApiToken();
   const poll = await store.pollDeviceGrant(hashToken(deviceCode), clientId, hashToken(token));
   switch (poll.outcome) {
-    case 'issued':
+    case 'issued': {
       log.info({ account: poll.grant.accountId, client: clientId, token: poll.token.id }, 'oauth.device_token_issued');
+      // The person who approved the device made this token of their account (docs/audit-log.md).
+      const account = poll.grant.accountId === undefined ? undefined : store.getAccount(poll.grant.accountId);
+      if (account) {
+        await recordEvent(deps, accountActor(account), {
+          kind: 'token.created',
+          accountId: account.id,
+          details: { token: poll.token.id, name: poll.token.name },
+        });
+      }
       return { access_token: token, token_type: 'Bearer', scope: poll.grant.scope };
+    }
     case 'pending':
       throw oauthError(
         'authorization_pending',

@@ -2,6 +2,7 @@ import { eventReachMs, webhookUrlShown } from '../rules/index.js';
 import {
   accountScope,
   siteScope,
+  type AccountRecord,
   type EventActor,
   type EventDetails,
   type EventPosition,
@@ -40,6 +41,7 @@ export const EVENT_KINDS = [
   'domain.added',
   'domain.changed',
   'domain.removed',
+  'site.claim_link_renewed',
   'site.claimed',
   'site.expiring',
   'site.deletion_requested',
@@ -81,9 +83,14 @@ export interface EventOperations {
 
 /** Who a caller is, as the log records them; `network` only for someone without a credential. */
 export function actorOf(caller: Caller, network?: string): EventActor {
-  if (caller.kind === 'account') return { kind: 'account', email: caller.account.email, accountId: caller.account.id };
+  if (caller.kind === 'account') return accountActor(caller.account);
   if (caller.kind === 'site_token') return { kind: 'site_token' };
   return network === undefined ? { kind: 'anonymous' } : { kind: 'anonymous', network };
+}
+
+/** The account itself as the actor, for a change it made without a caller of its own (a device's token, issued at its poll). */
+export function accountActor(account: Pick<AccountRecord, 'id' | 'email'>): EventActor {
+  return { kind: 'account', email: account.email, accountId: account.id };
 }
 
 export interface EventInput {

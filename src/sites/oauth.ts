@@ -9,6 +9,7 @@ import type { OperationsDeps } from './deps.js';
 import { cap, HOUR_MS, takeOrRefuse } from './rate.js';
 import { cleanName, clientFor, invalidClient, OAUTH_PATHS, OAUTH_SCOPE, oauthError } from './oauth-shared.js';
 import { DEVICE_GRANT_TYPE, exchangeDeviceCode, type DeviceTokenResponse } from './device.js';
+import { accountActor, recordEvent } from './events.js';
 import { iso } from './views.js';
 
 export { OAUTH_PATHS, OAUTH_SCOPE } from './oauth-shared.js';
@@ -361,7 +362,12 @@ export async function revokeToken(deps: OperationsDeps, form: URLSearchParams): 
   if (record?.kind === 'api') {
     // Only tokens a device sign-in issued: those made on the tokens page are the person's to revoke there.
     if (record.clientId === undefined || record.id === undefined || (clientId !== '' && clientId !== record.clientId)) return;
-    if (await store.revokeApiToken(record.accountId, record.id)) deps.log.info({ account: record.accountId, token: record.id }, 'oauth.device_token_revoked');
+    if (await store.revokeApiToken(record.accountId, record.id)) {
+      deps.log.info({ account: record.accountId, token: record.id }, 'oauth.device_token_revoked');
+      // The device gave up its own token (plinth logout): the account's change, in its log.
+      const account = store.getAccount(record.accountId);
+      if (account) await recordEvent(deps, accountActor(account), { kind: 'token.revoked', accountId: account.id, details: { token: record.id } });
+    }
     return;
   }
   if (record?.kind !== 'oauth_access' && record?.kind !== 'oauth_refresh') return;

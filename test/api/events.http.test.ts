@@ -176,6 +176,19 @@ describe('changes without an account', () => {
       { kind: 'deploy.published', actor: 'anonymous', details: { number: 1, network: '127.0.0.0/24' } },
     ]);
   });
+
+  it('records a new claim link, which stops the old one, with the site token as its actor (never the link)', async () => {
+    const created = await deployTo(server.port, { contentType: 'application/json', body: jsonDeployBody([['index.html', '<h1>anon</h1>']]) });
+    expect(created.status).toBe(201);
+    const { name } = created.json.site;
+    const token = created.json.site_token;
+    const renewed = await api(server, { method: 'POST', path: `/v1/sites/${name}/claim-link`, token });
+    expect(renewed.status).toBe(201);
+    const answer = await events(name, token);
+    expect(kinds(answer.json.events)).toEqual(['site.claim_link_renewed', 'deploy.published']);
+    expect(answer.json.events[0]).toMatchObject({ actor: 'site_token', site: name, details: {} });
+    expect(JSON.stringify(answer.json)).not.toContain('ct_');
+  });
 });
 
 describe('how long events are kept', () => {

@@ -212,8 +212,8 @@ describe('the token endpoint', () => {
 });
 
 describe('POST /oauth/revoke with a device token', () => {
-  async function deviceToken(): Promise<string> {
-    const start = await startDevice(server);
+  async function deviceToken(name?: string): Promise<string> {
+    const start = await startDevice(server, name === undefined ? {} : { device_name: name });
     await decide(person, start, 'approve');
     return (await pollDevice(server, start.device_code)).body.access_token!;
   }
@@ -225,6 +225,24 @@ describe('POST /oauth/revoke with a device token', () => {
       expect(answer.status).toBe(200);
       expect((await whoAmI(server, token)).status).toBe(401);
     }
+  });
+
+  it("records the device's token in the account's log when it is issued and when it is revoked", async () => {
+    type Event = { kind: string; actor: string; details: Record<string, unknown> };
+    const accountLog = async (token: string): Promise<Event[]> => {
+      const res = await request({ port: server.port, host: new URL(server.apiUrl).host, path: '/v1/me/events', headers: { authorization: `Bearer ${token}` } });
+      expect(res.status, res.text).toBe(200);
+      return (JSON.parse(res.text) as { events: Event[] }).events;
+    };
+    const token = await deviceToken('ci runner 3');
+    const issued = await accountLog(token);
+    expect(issued.slice(0, 2).map((event) => event.kind)).toEqual(['token.created', 'device.approved']);
+    expect(issued[0]).toMatchObject({ actor: email, details: { name: 'ci runner 3', token: expect.stringMatching(/^tok_/) } });
+
+    // Read with another token of the account: the revoked one reads nothing any more.
+    const reader = await deviceToken('reader');
+    expect((await postForm(server, '/oauth/revoke', { token, client_id: 'plinth-cli' })).status).toBe(200);
+    expect((await accountLog(reader))[0]).toMatchObject({ kind: 'token.revoked', actor: email, details: { token: issued[0]!.details.token } });
   });
 
   it('leaves it alone when another client asks, and leaves tokens made on the tokens page alone', async () => {

@@ -105,7 +105,8 @@ describe('claiming an anonymous site', () => {
     const me = await api(server, { path: '/v1/me', token: poll.json.account_token });
     expect(me.json).toMatchObject({ email: address, plan: 'free', sites_used: 1 });
     await page.goto(`${server.appUrl}/tokens`);
-    await expect.poll(() => page.getByRole('row', { name: new RegExp(`Agent that published ${deploy.site.name}`) }).count()).toBe(1);
+    const tokens = page.getByRole('table', { name: 'Your API tokens' });
+    await expect.poll(() => tokens.getByRole('row', { name: new RegExp(`Agent that published ${deploy.site.name}`) }).count()).toBe(1);
     // The site no longer expires and the site token can do nothing else.
     expect((await api(server, { path: `/v1/sites/${deploy.site.name}`, token: poll.json.account_token })).json).toMatchObject({ claimed: true, role: 'owner' });
     expect((await api(server, { path: `/v1/sites/${deploy.site.name}/files`, token: deploy.site_token })).status).toBe(403);

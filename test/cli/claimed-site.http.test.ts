@@ -48,6 +48,20 @@ describe('plinth deploy of a folder whose site was claimed', () => {
     const state = readState(dir);
     expect(state.api_token).toMatch(/^pl_/);
     expect(state.site_token).toBeUndefined();
+    // The claim link worked once: the folder no longer offers it.
+    expect(state.claim_url).toBeUndefined();
+    // The account's log has the token the claim made for the publisher, as it has every token made.
+    const log = await request({
+      port: server.port,
+      host: new URL(server.apiUrl).host,
+      path: '/v1/me/events',
+      headers: { authorization: `Bearer ${state.api_token}` },
+    });
+    const kinds = (JSON.parse(log.text) as { events: Array<{ kind: string; details: { name?: string } }> }).events.map((event) => [
+      event.kind,
+      event.details.name,
+    ]);
+    expect(kinds).toContainEqual(['token.created', `Agent that published ${site}`]);
 
     // The next run, and the other commands, use it without being told.
     writeTree(dir, { 'index.html': '<h1>third</h1>' });

@@ -22,18 +22,28 @@ describe('plinth deploy', () => {
     const apiUrl = `http://api.localhost:${server.port}`;
 
     expect(await deployCommand({ dir, apiUrl, out: (line) => lines.push(line) })).toBe(0);
-    const state = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string; url: string; revision: string; site_token: string };
+    const state = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as {
+      site: string;
+      url: string;
+      revision: string;
+      site_token: string;
+      claim_url: string;
+    };
     expect(state.site).toMatch(/^[a-z]+-[a-z]+-\d{4}$/);
     expect(state.site_token).toMatch(/^st_/);
+    // The claim link is printed once; the folder keeps it too, as the agent guide's recipe does.
+    expect(state.claim_url).toMatch(/\/claim\/ct_/);
+    expect(lines.join('\n')).toContain(state.claim_url);
     expect(state.url).toBe(`http://${state.site}.sites.localhost`);
     expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toBe('dist\n.service.json\n');
     expect(lines[0]).toContain('Published revision 1');
 
     writeTree(dir, { 'index.html': '<h1>second</h1>' });
     expect(await deployCommand({ dir, apiUrl, out: (line) => lines.push(line) })).toBe(0);
-    const next = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string; revision: string; site_token: string };
+    const next = JSON.parse(readFileSync(join(dir, '.service.json'), 'utf8')) as { site: string; revision: string; site_token: string; claim_url: string };
     expect(next.site).toBe(state.site);
     expect(next.site_token).toBe(state.site_token);
+    expect(next.claim_url).toBe(state.claim_url);
     expect(next.revision).not.toBe(state.revision);
     expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toBe('dist\n.service.json\n');
     const page = await request({ port: server.port, host: `${state.site}.sites.localhost` });

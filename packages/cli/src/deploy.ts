@@ -111,7 +111,12 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   const next: ServiceState = { site: result.site.name, url: result.site.url, revision: draft && state ? state.revision : result.revision.id };
   // A site token is kept while it still works: the site is unclaimed and no API token was used.
   const siteToken = result.site_token ?? (options.token ? undefined : state?.site_token);
-  if (siteToken && !result.site.claimed) next.site_token = siteToken;
+  if (siteToken && !result.site.claimed) {
+    next.site_token = siteToken;
+    // The claim link, printed once, is kept beside it (as the agent guide's recipe keeps it) until the claim.
+    const claimUrl = result.claim_url ?? state?.claim_url;
+    if (claimUrl) next.claim_url = claimUrl;
+  }
   // The folder's own API token stays with it (one given on the command line is not written down).
   if (state?.api_token && !options.token) next.api_token = state.api_token;
   await writeState(dir, next);
@@ -132,7 +137,10 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
     const until = result.site.expires_at ? ` on ${result.site.expires_at}` : '';
     io.out(`It is temporary: it will be deleted${until} unless you claim it. To keep it, open ${result.claim_url} and sign in.`);
   }
-  if (result.site_token) io.out(`Its site token is kept in ${join(options.dir, STATE_FILE)}: the next plinth deploy of the folder updates the site.`);
+  if (result.site_token) {
+    const kept = next.claim_url ? 'site token and claim link are' : 'site token is';
+    io.out(`Its ${kept} kept in ${join(options.dir, STATE_FILE)}: the next plinth deploy of the folder updates the site.`);
+  }
   if ((result.skipped?.length ?? 0) > 0) {
     const shown = result.skipped!.slice(0, 5).join(', ');
     io.out(`Left out (never published): ${shown}${result.skipped!.length > 5 ? ` and ${result.skipped!.length - 5} more` : ''}`);

@@ -9,6 +9,8 @@ export interface ServiceState {
   url: string;
   revision: string;
   site_token?: string;
+  /** The claim link of the unclaimed site the site token updates (a new one replaces it). */
+  claim_url?: string;
   /**
    * An API token for the account that claimed the site (the claim answer hands one to the
    * publisher): it can do everything that account can, on all its sites, not only this one.

@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import { toErrorBody } from '../../errors.js';
 import { loggedPath } from '../../http/index.js';
-import { ANONYMOUS_LIFETIME_MS, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES, type Plan } from '../../rules/index.js';
+import { ANONYMOUS_LIFETIME_MS, isRulesFile, MAX_REQUEST_BYTES, PLAN_LIMITS, PLAN_TITLES, type Plan } from '../../rules/index.js';
 import type { DeployView } from '../../contract/index.js';
 import { formatBytes, type DeployBody, type PendingDeploy } from '../../sites/index.js';
 import { messagePage, page, redirectWithFlash, withFlash, type AppDeps, type PageContext, type PageRoute } from '../context.js';
@@ -201,18 +201,25 @@ export async function receiveUpload(context: PageContext, target: UploadTarget):
       throw err;
     }
     // People read these, not agents: the same refusal, in the words of a drop.
-    const message = dropMessage(body.error, context.person !== undefined);
+    const message = dropMessage(body.error, body.agent_message, context.person !== undefined);
     if (json) return jsonResponse({ ...body, error: { ...body.error, message } }, status, headers);
     return target.refused([{ field: ARCHIVE_FIELD, message }], status);
   }
 }
 
 /** The operation's message, in a person's words and with the way on a person (not an agent) can take. */
-function dropMessage(error: { code: string; message: string; details?: Record<string, unknown> }, signedIn: boolean): string {
+function dropMessage(error: { code: string; message: string; details?: Record<string, unknown> }, agentMessage: string | undefined, signedIn: boolean): string {
   const { code, message } = error;
   const reason = error.details?.reason;
   if (code === 'conflict') return `${message} Reload the page to see the new live revision, then drop again.`;
   if (reason === 'unsupported_format') return 'This is not a .zip, .tar.gz or .tar archive. Choose an archive of your site, or drop its folder.';
+  // Refused lines of _redirects or _headers: each one quoted with what it needs, as the API, MCP
+  // and the CLI give it (the agent message is a person's words there, and names no endpoint).
+  if (Array.isArray(error.details?.lines) && agentMessage) return `${message} ${agentMessage}`;
+  // _redirects and _headers have one cap on every plan: signing in would not let one over it in
+  // (a refusal of the site's total names its largest file too, and has its total).
+  const file = error.details?.file;
+  if (code === 'too_large' && typeof file === 'string' && isRulesFile(file) && error.details?.total === undefined && agentMessage) return agentMessage;
   if (code === 'too_large' && !signedIn) {
     const anon = PLAN_LIMITS.anonymous;
     const free = PLAN_LIMITS.free;

@@ -195,7 +195,9 @@ async function run(io: LoadCommandIo, values: Values): Promise<number> {
   let targets: Array<{ label: string; origin?: string }>;
   try {
     targets =
-      addresses.length > 0 ? addresses.map(parseAddress).map(({ label, origin }) => ({ label, origin })) : [{ label: new URL(corpus.sites[0]!.url).host }];
+      addresses.length > 0
+        ? addresses.map(parseAddress).map(({ label, origin }) => ({ label, origin }))
+        : [{ label: ownAddressesLabel(corpus.sites.map((site) => new URL(site.url).host)) }];
   } catch (err) {
     throw new UsageProblem((err as Error).message);
   }
@@ -252,6 +254,18 @@ async function run(io: LoadCommandIo, values: Values): Promise<number> {
     io.out(`no regression against ${values.baseline} (threshold ${thresholdPercent} %)`);
   }
   return 0;
+}
+
+/**
+ * The name of the one target of a run on the sites' own addresses: their common domain with a `*`
+ * for the site's label (`*.sites.example.org`), so it does not read as one site of the corpus;
+ * the hosts as they are when they share none.
+ */
+export function ownAddressesLabel(hosts: readonly string[]): string {
+  const parents = new Set(hosts.map((host) => host.slice(host.indexOf('.') + 1)));
+  const [parent] = parents;
+  if (parents.size === 1 && parent !== undefined && hosts.every((host) => host.includes('.'))) return `*.${parent}`;
+  return hosts.length === 1 ? hosts[0]! : `${hosts.length} sites' own addresses`;
 }
 
 function readBaseline(file: string): LoadReport {
