@@ -9,9 +9,18 @@ export type ApiUrlSource = CliSettings['apiUrlFrom'] | '--api' | 'login';
 
 /** --api, then the settings that name an API; then the API of `plinth login`; then the local default. */
 export function pickApiUrl(option: string | undefined, settings: CliSettings, login?: { api_url: string }): { apiUrl: string; from: ApiUrlSource } {
-  if (option !== undefined) return { apiUrl: option, from: '--api' };
+  if (option !== undefined) return { apiUrl: apiBase(option), from: '--api' };
   if (settings.apiUrlFrom === 'default' && login) return { apiUrl: login.api_url, from: 'login' };
-  return { apiUrl: settings.apiUrl, from: settings.apiUrlFrom };
+  return { apiUrl: apiBase(settings.apiUrl), from: settings.apiUrlFrom };
+}
+
+/**
+ * The API's address without a trailing `/v1`: commands add the version to each path
+ * (`v1/deploy`), and an address given with it (`https://api.example.org/v1`) would otherwise
+ * call `/v1/v1/deploy`.
+ */
+export function apiBase(url: string): string {
+  return url.replace(/\/v1\/?$/, '');
 }
 
 /** The lines printed after "could not reach the API at …". */
