@@ -100,7 +100,7 @@ export function buildDocsSite(config: Readonly<Config>, options: DocsSiteOptions
           body: Buffer.from('The docs can only be read, with GET or HEAD.\n'),
         };
       }
-      const asset = assets.respond(request.path, request.ifNoneMatch);
+      const asset = assets.respond(request.path, request.ifNoneMatch, request.acceptEncoding);
       if (asset) return asset;
 
       let resource = resources.get(request.path);

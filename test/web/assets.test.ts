@@ -1,3 +1,4 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { loadPageAssets } from '../../src/web/index.js';
 
@@ -43,6 +44,27 @@ describe('page assets', () => {
     expect(answer.status).toBe(304);
     expect(answer.body.byteLength).toBe(0);
     expect(assets.respond(css, '"other"')!.status).toBe(200);
+  });
+
+  it.each([
+    ['br, gzip', 'br'],
+    ['gzip, deflate', 'gzip'],
+    ['gzip;q=1, br;q=0.5', 'gzip'],
+    ['identity', undefined],
+    [undefined, undefined],
+  ])('sends the stylesheet compressed as %j asks: %s', (acceptEncoding, encoding) => {
+    const plain = assets.respond(css)!;
+    const answer = assets.respond(css, undefined, acceptEncoding)!;
+    expect(answer.headers.Vary).toBe('Accept-Encoding');
+    expect(answer.headers['Content-Encoding']).toBe(encoding);
+    const decoded = encoding === 'br' ? brotliDecompressSync(answer.body) : encoding === 'gzip' ? gunzipSync(answer.body) : answer.body;
+    expect(decoded.equals(plain.body)).toBe(true);
+    if (encoding !== undefined) {
+      expect(answer.body.byteLength).toBeLessThan(plain.body.byteLength / 2);
+      // Each form has its own ETag, which a revalidation of that form matches.
+      expect(answer.headers.ETag).not.toBe(plain.headers.ETag);
+      expect(assets.respond(css, answer.headers.ETag, acceptEncoding)!.status).toBe(304);
+    }
   });
 
   it('keeps the stylesheet free of imports and remote fonts', () => {
