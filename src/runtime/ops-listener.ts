@@ -36,7 +36,13 @@ export function startOpsListener(options: OpsListenerOptions): Promise<OpsListen
     const path = (req.url ?? '/').split('?')[0];
     const head = req.method === 'HEAD';
     const { readiness, metrics } = options;
-    if (req.method !== 'GET' && !head) return options.ask(req, res);
+    if (req.method !== 'GET' && !head) {
+      if (path === '/healthz' || path === '/readyz' || path === '/metrics') {
+        res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8', ...NO_STORE });
+        return void res.end(`${path} is read with GET or HEAD.\n`);
+      }
+      return options.ask(req, res);
+    }
     if (path === '/healthz') return send(res, 200, 'text/plain; charset=utf-8', 'ok\n', head);
     if (path === '/readyz' && readiness) {
       return void readiness().then(

@@ -57,6 +57,12 @@ describe('the operator listener', () => {
     expect(res.text).toBe('ok\n');
   });
 
+  it.each(['/healthz', '/readyz', '/metrics'])('answers 405 with Allow to a POST of %s', async (path) => {
+    const res = await request({ port: opsPort, host: '127.0.0.1', path, method: 'POST' });
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD');
+  });
+
   it('answers /readyz 200 with the checks it made', async () => {
     const res = await ops('/readyz');
     expect(res.status).toBe(200);
