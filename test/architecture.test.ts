@@ -48,8 +48,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   app: ['sites', 'store', 'web', 'http', 'rules', 'contract'],
   mcp: ['sites', 'store', 'http', 'rules', 'contract'],
   cli: ['sites', 'store', 'ingest', 'rules', 'contract', 'outbound'],
-  // The shared page kit (layout, stylesheet, script, icon) answers by the HTTP rules every host shares.
-  web: ['http'],
+  // The shared page kit (layout, stylesheet, script, icon) answers by the HTTP rules every host
+  // shares, and compresses its files in the codings the rules name.
+  web: ['http', 'rules'],
   docs: ['web', 'sites', 'http', 'rules', 'contract'],
   // Process wiring: starts threads and composes every area.
   runtime: ['rules', 'contract', 'outbound', 'http', 'badge', 'store', 'serve', 'ingest', 'sites', 'api', 'app', 'mcp', 'web', 'docs'],
