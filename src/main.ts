@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { loadConfig, redactConfig, serverConfigProblems, siteUrl, type Config } from './config.js';
-import { createProcessSlots, type ProcessSlots } from './process-slots.js';
+import { createProcessSlots, type ProcessSlots } from './rules/index.js';
 import { createLogger, type Logger } from './log.js';
 import {
   bucketOptionsOf,

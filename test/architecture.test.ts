@@ -23,7 +23,7 @@ const AREAS = [
   'runtime',
 ] as const;
 // The root modules every area may use (besides its own folder and node built-ins).
-const SHARED = ['config.ts', 'errors.ts', 'log.ts', 'process-slots.ts'];
+const SHARED = ['config.ts', 'errors.ts', 'log.ts'];
 // An area's second entry, and the one area that may use it instead of the index: the ingest
 // threads open the blob store alone, without loading LMDB or the PostgreSQL client.
 const SIDE_ENTRIES: Record<string, string> = { 'store/blobs-entry.ts': 'ingest' };

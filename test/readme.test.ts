@@ -107,5 +107,14 @@ describe('README', () => {
       const all = directories(join(rootDir, 'src')).map((dir) => `${relative(rootDir, dir).split('\\').join('/')}/`);
       expect(all.filter((dir) => !named.includes(dir)).sort()).toEqual([]);
     });
+
+    it('names every file at the src/ root, and those are the entry, the config, the errors and the log alone', () => {
+      const rootFiles = readdirSync(join(rootDir, 'src'), { withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => `src/${entry.name}`)
+        .sort();
+      expect(rootFiles).toEqual(['src/config.ts', 'src/errors.ts', 'src/log.ts', 'src/main.ts']);
+      expect(rootFiles.filter((file) => !named.includes(file))).toEqual([]);
+    });
   });
 });

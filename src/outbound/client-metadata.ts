@@ -2,8 +2,7 @@ import { request } from 'node:https';
 import { isIP } from 'node:net';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { slotsOf } from '../process-slots.js';
-import { isFetchableAddress } from '../rules/index.js';
+import { isFetchableAddress, slotsOf } from '../rules/index.js';
 import { LATE, lookupBy, systemLookup, type NameLookup } from './name-lookup.js';
 
 /**

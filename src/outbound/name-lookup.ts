@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Slots } from '../process-slots.js';
+import type { Slots } from '../rules/index.js';
 
 /** Every address a name has. */
 export type Addresses = readonly { address: string; family: number }[];

@@ -2,8 +2,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage, type 
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { slotsOf } from '../process-slots.js';
-import { isFetchableAddress } from '../rules/index.js';
+import { isFetchableAddress, slotsOf } from '../rules/index.js';
 import { LATE, lookupBy, systemLookup, type Addresses, type NameLookup } from './name-lookup.js';
 
 /**

@@ -35,3 +35,4 @@ export * from './oauth.js';
 export * from './device-codes.js';
 export * from './idempotency-key.js';
 export * from './analytics.js';
+export * from './process-slots.js';

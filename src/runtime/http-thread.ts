@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
-import type { ProcessSlots } from '../process-slots.js';
+import type { ProcessSlots } from '../rules/index.js';
 import { createLogger } from '../log.js';
 import { startServer } from './server.js';
 import { batchedLines } from './access-log.js';

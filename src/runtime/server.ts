@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { createApi, openApiDocument, type ApiRoute } from '../api/index.js';
 import { createApp } from '../app/index.js';
 import { domainUrl, siteUrl, type Config } from '../config.js';
-import type { ProcessSlots } from '../process-slots.js';
 import { gateCommits, settlesWithin, waitForEmpty } from './drain.js';
 import { createMcp } from '../mcp/index.js';
 import { createDocs } from '../docs/index.js';
@@ -24,7 +23,7 @@ import {
 } from '../http/index.js';
 import type { Logger } from '../log.js';
 import { createIngestPool } from '../ingest/index.js';
-import { ACCESS_SECRET_NAME } from '../rules/index.js';
+import { ACCESS_SECRET_NAME, type ProcessSlots } from '../rules/index.js';
 import {
   createAccessGate,
   createDomainServing,

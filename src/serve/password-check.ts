@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SiteAccessConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import { slotsOf } from '../process-slots.js';
-import { rateWindow } from '../rules/index.js';
+import { rateWindow, slotsOf } from '../rules/index.js';
 import { verifyPassword, type RateCheck, type SiteRecord, type Store } from '../store/index.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LATE, lookupBy, type Addresses } from '../../src/outbound/name-lookup.js';
-import { slotsOf } from '../../src/process-slots.js';
+import { slotsOf } from '../../src/rules/index.js';
 
 /**
  * Outbound name lookups bounded across a process (PLINTH_OUTBOUND_LOOKUPS): each holds a thread of
