@@ -145,7 +145,7 @@ ${next ? html`<p><a class="button" href="${next.href}">${next.label}</a></p>` : 
 
 /** Any error a handler did not turn into a form message: a plain page with SPEC 7's wording. */
 export function errorPage(context: PageContext, err: unknown): AppResponse {
-  const { status, body, internal } = toErrorBody(err);
+  const { status, body, headers, internal } = toErrorBody(err);
   if (internal) context.deps.log.error({ err, path: loggedPath(context.request.path) }, 'app.failed');
   const titles: Record<number, string> = {
     400: 'That did not work',
@@ -154,6 +154,13 @@ export function errorPage(context: PageContext, err: unknown): AppResponse {
     410: 'No longer available',
     413: 'Too large',
     429: 'Too many attempts',
+    503: 'Not available right now',
   };
-  return messagePage(context, status, titles[status] ?? 'Something went wrong', html`<p>${body.error.message}</p>`, { href: '/', label: 'Go to your sites' });
+  const response = messagePage(context, status, titles[status] ?? 'Something went wrong', html`<p>${body.error.message}</p>`, {
+    href: '/',
+    label: 'Go to your sites',
+  });
+  // Retry-After of a 429 or a 503 (a full disk, PostgreSQL or the bucket away), as the API sends it.
+  Object.assign(response.headers, headers);
+  return response;
 }

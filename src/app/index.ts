@@ -182,9 +182,9 @@ export function createApp(options: AppOptions): App {
           response = await respond(request, found);
         } catch (err) {
           // Only reading the body fails here (too large or too slow, or the client went); pages handle the rest.
-          const { status, body: error, internal } = toErrorBody(err);
+          const { status, body: error, headers, internal } = toErrorBody(err);
           if (internal) log.error({ err, path: loggedPath(copied.path) }, 'app.failed');
-          response = { status, headers: { 'Content-Type': 'text/plain; charset=utf-8', ...pageHeaders() }, cookies: [], body: error.error.message };
+          response = { status, headers: { 'Content-Type': 'text/plain; charset=utf-8', ...pageHeaders(), ...headers }, cookies: [], body: error.error.message };
         }
         // A refusal may come before the whole body arrived: read on a little first.
         let finished = true;

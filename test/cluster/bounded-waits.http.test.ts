@@ -2,6 +2,8 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithToken, type TestAccount } from '../api/api-helpers.js';
+import type { AppServer } from '../app/browser.js';
+import { AppClient } from '../app/http-client.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import type { MainProcess } from '../helpers/main-process.js';
 import { callApi, request, type ApiCall, type ApiResponse } from '../helpers/http.js';
@@ -167,6 +169,9 @@ describe('bounded waits in a cluster', () => {
     const owner = await person();
     const { name } = await site(owner, 0);
     await cluster.kill(1);
+    // The account app's form token is made while PostgreSQL answers (its first use writes a key).
+    const app = new AppClient({ port: cluster.port(0), dataDir: cluster.dataDir(0), appUrl: 'http://app.localhost' } as unknown as AppServer);
+    const csrf = await app.formToken('/login');
     await cluster.pg.pause();
     let restarted: MainProcess | undefined;
     // A failure names what the node said: once in CI this node was gone (ECONNREFUSED on its port)
@@ -184,6 +189,10 @@ describe('bounded waits in a cluster', () => {
       expect(refused.status, refused.text).toBe(503);
       expect(refused.headers['retry-after']).toBe('5');
       expect(refused.json.error).toMatchObject({ code: 'unavailable', details: { reason: 'records_unavailable' } });
+      // A form of the account app that writes gets its 503 page with Retry-After too.
+      const form = await app.post('/login', { email: 'someone@example.com', csrf });
+      expect(form.status).toBe(503);
+      expect(form.headers['retry-after']).toBe('5');
     } finally {
       await cluster.pg.resume();
     }
