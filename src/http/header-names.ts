@@ -20,6 +20,7 @@ export const HEADER_NAMES = {
   acceptEncoding: exactBytes(Buffer.from('accept-encoding')),
   ifNoneMatch: exactBytes(Buffer.from('if-none-match')),
   range: exactBytes(Buffer.from('range')),
+  ifRange: exactBytes(Buffer.from('if-range')),
   // Read for a page view when analytics count it.
   userAgent: exactBytes(Buffer.from('user-agent')),
   referer: exactBytes(Buffer.from('referer')),

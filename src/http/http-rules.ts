@@ -106,6 +106,17 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   return { start, end: last === '' ? size - 1 : Math.min(Number(last), size - 1) };
 }
 
+/**
+ * Whether a Range request's `If-Range` lets its range apply (RFC 9110 13.1.5): absent, or naming
+ * the answer's ETag by strong comparison. A weak tag or a date (these answers carry no
+ * Last-Modified) does not: the whole current body goes out with 200, so a download resumed after
+ * a redeploy never gets a piece of the new file spliced onto the old one.
+ */
+export function ifRangeHolds(ifRange: string, etag: string | undefined): boolean {
+  if (ifRange === '') return true;
+  return etag !== undefined && !etag.startsWith('W/') && ifRange.trim() === etag;
+}
+
 /** How long a cookie lasts, and whether the host is served over https. */
 export interface CookieOptions {
   /** https: `Secure`, and the `__Host-` prefix on the name (`cookieName`). */

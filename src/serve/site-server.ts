@@ -7,6 +7,7 @@ import {
   endFromMemory,
   HEADER_NAMES,
   isAborted,
+  ifRangeHolds,
   matchesIfNoneMatch,
   parseRange,
   markFinished,
@@ -97,7 +98,7 @@ export interface SiteCacheStats {
 type SiteRequest = ServedRequest;
 
 /** The headers `answer` reads once its handler returned (a body fetched); the last two for analytics. */
-const SITE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'referer', 'user-agent'] as const;
+const SITE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'if-range', 'referer', 'user-agent'] as const;
 
 /** The request headers an answer depends on, read before any await. */
 interface Asked {
@@ -105,6 +106,8 @@ interface Asked {
   acceptEncoding: string;
   ifNoneMatch: string;
   range: string;
+  /** Read only beside a `range`. */
+  ifRange: string;
 }
 
 /**
@@ -352,8 +355,8 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
    */
   const sendFile = (res: HttpResponse, target: Target, asked: Asked, privacy: Privacy | undefined, mayWait: boolean): void => {
     const entry = target.entry!;
-    const range = target.status === 200 && !target.html ? asked.range : '';
-    // A byte range always addresses the identity bytes.
+    // A byte range always addresses the identity bytes, and only while If-Range names them.
+    const range = target.status === 200 && !target.html && ifRangeHolds(asked.ifRange, blobEtag(entry.sha256, undefined)) ? asked.range : '';
     let encoding = range === '' ? chooseEncoding(asked.acceptEncoding, target.encodings) : undefined;
     // A variant not recorded yet: made from the blob, the same bytes as the one stored later (its size too, for a HEAD).
     let made: Buffer | undefined;
@@ -565,7 +568,9 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
         acceptEncoding: req.getHeader(HEADER_NAMES.acceptEncoding),
         ifNoneMatch: req.getHeader(HEADER_NAMES.ifNoneMatch),
         range: req.getHeader(HEADER_NAMES.range),
+        ifRange: '',
       };
+      if (asked.range !== '') asked.ifRange = req.getHeader(HEADER_NAMES.ifRange);
       if (!badged) {
         sendFile(res, target, asked, privacy, route.variantWaited !== true);
         return counted ? count(address, url, userAgent, req, site, target) : undefined;

@@ -5,6 +5,7 @@ import {
   createEncodingChooser,
   matchesIfNoneMatch,
   parseRange,
+  ifRangeHolds,
   pickEncoding,
   pickMediaType,
   readCookies,
@@ -107,6 +108,22 @@ const ENCODING_TABLE: Array<[string | undefined, readonly Coding[], Coding | und
   ['gzipx, brotli', BOTH, undefined],
   ['x-gzip', BOTH, undefined],
 ];
+
+describe('ifRangeHolds', () => {
+  it.each([
+    ['', '"abc"', true],
+    ['', undefined, true],
+    ['"abc"', '"abc"', true],
+    [' "abc" ', '"abc"', true],
+    ['"abd"', '"abc"', false],
+    ['W/"abc"', '"abc"', false],
+    ['"abc"', 'W/"abc"', false],
+    ['"abc"', undefined, false],
+    ['Tue, 01 Dec 2026 06:00:00 GMT', '"abc"', false],
+  ])('If-Range %j against %j: %s', (ifRange, etag, holds) => {
+    expect(ifRangeHolds(ifRange, etag)).toBe(holds);
+  });
+});
 
 describe('pickEncoding', () => {
   it.each(ENCODING_TABLE)('picks from %j with %j: %s', (header, available, expected) => {

@@ -302,6 +302,21 @@ describe('HTTP semantics', () => {
     expect((await get('paid-site', '/img/logo.png')).headers['accept-ranges']).toBe('bytes');
   });
 
+  it('applies a range only while If-Range names the current file: a resumed download of an older one gets the whole new file', async () => {
+    const etag = (await get('paid-site', '/img/logo.png')).headers.etag as string;
+    const current = await get('paid-site', '/img/logo.png', { range: 'bytes=0-7', 'if-range': etag });
+    expect(current.status).toBe(206);
+    expect(current.body.byteLength).toBe(8);
+    for (const ifRange of ['"an-older-file"', `W/${etag}`, 'Tue, 01 Dec 2026 06:00:00 GMT']) {
+      const whole = await get('paid-site', '/img/logo.png', { range: 'bytes=0-7', 'if-range': ifRange });
+      expect(whole.status, ifRange).toBe(200);
+      expect(whole.headers['content-range'], ifRange).toBeUndefined();
+      expect(whole.body.equals(png), ifRange).toBe(true);
+    }
+    const big = await get('paid-site', '/big.bin', { range: 'bytes=10-19', 'if-range': '"an-older-file"' });
+    expect(big.status).toBe(200);
+  });
+
   it('answers 416 for a range past the end', async () => {
     const res = await get('paid-site', '/img/logo.png', { range: `bytes=${png.length + 5}-` });
     expect(res.status).toBe(416);
