@@ -270,7 +270,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     if (!ok) res.writeStatus(target.status === 404 ? '404 Not Found' : '410 Gone');
     res.writeHeader(HEADER_NAMES.contentType, ready.full);
     if (ready.size <= END_COPY_MAX_BYTES) ends.end(res, target.status, bytes, ready.size);
-    else endFromMemory(res, Buffer.from(bytes));
+    else endFromMemory(res, bytes instanceof ArrayBuffer ? Buffer.from(bytes) : bytes);
     sentStatus = target.status;
     sentBytes = ready.size;
     return true;
