@@ -60,10 +60,11 @@ export interface BodyCache {
   /**
    * A blob's bytes for a target's prepared representation, which then holds them (`ready.held`)
    * while they stay in the cache, if its target may (`keepsBodies`): later requests read them
-   * there, with no lookup and no read of the cache's entry. As the whole `ArrayBuffer` of the
-   * cached `Buffer` (`wholeBuffer`), the argument uWS reads cheapest (http/header-names.ts).
+   * there, with no lookup and no read of the cache's entry. A small body as its view of a shared
+   * slab (`BodySlab`); a larger one as the whole `ArrayBuffer` of its cached `Buffer`
+   * (`wholeBuffer`), the argument uWS reads cheapest (http/header-names.ts).
    */
-  hold(ready: Ready, target: Target, encoding: Encoding | undefined): ArrayBuffer;
+  hold(ready: Ready, target: Target, encoding: Encoding | undefined): HeldBytes;
   /** Takes the bytes back from a target's representations (the site cache dropped the target). */
   release(target: Target): void;
   /** A blob's bytes, from the cache or the store (`BlobNotLocal` when not on this node). */
@@ -111,13 +112,70 @@ function wholeBuffer(bytes: Buffer): Buffer {
   return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : Buffer.from(exactBytes(bytes));
 }
 
-/** The ArrayBuffer of a blob's bytes as the cache keeps them: all of it (`wholeBuffer`). */
-const wholeOf = (value: Buffer | BadgedPage): ArrayBuffer => (value as Buffer).buffer as ArrayBuffer;
+/** What a `Ready` holds of a body: a small one's view of its slab, a larger one's whole `ArrayBuffer`. */
+export type HeldBytes = ArrayBuffer | Buffer;
+
+/** A blob's bytes as a `Ready` holds them: the view of a slab as it is, else all of its own `ArrayBuffer` (`wholeBuffer`). */
+const heldOf = (value: Buffer | BadgedPage): HeldBytes => {
+  const bytes = value as Buffer;
+  return bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : bytes;
+};
+
+// Bodies up to a quarter of this size are copied side by side into shared slabs, one slab open at a
+// time per thread. Across many pages, what uWS reads of such a body is then its view and its bytes:
+// a body's own `ArrayBuffer` adds its extension, backing store and that store's count outside the
+// JavaScript heap, each a cache miss once the rotation outgrows the caches (bench/RESULTS.md,
+// "Serving back at the ceiling", twelfth and thirteenth passes). A slab lives as long as any body
+// in it, so the cache counts it whole, from its first body until its last one leaves.
+const BODY_SLAB_BYTES = 16 * 1024;
+const SLABBED_MAX_BYTES = BODY_SLAB_BYTES / 4;
+// A budget of fewer slabs than this keeps every body in its own buffer (a few slabs' worth of
+// scattered survivors would otherwise fill it).
+const MIN_SLABS_IN_BUDGET = 64;
+
+/** A slab of small bodies: bytes written once, from the start; `live`: bodies in the cache in it. */
+interface BodySlab {
+  readonly bytes: Buffer;
+  used: number;
+  live: number;
+}
 
 export function createBodyCache(store: SiteReader, config: ServeConfig, buildOffThread?: BadgedPageBuilder): BodyCache {
   // A blob's bytes are held as the Buffer itself (its ETag is the target's): one object fewer to
   // read per answer across many pages. A badged page holds its forms with their own ETags.
-  const bodies = createLruCache<Buffer | BadgedPage>(config.cacheBytes);
+  const bodies = createLruCache<Buffer | BadgedPage>(config.cacheBytes, (value) => {
+    // The last body of a slab left: the slab is no longer counted (nor open to more bodies).
+    const slab = value instanceof Buffer ? slabOf.get(value.buffer) : undefined;
+    if (slab === undefined || --slab.live > 0) return;
+    bodies.charge(-BODY_SLAB_BYTES, '');
+    if (open === slab) open = undefined;
+  });
+  const slabOf = new WeakMap<ArrayBufferLike, BodySlab>();
+  const slabbed = config.cacheBytes >= MIN_SLABS_IN_BUDGET * BODY_SLAB_BYTES;
+  let open: BodySlab | undefined;
+
+  /** Stores a blob's bytes under `key`: a small one copied into the open slab, a larger one in a buffer of its own. */
+  const keepBytes = (key: string, bytes: Buffer): Buffer => {
+    const length = bytes.byteLength;
+    if (!slabbed || length === 0 || length > SLABBED_MAX_BYTES) {
+      const own = wholeBuffer(bytes);
+      bodies.set(key, own, own.byteLength);
+      return own;
+    }
+    if (open === undefined || open.used + length > BODY_SLAB_BYTES) {
+      open = { bytes: Buffer.allocUnsafeSlow(BODY_SLAB_BYTES), used: 0, live: 0 };
+      slabOf.set(open.bytes.buffer, open);
+    }
+    const slab = open;
+    const view = slab.bytes.subarray(slab.used, slab.used + length);
+    bytes.copy(view);
+    slab.used += length;
+    // Counted before it is stored, so that a body it replaces cannot leave the slab empty meanwhile.
+    const first = slab.live++ === 0;
+    bodies.set(key, view, 0);
+    if (first) bodies.charge(BODY_SLAB_BYTES, key);
+    return view;
+  };
   // Pages being built, so that visitors asking at once wait for one build.
   const building = new Map<string, Promise<BadgedPage>>();
   let builtElsewhere = 0;
@@ -125,10 +183,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
   const blob = (entry: FileEntry, encoding: Encoding | undefined): Buffer => {
     const key = bodyKey(entry.sha256, encoding);
     let bytes = bodies.get(key) as Buffer | undefined;
-    if (bytes === undefined) {
-      bytes = wholeBuffer(readLocal(store, entry, encoding));
-      bodies.set(key, bytes, bytes.byteLength);
-    }
+    if (bytes === undefined) bytes = keepBytes(key, readLocal(store, entry, encoding));
     return bytes;
   };
 
@@ -138,11 +193,7 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
   let variantsMade = 0;
 
   const holdVariant = (key: string, made: Buffer | undefined): Buffer | null => {
-    if (made !== undefined) {
-      const bytes = wholeBuffer(made);
-      bodies.set(key, bytes, bytes.byteLength);
-      return bytes;
-    }
+    if (made !== undefined) return keepBytes(key, made);
     if (notWorth.size >= MAX_NOT_WORTH) notWorth.clear();
     notWorth.add(key);
     return null;
@@ -171,8 +222,8 @@ export function createBodyCache(store: SiteReader, config: ServeConfig, buildOff
       const bytes = blob(entry, encoding);
       // Only a target the site cache keeps: it releases them when it drops the target, and the
       // cache takes them back from every holder when it drops the bytes, so the weight stays the truth.
-      if (target.keepsBodies) bodies.hold(bodyKey(entry.sha256, encoding), ready, wholeOf);
-      return wholeOf(bytes);
+      if (target.keepsBodies) bodies.hold(bodyKey(entry.sha256, encoding), ready, heldOf);
+      return heldOf(bytes);
     },
 
     unrecorded(entry, encoding) {

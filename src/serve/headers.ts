@@ -137,31 +137,52 @@ export function joinAfterFirst(list: HeaderList): Buffer {
 
 const joinedText = (list: HeaderList): string => [list[0]![1], ...list.slice(1).map(([name, value]) => `${name}: ${value}`)].join('\r\n');
 
-// The prepared path's header blocks (`packedAfterFirst`) are packed side by side into slabs of
-// this size, a slab per thread at a time; a block over a quarter of it gets its own.
+// The prepared path's header blocks (`packedAfterFirst`) are packed side by side into slabs, each
+// site's into its own: small at first (a site of a few pages does not pay for 16 KB), then twice
+// what the site's blocks took so far, up to this size; a block over a quarter of it gets its own.
 const BLOCK_SLAB_BYTES = 16 * 1024;
-let slab: Buffer = Buffer.alloc(0);
-let slabUsed = 0;
+const FIRST_SLAB_BYTES = 1024;
 
 /**
- * `joinAfterFirst`, its bytes packed beside the other blocks this thread made (a view of a shared
- * slab, which lives as long as any block in it). Across many pages this keeps what uWS reads of a
+ * Where one owner's header blocks are packed (`packedAfterFirst`), and the memory they keep alive.
+ * A slab lives as long as any block in it, so its owner counts every slab it made (`bytes`) for as
+ * long as any of its blocks may be kept: the site cache charges a site for them until the site and
+ * all its targets go together (site-cache.ts).
+ */
+export interface BlockSlabs {
+  slab: Buffer;
+  used: number;
+  /** Every slab and own block made so far, in bytes. */
+  bytes: number;
+}
+
+export const newBlockSlabs = (): BlockSlabs => ({ slab: NO_SLAB, used: 0, bytes: 0 });
+const NO_SLAB = Buffer.alloc(0);
+
+/**
+ * `joinAfterFirst`, its bytes packed beside the other blocks of `slabs` (a view of a shared slab,
+ * which lives as long as any block in it). Across many pages this keeps what uWS reads of a
  * block to the view and its bytes: an `ArrayBuffer` of its own would add three objects outside
  * the JavaScript heap (its extension, its backing store and that store's count) to every answer's
  * reads, each a cache miss once the rotation outgrows the caches (bench/RESULTS.md, "Serving back
  * at the ceiling", twelfth pass). uWS reads a view with a few more instructions than an
  * `ArrayBuffer`, fewer than the misses cost.
  */
-export function packedAfterFirst(list: HeaderList): Buffer {
+export function packedAfterFirst(list: HeaderList, slabs: BlockSlabs): Buffer {
   const text = joinedText(list);
   const length = Buffer.byteLength(text, 'latin1');
-  if (length > BLOCK_SLAB_BYTES / 4) return Buffer.from(text, 'latin1');
-  if (slabUsed + length > slab.byteLength) {
-    slab = Buffer.allocUnsafeSlow(BLOCK_SLAB_BYTES);
-    slabUsed = 0;
+  if (length > BLOCK_SLAB_BYTES / 4) {
+    slabs.bytes += length;
+    return Buffer.from(text, 'latin1');
   }
-  const block = slab.subarray(slabUsed, slabUsed + length);
+  if (slabs.used + length > slabs.slab.byteLength) {
+    const size = Math.max(length, Math.min(BLOCK_SLAB_BYTES, Math.max(FIRST_SLAB_BYTES, slabs.bytes)));
+    slabs.slab = Buffer.allocUnsafeSlow(size);
+    slabs.used = 0;
+    slabs.bytes += size;
+  }
+  const block = slabs.slab.subarray(slabs.used, slabs.used + length);
   block.write(text, 'latin1');
-  slabUsed += length;
+  slabs.used += length;
   return block;
 }

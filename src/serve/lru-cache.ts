@@ -29,6 +29,12 @@ export interface LruCache<V> {
   delete(key: string): void;
   /** Adds `delta` to a stored entry's weight (a value that grew), evicting others if needed. */
   adjust(key: string, delta: number): void;
+  /**
+   * Counts `delta` bytes that are no one entry's (memory that several entries share and that lives
+   * until the last of them leaves: bodies.ts `BodySlab`), evicting others than `keep` if needed.
+   * Called with a negative `delta` from `dropped` too, while eviction runs: it only counts then.
+   */
+  charge(delta: number, keep: string): void;
   values(): IterableIterator<V>;
   readonly weight: number;
   readonly size: number;
@@ -110,7 +116,8 @@ export function createLruCache<V>(budget: number, dropped?: (value: V) => void):
         leave(slot);
       }
     }
-    if (total > budget) evict(keep);
+    // Nothing left to drop: what is counted without an entry (`charge`) can only wait for its own.
+    if (total > budget && entries.size > 0) evict(keep);
   };
 
   const methods: Omit<LruCache<V>, 'weight' | 'size'> = {
@@ -175,6 +182,10 @@ export function createLruCache<V>(budget: number, dropped?: (value: V) => void):
       slot.weight += delta;
       total += delta;
       if (total > budget) evict(key);
+    },
+    charge(delta, keep) {
+      total += delta;
+      if (delta > 0 && total > budget) evict(keep);
     },
     *values() {
       for (const slot of entries.values()) yield slot.value!;

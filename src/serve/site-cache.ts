@@ -11,9 +11,10 @@ import {
   type SiteHeaders,
 } from '../rules/index.js';
 import { VARIANT_ON_DEMAND_MAX_BYTES, type BlobStore, type FileEntry, type SiteRecord, type Store } from '../store/index.js';
-import { cacheControlFor } from './headers.js';
+import { cacheControlFor, newBlockSlabs, packedAfterFirst, type BlockSlabs, type HeaderList } from './headers.js';
 import { withGetters } from './fast-object.js';
 import { createLruCache, type LruHolder } from './lru-cache.js';
+import type { HeldBytes } from './bodies.js';
 import { normalizeRequestPath } from './request-path.js';
 import { resolveSitePath } from './resolve.js';
 
@@ -80,7 +81,7 @@ export interface Target extends Ready {
  * `Ready`, header block and bytes. The bytes stay the body cache's, within its budget: it takes
  * them back from every `Ready` holding them when it evicts or deletes them (lru-cache.ts `hold`).
  */
-export interface Ready extends LruHolder<ArrayBuffer> {
+export interface Ready extends LruHolder<HeldBytes> {
   size: number;
   /** For 200/404 with a body: everything after "Content-Type: " (headers.ts `packedAfterFirst`). */
   full: Buffer;
@@ -99,6 +100,12 @@ export interface CachedSite {
   targets: Map<string, Target>;
   /** In the site cache; false once dropped from it (or never stored: over its budget). */
   kept: boolean;
+  /**
+   * The slabs its targets' header blocks are packed in (`SiteCache.pack`), counted in the site's
+   * weight: its targets go all at once (the site dropped, or the cap of resolved URLs), and their
+   * slabs with them, so no slab outlives what the budget counts.
+   */
+  blocks: BlockSlabs;
   /** The live revision's compiled rules, read once with the record; undefined for most sites. */
   rules?: SiteRules;
   /** Rules of revisions seen through preview addresses lately, kept so their index is built once. */
@@ -119,6 +126,12 @@ export interface SiteCache {
    * site's revision `revision` (the live one, or a preview's).
    */
   target(cached: CachedSite, revision: string, url: string, query: string, host?: string): Target;
+  /**
+   * A header block of one of the site's targets (headers.ts `packedAfterFirst`), packed in the
+   * site's own slabs; a slab it starts counts against the budget with the site, whole, until the
+   * site's targets go.
+   */
+  pack(cached: CachedSite, list: HeaderList): Buffer;
   readonly size: number;
   readonly weight: number;
   /** Lookups answered from the cache or not, for site records and for resolved URLs, since the start. */
@@ -215,8 +228,10 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, bodies: 
     bodies.forget(cached);
   };
 
-  // Resolved URLs count against the site cache's budget with their site.
-  const charge = (cached: CachedSite, bytes: number): void => sites.adjust(cached.key, bytes);
+  // Resolved URLs and their header slabs count against the site cache's budget with their site.
+  const charge = (cached: CachedSite, bytes: number): void => {
+    if (cached.kept) sites.adjust(cached.key, bytes);
+  };
 
   store.onSiteChanged(({ siteId, name }) => {
     const named = sites.get(name);
@@ -263,7 +278,7 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, bodies: 
       }
       // A live revision changed by another process (admin CLI) is noticed here, not by the feed.
       if (cached !== undefined) forgetSite(cached);
-      cached = { key: name, site, epoch, targets: new Map(), kept: false, ...rulesOf(store, site.liveRevision) };
+      cached = { key: name, site, epoch, targets: new Map(), kept: false, blocks: newBlockSlabs(), ...rulesOf(store, site.liveRevision) };
       cached.kept = sites.set(name, cached, SITE_WEIGHT + name.length);
       return cached;
     },
@@ -313,12 +328,23 @@ export function createSiteCache(store: SiteReader, config: ServeConfig, bodies: 
         for (const key of cached.targets.keys()) freed += TARGET_WEIGHT + key.length;
         release(cached.targets);
         cached.targets.clear();
+        // Their header blocks go with them, and the slabs that held them: new ones for the next.
+        freed += cached.blocks.bytes;
+        cached.blocks = newBlockSlabs();
         charge(cached, -freed);
       }
       target.keepsBodies = cached.kept;
       cached.targets.set(key, target);
       charge(cached, TARGET_WEIGHT + key.length);
       return target;
+    },
+
+    pack(cached, list) {
+      const blocks = cached.blocks;
+      const before = blocks.bytes;
+      const block = packedAfterFirst(list, blocks);
+      if (blocks.bytes !== before) charge(cached, blocks.bytes - before);
+      return block;
     },
 
     counts,

@@ -34,7 +34,6 @@ import {
   fileHeaders,
   joinAfterFirst,
   notModifiedHeaders,
-  packedAfterFirst,
   pageHeaders,
   PROTECTED_CACHE_CONTROL,
   protectedHeaders,
@@ -242,7 +241,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
    * so a request costs a few header lookups and no allocation of its own. False when the request
    * needs the general path (HEAD, ranges, large files).
    */
-  const sendPrepared = (res: HttpResponse, req: SiteRequest, target: Target): boolean => {
+  const sendPrepared = (res: HttpResponse, req: SiteRequest, cached: CachedSite, target: Target): boolean => {
     const ok = target.status === 200;
     if (ok && !target.html && req.getHeader(HEADER_NAMES.range) !== '') return false;
     const encoding = target.varies ? chooseEncoding(req.getHeader(HEADER_NAMES.acceptEncoding), target.encodings) : undefined;
@@ -251,7 +250,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     if (ready === undefined) {
       // A variant not recorded yet is made (or waited for) on the general path, for the second or so until it is.
       if (encoding !== undefined && target.unrecorded) return false;
-      ready = readyOf(target, encoding);
+      ready = readyOf(cached, target, encoding);
     }
     if (ready.size > config.streamThresholdBytes) return false;
     if (ok) {
@@ -274,7 +273,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     if (!ok) res.writeStatus(target.status === 404 ? '404 Not Found' : '410 Gone');
     res.writeHeader(HEADER_NAMES.contentType, ready.full);
     if (ready.size <= END_COPY_MAX_BYTES) ends.end(res, target.status, bytes, ready.size);
-    else endFromMemory(res, Buffer.from(bytes));
+    else endFromMemory(res, bytes instanceof ArrayBuffer ? Buffer.from(bytes) : bytes);
     sentStatus = target.status;
     sentBytes = ready.size;
     return true;
@@ -285,13 +284,14 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
    * target: the identity one in the target's own fields (site-cache.ts `Target`), a variant in a
    * `Ready` of its own.
    */
-  const readyOf = (target: Target, encoding: Encoding | undefined): Ready => {
+  const readyOf = (cached: CachedSite, target: Target, encoding: Encoding | undefined): Ready => {
     const entry = target.entry!;
     const size = encoding ? entry.encodings![encoding]! : entry.size;
     const answer = answerOf(target, entry.type, target.varies, blobEtag(entry.sha256, encoding), encoding);
     const etag = answer.etag ?? '';
-    const full = packedAfterFirst(fileHeaders(answer));
-    const notModified = packedAfterFirst(notModifiedHeaders({ ...answer, etag }));
+    // Packed in the site's slabs, which its weight in the site cache counts.
+    const full = sites.pack(cached, fileHeaders(answer));
+    const notModified = sites.pack(cached, notModifiedHeaders({ ...answer, etag }));
     if (encoding === undefined) {
       target.size = size;
       target.full = full;
@@ -561,7 +561,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       const address =
         userAgent === '' || (forwardedNamesClient && req.getHeader(HEADER_NAMES.xForwardedFor) !== '') ? '' : remoteAddressText(res.getRemoteAddress());
       // The prepared path ends responses uWS-style, for the synchronous handler only.
-      if (!head && !badged && fetches === 0 && privacy === undefined && sendPrepared(res, req, target))
+      if (!head && !badged && fetches === 0 && privacy === undefined && sendPrepared(res, req, live, target))
         return counted ? count(address, url, userAgent, req, site, target) : undefined;
       const asked: Asked = {
         head,

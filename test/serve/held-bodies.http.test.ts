@@ -3,7 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createBodyCache } from '../../src/serve/bodies.js';
+import { createBodyCache, type HeldBytes } from '../../src/serve/bodies.js';
 import { createSiteCache, type Ready, type Target } from '../../src/serve/site-cache.js';
 import { openStore } from '../../src/store/index.js';
 import { request } from '../helpers/http.js';
@@ -16,6 +16,7 @@ import { publishSite, storeFiles, tempDir } from '../helpers/sites.js';
 // site cache drops.
 
 const shared = randomBytes(300 * 1024);
+const bytesOf = (held: HeldBytes): Buffer => (held instanceof ArrayBuffer ? Buffer.from(held) : held);
 const filler = randomBytes(800 * 1024);
 
 describe('bodies held by targets, served', () => {
@@ -94,7 +95,7 @@ describe('bodies held by targets, in memory', () => {
     const weak = (() => {
       const bytes = readies.map((ready, i) => bodies.hold(ready, targets[i]!, undefined));
       expect(bytes[0]).toBe(bytes[1]);
-      expect(Buffer.from(bytes[0]!).equals(shared)).toBe(true);
+      expect(bytesOf(bytes[0]!).equals(shared)).toBe(true);
       expect(readies.every((ready) => ready.held === bytes[0])).toBe(true);
       return new WeakRef(bytes[0]!);
     })();
@@ -107,7 +108,7 @@ describe('bodies held by targets, in memory', () => {
     expect(await collected(weak)).toBe(true);
 
     // Read again on the next request, and held again.
-    expect(Buffer.from(bodies.hold(readies[0]!, targets[0]!, undefined)).equals(shared)).toBe(true);
+    expect(bytesOf(bodies.hold(readies[0]!, targets[0]!, undefined)).equals(shared)).toBe(true);
     expect(readies[0]!.held).toBeDefined();
   });
 
@@ -150,23 +151,77 @@ describe('bodies held by targets, in memory', () => {
     expect(bodies.weight).toBe(shared.byteLength);
   });
 
-  it('keeps a small body in a buffer of its own, held as that whole ArrayBuffer', async () => {
-    // A small file is read into a slice of Node's shared pool; the cache copies it out.
-    const small = randomBytes(2048);
-    const { revision } = await publishSite(store, 'mem-g', { 'small.bin': small });
+  it('keeps a larger body in a buffer of its own, held as that whole ArrayBuffer', async () => {
+    // A file under 8 KB is read into a slice of Node's shared pool; the cache copies it out.
+    const larger = randomBytes(6 * 1024);
+    const { revision } = await publishSite(store, 'mem-g', { 'larger.bin': larger });
     const config = serveConfig({});
     const bodies = createBodyCache(store, config);
     const sites = createSiteCache(store, config, bodies);
-    const target = sites.target(sites.lookup('mem-g')!, revision, '/small.bin', '');
+    const target = sites.target(sites.lookup('mem-g')!, revision, '/larger.bin', '');
     const blob = bodies.blob(target.entry!, undefined);
     expect(blob.byteOffset).toBe(0);
-    expect(blob.buffer.byteLength).toBe(small.byteLength);
+    expect(blob.buffer.byteLength).toBe(larger.byteLength);
     const ready = readyOf(target);
     const held = bodies.hold(ready, target, undefined);
     expect(held).toBe(blob.buffer);
     expect(ready.held).toBe(held);
-    expect(Buffer.from(held).equals(small)).toBe(true);
-    expect(bodies.weight).toBe(small.byteLength);
+    expect(bytesOf(held).equals(larger)).toBe(true);
+    expect(bodies.weight).toBe(larger.byteLength);
+  });
+
+  it('packs small bodies side by side in a slab, counted whole until its last body leaves', async () => {
+    const smalls = Array.from({ length: 10 }, () => randomBytes(2048));
+    const files = Object.fromEntries(smalls.map((bytes, i) => [`small-${i}.bin`, bytes]));
+    const { revision } = await publishSite(store, 'mem-h', files);
+    const config = serveConfig({});
+    const bodies = createBodyCache(store, config);
+    const sites = createSiteCache(store, config, bodies);
+    const cached = sites.lookup('mem-h')!;
+    const targets = smalls.map((_, i) => sites.target(cached, revision, `/small-${i}.bin`, ''));
+    const readies = targets.map(readyOf);
+    const held = readies.map((ready, i) => bodies.hold(ready, targets[i]!, undefined) as Buffer);
+    held.forEach((bytes, i) => {
+      expect(bytes).toBeInstanceOf(Buffer);
+      expect(bytes.equals(smalls[i]!)).toBe(true);
+      expect(readies[i]!.held).toBe(bytes);
+    });
+    // Eight 2 KB bodies fill a 16 KB slab; the ninth starts the next.
+    expect(new Set(held.map((bytes) => bytes.buffer)).size).toBe(2);
+    expect(held[1]!.buffer).toBe(held[0]!.buffer);
+    expect(held[8]!.buffer).not.toBe(held[7]!.buffer);
+    expect(bodies.weight).toBe(2 * 16 * 1024);
+    // A redeploy drops them all: nothing counted after.
+    const next = await storeFiles(store, { 'index.html': '<p>moved on</p>' });
+    expect((await store.commitRevision({ site: 'mem-h', baseRevision: revision, files: next, kind: 'deploy', createdBy: 'admin' })).ok).toBe(true);
+    expect(readies.every((ready) => ready.held === undefined)).toBe(true);
+    expect(bodies.weight).toBe(0);
+  });
+
+  it('keeps within its budget, slabs counted whole, however small bodies come and go', async () => {
+    const pages = Array.from({ length: 600 }, (_, i) => randomBytes(1024 + (i % 7) * 300));
+    const files = Object.fromEntries(pages.map((bytes, i) => [`p-${i}.bin`, bytes]));
+    const { revision } = await publishSite(store, 'mem-i', files);
+    const budget = 1024 * 1024;
+    const config = serveConfig({ PLINTH_CACHE_MB: '1' });
+    const bodies = createBodyCache(store, config);
+    const sites = createSiteCache(store, config, bodies);
+    const cached = sites.lookup('mem-i')!;
+    const targets = pages.map((_, i) => sites.target(cached, revision, `/p-${i}.bin`, ''));
+    const readies = targets.map(readyOf);
+    // Every 20th page is asked for again and again while the rest come and go, three times over:
+    // survivors end up scattered over slabs whose other bodies were evicted.
+    for (let round = 0; round < 3; round++)
+      for (let i = 0; i < pages.length; i++) {
+        expect(bytesOf(bodies.hold(readies[i]!, targets[i]!, undefined)).equals(pages[i]!)).toBe(true);
+        if (i % 20 === 0) for (let k = 0; k <= i; k += 20) readies[k]!.used = true;
+        expect(bodies.weight).toBeLessThanOrEqual(budget);
+      }
+    // The memory the held bodies keep alive is within the weight counted.
+    const slabs = new Set(readies.flatMap((ready) => (ready.held === undefined ? [] : [(ready.held as Buffer).buffer])));
+    expect(slabs.size).toBeGreaterThan(0);
+    expect([...slabs].reduce((sum, slab) => sum + slab.byteLength, 0)).toBeLessThanOrEqual(bodies.weight);
+    expect(readies.filter((ready, i) => i % 20 === 0 && ready.held !== undefined).length).toBeGreaterThan(0);
   });
 
   it('lets no target hold bytes for a site the site cache cannot keep', async () => {
@@ -177,7 +232,7 @@ describe('bodies held by targets, in memory', () => {
     for (let i = 0; i < 3; i++) {
       const target = sites.target(sites.lookup('mem-e')!, revision, '/shared.bin', '');
       const ready = readyOf(target);
-      expect(Buffer.from(bodies.hold(ready, target, undefined)).equals(shared)).toBe(true);
+      expect(bytesOf(bodies.hold(ready, target, undefined)).equals(shared)).toBe(true);
       expect(ready.held).toBeUndefined();
     }
     expect(bodies.weight).toBe(shared.byteLength);

@@ -84,6 +84,34 @@ describe('createLruCache', () => {
     expect(cache.get('a')).toBe('A');
   });
 
+  it('counts shared memory no entry weighs (charge), evicting others than the one kept, and gives it back from dropped', () => {
+    // Two entries of weight 0 share 6 bytes, counted until both are gone.
+    const shared = { live: 0 };
+    const cache = createLruCache<string>(10, (value) => {
+      if (value.startsWith('s') && --shared.live === 0) cache.charge(-6, '');
+    });
+    cache.set('x', 'X', 3);
+    shared.live = 2;
+    cache.set('s1', 's1', 0);
+    cache.set('s2', 's2', 0);
+    cache.charge(6, 's2');
+    expect(cache.weight).toBe(9);
+    // Over budget: x, the oldest, goes; a sharer going alone would free nothing.
+    cache.set('y', 'Y', 4);
+    expect(cache.get('x')).toBeUndefined();
+    expect(cache.weight).toBe(10);
+    cache.delete('s1');
+    cache.delete('s2');
+    expect(cache.weight).toBe(4);
+    expect(cache.get('y')).toBe('Y');
+    // Nothing left to drop: charging past the budget ends (the charge waits for its owner).
+    const empty = createLruCache<string>(4);
+    empty.charge(6, 'none');
+    expect(empty.weight).toBe(6);
+    empty.charge(-6, '');
+    expect(empty.weight).toBe(0);
+  });
+
   it('lists its values, and deleting while listing is safe', () => {
     const cache = createLruCache<string>(100);
     for (const key of ['a', 'b', 'c']) cache.set(key, key.toUpperCase(), 1);
