@@ -5,7 +5,7 @@ import { ENCODINGS, isCompressibleType, type Encoding } from '../rules/index.js'
 import { packedRangeOf, variantFromBlob, type FileEntry, type PackedRange } from '../store/index.js';
 import { withGetters } from './fast-object.js';
 import { createLruCache } from './lru-cache.js';
-import type { CachedSite, Ready, SiteReader, Target } from './site-cache.js';
+import type { CachedSite, HeldBytes, Ready, SiteReader, Target } from './site-cache.js';
 
 /**
  * Step three of serving a request: the body, held in memory within a byte budget. A stored blob
@@ -113,8 +113,6 @@ function wholeBuffer(bytes: Buffer): Buffer {
 }
 
 /** What a `Ready` holds of a body: a small one's view of its slab, a larger one's whole `ArrayBuffer`. */
-export type HeldBytes = ArrayBuffer | Buffer;
-
 /** A blob's bytes as a `Ready` holds them: the view of a slab as it is, else all of its own `ArrayBuffer` (`wholeBuffer`). */
 const heldOf = (value: Buffer | BadgedPage): HeldBytes => {
   const bytes = value as Buffer;

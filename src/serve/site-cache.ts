@@ -14,7 +14,6 @@ import { VARIANT_ON_DEMAND_MAX_BYTES, type BlobStore, type FileEntry, type SiteR
 import { cacheControlFor, newBlockSlabs, packedAfterFirst, type BlockSlabs, type HeaderList } from './headers.js';
 import { withGetters } from './fast-object.js';
 import { createLruCache, type LruHolder } from './lru-cache.js';
-import type { HeldBytes } from './bodies.js';
 import { normalizeRequestPath } from './request-path.js';
 import { resolveSitePath } from './resolve.js';
 
@@ -81,6 +80,9 @@ export interface Target extends Ready {
  * `Ready`, header block and bytes. The bytes stay the body cache's, within its budget: it takes
  * them back from every `Ready` holding them when it evicts or deletes them (lru-cache.ts `hold`).
  */
+/** A body as a `Ready` holds it: its own whole `ArrayBuffer`, or its view of a shared slab (bodies.ts). */
+export type HeldBytes = ArrayBuffer | Buffer;
+
 export interface Ready extends LruHolder<HeldBytes> {
   size: number;
   /** For 200/404 with a body: everything after "Content-Type: " (headers.ts `packedAfterFirst`). */
