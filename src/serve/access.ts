@@ -87,7 +87,7 @@ export interface AccessGateOptions {
 export type GateRequest = ServedRequest;
 
 /** The headers a gate's answer reads once its handler returned (a password checked, a form read). */
-const GATE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'cookie', 'authorization', 'accept', 'sec-fetch-mode'] as const;
+const GATE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'if-range', 'cookie', 'authorization', 'accept', 'sec-fetch-mode'] as const;
 
 export interface AccessGate {
   /**

@@ -141,6 +141,17 @@ describe('password sites', () => {
     expect((await visit(site.name, '/', {}, 'DELETE')).status).toBe(405);
   });
 
+  it('applies a byte range behind the password only while If-Range names the current file', async () => {
+    const site = await protectedSite('password');
+    const whole = await visit(site.name, '/report-2026.pdf', basic(PASSWORD));
+    const etag = whole.headers.etag as string;
+    const current = await visit(site.name, '/report-2026.pdf', { ...basic(PASSWORD), range: 'bytes=0-3', 'if-range': etag });
+    expect(current.status).toBe(206);
+    const stale = await visit(site.name, '/report-2026.pdf', { ...basic(PASSWORD), range: 'bytes=0-3', 'if-range': '"an-older-file"' });
+    expect(stale.status).toBe(200);
+    expect(stale.text).toBe(FILES['report-2026.pdf']);
+  });
+
   it('serves the site for HTTP Basic with the password, privately', async () => {
     const site = await protectedSite('password');
     const res = await visit(site.name, '/about', basic(PASSWORD));
