@@ -25,6 +25,11 @@ export interface NewRevision {
   live: boolean;
   /** `blobs.publish` of these files, started already (see deploy.ts); started here if not. */
   uploads?: Promise<PackedBlobs>;
+  /**
+   * Where `uploads` puts the packed blobs, known before they are in the bucket
+   * (`BlobPublisher.places`): the commit is then prepared while they go up (`CommitInput.uploads`).
+   */
+  places?: Promise<PackedBlobs>;
   /** Once `uploads` resolved: rows of its packs for the commit to write (`CommitInput.packRows`). */
   packRows?: () => PackRows | undefined;
   /** Who deploys, for the audit log; by default, as the decision names the author. */
@@ -57,10 +62,13 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
   const checked = warningsView(extras);
   const note = skippedNote(skipped) + warningsNote(extras);
   // With a blob bucket, every blob the revision references is in it before the commit, which
-  // alone takes the cluster's write lock: no bucket request is made while it is held.
-  const packed = await (revision.uploads ?? store.blobs.publish(Array.from(revision.files.values(), (entry) => entry.sha256)));
-  const files = withPackPlaces(revision.files, packed);
-  const packRows = revision.packRows?.();
+  // alone takes the cluster's write lock: no bucket request is made while it is held. Where the
+  // blobs' places are known before they are up, the commit is prepared meanwhile and takes the
+  // lock once they are (`CommitInput.uploads`), its pack rows read then.
+  const uploads = revision.uploads ?? store.blobs.publish(Array.from(revision.files.values(), (entry) => entry.sha256));
+  const files = withPackPlaces(revision.files, await (revision.places ?? uploads));
+  const packRows = revision.packRows === undefined ? undefined : revision.places === undefined ? revision.packRows() : revision.packRows;
+  const inFlight = revision.places !== undefined ? { uploads } : {};
   if (decision.mode === 'update') {
     const result = await store.commitRevision({
       site: decision.site.name,
@@ -72,6 +80,7 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
       ...(live ? {} : { publish: false }),
       ...(journal !== undefined ? { journal } : {}),
       ...(packRows !== undefined ? { packRows } : {}),
+      ...inFlight,
       event: (site, committed) =>
         newEvent(actor, {
           kind: live ? 'deploy.published' : 'deploy.draft',
@@ -127,6 +136,7 @@ export async function publishRevision(deps: Pick<OperationsDeps, 'store' | 'conf
       extras,
       ...(journal !== undefined ? { journal } : {}),
       ...(packRows !== undefined ? { packRows } : {}),
+      ...inFlight,
       event: (site, committed) =>
         newEvent(actor, { kind: 'deploy.published', site, details: { revision: committed.id, number: committed.number, files: files.size, created: true } }),
     });

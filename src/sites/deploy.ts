@@ -177,6 +177,7 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
           live,
           actor: actorOf(caller, network),
           uploads,
+          ...(publisher.places !== undefined ? { places: publisher.places() } : {}),
           ...(publisher.rowsForCommit !== undefined ? { packRows: () => publisher.rowsForCommit!() } : {}),
           ...(result.journal !== undefined && !bucketed ? { journal: result.journal } : {}),
         });

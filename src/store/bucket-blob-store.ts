@@ -13,7 +13,18 @@ import { BUCKET_UNAVAILABLE_CODE } from '../errors.js';
 import { ENCODINGS, type Encoding } from '../rules/index.js';
 import type { BucketLedger, LedgerEntry } from './bucket-ledger.js';
 import { PACK_PREFIX, type PackedObject } from './bucket-packs.js';
-import type { BlobFile, BlobPublisher, BlobStore, BucketOptions, CacheTrim, FilePack, JournaledBlob, PackedRange, PublisherOptions } from './types.js';
+import type {
+  BlobFile,
+  BlobPublisher,
+  BlobStore,
+  BucketOptions,
+  CacheTrim,
+  FilePack,
+  JournaledBlob,
+  PackedBlobs,
+  PackedRange,
+  PublisherOptions,
+} from './types.js';
 
 /**
  * Blobs in an S3-compatible bucket, with `<dataDir>/blobs` as this node's cache of them, laid out
@@ -326,6 +337,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     let later: Waiting[] = [];
     let asking: Promise<void> | undefined;
     const running: Array<Promise<void>> = [];
+    // Of those, the ones that may still place blobs (`drain`'s): `places` waits for them.
+    const placing: Array<Promise<void>> = [];
     const done: Array<LedgerEntry & { key: string }> = [];
     let failure: { err: unknown } | undefined;
     let ledgerAnswered = false;
@@ -361,7 +374,11 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       else packedBlobs.set(sha256, at);
     };
 
-    const track = (task: Promise<void>): void => void running.push(task.catch((err: unknown) => void (failure ??= { err })));
+    const track = (task: Promise<void>): Promise<void> => {
+      const tracked = task.catch((err: unknown) => void (failure ??= { err }));
+      running.push(tracked);
+      return tracked;
+    };
 
     function single(sha256: string, encoding: Encoding | undefined, noted: LedgerEntry | undefined, ledgerKnows: boolean): void {
       // Taken now: the burst lets go of what it held once it has placed every object.
@@ -398,18 +415,21 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       if (objects.length === 1) {
         // A pack of one is the object itself, with no row to write before the commit.
         const [{ sha256, encoding, key, path, size, bytes }] = objects as [(typeof objects)[number]];
+        placed(sha256, encoding, undefined);
         track(
           limited(async () => {
             if (failure !== undefined) return;
             const at = now();
             await bucket.upload(key, path, size, bytes);
             remember(key, at);
-            placed(sha256, encoding, undefined);
             done.push({ key, size, touchedMs: at });
           }),
         );
         return;
       }
+      // Its places are known from here (`places`), before it is in the bucket.
+      const key = `${PACK_PREFIX}${randomUUID()}`;
+      for (const object of objects) placed(object.sha256, object.encoding, { key, offset: object.offset });
       packsInFlight++;
       const rowsToCommit = objects.length <= rowsLeft;
       if (rowsToCommit) rowsLeft -= objects.length;
@@ -420,7 +440,6 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           for (const [i, body] of bodies.entries()) {
             if (body.byteLength !== objects[i]!.size) throw new Error(`${objects[i]!.path} changed size while it was packed`);
           }
-          const key = `${PACK_PREFIX}${randomUUID()}`;
           const at = now();
           await bucket.put(key, bodies);
           // Garbage collection deletes a pack no row points to once it is older than the grace
@@ -432,15 +451,10 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
             // Remembered once the commit has written them: until then no row points to the pack.
             rowsForCommit.push(...rows);
             rowsOldestMs = Math.min(rowsOldestMs, at);
-            for (const object of objects) placed(object.sha256, object.encoding, { key, offset: object.offset });
             return;
           }
           await packs!.record(rows);
-          for (const object of objects) {
-            const where = { key, offset: object.offset };
-            remember(object.key, at, where);
-            placed(object.sha256, object.encoding, where);
-          }
+          for (const object of objects) remember(object.key, at, { key, offset: object.offset });
         }).finally(() => packsInFlight--),
       );
     }
@@ -599,17 +613,29 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         waitingAlone = false;
         questions++;
         beside = place(objects);
-        track(beside);
+        placing.push(track(beside));
       } else if (due()) asking = ask();
-      track(
-        (async () => {
-          while (asking !== undefined) await asking;
-          // Its failure is `finish`'s (tracked above): the pack goes up with what was placed.
-          await beside?.catch(() => undefined);
-          sendPack();
-        })(),
+      placing.push(
+        track(
+          (async () => {
+            while (asking !== undefined) await asking;
+            // Its failure is `finish`'s (tracked above): the pack goes up with what was placed.
+            await beside?.catch(() => undefined);
+            sendPack();
+          })(),
+        ),
       );
     }
+
+    /** Until every object taken is placed: asked about, and the last pack cut (not yet up). */
+    async function cutLast(): Promise<void> {
+      do {
+        while (asking !== undefined) await asking;
+        for (let i = 0; i < placing.length; i++) await placing[i];
+        sendPack();
+      } while (asking !== undefined || pack.objects.length > 0);
+    }
+    let placesKnown: Promise<PackedBlobs> | undefined;
 
     return {
       add,
@@ -620,11 +646,17 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         flushing = true;
         for (const sha256 of sha256s) add(sha256);
         if (due()) asking ??= ask();
+        placesKnown = cutLast().then(() => new Map(packedBlobs));
+        await placesKnown;
         await settle();
         // Packs cut from here on (variants, after the answer) write their own rows.
         rowsLeft = 0;
         if (failure !== undefined) throw failure.err;
         return new Map(packedBlobs);
+      },
+      places() {
+        if (placesKnown === undefined) throw new Error('places() before finish()');
+        return placesKnown;
       },
       rowsForCommit() {
         if (rowsForCommit.length === 0) return undefined;

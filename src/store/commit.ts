@@ -3,7 +3,7 @@ import { putJournaled, type JournalKey } from './blob-journal.js';
 import { putEvent } from './events.js';
 import { newId } from './ids.js';
 import { countOwned } from './memberships.js';
-import { compact, MAX_KEY_BYTES, pathKeyBytes, type MetadataDbs } from './metadata-dbs.js';
+import { compact, MAX_KEY_BYTES, pathKeyBytes, type MetadataDbs, type TransactOptions } from './metadata-dbs.js';
 import type { CommitInput, CommitResult, FileEntry, NewSite, RevisionRecord, SiteRecord } from './types.js';
 
 /**
@@ -27,7 +27,11 @@ export async function commitRevision(dbs: MetadataDbs, input: CommitInput, now: 
     bytes += entry.size;
   }
 
-  const options = input.packRows !== undefined ? { packRows: input.packRows } : undefined;
+  const { packRows, uploads } = input;
+  const options: TransactOptions = {
+    ...(packRows !== undefined ? { packRows: typeof packRows === 'function' ? packRows : () => packRows } : {}),
+    ...(uploads !== undefined ? { ready: uploads } : {}),
+  };
   return dbs.transact((): CommitResult => {
     const createdAt = now();
     let site: SiteRecord;

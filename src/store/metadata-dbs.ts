@@ -35,6 +35,12 @@ export type PathKey = [revisionId: string, path: string];
 /** LMDB refuses longer keys; ingest caps paths well below this. */
 export const MAX_KEY_BYTES = 1978;
 
+/** See `MetadataDbs.transact`. */
+export interface TransactOptions {
+  packRows?: () => PackRows | undefined;
+  ready?: Promise<unknown>;
+}
+
 export interface MetadataDbs {
   env: RootDatabase;
   /**
@@ -43,8 +49,10 @@ export interface MetadataDbs {
    * runs against the local replica and its writes are committed through PostgreSQL first (see
    * replica.ts). `fn` must only read and write these databases: it may run more than once.
    * `packRows` (a cluster only): written to PostgreSQL with the change, if `fn` writes anything.
+   * `ready`: nothing is committed before it resolves (a rejection refuses the transaction);
+   * `packRows` is read then. A cluster runs `fn` against its replica meanwhile (see metadata.ts).
    */
-  transact<T>(fn: () => T, options?: { packRows?: PackRows }): Promise<T>;
+  transact<T>(fn: () => T, options?: TransactOptions): Promise<T>;
   /** site id → record. */
   sites: Database<SiteRecord, string>;
   /** Every name ever used → site id, so names are never reused and former names still resolve. */
@@ -154,9 +162,10 @@ export function openMetadataDbs(path: string): MetadataDbs {
   guardCommitFailures(env, path);
   return {
     env,
-    transact: (fn, options) => {
+    transact: async (fn, options) => {
+      if (options?.ready !== undefined) await options.ready;
       // Packs live in a cluster's bucket: an embedded index has nowhere to record them.
-      if (options?.packRows !== undefined) throw new TypeError('this store has no bucket packs');
+      if (options?.packRows?.() !== undefined) throw new TypeError('this store has no bucket packs');
       return env.transaction(fn);
     },
     sites: env.openDB<SiteRecord, string>('sites', {}),

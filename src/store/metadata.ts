@@ -30,7 +30,7 @@ import type { PeopleRecords } from './people.js';
 import type { SiteAccessRecords } from './site-access.js';
 import { isRecordsBusy, isRecordsUnavailable } from '../errors.js';
 import { exceedsCap, MAX_PATH_BYTES, rateWindow } from '../rules/index.js';
-import { REPLICA_BEHIND, type Change, type RecordsLog } from './records-log.js';
+import { REPLICA_BEHIND, type Change, type PreparedChange, type RecordsLog } from './records-log.js';
 import { applyChanges, applyChangesSync, appliedSeq, clusterOf, recordingDbs } from './replica.js';
 import { createReplicaHealth } from './replica-health.js';
 import { createSiteChanges } from './site-changes.js';
@@ -235,11 +235,26 @@ export function openMetadata(path: string, now: () => number, blobs: BlobStore, 
       }
     };
     dbs.transact = async (fn, options) => {
+      // While what the commit waits for is in flight (a deploy's last blobs going up), the
+      // operation runs against the replica as it is, and its change statement is made: under the
+      // lock, that outcome stands if the log has not moved since (records-log.ts). One that throws
+      // runs again under the lock, as it would have.
+      let ahead: PreparedChange<ReturnType<typeof fn>> | undefined;
+      if (options?.ready !== undefined) {
+        try {
+          const { result, writes } = replica.dryRun(() => ({ value: fn(), at: appliedSeq(raw) }));
+          ahead = records.prepareAhead(result.at, { result: result.value, writes });
+        } catch {
+          ahead = undefined;
+        }
+        await options.ready;
+      }
       const { result, change } = await records.commit(
         applyRemote,
         () => appliedSeq(raw),
         () => replica.dryRun(fn),
-        options?.packRows,
+        options?.packRows?.(),
+        ahead,
       );
       // This node serves its own change at once: applied before the caller hears of it, in this
       // event turn (the writes its dry run recorded, with no wait for LMDB's writer thread).

@@ -90,13 +90,22 @@ export interface RecordsLog {
    * head of the log; commits what it returns as the next change. The lock is held until
    * PostgreSQL has committed, so no other writer can slip in between. `packRows`: rows of packs
    * already in the bucket, written by the change's statement (none when it writes nothing).
+   * `ahead`: `prepare`'s outcome on the replica at an earlier position (`prepareAhead`), taken
+   * instead of running it again when the log's last change is still that position under the lock.
    */
   commit<T>(
     catchUp: (changes: Change[]) => Promise<void>,
     after: () => number,
     prepare: () => { result: T; writes: RecordWrite[] },
     packRows?: PackRows,
+    ahead?: PreparedChange<T>,
   ): Promise<{ result: T; change?: Change }>;
+  /**
+   * What `prepare` returned on the replica at change `at`, with its change statement made: for a
+   * commit whose operation runs before the lock, while something it must wait for (its blobs
+   * going up) is in flight.
+   */
+  prepareAhead<T>(at: number, prepared: { result: T; writes: RecordWrite[] }): PreparedChange<T>;
   /**
    * Changes after `seq`, oldest first, at most `limit`. Throws an error with code
    * `REPLICA_BEHIND` when changes after `seq` were already pruned from the log.
@@ -136,6 +145,16 @@ export interface RecordsLog {
   /** Calls that failed so far (PostgreSQL unreachable, or a query it refused), for operators' metrics. */
   readonly errors: number;
   close(): Promise<void>;
+}
+
+/** An operation's outcome on the replica at change `at`, and its change statement (less any pack rows). */
+export interface PreparedChange<T> {
+  readonly at: number;
+  readonly result: T;
+  readonly writes: RecordWrite[];
+  /** The statement's parts and values; pack rows are added under the lock, once their expiry is checked. */
+  readonly parts: readonly string[];
+  readonly values: readonly unknown[];
 }
 
 /** Raised when records are imported into a cluster that already holds some. */
@@ -293,6 +312,55 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     return Math.min(before, before + Math.round(Number(rows[0]!.clock)) - (clock() + databaseClock.offsetMs()));
   };
 
+  /**
+   * The change statement of `writes`, as one prepared statement: the change's row, its records
+   * and (see `commit`) its notification.
+   */
+  const changeStatement = (writes: RecordWrite[]): { parts: string[]; values: unknown[] } => {
+    // The records are the change's own writes, the last of each key (as in the transaction):
+    // PostgreSQL takes them from the change it has just parsed, rather than from a second copy of
+    // every value in arrays that this thread would escape element by element (an array of jsonb
+    // also costs PostgreSQL more to parse than the document). `superseded`: writes a later one of
+    // the same key replaces (1-based, as WITH ORDINALITY counts).
+    const logged = writes.map(([db, key, value]) => [db, keyText(key), value] as const);
+    const lastAt = new Map<string, number>();
+    const superseded: number[] = [];
+    let puts = 0;
+    for (const [i, [db, key, value]] of logged.entries()) {
+      const at = lastAt.get(`${db}\u0000${key}`);
+      if (at !== undefined) {
+        superseded.push(at + 1);
+        if (logged[at]![2] !== null) puts--;
+      }
+      lastAt.set(`${db}\u0000${key}`, i);
+      if (value !== null) puts++;
+    }
+    const removes = lastAt.size - puts;
+    const values: unknown[] = [origin, JSON.stringify(logged)];
+    const keep = superseded.length > 0 ? ` AND n <> ALL($${values.push(superseded)}::int[])` : '';
+    const records = (removed: boolean): string =>
+      `SELECT w->>0 AS db, w->>1 AS key, w->2 AS value FROM change, jsonb_array_elements(change.writes) WITH ORDINALITY AS e(w, n)
+       WHERE jsonb_typeof(w->2) ${removed ? '=' : '<>'} 'null'${keep}`;
+    // Every part of a WITH runs once, read or not; puts and removes never share a key. A part
+    // with nothing to do is left out: planning it costs PostgreSQL more than the round trip it
+    // saves (the DELETE's join, on a commit that removes nothing).
+    const parts = [`change AS (INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp, writes)`];
+    if (puts > 0) {
+      parts.push(`put AS (INSERT INTO plinth_records (db, key, value) ${records(false)} ON CONFLICT (db, key) DO UPDATE SET value = excluded.value)`);
+    }
+    if (removes > 0) {
+      parts.push(`gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT db, key FROM (${records(true)}) AS removed))`);
+    }
+    return { parts, values };
+  };
+
+  const prepareAhead = <T>(at: number, { result, writes }: { result: T; writes: RecordWrite[] }): PreparedChange<T> => ({
+    at,
+    result,
+    writes,
+    ...(writes.length > 0 ? changeStatement(writes) : { parts: [], values: [] }),
+  });
+
   return {
     clusterId,
 
@@ -310,7 +378,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     // the replica's read only when there are some, then again after each catch-up), the change
     // with its records and notification in one prepared statement, COMMIT. Each round trip costs
     // both ends CPU and waits its turn on a busy machine, with the lock held.
-    commit: (catchUp, after, prepare, packRows) =>
+    commit: (catchUp, after, prepare, packRows, ahead) =>
       withReadyClient(async (client) => {
         try {
           // One simple-protocol query (no parameters), several statements in one round trip: the
@@ -327,55 +395,28 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           );
           const logStart = Number(start.rows[0]!.value ?? 0);
           const head = Number(start.rows[0]!.head ?? 0);
-          while (after() < head) {
+          // An operation run ahead on the replica at the change that is still the log's last saw
+          // what it would see now: its outcome stands. Otherwise it runs again, caught up.
+          let made = ahead !== undefined && ahead.at === head && after() === head ? ahead : undefined;
+          if (made === undefined) {
+            while (after() < head) {
+              checkLogStart(after(), logStart);
+              const behindBy = await readChanges(client, after());
+              if (behindBy.length === 0) break;
+              await catchUp(behindBy);
+            }
             checkLogStart(after(), logStart);
-            const behindBy = await readChanges(client, after());
-            if (behindBy.length === 0) break;
-            await catchUp(behindBy);
-          }
-          checkLogStart(after(), logStart);
-          const { result, writes } = prepare();
+            made = prepareAhead(after(), prepare());
+          } else checkLogStart(after(), logStart);
+          const { result, writes } = made;
           if (writes.length === 0) {
             await client.query('COMMIT');
             return { result };
           }
-          // The records are the change's own writes, the last of each key (as in the
-          // transaction): PostgreSQL takes them from the change it has just parsed, rather than
-          // from a second copy of every value in arrays that this thread would escape element by
-          // element (an array of jsonb also costs PostgreSQL more to parse than the document).
-          // `superseded`: writes a later one of the same key replaces (1-based, as WITH
-          // ORDINALITY counts).
-          const logged = writes.map(([db, key, value]) => [db, keyText(key), value] as const);
-          const lastAt = new Map<string, number>();
-          const superseded: number[] = [];
-          let puts = 0;
-          for (const [i, [db, key, value]] of logged.entries()) {
-            const at = lastAt.get(`${db}\u0000${key}`);
-            if (at !== undefined) {
-              superseded.push(at + 1);
-              if (logged[at]![2] !== null) puts--;
-            }
-            lastAt.set(`${db}\u0000${key}`, i);
-            if (value !== null) puts++;
-          }
-          const removes = lastAt.size - puts;
-          const values: unknown[] = [origin, JSON.stringify(logged)];
+          const values = [...made.values];
+          const parts = [...made.parts];
           // Told with the replica that applies it here, so that this process's own follower skips it.
           const told = options.replica === undefined ? 'seq::text' : `seq::text || ' ' || $${values.push(options.replica)}::text`;
-          const keep = superseded.length > 0 ? ` AND n <> ALL($${values.push(superseded)}::int[])` : '';
-          const records = (removed: boolean): string =>
-            `SELECT w->>0 AS db, w->>1 AS key, w->2 AS value FROM change, jsonb_array_elements(change.writes) WITH ORDINALITY AS e(w, n)
-             WHERE jsonb_typeof(w->2) ${removed ? '=' : '<>'} 'null'${keep}`;
-          // Every part of a WITH runs once, read or not; puts and removes never share a key. A
-          // part with nothing to do is left out: planning it costs PostgreSQL more than the round
-          // trip it saves (the DELETE's join, on a commit that removes nothing).
-          const parts = [`change AS (INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp, writes)`];
-          if (puts > 0) {
-            parts.push(`put AS (INSERT INTO plinth_records (db, key, value) ${records(false)} ON CONFLICT (db, key) DO UPDATE SET value = excluded.value)`);
-          }
-          if (removes > 0) {
-            parts.push(`gone AS (DELETE FROM plinth_records WHERE (db, key) IN (SELECT db, key FROM (${records(true)}) AS removed))`);
-          }
           if (packRows !== undefined && packRows.rows.length > 0) {
             // Checked with the lock held, right before the statement: see `PackRows.expired`.
             if (packRows.expired()) {
@@ -398,6 +439,8 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
           throw err;
         }
       }),
+
+    prepareAhead,
 
     changesSince: (seq, limit) => withReadyClient((client) => fetchChanges(client, seq, limit)),
 

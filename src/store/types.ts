@@ -190,9 +190,17 @@ export interface CommitInput {
   journal?: readonly JournaledBlob[];
   /**
    * In a cluster: rows of packs already in the bucket that this commit writes in its own
-   * transaction, with the records that name their objects (`BlobPublisher.rowsForCommit`).
+   * transaction, with the records that name their objects (`BlobPublisher.rowsForCommit`); read
+   * once `uploads` has resolved.
    */
-  packRows?: PackRows;
+  packRows?: PackRows | (() => PackRows | undefined);
+  /**
+   * In a cluster: the revision's blobs still going up to the bucket (`BlobPublisher.finish`), with
+   * their places already in `files` (`BlobPublisher.places`). The commit takes the write lock only
+   * once it resolves (a rejection refuses the commit); meanwhile it runs against the replica as it
+   * is, an outcome kept if the log has not moved by then.
+   */
+  uploads?: Promise<unknown>;
 }
 
 /**
@@ -427,6 +435,12 @@ export interface BlobPublisher {
   drain(): void;
   /** Resolves once the blobs, and the variants of large ones, are in the bucket: with where the packed blobs are (`publish`). */
   finish(sha256s: Iterable<string>): Promise<PackedBlobs>;
+  /**
+   * Once `finish` was called: where the packed blobs will be, as `finish` resolves with, as soon
+   * as the last pack is cut, before it is in the bucket (a commit can be prepared meanwhile; only
+   * `finish` says the blobs are there).
+   */
+  places?(): Promise<PackedBlobs>;
   /**
    * Uploads the variants of small blobs that `finish` left out (call it after the commit): until
    * they arrive, a node asked for one makes it from its blob (see `fetch`).

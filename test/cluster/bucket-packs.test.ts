@@ -271,8 +271,18 @@ describe('a cluster deploy packs its small blobs', () => {
     const shas = await write(a, contents);
     const publishing = a.blobs.publisher({ rowsToCommit: true });
     for (const sha of shas) publishing.add(sha);
-    const places = await publishing.finish(shas);
+    expect(() => publishing.places!()).toThrow();
+    let finished = false;
+    const finishing = publishing.finish(shas).then((placed) => {
+      finished = true;
+      return placed;
+    });
+    // Where each blob goes is known once the pack is cut, before it is in the bucket.
+    const early = await publishing.places!();
+    expect(finished).toBe(false);
+    const places = await finishing;
     expect(places.size).toBe(10);
+    expect(early).toEqual(places);
     // In the bucket, and no row yet: until the commit writes them, nothing points to the pack.
     expect(await rowsOf(shas)).toEqual([]);
     const packRows = publishing.rowsForCommit!()!;

@@ -255,6 +255,84 @@ describe('records in PostgreSQL', () => {
     expect(a.getSite('race-site')?.lastNumber).toBe(2);
   });
 
+  it('a commit prepared while its uploads are in flight takes the lock only once they are up, and runs again under it if the log moved meanwhile', async () => {
+    const a = await node();
+    const b = await node();
+    const base = await createSite(a, 'ahead-site');
+    await b.cluster!.catchUp();
+    // Each run of the operation makes its event once: how many times it ran.
+    let runs = 0;
+    const gated = (store: Store, site: string, baseRevision: string, marker: number) => {
+      let open!: () => void;
+      let fail!: (err: Error) => void;
+      const uploads = new Promise<void>((resolve, reject) => {
+        open = resolve;
+        fail = reject;
+      });
+      const committing = store.commitRevision({
+        site,
+        baseRevision,
+        files: files(marker),
+        kind: 'deploy',
+        createdBy: 'admin',
+        uploads,
+        event: (committed, revision) => {
+          runs++;
+          return {
+            kind: 'deploy.published',
+            actor: { kind: 'site_token' },
+            siteId: committed.id,
+            siteName: committed.name,
+            details: { revision: revision.id },
+          };
+        },
+      });
+      return { committing, open, fail };
+    };
+    const seq = async (): Promise<number> => Number((await queryRows<{ seq: string }>(cluster.pg.url, 'SELECT max(seq) AS seq FROM plinth_changes'))[0]!.seq);
+
+    // Nothing moved: the outcome prepared ahead stands, and nothing is written before the uploads are up.
+    const quiet = gated(b, 'ahead-site', base, 2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(runs).toBe(1);
+    const before = await seq();
+    quiet.open();
+    const kept = await quiet.committing;
+    if (!kept.ok) throw new Error(kept.reason);
+    expect(runs).toBe(1);
+    expect(await seq()).toBe(before + 1);
+    expect(b.getSite('ahead-site')?.liveRevision).toBe(kept.revision.id);
+
+    // Another node commits meanwhile: the operation runs again on the replica caught up.
+    await a.cluster!.catchUp();
+    runs = 0;
+    const moved = gated(b, 'ahead-site', kept.revision.id, 3);
+    await createSite(a, 'ahead-other');
+    moved.open();
+    const again = await moved.committing;
+    if (!again.ok) throw new Error(again.reason);
+    expect(runs).toBe(2);
+    expect(b.getSite('ahead-other')).toBeDefined();
+    expect(b.getSite('ahead-site')).toMatchObject({ liveRevision: again.revision.id, lastNumber: 3 });
+
+    // Another node deploys the same site meanwhile: the deploy prepared on the old live revision is refused.
+    await a.cluster!.catchUp();
+    const late = gated(b, 'ahead-site', again.revision.id, 4);
+    const won = await a.commitRevision({ site: 'ahead-site', baseRevision: again.revision.id, files: files(5), kind: 'deploy', createdBy: 'admin' });
+    if (!won.ok) throw new Error(won.reason);
+    late.open();
+    expect(await late.committing).toMatchObject({ ok: false, reason: 'conflict', liveRevision: won.revision.id });
+
+    // Uploads that fail refuse the commit: nothing is written.
+    await b.cluster!.catchUp();
+    const failed = gated(b, 'ahead-site', won.revision.id, 6);
+    const atFailure = await seq();
+    failed.fail(new Error('bucket gone'));
+    await expect(failed.committing).rejects.toThrow('bucket gone');
+    expect(await seq()).toBe(atFailure);
+    expect(b.getSite('ahead-site')?.liveRevision).toBe(won.revision.id);
+  });
+
   it('takes a name once, cluster-wide', async () => {
     const a = await node();
     const b = await node();
