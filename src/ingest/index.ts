@@ -22,7 +22,7 @@ export type {
   UnpackResult,
   UnpackTask,
 } from './types.js';
-export { ALL_ANNOUNCED, ANNOUNCE_AT_ONCE } from './types.js';
+export { ALL_ANNOUNCED, ANNOUNCE_AT_ONCE, ANNOUNCE_LAST_FEW } from './types.js';
 export { checkArchivePath, MAX_PATH_BYTES, type ArchivePathResult } from './archive-path.js';
 export { checkDeployPaths, copiedJournal, type CheckedPaths } from './collector.js';
 export { isBrotliName } from './leak-guard.js';

@@ -111,10 +111,13 @@ export interface JournaledBlob {
  */
 export type Announcement = [sha256: string, bytes: Uint8Array | undefined, encodings: { br?: number; gzip?: number }];
 /**
- * Announcements go on `UnpackTask.announce` in batches (an array of them per message) of up to
- * this many; the first blob, one over `announceBytesMax` and the last ones at once.
+ * Announcements go on `UnpackTask.announce` in batches (an array of them per message) of this
+ * many; one over `announceBytesMax` at once, and the last ones at the end, with the batch before
+ * them when they are at most `ANNOUNCE_LAST_FEW`.
  */
 export const ANNOUNCE_AT_ONCE = 32;
+/** See `ANNOUNCE_AT_ONCE`: a message holds at most `ANNOUNCE_AT_ONCE + ANNOUNCE_LAST_FEW` announcements. */
+export const ANNOUNCE_LAST_FEW = 8;
 /**
  * Posted on `UnpackTask.announce` after the last `Announcement`, once the site passed its checks:
  * nothing more is coming, so what the receiver holds can go now, not at the task's end (a small

@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statfsSync
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_ANNOUNCED, ANNOUNCE_AT_ONCE, createIngestPool, type Announcement, type UnpackOptions, type UnpackTask } from '../../src/ingest/index.js';
+import { ALL_ANNOUNCED, ANNOUNCE_AT_ONCE, ANNOUNCE_LAST_FEW, createIngestPool, type Announcement, type UnpackOptions, type UnpackTask } from '../../src/ingest/index.js';
 import { hasDiskBehind } from '../../src/store/filesystem-sync.js';
 import { tempDir } from '../helpers/sites.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -124,7 +124,7 @@ describe('ingest pool', () => {
     }
   });
 
-  it('announces small blobs in batches (the first alone, then up to ANNOUNCE_AT_ONCE a message), a large one at once', async () => {
+  it('announces small blobs in batches of ANNOUNCE_AT_ONCE, the last few with the batch before them, a large one at once', async () => {
     const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
     const files: Record<string, Buffer> = { 'index.html': Buffer.from('<h1>batched</h1>'), 'large.bin': Buffer.alloc(64 * 1024, 7) };
     for (let i = 0; i < 2 * ANNOUNCE_AT_ONCE + 5; i++) files[`p${i}.txt`] = Buffer.from(`page ${i}`);
@@ -144,14 +144,43 @@ describe('ingest pool', () => {
       const announced = messages.flat();
       expect(new Set(announced.map(([sha256]) => sha256))).toEqual(new Set(result.files.map((file) => file.sha256)));
       expect(announced).toHaveLength(result.files.length);
-      expect(messages[0]).toHaveLength(1);
-      expect(messages.every((message) => message.length <= ANNOUNCE_AT_ONCE)).toBe(true);
+      expect(messages.every((message) => message.length <= ANNOUNCE_AT_ONCE + ANNOUNCE_LAST_FEW)).toBe(true);
       expect(messages.length).toBeLessThan(10);
       // Over announceBytesMax: no bytes, and it went in a message that ends with it (not held back).
       const large = result.files.find((file) => file.path === 'large.bin')!;
       const carrying = messages.find((message) => message.some(([sha256]) => sha256 === large.sha256))!;
       expect(carrying.at(-1)).toEqual([large.sha256, undefined, {}]);
       expect(announced.filter(([, bytes]) => bytes !== undefined)).toHaveLength(result.files.length - 1);
+    } finally {
+      channel.port1.close();
+      await pool.close();
+    }
+  });
+
+  it.each([
+    [2 * ANNOUNCE_AT_ONCE + 6, [ANNOUNCE_AT_ONCE, ANNOUNCE_AT_ONCE + 6]],
+    [2 * ANNOUNCE_AT_ONCE + ANNOUNCE_LAST_FEW + 1, [ANNOUNCE_AT_ONCE, ANNOUNCE_AT_ONCE, ANNOUNCE_LAST_FEW + 1]],
+    [ANNOUNCE_AT_ONCE - 1, [ANNOUNCE_AT_ONCE - 1]],
+    [1, [1]],
+  ])('announces %i small blobs in messages of %j', async (count, sizes) => {
+    const pool = createIngestPool({ maxThreads: 1, maxQueue: 1, idleTimeoutMs: 1000, workerFile: builtWorker });
+    const files: Record<string, Buffer> = {};
+    for (let i = 0; i < count; i++) files[i === 0 ? 'index.html' : `p${i}.txt`] = Buffer.from(`page ${i}`);
+    writeTree(join(dir, `sized-${count}`), files);
+    const archive = tarGzWithTool(join(dir, `sized-${count}`), join(dir, `sized-${count}.tgz`));
+    const channel = new MessageChannel();
+    const messages: Array<readonly Announcement[]> = [];
+    let all = false;
+    channel.port1.on('message', (message: readonly Announcement[] | typeof ALL_ANNOUNCED) => {
+      if (message === ALL_ANNOUNCED) all = true;
+      else if (!all) messages.push(message);
+    });
+    try {
+      const result = await pool.unpack(task(archive, { dataDir: join(dir, `data-sized-${count}`), announce: channel.port2, announceBytesMax: 1024 }));
+      if (!result.ok) throw new Error(JSON.stringify(result.error));
+      expect(await waitUntil(() => all, 2000, 10)).toBe(true);
+      expect(messages.map((message) => message.length)).toEqual(sizes);
+      expect(new Set(messages.flat().map(([sha256]) => sha256))).toEqual(new Set(result.files.map((file) => file.sha256)));
     } finally {
       channel.port1.close();
       await pool.close();
