@@ -80,19 +80,20 @@ const PACKS_AT_ONCE = 2;
  */
 const HELD_BYTES = 2 * PACK_TARGET_BYTES;
 /**
- * While fewer than `PACKS_AT_ONCE` of the deploy's packs are in flight, one goes up as soon as it
- * holds this many objects, so that the uploads overlap the unpack and the commit waits only for
- * the last few objects, not for every small file of the site in one request at the end. (With
- * one in flight, the next 32 once waited for the end: a small site whose files wait for the
- * answer unpacks before the packs are up, and sent them in two at the end.)
+ * While fewer than `PACKS_AT_ONCE` of the deploy's packs are in flight, one goes up as soon as a
+ * burst placed leaves it holding this many objects, so that the uploads overlap the unpack and the
+ * commit waits only for the last burst, not for every small file of the site in one request at the
+ * end. (With one in flight, the next 32 once waited for the end: a small site whose files wait for
+ * the answer unpacks before the packs are up, and sent them in two at the end.) A burst is not
+ * split: the unpack's last announcements (its last full batch and the few after it) are one pack.
  */
 const PACK_EARLY_OBJECTS = 32;
 /**
  * With packing on, the blobs the unpack announces are asked about (PostgreSQL: uploaded or packed
  * already?) once this many wait, not as each arrives: asked at once, a 1,000-file deploy made
  * about 600 questions of one or two blobs, each a round trip that cost PostgreSQL and this
- * thread CPU beside the unpack. The first blob (a deploy of one file: its only one), and a blob
- * that goes up alone (larger than a pack takes), are asked about at once; the rest at `finish`.
+ * thread CPU beside the unpack. The first burst (a deploy of one file: its only blob), and a
+ * blob that goes up alone (larger than a pack takes), are asked about at once; the rest at `finish`.
  */
 const ASK_AT_ONCE = PACK_EARLY_OBJECTS;
 /**
@@ -318,7 +319,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
    *
    * With packing on (a cluster, `packMaxBytes` > 0), a new object up to that size is not sent
    * alone: it joins the deploy's current pack, which goes up once it holds `PACK_TARGET_BYTES`
-   * (or `PACK_EARLY_OBJECTS` while fewer than `PACKS_AT_ONCE` are in flight) and at the end of each step (`finish`,
+   * (or, after a burst, `PACK_EARLY_OBJECTS` while fewer than `PACKS_AT_ONCE` are in flight) and at the end of each step (`finish`,
    * `afterAnswer`), its rows written after its PUT, so before the commit. An object already packed is not sent again: its row is renewed when older
    * than half the grace period (one query per burst), and one that garbage collection deleted
    * meanwhile is packed anew.
@@ -399,7 +400,12 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
       if (bytes !== undefined) held.delete(key);
       pack.objects.push({ sha256, encoding, key, path, offset: pack.bytes, size, bytes });
       pack.bytes += size;
-      if (pack.bytes >= PACK_TARGET_BYTES || (packsInFlight < PACKS_AT_ONCE && pack.objects.length >= PACK_EARLY_OBJECTS)) sendPack();
+      if (pack.bytes >= PACK_TARGET_BYTES) sendPack();
+    }
+
+    /** After a burst is placed, not within it: the last burst of a deploy goes up as one pack. */
+    function cutEarly(): void {
+      if (packsInFlight < PACKS_AT_ONCE && pack.objects.length >= PACK_EARLY_OBJECTS) sendPack();
     }
 
     /**
@@ -463,6 +469,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     async function place(objects: Waiting[]): Promise<void> {
       try {
         await placeHeld(objects);
+        cutEarly();
       } finally {
         for (const [sha256, encoding] of objects) release(bucket.keyOf(sha256, encoding));
       }

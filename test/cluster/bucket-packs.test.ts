@@ -251,17 +251,24 @@ describe('a cluster deploy packs its small blobs', () => {
     expect(new Set(rows.map((row) => row.pack)).size).toBe(2);
   });
 
-  it('sends a second early pack while the first is still in flight, not at the end', async () => {
+  it('sends a second early pack while the first is still in flight, not at the end; a burst is not split', async () => {
     const a = await node();
-    const contents = Array.from({ length: 65 }, () => randomBytes(700));
+    const contents = Array.from({ length: 73 }, () => randomBytes(700));
     const sha = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
     const publishing = a.blobs.publisher();
-    // Announced with their bytes all at once, as a small site's unpack does when it writes no file.
-    for (const bytes of contents) publishing.add(sha(bytes), new Uint8Array(bytes));
-    // Two packs of 32 go up with no `drain` or `finish`: only the last blob waits for the end.
-    expect(await waitUntil(async () => (await rowsOf(contents.map(sha))).length >= 64, 5000)).toBe(true);
+    // Announced with their bytes in two bursts (two messages of a small site's unpack, which writes no file).
+    for (const bytes of contents.slice(0, 32)) publishing.add(sha(bytes), new Uint8Array(bytes));
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const bytes of contents.slice(32, 72)) publishing.add(sha(bytes), new Uint8Array(bytes));
+    // Two packs go up with no `drain` or `finish`: only the last blob waits for the end.
+    expect(await waitUntil(async () => (await rowsOf(contents.slice(0, 72).map(sha))).length === 72, 5000)).toBe(true);
+    const packs = new Set((await rowsOf(contents.slice(0, 72).map(sha))).map((row) => row.pack));
+    expect(packs.size).toBe(2);
+    // The second burst of 40 is one pack, not 32 and then 8.
+    expect(new Set((await rowsOf(contents.slice(32, 72).map(sha))).map((row) => row.pack)).size).toBe(1);
     // The last one, alone, goes up as its own object.
-    expect((await publishing.finish(contents.map(sha))).size).toBe(64);
+    publishing.add(sha(contents[72]!), new Uint8Array(contents[72]!));
+    expect((await publishing.finish(contents.map(sha))).size).toBe(72);
     await publishing.afterAnswer();
   });
 
