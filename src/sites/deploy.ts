@@ -209,16 +209,22 @@ export async function beginDeploy(deps: OperationsDeps, request: DeployRequest):
       // A small site's files were not written before the answer: the compressor writes them first
       // (readers meanwhile take them from the journal, or with a bucket from memory), and the
       // settle then syncs them (with a bucket, the compressor's own sync does).
-      const compressed = compressAfterPublish(
-        deps,
-        outcome.revisionId,
-        result.pendingVariants,
-        new Map(result.files.map((file) => [file.sha256, file.size])),
-        // The compressor takes the buffer it is given (pool.ts): this thread reads its own meanwhile.
-        result.filesDeferred ? (release !== undefined ? copiedJournal(result.journal!) : result.journal) : undefined,
-      );
-      if (release !== undefined) void (compressed ?? Promise.resolve()).finally(release);
-      else if (result.journal !== undefined && !bucketed) settleJournalAfter(deps, compressed);
+      const sizes = new Map(result.files.map((file) => [file.sha256, file.size]));
+      if (release !== undefined) {
+        // The compressor takes the buffer it is given (pool.ts) while this thread reads its own
+        // meanwhile: the copy is made once the answer is on its way, not before it.
+        const journal = result.journal!;
+        const deferred = new Promise<void>((resolve) =>
+          setImmediate(() => {
+            const compressed = compressAfterPublish(deps, outcome.revisionId, result.pendingVariants, sizes, copiedJournal(journal));
+            resolve((compressed ?? Promise.resolve()).finally(release));
+          }),
+        );
+        deps.followUps.track(deferred);
+        return outcome;
+      }
+      const compressed = compressAfterPublish(deps, outcome.revisionId, result.pendingVariants, sizes, result.filesDeferred ? result.journal : undefined);
+      if (result.journal !== undefined && !bucketed) settleJournalAfter(deps, compressed);
       return outcome;
     },
   };
