@@ -27,6 +27,7 @@ import type { Logger } from '../log.js';
 import { ACCESS_PATHS, ENCODINGS, hasBadge, isExpired, previewLabel, withRequestQuery, type Encoding, type SiteHeaders } from '../rules/index.js';
 import { packedRangeOf, type FileEntry, type SiteRecord } from '../store/index.js';
 import { accessOfHost, type AccessGate } from './access.js';
+import { ANSWER_HEADERS } from './answer-headers.js';
 import type { DomainServing } from './domain-route.js';
 import { BlobNotLocal, createBodyCache, VariantPending, type BadgedPageBuilder } from './bodies.js';
 import {
@@ -95,9 +96,6 @@ export interface SiteCacheStats {
 
 /** What the steps read of a request: uWS's own, or a copy of it made before an await. */
 type SiteRequest = ServedRequest;
-
-/** The headers `answer` reads once its handler returned (a body fetched); the last two for analytics. */
-const SITE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'if-range', 'referer', 'user-agent'] as const;
 
 /** The request headers an answer depends on, read before any await. */
 interface Asked {
@@ -426,7 +424,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     route: Route,
     protect: boolean,
   ): void => {
-    const copy = copyServedRequest(req, SITE_HEADERS);
+    const copy = copyServedRequest(req, ANSWER_HEADERS);
     const head = copy.getMethod() === 'head';
     trackAbort(res);
     store.blobs.fetch(missing.sha256, missing.encoding, missing.packed).then(
@@ -449,7 +447,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
   /** A variant is being made off this thread: answer again, corked, once it is (unless the client left). */
   const waitThenAnswer = (res: HttpResponse, req: SiteRequest, siteName: string, made: Promise<void>, fetches: number, route: Route): void => {
-    const copy = copyServedRequest(req, SITE_HEADERS);
+    const copy = copyServedRequest(req, ANSWER_HEADERS);
     trackAbort(res);
     // `made` never rejects: a failed compression leaves the request to the identity bytes.
     void made.then(() => {
