@@ -385,20 +385,26 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     sendBody(res, target, answer, body.bytes, body.bytes.byteLength, { ...asked, range: '' });
   };
 
-  /** Site: the record and its state decide the answer, or lead on to its live revision. */
+  /**
+   * Site: the record and its state decide the answer, or lead on to its live revision. A former
+   * name leads to the same address under the current one: a preview's (`preview`) to the same
+   * revision's preview, not to the live site.
+   */
   const siteStep = (
     res: HttpResponse,
     req: SiteRequest,
     siteName: string,
     head: boolean,
     cached: CachedSite | undefined,
+    preview: number | undefined,
   ): (CachedSite & { site: { liveRevision: string } }) | undefined => {
     if (cached === undefined) return void sendPage(res, 404, head);
     const site = cached.site;
     const protect = site.access !== undefined;
     if (site.name !== siteName) {
       const query = req.getQuery();
-      const location = `${options.siteUrl(site.name)}${req.getUrl()}${query ? `?${query}` : ''}`;
+      const label = preview === undefined ? site.name : previewLabel(site.name, preview);
+      const location = `${options.siteUrl(label)}${req.getUrl()}${query ? `?${query}` : ''}`;
       return void sendPage(res, 301, head, { Location: location, 'Cache-Control': 'public, max-age=300' }, undefined, undefined, protect);
     }
     // The clock only for a site that can expire (an unclaimed one): a native call per request otherwise.
@@ -506,13 +512,13 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       if (method !== 'get' && !head) {
         // The password form of a protected site is the one thing a site host takes a POST for.
         if (method === 'post' && req.getUrl() === ACCESS_PATHS.login && options.gate !== undefined) {
-          const live = siteStep(res, req, siteName, false, cached);
+          const live = siteStep(res, req, siteName, false, cached, route.preview);
           if (live === undefined) return;
           if (live.site.access?.mode === 'password') return options.gate.postLogin(res, req, live.site, hostLabel(live.site.name, route));
         }
         return sendPage(res, 405, false, { Allow: 'GET, HEAD' }, undefined, undefined, cached?.site.access !== undefined);
       }
-      const live = siteStep(res, req, siteName, head, cached);
+      const live = siteStep(res, req, siteName, head, cached, route.preview);
       if (live === undefined) return;
       const site = live.site;
       protect = site.access !== undefined;
