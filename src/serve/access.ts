@@ -30,6 +30,7 @@ import {
 } from '../rules/index.js';
 import { hashToken, type AccessTicketRecord, type SiteAccessRecord, type SiteRecord, type Store } from '../store/index.js';
 import { accessPage, type AccessPageOptions } from './access-pages.js';
+import { ANSWER_HEADERS } from './answer-headers.js';
 import { protectedHeaders } from './headers.js';
 import { createPasswordChecker } from './password-check.js';
 
@@ -86,8 +87,11 @@ export interface AccessGateOptions {
 /** The part of a request the gate reads before deciding (`forEach` for every X-Forwarded-For line). */
 export type GateRequest = ServedRequest;
 
-/** The headers a gate's answer reads once its handler returned (a password checked, a form read). */
-const GATE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'if-range', 'cookie', 'authorization', 'accept', 'sec-fetch-mode'] as const;
+/**
+ * The headers read once the gate's handler returned (a password checked, a form read): those of
+ * the answer it lets through (analytics' included), and its own for a refusal.
+ */
+const GATE_HEADERS = [...ANSWER_HEADERS, 'cookie', 'authorization', 'accept', 'sec-fetch-mode'] as const;
 
 export interface AccessGate {
   /**

@@ -27,6 +27,7 @@ import type { Logger } from '../log.js';
 import { ACCESS_PATHS, ENCODINGS, hasBadge, isExpired, previewLabel, withRequestQuery, type Encoding, type SiteHeaders } from '../rules/index.js';
 import { packedRangeOf, type FileEntry, type SiteRecord } from '../store/index.js';
 import { accessOfHost, type AccessGate } from './access.js';
+import { ANSWER_HEADERS } from './answer-headers.js';
 import type { DomainServing } from './domain-route.js';
 import { BlobNotLocal, createBodyCache, VariantPending, type BadgedPageBuilder } from './bodies.js';
 import {
@@ -95,9 +96,6 @@ export interface SiteCacheStats {
 
 /** What the steps read of a request: uWS's own, or a copy of it made before an await. */
 type SiteRequest = ServedRequest;
-
-/** The headers `answer` reads once its handler returned (a body fetched); the last two for analytics. */
-const SITE_HEADERS = ['accept-encoding', 'if-none-match', 'range', 'if-range', 'referer', 'user-agent'] as const;
 
 /** The request headers an answer depends on, read before any await. */
 interface Asked {
@@ -387,20 +385,26 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     sendBody(res, target, answer, body.bytes, body.bytes.byteLength, { ...asked, range: '' });
   };
 
-  /** Site: the record and its state decide the answer, or lead on to its live revision. */
+  /**
+   * Site: the record and its state decide the answer, or lead on to its live revision. A former
+   * name leads to the same address under the current one: a preview's (`preview`) to the same
+   * revision's preview, not to the live site.
+   */
   const siteStep = (
     res: HttpResponse,
     req: SiteRequest,
     siteName: string,
     head: boolean,
     cached: CachedSite | undefined,
+    preview: number | undefined,
   ): (CachedSite & { site: { liveRevision: string } }) | undefined => {
     if (cached === undefined) return void sendPage(res, 404, head);
     const site = cached.site;
     const protect = site.access !== undefined;
     if (site.name !== siteName) {
       const query = req.getQuery();
-      const location = `${options.siteUrl(site.name)}${req.getUrl()}${query ? `?${query}` : ''}`;
+      const label = preview === undefined ? site.name : previewLabel(site.name, preview);
+      const location = `${options.siteUrl(label)}${req.getUrl()}${query ? `?${query}` : ''}`;
       return void sendPage(res, 301, head, { Location: location, 'Cache-Control': 'public, max-age=300' }, undefined, undefined, protect);
     }
     // The clock only for a site that can expire (an unclaimed one): a native call per request otherwise.
@@ -426,7 +430,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
     route: Route,
     protect: boolean,
   ): void => {
-    const copy = copyServedRequest(req, SITE_HEADERS);
+    const copy = copyServedRequest(req, ANSWER_HEADERS);
     const head = copy.getMethod() === 'head';
     trackAbort(res);
     store.blobs.fetch(missing.sha256, missing.encoding, missing.packed).then(
@@ -449,7 +453,7 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
 
   /** A variant is being made off this thread: answer again, corked, once it is (unless the client left). */
   const waitThenAnswer = (res: HttpResponse, req: SiteRequest, siteName: string, made: Promise<void>, fetches: number, route: Route): void => {
-    const copy = copyServedRequest(req, SITE_HEADERS);
+    const copy = copyServedRequest(req, ANSWER_HEADERS);
     trackAbort(res);
     // `made` never rejects: a failed compression leaves the request to the identity bytes.
     void made.then(() => {
@@ -508,13 +512,13 @@ export function createSiteServer(options: SiteServerOptions): SiteServer {
       if (method !== 'get' && !head) {
         // The password form of a protected site is the one thing a site host takes a POST for.
         if (method === 'post' && req.getUrl() === ACCESS_PATHS.login && options.gate !== undefined) {
-          const live = siteStep(res, req, siteName, false, cached);
+          const live = siteStep(res, req, siteName, false, cached, route.preview);
           if (live === undefined) return;
           if (live.site.access?.mode === 'password') return options.gate.postLogin(res, req, live.site, hostLabel(live.site.name, route));
         }
         return sendPage(res, 405, false, { Allow: 'GET, HEAD' }, undefined, undefined, cached?.site.access !== undefined);
       }
-      const live = siteStep(res, req, siteName, head, cached);
+      const live = siteStep(res, req, siteName, head, cached, route.preview);
       if (live === undefined) return;
       const site = live.site;
       protect = site.access !== undefined;

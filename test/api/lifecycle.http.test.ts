@@ -4,7 +4,7 @@ import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
 import { hashToken, type Plan } from '../../src/store/index.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
-import { deployTo } from '../helpers/deploy-client.js';
+import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, unique, visit } from './api-helpers.js';
 import { useTestServer } from '../helpers/fixtures.js';
 
@@ -150,6 +150,36 @@ describe('rename', () => {
     expect(back.status).toBe(400);
     const current = await api(server, { method: 'POST', path: `/v1/sites/${other.name}/rename`, token: owner.token, body: { name: newName } });
     expect(current.status).toBe(400);
+  });
+
+  it("redirects the old name's preview addresses to the same revision's preview under the new name", async () => {
+    const owner = await accountWithToken(server.store, 'builder');
+    const site = await accountSite(server.store, owner, [], { files: { 'index.html': '<h1>live</h1>' } });
+    const draft = await deployTo(server.port, {
+      token: owner.token,
+      contentType: 'application/json',
+      body: jsonDeployBody(
+        [
+          ['index.html', '<h1>draft</h1>'],
+          ['about.html', 'draft about'],
+        ],
+        { site: site.name, base_revision: site.revision, publish: false },
+      ),
+    });
+    expect(draft.status, draft.text).toBe(201);
+    const newName = unique('previewed-');
+    const res = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/rename`, token: owner.token, body: { name: newName } });
+    expect(res.status, res.text).toBe(200);
+
+    const old = await visit(server, `2--${site.name}`, '/about?x=1');
+    expect(old.status).toBe(301);
+    expect(old.headers.location).toBe(`http://2--${newName}.sites.localhost/about?x=1`);
+    const oldFirst = await visit(server, `1--${site.name}`);
+    expect(oldFirst.status).toBe(301);
+    expect(oldFirst.headers.location).toBe(`http://1--${newName}.sites.localhost/`);
+    // Where it leads is the draft itself; the old live address still leads to the new live one.
+    expect((await visit(server, `2--${newName}`, '/about')).text).toBe('draft about');
+    expect((await visit(server, site.name)).headers.location).toBe(`http://${newName}.sites.localhost/`);
   });
 
   it.each([

@@ -55,6 +55,11 @@ const POSITIVES: [string, string, string][] = [
   ['an AWS secret key in XML', `<SecretAccessKey>${fake(40, BASE64)}</SecretAccessKey>`, 'aws-secret-access-key'],
   ['an AWS secret key as a Kubernetes env entry', `- name: AWS_SECRET_ACCESS_KEY\n  value: ${fake(40, BASE64)}`, 'aws-secret-access-key'],
   ['an AWS secret key as an ECS env entry', `{"name": "AWS_SECRET_ACCESS_KEY", "value": "${fake(40, BASE64)}"}`, 'aws-secret-access-key'],
+  // The common spellings of the name, each on its own.
+  ['an AWS secret key in INI, unquoted and spaced', `aws_secret_access_key = ${fake(40, BASE64)}`, 'aws-secret-access-key'],
+  ['an AWS secret key in JSON (snake case)', `"aws_secret_access_key": "${fake(40, BASE64)}",`, 'aws-secret-access-key'],
+  ['an AWS secret key as awsSecretAccessKey', `awsSecretAccessKey: '${fake(40, BASE64)}'`, 'aws-secret-access-key'],
+  ['an AWS secret key in kebab case with its aws prefix', `aws-secret-access-key: ${fake(40, BASE64)}`, 'aws-secret-access-key'],
   [
     'a Terraform secret_key next to an AWS key id',
     `secret_key = "${fake(40, BASE64)}"\naccess_key = "${'AKIA'}${fake(16, UPPER + DIGITS)}"`,
@@ -159,6 +164,9 @@ const NEGATIVES: [string, string][] = [
   ['the AWS documentation pair', `aws_access_key_id = ${'AKIA'}IOSFODNN7${'EXAMPLE'}\nsecretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCY${'EXAMPLE'}KEY"`],
   ['a docs placeholder for the secret key', 'AWS_SECRET_ACCESS_KEY=<your key>'],
   ['a docs placeholder in capitals', 'aws_secret_access_key = YOUR_SECRET_ACCESS_KEY'],
+  ['the AWS documentation secret in JSON (snake case)', `"aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCY${'EXAMPLE'}KEY"`],
+  ['a masked secret key in kebab case', `aws-secret-access-key: ${'x'.repeat(40)}`],
+  ['a masked secret key as awsSecretAccessKey', `awsSecretAccessKey: '${'*'.repeat(40)}'`],
   ['the secret key from a CI secret', 'AWS_SECRET_ACCESS_KEY: ${{ secrets.AWS_SECRET_ACCESS_KEY }}'],
   ['the secret key from the environment (JS)', 'secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY,'],
   ['the secret key from the environment (Python)', 'aws_secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"]'],

@@ -137,6 +137,45 @@ describe('counting visits', () => {
   });
 });
 
+describe('counting visits of protected sites', () => {
+  it("counts a password site's visitor who came in with Basic auth like a public site's, referrer included", async () => {
+    const site = await accountSite(server.store, owner, [], { files: FILES });
+    const set = await api(server, {
+      method: 'PUT',
+      path: `/v1/sites/${site.name}/access`,
+      token: owner.token,
+      body: { mode: 'password', password: 'correct horse' },
+    });
+    expect(set.status).toBe(200);
+    const basic = { authorization: `Basic ${Buffer.from('any:correct horse').toString('base64')}` };
+    const alice = { address: '203.0.113.5', userAgent: FIREFOX };
+    // Refused without the password: not a view.
+    expect((await browse(site.name, '/', alice, { referer: 'https://news.example.net/' })).status).toBe(401);
+    const page = await browse(site.name, '/', alice, { ...basic, referer: 'https://news.example.net/story' });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Home');
+    const answer = await todayOnceCounted(site.name, 1);
+    expect(answer.totals).toMatchObject({
+      page_views: 1,
+      visitors: 1,
+      crawler_views: 0,
+      pages: [{ path: '/', count: 1 }],
+      referrers: [{ host: 'news.example.net', count: 1 }],
+    });
+  });
+
+  it("counts a members-only site's visitor who came in with a member's API token, referrer included", async () => {
+    const site = await accountSite(server.store, owner, [[viewer, 'viewer']], { files: FILES });
+    const set = await api(server, { method: 'PUT', path: `/v1/sites/${site.name}/access`, token: owner.token, body: { mode: 'members' } });
+    expect(set.status).toBe(200);
+    const bob = { address: '198.51.100.7', userAgent: CHROME };
+    const page = await browse(site.name, '/about', bob, { authorization: `Bearer ${viewer.token}`, referer: 'https://www.example.org/' });
+    expect(page.status).toBe(200);
+    const answer = await todayOnceCounted(site.name, 1);
+    expect(answer.totals).toMatchObject({ page_views: 1, visitors: 1, crawler_views: 0, referrers: [{ host: 'example.org', count: 1 }] });
+  });
+});
+
 describe('reading analytics', () => {
   it('answers members and the site token of an anonymous site, and nobody else', async () => {
     const site = await accountSite(server.store, owner, [[viewer, 'viewer']], { files: FILES });
