@@ -75,9 +75,7 @@ describe('revisions across nodes', () => {
     // Node 1 may know the site's setting (a bare visit gets 401) before it knows the draft: the
     // link opens once it has both.
     let opened = await visit(1, `2--${name}`, `${link.pathname}${link.search}`);
-    expect(
-      await waitUntil(async () => (opened = await visit(1, `2--${name}`, `${link.pathname}${link.search}`)).status === 303, 2000, 10),
-    ).toBe(true);
+    expect(await waitUntil(async () => (opened = await visit(1, `2--${name}`, `${link.pathname}${link.search}`)).status === 303, 2000, 10)).toBe(true);
     expect((await visit(1, `2--${name}`)).status).toBe(401);
     const cookie = String(opened.headers['set-cookie']).split(';')[0]!;
     expect((await visit(1, `2--${name}`, '/', { cookie })).text).toContain('review');

@@ -3,7 +3,15 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statfsSync
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_ANNOUNCED, ANNOUNCE_AT_ONCE, ANNOUNCE_LAST_FEW, createIngestPool, type Announcement, type UnpackOptions, type UnpackTask } from '../../src/ingest/index.js';
+import {
+  ALL_ANNOUNCED,
+  ANNOUNCE_AT_ONCE,
+  ANNOUNCE_LAST_FEW,
+  createIngestPool,
+  type Announcement,
+  type UnpackOptions,
+  type UnpackTask,
+} from '../../src/ingest/index.js';
 import { hasDiskBehind } from '../../src/store/filesystem-sync.js';
 import { tempDir } from '../helpers/sites.js';
 import { waitUntil } from '../helpers/wait.js';
