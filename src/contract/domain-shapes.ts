@@ -30,6 +30,9 @@ const domainProperties = {
   created_at: time(),
   verified_at: time('When the TXT record was last found.'),
   checked_at: time('When the TXT record was last looked up.'),
+  agent_message: str(
+    'In a listing, only for a domain whose TXT record was not found when it had to be (`suspended`, `failed`, or `active` with the record missing): what happened and what to do, with the record to create.',
+  ),
 };
 const REQUIRED = ['domain', 'status', 'primary', 'redirect_site_address', 'verification', 'target', 'records', 'created_at'] as const;
 

@@ -70,17 +70,34 @@ export function analyticsRange(asked: { from?: string; to?: string }, today: str
 }
 
 /**
- * The host a `Referer` header names, lower-case and without port or `www.`; undefined when there
- * is none or it is not an http(s) address. Cheap on purpose: it runs once per distinct value per
- * flush, never per request.
+ * The host name a `Referer` header names, lower-case and without port (a `www.` kept); undefined
+ * when there is none or it is not an http(s) address. Cheap on purpose: it runs once per distinct
+ * value per flush, never per request.
  */
-export function referrerHost(referer: string): string | undefined {
+export function referrerHostname(referer: string): string | undefined {
   const m = /^https?:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]+)/i.exec(referer.trim());
   if (!m) return undefined;
   const host = m[1]!.toLowerCase().replace(/\.$/, '');
   // A name of letters, digits, hyphens and dots (punycode for others), or a bracketed IPv6 address.
   if (host.length > 253 || !/^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$/.test(host)) return undefined;
-  return host.startsWith('www.') ? host.slice(4) : host;
+  return host;
+}
+
+/** The host a `Referer` header names as counted: `referrerHostname` without `www.`. */
+export function referrerHost(referer: string): string | undefined {
+  const host = referrerHostname(referer);
+  return host === undefined ? undefined : countedReferrerHost(host);
+}
+
+/** A referrer's host name as counted: without `www.`. */
+export const countedReferrerHost = (hostname: string): string => (hostname.startsWith('www.') ? hostname.slice(4) : hostname);
+
+/**
+ * Whether a referrer's host name (`referrerHostname`) is one of the site's own: its address under
+ * the site domain or one of its verified custom domains (`ownHosts`), or the `www.` name of one.
+ */
+export function isOwnReferrer(hostname: string, ownHosts: ReadonlySet<string>): boolean {
+  return ownHosts.has(hostname) || (hostname.startsWith('www.') && ownHosts.has(hostname.slice(4)));
 }
 
 /** A page path as counted: the request's path, cut to a bounded length. */

@@ -210,15 +210,9 @@ function compileTarget(raw: string, status: RedirectStatus, names: Set<string>):
   let last = 0;
   for (const match of written.matchAll(NAME_IN_TARGET)) {
     const name = match[1]!;
-    if (!names.has(name)) {
-      return {
-        reason: 'unknown_placeholder',
-        hint:
-          name === 'splat'
-            ? 'use :splat only when the path ends in *'
-            : `:${name} is not defined by the path or a query condition; define it there or remove it`,
-      };
-    }
+    // As on Netlify, only the names the path (or a query condition) defines are filled in; any
+    // other `:name` is text of the target and stays in it as written (`/blog/:slug /posts/:id`).
+    if (!names.has(name)) continue;
     if (match.index > last) to.push(literal(written.slice(last, match.index), redirect));
     to.push({ p: name });
     last = match.index + match[0].length;

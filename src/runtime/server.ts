@@ -179,7 +179,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         counter: visits,
         config: config.analytics,
         trustProxy: config.deploy.trustProxy,
-        siteHost: (name) => new URL(siteUrl(config.publicUrls, name)).hostname,
+        // Its address, and the custom domains it verified (active, or suspended while its TXT
+        // record is missing): read once a flush for each site that was visited.
+        ownHosts: (siteId, name) => {
+          const hosts = new Set([new URL(siteUrl(config.publicUrls, name)).hostname]);
+          for (const record of store.listDomains(siteId)) if (record.status === 'active' || record.status === 'suspended') hosts.add(record.domain);
+          return hosts;
+        },
         now,
         log: log.child({ area: 'analytics' }),
       })

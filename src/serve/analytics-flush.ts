@@ -3,7 +3,17 @@ import { isbot } from 'isbot';
 import type { AnalyticsConfig } from '../config.js';
 import { clientAddress, networkOf } from '../http/index.js';
 import type { Logger } from '../log.js';
-import { addDays, ANALYTICS_DAY_MS, countedPath, dayStart, referrerHost, utcDay, type ProxyTrust } from '../rules/index.js';
+import {
+  addDays,
+  ANALYTICS_DAY_MS,
+  countedPath,
+  countedReferrerHost,
+  dayStart,
+  isOwnReferrer,
+  referrerHostname,
+  utcDay,
+  type ProxyTrust,
+} from '../rules/index.js';
 import type { AnalyticsRecords, SiteDayVisits } from '../store/index.js';
 import { FIELD, type VisitBatch, type VisitCounter } from './visits.js';
 
@@ -24,8 +34,8 @@ export interface AnalyticsFlushOptions {
   counter: VisitCounter;
   config: AnalyticsConfig;
   trustProxy: ProxyTrust;
-  /** A site's own host name, by site name: a visit from one of its own pages names no referrer. */
-  siteHost: (name: string) => string;
+  /** A site's own host names: a visit from one of its own pages names no referrer (see `OwnHosts`). */
+  ownHosts: OwnHosts;
   now: () => number;
   log: Logger;
 }
@@ -65,8 +75,14 @@ export function visitorHash(salt: string, network: string, userAgent: string): s
   return createHmac('sha256', salt).update(network).update('\n').update(userAgent).digest('base64url').slice(0, 22);
 }
 
+/**
+ * A site's own host names, by site id and name: its address under the site domain and its verified
+ * custom domains. A referrer from one of them, or from its `www.` name, is a link within the site.
+ */
+export type OwnHosts = (siteId: string, siteName: string) => ReadonlySet<string>;
+
 /** A batch as the store takes it: views split into pages, referrers, visitors and crawlers. */
-export function summarizeBatch(batch: VisitBatch, day: string, salt: string, trustProxy: ProxyTrust, siteHost: (name: string) => string): SiteDayVisits[] {
+export function summarizeBatch(batch: VisitBatch, day: string, salt: string, trustProxy: ProxyTrust, ownHosts: OwnHosts): SiteDayVisits[] {
   const out: SiteDayVisits[] = [];
   for (const tally of batch.sites.values()) {
     const pages = new Map<string, number>();
@@ -77,7 +93,7 @@ export function summarizeBatch(batch: VisitBatch, day: string, salt: string, tru
     const hashed = new Map<string, string>();
     let pageViews = tally.overflowViews;
     let crawlerViews = tally.crawlerViews;
-    const ownHost = siteHost(tally.siteName);
+    const own = ownHosts(tally.siteId, tally.siteName);
     for (const [key, count] of tally.views) {
       const [path, referer, address, forwarded, userAgent] = key.split(FIELD) as [string, string, string, string, string];
       if (isCrawler(userAgent)) {
@@ -87,8 +103,11 @@ export function summarizeBatch(batch: VisitBatch, day: string, salt: string, tru
       pageViews += count;
       const counted = countedPath(path);
       pages.set(counted, (pages.get(counted) ?? 0) + count);
-      const host = referer === '' ? undefined : referrerHost(referer);
-      if (host !== undefined && host !== ownHost) referrers.set(host, (referrers.get(host) ?? 0) + count);
+      const hostname = referer === '' ? undefined : referrerHostname(referer);
+      if (hostname !== undefined && !isOwnReferrer(hostname, own)) {
+        const host = countedReferrerHost(hostname);
+        referrers.set(host, (referrers.get(host) ?? 0) + count);
+      }
       // No address: not read, as X-Forwarded-For names the client behind trusted hops (a chain
       // shorter than the hops names none, and counts as the placeholder's network).
       const network = networkOf(clientAddress(address === '' ? UNREAD_ADDRESS : address, forwarded, trustProxy));
@@ -131,7 +150,7 @@ export function startAnalyticsFlush(options: AnalyticsFlushOptions): AnalyticsFl
     let fresh: SiteDayVisits[] = [];
     if (batch.sites.size > 0) {
       const day = utcDay(batch.startedAt);
-      fresh = summarizeBatch(batch, day, await store.analyticsSalt(day), options.trustProxy, options.siteHost);
+      fresh = summarizeBatch(batch, day, await store.analyticsSalt(day), options.trustProxy, options.ownHosts);
     }
     if (earlier.length + fresh.length > 0) {
       try {

@@ -2,7 +2,9 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { challengeName } from '../rules/index.js';
 import type { TxtAnswer, TxtLookup } from '../outbound/index.js';
-import type { DomainPatch, DomainRecord, Store } from '../store/index.js';
+import type { DomainPatch, DomainRecord, EventActor, SiteRecord, Store } from '../store/index.js';
+import type { OperationsDeps } from './deps.js';
+import { recordEvent, type EventKind } from './events.js';
 
 /**
  * Verification of custom domains by their TXT record: on request, and periodically (the
@@ -83,6 +85,35 @@ export async function checkDomain(
   return store.updateDomain(record.domain, record.claim, checkOutcome(current, answer, now(), graceMs));
 }
 
+/** The audit-log kind of a claim's change of status, if it is one the log records. */
+const TRANSITION_KINDS: Partial<Record<DomainRecord['status'], EventKind>> = {
+  active: 'domain.verified',
+  suspended: 'domain.suspended',
+  failed: 'domain.failed',
+};
+
+/**
+ * Records in the site's audit log a change of a claim's status made by a check: verified (active),
+ * suspended or failed, with the status before and, for the last two, what the lookup found.
+ */
+export async function recordDomainTransition(
+  deps: Pick<OperationsDeps, 'store' | 'log' | 'config'>,
+  actor: EventActor,
+  before: DomainRecord,
+  after: DomainRecord,
+  site?: Pick<SiteRecord, 'id' | 'name'>,
+): Promise<void> {
+  if (after.status === before.status) return;
+  const kind = TRANSITION_KINDS[after.status];
+  const of = site ?? deps.store.getSiteById(after.siteId);
+  if (kind === undefined || of === undefined || ('state' in of && of.state === 'deleted')) return;
+  await recordEvent(deps, actor, {
+    kind,
+    site: of,
+    details: { domain: after.domain, from: before.status, ...(after.status !== 'active' && after.reason !== undefined ? { reason: after.reason } : {}) },
+  });
+}
+
 export interface DomainCheckReport {
   checked: number;
   activated: number;
@@ -92,7 +123,7 @@ export interface DomainCheckReport {
 
 export interface DomainCheckerOptions {
   store: Store;
-  config: Pick<Readonly<Config>, 'domains'>;
+  config: Readonly<Config>;
   log: Logger;
   now?: () => number;
   /** The TXT lookup (outbound's node:dns one, with `PLINTH_DNS_SERVERS`). */
@@ -118,6 +149,8 @@ export function createDomainChecker(options: DomainCheckerOptions): () => Promis
         else if (updated.status === 'failed') report.failed++;
         else if (updated.status === 'suspended') report.suspended++;
         options.log.info({ domain: record.domain, from: record.status, to: updated.status }, 'domain.status_changed');
+        // The site's audit log has it too, by Plinth itself.
+        await recordDomainTransition(options, { kind: 'system' }, record, updated);
       }
     };
     await Promise.all(Array.from({ length: Math.min(CHECK_CONCURRENCY, due.length) }, worker));

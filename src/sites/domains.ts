@@ -5,7 +5,7 @@ import { challengeName, isApex, parseDomain } from '../rules/index.js';
 import type { DomainRecord, SiteRecord } from '../store/index.js';
 import { resolveSite } from './authorization.js';
 import type { Caller } from './callers.js';
-import { checkDomain, isHeldElsewhere } from './domain-checks.js';
+import { checkDomain, isHeldElsewhere, recordDomainTransition } from './domain-checks.js';
 import type { DomainListView, DomainRemovedView, DomainResultView, DomainView } from '../contract/index.js';
 import type { OperationsDeps } from './deps.js';
 import { actorOf, recordEvent } from './events.js';
@@ -65,7 +65,46 @@ export function domainOperations(deps: OperationsDeps): DomainOperations {
     else if (record.reason !== undefined) result.reason = record.reason;
     if (record.verifiedAt !== undefined) result.verified_at = iso(record.verifiedAt);
     if (record.checkedAt !== undefined) result.checked_at = iso(record.checkedAt);
+    // A domain that lost its record, or never got it in time, says in the listing too what to do.
+    const trouble = taken ? undefined : troubleOf(record, site);
+    if (trouble !== undefined) result.agent_message = trouble;
     return result;
+  };
+
+  /**
+   * What happened to a domain whose TXT record was not found when it had to be (suspended,
+   * failed, or active with its record missing), and exactly what to do about it; undefined for
+   * any other domain.
+   */
+  const troubleOf = (record: DomainRecord, site: SiteRecord): string | undefined => {
+    const name = challengeName(record.domain);
+    const verify = `POST /v1/sites/${site.name}/domains/${record.domain}/verify`;
+    const found = record.reason ? ` The last check${record.checkedAt !== undefined ? ` (${iso(record.checkedAt)})` : ''} found: ${record.reason}` : '';
+    const recreate = `${record.verifiedAt !== undefined ? 'add the TXT record again' : 'create the TXT record'} at the DNS host of ${record.domain}: named ${name}, with the value ${record.token}`;
+    if (record.status === 'suspended') {
+      return (
+        `${record.domain} is suspended: it no longer serves ${site.name}, because its TXT verification record has not been found since ${iso(record.failingSince ?? record.checkedAt ?? deps.now())}.${found} ` +
+        `To restore it, ${recreate}. Then check again with ${verify} (records can take minutes to appear). ` +
+        `It serves ${site.name} again as soon as the record is found; the service also looks daily by itself.`
+      );
+    }
+    if (record.status === 'failed') {
+      const why =
+        record.verifiedAt !== undefined
+          ? `its TXT verification record is gone`
+          : `its TXT verification record was not found within 7 days of adding it, and it is not looked up by itself any more`;
+      return (
+        `${record.domain} failed: it does not serve ${site.name}, because ${why}.${found} ` +
+        `To use it, ${recreate} (and keep the ${isApex(record.domain) ? 'ALIAS' : 'CNAME'} record for ${record.domain} pointing to ${targetOf(site)}). Then check again with ${verify} (records can take minutes to appear).`
+      );
+    }
+    if (record.status === 'active' && record.failingSince !== undefined) {
+      return (
+        `${record.domain} still serves ${site.name}, but its TXT verification record has not been found since ${iso(record.failingSince)}, and the domain is suspended if it is still missing on ${iso(record.failingSince + config.domains.graceMs)}.${found} ` +
+        `To keep it, ${recreate}. Then check again with ${verify}.`
+      );
+    }
+    return undefined;
   };
 
   const instructions = (record: DomainRecord, site: SiteRecord): string => {
@@ -78,6 +117,8 @@ export function domainOperations(deps: OperationsDeps): DomainOperations {
         `Then verify again with ${verify}. Otherwise remove it here with DELETE /v1/sites/${site.name}/domains/${record.domain}.`
       );
     }
+    const trouble = troubleOf(record, site);
+    if (trouble !== undefined) return trouble;
     if (record.status === 'active') {
       return `${record.domain} is active: it serves ${site.name} over HTTPS (the certificate is issued on the first visit). Keep the TXT record ${challengeName(record.domain)} in place; it is checked daily.`;
     }
@@ -166,6 +207,7 @@ export function domainOperations(deps: OperationsDeps): DomainOperations {
       if (isHeldElsewhere(store, record)) return { ...view(record, site), agent_message: instructions(record, site) };
       // Any status passes to active when the record is there; a failed domain stays failed otherwise.
       const checked = await checkDomain(store, lookup, record, deps.now, config.domains.graceMs);
+      if (checked) await recordDomainTransition(deps, actorOf(caller), record, checked, site);
       if (!checked) {
         throw new ServiceError('not_found', `${record.domain} was removed from ${site.name} while it was being checked.`, {
           agentMessage: `List the site's domains with GET /v1/sites/${site.name}/domains.`,

@@ -52,7 +52,9 @@ export interface MemberOperations {
   declineInvite(caller: Caller, token: string): Promise<{ site: { name: string; url: string } }>;
   /**
    * Two steps (SPEC 4.3): without `confirm`, a confirmation token valid 5 minutes; with it, the
-   * member is removed (with any pending invite for their address). The last owner stays.
+   * member is removed (with any pending invite for their address). The last owner stays. An
+   * address that only has a pending invite goes through the same two steps, and the invite is
+   * withdrawn (its accept link stops working).
    */
   remove(caller: Caller, name: string, email: string, confirm?: string): Promise<RemovalResult>;
 }
@@ -217,6 +219,9 @@ export async function removeMember(deps: OperationsDeps, caller: Caller, name: s
   const target = store.getAccountByEmail(address);
   const role = target ? store.getRole(site.id, target.id) : undefined;
   if (!target || role === undefined) {
+    // Not (yet) a member: an address invited and not joined is removed by withdrawing its invite.
+    const invite = store.listInvites(site.id).find((entry) => entry.email === address);
+    if (invite) return withdrawInvite(deps, caller, site, requester, invite, confirm);
     throw new ServiceError('not_found', `${address} is not a member of ${site.name}.`, {
       agentMessage: `GET /v1/sites/${site.name}/members lists the members.`,
     });
@@ -250,9 +255,7 @@ export async function removeMember(deps: OperationsDeps, caller: Caller, name: s
     pending.requestedBy !== requester.id ||
     pending.expiresAt <= now
   ) {
-    throw new ServiceError('bad_request', 'The confirmation token is wrong or expired; nobody was removed.', {
-      agentMessage: `Confirmation tokens last 5 minutes and match one member and the owner who asked. Call DELETE /v1/sites/${site.name}/members/${encodeURIComponent(address)} without ?confirm to get a new one.`,
-    });
+    throw wrongConfirmation(site, address);
   }
   const outcome = await store.removeMember(site.id, target.id);
   // Used up either way: a token confirms one removal, once.
@@ -262,4 +265,55 @@ export async function removeMember(deps: OperationsDeps, caller: Caller, name: s
   log.info({ site: site.name }, 'member.removed');
   await recordEvent(deps, actorOf(caller), { kind: 'member.removed', site, accountId: target.id, details: { email: address, role } });
   return { removed: address, agent_message: `${address} no longer has access to ${site.name}.` };
+}
+
+function wrongConfirmation(site: SiteRecord, address: string): ServiceError {
+  return new ServiceError('bad_request', 'The confirmation token is wrong or expired; nobody was removed.', {
+    agentMessage: `Confirmation tokens last 5 minutes and match one member and the owner who asked. Call DELETE /v1/sites/${site.name}/members/${encodeURIComponent(address)} without ?confirm to get a new one.`,
+  });
+}
+
+/**
+ * `DELETE …/members/:email` for an address that has only a pending invite: the same two steps as
+ * a member's removal, and the second withdraws the invite, so its accept link stops working.
+ */
+async function withdrawInvite(
+  deps: OperationsDeps,
+  caller: Caller,
+  site: SiteRecord,
+  requester: { id: string },
+  invite: InviteRecord,
+  confirm: string | undefined,
+): Promise<RemovalResult> {
+  const { store, log } = deps;
+  const now = deps.now();
+  const address = invite.email;
+  if (confirm === undefined || confirm === '') {
+    const token = `rm_${randomBytes(18).toString('base64url')}`;
+    const expiresAt = now + REMOVAL_CONFIRM_MS;
+    await store.putConfirmation(hashToken(token), { kind: 'withdraw_invite', siteId: site.id, email: address, requestedBy: requester.id, expiresAt });
+    return {
+      confirm_token: token,
+      expires_at: iso(expiresAt),
+      member: { email: address, role: invite.role },
+      agent_message: `${address} was invited to ${site.name} as ${invite.role} and has not accepted yet. Confirm with the user that the invitation should be withdrawn, then repeat this request with ?confirm=${token} before ${iso(expiresAt)}.`,
+    };
+  }
+  const tokenHash = hashToken(confirm);
+  const pending = store.getConfirmation(tokenHash);
+  if (
+    pending?.kind !== 'withdraw_invite' ||
+    pending.siteId !== site.id ||
+    pending.email !== address ||
+    pending.requestedBy !== requester.id ||
+    pending.expiresAt <= now
+  ) {
+    throw wrongConfirmation(site, address);
+  }
+  const withdrawn = await store.deleteInvite(site.id, address);
+  await store.putConfirmation(tokenHash, { ...pending, expiresAt: 0 });
+  if (!withdrawn) throw new ServiceError('not_found', `${address} is not a member of ${site.name}.`);
+  log.info({ site: site.name }, 'member.invite_revoked');
+  await recordEvent(deps, actorOf(caller), { kind: 'invite.revoked', site, details: { email: address } });
+  return { removed: address, agent_message: `The invitation for ${address} to ${site.name} was withdrawn; its link no longer works.` };
 }

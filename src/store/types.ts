@@ -716,6 +716,8 @@ export interface InviteRecord {
 /** A pending two-step action. */
 export type Confirmation =
   | { kind: 'remove_member'; siteId: string; accountId: string; requestedBy: string; expiresAt: number }
+  /** The same two steps for an address that has only a pending invite: the invite is withdrawn. */
+  | { kind: 'withdraw_invite'; siteId: string; email: string; requestedBy: string; expiresAt: number }
   | { kind: 'delete_site'; siteId: string; requestedBy: string; expiresAt: number; status: 'pending' | 'approved'; decidedAt?: number };
 
 export type ApprovalOutcome =

@@ -1,6 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestDns, useTestServer } from '../helpers/fixtures.js';
 import { startTestServer } from '../helpers/server.js';
+import { createLogger } from '../../src/log.js';
+import { createTxtLookup } from '../../src/outbound/index.js';
+import { createDomainChecker } from '../../src/sites/index.js';
 import { accountSite, accountWithToken, anonymousSite, api, unique, type TestAccount } from './api-helpers.js';
 
 /** Custom domains over REST: attach, the records to create, verification by TXT, caps, refusals. */
@@ -153,6 +156,93 @@ describe('custom domains over REST', () => {
       expect(same.json).toMatchObject({ status: 'active', primary: true, redirect_site_address: true });
     } finally {
       await small.close();
+    }
+  });
+
+  it('says in the listing what happened and what to do once the periodic check suspends or fails a domain, and logs it as the system', async () => {
+    const own = await startTestServer({ PLINTH_DNS_SERVERS: dns.address, PLINTH_DOMAINS_BUILDER: '3' });
+    try {
+      const person = await accountWithToken(own.store, 'builder');
+      const site = await accountSite(own.store, person);
+      const [kept, never] = [`www.${unique('kept')}.example.org`, `${unique('never')}.example.net`];
+      const added: Record<string, { name: string; value: string }> = {};
+      for (const domain of [kept, never]) {
+        const res = await api(own, { method: 'POST', path: domainsOf(site.name), token: person.token, body: { domain } });
+        expect(res.status).toBe(201);
+        added[domain] = res.json.verification;
+      }
+      dns.txt.set(added[kept]!.name, [added[kept]!.value]);
+      const verified = await api(own, { method: 'POST', path: `${domainsOf(site.name)}/${kept}/verify`, token: person.token });
+      expect(verified.json).toMatchObject({ status: 'active' });
+
+      let clock = Date.now();
+      const check = createDomainChecker({
+        store: own.store,
+        config: own.config,
+        log: createLogger({ level: 'silent' }),
+        now: () => clock,
+        lookup: createTxtLookup(own.config.domains.dnsServers),
+      });
+      const listed = async (domain: string) =>
+        ((await api(own, { path: domainsOf(site.name), token: person.token })).json.domains as Array<Record<string, any>>).find((d) => d.domain === domain)!;
+      expect(await listed(kept)).not.toHaveProperty('agent_message');
+
+      // The record goes; the next daily check finds it missing, and the one after the grace period suspends the domain.
+      dns.txt.delete(added[kept]!.name);
+      clock += 25 * 3600_000;
+      await check();
+      const failing = await listed(kept);
+      expect(failing.status).toBe('active');
+      expect(failing.agent_message).toContain(`still serves ${site.name}`);
+      expect(failing.agent_message).toContain(
+        `add the TXT record again at the DNS host of ${kept}: named ${added[kept]!.name}, with the value ${added[kept]!.value}`,
+      );
+      clock += Math.max(own.config.domains.graceMs, 7 * 24 * 3600_000);
+      expect(await check()).toMatchObject({ suspended: 1, failed: 1 });
+
+      const suspended = await listed(kept);
+      expect(suspended.status).toBe('suspended');
+      const message: string = suspended.agent_message;
+      expect(message).toContain(`${kept} is suspended: it no longer serves ${site.name}`);
+      expect(message).toContain(`add the TXT record again at the DNS host of ${kept}: named _plinth-challenge.${kept}, with the value ${added[kept]!.value}`);
+      expect(message).toContain(`Then check again with POST /v1/sites/${site.name}/domains/${kept}/verify`);
+      expect(message).toContain('No TXT record was found');
+
+      const failed = await listed(never);
+      expect(failed.status).toBe('failed');
+      expect(failed.agent_message).toContain(`${never} failed`);
+      expect(failed.agent_message).toContain(
+        `create the TXT record at the DNS host of ${never}: named _plinth-challenge.${never}, with the value ${added[never]!.value}`,
+      );
+      expect(failed.agent_message).toContain(`POST /v1/sites/${site.name}/domains/${never}/verify`);
+
+      // The verify answer says the same.
+      const again = await api(own, { method: 'POST', path: `${domainsOf(site.name)}/${kept}/verify`, token: person.token });
+      expect(again.json).toMatchObject({ status: 'suspended', agent_message: expect.stringContaining(`${kept} is suspended`) });
+
+      // Back in DNS: the check makes it active again, and the listing has nothing to say.
+      dns.txt.set(added[kept]!.name, [added[kept]!.value]);
+      clock += 25 * 3600_000;
+      expect(await check()).toMatchObject({ activated: 1 });
+      expect(await listed(kept)).toMatchObject({ status: 'active' });
+      expect(await listed(kept)).not.toHaveProperty('agent_message');
+
+      const events = (await api(own, { path: `/v1/sites/${site.name}/events`, token: person.token })).json.events as Array<Record<string, any>>;
+      const domainEvents = events
+        .filter((event) => /^domain\.(verified|suspended|failed)$/.test(event.kind))
+        .map((event) => [event.kind, event.actor, event.details]);
+      // Newest first; the two changes of one run are in either order.
+      expect(domainEvents).toHaveLength(4);
+      expect(domainEvents[0]).toEqual(['domain.verified', 'system', { domain: kept, from: 'suspended' }]);
+      expect(domainEvents.slice(1, 3)).toEqual(
+        expect.arrayContaining([
+          ['domain.failed', 'system', { domain: never, from: 'pending', reason: expect.stringContaining('within 7 days') }],
+          ['domain.suspended', 'system', { domain: kept, from: 'active', reason: expect.stringContaining('No TXT record was found') }],
+        ]),
+      );
+      expect(domainEvents[3]).toEqual(['domain.verified', person.account.email, { domain: kept, from: 'pending' }]);
+    } finally {
+      await own.close();
     }
   });
 });

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { hashToken, type Plan } from '../../src/store/index.js';
 import { tgzBytes } from '../helpers/archive-bytes.js';
 import { deployTo, jsonDeployBody } from '../helpers/deploy-client.js';
+import { request } from '../helpers/http.js';
 import { accountSite, accountWithToken, anonymousSite, api, commitFiles, unique, visit } from './api-helpers.js';
 import { useTestServer } from '../helpers/fixtures.js';
 
@@ -295,6 +296,48 @@ describe('member removal in two steps', () => {
     expect((await api(server, { path: `/v1/sites/${site.name}/members`, token: second.token })).json.members).toEqual([
       { email: second.account.email, role: 'owner' },
     ]);
+  });
+
+  it('withdraws a pending invitation the same way, after which its link no longer works', async () => {
+    const owner = await accountWithToken(server.store, 'team');
+    const site = await accountSite(server.store, owner);
+    const email = `${unique('invitee')}@example.com`;
+    const invited = await api(server, { method: 'POST', path: `/v1/sites/${site.name}/members`, token: owner.token, body: { email, role: 'editor' } });
+    expect(invited.status, invited.text).toBe(201);
+    const message = readFileSync(
+      join(
+        server.dataDir,
+        'outbox',
+        readdirSync(join(server.dataDir, 'outbox')).find((name) => name.includes(email))!,
+      ),
+      'utf8',
+    );
+    const inviteToken = /\/invites\/(inv_[A-Za-z0-9_-]+)/.exec((await simpleParser(message)).text ?? '')![1]!;
+    const invitePage = () => request({ port: server.port, host: 'app.localhost', path: `/invites/${inviteToken}` });
+    expect((await invitePage()).status).toBe(200);
+
+    const path = `/v1/sites/${site.name}/members/${encodeURIComponent(email)}`;
+    const first = await api(server, { method: 'DELETE', path, token: owner.token });
+    expect(first.status, first.text).toBe(200);
+    expect(first.json).toMatchObject({ confirm_token: expect.stringMatching(/^rm_/), expires_at: new Date(clock + 5 * MINUTE).toISOString() });
+    expect(first.json.member).toEqual({ email, role: 'editor' });
+    expect(first.json.agent_message).toContain(`?confirm=${first.json.confirm_token}`);
+    // Nothing is withdrawn before the confirmation.
+    expect((await invitePage()).status).toBe(200);
+    expect((await api(server, { method: 'DELETE', path: `${path}?confirm=rm_wrong`, token: owner.token })).status).toBe(400);
+    expect((await invitePage()).status).toBe(200);
+
+    const done = await api(server, { method: 'DELETE', path: `${path}?confirm=${first.json.confirm_token}`, token: owner.token });
+    expect(done.status, done.text).toBe(200);
+    expect(done.json).toEqual({ removed: email, agent_message: expect.stringContaining(email) });
+    expect((await invitePage()).status).toBe(404);
+    expect(server.store.getInviteByToken(hashToken(inviteToken))).toBeUndefined();
+    const members = await api(server, { path: `/v1/sites/${site.name}/members`, token: owner.token });
+    expect(members.json.invites).toEqual([]);
+    const events = await api(server, { path: `/v1/sites/${site.name}/events`, token: owner.token });
+    expect(events.json.events[0]).toMatchObject({ kind: 'invite.revoked', actor: owner.account.email, details: { email } });
+    // The token is used up, and the address is now neither member nor invited.
+    expect((await api(server, { method: 'DELETE', path: `${path}?confirm=${first.json.confirm_token}`, token: owner.token })).status).toBe(404);
   });
 
   it('answers 404 for an address that is not a member', async () => {

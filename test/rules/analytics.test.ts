@@ -147,7 +147,7 @@ describe('a batch', () => {
     expect(full).toBe(1);
     const batch = counter.take();
     expect(counter.take().sites.size).toBe(0);
-    const [visits] = summarizeBatch(batch, TODAY, 'salt', { kind: 'none' }, (name) => `${name}.sites.localhost`);
+    const [visits] = summarizeBatch(batch, TODAY, 'salt', { kind: 'none' }, (_id, name) => new Set([`${name}.sites.localhost`]));
     expect(visits).toEqual({
       siteId: 's1',
       day: TODAY,
@@ -162,6 +162,29 @@ describe('a batch', () => {
       ],
       referrers: [['news.example.net', 2]],
     });
+  });
+
+  // The site's own addresses: its address under the site domain, and its verified custom
+  // domains (here example.org and www.blog.example.net), each with its www variant.
+  it.each([
+    ['its own address', 'http://one.sites.localhost/', []],
+    ['its own address with www.', 'https://www.one.sites.localhost/a', []],
+    ['a custom domain', 'https://example.org/post', []],
+    ['the www variant of a custom domain', 'https://www.example.org/', []],
+    ['a www custom domain', 'https://www.blog.example.net/', []],
+    ['a custom domain with a port and another case', 'http://Example.ORG:8080/x', []],
+    ['the name without www. of a www custom domain', 'https://blog.example.net/', [['blog.example.net', 1]]],
+    ['another name under a custom domain', 'https://shop.example.org/', [['shop.example.org', 1]]],
+    ['a name that merely starts with a custom domain', 'https://example.org.evil.example/', [['example.org.evil.example', 1]]],
+    ['another site', 'https://two.sites.localhost/', [['two.sites.localhost', 1]]],
+    ['elsewhere', 'https://www.news.example.net/', [['news.example.net', 1]]],
+  ])('leaves out a referrer from the site itself: %s', (_what, referer, referrers) => {
+    const counter = createVisitCounter({ now: () => 0, readForwarded: false, maxEntries: 100 });
+    counter.page('s1', 'one', '203.0.113.5', '/', FIREFOX, fakeRequest({ referer }), 1);
+    const own = (id: string, name: string) => new Set(id === 's1' ? [`${name}.sites.localhost`, 'example.org', 'www.blog.example.net'] : []);
+    const [visits] = summarizeBatch(counter.take(), TODAY, 'salt', { kind: 'none' }, own);
+    expect(visits!.pageViews).toBe(1);
+    expect(visits!.referrers).toEqual(referrers);
   });
 
   it('counts the same request to another site, or after a batch was taken, where it belongs', () => {
@@ -211,7 +234,7 @@ describe('a batch', () => {
     // A proxy that adds a line of its own (HAProxy): the client's lines come first, whatever they say.
     counter.page('s1', 'one', '', '/', FIREFOX, req(['192.0.2.1', '203.0.113.11']), 1);
     counter.page('s1', 'one', '', '/', FIREFOX, req(['192.0.3.1', '198.51.100.7, 10.0.0.1', '203.0.113.12']), 1);
-    const [visits] = summarizeBatch(counter.take(), TODAY, 'salt', { kind: 'hops', hops: 1 }, () => 'one.sites.localhost');
+    const [visits] = summarizeBatch(counter.take(), TODAY, 'salt', { kind: 'hops', hops: 1 }, () => new Set(['one.sites.localhost']));
     expect(visits!.visitors).toEqual([visitorHash('salt', '203.0.113.0/24', FIREFOX)]);
   });
 

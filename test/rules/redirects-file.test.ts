@@ -95,6 +95,24 @@ describe('_redirects: matching', () => {
     expect(outcome(text, path, options)).toBe(expected);
   });
 
+  // Netlify fills in only the placeholders the rule's path defines: any other `:name` in the target
+  // is text, kept as written (never dropped, never replaced by nothing).
+  it.each([
+    ['a placeholder the path does not define', '/blog/:slug /posts/:id 301', '/blog/hello', {}, '301 /posts/:id'],
+    ['beside one it defines', '/blog/:slug /posts/:id/:slug 302', '/blog/hello', {}, '302 /posts/:id/hello'],
+    ['without any placeholder in the path', '/a /b/:slug', '/a', {}, '301 /b/:slug'],
+    [':splat without a *', '/a /b/:splat', '/a', {}, '301 /b/:splat'],
+    ['inside a segment', '/u/:name /profile-:name-:tab.html', '/u/ann', {}, '301 /profile-ann-:tab.html'],
+    ['a colon in a page name', '/wiki/* /w/Special:Search 302', '/wiki/x', {}, '302 /w/Special:Search'],
+    ['in the query of the target', '/s /search?q=:term', '/s', { query: 'x=1' }, '301 /search?q=:term'],
+    ['in an https target', '/docs/* https://docs.example.com/:version/:splat 301', '/docs/a', {}, '301 https://docs.example.com/:version/a'],
+    ['in a rewrite', '/app/:page /views/:page/:lang.html 200', '/app/home', {}, '200 →/views/home/:lang.html'],
+    ['in a 404 page', '/shop/* /shop/:missing.html 404', '/shop/x', {}, '404 →/shop/:missing.html'],
+    ['a query condition defines its name', '/store id=:id /products/:id/:sku 301', '/store', { query: 'id=42' }, '301 /products/42/:sku'],
+  ])('keeps in the target as written: %s', (_name, text, path, options, expected) => {
+    expect(outcome(text, path, options)).toBe(expected);
+  });
+
   it('reads comments, blank lines, tabs, CRLF and a byte-order mark', () => {
     const text = '\ufeff# moved pages\r\n\r\n/a\t/b\t302\r\n   # indented comment\n/c /d\n';
     expect(compiled(text).rules.map((rule) => [rule.line, rule.status])).toEqual([
@@ -167,8 +185,6 @@ describe('_redirects: refusals', () => {
     ['a Role condition', '/admin/* /admin/:splat 200! Role=admin', 'unsupported_condition', /Role=/],
     ['a Cookie condition in place of the status', '/a /b Cookie=x', 'unsupported_condition', /Cookie=/],
     ['text after the status', '/a /b 301 extra', 'unexpected_text', /from to status/],
-    ['an unknown placeholder in the target', '/a /b/:slug', 'unknown_placeholder', /:slug is not defined/],
-    [':splat without a *', '/a /b/:splat', 'unknown_placeholder', /ends in \*/],
     ["a port in a rule's host", 'https://old.example.com:8080/* /:splat 301', 'port_in_host', /without a port/],
     ['two placeholders in one segment', '/:year-:month /archive 301', 'placeholders_in_one_segment', /one :name/],
     ['two * in one path', '/a/*/b/* /c', 'multiple_splats', /one \*/],

@@ -176,6 +176,43 @@ describe('counting visits of protected sites', () => {
   });
 });
 
+describe('referrers from the site itself', () => {
+  it("leaves out the site's verified custom domains and their www names, as its own address", async () => {
+    const site = await accountSite(server.store, owner, [], { files: FILES });
+    const suffix = Date.now().toString(36);
+    const [apex, www, pending] = [`shop-${suffix}.example.org`, `www.blog-${suffix}.example.net`, `soon-${suffix}.example.com`];
+    for (const [domain, status] of [
+      [apex, 'active'],
+      [www, 'active'],
+      [pending, 'pending'],
+    ] as const) {
+      const added = await server.store.addDomain({ domain, siteId: site.id, token: 'plinth-verify=x', maxPerSite: 10 });
+      expect(added.ok).toBe(true);
+      if (added.ok && status === 'active') await server.store.updateDomain(domain, added.record.claim, { status, verifiedAt: Date.now() });
+    }
+    const alice = { address: '203.0.113.5', userAgent: FIREFOX };
+    for (const referer of [
+      `https://${apex}/`,
+      `https://www.${apex}/about`,
+      `https://${www}/`,
+      `http://${site.name}.sites.localhost/`,
+      // Not the site's: a claim not verified, another name, elsewhere.
+      `https://${pending}/`,
+      `https://blog-${suffix}.example.net/`,
+      'https://news.example.net/',
+    ]) {
+      expect((await browse(site.name, '/', alice, { referer })).status).toBe(200);
+    }
+    const answer = await todayOnceCounted(site.name, 7);
+    expect(answer.totals.page_views).toBe(7);
+    expect(answer.totals.referrers).toEqual([
+      { host: `blog-${suffix}.example.net`, count: 1 },
+      { host: 'news.example.net', count: 1 },
+      { host: pending, count: 1 },
+    ]);
+  });
+});
+
 describe('reading analytics', () => {
   it('answers members and the site token of an anonymous site, and nobody else', async () => {
     const site = await accountSite(server.store, owner, [[viewer, 'viewer']], { files: FILES });
