@@ -42,11 +42,9 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
           caller,
           network,
           bodyKind: isJsonBody(request.headers['content-type']) ? 'json' : 'archive',
-          site: request.query.get('site') ?? undefined,
+          ...deployQuery(request.query),
           baseRevision: request.headers['x-base-revision'],
-          manifest: request.query.get('manifest') ?? undefined,
           manifestSecret: request.headers['x-manifest-secret'],
-          ...publishQuery(request.query.get('publish')),
         };
         // The body is hashed as it is once it has arrived, before the ingest pool takes it over.
         const hashed = key === undefined ? undefined : intake.done.then(hashDeployBody);
@@ -80,6 +78,34 @@ export function createDeployHandler(deps: DeployEdgeDeps): (res: HttpResponse, r
 function deployTarget(request: ApiRequest, deploy: DeployRequest): string {
   const query = new URLSearchParams([...request.query].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))).toString();
   return ['POST', request.path, query, deploy.bodyKind, deploy.baseRevision ?? '', deploy.manifestSecret ?? ''].join('\0');
+}
+
+/** The query parameters `POST /v1/deploy` reads (its OpenAPI parameters `in: query`). */
+export const DEPLOY_QUERY_PARAMS = ['site', 'manifest', 'publish'] as const;
+
+/**
+ * The deploy's query: a parameter it does not know is refused rather than ignored, since a
+ * misspelt `?site=` would otherwise create a new site instead of updating the one meant. A
+ * repeated parameter counts once, as its first value (`URLSearchParams.get`).
+ */
+function deployQuery(query: URLSearchParams): Pick<DeployRequest, 'site' | 'manifest' | 'publish'> {
+  const known: readonly string[] = DEPLOY_QUERY_PARAMS;
+  for (const name of new Set(query.keys())) {
+    if (known.includes(name)) continue;
+    const shown = JSON.stringify(name.slice(0, 40));
+    const header = /^(x-)?base[-_]revision$/i.test(name);
+    throw new ServiceError('bad_request', `Unknown query parameter ${shown} for POST /v1/deploy; the known ones are ${known.join(', ')}.`, {
+      agentMessage: header
+        ? 'Nothing was published. Send the base revision as the X-Base-Revision header (archives) or "base_revision" in the JSON body, with the site as ?site=<name>.'
+        : `Nothing was published. POST /v1/deploy takes only the query parameters ${known.join(', ')}; check the spelling and send the request again.`,
+      details: { parameter: name.slice(0, 100), known: [...known] },
+    });
+  }
+  return {
+    site: query.get('site') ?? undefined,
+    manifest: query.get('manifest') ?? undefined,
+    ...publishQuery(query.get('publish')),
+  };
 }
 
 /** `?publish=false` (or `0`) stores a draft; `true`/`1` or no parameter publishes. */

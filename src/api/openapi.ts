@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import { ERROR_MEANING, ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { openApiPath } from '../http/index.js';
 import { SHAPES, type Schema } from '../contract/index.js';
+import { REPLAYED_HEADER } from './handler.js';
 import { routeErrors, shape, type ApiRoute, type ApiTag, type Credential } from './route.js';
 import { API_ROUTES } from './routes/index.js';
 
@@ -59,6 +60,30 @@ function errorResponses(routes: readonly ApiRoute[]): Record<string, Schema> {
   );
 }
 
+/** The header name of the `Idempotency-Key` parameter (routes/params.ts). */
+const IDEMPOTENCY_KEY = 'Idempotency-Key';
+
+// What the edge adds to an answer given again to a retry (handler.ts, sent by every route that
+// takes `Idempotency-Key`, and by a digest deploy's last part sent again).
+const REPLAYED = {
+  [REPLAYED_HEADER]: {
+    description: `\`true\` when this is the first answer given again to a retry (the same \`${IDEMPOTENCY_KEY}\`, or a digest deploy's last part sent again); nothing was changed. Absent on a first answer.`,
+    schema: { type: 'string', const: 'true' },
+  },
+};
+
+/** A route's success answers; those of a route that takes `Idempotency-Key` list the replay header. */
+function successResponses(route: ApiRoute): Record<number, Schema> {
+  const keyed = route.parameters?.some((param) => param.in === 'header' && param.name === IDEMPOTENCY_KEY) ?? false;
+  if (!keyed) return route.responses;
+  return Object.fromEntries(
+    Object.entries(route.responses).map(([status, response]) => [
+      status,
+      status.startsWith('2') ? { ...response, headers: { ...(response.headers as Schema | undefined), ...REPLAYED } } : response,
+    ]),
+  );
+}
+
 function operation(route: ApiRoute): Schema {
   const errors = Object.fromEntries(routeErrors(route).map((code) => [String(ERROR_STATUS[code]), { $ref: `#/components/responses/${responseName(code)}` }]));
   const body = route.body?.content ?? (route.body?.schema ? { 'application/json': { schema: route.body.schema } } : undefined);
@@ -70,7 +95,7 @@ function operation(route: ApiRoute): Schema {
     security: route.auth.map((credential) => SECURITY[credential]),
     ...(route.parameters ? { parameters: route.parameters } : {}),
     ...(body ? { requestBody: { required: true, content: body } } : {}),
-    responses: { ...route.responses, ...errors },
+    responses: { ...successResponses(route), ...errors },
   };
 }
 

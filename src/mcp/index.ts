@@ -265,14 +265,21 @@ export function createMcp(options: McpOptions): McpEdge {
         } catch (err) {
           if (isAborted(res)) return;
           // A body over the limit or too slow, a full disk: the REST API's words, in tool words.
-          const { status, body: errorBody, internal } = toErrorBody(err);
+          const { status, body: errorBody, headers: extra, internal } = toErrorBody(err);
           if (internal) log.error({ err }, 'mcp.failed');
           const finished = await intake.drain();
           const known = errorBody.error.code !== 'internal';
-          sendRpcError(res, status, internal ? -32603 : -32600, inToolWords(errorBody.error.message), cors(origin), {
-            close: !finished,
-            ...(known ? { data: dataOf(err) } : {}),
-          });
+          sendRpcError(
+            res,
+            status,
+            internal ? -32603 : -32600,
+            inToolWords(errorBody.error.message),
+            { ...cors(origin), ...extra },
+            {
+              close: !finished,
+              ...(known ? { data: dataOf(err) } : {}),
+            },
+          );
         } finally {
           intake.discard();
         }
@@ -343,9 +350,15 @@ async function parseMessage(body: ReceivedBody): Promise<Message | undefined> {
   }
 }
 
+/** A JSON-RPC error's data: the REST code, agent message, and the seconds of `Retry-After` (429, 503) as `retry_after`. */
 function dataOf(err: unknown): Record<string, unknown> {
-  const { body } = toErrorBody(err);
-  return { code: body.error.code, ...(body.agent_message ? { agent_message: inToolWords(body.agent_message) } : {}) };
+  const { body, headers } = toErrorBody(err);
+  const wait = Number(headers['Retry-After']);
+  return {
+    code: body.error.code,
+    ...(body.agent_message ? { agent_message: inToolWords(body.agent_message) } : {}),
+    ...(Number.isInteger(wait) && wait >= 0 ? { retry_after: wait } : {}),
+  };
 }
 
 function rpcError(code: number, message: string, data?: Record<string, unknown>): unknown {

@@ -79,12 +79,19 @@ function invalidArguments(spec: ToolSpec, problem: BodyProblem): ServiceError {
 
 /** The REST error's code, message, agent message and details, as a tool result. */
 export function errorResult(err: unknown, log: Logger, tool: string): CallToolResult {
-  const { body, internal } = toErrorBody(err);
+  const { body, headers, internal } = toErrorBody(err);
   if (internal) log.error({ err, tool }, 'mcp.tool_failed');
   else log.debug({ tool, code: body.error.code }, 'mcp.tool_refused');
   // The operations' words name REST calls; here the same calls are tools.
   let text = `${body.error.code}: ${inToolWords(body.error.message)}`;
   if (body.agent_message) text += `\n${inToolWords(body.agent_message)}`;
+  // A tool result has no headers: the wait REST gives as Retry-After (429, 503) is said here, as
+  // the agent message's "Retry-After" has nothing else to point at.
+  const wait = headers['Retry-After'];
+  if (wait !== undefined) text += `\n${retryAfterLine(wait)}`;
   if (body.error.details) text += `\nDetails: ${JSON.stringify(body.error.details)}`;
   return { isError: true, content: [{ type: 'text', text }] };
 }
+
+/** How long to wait before the same call, in the words of a tool result. */
+export const retryAfterLine = (seconds: string): string => `Retry-After: ${seconds} seconds. Wait that long, then make the same call again.`;

@@ -31,6 +31,14 @@ export function decideDeploy(
           'To update the site, send ?site=<name> (JSON: "site") and the live revision as X-Base-Revision (JSON: "base_revision"). To create a new site, send no token (anonymous) or an API token.',
       });
     }
+    if (base !== undefined && base !== '') {
+      // A base names what an update replaces; without a site it would be dropped and a new site made.
+      throw new ServiceError('bad_request', 'A base revision was sent without a site: an update names its site.', {
+        agentMessage:
+          'Nothing was published. To update a site, name it with ?site=<name> (JSON: "site") and send its live revision as X-Base-Revision (JSON: "base_revision"). ' +
+          'To create a new site, send no base revision.',
+      });
+    }
     if (caller.kind === 'account') {
       // Checked now, before the upload is read, and again inside the commit (racing creates).
       checkSitesLimit(store, config, caller.account);

@@ -466,6 +466,86 @@ describe('a JSON deploy that names its site outside the body', () => {
   });
 });
 
+describe('the query of POST /v1/deploy', () => {
+  const files = (text: string) => [{ path: 'index.html', content: `<h1>${text}</h1>` }];
+  // Sites the account owns: a request refused must not have made one.
+  const sitesOf = (account: AccountRecord) => server.store.listSitesOf(account.id).sites.length;
+
+  it.each([
+    ['a misspelt site', 'sitee=x', 'sitee'],
+    ['an unknown parameter beside known ones', 'publish=true&dryrun=1', 'dryrun'],
+    ['the base revision in the query', 'base_revision=rev_x', 'base_revision'],
+  ])('refuses %s with 400, naming it and the known ones, publishing nothing', async (_what, query, name) => {
+    const { account, token } = await accountWithToken();
+    for (const call of [
+      () => request({ port: server.port, host: 'api.localhost', method: 'POST', path: `/v1/deploy?${query}`, body: tgz({ 'index.html': 'x' }) }),
+      () => callApi(server.port, { method: 'POST', path: `/v1/deploy?${query}`, body: { files: files('x') } }),
+      () => callApi(server.port, { method: 'POST', path: `/v1/deploy?${query}`, token, body: { files: files('x') } }),
+    ]) {
+      const res = await call();
+      expect(res.status, res.text).toBe(400);
+      const body = JSON.parse(res.text) as { error: { code: string; message: string; details: { parameter: string; known: string[] } }; agent_message: string };
+      expect(body.error.code).toBe('bad_request');
+      expect(body.error.message).toContain(`"${name}"`);
+      expect(body.error.message).toContain('site, manifest, publish');
+      expect(body.error.details).toEqual({ parameter: name, known: ['site', 'manifest', 'publish'] });
+    }
+    expect(sitesOf(account)).toBe(0);
+  });
+
+  it('knows exactly the query parameters the OpenAPI document gives it', async () => {
+    const doc = JSON.parse((await request({ port: server.port, host: 'localhost', path: '/openapi.json' })).text) as {
+      paths: Record<string, Record<string, { parameters: Array<{ name: string; in: string }> }>>;
+    };
+    const documented = doc.paths['/v1/deploy']!.post!.parameters.filter((p) => p.in === 'query').map((p) => p.name);
+    const res = await callApi(server.port, { method: 'POST', path: '/v1/deploy?nope=1', body: { files: files('x') } });
+    expect([...res.json.error.details.known].sort()).toEqual(documented.sort());
+  });
+
+  it('tells a base revision sent in the query to go in X-Base-Revision or the body', async () => {
+    const res = await callApi(server.port, { method: 'POST', path: '/v1/deploy?base_revision=rev_x', body: { files: files('x') } });
+    expect(res.status).toBe(400);
+    expect(res.json.agent_message).toContain('X-Base-Revision');
+  });
+
+  it('reads the first of a repeated parameter', async () => {
+    const site = await createSite('first wins');
+    const other = await createSite('other');
+    const res = await request({
+      port: server.port,
+      host: 'api.localhost',
+      method: 'POST',
+      path: `/v1/deploy?site=${site.name}&site=${other.name}`,
+      headers: { authorization: `Bearer ${site.token}`, 'x-base-revision': site.revision },
+      body: tgz({ 'index.html': '<h1>updated first</h1>' }),
+    });
+    expect(res.status, res.text).toBe(201);
+    expect((JSON.parse(res.text) as DeployBody).site.name).toBe(site.name);
+    await expectUnchanged(other, 'other');
+  });
+
+  it('refuses a base revision without a site: an update names its site (archive header, JSON body or header)', async () => {
+    const site = await createSite('based');
+    const { account, token } = await accountWithToken();
+    const calls = [
+      () => deploy(tgz({ 'index.html': 'x' }), { base: site.revision }),
+      () => deployJson({ base_revision: site.revision, files: files('x') }),
+      () => deployJson({ files: files('x') }, { base: site.revision }),
+      () => deploy(tgz({ 'index.html': 'x' }), { base: site.revision, token }),
+      () => deployJson({ base_revision: site.revision, files: files('x') }, { token }),
+    ];
+    for (const call of calls) {
+      const res = await call();
+      expect(res.status, res.text).toBe(400);
+      expect(res.json.error?.code).toBe('bad_request');
+      expect(res.json.error?.message).toMatch(/without a site: an update names its site/);
+      expect(res.json.agent_message).toContain('?site=');
+    }
+    expect(sitesOf(account)).toBe(0);
+    await expectUnchanged(site, 'based');
+  });
+});
+
 describe('rules that reject the whole deploy (SPEC 4.1 rule 4), on a live site', () => {
   const hostile: Array<[string, () => Promise<Buffer>, string]> = [
     [

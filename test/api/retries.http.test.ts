@@ -39,6 +39,14 @@ async function revisionsOf(name: string, token: string): Promise<string[]> {
   return res.json.revisions.map((revision: { id: string }) => revision.id);
 }
 
+/** The headers the OpenAPI document (`/openapi.json` on the docs host) gives an operation's answer, lower-cased. */
+async function documentedHeaders(method: string, path: string, status: number): Promise<string[]> {
+  const doc = JSON.parse((await request({ port: server.port, host: 'localhost', path: '/openapi.json' })).text) as {
+    paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+  };
+  return Object.keys(doc.paths[path]![method.toLowerCase()]!.responses[String(status)]!.headers ?? {}).map((name) => name.toLowerCase());
+}
+
 /** The one part of an anonymous digest deploy: both files, by the manifest's secret. */
 const sendLastPart = (id: string, secret: string): Promise<ApiResponse> =>
   call({
@@ -85,6 +93,7 @@ describe('a digest deploy whose last answer was lost', () => {
     const again = await sendLastPart(id, secret);
     expect(again.status, again.text).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await documentedHeaders('POST', '/v1/deploy', again.status)).toContain('idempotent-replayed');
     expect(again.json).toEqual(published.json);
     expect(siteCount()).toBe(sites);
     expect(await revisionsOf(published.json.site.name, published.json.site_token)).toEqual([published.json.revision.id]);
@@ -276,6 +285,7 @@ describe('Idempotency-Key on POST /v1/deploy', () => {
     const again = await call({ method: 'POST', path: '/v1/deploy/manifest', headers: keyed(key), body: { files: MANIFEST_FILES } });
     expect(again.status, again.text).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await documentedHeaders('POST', '/v1/deploy/manifest', again.status)).toContain('idempotent-replayed');
     expect(again.json.manifest).toBe(first.json.manifest);
     expect(again.json.manifest_secret).toBe(first.json.manifest_secret);
     const other = await call({ method: 'POST', path: '/v1/deploy/manifest', headers: keyed(key), body: { files: MANIFEST_FILES.slice(0, 1) } });

@@ -58,6 +58,17 @@ describe('plinth deploy', () => {
     expect(lines.join('\n')).toContain('400 bad_request');
   });
 
+  it.each([
+    ['does not exist', (dir: string) => join(dir, 'my-sit'), 'no such folder'],
+    ['is a file', (dir: string) => (writeTree(dir, { 'index.html': 'x' }), join(dir, 'index.html')), 'not a folder'],
+  ])('exits with status 2 and one line naming the path when the folder %s, sending nothing', async (_what, pathIn, words) => {
+    const path = pathIn(tempDir('plinth-cli-'));
+    const run = await runCli(server.port, ['deploy', path]);
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trimEnd().split('\n')).toEqual([`plinth: ${words}: ${path} (plinth deploy publishes a folder; nothing was sent)`]);
+  });
+
   it('prints every reference that leads nowhere, on its own line, after the answer', async () => {
     const dir = tempDir('plinth-cli-');
     writeTree(dir, { 'index.html': '<h1>links</h1>\n<img src="missing.png">', 'docs/index.html': '<a href="../gone.html">x</a>' });

@@ -64,6 +64,23 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('documents Idempotent-Replayed on every success answer of the operations that take Idempotency-Key, and nowhere else', () => {
+    const keyed: string[] = [];
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const takesKey = (operation.parameters ?? []).some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
+        if (takesKey) keyed.push(`${method.toUpperCase()} ${path}`);
+        for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+          if (!status.startsWith('2')) continue;
+          const header = response.headers?.['Idempotent-Replayed'];
+          if (!takesKey) expect(header, `${method} ${path} ${status}`).toBeUndefined();
+          else expect(header?.schema, `${method} ${path} ${status}`).toEqual({ type: 'string', const: 'true' });
+        }
+      }
+    }
+    expect(keyed.sort()).toEqual(['POST /v1/deploy', 'POST /v1/deploy/manifest']);
+  });
+
   it('spells the error codes as the catalogue does', () => {
     expect(document.components.schemas.Error.properties.error.properties.code.enum).toEqual(Object.keys(ERROR_STATUS));
   });

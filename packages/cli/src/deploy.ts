@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { callApi, type ApiAnswer } from './api-client.js';
 import { formatBytes, progressBar, reportFailure, type CommandIo } from './output.js';
@@ -51,6 +52,12 @@ interface DeployAnswer {
 export async function deployCommand(options: DeployCommandOptions): Promise<number> {
   const io: CommandIo = { out: options.out, err: options.err ?? options.out, status: options.status, json: options.json };
   const dir = resolve(options.dir);
+  // A mistyped folder is the caller's slip, not the service's refusal: one line and status 2, as usage errors.
+  const missing = await notAFolder(dir);
+  if (missing) {
+    io.err(`plinth: ${missing === 'absent' ? 'no such folder' : 'not a folder'}: ${options.dir} (plinth deploy publishes a folder; nothing was sent)`);
+    return 2;
+  }
   let state = await readState(dir);
   let token = stateToken(state, options.token, options.savedToken);
   if (state && options.force) {
@@ -150,6 +157,16 @@ export async function deployCommand(options: DeployCommandOptions): Promise<numb
   const unlisted = (result.warnings_total ?? 0) - (result.warnings?.length ?? 0);
   if (unlisted > 0) io.out(`warning: and ${unlisted} more references that lead nowhere`);
   return 0;
+}
+
+/** Why `dir` cannot be published as a folder, if it cannot. */
+async function notAFolder(dir: string): Promise<'absent' | 'file' | undefined> {
+  try {
+    return (await stat(dir)).isDirectory() ? undefined : 'file';
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return 'absent';
+    throw err;
+  }
 }
 
 /** `&publish=false` for a draft. */

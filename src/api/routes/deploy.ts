@@ -27,6 +27,7 @@ export const deployRoutes: readonly ApiRoute[] = [
       'The body is an archive (`.tar.gz`, `.tgz`, `.tar`, `.zip`, recognised by its bytes) or JSON (`Content-Type: application/json`). ' +
       'Without `site` it creates a site: anonymous without a credential (it expires unless claimed), in the account with an API token. ' +
       "With `site` it updates that site, which needs its site token or an editor's API token and the live revision as `X-Base-Revision` (JSON: `base_revision`); a stale base is `409` and publishes nothing. " +
+      'A query parameter besides `site`, `manifest` and `publish` is refused with `400`, as is a base revision without `site`; a parameter given twice counts as its first value. ' +
       `One request carries at most ${MAX_REQUEST_BYTES / MB} MB.`,
     parameters: [
       {
