@@ -138,17 +138,11 @@ describe('ingest pool', () => {
     for (let i = 0; i < 2 * ANNOUNCE_AT_ONCE + 5; i++) files[`p${i}.txt`] = Buffer.from(`page ${i}`);
     writeTree(join(dir, 'batched'), files);
     const batched = tarGzWithTool(join(dir, 'batched'), join(dir, 'batched.tgz'));
-    const channel = new MessageChannel();
-    const messages: Array<readonly Announcement[]> = [];
-    let all = false;
-    channel.port1.on('message', (message: readonly Announcement[] | typeof ALL_ANNOUNCED) => {
-      if (message === ALL_ANNOUNCED) all = true;
-      else if (!all) messages.push(message);
-    });
+    const { channel, messages, allAnnounced } = announcementMessages();
     try {
       const result = await pool.unpack(task(batched, { dataDir: join(dir, 'data-batched'), announce: channel.port2, announceBytesMax: 1024 }));
       if (!result.ok) throw new Error(JSON.stringify(result.error));
-      expect(await waitUntil(() => all, 2000, 10)).toBe(true);
+      expect(await waitUntil(allAnnounced, 2000, 10)).toBe(true);
       const announced = messages.flat();
       expect(new Set(announced.map(([sha256]) => sha256))).toEqual(new Set(result.files.map((file) => file.sha256)));
       expect(announced).toHaveLength(result.files.length);
@@ -176,17 +170,11 @@ describe('ingest pool', () => {
     for (let i = 0; i < count; i++) files[i === 0 ? 'index.html' : `p${i}.txt`] = Buffer.from(`page ${i}`);
     writeTree(join(dir, `sized-${count}`), files);
     const archive = tarGzWithTool(join(dir, `sized-${count}`), join(dir, `sized-${count}.tgz`));
-    const channel = new MessageChannel();
-    const messages: Array<readonly Announcement[]> = [];
-    let all = false;
-    channel.port1.on('message', (message: readonly Announcement[] | typeof ALL_ANNOUNCED) => {
-      if (message === ALL_ANNOUNCED) all = true;
-      else if (!all) messages.push(message);
-    });
+    const { channel, messages, allAnnounced } = announcementMessages();
     try {
       const result = await pool.unpack(task(archive, { dataDir: join(dir, `data-sized-${count}`), announce: channel.port2, announceBytesMax: 1024 }));
       if (!result.ok) throw new Error(JSON.stringify(result.error));
-      expect(await waitUntil(() => all, 2000, 10)).toBe(true);
+      expect(await waitUntil(allAnnounced, 2000, 10)).toBe(true);
       expect(messages.map((message) => message.length)).toEqual(sizes);
       expect(new Set(messages.flat().map(([sha256]) => sha256))).toEqual(new Set(result.files.map((file) => file.sha256)));
     } finally {
@@ -292,4 +280,16 @@ function syncShells(): ChildProcessInfo[] {
     }
   }
   return found;
+}
+
+/** A channel for `UnpackTask.announce`, and the messages it received before `ALL_ANNOUNCED`. */
+function announcementMessages(): { channel: MessageChannel; messages: Array<readonly Announcement[]>; allAnnounced: () => boolean } {
+  const channel = new MessageChannel();
+  const messages: Array<readonly Announcement[]> = [];
+  let all = false;
+  channel.port1.on('message', (message: readonly Announcement[] | typeof ALL_ANNOUNCED) => {
+    if (message === ALL_ANNOUNCED) all = true;
+    else if (!all) messages.push(message);
+  });
+  return { channel, messages, allAnnounced: () => all };
 }
