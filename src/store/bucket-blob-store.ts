@@ -104,6 +104,17 @@ const ASK_AT_ONCE = PACK_EARLY_OBJECTS;
  * site, the commit was found longer: see bench/RESULTS.md.)
  */
 const ROWS_IN_COMMIT = 128;
+/**
+ * A deploy's last burst of new content goes up unasked: when the database's answers about its
+ * earlier bursts found none of them in the bucket (a new site's files) and this one holds at most
+ * this many blobs and bytes, it is packed and sent at once, with no question whose round trip
+ * was on the path to the commit (the places are known as soon as the pack is cut, so the commit
+ * is prepared meanwhile). A wrong guess costs these bytes sent again, no more: the commit's rows
+ * then name the fresh copy, and a record naming the older place reads there, or falls back to
+ * the row, as any stale place does.
+ */
+const UNASKED_MAX_OBJECTS = 64;
+const UNASKED_MAX_BYTES = 2 * 1024 * 1024;
 
 export interface BucketBlobStoreOptions {
   /** `<dataDir>/blobs`, the local cache. */
@@ -347,6 +358,10 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     let flushing = packMaxBytes === 0;
     let waitingAlone = false;
     let questions = 0;
+    // Answers the ledger gave this deploy, and objects found in the bucket already (by an answer,
+    // or known to this node): with none found, the last burst goes up unasked (`UNASKED_MAX_OBJECTS`).
+    let answers = 0;
+    let foundInBucket = 0;
     const limited = limiter(PUBLISH_CONCURRENCY);
     const packLimited = limiter(PACKS_AT_ONCE);
     let pack = emptyPack();
@@ -482,9 +497,11 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
         .filter(({ sha256, encoding, key }) => {
           if ((knownFresh.get(key) ?? 0) <= at) return true;
           placed(sha256, encoding, knownPacked.get(key));
+          foundInBucket++;
           return false;
         });
       const asked = keyed.map(({ key }) => key);
+      if (unasked(keyed)) return placeUnasked(keyed);
       // The ledger is a shortcut: when the database cannot say, the bucket is asked as without one.
       // The pack rows are the only record of packed objects: when the database cannot say, nothing
       // is packed. Both are asked in one statement.
@@ -498,7 +515,11 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           packed = found?.packed;
         }
       }
-      if (ledger !== undefined && noted !== undefined) ledgerAnswered = true;
+      if (ledger !== undefined && noted !== undefined) {
+        ledgerAnswered = true;
+        answers++;
+      }
+      foundInBucket += (noted?.size ?? 0) + (packed?.size ?? 0);
       const ledgerKnows = noted !== undefined && ledger !== undefined;
       const renewing: typeof keyed = [];
       const packOrSend = ({ sha256, encoding, key }: (typeof keyed)[number], size: number | undefined, note: LedgerEntry | undefined): void => {
@@ -542,6 +563,25 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           placed(object.sha256, object.encoding, where);
         } else packOrSend(object, object.size ?? statSync(local.pathOf(object.sha256, object.encoding), { throwIfNoEntry: false })?.size, undefined);
       }
+    }
+
+    /** Whether this burst goes up without a question (see `UNASKED_MAX_OBJECTS`). */
+    function unasked(keyed: ReadonlyArray<{ encoding: Encoding | undefined; size: number | undefined }>): boolean {
+      if (!flushing || packs === undefined || ledger === undefined || answers === 0 || foundInBucket > 0) return false;
+      if (keyed.length < 2 || keyed.length > UNASKED_MAX_OBJECTS) return false;
+      let bytes = 0;
+      for (const { encoding, size } of keyed) {
+        if (encoding !== undefined || size === undefined || size > packMaxBytes) return false;
+        bytes += size;
+      }
+      // One pack: `append` cuts none before `placeUnasked` sends it.
+      return bytes <= UNASKED_MAX_BYTES && pack.bytes + bytes < PACK_TARGET_BYTES;
+    }
+
+    /** The last burst of a deploy of new content: packed and sent at once, unasked. */
+    function placeUnasked(keyed: ReadonlyArray<{ sha256: string; key: string; size: number | undefined }>): void {
+      for (const { sha256, key, size } of keyed) append(sha256, undefined, key, local.pathOf(sha256), size!);
+      sendPack();
     }
 
     /** Whether the blobs waiting are to be asked about now (see `ASK_AT_ONCE`). */

@@ -63,6 +63,50 @@ const rowsOf = (shas: string[]) =>
 const blockedOnLock = async (): Promise<boolean> =>
   (await sql<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"))[0]!.n !== '0';
 
+/**
+ * The real ledger on its own pool, counting the keys of each question (`findPlaced`) and of each
+ * answer; `hold()`
+ * keeps the next questions unanswered until the function it returns is called.
+ */
+function heldLedger(): { ledger: BucketLedger; questions: number[]; answered: number[]; hold: () => () => void; end: () => Promise<void> } {
+  const pool = new pgClient.Pool({ connectionString: pg.url, max: 2 });
+  const real = createBucketLedger(async (fn) => {
+    const client = await pool.connect();
+    try {
+      return await fn(client);
+    } finally {
+      client.release();
+    }
+  });
+  const questions: number[] = [];
+  const answered: number[] = [];
+  let gate: Promise<void> | undefined;
+  const ledger: BucketLedger = {
+    ...real,
+    async findPlaced(keys) {
+      questions.push(keys.length);
+      await gate;
+      const found = await real.findPlaced(keys);
+      answered.push(keys.length);
+      return found;
+    },
+  };
+  return {
+    ledger,
+    questions,
+    answered,
+    hold() {
+      let open!: () => void;
+      gate = new Promise((resolve) => (open = resolve));
+      return () => {
+        gate = undefined;
+        open();
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
 describe('a cluster deploy packs its small blobs', () => {
   it('sends many small blobs in one PUT, and another node reads each back by its range', async () => {
     const contents = Array.from({ length: 20 }, (_, i) => randomBytes(1000 + i * 100));
@@ -401,15 +445,116 @@ describe('a cluster deploy packs its small blobs', () => {
       }
       await publishing.finish(shas);
       // The first at once (a deploy of one file), then 32 or more at a time (more when some came in
-      // while the question before was out), then what `finish` found waiting: [1, 32, 32, 5] here,
-      // against a question for every blob or two before.
-      expect(questions.reduce((sum, n) => sum + n, 0)).toBe(70);
+      // while the question before was out): [1, 32, 32] here, against a question for every blob or
+      // two before. What `finish` found waiting is new content too (nothing asked about was in the
+      // bucket): it goes up unasked.
       expect(questions[0]).toBe(1);
-      expect(questions.length).toBeLessThanOrEqual(4);
-      expect(questions.slice(1, -1).every((n) => n >= 32)).toBe(true);
+      expect(questions.length).toBeLessThanOrEqual(3);
+      expect(questions.slice(1).every((n) => n >= 32)).toBe(true);
+      expect(questions.reduce((sum, n) => sum + n, 0)).toBeLessThan(70);
       expect(await rowsOf(shas)).toHaveLength(70);
     } finally {
       await pool.end();
+    }
+  });
+
+  it('sends the last burst of new content unasked; one that met blobs in the bucket before is asked about first', async () => {
+    await node();
+    const { ledger, questions, answered, hold, end } = heldLedger();
+    const blobs = createBucketBlobStore({
+      dir: tempDir('plinth-packs-unasked-'),
+      now: Date.now,
+      bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX }),
+      ledger,
+    });
+    try {
+      // New content: the first burst is asked about (nothing found), the last goes up at once.
+      const shas = await Promise.all(Array.from({ length: 40 }, async () => (await blobs.write(randomBytes(900))).sha256));
+      const publishing = blobs.publisher();
+      for (const sha of shas.slice(0, 32)) publishing.add(sha);
+      expect(await waitUntil(async () => (await rowsOf(shas.slice(0, 32))).length === 32, 5000)).toBe(true);
+      const release = hold();
+      const mark = await s3.mark();
+      for (const sha of shas.slice(32)) publishing.add(sha);
+      publishing.drain();
+      expect(await waitUntil(async () => (await s3.sentSince(mark)).some(isObjectPut), 5000)).toBe(true);
+      expect((await publishing.finish(shas)).size).toBe(40);
+      release();
+      await publishing.afterAnswer();
+      expect(questions).toEqual([32]);
+      const rows = await rowsOf(shas.slice(32));
+      expect(rows).toHaveLength(8);
+      expect(new Set(rows.map((row) => row.pack)).size).toBe(1);
+
+      // A redeploy from another node: its first burst finds its blobs in the bucket, so its last
+      // one is asked about before anything of it is sent.
+      const fresh = await Promise.all(Array.from({ length: 8 }, async () => (await blobs.write(randomBytes(900))).sha256));
+      const other = createBucketBlobStore({
+        dir: tempDir('plinth-packs-unasked-other-'),
+        now: Date.now,
+        bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX }),
+        ledger,
+      });
+      const redeploy = other.publisher();
+      for (const sha of shas.slice(0, 32)) redeploy.add(sha, undefined, undefined, 900);
+      expect(await waitUntil(() => answered.length === 2, 5000)).toBe(true);
+      const releaseAgain = hold();
+      const before = await s3.mark();
+      for (const sha of fresh) redeploy.add(sha, new Uint8Array(readFileSync(blobs.pathOf(sha))));
+      redeploy.drain();
+      expect(await waitUntil(() => questions.length === 3, 5000)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await s3.sentSince(before)).filter(isObjectPut)).toEqual([]);
+      releaseAgain();
+      const placed = await redeploy.finish([...shas.slice(0, 32), ...fresh]);
+      expect(questions).toEqual([32, 32, 8]);
+      // The known blobs keep their places; the new ones went up in a pack of their own.
+      for (const row of await rowsOf(shas.slice(0, 32))) expect(placed.get(row.key.match(/[0-9a-f]{64}/)![0])).toEqual({ key: row.pack, offset: Number(row.byte_offset) });
+      expect(await rowsOf(fresh)).toHaveLength(8);
+      await redeploy.afterAnswer();
+    } finally {
+      await end();
+    }
+  });
+
+  it('a blob of an unasked last burst that the bucket held already: its row names the fresh copy, and the old place still reads', async () => {
+    const a = await node();
+    const contents = [randomBytes(1000), randomBytes(1000)];
+    const [known, other] = (await write(a, contents)) as [string, string];
+    const first = a.blobs.publisher();
+    for (const sha of [known, other]) first.add(sha);
+    const oldPlace = (await first.finish([known, other])).get(known)!;
+    await first.afterAnswer();
+
+    const { ledger, end } = heldLedger();
+    const blobs = createBucketBlobStore({
+      dir: tempDir('plinth-packs-unasked-known-'),
+      now: Date.now,
+      bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX }),
+      ledger,
+    });
+    try {
+      const shas = await Promise.all(Array.from({ length: 37 }, async () => (await blobs.write(randomBytes(900))).sha256));
+      await blobs.write(contents[0]!);
+      const publishing = blobs.publisher({ rowsToCommit: true });
+      for (const sha of shas.slice(0, 32)) publishing.add(sha);
+      expect(await waitUntil(async () => (await rowsOf(shas.slice(0, 32))).length === 0 && publishing.rowsForCommit!() !== undefined, 5000)).toBe(true);
+      for (const sha of [...shas.slice(32), known]) publishing.add(sha);
+      publishing.drain();
+      const places = await publishing.finish([...shas, known]);
+      const freshPlace = places.get(known)!;
+      expect(freshPlace.key).not.toBe(oldPlace.key);
+      expect(publishing.rowsForCommit!()!.rows.find((row) => row.key.includes(known))).toMatchObject({ pack: freshPlace.key, offset: freshPlace.offset });
+      // Both copies read back, checked against the blob's name, from a node that has neither.
+      const reader = await node();
+      const size = contents[0]!.byteLength;
+      await reader.blobs.fetch(known, undefined, { ...oldPlace, size });
+      expect(readFileSync(reader.blobs.pathOf(known)).equals(contents[0]!)).toBe(true);
+      const again = await node();
+      await again.blobs.fetch(known, undefined, { ...freshPlace, size });
+      expect(readFileSync(again.blobs.pathOf(known)).equals(contents[0]!)).toBe(true);
+    } finally {
+      await end();
     }
   });
 
