@@ -18,6 +18,7 @@ import type { AnalyticsRecords } from './analytics.js';
 import { clusterAnalytics } from './records-analytics.js';
 import { migrateSchema, SCHEMA_VERSION } from './records-schema.js';
 import type { RecordWrite, ReplicatedDb } from './replicated-dbs.js';
+import { inlineValues } from './sql-literals.js';
 import { SCHEMA_TOO_NEW, type DatabaseSchema } from './schema-version.js';
 import type { PackRows, RateCheck, RateResult } from './types.js';
 
@@ -314,9 +315,10 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
   /**
    * The change statement of `writes`, as one prepared statement: the change's row, its records
-   * and (see `commit`) its notification.
+   * and (see `commit`) its notification; made at change `at`, it writes nothing once the log has
+   * moved past it.
    */
-  const changeStatement = (writes: RecordWrite[]): { parts: string[]; values: unknown[] } => {
+  const changeStatement = (writes: RecordWrite[], at: number): { parts: string[]; values: unknown[] } => {
     // The records are the change's own writes, the last of each key (as in the transaction):
     // PostgreSQL takes them from the change it has just parsed, rather than from a second copy of
     // every value in arrays that this thread would escape element by element (an array of jsonb
@@ -336,7 +338,7 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
       if (value !== null) puts++;
     }
     const removes = lastAt.size - puts;
-    const values: unknown[] = [origin, JSON.stringify(logged)];
+    const values: unknown[] = [origin, JSON.stringify(logged), at];
     const keep = superseded.length > 0 ? ` AND n <> ALL($${values.push(superseded)}::int[])` : '';
     const records = (removed: boolean): string =>
       `SELECT w->>0 AS db, w->>1 AS key, w->2 AS value FROM change, jsonb_array_elements(change.writes) WITH ORDINALITY AS e(w, n)
@@ -344,7 +346,10 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     // Every part of a WITH runs once, read or not; puts and removes never share a key. A part
     // with nothing to do is left out: planning it costs PostgreSQL more than the round trip it
     // saves (the DELETE's join, on a commit that removes nothing).
-    const parts = [`change AS (INSERT INTO plinth_changes (origin, writes) VALUES ($1, $2) RETURNING seq, ${STAMP} AS stamp, writes)`];
+    // Written only while the log's last change is the one the operation saw (see `commitAhead`).
+    const parts = [
+      `change AS (INSERT INTO plinth_changes (origin, writes) SELECT $1, $2::jsonb WHERE coalesce((SELECT max(seq) FROM plinth_changes), 0) = $3 RETURNING seq, ${STAMP} AS stamp, writes)`,
+    ];
     if (puts > 0) {
       parts.push(`put AS (INSERT INTO plinth_records (db, key, value) ${records(false)} ON CONFLICT (db, key) DO UPDATE SET value = excluded.value)`);
     }
@@ -354,11 +359,51 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
     return { parts, values };
   };
 
+  /** The change statement of `made`, with the pack rows (their expiry checked now) and its notification. */
+  const statementOf = (made: PreparedChange<unknown>, packRows: PackRows | undefined): { text: string; values: unknown[] } => {
+    const values = [...made.values];
+    const parts = [...made.parts];
+    // Told with the replica that applies it here, so that this process's own follower skips it.
+    const told = options.replica === undefined ? 'seq::text' : `seq::text || ' ' || $${values.push(options.replica)}::text`;
+    if (packRows !== undefined && packRows.rows.length > 0) {
+      // Checked right before the statement is sent (with the lock held, or about to be taken by
+      // the same round trip): see `PackRows.expired`.
+      if (packRows.expired()) {
+        throw Object.assign(new Error('the packs of this commit were uploaded over half the grace period ago'), { code: BUCKET_UNAVAILABLE_CODE });
+      }
+      parts.push(`packed AS (${packRowsInsert(values, packRows.rows)})`);
+    }
+    return { text: `WITH ${parts.join(',\n')} SELECT seq, stamp, pg_notify('plinth_changes', ${told}) FROM change`, values };
+  };
+
+  /**
+   * A commit run ahead on the replica at the log's last change, in one round trip: the lock, the
+   * change statement and COMMIT as one simple-protocol query, its values written in. The statement
+   * writes only while the log's last change is still the one the operation saw, so when another
+   * writer committed meanwhile it writes nothing and the commit goes the usual way (undefined).
+   */
+  const commitAhead = async <T>(client: pg.PoolClient, made: PreparedChange<T>, packRows: PackRows | undefined): Promise<{ result: T; change: Change } | undefined> => {
+    const { text, values } = statementOf(made, packRows);
+    try {
+      const answers = (await timeBound(
+        client,
+        `BEGIN; ${lz4 ? "SET LOCAL default_toast_compression = 'lz4'; " : ''}SELECT pg_advisory_xact_lock(${WRITE_LOCK}); ${inlineValues(text, values)}; COMMIT`,
+        [],
+        WRITE_LOCK_QUERY_MS + BULK_QUERY_MS,
+      )) as unknown as Array<pg.QueryResult<{ seq: string; stamp: string }>>;
+      const row = answers.find((answer) => answer.fields.some((field) => field.name === 'stamp'))?.rows[0];
+      return row === undefined ? undefined : { result: made.result, change: { seq: Number(row.seq), stamp: row.stamp, writes: made.writes } };
+    } catch (err) {
+      await rollback(client, err);
+      throw err;
+    }
+  };
+
   const prepareAhead = <T>(at: number, { result, writes }: { result: T; writes: RecordWrite[] }): PreparedChange<T> => ({
     at,
     result,
     writes,
-    ...(writes.length > 0 ? changeStatement(writes) : { parts: [], values: [] }),
+    ...(writes.length > 0 ? changeStatement(writes, at) : { parts: [], values: [] }),
   });
 
   return {
@@ -374,12 +419,17 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
 
     clockOffsetMs: () => databaseClock.offsetMs(),
 
-    // Three round trips to PostgreSQL: BEGIN with the lock and a look at the log (the changes since
-    // the replica's read only when there are some, then again after each catch-up), the change
-    // with its records and notification in one prepared statement, COMMIT. Each round trip costs
-    // both ends CPU and waits its turn on a busy machine, with the lock held.
+    // One round trip for a commit prepared ahead whose log has not moved (`commitAhead`); else
+    // three: BEGIN with the lock and a look at the log (the changes since the replica's read only
+    // when there are some, then again after each catch-up), the change with its records and
+    // notification in one prepared statement, COMMIT. Each round trip costs both ends CPU and
+    // waits its turn on a busy machine, with the lock held.
     commit: (catchUp, after, prepare, packRows, ahead) =>
       withReadyClient(async (client) => {
+        if (ahead !== undefined && ahead.writes.length > 0 && after() === ahead.at) {
+          const committed = await commitAhead(client, ahead, packRows);
+          if (committed !== undefined) return committed;
+        }
         try {
           // One simple-protocol query (no parameters), several statements in one round trip: the
           // compression the change will be stored with (lz4 where the server has it), the lock,
@@ -413,24 +463,9 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
             await client.query('COMMIT');
             return { result };
           }
-          const values = [...made.values];
-          const parts = [...made.parts];
-          // Told with the replica that applies it here, so that this process's own follower skips it.
-          const told = options.replica === undefined ? 'seq::text' : `seq::text || ' ' || $${values.push(options.replica)}::text`;
-          if (packRows !== undefined && packRows.rows.length > 0) {
-            // Checked with the lock held, right before the statement: see `PackRows.expired`.
-            if (packRows.expired()) {
-              throw Object.assign(new Error('the packs of this commit were uploaded over half the grace period ago'), { code: BUCKET_UNAVAILABLE_CODE });
-            }
-            parts.push(`packed AS (${packRowsInsert(values, packRows.rows)})`);
-          }
-          const inserted = await timeBound<{ seq: string; stamp: string }>(
-            client,
-            `WITH ${parts.join(',\n')} SELECT seq, stamp, pg_notify('plinth_changes', ${told}) FROM change`,
-            values,
-            BULK_QUERY_MS,
-            true,
-          );
+          const { text, values } = statementOf(made, packRows);
+          const inserted = await timeBound<{ seq: string; stamp: string }>(client, text, values, BULK_QUERY_MS, true);
+          if (inserted.rows.length === 0) throw new Error('the change log moved while the write lock was held');
           await timeBound(client, 'COMMIT', [], BULK_QUERY_MS);
           const seq = Number(inserted.rows[0]!.seq);
           return { result, change: { seq, stamp: inserted.rows[0]!.stamp, writes } };
@@ -648,6 +683,7 @@ function packRowsInsert(values: unknown[], rows: PackRows['rows']): string {
   const at = (column: unknown[]): number => values.push(column);
   return `INSERT INTO plinth_packed_objects (key, pack, byte_offset, size, touched_ms)
      SELECT * FROM unnest($${at(last.map((r) => r.key))}::text[], $${at(last.map((r) => r.pack))}::text[], $${at(last.map((r) => r.offset))}::bigint[], $${at(last.map((r) => r.size))}::bigint[], $${at(last.map((r) => Math.floor(r.touchedMs)))}::bigint[])
+     WHERE EXISTS (SELECT 1 FROM change)
      ON CONFLICT (key) DO UPDATE SET pack = excluded.pack, byte_offset = excluded.byte_offset, size = excluded.size, touched_ms = excluded.touched_ms`;
 }
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import pgClient from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { RECORDS_UNAVAILABLE_CODE } from '../../src/errors.js';
-import { hashToken, type Store } from '../../src/store/index.js';
+import { hashToken, type FileEntry, type Store } from '../../src/store/index.js';
 import { postgresBinDir, queryRows, usePostgresNodes } from '../helpers/postgres.js';
 import { loadPg } from '../../src/store/records-connections.js';
 import { openRecordsLog } from '../../src/store/records-log.js';
@@ -262,7 +262,7 @@ describe('records in PostgreSQL', () => {
     await b.cluster!.catchUp();
     // Each run of the operation makes its event once: how many times it ran.
     let runs = 0;
-    const gated = (store: Store, site: string, baseRevision: string, marker: number) => {
+    const gated = (store: Store, site: string, baseRevision: string, marker: number, paths: Map<string, FileEntry> = files(marker)) => {
       let open!: () => void;
       let fail!: (err: Error) => void;
       const uploads = new Promise<void>((resolve, reject) => {
@@ -272,7 +272,7 @@ describe('records in PostgreSQL', () => {
       const committing = store.commitRevision({
         site,
         baseRevision,
-        files: files(marker),
+        files: paths,
         kind: 'deploy',
         createdBy: 'admin',
         uploads,
@@ -291,8 +291,11 @@ describe('records in PostgreSQL', () => {
     };
     const seq = async (): Promise<number> => Number((await queryRows<{ seq: string }>(cluster.pg.url, 'SELECT max(seq) AS seq FROM plinth_changes'))[0]!.seq);
 
-    // Nothing moved: the outcome prepared ahead stands, and nothing is written before the uploads are up.
-    const quiet = gated(b, 'ahead-site', base, 2);
+    // Nothing moved: the outcome prepared ahead stands, and nothing is written before the uploads
+    // are up; then it is written in one round trip, its values as literals (a path that plays
+    // with SQL's quoting comes back as it was, on every node).
+    const hostile = "it's $q$ \\ $$ $1 ü.html";
+    const quiet = gated(b, 'ahead-site', base, 2, new Map([...files(2), [hostile, markedEntry(2, 'text/html')]]));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(runs).toBe(1);
     const before = await seq();
@@ -302,16 +305,21 @@ describe('records in PostgreSQL', () => {
     expect(runs).toBe(1);
     expect(await seq()).toBe(before + 1);
     expect(b.getSite('ahead-site')?.liveRevision).toBe(kept.revision.id);
+    await a.cluster!.catchUp();
+    for (const store of [a, b]) expect(store.listFiles(kept.revision.id).map((file) => file.path)).toContain(hostile);
 
     // Another node commits meanwhile: the operation runs again on the replica caught up.
     await a.cluster!.catchUp();
     runs = 0;
     const moved = gated(b, 'ahead-site', kept.revision.id, 3);
     await createSite(a, 'ahead-other');
+    const beforeMoved = await seq();
     moved.open();
     const again = await moved.committing;
     if (!again.ok) throw new Error(again.reason);
     expect(runs).toBe(2);
+    // The round trip of the outcome prepared ahead wrote nothing: one change, the one made again.
+    expect(await seq()).toBe(beforeMoved + 1);
     expect(b.getSite('ahead-other')).toBeDefined();
     expect(b.getSite('ahead-site')).toMatchObject({ liveRevision: again.revision.id, lastNumber: 3 });
 
