@@ -7,7 +7,11 @@
 //
 // Env: COMMIT_BUILDS (checkouts whose dist/ to compare, comma-separated; default /work/main and
 //      this one), COMMIT_COUNT (commits per arm and round, 200), COMMIT_WRITES (records per
-//      commit, 4), COMMIT_ROUNDS (6). Needs `npm run build` in each checkout.
+//      commit, 4), COMMIT_ROUNDS (6), COMMIT_AHEAD (1: each commit prepared ahead, as a deploy's is
+//      while its last pack goes up, and handed to the commit; default off), COMMIT_LATENCY_MS (one
+//      way, added to every read and write between the logs and PostgreSQL by a forwarder, as a
+//      database on another machine adds; default 0: none). Needs `npm run build` in each checkout.
+import net from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -24,13 +28,34 @@ const builds = (process.env.COMMIT_BUILDS ?? `/work/main,${here}`)
 const count = Number(process.env.COMMIT_COUNT ?? 200);
 const writesPerCommit = Number(process.env.COMMIT_WRITES ?? 4);
 const rounds = Number(process.env.COMMIT_ROUNDS ?? 6);
+const ahead = process.env.COMMIT_AHEAD === '1';
+const latencyMs = Number(process.env.COMMIT_LATENCY_MS ?? 0);
 
 const pg = await startPostgres();
+
+/** A forwarder to PostgreSQL that holds each chunk `latencyMs` before passing it on, in order. */
+async function delayed(port) {
+  const later = (from, to) => from.on('data', (chunk) => setTimeout(() => to.write(chunk), latencyMs));
+  const server = net.createServer((client) => {
+    const upstream = net.connect(port, '127.0.0.1');
+    later(client, upstream);
+    later(upstream, client);
+    for (const [a, b] of [[client, upstream], [upstream, client]]) {
+      a.on('error', () => b.destroy());
+      a.on('close', () => setTimeout(() => b.destroy(), latencyMs));
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+const forwarder = latencyMs > 0 ? await delayed(pg.port) : undefined;
+const through = (url) => (forwarder === undefined ? url : url.replace(`:${pg.port}/`, `:${forwarder.address().port}/`));
+
 const logs = [];
 for (const [i, build] of builds.entries()) {
   const { openRecordsLog } = await import(join(build, 'dist/store/records-log.js'));
   const database = `commit_${i}`;
-  const url = await pg.createDatabase(database);
+  const url = through(await pg.createDatabase(database));
   logs.push({ build, database, log: await openRecordsLog({ url, maxConnections: 2, origin: `bench-${i}` }), applied: 0, next: 0 });
 }
 // Which backends serve an arm's database (its log's connections), to count their CPU alone.
@@ -58,10 +83,13 @@ async function measure(index) {
   const before = process.cpuUsage();
   const started = performance.now();
   for (let i = 0; i < count; i++) {
+    const prepared = () => ({ result: undefined, writes: writesOf(arm) });
     const { change } = await arm.log.commit(
       async () => undefined,
       () => arm.applied,
-      () => ({ result: undefined, writes: writesOf(arm) }),
+      prepared,
+      undefined,
+      ahead ? arm.log.prepareAhead(arm.applied, prepared()) : undefined,
     );
     arm.applied = change.seq;
   }
@@ -78,7 +106,9 @@ const arms = logs.map((_, i) => i);
 await runRounds(arms, 1, measure); // warm-up: connections, JIT, the tables' first pages
 const results = await runRounds(arms, rounds, measure);
 const ms = (v) => `${v.toFixed(3)} ms`;
-console.log(`${count} commits of ${writesPerCommit} records per arm and round, one at a time, ${rounds} rounds; medians (range)`);
+console.log(
+  `${count} commits of ${writesPerCommit} records per arm and round, one at a time${ahead ? ', each prepared ahead' : ''}${latencyMs > 0 ? `, ${latencyMs} ms each way to PostgreSQL` : ''}, ${rounds} rounds; medians (range)`,
+);
 console.log('| Build | Wall time per commit | This process CPU per commit | PostgreSQL CPU per commit |');
 console.log('|---|--:|--:|--:|');
 for (const [i, arm] of logs.entries()) {
@@ -96,4 +126,5 @@ for (let i = 1; i < logs.length; i++) {
 }
 for (const { log } of logs) await log.close();
 await watcher.end();
+forwarder?.close();
 await pg.stop();
