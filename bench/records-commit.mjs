@@ -40,7 +40,10 @@ async function delayed(port) {
     const upstream = net.connect(port, '127.0.0.1');
     later(client, upstream);
     later(upstream, client);
-    for (const [a, b] of [[client, upstream], [upstream, client]]) {
+    for (const [a, b] of [
+      [client, upstream],
+      [upstream, client],
+    ]) {
       a.on('error', () => b.destroy());
       a.on('close', () => setTimeout(() => b.destroy(), latencyMs));
     }

@@ -382,7 +382,11 @@ export async function openRecordsLog(options: RecordsLogOptions): Promise<Record
    * writes only while the log's last change is still the one the operation saw, so when another
    * writer committed meanwhile it writes nothing and the commit goes the usual way (undefined).
    */
-  const commitAhead = async <T>(client: pg.PoolClient, made: PreparedChange<T>, packRows: PackRows | undefined): Promise<{ result: T; change: Change } | undefined> => {
+  const commitAhead = async <T>(
+    client: pg.PoolClient,
+    made: PreparedChange<T>,
+    packRows: PackRows | undefined,
+  ): Promise<{ result: T; change: Change } | undefined> => {
     const { text, values } = statementOf(made, packRows);
     try {
       const answers = (await timeBound(

@@ -509,7 +509,8 @@ describe('a cluster deploy packs its small blobs', () => {
       const placed = await redeploy.finish([...shas.slice(0, 32), ...fresh]);
       expect(questions).toEqual([32, 32, 8]);
       // The known blobs keep their places; the new ones went up in a pack of their own.
-      for (const row of await rowsOf(shas.slice(0, 32))) expect(placed.get(row.key.match(/[0-9a-f]{64}/)![0])).toEqual({ key: row.pack, offset: Number(row.byte_offset) });
+      for (const row of await rowsOf(shas.slice(0, 32)))
+        expect(placed.get(row.key.match(/[0-9a-f]{64}/)![0])).toEqual({ key: row.pack, offset: Number(row.byte_offset) });
       expect(await rowsOf(fresh)).toHaveLength(8);
       await redeploy.afterAnswer();
     } finally {
