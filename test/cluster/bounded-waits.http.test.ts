@@ -74,11 +74,14 @@ describe('bounded waits in a cluster', () => {
     const frozen = cluster.process(0)!.child;
     let cut: Promise<ApiResponse> | undefined;
     try {
-      // Node 0's deploy takes the write lock, then waits on a table lock the test holds: it is
-      // frozen there, holding the write lock, and its statement then finishes without it.
+      // Node 0's rename takes the write lock, then waits on a table lock the test holds: it is
+      // frozen there, holding the write lock, and its statement then finishes without it. (A
+      // deploy prepared while its last pack went up sends the lock, its statement and COMMIT in
+      // one round trip: PostgreSQL ends that transaction without the node. A rename runs under
+      // the lock, a round trip at a time.)
       await db.query('BEGIN');
       await db.query('LOCK TABLE plinth_records IN EXCLUSIVE MODE');
-      cut = deploy(0, owner.token, '<h1>frozen</h1>', { site: name, base_revision: revision });
+      cut = api(0, { method: 'POST', path: `/v1/sites/${name}/rename`, token: owner.token, body: { name: `${name}-frozen` } });
       let holder: number | undefined;
       const holding = await waitUntil(async () => {
         const found = await db.query<{ pid: number }>(
@@ -125,9 +128,10 @@ describe('bounded waits in a cluster', () => {
       frozen.kill('SIGCONT');
       await db.end();
     }
-    // Woken, the node finds its transaction gone: its deploy was not published, and it writes again.
+    // Woken, the node finds its transaction gone: the site kept its name, and the node writes again.
     const answer = await cut!;
     expect(answer.status, answer.text).toBe(503);
+    expect((await api(1, { path: `/v1/sites/${name}-frozen`, token: owner.token })).status).toBe(404);
     expect((await api(1, { path: `/v1/sites/${name}`, token: owner.token })).json.live_revision.id).toBe(revision);
     expect((await visit(1, name)).text).toContain('v0');
     expect(await waitUntil(async () => (await deploy(0, owner.token, '<h1>node 0 again</h1>')).status === 201, 10_000, 100)).toBe(true);
