@@ -248,7 +248,8 @@ describe('bounded waits in a cluster', () => {
       expect(made.status, made.text).toBe(201);
       const expiresAt = Date.parse(made.json.site.expires_at as string);
       expect(Math.abs(expiresAt - (Date.now() + 3 * DAY_MS))).toBeLessThan(60_000);
-      expect((await visit(0, made.json.site.name)).status).toBe(200);
+      // Live on the other nodes once they have the change (NOTIFY, or their poll).
+      expect(await waitUntil(async () => (await visit(0, made.json.site.name)).status === 200, 5000, 20)).toBe(true);
 
       // Its requests count in the cluster's current window, not one four days on.
       expect((await api(2, { path: '/v1/me' })).status).toBe(401);
