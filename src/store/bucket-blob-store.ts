@@ -358,9 +358,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
     let flushing = packMaxBytes === 0;
     let waitingAlone = false;
     let questions = 0;
-    // Answers the ledger gave this deploy, and objects found in the bucket already (by an answer,
-    // or known to this node): with none found, the last burst goes up unasked (`UNASKED_MAX_OBJECTS`).
-    let answers = 0;
+    // Objects found in the bucket already (by an answer, or known to this node): with none found
+    // once the ledger has answered, the last burst goes up unasked (`UNASKED_MAX_OBJECTS`).
     let foundInBucket = 0;
     const limited = limiter(PUBLISH_CONCURRENCY);
     const packLimited = limiter(PACKS_AT_ONCE);
@@ -500,8 +499,8 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           foundInBucket++;
           return false;
         });
-      const asked = keyed.map(({ key }) => key);
       if (unasked(keyed)) return placeUnasked(keyed);
+      const asked = keyed.map(({ key }) => key);
       // The ledger is a shortcut: when the database cannot say, the bucket is asked as without one.
       // The pack rows are the only record of packed objects: when the database cannot say, nothing
       // is packed. Both are asked in one statement.
@@ -515,10 +514,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
           packed = found?.packed;
         }
       }
-      if (ledger !== undefined && noted !== undefined) {
-        ledgerAnswered = true;
-        answers++;
-      }
+      if (ledger !== undefined && noted !== undefined) ledgerAnswered = true;
       foundInBucket += (noted?.size ?? 0) + (packed?.size ?? 0);
       const ledgerKnows = noted !== undefined && ledger !== undefined;
       const renewing: typeof keyed = [];
@@ -567,7 +563,7 @@ export function createBucketBlobStore(options: BucketBlobStoreOptions): BlobStor
 
     /** Whether this burst goes up without a question (see `UNASKED_MAX_OBJECTS`). */
     function unasked(keyed: ReadonlyArray<{ encoding: Encoding | undefined; size: number | undefined }>): boolean {
-      if (!flushing || packs === undefined || ledger === undefined || answers === 0 || foundInBucket > 0) return false;
+      if (!flushing || packs === undefined || ledger === undefined || !ledgerAnswered || foundInBucket > 0) return false;
       if (keyed.length < 2 || keyed.length > UNASKED_MAX_OBJECTS) return false;
       let bytes = 0;
       for (const { encoding, size } of keyed) {

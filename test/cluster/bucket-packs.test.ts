@@ -107,6 +107,10 @@ function heldLedger(): { ledger: BucketLedger; questions: number[]; answered: nu
   };
 }
 
+/** A node's blob store (its own cache, so nothing known to it yet) asking `ledger`. */
+const storeAsking = (ledger: BucketLedger, dir: string) =>
+  createBucketBlobStore({ dir: tempDir(dir), now: Date.now, bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX }), ledger });
+
 describe('a cluster deploy packs its small blobs', () => {
   it('sends many small blobs in one PUT, and another node reads each back by its range', async () => {
     const contents = Array.from({ length: 20 }, (_, i) => randomBytes(1000 + i * 100));
@@ -461,12 +465,7 @@ describe('a cluster deploy packs its small blobs', () => {
   it('sends the last burst of new content unasked; one that met blobs in the bucket before is asked about first', async () => {
     await node();
     const { ledger, questions, answered, hold, end } = heldLedger();
-    const blobs = createBucketBlobStore({
-      dir: tempDir('plinth-packs-unasked-'),
-      now: Date.now,
-      bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX }),
-      ledger,
-    });
+    const blobs = storeAsking(ledger, 'plinth-packs-unasked-');
     try {
       // New content: the first burst is asked about (nothing found), the last goes up at once.
       const shas = await Promise.all(Array.from({ length: 40 }, async () => (await blobs.write(randomBytes(900))).sha256));
@@ -489,12 +488,7 @@ describe('a cluster deploy packs its small blobs', () => {
       // A redeploy from another node: its first burst finds its blobs in the bucket, so its last
       // one is asked about before anything of it is sent.
       const fresh = await Promise.all(Array.from({ length: 8 }, async () => (await blobs.write(randomBytes(900))).sha256));
-      const other = createBucketBlobStore({
-        dir: tempDir('plinth-packs-unasked-other-'),
-        now: Date.now,
-        bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX }),
-        ledger,
-      });
+      const other = storeAsking(ledger, 'plinth-packs-unasked-other-');
       const redeploy = other.publisher();
       for (const sha of shas.slice(0, 32)) redeploy.add(sha, undefined, undefined, 900);
       expect(await waitUntil(() => answered.length === 2, 5000)).toBe(true);
@@ -528,12 +522,7 @@ describe('a cluster deploy packs its small blobs', () => {
     await first.afterAnswer();
 
     const { ledger, end } = heldLedger();
-    const blobs = createBucketBlobStore({
-      dir: tempDir('plinth-packs-unasked-known-'),
-      now: Date.now,
-      bucket: s3.options({ graceMs: HOUR, packMaxBytes: PACK_MAX }),
-      ledger,
-    });
+    const blobs = storeAsking(ledger, 'plinth-packs-unasked-known-');
     try {
       const shas = await Promise.all(Array.from({ length: 37 }, async () => (await blobs.write(randomBytes(900))).sha256));
       await blobs.write(contents[0]!);
