@@ -1,6 +1,7 @@
 export { createIngestPool, type IngestPool, type IngestPoolOptions } from './pool.js';
 export type {
   Announcement,
+  AnnouncementMessage,
   AnalyzeResult,
   AnalyzeTask,
   BadgeTask,
@@ -22,7 +23,7 @@ export type {
   UnpackResult,
   UnpackTask,
 } from './types.js';
-export { ALL_ANNOUNCED, ANNOUNCE_AT_ONCE, ANNOUNCE_LAST_FEW } from './types.js';
+export { ANNOUNCE_AT_ONCE, ANNOUNCE_LAST_FEW } from './types.js';
 export { checkArchivePath, MAX_PATH_BYTES, type ArchivePathResult } from './archive-path.js';
 export { checkDeployPaths, copiedJournal, type CheckedPaths } from './collector.js';
 export { isBrotliName } from './leak-guard.js';

@@ -119,11 +119,18 @@ export const ANNOUNCE_AT_ONCE = 32;
 /** See `ANNOUNCE_AT_ONCE`: a message holds at most `ANNOUNCE_AT_ONCE + ANNOUNCE_LAST_FEW` announcements. */
 export const ANNOUNCE_LAST_FEW = 8;
 /**
- * Posted on `UnpackTask.announce` after the last `Announcement`, once the site passed its checks:
- * nothing more is coming, so what the receiver holds can go now, not at the task's end (a small
- * site's analysis, in the task, then overlaps the last upload).
+ * The last message on `UnpackTask.announce`, once the site passed its checks: its last
+ * announcements (perhaps none), and by its shape the word that nothing more is coming, so what the
+ * receiver holds can go now, not at the task's end (a small site's analysis, in the task, then
+ * overlaps the last upload). One message, not the last batch and then the word: the receiver
+ * takes the last blobs knowing they are the last (a cluster node sends a new site's last burst
+ * without asking PostgreSQL about it first; with the word a message later, it had asked already).
  */
-export const ALL_ANNOUNCED = 'all';
+export interface LastAnnouncements {
+  readonly last: readonly Announcement[];
+}
+/** What `UnpackTask.announce` carries: batches of announcements, then one `LastAnnouncements`. */
+export type AnnouncementMessage = readonly Announcement[] | LastAnnouncements;
 
 export interface IngestedFile {
   /** Final site path (after top-folder stripping). */

@@ -18,7 +18,7 @@ import { analyzeSite, linkCheckShares } from './site-analysis.js';
 import { DeployRejected } from './rejection.js';
 import { syncOverPort } from './sync-port.js';
 import { readTar } from './tar-reader.js';
-import { ALL_ANNOUNCED, ANNOUNCE_AT_ONCE, ANNOUNCE_LAST_FEW } from './types.js';
+import { ANNOUNCE_AT_ONCE, ANNOUNCE_LAST_FEW } from './types.js';
 import type {
   Announcement,
   AnalyzeResult,
@@ -31,6 +31,7 @@ import type {
   IngestError,
   JournaledBlob,
   JsonDeployFields,
+  LastAnnouncements,
   SiteFile,
   UnpackReply,
   UnpackResult,
@@ -230,7 +231,7 @@ const ANNOUNCE_BYTES_AT_ONCE = 4 * 1024 * 1024;
 
 interface Announcer {
   add(sha256: string, bytes: Uint8Array, encodings: Announcement[2], yours: boolean): void;
-  /** Posts what is left, then `ALL_ANNOUNCED`. */
+  /** Posts what is left as the `LastAnnouncements`. */
   end(): void;
 }
 
@@ -280,15 +281,11 @@ function createAnnouncer(port: MessagePort, bytesMax: number): Announcer {
       }
     },
     end() {
-      if (full !== undefined && batch.length <= ANNOUNCE_LAST_FEW) {
-        const last = take();
-        post({ batch: [...full.batch, ...last.batch], moved: [...full.moved, ...last.moved] });
-        full = undefined;
-      } else {
-        postFull();
-        post(take());
-      }
-      port.postMessage(ALL_ANNOUNCED);
+      let last = take();
+      if (full !== undefined && last.batch.length <= ANNOUNCE_LAST_FEW) last = { batch: [...full.batch, ...last.batch], moved: [...full.moved, ...last.moved] };
+      else postFull();
+      full = undefined;
+      port.postMessage({ last: last.batch } satisfies LastAnnouncements, last.moved);
     },
   };
 }

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { MessageChannel } from 'node:worker_threads';
 import type { DeployView as DeployShape } from '../contract/index.js';
 import { recordsSilentError, refusalError, ServiceError } from '../errors.js';
-import { ALL_ANNOUNCED, copiedJournal, type Announcement, type ByteRange, type JsonDeployFields, type UnpackResult } from '../ingest/index.js';
+import { copiedJournal, type AnnouncementMessage, type ByteRange, type JsonDeployFields, type UnpackResult } from '../ingest/index.js';
 import { MAX_UNPACKED_BYTES, PLAN_LIMITS, type RevisionExtras } from '../rules/index.js';
 import type { BlobPublisher, ManifestPart, ManifestRecord, SiteRecord } from '../store/index.js';
 import type { Caller } from './callers.js';
@@ -440,11 +440,14 @@ async function unpackBody(
   const channel = publisher !== undefined ? new MessageChannel() : undefined;
   let allAnnounced = (): void => undefined;
   const announced = new Promise<void>((resolve) => (allAnnounced = resolve));
-  channel?.port1.on('message', (message: readonly Announcement[] | typeof ALL_ANNOUNCED) => {
-    if (message === ALL_ANNOUNCED) {
+  channel?.port1.on('message', (message: AnnouncementMessage) => {
+    const last = 'last' in message;
+    for (const announcement of last ? message.last : message) publisher!.add(...announcement);
+    // The last blobs and the end together: the publisher takes them as the deploy's last burst.
+    if (last) {
       publisher!.drain();
       allAnnounced();
-    } else for (const announcement of message) publisher!.add(...announcement);
+    }
   });
   channel?.port1.on('close', allAnnounced);
   try {

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ALL_ANNOUNCED,
   ANNOUNCE_AT_ONCE,
   ANNOUNCE_LAST_FEW,
   createIngestPool,
   type Announcement,
+  type AnnouncementMessage,
   type UnpackOptions,
   type UnpackTask,
 } from '../../src/ingest/index.js';
@@ -110,9 +110,9 @@ describe('ingest pool', () => {
     const channel = new MessageChannel();
     const announced: string[] = [];
     let allAfter: number | undefined;
-    channel.port1.on('message', (message: readonly Announcement[] | typeof ALL_ANNOUNCED) => {
-      if (message === ALL_ANNOUNCED) allAfter ??= announced.length;
-      else announced.push(...message.map(([sha256]) => sha256));
+    channel.port1.on('message', (message: AnnouncementMessage) => {
+      announced.push(...('last' in message ? message.last : message).map(([sha256]) => sha256));
+      if ('last' in message) allAfter ??= announced.length;
     });
     try {
       const result = await pool.unpack(task(bigArchive, { announce: channel.port2 }));
@@ -170,12 +170,14 @@ describe('ingest pool', () => {
     for (let i = 0; i < count; i++) files[i === 0 ? 'index.html' : `p${i}.txt`] = Buffer.from(`page ${i}`);
     writeTree(join(dir, `sized-${count}`), files);
     const archive = tarGzWithTool(join(dir, `sized-${count}`), join(dir, `sized-${count}.tgz`));
-    const { channel, messages, allAnnounced } = announcementMessages();
+    const { channel, messages, allAnnounced, lastCarried } = announcementMessages();
     try {
       const result = await pool.unpack(task(archive, { dataDir: join(dir, `data-sized-${count}`), announce: channel.port2, announceBytesMax: 1024 }));
       if (!result.ok) throw new Error(JSON.stringify(result.error));
       expect(await waitUntil(allAnnounced, 2000, 10)).toBe(true);
       expect(messages.map((message) => message.length)).toEqual(sizes);
+      // The last batch and the end in one message: the receiver knows its last burst as it takes it.
+      expect(lastCarried()).toBe(sizes.at(-1));
       expect(new Set(messages.flat().map(([sha256]) => sha256))).toEqual(new Set(result.files.map((file) => file.sha256)));
     } finally {
       channel.port1.close();
@@ -217,9 +219,8 @@ describe('ingest pool', () => {
     const channel = new MessageChannel();
     const announced = new Map<string, Uint8Array | undefined>();
     const variants = new Map<string, Announcement[2]>();
-    channel.port1.on('message', (message: readonly Announcement[] | typeof ALL_ANNOUNCED) => {
-      if (message === ALL_ANNOUNCED) return;
-      for (const [sha256, bytes, encodings] of message) {
+    channel.port1.on('message', (message: AnnouncementMessage) => {
+      for (const [sha256, bytes, encodings] of 'last' in message ? message.last : message) {
         announced.set(sha256, bytes);
         variants.set(sha256, encodings);
       }
@@ -282,14 +283,23 @@ function syncShells(): ChildProcessInfo[] {
   return found;
 }
 
-/** A channel for `UnpackTask.announce`, and the messages it received before `ALL_ANNOUNCED`. */
-function announcementMessages(): { channel: MessageChannel; messages: Array<readonly Announcement[]>; allAnnounced: () => boolean } {
+/**
+ * A channel for `UnpackTask.announce`: the announcements of each message that carried some, and how
+ * many the last message (`LastAnnouncements`) carried, once it came.
+ */
+function announcementMessages(): {
+  channel: MessageChannel;
+  messages: Array<readonly Announcement[]>;
+  allAnnounced: () => boolean;
+  lastCarried: () => number | undefined;
+} {
   const channel = new MessageChannel();
   const messages: Array<readonly Announcement[]> = [];
-  let all = false;
-  channel.port1.on('message', (message: readonly Announcement[] | typeof ALL_ANNOUNCED) => {
-    if (message === ALL_ANNOUNCED) all = true;
-    else if (!all) messages.push(message);
+  let lastCarried: number | undefined;
+  channel.port1.on('message', (message: AnnouncementMessage) => {
+    const announced = 'last' in message ? message.last : message;
+    if (announced.length > 0) messages.push(announced);
+    if ('last' in message) lastCarried = message.last.length;
   });
-  return { channel, messages, allAnnounced: () => all };
+  return { channel, messages, allAnnounced: () => lastCarried !== undefined, lastCarried: () => lastCarried };
 }
