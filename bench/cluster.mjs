@@ -424,8 +424,9 @@ async function settle(s3, ms) {
 
 /**
  * CPU (ms) between two `threadsOf` readings of a node, s3rver and PostgreSQL, by who spent it: the
- * node's main (HTTP) thread, its ingest workers (the threads at a nice value above 0), its other
- * threads (serving, libuv's pool, V8's), s3rver, PostgreSQL (every process of the server).
+ * node's main thread (the HTTP threads are worker threads), its ingest workers (the threads at a
+ * nice value above 0), its other threads (the HTTP thread, libuv's pool, V8's), s3rver, PostgreSQL
+ * (every process of the server).
  */
 function cpuBetween(before, after, nodePid, s3Pid) {
   const cpu = { main: 0, ingest: 0, other: 0, s3rver: 0, postgres: 0, ingestWait: 0, threads: [] };
@@ -813,7 +814,7 @@ function render(ctx, parts, started) {
     }
     out.push('');
     out.push(
-      `CPU spent up to each \`201\` (from \`/proc/<pid>/task/*/schedstat\` before and after the deploy), medians of the rounds: the node's main thread (HTTP, the publisher, the bucket client), its ingest worker (the unpack; nice 10), its other threads, s3rver, and every PostgreSQL process; then all of it ÷ the deploy's wall time (on ${ctx.machine.cores} cores a sum well under ${ctx.machine.cores}× means something waited), and s3rver's CPU per MB and per \`PUT\` it was sent before the \`201\`s.`,
+      `CPU spent up to each \`201\` (from \`/proc/<pid>/task/*/schedstat\` before and after the deploy), medians of the rounds: the node's main thread (start-up and the supervision of its HTTP threads, which are worker threads), its ingest worker (the unpack; nice 10), its other threads (the HTTP thread, which runs the deploy's request, the publisher and the bucket and database clients; libuv's pool; V8's helpers), s3rver, and every PostgreSQL process; then all of it ÷ the deploy's wall time (on ${ctx.machine.cores} cores a sum well under ${ctx.machine.cores}× means something waited), and s3rver's CPU per MB and per \`PUT\` it was sent before the \`201\`s.`,
       '',
       '| Deploy | Node | Main thread | Ingest worker | Other threads | s3rver | PostgreSQL | CPU ÷ wall (range) | s3rver per MB / per PUT |',
       '|---|---|--:|--:|--:|--:|--:|--:|--:|',

@@ -1,8 +1,9 @@
 // Prints the per-slice CPU timelines that `CLUSTER_TIMELINE=<file> node bench/cluster.mjs` wrote
 // (one JSON line per timed archive deploy on cluster node A: the 1,000-file site, and the 100-file
-// one with CLUSTER_TIMELINE_SITES=small,big): for each slice, the CPU of the
-// node's HTTP thread, its ingest worker (nice > 0), its other threads, s3rver and PostgreSQL, what
-// the machine's cores left idle, the worker's wait for a core, and the PUTs in flight.
+// one with CLUSTER_TIMELINE_SITES=small,big): for each slice, the CPU of the node's main thread,
+// its ingest worker (nice > 0), its other threads (among them the HTTP thread: HTTP threads are
+// worker threads), s3rver and PostgreSQL, what the machine's cores left idle, the worker's wait
+// for a core, and the PUTs in flight.
 //
 // Usage: node bench/timeline.mjs <timeline file> [events file] [round, default: all]
 // The events file is optional: JSON lines { t: epoch ms, e: name, ... } from an instrumented build
@@ -29,16 +30,16 @@ for (const [round, run] of runs.entries()) {
   if (only !== undefined && Number(only) !== round) continue;
   const roleOf = (id) => {
     const t = run.threads[id];
-    if (t.pid === run.roles.node) return t.tid === t.pid ? 'http' : t.nice > 0 ? 'worker' : 'other';
+    if (t.pid === run.roles.node) return t.tid === t.pid ? 'main' : t.nice > 0 ? 'worker' : 'other';
     return t.pid === run.roles.s3rver ? 's3rver' : 'pg';
   };
-  const roles = ['http', 'worker', 'other', 's3rver', 'pg'];
+  const roles = ['main', 'worker', 'other', 's3rver', 'pg'];
   const total = Object.fromEntries(roles.map((r) => [r, 0]));
   let idleTotal = 0;
   let waitTotal = 0;
   const end = run.startedAt + run.ms;
   console.log(`\nround ${round}${run.site ? ` (${run.site} site)` : ''}: ${Math.round(run.ms)} ms to the 201; ${run.puts.length} PUTs`);
-  console.log(`  from  to(ms)   http worker  other s3rver     pg | idle wait(worker) PUTs | events`);
+  console.log(`  from  to(ms)   main worker  other s3rver     pg | idle wait(worker) PUTs | events`);
   for (let i = 1; i < run.samples.length; i++) {
     const a = run.samples[i - 1];
     const b = run.samples[i];
